@@ -1,0 +1,3 @@
+"""The kernel version."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The ``hermes`` command: a small click group whose subcommands load on demand."""

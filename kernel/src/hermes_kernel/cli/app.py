@@ -1,0 +1,60 @@
+"""Per-invocation state shared by commands: settings and the plugin host, built lazily so a
+command pays only for what it touches (``hermes --version`` touches nothing)."""
+
+from __future__ import annotations
+
+import logging
+from functools import cached_property
+
+from hermes_kernel.config.settings import Flags, Settings, load_settings
+from hermes_kernel.log import RedactingFilter
+from hermes_kernel.plugins.discovery import discover
+from hermes_kernel.plugins.host import PluginHost
+from hermes_kernel.plugins.policy import PluginPolicy
+from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
+from hermes_kernel.plugins.status_cache import write_status
+from hermes_kernel.plugins.trace import stderr_tracer, tracing_enabled
+
+log = logging.getLogger("hermes")
+
+
+class App:
+    """What one ``hermes`` invocation knows; every attribute is computed on first use."""
+
+    def __init__(self, flags: Flags, redactor: RedactingFilter | None = None) -> None:
+        self.flags = flags
+        self._redactor = redactor
+        self._loaded: list[tuple[PluginRecord, LoadOutcome]] = []
+
+    @cached_property
+    def settings(self) -> Settings:
+        """config.yaml and .env; raises ConfigError (reported by ``main``) when malformed."""
+        settings = load_settings(self.flags)
+        if self._redactor is not None:
+            self._redactor.secret_values.extend(settings.secrets.values())
+        for warning in settings.warnings:
+            log.warning("%s", warning)
+        return settings
+
+    @cached_property
+    def records(self) -> list[PluginRecord]:
+        return discover()
+
+    @cached_property
+    def host(self) -> PluginHost:
+        settings = self.settings
+        plugins = settings.kernel.plugins
+        return PluginHost(
+            self.records,
+            PluginPolicy.from_sources(plugins, settings.environ, self.flags.safe_mode),
+            timeout=plugins.load_timeout_seconds,
+            strict=settings.strict_plugins,
+            tracer=stderr_tracer() if tracing_enabled() else None,
+            on_outcome=lambda record, outcome: self._loaded.append((record, outcome)),
+        )
+
+    def close(self) -> None:
+        """Remember this run's load results for ``hermes plugins list``."""
+        if self._loaded and "settings" in self.__dict__:
+            write_status(self.settings.home, self._loaded)
+            self._loaded.clear()

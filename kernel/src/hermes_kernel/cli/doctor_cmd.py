@@ -1,0 +1,102 @@
+"""``hermes doctor``: check the installation; every finding says how to fix it."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+
+import click
+
+from hermes_kernel.cli.main import app_of
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # ok | warning | error
+    message: str
+    fix: str = ""
+
+
+def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
+    from pathlib import Path
+
+    home = Path(home)
+    if not home.exists():
+        return [Finding("warning", f"HERMES_HOME {home} does not exist yet",
+                        f"it is created on first use, or now with: mkdir -p {home}")]
+    if not os.access(home, os.W_OK):
+        return [Finding("error", f"HERMES_HOME {home} is not writable",
+                        f"fix its owner or mode: chown -R $USER {home}")]
+    findings = [Finding("ok", f"HERMES_HOME {home}")]
+    dotenv = home / ".env"
+    if dotenv.exists():
+        mode = stat.S_IMODE(dotenv.stat().st_mode)
+        if mode & 0o077:
+            findings.append(Finding("error", f"{dotenv} holds secrets but is readable by others (mode {mode:o})",
+                                    f"chmod 600 {dotenv}"))
+    return findings
+
+
+def collect_findings(ctx: click.Context) -> list[Finding]:
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.config.sections import check_plugin_sections
+    from hermes_kernel.plugins.discovery import declared_conflicts
+    from hermes_sdk import Kind
+
+    app = app_of(ctx)
+    findings = [Finding("ok", f"Python {sys.version.split()[0]} at {sys.executable}")]
+    try:
+        settings = app.settings
+    except ConfigError as exc:
+        findings += [Finding("error", problem, "edit the file as the message says, then run: hermes config validate")
+                     for problem in exc.problems]
+        return findings
+    findings += _home_findings(settings.home)
+    findings += [Finding("warning", w, "fix or remove the key") for w in settings.warnings]
+    host = app.host
+    enabled = host.enabled()
+    findings.append(Finding("ok", f"{len(host.records)} plugins installed, {len(enabled)} enabled"))
+    for name, problems in declared_conflicts(enabled).items():
+        findings += [Finding("error", f"plugin {name!r} {p}", f"disable one: hermes plugins disable {name}")
+                     for p in problems]
+    for outcome in host.load_all():
+        record = host.record(outcome.name)
+        label = record.label if record else outcome.name
+        if not outcome.ok:
+            findings.append(Finding("error", f"{label} failed to load: {outcome.error}",
+                                    f"reinstall or upgrade it, or: hermes plugins disable {outcome.name}"))
+        for warning in outcome.warnings:
+            findings.append(Finding("warning", f"{label} {warning}", "report it to the plugin's author"))
+    report = check_plugin_sections(settings, host)
+    findings += [Finding("error", p, "edit config.yaml as the message says") for p in report.problems]
+    findings += [Finding("warning", w, "fix the key's spelling, or enable the plugin that owns it")
+                 for w in report.warnings]
+    if not host.index.of_kind(Kind.PROVIDER):
+        findings.append(Finding("warning", "no plugin provides a model provider, so Hermes cannot chat",
+                                "install a provider plugin, e.g.: pip install hermes-plugin-openai"))
+    return findings
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check this installation. Exit 0 when healthy, 1 when any check found an error."""
+    findings = collect_findings(ctx)
+    errors = [f for f in findings if f.level == "error"]
+    if as_json:
+        import json
+
+        click.echo(json.dumps({"healthy": not errors, "findings": [f.__dict__ for f in findings]}, indent=2))
+    else:
+        marks = {"ok": "ok  ", "warning": "warn", "error": "FAIL"}
+        for finding in findings:
+            click.echo(f"[{marks[finding.level]}] {finding.message}")
+            if finding.fix and finding.level != "ok":
+                click.echo(f"       fix: {finding.fix}")
+        warnings = sum(f.level == "warning" for f in findings)
+        click.echo(f"{len(errors)} errors, {warnings} warnings: " + ("unhealthy" if errors else "healthy"))
+    if errors:
+        ctx.exit(1)

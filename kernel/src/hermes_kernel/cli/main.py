@@ -1,0 +1,167 @@
+"""The ``hermes`` entry point.
+
+Built-in subcommands are imported only when run; plugin subcommands are listed from package
+metadata and their plugin is imported only when the command runs. Errors a user can fix
+(a malformed config, a plugin failing in strict mode) end as one line and exit status 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes_kernel._version import __version__
+
+_BUILTINS: dict[str, tuple[str, str]] = {
+    "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
+    "doctor": ("hermes_kernel.cli.doctor_cmd:doctor", "Check this installation; each finding with its fix."),
+    "plugins": ("hermes_kernel.cli.plugins_cmd:plugins", "List, inspect, enable and disable plugins."),
+}
+
+
+def _version_text() -> str:
+    from hermes_sdk._version import __version__ as sdk_version
+
+    return f"hermes {__version__} (hermes-kernel {__version__}, hermes-sdk {sdk_version})"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(_version_text())
+        ctx.exit(0)
+
+
+def app_of(ctx: click.Context) -> Any:
+    """The invocation's :class:`~hermes_kernel.cli.app.App`, created on first use."""
+    root = ctx.find_root()
+    app = root.meta.get("hermes.app")
+    if app is None:
+        from hermes_kernel.cli.app import App
+        from hermes_kernel.config.settings import Flags
+        from hermes_kernel.log import setup_logging
+
+        params = root.params
+        flags = Flags(
+            home=Path(params["home"]) if params.get("home") else None,
+            profile=params.get("profile"),
+            safe_mode=bool(params.get("safe_mode")),
+            strict_plugins=bool(params.get("strict_plugins")),
+            verbose=bool(params.get("verbose")),
+        )
+        app = App(flags, setup_logging(flags.verbose))
+        root.meta["hermes.app"] = app
+        root.call_on_close(app.close)
+    return app
+
+
+class HermesGroup(click.Group):
+    """A group whose commands come from a static table and from plugin metadata."""
+
+    def _plugin_commands(self, ctx: click.Context) -> dict[str, str]:
+        """Declared plugin command -> plugin name, from metadata; empty if config is broken."""
+        from hermes_kernel.config.errors import ConfigError
+
+        try:
+            declared = app_of(ctx).host.declared(_command_kind())
+        except ConfigError:
+            return {}
+        return {name: records[0].name for name, records in declared.items() if name not in _BUILTINS}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*_BUILTINS, *self._plugin_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _BUILTINS:
+            module_name, _, attr = _BUILTINS[cmd_name][0].partition(":")
+            command: click.Command = getattr(importlib.import_module(module_name), attr)
+            return command
+        if cmd_name not in self._plugin_commands(ctx):
+            return None
+        provided = app_of(ctx).host.require(_command_kind(), cmd_name)
+        if provided is None:
+            raise click.ClickException(
+                f"command {cmd_name!r} is declared by a plugin that failed to load; "
+                "see: hermes plugins list"
+            )
+        try:
+            built = provided.spec.factory()  # type: ignore[attr-defined]  # CommandSpec
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug becomes one clear line
+            raise click.ClickException(
+                f"plugin {provided.plugin!r} failed to build command {cmd_name!r}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not isinstance(built, click.Command):
+            raise click.ClickException(
+                f"plugin {provided.plugin!r}: command {cmd_name!r} factory returned "
+                f"{type(built).__name__}, expected a click.Command"
+            )
+        return built
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help text comes from our table and plugin metadata: listing commands imports nothing.
+        rows = [(name, help_text) for name, (_, help_text) in _BUILTINS.items()]
+        rows += [(name, f"(from plugin {plugin})") for name, plugin in self._plugin_commands(ctx).items()]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(sorted(rows))
+
+
+def _command_kind() -> Any:
+    from hermes_sdk import Kind
+
+    return Kind.COMMAND
+
+
+@click.group(cls=HermesGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Print the versions and exit.")
+@click.option("--home", type=click.Path(file_okay=False), envvar=None,
+              help="Use this HERMES_HOME (default: $HERMES_HOME or ~/.hermes).")
+@click.option("--profile", metavar="NAME", help="Use the named profile in HERMES_HOME/profiles/NAME.")
+@click.option("--safe-mode", is_flag=True, help="Load no plugins except those named in HERMES_LOAD_PLUGINS.")
+@click.option("--strict-plugins", is_flag=True, help="Fail when a plugin fails to load (for plugin developers).")
+@click.option("-v", "--verbose", is_flag=True, help="Show debug logs and plugin tracebacks.")
+@click.pass_context
+def cli(ctx: click.Context, **_options: Any) -> None:
+    """Hermes: a personal AI agent runtime built from plugins."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from hermes_kernel.cli.overview import print_overview
+
+    print_overview(app_of(ctx))
+
+
+def main() -> None:
+    """Console entry point: run the CLI, turning fixable errors into one line and exit 1."""
+    from hermes_kernel.config.errors import ConfigError
+
+    try:
+        # Not standalone: click would turn our own errors into tracebacks. It returns the
+        # exit code of ctx.exit(), or the command's return value (None) otherwise.
+        result = cli.main(prog_name="hermes", standalone_mode=False)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            click.echo(f"hermes: error: {problem}", err=True)
+        sys.exit(1)
+    except Exception as exc:
+        from hermes_kernel.plugins.host import PluginLoadError
+
+        if isinstance(exc, PluginLoadError):
+            click.echo(f"hermes: error: {exc} (strict mode)", err=True)
+            sys.exit(1)
+        raise
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""What bare ``hermes`` prints until the chat shell exists: where things stand, what to do."""
+
+from __future__ import annotations
+
+import click
+from hermes_sdk import Kind
+
+from hermes_kernel._version import __version__
+from hermes_kernel.cli.app import App
+
+
+def print_overview(app: App) -> None:
+    host = app.host
+    installed, enabled = len(host.records), len(host.enabled())
+    click.echo(f"Hermes {__version__}: {installed} plugins installed, {enabled} enabled.")
+    providers = sorted(host.declared(Kind.PROVIDER))
+    if not installed:
+        click.echo("Nothing is installed yet: Hermes needs plugins to do anything useful.")
+        click.echo("Install a bundle or plugins (pip install hermes-plugin-NAME), then run: hermes doctor")
+    elif not providers:
+        click.echo("No enabled plugin declares a model provider, so there is nothing to chat with yet.")
+    else:
+        click.echo(f"Model providers: {', '.join(providers)}.")
+        click.echo("Interactive chat is not part of this version of the kernel yet.")
+    click.echo("See: hermes plugins list, hermes doctor, hermes --help")

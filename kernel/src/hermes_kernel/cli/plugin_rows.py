@@ -1,0 +1,79 @@
+"""One row per installed plugin, as ``hermes plugins list`` and ``info`` present it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hermes_kernel.plugins.discovery import declared_conflicts
+from hermes_kernel.plugins.host import PluginHost
+from hermes_kernel.plugins.records import PluginRecord
+
+
+@dataclass
+class PluginRow:
+    name: str
+    distribution: str
+    version: str
+    target: str
+    enabled: bool
+    reason: str
+    state: str  # disabled | enabled | loaded | failed
+    declares: list[str]
+    has_manifest: bool
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    load_ms: float | None = None
+    provides: list[str] | None = None
+    last_load: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _row(
+    record: PluginRecord, host: PluginHost, conflicts: list[str], last: dict[str, Any] | None
+) -> PluginRow:
+    decision = host.decision(record.name)
+    row = PluginRow(
+        name=record.name,
+        distribution=record.distribution,
+        version=record.version,
+        target=record.target,
+        enabled=decision.enabled,
+        reason=decision.reason,
+        state="enabled" if decision.enabled else "disabled",
+        declares=sorted(f"{kind.value}.{name}" for kind, name in record.declares),
+        has_manifest=record.has_manifest,
+        problems=list(record.problems) + conflicts,
+        last_load=last if last and last.get("version") == record.version else None,
+    )
+    outcome = host.outcomes.get(record.name) if host.record(record.name) is record else None
+    if outcome is not None:
+        row.state = "loaded" if outcome.ok else "failed"
+        row.error = outcome.error
+        row.warnings = list(outcome.warnings)
+        row.load_ms = round(outcome.seconds * 1000, 1)
+        row.provides = sorted(f"{spec.kind.value}.{spec.name}" for spec in outcome.specs)
+    elif record.problems and decision.enabled:
+        row.state, row.error = "failed", record.problems[0]
+    return row
+
+
+def plugin_rows(host: PluginHost, status: dict[str, dict[str, Any]]) -> list[PluginRow]:
+    conflicts = declared_conflicts(host.enabled())
+    return [
+        _row(record, host, conflicts.get(record.name, []) if host.record(record.name) is record else [],
+             status.get(record.name))
+        for record in host.records
+    ]
+
+
+def describe_last_load(last: dict[str, Any]) -> str:
+    age = max(0.0, time.time() - float(last.get("checked_at", 0)))
+    when = f"{age:.0f} s ago" if age < 120 else f"{age / 60:.0f} min ago" if age < 7200 else f"{age / 3600:.0f} h ago"
+    if last.get("ok"):
+        return f"last load ok ({when})"
+    return f"last load failed ({when}): {last.get('error')}"

@@ -1,0 +1,1 @@
+"""Configuration: HERMES_HOME, config.yaml (behaviour), .env (secrets) and their precedence."""

@@ -1,0 +1,90 @@
+"""Read a YAML mapping and remember the line of every key, so errors can point at it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_kernel.config.errors import ConfigError
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed YAML file: its data, and the 1-based line of each key path."""
+
+    path: Path
+    data: dict[str, Any]
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def where(self, key_path: KeyPath) -> str:
+        """``file:line`` for the deepest known prefix of ``key_path`` (file alone if none)."""
+        for end in range(len(key_path), 0, -1):
+            line = self.lines.get(key_path[:end])
+            if line is not None:
+                return f"{self.path}:{line}"
+        return str(self.path)
+
+
+def _index_lines(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+            path = (*prefix, key)
+            lines[path] = key_node.start_mark.line + 1
+            _index_lines(value_node, path, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for position, item in enumerate(node.value):
+            path = (*prefix, position)
+            lines[path] = item.start_mark.line + 1
+            _index_lines(item, path, lines)
+
+
+def parse_yaml_mapping(path: Path, text: str) -> YamlDocument:
+    """Parse ``text`` (the content of ``path``) as a YAML mapping; empty text is ``{}``.
+
+    Raises ConfigError with one line naming the file, line and column of a syntax error,
+    or saying that the top level must be a mapping.
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(
+            [f"{where}: YAML syntax error: {problem}; fix the line (indentation, quotes or ':')"]
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{path}: YAML syntax error: {exc}"]) from None
+    finally:
+        loader.dispose()
+    if data is None:
+        return YamlDocument(path, {})
+    if not isinstance(data, dict):
+        raise ConfigError(
+            [f"{path}:1: the top level must be a mapping of keys (like 'plugins:'), "
+             f"got a {type(data).__name__}"]
+        )
+    lines: dict[KeyPath, int] = {}
+    _index_lines(node, (), lines)
+    return YamlDocument(path, data, lines)
+
+
+def read_yaml_mapping(path: Path) -> YamlDocument:
+    """Read and parse ``path``; a missing file is an empty document."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return YamlDocument(path, {})
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
+    return parse_yaml_mapping(path, text)

@@ -1,0 +1,256 @@
+"""The plugin host: the kernel's one typed door to plugins.
+
+It knows every installed plugin from metadata (:mod:`discovery`), decides which may load
+(:mod:`policy`), imports them lazily and safely (:mod:`loader`), keeps what they provide in a
+:class:`~hermes_sdk.registration.SpecIndex`, and calls lifecycle hooks guarded
+(:mod:`dispatch`). The rest of the kernel never calls ``manager.hook.x(...)`` itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TypeVar, cast
+
+import pluggy
+from hermes_sdk import (
+    BackendSpec,
+    CommandSpec,
+    ConfigSectionSpec,
+    Kind,
+    LLMCall,
+    LLMResult,
+    MemoryProviderSpec,
+    PlatformSpec,
+    ProviderSpec,
+    SessionInfo,
+    SkillSourceSpec,
+    Spec,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    ToolsetSpec,
+    new_plugin_manager,
+)
+from hermes_sdk.hookspecs import LIFECYCLE_HOOKS
+from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
+
+from hermes_kernel.config.model import KERNEL_SECTIONS
+from hermes_kernel.plugins.dispatch import notify
+from hermes_kernel.plugins.loader import load_plugin
+from hermes_kernel.plugins.policy import Decision, PluginPolicy
+from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
+from hermes_kernel.plugins.trace import Tracer
+
+log = logging.getLogger("hermes.plugins")
+
+SpecT = TypeVar("SpecT", bound=Spec)
+
+RESERVED_COMMANDS = frozenset({"plugins", "config", "doctor", "help", "version"})
+"""Built-in subcommands a plugin's command may not replace."""
+
+
+class PluginLoadError(Exception):
+    """Raised in strict mode when a plugin fails to load."""
+
+
+class PluginHost:
+    """Installed plugins, loaded on demand."""
+
+    def __init__(
+        self,
+        records: Sequence[PluginRecord],
+        policy: PluginPolicy,
+        *,
+        timeout: float = 10.0,
+        strict: bool = False,
+        tracer: Tracer | None = None,
+        manager: pluggy.PluginManager | None = None,
+        on_outcome: Callable[[PluginRecord, LoadOutcome], None] | None = None,
+    ) -> None:
+        self.records = list(records)
+        self._by_name: dict[str, PluginRecord] = {}
+        for record in self.records:
+            self._by_name.setdefault(record.name, record)
+        self.policy = policy
+        self.timeout = timeout
+        self.strict = strict
+        self.tracer = tracer
+        self.manager = manager if manager is not None else new_plugin_manager()
+        self.index = SpecIndex()
+        self.outcomes: dict[str, LoadOutcome] = {}
+        self._on_outcome = on_outcome
+
+    # --- what is installed ----------------------------------------------------------------
+
+    def record(self, name: str) -> PluginRecord | None:
+        return self._by_name.get(name)
+
+    def decision(self, name: str) -> Decision:
+        return self.policy.decide(name)
+
+    def enabled(self) -> list[PluginRecord]:
+        """Plugins the controls allow, in name order (the order they load in)."""
+        return [r for r in self._by_name.values() if self.policy.decide(r.name).enabled]
+
+    def declared(self, kind: Kind) -> dict[str, list[PluginRecord]]:
+        """From metadata alone: each declared name of ``kind`` and the enabled plugins declaring it."""
+        found: dict[str, list[PluginRecord]] = {}
+        for record in self.enabled():
+            for name in record.declared_names(kind):
+                found.setdefault(name, []).append(record)
+        return found
+
+    # --- loading ------------------------------------------------------------------------
+
+    def load(self, name: str) -> LoadOutcome:
+        """Load one enabled plugin (once per process); never raises unless strict."""
+        if name in self.outcomes:
+            return self.outcomes[name]
+        record = self._by_name[name]
+        outcome = load_plugin(record, self.manager, self.timeout, self.tracer)
+        if outcome.ok:
+            outcome = self._admit(record, outcome)
+        self.outcomes[name] = outcome
+        if self._on_outcome is not None:
+            self._on_outcome(record, outcome)
+        if not outcome.ok:
+            self._report(record, outcome)
+        return outcome
+
+    def _admit(self, record: PluginRecord, outcome: LoadOutcome) -> LoadOutcome:
+        """Add a loaded plugin's specs to the index, or unregister it if they clash."""
+        try:
+            for spec in outcome.specs:
+                if spec.kind is Kind.CONFIG and spec.name in KERNEL_SECTIONS:
+                    raise RegistrationError(f"config section {spec.name!r} belongs to the kernel")
+                if spec.kind is Kind.COMMAND and spec.name in RESERVED_COMMANDS:
+                    raise RegistrationError(f"command {spec.name!r} is a built-in hermes command")
+            self.index.add_all(record.name, outcome.specs)
+        except RegistrationError as exc:
+            plugin = self.manager.get_plugin(record.name)
+            if plugin is not None:
+                self.manager.unregister(plugin)
+            outcome.ok, outcome.error, outcome.specs = False, str(exc), []
+            return outcome
+        provided = {(spec.kind, spec.name) for spec in outcome.specs}
+        plugin_obj = self.manager.get_plugin(record.name)
+        provided |= {
+            (Kind.HOOK, caller.name)
+            for caller in self.manager.get_hookcallers(plugin_obj) or []
+            if caller.name in LIFECYCLE_HOOKS
+        }
+        if record.has_manifest:
+            for kind, name in sorted(provided - record.declares):
+                outcome.warnings.append(
+                    f"provides {kind.value} {name!r} but does not declare it; add "
+                    f"'{kind.value}.{name}' to its hermes.provides entry points"
+                )
+            for kind, name in sorted(record.declares - provided):
+                outcome.warnings.append(f"declares {kind.value} {name!r} but does not provide it")
+        if outcome.warnings and self.strict:
+            self.index.remove_plugin(record.name)
+            plugin = self.manager.get_plugin(record.name)
+            if plugin is not None:
+                self.manager.unregister(plugin)
+            outcome.ok, outcome.error, outcome.specs = False, outcome.warnings[0], []
+        return outcome
+
+    def _report(self, record: PluginRecord, outcome: LoadOutcome) -> None:
+        line = f"{record.label} failed to load: {outcome.error}"
+        if self.strict:
+            raise PluginLoadError(line)
+        log.warning("%s; disable it with: hermes plugins disable %s", line, record.name)
+        if outcome.traceback:
+            log.debug("traceback of %s:\n%s", record.label, outcome.traceback)
+
+    def load_all(self) -> list[LoadOutcome]:
+        """Load every enabled plugin, in name order."""
+        return [self.load(record.name) for record in self.enabled()]
+
+    def _candidates(self, kind: Kind, name: str | None) -> list[PluginRecord]:
+        """Enabled plugins that may provide ``kind`` (``name``): declarers first, then plugins
+        without a manifest (they could provide anything)."""
+        enabled = self.enabled()
+        declaring = [
+            r for r in enabled
+            if any(k is kind and (name is None or n == name) for k, n in r.declares)
+        ]
+        undeclared = [r for r in enabled if not r.has_manifest]
+        return declaring + undeclared
+
+    def require(self, kind: Kind, name: str) -> Provided | None:
+        """The spec of ``kind`` named ``name``, importing only plugins that may provide it."""
+        found = self.index.get(kind, name)
+        for record in self._candidates(kind, name):
+            if found is not None:
+                break
+            self.load(record.name)
+            found = self.index.get(kind, name)
+        return found
+
+    def provided(self, kind: Kind) -> list[Provided]:
+        """Every spec of ``kind``, importing only plugins that may provide that kind."""
+        for record in self._candidates(kind, None):
+            self.load(record.name)
+        return self.index.of_kind(kind)
+
+    def _typed(self, kind: Kind, spec_type: type[SpecT]) -> list[SpecT]:
+        return [cast(SpecT, p.spec) for p in self.provided(kind)]
+
+    # --- registration hooks, typed --------------------------------------------------------
+
+    def providers(self) -> list[ProviderSpec]:
+        return self._typed(Kind.PROVIDER, ProviderSpec)
+
+    def terminal_backends(self) -> list[BackendSpec]:
+        return self._typed(Kind.BACKEND, BackendSpec)
+
+    def platforms(self) -> list[PlatformSpec]:
+        return self._typed(Kind.PLATFORM, PlatformSpec)
+
+    def memory_providers(self) -> list[MemoryProviderSpec]:
+        return self._typed(Kind.MEMORY, MemoryProviderSpec)
+
+    def toolsets(self) -> list[ToolsetSpec]:
+        return self._typed(Kind.TOOLSET, ToolsetSpec)
+
+    def tools(self) -> list[ToolSpec]:
+        return self._typed(Kind.TOOL, ToolSpec)
+
+    def skill_sources(self) -> list[SkillSourceSpec]:
+        return self._typed(Kind.SKILL_SOURCE, SkillSourceSpec)
+
+    def cli_commands(self) -> list[CommandSpec]:
+        return self._typed(Kind.COMMAND, CommandSpec)
+
+    def config_sections(self) -> list[ConfigSectionSpec]:
+        return self._typed(Kind.CONFIG, ConfigSectionSpec)
+
+    # --- lifecycle hooks, guarded ---------------------------------------------------------
+
+    def load_observers(self) -> None:
+        """Load the plugins that implement lifecycle hooks, before a session starts."""
+        for record in self._candidates(Kind.HOOK, None):
+            self.load(record.name)
+
+    def _notify(self, hook: str, **kwargs: object) -> None:
+        notify(self.manager, hook, dict(kwargs), self.tracer)
+
+    def on_session_start(self, session: SessionInfo) -> None:
+        self._notify("hermes_on_session_start", session=session)
+
+    def on_session_end(self, session: SessionInfo, reason: str) -> None:
+        self._notify("hermes_on_session_end", session=session, reason=reason)
+
+    def pre_llm_call(self, call: LLMCall) -> None:
+        self._notify("hermes_pre_llm_call", call=call)
+
+    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
+        self._notify("hermes_post_llm_call", call=call, result=result)
+
+    def pre_tool_call(self, call: ToolCall) -> None:
+        self._notify("hermes_pre_tool_call", call=call)
+
+    def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        self._notify("hermes_post_tool_call", call=call, result=result)

@@ -1,0 +1,41 @@
+"""What the kernel knows about an installed plugin before and after loading it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hermes_sdk import Kind, Spec
+
+
+@dataclass(frozen=True)
+class PluginRecord:
+    """An installed plugin as read from package metadata, without importing it."""
+
+    name: str
+    target: str  # the entry point value: "module" or "module:attribute"
+    distribution: str
+    version: str
+    declares: frozenset[tuple[Kind, str]] = frozenset()
+    has_manifest: bool = False
+    problems: tuple[str, ...] = ()  # metadata errors that make the plugin unloadable
+
+    @property
+    def label(self) -> str:
+        """``'name' (distribution version)`` for one-line messages."""
+        return f"plugin {self.name!r} ({self.distribution} {self.version})"
+
+    def declared_names(self, kind: Kind) -> list[str]:
+        return sorted(name for k, name in self.declares if k is kind)
+
+
+@dataclass
+class LoadOutcome:
+    """The result of importing and registering one plugin."""
+
+    name: str
+    ok: bool
+    seconds: float
+    error: str | None = None
+    traceback: str | None = None
+    specs: list[Spec] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

@@ -1,0 +1,55 @@
+"""Remember each plugin's last load result, so ``hermes plugins list`` can show a failure
+without importing anything. Best effort: a home we cannot write to just has no memory."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
+
+log = logging.getLogger("hermes.plugins")
+
+
+def status_path(home: Path) -> Path:
+    return home / "cache" / "plugin-status.json"
+
+
+def read_status(home: Path) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(status_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_status(home: Path, results: list[tuple[PluginRecord, LoadOutcome]]) -> None:
+    """Merge ``results`` into the status file, atomically."""
+    if not results:
+        return
+    path = status_path(home)
+    status = read_status(home)
+    now = time.time()
+    for record, outcome in results:
+        status[record.name] = {
+            "distribution": record.distribution,
+            "version": record.version,
+            "ok": outcome.ok,
+            "error": outcome.error,
+            "warnings": outcome.warnings,
+            "seconds": round(outcome.seconds, 4),
+            "checked_at": now,
+        }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plugin-status.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(status, handle, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.debug("could not record plugin status in %s: %s", path, exc)

@@ -1,0 +1,69 @@
+"""Keep secrets out of what we print: config dumps, log lines, and (later) tool output.
+
+Redaction works three ways: by key name (``api_key: ...``), by the known shape of common
+tokens, and by value (anything equal to a secret from .env). It catches mistakes; it is not
+a security boundary, and the docs say so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "<redacted>"
+
+_SECRET_WORDS = frozenset(
+    {"secret", "password", "passwd", "passphrase", "credential", "credentials", "apikey",
+     "cookie", "bearer"}
+)
+_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
+_TOKEN_SHAPES = re.compile(
+    r"sk-[A-Za-z0-9_-]{16,}"  # OpenAI / Anthropic style keys
+    r"|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b"  # Telegram bot tokens
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}\b"  # GitHub tokens
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # Slack tokens
+    r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key ids
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
+)
+_MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a config key names a secret: ``api_key``, ``bot_token``, ``password`` ...
+
+    ``max_tokens`` is not one, and neither is ``api_key_env``, whose value only names the
+    environment variable that holds the secret.
+    """
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower().replace("-", "_").split("_")
+    words = [w for w in words if w]
+    if not words or words[-1] in {"env", "var", "file", "path"}:
+        return False
+    pairs = set(zip(words, words[1:], strict=False))
+    return words[-1] == "token" or bool(_SECRET_WORDS.intersection(words) or _SECRET_PAIRS & pairs)
+
+
+def redact_text(text: str, secret_values: Iterable[str] = ()) -> str:
+    """``text`` with known token shapes and the given secret values replaced."""
+    for value in sorted({v for v in secret_values if len(v) >= _MIN_SECRET_LENGTH},
+                        key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
+def redact_data(data: Any, secret_values: Iterable[str] = ()) -> Any:
+    """A copy of nested dicts/lists with secret-named keys and secret-looking values hidden."""
+    values = [v for v in secret_values if len(v) >= _MIN_SECRET_LENGTH]
+
+    def walk(item: Any, key: str | None) -> Any:
+        if isinstance(item, dict):
+            return {k: walk(v, str(k)) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v, key) for v in item]
+        if key is not None and is_secret_key(key) and item not in (None, "", False):
+            return REDACTED
+        if isinstance(item, str):
+            return redact_text(item, values)
+        return item
+
+    return walk(data, None)

@@ -1,0 +1,50 @@
+"""hermes-sdk: the contract every Hermes plugin is written against.
+
+A plugin is a module of ``@hookimpl`` functions named after the hooks in
+:mod:`hermes_sdk.hookspecs`; registration hooks yield the spec types exported here.
+"""
+
+from hermes_sdk._markers import PROJECT_NAME, hookimpl, hookspec, new_plugin_manager
+from hermes_sdk._version import __version__
+from hermes_sdk.events import LLMCall, LLMResult, SessionInfo, ToolCall, ToolResult
+from hermes_sdk.specs import (
+    BackendSpec,
+    CommandSpec,
+    ConfigSectionSpec,
+    Kind,
+    MemoryProviderSpec,
+    PlatformSpec,
+    ProviderSpec,
+    SkillSourceSpec,
+    Spec,
+    ToolSpec,
+    ToolsetSpec,
+    manifest_key,
+    parse_manifest_key,
+)
+
+__all__ = [
+    "PROJECT_NAME",
+    "BackendSpec",
+    "CommandSpec",
+    "ConfigSectionSpec",
+    "Kind",
+    "LLMCall",
+    "LLMResult",
+    "MemoryProviderSpec",
+    "PlatformSpec",
+    "ProviderSpec",
+    "SessionInfo",
+    "SkillSourceSpec",
+    "Spec",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "ToolsetSpec",
+    "__version__",
+    "hookimpl",
+    "hookspec",
+    "manifest_key",
+    "new_plugin_manager",
+    "parse_manifest_key",
+]

@@ -1,0 +1,68 @@
+"""Payloads passed to lifecycle (observer) hooks.
+
+They are frozen snapshots: an observer can read them but not change what the turn does.
+Fields may be added in minor SDK versions; never removed or renamed outside a major one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["LLMCall", "LLMResult", "SessionInfo", "ToolCall", "ToolResult"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionInfo:
+    """A session as observers see it."""
+
+    session_id: str
+    source: str  # "cli", "telegram", "cron", ...
+    model: str | None = None
+    provider: str | None = None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMCall:
+    """One model request about to be (or just) made."""
+
+    session_id: str
+    provider: str
+    model: str
+    message_count: int
+    tool_count: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMResult:
+    """The outcome of one model request."""
+
+    ok: bool
+    finish_reason: str | None = None
+    tool_call_count: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call the model asked for."""
+
+    session_id: str
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The result recorded for one tool call."""
+
+    call_id: str
+    ok: bool
+    content: str
+    duration_s: float = 0.0

@@ -1,0 +1,348 @@
+"""Every hook a Hermes plugin can implement. This module is the contract.
+
+Hooks come in two groups:
+
+* **Registration hooks** (``hermes_providers`` ... ``hermes_config_sections``) take no
+  arguments and yield spec objects from :mod:`hermes_sdk.specs`. The kernel calls each
+  plugin's registration hooks once, right after importing it and under the load deadline, so
+  they must be cheap and must not do I/O. What they yield should match what the plugin's
+  distribution declares in its ``hermes.provides`` entry points (see the author guide).
+* **Lifecycle hooks** (``hermes_on_session_start`` ... ``hermes_post_tool_call``) observe a
+  session as it runs. They return nothing. A lifecycle hook that raises is logged and skipped:
+  it never fails the turn, and the other plugins' hooks still run.
+
+No hook is first-result: every implementation is called, in pluggy order (``tryfirst`` /
+``trylast`` are honoured; hook wrappers are not supported). The docs' hook reference is
+generated from the docstrings below; each says when the hook is called, with what, what to
+return and a short example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hermes_sdk._markers import hookspec
+from hermes_sdk.events import LLMCall, LLMResult, SessionInfo, ToolCall, ToolResult
+from hermes_sdk.specs import (
+    BackendSpec,
+    CommandSpec,
+    ConfigSectionSpec,
+    MemoryProviderSpec,
+    PlatformSpec,
+    ProviderSpec,
+    SkillSourceSpec,
+    ToolSpec,
+    ToolsetSpec,
+)
+
+# --- Registration: providers -------------------------------------------------------------
+
+
+@hookspec
+def hermes_providers() -> Iterable[ProviderSpec]:
+    """Yield the model providers this plugin offers.
+
+    Called once when the plugin is loaded. Yield one :class:`ProviderSpec` per provider; its
+    ``factory`` builds the client only when a turn first uses it. Names are unique across
+    plugins: a second plugin yielding a taken name fails to load.
+
+    Manifest key: ``provider.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_providers():
+            yield ProviderSpec(name="openai", description="OpenAI-compatible APIs",
+                               factory=lambda **kw: OpenAIProvider(**kw))
+    """
+
+
+# --- Registration: terminal backends -----------------------------------------------------
+
+
+@hookspec
+def hermes_terminal_backends() -> Iterable[BackendSpec]:
+    """Yield the terminal backends (environments that run commands and hold files).
+
+    Called once when the plugin is loaded. A backend's ``factory`` is called on the first tool
+    call that needs it, and the instance is reused for the session.
+
+    Manifest key: ``backend.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_terminal_backends():
+            yield BackendSpec(name="docker", factory=make_docker_backend)
+    """
+
+
+# --- Registration: platforms ---------------------------------------------------------------
+
+
+@hookspec
+def hermes_platforms() -> Iterable[PlatformSpec]:
+    """Yield chat platform adapters for the gateway.
+
+    Called once when the plugin is loaded. The gateway calls ``factory`` when it starts that
+    platform. Identity and authorization belong to the kernel, not to the adapter.
+
+    Manifest key: ``platform.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_platforms():
+            yield PlatformSpec(name="telegram", factory=TelegramAdapter)
+    """
+
+
+# --- Registration: memory providers ------------------------------------------------------
+
+
+@hookspec
+def hermes_memory_providers() -> Iterable[MemoryProviderSpec]:
+    """Yield memory providers.
+
+    Called once when the plugin is loaded. Besides the built-in store, at most one external
+    memory provider is active; the user picks it in config.
+
+    Manifest key: ``memory.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_memory_providers():
+            yield MemoryProviderSpec(name="builtin", factory=BuiltinMemory)
+    """
+
+
+# --- Registration: tools and toolsets ----------------------------------------------------
+
+
+@hookspec
+def hermes_toolsets() -> Iterable[ToolsetSpec]:
+    """Yield toolsets: named groups of tools that are enabled or disabled together.
+
+    Called once when the plugin is loaded. A tool names its toolset in ``ToolSpec.toolset``.
+
+    Manifest key: ``toolset.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_toolsets():
+            yield ToolsetSpec(name="web", description="search and fetch web pages")
+    """
+
+
+@hookspec
+def hermes_tools() -> Iterable[ToolSpec]:
+    """Yield tools the model can call.
+
+    Called once when the plugin is loaded. Each :class:`ToolSpec` carries its JSON schema and
+    handler. A handler's exception becomes an error tool result; it never stops the loop.
+
+    Manifest key: ``tool.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_tools():
+            yield ToolSpec(name="echo", description="repeat text", handler=lambda text: text,
+                           parameters={"type": "object",
+                                       "properties": {"text": {"type": "string"}}})
+    """
+
+
+# --- Registration: skills ------------------------------------------------------------------
+
+
+@hookspec
+def hermes_skill_sources() -> Iterable[SkillSourceSpec]:
+    """Yield sources of SKILL.md skills (bundled with a plugin, a user folder, a hub).
+
+    Called once when the plugin is loaded. ``factory`` builds the source when the skills index
+    is first needed.
+
+    Manifest key: ``skill_source.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_skill_sources():
+            yield SkillSourceSpec(name="bundled", factory=BundledSkills)
+    """
+
+
+# --- Registration: CLI and configuration -------------------------------------------------
+
+
+@hookspec
+def hermes_cli_commands() -> Iterable[CommandSpec]:
+    """Yield ``hermes`` subcommands.
+
+    Called once when the plugin is loaded. The kernel lists declared commands in
+    ``hermes --help`` from metadata alone and imports the plugin only when its command runs.
+    A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...).
+
+    Manifest key: ``command.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_cli_commands():
+            def build():
+                import click
+
+                @click.command(help="Say hello.")
+                def hello():
+                    click.echo("hello")
+                return hello
+            yield CommandSpec(name="hello", description="Say hello.", factory=build)
+    """
+
+
+@hookspec
+def hermes_config_sections() -> Iterable[ConfigSectionSpec]:
+    """Yield the ``config.yaml`` sections this plugin owns.
+
+    Called once when the plugin is loaded. The kernel validates the section with ``model``
+    (a pydantic model) and reports errors with file, line and key. Section names share one
+    namespace with the kernel's own (``plugins``), which plugins cannot claim.
+
+    Manifest key: ``config.NAME``.
+
+    Example::
+
+        class TelegramConfig(BaseModel):
+            allowed_users: list[int] = []
+
+        @hookimpl
+        def hermes_config_sections():
+            yield ConfigSectionSpec(name="telegram", model=TelegramConfig)
+    """
+
+
+# --- Lifecycle: sessions -----------------------------------------------------------------
+
+
+@hookspec
+def hermes_on_session_start(session: SessionInfo) -> None:
+    """Observe a session starting (created, or resumed by a new process).
+
+    Called before the session's first turn in this process. Return nothing. Raising is
+    logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def hermes_on_session_start(session):
+            log.info("session %s from %s", session.session_id, session.source)
+    """
+
+
+@hookspec
+def hermes_on_session_end(session: SessionInfo, reason: str) -> None:
+    """Observe a session ending.
+
+    Called once per session end with ``reason`` (``"exit"``, ``"reset"``, ``"compressed"``,
+    ``"error"`` ...). Always paired with an earlier ``hermes_on_session_start``. Return
+    nothing. Raising is logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def hermes_on_session_end(session, reason):
+            flush_notes(session.session_id)
+    """
+
+
+# --- Lifecycle: model calls --------------------------------------------------------------
+
+
+@hookspec
+def hermes_pre_llm_call(call: LLMCall) -> None:
+    """Observe a model request about to be sent.
+
+    Called before every model request, including retries and fallbacks. Return nothing.
+    Raising is logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def hermes_pre_llm_call(call):
+            metrics.count("llm_calls", model=call.model)
+    """
+
+
+@hookspec
+def hermes_post_llm_call(call: LLMCall, result: LLMResult) -> None:
+    """Observe a model request's outcome, success or failure.
+
+    Called after every ``hermes_pre_llm_call``, exactly once, with the same ``call``.
+    Return nothing. Raising is logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def hermes_post_llm_call(call, result):
+            metrics.add("tokens", result.input_tokens + result.output_tokens)
+    """
+
+
+# --- Lifecycle: tool calls ---------------------------------------------------------------
+
+
+@hookspec
+def hermes_pre_tool_call(call: ToolCall) -> None:
+    """Observe a tool call about to run (after its arguments were validated and approved).
+
+    Return nothing. Raising is logged and ignored; it does not stop the tool.
+
+    Example::
+
+        @hookimpl
+        def hermes_pre_tool_call(call):
+            audit.write(call.tool, dict(call.arguments))
+    """
+
+
+@hookspec
+def hermes_post_tool_call(call: ToolCall, result: ToolResult) -> None:
+    """Observe a tool call's recorded result.
+
+    Called exactly once after every ``hermes_pre_tool_call``, with the same ``call``, after
+    the result has been persisted. Return nothing. Raising is logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def hermes_post_tool_call(call, result):
+            if not result.ok:
+                alert(call.tool, result.content[:200])
+    """
+
+
+REGISTRATION_HOOKS: dict[str, type] = {
+    "hermes_providers": ProviderSpec,
+    "hermes_terminal_backends": BackendSpec,
+    "hermes_platforms": PlatformSpec,
+    "hermes_memory_providers": MemoryProviderSpec,
+    "hermes_toolsets": ToolsetSpec,
+    "hermes_tools": ToolSpec,
+    "hermes_skill_sources": SkillSourceSpec,
+    "hermes_cli_commands": CommandSpec,
+    "hermes_config_sections": ConfigSectionSpec,
+}
+"""Each registration hook and the spec type it must yield."""
+
+LIFECYCLE_HOOKS: tuple[str, ...] = (
+    "hermes_on_session_start",
+    "hermes_on_session_end",
+    "hermes_pre_llm_call",
+    "hermes_post_llm_call",
+    "hermes_pre_tool_call",
+    "hermes_post_tool_call",
+)
+"""Observer hooks, in the order they fire around a session, a model call and a tool call."""

@@ -1,0 +1,204 @@
+"""Typed spec objects that registration hooks yield.
+
+Each spec names one thing a plugin provides and says how to build it *lazily*: registration
+hooks run at load time and must be cheap, so a spec carries a factory (or handler) that the
+kernel calls only when the thing is first used. Heavy imports belong inside that factory.
+
+Every spec belongs to one :class:`Kind`. Names are unique per kind across all loaded plugins;
+the kernel refuses a second plugin that provides a name already taken.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+__all__ = [
+    "BackendSpec",
+    "CommandSpec",
+    "ConfigSectionSpec",
+    "Kind",
+    "MemoryProviderSpec",
+    "PlatformSpec",
+    "ProviderSpec",
+    "SkillSourceSpec",
+    "Spec",
+    "ToolSpec",
+    "ToolsetSpec",
+    "manifest_key",
+    "parse_manifest_key",
+]
+
+
+class Kind(enum.StrEnum):
+    """The kinds of things a plugin can provide; also the prefixes of manifest keys."""
+
+    PROVIDER = "provider"
+    BACKEND = "backend"
+    PLATFORM = "platform"
+    MEMORY = "memory"
+    TOOL = "tool"
+    TOOLSET = "toolset"
+    SKILL_SOURCE = "skill_source"
+    COMMAND = "command"
+    CONFIG = "config"
+    HOOK = "hook"
+    """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
+    so the kernel loads observers without importing every plugin. No spec has this kind."""
+
+
+# Lower-case identifiers: safe in config keys, CLI names and manifest keys alike.
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+# Tool names follow the function-name rule model APIs enforce (OpenAI, Anthropic).
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _check_name(kind: Kind, name: str, pattern: re.Pattern[str] = _NAME) -> None:
+    if not isinstance(name, str) or not pattern.fullmatch(name):
+        raise ValueError(
+            f"invalid {kind.value} name {name!r}: use 1-64 characters matching {pattern.pattern}"
+        )
+
+
+def manifest_key(kind: Kind, name: str) -> str:
+    """The entry-point name that declares ``name`` of ``kind`` in ``hermes.provides``."""
+    return f"{kind.value}.{name}"
+
+
+def parse_manifest_key(key: str) -> tuple[Kind, str]:
+    """Split a ``hermes.provides`` entry name like ``tool.read_file`` into kind and name.
+
+    Raises ValueError with a message that says what a valid key looks like.
+    """
+    kind_text, dot, name = key.partition(".")
+    valid_kinds = ", ".join(k.value for k in Kind)
+    if not dot or not name:
+        raise ValueError(f"manifest key {key!r} must be KIND.NAME, KIND one of: {valid_kinds}")
+    try:
+        kind = Kind(kind_text)
+    except ValueError:
+        raise ValueError(
+            f"manifest key {key!r} has unknown kind {kind_text!r}; use one of: {valid_kinds}"
+        ) from None
+    return kind, name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Spec:
+    """Base of every spec: a name, unique within its kind, and a one-line description."""
+
+    kind: ClassVar[Kind]
+    name: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderSpec(Spec):
+    """A model provider (a transport such as chat-completions or anthropic-messages).
+
+    ``factory`` is called lazily, with keyword arguments defined by the provider interface,
+    when a turn first needs this provider.
+    """
+
+    kind: ClassVar[Kind] = Kind.PROVIDER
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackendSpec(Spec):
+    """A terminal backend (local, docker, ssh, ...), created on the first tool call needing it."""
+
+    kind: ClassVar[Kind] = Kind.BACKEND
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlatformSpec(Spec):
+    """A chat platform adapter hosted by the gateway (telegram, ...)."""
+
+    kind: ClassVar[Kind] = Kind.PLATFORM
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryProviderSpec(Spec):
+    """A memory provider; at most one external provider is active at a time."""
+
+    kind: ClassVar[Kind] = Kind.MEMORY
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsetSpec(Spec):
+    """A named group of tools that can be enabled or disabled together."""
+
+    kind: ClassVar[Kind] = Kind.TOOLSET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec(Spec):
+    """A tool the model can call.
+
+    ``parameters`` is the JSON schema of the arguments object. ``handler`` receives the
+    parsed arguments; errors it raises become tool results, never exceptions to the loop.
+    ``parallel_safe`` marks read-only tools that may run concurrently with others.
+    """
+
+    kind: ClassVar[Kind] = Kind.TOOL
+    handler: Callable[..., Any]
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    toolset: str = "default"
+    parallel_safe: bool = False
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name, _TOOL_NAME)
+        _check_name(Kind.TOOLSET, self.toolset)
+        if not isinstance(self.parameters, Mapping) or self.parameters.get("type") != "object":
+            raise ValueError(
+                f"tool {self.name!r}: parameters must be a JSON schema with type 'object'"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillSourceSpec(Spec):
+    """A source of SKILL.md skills (bundled, a user folder, a hub)."""
+
+    kind: ClassVar[Kind] = Kind.SKILL_SOURCE
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandSpec(Spec):
+    """A ``hermes NAME`` subcommand.
+
+    ``factory`` takes no arguments and returns a ``click.Command``; it is called only when the
+    user runs (or asks help for) that command, so click stays out of the plugin's import.
+    """
+
+    kind: ClassVar[Kind] = Kind.COMMAND
+    factory: Callable[[], Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigSectionSpec(Spec):
+    """A top-level ``config.yaml`` section owned by a plugin.
+
+    ``model`` is a pydantic model class validating that section; its field defaults are the
+    section's defaults. The name must not be one the kernel owns (``plugins``).
+    """
+
+    kind: ClassVar[Kind] = Kind.CONFIG
+    model: type[Any]
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name)
+        if not callable(getattr(self.model, "model_validate", None)):
+            raise ValueError(f"config section {self.name!r}: model must be a pydantic model class")

@@ -1,0 +1,14 @@
+"""The Hermes test kit: a pytest plugin (installed with hermes-sdk) for plugin authors.
+
+Fixtures, available in any test once hermes-sdk is installed:
+
+* ``hermes_plugin_manager``: a fresh pluggy manager with every Hermes hook spec, per test.
+* ``register_plugin``: register a plugin object for one test, checked exactly as the kernel
+  checks it; returns a :class:`RegisteredPlugin` with what the plugin provides.
+* ``hermes_specs``: the :class:`~hermes_sdk.registration.SpecIndex` of everything registered
+  in this test, so a duplicate name fails as it would in the kernel.
+"""
+
+from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
+
+__all__ = ["RegisteredPlugin", "register_checked"]
