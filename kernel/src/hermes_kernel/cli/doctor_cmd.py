@@ -56,6 +56,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     findings += _home_findings(settings.home)
     findings += [Finding("warning", w, "fix or remove the key") for w in settings.warnings]
     host = app.host
+    host.report_failures = False  # each failure becomes a finding instead
     enabled = host.enabled()
     findings.append(Finding("ok", f"{len(host.records)} plugins installed, {len(enabled)} enabled"))
     for name, problems in declared_conflicts(enabled).items():

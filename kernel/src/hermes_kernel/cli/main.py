@@ -79,9 +79,14 @@ class HermesGroup(click.Group):
             module_name, _, attr = _BUILTINS[cmd_name][0].partition(":")
             command: click.Command = getattr(importlib.import_module(module_name), attr)
             return command
-        if cmd_name not in self._plugin_commands(ctx):
+        host = app_of(ctx).host
+        if cmd_name not in self._plugin_commands(ctx) and not any(
+            not record.has_manifest for record in host.enabled()
+        ):
+            return None  # nobody declares it, and no plugin without a manifest could
+        provided = host.require(_command_kind(), cmd_name)
+        if provided is None and cmd_name not in self._plugin_commands(ctx):
             return None
-        provided = app_of(ctx).host.require(_command_kind(), cmd_name)
         if provided is None:
             raise click.ClickException(
                 f"command {cmd_name!r} is declared by a plugin that failed to load; "

@@ -65,6 +65,7 @@ def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
     app = app_of(ctx)
     host = app.host
     if verify:
+        host.report_failures = False  # the table reports them
         host.load_all()
     rows = plugin_rows(host, read_status(app.settings.home))
     if as_json:
@@ -86,6 +87,7 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     if record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
     if verify and host.decision(name).enabled:
+        host.report_failures = False
         host.load(name)
     row = next(r for r in plugin_rows(host, read_status(app.settings.home)) if r.name == name)
     if as_json:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 KERNEL_SECTIONS = frozenset({"plugins"})
 """Top-level keys the kernel owns; plugins cannot claim them."""
@@ -33,3 +35,9 @@ class KernelConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+
+    @field_validator("plugins", mode="before")
+    @classmethod
+    def _empty_section_means_defaults(cls, value: Any) -> Any:
+        # "plugins:" with nothing under it parses as None; treat it as an empty section.
+        return {} if value is None else value

@@ -38,11 +38,13 @@ def validate_section(
     try:
         return model.model_validate({} if data is None else data), []
     except ValidationError as exc:
-        problems = []
+        located = []
         for error in exc.errors():
             key_path = (*prefix, *error["loc"])
-            problems.append(f"{document.where(key_path)}: {dotted(key_path)}: {_describe(error)}")
-        return None, problems
+            line = document.line_of(key_path)
+            text = f"{document.where(key_path)}: {dotted(key_path)}: {_describe(error)}"
+            located.append((line, text))
+        return None, [text for _, text in sorted(located, key=lambda item: item[0])]
 
 
 def unknown_keys(document: YamlDocument, prefix: KeyPath, instance: BaseModel) -> list[str]:

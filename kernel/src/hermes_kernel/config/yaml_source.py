@@ -21,13 +21,18 @@ class YamlDocument:
     data: dict[str, Any]
     lines: dict[KeyPath, int] = field(default_factory=dict)
 
-    def where(self, key_path: KeyPath) -> str:
-        """``file:line`` for the deepest known prefix of ``key_path`` (file alone if none)."""
+    def line_of(self, key_path: KeyPath) -> int:
+        """The line of the deepest known prefix of ``key_path``; 0 if none is known."""
         for end in range(len(key_path), 0, -1):
             line = self.lines.get(key_path[:end])
             if line is not None:
-                return f"{self.path}:{line}"
-        return str(self.path)
+                return line
+        return 0
+
+    def where(self, key_path: KeyPath) -> str:
+        """``file:line`` for the deepest known prefix of ``key_path`` (file alone if none)."""
+        line = self.line_of(key_path)
+        return f"{self.path}:{line}" if line else str(self.path)
 
 
 def _index_lines(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int]) -> None:

@@ -80,6 +80,8 @@ class PluginHost:
         self.index = SpecIndex()
         self.outcomes: dict[str, LoadOutcome] = {}
         self._on_outcome = on_outcome
+        self.report_failures = True
+        """Log each failure as a warning; commands that list failures themselves turn it off."""
 
     # --- what is installed ----------------------------------------------------------------
 
@@ -133,13 +135,14 @@ class PluginHost:
                 self.manager.unregister(plugin)
             outcome.ok, outcome.error, outcome.specs = False, str(exc), []
             return outcome
-        provided = {(spec.kind, spec.name) for spec in outcome.specs}
         plugin_obj = self.manager.get_plugin(record.name)
-        provided |= {
-            (Kind.HOOK, caller.name)
+        outcome.hooks = sorted(
+            caller.name
             for caller in self.manager.get_hookcallers(plugin_obj) or []
             if caller.name in LIFECYCLE_HOOKS
-        }
+        )
+        provided = {(spec.kind, spec.name) for spec in outcome.specs}
+        provided |= {(Kind.HOOK, hook) for hook in outcome.hooks}
         if record.has_manifest:
             for kind, name in sorted(provided - record.declares):
                 outcome.warnings.append(
@@ -153,13 +156,15 @@ class PluginHost:
             plugin = self.manager.get_plugin(record.name)
             if plugin is not None:
                 self.manager.unregister(plugin)
-            outcome.ok, outcome.error, outcome.specs = False, outcome.warnings[0], []
+            outcome.ok, outcome.error, outcome.specs, outcome.hooks = False, outcome.warnings[0], [], []
         return outcome
 
     def _report(self, record: PluginRecord, outcome: LoadOutcome) -> None:
         line = f"{record.label} failed to load: {outcome.error}"
         if self.strict:
             raise PluginLoadError(line)
+        if not self.report_failures:
+            return
         log.warning("%s; disable it with: hermes plugins disable %s", line, record.name)
         if outcome.traceback:
             log.debug("traceback of %s:\n%s", record.label, outcome.traceback)

@@ -38,4 +38,5 @@ class LoadOutcome:
     error: str | None = None
     traceback: str | None = None
     specs: list[Spec] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)  # lifecycle hooks it implements
     warnings: list[str] = field(default_factory=list)

@@ -1,0 +1,49 @@
+"""Helpers for in-process kernel tests: real plugin modules written to a temp folder.
+
+Discovery from installed metadata is tested separately against a real venv (tests/integration);
+here the loader, host and CLI get PluginRecords pointing at modules we write.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hermes_kernel.plugins.records import PluginRecord
+from hermes_sdk import Kind, parse_manifest_key
+
+MakePlugin = Callable[..., PluginRecord]
+
+
+@pytest.fixture
+def make_plugin(tmp_path: Path) -> Iterator[MakePlugin]:
+    """Write a plugin module and return its record: make_plugin("name", "source", declares=[...])."""
+    root = tmp_path / "plugin_modules"
+    root.mkdir()
+    sys.path.insert(0, str(root))
+    created: list[str] = []
+
+    def make(name: str, source: str, declares: list[str] | None = None) -> PluginRecord:
+        module = f"hermes_test_plugin_{name.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
+        (root / f"{module}.py").write_text(textwrap.dedent(source))
+        created.append(module)
+        parsed: frozenset[tuple[Kind, str]] = frozenset(
+            parse_manifest_key(key) for key in (declares or [])
+        )
+        return PluginRecord(
+            name=name,
+            target=module,
+            distribution=f"hermes-plugin-{name}",
+            version="1.0",
+            declares=parsed,
+            has_manifest=declares is not None,
+        )
+
+    yield make
+    sys.path.remove(str(root))
+    for module in created:
+        sys.modules.pop(module, None)

@@ -1,0 +1,152 @@
+"""The hermes command with zero plugins installed: every built-in command works."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hermes_kernel.cli.main import main
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def hermes(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    for name in ["HERMES_LOAD_PLUGINS", "HERMES_DISABLE_PLUGINS", "HERMES_TRACE_PLUGINS"]:
+        monkeypatch.delenv(name, raising=False)
+
+    def run(*args: str) -> Result:
+        monkeypatch.setattr("sys.argv", ["hermes", *args])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        captured = capsys.readouterr()
+        return Result(int(exited.value.code or 0), captured.out, captured.err)
+
+    run.home = home  # type: ignore[attr-defined]
+    return run
+
+
+def test_version(hermes):
+    result = hermes("--version")
+    assert result.code == 0
+    assert result.out.startswith("hermes 0.1.0 (hermes-kernel 0.1.0, hermes-sdk 0.1.0)")
+
+
+def test_bare_hermes_explains_that_nothing_is_installed(hermes):
+    result = hermes()
+    assert result.code == 0
+    assert "0 plugins installed" in result.out and "Nothing is installed yet" in result.out
+
+
+def test_plugins_list_with_zero_plugins(hermes):
+    assert "No plugins are installed" in hermes("plugins", "list").out
+    assert json.loads(hermes("plugins", "list", "--json", "--verify").out) == []
+
+
+def test_unknown_plugin_is_a_one_line_error(hermes):
+    result = hermes("plugins", "info", "nope")
+    assert result.code == 1
+    assert result.err.strip() == "Error: no installed plugin named 'nope'; see: hermes plugins list"
+    assert hermes("plugins", "enable", "nope").code == 1
+
+
+def test_disable_keeps_comments_and_enable_undoes_it(hermes):
+    config = hermes.home / "config.yaml"
+    config.write_text("# my settings\nmodel: big  # keep me\nplugins:\n  disabled: [other]\n")
+    result = hermes("plugins", "disable", "web")
+    assert result.code == 0, result.err
+    assert "web: disabled in" in result.out and "no plugin named 'web' is installed" in result.out
+    text = config.read_text()
+    assert "# my settings" in text and "# keep me" in text
+    assert "disabled: [other, web]" in text
+    assert hermes("plugins", "enable", "web").code == 1, "enabling a plugin that is not installed"
+    hermes("plugins", "disable", "web")  # idempotent
+    assert config.read_text().count("web") == 1
+
+
+def test_disable_creates_config_when_missing(hermes):
+    assert hermes("plugins", "disable", "x").code == 0
+    from hermes_kernel.config.settings import Flags, load_settings
+
+    assert load_settings(Flags(home=hermes.home), {}).kernel.plugins.disabled == ["x"]
+
+
+def test_config_path_show_and_validate(hermes):
+    (hermes.home / "config.yaml").write_text(
+        "telegram:\n  bot_token: 123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi\n  allowed_users: [42]\n"
+        "providers:\n  mine:\n    api_key: plain-secret-value\n    api_key_env: MY_KEY\n"
+    )
+    (hermes.home / ".env").write_text("MY_KEY=value-from-dotenv\n")
+    assert hermes("config", "path").out.strip() == str(hermes.home / "config.yaml")
+    shown = hermes("config", "show")
+    assert shown.code == 0
+    assert "ABCDEFG" not in shown.out and "plain-secret-value" not in shown.out
+    assert "api_key_env: MY_KEY" in shown.out and "allowed_users:" in shown.out
+    assert "load_timeout_seconds: 10.0" in shown.out, "defaults are filled in"
+    validated = hermes("config", "validate")
+    assert validated.code == 0
+    assert "unknown key 'telegram': no enabled plugin owns it" in validated.err
+
+
+def test_malformed_config_is_one_line_and_exit_1(hermes):
+    (hermes.home / "config.yaml").write_text("plugins:\n  load_timeout_seconds: -1\n")
+    for args in [("plugins", "list"), ("config", "validate"), ("config", "show")]:
+        result = hermes(*args)
+        assert result.code == 1
+        assert result.err.strip() == (
+            f"hermes: error: {hermes.home / 'config.yaml'}:2: plugins.load_timeout_seconds: "
+            "expected greater than 0 (got -1)"
+        )
+    assert hermes("config", "path").code == 0, "config path works even when the file is broken"
+    assert hermes("--version").code == 0
+
+
+def test_doctor_is_healthy_with_zero_plugins_and_reports_fixes(hermes):
+    result = hermes("doctor")
+    assert result.code == 0, result.out
+    assert "no plugin provides a model provider" in result.out and "fix: install a provider plugin" in result.out
+    dotenv = hermes.home / ".env"
+    dotenv.write_text("KEY=secret-value\n")
+    os.chmod(dotenv, 0o644)
+    result = hermes("doctor", "--json")
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert report["healthy"] is False
+    [finding] = [f for f in report["findings"] if f["level"] == "error"]
+    assert finding["fix"] == f"chmod 600 {dotenv}"
+
+
+def test_doctor_reports_a_broken_config_with_exit_1(hermes):
+    (hermes.home / "config.yaml").write_text("plugins: [\n")
+    result = hermes("doctor")
+    assert result.code == 1
+    assert "[FAIL]" in result.out and "YAML syntax error" in result.out
+
+
+def test_unknown_profile_is_an_error(hermes):
+    result = hermes("--profile", "nope", "plugins", "list")
+    assert result.code == 1 and "create it with: mkdir -p" in result.err
+
+
+def test_help_lists_builtins_without_plugins(hermes):
+    out = hermes("--help").out
+    for name in ["config", "doctor", "plugins"]:
+        assert f"  {name} " in out
+
+
+def test_secrets_from_dotenv_are_redacted_in_log_lines(hermes, tmp_path: Path):
+    (hermes.home / ".env").write_text("TOKEN_VALUE=supersecretvalue\n")
+    (hermes.home / "config.yaml").write_text("plugins:\n  supersecretvalue: 1\n")
+    result = hermes("plugins", "list")
+    assert "unknown key" in result.err and "supersecretvalue" not in result.err

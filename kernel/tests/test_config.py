@@ -1,0 +1,116 @@
+"""config.yaml and .env: precedence, and one precise line per problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hermes_kernel.config.dotenv import parse_dotenv
+from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.config.settings import Flags, load_settings
+
+
+def settings_for(home: Path, config: str | None = None, dotenv: str | None = None, **environ):
+    home.mkdir(parents=True, exist_ok=True)
+    if config is not None:
+        (home / "config.yaml").write_text(config)
+    if dotenv is not None:
+        (home / ".env").write_text(dotenv)
+    return load_settings(Flags(home=home), environ)
+
+
+def problems_for(home: Path, config: str | None = None, dotenv: str | None = None) -> list[str]:
+    with pytest.raises(ConfigError) as raised:
+        settings_for(home, config, dotenv)
+    return raised.value.problems
+
+
+def test_defaults_without_any_file(tmp_path):
+    settings = settings_for(tmp_path / "home")
+    assert settings.kernel.plugins.load_timeout_seconds == 10
+    assert settings.kernel.plugins.enabled is None
+    assert settings.warnings == []
+
+
+def test_home_precedence_flag_then_environment_then_default(tmp_path, monkeypatch):
+    from hermes_kernel.home import base_home
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert base_home(None, {}) == tmp_path / ".hermes"
+    assert base_home(None, {"HERMES_HOME": "~/x"}) == tmp_path / "x"
+    assert base_home(tmp_path / "flag", {"HERMES_HOME": "/nope"}) == tmp_path / "flag"
+
+
+def test_profiles_select_a_sub_home_and_a_missing_one_is_an_error(tmp_path):
+    (tmp_path / "profiles" / "work").mkdir(parents=True)
+    (tmp_path / "profiles" / "work" / "config.yaml").write_text("plugins:\n  disabled: [x]\n")
+    settings = load_settings(Flags(home=tmp_path, profile="work"), {})
+    assert settings.home == tmp_path / "profiles" / "work"
+    assert settings.kernel.plugins.disabled == ["x"]
+    with pytest.raises(ConfigError, match=r"'wrok'.*\(existing profiles: work\); create it with: mkdir -p"):
+        load_settings(Flags(home=tmp_path, profile="wrok"), {})
+
+
+def test_yaml_syntax_error_names_file_line_and_column(tmp_path):
+    [problem] = problems_for(tmp_path, "plugins:\n  disabled: [a\n  strict: true\n")
+    assert problem.startswith(f"{tmp_path / 'config.yaml'}:3:")
+    assert "YAML syntax error" in problem
+
+
+def test_validation_error_names_file_line_key_and_expectation(tmp_path):
+    config = "# my config\nplugins:\n  strict: false\n  load_timeout_seconds: ten\n  disabled: nope\n"
+    problems = problems_for(tmp_path, config)
+    path = tmp_path / "config.yaml"
+    assert problems == [
+        f"{path}:4: plugins.load_timeout_seconds: expected a valid number, unable to parse "
+        "string as a number (got 'ten')",
+        f"{path}:5: plugins.disabled: expected a valid list (got 'nope')",
+    ]
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    assert problems_for(tmp_path, "- a\n- b\n") == [
+        f"{tmp_path / 'config.yaml'}:1: the top level must be a mapping of keys (like 'plugins:'), got a list"
+    ]
+
+
+def test_unknown_keys_warn_and_the_rest_still_loads(tmp_path):
+    settings = settings_for(tmp_path, "model: gpt\nplugins:\n  disabeld: [x]\n  strict: true\n")
+    assert settings.kernel.plugins.strict is True
+    assert settings.warnings == [
+        f"{tmp_path / 'config.yaml'}:3: unknown key 'plugins.disabeld' is ignored; check its spelling"
+    ]
+
+
+def test_an_empty_plugins_section_is_accepted(tmp_path):
+    assert settings_for(tmp_path, "plugins:\n").kernel.plugins.disabled == []
+
+
+def test_dotenv_values_are_secrets_and_the_environment_wins(tmp_path):
+    settings = settings_for(
+        tmp_path,
+        dotenv='# keys\nexport OPENAI_API_KEY="sk-from-file"\nBOT=abc # comment\nQ=\'a b\'\n',
+        OPENAI_API_KEY="sk-from-env",
+    )
+    assert settings.secrets.get("OPENAI_API_KEY") == "sk-from-env"
+    assert settings.secrets.get("BOT") == "abc"
+    assert settings.secrets.get("Q") == "a b"
+    import os
+
+    assert "BOT" not in os.environ, ".env values never enter the process environment"
+
+
+def test_dotenv_errors_name_each_line(tmp_path):
+    path = tmp_path / ".env"
+    with pytest.raises(ConfigError) as raised:
+        parse_dotenv(path, "GOOD=1\nnot a line\nX=\"open\n")
+    assert raised.value.problems == [
+        f"{path}:2: expected KEY=VALUE with KEY made of letters, digits and _",
+        f"{path}:3: unterminated \" quote; close it on the same line",
+    ]
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    problems = problems_for(tmp_path, "plugins:\n  strict: maybe\n", "bad line\n")
+    assert len(problems) == 2
+    assert "plugins.strict" in problems[0] and ".env:1" in problems[1]

@@ -1,0 +1,187 @@
+"""The plugin host: lazy loading from manifests, strict mode, and guarded observers."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hermes_kernel.plugins.host import PluginHost, PluginLoadError
+from hermes_kernel.plugins.policy import PluginPolicy
+from hermes_kernel.plugins.trace import stderr_tracer
+from hermes_sdk import Kind, SessionInfo, ToolCall, ToolResult
+from hermes_sdk.hookspecs import LIFECYCLE_HOOKS
+
+TOOL = """
+from hermes_sdk import ToolSpec, hookimpl
+
+@hookimpl
+def hermes_tools():
+    yield ToolSpec(name="{name}", handler=len)
+"""
+EXPLODES_IF_IMPORTED = "raise AssertionError('this plugin must not be imported')"
+
+
+def host_of(*records, **options) -> PluginHost:
+    return PluginHost(list(records), PluginPolicy(), **options)
+
+
+def test_require_imports_only_the_declaring_plugin(make_plugin):
+    host = host_of(
+        make_plugin("a", TOOL.format(name="alpha"), declares=["tool.alpha"]),
+        make_plugin("b", EXPLODES_IF_IMPORTED, declares=["tool.beta"]),
+    )
+    provided = host.require(Kind.TOOL, "alpha")
+    assert provided is not None and provided.plugin == "a"
+    assert set(host.outcomes) == {"a"}
+    assert host.require(Kind.TOOL, "missing") is None
+    assert set(host.outcomes) == {"a"}, "a name nobody declares imports nothing"
+
+
+def test_plugins_without_manifest_are_imported_for_any_lookup(make_plugin):
+    host = host_of(
+        make_plugin("broken", "raise RuntimeError('x')"),
+        make_plugin("legacy", TOOL.format(name="old")),
+    )
+    provided = host.require(Kind.TOOL, "old")
+    assert provided is not None and provided.plugin == "legacy"
+    assert host.outcomes["broken"].ok is False
+
+
+def test_duplicate_names_fail_the_later_plugin_and_name_both(make_plugin):
+    host = host_of(
+        make_plugin("first", TOOL.format(name="echo"), declares=["tool.echo"]),
+        make_plugin("second", TOOL.format(name="echo"), declares=["tool.echo"]),
+    )
+    outcomes = {o.name: o for o in host.load_all()}
+    assert outcomes["first"].ok
+    assert outcomes["second"].error == (
+        "provides tool 'echo', already provided by plugin 'first'; disable one of the two"
+    )
+    assert host.manager.get_plugin("second") is None
+    assert [p.plugin for p in host.index.of_kind(Kind.TOOL)] == ["first"]
+
+
+def test_reserved_names_are_refused(make_plugin):
+    source = """
+from pydantic import BaseModel
+from hermes_sdk import CommandSpec, ConfigSectionSpec, hookimpl
+
+class M(BaseModel):
+    pass
+
+@hookimpl
+def hermes_{hook}():
+    yield {spec}
+"""
+    host = host_of(
+        make_plugin("cfg", source.format(hook="config_sections", spec="ConfigSectionSpec(name='plugins', model=M)")),
+        make_plugin("cmd", source.format(hook="cli_commands", spec="CommandSpec(name='doctor', factory=M)")),
+    )
+    outcomes = {o.name: o for o in host.load_all()}
+    assert outcomes["cfg"].error == "config section 'plugins' belongs to the kernel"
+    assert outcomes["cmd"].error == "command 'doctor' is a built-in hermes command"
+
+
+def test_manifest_mismatches_warn_and_fail_in_strict_mode(make_plugin):
+    record = make_plugin("liar", TOOL.format(name="real"), declares=["tool.claimed"])
+    outcome = host_of(record).load("liar")
+    assert outcome.ok
+    assert outcome.warnings == [
+        "provides tool 'real' but does not declare it; add 'tool.real' to its hermes.provides entry points",
+        "declares tool 'claimed' but does not provide it",
+    ]
+    with pytest.raises(PluginLoadError, match="plugin 'liar' .* does not declare it"):
+        host_of(record, strict=True).load("liar")
+
+
+def test_strict_mode_turns_a_failure_into_an_error(make_plugin):
+    host = host_of(make_plugin("broken", "raise RuntimeError('bad')"), strict=True)
+    with pytest.raises(PluginLoadError, match=r"plugin 'broken' \(hermes-plugin-broken 1.0\) failed to load: RuntimeError: bad"):
+        host.load_all()
+
+
+def test_disabled_plugins_are_never_imported(make_plugin):
+    host = PluginHost(
+        [make_plugin("off", EXPLODES_IF_IMPORTED, declares=["tool.x"])],
+        PluginPolicy(config_disabled=frozenset({"off"})),
+    )
+    assert host.load_all() == []
+    assert host.require(Kind.TOOL, "x") is None
+
+
+OBSERVER = """
+from hermes_sdk import hookimpl
+
+CALLS = []
+
+@hookimpl{marker}
+def hermes_pre_tool_call(call):
+    CALLS.append(("{name}", call.tool))
+    {extra}
+
+@hookimpl
+def hermes_post_tool_call(call, result):
+    CALLS.append(("{name}", "post", result.ok))
+"""
+
+
+def test_a_raising_observer_is_skipped_and_the_others_still_run(make_plugin, caplog):
+    import sys
+
+    raising = make_plugin("raiser", OBSERVER.format(name="raiser", marker="(tryfirst=True)",
+                                                     extra="raise RuntimeError('observer bug')"),
+                          declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"])
+    exiting = make_plugin("exiter", OBSERVER.format(name="exiter", marker="", extra="raise SystemExit(1)"),
+                          declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"])
+    calm = make_plugin("calm", OBSERVER.format(name="calm", marker="(trylast=True)", extra="pass"),
+                       declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"])
+    host = host_of(raising, exiting, calm)
+    host.load_observers()
+    call = ToolCall(session_id="s", call_id="c1", tool="echo")
+    host.pre_tool_call(call)
+    host.post_tool_call(call, ToolResult(call_id="c1", ok=True, content="hi"))
+    calls = {name: sys.modules[r.target].CALLS for name, r in
+             [("raiser", raising), ("exiter", exiting), ("calm", calm)]}
+    assert calls["calm"] == [("calm", "echo"), ("calm", "post", True)]
+    assert calls["raiser"][1:] == [("raiser", "post", True)]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("plugin 'raiser' raised in hermes_pre_tool_call: RuntimeError: observer bug" in m for m in messages)
+    assert any("plugin 'exiter' raised in hermes_pre_tool_call: SystemExit" in m for m in messages)
+
+
+def test_observers_fire_in_pluggy_order(make_plugin):
+    import sys
+
+    records = [
+        make_plugin(name, OBSERVER.format(name=name, marker=marker, extra="pass"))
+        for name, marker in [("last", "(trylast=True)"), ("plain", ""), ("first", "(tryfirst=True)")]
+    ]
+    host = host_of(*records)
+    host.load_all()
+    host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="t"))
+    order = [sys.modules[r.target].CALLS[0][0] for r in records]
+    assert order == ["last", "plain", "first"]  # each saw the call...
+    shared = []
+    for record in records:
+        sys.modules[record.target].CALLS = shared
+    host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="t"))
+    assert [name for name, _ in shared] == ["first", "plain", "last"]  # ...in this order
+
+
+def test_lifecycle_methods_cover_every_lifecycle_hook():
+    methods = {"hermes_" + name for name in dir(PluginHost) if not name.startswith("_")}
+    assert set(LIFECYCLE_HOOKS) <= methods
+
+
+def test_tracing_prints_every_hook_call_with_plugin_and_duration(make_plugin):
+    stream = io.StringIO()
+    host = host_of(make_plugin("t", OBSERVER.format(name="t", marker="", extra="pass") + TOOL.format(name="x")),
+                   tracer=stderr_tracer(stream))
+    host.load_all()
+    host.on_session_start(SessionInfo(session_id="s", source="cli"))
+    host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="x"))
+    lines = stream.getvalue().splitlines()
+    assert any(line.startswith("hermes trace: hermes_tools plugin=t ") for line in lines)
+    assert any(line.startswith("hermes trace: <load> plugin=t ") for line in lines)
+    assert any(line.startswith("hermes trace: hermes_pre_tool_call plugin=t ") and line.endswith(" ms")
+               for line in lines)

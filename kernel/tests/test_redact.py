@@ -1,0 +1,23 @@
+from hermes_kernel.redact import REDACTED, is_secret_key, redact_data, redact_text
+
+
+def test_secret_keys_by_name():
+    for key in ["api_key", "OPENAI_API_KEY", "apiKey", "bot_token", "password", "client_secret", "privateKey"]:
+        assert is_secret_key(key), key
+    for key in ["max_tokens", "api_key_env", "token_budget", "model", "keyboard", "author"]:
+        assert not is_secret_key(key), key
+
+
+def test_token_shapes_and_known_values_are_redacted_from_text():
+    text = "key sk-abcdefghijklmnopqrstuv and bot 123456789:AAE-abcdefghijklmnopqrstuvwxyz12345 and hunter22"
+    out = redact_text(text, ["hunter22", "abc"])
+    assert "sk-abc" not in out and "AAE-" not in out and "hunter22" not in out
+    assert out.count(REDACTED) == 3
+    assert "and" in out, "short secret values would redact ordinary words, so they are skipped"
+
+
+def test_nested_data_keeps_shape():
+    data = {"telegram": {"bot_token": "x", "allowed": [1, 2]}, "providers": [{"api_key": "k", "url": "u"}],
+            "max_tokens": 5}
+    assert redact_data(data) == {"telegram": {"bot_token": REDACTED, "allowed": [1, 2]},
+                                 "providers": [{"api_key": REDACTED, "url": "u"}], "max_tokens": 5}
