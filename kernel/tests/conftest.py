@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import Kind, parse_manifest_key
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from hermes_kernel.cli.main import main
 
 
@@ -115,7 +116,10 @@ def test_malformed_config_is_one_line_and_exit_1(hermes):
 def test_doctor_is_healthy_with_zero_plugins_and_reports_fixes(hermes):
     result = hermes("doctor")
     assert result.code == 0, result.out
-    assert "no plugin provides a model provider" in result.out and "fix: install a provider plugin" in result.out
+    assert (
+        "no plugin provides a model provider" in result.out
+        and "fix: install a provider plugin" in result.out
+    )
     dotenv = hermes.home / ".env"
     dotenv.write_text("KEY=secret-value\n")
     os.chmod(dotenv, 0o644)

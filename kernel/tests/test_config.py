@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from hermes_kernel.config.dotenv import parse_dotenv
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.settings import Flags, load_settings
@@ -47,7 +48,9 @@ def test_profiles_select_a_sub_home_and_a_missing_one_is_an_error(tmp_path):
     settings = load_settings(Flags(home=tmp_path, profile="work"), {})
     assert settings.home == tmp_path / "profiles" / "work"
     assert settings.kernel.plugins.disabled == ["x"]
-    with pytest.raises(ConfigError, match=r"'wrok'.*\(existing profiles: work\); create it with: mkdir -p"):
+    with pytest.raises(
+        ConfigError, match=r"'wrok'.*\(existing profiles: work\); create it with: mkdir -p"
+    ):
         load_settings(Flags(home=tmp_path, profile="wrok"), {})
 
 
@@ -58,7 +61,9 @@ def test_yaml_syntax_error_names_file_line_and_column(tmp_path):
 
 
 def test_validation_error_names_file_line_key_and_expectation(tmp_path):
-    config = "# my config\nplugins:\n  strict: false\n  load_timeout_seconds: ten\n  disabled: nope\n"
+    config = (
+        "# my config\nplugins:\n  strict: false\n  load_timeout_seconds: ten\n  disabled: nope\n"
+    )
     problems = problems_for(tmp_path, config)
     path = tmp_path / "config.yaml"
     assert problems == [
@@ -89,7 +94,7 @@ def test_an_empty_plugins_section_is_accepted(tmp_path):
 def test_dotenv_values_are_secrets_and_the_environment_wins(tmp_path):
     settings = settings_for(
         tmp_path,
-        dotenv='# keys\nexport OPENAI_API_KEY="sk-from-file"\nBOT=abc # comment\nQ=\'a b\'\n',
+        dotenv="# keys\nexport OPENAI_API_KEY=\"sk-from-file\"\nBOT=abc # comment\nQ='a b'\n",
         OPENAI_API_KEY="sk-from-env",
     )
     assert settings.secrets.get("OPENAI_API_KEY") == "sk-from-env"
@@ -103,10 +108,10 @@ def test_dotenv_values_are_secrets_and_the_environment_wins(tmp_path):
 def test_dotenv_errors_name_each_line(tmp_path):
     path = tmp_path / ".env"
     with pytest.raises(ConfigError) as raised:
-        parse_dotenv(path, "GOOD=1\nnot a line\nX=\"open\n")
+        parse_dotenv(path, 'GOOD=1\nnot a line\nX="open\n')
     assert raised.value.problems == [
         f"{path}:2: expected KEY=VALUE with KEY made of letters, digits and _",
-        f"{path}:3: unterminated \" quote; close it on the same line",
+        f'{path}:3: unterminated " quote; close it on the same line',
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
+
 from hermes_kernel.plugins.host import PluginHost, PluginLoadError
 from hermes_kernel.plugins.policy import PluginPolicy
 from hermes_kernel.plugins.trace import stderr_tracer
@@ -74,8 +75,15 @@ def hermes_{hook}():
     yield {spec}
 """
     host = host_of(
-        make_plugin("cfg", source.format(hook="config_sections", spec="ConfigSectionSpec(name='plugins', model=M)")),
-        make_plugin("cmd", source.format(hook="cli_commands", spec="CommandSpec(name='doctor', factory=M)")),
+        make_plugin(
+            "cfg",
+            source.format(
+                hook="config_sections", spec="ConfigSectionSpec(name='plugins', model=M)"
+            ),
+        ),
+        make_plugin(
+            "cmd", source.format(hook="cli_commands", spec="CommandSpec(name='doctor', factory=M)")
+        ),
     )
     outcomes = {o.name: o for o in host.load_all()}
     assert outcomes["cfg"].error == "config section 'plugins' belongs to the kernel"
@@ -90,13 +98,16 @@ def test_manifest_mismatches_warn_and_fail_in_strict_mode(make_plugin):
         "provides tool 'real' but does not declare it; add 'tool.real' to its hermes.provides entry points",
         "declares tool 'claimed' but does not provide it",
     ]
-    with pytest.raises(PluginLoadError, match="plugin 'liar' .* does not declare it"):
+    with pytest.raises(PluginLoadError, match=r"plugin 'liar' .* does not declare it"):
         host_of(record, strict=True).load("liar")
 
 
 def test_strict_mode_turns_a_failure_into_an_error(make_plugin):
     host = host_of(make_plugin("broken", "raise RuntimeError('bad')"), strict=True)
-    with pytest.raises(PluginLoadError, match=r"plugin 'broken' \(hermes-plugin-broken 1.0\) failed to load: RuntimeError: bad"):
+    with pytest.raises(
+        PluginLoadError,
+        match=r"plugin 'broken' \(hermes-plugin-broken 1.0\) failed to load: RuntimeError: bad",
+    ):
         host.load_all()
 
 
@@ -128,24 +139,39 @@ def hermes_post_tool_call(call, result):
 def test_a_raising_observer_is_skipped_and_the_others_still_run(make_plugin, caplog):
     import sys
 
-    raising = make_plugin("raiser", OBSERVER.format(name="raiser", marker="(tryfirst=True)",
-                                                     extra="raise RuntimeError('observer bug')"),
-                          declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"])
-    exiting = make_plugin("exiter", OBSERVER.format(name="exiter", marker="", extra="raise SystemExit(1)"),
-                          declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"])
-    calm = make_plugin("calm", OBSERVER.format(name="calm", marker="(trylast=True)", extra="pass"),
-                       declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"])
+    raising = make_plugin(
+        "raiser",
+        OBSERVER.format(
+            name="raiser", marker="(tryfirst=True)", extra="raise RuntimeError('observer bug')"
+        ),
+        declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
+    )
+    exiting = make_plugin(
+        "exiter",
+        OBSERVER.format(name="exiter", marker="", extra="raise SystemExit(1)"),
+        declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
+    )
+    calm = make_plugin(
+        "calm",
+        OBSERVER.format(name="calm", marker="(trylast=True)", extra="pass"),
+        declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
+    )
     host = host_of(raising, exiting, calm)
     host.load_observers()
     call = ToolCall(session_id="s", call_id="c1", tool="echo")
     host.pre_tool_call(call)
     host.post_tool_call(call, ToolResult(call_id="c1", ok=True, content="hi"))
-    calls = {name: sys.modules[r.target].CALLS for name, r in
-             [("raiser", raising), ("exiter", exiting), ("calm", calm)]}
+    calls = {
+        name: sys.modules[r.target].CALLS
+        for name, r in [("raiser", raising), ("exiter", exiting), ("calm", calm)]
+    }
     assert calls["calm"] == [("calm", "echo"), ("calm", "post", True)]
     assert calls["raiser"][1:] == [("raiser", "post", True)]
     messages = [r.getMessage() for r in caplog.records]
-    assert any("plugin 'raiser' raised in hermes_pre_tool_call: RuntimeError: observer bug" in m for m in messages)
+    assert any(
+        "plugin 'raiser' raised in hermes_pre_tool_call: RuntimeError: observer bug" in m
+        for m in messages
+    )
     assert any("plugin 'exiter' raised in hermes_pre_tool_call: SystemExit" in m for m in messages)
 
 
@@ -154,7 +180,11 @@ def test_observers_fire_in_pluggy_order(make_plugin):
 
     records = [
         make_plugin(name, OBSERVER.format(name=name, marker=marker, extra="pass"))
-        for name, marker in [("last", "(trylast=True)"), ("plain", ""), ("first", "(tryfirst=True)")]
+        for name, marker in [
+            ("last", "(trylast=True)"),
+            ("plain", ""),
+            ("first", "(tryfirst=True)"),
+        ]
     ]
     host = host_of(*records)
     host.load_all()
@@ -175,13 +205,19 @@ def test_lifecycle_methods_cover_every_lifecycle_hook():
 
 def test_tracing_prints_every_hook_call_with_plugin_and_duration(make_plugin):
     stream = io.StringIO()
-    host = host_of(make_plugin("t", OBSERVER.format(name="t", marker="", extra="pass") + TOOL.format(name="x")),
-                   tracer=stderr_tracer(stream))
+    host = host_of(
+        make_plugin(
+            "t", OBSERVER.format(name="t", marker="", extra="pass") + TOOL.format(name="x")
+        ),
+        tracer=stderr_tracer(stream),
+    )
     host.load_all()
     host.on_session_start(SessionInfo(session_id="s", source="cli"))
     host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="x"))
     lines = stream.getvalue().splitlines()
     assert any(line.startswith("hermes trace: hermes_tools plugin=t ") for line in lines)
     assert any(line.startswith("hermes trace: <load> plugin=t ") for line in lines)
-    assert any(line.startswith("hermes trace: hermes_pre_tool_call plugin=t ") and line.endswith(" ms")
-               for line in lines)
+    assert any(
+        line.startswith("hermes trace: hermes_pre_tool_call plugin=t ") and line.endswith(" ms")
+        for line in lines
+    )

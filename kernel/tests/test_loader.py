@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from hermes_kernel.plugins.loader import import_target, load_plugin
 from hermes_sdk import new_plugin_manager
 
@@ -28,10 +29,16 @@ def test_a_good_plugin_loads_and_yields_its_specs(make_plugin):
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("raise RuntimeError('kaboom')", r"RuntimeError: kaboom \(at hermes_test_plugin_bad_\w+\.py:1\)"),
+        (
+            "raise RuntimeError('kaboom')",
+            r"RuntimeError: kaboom \(at hermes_test_plugin_bad_\w+\.py:1\)",
+        ),
         ("import sys\nsys.exit(3)", r"called sys.exit\(3\) while loading"),
         ("raise SystemExit", r"called sys.exit\(None\)"),
-        ("import no_such_module_anywhere", r"ModuleNotFoundError: No module named 'no_such_module_anywhere'"),
+        (
+            "import no_such_module_anywhere",
+            r"ModuleNotFoundError: No module named 'no_such_module_anywhere'",
+        ),
         (
             "from hermes_sdk import hookimpl\n@hookimpl\ndef hermes_provders():\n    return []",
             r"'hermes_provders' matches no hook spec \(did you mean 'hermes_providers'\?\)",
@@ -93,7 +100,9 @@ def test_a_hang_past_the_deadline_is_abandoned_and_unregistered(make_plugin):
 def test_metadata_problems_fail_without_importing(make_plugin):
     from dataclasses import replace
 
-    record = replace(make_plugin("dup", "raise AssertionError('imported')"), problems=("name taken",))
+    record = replace(
+        make_plugin("dup", "raise AssertionError('imported')"), problems=("name taken",)
+    )
     outcome = load_plugin(record, new_plugin_manager(), timeout=5)
     assert (outcome.ok, outcome.error) == (False, "name taken")
 

@@ -27,7 +27,9 @@ def test_environment_beats_config():
 
 def test_block_list_wins_over_everything():
     assert decide("a", {"HERMES_DISABLE_PLUGINS": "*", "HERMES_LOAD_PLUGINS": "a"}) == (
-        False, "blocked by HERMES_DISABLE_PLUGINS")
+        False,
+        "blocked by HERMES_DISABLE_PLUGINS",
+    )
     assert decide("a", {"HERMES_DISABLE_PLUGINS": "b,a"}, enabled=["a"])[0] is False
     assert decide("c", {"HERMES_DISABLE_PLUGINS": "b,a"}) == (True, "installed")
 
@@ -35,4 +37,6 @@ def test_block_list_wins_over_everything():
 def test_safe_mode_loads_only_named_plugins():
     assert decide("a", safe_mode=True) == (False, "safe mode")
     assert decide("a", {"HERMES_LOAD_PLUGINS": "a"}, safe_mode=True) == (
-        True, "named in HERMES_LOAD_PLUGINS (safe mode)")
+        True,
+        "named in HERMES_LOAD_PLUGINS (safe mode)",
+    )

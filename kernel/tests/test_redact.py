@@ -2,7 +2,15 @@ from hermes_kernel.redact import REDACTED, is_secret_key, redact_data, redact_te
 
 
 def test_secret_keys_by_name():
-    for key in ["api_key", "OPENAI_API_KEY", "apiKey", "bot_token", "password", "client_secret", "privateKey"]:
+    for key in [
+        "api_key",
+        "OPENAI_API_KEY",
+        "apiKey",
+        "bot_token",
+        "password",
+        "client_secret",
+        "privateKey",
+    ]:
         assert is_secret_key(key), key
     for key in ["max_tokens", "api_key_env", "token_budget", "model", "keyboard", "author"]:
         assert not is_secret_key(key), key
@@ -17,7 +25,13 @@ def test_token_shapes_and_known_values_are_redacted_from_text():
 
 
 def test_nested_data_keeps_shape():
-    data = {"telegram": {"bot_token": "x", "allowed": [1, 2]}, "providers": [{"api_key": "k", "url": "u"}],
-            "max_tokens": 5}
-    assert redact_data(data) == {"telegram": {"bot_token": REDACTED, "allowed": [1, 2]},
-                                 "providers": [{"api_key": REDACTED, "url": "u"}], "max_tokens": 5}
+    data = {
+        "telegram": {"bot_token": "x", "allowed": [1, 2]},
+        "providers": [{"api_key": "k", "url": "u"}],
+        "max_tokens": 5,
+    }
+    assert redact_data(data) == {
+        "telegram": {"bot_token": REDACTED, "allowed": [1, 2]},
+        "providers": [{"api_key": REDACTED, "url": "u"}],
+        "max_tokens": 5,
+    }

@@ -1,4 +1,5 @@
 import pytest
+
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
@@ -48,7 +49,7 @@ def test_manifest_keys_round_trip_and_bad_keys_say_what_is_valid():
         "bundled",
     )
     assert parse_manifest_key("hook.hermes_pre_tool_call") == (Kind.HOOK, "hermes_pre_tool_call")
-    with pytest.raises(ValueError, match="KIND.NAME"):
+    with pytest.raises(ValueError, match=r"KIND\.NAME"):
         parse_manifest_key("echo")
-    with pytest.raises(ValueError, match="unknown kind 'tools'.*tool"):
+    with pytest.raises(ValueError, match=r"unknown kind 'tools'.*tool"):
         parse_manifest_key("tools.echo")

@@ -1,6 +1,7 @@
 """The test kit's fixtures, used exactly as a plugin author would use them."""
 
 import pytest
+
 from hermes_sdk import Kind, ToolSpec, hookimpl
 from hermes_sdk.registration import RegistrationError
 

@@ -36,9 +36,19 @@ def build_venv(path: Path, packages: list[Path]) -> Path:
     env.pop("VIRTUAL_ENV", None)
     subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(path)], check=True, env=env)
     subprocess.run(
-        [uv, "pip", "install", "-q", "--python", str(path / "bin" / "python"),
-         str(REPO / "sdk"), str(REPO / "kernel"), *map(str, packages)],
-        check=True, env=env,
+        [
+            uv,
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(path / "bin" / "python"),
+            str(REPO / "sdk"),
+            str(REPO / "kernel"),
+            *map(str, packages),
+        ],
+        check=True,
+        env=env,
     )
     return path
 
@@ -54,15 +64,23 @@ class Run:
 class Venv:
     path: Path
 
-    def hermes(self, *args: str, home: Path, env: dict[str, str] | None = None,
-               timeout: float = 60) -> Run:
+    def hermes(
+        self, *args: str, home: Path, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> Run:
         environ = {
-            key: value for key, value in os.environ.items()
+            key: value
+            for key, value in os.environ.items()
             if not key.startswith("HERMES_") and key != "VIRTUAL_ENV"
         }
         environ.update({"HERMES_HOME": str(home), **(env or {})})
-        done = subprocess.run([str(self.path / "bin" / "hermes"), *args], env=environ,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [str(self.path / "bin" / "hermes"), *args],
+            env=environ,
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=timeout,
+        )
         return Run(done.returncode, done.stdout, done.stderr)
 
 

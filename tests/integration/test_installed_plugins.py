@@ -31,14 +31,25 @@ def rows(run) -> dict[str, dict]:
 
 
 def test_list_reads_metadata_without_importing_anything(plugin_venv, home):
-    run = plugin_venv.hermes("plugins", "list", "--json", home=home, env={"HERMES_TRACE_PLUGINS": "1"})
+    run = plugin_venv.hermes(
+        "plugins", "list", "--json", home=home, env={"HERMES_TRACE_PLUGINS": "1"}
+    )
     listed = rows(run)
     assert set(listed) == set(EXPECTED_FAILURES) | WORKING
     assert "hermes trace:" not in run.err, "listing imported a plugin"
     good = listed["good"]
-    assert (good["distribution"], good["version"], good["state"]) == ("hermes-plugin-good", "0.1.0", "enabled")
-    assert good["declares"] == ["command.hello", "config.good", "hook.hermes_pre_tool_call",
-                                "tool.echo", "toolset.fixture"]
+    assert (good["distribution"], good["version"], good["state"]) == (
+        "hermes-plugin-good",
+        "0.1.0",
+        "enabled",
+    )
+    assert good["declares"] == [
+        "command.hello",
+        "config.good",
+        "hook.hermes_pre_tool_call",
+        "tool.echo",
+        "toolset.fixture",
+    ]
     assert listed["legacy"]["has_manifest"] is False
     assert listed["shadow"]["problems"] == ["declares tool 'echo', also declared by plugin 'good'"]
 
@@ -59,13 +70,20 @@ def test_the_table_shows_failures_and_plain_list_remembers_them(plugin_venv, hom
     assert "    failed: called sys.exit(3) while loading (at __init__.py:5)" in table.out
     assert table.err == "", "the table reports failures; no duplicate warnings on stderr"
     later = plugin_venv.hermes("plugins", "list", home=home)
-    assert "last load failed" in later.out and "hookimpl 'hermes_tool' matches no hook spec" in later.out
+    assert (
+        "last load failed" in later.out
+        and "hookimpl 'hermes_tool' matches no hook spec" in later.out
+    )
 
 
 def test_plugin_commands_work_beside_broken_plugins(plugin_venv, home):
-    hello = plugin_venv.hermes("hello", "--name", "Ada", home=home, env={"HERMES_TRACE_PLUGINS": "1"})
+    hello = plugin_venv.hermes(
+        "hello", "--name", "Ada", home=home, env={"HERMES_TRACE_PLUGINS": "1"}
+    )
     assert (hello.code, hello.out) == (0, "hello, Ada, from the good plugin\n")
-    loaded = {line.split("plugin=")[1].split()[0] for line in hello.err.splitlines() if "<load>" in line}
+    loaded = {
+        line.split("plugin=")[1].split()[0] for line in hello.err.splitlines() if "<load>" in line
+    }
     assert loaded == {"good"}, "only the plugin declaring the command is imported"
     # 'legacy' declares nothing, so finding its command imports plugins without a manifest,
     # including one that raises at import: a warning line, and the command still runs.
@@ -93,8 +111,10 @@ def test_strict_mode_turns_the_first_failure_into_exit_1(plugin_venv, home):
         "hermes: error: plugin 'hook-raises' (hermes-plugin-hook-raises 0.1.0) failed to load: "
         "ValueError: registration exploded (at __init__.py:8) (strict mode)"
     )
-    assert plugin_venv.hermes("plugins", "list", home=home, env={"HERMES_STRICT_PLUGINS": "1"}).code == 0, \
-        "strict mode only matters when something is loaded"
+    assert (
+        plugin_venv.hermes("plugins", "list", home=home, env={"HERMES_STRICT_PLUGINS": "1"}).code
+        == 0
+    ), "strict mode only matters when something is loaded"
 
 
 def test_verbose_mode_shows_the_traceback(plugin_venv, home):
@@ -109,13 +129,19 @@ def test_verbose_mode_shows_the_traceback(plugin_venv, home):
         ({"HERMES_LOAD_PLUGINS": "good,hello"}, [], {"good", "hello"}),
         ({"HERMES_LOAD_PLUGINS": ""}, [], set()),
         ({"HERMES_DISABLE_PLUGINS": "*"}, [], set()),
-        ({"HERMES_DISABLE_PLUGINS": "good,typo"}, [], (set(EXPECTED_FAILURES) | WORKING) - {"good", "typo"}),
+        (
+            {"HERMES_DISABLE_PLUGINS": "good,typo"},
+            [],
+            (set(EXPECTED_FAILURES) | WORKING) - {"good", "typo"},
+        ),
         ({}, ["--safe-mode"], set()),
         ({"HERMES_LOAD_PLUGINS": "legacy"}, ["--safe-mode"], {"legacy"}),
     ],
 )
 def test_environment_controls(plugin_venv, home, env, args, expected_enabled):
-    listed = rows(plugin_venv.hermes(*args, "plugins", "list", "--json", "--verify", home=home, env=env))
+    listed = rows(
+        plugin_venv.hermes(*args, "plugins", "list", "--json", "--verify", home=home, env=env)
+    )
     assert {name for name, row in listed.items() if row["enabled"]} == expected_enabled
     assert all(row["state"] == "disabled" for row in listed.values() if not row["enabled"])
 
@@ -129,13 +155,18 @@ def test_config_controls_and_the_enable_disable_commands(plugin_venv, home):
     assert plugin_venv.hermes("plugins", "enable", "typo", home=home).code == 0
     doctor = plugin_venv.hermes("doctor", home=home)
     assert doctor.code == 1
-    assert "[FAIL] plugin 'typo' (hermes-plugin-typo 0.1.0) failed to load: hookimpl 'hermes_tool'" in doctor.out
+    assert (
+        "[FAIL] plugin 'typo' (hermes-plugin-typo 0.1.0) failed to load: hookimpl 'hermes_tool'"
+        in doctor.out
+    )
     assert "fix: reinstall or upgrade it, or: hermes plugins disable typo" in doctor.out
     # plugins.enabled makes loading opt-in.
     (home / "config.yaml").write_text("plugins:\n  enabled: [hello]\n")
     listed = rows(plugin_venv.hermes("plugins", "list", "--json", home=home))
     assert {name for name, row in listed.items() if row["enabled"]} == {"hello"}
-    note = plugin_venv.hermes("plugins", "disable", "hello", home=home, env={"HERMES_LOAD_PLUGINS": "hello"})
+    note = plugin_venv.hermes(
+        "plugins", "disable", "hello", home=home, env={"HERMES_LOAD_PLUGINS": "hello"}
+    )
     assert "note: still enabled in this shell: named in HERMES_LOAD_PLUGINS" in note.out
 
 
@@ -147,16 +178,30 @@ def test_plugin_config_sections_are_validated_with_file_and_line(plugin_venv, ho
     run = plugin_venv.hermes("config", "validate", home=home, env={"HERMES_TRACE_PLUGINS": "1"})
     assert run.code == 1
     config = home / "config.yaml"
-    assert f"error: {config}:8: hello.greeting: expected a valid string (section of plugin 'hello')" in run.err
-    assert f"warning: {config}:6: unknown key 'good.extra' is ignored; check its spelling" in run.err
-    assert f"warning: {config}:9: unknown key 'unowned': no enabled plugin owns it; it is ignored" in run.err
-    loaded = {line.split("plugin=")[1].split()[0] for line in run.err.splitlines() if "<load>" in line}
-    assert loaded == {"good", "hello", "legacy"}, "only section owners (and manifest-less plugins) load"
+    assert (
+        f"error: {config}:8: hello.greeting: expected a valid string (section of plugin 'hello')"
+        in run.err
+    )
+    assert (
+        f"warning: {config}:6: unknown key 'good.extra' is ignored; check its spelling" in run.err
+    )
+    assert (
+        f"warning: {config}:9: unknown key 'unowned': no enabled plugin owns it; it is ignored"
+        in run.err
+    )
+    loaded = {
+        line.split("plugin=")[1].split()[0] for line in run.err.splitlines() if "<load>" in line
+    }
+    assert loaded == {"good", "hello", "legacy"}, (
+        "only section owners (and manifest-less plugins) load"
+    )
 
 
 def test_info_shows_metadata_and_verification(plugin_venv, home):
     info = plugin_venv.hermes("plugins", "info", "good", home=home)
     assert info.code == 0
     assert "distribution: hermes-plugin-good 0.1.0" in info.out
-    verified = json.loads(plugin_venv.hermes("plugins", "info", "typo", "--verify", "--json", home=home).out)
+    verified = json.loads(
+        plugin_venv.hermes("plugins", "info", "typo", "--verify", "--json", home=home).out
+    )
     assert verified["state"] == "failed" and "did you mean 'hermes_tools'" in verified["error"]

@@ -33,10 +33,14 @@ def resolve_home(flag: Path | None, profile: str | None, environ: Mapping[str, s
     profiles = home / "profiles"
     selected = profiles / profile
     if not selected.is_dir():
-        existing = sorted(p.name for p in profiles.iterdir() if p.is_dir()) if profiles.is_dir() else []
+        existing = (
+            sorted(p.name for p in profiles.iterdir() if p.is_dir()) if profiles.is_dir() else []
+        )
         known = f"existing profiles: {', '.join(existing)}" if existing else "there are no profiles"
         raise ConfigError(
-            [f"--profile {profile!r}: {selected} does not exist ({known}); "
-             f"create it with: mkdir -p {selected}"]
+            [
+                f"--profile {profile!r}: {selected} does not exist ({known}); "
+                f"create it with: mkdir -p {selected}"
+            ]
         )
     return selected

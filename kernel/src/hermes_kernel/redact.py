@@ -7,6 +7,7 @@ a security boundary, and the docs say so.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -14,8 +15,17 @@ from typing import Any
 REDACTED = "<redacted>"
 
 _SECRET_WORDS = frozenset(
-    {"secret", "password", "passwd", "passphrase", "credential", "credentials", "apikey",
-     "cookie", "bearer"}
+    {
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "apikey",
+        "cookie",
+        "bearer",
+    }
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
 _TOKEN_SHAPES = re.compile(
@@ -39,14 +49,15 @@ def is_secret_key(key: str) -> bool:
     words = [w for w in words if w]
     if not words or words[-1] in {"env", "var", "file", "path"}:
         return False
-    pairs = set(zip(words, words[1:], strict=False))
+    pairs = set(itertools.pairwise(words))
     return words[-1] == "token" or bool(_SECRET_WORDS.intersection(words) or _SECRET_PAIRS & pairs)
 
 
 def redact_text(text: str, secret_values: Iterable[str] = ()) -> str:
     """``text`` with known token shapes and the given secret values replaced."""
-    for value in sorted({v for v in secret_values if len(v) >= _MIN_SECRET_LENGTH},
-                        key=len, reverse=True):
+    for value in sorted(
+        {v for v in secret_values if len(v) >= _MIN_SECRET_LENGTH}, key=len, reverse=True
+    ):
         text = text.replace(value, REDACTED)
     return _TOKEN_SHAPES.sub(REDACTED, text)
 

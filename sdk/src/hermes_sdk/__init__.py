@@ -17,8 +17,8 @@ from hermes_sdk.specs import (
     ProviderSpec,
     SkillSourceSpec,
     Spec,
-    ToolSpec,
     ToolsetSpec,
+    ToolSpec,
     manifest_key,
     parse_manifest_key,
 )

@@ -1,8 +1,8 @@
 """Tests for hermes-plugin-hello, using the fixtures the SDK's test kit provides."""
 
-from hermes_sdk import Kind
-
 import hermes_plugin_hello
+
+from hermes_sdk import Kind
 
 
 def test_it_registers_a_tool_a_command_and_a_config_section(register_plugin):

@@ -40,7 +40,11 @@ def show(ctx: click.Context) -> None:
         **(settings.raw.get("plugins") or {}),
     }
     shown = redact_data(effective, settings.secrets.values())
-    source = settings.config_path if settings.config_path.exists() else f"{settings.config_path} (not created yet)"
+    source = (
+        settings.config_path
+        if settings.config_path.exists()
+        else f"{settings.config_path} (not created yet)"
+    )
     click.echo(f"# {source}: effective values, secrets redacted")
     click.echo(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True).rstrip())
 

@@ -24,18 +24,33 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
 
     home = Path(home)
     if not home.exists():
-        return [Finding("warning", f"HERMES_HOME {home} does not exist yet",
-                        f"it is created on first use, or now with: mkdir -p {home}")]
+        return [
+            Finding(
+                "warning",
+                f"HERMES_HOME {home} does not exist yet",
+                f"it is created on first use, or now with: mkdir -p {home}",
+            )
+        ]
     if not os.access(home, os.W_OK):
-        return [Finding("error", f"HERMES_HOME {home} is not writable",
-                        f"fix its owner or mode: chown -R $USER {home}")]
+        return [
+            Finding(
+                "error",
+                f"HERMES_HOME {home} is not writable",
+                f"fix its owner or mode: chown -R $USER {home}",
+            )
+        ]
     findings = [Finding("ok", f"HERMES_HOME {home}")]
     dotenv = home / ".env"
     if dotenv.exists():
         mode = stat.S_IMODE(dotenv.stat().st_mode)
         if mode & 0o077:
-            findings.append(Finding("error", f"{dotenv} holds secrets but is readable by others (mode {mode:o})",
-                                    f"chmod 600 {dotenv}"))
+            findings.append(
+                Finding(
+                    "error",
+                    f"{dotenv} holds secrets but is readable by others (mode {mode:o})",
+                    f"chmod 600 {dotenv}",
+                )
+            )
     return findings
 
 
@@ -50,8 +65,14 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     try:
         settings = app.settings
     except ConfigError as exc:
-        findings += [Finding("error", problem, "edit the file as the message says, then run: hermes config validate")
-                     for problem in exc.problems]
+        findings += [
+            Finding(
+                "error",
+                problem,
+                "edit the file as the message says, then run: hermes config validate",
+            )
+            for problem in exc.problems
+        ]
         return findings
     findings += _home_findings(settings.home)
     findings += [Finding("warning", w, "fix or remove the key") for w in settings.warnings]
@@ -60,23 +81,41 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     enabled = host.enabled()
     findings.append(Finding("ok", f"{len(host.records)} plugins installed, {len(enabled)} enabled"))
     for name, problems in declared_conflicts(enabled).items():
-        findings += [Finding("error", f"plugin {name!r} {p}", f"disable one: hermes plugins disable {name}")
-                     for p in problems]
+        findings += [
+            Finding("error", f"plugin {name!r} {p}", f"disable one: hermes plugins disable {name}")
+            for p in problems
+        ]
     for outcome in host.load_all():
         record = host.record(outcome.name)
         label = record.label if record else outcome.name
         if not outcome.ok:
-            findings.append(Finding("error", f"{label} failed to load: {outcome.error}",
-                                    f"reinstall or upgrade it, or: hermes plugins disable {outcome.name}"))
+            findings.append(
+                Finding(
+                    "error",
+                    f"{label} failed to load: {outcome.error}",
+                    f"reinstall or upgrade it, or: hermes plugins disable {outcome.name}",
+                )
+            )
         for warning in outcome.warnings:
-            findings.append(Finding("warning", f"{label} {warning}", "report it to the plugin's author"))
+            findings.append(
+                Finding("warning", f"{label} {warning}", "report it to the plugin's author")
+            )
     report = check_plugin_sections(settings, host)
-    findings += [Finding("error", p, "edit config.yaml as the message says") for p in report.problems]
-    findings += [Finding("warning", w, "fix the key's spelling, or enable the plugin that owns it")
-                 for w in report.warnings]
+    findings += [
+        Finding("error", p, "edit config.yaml as the message says") for p in report.problems
+    ]
+    findings += [
+        Finding("warning", w, "fix the key's spelling, or enable the plugin that owns it")
+        for w in report.warnings
+    ]
     if not host.index.of_kind(Kind.PROVIDER):
-        findings.append(Finding("warning", "no plugin provides a model provider, so Hermes cannot chat",
-                                "install a provider plugin, e.g.: pip install hermes-plugin-openai"))
+        findings.append(
+            Finding(
+                "warning",
+                "no plugin provides a model provider, so Hermes cannot chat",
+                "install a provider plugin, e.g.: pip install hermes-plugin-openai",
+            )
+        )
     return findings
 
 
@@ -90,7 +129,11 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         import json
 
-        click.echo(json.dumps({"healthy": not errors, "findings": [f.__dict__ for f in findings]}, indent=2))
+        click.echo(
+            json.dumps(
+                {"healthy": not errors, "findings": [f.__dict__ for f in findings]}, indent=2
+            )
+        )
     else:
         marks = {"ok": "ok  ", "warning": "warn", "error": "FAIL"}
         for finding in findings:
@@ -98,6 +141,8 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             if finding.fix and finding.level != "ok":
                 click.echo(f"       fix: {finding.fix}")
         warnings = sum(f.level == "warning" for f in findings)
-        click.echo(f"{len(errors)} errors, {warnings} warnings: " + ("unhealthy" if errors else "healthy"))
+        click.echo(
+            f"{len(errors)} errors, {warnings} warnings: " + ("unhealthy" if errors else "healthy")
+        )
     if errors:
         ctx.exit(1)

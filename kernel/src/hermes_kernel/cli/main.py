@@ -10,16 +10,26 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hermes_kernel._version import __version__
 
+if TYPE_CHECKING:
+    from hermes_kernel.cli.app import App
+    from hermes_sdk import Kind
+
 _BUILTINS: dict[str, tuple[str, str]] = {
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
-    "doctor": ("hermes_kernel.cli.doctor_cmd:doctor", "Check this installation; each finding with its fix."),
-    "plugins": ("hermes_kernel.cli.plugins_cmd:plugins", "List, inspect, enable and disable plugins."),
+    "doctor": (
+        "hermes_kernel.cli.doctor_cmd:doctor",
+        "Check this installation; each finding with its fix.",
+    ),
+    "plugins": (
+        "hermes_kernel.cli.plugins_cmd:plugins",
+        "List, inspect, enable and disable plugins.",
+    ),
 }
 
 
@@ -35,10 +45,10 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
         ctx.exit(0)
 
 
-def app_of(ctx: click.Context) -> Any:
+def app_of(ctx: click.Context) -> App:
     """The invocation's :class:`~hermes_kernel.cli.app.App`, created on first use."""
     root = ctx.find_root()
-    app = root.meta.get("hermes.app")
+    app: App | None = root.meta.get("hermes.app")
     if app is None:
         from hermes_kernel.cli.app import App
         from hermes_kernel.config.settings import Flags
@@ -69,7 +79,9 @@ class HermesGroup(click.Group):
             declared = app_of(ctx).host.declared(_command_kind())
         except ConfigError:
             return {}
-        return {name: records[0].name for name, records in declared.items() if name not in _BUILTINS}
+        return {
+            name: records[0].name for name, records in declared.items() if name not in _BUILTINS
+        }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*_BUILTINS, *self._plugin_commands(ctx)})
@@ -79,6 +91,8 @@ class HermesGroup(click.Group):
             module_name, _, attr = _BUILTINS[cmd_name][0].partition(":")
             command: click.Command = getattr(importlib.import_module(module_name), attr)
             return command
+        from hermes_sdk import CommandSpec
+
         host = app_of(ctx).host
         if cmd_name not in self._plugin_commands(ctx) and not any(
             not record.has_manifest for record in host.enabled()
@@ -92,9 +106,11 @@ class HermesGroup(click.Group):
                 f"command {cmd_name!r} is declared by a plugin that failed to load; "
                 "see: hermes plugins list"
             )
+        spec = provided.spec
+        assert isinstance(spec, CommandSpec)  # the index holds CommandSpecs under COMMAND
         try:
-            built = provided.spec.factory()  # type: ignore[attr-defined]  # CommandSpec
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug becomes one clear line
+            built = spec.factory()
+        except Exception as exc:
             raise click.ClickException(
                 f"plugin {provided.plugin!r} failed to build command {cmd_name!r}: "
                 f"{type(exc).__name__}: {exc}"
@@ -109,29 +125,53 @@ class HermesGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text comes from our table and plugin metadata: listing commands imports nothing.
         rows = [(name, help_text) for name, (_, help_text) in _BUILTINS.items()]
-        rows += [(name, f"(from plugin {plugin})") for name, plugin in self._plugin_commands(ctx).items()]
+        rows += [
+            (name, f"(from plugin {plugin})") for name, plugin in self._plugin_commands(ctx).items()
+        ]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(sorted(rows))
 
 
-def _command_kind() -> Any:
+def _command_kind() -> Kind:
     from hermes_sdk import Kind
 
     return Kind.COMMAND
 
 
-@click.group(cls=HermesGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Print the versions and exit.")
-@click.option("--home", type=click.Path(file_okay=False), envvar=None,
-              help="Use this HERMES_HOME (default: $HERMES_HOME or ~/.hermes).")
-@click.option("--profile", metavar="NAME", help="Use the named profile in HERMES_HOME/profiles/NAME.")
-@click.option("--safe-mode", is_flag=True, help="Load no plugins except those named in HERMES_LOAD_PLUGINS.")
-@click.option("--strict-plugins", is_flag=True, help="Fail when a plugin fails to load (for plugin developers).")
+@click.group(
+    cls=HermesGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the versions and exit.",
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False),
+    envvar=None,
+    help="Use this HERMES_HOME (default: $HERMES_HOME or ~/.hermes).",
+)
+@click.option(
+    "--profile", metavar="NAME", help="Use the named profile in HERMES_HOME/profiles/NAME."
+)
+@click.option(
+    "--safe-mode", is_flag=True, help="Load no plugins except those named in HERMES_LOAD_PLUGINS."
+)
+@click.option(
+    "--strict-plugins",
+    is_flag=True,
+    help="Fail when a plugin fails to load (for plugin developers).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show debug logs and plugin tracebacks.")
 @click.pass_context
-def cli(ctx: click.Context, **_options: Any) -> None:
+def cli(ctx: click.Context, /, **_options: Any) -> None:
     """Hermes: a personal AI agent runtime built from plugins."""
     if ctx.invoked_subcommand is not None:
         return

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import click
-from hermes_sdk import Kind
 
 from hermes_kernel._version import __version__
 from hermes_kernel.cli.app import App
+from hermes_sdk import Kind
 
 
 def print_overview(app: App) -> None:
@@ -16,9 +16,13 @@ def print_overview(app: App) -> None:
     providers = sorted(host.declared(Kind.PROVIDER))
     if not installed:
         click.echo("Nothing is installed yet: Hermes needs plugins to do anything useful.")
-        click.echo("Install a bundle or plugins (pip install hermes-plugin-NAME), then run: hermes doctor")
+        click.echo(
+            "Install a bundle or plugins (pip install hermes-plugin-NAME), then run: hermes doctor"
+        )
     elif not providers:
-        click.echo("No enabled plugin declares a model provider, so there is nothing to chat with yet.")
+        click.echo(
+            "No enabled plugin declares a model provider, so there is nothing to chat with yet."
+        )
     else:
         click.echo(f"Model providers: {', '.join(providers)}.")
         click.echo("Interactive chat is not part of this version of the kernel yet.")

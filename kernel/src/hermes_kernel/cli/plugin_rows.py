@@ -68,15 +68,25 @@ def _row(
 def plugin_rows(host: PluginHost, status: dict[str, dict[str, Any]]) -> list[PluginRow]:
     conflicts = declared_conflicts(host.enabled())
     return [
-        _row(record, host, conflicts.get(record.name, []) if host.record(record.name) is record else [],
-             status.get(record.name))
+        _row(
+            record,
+            host,
+            conflicts.get(record.name, []) if host.record(record.name) is record else [],
+            status.get(record.name),
+        )
         for record in host.records
     ]
 
 
 def describe_last_load(last: dict[str, Any]) -> str:
     age = max(0.0, time.time() - float(last.get("checked_at", 0)))
-    when = f"{age:.0f} s ago" if age < 120 else f"{age / 60:.0f} min ago" if age < 7200 else f"{age / 3600:.0f} h ago"
+    when = (
+        f"{age:.0f} s ago"
+        if age < 120
+        else f"{age / 60:.0f} min ago"
+        if age < 7200
+        else f"{age / 3600:.0f} h ago"
+    )
     if last.get("ok"):
         return f"last load ok ({when})"
     return f"last load failed ({when}): {last.get('error')}"

@@ -44,8 +44,13 @@ def _print_table(rows: list[PluginRow]) -> None:
         return
     headers = ("NAME", "STATE", "VERSION", "DISTRIBUTION", "PROVIDES")
     table = [
-        (r.name, _state_text(r), r.version, r.distribution,
-         ", ".join(r.provides if r.provides is not None else r.declares) or "-")
+        (
+            r.name,
+            _state_text(r),
+            r.version,
+            r.distribution,
+            ", ".join(r.provides if r.provides is not None else r.declares) or "-",
+        )
         for r in rows
     ]
     widths = [max(len(h), *(len(line[i]) for line in table)) for i, h in enumerate(headers[:-1])]
@@ -77,7 +82,9 @@ def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
 @plugins.command("info")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
-@click.option("--verify", is_flag=True, help="Import the plugin to check it and list what it registers.")
+@click.option(
+    "--verify", is_flag=True, help="Import the plugin to check it and list what it registers."
+)
 @click.pass_context
 def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     """Show one plugin: where it comes from, what it declares, and its load state."""
@@ -110,7 +117,9 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     for note in _notes(row):
         click.echo(f"  {note}")
     if verify and not row.enabled:
-        click.echo(f"  not verified: the plugin is disabled; enable it with: hermes plugins enable {name}")
+        click.echo(
+            f"  not verified: the plugin is disabled; enable it with: hermes plugins enable {name}"
+        )
 
 
 def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
@@ -125,15 +134,21 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     verb = "enabled" if enabled else "disabled"
     click.echo(f"{name}: {verb} in {settings.config_path}")
     if host.record(name) is None:
-        click.echo(f"note: no plugin named {name!r} is installed; it will stay disabled if installed later")
+        click.echo(
+            f"note: no plugin named {name!r} is installed; it will stay disabled if installed later"
+        )
     # The environment outranks config.yaml: say so when it will override what was just set.
     from hermes_kernel.config.settings import load_settings
     from hermes_kernel.plugins.policy import PluginPolicy
 
     fresh = load_settings(app.flags)
-    decision = PluginPolicy.from_sources(fresh.kernel.plugins, fresh.environ, app.flags.safe_mode).decide(name)
+    decision = PluginPolicy.from_sources(
+        fresh.kernel.plugins, fresh.environ, app.flags.safe_mode
+    ).decide(name)
     if decision.enabled != enabled:
-        click.echo(f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}")
+        click.echo(
+            f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}"
+        )
 
 
 @plugins.command("enable")

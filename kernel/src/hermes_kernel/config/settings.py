@@ -70,7 +70,9 @@ class Settings:
     @property
     def strict_plugins(self) -> bool:
         env = self.environ.get("HERMES_STRICT_PLUGINS", "").strip().lower()
-        return self.flags.strict_plugins or env in {"1", "true", "yes"} or self.kernel.plugins.strict
+        return (
+            self.flags.strict_plugins or env in {"1", "true", "yes"} or self.kernel.plugins.strict
+        )
 
 
 def config_path(home: Path) -> Path:

@@ -70,12 +70,14 @@ def parse_yaml_mapping(path: Path, text: str) -> YamlDocument:
         raise ConfigError([f"{path}: YAML syntax error: {exc}"]) from None
     finally:
         loader.dispose()
-    if data is None:
+    if data is None or node is None:
         return YamlDocument(path, {})
     if not isinstance(data, dict):
         raise ConfigError(
-            [f"{path}:1: the top level must be a mapping of keys (like 'plugins:'), "
-             f"got a {type(data).__name__}"]
+            [
+                f"{path}:1: the top level must be a mapping of keys (like 'plugins:'), "
+                f"got a {type(data).__name__}"
+            ]
         )
     lines: dict[KeyPath, int] = {}
     _index_lines(node, (), lines)

@@ -11,10 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from importlib import metadata
 
-from hermes_sdk import Kind, parse_manifest_key
-
 from hermes_kernel.plugins import MANIFEST_GROUP, PLUGIN_GROUP
 from hermes_kernel.plugins.records import PluginRecord
+from hermes_sdk import Kind, parse_manifest_key
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,9 @@ def discover() -> list[PluginRecord]:
         else:
             owner_of[entry.name] = entry.distribution
         records.append(
-            PluginRecord(entry.name, entry.value, entry.distribution, entry.version, problems=problems)
+            PluginRecord(
+                entry.name, entry.value, entry.distribution, entry.version, problems=problems
+            )
         )
     return _attach_manifest(records, _entries(MANIFEST_GROUP))
 

@@ -33,7 +33,11 @@ def notify(
             failures.append((impl.plugin_name, exc))
             log.warning(
                 "plugin %r raised in %s: %s: %s (skipped; the turn goes on)",
-                impl.plugin_name, hook, type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG),
+                impl.plugin_name,
+                hook,
+                type(exc).__name__,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
             )
         finally:
             if tracer is not None:

@@ -13,6 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
 
 import pluggy
+
+from hermes_kernel.config.model import KERNEL_SECTIONS
+from hermes_kernel.plugins.dispatch import notify
+from hermes_kernel.plugins.loader import load_plugin
+from hermes_kernel.plugins.policy import Decision, PluginPolicy
+from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
+from hermes_kernel.plugins.trace import Tracer
 from hermes_sdk import (
     BackendSpec,
     CommandSpec,
@@ -28,19 +35,12 @@ from hermes_sdk import (
     Spec,
     ToolCall,
     ToolResult,
-    ToolSpec,
     ToolsetSpec,
+    ToolSpec,
     new_plugin_manager,
 )
 from hermes_sdk.hookspecs import LIFECYCLE_HOOKS
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
-
-from hermes_kernel.config.model import KERNEL_SECTIONS
-from hermes_kernel.plugins.dispatch import notify
-from hermes_kernel.plugins.loader import load_plugin
-from hermes_kernel.plugins.policy import Decision, PluginPolicy
-from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
-from hermes_kernel.plugins.trace import Tracer
 
 log = logging.getLogger("hermes.plugins")
 
@@ -96,7 +96,7 @@ class PluginHost:
         return [r for r in self._by_name.values() if self.policy.decide(r.name).enabled]
 
     def declared(self, kind: Kind) -> dict[str, list[PluginRecord]]:
-        """From metadata alone: each declared name of ``kind`` and the enabled plugins declaring it."""
+        """Each declared name of ``kind`` and the enabled plugins declaring it (metadata only)."""
         found: dict[str, list[PluginRecord]] = {}
         for record in self.enabled():
             for name in record.declared_names(kind):
@@ -156,7 +156,12 @@ class PluginHost:
             plugin = self.manager.get_plugin(record.name)
             if plugin is not None:
                 self.manager.unregister(plugin)
-            outcome.ok, outcome.error, outcome.specs, outcome.hooks = False, outcome.warnings[0], [], []
+            outcome.ok, outcome.error, outcome.specs, outcome.hooks = (
+                False,
+                outcome.warnings[0],
+                [],
+                [],
+            )
         return outcome
 
     def _report(self, record: PluginRecord, outcome: LoadOutcome) -> None:
@@ -178,7 +183,8 @@ class PluginHost:
         without a manifest (they could provide anything)."""
         enabled = self.enabled()
         declaring = [
-            r for r in enabled
+            r
+            for r in enabled
             if any(k is kind and (name is None or n == name) for k, n in r.declares)
         ]
         undeclared = [r for r in enabled if not r.has_manifest]

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
-from hermes_sdk import Spec
-from hermes_sdk.registration import RegistrationError, check_hookimpls, collect_specs
 
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
 from hermes_kernel.plugins.trace import Tracer
+from hermes_sdk import Spec
+from hermes_sdk.registration import RegistrationError, check_hookimpls, collect_specs
 
 
 def import_target(target: str) -> Any:
@@ -118,7 +118,9 @@ def load_plugin(
     attempt = _Attempt(lock=threading.Lock())
     started = time.perf_counter()
     worker = threading.Thread(
-        target=_work, args=(record, manager, attempt, tracer), name=f"hermes-load-{record.name}",
+        target=_work,
+        args=(record, manager, attempt, tracer),
+        name=f"hermes-load-{record.name}",
         daemon=True,
     )
     worker.start()
@@ -129,15 +131,20 @@ def load_plugin(
             attempt.abandoned = True
             _unregister(manager, attempt.registered)
             return LoadOutcome(
-                record.name, ok=False, seconds=seconds,
+                record.name,
+                ok=False,
+                seconds=seconds,
                 error=f"did not finish loading within {timeout:g} s "
                 "(plugins.load_timeout_seconds); it may hang at import",
             )
         if attempt.error is not None:
             _unregister(manager, attempt.registered)
             return LoadOutcome(
-                record.name, ok=False, seconds=seconds,
-                error=describe_failure(attempt.error), traceback=attempt.trace_text,
+                record.name,
+                ok=False,
+                seconds=seconds,
+                error=describe_failure(attempt.error),
+                traceback=attempt.trace_text,
             )
     if tracer is not None:
         tracer("<load>", record.name, seconds)

@@ -1,0 +1,39 @@
+# Sourced by scripts/test and scripts/hermes: find uv, or install it into a private venv,
+# and sync the workspace from uv.lock. Needs only Python 3.11+ with venv and pip.
+set -euo pipefail
+
+UV_VERSION="0.13.9"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export UV_PYTHON_DOWNLOADS=never  # use the machine's Python; never fetch one
+
+find_python() {
+  for candidate in python3 python3.13 python3.12 python3.11 python; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  echo "hermes: error: Python 3.11 or newer is required; install it and retry" >&2
+  return 1
+}
+
+if [ -z "${UV:-}" ]; then
+  if command -v uv >/dev/null 2>&1; then
+    UV="$(command -v uv)"
+  else
+    UV="$ROOT/.cache/bootstrap/bin/uv"
+    if [ ! -x "$UV" ]; then
+      python="$(find_python)"
+      echo "hermes: installing uv $UV_VERSION into $ROOT/.cache/bootstrap" >&2
+      "$python" -m venv "$ROOT/.cache/bootstrap"
+      "$ROOT/.cache/bootstrap/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+    fi
+  fi
+fi
+export UV
+if [ -z "${UV_PYTHON:-}" ]; then
+  UV_PYTHON="$(find_python)"
+  export UV_PYTHON
+fi
+"$UV" sync --quiet --locked --all-packages --project "$ROOT"

@@ -1,0 +1,70 @@
+"""The docs stay true: the hook reference is generated and current, every hook is in it, and
+the author guide's example plugin is the one the tests install and run."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+from hermes_sdk import hookspecs
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO / "docs" / "reference" / "hooks.md"
+EXAMPLE = REPO / "docs" / "examples" / "hermes-plugin-hello"
+
+
+def declared_hooks() -> set[str]:
+    return {
+        name
+        for name, value in vars(hookspecs).items()
+        if name.startswith("hermes_") and hasattr(value, "hermes_spec")
+    }
+
+
+def test_every_declared_hook_is_grouped_and_documented():
+    hooks = declared_hooks()
+    assert hooks == set(hookspecs.REGISTRATION_HOOKS) | set(hookspecs.LIFECYCLE_HOOKS)
+    reference = REFERENCE.read_text(encoding="utf-8")
+    missing = [name for name in sorted(hooks) if f"### `{name}`" not in reference]
+    assert missing == [], (
+        f"undocumented hooks; run: python scripts/gen_hook_reference.py ({missing})"
+    )
+    for name in hooks:
+        doc = getattr(hookspecs, name).__doc__ or ""
+        assert "Example::" in doc and "Called" in doc, (
+            f"{name}'s docstring must say when and show how"
+        )
+
+
+def test_hook_reference_is_current():
+    generator = runpy.run_path(str(REPO / "scripts" / "gen_hook_reference.py"))
+    assert REFERENCE.read_text(encoding="utf-8") == generator["render"](), (
+        "docs/reference/hooks.md is stale; run: python scripts/gen_hook_reference.py"
+    )
+
+
+def test_author_guide_shows_the_tested_example_plugin_verbatim():
+    guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
+    for relative in [
+        "pyproject.toml",
+        "src/hermes_plugin_hello/__init__.py",
+        "tests/test_hello.py",
+    ]:
+        text = (EXAMPLE / relative).read_text(encoding="utf-8").strip()
+        assert text in guide, f"docs/authors/guide.md must include {relative} verbatim"
+
+
+def test_plugin_controls_page_covers_every_control():
+    page = (REPO / "docs" / "user" / "plugins.md").read_text(encoding="utf-8")
+    for control in [
+        "HERMES_LOAD_PLUGINS",
+        "HERMES_DISABLE_PLUGINS",
+        "--safe-mode",
+        "HERMES_TRACE_PLUGINS",
+        "plugins list --json",
+        "plugins.enabled",
+        "plugins.disabled",
+        "--strict-plugins",
+        "load_timeout_seconds",
+    ]:
+        assert control in page, control

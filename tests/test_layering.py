@@ -1,0 +1,62 @@
+"""Plugins import hermes_sdk only, never hermes_kernel (ruff's banned-api rule says the same
+for linted code; this also covers fixtures, examples and any string-built import)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_TREES = [
+    REPO / "plugins",
+    REPO / "tests" / "fixtures" / "plugins",
+    REPO / "docs" / "examples",
+]
+
+
+def kernel_imports(source: str) -> list[int]:
+    """Line numbers of imports of hermes_kernel (static or through importlib/__import__)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called not in {"import_module", "__import__"}:
+                continue
+            names = [str(node.args[0].value)]
+        else:
+            continue
+        if any(name == "hermes_kernel" or name.startswith("hermes_kernel.") for name in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_check_catches_every_form():
+    source = (
+        "import hermes_kernel\nfrom hermes_kernel.plugins import host\nimport hermes_sdk\n"
+        "import importlib\nimportlib.import_module('hermes_kernel.cli')\n__import__('hermes_kernel')\n"
+        "from hermes_kernelish import x\n"
+    )
+    assert kernel_imports(source) == [1, 2, 5, 6]
+
+
+def test_no_plugin_imports_the_kernel():
+    offenders = []
+    for tree in PLUGIN_TREES:
+        for path in sorted(tree.rglob("*.py")):
+            for line in kernel_imports(path.read_text(encoding="utf-8")):
+                offenders.append(f"{path.relative_to(REPO)}:{line}")
+    assert offenders == [], "plugins must import hermes_sdk, not hermes_kernel"
+
+
+def test_plugin_packages_do_not_depend_on_the_kernel():
+    import tomllib
+
+    for tree in PLUGIN_TREES:
+        for pyproject in tree.rglob("pyproject.toml"):
+            deps = tomllib.loads(pyproject.read_text())["project"].get("dependencies", [])
+            assert not [d for d in deps if d.startswith("hermes-kernel")], pyproject
