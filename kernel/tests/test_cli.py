@@ -80,7 +80,7 @@ def test_disable_creates_config_when_missing(hermes):
     assert hermes("plugins", "disable", "x").code == 0
     from hermes_kernel.config.settings import Flags, load_settings
 
-    assert load_settings(Flags(home=hermes.home), {}).kernel.plugins.disabled == ["x"]
+    assert load_settings(Flags(home=hermes.home), {}).plugins.disabled == ("x",)
 
 
 def test_config_path_show_and_validate(hermes):

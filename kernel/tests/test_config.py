@@ -28,8 +28,8 @@ def problems_for(home: Path, config: str | None = None, dotenv: str | None = Non
 
 def test_defaults_without_any_file(tmp_path):
     settings = settings_for(tmp_path / "home")
-    assert settings.kernel.plugins.load_timeout_seconds == 10
-    assert settings.kernel.plugins.enabled is None
+    assert settings.plugins.load_timeout_seconds == 10
+    assert settings.plugins.enabled is None
     assert settings.warnings == []
 
 
@@ -47,7 +47,7 @@ def test_profiles_select_a_sub_home_and_a_missing_one_is_an_error(tmp_path):
     (tmp_path / "profiles" / "work" / "config.yaml").write_text("plugins:\n  disabled: [x]\n")
     settings = load_settings(Flags(home=tmp_path, profile="work"), {})
     assert settings.home == tmp_path / "profiles" / "work"
-    assert settings.kernel.plugins.disabled == ["x"]
+    assert settings.plugins.disabled == ("x",)
     with pytest.raises(
         ConfigError, match=r"'wrok'.*\(existing profiles: work\); create it with: mkdir -p"
     ):
@@ -81,14 +81,14 @@ def test_top_level_must_be_a_mapping(tmp_path):
 
 def test_unknown_keys_warn_and_the_rest_still_loads(tmp_path):
     settings = settings_for(tmp_path, "model: gpt\nplugins:\n  disabeld: [x]\n  strict: true\n")
-    assert settings.kernel.plugins.strict is True
+    assert settings.plugins.strict is True
     assert settings.warnings == [
         f"{tmp_path / 'config.yaml'}:3: unknown key 'plugins.disabeld' is ignored; check its spelling"
     ]
 
 
 def test_an_empty_plugins_section_is_accepted(tmp_path):
-    assert settings_for(tmp_path, "plugins:\n").kernel.plugins.disabled == []
+    assert settings_for(tmp_path, "plugins:\n").plugins.disabled == ()
 
 
 def test_dotenv_values_are_secrets_and_the_environment_wins(tmp_path):
@@ -119,3 +119,45 @@ def test_every_problem_is_reported_at_once(tmp_path):
     problems = problems_for(tmp_path, "plugins:\n  strict: maybe\n", "bad line\n")
     assert len(problems) == 2
     assert "plugins.strict" in problems[0] and ".env:1" in problems[1]
+
+
+def test_plugin_settings_defaults_match_the_pydantic_model():
+    from hermes_kernel.config.controls import PluginSettings
+    from hermes_kernel.config.model import PluginsConfig
+
+    assert PluginSettings.from_mapping(PluginsConfig().model_dump()) == PluginSettings()
+    assert set(PluginsConfig.model_fields) == set(PluginSettings().as_mapping())
+
+
+def test_unchanged_config_is_served_from_cache_without_yaml_or_pydantic(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "config.yaml").write_text("plugins:\n  disabled: [a]\n  typo_key: 1\n")
+    probe = (
+        "import sys\nfrom pathlib import Path\n"
+        "from hermes_kernel.config.settings import Flags, load_settings\n"
+        f"s = load_settings(Flags(home=Path({str(tmp_path)!r})), {{}})\n"
+        "print(s.plugins.disabled, len(s.warnings), s.document.where(('plugins', 'disabled')),"
+        " 'yaml' in sys.modules, 'pydantic' in sys.modules)\n"
+    )
+
+    def run() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+
+    first, second = run(), run()
+    where = f"{tmp_path / 'config.yaml'}:2"
+    assert first.split() == ["('a',)", "1", where, "True", "True"]
+    assert second.split() == ["('a',)", "1", where, "False", "False"], "cache hit skips both"
+    (tmp_path / "config.yaml").write_text("plugins:\n  disabled: [b]\n  typo_key: 1\n")  # same size
+    assert run().split()[:1] == ["('b',)"], "a content change is a miss"
+
+
+def test_a_broken_config_is_never_cached(tmp_path):
+    (tmp_path / "config.yaml").write_text("plugins:\n  strict: maybe\n")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=r"plugins\.strict"):
+            load_settings(Flags(home=tmp_path), {})
+    assert not (tmp_path / "cache" / "config.json").exists()

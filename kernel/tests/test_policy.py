@@ -1,9 +1,11 @@
-from hermes_kernel.config.model import PluginsConfig
+from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.plugins.policy import PluginPolicy
 
 
 def decide(name: str, environ=None, safe_mode=False, **config) -> tuple[bool, str]:
-    policy = PluginPolicy.from_sources(PluginsConfig(**config), environ or {}, safe_mode)
+    policy = PluginPolicy.from_sources(
+        PluginSettings.from_mapping(config), environ or {}, safe_mode
+    )
     decision = policy.decide(name)
     return decision.enabled, decision.reason
 

@@ -41,6 +41,9 @@ def build_venv(path: Path, packages: list[Path]) -> Path:
             "pip",
             "install",
             "-q",
+            # Compile bytecode as pip does: otherwise every run pays for compiling (more so
+            # where PYTHONDONTWRITEBYTECODE is set) and start-up figures mean nothing.
+            "--compile-bytecode",
             "--python",
             str(path / "bin" / "python"),
             str(REPO / "sdk"),
@@ -63,6 +66,11 @@ class Run:
 @dataclass
 class Venv:
     path: Path
+
+    def pip(self, *args: str) -> None:
+        """Run ``uv pip ARGS`` against this venv (install, uninstall ...)."""
+        python = str(self.path / "bin" / "python")
+        subprocess.run([uv_command(), "pip", *args, "--python", python], check=True)
 
     def hermes(
         self, *args: str, home: Path, env: dict[str, str] | None = None, timeout: float = 60
@@ -89,6 +97,17 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     packages = sorted(p for p in FIXTURES.iterdir() if (p / "pyproject.toml").exists())
     packages.append(REPO / "docs" / "examples" / "hermes-plugin-hello")
     return Venv(build_venv(tmp_path_factory.mktemp("venv") / "venv", packages))
+
+
+@pytest.fixture
+def make_venv(tmp_path: Path) -> Callable[[list[Path]], Venv]:
+    """Build a private venv with the given fixture plugin folders (for tests that change it)."""
+    return lambda packages: Venv(build_venv(tmp_path / "private-venv", packages))
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
 
 
 @pytest.fixture

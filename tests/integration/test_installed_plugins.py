@@ -205,3 +205,14 @@ def test_info_shows_metadata_and_verification(plugin_venv, home):
         plugin_venv.hermes("plugins", "info", "typo", "--verify", "--json", home=home).out
     )
     assert verified["state"] == "failed" and "did you mean 'hermes_tools'" in verified["error"]
+
+
+def test_installing_and_removing_a_plugin_shows_up_at_once(make_venv, fixtures_dir, home):
+    """The discovery cache must never hide a change to what is installed."""
+    venv = make_venv([fixtures_dir / "good"])
+    assert set(rows(venv.hermes("plugins", "list", "--json", home=home))) == {"good"}
+    assert list((home / "cache").glob("plugins-*.json")), "the scan was cached"
+    venv.pip("install", "-q", str(fixtures_dir / "legacy"))
+    assert set(rows(venv.hermes("plugins", "list", "--json", home=home))) == {"good", "legacy"}
+    venv.pip("uninstall", "-q", "hermes-plugin-good")
+    assert set(rows(venv.hermes("plugins", "list", "--json", home=home))) == {"legacy"}

@@ -25,6 +25,8 @@ class App:
         self.flags = flags
         self._redactor = redactor
         self._loaded: list[tuple[PluginRecord, LoadOutcome]] = []
+        self.rescan = False
+        """Set before ``records`` is used to bypass the discovery cache (``--verify``)."""
 
     @cached_property
     def settings(self) -> Settings:
@@ -38,12 +40,12 @@ class App:
 
     @cached_property
     def records(self) -> list[PluginRecord]:
-        return discover()
+        return discover(None if self.rescan else self.settings.home / "cache")
 
     @cached_property
     def host(self) -> PluginHost:
         settings = self.settings
-        plugins = settings.kernel.plugins
+        plugins = settings.plugins
         return PluginHost(
             self.records,
             PluginPolicy.from_sources(plugins, settings.environ, self.flags.safe_mode),

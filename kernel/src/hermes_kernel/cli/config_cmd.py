@@ -36,7 +36,7 @@ def show(ctx: click.Context) -> None:
     settings = app_of(ctx).settings
     effective = dict(settings.raw)
     effective["plugins"] = {
-        **settings.kernel.plugins.model_dump(exclude_none=False),
+        **settings.plugins.as_mapping(),
         **(settings.raw.get("plugins") or {}),
     }
     shown = redact_data(effective, settings.secrets.values())

@@ -74,6 +74,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
             for problem in exc.problems
         ]
         return findings
+    app.rescan = True  # a health check looks at what is installed now, not at a cache
     findings += _home_findings(settings.home)
     findings += [Finding("warning", w, "fix or remove the key") for w in settings.warnings]
     host = app.host

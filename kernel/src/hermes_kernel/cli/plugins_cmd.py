@@ -68,6 +68,7 @@ def _print_table(rows: list[PluginRow]) -> None:
 def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
     """Show installed plugins from metadata, without importing them (unless --verify)."""
     app = app_of(ctx)
+    app.rescan = verify
     host = app.host
     if verify:
         host.report_failures = False  # the table reports them
@@ -89,6 +90,7 @@ def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
 def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     """Show one plugin: where it comes from, what it declares, and its load state."""
     app = app_of(ctx)
+    app.rescan = verify
     host = app.host
     record = host.record(name)
     if record is None:
@@ -142,9 +144,9 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     from hermes_kernel.plugins.policy import PluginPolicy
 
     fresh = load_settings(app.flags)
-    decision = PluginPolicy.from_sources(
-        fresh.kernel.plugins, fresh.environ, app.flags.safe_mode
-    ).decide(name)
+    decision = PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode).decide(
+        name
+    )
     if decision.enabled != enabled:
         click.echo(
             f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}"

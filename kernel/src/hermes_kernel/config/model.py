@@ -6,9 +6,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-KERNEL_SECTIONS = frozenset({"plugins"})
-"""Top-level keys the kernel owns; plugins cannot claim them."""
-
 
 class PluginsConfig(BaseModel):
     """The ``plugins:`` section: which plugins load, and how."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hermes_kernel.config.model import KERNEL_SECTIONS
+from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.config.settings import Settings
 from hermes_kernel.config.validate import unknown_keys, validate_section
 from hermes_kernel.plugins.host import PluginHost

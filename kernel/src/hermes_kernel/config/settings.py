@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_kernel.config.cache import content_key, read_cached, write_cached
+from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.config.dotenv import read_dotenv
 from hermes_kernel.config.errors import ConfigError
-from hermes_kernel.config.model import KernelConfig
-from hermes_kernel.config.validate import unknown_keys, validate_section
-from hermes_kernel.config.yaml_source import YamlDocument, read_yaml_mapping
+from hermes_kernel.config.yaml_source import YamlDocument
 from hermes_kernel.home import resolve_home
 
 
@@ -54,7 +54,7 @@ class Settings:
     home: Path
     flags: Flags
     document: YamlDocument
-    kernel: KernelConfig
+    plugins: PluginSettings
     secrets: Secrets
     environ: Mapping[str, str]
     warnings: list[str] = field(default_factory=list)
@@ -70,9 +70,7 @@ class Settings:
     @property
     def strict_plugins(self) -> bool:
         env = self.environ.get("HERMES_STRICT_PLUGINS", "").strip().lower()
-        return (
-            self.flags.strict_plugins or env in {"1", "true", "yes"} or self.kernel.plugins.strict
-        )
+        return self.flags.strict_plugins or env in {"1", "true", "yes"} or self.plugins.strict
 
 
 def config_path(home: Path) -> Path:
@@ -83,31 +81,79 @@ def dotenv_path(home: Path) -> Path:
     return home / ".env"
 
 
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
+
+
+ParsedConfig = tuple[YamlDocument, PluginSettings, list[str]]
+
+
+def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
+    """The slow path: PyYAML and pydantic, imported only here."""
+    from hermes_kernel.config.model import KernelConfig
+    from hermes_kernel.config.validate import unknown_keys, validate_section
+    from hermes_kernel.config.yaml_source import parse_yaml_mapping
+
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
+    document = parse_yaml_mapping(path, text)
+    kernel, problems = validate_section(document, (), KernelConfig, document.data)
+    if kernel is None:
+        raise ConfigError(problems)
+    warnings = unknown_keys(document, ("plugins",), kernel.plugins)
+    plugins = PluginSettings.from_mapping(kernel.plugins.model_dump())
+    return document, plugins, warnings
+
+
+def _load_config(home: Path) -> ParsedConfig:
+    path = config_path(home)
+    content = _read_bytes(path)
+    if content is None:
+        return YamlDocument(path, {}), PluginSettings(), []
+    key = content_key(path, content)
+    cached = read_cached(home, key)
+    if cached is not None:
+        document = YamlDocument.from_json(path, cached["document"])
+        return document, PluginSettings.from_mapping(cached["plugins"]), list(cached["warnings"])
+    document, plugins, warnings = _parse_and_validate(path, content)
+    write_cached(
+        home,
+        key,
+        {"document": document.to_json(), "plugins": plugins.as_mapping(), "warnings": warnings},
+    )
+    return document, plugins, warnings
+
+
 def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Settings:
     """Read HERMES_HOME's config.yaml and .env; raise ConfigError listing every problem."""
     env = dict(os.environ if environ is None else environ)
     home = resolve_home(flags.home, flags.profile, env)
     problems: list[str] = []
+    parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [])
     try:
-        document = read_yaml_mapping(config_path(home))
+        parsed = _load_config(home)
     except ConfigError as exc:
         problems.extend(exc.problems)
-        document = YamlDocument(config_path(home), {})
-    kernel, kernel_problems = validate_section(document, (), KernelConfig, document.data)
-    problems.extend(kernel_problems)
     try:
         dotenv = read_dotenv(dotenv_path(home))
     except ConfigError as exc:
         problems.extend(exc.problems)
         dotenv = {}
-    if problems or kernel is None:
+    if problems:
         raise ConfigError(problems)
-    warnings = unknown_keys(document, ("plugins",), kernel.plugins)
+    document, plugins, warnings = parsed
     return Settings(
         home=home,
         flags=flags,
         document=document,
-        kernel=kernel,
+        plugins=plugins,
         secrets=Secrets(dotenv, env),
         environ=env,
         warnings=warnings,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_kernel.config.yaml_source import KeyPath, YamlDocument
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 def _describe(error: Any) -> str:
@@ -35,6 +36,8 @@ def validate_section(
 
     Returns the model instance, or None and one problem line per error.
     """
+    from pydantic import ValidationError
+
     try:
         return model.model_validate({} if data is None else data), []
     except ValidationError as exc:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from hermes_kernel.config.errors import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 KeyPath = tuple[str | int, ...]
 
@@ -20,6 +21,17 @@ class YamlDocument:
     path: Path
     data: dict[str, Any]
     lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "data": self.data,
+            "lines": [[list(path), line] for path, line in self.lines.items()],
+        }
+
+    @classmethod
+    def from_json(cls, path: Path, stored: dict[str, Any]) -> YamlDocument:
+        lines = {tuple(key_path): line for key_path, line in stored["lines"]}
+        return cls(path, stored["data"], lines)
 
     def line_of(self, key_path: KeyPath) -> int:
         """The line of the deepest known prefix of ``key_path``; 0 if none is known."""
@@ -36,6 +48,8 @@ class YamlDocument:
 
 
 def _index_lines(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int]) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
@@ -55,6 +69,8 @@ def parse_yaml_mapping(path: Path, text: str) -> YamlDocument:
     Raises ConfigError with one line naming the file, line and column of a syntax error,
     or saying that the top level must be a mapping.
     """
+    import yaml
+
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -82,16 +98,3 @@ def parse_yaml_mapping(path: Path, text: str) -> YamlDocument:
     lines: dict[KeyPath, int] = {}
     _index_lines(node, (), lines)
     return YamlDocument(path, data, lines)
-
-
-def read_yaml_mapping(path: Path) -> YamlDocument:
-    """Read and parse ``path``; a missing file is an empty document."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return YamlDocument(path, {})
-    except UnicodeDecodeError as exc:
-        raise ConfigError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
-    return parse_yaml_mapping(path, text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from importlib import metadata
+from pathlib import Path
 
 from hermes_kernel.plugins import MANIFEST_GROUP, PLUGIN_GROUP
 from hermes_kernel.plugins.records import PluginRecord
@@ -18,19 +18,37 @@ from hermes_sdk import Kind, parse_manifest_key
 
 @dataclass(frozen=True)
 class _Entry:
+    group: str
     name: str
     value: str
     distribution: str
     version: str
+    metadata_dir: str | None  # the .dist-info folder, when on disk
 
 
-def _entries(group: str) -> list[_Entry]:
+def _scan() -> list[_Entry]:
+    """Every entry point in our two groups (duplicate distributions on sys.path ignored)."""
+    from importlib import metadata  # not needed when the discovery cache answers
+
     found = []
-    for entry in metadata.entry_points(group=group):
+    for entry in [
+        *metadata.entry_points(group=PLUGIN_GROUP),
+        *metadata.entry_points(group=MANIFEST_GROUP),
+    ]:
         dist = entry.dist
-        dist_name = dist.name if dist is not None else "?"
-        version = dist.version if dist is not None else "?"
-        found.append(_Entry(entry.name, entry.value, dist_name, version))
+        # PathDistribution keeps its folder in a private attribute; without it the cache
+        # simply cannot watch this distribution's metadata for in-place changes.
+        folder = getattr(dist, "_path", None)
+        found.append(
+            _Entry(
+                entry.group,
+                entry.name,
+                entry.value,
+                dist.name if dist is not None else "?",
+                dist.version if dist is not None else "?",
+                str(folder) if isinstance(folder, Path) else None,
+            )
+        )
     return found
 
 
@@ -63,11 +81,12 @@ def _attach_manifest(records: list[PluginRecord], manifest: list[_Entry]) -> lis
     ]
 
 
-def discover() -> list[PluginRecord]:
-    """Every installed plugin, sorted by name; duplicate names are marked, not dropped."""
+def records_from_entries(entries: list[_Entry]) -> list[PluginRecord]:
+    """Every plugin, sorted by name; duplicate names are marked, not dropped."""
     records: list[PluginRecord] = []
     owner_of: dict[str, str] = {}
-    for entry in sorted(_entries(PLUGIN_GROUP), key=lambda e: (e.name, e.distribution)):
+    plugins = [e for e in entries if e.group == PLUGIN_GROUP]
+    for entry in sorted(plugins, key=lambda e: (e.name, e.distribution)):
         problems: tuple[str, ...] = ()
         if entry.name in owner_of:
             problems = (
@@ -81,7 +100,24 @@ def discover() -> list[PluginRecord]:
                 entry.name, entry.value, entry.distribution, entry.version, problems=problems
             )
         )
-    return _attach_manifest(records, _entries(MANIFEST_GROUP))
+    return _attach_manifest(records, [e for e in entries if e.group == MANIFEST_GROUP])
+
+
+def discover(cache_dir: Path | None = None) -> list[PluginRecord]:
+    """Every installed plugin. With ``cache_dir``, a scan is reused until the environment
+    changes (see :mod:`discovery_cache`), so start-up does not grow with what is installed."""
+    from hermes_kernel.plugins import discovery_cache
+
+    if cache_dir is not None:
+        cached = discovery_cache.load(cache_dir)
+        if cached is not None:
+            return cached
+    entries = _scan()
+    records = records_from_entries(entries)
+    if cache_dir is not None:
+        watched = sorted({e.metadata_dir for e in entries if e.metadata_dir is not None})
+        discovery_cache.store(cache_dir, records, watched)
+    return records
 
 
 def declared_conflicts(records: list[PluginRecord]) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ from typing import TypeVar, cast
 
 import pluggy
 
-from hermes_kernel.config.model import KERNEL_SECTIONS
+from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.plugins.dispatch import notify
 from hermes_kernel.plugins.loader import load_plugin
 from hermes_kernel.plugins.policy import Decision, PluginPolicy

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hermes_kernel.config.model import PluginsConfig
+from hermes_kernel.config.controls import PluginSettings
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class PluginPolicy:
 
     @classmethod
     def from_sources(
-        cls, config: PluginsConfig, environ: Mapping[str, str], safe_mode: bool
+        cls, config: PluginSettings, environ: Mapping[str, str], safe_mode: bool
     ) -> PluginPolicy:
         return cls(
             allow_env=_names(environ.get("HERMES_LOAD_PLUGINS")),

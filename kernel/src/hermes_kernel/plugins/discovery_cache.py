@@ -1,0 +1,96 @@
+"""Remember the plugin discovery scan until the Python environment changes.
+
+Scanning metadata means importing importlib.metadata and reading every installed
+distribution; the result only changes when something is installed, removed or upgraded.
+The cache is valid while (a) the interpreter and ``sys.path`` are the same, (b) every
+``sys.path`` folder has the same mtime (installing or removing a distribution adds or
+removes a folder there), and (c) every plugin's metadata folder has the same mtime (an
+in-place reinstall). ``hermes plugins list --verify`` always rescans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hermes_kernel._version import __version__
+from hermes_kernel.plugins.records import PluginRecord
+from hermes_sdk import Kind
+
+_FORMAT = 1
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return None
+
+
+def _environment() -> list[Any]:
+    return [_FORMAT, __version__, sys.executable, [[p, _mtime(p)] for p in sys.path]]
+
+
+def _file(cache_dir: Path) -> Path:
+    # One file per interpreter and path, so two virtualenvs sharing a home do not thrash.
+    digest = hashlib.sha256(json.dumps([sys.executable, sys.path]).encode()).hexdigest()[:16]
+    return cache_dir / f"plugins-{digest}.json"
+
+
+def _to_json(record: PluginRecord) -> dict[str, Any]:
+    return {
+        "name": record.name,
+        "target": record.target,
+        "distribution": record.distribution,
+        "version": record.version,
+        "declares": sorted([kind.value, name] for kind, name in record.declares),
+        "has_manifest": record.has_manifest,
+        "problems": list(record.problems),
+    }
+
+
+def _from_json(data: dict[str, Any]) -> PluginRecord:
+    return PluginRecord(
+        name=data["name"],
+        target=data["target"],
+        distribution=data["distribution"],
+        version=data["version"],
+        declares=frozenset((Kind(kind), name) for kind, name in data["declares"]),
+        has_manifest=data["has_manifest"],
+        problems=tuple(data["problems"]),
+    )
+
+
+def load(cache_dir: Path) -> list[PluginRecord] | None:
+    """The cached records, or None when there is no valid cache."""
+    try:
+        entry = json.loads(_file(cache_dir).read_text(encoding="utf-8"))
+        if entry["environment"] != _environment():
+            return None
+        if any(_mtime(path) != mtime for path, mtime in entry["watched"]):
+            return None
+        return [_from_json(item) for item in entry["records"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(cache_dir: Path, records: list[PluginRecord], watched: list[str]) -> None:
+    entry = {
+        "environment": _environment(),
+        "watched": [[path, _mtime(path)] for path in watched],
+        "records": [_to_json(record) for record in records],
+    }
+    path = _file(cache_dir)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".plugins.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(entry, handle)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home just has no cache

@@ -1,0 +1,68 @@
+"""The discovery cache is reused only while the environment is unchanged."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from hermes_kernel.plugins import discovery_cache
+from hermes_kernel.plugins.records import PluginRecord
+from hermes_sdk import Kind
+
+RECORD = PluginRecord(
+    name="p",
+    target="hermes_plugin_p",
+    distribution="hermes-plugin-p",
+    version="1.2",
+    declares=frozenset({(Kind.TOOL, "echo"), (Kind.HOOK, "hermes_pre_tool_call")}),
+    has_manifest=True,
+    problems=("a problem",),
+)
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    folder = tmp_path / "site-packages"
+    (folder / "hermes_plugin_p-1.2.dist-info").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(folder)])
+    return folder
+
+
+def bump(path):
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+
+
+def test_round_trip(site, tmp_path):
+    discovery_cache.store(
+        tmp_path / "cache", [RECORD], [str(site / "hermes_plugin_p-1.2.dist-info")]
+    )
+    assert discovery_cache.load(tmp_path / "cache") == [RECORD]
+
+
+def test_installing_or_removing_anything_on_sys_path_invalidates(site, tmp_path):
+    discovery_cache.store(tmp_path / "cache", [RECORD], [])
+    (site / "other-1.0.dist-info").mkdir()
+    assert discovery_cache.load(tmp_path / "cache") is None
+
+
+def test_an_in_place_metadata_change_invalidates(site, tmp_path):
+    metadata = site / "hermes_plugin_p-1.2.dist-info"
+    discovery_cache.store(tmp_path / "cache", [RECORD], [str(metadata)])
+    bump(metadata)
+    assert discovery_cache.load(tmp_path / "cache") is None
+
+
+def test_another_interpreter_path_uses_another_file(site, tmp_path, monkeypatch):
+    discovery_cache.store(tmp_path / "cache", [RECORD], [])
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
+    assert discovery_cache.load(tmp_path / "cache") is None
+
+
+def test_a_corrupt_cache_is_a_miss(site, tmp_path):
+    discovery_cache.store(tmp_path / "cache", [RECORD], [])
+    for path in (tmp_path / "cache").iterdir():
+        path.write_text('{"environment": ')
+    assert discovery_cache.load(tmp_path / "cache") is None
