@@ -20,6 +20,7 @@ __all__ = [
     "BackendSpec",
     "CommandSpec",
     "ConfigSectionSpec",
+    "FactorySpec",
     "Kind",
     "MemoryProviderSpec",
     "PlatformSpec",
@@ -99,39 +100,42 @@ class Spec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderSpec(Spec):
-    """A model provider (a transport such as chat-completions or anthropic-messages).
+class FactorySpec(Spec):
+    """A spec whose object ``factory`` builds lazily, when it is first used.
 
-    ``factory`` is called lazily, with keyword arguments defined by the provider interface,
-    when a turn first needs this provider.
+    The arguments ``factory`` receives are defined by the interface of its kind.
     """
 
-    kind: ClassVar[Kind] = Kind.PROVIDER
     factory: Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BackendSpec(Spec):
+class ProviderSpec(FactorySpec):
+    """A model provider (a transport such as chat-completions or anthropic-messages),
+    built when a turn first needs it."""
+
+    kind: ClassVar[Kind] = Kind.PROVIDER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackendSpec(FactorySpec):
     """A terminal backend (local, docker, ssh, ...), created on the first tool call needing it."""
 
     kind: ClassVar[Kind] = Kind.BACKEND
-    factory: Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlatformSpec(Spec):
+class PlatformSpec(FactorySpec):
     """A chat platform adapter hosted by the gateway (telegram, ...)."""
 
     kind: ClassVar[Kind] = Kind.PLATFORM
-    factory: Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryProviderSpec(Spec):
+class MemoryProviderSpec(FactorySpec):
     """A memory provider; at most one external provider is active at a time."""
 
     kind: ClassVar[Kind] = Kind.MEMORY
-    factory: Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,15 +172,14 @@ class ToolSpec(Spec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SkillSourceSpec(Spec):
+class SkillSourceSpec(FactorySpec):
     """A source of SKILL.md skills (bundled, a user folder, a hub)."""
 
     kind: ClassVar[Kind] = Kind.SKILL_SOURCE
-    factory: Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CommandSpec(Spec):
+class CommandSpec(FactorySpec):
     """A ``hermes NAME`` subcommand.
 
     ``factory`` takes no arguments and returns a ``click.Command``; it is called only when the
@@ -184,7 +187,6 @@ class CommandSpec(Spec):
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
-    factory: Callable[[], Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,8 +56,9 @@ def _attach_manifest(records: list[PluginRecord], manifest: list[_Entry]) -> lis
     by_dist: dict[str, list[PluginRecord]] = defaultdict(list)
     for record in records:
         by_dist[record.distribution].append(record)
-    declares: dict[str, set[tuple[Kind, str]]] = defaultdict(set)
-    problems: dict[str, list[str]] = defaultdict(list)
+    RecordKey = tuple[str, str]  # (plugin name, distribution): names alone may clash
+    declares: dict[RecordKey, set[tuple[Kind, str]]] = defaultdict(set)
+    problems: dict[RecordKey, list[str]] = defaultdict(list)
     for entry in manifest:
         owners = by_dist.get(entry.distribution, [])
         matching = [r for r in owners if r.target == entry.value] or (
@@ -65,17 +66,17 @@ def _attach_manifest(records: list[PluginRecord], manifest: list[_Entry]) -> lis
         )
         if not matching:
             continue  # a manifest without a plugin in the same distribution declares nothing
-        owner = matching[0]
+        owner = (matching[0].name, matching[0].distribution)
         try:
-            declares[owner.name].add(parse_manifest_key(entry.name))
+            declares[owner].add(parse_manifest_key(entry.name))
         except ValueError as exc:
-            problems[owner.name].append(f"bad {MANIFEST_GROUP} entry: {exc}")
+            problems[owner].append(f"bad {MANIFEST_GROUP} entry: {exc}")
     return [
         replace(
             record,
-            declares=frozenset(declares.get(record.name, ())),
-            has_manifest=record.name in declares,
-            problems=record.problems + tuple(problems.get(record.name, ())),
+            declares=frozenset(declares.get((record.name, record.distribution), ())),
+            has_manifest=(record.name, record.distribution) in declares,
+            problems=record.problems + tuple(problems.get((record.name, record.distribution), ())),
         )
         for record in records
     ]
