@@ -88,13 +88,50 @@ def test_a_hang_past_the_deadline_is_abandoned_and_unregistered(make_plugin):
     assert not outcome.ok
     assert "did not finish loading within 0.3 s (plugins.load_timeout_seconds)" in outcome.error
     assert manager.get_plugin("hangs") is None
-    # Let the abandoned thread finish: its late result must not come back.
+    assert outcome.error.endswith("it hangs in a registration hook")
+
+
+def test_a_plugin_that_finishes_after_its_deadline_leaves_nothing_behind(make_plugin):
+    """The abandoned thread completes its import and registration later, in private."""
+    manager = new_plugin_manager()
+    record = make_plugin(
+        "late",
+        """
+        import time
+        from hermes_sdk import hookimpl
+
+        time.sleep(0.5)
+
+        @hookimpl
+        def hermes_pre_tool_call(call):
+            raise AssertionError("a failed plugin's hook must never be called")
+        """,
+    )
+    outcome = load_plugin(record, manager, timeout=0.1)
+    assert outcome.error.endswith("it hangs at import")
     import sys
     import time
 
-    sys.modules[record.target].release.set()
-    time.sleep(0.2)
-    assert manager.get_plugin("hangs") is None
+    deadline = time.monotonic() + 5
+    while record.target not in sys.modules or not hasattr(
+        sys.modules[record.target], "hermes_pre_tool_call"
+    ):
+        assert time.monotonic() < deadline, "the abandoned import never finished"
+        time.sleep(0.05)
+    time.sleep(0.1)  # the thread registers with its private manager right after the import
+    assert manager.get_plugins() == set()
+    assert manager.hook.hermes_pre_tool_call.get_hookimpls() == []
+
+
+def test_one_module_registered_under_two_names_fails_clearly(make_plugin):
+    from dataclasses import replace
+
+    manager = new_plugin_manager()
+    first = make_plugin("first", "")
+    second = replace(first, name="second")
+    assert load_plugin(first, manager, timeout=5).ok
+    outcome = load_plugin(second, manager, timeout=5)
+    assert outcome.error == f"{first.target} is already registered as plugin 'first'"
 
 
 def test_metadata_problems_fail_without_importing(make_plugin):

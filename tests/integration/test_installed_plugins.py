@@ -18,7 +18,7 @@ EXPECTED_FAILURES = {
     "hook-raises": "ValueError: registration exploded (at __init__.py:8)",
     "import-error": "RuntimeError: this plugin is broken at import (at __init__.py:3)",
     "shadow": "provides tool 'echo', already provided by plugin 'good'; disable one of the two",
-    "sleeper": "did not finish loading within 1 s (plugins.load_timeout_seconds); it may hang at import",
+    "sleeper": "did not finish loading within 1 s (plugins.load_timeout_seconds); it hangs at import",
     "sys-exit": "called sys.exit(3) while loading (at __init__.py:5)",
     "typo": "hookimpl 'hermes_tool' matches no hook spec (did you mean 'hermes_tools'?)",
 }
@@ -82,7 +82,7 @@ def test_plugin_commands_work_beside_broken_plugins(plugin_venv, home):
     )
     assert (hello.code, hello.out) == (0, "hello, Ada, from the good plugin\n")
     loaded = {
-        line.split("plugin=")[1].split()[0] for line in hello.err.splitlines() if "<load>" in line
+        line.split("plugin=")[1].split()[0] for line in hello.err.splitlines() if "<load" in line
     }
     assert loaded == {"good"}, "only the plugin declaring the command is imported"
     # 'legacy' declares nothing, so finding its command imports plugins without a manifest,
@@ -190,10 +190,10 @@ def test_plugin_config_sections_are_validated_with_file_and_line(plugin_venv, ho
         in run.err
     )
     loaded = {
-        line.split("plugin=")[1].split()[0] for line in run.err.splitlines() if "<load>" in line
+        line.split("plugin=")[1].split()[0] for line in run.err.splitlines() if "<load" in line
     }
-    assert loaded == {"good", "hello", "legacy"}, (
-        "only section owners (and manifest-less plugins) load"
+    assert loaded == {"good", "hello", "import-error", "legacy"}, (
+        "section owners, and plugins without a manifest (for the unowned key)"
     )
 
 

@@ -175,8 +175,13 @@ class PluginHost:
             log.debug("traceback of %s:\n%s", record.label, outcome.traceback)
 
     def load_all(self) -> list[LoadOutcome]:
-        """Load every enabled plugin, in name order."""
-        return [self.load(record.name) for record in self.enabled()]
+        """Load every enabled plugin: those with a manifest first, each group in name order.
+
+        ``require`` tries plugins in the same order, so which of two plugins providing the
+        same name wins (the first) never depends on the command that loaded them.
+        """
+        ordered = sorted(self.enabled(), key=lambda record: not record.has_manifest)  # stable
+        return [self.load(record.name) for record in ordered]
 
     def _candidates(self, kind: Kind, name: str | None) -> list[PluginRecord]:
         """Enabled plugins that may provide ``kind`` (``name``): declarers first, then plugins

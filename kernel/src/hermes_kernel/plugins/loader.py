@@ -1,10 +1,12 @@
 """Import and register one plugin under a deadline, so a broken plugin cannot stop the agent.
 
-The work runs in a daemon thread: an exception, ``SystemExit`` or a hang is caught there, and
-the caller waits at most ``timeout`` seconds. A plugin that misses the deadline is marked
-failed and unregistered; its thread is abandoned (Python cannot kill a thread) and whatever it
-does later is discarded. A plugin that calls ``os._exit`` or crashes the interpreter is beyond
-in-process isolation; the docs say so.
+All of the plugin's own code (its import, pluggy's scan of it, its registration hooks) runs in
+a daemon thread against a *private* plugin manager, and the caller waits at most ``timeout``
+seconds. An exception, ``SystemExit`` or a hang is caught there. Only a plugin that passed
+every check is then registered with the shared manager, by the caller's thread, so a plugin
+that misses its deadline has touched no shared state: its thread is simply abandoned (Python
+cannot kill a thread) and whatever it does later stays in its private manager. A plugin that
+calls ``os._exit`` or crashes the interpreter is beyond in-process isolation; the docs say so.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pluggy
 
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
 from hermes_kernel.plugins.trace import Tracer
-from hermes_sdk import Spec
+from hermes_sdk import Spec, new_plugin_manager
 from hermes_sdk.registration import RegistrationError, check_hookimpls, collect_specs
 
 
@@ -34,18 +36,29 @@ def import_target(target: str) -> Any:
     return obj
 
 
-def _where(exc: BaseException) -> str:
+def _top_package(target: str) -> str:
+    return target.partition(":")[0].strip().split(".")[0]
+
+
+def _where(exc: BaseException, package: str) -> str:
+    """`` (at file:line)`` of the last traceback frame in the plugin's own code, if any."""
     frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+    own = [
+        frame
+        for frame in frames
+        if package in Path(frame.filename).parts or Path(frame.filename).stem == package
+    ]
+    if not own:
         return ""
-    last = frames[-1]
+    last = own[-1]
     return f" (at {Path(last.filename).name}:{last.lineno})"
 
 
-def describe_failure(exc: BaseException) -> str:
+def describe_failure(exc: BaseException, package: str = "") -> str:
     """One line saying what went wrong, for users who did not write the plugin."""
+    where = _where(exc, package) if package else ""
     if isinstance(exc, SystemExit):
-        return f"called sys.exit({exc.code!r}) while loading{_where(exc)}"
+        return f"called sys.exit({exc.code!r}) while loading{where}"
     if isinstance(exc, RegistrationError):
         return str(exc)
     if isinstance(exc, pluggy.PluginValidationError):
@@ -53,33 +66,27 @@ def describe_failure(exc: BaseException) -> str:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         return f"invalid hookimpl: {lines[-1] if lines else exc}"
     message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message}{_where(exc)}" if message else type(exc).__name__
+    return f"{type(exc).__name__}: {message}{where}" if message else type(exc).__name__
 
 
 @dataclass
 class _Attempt:
-    """Shared between the caller and the loading thread; guarded by ``lock``."""
+    """Filled in by the loading thread; read by the caller only once that thread has ended."""
 
-    lock: threading.Lock
-    abandoned: bool = False
-    registered: object | None = None
+    stage: str = "import"  # what the thread is doing, for the timeout message
+    plugin: object | None = None
     specs: list[Spec] = field(default_factory=list)
     error: BaseException | None = None
     trace_text: str | None = None
-    done: bool = False
 
 
-def _work(
-    record: PluginRecord, manager: pluggy.PluginManager, attempt: _Attempt, tracer: Tracer | None
-) -> None:
+def _work(record: PluginRecord, attempt: _Attempt, tracer: Tracer | None) -> None:
     try:
-        obj = import_target(record.target)
-        with attempt.lock:
-            if attempt.abandoned:
-                return
-            manager.register(obj, name=record.name)
-            attempt.registered = obj
-        check_hookimpls(manager, obj)
+        plugin = import_target(record.target)
+        attempt.stage = "registration"
+        private = new_plugin_manager()
+        private.register(plugin, name=record.name)
+        check_hookimpls(private, plugin)
         observe = None
         if tracer is not None:
             name = record.name
@@ -87,20 +94,42 @@ def _work(
             def observe(hook: str, seconds: float) -> None:
                 tracer(hook, name, seconds)
 
-        specs = collect_specs(manager, obj, observe=observe)
-        with attempt.lock:
-            attempt.specs = specs
-            attempt.done = True
+        attempt.specs = collect_specs(private, plugin, observe=observe)
+        attempt.plugin = plugin
     except BaseException as exc:  # noqa: BLE001 - isolation is the point: SystemExit included
-        with attempt.lock:
-            attempt.error = exc
-            attempt.trace_text = traceback.format_exc()
-            attempt.done = True
+        attempt.error = exc
+        attempt.trace_text = traceback.format_exc()
 
 
-def _unregister(manager: pluggy.PluginManager, obj: object | None) -> None:
-    if obj is not None and manager.is_registered(obj):
-        manager.unregister(obj)
+def _run_under_deadline(record: PluginRecord, timeout: float, tracer: Tracer | None) -> LoadOutcome:
+    attempt = _Attempt()
+    started = time.perf_counter()
+    worker = threading.Thread(
+        target=_work, args=(record, attempt, tracer), name=f"hermes-load-{record.name}", daemon=True
+    )
+    worker.start()
+    worker.join(timeout)
+    seconds = time.perf_counter() - started
+    if worker.is_alive():
+        where = "at import" if attempt.stage == "import" else "in a registration hook"
+        return LoadOutcome(
+            record.name,
+            ok=False,
+            seconds=seconds,
+            error=f"did not finish loading within {timeout:g} s (plugins.load_timeout_seconds); "
+            f"it hangs {where}",
+        )
+    if attempt.error is not None:
+        return LoadOutcome(
+            record.name,
+            ok=False,
+            seconds=seconds,
+            error=describe_failure(attempt.error, _top_package(record.target)),
+            traceback=attempt.trace_text,
+        )
+    outcome = LoadOutcome(record.name, ok=True, seconds=seconds, specs=attempt.specs)
+    outcome.plugin = attempt.plugin
+    return outcome
 
 
 def load_plugin(
@@ -109,43 +138,23 @@ def load_plugin(
     timeout: float,
     tracer: Tracer | None = None,
 ) -> LoadOutcome:
-    """Import ``record``'s target, register it and collect its specs, within ``timeout`` s.
-
-    On any failure nothing stays registered and the outcome carries a one-line reason.
-    """
+    """Import ``record``'s target, check it and collect its specs within ``timeout`` seconds,
+    then register it with ``manager``. On any failure nothing is registered there and the
+    outcome carries a one-line reason."""
     if record.problems:
-        return LoadOutcome(record.name, ok=False, seconds=0.0, error=record.problems[0])
-    attempt = _Attempt(lock=threading.Lock())
-    started = time.perf_counter()
-    worker = threading.Thread(
-        target=_work,
-        args=(record, manager, attempt, tracer),
-        name=f"hermes-load-{record.name}",
-        daemon=True,
-    )
-    worker.start()
-    worker.join(timeout)
-    seconds = time.perf_counter() - started
-    with attempt.lock:
-        if not attempt.done:
-            attempt.abandoned = True
-            _unregister(manager, attempt.registered)
-            return LoadOutcome(
-                record.name,
-                ok=False,
-                seconds=seconds,
-                error=f"did not finish loading within {timeout:g} s "
-                "(plugins.load_timeout_seconds); it may hang at import",
-            )
-        if attempt.error is not None:
-            _unregister(manager, attempt.registered)
-            return LoadOutcome(
-                record.name,
-                ok=False,
-                seconds=seconds,
-                error=describe_failure(attempt.error),
-                traceback=attempt.trace_text,
-            )
+        outcome = LoadOutcome(record.name, ok=False, seconds=0.0, error=record.problems[0])
+    else:
+        outcome = _run_under_deadline(record, timeout, tracer)
+    if outcome.ok:
+        other = manager.get_name(outcome.plugin) if outcome.plugin is not None else None
+        if other is not None:
+            outcome.ok, outcome.specs = False, []
+            outcome.error = f"{record.target} is already registered as plugin {other!r}"
+        else:
+            try:
+                manager.register(outcome.plugin, name=record.name)
+            except ValueError as exc:  # pluggy refuses a name or object it already holds
+                outcome.ok, outcome.specs, outcome.error = False, [], f"cannot register: {exc}"
     if tracer is not None:
-        tracer("<load>", record.name, seconds)
-    return LoadOutcome(record.name, ok=True, seconds=seconds, specs=attempt.specs)
+        tracer("<load>" if outcome.ok else "<load failed>", record.name, outcome.seconds)
+    return outcome

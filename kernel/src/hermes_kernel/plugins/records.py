@@ -39,4 +39,5 @@ class LoadOutcome:
     traceback: str | None = None
     specs: list[Spec] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)  # lifecycle hooks it implements
+    plugin: object | None = None  # the registered object, once loaded
     warnings: list[str] = field(default_factory=list)
