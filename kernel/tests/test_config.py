@@ -161,3 +161,20 @@ def test_a_broken_config_is_never_cached(tmp_path):
         with pytest.raises(ConfigError, match=r"plugins\.strict"):
             load_settings(Flags(home=tmp_path), {})
     assert not (tmp_path / "cache" / "config.json").exists()
+
+
+def test_repeated_keys_are_errors_not_silently_dropped(tmp_path):
+    config = "plugins:\n  disabled: [a]\nother: 1\nplugins:\n  strict: true\n"
+    assert problems_for(tmp_path, config) == [
+        f"{tmp_path / 'config.yaml'}:4: key 'plugins' repeats line 1; merge the two"
+    ]
+
+
+def test_values_json_cannot_hold_still_load_and_are_not_cached(tmp_path):
+    config = "since: 2024-01-01\nthings:\n  1: one\nplugins:\n  disabled: [a]\n"
+    for _ in range(2):  # a miss, then (since nothing could be cached) a miss again
+        settings = settings_for(tmp_path, config)
+        assert settings.raw["things"][1] == "one" and str(settings.raw["since"]) == "2024-01-01"
+    assert not (tmp_path / "cache" / "config.json").exists()
+    cache = tmp_path / "cache"
+    assert not cache.exists() or list(cache.iterdir()) == [], "no temp files left behind"

@@ -30,39 +30,59 @@ def site(tmp_path, monkeypatch):
     return folder
 
 
+def store(tmp_path, metadata_dirs):
+    environment = discovery_cache.fingerprint()
+    watched = discovery_cache.watch_list(metadata_dirs)
+    discovery_cache.store(tmp_path / "cache", environment, [RECORD], watched)
+
+
 def bump(path):
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
 
 
 def test_round_trip(site, tmp_path):
-    discovery_cache.store(
-        tmp_path / "cache", [RECORD], [str(site / "hermes_plugin_p-1.2.dist-info")]
-    )
+    store(tmp_path, [str(site / "hermes_plugin_p-1.2.dist-info")])
     assert discovery_cache.load(tmp_path / "cache") == [RECORD]
 
 
 def test_installing_or_removing_anything_on_sys_path_invalidates(site, tmp_path):
-    discovery_cache.store(tmp_path / "cache", [RECORD], [])
+    store(tmp_path, [])
     (site / "other-1.0.dist-info").mkdir()
     assert discovery_cache.load(tmp_path / "cache") is None
 
 
 def test_an_in_place_metadata_change_invalidates(site, tmp_path):
     metadata = site / "hermes_plugin_p-1.2.dist-info"
-    discovery_cache.store(tmp_path / "cache", [RECORD], [str(metadata)])
+    store(tmp_path, [str(metadata)])
     bump(metadata)
     assert discovery_cache.load(tmp_path / "cache") is None
 
 
+def test_rewriting_entry_points_in_place_invalidates(site, tmp_path):
+    metadata = site / "hermes_plugin_p-1.2.dist-info"
+    (metadata / "entry_points.txt").write_text("[hermes.plugins]\np = hermes_plugin_p\n")
+    store(tmp_path, [str(metadata)])
+    assert discovery_cache.load(tmp_path / "cache") == [RECORD]
+    bump(metadata / "entry_points.txt")
+    assert discovery_cache.load(tmp_path / "cache") is None
+
+
+def test_a_change_during_the_scan_is_not_cached(site, tmp_path):
+    environment = discovery_cache.fingerprint()
+    (site / "installed-meanwhile-1.0.dist-info").mkdir()
+    discovery_cache.store(tmp_path / "cache", environment, [RECORD], [])
+    assert discovery_cache.load(tmp_path / "cache") is None
+
+
 def test_another_interpreter_path_uses_another_file(site, tmp_path, monkeypatch):
-    discovery_cache.store(tmp_path / "cache", [RECORD], [])
+    store(tmp_path, [])
     monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
     assert discovery_cache.load(tmp_path / "cache") is None
 
 
 def test_a_corrupt_cache_is_a_miss(site, tmp_path):
-    discovery_cache.store(tmp_path / "cache", [RECORD], [])
+    store(tmp_path, [])
     for path in (tmp_path / "cache").iterdir():
         path.write_text('{"environment": ')
     assert discovery_cache.load(tmp_path / "cache") is None

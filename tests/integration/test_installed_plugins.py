@@ -216,3 +216,26 @@ def test_installing_and_removing_a_plugin_shows_up_at_once(make_venv, fixtures_d
     assert set(rows(venv.hermes("plugins", "list", "--json", home=home))) == {"good", "legacy"}
     venv.pip("uninstall", "-q", "hermes-plugin-good")
     assert set(rows(venv.hermes("plugins", "list", "--json", home=home))) == {"legacy"}
+
+
+def test_a_declared_command_whose_plugin_fails_says_why(plugin_venv, home):
+    run = plugin_venv.hermes("typo", home=home)
+    assert run.code == 1
+    assert run.err.splitlines()[-1] == (
+        "Error: command 'typo' is declared by plugin 'typo', which failed to load: "
+        "hookimpl 'hermes_tool' matches no hook spec (did you mean 'hermes_tools'?)"
+    )
+
+
+def test_config_show_fills_in_plugin_defaults(plugin_venv, home):
+    (home / "config.yaml").write_text(
+        "plugins:\n  load_timeout_seconds: 1\ngood: [not, a, mapping]\n"
+    )
+    shown = plugin_venv.hermes(
+        "config", "show", home=home, env={"HERMES_LOAD_PLUGINS": "good,hello"}
+    )
+    assert shown.code == 0
+    assert "good:\n- not\n" in shown.out, "an invalid section is shown as written"
+    assert "hello:\n  greeting: Hello\n" in shown.out, "an absent section shows its defaults"
+    assert "load_timeout_seconds: 1.0" in shown.out
+    assert "warning:" in shown.err and "good: expected a valid dictionary" in shown.err

@@ -40,7 +40,7 @@ class App:
 
     @cached_property
     def records(self) -> list[PluginRecord]:
-        return discover(None if self.rescan else self.settings.home / "cache")
+        return discover(self.settings.home / "cache", rescan=self.rescan)
 
     @cached_property
     def host(self) -> PluginHost:

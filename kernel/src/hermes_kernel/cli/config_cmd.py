@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from hermes_kernel.cli.main import app_of
@@ -28,23 +30,26 @@ def path(ctx: click.Context) -> None:
 @config.command("show")
 @click.pass_context
 def show(ctx: click.Context) -> None:
-    """Print the effective configuration (defaults filled in), secrets redacted."""
+    """Print the effective configuration: validated values with defaults filled in (plugin
+    sections included, which imports the plugins that own them), secrets redacted."""
     import yaml
 
+    from hermes_kernel.config.sections import check_plugin_sections
     from hermes_kernel.redact import redact_data
 
-    settings = app_of(ctx).settings
-    effective = dict(settings.raw)
-    effective["plugins"] = {
-        **settings.plugins.as_mapping(),
-        **(settings.raw.get("plugins") or {}),
-    }
+    app = app_of(ctx)
+    settings = app.settings
+    report = check_plugin_sections(settings, app.host, include_absent=True)
+    for message in report.warnings + report.problems:
+        click.echo(f"warning: {message} (shown as written)", err=True)
+    effective: dict[str, Any] = {"plugins": settings.plugins.as_mapping()}
+    for key, value in settings.raw.items():
+        if key != "plugins":
+            effective[key] = report.values.get(key, value)
+    effective.update({k: v for k, v in report.values.items() if k not in effective})
     shown = redact_data(effective, settings.secrets.values())
-    source = (
-        settings.config_path
-        if settings.config_path.exists()
-        else f"{settings.config_path} (not created yet)"
-    )
+    path = settings.config_path
+    source = path if path.exists() else f"{path} (not created yet)"
     click.echo(f"# {source}: effective values, secrets redacted")
     click.echo(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True).rstrip())
 

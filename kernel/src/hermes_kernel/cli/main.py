@@ -102,9 +102,15 @@ class HermesGroup(click.Group):
         if provided is None and cmd_name not in self._plugin_commands(ctx):
             return None
         if provided is None:
+            plugin = self._plugin_commands(ctx)[cmd_name]
+            outcome = host.outcomes.get(plugin)
+            reason = (
+                f"failed to load: {outcome.error}"
+                if outcome is not None and not outcome.ok
+                else "does not provide it"
+            )
             raise click.ClickException(
-                f"command {cmd_name!r} is declared by a plugin that failed to load; "
-                "see: hermes plugins list"
+                f"command {cmd_name!r} is declared by plugin {plugin!r}, which {reason}"
             )
         spec = provided.spec
         assert isinstance(spec, CommandSpec)  # the index holds CommandSpecs under COMMAND

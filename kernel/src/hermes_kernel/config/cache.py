@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from hermes_kernel._version import __version__
+from hermes_kernel.files import write_cache_json
 
 _FORMAT = 1
 
@@ -25,9 +24,18 @@ def cache_file(home: Path) -> Path:
     return home / "cache" / "config.json"
 
 
+def _schema_stamp() -> list[int]:
+    # Validation code edited in place (a development checkout) must not be served stale
+    # results under an unchanged version number.
+    here = Path(__file__).parent
+    return [(here / name).stat().st_mtime_ns for name in ("model.py", "controls.py", "validate.py")]
+
+
 def content_key(path: Path, content: bytes) -> list[Any]:
-    """What a cache entry must match: format, kernel version, path and content digest."""
-    return [_FORMAT, __version__, str(path), hashlib.sha256(content).hexdigest()]
+    """What a cache entry must match: format, kernel version and validation code, the
+    file's path and its content digest."""
+    digest = hashlib.sha256(content).hexdigest()
+    return [_FORMAT, __version__, _schema_stamp(), str(path), digest]
 
 
 def read_cached(home: Path, key: list[Any]) -> dict[str, Any] | None:
@@ -41,12 +49,4 @@ def read_cached(home: Path, key: list[Any]) -> dict[str, Any] | None:
 
 
 def write_cached(home: Path, key: list[Any], payload: dict[str, Any]) -> None:
-    path = cache_file(home)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, **payload}, handle)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home just has no cache
+    write_cache_json(cache_file(home), {"key": key, **payload})

@@ -1,53 +1,67 @@
-"""Change config.yaml in place, keeping the user's comments, order and file mode."""
+"""Change config.yaml in place, keeping the user's comments, layout and file mode.
+
+ruamel.yaml round-trips comments and key order; we also keep the indentation the file
+already uses, never re-wrap long lines, write through a symlink to its target, and keep a
+file that holds only comments. Imported only by the commands that edit the file.
+"""
 
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.files import atomic_write_text
+
+
+def _one_line(path: Path, exc: Exception) -> ConfigError:
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return ConfigError(
+        [f"{where}: cannot edit: {problem}; fix it, then run: hermes config validate"]
+    )
 
 
 def edit_config(path: Path, change: Callable[[Any], None]) -> None:
     """Load ``path`` round-trip, apply ``change`` to its top-level mapping, write atomically.
 
-    A missing file is created. The caller has already validated the file, so a parse error
-    here is unexpected but still reported as a ConfigError rather than a traceback.
+    A missing file is created.
     """
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.util import load_yaml_guess_indent
 
-    yaml = YAML()
-    yaml.preserve_quotes = True
+    target = path.resolve()  # a symlinked config.yaml stays a symlink
     try:
-        text = path.read_text(encoding="utf-8")
+        text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    try:
-        data = yaml.load(text) if text.strip() else None
-    except YAMLError as exc:
-        raise ConfigError([f"{path}: cannot edit: {exc}"]) from None
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never re-wrap the user's long lines
+    data = None
+    if text.strip():
+        try:
+            data, indent, block_seq_indent = load_yaml_guess_indent(text)
+        except YAMLError as exc:
+            raise _one_line(path, exc) from None
+        if indent is not None:
+            yaml.indent(mapping=indent, sequence=indent, offset=block_seq_indent or 0)
+    comments_only = data is None and bool(text.strip())
     if data is None:
         data = CommentedMap()
     change(data)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.yaml.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(buffer.getvalue())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    new_text = buffer.getvalue()
+    if comments_only:  # ruamel has no document to attach them to: keep them above
+        new_text = text.rstrip("\n") + "\n" + new_text
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+    atomic_write_text(target, new_text, mode)
 
 
 def set_plugin_enabled(path: Path, name: str, enabled: bool) -> None:
@@ -58,19 +72,21 @@ def set_plugin_enabled(path: Path, name: str, enabled: bool) -> None:
         plugins = data.get("plugins")
         if plugins is None:
             plugins = data["plugins"] = CommentedMap()
-        disabled = plugins.get("disabled") or CommentedSeq()
+        disabled = plugins.get("disabled")
         allow = plugins.get("enabled")
         if enabled:
-            while name in disabled:
+            while disabled is not None and name in disabled:
                 disabled.remove(name)
             if allow is not None and name not in allow:
                 allow.append(name)
         else:
+            if disabled is None:
+                disabled = plugins["disabled"] = CommentedSeq()
+            if not disabled:
+                disabled.fa.set_flow_style()  # an empty list was written "[]": stay inline
             if name not in disabled:
                 disabled.append(name)
             while allow is not None and name in allow:
                 allow.remove(name)
-        if disabled or "disabled" in plugins:
-            plugins["disabled"] = disabled
 
     edit_config(path, change)

@@ -7,6 +7,7 @@ enabled plugin claims is a warning, not an error: an existing Hermes home must s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.config.settings import Settings
@@ -19,13 +20,28 @@ from hermes_sdk import ConfigSectionSpec, Kind
 class SectionReport:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    validated: list[str] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)  # validated, defaults filled in
 
 
-def check_plugin_sections(settings: Settings, host: PluginHost) -> SectionReport:
+def check_plugin_sections(
+    settings: Settings, host: PluginHost, include_absent: bool = False
+) -> SectionReport:
+    """Validate each plugin section in config.yaml; with ``include_absent``, also report the
+    defaults of sections that enabled plugins declare but the file leaves out."""
     report = SectionReport()
     document = settings.document
-    for key in sorted(k for k in document.data if k not in KERNEL_SECTIONS):
+    keys = {k for k in document.data if k not in KERNEL_SECTIONS}
+    if include_absent:
+        keys |= set(host.declared(Kind.CONFIG))
+    for key in sorted(keys, key=str):
+        if key not in document.data:
+            provided = host.require(Kind.CONFIG, key)
+            if provided is not None:
+                assert isinstance(provided.spec, ConfigSectionSpec)
+                instance, _ = validate_section(document, (key,), provided.spec.model, None)
+                if instance is not None:
+                    report.values[key] = instance.model_dump(mode="json")
+            continue
         where = document.where((key,))
         provided = host.require(Kind.CONFIG, str(key))
         if provided is None:
@@ -45,6 +61,6 @@ def check_plugin_sections(settings: Settings, host: PluginHost) -> SectionReport
         instance, problems = validate_section(document, (key,), spec.model, document.data[key])
         report.problems.extend(f"{p} (section of plugin {provided.plugin!r})" for p in problems)
         if instance is not None:
-            report.validated.append(str(key))
+            report.values[str(key)] = instance.model_dump(mode="json")
             report.warnings.extend(unknown_keys(document, (key,), instance))
     return report

@@ -47,20 +47,28 @@ class YamlDocument:
         return f"{self.path}:{line}" if line else str(self.path)
 
 
-def _index_lines(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int]) -> None:
+def _index_lines(
+    node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], repeats: list[str]
+) -> None:
+    """Record the line of every key path; note keys that repeat within one mapping (PyYAML
+    would silently keep the last, so half of what the user wrote would be ignored)."""
     import yaml
 
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
             path = (*prefix, key)
-            lines[path] = key_node.start_mark.line + 1
-            _index_lines(value_node, path, lines)
+            line = key_node.start_mark.line + 1
+            if path in lines and key != "<<":
+                dotted = ".".join(str(part) for part in path)
+                repeats.append(f"{line}: key {dotted!r} repeats line {lines[path]}; merge the two")
+            lines[path] = line
+            _index_lines(value_node, path, lines, repeats)
     elif isinstance(node, yaml.SequenceNode):
         for position, item in enumerate(node.value):
             path = (*prefix, position)
             lines[path] = item.start_mark.line + 1
-            _index_lines(item, path, lines)
+            _index_lines(item, path, lines, repeats)
 
 
 def parse_yaml_mapping(path: Path, text: str) -> YamlDocument:
@@ -96,5 +104,8 @@ def parse_yaml_mapping(path: Path, text: str) -> YamlDocument:
             ]
         )
     lines: dict[KeyPath, int] = {}
-    _index_lines(node, (), lines)
+    repeats: list[str] = []
+    _index_lines(node, (), lines, repeats)
+    if repeats:
+        raise ConfigError([f"{path}:{repeat}" for repeat in repeats])
     return YamlDocument(path, data, lines)

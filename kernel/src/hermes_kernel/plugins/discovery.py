@@ -104,20 +104,22 @@ def records_from_entries(entries: list[_Entry]) -> list[PluginRecord]:
     return _attach_manifest(records, [e for e in entries if e.group == MANIFEST_GROUP])
 
 
-def discover(cache_dir: Path | None = None) -> list[PluginRecord]:
+def discover(cache_dir: Path | None = None, rescan: bool = False) -> list[PluginRecord]:
     """Every installed plugin. With ``cache_dir``, a scan is reused until the environment
-    changes (see :mod:`discovery_cache`), so start-up does not grow with what is installed."""
+    changes (see :mod:`discovery_cache`), so start-up does not grow with what is installed;
+    ``rescan`` ignores the cached scan and refreshes it."""
     from hermes_kernel.plugins import discovery_cache
 
-    if cache_dir is not None:
+    if cache_dir is not None and not rescan:
         cached = discovery_cache.load(cache_dir)
         if cached is not None:
             return cached
+    environment = discovery_cache.fingerprint()
     entries = _scan()
     records = records_from_entries(entries)
     if cache_dir is not None:
-        watched = sorted({e.metadata_dir for e in entries if e.metadata_dir is not None})
-        discovery_cache.store(cache_dir, records, watched)
+        folders = sorted({e.metadata_dir for e in entries if e.metadata_dir is not None})
+        discovery_cache.store(cache_dir, environment, records, discovery_cache.watch_list(folders))
     return records
 
 

@@ -4,8 +4,10 @@ Scanning metadata means importing importlib.metadata and reading every installed
 distribution; the result only changes when something is installed, removed or upgraded.
 The cache is valid while (a) the interpreter and ``sys.path`` are the same, (b) every
 ``sys.path`` folder has the same mtime (installing or removing a distribution adds or
-removes a folder there), and (c) every plugin's metadata folder has the same mtime (an
-in-place reinstall). ``hermes plugins list --verify`` always rescans.
+removes a folder there), and (c) every plugin's metadata folder and ``entry_points.txt``
+have the same mtime (an in-place reinstall). The fingerprint is taken before the scan and
+checked again after it, so an install that races with a scan is never cached as current.
+``hermes plugins list --verify`` and ``hermes doctor`` always rescan (and refresh the cache).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from hermes_kernel._version import __version__
+from hermes_kernel.files import write_cache_json
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import Kind
 
@@ -32,7 +34,8 @@ def _mtime(path: str) -> int | None:
         return None
 
 
-def _environment() -> list[Any]:
+def fingerprint() -> list[Any]:
+    """What the environment looks like now; compare before and after a scan."""
     return [_FORMAT, __version__, sys.executable, [[p, _mtime(p)] for p in sys.path]]
 
 
@@ -70,7 +73,7 @@ def load(cache_dir: Path) -> list[PluginRecord] | None:
     """The cached records, or None when there is no valid cache."""
     try:
         entry = json.loads(_file(cache_dir).read_text(encoding="utf-8"))
-        if entry["environment"] != _environment():
+        if entry["environment"] != fingerprint():
             return None
         if any(_mtime(path) != mtime for path, mtime in entry["watched"]):
             return None
@@ -79,18 +82,23 @@ def load(cache_dir: Path) -> list[PluginRecord] | None:
         return None
 
 
-def store(cache_dir: Path, records: list[PluginRecord], watched: list[str]) -> None:
+def watch_list(metadata_dirs: list[str]) -> list[list[Any]]:
+    """The metadata of each plugin distribution, and its mtimes now."""
+    paths = [
+        p for folder in metadata_dirs for p in (folder, os.path.join(folder, "entry_points.txt"))
+    ]
+    return [[path, _mtime(path)] for path in paths]
+
+
+def store(
+    cache_dir: Path, environment: list[Any], records: list[PluginRecord], watched: list[list[Any]]
+) -> None:
+    """Cache ``records`` scanned in ``environment`` (a fingerprint taken before the scan)."""
+    if fingerprint() != environment:
+        return  # something was installed while we scanned: the next run scans again
     entry = {
-        "environment": _environment(),
-        "watched": [[path, _mtime(path)] for path in watched],
+        "environment": environment,
+        "watched": watched,
         "records": [_to_json(record) for record in records],
     }
-    path = _file(cache_dir)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".plugins.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(entry, handle)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home just has no cache
+    write_cache_json(_file(cache_dir), entry)

@@ -4,16 +4,12 @@ without importing anything. Best effort: a home we cannot write to just has no m
 from __future__ import annotations
 
 import json
-import logging
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from hermes_kernel.files import write_cache_json
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
-
-log = logging.getLogger("hermes.plugins")
 
 
 def status_path(home: Path) -> Path:
@@ -45,11 +41,4 @@ def write_status(home: Path, results: list[tuple[PluginRecord, LoadOutcome]]) ->
             "seconds": round(outcome.seconds, 4),
             "checked_at": now,
         }
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plugin-status.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(status, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except OSError as exc:
-        log.debug("could not record plugin status in %s: %s", path, exc)
+    write_cache_json(path, status)
