@@ -62,7 +62,7 @@ def test_unknown_plugin_is_a_one_line_error(hermes):
     assert hermes("plugins", "enable", "nope").code == 1
 
 
-def test_disable_keeps_comments_and_enable_undoes_it(hermes):
+def test_disable_keeps_comments_and_enable_refuses_what_is_not_installed(hermes):
     config = hermes.home / "config.yaml"
     config.write_text("# my settings\nmodel: big  # keep me\nplugins:\n  disabled: [other]\n")
     result = hermes("plugins", "disable", "web")
