@@ -178,3 +178,14 @@ def test_values_json_cannot_hold_still_load_and_are_not_cached(tmp_path):
     assert not (tmp_path / "cache" / "config.json").exists()
     cache = tmp_path / "cache"
     assert not cache.exists() or list(cache.iterdir()) == [], "no temp files left behind"
+
+
+def test_a_damaged_config_cache_is_a_miss(tmp_path):
+    settings_for(tmp_path, "plugins:\n  disabled: [a]\n")
+    cache = tmp_path / "cache" / "config.json"
+    import json
+
+    entry = json.loads(cache.read_text())
+    for damaged in [{**entry, "document": None}, {"key": entry["key"]}, {**entry, "plugins": []}]:
+        cache.write_text(json.dumps(damaged))
+        assert settings_for(tmp_path).plugins.disabled == ("a",)

@@ -78,15 +78,20 @@ def plugin_rows(host: PluginHost, status: dict[str, dict[str, Any]]) -> list[Plu
     ]
 
 
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.0f} h ago"
+
+
 def describe_last_load(last: dict[str, Any]) -> str:
-    age = max(0.0, time.time() - float(last.get("checked_at", 0)))
-    when = (
-        f"{age:.0f} s ago"
-        if age < 120
-        else f"{age / 60:.0f} min ago"
-        if age < 7200
-        else f"{age / 3600:.0f} h ago"
-    )
+    checked_at = last.get("checked_at")
+    if isinstance(checked_at, int | float):
+        when = _age(max(0.0, time.time() - checked_at))
+    else:
+        when = "at an unknown time"
     if last.get("ok"):
         return f"last load ok ({when})"
     return f"last load failed ({when}): {last.get('error')}"

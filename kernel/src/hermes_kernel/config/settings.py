@@ -120,8 +120,12 @@ def _load_config(home: Path) -> ParsedConfig:
     key = content_key(path, content)
     cached = read_cached(home, key)
     if cached is not None:
-        document = YamlDocument.from_json(path, cached["document"])
-        return document, PluginSettings.from_mapping(cached["plugins"]), list(cached["warnings"])
+        try:
+            document = YamlDocument.from_json(path, cached["document"])
+            plugins = PluginSettings.from_mapping(cached["plugins"])
+            return document, plugins, list(cached["warnings"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a damaged cache entry is a miss
     document, plugins, warnings = _parse_and_validate(path, content)
     write_cached(
         home,

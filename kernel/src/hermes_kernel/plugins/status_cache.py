@@ -21,7 +21,9 @@ def read_status(home: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(status_path(home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {name: entry for name, entry in data.items() if isinstance(entry, dict)}
 
 
 def write_status(home: Path, results: list[tuple[PluginRecord, LoadOutcome]]) -> None:
