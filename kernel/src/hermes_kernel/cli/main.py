@@ -94,23 +94,21 @@ class HermesGroup(click.Group):
         from hermes_sdk import CommandSpec
 
         host = app_of(ctx).host
-        if cmd_name not in self._plugin_commands(ctx) and not any(
-            not record.has_manifest for record in host.enabled()
-        ):
+        declarer = self._plugin_commands(ctx).get(cmd_name)
+        if declarer is None and all(record.has_manifest for record in host.enabled()):
             return None  # nobody declares it, and no plugin without a manifest could
         provided = host.require(_command_kind(), cmd_name)
-        if provided is None and cmd_name not in self._plugin_commands(ctx):
-            return None
         if provided is None:
-            plugin = self._plugin_commands(ctx)[cmd_name]
-            outcome = host.outcomes.get(plugin)
+            if declarer is None:
+                return None
+            outcome = host.outcomes.get(declarer)
             reason = (
                 f"failed to load: {outcome.error}"
                 if outcome is not None and not outcome.ok
                 else "does not provide it"
             )
             raise click.ClickException(
-                f"command {cmd_name!r} is declared by plugin {plugin!r}, which {reason}"
+                f"command {cmd_name!r} is declared by plugin {declarer!r}, which {reason}"
             )
         spec = provided.spec
         assert isinstance(spec, CommandSpec)  # the index holds CommandSpecs under COMMAND

@@ -92,7 +92,7 @@ class PluginHost:
         return self.policy.decide(name)
 
     def enabled(self) -> list[PluginRecord]:
-        """Plugins the controls allow, in name order (the order they load in)."""
+        """Plugins the controls allow, in name order."""
         return [r for r in self._by_name.values() if self.policy.decide(r.name).enabled]
 
     def declared(self, kind: Kind) -> dict[str, list[PluginRecord]]:
@@ -120,8 +120,18 @@ class PluginHost:
             self._report(record, outcome)
         return outcome
 
+    def _reject(self, record: PluginRecord, outcome: LoadOutcome, error: str) -> LoadOutcome:
+        """Undo a load: forget its specs, unregister it, and mark the outcome failed."""
+        self.index.remove_plugin(record.name)
+        plugin = self.manager.get_plugin(record.name)
+        if plugin is not None:
+            self.manager.unregister(plugin)
+        outcome.ok, outcome.error, outcome.specs, outcome.hooks = False, error, [], []
+        return outcome
+
     def _admit(self, record: PluginRecord, outcome: LoadOutcome) -> LoadOutcome:
-        """Add a loaded plugin's specs to the index, or unregister it if they clash."""
+        """Add a loaded plugin's specs to the index and compare them with its manifest;
+        reject it if a name is reserved or taken (or, in strict mode, on any mismatch)."""
         try:
             for spec in outcome.specs:
                 if spec.kind is Kind.CONFIG and spec.name in KERNEL_SECTIONS:
@@ -130,15 +140,10 @@ class PluginHost:
                     raise RegistrationError(f"command {spec.name!r} is a built-in hermes command")
             self.index.add_all(record.name, outcome.specs)
         except RegistrationError as exc:
-            plugin = self.manager.get_plugin(record.name)
-            if plugin is not None:
-                self.manager.unregister(plugin)
-            outcome.ok, outcome.error, outcome.specs = False, str(exc), []
-            return outcome
-        plugin_obj = self.manager.get_plugin(record.name)
+            return self._reject(record, outcome, str(exc))
         outcome.hooks = sorted(
             caller.name
-            for caller in self.manager.get_hookcallers(plugin_obj) or []
+            for caller in self.manager.get_hookcallers(outcome.plugin) or []
             if caller.name in LIFECYCLE_HOOKS
         )
         provided = {(spec.kind, spec.name) for spec in outcome.specs}
@@ -152,16 +157,7 @@ class PluginHost:
             for kind, name in sorted(record.declares - provided):
                 outcome.warnings.append(f"declares {kind.value} {name!r} but does not provide it")
         if outcome.warnings and self.strict:
-            self.index.remove_plugin(record.name)
-            plugin = self.manager.get_plugin(record.name)
-            if plugin is not None:
-                self.manager.unregister(plugin)
-            outcome.ok, outcome.error, outcome.specs, outcome.hooks = (
-                False,
-                outcome.warnings[0],
-                [],
-                [],
-            )
+            return self._reject(record, outcome, outcome.warnings[0])
         return outcome
 
     def _report(self, record: PluginRecord, outcome: LoadOutcome) -> None:
