@@ -200,6 +200,7 @@ def test_plugin_config_sections_are_validated_with_file_and_line(plugin_venv, ho
 def test_info_shows_metadata_and_verification(plugin_venv, home):
     info = plugin_venv.hermes("plugins", "info", "good", home=home)
     assert info.code == 0
+    assert info.out.startswith("good: Test fixture plugin: good.\n")
     assert "distribution: hermes-plugin-good 0.1.0" in info.out
     verified = json.loads(
         plugin_venv.hermes("plugins", "info", "typo", "--verify", "--json", home=home).out

@@ -71,7 +71,7 @@ def app_of(ctx: click.Context) -> App:
 class HermesGroup(click.Group):
     """A group whose commands come from a static table and from plugin metadata."""
 
-    def _plugin_commands(self, ctx: click.Context) -> dict[str, str]:
+    def _plugin_commands(self, ctx: click.Context) -> dict[str, str]:  # command -> plugin
         """Declared plugin command -> plugin name, from metadata; empty if config is broken."""
         from hermes_kernel.config.errors import ConfigError
 

@@ -17,6 +17,7 @@ class PluginRow:
     distribution: str
     version: str
     target: str
+    summary: str
     enabled: bool
     reason: str
     state: str  # disabled | enabled | loaded | failed
@@ -42,6 +43,7 @@ def _row(
         distribution=record.distribution,
         version=record.version,
         target=record.target,
+        summary=record.summary,
         enabled=decision.enabled,
         reason=decision.reason,
         state="enabled" if decision.enabled else "disabled",

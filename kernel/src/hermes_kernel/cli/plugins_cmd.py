@@ -102,7 +102,7 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     if as_json:
         click.echo(json.dumps(row.as_json(), indent=2))
         return
-    click.echo(f"{row.name}")
+    click.echo(f"{row.name}: {row.summary}" if row.summary else row.name)
     fields = [
         ("distribution", f"{row.distribution} {row.version}"),
         ("registers", row.target),

@@ -24,6 +24,7 @@ class _Entry:
     distribution: str
     version: str
     metadata_dir: str | None  # the .dist-info folder, when on disk
+    summary: str = ""
 
 
 def _scan() -> list[_Entry]:
@@ -39,14 +40,16 @@ def _scan() -> list[_Entry]:
         # PathDistribution keeps its folder in a private attribute; without it the cache
         # simply cannot watch this distribution's metadata for in-place changes.
         folder = getattr(dist, "_path", None)
+        meta = dist.metadata if dist is not None else None  # parsed once per entry
         found.append(
             _Entry(
                 entry.group,
                 entry.name,
                 entry.value,
                 dist.name if dist is not None else "?",
-                dist.version if dist is not None else "?",
+                (meta["Version"] if meta is not None else None) or "?",
                 str(folder) if isinstance(folder, Path) else None,
+                (meta.get("Summary") if meta is not None else None) or "",
             )
         )
     return found
@@ -98,7 +101,12 @@ def records_from_entries(entries: list[_Entry]) -> list[PluginRecord]:
             owner_of[entry.name] = entry.distribution
         records.append(
             PluginRecord(
-                entry.name, entry.value, entry.distribution, entry.version, problems=problems
+                entry.name,
+                entry.value,
+                entry.distribution,
+                entry.version,
+                problems=problems,
+                summary=entry.summary,
             )
         )
     return _attach_manifest(records, [e for e in entries if e.group == MANIFEST_GROUP])

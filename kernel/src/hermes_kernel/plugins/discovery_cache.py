@@ -24,7 +24,7 @@ from hermes_kernel.files import write_cache_json
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import Kind
 
-_FORMAT = 1
+_FORMAT = 2
 
 
 def _mtime(path: str) -> int | None:
@@ -54,6 +54,7 @@ def _to_json(record: PluginRecord) -> dict[str, Any]:
         "declares": sorted([kind.value, name] for kind, name in record.declares),
         "has_manifest": record.has_manifest,
         "problems": list(record.problems),
+        "summary": record.summary,
     }
 
 
@@ -66,6 +67,7 @@ def _from_json(data: dict[str, Any]) -> PluginRecord:
         declares=frozenset((Kind(kind), name) for kind, name in data["declares"]),
         has_manifest=data["has_manifest"],
         problems=tuple(data["problems"]),
+        summary=data["summary"],
     )
 
 

@@ -18,6 +18,7 @@ class PluginRecord:
     declares: frozenset[tuple[Kind, str]] = frozenset()
     has_manifest: bool = False
     problems: tuple[str, ...] = ()  # metadata errors that make the plugin unloadable
+    summary: str = ""  # the distribution's one-line description
 
     @property
     def label(self) -> str:
