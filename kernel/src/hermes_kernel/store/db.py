@@ -1,0 +1,136 @@
+"""Open state.db safely: WAL, foreign keys, a busy timeout, migrations, and write
+transactions that take the lock up front (``BEGIN IMMEDIATE``) and retry a bounded number
+of times with jitter when another process holds it.
+
+One connection per :class:`Database`, guarded by a lock, so worker threads can share it;
+apsw releases the GIL while SQLite works.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from hermes_kernel.store.errors import StoreBusyError, StoreError
+from hermes_kernel.store.schema import MIGRATIONS
+
+BUSY_TIMEOUT_MS = 2_000
+"""How long SQLite itself waits for a lock before reporting busy."""
+WRITE_ATTEMPTS = 5
+"""Busy reports we absorb (with jittered backoff) before giving up on a write."""
+
+
+def scalar(cursor: apsw.Cursor, sql: str, bindings: Sequence[Any] = ()) -> Any:
+    """The first column of the first row (None if no row), inside a transaction."""
+    rows = cursor.execute(sql, bindings).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _retry_delay(attempt: int) -> float:
+    # Exponential backoff with full jitter, so waiting processes do not retry in step.
+    return random.uniform(0, min(1.0, 0.05 * 2**attempt))
+
+
+class Database:
+    """A connection to state.db with the schema at the version this kernel expects."""
+
+    def __init__(
+        self,
+        path: Path,
+        migrations: Sequence[str] = MIGRATIONS,
+        *,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        write_attempts: int = WRITE_ATTEMPTS,
+    ) -> None:
+        self.path = path
+        self._write_attempts = write_attempts
+        self._lock = threading.RLock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = apsw.Connection(str(path))
+            self._conn.set_busy_timeout(busy_timeout_ms)
+            # journal_mode needs the database readable: this is where a non-database fails.
+            self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints
+        except apsw.NotADBError:
+            raise StoreError(
+                f"{path} is not a SQLite database (or is damaged); move it aside and Hermes "
+                "will create a new one"
+            ) from None
+        except (apsw.CantOpenError, apsw.ReadOnlyError, OSError) as exc:
+            raise StoreError(f"{path}: cannot open the state store: {exc}") from None
+        self._migrate(migrations)
+
+    # --- schema -----------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        return int(self.query_value("PRAGMA user_version") or 0)
+
+    def _migrate(self, migrations: Sequence[str]) -> None:
+        latest = len(migrations)
+        with self.write() as cursor:
+            current = int(scalar(cursor, "PRAGMA user_version"))
+            if current > latest:
+                raise StoreError(
+                    f"{self.path} has schema version {current}, newer than this Hermes "
+                    f"understands ({latest}); upgrade hermes-kernel, or point HERMES_HOME "
+                    "elsewhere"
+                )
+            for version in range(current, latest):
+                cursor.execute(migrations[version])
+                cursor.execute(f"PRAGMA user_version = {version + 1}")
+
+    # --- transactions -----------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[apsw.Cursor]:
+        """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
+        on any exception. Raises StoreBusyError after bounded retries of a held lock."""
+        with self._lock:
+            cursor = self._conn.cursor()
+            for attempt in range(self._write_attempts):
+                try:
+                    cursor.execute("BEGIN IMMEDIATE")
+                    break
+                except apsw.BusyError:
+                    if attempt == self._write_attempts - 1:
+                        raise StoreBusyError(
+                            f"{self.path} stayed locked by another process; try again, or "
+                            "look for a stuck hermes process"
+                        ) from None
+                    time.sleep(_retry_delay(attempt))
+            try:
+                yield cursor
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            try:
+                cursor.execute("COMMIT")
+            except apsw.Error as exc:
+                if not self._conn.getautocommit():
+                    cursor.execute("ROLLBACK")
+                raise StoreError(f"{self.path}: could not save: {exc}") from exc
+
+    def query(
+        self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Run a read-only statement and return all rows."""
+        with self._lock:
+            return list(self._conn.execute(sql, bindings))
+
+    def query_value(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        rows = self.query(sql, bindings)
+        return rows[0][0] if rows else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,82 @@
+"""Turn leases: at most one process runs a turn on a session at a time.
+
+A lease names its holder (host, pid and a random token) and expires; the holder renews it
+while the turn runs. Another process may take a lease that has expired, or one whose holder
+is a process on this host that no longer exists (it crashed), without waiting for expiry.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+
+from hermes_kernel.store.db import Database
+from hermes_kernel.store.errors import LeaseHeldError
+
+DEFAULT_TTL_SECONDS = 60.0
+
+
+def new_holder() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _holder_is_dead(holder: str) -> bool:
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False  # another host: only expiry can free it
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, owned by another user
+    return False
+
+
+class TurnLeases:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def acquire(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> None:
+        """Take the lease, or raise LeaseHeldError naming the live holder."""
+        now = time.time()
+        with self._db.write() as cursor:
+            rows = cursor.execute(
+                "SELECT holder, expires_at FROM turn_leases WHERE session_id = ?", (session_id,)
+            ).fetchall()
+            if rows:
+                current, expires_at = str(rows[0][0]), float(rows[0][1] or 0)
+                if current != holder and expires_at > now and not _holder_is_dead(current):
+                    raise LeaseHeldError(session_id, current, expires_at - now)
+            cursor.execute(
+                "INSERT INTO turn_leases (session_id, holder, acquired_at, expires_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "holder = excluded.holder, acquired_at = excluded.acquired_at, "
+                "expires_at = excluded.expires_at",
+                (session_id, holder, now, now + ttl),
+            )
+
+    def renew(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> bool:
+        """Extend our lease; False if we no longer hold it (it expired and was taken)."""
+        with self._db.write() as cursor:
+            cursor.execute(
+                "UPDATE turn_leases SET expires_at = ? WHERE session_id = ? AND holder = ?",
+                (time.time() + ttl, session_id, holder),
+            )
+            return bool(cursor.connection.changes())
+
+    def release(self, session_id: str, holder: str) -> None:
+        with self._db.write() as cursor:
+            cursor.execute(
+                "DELETE FROM turn_leases WHERE session_id = ? AND holder = ?", (session_id, holder)
+            )
+
+    def holder(self, session_id: str) -> str | None:
+        value = self._db.query_value(
+            "SELECT holder FROM turn_leases WHERE session_id = ? AND expires_at > ?",
+            (session_id, time.time()),
+        )
+        return str(value) if value is not None else None

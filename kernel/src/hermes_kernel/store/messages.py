@@ -1,0 +1,131 @@
+"""Messages of a session, in order. Tool calls are stored as JSON on the assistant message;
+each tool result is its own message carrying the call id and an effect disposition."""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from hermes_kernel.store.db import Database, scalar
+
+
+class Disposition(enum.StrEnum):
+    """What is known about a tool call's effect, recorded with its result."""
+
+    OK = "ok"  # ran and returned
+    ERROR = "error"  # ran (or was refused) and returned an error the model sees
+    SKIPPED = "skipped"  # never started (interrupted before it ran)
+    UNKNOWN = "unknown"  # may have run before a crash: never re-run, reported as unknown
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    session_id: str
+    seq: int
+    role: str
+    content: str | None
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    tool_name: str | None
+    finish_reason: str | None
+    reasoning: str | None
+    disposition: str | None
+    created_at: float
+    updated_at: float | None
+
+
+_COLUMNS = ", ".join(f.name for f in fields(Message))
+
+
+def _message(row: Sequence[Any]) -> Message:
+    values = list(row)
+    values[5] = json.loads(values[5]) if values[5] else None
+    return Message(*values)
+
+
+class Messages:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def append(
+        self,
+        session_id: str,
+        role: str,
+        content: str | None,
+        *,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        finish_reason: str | None = None,
+        reasoning: str | None = None,
+        disposition: str | None = None,
+    ) -> Message:
+        """Append one message and update the session's counts, in one transaction."""
+        now = time.time()
+        with self._db.write() as cursor:
+            if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
+                raise KeyError(f"no session {session_id!r}")
+            seq = int(
+                scalar(
+                    cursor,
+                    "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
+                    (session_id,),
+                )
+            )
+            cursor.execute(
+                "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
+                "tool_name, finish_reason, reasoning, disposition, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    seq,
+                    role,
+                    content,
+                    json.dumps(tool_calls) if tool_calls else None,
+                    tool_call_id,
+                    tool_name,
+                    finish_reason,
+                    reasoning,
+                    disposition,
+                    now,
+                ),
+            )
+            message_id = cursor.connection.last_insert_rowid()
+            cursor.execute(
+                "UPDATE sessions SET message_count = message_count + 1, "
+                "tool_call_count = tool_call_count + ? WHERE id = ?",
+                (len(tool_calls or ()), session_id),
+            )
+        return Message(
+            message_id,
+            session_id,
+            seq,
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            tool_name,
+            finish_reason,
+            reasoning,
+            disposition,
+            now,
+            None,
+        )
+
+    def of_session(self, session_id: str) -> list[Message]:
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        )
+        return [_message(row) for row in rows]
+
+    def set_disposition(self, message_id: int, disposition: Disposition) -> None:
+        with self._db.write() as cursor:
+            cursor.execute(
+                "UPDATE messages SET disposition = ?, updated_at = ? WHERE id = ?",
+                (disposition.value, time.time(), message_id),
+            )

@@ -1,0 +1,88 @@
+"""Versioned migrations of state.db. Each entry moves the schema up by one version; the
+version lives in ``PRAGMA user_version``. Never edit a released migration: add one."""
+
+from __future__ import annotations
+
+V1 = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    model TEXT,
+    provider TEXT,
+    system_prompt TEXT,
+    parent_session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    title TEXT,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    end_reason TEXT,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    tool_call_count INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    estimated_cost_usd REAL NOT NULL DEFAULT 0,
+    cwd TEXT,
+    git_root TEXT
+);
+CREATE INDEX sessions_started ON sessions(started_at);
+
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content TEXT,
+    tool_calls TEXT,
+    tool_call_id TEXT,
+    tool_name TEXT,
+    finish_reason TEXT,
+    reasoning TEXT,
+    disposition TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL,
+    UNIQUE (session_id, seq)
+);
+CREATE INDEX messages_tool_call ON messages(session_id, tool_call_id);
+
+-- Two full-text indexes over message text: words (unicode61, diacritics folded) for
+-- ranked search, and trigrams for CJK, code and substring search. External content:
+-- the text is stored once, in messages; triggers keep both indexes in step.
+CREATE VIRTUAL TABLE messages_words USING fts5(
+    content, content='messages', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE messages_trigrams USING fts5(
+    content, content='messages', content_rowid='id',
+    tokenize='trigram case_sensitive 0 remove_diacritics 1'
+);
+CREATE TRIGGER messages_index_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_words(rowid, content) VALUES (new.id, coalesce(new.content, ''));
+    INSERT INTO messages_trigrams(rowid, content) VALUES (new.id, coalesce(new.content, ''));
+END;
+CREATE TRIGGER messages_index_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_words(messages_words, rowid, content)
+        VALUES ('delete', old.id, coalesce(old.content, ''));
+    INSERT INTO messages_trigrams(messages_trigrams, rowid, content)
+        VALUES ('delete', old.id, coalesce(old.content, ''));
+END;
+CREATE TRIGGER messages_index_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_words(messages_words, rowid, content)
+        VALUES ('delete', old.id, coalesce(old.content, ''));
+    INSERT INTO messages_trigrams(messages_trigrams, rowid, content)
+        VALUES ('delete', old.id, coalesce(old.content, ''));
+    INSERT INTO messages_words(rowid, content) VALUES (new.id, coalesce(new.content, ''));
+    INSERT INTO messages_trigrams(rowid, content) VALUES (new.id, coalesce(new.content, ''));
+END;
+
+CREATE TABLE turn_leases (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    holder TEXT NOT NULL,
+    acquired_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1,)
+"""MIGRATIONS[n] upgrades a database at version n to version n + 1."""

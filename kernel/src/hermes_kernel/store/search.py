@@ -1,0 +1,126 @@
+"""Full-text search over every message: ranked word search, and trigram search for CJK,
+code and substrings. User text never reaches FTS5's query syntax unquoted, so no input can
+cause a syntax error."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from hermes_kernel.store.db import Database
+
+
+class SearchMode(enum.StrEnum):
+    AUTO = "auto"  # trigrams for CJK or code-like text; words otherwise, then substrings
+    WORDS = "words"
+    TRIGRAMS = "trigrams"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    message_id: int
+    session_id: str
+    role: str
+    created_at: float
+    snippet: str
+
+
+RANK_WINDOW = 1_000
+"""How many of the newest matches are ranked by relevance."""
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CODE_LIKE = re.compile(r"[^\w\s]")
+_WORD = re.compile(r"\w+")
+
+
+def choose_mode(query: str) -> SearchMode:
+    """Words split on spaces; CJK has none, and code's punctuation matters: use trigrams."""
+    if _CJK.search(query) or _CODE_LIKE.search(query.strip()):
+        return SearchMode.TRIGRAMS
+    return SearchMode.WORDS
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def search(
+    db: Database,
+    query: str,
+    *,
+    mode: SearchMode = SearchMode.AUTO,
+    session_id: str | None = None,
+    limit: int = 20,
+) -> list[SearchHit]:
+    """Messages matching ``query``, best first (words) or newest first (short substrings).
+
+    In AUTO mode a word search that finds nothing falls back to a substring search, so
+    part of a word ("config" in "reconfigure") still finds something.
+    """
+    text = query.strip()
+    if not text:
+        return []
+    if mode is SearchMode.AUTO:
+        chosen = choose_mode(text)
+        hits = search(db, text, mode=chosen, session_id=session_id, limit=limit)
+        if hits or chosen is SearchMode.TRIGRAMS:
+            return hits
+        return search(db, text, mode=SearchMode.TRIGRAMS, session_id=session_id, limit=limit)
+    scope, scope_binding = ("AND m.session_id = ?", [session_id]) if session_id else ("", [])
+    if mode is SearchMode.WORDS:
+        terms = _WORD.findall(text)
+        if not terms:
+            return []
+        table, match = "messages_words", " ".join(_quote(term) for term in terms)
+    elif len(text) >= 3:
+        table, match = "messages_trigrams", _quote(text)
+    else:
+        # Trigrams need three characters; a shorter substring is a plain (slower) scan.
+        rows = db.query(
+            f"SELECT m.id, m.session_id, m.role, m.created_at, substr(m.content, 1, 160) "
+            f"FROM messages m WHERE instr(lower(m.content), lower(?)) > 0 {scope} "
+            "ORDER BY m.id DESC LIMIT ?",
+            [text, *scope_binding, limit],
+        )
+        return [SearchHit(*row) for row in rows]
+    if mode is SearchMode.TRIGRAMS:
+        # A substring either occurs or not: newest first, and the scan stops at ``limit``,
+        # so the snippets (which re-read the text) are made for those rows only.
+        rows = db.query(
+            f"SELECT m.id, m.session_id, m.role, m.created_at,"
+            f" snippet({table}, 0, '[', ']', '…', 16)"
+            f" FROM {table} JOIN messages m ON m.id = {table}.rowid"
+            f" WHERE {table} MATCH ? {scope} ORDER BY {table}.rowid DESC LIMIT ?",
+            [match, *scope_binding, limit],
+        )
+        return [SearchHit(*row) for row in rows]
+    # Rank only the newest RANK_WINDOW matches: bm25 over every match of a common word in a
+    # million messages costs hundreds of milliseconds, while a descending rowid scan stops
+    # early. Recent history is what a personal agent is usually asked about. FTS5 can only
+    # make snippets inside the ranked subquery (for every row of the window), so the few
+    # results get theirs here instead.
+    rows = db.query(
+        f"SELECT id, session_id, role, created_at, content FROM ("
+        f"  SELECT m.id AS id, m.session_id AS session_id, m.role AS role,"
+        f"         m.created_at AS created_at, m.content AS content, {table}.rank AS score"
+        f"  FROM {table} JOIN messages m ON m.id = {table}.rowid"
+        f"  WHERE {table} MATCH ? {scope} ORDER BY {table}.rowid DESC LIMIT {RANK_WINDOW}"
+        f") ORDER BY score LIMIT ?",
+        [match, *scope_binding, limit],
+    )
+    terms = _WORD.findall(text)
+    return [
+        SearchHit(row[0], row[1], row[2], row[3], word_snippet(str(row[4] or ""), terms))
+        for row in rows
+    ]
+
+
+def word_snippet(content: str, terms: list[str], width: int = 120) -> str:
+    """About ``width`` characters around the first matching term, terms in [brackets]."""
+    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+    found = pattern.search(content)
+    start = max(0, (found.start() if found else 0) - width // 3)
+    end = min(len(content), start + width)
+    excerpt = pattern.sub(lambda m: f"[{m.group(0)}]", content[start:end])
+    return ("…" if start else "") + excerpt + ("…" if end < len(content) else "")

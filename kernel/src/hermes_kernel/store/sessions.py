@@ -1,0 +1,145 @@
+"""Sessions: one conversation each, with its frozen system prompt and running totals."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, fields
+from typing import Any
+
+from hermes_kernel.store.db import Database
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    source: str
+    model: str | None
+    provider: str | None
+    system_prompt: str | None
+    parent_session_id: str | None
+    title: str | None
+    started_at: float
+    ended_at: float | None
+    end_reason: str | None
+    message_count: int
+    tool_call_count: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    estimated_cost_usd: float
+    cwd: str | None
+    git_root: str | None
+
+
+_COLUMNS = ", ".join(f.name for f in fields(Session))
+_USAGE_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "estimated_cost_usd",
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage and cost of one model call, added to a session's totals."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated_cost_usd: float = 0.0
+
+
+def new_session_id(now: float | None = None) -> str:
+    """Sortable and readable: ``20261130_071300_3f9a1c``."""
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime(now if now is not None else time.time()))
+    return f"{stamp}_{secrets.token_hex(3)}"
+
+
+class Sessions:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def create(
+        self,
+        source: str,
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        system_prompt: str | None = None,
+        parent_session_id: str | None = None,
+        cwd: str | None = None,
+        git_root: str | None = None,
+    ) -> Session:
+        now = time.time()
+        session_id = new_session_id(now)
+        with self._db.write() as cursor:
+            cursor.execute(
+                "INSERT INTO sessions (id, source, model, provider, system_prompt, "
+                "parent_session_id, started_at, cwd, git_root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    source,
+                    model,
+                    provider,
+                    system_prompt,
+                    parent_session_id,
+                    now,
+                    cwd,
+                    git_root,
+                ),
+            )
+        session = self.get(session_id)
+        assert session is not None
+        return session
+
+    def get(self, session_id: str) -> Session | None:
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        return Session(*rows[0]) if rows else None
+
+    def recent(self, limit: int = 20, source: str | None = None) -> list[Session]:
+        where, bindings = ("WHERE source = ?", (source, limit)) if source else ("", (limit,))
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY started_at DESC LIMIT ?", bindings
+        )
+        return [Session(*row) for row in rows]
+
+    def set_system_prompt(self, session_id: str, prompt: str) -> None:
+        self._update(session_id, "system_prompt = ?", (prompt,))
+
+    def set_title(self, session_id: str, title: str) -> None:
+        self._update(session_id, "title = ?", (title,))
+
+    def end(self, session_id: str, reason: str) -> None:
+        self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))
+
+    def add_usage(self, session_id: str, usage: Usage) -> None:
+        self._update(
+            session_id,
+            ", ".join(f"{column} = {column} + ?" for column in _USAGE_COLUMNS),
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.reasoning_tokens,
+                usage.estimated_cost_usd,
+            ),
+        )
+
+    def _update(self, session_id: str, assignments: str, values: tuple[Any, ...]) -> None:
+        with self._db.write() as cursor:
+            cursor.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id))
+            if self._db_changes(cursor) == 0:
+                raise KeyError(f"no session {session_id!r}")
+
+    @staticmethod
+    def _db_changes(cursor: Any) -> int:
+        return int(cursor.connection.changes())

@@ -1,0 +1,38 @@
+"""The state store as the rest of the kernel sees it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_kernel.store.db import Database
+from hermes_kernel.store.leases import TurnLeases
+from hermes_kernel.store.messages import Messages
+from hermes_kernel.store.search import SearchHit, SearchMode, search
+from hermes_kernel.store.sessions import Sessions
+
+
+def state_db_path(home: Path) -> Path:
+    return home / "state.db"
+
+
+class StateStore:
+    """Sessions, messages, search and turn leases in ``HERMES_HOME/state.db``."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path)
+        self.sessions = Sessions(self.db)
+        self.messages = Messages(self.db)
+        self.leases = TurnLeases(self.db)
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: SearchMode = SearchMode.AUTO,
+        session_id: str | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        return search(self.db, query, mode=mode, session_id=session_id, limit=limit)
+
+    def close(self) -> None:
+        self.db.close()

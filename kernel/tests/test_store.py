@@ -1,0 +1,268 @@
+"""state.db: schema versions, sessions and messages, full-text search, turn leases, locking."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import apsw
+import pytest
+
+from hermes_kernel.store.db import Database
+from hermes_kernel.store.errors import LeaseHeldError, StoreBusyError, StoreError
+from hermes_kernel.store.messages import Disposition
+from hermes_kernel.store.schema import MIGRATIONS
+from hermes_kernel.store.search import SearchMode
+from hermes_kernel.store.sessions import Usage
+from hermes_kernel.store.state import StateStore
+
+
+@pytest.fixture
+def store(tmp_path):
+    state = StateStore(tmp_path / "state.db")
+    yield state
+    state.close()
+
+
+def test_a_new_store_is_wal_with_foreign_keys_at_the_latest_version(store):
+    assert store.db.query_value("PRAGMA journal_mode") == "wal"
+    assert store.db.query_value("PRAGMA foreign_keys") == 1
+    assert store.db.version == len(MIGRATIONS)
+
+
+def test_a_newer_schema_is_refused_with_a_clear_error(tmp_path):
+    path = tmp_path / "state.db"
+    connection = apsw.Connection(str(path))
+    connection.execute("PRAGMA user_version = 99")
+    connection.close()
+    with pytest.raises(StoreError) as raised:
+        Database(path)
+    assert str(raised.value) == (
+        f"{path} has schema version 99, newer than this Hermes understands "
+        f"({len(MIGRATIONS)}); upgrade hermes-kernel, or point HERMES_HOME elsewhere"
+    )
+
+
+def test_an_older_schema_is_migrated_and_keeps_its_data(tmp_path):
+    path = tmp_path / "state.db"
+    StateStore(path).sessions.create("cli")  # at the current version
+    upgraded = Database(path, [*MIGRATIONS, "ALTER TABLE sessions ADD COLUMN pinned INTEGER"])
+    assert upgraded.version == len(MIGRATIONS) + 1
+    assert upgraded.query_value("SELECT count(*) FROM sessions WHERE pinned IS NULL") == 1
+
+
+def test_a_file_that_is_not_a_database_gets_one_line_saying_what_to_do(tmp_path):
+    path = tmp_path / "state.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match=r"is not a SQLite database .*; move it aside"):
+        StateStore(path)
+
+
+def test_sessions_record_their_totals(store):
+    session = store.sessions.create(
+        "cli", model="m", provider="p", system_prompt="be brief", cwd="/w"
+    )
+    store.messages.append(session.id, "user", "hi")
+    store.messages.append(
+        session.id,
+        "assistant",
+        "",
+        tool_calls=[
+            {"id": "c1", "name": "echo", "arguments": "{}"},
+            {"id": "c2", "name": "echo", "arguments": "{}"},
+        ],
+    )
+    store.sessions.add_usage(
+        session.id,
+        Usage(input_tokens=10, output_tokens=5, cache_read_tokens=3, estimated_cost_usd=0.25),
+    )
+    store.sessions.add_usage(session.id, Usage(input_tokens=1))
+    store.sessions.end(session.id, "exit")
+    saved = store.sessions.get(session.id)
+    assert (saved.message_count, saved.tool_call_count) == (2, 2)
+    assert (saved.input_tokens, saved.output_tokens, saved.cache_read_tokens) == (11, 5, 3)
+    assert saved.estimated_cost_usd == 0.25 and saved.end_reason == "exit" and saved.ended_at
+    assert saved.system_prompt == "be brief"
+    assert [s.id for s in store.sessions.recent()] == [session.id]
+
+
+def test_messages_keep_order_tool_calls_and_dispositions(store):
+    session = store.sessions.create("cli")
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": '{"x": 1}'}}
+    ]
+    store.messages.append(session.id, "user", "run it")
+    store.messages.append(session.id, "assistant", "", tool_calls=calls, finish_reason="tool_calls")
+    result = store.messages.append(
+        session.id, "tool", "1", tool_call_id="c1", tool_name="echo", disposition=Disposition.OK
+    )
+    store.messages.set_disposition(result.id, Disposition.UNKNOWN)
+    saved = store.messages.of_session(session.id)
+    assert [(m.seq, m.role) for m in saved] == [(1, "user"), (2, "assistant"), (3, "tool")]
+    assert saved[1].tool_calls == calls and saved[1].finish_reason == "tool_calls"
+    assert (saved[2].tool_call_id, saved[2].disposition) == ("c1", "unknown")
+    assert saved[2].updated_at is not None
+
+
+def test_appending_to_an_unknown_session_is_refused(store):
+    with pytest.raises(KeyError, match="no session 'nope'"):
+        store.messages.append("nope", "user", "hi")
+    with pytest.raises(KeyError):
+        store.sessions.end("nope", "exit")
+
+
+def test_word_search_ranks_and_folds_diacritics(store):
+    session = store.sessions.create("cli")
+    store.messages.append(session.id, "user", "Where is a good café near the station?")
+    store.messages.append(
+        session.id, "assistant", "The cafe by the river is good; the station cafe is loud."
+    )
+    store.messages.append(session.id, "user", "Thanks!")
+    hits = store.search("cafe station")
+    assert len(hits) == 2
+    assert all("[" in hit.snippet for hit in hits)
+    assert store.search("thanks", mode=SearchMode.WORDS)[0].role == "user"
+
+
+def test_trigram_search_finds_cjk_code_and_substrings(store):
+    session = store.sessions.create("cli")
+    store.messages.append(session.id, "user", "東京タワーに行きたい")
+    store.messages.append(session.id, "assistant", "call parse_config(path) from loader.py")
+    store.messages.append(session.id, "assistant", "unbelievable")
+    assert [h.snippet for h in store.search("京タワ")] == ["東[京タワ]ーに行きたい"]
+    assert len(store.search("parse_config(")) == 1
+    assert len(store.search("believ", mode=SearchMode.TRIGRAMS)) == 1
+    assert len(store.search("京タ")) == 1, "two characters: a plain scan still finds it"
+
+
+def test_no_query_text_can_break_the_search(store):
+    session = store.sessions.create("cli")
+    store.messages.append(session.id, "user", 'he said "AND" OR NEAR(x) *')
+    for query in ['"', "AND", "NEAR(", "*", "a OR", '" OR 1=1 --', "   ", "(", "col:val"]:
+        store.search(query)  # no exception
+    assert len(store.search('"AND" OR')) == 1
+
+
+def test_indexes_follow_updates_and_deletes(store):
+    session = store.sessions.create("cli")
+    message = store.messages.append(session.id, "user", "original words")
+    with store.db.write() as cursor:
+        cursor.execute(
+            "UPDATE messages SET content = 'replacement text' WHERE id = ?", (message.id,)
+        )
+    assert store.search("original") == [] and len(store.search("replacement")) == 1
+    assert store.search("placement", mode=SearchMode.WORDS) == []
+    assert len(store.search("eplacemen")) == 1, "no word matches: substrings are searched"
+    with store.db.write() as cursor:
+        cursor.execute("DELETE FROM sessions WHERE id = ?", (session.id,))
+    assert store.search("replacement") == [] and store.search("eplacemen") == []
+
+
+def test_search_can_be_scoped_to_a_session(store):
+    first, second = store.sessions.create("cli"), store.sessions.create("telegram")
+    store.messages.append(first.id, "user", "shared topic")
+    store.messages.append(second.id, "user", "shared topic")
+    assert [h.session_id for h in store.search("topic", session_id=second.id)] == [second.id]
+
+
+def test_turn_leases_exclude_a_second_live_holder(store):
+    session = store.sessions.create("cli")
+    store.leases.acquire(session.id, "me", ttl=30)
+    store.leases.acquire(session.id, "me", ttl=30)  # re-entrant for the holder
+    other = f"{os.uname().nodename}:1:x"  # pid 1 is alive
+    with pytest.raises(
+        LeaseHeldError, match=f"session {session.id} is busy: a turn is running in me"
+    ):
+        store.leases.acquire(session.id, other)
+    store.leases.release(session.id, "me")
+    store.leases.acquire(session.id, other)
+    assert store.leases.holder(session.id) == other
+
+
+def test_an_expired_lease_or_a_dead_holder_can_be_taken_over(store):
+    session = store.sessions.create("cli")
+    store.leases.acquire(session.id, "elsewhere:1:a", ttl=0.05)
+    time.sleep(0.1)
+    store.leases.acquire(session.id, "me")
+    assert store.leases.renew(session.id, "elsewhere:1:a") is False, "the old holder lost it"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    crashed = f"{os.uname().nodename}:{dead.pid}:b"
+    other = store.sessions.create("cli")
+    store.leases.acquire(other.id, crashed, ttl=600)
+    store.leases.acquire(other.id, "me")  # no need to wait ten minutes for a dead process
+    assert store.leases.holder(other.id) == "me"
+
+
+HOLD_LOCK = """
+import sys, time, apsw
+connection = apsw.Connection(sys.argv[1])
+connection.set_busy_timeout(5000)
+connection.execute("BEGIN IMMEDIATE")
+connection.execute("INSERT INTO sessions (id, source, started_at) VALUES ('held', 'x', 0)")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.execute("COMMIT")
+"""
+
+
+def hold_lock(path, seconds):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(HOLD_LOCK), str(path), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def test_a_write_waits_for_another_process_then_succeeds(store, tmp_path):
+    holder = hold_lock(tmp_path / "state.db", 0.5)
+    started = time.monotonic()
+    session = store.sessions.create("cli")  # BEGIN IMMEDIATE waits on the busy timeout
+    assert time.monotonic() - started >= 0.3
+    holder.wait()
+    assert store.sessions.get("held") is not None and store.sessions.get(session.id) is not None
+
+
+def test_a_lock_held_too_long_is_a_clear_error_and_nothing_is_half_written(tmp_path):
+    path = tmp_path / "state.db"
+    StateStore(path).close()
+    impatient = Database(path, busy_timeout_ms=50, write_attempts=2)
+    holder = hold_lock(path, 1)
+    with (
+        pytest.raises(StoreBusyError, match="stayed locked by another process"),
+        impatient.write() as cursor,
+    ):
+        cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('mine', 'x', 0)")
+    holder.wait()
+    assert impatient.query_value("SELECT count(*) FROM sessions WHERE id = 'mine'") == 0
+
+
+def test_a_failing_write_rolls_back_everything_in_it(store):
+    session = store.sessions.create("cli")
+    with pytest.raises(RuntimeError), store.db.write() as cursor:
+        cursor.execute("UPDATE sessions SET title = 'changed' WHERE id = ?", (session.id,))
+        raise RuntimeError("crash between two statements")
+    assert store.sessions.get(session.id).title is None
+
+
+def test_word_snippets_bracket_the_terms_around_the_first_match():
+    from hermes_kernel.store.search import word_snippet
+
+    text = "x " * 100 + "the Docker build failed; docker said no" + " y" * 100
+    snippet = word_snippet(text, ["docker"])
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert "[Docker] build failed; [docker] said" in snippet
+    assert word_snippet("short", ["missing"]) == "short"
+
+
+def test_auto_mode_picks_trigrams_for_cjk_and_code():
+    from hermes_kernel.store.search import choose_mode
+
+    assert choose_mode("deploy failed") is SearchMode.WORDS
+    assert choose_mode("東京") is SearchMode.TRIGRAMS
+    assert choose_mode("os.path.join(") is SearchMode.TRIGRAMS
