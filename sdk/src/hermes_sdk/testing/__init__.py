@@ -7,8 +7,17 @@ Fixtures, available in any test once hermes-sdk is installed:
   checks it; returns a :class:`RegisteredPlugin` with what the plugin provides.
 * ``hermes_specs``: the :class:`~hermes_sdk.registration.SpecIndex` of everything registered
   in this test, so a duplicate name fails as it would in the kernel.
+* ``openai_server``: a :class:`ScriptedOpenAIServer`, a real OpenAI-compatible HTTP server on
+  loopback that answers with queued :class:`Reply` objects and records every request.
 """
 
+from hermes_sdk.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 
-__all__ = ["RegisteredPlugin", "register_checked"]
+__all__ = [
+    "RecordedRequest",
+    "RegisteredPlugin",
+    "Reply",
+    "ScriptedOpenAIServer",
+    "register_checked",
+]

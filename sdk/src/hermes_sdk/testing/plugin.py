@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pluggy
 import pytest
 
 from hermes_sdk._markers import new_plugin_manager
 from hermes_sdk.registration import SpecIndex
+from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 
 
@@ -39,3 +40,10 @@ def register_plugin(
         return register_checked(hermes_plugin_manager, hermes_specs, plugin, name)
 
     return register
+
+
+@pytest.fixture
+def openai_server() -> Iterator[ScriptedOpenAIServer]:
+    """A scripted OpenAI-compatible server on loopback; queue replies with ``.queue(...)``."""
+    with ScriptedOpenAIServer() as server:
+        yield server

@@ -1,0 +1,243 @@
+"""Chat completions over httpx, streamed with server-sent events (httpx-sse)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ModelResponse,
+    ModelUsage,
+    ProviderError,
+    ProviderSettings,
+    ToolCallRequest,
+    classify_http_error,
+    parse_retry_after,
+)
+
+
+def _message(message: ChatMessage) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        # Some servers (llama.cpp) reject null content beside tool calls: send "".
+        wire["content"] = message.content or ""
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def payload(request: ModelRequest, stream: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_message(m) for m in request.messages],
+        "stream": stream,
+    }
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.parameters),
+                },
+            }
+            for t in request.tools
+        ]
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    return body
+
+
+def usage_of(raw: Any) -> ModelUsage:
+    """OpenAI counts cached prompt tokens inside prompt_tokens; we report them apart."""
+    if not isinstance(raw, dict):
+        return ModelUsage()
+    cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    return ModelUsage(
+        input_tokens=max(0, int(raw.get("prompt_tokens") or 0) - cached),
+        output_tokens=int(raw.get("completion_tokens") or 0),
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Assembly:
+    """A streamed reply put back together."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    finish_reason: str | None = None
+    usage: ModelUsage = field(default_factory=ModelUsage)
+    done: bool = False
+
+    def add(self, chunk: dict[str, Any], on_text: Callable[[str], None] | None) -> None:
+        if chunk.get("usage"):
+            self.usage = usage_of(chunk["usage"])
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.text.append(delta["content"])
+                if on_text is not None:
+                    on_text(delta["content"])
+            for key in ("reasoning_content", "reasoning"):
+                if isinstance(delta.get(key), str):
+                    self.reasoning.append(delta[key])
+            for piece in delta.get("tool_calls") or []:
+                call = self.calls.setdefault(int(piece.get("index", 0)), _PartialCall())
+                # Some servers repeat id and name in every chunk: keep the first of each.
+                call.id = call.id or piece.get("id") or ""
+                function = piece.get("function") or {}
+                call.name = call.name or function.get("name") or ""
+                if function.get("arguments"):
+                    call.arguments.append(function["arguments"])
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+
+    def response(self) -> ModelResponse:
+        calls = tuple(
+            ToolCallRequest(c.id or f"call_{i}", c.name, "".join(c.arguments))
+            for i, c in sorted(self.calls.items())
+        )
+        return ModelResponse(
+            content="".join(self.text),
+            tool_calls=calls,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            reasoning="".join(self.reasoning) or None,
+        )
+
+
+class ChatCompletionsProvider:
+    """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/chat/completions``."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        headers = {**settings.headers}
+        if settings.api_key:
+            headers["Authorization"] = f"Bearer {settings.api_key}"
+        self._client = httpx.AsyncClient(
+            base_url=settings.base_url.rstrip("/"),
+            headers=headers,
+            timeout=httpx.Timeout(
+                settings.timeout_seconds, connect=min(10.0, settings.timeout_seconds)
+            ),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        where = self._settings.base_url
+        try:
+            if self._settings.stream:
+                return await self._streamed(request, on_text)
+            return await self._whole(request)
+        except httpx.TimeoutException:
+            raise ProviderError(
+                ErrorKind.TIMEOUT,
+                f"no answer from {where} within {self._settings.timeout_seconds:g} s",
+            ) from None
+        except httpx.ConnectError as exc:
+            raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise ProviderError(
+                ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
+            ) from None
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        if response.status_code >= 400:
+            body = (await response.aread()).decode("utf-8", "replace")
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            raise classify_http_error(response.status_code, body, retry_after)
+
+    async def _whole(self, request: ModelRequest) -> ModelResponse:
+        response = await self._client.post("/chat/completions", json=payload(request, False))
+        await self._raise_for_status(response)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                f"{self._settings.base_url} answered something that is not a chat completion",
+            ) from None
+        calls = tuple(
+            ToolCallRequest(
+                call.get("id") or f"call_{i}",
+                call["function"]["name"],
+                call["function"].get("arguments") or "",
+            )
+            for i, call in enumerate(message.get("tool_calls") or [])
+        )
+        return ModelResponse(
+            content=message.get("content") or "",
+            tool_calls=calls,
+            finish_reason=choice.get("finish_reason"),
+            usage=usage_of(data.get("usage")),
+            reasoning=message.get("reasoning_content") or message.get("reasoning"),
+        )
+
+    async def _streamed(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None
+    ) -> ModelResponse:
+        assembly = _Assembly()
+        async with aconnect_sse(
+            self._client, "POST", "/chat/completions", json=payload(request, True)
+        ) as source:
+            await self._raise_for_status(source.response)
+            async for event in source.aiter_sse():
+                if event.data.strip() == "[DONE]":
+                    assembly.done = True
+                    break
+                try:
+                    chunk = json.loads(event.data)
+                except ValueError:
+                    raise ProviderError(
+                        ErrorKind.BAD_RESPONSE,
+                        f"{self._settings.base_url} streamed an event that is not JSON",
+                    ) from None
+                if isinstance(chunk, dict) and chunk.get("error"):
+                    message = str((chunk["error"] or {}).get("message", chunk["error"]))
+                    raise ProviderError(ErrorKind.SERVER, f"error in the stream: {message}")
+                if isinstance(chunk, dict):
+                    assembly.add(chunk, on_text)
+        if not assembly.done and assembly.finish_reason is None:
+            raise ProviderError(
+                ErrorKind.CONNECTION,
+                f"the stream from {self._settings.base_url} ended before the reply was complete",
+            )
+        return assembly.response()

@@ -1,0 +1,227 @@
+"""The model provider contract: what the turn engine sends, what a provider returns, and how
+a provider reports failure.
+
+A provider plugin's ``ProviderSpec.factory`` is called with one :class:`ProviderSettings`
+and returns an object satisfying :class:`ModelProvider`. Providers translate; they do not
+retry or fall back: the engine does both, guided by the :class:`ProviderError` they raise.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "ChatMessage",
+    "ErrorKind",
+    "ModelProvider",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelUsage",
+    "ProviderError",
+    "ProviderSettings",
+    "ToolCallRequest",
+    "ToolSchema",
+    "classify_http_error",
+    "parse_retry_after",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A tool call the model asked for; ``arguments`` is the raw JSON text it produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One message of the conversation sent to the model."""
+
+    role: str  # system | user | assistant | tool
+    content: str = ""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None  # the tool's name, on tool results
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSchema:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    model: str
+    messages: Sequence[ChatMessage]
+    tools: Sequence[ToolSchema] = ()
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    content: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    finish_reason: str | None = None
+    usage: ModelUsage = field(default_factory=ModelUsage)
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSettings:
+    """What a provider factory receives. ``api_key`` is resolved by the kernel from the
+    environment or .env; providers never read secrets themselves."""
+
+    base_url: str
+    api_key: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_seconds: float = 120.0
+    stream: bool = True
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A model client. ``complete`` streams text to ``on_text`` as it arrives (when given)
+    and returns the whole response; it raises :class:`ProviderError` on any failure."""
+
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ErrorKind(enum.StrEnum):
+    AUTH = "auth"  # 401, 403: a bad or missing key
+    BILLING = "billing"  # 402: out of credit
+    TIMEOUT = "timeout"  # 408, or no answer in time
+    PAYLOAD_TOO_LARGE = "payload_too_large"  # 413
+    RATE_LIMIT = "rate_limit"  # 429
+    SERVER = "server"  # 500, 502, 504
+    OVERLOADED = "overloaded"  # 503, 529
+    CONTEXT_OVERFLOW = "context_overflow"  # the conversation no longer fits the model
+    CONTENT_POLICY = "content_policy"  # refused by the provider's policy
+    BAD_REQUEST = "bad_request"  # any other 4xx: our request is wrong
+    BAD_RESPONSE = "bad_response"  # the server answered something we cannot parse
+    CONNECTION = "connection"  # refused, reset, or the stream was cut
+
+
+_RETRYABLE = {
+    ErrorKind.TIMEOUT,
+    ErrorKind.RATE_LIMIT,
+    ErrorKind.SERVER,
+    ErrorKind.OVERLOADED,
+    ErrorKind.BAD_RESPONSE,
+    ErrorKind.CONNECTION,
+}
+_FALLBACK = _RETRYABLE | {ErrorKind.AUTH, ErrorKind.BILLING, ErrorKind.CONTENT_POLICY}
+_COMPRESS = {ErrorKind.CONTEXT_OVERFLOW, ErrorKind.PAYLOAD_TOO_LARGE}
+
+
+class ProviderError(Exception):
+    """A classified provider failure; the message is one line a user can act on."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        """Worth trying again on the same provider after a pause."""
+        return self.kind in _RETRYABLE
+
+    @property
+    def should_fallback(self) -> bool:
+        """Worth trying the next provider in ``fallback_providers`` for this turn."""
+        return self.kind in _FALLBACK
+
+    @property
+    def should_compress(self) -> bool:
+        """The conversation is too big: compressing it may help, retrying will not."""
+        return self.kind in _COMPRESS
+
+
+_CONTEXT_WORDS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "context window",
+)
+_POLICY_WORDS = ("content policy", "content_policy", "safety system", "flagged")
+
+
+def classify_http_error(status: int, body: str, retry_after: float | None = None) -> ProviderError:
+    """Turn an HTTP error status and body into a :class:`ProviderError`."""
+    text = " ".join(body.split())[:300]
+    lowered = text.lower()
+    if any(word in lowered for word in _CONTEXT_WORDS):
+        kind = ErrorKind.CONTEXT_OVERFLOW
+    elif any(word in lowered for word in _POLICY_WORDS):
+        kind = ErrorKind.CONTENT_POLICY
+    else:
+        kind = {
+            401: ErrorKind.AUTH,
+            403: ErrorKind.AUTH,
+            402: ErrorKind.BILLING,
+            408: ErrorKind.TIMEOUT,
+            413: ErrorKind.PAYLOAD_TOO_LARGE,
+            429: ErrorKind.RATE_LIMIT,
+            503: ErrorKind.OVERLOADED,
+            529: ErrorKind.OVERLOADED,
+        }.get(status, ErrorKind.SERVER if status >= 500 else ErrorKind.BAD_REQUEST)
+    hint = {
+        ErrorKind.AUTH: "check the API key",
+        ErrorKind.BILLING: "check the account's credit",
+        ErrorKind.CONTEXT_OVERFLOW: "the conversation is too long for this model",
+    }.get(kind)
+    message = f"HTTP {status} ({kind.value}): {text or 'no details'}"
+    return ProviderError(
+        kind, f"{message}; {hint}" if hint else message, status=status, retry_after=retry_after
+    )
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    import time
+
+    return max(0.0, when.timestamp() - time.time())
