@@ -1,4 +1,6 @@
-"""The hermes command with zero plugins installed: every built-in command works."""
+"""The hermes command's built-in commands, in process, with every plugin blocked so that
+only the kernel's behaviour is under test (tests/integration/test_zero_plugins.py runs them
+in a venv with nothing installed but the kernel and the SDK)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ def hermes(tmp_path, monkeypatch, capsys):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
-    for name in ["HERMES_LOAD_PLUGINS", "HERMES_DISABLE_PLUGINS", "HERMES_TRACE_PLUGINS"]:
+    for name in ["HERMES_LOAD_PLUGINS", "HERMES_TRACE_PLUGINS"]:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "*")
 
     def run(*args: str) -> Result:
         monkeypatch.setattr("sys.argv", ["hermes", *args])
@@ -44,15 +47,16 @@ def test_version(hermes):
     assert result.out.startswith("hermes 0.1.0 (hermes-kernel 0.1.0, hermes-sdk 0.1.0)")
 
 
-def test_bare_hermes_explains_that_nothing_is_installed(hermes):
+def test_bare_hermes_explains_what_is_missing(hermes):
     result = hermes()
     assert result.code == 0
-    assert "0 plugins installed" in result.out and "Nothing is installed yet" in result.out
+    assert "0 enabled" in result.out and "No enabled plugin declares a model provider" in result.out
 
 
-def test_plugins_list_with_zero_plugins(hermes):
-    assert "No plugins are installed" in hermes("plugins", "list").out
-    assert json.loads(hermes("plugins", "list", "--json", "--verify").out) == []
+def test_plugins_list_shows_blocked_plugins_as_disabled(hermes):
+    rows = json.loads(hermes("plugins", "list", "--json", "--verify").out)
+    assert all(row["state"] == "disabled" for row in rows)
+    assert all(row["reason"] == "blocked by HERMES_DISABLE_PLUGINS" for row in rows)
 
 
 def test_unknown_plugin_is_a_one_line_error(hermes):

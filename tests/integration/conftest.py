@@ -99,6 +99,12 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return Venv(build_venv(tmp_path_factory.mktemp("venv") / "venv", packages))
 
 
+@pytest.fixture(scope="session")
+def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """Nothing installed but the kernel and the SDK."""
+    return Venv(build_venv(tmp_path_factory.mktemp("bare") / "venv", []))
+
+
 @pytest.fixture
 def make_venv(tmp_path: Path) -> Callable[[list[Path]], Venv]:
     """Build a private venv with the given fixture plugin folders (for tests that change it)."""
