@@ -27,6 +27,7 @@ def render() -> str:
     ]
     groups = [
         ("Registration hooks", list(hookspecs.REGISTRATION_HOOKS)),
+        ("Contribution hooks", list(hookspecs.CONTRIBUTION_HOOKS)),
         ("Lifecycle hooks", list(hookspecs.LIFECYCLE_HOOKS)),
     ]
     for title, names in groups:

@@ -6,7 +6,15 @@ A plugin is a module of ``@hookimpl`` functions named after the hooks in
 
 from hermes_sdk._markers import PROJECT_NAME, hookimpl, hookspec, new_plugin_manager
 from hermes_sdk._version import __version__
-from hermes_sdk.events import LLMCall, LLMResult, SessionInfo, ToolCall, ToolResult
+from hermes_sdk.events import (
+    LLMCall,
+    LLMResult,
+    PromptContext,
+    PromptSection,
+    SessionInfo,
+    ToolCall,
+    ToolResult,
+)
 from hermes_sdk.specs import (
     BackendSpec,
     CommandSpec,
@@ -35,6 +43,8 @@ __all__ = [
     "LLMResult",
     "MemoryProviderSpec",
     "PlatformSpec",
+    "PromptContext",
+    "PromptSection",
     "ProviderSpec",
     "SessionInfo",
     "SkillSourceSpec",

@@ -10,7 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LLMCall", "LLMResult", "SessionInfo", "ToolCall", "ToolResult"]
+__all__ = [
+    "LLMCall",
+    "LLMResult",
+    "PromptContext",
+    "PromptSection",
+    "SessionInfo",
+    "ToolCall",
+    "ToolResult",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,3 +74,23 @@ class ToolResult:
     ok: bool
     content: str
     duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptContext:
+    """What a plugin knows when the system prompt of a new session is built."""
+
+    session_id: str
+    source: str
+    home: str
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSection:
+    """A block of the system prompt. ``tier`` orders blocks: identity 0, memory 10, skills
+    20, plugins 30 by default, project context 40; ties keep plugin load order."""
+
+    title: str
+    text: str
+    tier: int = 30

@@ -7,6 +7,8 @@ Hooks come in two groups:
   plugin's registration hooks once, right after importing it and under the load deadline, so
   they must be cheap and must not do I/O. What they yield should match what the plugin's
   distribution declares in its ``hermes.provides`` entry points (see the author guide).
+* **Contribution hooks** (``hermes_prompt_sections``) add to what the kernel builds; a
+  failing one is logged and skipped.
 * **Lifecycle hooks** (``hermes_on_session_start`` ... ``hermes_post_tool_call``) observe a
   session as it runs. They return nothing. A lifecycle hook that raises is logged and skipped:
   it never fails the turn, and the other plugins' hooks still run.
@@ -26,7 +28,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hermes_sdk._markers import hookspec
-from hermes_sdk.events import LLMCall, LLMResult, SessionInfo, ToolCall, ToolResult
+from hermes_sdk.events import (
+    LLMCall,
+    LLMResult,
+    PromptContext,
+    PromptSection,
+    SessionInfo,
+    ToolCall,
+    ToolResult,
+)
 from hermes_sdk.specs import (
     BackendSpec,
     CommandSpec,
@@ -229,6 +239,27 @@ def hermes_config_sections() -> Iterable[ConfigSectionSpec]:
     """
 
 
+# --- Contributions: the system prompt --------------------------------------------------
+
+
+@hookspec
+def hermes_prompt_sections(context: PromptContext) -> Iterable[PromptSection]:
+    """Yield blocks to put in the system prompt of a new session.
+
+    Called once when a session is created, never on resume: the prompt is built once and
+    frozen so that provider prompt caches hold. Memory snapshots and the skills index come
+    through this hook. Keep blocks short; a hook that raises is logged and skipped.
+
+    Manifest key: ``hook.hermes_prompt_sections``.
+
+    Example::
+
+        @hookimpl
+        def hermes_prompt_sections(context):
+            yield PromptSection(title="Team conventions", text="Use metric units.")
+    """
+
+
 # --- Lifecycle: sessions -----------------------------------------------------------------
 
 
@@ -303,9 +334,10 @@ def hermes_post_llm_call(call: LLMCall, result: LLMResult) -> None:
 def hermes_pre_tool_call(call: ToolCall) -> None:
     """Observe a tool call about to run.
 
-    Called once per tool call, after its arguments were validated and the call approved,
-    right before the handler runs. Return nothing. Raising is logged and ignored; it does
-    not stop the tool.
+    Called once per tool call the model makes, right before it runs, in the order the calls
+    will run. A call that is then refused (unknown tool, arguments that are not a JSON
+    object) still gets its ``hermes_post_tool_call``, with the error result. Return nothing.
+    Raising is logged and ignored; it does not stop the tool.
 
     Example::
 
@@ -343,6 +375,9 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_config_sections": ConfigSectionSpec,
 }
 """Each registration hook and the spec type it must yield."""
+
+CONTRIBUTION_HOOKS: tuple[str, ...] = ("hermes_prompt_sections",)
+"""Hooks whose results the kernel collects (guarded like observers) at a fixed moment."""
 
 LIFECYCLE_HOOKS: tuple[str, ...] = (
     "hermes_on_session_start",

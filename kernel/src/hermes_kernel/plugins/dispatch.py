@@ -14,23 +14,27 @@ from typing import Any
 import pluggy
 
 from hermes_kernel.plugins.trace import Tracer
+from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS
 
 log = logging.getLogger("hermes.plugins")
 
 
-def notify(
+def call_each(
     manager: pluggy.PluginManager, hook: str, kwargs: dict[str, Any], tracer: Tracer | None = None
-) -> list[tuple[str, BaseException]]:
-    """Call ``hook`` on every implementation; return the (plugin, error) pairs that raised."""
+) -> list[tuple[str, Any]]:
+    """Call ``hook`` on every implementation; return (plugin, result) for those that did not
+    raise. One that raises is logged and skipped."""
     caller: pluggy.HookCaller = getattr(manager.hook, hook)
-    failures: list[tuple[str, BaseException]] = []
+    results: list[tuple[str, Any]] = []
     # pluggy calls the last-registered implementation first; get_hookimpls() is the reverse.
     for impl in reversed(caller.get_hookimpls()):
         started = time.perf_counter()
         try:
-            impl.function(*(kwargs[name] for name in impl.argnames))
-        except (Exception, SystemExit) as exc:  # an observer must never fail (or end) the turn
-            failures.append((impl.plugin_name, exc))
+            result: Any = impl.function(*(kwargs[name] for name in impl.argnames))
+            if hook in _COLLECTED and result is not None:
+                result = list(result)  # a generator's body is the plugin's code too
+            results.append((impl.plugin_name, result))
+        except (Exception, SystemExit) as exc:  # a plugin must never fail (or end) the turn
             log.warning(
                 "plugin %r raised in %s: %s: %s (skipped; the turn goes on)",
                 impl.plugin_name,
@@ -42,4 +46,7 @@ def notify(
         finally:
             if tracer is not None:
                 tracer(hook, impl.plugin_name, time.perf_counter() - started)
-    return failures
+    return results
+
+
+_COLLECTED = frozenset(CONTRIBUTION_HOOKS)

@@ -15,7 +15,7 @@ from typing import TypeVar, cast
 import pluggy
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
-from hermes_kernel.plugins.dispatch import notify
+from hermes_kernel.plugins.dispatch import call_each
 from hermes_kernel.plugins.loader import load_plugin
 from hermes_kernel.plugins.policy import Decision, PluginPolicy
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
@@ -29,6 +29,8 @@ from hermes_sdk import (
     LLMResult,
     MemoryProviderSpec,
     PlatformSpec,
+    PromptContext,
+    PromptSection,
     ProviderSpec,
     SessionInfo,
     SkillSourceSpec,
@@ -39,7 +41,7 @@ from hermes_sdk import (
     ToolSpec,
     new_plugin_manager,
 )
-from hermes_sdk.hookspecs import LIFECYCLE_HOOKS
+from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
 
 log = logging.getLogger("hermes.plugins")
@@ -144,7 +146,7 @@ class PluginHost:
         outcome.hooks = sorted(
             caller.name
             for caller in self.manager.get_hookcallers(outcome.plugin) or []
-            if caller.name in LIFECYCLE_HOOKS
+            if caller.name in LIFECYCLE_HOOKS or caller.name in CONTRIBUTION_HOOKS
         )
         provided = {(spec.kind, spec.name) for spec in outcome.specs}
         provided |= {(Kind.HOOK, hook) for hook in outcome.hooks}
@@ -247,7 +249,20 @@ class PluginHost:
             self.load(record.name)
 
     def _notify(self, hook: str, **kwargs: object) -> None:
-        notify(self.manager, hook, dict(kwargs), self.tracer)
+        call_each(self.manager, hook, dict(kwargs), self.tracer)
+
+    def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
+        """Every plugin's system-prompt blocks; a plugin yielding anything else is skipped."""
+        sections: list[PromptSection] = []
+        for plugin, result in call_each(
+            self.manager, "hermes_prompt_sections", {"context": context}, self.tracer
+        ):
+            items = list(result or [])
+            if all(isinstance(item, PromptSection) for item in items):
+                sections.extend(items)
+            else:
+                log.warning("plugin %r: hermes_prompt_sections must yield PromptSection", plugin)
+        return sections
 
     def on_session_start(self, session: SessionInfo) -> None:
         self._notify("hermes_on_session_start", session=session)

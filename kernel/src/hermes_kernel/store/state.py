@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
 from hermes_kernel.store.search import SearchHit, SearchMode, search
@@ -18,8 +18,14 @@ def state_db_path(home: Path) -> Path:
 class StateStore:
     """Sessions, messages, search and turn leases in ``HERMES_HOME/state.db``."""
 
-    def __init__(self, path: Path) -> None:
-        self.db = Database(path)
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        write_attempts: int = WRITE_ATTEMPTS,
+    ) -> None:
+        self.db = Database(path, busy_timeout_ms=busy_timeout_ms, write_attempts=write_attempts)
         self.sessions = Sessions(self.db)
         self.messages = Messages(self.db)
         self.leases = TurnLeases(self.db)

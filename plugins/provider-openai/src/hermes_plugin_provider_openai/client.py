@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,19 +144,30 @@ class ChatCompletionsProvider:
 
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
-        headers = {**settings.headers}
-        if settings.api_key:
-            headers["Authorization"] = f"Bearer {settings.api_key}"
-        self._client = httpx.AsyncClient(
-            base_url=settings.base_url.rstrip("/"),
-            headers=headers,
-            timeout=httpx.Timeout(
-                settings.timeout_seconds, connect=min(10.0, settings.timeout_seconds)
-            ),
-        )
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """One client per event loop: its connections belong to the loop that opened them."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            headers = {**self._settings.headers}
+            if self._settings.api_key:
+                headers["Authorization"] = f"Bearer {self._settings.api_key}"
+            timeout = self._settings.timeout_seconds
+            self._client = httpx.AsyncClient(
+                base_url=self._settings.base_url.rstrip("/"),
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+            )
+            self._loop = loop
+        return self._client
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
 
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
@@ -184,7 +196,7 @@ class ChatCompletionsProvider:
             raise classify_http_error(response.status_code, body, retry_after)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        response = await self._client.post("/chat/completions", json=payload(request, False))
+        response = await self.client.post("/chat/completions", json=payload(request, False))
         await self._raise_for_status(response)
         try:
             data = response.json()
@@ -216,7 +228,7 @@ class ChatCompletionsProvider:
     ) -> ModelResponse:
         assembly = _Assembly()
         async with aconnect_sse(
-            self._client, "POST", "/chat/completions", json=payload(request, True)
+            self.client, "POST", "/chat/completions", json=payload(request, True)
         ) as source:
             await self._raise_for_status(source.response)
             async for event in source.aiter_sse():

@@ -46,6 +46,7 @@ class Reply:
     cut_after: int = 0  # chunks sent before the connection is cut
     hang_seconds: float = 0.0
     delay_seconds: float = 0.0  # pause before answering (the model "thinking")
+    chunk_delay_seconds: float = 0.0  # pause between streamed chunks (a slow model)
 
     @classmethod
     def say(cls, text: str, **options: Any) -> Reply:
@@ -193,6 +194,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+            if reply.chunk_delay_seconds and self.server.owner._stopping.wait(
+                reply.chunk_delay_seconds
+            ):
+                return
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
 

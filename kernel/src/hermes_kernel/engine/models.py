@@ -1,0 +1,139 @@
+"""Call the model for one step of a turn: retry what is worth retrying (exponential backoff
+with jitter, honouring Retry-After up to a cap), then move along the fallback providers for
+this turn only. A hard stop cancels the request in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from hermes_kernel.engine.control import TurnControl
+from hermes_sdk import LLMCall, LLMResult
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ToolSchema,
+)
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    """A provider instance and the model to ask; the first route is the primary."""
+
+    name: str
+    provider: ModelProvider
+    model: str
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 3
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    retry_after_cap: float = 60.0
+
+    def delay(self, attempt: int, error: ProviderError) -> float:
+        if error.retry_after is not None:
+            return min(error.retry_after, self.retry_after_cap)
+        ceiling = min(self.max_delay, self.base_delay * 2**attempt)
+        return random.uniform(ceiling / 2, ceiling)
+
+
+class Stopped(Exception):
+    """The turn was stopped (hard) while the model was answering."""
+
+
+class ModelObserver(Protocol):
+    def pre_llm_call(self, call: LLMCall) -> None: ...
+
+    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None: ...
+
+
+async def _one_attempt(
+    route: ModelRoute,
+    request: ModelRequest,
+    control: TurnControl,
+    on_text: Callable[[str], None] | None,
+) -> ModelResponse:
+    task = asyncio.ensure_future(route.provider.complete(request, on_text))
+    stop = asyncio.ensure_future(control.hard.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):  # we are stopping anyway
+            await task
+        raise Stopped
+    return task.result()
+
+
+async def ask_model(
+    routes: Sequence[ModelRoute],
+    session_id: str,
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolSchema],
+    control: TurnControl,
+    observer: ModelObserver,
+    policy: RetryPolicy,
+    on_text: Callable[[str], None] | None = None,
+    on_retry: Callable[[str], None] | None = None,
+) -> tuple[ModelResponse, ModelRoute]:
+    """The model's answer and the route that gave it; raises the last ProviderError."""
+    last: ProviderError | None = None
+    for route in routes:
+        request = ModelRequest(model=route.model, messages=messages, tools=tools)
+        call = LLMCall(
+            session_id=session_id,
+            provider=route.name,
+            model=route.model,
+            message_count=len(messages),
+            tool_count=len(tools),
+        )
+        for attempt in range(policy.attempts):
+            observer.pre_llm_call(call)
+            started = time.perf_counter()
+            try:
+                response = await _one_attempt(route, request, control, on_text)
+            except ProviderError as error:
+                last = error
+                observer.post_llm_call(
+                    call,
+                    LLMResult(ok=False, error=str(error), duration_s=time.perf_counter() - started),
+                )
+                if not error.retryable or attempt == policy.attempts - 1:
+                    break
+                wait = policy.delay(attempt, error)
+                if on_retry is not None:
+                    on_retry(f"{route.name}: {error}; retrying in {wait:.1f} s")
+                if await control.sleep(wait):
+                    raise Stopped from None
+                continue
+            observer.post_llm_call(
+                call,
+                LLMResult(
+                    ok=True,
+                    finish_reason=response.finish_reason,
+                    tool_call_count=len(response.tool_calls),
+                    input_tokens=response.usage.input_tokens,
+                    output_tokens=response.usage.output_tokens,
+                    duration_s=time.perf_counter() - started,
+                ),
+            )
+            return response, route
+        assert last is not None
+        if not last.should_fallback:
+            raise last
+        if on_retry is not None and route is not routes[-1]:
+            on_retry(f"{route.name} failed ({last.kind.value}); falling back to the next provider")
+    raise last if last is not None else ProviderError(ErrorKind.BAD_REQUEST, "no model route")

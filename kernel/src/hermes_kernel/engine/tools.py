@@ -1,0 +1,210 @@
+"""Run one round of tool calls: every call gets exactly one result, whatever happens.
+
+Read-only tools marked ``parallel_safe`` run concurrently (at most 8 at once); the others
+run one at a time, in order. An unknown tool, arguments that are not a JSON object, or a
+handler that raises all become error results the model sees. Results over the size budget
+(per result and per round) are saved to a file and replaced by a preview. A hard stop skips
+calls not yet started and gives a running one about a second before its effect is recorded
+as unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.redact import redact_text
+from hermes_kernel.store.messages import Disposition
+from hermes_sdk import ToolSpec
+from hermes_sdk.models import ToolCallRequest
+
+RESULT_LIMIT = 100_000
+ROUND_LIMIT = 200_000
+ERROR_LIMIT = 2_000
+PREVIEW = 2_000
+PARALLEL_LIMIT = 8
+STOP_GRACE_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    call: ToolCallRequest
+    content: str
+    disposition: Disposition
+    seconds: float = 0.0
+
+
+Persist = Callable[[ToolOutcome], Awaitable[None]]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "(no output)"
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class ToolRunner:
+    def __init__(
+        self,
+        tools: Mapping[str, ToolSpec],
+        spill_dir: Path,
+        secret_values: Iterable[str] = (),
+        *,
+        result_limit: int = RESULT_LIMIT,
+        round_limit: int = ROUND_LIMIT,
+    ) -> None:
+        self.tools = dict(tools)
+        self.spill_dir = spill_dir
+        self.secret_values = list(secret_values)
+        self.result_limit = result_limit
+        self.round_limit = round_limit
+
+    def is_parallel_safe(self, name: str) -> bool:
+        spec = self.tools.get(name)
+        return spec is not None and spec.parallel_safe
+
+    # --- one call -----------------------------------------------------------------------
+
+    def _prepare(self, call: ToolCallRequest) -> tuple[ToolSpec, dict[str, Any]] | ToolOutcome:
+        spec = self.tools.get(call.name)
+        if spec is None:
+            available = ", ".join(sorted(self.tools)) or "none"
+            return ToolOutcome(
+                call,
+                f"error: unknown tool {call.name!r}; available: {available}",
+                Disposition.ERROR,
+            )
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError as exc:
+            return ToolOutcome(
+                call,
+                f"error: arguments are not valid JSON ({exc}); the tool did not run",
+                Disposition.ERROR,
+            )
+        if not isinstance(arguments, dict):
+            return ToolOutcome(
+                call,
+                "error: arguments must be a JSON object, got "
+                f"{type(arguments).__name__}; the tool did not run",
+                Disposition.ERROR,
+            )
+        return spec, arguments
+
+    async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        if inspect.iscoroutinefunction(spec.handler):
+            return await spec.handler(**arguments)
+        return await asyncio.to_thread(spec.handler, **arguments)
+
+    def _error(self, call: ToolCallRequest, exc: BaseException) -> ToolOutcome:
+        message = redact_text(" ".join(f"{type(exc).__name__}: {exc}".split()), self.secret_values)
+        if len(message) > ERROR_LIMIT:
+            message = message[:ERROR_LIMIT] + " […]"
+        return ToolOutcome(call, f"error: {message}", Disposition.ERROR)
+
+    async def run_one(self, call: ToolCallRequest, control: TurnControl) -> ToolOutcome:
+        if control.stopped:
+            return ToolOutcome(
+                call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED
+            )
+        prepared = self._prepare(call)
+        if isinstance(prepared, ToolOutcome):
+            return prepared
+        spec, arguments = prepared
+        started = time.perf_counter()
+        task = asyncio.ensure_future(self._invoke(spec, arguments))
+        stop = asyncio.ensure_future(control.hard.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():
+                await asyncio.wait({task}, timeout=STOP_GRACE_SECONDS)
+            if not task.done():
+                task.cancel()  # a coroutine stops; a thread runs on, unobserved
+                return ToolOutcome(
+                    call,
+                    "interrupted while running: its effect is UNKNOWN; check before retrying",
+                    Disposition.UNKNOWN,
+                    time.perf_counter() - started,
+                )
+        finally:
+            stop.cancel()
+        seconds = time.perf_counter() - started
+        try:
+            value = task.result()
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a tool's failure is a result
+            failed = self._error(call, exc)
+            return ToolOutcome(call, failed.content, failed.disposition, seconds)
+        content = redact_text(_text(value), self.secret_values)
+        return ToolOutcome(call, content, Disposition.OK, seconds)
+
+    # --- budgets ------------------------------------------------------------------------
+
+    def _spill(self, outcome: ToolOutcome, reason: str) -> ToolOutcome:
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", outcome.call.id) or "call"
+        path = self.spill_dir / f"{safe_id}.txt"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(outcome.content, encoding="utf-8")
+            where = f"the full output is saved in {path}"
+        except OSError as exc:
+            where = f"the full output could not be saved ({exc.strerror})"
+        preview = outcome.content[:PREVIEW]
+        note = f"\n[… {len(outcome.content):,} characters, {reason}; {where}]"
+        return ToolOutcome(outcome.call, preview + note, outcome.disposition, outcome.seconds)
+
+    def _budget(self, outcome: ToolOutcome, used: int) -> ToolOutcome:
+        if len(outcome.content) > self.result_limit:
+            return self._spill(outcome, f"over the {self.result_limit:,}-character limit")
+        if used + len(outcome.content) > self.round_limit:
+            return self._spill(outcome, f"over this round's {self.round_limit:,}-character budget")
+        return outcome
+
+    # --- a round ------------------------------------------------------------------------
+
+    async def run_round(
+        self,
+        calls: Sequence[ToolCallRequest],
+        control: TurnControl,
+        persist: Persist,
+        before: Callable[[ToolCallRequest], None] | None = None,
+    ) -> list[ToolOutcome]:
+        """Run ``calls``; ``persist`` each outcome (in call order) as soon as it is known."""
+        outcomes: list[ToolOutcome] = []
+        used = 0
+        limit = asyncio.Semaphore(PARALLEL_LIMIT)
+
+        async def one(call: ToolCallRequest) -> ToolOutcome:
+            async with limit:
+                if before is not None and not control.stopped:
+                    before(call)
+                return await self.run_one(call, control)
+
+        index = 0
+        while index < len(calls):
+            batch = [calls[index]]
+            if self.is_parallel_safe(calls[index].name):
+                while index + len(batch) < len(calls) and self.is_parallel_safe(
+                    calls[index + len(batch)].name
+                ):
+                    batch.append(calls[index + len(batch)])
+            index += len(batch)
+            results = await asyncio.gather(*(one(call) for call in batch))
+            for result in results:
+                outcome = self._budget(result, used)
+                used += len(outcome.content)
+                await persist(outcome)
+                outcomes.append(outcome)
+        return outcomes

@@ -1,0 +1,471 @@
+"""Turns end to end: the turn engine, the state store and the openai provider plugin against
+a real OpenAI-compatible HTTP server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import hermes_plugin_provider_openai
+import pytest
+
+from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.models import ModelRoute, RetryPolicy
+from hermes_kernel.engine.turn import EngineSettings, NoObserver, TurnEngine
+from hermes_kernel.store.errors import LeaseHeldError
+from hermes_kernel.store.state import StateStore
+from hermes_sdk import Kind, PromptSection, ToolSpec
+from hermes_sdk.models import ProviderSettings
+from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+
+FAST_RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
+
+
+def echo(text: str = "") -> str:
+    return text
+
+
+def tool(name, handler, parallel_safe=False, **params):
+    schema = {"type": "object", "properties": {k: {"type": v} for k, v in params.items()}}
+    return ToolSpec(
+        name=name,
+        description=f"the {name} tool",
+        handler=handler,
+        parameters=schema,
+        parallel_safe=parallel_safe,
+    )
+
+
+@pytest.fixture
+def provider_spec(register_plugin):
+    return register_plugin(hermes_plugin_provider_openai).provided(Kind.PROVIDER)["openai"]
+
+
+@pytest.fixture
+def make_engine(tmp_path, openai_server, provider_spec):
+    made = []
+
+    def make(tools=(), *, servers=None, observer=None, settings=None, store=None, **route_options):
+        routes = [
+            ModelRoute(
+                f"route{i}",
+                provider_spec.factory(
+                    ProviderSettings(
+                        base_url=server.base_url,
+                        api_key="sk-test-secret-key",
+                        timeout_seconds=5,
+                        **route_options,
+                    )
+                ),
+                "test-model",
+            )
+            for i, server in enumerate(servers or [openai_server])
+        ]
+        engine = TurnEngine(
+            store or StateStore(tmp_path / "state.db"),
+            routes,
+            {spec.name: spec for spec in tools},
+            tmp_path / "home",
+            observer=observer,
+            settings=settings or EngineSettings(retry=FAST_RETRY),
+            secret_values=["hunter2-secret"],
+        )
+        made.append(engine)
+        return engine
+
+    return make
+
+
+def run(engine, session_id, text, **options):
+    return asyncio.run(engine.run_turn(session_id, text, **options))
+
+
+def transcript(engine, session_id):
+    return [
+        (m.role, m.content, m.disposition) for m in engine.store.messages.of_session(session_id)
+    ]
+
+
+def test_a_text_turn_streams_and_persists(make_engine, openai_server):
+    openai_server.queue(
+        Reply.say("Hello, Ada.", usage={"prompt_tokens": 12, "completion_tokens": 3})
+    )
+    engine = make_engine()
+    session = engine.start_session("cli")
+    pieces = []
+    result = run(engine, session.id, "hi", on_text=pieces.append)
+    assert (result.status, result.text) == ("done", "Hello, Ada.")
+    assert "".join(pieces) == "Hello, Ada." and len(pieces) > 1
+    assert transcript(engine, session.id) == [
+        ("user", "hi", None),
+        ("assistant", "Hello, Ada.", None),
+    ]
+    saved = engine.store.sessions.get(session.id)
+    assert (saved.input_tokens, saved.output_tokens, saved.message_count) == (12, 3, 2)
+    sent = openai_server.requests[0].json["messages"]
+    assert sent[0]["role"] == "system" and sent[-1] == {"role": "user", "content": "hi"}
+
+
+def test_the_assistant_message_is_saved_before_its_tool_runs(make_engine, openai_server):
+    seen = {}
+
+    def check_saved(text: str = "") -> str:
+        saved = engine.store.messages.of_session(session.id)
+        seen["assistant_saved_first"] = saved[-1].role == "assistant" and bool(saved[-1].tool_calls)
+        return text.upper()
+
+    openai_server.queue(Reply.tool_call("shout", {"text": "hi"}), Reply.say("It said HI."))
+    engine = make_engine([tool("shout", check_saved, text="string")])
+    session = engine.start_session("cli")
+    result = run(engine, session.id, "shout hi")
+    assert result.status == "done" and result.tool_calls == 1
+    assert seen == {"assistant_saved_first": True}
+    roles = [
+        (m.role, m.content, m.disposition) for m in engine.store.messages.of_session(session.id)
+    ]
+    assert roles == [
+        ("user", "shout hi", None),
+        ("assistant", "", None),
+        ("tool", "HI", "ok"),
+        ("assistant", "It said HI.", None),
+    ]
+    second = openai_server.requests[1].json["messages"]
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_0", "content": "HI"}
+    assert second[-2]["tool_calls"][0]["function"]["name"] == "shout"
+
+
+def test_parallel_safe_tools_run_together_and_others_in_order(make_engine, openai_server):
+    order = []
+
+    def slow_read(path: str = "") -> str:
+        time.sleep(0.4)
+        return path
+
+    def write(path: str = "") -> str:
+        order.append(path)
+        return path
+
+    openai_server.queue(
+        Reply.calls(
+            [
+                ("read", {"path": "a"}),
+                ("read", {"path": "b"}),
+                ("read", {"path": "c"}),
+                ("write", {"path": "1"}),
+                ("write", {"path": "2"}),
+            ]
+        ),
+        Reply.say("done"),
+    )
+    engine = make_engine(
+        [
+            tool("read", slow_read, parallel_safe=True, path="string"),
+            tool("write", write, path="string"),
+        ]
+    )
+    session = engine.start_session("cli")
+    started = time.monotonic()
+    assert run(engine, session.id, "go").status == "done"
+    assert time.monotonic() - started < 1.0, "three 0.4 s reads ran at the same time"
+    assert order == ["1", "2"]
+    results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
+    assert results == ["a", "b", "c", "1", "2"], "results are saved in call order"
+
+
+def test_bad_calls_become_results_the_model_sees(make_engine, openai_server):
+    def explode(text: str = "") -> str:
+        raise RuntimeError("boom with hunter2-secret inside " + "x" * 5000)
+
+    openai_server.queue(
+        Reply.calls([("nope", {}), ("echo", "[1, 2]"), ("echo", "{not json"), ("explode", {})]),
+        Reply.say("sorry"),
+    )
+    engine = make_engine([tool("echo", echo, text="string"), tool("explode", explode)])
+    session = engine.start_session("cli")
+    assert run(engine, session.id, "try").status == "done"
+    results = [m for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
+    assert [m.disposition for m in results] == ["error"] * 4
+    assert results[0].content == "error: unknown tool 'nope'; available: echo, explode"
+    assert (
+        results[1].content
+        == "error: arguments must be a JSON object, got list; the tool did not run"
+    )
+    assert results[2].content.startswith("error: arguments are not valid JSON")
+    assert results[3].content.startswith("error: RuntimeError: boom with <redacted> inside xxx")
+    assert len(results[3].content) < 2_100, "handler errors are capped at about 2 KB"
+    assert len(openai_server.requests[1].json["messages"]) == 7, "the model saw all four results"
+
+
+def test_oversized_results_are_spilled_to_a_file(make_engine, openai_server, tmp_path):
+    sizes = [150_000, 95_000, 95_000, 95_000]
+    openai_server.queue(Reply.calls([("big", {"size": size}) for size in sizes]), Reply.say("ok"))
+    engine = make_engine([tool("big", lambda size: "y" * size, size="integer")])
+    session = engine.start_session("cli")
+    run(engine, session.id, "big")
+    results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
+    assert "150,000 characters, over the 100,000-character limit" in results[0]
+    assert len(results[0]) < 2_500, "a preview replaces the output"
+    assert [len(r) for r in results[1:3]] == [95_000, 95_000], "within both budgets"
+    assert "over this round's 200,000-character budget" in results[3]
+    spilled = tmp_path / "home" / "tool-results" / session.id / "call_0.txt"
+    assert spilled.read_text() == "y" * 150_000 and str(spilled) in results[0]
+
+
+def test_retryable_errors_are_retried_honouring_retry_after(make_engine, openai_server):
+    openai_server.queue(Reply.error(429, retry_after=0.3), Reply.error(503), Reply.say("finally"))
+    notices = []
+    engine = make_engine()
+    session = engine.start_session("cli")
+    started = time.monotonic()
+    result = run(engine, session.id, "hi", on_notice=notices.append)
+    assert (result.status, result.text) == ("done", "finally")
+    assert time.monotonic() - started >= 0.3, "waited as Retry-After said"
+    assert len(openai_server.requests) == 3 and len(notices) == 2
+    assert "retrying in 0.3 s" in notices[0]
+
+
+def test_fallback_is_for_this_turn_only(make_engine, openai_server):
+    with ScriptedOpenAIServer() as backup:
+        openai_server.queue(*[Reply.error(500)] * 3, Reply.say("primary again"))
+        backup.queue(Reply.say("from the backup"))
+        engine = make_engine(servers=[openai_server, backup])
+        session = engine.start_session("cli")
+        assert run(engine, session.id, "one").text == "from the backup"
+        assert run(engine, session.id, "two").text == "primary again"
+        assert len(backup.requests) == 1
+
+
+def test_errors_that_retrying_cannot_fix_end_the_turn_clearly(make_engine, openai_server):
+    openai_server.queue(
+        Reply.error(401),
+        Reply.error(400, '{"error": {"message": "maximum context length exceeded"}}'),
+    )
+    engine = make_engine()
+    session = engine.start_session("cli")
+    first = run(engine, session.id, "hi")
+    assert (
+        first.status == "error"
+        and first.error.startswith("HTTP 401 (auth)")
+        and "check the API key" in first.error
+    )
+    second = run(engine, session.id, "hi again")
+    assert second.error.startswith("HTTP 400 (context_overflow)")
+    assert len(openai_server.requests) == 2, "neither was retried"
+
+
+def test_a_hard_stop_cancels_the_stream_and_keeps_the_partial_text(make_engine, openai_server):
+    openai_server.queue(
+        Reply.say("one two three four five six seven", chunk_size=4, chunk_delay_seconds=0.2)
+    )
+    engine = make_engine()
+    session = engine.start_session("cli")
+
+    async def scenario():
+        control = TurnControl()
+        streamed = []
+
+        def on_text(text):
+            streamed.append(text)
+            if len(streamed) == 2:
+                asyncio.get_running_loop().call_later(0.05, control.stop)
+
+        started = time.monotonic()
+        result = await engine.run_turn(session.id, "count", control=control, on_text=on_text)
+        return result, time.monotonic() - started
+
+    result, seconds = asyncio.run(scenario())
+    assert result.status == "stopped" and seconds < 1.5
+    last = engine.store.messages.of_session(session.id)[-1]
+    assert (last.role, last.finish_reason) == ("assistant", "interrupted")
+    assert last.content == result.text and result.text.startswith("one ")
+
+
+def test_a_hard_stop_skips_waiting_tools_and_marks_a_running_one_unknown(
+    make_engine, openai_server
+):
+    release = threading.Event()
+
+    def slow(step: str = "") -> str:
+        release.wait(10)
+        return step
+
+    openai_server.queue(Reply.calls([("slow", {"step": "1"}), ("slow", {"step": "2"})]))
+    engine = make_engine([tool("slow", slow, step="string")])
+    session = engine.start_session("cli")
+
+    async def scenario():
+        control = TurnControl()
+        asyncio.get_running_loop().call_later(0.3, control.stop)
+        started = time.monotonic()
+        result = await engine.run_turn(session.id, "go", control=control)
+        return result, time.monotonic() - started
+
+    result, seconds = asyncio.run(scenario())
+    release.set()
+    assert result.status == "stopped" and seconds < 2.0, "stopped within about a second"
+    tools = [
+        (m.content, m.disposition)
+        for m in engine.store.messages.of_session(session.id)
+        if m.role == "tool"
+    ]
+    assert tools == [
+        ("interrupted while running: its effect is UNKNOWN; check before retrying", "unknown"),
+        ("skipped: not started (the turn was stopped)", "skipped"),
+    ]
+
+
+def test_a_soft_interrupt_finishes_the_round_then_stops(make_engine, openai_server):
+    control = TurnControl()
+
+    def noting(text: str = "") -> str:
+        control.interrupt()  # new input arrived while the tool ran
+        return text
+
+    openai_server.queue(Reply.tool_call("note", {"text": "x"}), Reply.say("never asked"))
+    engine = make_engine([tool("note", noting, text="string")])
+    session = engine.start_session("cli")
+    result = run(engine, session.id, "go", control=control)
+    assert result.status == "interrupted" and len(openai_server.requests) == 1
+    assert transcript(engine, session.id)[-1] == ("tool", "x", "ok")
+
+
+def test_the_iteration_budget_and_the_loop_guard(make_engine, openai_server):
+    openai_server.queue(*[Reply.tool_call("echo", {"text": str(i)}) for i in range(2)])
+    engine = make_engine(
+        [tool("echo", echo, text="string")],
+        settings=EngineSettings(retry=FAST_RETRY, max_iterations=2),
+    )
+    session = engine.start_session("cli")
+    result = run(engine, session.id, "loop")
+    assert result.status == "budget" and "agent.max_iterations" in result.error
+    openai_server.queue(*[Reply.tool_call("fail", {})] * 6)
+    engine = make_engine([tool("fail", lambda: 1 / 0)])
+    session = engine.start_session("cli")
+    result = run(engine, session.id, "again")
+    assert result.status == "loop" and result.iterations == 5
+    results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
+    assert (
+        "failed 3 times; do something different" in results[2]
+        and "failed" not in results[1].split("]")[-1]
+    )
+
+
+HOLD_LOCK = """
+import sys, time, apsw
+connection = apsw.Connection(sys.argv[1])
+connection.set_busy_timeout(5000)
+connection.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(2)
+connection.execute("ROLLBACK")
+"""
+
+
+def test_a_failed_write_ends_the_turn_before_the_tool_runs(make_engine, openai_server, tmp_path):
+    ran = []
+
+    class LockWhenModelAnswers(NoObserver):
+        def post_llm_call(self, call, result):
+            holder = subprocess.Popen(
+                [sys.executable, "-c", textwrap.dedent(HOLD_LOCK), str(tmp_path / "state.db")],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert holder.stdout.readline().strip() == "locked"
+            self.holder = holder
+
+    observer = LockWhenModelAnswers()
+    openai_server.queue(Reply.tool_call("act", {}))
+    store = StateStore(tmp_path / "state.db", busy_timeout_ms=50, write_attempts=2)
+    engine = make_engine([tool("act", lambda: ran.append(1))], observer=observer, store=store)
+    session = engine.start_session("cli")
+    result = run(engine, session.id, "do it")
+    observer.holder.wait()
+    assert result.status == "error" and "stayed locked" in result.error
+    assert "before acting on unsaved state" in result.error
+    assert ran == [], "the tool never ran"
+    assert [m.role for m in store.messages.of_session(session.id)] == ["user"]
+
+
+def test_lifecycle_hooks_fire_in_the_documented_order(make_engine, openai_server):
+    events = []
+
+    class Recorder(NoObserver):
+        def on_session_start(self, session):
+            events.append("on_session_start")
+
+        def on_session_end(self, session, reason):
+            events.append(f"on_session_end:{reason}")
+
+        def pre_llm_call(self, call):
+            events.append("pre_llm_call")
+
+        def post_llm_call(self, call, result):
+            events.append(f"post_llm_call:{result.ok}")
+
+        def pre_tool_call(self, call):
+            events.append(f"pre_tool_call:{call.tool}")
+
+        def post_tool_call(self, call, result):
+            events.append(f"post_tool_call:{call.tool}:{result.ok}")
+
+    openai_server.queue(Reply.error(503), Reply.tool_call("echo", {"text": "x"}), Reply.say("ok"))
+    engine = make_engine([tool("echo", echo, text="string")], observer=Recorder())
+    session = engine.start_session("cli")
+    run(engine, session.id, "go")
+    engine.end_session(session.id, "exit")
+    assert events == [
+        "on_session_start",
+        "pre_llm_call",
+        "post_llm_call:False",  # the retried attempt is observed too
+        "pre_llm_call",
+        "post_llm_call:True",
+        "pre_tool_call:echo",
+        "post_tool_call:echo:True",
+        "pre_llm_call",
+        "post_llm_call:True",
+        "on_session_end:exit",
+    ]
+
+
+def test_two_processes_never_run_a_turn_on_one_session(make_engine, openai_server):
+    engine = make_engine()
+    session = engine.start_session("cli")
+    engine.store.leases.acquire(session.id, f"{__import__('socket').gethostname()}:1:other", ttl=30)
+    with pytest.raises(LeaseHeldError, match="is busy"):
+        run(engine, session.id, "hi")
+    assert openai_server.requests == []
+
+
+def test_the_system_prompt_is_built_once_and_reused(make_engine, openai_server, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "SOUL.md").write_text("You are Ada's assistant.")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("Run the tests with make test.")
+
+    class Memory(NoObserver):
+        def prompt_sections(self, context):
+            return [PromptSection(title="Memory", text="Ada likes tea.", tier=10)]
+
+    engine = make_engine(observer=Memory())
+    session = engine.start_session(
+        "cli", cwd=project / "src" if (project / "src").mkdir() is None else project
+    )
+    prompt = engine.store.sessions.get(session.id).system_prompt
+    assert (
+        prompt.index("You are Ada's assistant.")
+        < prompt.index("Ada likes tea.")
+        < prompt.index("make test")
+    )
+    (home / "SOUL.md").write_text("Something else entirely.")
+    openai_server.queue(Reply.say("hi"))
+    resumed = make_engine()
+    resumed.resume_session(session.id)
+    run(resumed, session.id, "hello")
+    assert openai_server.requests[0].json["messages"][0]["content"] == prompt
