@@ -277,17 +277,12 @@ class TurnEngine:
                 return TurnResult(
                     "", "error", error=str(exc), iterations=iteration, tool_calls=calls_made
                 )
-            usage = response.usage
-            await asyncio.to_thread(
-                self.store.sessions.add_usage,
-                session.id,
-                Usage(
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    cache_read_tokens=usage.cache_read_tokens,
-                    cache_write_tokens=usage.cache_write_tokens,
-                    reasoning_tokens=usage.reasoning_tokens,
-                ),
+            usage = Usage(
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                cache_read_tokens=response.usage.cache_read_tokens,
+                cache_write_tokens=response.usage.cache_write_tokens,
+                reasoning_tokens=response.usage.reasoning_tokens,
             )
             if not response.tool_calls:
                 await self._save(
@@ -296,6 +291,7 @@ class TurnEngine:
                     response.content,
                     finish_reason=response.finish_reason,
                     reasoning=response.reasoning,
+                    usage=usage,
                 )
                 return TurnResult(
                     response.content, "done", iterations=iteration, tool_calls=calls_made
@@ -309,6 +305,7 @@ class TurnEngine:
                 tool_calls=stored_calls(response.tool_calls),
                 finish_reason=response.finish_reason,
                 reasoning=response.reasoning,
+                usage=usage,
             )
             history.append(
                 ChatMessage("assistant", response.content, tool_calls=response.tool_calls)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hermes_kernel.store.db import Database, scalar
+from hermes_kernel.store.sessions import Usage, add_usage_in
 
 
 class Disposition(enum.StrEnum):
@@ -64,8 +65,10 @@ class Messages:
         finish_reason: str | None = None,
         reasoning: str | None = None,
         disposition: str | None = None,
+        usage: Usage | None = None,
     ) -> Message:
-        """Append one message and update the session's counts, in one transaction."""
+        """Append one message and update the session's counts (and token ``usage``, for the
+        model reply that produced it), in one transaction."""
         now = time.time()
         with self._db.write() as cursor:
             if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
@@ -101,6 +104,8 @@ class Messages:
                 "tool_call_count = tool_call_count + ? WHERE id = ?",
                 (len(tool_calls or ()), session_id),
             )
+            if usage is not None:
+                add_usage_in(cursor, session_id, usage)
         return Message(
             message_id,
             session_id,

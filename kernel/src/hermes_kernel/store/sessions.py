@@ -63,6 +63,26 @@ def new_session_id(now: float | None = None) -> str:
     return f"{stamp}_{secrets.token_hex(3)}"
 
 
+USAGE_SQL = "UPDATE sessions SET {} WHERE id = ?".format(
+    ", ".join(f"{column} = {column} + ?" for column in _USAGE_COLUMNS)
+)
+
+
+def add_usage_in(cursor: Any, session_id: str, usage: Usage) -> None:
+    """Add ``usage`` to a session's totals inside the caller's write transaction."""
+    values = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.reasoning_tokens,
+        usage.estimated_cost_usd,
+    )
+    cursor.execute(USAGE_SQL, (*values, session_id))
+    if int(cursor.connection.changes()) == 0:
+        raise KeyError(f"no session {session_id!r}")
+
+
 class Sessions:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -121,18 +141,8 @@ class Sessions:
         self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))
 
     def add_usage(self, session_id: str, usage: Usage) -> None:
-        self._update(
-            session_id,
-            ", ".join(f"{column} = {column} + ?" for column in _USAGE_COLUMNS),
-            (
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.reasoning_tokens,
-                usage.estimated_cost_usd,
-            ),
-        )
+        with self._db.write() as cursor:
+            add_usage_in(cursor, session_id, usage)
 
     def _update(self, session_id: str, assignments: str, values: tuple[Any, ...]) -> None:
         with self._db.write() as cursor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +43,31 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     return wire
 
 
-def payload(request: ModelRequest, stream: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": request.model,
-        "messages": [_message(m) for m in request.messages],
-        "stream": stream,
-    }
+class WireCache:
+    """Wire dicts of messages already sent. A turn resends the whole, growing history on
+    every model call; converting it again each time costs more than the rest of a round."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+
+    def messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        fresh: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+        wire = []
+        for message in messages:
+            cached = self._by_id.get(id(message))
+            if cached is None or cached[0] is not message:  # ids are reused once freed
+                cached = (message, _message(message))
+            fresh[id(message)] = cached
+            wire.append(cached[1])
+        self._by_id = fresh  # keep only what the latest request used
+        return wire
+
+
+def payload(request: ModelRequest, stream: bool, cache: WireCache | None = None) -> dict[str, Any]:
+    messages = (
+        cache.messages(request.messages) if cache else [_message(m) for m in request.messages]
+    )
+    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": stream}
     if stream:
         body["stream_options"] = {"include_usage": True}
     if request.tools:
@@ -146,6 +165,7 @@ class ChatCompletionsProvider:
         self._settings = settings
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._wire = WireCache()
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -196,7 +216,9 @@ class ChatCompletionsProvider:
             raise classify_http_error(response.status_code, body, retry_after)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        response = await self.client.post("/chat/completions", json=payload(request, False))
+        response = await self.client.post(
+            "/chat/completions", json=payload(request, False, self._wire)
+        )
         await self._raise_for_status(response)
         try:
             data = response.json()
@@ -228,13 +250,15 @@ class ChatCompletionsProvider:
     ) -> ModelResponse:
         assembly = _Assembly()
         async with aconnect_sse(
-            self.client, "POST", "/chat/completions", json=payload(request, True)
+            self.client, "POST", "/chat/completions", json=payload(request, True, self._wire)
         ) as source:
             await self._raise_for_status(source.response)
             async for event in source.aiter_sse():
-                if event.data.strip() == "[DONE]":
+                # After [DONE] the stream is read to its end anyway, so that the connection
+                # goes back to the pool instead of being closed.
+                if assembly.done or event.data.strip() == "[DONE]":
                     assembly.done = True
-                    break
+                    continue
                 try:
                     chunk = json.loads(event.data)
                 except ValueError:

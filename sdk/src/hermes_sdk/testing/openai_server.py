@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -99,6 +100,12 @@ class RecordedRequest:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Streamed chunks are small writes: without TCP_NODELAY, Nagle's algorithm holds each
+        # one back until the client's (delayed) ACK, adding ~40 ms per reply on loopback.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # tests read requests from ``server.requests``, not from stderr
