@@ -114,6 +114,14 @@ def test_appending_to_an_unknown_session_is_refused(store):
         store.sessions.end("nope", "exit")
 
 
+def test_prose_with_punctuation_finds_words(store):
+    session = store.sessions.create("cli")
+    store.messages.append(session.id, "user", "The deploy on Friday failed twice.")
+    assert len(store.search("why did the deploy fail?")) == 0, "every word must occur"
+    assert len(store.search("deploy failed?")) == 1
+    assert len(store.search("Friday's deploy")) == 1 and len(store.search("friday deploy")) == 1
+
+
 def test_word_search_ranks_and_folds_diacritics(store):
     session = store.sessions.create("cli")
     store.messages.append(session.id, "user", "Where is a good café near the station?")
@@ -264,5 +272,18 @@ def test_auto_mode_picks_trigrams_for_cjk_and_code():
     from hermes_kernel.store.search import choose_mode
 
     assert choose_mode("deploy failed") is SearchMode.WORDS
+    assert choose_mode("why did the deploy fail?") is SearchMode.WORDS
+    assert choose_mode("friday's deploy") is SearchMode.WORDS
     assert choose_mode("東京") is SearchMode.TRIGRAMS
     assert choose_mode("os.path.join(") is SearchMode.TRIGRAMS
+
+
+def test_a_full_disk_is_a_store_error_and_saves_nothing(store):
+    session = store.sessions.create("cli")
+    pages = store.db.query_value("PRAGMA page_count")
+    store.db.query(f"PRAGMA max_page_count = {pages + 2}")
+    with pytest.raises(StoreError, match=r"could not save: .*full"):
+        store.messages.append(session.id, "user", "x" * 200_000)
+    store.db.query("PRAGMA max_page_count = 1073741823")
+    assert store.messages.of_session(session.id) == []
+    assert store.sessions.get(session.id).message_count == 0

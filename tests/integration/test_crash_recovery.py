@@ -45,7 +45,7 @@ def die():
 
 
 def act(note=""):
-    if boundary == "mid_tool":
+    if boundary == "mid_tool" or (boundary == "second_round" and note == "second"):
         die()  # killed while the tool is running, before its effect
     with open(effects, "a") as handle:
         handle.write(note + "\\n")  # the side effect
@@ -134,15 +134,28 @@ def crash(tmp_path: Path, base_url: str, session_id: str, boundary: str, effects
 
 
 def assert_valid(engine: TurnEngine, session_id: str) -> dict[str, list[str]]:
-    """Every tool call has exactly one result; returns call id -> [disposition, ...]."""
+    """Every tool call has exactly one result, among the tool messages right after its
+    assistant message (servers reuse ids across rounds). Returns call id -> dispositions,
+    in round order."""
     messages = engine.store.messages.of_session(session_id)
     results: dict[str, list[str]] = {}
-    for message in messages:
-        if message.role == "tool":
-            results.setdefault(message.tool_call_id, []).append(message.disposition)
-    calls = [c["id"] for m in messages for c in (m.tool_calls or [])]
-    assert sorted(calls) == sorted(results), "every call has a result and every result a call"
-    assert all(len(d) == 1 for d in results.values()), "exactly one result per call"
+    for position, message in enumerate(messages):
+        if not message.tool_calls:
+            continue
+        answers = []
+        for later in messages[position + 1 :]:
+            if later.role != "tool":
+                break
+            answers.append(later)
+        calls = [c["id"] for c in message.tool_calls]
+        assert sorted(a.tool_call_id for a in answers) == sorted(calls), "one result per call"
+        for answer in answers:
+            results.setdefault(answer.tool_call_id, []).append(answer.disposition)
+    assert all(
+        m.role != "tool"
+        or any(m.tool_call_id in (c["id"] for c in (p.tool_calls or [])) for p in messages)
+        for m in messages
+    )
     return results
 
 
@@ -209,3 +222,22 @@ def test_the_killed_process_lease_does_not_block_the_restart(
     )
     openai_server.queue(Reply.say("ok"))
     assert asyncio.run(engine.run_turn(session.id, "go")).status == "done"
+
+
+def test_a_crash_in_a_later_round_is_repaired_although_ids_repeat(
+    tmp_path, openai_server, provider_factory
+):
+    """Both rounds' calls are called call_0: the repair matches results round by round."""
+    effects = tmp_path / "effects.txt"
+    effects.touch()
+    engine = restart_engine(tmp_path, openai_server.base_url, provider_factory, effects)
+    session = engine.start_session("cli")
+    openai_server.queue(
+        Reply.tool_call("act", {"note": "first"}), Reply.tool_call("act", {"note": "second"})
+    )
+    crash(tmp_path, openai_server.base_url, session.id, "second_round", effects)
+    openai_server.queue(Reply.say("recovered"))
+    engine = restart_engine(tmp_path, openai_server.base_url, provider_factory, effects)
+    assert asyncio.run(engine.run_turn(session.id, "again")).status == "done"
+    assert assert_valid(engine, session.id) == {"call_0": ["ok", "unknown"]}
+    assert effects.read_text().splitlines() == ["first"]

@@ -180,3 +180,51 @@ def test_nothing_listening_is_a_connection_error(make_provider):
     with pytest.raises(ProviderError) as raised:
         complete(make_provider(base_url="http://127.0.0.1:9/v1"))
     assert raised.value.kind is ErrorKind.CONNECTION and "cannot connect" in str(raised.value)
+
+
+def chunk(delta, finish=None):
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def test_servers_that_bend_the_protocol(make_provider, openai_server):
+    # No "index" on tool-call pieces: a new id starts a new call.
+    openai_server.queue(
+        Reply.stream_events(
+            chunk({"tool_calls": [{"id": "a", "function": {"name": "p", "arguments": '{"x":'}}]}),
+            chunk({"tool_calls": [{"function": {"arguments": "1}"}}]}),
+            chunk({"tool_calls": [{"id": "b", "function": {"name": "q", "arguments": "{}"}}]}),
+            chunk({}, "tool_calls"),
+        )
+    )
+    calls = complete(make_provider()).tool_calls
+    assert [(c.id, c.name, c.arguments) for c in calls] == [("a", "p", '{"x":1}'), ("b", "q", "{}")]
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        (Reply.raw(200, '{"not": "a stream"}'), ErrorKind.BAD_RESPONSE),
+        (
+            Reply.stream_events(
+                {"error": {"message": "maximum context length exceeded", "code": 400}}
+            ),
+            ErrorKind.CONTEXT_OVERFLOW,
+        ),
+        (Reply.stream_events({"error": "overloaded", "choices": []}), ErrorKind.SERVER),
+    ],
+)
+def test_odd_streams_are_classified(make_provider, openai_server, reply, kind):
+    openai_server.queue(reply)
+    with pytest.raises(ProviderError) as raised:
+        complete(make_provider())
+    assert raised.value.kind is kind
+
+
+def test_a_non_streamed_reply_with_a_broken_tool_call_is_a_bad_response(
+    make_provider, openai_server
+):
+    body = {"choices": [{"message": {"tool_calls": [{"id": "x"}]}, "finish_reason": "tool_calls"}]}
+    openai_server.queue(Reply.raw(200, json.dumps(body)))
+    with pytest.raises(ProviderError) as raised:
+        complete(make_provider(stream=False))
+    assert raised.value.kind is ErrorKind.BAD_RESPONSE

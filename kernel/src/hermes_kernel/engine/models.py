@@ -5,7 +5,6 @@ this turn only. A hard stop cancels the request in flight."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -70,10 +69,11 @@ async def _one_attempt(
         await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stop.cancel()
-    if not task.done():
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):  # we are stopping anyway
-            await task
+        if not task.done():  # a hard stop, or this turn itself was cancelled
+            task.cancel()
+            # wait() does not raise the request's own error, and lets our cancellation through
+            await asyncio.wait({task})
+    if task.cancelled():
         raise Stopped
     return task.result()
 
@@ -88,10 +88,13 @@ async def ask_model(
     policy: RetryPolicy,
     on_text: Callable[[str], None] | None = None,
     on_retry: Callable[[str], None] | None = None,
-) -> tuple[ModelResponse, ModelRoute]:
-    """The model's answer and the route that gave it; raises the last ProviderError."""
+    on_attempt: Callable[[], None] | None = None,
+) -> tuple[ModelResponse, int]:
+    """The model's answer and the index of the route that gave it (the caller stays on that
+    route for the rest of the turn); raises the last ProviderError. ``on_attempt`` is
+    called before every attempt: text streamed by a failed attempt is to be discarded."""
     last: ProviderError | None = None
-    for route in routes:
+    for index, route in enumerate(routes):
         request = ModelRequest(model=route.model, messages=messages, tools=tools)
         call = LLMCall(
             session_id=session_id,
@@ -101,6 +104,8 @@ async def ask_model(
             tool_count=len(tools),
         )
         for attempt in range(policy.attempts):
+            if on_attempt is not None:
+                on_attempt()
             observer.pre_llm_call(call)
             started = time.perf_counter()
             try:
@@ -130,7 +135,7 @@ async def ask_model(
                     duration_s=time.perf_counter() - started,
                 ),
             )
-            return response, route
+            return response, index
         assert last is not None
         if not last.should_fallback:
             raise last

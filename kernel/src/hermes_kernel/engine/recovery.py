@@ -10,8 +10,9 @@ never run again on its own.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from hermes_kernel.store.messages import Disposition, Messages
+from hermes_kernel.store.messages import Disposition, Message, Messages
 
 SKIPPED_TEXT = (
     "skipped: not run, because the previous turn was interrupted before this call ran; "
@@ -23,26 +24,42 @@ UNKNOWN_TEXT = (
 )
 
 
+def unanswered(transcript: list[Message]) -> list[tuple[Message, dict[str, Any]]]:
+    """(assistant message, call) for every call with no result among the tool messages that
+    follow that assistant message. Ids are matched within a round only: servers reuse ids
+    such as ``call_0`` in every round."""
+    missing = []
+    for position, message in enumerate(transcript):
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        answered = set()
+        for later in transcript[position + 1 :]:
+            if later.role != "tool":
+                break
+            answered.add(later.tool_call_id)
+        missing += [
+            (message, c) for c in message.tool_calls if str(c.get("id", "")) not in answered
+        ]
+    return missing
+
+
 def repair(messages: Messages, session_id: str, read_only: Callable[[str], bool]) -> int:
-    """Add the missing results; return how many were added."""
-    transcript = messages.of_session(session_id)
-    answered = {m.tool_call_id for m in transcript if m.role == "tool"}
+    """Add the missing results; return how many were added.
+
+    Only the last round can be incomplete (every turn repairs before it adds anything), so
+    appending the results keeps them right after their assistant message.
+    """
     added = 0
-    for message in transcript:
-        for call in message.tool_calls or []:
-            call_id = str(call.get("id", ""))
-            if call_id in answered:
-                continue
-            name = str(call.get("name", ""))
-            safe = read_only(name)
-            messages.append(
-                session_id,
-                "tool",
-                SKIPPED_TEXT if safe else UNKNOWN_TEXT,
-                tool_call_id=call_id,
-                tool_name=name,
-                disposition=Disposition.SKIPPED if safe else Disposition.UNKNOWN,
-            )
-            answered.add(call_id)
-            added += 1
+    for _, call in unanswered(messages.of_session(session_id)):
+        name = str(call.get("name", ""))
+        safe = read_only(name)
+        messages.append(
+            session_id,
+            "tool",
+            SKIPPED_TEXT if safe else UNKNOWN_TEXT,
+            tool_call_id=str(call.get("id", "")),
+            tool_name=name,
+            disposition=Disposition.SKIPPED if safe else Disposition.UNKNOWN,
+        )
+        added += 1
     return added

@@ -105,9 +105,15 @@ class ToolRunner:
         return spec, arguments
 
     async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        if inspect.iscoroutinefunction(spec.handler):
-            return await spec.handler(**arguments)
-        return await asyncio.to_thread(spec.handler, **arguments)
+        handler = spec.handler
+        if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+            getattr(handler, "__call__", None)  # noqa: B004 - an object with async __call__
+        ):
+            return await handler(**arguments)
+        result = await asyncio.to_thread(handler, **arguments)
+        if inspect.isawaitable(result):  # a sync wrapper that returns a coroutine
+            result = await result
+        return result
 
     def _error(self, call: ToolCallRequest, exc: BaseException) -> ToolOutcome:
         message = redact_text(" ".join(f"{type(exc).__name__}: {exc}".split()), self.secret_values)
@@ -132,7 +138,6 @@ class ToolRunner:
             if not task.done():
                 await asyncio.wait({task}, timeout=STOP_GRACE_SECONDS)
             if not task.done():
-                task.cancel()  # a coroutine stops; a thread runs on, unobserved
                 return ToolOutcome(
                     call,
                     "interrupted while running: its effect is UNKNOWN; check before retrying",
@@ -141,6 +146,8 @@ class ToolRunner:
                 )
         finally:
             stop.cancel()
+            if not task.done():  # stopped, or this turn itself was cancelled
+                task.cancel()  # a coroutine stops; a thread runs on, unobserved
         seconds = time.perf_counter() - started
         try:
             value = task.result()
@@ -152,9 +159,10 @@ class ToolRunner:
 
     # --- budgets ------------------------------------------------------------------------
 
-    def _spill(self, outcome: ToolOutcome, reason: str) -> ToolOutcome:
+    def _spill(self, outcome: ToolOutcome, reason: str, round_key: str) -> ToolOutcome:
+        # Servers reuse call ids in every round: the round keeps the file names apart.
         safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", outcome.call.id) or "call"
-        path = self.spill_dir / f"{safe_id}.txt"
+        path = self.spill_dir / round_key / f"{safe_id}.txt"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(outcome.content, encoding="utf-8")
@@ -165,11 +173,13 @@ class ToolRunner:
         note = f"\n[… {len(outcome.content):,} characters, {reason}; {where}]"
         return ToolOutcome(outcome.call, preview + note, outcome.disposition, outcome.seconds)
 
-    def _budget(self, outcome: ToolOutcome, used: int) -> ToolOutcome:
+    def _budget(self, outcome: ToolOutcome, used: int, round_key: str) -> ToolOutcome:
         if len(outcome.content) > self.result_limit:
-            return self._spill(outcome, f"over the {self.result_limit:,}-character limit")
+            reason = f"over the {self.result_limit:,}-character limit"
+            return self._spill(outcome, reason, round_key)
         if used + len(outcome.content) > self.round_limit:
-            return self._spill(outcome, f"over this round's {self.round_limit:,}-character budget")
+            reason = f"over this round's {self.round_limit:,}-character budget"
+            return self._spill(outcome, reason, round_key)
         return outcome
 
     # --- a round ------------------------------------------------------------------------
@@ -180,6 +190,7 @@ class ToolRunner:
         control: TurnControl,
         persist: Persist,
         before: Callable[[ToolCallRequest], None] | None = None,
+        round_key: str = "round",
     ) -> list[ToolOutcome]:
         """Run ``calls``; ``persist`` each outcome (in call order) as soon as it is known."""
         outcomes: list[ToolOutcome] = []
@@ -203,7 +214,7 @@ class ToolRunner:
             index += len(batch)
             results = await asyncio.gather(*(one(call) for call in batch))
             for result in results:
-                outcome = self._budget(result, used)
+                outcome = self._budget(result, used, round_key)
                 used += len(outcome.content)
                 await persist(outcome)
                 outcomes.append(outcome)

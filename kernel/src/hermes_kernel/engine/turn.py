@@ -13,22 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from hermes_kernel.engine import recovery
 from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.models import ModelRoute, RetryPolicy, Stopped, ask_model
+from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.prompt import build_system_prompt
-from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
-from hermes_kernel.engine.transcript import stored_calls, to_chat
+from hermes_kernel.engine.run import TurnResult, TurnRun
+
+__all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.leases import new_holder
-from hermes_kernel.store.messages import Disposition
-from hermes_kernel.store.sessions import Session, Usage
+from hermes_kernel.store.sessions import Session, new_session_id
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import (
     LLMCall,
@@ -40,7 +39,7 @@ from hermes_sdk import (
     ToolResult,
     ToolSpec,
 )
-from hermes_sdk.models import ChatMessage, ProviderError, ToolSchema
+from hermes_sdk.models import ToolSchema
 
 
 class EngineObserver(Protocol):
@@ -92,15 +91,6 @@ class EngineSettings:
     """... and this many times: the turn stops."""
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    text: str
-    status: str  # done | interrupted | stopped | error | budget | loop
-    error: str | None = None
-    iterations: int = 0
-    tool_calls: int = 0
-
-
 def _session_info(session: Session) -> SessionInfo:
     return SessionInfo(
         session_id=session.id,
@@ -109,14 +99,6 @@ def _session_info(session: Session) -> SessionInfo:
         provider=session.provider,
         cwd=session.cwd,
     )
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        parsed = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
 
 
 class TurnEngine:
@@ -140,28 +122,31 @@ class TurnEngine:
         self.observer: EngineObserver = observer or NoObserver()
         self.settings = settings or EngineSettings()
         self.secret_values = list(secret_values)
-        self.holder = new_holder()
-        self._schemas = [
+        self.schemas = [
             ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()
         ]
 
     # --- sessions -----------------------------------------------------------------------
 
     def start_session(self, source: str, cwd: Path | None = None) -> Session:
-        """Create a session with its system prompt, built now and frozen."""
+        """Create a session with its system prompt, built now and frozen (one write, so a
+        crash never leaves a session without its prompt)."""
         primary = self.routes[0]
-        session = self.store.sessions.create(
-            source, model=primary.model, provider=primary.name, cwd=str(cwd) if cwd else None
-        )
+        session_id = new_session_id()
         context = PromptContext(
-            session_id=session.id, source=source, home=str(self.home), cwd=str(cwd) if cwd else None
+            session_id=session_id, source=source, home=str(self.home), cwd=str(cwd) if cwd else None
         )
         prompt = build_system_prompt(self.home, cwd, self.observer.prompt_sections(context))
-        self.store.sessions.set_system_prompt(session.id, prompt)
-        saved = self.store.sessions.get(session.id)
-        assert saved is not None
-        self.observer.on_session_start(_session_info(saved))
-        return saved
+        session = self.store.sessions.create(
+            source,
+            model=primary.model,
+            provider=primary.name,
+            system_prompt=prompt,
+            cwd=str(cwd) if cwd else None,
+            session_id=session_id,
+        )
+        self.observer.on_session_start(_session_info(session))
+        return session
 
     def resume_session(self, session_id: str) -> Session:
         """Continue a stored session in this process; its prompt is reused as stored."""
@@ -188,201 +173,50 @@ class TurnEngine:
         on_text: Callable[[str], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
     ) -> TurnResult:
+        """Run one turn. Raises LeaseHeldError if another turn holds the session (in this
+        process or another); every other failure is a TurnResult with an error."""
         control = control or TurnControl()
         session = await asyncio.to_thread(self.store.sessions.get, session_id)
         if session is None:
             raise KeyError(f"no session {session_id!r}")
-        await asyncio.to_thread(
-            self.store.leases.acquire, session_id, self.holder, self.settings.lease_ttl
-        )
-        renewer = asyncio.ensure_future(self._keep_lease(session_id, control, on_notice))
+        holder = new_holder()  # per turn: two turns in one process exclude each other too
+        ttl = self.settings.lease_ttl
+        await asyncio.to_thread(self.store.leases.acquire, session_id, holder, ttl)
+        renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         try:
-            return await self._turn(session, user_text, control, on_text, on_notice)
+            run = TurnRun(self, session, control, on_text, on_notice)
+            return await run.run(user_text)
         except StoreError as exc:
             return TurnResult(
                 "", "error", error=f"{exc}; the turn stopped before acting on unsaved state"
             )
         finally:
             renewer.cancel()
+            await asyncio.wait({renewer})
             with contextlib.suppress(StoreError):  # if not released, it expires on its own
-                await asyncio.to_thread(self.store.leases.release, session_id, self.holder)
+                await asyncio.to_thread(self.store.leases.release, session_id, holder)
 
     async def _keep_lease(
-        self, session_id: str, control: TurnControl, on_notice: Callable[[str], None] | None
-    ) -> None:
-        while True:
-            await asyncio.sleep(self.settings.lease_ttl / 3)
-            held = await asyncio.to_thread(
-                self.store.leases.renew, session_id, self.holder, self.settings.lease_ttl
-            )
-            if not held:
-                if on_notice is not None:
-                    on_notice("another process took over this session; stopping")
-                control.stop()
-                return
-
-    async def _save(self, session_id: str, role: str, content: str | None, **fields: Any) -> None:
-        await asyncio.to_thread(self.store.messages.append, session_id, role, content, **fields)
-
-    async def _turn(
         self,
-        session: Session,
-        user_text: str,
+        session_id: str,
+        holder: str,
         control: TurnControl,
-        on_text: Callable[[str], None] | None,
         on_notice: Callable[[str], None] | None,
-    ) -> TurnResult:
-        runner = ToolRunner(self.tools, self.home / "tool-results" / session.id, self.secret_values)
-        await asyncio.to_thread(
-            recovery.repair, self.store.messages, session.id, runner.is_parallel_safe
-        )
-        stored = await asyncio.to_thread(self.store.messages.of_session, session.id)
-        history = [ChatMessage("system", session.system_prompt or "")]
-        history += [to_chat(message) for message in stored]
-        await self._save(session.id, "user", user_text)
-        history.append(ChatMessage("user", user_text))
-        failures: dict[tuple[str, str], int] = {}
-        calls_made = 0
-        partial: list[str] = []  # what the current model call has streamed so far
-
-        def stream(text: str) -> None:
-            partial.append(text)
-            if on_text is not None:
-                on_text(text)
-
-        for iteration in range(1, self.settings.max_iterations + 1):
-            if control.soft.is_set() and iteration > 1:
-                return TurnResult(
-                    "", "interrupted", iterations=iteration - 1, tool_calls=calls_made
-                )
-            partial.clear()
+    ) -> None:
+        ttl = self.settings.lease_ttl
+        last_renewed = time.monotonic()
+        while True:
+            await asyncio.sleep(ttl / 3)
             try:
-                response, route = await ask_model(
-                    self.routes,
-                    session.id,
-                    history,
-                    self._schemas,
-                    control,
-                    self.observer,
-                    self.settings.retry,
-                    on_text=stream,
-                    on_retry=on_notice,
-                )
-            except Stopped:
-                text = "".join(partial)
-                if text:  # partial text is kept, marked as interrupted
-                    await self._save(session.id, "assistant", text, finish_reason="interrupted")
-                return TurnResult(text, "stopped", iterations=iteration, tool_calls=calls_made)
-            except ProviderError as exc:
-                return TurnResult(
-                    "", "error", error=str(exc), iterations=iteration, tool_calls=calls_made
-                )
-            usage = Usage(
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-                cache_read_tokens=response.usage.cache_read_tokens,
-                cache_write_tokens=response.usage.cache_write_tokens,
-                reasoning_tokens=response.usage.reasoning_tokens,
-            )
-            if not response.tool_calls:
-                await self._save(
-                    session.id,
-                    "assistant",
-                    response.content,
-                    finish_reason=response.finish_reason,
-                    reasoning=response.reasoning,
-                    usage=usage,
-                )
-                return TurnResult(
-                    response.content, "done", iterations=iteration, tool_calls=calls_made
-                )
-            # Persist before execute: a crash from here on leaves calls without results,
-            # which the next turn repairs instead of silently running them again.
-            await self._save(
-                session.id,
-                "assistant",
-                response.content,
-                tool_calls=stored_calls(response.tool_calls),
-                finish_reason=response.finish_reason,
-                reasoning=response.reasoning,
-                usage=usage,
-            )
-            history.append(
-                ChatMessage("assistant", response.content, tool_calls=response.tool_calls)
-            )
-            calls_made += len(response.tool_calls)
-            looping = False
-
-            async def persist(outcome: ToolOutcome) -> None:
-                nonlocal looping
-                content = outcome.content
-                if outcome.disposition is Disposition.ERROR:
-                    key = (outcome.call.name, outcome.call.arguments)
-                    failures[key] = failures.get(key, 0) + 1
-                    if failures[key] >= self.settings.loop_warn_after:
-                        content += (
-                            f"\n[this exact call has now failed {failures[key]} times; "
-                            "do something different]"
-                        )
-                    looping = looping or failures[key] >= self.settings.loop_stop_after
-                await self._save(
-                    session.id,
-                    "tool",
-                    content,
-                    tool_call_id=outcome.call.id,
-                    tool_name=outcome.call.name,
-                    disposition=outcome.disposition,
-                )
-                history.append(
-                    ChatMessage(
-                        "tool", content, tool_call_id=outcome.call.id, name=outcome.call.name
-                    )
-                )
-                self.observer.post_tool_call(
-                    ToolCall(
-                        session_id=session.id,
-                        call_id=outcome.call.id,
-                        tool=outcome.call.name,
-                        arguments=_arguments(outcome.call.arguments),
-                    ),
-                    ToolResult(
-                        call_id=outcome.call.id,
-                        ok=outcome.disposition is Disposition.OK,
-                        content=content,
-                        duration_s=outcome.seconds,
-                    ),
-                )
-
-            def before(call: Any) -> None:
-                self.observer.pre_tool_call(
-                    ToolCall(
-                        session_id=session.id,
-                        call_id=call.id,
-                        tool=call.name,
-                        arguments=_arguments(call.arguments),
-                    )
-                )
-
-            await runner.run_round(response.tool_calls, control, persist, before)
-            if control.stopped:
-                return TurnResult(
-                    response.content, "stopped", iterations=iteration, tool_calls=calls_made
-                )
-            if looping:
-                return TurnResult(
-                    "",
-                    "loop",
-                    error="the model kept repeating a failing tool "
-                    f"call ({self.settings.loop_stop_after} times); the turn stopped",
-                    iterations=iteration,
-                    tool_calls=calls_made,
-                )
-            del route  # which route answered is recorded by the hooks
-        return TurnResult(
-            "",
-            "budget",
-            error=f"stopped after {self.settings.max_iterations} "
-            "model calls (agent.max_iterations)",
-            iterations=self.settings.max_iterations,
-            tool_calls=calls_made,
-        )
+                held = await asyncio.to_thread(self.store.leases.renew, session_id, holder, ttl)
+            except StoreError:
+                if time.monotonic() - last_renewed < ttl * 0.9:
+                    continue  # try again at the next tick, while the lease still holds
+                held = False
+            if held:
+                last_renewed = time.monotonic()
+                continue
+            if on_notice is not None:
+                on_notice("this turn lost its lease on the session; stopping")
+            control.stop()
+            return

@@ -92,11 +92,19 @@ class Database:
     # --- transactions -----------------------------------------------------------------
 
     @contextmanager
-    def write(self) -> Iterator[apsw.Cursor]:
+    def write(self, durable: bool = False) -> Iterator[apsw.Cursor]:
         """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
-        on any exception. Raises StoreBusyError after bounded retries of a held lock."""
+        on any exception. Raises StoreBusyError after bounded retries of a held lock, and
+        StoreError for any other database failure (disk full, I/O error ...).
+
+        ``durable`` syncs this commit to disk before returning (``synchronous=FULL``): use
+        it for writes that must survive a power cut, such as an assistant message whose
+        tools are about to run. Other commits survive a crash of the process, not the OS.
+        """
         with self._lock:
             cursor = self._conn.cursor()
+            if durable:
+                cursor.execute("PRAGMA synchronous=FULL")
             for attempt in range(self._write_attempts):
                 try:
                     cursor.execute("BEGIN IMMEDIATE")
@@ -110,15 +118,16 @@ class Database:
                     time.sleep(_retry_delay(attempt))
             try:
                 yield cursor
-            except BaseException:
-                cursor.execute("ROLLBACK")
-                raise
-            try:
                 cursor.execute("COMMIT")
-            except apsw.Error as exc:
-                if not self._conn.getautocommit():
+            except BaseException as exc:
+                if not self._conn.getautocommit():  # SQLite may have rolled back already
                     cursor.execute("ROLLBACK")
-                raise StoreError(f"{self.path}: could not save: {exc}") from exc
+                if isinstance(exc, apsw.Error):
+                    raise StoreError(f"{self.path}: could not save: {exc}") from exc
+                raise
+            finally:
+                if durable:
+                    cursor.execute("PRAGMA synchronous=NORMAL")
 
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()

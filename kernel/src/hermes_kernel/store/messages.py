@@ -66,11 +66,12 @@ class Messages:
         reasoning: str | None = None,
         disposition: str | None = None,
         usage: Usage | None = None,
+        durable: bool = False,
     ) -> Message:
         """Append one message and update the session's counts (and token ``usage``, for the
-        model reply that produced it), in one transaction."""
+        model reply that produced it), in one transaction; ``durable`` syncs it to disk."""
         now = time.time()
-        with self._db.write() as cursor:
+        with self._db.write(durable) as cursor:
             if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
                 raise KeyError(f"no session {session_id!r}")
             seq = int(

@@ -12,7 +12,7 @@ from hermes_kernel.store.db import Database
 
 
 class SearchMode(enum.StrEnum):
-    AUTO = "auto"  # trigrams for CJK or code-like text; words otherwise, then substrings
+    AUTO = "auto"  # trigrams for CJK or code, words otherwise; the other if nothing matched
     WORDS = "words"
     TRIGRAMS = "trigrams"
 
@@ -30,15 +30,23 @@ RANK_WINDOW = 1_000
 """How many of the newest matches are ranked by relevance."""
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_CODE_LIKE = re.compile(r"[^\w\s]")
+# Code, not prose: brackets, operators and paths, or punctuation joining two word characters
+# (os.path, a::b, x->y). A question mark or an apostrophe ("friday's") is prose.
+_CODE_LIKE = re.compile(r"[()\[\]{}<>=/\\$#@|&*+`~^]|\w[.:\-]+\w")
 _WORD = re.compile(r"\w+")
 
 
 def choose_mode(query: str) -> SearchMode:
     """Words split on spaces; CJK has none, and code's punctuation matters: use trigrams."""
-    if _CJK.search(query) or _CODE_LIKE.search(query.strip()):
+    if _CJK.search(query) or _CODE_LIKE.search(query):
         return SearchMode.TRIGRAMS
     return SearchMode.WORDS
+
+
+def query_terms(text: str) -> list[str]:
+    """The words to match; single letters ("friday's" -> "s") only when nothing else is left."""
+    words = _WORD.findall(text)
+    return [w for w in words if len(w) > 1] or words
 
 
 def _quote(text: str) -> str:
@@ -63,13 +71,12 @@ def search(
         return []
     if mode is SearchMode.AUTO:
         chosen = choose_mode(text)
+        other = SearchMode.TRIGRAMS if chosen is SearchMode.WORDS else SearchMode.WORDS
         hits = search(db, text, mode=chosen, session_id=session_id, limit=limit)
-        if hits or chosen is SearchMode.TRIGRAMS:
-            return hits
-        return search(db, text, mode=SearchMode.TRIGRAMS, session_id=session_id, limit=limit)
+        return hits or search(db, text, mode=other, session_id=session_id, limit=limit)
     scope, scope_binding = ("AND m.session_id = ?", [session_id]) if session_id else ("", [])
     if mode is SearchMode.WORDS:
-        terms = _WORD.findall(text)
+        terms = query_terms(text)
         if not terms:
             return []
         table, match = "messages_words", " ".join(_quote(term) for term in terms)
@@ -109,7 +116,7 @@ def search(
         f") ORDER BY score LIMIT ?",
         [match, *scope_binding, limit],
     )
-    terms = _WORD.findall(text)
+    terms = query_terms(text)
     return [
         SearchHit(row[0], row[1], row[2], row[3], word_snippet(str(row[4] or ""), terms))
         for row in rows

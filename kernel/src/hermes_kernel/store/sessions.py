@@ -97,9 +97,10 @@ class Sessions:
         parent_session_id: str | None = None,
         cwd: str | None = None,
         git_root: str | None = None,
+        session_id: str | None = None,
     ) -> Session:
         now = time.time()
-        session_id = new_session_id(now)
+        session_id = session_id or new_session_id(now)
         with self._db.write() as cursor:
             cursor.execute(
                 "INSERT INTO sessions (id, source, model, provider, system_prompt, "

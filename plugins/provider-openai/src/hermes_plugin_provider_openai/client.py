@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from httpx_sse import aconnect_sse
+from httpx_sse import SSEError, aconnect_sse
 
 from hermes_sdk.models import (
     ChatMessage,
@@ -47,19 +47,23 @@ class WireCache:
     """Wire dicts of messages already sent. A turn resends the whole, growing history on
     every model call; converting it again each time costs more than the rest of a round."""
 
+    LIMIT = 50_000
+    """Messages remembered, across every session using this provider."""
+
     def __init__(self) -> None:
+        # Keyed by id(); each entry keeps its message alive, so an id is never reused
+        # while its entry exists.
         self._by_id: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
 
     def messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-        fresh: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+        if len(self._by_id) > self.LIMIT:
+            self._by_id.clear()
         wire = []
         for message in messages:
             cached = self._by_id.get(id(message))
-            if cached is None or cached[0] is not message:  # ids are reused once freed
-                cached = (message, _message(message))
-            fresh[id(message)] = cached
+            if cached is None:
+                cached = self._by_id[id(message)] = (message, _message(message))
             wire.append(cached[1])
-        self._by_id = fresh  # keep only what the latest request used
         return wire
 
 
@@ -134,7 +138,7 @@ class _Assembly:
                 if isinstance(delta.get(key), str):
                     self.reasoning.append(delta[key])
             for piece in delta.get("tool_calls") or []:
-                call = self.calls.setdefault(int(piece.get("index", 0)), _PartialCall())
+                call = self.calls.setdefault(self._index_of(piece), _PartialCall())
                 # Some servers repeat id and name in every chunk: keep the first of each.
                 call.id = call.id or piece.get("id") or ""
                 function = piece.get("function") or {}
@@ -143,6 +147,19 @@ class _Assembly:
                     call.arguments.append(function["arguments"])
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
+
+    def _index_of(self, piece: dict[str, Any]) -> int:
+        """The call a streamed piece belongs to. Servers that omit ``index`` start a new
+        call with a new id; a piece without either continues the latest call."""
+        index = piece.get("index")
+        if isinstance(index, int):
+            return index
+        latest = max(self.calls, default=0)
+        known = self.calls.get(latest)
+        new_id = piece.get("id")
+        if known is not None and new_id and known.id and new_id != known.id:
+            return latest + 1
+        return latest
 
     def response(self) -> ModelResponse:
         calls = tuple(
@@ -156,6 +173,15 @@ class _Assembly:
             usage=self.usage,
             reasoning="".join(self.reasoning) or None,
         )
+
+
+def stream_error(error: Any) -> ProviderError:
+    """An error object sent inside a stream, classified like an HTTP error."""
+    if isinstance(error, dict):
+        code = error.get("code")
+        status = code if isinstance(code, int) and 400 <= code < 600 else 500
+        return classify_http_error(status, str(error.get("message") or error))
+    return classify_http_error(500, str(error))
 
 
 class ChatCompletionsProvider:
@@ -204,10 +230,17 @@ class ChatCompletionsProvider:
             ) from None
         except httpx.ConnectError as exc:
             raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
+        except SSEError:
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                f"{where} answered a streamed request with something that is not an event stream",
+            ) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise ProviderError(
                 ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
             ) from None
+        except httpx.HTTPError as exc:  # anything else httpx can raise
+            raise ProviderError(ErrorKind.CONNECTION, f"request to {where} failed: {exc}") from None
 
     async def _raise_for_status(self, response: httpx.Response) -> None:
         if response.status_code >= 400:
@@ -224,19 +257,19 @@ class ChatCompletionsProvider:
             data = response.json()
             choice = data["choices"][0]
             message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError):
+            calls = tuple(
+                ToolCallRequest(
+                    call.get("id") or f"call_{i}",
+                    call["function"]["name"],
+                    call["function"].get("arguments") or "",
+                )
+                for i, call in enumerate(message.get("tool_calls") or [])
+            )
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise ProviderError(
                 ErrorKind.BAD_RESPONSE,
                 f"{self._settings.base_url} answered something that is not a chat completion",
             ) from None
-        calls = tuple(
-            ToolCallRequest(
-                call.get("id") or f"call_{i}",
-                call["function"]["name"],
-                call["function"].get("arguments") or "",
-            )
-            for i, call in enumerate(message.get("tool_calls") or [])
-        )
         return ModelResponse(
             content=message.get("content") or "",
             tool_calls=calls,
@@ -267,8 +300,7 @@ class ChatCompletionsProvider:
                         f"{self._settings.base_url} streamed an event that is not JSON",
                     ) from None
                 if isinstance(chunk, dict) and chunk.get("error"):
-                    message = str((chunk["error"] or {}).get("message", chunk["error"]))
-                    raise ProviderError(ErrorKind.SERVER, f"error in the stream: {message}")
+                    raise stream_error(chunk["error"])
                 if isinstance(chunk, dict):
                     assembly.add(chunk, on_text)
         if not assembly.done and assembly.finish_reason is None:

@@ -34,7 +34,7 @@ __all__ = ["RecordedRequest", "Reply", "ScriptedOpenAIServer"]
 class Reply:
     """One scripted answer. Build with the class methods."""
 
-    kind: str  # text | error | cut | malformed | hang
+    kind: str  # text | error | cut | malformed | hang | events | raw
     text: str = ""
     tool_calls: tuple[tuple[str, str], ...] = ()  # (name, JSON arguments)
     finish_reason: str | None = None
@@ -48,6 +48,8 @@ class Reply:
     hang_seconds: float = 0.0
     delay_seconds: float = 0.0  # pause before answering (the model "thinking")
     chunk_delay_seconds: float = 0.0  # pause between streamed chunks (a slow model)
+    events: tuple[Any, ...] = ()  # for "events": the data of each server-sent event
+    content_type: str = "application/json"  # for "raw"
 
     @classmethod
     def say(cls, text: str, **options: Any) -> Reply:
@@ -82,6 +84,17 @@ class Reply:
     def malformed(cls) -> Reply:
         """A 200 whose body (or first stream event) is not JSON."""
         return cls("malformed")
+
+    @classmethod
+    def stream_events(cls, *events: Any) -> Reply:
+        """Stream these event payloads (dicts become JSON) as they are, then [DONE]: for
+        servers that bend the protocol."""
+        return cls("events", events=events)
+
+    @classmethod
+    def raw(cls, status: int, body: str, content_type: str = "application/json") -> Reply:
+        """Answer with exactly this status, body and content type, whatever was asked."""
+        return cls("raw", status=status, body=body, content_type=content_type)
 
     @classmethod
     def hang(cls, seconds: float) -> Reply:
@@ -144,6 +157,17 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Retry-After": reply.retry_after} if reply.retry_after else {}
             self._raw(reply.status, reply.body.encode(), headers)
             return
+        if reply.kind == "raw":
+            self._raw(reply.status, reply.body.encode(), {}, reply.content_type)
+            return
+        if reply.kind == "events":
+            self._stream_start()
+            for event in reply.events:
+                data = event if isinstance(event, str) else json.dumps(event)
+                self._chunk(f"data: {data}\n\n".encode())
+            self._chunk(b"data: [DONE]\n\n")
+            self._chunk(b"")
+            return
         if reply.kind == "malformed":
             if stream:
                 self._stream_start()
@@ -167,9 +191,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- responses ------------------------------------------------------------------------
 
-    def _raw(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
+    def _raw(
+        self,
+        status: int,
+        payload: bytes,
+        headers: Mapping[str, str],
+        content_type: str = "application/json",
+    ) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
         for name, value in headers.items():
             self.send_header(name, value)

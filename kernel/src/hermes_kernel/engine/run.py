@@ -1,0 +1,227 @@
+"""One turn's loop, and the state it keeps: the history sent to the model, the route in use,
+the failing calls seen so far. See :mod:`hermes_kernel.engine.turn` for the contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hermes_kernel.engine import recovery
+from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.models import Stopped, ask_model
+from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
+from hermes_kernel.engine.transcript import stored_calls, to_chat
+from hermes_kernel.store.messages import Disposition
+from hermes_kernel.store.sessions import Session, Usage
+from hermes_sdk import ToolCall, ToolResult
+from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
+
+if TYPE_CHECKING:
+    from hermes_kernel.engine.turn import TurnEngine
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    text: str
+    status: str  # done | interrupted | stopped | error | budget | loop
+    error: str | None = None
+    iterations: int = 0
+    tool_calls: int = 0
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _usage(response: ModelResponse) -> Usage:
+    return Usage(
+        input_tokens=response.usage.input_tokens,
+        output_tokens=response.usage.output_tokens,
+        cache_read_tokens=response.usage.cache_read_tokens,
+        cache_write_tokens=response.usage.cache_write_tokens,
+        reasoning_tokens=response.usage.reasoning_tokens,
+    )
+
+
+class TurnRun:
+    def __init__(
+        self,
+        engine: TurnEngine,
+        session: Session,
+        control: TurnControl,
+        on_text: Callable[[str], None] | None,
+        on_notice: Callable[[str], None] | None,
+    ) -> None:
+        self.engine = engine
+        self.session = session
+        self.control = control
+        self.on_text = on_text
+        self.on_notice = on_notice
+        self.runner = ToolRunner(
+            engine.tools, engine.home / "tool-results" / session.id, engine.secret_values
+        )
+        self.history: list[ChatMessage] = []
+        self.route_start = 0  # after a fallback, the turn stays on the route that answered
+        self.partial: list[str] = []  # what the current model attempt has streamed
+        self.failures: dict[tuple[str, str], int] = {}
+        self.calls_made = 0
+        self.looping = False
+
+    def result(
+        self, text: str, status: str, iteration: int, error: str | None = None
+    ) -> TurnResult:
+        return TurnResult(text, status, error, iteration, self.calls_made)
+
+    async def save(self, role: str, content: str | None, **fields: Any) -> int:
+        message = await asyncio.to_thread(
+            self.engine.store.messages.append, self.session.id, role, content, **fields
+        )
+        return message.seq
+
+    # --- the loop -----------------------------------------------------------------------
+
+    async def run(self, user_text: str) -> TurnResult:
+        store = self.engine.store
+        await asyncio.to_thread(
+            recovery.repair, store.messages, self.session.id, self.runner.is_parallel_safe
+        )
+        stored = await asyncio.to_thread(store.messages.of_session, self.session.id)
+        self.history = [ChatMessage("system", self.session.system_prompt or "")]
+        self.history += [to_chat(message) for message in stored]
+        await self.save("user", user_text)
+        self.history.append(ChatMessage("user", user_text))
+        settings = self.engine.settings
+        for iteration in range(1, settings.max_iterations + 1):
+            if self.control.soft.is_set() and iteration > 1:
+                return self.result("", "interrupted", iteration - 1)
+            try:
+                response = await self.ask()
+            except Stopped:
+                text = "".join(self.partial)
+                if text:  # partial text is kept, marked as interrupted
+                    await self.save("assistant", text, finish_reason="interrupted")
+                return self.result(text, "stopped", iteration)
+            except ProviderError as exc:
+                return self.result("", "error", iteration, str(exc))
+            if not response.tool_calls:
+                await self.save(
+                    "assistant",
+                    response.content,
+                    finish_reason=response.finish_reason,
+                    reasoning=response.reasoning,
+                    usage=_usage(response),
+                )
+                return self.result(response.content, "done", iteration)
+            await self.tool_round(response)
+            if self.control.stopped:
+                return self.result(response.content, "stopped", iteration)
+            if self.looping:
+                return self.result(
+                    "",
+                    "loop",
+                    iteration,
+                    f"the model kept repeating a failing tool call ({settings.loop_stop_after} "
+                    "times); the turn stopped",
+                )
+        return self.result(
+            "",
+            "budget",
+            settings.max_iterations,
+            f"stopped after {settings.max_iterations} model calls (agent.max_iterations)",
+        )
+
+    async def ask(self) -> ModelResponse:
+        def stream(text: str) -> None:
+            self.partial.append(text)
+            if self.on_text is not None:
+                self.on_text(text)
+
+        def attempt() -> None:
+            if self.partial and self.on_notice is not None:
+                self.on_notice("the reply was cut off; asking again (discard the text so far)")
+            self.partial.clear()
+
+        engine = self.engine
+        response, index = await ask_model(
+            engine.routes[self.route_start :],
+            self.session.id,
+            self.history,
+            engine.schemas,
+            self.control,
+            engine.observer,
+            engine.settings.retry,
+            on_text=stream,
+            on_retry=self.on_notice,
+            on_attempt=attempt,
+        )
+        self.route_start += index
+        return response
+
+    # --- a tool round -------------------------------------------------------------------
+
+    async def tool_round(self, response: ModelResponse) -> None:
+        # Persist before execute, durably: a crash (even a power cut) from here on leaves
+        # calls without results, which the next turn repairs instead of running them again.
+        seq = await self.save(
+            "assistant",
+            response.content,
+            tool_calls=stored_calls(response.tool_calls),
+            finish_reason=response.finish_reason,
+            reasoning=response.reasoning,
+            usage=_usage(response),
+            durable=True,
+        )
+        self.history.append(
+            ChatMessage("assistant", response.content, tool_calls=response.tool_calls)
+        )
+        self.calls_made += len(response.tool_calls)
+        await self.runner.run_round(
+            response.tool_calls, self.control, self.persist, self.before, round_key=f"m{seq}"
+        )
+
+    def tool_call(self, call: ToolCallRequest) -> ToolCall:
+        return ToolCall(
+            session_id=self.session.id,
+            call_id=call.id,
+            tool=call.name,
+            arguments=_arguments(call.arguments),
+        )
+
+    def before(self, call: ToolCallRequest) -> None:
+        self.engine.observer.pre_tool_call(self.tool_call(call))
+
+    async def persist(self, outcome: ToolOutcome) -> None:
+        settings = self.engine.settings
+        content = outcome.content
+        if outcome.disposition is Disposition.ERROR:
+            key = (outcome.call.name, outcome.call.arguments)
+            count = self.failures[key] = self.failures.get(key, 0) + 1
+            if count >= settings.loop_warn_after:
+                content += (
+                    f"\n[this exact call has now failed {count} times; do something different]"
+                )
+            self.looping = self.looping or count >= settings.loop_stop_after
+        await self.save(
+            "tool",
+            content,
+            tool_call_id=outcome.call.id,
+            tool_name=outcome.call.name,
+            disposition=outcome.disposition,
+        )
+        self.history.append(
+            ChatMessage("tool", content, tool_call_id=outcome.call.id, name=outcome.call.name)
+        )
+        result = ToolResult(
+            call_id=outcome.call.id,
+            ok=outcome.disposition is Disposition.OK,
+            content=content,
+            duration_s=outcome.seconds,
+        )
+        self.engine.observer.post_tool_call(self.tool_call(outcome.call), result)
