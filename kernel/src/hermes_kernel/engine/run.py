@@ -167,8 +167,13 @@ class TurnRun:
     # --- a tool round -------------------------------------------------------------------
 
     async def tool_round(self, response: ModelResponse) -> None:
-        # Persist before execute, durably: a crash (even a power cut) from here on leaves
-        # calls without results, which the next turn repairs instead of running them again.
+        # Persist before execute: a crash from here on leaves calls without results, which
+        # the next turn repairs instead of running them again. If a call may change the
+        # world, the write is synced to disk first, so that even a power cut cannot lose
+        # the record of a call that then ran; read-only calls are harmless to run twice.
+        side_effects = any(
+            not self.runner.is_parallel_safe(call.name) for call in response.tool_calls
+        )
         seq = await self.save(
             "assistant",
             response.content,
@@ -176,7 +181,7 @@ class TurnRun:
             finish_reason=response.finish_reason,
             reasoning=response.reasoning,
             usage=_usage(response),
-            durable=True,
+            durable=side_effects,
         )
         self.history.append(
             ChatMessage("assistant", response.content, tool_calls=response.tool_calls)
