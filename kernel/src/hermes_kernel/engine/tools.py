@@ -199,7 +199,7 @@ class ToolRunner:
 
         async def one(call: ToolCallRequest) -> ToolOutcome:
             async with limit:
-                if before is not None and not control.stopped:
+                if before is not None:  # even for a call about to be skipped: hooks pair up
                     before(call)
                 return await self.run_one(call, control)
 

@@ -43,7 +43,8 @@ from hermes_sdk.models import ToolSchema
 
 
 class EngineObserver(Protocol):
-    """The hooks the engine calls; :class:`~hermes_kernel.plugins.host.PluginHost` is one."""
+    """The hooks the engine calls; :class:`~hermes_kernel.plugins.host.PluginHost` is one.
+    Its methods must not raise: the host isolates each plugin's hook for that reason."""
 
     def on_session_start(self, session: SessionInfo) -> None: ...
     def on_session_end(self, session: SessionInfo, reason: str) -> None: ...
