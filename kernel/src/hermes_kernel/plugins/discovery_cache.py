@@ -4,8 +4,8 @@ Scanning metadata means importing importlib.metadata and reading every installed
 distribution; the result only changes when something is installed, removed or upgraded.
 The cache is valid while (a) the interpreter and ``sys.path`` are the same, (b) every
 ``sys.path`` folder has the same mtime (installing or removing a distribution adds or
-removes a folder there), and (c) every plugin's metadata folder and ``entry_points.txt``
-have the same mtime (an in-place reinstall). The fingerprint is taken before the scan and
+removes a folder there), and (c) every plugin's ``entry_points.txt`` has the same mtime
+(an in-place reinstall). The fingerprint is taken before the scan and
 checked again after it, so an install that races with a scan is never cached as current.
 ``hermes plugins list --verify`` and ``hermes doctor`` always rescan (and refresh the cache).
 """
@@ -85,10 +85,9 @@ def load(cache_dir: Path) -> list[PluginRecord] | None:
 
 
 def watch_list(metadata_dirs: list[str]) -> list[list[Any]]:
-    """The metadata of each plugin distribution, and its mtimes now."""
-    paths = [
-        p for folder in metadata_dirs for p in (folder, os.path.join(folder, "entry_points.txt"))
-    ]
+    """Each plugin distribution's entry_points.txt and its mtime now. (A reinstall that
+    replaces the whole folder also changes its sys.path folder, which is watched anyway.)"""
+    paths = [os.path.join(folder, "entry_points.txt") for folder in metadata_dirs]
     return [[path, _mtime(path)] for path in paths]
 
 
