@@ -100,6 +100,7 @@ def test_a_text_turn_streams_and_persists(make_engine, openai_server):
     result = run(engine, session.id, "hi", on_text=pieces.append)
     assert (result.status, result.text) == ("done", "Hello, Ada.")
     assert "".join(pieces) == "Hello, Ada." and len(pieces) > 1
+    assert openai_server.pending == 0
     assert transcript(engine, session.id) == [
         ("user", "hi", None),
         ("assistant", "Hello, Ada.", None),

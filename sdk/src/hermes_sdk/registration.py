@@ -131,14 +131,6 @@ class SpecIndex:
         """The specs of one kind, sorted by name."""
         return [self._by_kind[kind][name] for name in sorted(self._by_kind[kind])]
 
-    def by_plugin(self, plugin: str) -> list[Spec]:
-        return [
-            p.spec
-            for entries in self._by_kind.values()
-            for p in entries.values()
-            if p.plugin == plugin
-        ]
-
     def __iter__(self) -> Iterator[Provided]:
         for kind in Kind:
             yield from self.of_kind(kind)

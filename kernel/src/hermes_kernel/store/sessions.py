@@ -132,12 +132,6 @@ class Sessions:
         )
         return [Session(*row) for row in rows]
 
-    def set_system_prompt(self, session_id: str, prompt: str) -> None:
-        self._update(session_id, "system_prompt = ?", (prompt,))
-
-    def set_title(self, session_id: str, title: str) -> None:
-        self._update(session_id, "title = ?", (title,))
-
     def end(self, session_id: str, reason: str) -> None:
         self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))
 
