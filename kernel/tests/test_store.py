@@ -287,3 +287,58 @@ def test_a_full_disk_is_a_store_error_and_saves_nothing(store):
     store.db.query("PRAGMA max_page_count = 1073741823")
     assert store.messages.of_session(session.id) == []
     assert store.sessions.get(session.id).message_count == 0
+
+
+def integrity_check(store):
+    for table in ("messages_words", "messages_trigrams"):
+        with store.db.write() as cursor:  # raises apsw.CorruptError if index and table differ
+            cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_messages_are_indexed_in_batches_before_search(store):
+    from hermes_kernel.store.indexing import index_pending
+
+    session = store.sessions.create("cli")
+    for word in ["alpha", "beta", "gamma"]:
+        store.messages.append(session.id, "user", f"{word} message")
+    assert store.db.query_value("SELECT indexed_upto FROM fts_progress") == 0, (
+        "not on the write path"
+    )
+    assert len(store.search("beta")) == 1, "search indexes what is pending first"
+    assert index_pending(store.db) == 0
+    integrity_check(store)
+
+
+def test_a_reused_rowid_is_indexed_with_its_new_text(store):
+    keep, drop = store.sessions.create("cli"), store.sessions.create("cli")
+    store.messages.append(keep.id, "user", "kept words")
+    store.messages.append(drop.id, "user", "dropped words")  # the largest rowid
+    store.search("words")  # indexes both
+    with store.db.write() as cursor:
+        cursor.execute("DELETE FROM sessions WHERE id = ?", (drop.id,))
+    reused = store.messages.append(keep.id, "user", "fresh text")  # SQLite reuses the rowid
+    assert store.search("dropped") == []
+    assert [h.message_id for h in store.search("fresh")] == [reused.id]
+    integrity_check(store)
+
+
+def test_a_version_1_database_is_migrated_and_its_index_kept(tmp_path):
+    from hermes_kernel.store.schema import V1
+
+    path = tmp_path / "state.db"
+    old = Database(path, (V1,))
+    with old.write() as cursor:
+        cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 0)")
+        cursor.execute(
+            "INSERT INTO messages (session_id, seq, role, content, created_at) "
+            "VALUES ('s', 1, 'user', 'written by version one', 0)"
+        )
+    old.close()
+    store = StateStore(path)
+    assert store.db.version == len(MIGRATIONS)
+    assert store.db.query_value("SELECT indexed_upto FROM fts_progress") == 1, (
+        "v1 rows were indexed"
+    )
+    store.messages.append("s", "user", "written by version two")
+    assert len(store.search("written version")) == 2
+    integrity_check(store)

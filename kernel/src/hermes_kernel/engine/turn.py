@@ -26,6 +26,7 @@ from hermes_kernel.engine.run import TurnResult, TurnRun
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 from hermes_kernel.store.errors import StoreError
+from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.leases import new_holder
 from hermes_kernel.store.sessions import Session, new_session_id
 from hermes_kernel.store.state import StateStore
@@ -196,6 +197,8 @@ class TurnEngine:
             await asyncio.wait({renewer})
             with contextlib.suppress(StoreError):  # if not released, it expires on its own
                 await asyncio.to_thread(self.store.leases.release, session_id, holder)
+            with contextlib.suppress(StoreError):  # search indexes what is left, if need be
+                await asyncio.to_thread(index_pending, self.store.db)
 
     async def _keep_lease(
         self,

@@ -4,11 +4,14 @@ cause a syntax error."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import re
 from dataclasses import dataclass
 
 from hermes_kernel.store.db import Database
+from hermes_kernel.store.errors import StoreBusyError
+from hermes_kernel.store.indexing import index_pending
 
 
 class SearchMode(enum.StrEnum):
@@ -69,6 +72,8 @@ def search(
     text = query.strip()
     if not text:
         return []
+    with contextlib.suppress(StoreBusyError):  # another process is writing: search what is
+        index_pending(db)  # indexed; normally this adds what was saved since a turn ended
     if mode is SearchMode.AUTO:
         chosen = choose_mode(text)
         other = SearchMode.TRIGRAMS if chosen is SearchMode.WORDS else SearchMode.WORDS
