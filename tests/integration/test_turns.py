@@ -140,14 +140,22 @@ def test_the_assistant_message_is_saved_before_its_tool_runs(make_engine, openai
 
 
 def test_parallel_safe_tools_run_together_and_others_in_order(make_engine, openai_server):
-    order = []
+    order, active, most = [], [0], [0]
+    lock = threading.Lock()
+    all_reading = threading.Barrier(3, timeout=5)  # fails unless three reads run at once
 
     def slow_read(path: str = "") -> str:
-        time.sleep(0.4)
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        all_reading.wait()
+        with lock:
+            active[0] -= 1
         return path
 
     def write(path: str = "") -> str:
-        order.append(path)
+        with lock:
+            order.append((path, active[0]))
         return path
 
     openai_server.queue(
@@ -169,10 +177,9 @@ def test_parallel_safe_tools_run_together_and_others_in_order(make_engine, opena
         ]
     )
     session = engine.start_session("cli")
-    started = time.monotonic()
     assert run(engine, session.id, "go").status == "done"
-    assert time.monotonic() - started < 1.0, "three 0.4 s reads ran at the same time"
-    assert order == ["1", "2"]
+    assert most[0] == 3, "the three reads ran at the same time"
+    assert order == [("1", 0), ("2", 0)], "writes ran one by one, after the reads"
     results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
     assert results == ["a", "b", "c", "1", "2"], "results are saved in call order"
 
@@ -260,7 +267,7 @@ def test_errors_that_retrying_cannot_fix_end_the_turn_clearly(make_engine, opena
 
 def test_a_hard_stop_cancels_the_stream_and_keeps_the_partial_text(make_engine, openai_server):
     openai_server.queue(
-        Reply.say("one two three four five six seven", chunk_size=4, chunk_delay_seconds=0.2)
+        Reply.say("one two three four five six seven " * 3, chunk_size=4, chunk_delay_seconds=0.4)
     )
     engine = make_engine()
     session = engine.start_session("cli")
@@ -279,7 +286,7 @@ def test_a_hard_stop_cancels_the_stream_and_keeps_the_partial_text(make_engine, 
         return result, time.monotonic() - started
 
     result, seconds = asyncio.run(scenario())
-    assert result.status == "stopped" and seconds < 1.5
+    assert result.status == "stopped" and seconds < 5, "stopped long before the stream ended"
     last = engine.store.messages.of_session(session.id)[-1]
     assert (last.role, last.finish_reason) == ("assistant", "interrupted")
     assert last.content == result.text and result.text.startswith("one ")
@@ -307,7 +314,7 @@ def test_a_hard_stop_skips_waiting_tools_and_marks_a_running_one_unknown(
 
     result, seconds = asyncio.run(scenario())
     release.set()
-    assert result.status == "stopped" and seconds < 2.0, "stopped within about a second"
+    assert result.status == "stopped" and seconds < 5, "did not wait for the 10 s tool"
     tools = [
         (m.content, m.disposition)
         for m in engine.store.messages.of_session(session.id)
