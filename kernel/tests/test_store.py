@@ -342,3 +342,20 @@ def test_a_version_1_database_is_migrated_and_its_index_kept(tmp_path):
     store.messages.append("s", "user", "written by version two")
     assert len(store.search("written version")) == 2
     integrity_check(store)
+
+
+def test_a_write_that_must_not_wait_says_so_at_once(tmp_path):
+    from hermes_kernel.store.errors import WouldBlock
+
+    path = tmp_path / "state.db"
+    store = StateStore(path)
+    session = store.sessions.create("cli")
+    holder = hold_lock(path, 1)
+    started = time.monotonic()
+    with pytest.raises(WouldBlock):
+        store.messages.append(session.id, "user", "now or never", wait=False)
+    assert time.monotonic() - started < 0.5, "it did not wait for the busy timeout"
+    holder.wait()
+    store.messages.append(session.id, "user", "later", wait=False)
+    assert [m.content for m in store.messages.of_session(session.id)] == ["later"]
+    assert store.db.query_value("PRAGMA busy_timeout") > 0, "the timeout is restored"

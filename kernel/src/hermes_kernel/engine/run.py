@@ -14,6 +14,7 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import Stopped, ask_model
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
+from hermes_kernel.store.errors import WouldBlock
 from hermes_kernel.store.messages import Disposition
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
@@ -80,9 +81,15 @@ class TurnRun:
         return TurnResult(text, status, error, iteration, self.calls_made)
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
-        message = await asyncio.to_thread(
-            self.engine.store.messages.append, self.session.id, role, content, **fields
-        )
+        append = self.engine.store.messages.append
+        if not fields.get("durable"):
+            # A plain write takes well under a millisecond when the database is free:
+            # do it here, and pay for a thread only when it would have to wait.
+            try:
+                return append(self.session.id, role, content, wait=False, **fields).seq
+            except WouldBlock:
+                pass
+        message = await asyncio.to_thread(append, self.session.id, role, content, **fields)
         return message.seq
 
     # --- the loop -----------------------------------------------------------------------

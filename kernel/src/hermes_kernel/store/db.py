@@ -18,7 +18,7 @@ from typing import Any
 
 import apsw
 
-from hermes_kernel.store.errors import StoreBusyError, StoreError
+from hermes_kernel.store.errors import StoreBusyError, StoreError, WouldBlock
 from hermes_kernel.store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 2_000
@@ -51,6 +51,7 @@ class Database:
     ) -> None:
         self.path = path
         self._write_attempts = write_attempts
+        self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,8 +92,30 @@ class Database:
 
     # --- transactions -----------------------------------------------------------------
 
+    def _begin(self, cursor: apsw.Cursor, wait: bool) -> None:
+        if not wait:
+            self._conn.set_busy_timeout(0)
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                raise WouldBlock from None
+            finally:
+                self._conn.set_busy_timeout(self._busy_timeout_ms)
+            return
+        for attempt in range(self._write_attempts):
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                return
+            except apsw.BusyError:
+                if attempt == self._write_attempts - 1:
+                    raise StoreBusyError(
+                        f"{self.path} stayed locked by another process; try again, or "
+                        "look for a stuck hermes process"
+                    ) from None
+                time.sleep(_retry_delay(attempt))
+
     @contextmanager
-    def write(self, durable: bool = False) -> Iterator[apsw.Cursor]:
+    def write(self, durable: bool = False, wait: bool = True) -> Iterator[apsw.Cursor]:
         """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
         on any exception. Raises StoreBusyError after bounded retries of a held lock, and
         StoreError for any other database failure (disk full, I/O error ...).
@@ -100,34 +123,33 @@ class Database:
         ``durable`` syncs this commit to disk before returning (``synchronous=FULL``): use
         it for writes that must survive a power cut, such as an assistant message whose
         tools are about to run. Other commits survive a crash of the process, not the OS.
+
+        ``wait=False`` never waits for a lock (this process's or another's): it raises
+        :class:`WouldBlock` at once instead, so an event loop can write inline when the
+        database is free and hand the write to a thread when it is not.
         """
-        with self._lock:
+        if not self._lock.acquire(blocking=wait):
+            raise WouldBlock
+        try:
             cursor = self._conn.cursor()
             if durable:
                 cursor.execute("PRAGMA synchronous=FULL")
-            for attempt in range(self._write_attempts):
-                try:
-                    cursor.execute("BEGIN IMMEDIATE")
-                    break
-                except apsw.BusyError:
-                    if attempt == self._write_attempts - 1:
-                        raise StoreBusyError(
-                            f"{self.path} stayed locked by another process; try again, or "
-                            "look for a stuck hermes process"
-                        ) from None
-                    time.sleep(_retry_delay(attempt))
             try:
-                yield cursor
-                cursor.execute("COMMIT")
-            except BaseException as exc:
-                if not self._conn.getautocommit():  # SQLite may have rolled back already
-                    cursor.execute("ROLLBACK")
-                if isinstance(exc, apsw.Error):
-                    raise StoreError(f"{self.path}: could not save: {exc}") from exc
-                raise
+                self._begin(cursor, wait)
+                try:
+                    yield cursor
+                    cursor.execute("COMMIT")
+                except BaseException as exc:
+                    if not self._conn.getautocommit():  # SQLite may have rolled back already
+                        cursor.execute("ROLLBACK")
+                    if isinstance(exc, apsw.Error):
+                        raise StoreError(f"{self.path}: could not save: {exc}") from exc
+                    raise
             finally:
                 if durable:
                     cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            self._lock.release()
 
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()

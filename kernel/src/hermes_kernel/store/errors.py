@@ -11,6 +11,10 @@ class StoreBusyError(StoreError):
     """Another process held the write lock for longer than we are willing to wait."""
 
 
+class WouldBlock(Exception):
+    """A write asked not to wait found the database busy; nothing was written."""
+
+
 class LeaseHeldError(StoreError):
     """Another live process is running a turn on this session."""
 

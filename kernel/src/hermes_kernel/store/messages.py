@@ -67,11 +67,13 @@ class Messages:
         disposition: str | None = None,
         usage: Usage | None = None,
         durable: bool = False,
+        wait: bool = True,
     ) -> Message:
         """Append one message and update the session's counts (and token ``usage``, for the
-        model reply that produced it), in one transaction; ``durable`` syncs it to disk."""
+        model reply that produced it), in one transaction; ``durable`` syncs it to disk, and
+        ``wait=False`` raises WouldBlock rather than wait for a lock."""
         now = time.time()
-        with self._db.write(durable) as cursor:
+        with self._db.write(durable, wait) as cursor:
             if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
                 raise KeyError(f"no session {session_id!r}")
             seq = int(
