@@ -8,11 +8,14 @@ import asyncio
 
 
 class TurnControl:
-    """Shared by the turn and whoever may interrupt it. Thread-safe through the loop."""
+    """Shared by the turn and whoever may interrupt it. Call its methods on the turn's event
+    loop; from another thread (a signal handler, a UI thread) use
+    ``loop.call_soon_threadsafe(control.stop)``."""
 
     def __init__(self) -> None:
         self.soft = asyncio.Event()
         self.hard = asyncio.Event()
+        self._signal: asyncio.Future[None] | None = None
 
     def interrupt(self) -> None:
         self.soft.set()
@@ -20,6 +23,18 @@ class TurnControl:
     def stop(self) -> None:
         self.soft.set()
         self.hard.set()
+        if self._signal is not None and not self._signal.done():
+            self._signal.set_result(None)
+
+    def stop_signal(self) -> asyncio.Future[None]:
+        """A future done on a hard stop: one per turn, so waiting on it next to a request or
+        a tool costs no extra task each time."""
+        loop = asyncio.get_running_loop()
+        if self._signal is None or self._signal.get_loop() is not loop:
+            self._signal = loop.create_future()
+            if self.hard.is_set():
+                self._signal.set_result(None)
+        return self._signal
 
     @property
     def stopped(self) -> bool:

@@ -9,7 +9,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from hermes_kernel.engine.control import TurnControl
 from hermes_sdk import LLMCall, LLMResult
@@ -64,11 +64,10 @@ async def _one_attempt(
     on_text: Callable[[str], None] | None,
 ) -> ModelResponse:
     task = asyncio.ensure_future(route.provider.complete(request, on_text))
-    stop = asyncio.ensure_future(control.hard.wait())
+    racing: set[asyncio.Future[Any]] = {task, control.stop_signal()}
     try:
-        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        stop.cancel()
         if not task.done():  # a hard stop, or this turn itself was cancelled
             task.cancel()
             # wait() does not raise the request's own error, and lets our cancellation through

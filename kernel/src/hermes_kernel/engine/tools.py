@@ -132,9 +132,8 @@ class ToolRunner:
         spec, arguments = prepared
         started = time.perf_counter()
         task = asyncio.ensure_future(self._invoke(spec, arguments))
-        stop = asyncio.ensure_future(control.hard.wait())
         try:
-            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, control.stop_signal()}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():
                 await asyncio.wait({task}, timeout=STOP_GRACE_SECONDS)
             if not task.done():
@@ -145,7 +144,6 @@ class ToolRunner:
                     time.perf_counter() - started,
                 )
         finally:
-            stop.cancel()
             if not task.done():  # stopped, or this turn itself was cancelled
                 task.cancel()  # a coroutine stops; a thread runs on, unobserved
         seconds = time.perf_counter() - started
@@ -212,7 +210,10 @@ class ToolRunner:
                 ):
                     batch.append(calls[index + len(batch)])
             index += len(batch)
-            results = await asyncio.gather(*(one(call) for call in batch))
+            if len(batch) == 1:
+                results = [await one(batch[0])]
+            else:
+                results = list(await asyncio.gather(*(one(call) for call in batch)))
             for result in results:
                 outcome = self._budget(result, used, round_key)
                 used += len(outcome.content)
