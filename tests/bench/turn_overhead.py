@@ -53,13 +53,18 @@ async def floor_time(base_url: str, bodies: list[dict]) -> list[float]:
     return times
 
 
+def openai_factory():
+    """The provider factory, as the plugin registers it (its hook, not its internals)."""
+    return next(iter(hermes_plugin_provider_openai.hermes_providers())).factory
+
+
 def measure(
     server: ScriptedOpenAIServer, folder: Path, noop: ToolSpec, args: argparse.Namespace
 ) -> tuple[float, float]:
     """Median engine ms per model call + round, and median floor ms per request."""
     route = ModelRoute(
         "scripted",
-        hermes_plugin_provider_openai._build(ProviderSettings(base_url=server.base_url)),
+        openai_factory()(ProviderSettings(base_url=server.base_url)),
         "test-model",
     )
     engine_ms, floor_ms = [], []

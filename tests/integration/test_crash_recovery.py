@@ -68,7 +68,7 @@ class KillAt(NoObserver):
             die()  # the result is saved
 
 
-factory = hermes_plugin_provider_openai._build
+factory = next(iter(hermes_plugin_provider_openai.hermes_providers())).factory
 route = ModelRoute("scripted", factory(ProviderSettings(base_url=base_url, timeout_seconds=5)), "test-model")
 tools = {
     "act": ToolSpec(name="act", handler=act, description="changes the world"),

@@ -23,8 +23,6 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
-
-__all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.leases import new_holder
@@ -41,6 +39,8 @@ from hermes_sdk import (
     ToolSpec,
 )
 from hermes_sdk.models import ToolSchema
+
+__all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 
 
 class EngineObserver(Protocol):
