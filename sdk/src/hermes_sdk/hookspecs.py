@@ -43,7 +43,9 @@ from hermes_sdk.specs import (
     ConfigSectionSpec,
     MemoryProviderSpec,
     PlatformSpec,
+    PriceTableSpec,
     ProviderSpec,
+    RungSpec,
     SkillSourceSpec,
     Spec,
     ToolsetSpec,
@@ -69,6 +71,49 @@ def hermes_providers() -> Iterable[ProviderSpec]:
         def hermes_providers():
             yield ProviderSpec(name="openai", description="OpenAI-compatible APIs",
                                factory=lambda **kw: OpenAIProvider(**kw))
+    """
+
+
+@hookspec
+def hermes_provider_rungs() -> Iterable[RungSpec]:
+    """Yield rungs of the provider ladder, the chain that picks a session's model.
+
+    Called once when the plugin is loaded. Each :class:`RungSpec` has a unique ``position``
+    (lowest first) and a ``resolve(context)`` that returns ``RungResult.match(...)``,
+    ``.fail(...)`` or ``.skip(...)`` (see :mod:`hermes_sdk.ladder`); it runs on every start
+    of a chat, so it must be quick and must not touch the network. A rung that raises is
+    reported as failed by ``hermes model --explain`` and the ladder goes on without it.
+    Declare an ``endpoint`` so users can name it in config. For the common case, an API key
+    in the environment, ``hermes_sdk.ladder.api_key_rung`` builds the whole rung.
+
+    Manifest key: ``rung.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_provider_rungs():
+            yield api_key_rung(Endpoint(name="acme", provider="openai",
+                                        base_url="https://api.acme.example/v1",
+                                        api_key_env="ACME_API_KEY",
+                                        default_model="acme-1"), position=550)
+    """
+
+
+@hookspec
+def hermes_model_prices() -> Iterable[PriceTableSpec]:
+    """Yield price tables used to estimate what model calls cost.
+
+    Called once when the plugin is loaded. Prices are US dollars per million tokens, keyed
+    by model name as the provider reports it. A model no table prices is shown as
+    "unknown", never as free.
+
+    Manifest key: ``prices.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_model_prices():
+            yield PriceTableSpec(name="acme", prices={"acme-1": ModelPrice(input=0.5, output=1.5)})
     """
 
 
@@ -365,6 +410,8 @@ def hermes_post_tool_call(call: ToolCall, result: ToolResult) -> None:
 
 REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_providers": ProviderSpec,
+    "hermes_provider_rungs": RungSpec,
+    "hermes_model_prices": PriceTableSpec,
     "hermes_terminal_backends": BackendSpec,
     "hermes_platforms": PlatformSpec,
     "hermes_memory_providers": MemoryProviderSpec,

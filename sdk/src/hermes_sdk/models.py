@@ -47,6 +47,9 @@ class ChatMessage:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None  # the tool's name, on tool results
+    reasoning_details: tuple[Mapping[str, Any], ...] = ()
+    """Opaque reasoning blocks a provider returned with this (assistant) message and wants
+    back on the next request, such as Anthropic's signed thinking blocks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,9 @@ class ModelRequest:
     tools: Sequence[ToolSchema] = ()
     max_tokens: int | None = None
     temperature: float | None = None
+    tool_choice: str | None = None
+    """None or "auto": the model decides; "required": some tool; "none": no tool; any
+    other value names the one tool the model must call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +87,8 @@ class ModelResponse:
     finish_reason: str | None = None
     usage: ModelUsage = field(default_factory=ModelUsage)
     reasoning: str | None = None
+    reasoning_details: tuple[Mapping[str, Any], ...] = ()
+    """Provider blocks to send back with this message next time (see ChatMessage)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,8 @@ class ProviderSettings:
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_seconds: float = 120.0
     stream: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Provider-specific settings from the endpoint's config (for example a context size)."""
 
 
 @runtime_checkable

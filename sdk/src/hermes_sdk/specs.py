@@ -23,8 +23,11 @@ __all__ = [
     "FactorySpec",
     "Kind",
     "MemoryProviderSpec",
+    "ModelPrice",
     "PlatformSpec",
+    "PriceTableSpec",
     "ProviderSpec",
+    "RungSpec",
     "SkillSourceSpec",
     "Spec",
     "ToolSpec",
@@ -46,6 +49,8 @@ class Kind(enum.StrEnum):
     SKILL_SOURCE = "skill_source"
     COMMAND = "command"
     CONFIG = "config"
+    RUNG = "rung"
+    PRICES = "prices"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -115,6 +120,47 @@ class ProviderSpec(FactorySpec):
     built when a turn first needs it."""
 
     kind: ClassVar[Kind] = Kind.PROVIDER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RungSpec(Spec):
+    """A rung of the provider ladder (see :mod:`hermes_sdk.ladder`).
+
+    ``resolve`` takes a :class:`~hermes_sdk.ladder.LadderContext` and returns a
+    :class:`~hermes_sdk.ladder.RungResult`; it must be quick and must not do network I/O.
+    ``position`` orders the rungs (lowest first; two rungs may not share one). ``endpoint``
+    is the :class:`~hermes_sdk.ladder.Endpoint` this rung introduces, if any: declaring it
+    lets users name it in ``model.provider``, ``fallback_providers`` and credential pools.
+    """
+
+    kind: ClassVar[Kind] = Kind.RUNG
+    position: int
+    resolve: Callable[[Any], Any]
+    endpoint: Any = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name)
+        if not isinstance(self.position, int) or isinstance(self.position, bool):
+            raise ValueError(f"rung {self.name!r}: position must be an integer")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """US dollars per million tokens. A cache price left as None costs as plain input."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceTableSpec(Spec):
+    """Prices of models, by model name, for estimated costs. Later tables do not override
+    earlier ones: a name priced twice keeps the first price and is reported by doctor."""
+
+    kind: ClassVar[Kind] = Kind.PRICES
+    prices: Mapping[str, ModelPrice]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,13 +1,32 @@
-"""The ``openai`` provider: chat completions over httpx. Importing this is cheap; httpx is
-imported when the provider is first built."""
+"""The ``openai`` provider: chat completions over httpx, for OpenAI, OpenRouter and every
+server that speaks the protocol. Importing this is cheap; httpx is imported when the
+provider is first built."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_sdk import ProviderSpec, hookimpl
+from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
+from hermes_sdk.ladder import Endpoint, api_key_rung
 from hermes_sdk.models import ProviderSettings
+
+OPENAI = Endpoint(
+    name="openai",
+    provider="openai",
+    base_url="https://api.openai.com/v1",
+    api_key_env="OPENAI_API_KEY",
+    default_model="gpt-4o-mini",
+    models=("gpt-4o-mini", "gpt-4o", "gpt-4.1", "gpt-4.1-mini", "o4-mini"),
+)
+OPENROUTER = Endpoint(
+    name="openrouter",
+    provider="openai",
+    base_url="https://openrouter.ai/api/v1",
+    api_key_env="OPENROUTER_API_KEY",
+    default_model="openai/gpt-4o-mini",
+    models=("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5", "meta-llama/llama-3.3-70b-instruct"),
+)
 
 
 def _build(settings: ProviderSettings) -> Any:
@@ -22,4 +41,26 @@ def hermes_providers() -> Iterator[ProviderSpec]:
         name="openai",
         description="OpenAI chat completions and compatible servers",
         factory=_build,
+    )
+
+
+@hookimpl
+def hermes_provider_rungs() -> Iterator[RungSpec]:
+    yield api_key_rung(OPENAI, position=510)
+    yield api_key_rung(OPENROUTER, position=530)
+
+
+@hookimpl
+def hermes_model_prices() -> Iterator[PriceTableSpec]:
+    # US dollars per million tokens, from the providers' published price lists.
+    yield PriceTableSpec(
+        name="openai",
+        description="OpenAI list prices",
+        prices={
+            "gpt-4o-mini": ModelPrice(input=0.15, output=0.60, cache_read=0.075),
+            "gpt-4o": ModelPrice(input=2.50, output=10.00, cache_read=1.25),
+            "gpt-4.1": ModelPrice(input=2.00, output=8.00, cache_read=0.50),
+            "gpt-4.1-mini": ModelPrice(input=0.40, output=1.60, cache_read=0.10),
+            "o4-mini": ModelPrice(input=1.10, output=4.40, cache_read=0.275),
+        },
     )

@@ -86,6 +86,11 @@ def payload(request: ModelRequest, stream: bool, cache: WireCache | None = None)
             }
             for t in request.tools
         ]
+        if request.tool_choice in (None, "auto", "none", "required"):
+            if request.tool_choice is not None:
+                body["tool_choice"] = request.tool_choice
+        else:
+            body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     if request.max_tokens is not None:
         body["max_tokens"] = request.max_tokens
     if request.temperature is not None:

@@ -9,15 +9,26 @@ Fixtures, available in any test once hermes-sdk is installed:
   in this test, so a duplicate name fails as it would in the kernel.
 * ``openai_server``: a :class:`ScriptedOpenAIServer`, a real OpenAI-compatible HTTP server on
   loopback that answers with queued :class:`Reply` objects and records every request.
+* ``anthropic_server``: a :class:`ScriptedAnthropicServer`, the same for the Anthropic
+  Messages API (the same :class:`Reply` objects, rendered as Anthropic events).
+
+Conformance: subclass :class:`ProviderTests` in a provider plugin's tests (see its docstring).
 """
 
-from hermes_sdk.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
+from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
+from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+from hermes_sdk.testing.provider_tests import ProviderTests
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 
 __all__ = [
+    "ProviderTests",
     "RecordedRequest",
     "RegisteredPlugin",
     "Reply",
+    "ScriptedAnthropicServer",
     "ScriptedOpenAIServer",
+    "ScriptedServer",
+    "anthropic_error",
     "register_checked",
 ]

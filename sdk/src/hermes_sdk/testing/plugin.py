@@ -9,6 +9,7 @@ import pytest
 
 from hermes_sdk._markers import new_plugin_manager
 from hermes_sdk.registration import SpecIndex
+from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 
@@ -46,4 +47,11 @@ def register_plugin(
 def openai_server() -> Iterator[ScriptedOpenAIServer]:
     """A scripted OpenAI-compatible server on loopback; queue replies with ``.queue(...)``."""
     with ScriptedOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[ScriptedAnthropicServer]:
+    """A scripted Anthropic Messages server on loopback; queue replies with ``.queue(...)``."""
+    with ScriptedAnthropicServer() as server:
         yield server

