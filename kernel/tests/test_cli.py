@@ -90,7 +90,8 @@ def test_disable_creates_config_when_missing(hermes):
 def test_config_path_show_and_validate(hermes):
     (hermes.home / "config.yaml").write_text(
         "telegram:\n  bot_token: 123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi\n  allowed_users: [42]\n"
-        "providers:\n  mine:\n    api_key: plain-secret-value\n    api_key_env: MY_KEY\n"
+        "providers:\n  mine:\n    base_url: http://127.0.0.1:9/v1\n    api_key: plain-secret-value\n"
+        "    api_key_env: MY_KEY\n"
     )
     (hermes.home / ".env").write_text("MY_KEY=value-from-dotenv\n")
     assert hermes("config", "path").out.strip() == str(hermes.home / "config.yaml")
@@ -102,6 +103,8 @@ def test_config_path_show_and_validate(hermes):
     validated = hermes("config", "validate")
     assert validated.code == 0
     assert "unknown key 'telegram': no enabled plugin owns it" in validated.err
+    assert "unknown key 'providers.mine.api_key' is ignored" in validated.err
+    assert "plain-secret-value" not in validated.err
 
 
 def test_malformed_config_is_one_line_and_exit_1(hermes):

@@ -6,6 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# Names of environment variables: config.yaml names secrets, it never holds them.
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_ENDPOINT_NAME = r"^[a-z][a-z0-9_-]{0,63}$"
+
 
 class PluginsConfig(BaseModel):
     """The ``plugins:`` section: which plugins load, and how."""
@@ -26,14 +30,95 @@ class PluginsConfig(BaseModel):
     )
 
 
+class FallbackEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(pattern=_ENDPOINT_NAME, description="An endpoint name.")
+    model: str | None = Field(default=None, min_length=1, description="Default: its default.")
+
+
+class ModelConfig(BaseModel):
+    """The ``model:`` section: which model a session uses, and what to try when it fails."""
+
+    model_config = ConfigDict(extra="allow")
+
+    provider: str | None = Field(
+        default=None,
+        pattern=r"^(auto|[a-z][a-z0-9_-]{0,63})$",
+        description="Endpoint to use (openai, anthropic, a custom name, local); auto or unset: "
+        "the ladder decides.",
+    )
+    default: str | None = Field(default=None, min_length=1, description="The model to ask.")
+    base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://",
+        description="A local OpenAI-compatible endpoint (llama.cpp, Ollama, vLLM, LM Studio).",
+    )
+    transport: str = Field(default="openai", description="Protocol of base_url's server.")
+    api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
+    fallback_providers: list[FallbackEntry] = Field(
+        default_factory=list, description="Tried in order, for one turn, when the model fails."
+    )
+
+
+class CustomProvider(BaseModel):
+    """One entry of ``providers:``: a named endpoint. Keys are never written here: name the
+    variable that holds one (``api_key_env``) and put the key in .env."""
+
+    model_config = ConfigDict(extra="allow")
+
+    base_url: str = Field(pattern=r"^https?://")
+    api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    transport: str = Field(default="openai", description="The provider plugin that speaks it.")
+    models: list[str] = Field(default_factory=list)
+    default_model: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
     model_config = ConfigDict(extra="allow")
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    providers: dict[str, CustomProvider] = Field(default_factory=dict)
+    credential_pools: dict[str, list[str]] = Field(
+        default_factory=dict, description="Endpoint name -> names of variables holding its keys."
+    )
 
-    @field_validator("plugins", mode="before")
+    @field_validator("providers", "credential_pools")
+    @classmethod
+    def _names_are_endpoint_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(_ENDPOINT_NAME, name):
+                raise ValueError(f"{name!r} is not a valid name (lowercase letters, digits, - _)")
+        return value
+
+    @field_validator("credential_pools")
+    @classmethod
+    def _pools_name_variables(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        import re
+
+        for name, variables in value.items():
+            for variable in variables:
+                if not re.fullmatch(_ENV_NAME, variable):
+                    raise ValueError(
+                        f"credential_pools.{name}: an entry is not a variable name (never "
+                        "paste a key here): put keys in .env and list their names"
+                    )
+        return value
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_name_alone(cls, value: Any) -> Any:
+        # "model: gpt-4o" is short for "model: {default: gpt-4o}".
+        return {"default": value} if isinstance(value, str) else value
+
+    @field_validator("plugins", "model", "providers", "credential_pools", mode="before")
     @classmethod
     def _empty_section_means_defaults(cls, value: Any) -> Any:
         # "plugins:" with nothing under it parses as None; treat it as an empty section.

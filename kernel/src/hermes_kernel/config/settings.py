@@ -108,6 +108,9 @@ def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     if kernel is None:
         raise ConfigError(problems)
     warnings = unknown_keys(document, ("plugins",), kernel.plugins)
+    warnings += unknown_keys(document, ("model",), kernel.model)
+    for name, provider in kernel.providers.items():
+        warnings += unknown_keys(document, ("providers", name), provider)
     plugins = PluginSettings.from_mapping(kernel.plugins.model_dump())
     return document, plugins, warnings
 

@@ -20,6 +20,10 @@ def _describe(error: Any) -> str:
     if error["type"] == "missing":
         return "required key is missing"
     got = error.get("input")
+    from hermes_kernel.redact import is_secret_key
+
+    if any(is_secret_key(str(part)) for part in error["loc"]):
+        return message  # never echo what may be a secret
     if got is not None and not isinstance(got, dict | list):
         return f"{message} (got {got!r})"
     return message

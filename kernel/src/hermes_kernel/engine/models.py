@@ -47,6 +47,51 @@ class RetryPolicy:
         return random.uniform(ceiling / 2, ceiling)
 
 
+class RouteHealth:
+    """Remembers, across turns, whether the primary route keeps failing. After
+    ``failures_to_cool`` turns in a row where it failed and a fallback answered, turns start
+    on the first fallback for a cool-down that doubles each time (capped); one success
+    resets it."""
+
+    def __init__(
+        self,
+        failures_to_cool: int = 3,
+        base_cooldown: float = 60.0,
+        max_cooldown: float = 900.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.failures_to_cool = failures_to_cool
+        self.base_cooldown = base_cooldown
+        self.max_cooldown = max_cooldown
+        self._clock = clock
+        self.failures = 0
+        self.cooldowns = 0
+        self.cool_until = 0.0
+
+    def first_route(self, route_count: int) -> int:
+        if route_count > 1 and self._clock() < self.cool_until:
+            return 1
+        return 0
+
+    def record(self, start: int, answered: int) -> None:
+        """``answered`` is relative to ``start``, as ask_model returns it."""
+        if start != 0:
+            return  # the primary was not tried
+        if answered == 0:
+            self.failures = self.cooldowns = 0
+            return
+        self.failures += 1
+        if self.failures >= self.failures_to_cool:
+            delay = min(self.max_cooldown, self.base_cooldown * 2**self.cooldowns)
+            self.cool_until = self._clock() + delay
+            self.cooldowns += 1
+            self.failures = 0
+
+    @property
+    def cooling(self) -> bool:
+        return self._clock() < self.cool_until
+
+
 class Stopped(Exception):
     """The turn was stopped (hard) while the model was answering."""
 

@@ -41,14 +41,8 @@ def _arguments(raw: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _usage(response: ModelResponse) -> Usage:
-    return Usage(
-        input_tokens=response.usage.input_tokens,
-        output_tokens=response.usage.output_tokens,
-        cache_read_tokens=response.usage.cache_read_tokens,
-        cache_write_tokens=response.usage.cache_write_tokens,
-        reasoning_tokens=response.usage.reasoning_tokens,
-    )
+def _details(response: ModelResponse) -> list[dict[str, Any]] | None:
+    return [dict(detail) for detail in response.reasoning_details] or None
 
 
 class TurnRun:
@@ -69,7 +63,9 @@ class TurnRun:
             engine.tools, engine.home / "tool-results" / session.id, engine.secret_values
         )
         self.history: list[ChatMessage] = []
-        self.route_start = 0  # after a fallback, the turn stays on the route that answered
+        # After a fallback the turn stays on the route that answered; a primary that keeps
+        # failing is skipped for a while (engine.health).
+        self.route_start = engine.health.first_route(len(engine.routes))
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
         self.calls_made = 0
@@ -79,6 +75,19 @@ class TurnRun:
         self, text: str, status: str, iteration: int, error: str | None = None
     ) -> TurnResult:
         return TurnResult(text, status, error, iteration, self.calls_made)
+
+    def usage(self, response: ModelResponse) -> Usage:
+        route = self.engine.routes[self.route_start]
+        return Usage(
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            cache_read_tokens=response.usage.cache_read_tokens,
+            cache_write_tokens=response.usage.cache_write_tokens,
+            reasoning_tokens=response.usage.reasoning_tokens,
+            estimated_cost_usd=self.engine.pricing(route.model, response.usage),
+            provider=route.name,
+            model=route.model,
+        )
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
         append = self.engine.store.messages.append
@@ -123,7 +132,8 @@ class TurnRun:
                     response.content,
                     finish_reason=response.finish_reason,
                     reasoning=response.reasoning,
-                    usage=_usage(response),
+                    reasoning_details=_details(response),
+                    usage=self.usage(response),
                 )
                 return self.result(response.content, "done", iteration)
             await self.tool_round(response)
@@ -168,6 +178,7 @@ class TurnRun:
             on_retry=self.on_notice,
             on_attempt=attempt,
         )
+        engine.health.record(self.route_start, index)
         self.route_start += index
         return response
 
@@ -187,11 +198,17 @@ class TurnRun:
             tool_calls=stored_calls(response.tool_calls),
             finish_reason=response.finish_reason,
             reasoning=response.reasoning,
-            usage=_usage(response),
+            reasoning_details=_details(response),
+            usage=self.usage(response),
             durable=side_effects,
         )
         self.history.append(
-            ChatMessage("assistant", response.content, tool_calls=response.tool_calls)
+            ChatMessage(
+                "assistant",
+                response.content,
+                tool_calls=response.tool_calls,
+                reasoning_details=response.reasoning_details,
+            )
         )
         self.calls_made += len(response.tool_calls)
         await self.runner.run_round(

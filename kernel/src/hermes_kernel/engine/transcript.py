@@ -21,4 +21,5 @@ def to_chat(message: Message) -> ChatMessage:
         tool_calls=calls,
         tool_call_id=message.tool_call_id,
         name=message.tool_name,
+        reasoning_details=tuple(message.reasoning_details or ()),
     )

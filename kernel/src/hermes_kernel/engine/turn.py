@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.models import ModelRoute, RetryPolicy
+from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
 from hermes_kernel.store.errors import StoreError
@@ -38,7 +38,7 @@ from hermes_sdk import (
     ToolResult,
     ToolSpec,
 )
-from hermes_sdk.models import ToolSchema
+from hermes_sdk.models import ModelUsage, ToolSchema
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 
@@ -114,6 +114,7 @@ class TurnEngine:
         observer: EngineObserver | None = None,
         settings: EngineSettings | None = None,
         secret_values: Iterable[str] = (),
+        pricing: Callable[[str, ModelUsage], float | None] | None = None,
     ) -> None:
         if not routes:
             raise ValueError("a turn engine needs at least one model route")
@@ -124,6 +125,9 @@ class TurnEngine:
         self.observer: EngineObserver = observer or NoObserver()
         self.settings = settings or EngineSettings()
         self.secret_values = list(secret_values)
+        self.pricing = pricing or (lambda _model, _usage: None)
+        """Estimated cost of a call in US dollars; None when the price is unknown."""
+        self.health = RouteHealth()
         self.schemas = [
             ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()
         ]

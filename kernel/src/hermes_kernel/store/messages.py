@@ -38,6 +38,7 @@ class Message:
     disposition: str | None
     created_at: float
     updated_at: float | None
+    reasoning_details: list[dict[str, Any]] | None = None
 
 
 _COLUMNS = ", ".join(f.name for f in fields(Message))
@@ -46,6 +47,7 @@ _COLUMNS = ", ".join(f.name for f in fields(Message))
 def _message(row: Sequence[Any]) -> Message:
     values = list(row)
     values[5] = json.loads(values[5]) if values[5] else None
+    values[-1] = json.loads(values[-1]) if values[-1] else None
     return Message(*values)
 
 
@@ -64,6 +66,7 @@ class Messages:
         tool_name: str | None = None,
         finish_reason: str | None = None,
         reasoning: str | None = None,
+        reasoning_details: list[dict[str, Any]] | None = None,
         disposition: str | None = None,
         usage: Usage | None = None,
         durable: bool = False,
@@ -85,8 +88,8 @@ class Messages:
             )
             cursor.execute(
                 "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
-                "tool_name, finish_reason, reasoning, disposition, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tool_name, finish_reason, reasoning, disposition, created_at, "
+                "reasoning_details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     seq,
@@ -99,6 +102,7 @@ class Messages:
                     reasoning,
                     disposition,
                     now,
+                    json.dumps(reasoning_details) if reasoning_details else None,
                 ),
             )
             message_id = cursor.connection.last_insert_rowid()
@@ -108,7 +112,7 @@ class Messages:
                 (len(tool_calls or ()), session_id),
             )
             if usage is not None:
-                add_usage_in(cursor, session_id, usage)
+                add_usage_in(cursor, session_id, usage, message_id)
         return Message(
             message_id,
             session_id,
@@ -123,6 +127,7 @@ class Messages:
             disposition,
             now,
             None,
+            reasoning_details,
         )
 
     def of_session(self, session_id: str) -> list[Message]:

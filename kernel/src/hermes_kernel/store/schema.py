@@ -119,5 +119,28 @@ WHEN old.id <= (SELECT indexed_upto FROM fts_progress) BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+V3 = """
+-- Usage per model call (sessions keep the totals), and what a call's price was unknown for:
+-- an unknown price is shown as unknown, never as free.
+CREATE TABLE model_calls (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+    provider TEXT,
+    model TEXT,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX model_calls_by_session ON model_calls(session_id);
+ALTER TABLE sessions ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+-- Provider blocks (such as signed thinking blocks) to send back with an assistant message.
+ALTER TABLE messages ADD COLUMN reasoning_details TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

@@ -32,6 +32,8 @@ class Session:
     estimated_cost_usd: float
     cwd: str | None
     git_root: str | None
+    unpriced_calls: int = 0
+    """Model calls whose price is unknown: the estimated cost leaves them out."""
 
 
 _COLUMNS = ", ".join(f.name for f in fields(Session))
@@ -42,6 +44,7 @@ _USAGE_COLUMNS = (
     "cache_write_tokens",
     "reasoning_tokens",
     "estimated_cost_usd",
+    "unpriced_calls",
 )
 
 
@@ -54,7 +57,10 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
-    estimated_cost_usd: float = 0.0
+    estimated_cost_usd: float | None = 0.0
+    """None: no price is known for this model (shown as unknown, not as free)."""
+    provider: str | None = None
+    model: str | None = None
 
 
 def new_session_id(now: float | None = None) -> str:
@@ -68,19 +74,30 @@ USAGE_SQL = "UPDATE sessions SET {} WHERE id = ?".format(
 )
 
 
-def add_usage_in(cursor: Any, session_id: str, usage: Usage) -> None:
-    """Add ``usage`` to a session's totals inside the caller's write transaction."""
+def add_usage_in(
+    cursor: Any, session_id: str, usage: Usage, message_id: int | None = None
+) -> None:
+    """Record one model call's ``usage`` and add it to its session's totals, inside the
+    caller's write transaction."""
+    cost = usage.estimated_cost_usd
     values = (
         usage.input_tokens,
         usage.output_tokens,
         usage.cache_read_tokens,
         usage.cache_write_tokens,
         usage.reasoning_tokens,
-        usage.estimated_cost_usd,
+        cost or 0.0,
+        0 if cost is not None else 1,
     )
     cursor.execute(USAGE_SQL, (*values, session_id))
     if int(cursor.connection.changes()) == 0:
         raise KeyError(f"no session {session_id!r}")
+    cursor.execute(
+        "INSERT INTO model_calls (session_id, message_id, provider, model, input_tokens, "
+        "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (session_id, message_id, usage.provider, usage.model, *values[:5], cost, time.time()),
+    )
 
 
 class Sessions:

@@ -1,0 +1,1 @@
+"""Choosing and running model providers: the ladder, credential pools, fallback, cost."""

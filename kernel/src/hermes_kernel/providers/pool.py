@@ -1,0 +1,133 @@
+"""Several API keys for one endpoint, used as one provider.
+
+Rules: a rate limit is retried once on the same key, then the next key is used; billing
+(out of credit) rotates at once; a rejected key (auth) is read again from the environment
+or .env in case it was replaced, then rotated. A key that failed cools down, with
+exponential backoff per key. Every key is only ever sent to the pool's own endpoint: each
+key gets its own client built from the same settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+
+from hermes_sdk.models import (
+    ErrorKind,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ProviderSettings,
+)
+
+RETRY_WAIT_CAP = 5.0  # a longer Retry-After means: use another key now
+BASE_COOLDOWN = 30.0
+MAX_COOLDOWN = 1800.0
+
+
+@dataclass
+class _Key:
+    name: str  # the variable it came from, for messages (never the key itself)
+    value: str
+    provider: ModelProvider | None = None
+    failures: int = 0
+    cool_until: float = 0.0
+
+
+class PooledProvider:
+    """A ModelProvider that rotates over keys; built by the kernel, not a plugin."""
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        keys: Sequence[tuple[str, str]],
+        build: Callable[[ProviderSettings], ModelProvider],
+        reread: Callable[[str], str | None] = lambda _name: None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if not keys:
+            raise ValueError("a credential pool needs at least one key")
+        self._settings = settings
+        self._keys = [_Key(name, value) for name, value in keys]
+        self._build = build
+        self._reread = reread
+        self._clock = clock
+        self._sleep = sleep
+        self._current = 0
+
+    @property
+    def key_names(self) -> list[str]:
+        return [key.name for key in self._keys]
+
+    def _provider(self, key: _Key) -> ModelProvider:
+        if key.provider is None:
+            key.provider = self._build(replace(self._settings, api_key=key.value))
+        return key.provider
+
+    def _ready(self) -> list[int]:
+        """Key indexes to try, starting at the current one; cooling keys are skipped unless
+        every key is cooling (then the one that recovers first is tried)."""
+        now = self._clock()
+        order = [(self._current + i) % len(self._keys) for i in range(len(self._keys))]
+        ready = [i for i in order if self._keys[i].cool_until <= now]
+        return ready or [min(order, key=lambda i: self._keys[i].cool_until)]
+
+    def _cool(self, key: _Key, error: ProviderError) -> None:
+        key.failures += 1
+        backoff = min(MAX_COOLDOWN, BASE_COOLDOWN * 2 ** (key.failures - 1))
+        key.cool_until = self._clock() + max(backoff, error.retry_after or 0.0)
+
+    async def _refresh(self, key: _Key) -> bool:
+        """After an auth error: has the key been replaced in the environment or .env?"""
+        fresh = self._reread(key.name)
+        if not fresh or fresh == key.value:
+            return False
+        if key.provider is not None:
+            await key.provider.aclose()
+        key.value, key.provider = fresh, None
+        return True
+
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        last: ProviderError | None = None
+        for index in self._ready():
+            key = self._keys[index]
+            retried = refreshed = False
+            while True:
+                try:
+                    response = await self._provider(key).complete(request, on_text)
+                except ProviderError as error:
+                    last = error
+                    if error.kind is ErrorKind.RATE_LIMIT and not retried:
+                        retried = True
+                        await self._sleep(min(error.retry_after or 1.0, RETRY_WAIT_CAP))
+                        continue
+                    if error.kind is ErrorKind.AUTH and not refreshed:
+                        refreshed = True
+                        if await self._refresh(key):
+                            continue
+                    if error.kind in (ErrorKind.RATE_LIMIT, ErrorKind.BILLING, ErrorKind.AUTH):
+                        self._cool(key, error)
+                        break  # rotate to the next key
+                    raise  # not the key's fault: the engine retries or falls back
+                key.failures = 0
+                self._current = index
+                return response
+        assert last is not None
+        raise ProviderError(
+            last.kind,
+            f"every key in the pool failed ({', '.join(self.key_names)}); last: {last}",
+            status=last.status,
+            retry_after=last.retry_after,
+        )
+
+    async def aclose(self) -> None:
+        for key in self._keys:
+            if key.provider is not None:
+                await key.provider.aclose()
+                key.provider = None

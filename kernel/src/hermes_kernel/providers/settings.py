@@ -1,0 +1,67 @@
+"""The ``model:``, ``providers:`` and ``credential_pools:`` sections as plain data.
+
+config.yaml was validated by pydantic when it was loaded (config/model.py, result cached);
+this reads the validated mapping without importing pydantic, so a chat starts fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_sdk.ladder import Endpoint
+
+
+@dataclass(frozen=True)
+class Fallback:
+    provider: str
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    provider: str | None = None  # None: auto
+    model: str | None = None
+    base_url: str | None = None
+    transport: str = "openai"
+    api_key_env: str | None = None
+    timeout_seconds: float = 120.0
+    fallbacks: tuple[Fallback, ...] = ()
+    custom: Mapping[str, Endpoint] = field(default_factory=dict)
+    pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any]) -> ModelSettings:
+        section = raw.get("model") or {}
+        if isinstance(section, str):  # "model: NAME" is short for "model: {default: NAME}"
+            section = {"default": section}
+        provider = section.get("provider")
+        custom = {
+            name: Endpoint(
+                name=name,
+                provider=str(entry.get("transport") or "openai"),
+                base_url=str(entry["base_url"]),
+                api_key_env=entry.get("api_key_env"),
+                default_model=str(entry.get("default_model") or (entry.get("models") or [""])[0]),
+                models=tuple(entry.get("models") or ()),
+                options=dict(entry.get("options") or {}),
+            )
+            for name, entry in (raw.get("providers") or {}).items()
+        }
+        return cls(
+            provider=None if provider in (None, "auto") else str(provider),
+            model=section.get("default"),
+            base_url=section.get("base_url"),
+            transport=str(section.get("transport") or "openai"),
+            api_key_env=section.get("api_key_env"),
+            timeout_seconds=float(section.get("timeout_seconds") or 120.0),
+            fallbacks=tuple(
+                Fallback(str(item["provider"]), item.get("model"))
+                for item in section.get("fallback_providers") or ()
+            ),
+            custom=custom,
+            pools={
+                name: tuple(names) for name, names in (raw.get("credential_pools") or {}).items()
+            },
+        )
