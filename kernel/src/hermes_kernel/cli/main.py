@@ -26,6 +26,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.doctor_cmd:doctor",
         "Check this installation; each finding with its fix.",
     ),
+    "model": (
+        "hermes_kernel.cli.model_cmd:model",
+        "Show, explain, choose and test the model in use.",
+    ),
     "plugins": (
         "hermes_kernel.cli.plugins_cmd:plugins",
         "List, inspect, enable and disable plugins.",

@@ -1,0 +1,173 @@
+"""The provider ladder, rung by rung, through ``hermes model --explain`` with the real
+provider plugins installed. Each rung matches, fails with a reason, or passes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hermes_kernel.providers.ladder import Rung, explain, make_context, order_rungs, walk
+from hermes_sdk import RungSpec
+from hermes_sdk.ladder import RungOutcome, RungResult
+
+
+def rung_line(output: str, name: str) -> str:
+    (line,) = [line for line in output.splitlines() if re.match(rf"\s+\d+\s+{name}\s", line)]
+    return line
+
+
+def test_with_nothing_configured_the_embedded_model_is_the_last_resort(hermes) -> None:
+    result = hermes("model", "--explain")
+    assert result.code == 0, result.err
+    for name in ("command-line", "custom-provider", "local-endpoint", "credential-pool",
+                 "openai-key", "anthropic-key", "openrouter-key"):
+        assert " pass " in rung_line(result.out, name)
+    assert "MATCH" in rung_line(result.out, "embedded")
+    assert "In use: local / smollm2-135m-instruct" in result.out
+    assert "tiny" in result.out and "hermes model" in result.out, "the UI says what it is"
+
+
+def test_an_api_key_in_the_environment_matches_its_rung(hermes, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-1")
+    result = hermes("model", "--explain")
+    assert "MATCH  ANTHROPIC_API_KEY is set -> anthropic / claude-sonnet-4-5" in result.out
+    assert "not reached" in rung_line(result.out, "embedded")
+    assert "sk-ant-secret-value-1" not in result.out + result.err
+
+
+def test_an_api_key_in_dotenv_counts_too(hermes) -> None:
+    hermes.dotenv("OPENROUTER_API_KEY=sk-or-secret-value-2\n")
+    result = hermes("model")
+    assert "In use: openrouter / openai/gpt-4o-mini" in result.out
+    assert "OPENROUTER_API_KEY (key set)" in result.out
+    assert "sk-or-secret-value-2" not in result.out
+
+
+def test_openai_comes_before_anthropic_when_both_keys_are_set(hermes, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-b")
+    assert "In use: openai / gpt-4o-mini" in hermes("model").out
+
+
+def test_command_line_choice_is_strict_and_checked(hermes, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-b")
+    chosen = hermes("model", "--explain", "--provider", "anthropic", "--model", "claude-haiku-4-5")
+    assert "--provider anthropic --model claude-haiku-4-5" in rung_line(chosen.out, "command-line")
+    assert "In use: anthropic / claude-haiku-4-5 (strict: chosen on the command line)" in chosen.out
+    unknown = hermes("model", "--explain", "--provider", "nope")
+    assert unknown.code == 1
+    assert "FAIL   --provider nope (unknown provider 'nope'; known: anthropic, local, openai, openrouter)" in unknown.out
+
+
+def test_asking_for_a_provider_without_its_key_fails_rather_than_falls_through(hermes) -> None:
+    result = hermes("model", "--explain", "--provider", "openai")
+    assert result.code == 1
+    assert "FAIL   OPENAI_API_KEY not set" in rung_line(result.out, "openai-key")
+    assert "not reached" in rung_line(result.out, "embedded"), "no quiet fallback to the tiny model"
+    assert "In use: none: provider 'openai' needs OPENAI_API_KEY" in result.out
+
+
+def test_a_named_custom_provider(hermes) -> None:
+    hermes.config(
+        "model:\n  provider: ollama\n"
+        "providers:\n  ollama:\n    base_url: http://127.0.0.1:11434/v1\n    models: [llama3.2, qwen2.5]\n"
+    )
+    result = hermes("model", "--explain")
+    assert "MATCH  providers.ollama (http://127.0.0.1:11434/v1) -> ollama / llama3.2" in result.out
+    listed = hermes("model")
+    assert re.search(r"\* ollama\s+no key needed\s+models: llama3.2, qwen2.5", listed.out)
+
+
+def test_a_custom_provider_whose_key_is_missing_fails(hermes) -> None:
+    hermes.config(
+        "model:\n  provider: vllm\n"
+        "providers:\n  vllm:\n    base_url: http://10.0.0.5:8000/v1\n    api_key_env: VLLM_KEY\n"
+        "    models: [qwen]\n"
+    )
+    result = hermes("model", "--explain")
+    assert result.code == 1
+    assert "providers.vllm needs VLLM_KEY" in rung_line(result.out, "custom-provider")
+
+
+def test_an_unknown_configured_provider_fails_with_the_known_ones(hermes) -> None:
+    hermes.config("model:\n  provider: opnai\n")
+    result = hermes("model", "--explain")
+    assert "unknown provider 'opnai'; known: anthropic, local, openai, openrouter" in result.out
+
+
+def test_a_local_endpoint_in_config(hermes, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a")
+    hermes.config("model:\n  base_url: http://127.0.0.1:8080/v1\n  default: qwen2.5-7b\n")
+    result = hermes("model", "--explain")
+    assert "MATCH  model.base_url http://127.0.0.1:8080/v1 -> local-endpoint / qwen2.5-7b" in result.out
+    assert "not reached" in rung_line(result.out, "openai-key"), "config comes before env keys"
+
+
+def test_a_credential_pool(hermes, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_KEY_A", "sk-pool-a")
+    monkeypatch.setenv("OPENAI_KEY_C", "sk-pool-c")
+    hermes.config("credential_pools:\n  openai: [OPENAI_KEY_A, OPENAI_KEY_B, OPENAI_KEY_C]\n")
+    result = hermes("model", "--explain")
+    assert "MATCH  openai: 2 of 3 keys set -> openai / gpt-4o-mini" in result.out
+    assert "from: credential_pools.openai (2 keys)" in result.out
+
+
+def test_a_pool_asked_for_with_no_key_set_fails(hermes) -> None:
+    hermes.config("model:\n  provider: anthropic\ncredential_pools:\n  anthropic: [ANT_1, ANT_2]\n")
+    result = hermes("model", "--explain")
+    assert "FAIL   anthropic: 0 of 2 keys set (credential_pools.anthropic: none of ANT_1, ANT_2 is set)" in result.out
+
+
+def test_a_key_pasted_into_the_pool_list_is_refused_without_echoing_it(hermes) -> None:
+    hermes.config("credential_pools:\n  openai: [sk-live-abcdef0123456789]\n")
+    result = hermes("model")
+    assert result.code == 1
+    assert "never paste a key here" in result.err and "abcdef" not in result.err
+
+
+def test_a_configured_model_that_is_not_local_does_not_reach_the_tiny_model(hermes) -> None:
+    hermes.config("model: gpt-4o\n")
+    result = hermes("model", "--explain")
+    assert result.code == 1
+    assert "pass   model 'gpt-4o' is not a local GGUF" in rung_line(result.out, "embedded")
+    assert "set OPENAI_API_KEY or ANTHROPIC_API_KEY" in result.out
+
+
+def test_a_rung_that_raises_is_reported_and_skipped(tmp_path) -> None:
+    def broken(_context):
+        raise RuntimeError("boom")
+
+    def last(_context):
+        return RungResult.skip("nothing here")
+
+    rungs, problems = order_rungs(
+        [
+            Rung(RungSpec(name="broken", position=600, resolve=broken), "plugin-a"),
+            Rung(RungSpec(name="same-place", position=600, resolve=last), "plugin-b"),
+            Rung(RungSpec(name="last", position=700, resolve=last), "plugin-c"),
+        ]
+    )
+    assert problems == [
+        "rung 'same-place' from plugin plugin-b is ignored: position 600 is taken by 'broken' (plugin-a)"
+    ]
+    context = make_context(rungs, {}, tmp_path, lambda _name: None)
+    report = walk(rungs, context, problems)
+    assert "rung 'broken' (plugin-a) failed: boom" in report.problems
+    assert [step.rung.spec.name for step in report.steps][-2:] == ["broken", "last"]
+    assert report.steps[-1].result is not None
+    assert report.steps[-1].result.outcome is RungOutcome.PASS
+    assert any("error: boom" in line for line in explain(report))
+    assert report.choice is None and "no rung could supply a model provider" in (report.failure or "")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_model_set_writes_the_default(hermes, provider) -> None:
+    hermes.config("# mine\nplugins:\n  strict: false\n")
+    result = hermes("model", "set", provider, "my-model")
+    assert result.code == 0, result.err
+    text = (hermes.home / "config.yaml").read_text()
+    assert "# mine" in text and f"provider: {provider}" in text and "default: my-model" in text
+    refused = hermes("model", "set", "nope")
+    assert refused.code != 0 and "unknown provider 'nope'" in refused.err
