@@ -189,7 +189,7 @@ _POLICY_WORDS = ("content policy", "content_policy", "safety system", "flagged")
 
 def classify_http_error(status: int, body: str, retry_after: float | None = None) -> ProviderError:
     """Turn an HTTP error status and body into a :class:`ProviderError`."""
-    text = " ".join(body.split())[:300]
+    text = " ".join(_error_message(body).split())[:300]
     lowered = text.lower()
     if any(word in lowered for word in _CONTEXT_WORDS):
         kind = ErrorKind.CONTEXT_OVERFLOW
@@ -215,6 +215,23 @@ def classify_http_error(status: int, body: str, retry_after: float | None = None
     return ProviderError(
         kind, f"{message}; {hint}" if hint else message, status=status, retry_after=retry_after
     )
+
+
+def _error_message(body: str) -> str:
+    """The message inside a JSON error body (``{"error": {"message": ...}}`` and its
+    variants), or the body as it is."""
+    import json
+
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    error = data.get("error", data) if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    if isinstance(error, str):
+        return error
+    return body
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -133,13 +133,16 @@ async def ask_model(
     on_text: Callable[[str], None] | None = None,
     on_retry: Callable[[str], None] | None = None,
     on_attempt: Callable[[], None] | None = None,
+    tool_choice: str | None = None,
 ) -> tuple[ModelResponse, int]:
     """The model's answer and the index of the route that gave it (the caller stays on that
     route for the rest of the turn); raises the last ProviderError. ``on_attempt`` is
     called before every attempt: text streamed by a failed attempt is to be discarded."""
     last: ProviderError | None = None
     for index, route in enumerate(routes):
-        request = ModelRequest(model=route.model, messages=messages, tools=tools)
+        request = ModelRequest(
+            model=route.model, messages=messages, tools=tools, tool_choice=tool_choice
+        )
         call = LLMCall(
             session_id=session_id,
             provider=route.name,

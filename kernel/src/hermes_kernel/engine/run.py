@@ -103,7 +103,7 @@ class TurnRun:
 
     # --- the loop -----------------------------------------------------------------------
 
-    async def run(self, user_text: str) -> TurnResult:
+    async def run(self, user_text: str, tool_choice: str | None = None) -> TurnResult:
         store = self.engine.store
         await asyncio.to_thread(
             recovery.repair, store.messages, self.session.id, self.runner.is_parallel_safe
@@ -118,7 +118,7 @@ class TurnRun:
             if self.control.soft.is_set() and iteration > 1:
                 return self.result("", "interrupted", iteration - 1)
             try:
-                response = await self.ask()
+                response = await self.ask(tool_choice if iteration == 1 else None)
             except Stopped:
                 text = "".join(self.partial)
                 if text:  # partial text is kept, marked as interrupted
@@ -154,7 +154,7 @@ class TurnRun:
             f"stopped after {settings.max_iterations} model calls (agent.max_iterations)",
         )
 
-    async def ask(self) -> ModelResponse:
+    async def ask(self, tool_choice: str | None = None) -> ModelResponse:
         def stream(text: str) -> None:
             self.partial.append(text)
             if self.on_text is not None:
@@ -177,6 +177,7 @@ class TurnRun:
             on_text=stream,
             on_retry=self.on_notice,
             on_attempt=attempt,
+            tool_choice=tool_choice,
         )
         engine.health.record(self.route_start, index)
         self.route_start += index

@@ -178,9 +178,12 @@ class TurnEngine:
         control: TurnControl | None = None,
         on_text: Callable[[str], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
+        tool_choice: str | None = None,
     ) -> TurnResult:
         """Run one turn. Raises LeaseHeldError if another turn holds the session (in this
-        process or another); every other failure is a TurnResult with an error."""
+        process or another); every other failure is a TurnResult with an error.
+        ``tool_choice`` applies to the turn's first model call only ("required", or a tool's
+        name: a small model that would not call a tool on its own is made to)."""
         control = control or TurnControl()
         session = await asyncio.to_thread(self.store.sessions.get, session_id)
         if session is None:
@@ -191,7 +194,7 @@ class TurnEngine:
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         try:
             run = TurnRun(self, session, control, on_text, on_notice)
-            return await run.run(user_text)
+            return await run.run(user_text, tool_choice)
         except StoreError as exc:
             return TurnResult(
                 "", "error", error=f"{exc}; the turn stopped before acting on unsaved state"
