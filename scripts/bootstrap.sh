@@ -36,4 +36,10 @@ if [ -z "${UV_PYTHON:-}" ]; then
   UV_PYTHON="$(find_python)"
   export UV_PYTHON
 fi
-"$UV" sync --quiet --locked --all-packages --project "$ROOT"
+# Offline first: everything the lock names is usually in uv's cache already, and an online
+# sync may re-download a source distribution whose cached copy has gone stale, which for
+# llama-cpp-python means a 5-minute rebuild. Online only when something is missing.
+if ! "$UV" sync --quiet --locked --all-packages --offline --project "$ROOT" 2>/dev/null; then
+  echo "hermes: setting up the environment (the first time builds llama-cpp-python: ~5 min)" >&2
+  "$UV" sync --quiet --locked --all-packages --project "$ROOT"
+fi

@@ -21,7 +21,9 @@ class Result:
 
 
 class Hermes:
-    def __init__(self, home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    def __init__(
+        self, home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ):
         self.home = home
         self._monkeypatch = monkeypatch
         self._capsys = capsys
@@ -49,10 +51,17 @@ class Hermes:
 
 
 @pytest.fixture
-def hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Hermes:
+def hermes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Hermes:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
-    for name in (*KEY_VARIABLES, "HERMES_LOAD_PLUGINS", "HERMES_DISABLE_PLUGINS", "HERMES_TRACE_PLUGINS"):
+    for name in (
+        *KEY_VARIABLES,
+        "HERMES_LOAD_PLUGINS",
+        "HERMES_DISABLE_PLUGINS",
+        "HERMES_TRACE_PLUGINS",
+    ):
         monkeypatch.delenv(name, raising=False)
     return Hermes(home, monkeypatch, capsys)

@@ -39,7 +39,11 @@ def test_a_tool_call_made_and_its_result_used(hermes) -> None:
     assert "tiny" in setup.notice
     store = StateStore(hermes.home / "state.db")
     engine = TurnEngine(
-        store, setup.routes, {"get_weather": WEATHER}, hermes.home, pricing=price_book(app.host).cost
+        store,
+        setup.routes,
+        {"get_weather": WEATHER},
+        hermes.home,
+        pricing=price_book(app.host).cost,
     )
     session = engine.start_session("cli")
     streamed: list[str] = []

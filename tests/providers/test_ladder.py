@@ -20,8 +20,15 @@ def rung_line(output: str, name: str) -> str:
 def test_with_nothing_configured_the_embedded_model_is_the_last_resort(hermes) -> None:
     result = hermes("model", "--explain")
     assert result.code == 0, result.err
-    for name in ("command-line", "custom-provider", "local-endpoint", "credential-pool",
-                 "openai-key", "anthropic-key", "openrouter-key"):
+    for name in (
+        "command-line",
+        "custom-provider",
+        "local-endpoint",
+        "credential-pool",
+        "openai-key",
+        "anthropic-key",
+        "openrouter-key",
+    ):
         assert " pass " in rung_line(result.out, name)
     assert "MATCH" in rung_line(result.out, "embedded")
     assert "In use: local / smollm2-135m-instruct" in result.out
@@ -58,7 +65,10 @@ def test_command_line_choice_is_strict_and_checked(hermes, monkeypatch) -> None:
     assert "In use: anthropic / claude-haiku-4-5 (strict: chosen on the command line)" in chosen.out
     unknown = hermes("model", "--explain", "--provider", "nope")
     assert unknown.code == 1
-    assert "FAIL   --provider nope (unknown provider 'nope'; known: anthropic, local, openai, openrouter)" in unknown.out
+    assert (
+        "FAIL   --provider nope (unknown provider 'nope'; known: anthropic, local, openai, openrouter)"
+        in unknown.out
+    )
 
 
 def test_asking_for_a_provider_without_its_key_fails_rather_than_falls_through(hermes) -> None:
@@ -101,7 +111,10 @@ def test_a_local_endpoint_in_config(hermes, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-a")
     hermes.config("model:\n  base_url: http://127.0.0.1:8080/v1\n  default: qwen2.5-7b\n")
     result = hermes("model", "--explain")
-    assert "MATCH  model.base_url http://127.0.0.1:8080/v1 -> local-endpoint / qwen2.5-7b" in result.out
+    assert (
+        "MATCH  model.base_url http://127.0.0.1:8080/v1 -> local-endpoint / qwen2.5-7b"
+        in result.out
+    )
     assert "not reached" in rung_line(result.out, "openai-key"), "config comes before env keys"
 
 
@@ -117,7 +130,10 @@ def test_a_credential_pool(hermes, monkeypatch) -> None:
 def test_a_pool_asked_for_with_no_key_set_fails(hermes) -> None:
     hermes.config("model:\n  provider: anthropic\ncredential_pools:\n  anthropic: [ANT_1, ANT_2]\n")
     result = hermes("model", "--explain")
-    assert "FAIL   anthropic: 0 of 2 keys set (credential_pools.anthropic: none of ANT_1, ANT_2 is set)" in result.out
+    assert (
+        "FAIL   anthropic: 0 of 2 keys set (credential_pools.anthropic: none of ANT_1, ANT_2 is set)"
+        in result.out
+    )
 
 
 def test_a_key_pasted_into_the_pool_list_is_refused_without_echoing_it(hermes) -> None:
@@ -159,7 +175,9 @@ def test_a_rung_that_raises_is_reported_and_skipped(tmp_path) -> None:
     assert report.steps[-1].result is not None
     assert report.steps[-1].result.outcome is RungOutcome.PASS
     assert any("error: boom" in line for line in explain(report))
-    assert report.choice is None and "no rung could supply a model provider" in (report.failure or "")
+    assert report.choice is None and "no rung could supply a model provider" in (
+        report.failure or ""
+    )
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

@@ -7,15 +7,15 @@ import asyncio
 import json
 
 import pytest
+from hermes_plugin_provider_openai.client import ChatCompletionsProvider
 
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine
 from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.pool import PooledProvider
 from hermes_kernel.providers.pricing import PriceBook, describe_cost
-from hermes_kernel.providers.routes import model_setup, price_book
+from hermes_kernel.providers.routes import model_setup
 from hermes_kernel.store.state import StateStore
-from hermes_plugin_provider_openai.client import ChatCompletionsProvider
 from hermes_sdk import ModelPrice, PriceTableSpec
 from hermes_sdk.models import (
     ChatMessage,
@@ -127,7 +127,9 @@ def test_a_server_error_is_not_the_keys_fault(openai_server) -> None:
     assert keys_sent(openai_server) == ["sk-a"], "left to the engine's retry and fallback"
 
 
-def test_fallback_routes_come_from_config_and_keys_stay_with_their_endpoint(hermes, monkeypatch) -> None:
+def test_fallback_routes_come_from_config_and_keys_stay_with_their_endpoint(
+    hermes, monkeypatch
+) -> None:
     with ScriptedOpenAIServer() as primary, ScriptedOpenAIServer() as backup:
         monkeypatch.setenv("POOL_1", "sk-primary-1")
         monkeypatch.setenv("POOL_2", "sk-primary-2")
@@ -141,7 +143,10 @@ def test_fallback_routes_come_from_config_and_keys_stay_with_their_endpoint(herm
         )
         app = hermes.app()
         setup = model_setup(app.host, app.settings)
-        assert [(r.name, r.model) for r in setup.routes] == [("main", "m-model"), ("backup", "b-model")]
+        assert [(r.name, r.model) for r in setup.routes] == [
+            ("main", "m-model"),
+            ("backup", "b-model"),
+        ]
         assert setup.warnings == [
             "fallback provider 'anthropic' has no key (ANTHROPIC_API_KEY is not set); skipped"
         ]
@@ -220,7 +225,9 @@ def test_usage_and_cost_are_stored_per_call_and_per_session(tmp_path, openai_ser
     book = PriceBook([PriceTableSpec(name="t", prices={"known": ModelPrice(2.0, 4.0)})])
     store = StateStore(tmp_path / "state.db")
     for model in ("known", "mystery"):
-        engine = TurnEngine(store, [ModelRoute("r", provider, model)], {}, tmp_path, pricing=book.cost)
+        engine = TurnEngine(
+            store, [ModelRoute("r", provider, model)], {}, tmp_path, pricing=book.cost
+        )
         session = engine.start_session("cli")
         asyncio.run(engine.run_turn(session.id, "hi"))
     rows = store.db.query(
@@ -234,7 +241,11 @@ def test_usage_and_cost_are_stored_per_call_and_per_session(tmp_path, openai_ser
 
 
 def test_model_test_reports_latency_and_usage(hermes, openai_server) -> None:
-    openai_server.queue(Reply.say("Hello there, five words here.", usage={"prompt_tokens": 12, "completion_tokens": 7}))
+    openai_server.queue(
+        Reply.say(
+            "Hello there, five words here.", usage={"prompt_tokens": 12, "completion_tokens": 7}
+        )
+    )
     hermes.config(
         "model:\n  provider: mine\n"
         f"providers:\n  mine:\n    base_url: {openai_server.base_url}\n    models: [gpt-4o-mini]\n"
@@ -244,7 +255,9 @@ def test_model_test_reports_latency_and_usage(hermes, openai_server) -> None:
     report = json.loads(result.out)
     assert report["provider"] == "mine" and report["reply"] == "Hello there, five words here."
     assert report["input_tokens"] == 12 and report["output_tokens"] == 7
-    assert report["latency_s"] > 0 and report["cost_usd"] == pytest.approx((12 * 0.15 + 7 * 0.6) / 1e6)
+    assert report["latency_s"] > 0 and report["cost_usd"] == pytest.approx(
+        (12 * 0.15 + 7 * 0.6) / 1e6
+    )
     openai_server.queue(Reply.error(401))
     failed = hermes("model", "test")
     assert failed.code == 1

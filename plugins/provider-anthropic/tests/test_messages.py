@@ -24,7 +24,9 @@ from hermes_sdk.testing import Reply, ScriptedAnthropicServer
 TOOL = ToolSchema("lookup", "Look something up.", {"type": "object", "properties": {}})
 
 
-def ask(server: ScriptedAnthropicServer, *messages: ChatMessage, **options: object) -> ModelResponse:
+def ask(
+    server: ScriptedAnthropicServer, *messages: ChatMessage, **options: object
+) -> ModelResponse:
     settings = ProviderSettings(base_url=server.base_url, api_key="sk-ant-test")
 
     async def run() -> ModelResponse:
@@ -53,9 +55,7 @@ def test_headers_and_cache_breakpoints(anthropic_server: ScriptedAnthropicServer
     assert body["system"] == [
         {"type": "text", "text": "You are Hermes.", "cache_control": {"type": "ephemeral"}}
     ]
-    marked = [
-        turn["role"] for turn in body["messages"] if "cache_control" in turn["content"][-1]
-    ]
+    marked = [turn["role"] for turn in body["messages"] if "cache_control" in turn["content"][-1]]
     assert marked == ["assistant", "user"], "the last two messages carry the breakpoints"
     assert body["max_tokens"] > 0
 
@@ -73,9 +73,7 @@ def test_thinking_blocks_go_back_with_their_signature(
     ask(
         anthropic_server,
         ChatMessage("user", "go"),
-        ChatMessage(
-            "assistant", "", tool_calls=(call,), reasoning_details=first.reasoning_details
-        ),
+        ChatMessage("assistant", "", tool_calls=(call,), reasoning_details=first.reasoning_details),
         ChatMessage("tool", "result text", tool_call_id=call.id, name="lookup"),
         tools=(TOOL,),
     )
@@ -134,7 +132,10 @@ def test_an_error_event_mid_stream_is_classified(anthropic_server: ScriptedAnthr
     anthropic_server.queue(
         Reply.stream_events(
             ("message_start", {"type": "message_start", "message": {"usage": {}}}),
-            ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            (
+                "error",
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            ),
         )
     )
     with pytest.raises(ProviderError) as caught:

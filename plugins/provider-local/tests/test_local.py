@@ -66,7 +66,9 @@ def test_text_that_only_looks_like_a_call_stays_text() -> None:
 
 
 def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
-    provider = EmbeddedProvider(ProviderSettings("embedded:", options={"models_dir": str(tmp_path)}))
+    provider = EmbeddedProvider(
+        ProviderSettings("embedded:", options={"models_dir": str(tmp_path)})
+    )
     request = ModelRequest("no-such-model", (ChatMessage("user", "hi"),))
     with pytest.raises(ProviderError) as caught:
         asyncio.run(provider.complete(request))
@@ -76,7 +78,9 @@ def test_a_missing_model_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_corrupt_model_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "broken.gguf").write_bytes(b"this is not a model")
-    provider = EmbeddedProvider(ProviderSettings("embedded:", options={"models_dir": str(tmp_path)}))
+    provider = EmbeddedProvider(
+        ProviderSettings("embedded:", options={"models_dir": str(tmp_path)})
+    )
     request = ModelRequest("broken", (ChatMessage("user", "hi"),))
     with pytest.raises(ProviderError) as caught:
         asyncio.run(provider.complete(request))
@@ -100,7 +104,9 @@ def test_the_rung_matches_in_auto_mode_and_says_what_it_is(tmp_path: Path) -> No
     result = resolve(context(tmp_path))
     assert result.outcome is RungOutcome.MATCH and result.choice is not None
     assert result.choice.model == DEFAULT_MODEL
-    assert "tiny" in result.choice.endpoint.notice and "hermes model" in result.choice.endpoint.notice
+    assert (
+        "tiny" in result.choice.endpoint.notice and "hermes model" in result.choice.endpoint.notice
+    )
 
 
 def test_the_rung_passes_on_a_model_that_is_not_local(tmp_path: Path) -> None:

@@ -135,7 +135,11 @@ def api_key_rung_resolver(endpoint: Endpoint) -> Callable[[LadderContext], RungR
             return RungResult.skip(saw)
         model = context.model or endpoint.default_model
         choice = LadderChoice(
-            endpoint, model, (key,), source=f"{variable} (environment or .env)", key_names=(variable,)
+            endpoint,
+            model,
+            (key,),
+            source=f"{variable} (environment or .env)",
+            key_names=(variable,),
         )
         return RungResult.match(choice, f"{variable} is set")
 

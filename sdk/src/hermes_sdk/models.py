@@ -227,8 +227,9 @@ def _error_message(body: str) -> str:
     except ValueError:
         return body
     error = data.get("error", data) if isinstance(data, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error["message"]
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str):
+        return message
     if isinstance(error, str):
         return error
     return body

@@ -64,7 +64,9 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
             models = ", ".join(endpoint.models) or endpoint.default_model or "-"
             click.echo(f" {mark} {name:<16} {needs:<34} models: {models}")
         click.echo("")
-        click.echo("Set the default: hermes model set PROVIDER [MODEL]; why: hermes model --explain")
+        click.echo(
+            "Set the default: hermes model set PROVIDER [MODEL]; why: hermes model --explain"
+        )
     if report.choice is None:
         ctx.exit(1)
 
@@ -98,7 +100,9 @@ def set_default(ctx: click.Context, provider: str, model_name: str | None) -> No
             del section["default"]  # the provider's own default model
 
     edit_config(app.settings.config_path, change)
-    click.echo(f"model.provider = {provider}" + (f", model.default = {model_name}" if model_name else ""))
+    click.echo(
+        f"model.provider = {provider}" + (f", model.default = {model_name}" if model_name else "")
+    )
 
 
 @model.command("test")
@@ -126,12 +130,14 @@ def test(
     route = setup.routes[0]
     first_token: list[float] = []
 
+    def on_text(_text: str) -> None:
+        if not first_token:
+            first_token.append(time.perf_counter())
+
     async def ask() -> Any:
         request = ModelRequest(route.model, (ChatMessage("user", prompt),), max_tokens=64)
         try:
-            return await route.provider.complete(
-                request, lambda _text: first_token or first_token.append(time.perf_counter())
-            )
+            return await route.provider.complete(request, on_text)
         finally:
             await route.provider.aclose()
 

@@ -108,7 +108,9 @@ def make_context(
     )
 
 
-def walk(rungs: Sequence[Rung], context: LadderContext, problems: Sequence[str] = ()) -> LadderReport:
+def walk(
+    rungs: Sequence[Rung], context: LadderContext, problems: Sequence[str] = ()
+) -> LadderReport:
     steps: list[Step] = []
     found: list[str] = list(problems)
     decided: RungResult | None = None
@@ -120,7 +122,7 @@ def walk(rungs: Sequence[Rung], context: LadderContext, problems: Sequence[str] 
             result = rung.spec.resolve(context)
             if not isinstance(result, RungResult):
                 raise TypeError(f"returned {type(result).__name__}, not a RungResult")
-        except Exception as exc:  # a plugin's rung must not break choosing a model
+        except Exception as exc:  # noqa: BLE001  # a plugin's rung must not break choosing a model
             message = f"rung {rung.spec.name!r} ({rung.plugin}) failed: {exc}"
             log.warning("%s", message)
             found.append(message)
@@ -170,4 +172,3 @@ def explain(report: LadderReport) -> list[str]:
             text += f" -> {choice.endpoint.name} / {choice.model}"
         lines.append(text)
     return lines
-

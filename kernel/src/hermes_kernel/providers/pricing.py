@@ -20,7 +20,9 @@ class PriceBook:
         for table in tables:
             for model, price in table.prices.items():
                 if model in self.prices:
-                    self.conflicts.append(f"{model} is priced by more than one table ({table.name})")
+                    self.conflicts.append(
+                        f"{model} is priced by more than one table ({table.name})"
+                    )
                     continue
                 self.prices[model] = price
 

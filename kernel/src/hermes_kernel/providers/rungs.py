@@ -71,7 +71,9 @@ def custom_provider(context: LadderContext) -> RungResult:
         return RungResult.fail(
             f"providers.{name}", f"no model: set providers.{name}.models or model.default"
         )
-    choice = LadderChoice(endpoint, model, keys, source=f"providers.{name} in config", key_names=names)
+    choice = LadderChoice(
+        endpoint, model, keys, source=f"providers.{name} in config", key_names=names
+    )
     return RungResult.match(choice, f"providers.{name} ({endpoint.base_url})")
 
 

@@ -74,9 +74,7 @@ USAGE_SQL = "UPDATE sessions SET {} WHERE id = ?".format(
 )
 
 
-def add_usage_in(
-    cursor: Any, session_id: str, usage: Usage, message_id: int | None = None
-) -> None:
+def add_usage_in(cursor: Any, session_id: str, usage: Usage, message_id: int | None = None) -> None:
     """Record one model call's ``usage`` and add it to its session's totals, inside the
     caller's write transaction."""
     cost = usage.estimated_cost_usd

@@ -65,7 +65,12 @@ def _assistant_blocks(message: ChatMessage) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call.arguments)}
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": _tool_input(call.arguments),
+            }
         )
     return blocks
 
@@ -229,7 +234,9 @@ class _Assembly:
         return response_of(content, self.stop_reason, self.usage)
 
 
-def response_of(content: list[dict[str, Any]], stop: str | None, usage: ModelUsage) -> ModelResponse:
+def response_of(
+    content: list[dict[str, Any]], stop: str | None, usage: ModelUsage
+) -> ModelResponse:
     text: list[str] = []
     thinking: list[str] = []
     details: list[dict[str, Any]] = []
@@ -247,7 +254,9 @@ def response_of(content: list[dict[str, Any]], stop: str | None, usage: ModelUsa
             raw = block.get("input")
             arguments = raw if isinstance(raw, str) else json.dumps(raw or {})
             calls.append(
-                ToolCallRequest(str(block.get("id") or f"toolu_{len(calls)}"), str(block["name"]), arguments)
+                ToolCallRequest(
+                    str(block.get("id") or f"toolu_{len(calls)}"), str(block["name"]), arguments
+                )
             )
     return ModelResponse(
         content="".join(text),

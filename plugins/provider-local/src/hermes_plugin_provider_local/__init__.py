@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
-from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext, RungResult
-from hermes_sdk.models import ProviderSettings
-
 from hermes_plugin_provider_local.models import (
     DEFAULT_MODEL,
     ModelNotFound,
     llama_cpp_installed,
     resolve_model,
 )
+from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
+from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext, RungResult
+from hermes_sdk.models import ProviderSettings
 
 NOTICE = (
     "Using the embedded offline model SmolLM2-135M: tiny and easily confused, but it needs no "

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hermes_plugin_provider_local.models import ModelNotFound, resolve_model
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -36,8 +37,6 @@ from hermes_sdk.models import (
     ToolCallRequest,
     ToolSchema,
 )
-
-from hermes_plugin_provider_local.models import ModelNotFound, resolve_model
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512  # a small model rambles; a turn can always ask for more

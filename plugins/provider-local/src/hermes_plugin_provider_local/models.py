@@ -55,6 +55,4 @@ def resolve_model(name: str, models_dir: Path) -> Path:
         if candidate.is_file():
             return candidate
     available = ", ".join(local_models(models_dir)) or "none"
-    raise ModelNotFound(
-        f"no GGUF model {name!r} (looked in {models_dir}); available: {available}"
-    )
+    raise ModelNotFound(f"no GGUF model {name!r} (looked in {models_dir}); available: {available}")

@@ -25,7 +25,11 @@ OPENROUTER = Endpoint(
     base_url="https://openrouter.ai/api/v1",
     api_key_env="OPENROUTER_API_KEY",
     default_model="openai/gpt-4o-mini",
-    models=("openai/gpt-4o-mini", "anthropic/claude-sonnet-4.5", "meta-llama/llama-3.3-70b-instruct"),
+    models=(
+        "openai/gpt-4o-mini",
+        "anthropic/claude-sonnet-4.5",
+        "meta-llama/llama-3.3-70b-instruct",
+    ),
 )
 
 

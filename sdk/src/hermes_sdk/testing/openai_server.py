@@ -106,8 +106,8 @@ class ScriptedOpenAIServer(ScriptedServer):
         if reply.kind != "cut":
             events.append(event({}, reply.finish_reason))
             if include_usage:
-                name, last = event({})
-                events.append((name, {**last, "choices": [], "usage": _usage(reply)}))
+                _, last = event({})
+                events.append((None, {**last, "choices": [], "usage": _usage(reply)}))
         return events
 
 
