@@ -3,8 +3,8 @@ to first token.
 
     uv run python tests/bench/streaming.py [--tokens 4000] [--runs 15]
 
-Throughput: the scripted server on loopback streams one reply of ``--tokens`` chunks (one
-token each). Our provider reads it through ``complete(..., on_text)``; the floor reads the
+Throughput: the scripted server streams one reply of ``--tokens`` chunks (one token each),
+from its own process on loopback, so its work does not share the client's interpreter. Our provider reads it through ``complete(..., on_text)``; the floor reads the
 same stream (same request body) with bare httpx, line by line, and also (second floor)
 decoding each event's JSON, which any client must do. Runs alternate between provider and
 floor so machine noise hits both alike. Ratio = our tokens/s / floor tokens/s; target >= 0.9.
@@ -22,6 +22,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -31,7 +33,6 @@ from hermes_plugin_provider_openai.client import ChatCompletionsProvider
 from hermes_plugin_provider_openai.client import payload as openai_payload
 
 from hermes_sdk.models import ChatMessage, ModelRequest, ProviderSettings
-from hermes_sdk.testing import Reply, ScriptedAnthropicServer, ScriptedOpenAIServer, ScriptedServer
 
 REQUEST = ModelRequest("test-model", (ChatMessage("user", "Write a long story."),))
 
@@ -57,25 +58,49 @@ async def floor(client: httpx.AsyncClient, path: str, body: dict[str, Any], deco
     return time.perf_counter() - started
 
 
+SERVER = """
+import sys, threading
+from hermes_sdk.testing import Reply, ScriptedAnthropicServer, ScriptedOpenAIServer
+kind = {"openai": ScriptedOpenAIServer, "anthropic": ScriptedAnthropicServer}[sys.argv[1]]
+server = kind(default=Reply.say("tok " * int(sys.argv[2]), chunk_size=4)).start()
+print(server.base_url, flush=True)
+sys.stdin.read()  # serve until the bench closes our stdin
+server.stop()
+"""
+
+
+@contextmanager
+def server_process(kind: str, tokens: int) -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, kind, str(tokens)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
 async def measure(
-    server: ScriptedServer,
     provider: Any,
+    base_url: str,
     path: str,
     body: dict[str, Any],
     headers: dict[str, str],
     tokens: int,
     runs: int,
 ) -> dict[str, float]:
-    text = "tok " * tokens  # chunk_size 4: one chunk per token
     times: dict[str, list[float]] = {"ours": [], "lines": [], "decoded": []}
-    async with httpx.AsyncClient(base_url=server.base_url, headers=headers) as client:
+    async with httpx.AsyncClient(base_url=base_url, headers=headers) as client:
         for run in range(runs + 1):  # the first round warms connections and caches up
-            server.queue(Reply.say(text, chunk_size=4))
             elapsed, count = await ours(provider)
             assert count == tokens, f"expected {tokens} pieces, got {count}"
-            server.queue(Reply.say(text, chunk_size=4))
             lines = await floor(client, path, body, decode=False)
-            server.queue(Reply.say(text, chunk_size=4))
             decoded = await floor(client, path, body, decode=True)
             if run:
                 times["ours"].append(elapsed)
@@ -87,30 +112,28 @@ async def measure(
 
 def throughput(tokens: int, runs: int) -> None:
     print(f"Streaming throughput, {tokens} tokens per reply, median of {runs} runs (tokens/s):")
-    with ScriptedOpenAIServer() as server:
-        settings = ProviderSettings(base_url=server.base_url, api_key="k")
-        body = openai_payload(REQUEST, True)
+    with server_process("openai", tokens) as base_url:
+        settings = ProviderSettings(base_url=base_url, api_key="k")
         rates = asyncio.run(
             measure(
-                server,
                 ChatCompletionsProvider(settings),
+                base_url,
                 "/chat/completions",
-                body,
+                openai_payload(REQUEST, True),
                 {"Authorization": "Bearer k"},
                 tokens,
                 runs,
             )
         )
         report("provider-openai", rates)
-    with ScriptedAnthropicServer() as server:
-        settings = ProviderSettings(base_url=server.base_url, api_key="k")
-        body = anthropic_payload(REQUEST, True)
+    with server_process("anthropic", tokens) as base_url:
+        settings = ProviderSettings(base_url=base_url, api_key="k")
         rates = asyncio.run(
             measure(
-                server,
                 MessagesProvider(settings),
+                base_url,
                 "/v1/messages",
-                body,
+                anthropic_payload(REQUEST, True),
                 {"x-api-key": "k", "anthropic-version": "2023-06-01"},
                 tokens,
                 runs,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse
+import orjson
 
 from hermes_sdk.models import (
     ChatMessage,
@@ -23,6 +23,7 @@ from hermes_sdk.models import (
     classify_http_error,
     parse_retry_after,
 )
+from hermes_sdk.sse import SSEDecoder, is_event_stream
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192  # the API requires max_tokens; the model stops earlier on its own
@@ -184,15 +185,15 @@ class _Assembly:
 
     def add(self, event: dict[str, Any], on_text: Callable[[str], None] | None) -> None:
         kind = event.get("type")
-        if kind == "message_start":
+        if kind == "content_block_delta":  # nearly every event: test it first
+            self._delta(event, on_text)
+        elif kind == "message_start":
             self.usage = usage_of((event.get("message") or {}).get("usage"), self.usage)
         elif kind == "content_block_start":
             start = dict(event.get("content_block") or {})
             self.blocks[int(event.get("index", len(self.blocks)))] = _Block(
                 str(start.get("type")), start
             )
-        elif kind == "content_block_delta":
-            self._delta(event, on_text)
         elif kind == "message_delta":
             self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
             self.usage = usage_of(event.get("usage"), self.usage)
@@ -206,10 +207,11 @@ class _Assembly:
             raise ProviderError(ErrorKind.BAD_RESPONSE, "a content delta for a block never started")
         kind = delta.get("type")
         if kind == "text_delta":
-            text = str(delta.get("text") or "")
-            block.parts.append(text)
-            if on_text is not None and text:
-                on_text(text)
+            text = delta.get("text")
+            if isinstance(text, str) and text:
+                block.parts.append(text)
+                if on_text is not None:
+                    on_text(text)
         elif kind == "input_json_delta":
             block.parts.append(str(delta.get("partial_json") or ""))
         elif kind == "thinking_delta":
@@ -276,6 +278,10 @@ def stream_error(error: Any) -> ProviderError:
     return classify_http_error(500, str(error))
 
 
+_JSON_HEADERS = {"Content-Type": "application/json"}
+_SSE_HEADERS = {**_JSON_HEADERS, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+
+
 class MessagesProvider:
     """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/v1/messages``."""
 
@@ -321,11 +327,6 @@ class MessagesProvider:
             ) from None
         except httpx.ConnectError as exc:
             raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
-        except SSEError:
-            raise ProviderError(
-                ErrorKind.BAD_RESPONSE,
-                f"{where} answered a streamed request with something that is not an event stream",
-            ) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise ProviderError(
                 ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
@@ -340,7 +341,8 @@ class MessagesProvider:
             raise classify_http_error(response.status_code, _error_text(body), retry_after)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        response = await self.client.post("/v1/messages", json=payload(request, False))
+        body = orjson.dumps(payload(request, False))
+        response = await self.client.post("/v1/messages", content=body, headers=_JSON_HEADERS)
         await self._raise_for_status(response)
         try:
             data = response.json()
@@ -356,26 +358,40 @@ class MessagesProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        async with aconnect_sse(
-            self.client, "POST", "/v1/messages", json=payload(request, True)
-        ) as source:
-            await self._raise_for_status(source.response)
-            async for event in source.aiter_sse():
+        async with self.client.stream(
+            "POST",
+            "/v1/messages",
+            content=orjson.dumps(payload(request, True)),
+            headers=_SSE_HEADERS,
+        ) as response:
+            await self._raise_for_status(response)
+            if not is_event_stream(response.headers.get("content-type")):
+                raise ProviderError(
+                    ErrorKind.BAD_RESPONSE,
+                    f"{self._settings.base_url} answered a streamed request with something "
+                    "that is not an event stream",
+                )
+            decoder = SSEDecoder()
+            async for line in response.aiter_lines():
+                event = decoder.feed(line)
+                if event is None:
+                    continue
+                data = event[1]
                 if assembly.done:
                     continue  # read to the end so the connection goes back to the pool
                 try:
-                    data = json.loads(event.data)
+                    event = orjson.loads(data)
                 except ValueError:
                     raise ProviderError(
                         ErrorKind.BAD_RESPONSE,
                         f"{self._settings.base_url} streamed an event that is not JSON",
                     ) from None
-                if not isinstance(data, dict):
+                if not isinstance(event, dict):
                     continue
-                if data.get("type") == "error":
-                    raise stream_error(data.get("error"))
+                if event.get("type") == "error":
+                    raise stream_error(event.get("error"))
                 try:
-                    assembly.add(data, on_text)
+                    assembly.add(event, on_text)
                 except (TypeError, ValueError, AttributeError):
                     raise ProviderError(
                         ErrorKind.BAD_RESPONSE,

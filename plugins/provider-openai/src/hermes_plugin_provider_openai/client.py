@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse
+import orjson
 
 from hermes_sdk.models import (
     ChatMessage,
@@ -23,6 +22,7 @@ from hermes_sdk.models import (
     classify_http_error,
     parse_retry_after,
 )
+from hermes_sdk.sse import SSEDecoder, is_event_stream
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:
@@ -41,6 +41,10 @@ def _message(message: ChatMessage) -> dict[str, Any]:
             for call in message.tool_calls
         ]
     return wire
+
+
+_JSON_HEADERS = {"Content-Type": "application/json"}
+_SSE_HEADERS = {**_JSON_HEADERS, "Accept": "text/event-stream", "Cache-Control": "no-store"}
 
 
 class WireCache:
@@ -133,25 +137,31 @@ class _Assembly:
     def add(self, chunk: dict[str, Any], on_text: Callable[[str], None] | None) -> None:
         if chunk.get("usage"):
             self.usage = usage_of(chunk["usage"])
-        for choice in chunk.get("choices") or []:
+        for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.text.append(delta["content"])
+            content = delta.get("content")
+            if content:
+                self.text.append(content)
                 if on_text is not None:
-                    on_text(delta["content"])
-            for key in ("reasoning_content", "reasoning"):
-                if isinstance(delta.get(key), str):
-                    self.reasoning.append(delta[key])
-            for piece in delta.get("tool_calls") or []:
-                call = self.calls.setdefault(self._index_of(piece), _PartialCall())
-                # Some servers repeat id and name in every chunk: keep the first of each.
-                call.id = call.id or piece.get("id") or ""
-                function = piece.get("function") or {}
-                call.name = call.name or function.get("name") or ""
-                if function.get("arguments"):
-                    call.arguments.append(function["arguments"])
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
+                    on_text(content)
+                if len(delta) == 1 and choice.get("finish_reason") is None:
+                    continue  # a plain text piece: nearly every event of a reply
+            self._rest(choice, delta)
+
+    def _rest(self, choice: dict[str, Any], delta: dict[str, Any]) -> None:
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(delta.get(key), str):
+                self.reasoning.append(delta[key])
+        for piece in delta.get("tool_calls") or ():
+            call = self.calls.setdefault(self._index_of(piece), _PartialCall())
+            # Some servers repeat id and name in every chunk: keep the first of each.
+            call.id = call.id or piece.get("id") or ""
+            function = piece.get("function") or {}
+            call.name = call.name or function.get("name") or ""
+            if function.get("arguments"):
+                call.arguments.append(function["arguments"])
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
 
     def _index_of(self, piece: dict[str, Any]) -> int:
         """The call a streamed piece belongs to. Servers that omit ``index`` start a new
@@ -235,11 +245,6 @@ class ChatCompletionsProvider:
             ) from None
         except httpx.ConnectError as exc:
             raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
-        except SSEError:
-            raise ProviderError(
-                ErrorKind.BAD_RESPONSE,
-                f"{where} answered a streamed request with something that is not an event stream",
-            ) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise ProviderError(
                 ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
@@ -254,9 +259,8 @@ class ChatCompletionsProvider:
             raise classify_http_error(response.status_code, body, retry_after)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        response = await self.client.post(
-            "/chat/completions", json=payload(request, False, self._wire)
-        )
+        body = orjson.dumps(payload(request, False, self._wire))
+        response = await self.client.post("/chat/completions", content=body, headers=_JSON_HEADERS)
         await self._raise_for_status(response)
         try:
             data = response.json()
@@ -287,18 +291,32 @@ class ChatCompletionsProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        async with aconnect_sse(
-            self.client, "POST", "/chat/completions", json=payload(request, True, self._wire)
-        ) as source:
-            await self._raise_for_status(source.response)
-            async for event in source.aiter_sse():
+        async with self.client.stream(
+            "POST",
+            "/chat/completions",
+            content=orjson.dumps(payload(request, True, self._wire)),
+            headers=_SSE_HEADERS,
+        ) as response:
+            await self._raise_for_status(response)
+            if not is_event_stream(response.headers.get("content-type")):
+                raise ProviderError(
+                    ErrorKind.BAD_RESPONSE,
+                    f"{self._settings.base_url} answered a streamed request with something "
+                    "that is not an event stream",
+                )
+            decoder = SSEDecoder()
+            async for line in response.aiter_lines():
+                event = decoder.feed(line)
+                if event is None:
+                    continue
+                data = event[1]
                 # After [DONE] the stream is read to its end anyway, so that the connection
                 # goes back to the pool instead of being closed.
-                if assembly.done or event.data.strip() == "[DONE]":
+                if assembly.done or data == "[DONE]" or data.strip() == "[DONE]":
                     assembly.done = True
                     continue
                 try:
-                    chunk = json.loads(event.data)
+                    chunk = orjson.loads(data)
                 except ValueError:
                     raise ProviderError(
                         ErrorKind.BAD_RESPONSE,
