@@ -157,7 +157,7 @@ class ModelPrice:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PriceTableSpec(Spec):
     """Prices of models, by model name, for estimated costs. Later tables do not override
-    earlier ones: a name priced twice keeps the first price and is reported by doctor."""
+    earlier ones: a name priced twice keeps the first price loaded."""
 
     kind: ClassVar[Kind] = Kind.PRICES
     prices: Mapping[str, ModelPrice]
