@@ -189,3 +189,31 @@ def test_model_set_writes_the_default(hermes, provider) -> None:
     assert "# mine" in text and f"provider: {provider}" in text and "default: my-model" in text
     refused = hermes("model", "set", "nope")
     assert refused.code != 0 and "unknown provider 'nope'" in refused.err
+
+
+def test_a_key_pasted_as_a_variable_name_is_not_echoed(hermes) -> None:
+    hermes.config(
+        "model:\n  base_url: http://127.0.0.1:8080/v1\n  api_key_env: gsk_live0123456789abcdef\n"
+    )
+    result = hermes("model")
+    assert result.code == 1
+    assert "model.api_key_env" in result.err and "gsk_live" not in result.err
+
+
+def test_auto_mode_sends_a_model_to_the_endpoint_that_lists_it(hermes, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-b")
+    hermes.config("model: claude-haiku-4-5\n")
+    result = hermes("model", "--explain")
+    assert "pass   model 'claude-haiku-4-5' is anthropic's" in rung_line(result.out, "openai-key")
+    assert "In use: anthropic / claude-haiku-4-5" in result.out
+
+
+def test_a_gguf_of_your_own_needs_no_bundled_weights_check(hermes) -> None:
+    models = hermes.home / "models"
+    models.mkdir()
+    (models / "mine.gguf").write_bytes(b"GGUF")
+    result = hermes("model", "--explain", "--provider", "local", "--model", "mine")
+    assert "MATCH" in rung_line(result.out, "embedded")
+    assert "In use: local / mine (strict: chosen on the command line)" in result.out
+    assert "note:" not in result.out, "the tiny-model notice is for the bundled model only"

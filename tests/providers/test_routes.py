@@ -184,14 +184,17 @@ def test_a_transport_no_plugin_provides_is_a_clear_error(hermes) -> None:
 def test_the_primary_cools_down_after_repeated_failures() -> None:
     now = [0.0]
     health = RouteHealth(failures_to_cool=3, base_cooldown=60, clock=lambda: now[0])
+    routes = ["primary", "backup"]
     for _ in range(2):
-        assert health.first_route(2) == 0
+        assert health.order(routes) == (routes, True)
         health.record(0, 1)
     assert not health.cooling
     health.record(0, 1)
-    assert health.cooling and health.first_route(2) == 1 and health.first_route(1) == 0
+    assert health.cooling
+    assert health.order(routes) == (["backup", "primary"], False), "last, not gone"
+    assert health.order(["primary"]) == (["primary"], True)
     now[0] += 61
-    assert health.first_route(2) == 0
+    assert health.order(routes) == (routes, True)
     for _ in range(3):
         health.record(0, 1)
     assert health.cool_until == pytest.approx(now[0] + 120), "the cool-down doubles"
@@ -264,3 +267,10 @@ def test_model_test_reports_latency_and_usage(hermes, openai_server) -> None:
     assert failed.err.strip().splitlines() == [
         "Error: mine / gpt-4o-mini: HTTP 401 (auth): scripted error 401; check the API key"
     ]
+
+
+def test_a_long_retry_after_rotates_at_once(openai_server) -> None:
+    openai_server.queue(Reply.error(429, retry_after=60), Reply.say("from B"))
+    provider, waits = pool(openai_server, [("KEY_A", "sk-a"), ("KEY_B", "sk-b")])
+    assert ask(provider).content == "from B"
+    assert keys_sent(openai_server) == ["sk-a", "sk-b"] and waits == []

@@ -153,3 +153,20 @@ def test_a_stream_without_message_stop_is_incomplete(
         ask(anthropic_server, ChatMessage("user", "hi"))
     assert caught.value.kind is ErrorKind.CONNECTION
     assert json.dumps(anthropic_server.requests[0].json["messages"][0]["content"])
+
+
+def test_whitespace_only_text_is_never_sent_as_a_block(
+    anthropic_server: ScriptedAnthropicServer,
+) -> None:
+    anthropic_server.queue(Reply.say("ok"))
+    call = ToolCallRequest("t1", "lookup", "{}")
+    ask(
+        anthropic_server,
+        ChatMessage("user", "  "),
+        ChatMessage("assistant", "\n\n", tool_calls=(call,)),
+        ChatMessage("tool", "found", tool_call_id="t1", name="lookup"),
+        tools=(TOOL,),
+    )
+    messages = anthropic_server.requests[0].json["messages"]
+    assert messages[0]["content"][0]["text"] == "(empty)"
+    assert [block["type"] for block in messages[1]["content"]] == ["tool_use"]

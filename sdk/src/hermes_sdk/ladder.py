@@ -123,6 +123,10 @@ def api_key_rung_resolver(endpoint: Endpoint) -> Callable[[LadderContext], RungR
     def resolve(context: LadderContext) -> RungResult:
         if not context.wants(endpoint.name):
             return RungResult.skip(f"provider {context.provider!r} asked for")
+        if context.provider is None and context.model and context.model not in endpoint.models:
+            owners = sorted(e.name for e in context.endpoints.values() if context.model in e.models)
+            if owners:  # auto mode: do not send another endpoint's model here
+                return RungResult.skip(f"model {context.model!r} is {owners[0]}'s")
         key = context.secret(variable)
         if not key:
             saw = f"{variable} not set"

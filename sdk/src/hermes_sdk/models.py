@@ -103,6 +103,8 @@ class ProviderSettings:
     stream: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)
     """Provider-specific settings from the endpoint's config (for example a context size)."""
+    home: str = ""
+    """HERMES_HOME, for providers that keep files there (local model weights)."""
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # Names of environment variables: config.yaml names secrets, it never holds them.
-_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_ENV_NAME = r"^[A-Z_][A-Z0-9_]*$"  # upper case: a pasted key (sk-..., gsk_...) never matches
 _ENDPOINT_NAME = r"^[a-z][a-z0-9_-]{0,63}$"
 
 

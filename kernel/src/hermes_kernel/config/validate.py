@@ -22,8 +22,9 @@ def _describe(error: Any) -> str:
     got = error.get("input")
     from hermes_kernel.redact import is_secret_key
 
-    if any(is_secret_key(str(part)) for part in error["loc"]):
-        return message  # never echo what may be a secret
+    parts = [str(part) for part in error["loc"]]
+    if any(is_secret_key(p) or p.endswith("_env") or p == "credential_pools" for p in parts):
+        return message  # never echo what may be a secret (a key pasted for a variable name)
     if got is not None and not isinstance(got, dict | list):
         return f"{message} (got {got!r})"
     return message

@@ -50,8 +50,8 @@ class RetryPolicy:
 class RouteHealth:
     """Remembers, across turns, whether the primary route keeps failing. After
     ``failures_to_cool`` turns in a row where it failed and a fallback answered, turns start
-    on the first fallback for a cool-down that doubles each time (capped); one success
-    resets it."""
+    on the first fallback (the primary last) for a cool-down that doubles each time
+    (capped); one success resets it."""
 
     def __init__(
         self,
@@ -68,10 +68,12 @@ class RouteHealth:
         self.cooldowns = 0
         self.cool_until = 0.0
 
-    def first_route(self, route_count: int) -> int:
-        if route_count > 1 and self._clock() < self.cool_until:
-            return 1
-        return 0
+    def order(self, routes: Sequence[ModelRoute]) -> tuple[list[ModelRoute], bool]:
+        """The routes for a turn, and whether the primary comes first. A cooling primary
+        goes last rather than away: if every fallback fails too, it is still tried."""
+        if len(routes) > 1 and self.cooling:
+            return [*routes[1:], routes[0]], False
+        return list(routes), True
 
     def record(self, start: int, answered: int) -> None:
         """``answered`` is relative to ``start``, as ask_model returns it."""

@@ -64,8 +64,9 @@ class TurnRun:
         )
         self.history: list[ChatMessage] = []
         # After a fallback the turn stays on the route that answered; a primary that keeps
-        # failing is skipped for a while (engine.health).
-        self.route_start = engine.health.first_route(len(engine.routes))
+        # failing goes last for a while (engine.health).
+        self.routes, self.primary_first = engine.health.order(engine.routes)
+        self.route_start = 0
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
         self.calls_made = 0
@@ -77,7 +78,7 @@ class TurnRun:
         return TurnResult(text, status, error, iteration, self.calls_made)
 
     def usage(self, response: ModelResponse) -> Usage:
-        route = self.engine.routes[self.route_start]
+        route = self.routes[self.route_start]
         return Usage(
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
@@ -167,7 +168,7 @@ class TurnRun:
 
         engine = self.engine
         response, index = await ask_model(
-            engine.routes[self.route_start :],
+            self.routes[self.route_start :],
             self.session.id,
             self.history,
             engine.schemas,
@@ -179,7 +180,8 @@ class TurnRun:
             on_attempt=attempt,
             tool_choice=tool_choice,
         )
-        engine.health.record(self.route_start, index)
+        if self.primary_first:
+            engine.health.record(self.route_start, index)
         self.route_start += index
         return response
 

@@ -1,6 +1,7 @@
 """Several API keys for one endpoint, used as one provider.
 
-Rules: a rate limit is retried once on the same key, then the next key is used; billing
+Rules: a rate limit is retried once on the same key (unless the server asks for a wait
+longer than a few seconds), then the next key is used; billing
 (out of credit) rotates at once; a rejected key (auth) is read again from the environment
 or .env in case it was replaced, then rotated. A key that failed cools down, with
 exponential backoff per key. Every key is only ever sent to the pool's own endpoint: each
@@ -103,9 +104,14 @@ class PooledProvider:
                     response = await self._provider(key).complete(request, on_text)
                 except ProviderError as error:
                     last = error
-                    if error.kind is ErrorKind.RATE_LIMIT and not retried:
+                    wait = error.retry_after or 1.0
+                    if (
+                        error.kind is ErrorKind.RATE_LIMIT
+                        and not retried
+                        and wait <= RETRY_WAIT_CAP
+                    ):
                         retried = True
-                        await self._sleep(min(error.retry_after or 1.0, RETRY_WAIT_CAP))
+                        await self._sleep(wait)
                         continue
                     if error.kind is ErrorKind.AUTH and not refreshed:
                         refreshed = True

@@ -80,6 +80,7 @@ def build_route(
     choice: LadderChoice,
     timeout_seconds: float,
     reread: Callable[[str], str | None],
+    home: str = "",
 ) -> ModelRoute:
     endpoint = choice.endpoint
     provided = host.require(Kind.PROVIDER, endpoint.provider)
@@ -94,6 +95,7 @@ def build_route(
         api_key=choice.api_keys[0] if choice.api_keys else None,
         timeout_seconds=timeout_seconds,
         options=endpoint.options,
+        home=home,
     )
     if len(choice.api_keys) > 1:
         keys = list(zip(choice.key_names, choice.api_keys, strict=True))
@@ -110,7 +112,8 @@ def model_setup(
     choice = choose(report)
     config = ModelSettings.from_config(settings.raw)
     reread = fresh_secret(settings)
-    routes = [build_route(host, choice, config.timeout_seconds, reread)]
+    home = str(settings.home)
+    routes = [build_route(host, choice, config.timeout_seconds, reread, home)]
     warnings = list(report.problems)
     if not report.strict:  # a choice made on the command line never falls back
         for fallback in config.fallbacks:
@@ -129,7 +132,9 @@ def model_setup(
                 endpoint, fallback.model or endpoint.default_model, keys, key_names=names
             )
             try:
-                routes.append(build_route(host, fallback_choice, config.timeout_seconds, reread))
+                routes.append(
+                    build_route(host, fallback_choice, config.timeout_seconds, reread, home)
+                )
             except NoProvider as exc:
                 warnings.append(f"fallback skipped: {exc}")
     return ModelSetup(report, routes, context, choice.endpoint.notice, warnings)

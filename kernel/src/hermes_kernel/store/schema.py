@@ -138,6 +138,8 @@ CREATE TABLE model_calls (
 );
 CREATE INDEX model_calls_by_session ON model_calls(session_id);
 ALTER TABLE sessions ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+-- Sessions from before prices were known: their cost is unknown, not zero.
+UPDATE sessions SET unpriced_calls = 1 WHERE input_tokens + output_tokens > 0;
 -- Provider blocks (such as signed thinking blocks) to send back with an assistant message.
 ALTER TABLE messages ADD COLUMN reasoning_details TEXT;
 """

@@ -62,7 +62,7 @@ def _tool_input(arguments: str) -> dict[str, Any]:
 
 def _assistant_blocks(message: ChatMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [dict(detail) for detail in message.reasoning_details]
-    if message.content:
+    if message.content.strip():  # the API refuses text blocks of only whitespace
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append(
@@ -85,7 +85,7 @@ def _user_blocks(message: ChatMessage) -> list[dict[str, Any]]:
                 "content": message.content or "(no output)",
             }
         ]
-    return [{"type": "text", "text": message.content or "(empty)"}]
+    return [{"type": "text", "text": message.content if message.content.strip() else "(empty)"}]
 
 
 def conversation(
@@ -402,7 +402,13 @@ class MessagesProvider:
                 ErrorKind.CONNECTION,
                 f"the stream from {self._settings.base_url} ended before the reply was complete",
             )
-        return assembly.response()
+        try:
+            return assembly.response()
+        except (KeyError, TypeError, ValueError):
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                f"{self._settings.base_url} streamed content blocks of an unexpected shape",
+            ) from None
 
 
 def _error_text(body: str) -> str:

@@ -66,7 +66,7 @@ def resolve(context: LadderContext) -> RungResult:
         base_url=LOCAL.base_url,
         default_model=LOCAL.default_model,
         models=LOCAL.models,
-        notice=NOTICE if path.name == resolve_model(DEFAULT_MODEL, models_dir).name else "",
+        notice=NOTICE if (context.model or DEFAULT_MODEL) == DEFAULT_MODEL else "",
         options={"models_dir": str(models_dir)},
     )
     model = context.model or DEFAULT_MODEL

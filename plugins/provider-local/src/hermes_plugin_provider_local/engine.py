@@ -76,10 +76,12 @@ def _close_all() -> None:
     """Free models before interpreter teardown: llama-cpp-python's own finalizer runs too
     late then, and prints a traceback on every exit."""
     with _loading:
-        for model, _lock in _loaded.values():
-            close = getattr(model, "close", None)
-            if close is not None:
-                close()
+        for model, lock in _loaded.values():
+            # A generation still running in an abandoned worker thread keeps its model.
+            if lock.acquire(timeout=1.0):
+                close = getattr(model, "close", None)
+                if close is not None:
+                    close()
         _loaded.clear()
 
 
@@ -147,6 +149,8 @@ def calls_in_text(text: str, tools: Sequence[ToolSchema]) -> tuple[ToolCallReque
 
 def _classify(exc: Exception) -> ProviderError:
     text = str(exc)
+    if type(exc).__module__.startswith("jinja2"):  # the model's chat template refused
+        return ProviderError(ErrorKind.BAD_REQUEST, f"the model's chat template refused: {text}")
     if "context window" in text or "exceed context" in text:
         return ProviderError(
             ErrorKind.CONTEXT_OVERFLOW,
@@ -161,7 +165,8 @@ class EmbeddedProvider:
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
         options = settings.options
-        self._models_dir = Path(str(options.get("models_dir", "models"))).expanduser()
+        default_dir = Path(settings.home) / "models" if settings.home else Path("models")
+        self._models_dir = Path(str(options.get("models_dir", default_dir))).expanduser()
         self._n_ctx = int(options.get("context_size", DEFAULT_CONTEXT))
         threads = options.get("threads")
         self._threads = int(threads) if threads else None
@@ -226,6 +231,14 @@ class EmbeddedProvider:
                 raise
             except (ValueError, RuntimeError) as exc:
                 raise _classify(exc) from None
+            except (KeyError, TypeError, IndexError) as exc:
+                raise ProviderError(
+                    ErrorKind.BAD_RESPONSE, f"the embedded model answered oddly: {exc!r}"
+                ) from None
+            except Exception as exc:
+                if type(exc).__module__.startswith("jinja2"):  # a chat template's own error
+                    raise _classify(exc) from None
+                raise
 
     def _streamed(
         self,
@@ -266,6 +279,8 @@ class EmbeddedProvider:
     ) -> ModelResponse:
         tools = _wire_tools(request.tools)
         choice = request.tool_choice
+        if choice == "required" and len(request.tools) == 1:
+            choice = request.tools[0].name  # one tool to call: force it, grammar and all
         if choice in (None, "auto", "required"):
             from llama_cpp import llama_chat_format
 
