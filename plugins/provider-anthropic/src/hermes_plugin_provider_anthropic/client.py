@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import Any
 import httpx
 import orjson
 
+from hermes_sdk.http import LoopClient, raise_for_status, transport_errors
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -21,7 +21,6 @@ from hermes_sdk.models import (
     ProviderSettings,
     ToolCallRequest,
     classify_http_error,
-    parse_retry_after,
 )
 from hermes_sdk.sse import SSEDecoder, is_event_stream
 
@@ -282,68 +281,39 @@ _JSON_HEADERS = {"Content-Type": "application/json"}
 _SSE_HEADERS = {**_JSON_HEADERS, "Accept": "text/event-stream", "Cache-Control": "no-store"}
 
 
+def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
+    headers = {"anthropic-version": API_VERSION}
+    if settings.api_key:
+        headers["x-api-key"] = settings.api_key
+    return headers
+
+
 class MessagesProvider:
     """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/v1/messages``."""
 
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
-        self._client: httpx.AsyncClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._http = LoopClient(settings, _auth_headers(settings))
 
     @property
     def client(self) -> httpx.AsyncClient:
-        """One client per event loop: its connections belong to the loop that opened them."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            headers = {"anthropic-version": API_VERSION, **self._settings.headers}
-            if self._settings.api_key:
-                headers["x-api-key"] = self._settings.api_key
-            timeout = self._settings.timeout_seconds
-            self._client = httpx.AsyncClient(
-                base_url=self._settings.base_url.rstrip("/"),
-                headers=headers,
-                timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-            )
-            self._loop = loop
-        return self._client
+        return self._http.get()
 
     async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = None
+        await self._http.aclose()
 
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        where = self._settings.base_url
-        try:
+        async with transport_errors(self._settings):
             if self._settings.stream:
                 return await self._streamed(request, on_text)
             return await self._whole(request)
-        except httpx.TimeoutException:
-            raise ProviderError(
-                ErrorKind.TIMEOUT,
-                f"no answer from {where} within {self._settings.timeout_seconds:g} s",
-            ) from None
-        except httpx.ConnectError as exc:
-            raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            raise ProviderError(
-                ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
-            ) from None
-        except httpx.HTTPError as exc:  # anything else httpx can raise
-            raise ProviderError(ErrorKind.CONNECTION, f"request to {where} failed: {exc}") from None
-
-    async def _raise_for_status(self, response: httpx.Response) -> None:
-        if response.status_code >= 400:
-            body = (await response.aread()).decode("utf-8", "replace")
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-            raise classify_http_error(response.status_code, _error_text(body), retry_after)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False))
         response = await self.client.post("/v1/messages", content=body, headers=_JSON_HEADERS)
-        await self._raise_for_status(response)
+        await raise_for_status(response)
         try:
             data = response.json()
             content = list(data["content"])
@@ -364,7 +334,7 @@ class MessagesProvider:
             content=orjson.dumps(payload(request, True)),
             headers=_SSE_HEADERS,
         ) as response:
-            await self._raise_for_status(response)
+            await raise_for_status(response)
             if not is_event_stream(response.headers.get("content-type")):
                 raise ProviderError(
                     ErrorKind.BAD_RESPONSE,
@@ -409,13 +379,3 @@ class MessagesProvider:
                 ErrorKind.BAD_RESPONSE,
                 f"{self._settings.base_url} streamed content blocks of an unexpected shape",
             ) from None
-
-
-def _error_text(body: str) -> str:
-    """The message of an Anthropic error body, or the body itself."""
-    try:
-        data = json.loads(body)
-        error = data.get("error") or {}
-        return f"{error.get('type', 'error')}: {error.get('message', body)}"
-    except (ValueError, AttributeError):
-        return body

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import httpx
 import orjson
 
+from hermes_sdk.http import LoopClient, raise_for_status, transport_errors
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -20,7 +20,6 @@ from hermes_sdk.models import (
     ProviderSettings,
     ToolCallRequest,
     classify_http_error,
-    parse_retry_after,
 )
 from hermes_sdk.sse import SSEDecoder, is_event_stream
 
@@ -199,69 +198,37 @@ def stream_error(error: Any) -> ProviderError:
     return classify_http_error(500, str(error))
 
 
+def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
+    return {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+
+
 class ChatCompletionsProvider:
     """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/chat/completions``."""
 
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
-        self._client: httpx.AsyncClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._http = LoopClient(settings, _auth_headers(settings))
         self._wire = WireCache()
 
     @property
     def client(self) -> httpx.AsyncClient:
-        """One client per event loop: its connections belong to the loop that opened them."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            headers = {**self._settings.headers}
-            if self._settings.api_key:
-                headers["Authorization"] = f"Bearer {self._settings.api_key}"
-            timeout = self._settings.timeout_seconds
-            self._client = httpx.AsyncClient(
-                base_url=self._settings.base_url.rstrip("/"),
-                headers=headers,
-                timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-            )
-            self._loop = loop
-        return self._client
+        return self._http.get()
 
     async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = None
+        await self._http.aclose()
 
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        where = self._settings.base_url
-        try:
+        async with transport_errors(self._settings):
             if self._settings.stream:
                 return await self._streamed(request, on_text)
             return await self._whole(request)
-        except httpx.TimeoutException:
-            raise ProviderError(
-                ErrorKind.TIMEOUT,
-                f"no answer from {where} within {self._settings.timeout_seconds:g} s",
-            ) from None
-        except httpx.ConnectError as exc:
-            raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            raise ProviderError(
-                ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"
-            ) from None
-        except httpx.HTTPError as exc:  # anything else httpx can raise
-            raise ProviderError(ErrorKind.CONNECTION, f"request to {where} failed: {exc}") from None
-
-    async def _raise_for_status(self, response: httpx.Response) -> None:
-        if response.status_code >= 400:
-            body = (await response.aread()).decode("utf-8", "replace")
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-            raise classify_http_error(response.status_code, body, retry_after)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False, self._wire))
         response = await self.client.post("/chat/completions", content=body, headers=_JSON_HEADERS)
-        await self._raise_for_status(response)
+        await raise_for_status(response)
         try:
             data = response.json()
             choice = data["choices"][0]
@@ -297,7 +264,7 @@ class ChatCompletionsProvider:
             content=orjson.dumps(payload(request, True, self._wire)),
             headers=_SSE_HEADERS,
         ) as response:
-            await self._raise_for_status(response)
+            await raise_for_status(response)
             if not is_event_stream(response.headers.get("content-type")):
                 raise ProviderError(
                     ErrorKind.BAD_RESPONSE,
