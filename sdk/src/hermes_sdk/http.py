@@ -19,8 +19,18 @@ from hermes_sdk.models import (
     classify_http_error,
     parse_retry_after,
 )
+from hermes_sdk.sse import is_event_stream
 
-__all__ = ["LoopClient", "raise_for_status", "transport_errors"]
+__all__ = [
+    "JSON_HEADERS",
+    "LoopClient",
+    "event_stream",
+    "raise_for_status",
+    "transport_errors",
+]
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+SSE_HEADERS = {**JSON_HEADERS, "Accept": "text/event-stream", "Cache-Control": "no-store"}
 
 
 class LoopClient:
@@ -77,3 +87,21 @@ async def raise_for_status(response: httpx.Response) -> None:
         body = (await response.aread()).decode("utf-8", "replace")
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise classify_http_error(response.status_code, body, retry_after)
+
+
+@asynccontextmanager
+async def event_stream(
+    client: httpx.AsyncClient, path: str, body: bytes, settings: ProviderSettings
+) -> AsyncIterator[httpx.Response]:
+    """POST a JSON ``body`` that asks for a streamed reply; the response, once its status
+    and content type say it is an event stream (read it with ``aiter_lines`` and
+    :class:`~hermes_sdk.sse.SSEDecoder`)."""
+    async with client.stream("POST", path, content=body, headers=SSE_HEADERS) as response:
+        await raise_for_status(response)
+        if not is_event_stream(response.headers.get("content-type")):
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                f"{settings.base_url} answered a streamed request with something that is not "
+                "an event stream",
+            )
+        yield response

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_sdk.specs import RungSpec
+
 __all__ = [
     "Endpoint",
     "LadderChoice",
@@ -150,12 +152,9 @@ def api_key_rung_resolver(endpoint: Endpoint) -> Callable[[LadderContext], RungR
     return resolve
 
 
-def api_key_rung(endpoint: Endpoint, position: int, description: str = "") -> Any:
-    """A ready-made rung: match ``endpoint`` when its API key variable is set.
-
-    Returns a :class:`~hermes_sdk.specs.RungSpec` named ``<endpoint>-key``."""
-    from hermes_sdk.specs import RungSpec
-
+def api_key_rung(endpoint: Endpoint, position: int, description: str = "") -> RungSpec:
+    """A ready-made rung named ``<endpoint>-key``: match ``endpoint`` when its API key
+    variable is set."""
     if not endpoint.api_key_env:
         raise ValueError(f"endpoint {endpoint.name!r} has no api_key_env for an API-key rung")
     return RungSpec(

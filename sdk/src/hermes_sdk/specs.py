@@ -14,7 +14,10 @@ import enum
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from hermes_sdk.ladder import Endpoint, LadderContext, RungResult
 
 __all__ = [
     "BackendSpec",
@@ -135,8 +138,8 @@ class RungSpec(Spec):
 
     kind: ClassVar[Kind] = Kind.RUNG
     position: int
-    resolve: Callable[[Any], Any]
-    endpoint: Any = None
+    resolve: Callable[[LadderContext], RungResult]
+    endpoint: Endpoint | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.kind, self.name)

@@ -70,9 +70,8 @@ def known_endpoints(rungs: Sequence[Rung], settings: ModelSettings) -> dict[str,
     user said so), plus the unnamed local endpoint when ``model.base_url`` is set."""
     endpoints: dict[str, Endpoint] = {}
     for rung in rungs:
-        endpoint = rung.spec.endpoint
-        if isinstance(endpoint, Endpoint):
-            endpoints.setdefault(endpoint.name, endpoint)
+        if rung.spec.endpoint is not None:
+            endpoints.setdefault(rung.spec.endpoint.name, rung.spec.endpoint)
     endpoints.update(settings.custom)
     if settings.base_url:
         endpoints[LOCAL_ENDPOINT] = Endpoint(

@@ -26,7 +26,7 @@ from hermes_kernel.providers.pool import PooledProvider
 from hermes_kernel.providers.pricing import PriceBook
 from hermes_kernel.providers.rungs import keys_for
 from hermes_kernel.providers.settings import ModelSettings
-from hermes_sdk import Kind, PriceTableSpec, RungSpec
+from hermes_sdk import Kind, PriceTableSpec, ProviderSpec, RungSpec
 from hermes_sdk.ladder import LadderChoice, LadderContext
 from hermes_sdk.models import ProviderSettings
 
@@ -89,7 +89,7 @@ def build_route(
             f"provider {endpoint.name!r} speaks {endpoint.provider!r}, which no enabled plugin "
             f"provides: install or enable hermes-plugin-provider-{endpoint.provider}"
         )
-    factory = provided.spec.factory  # type: ignore[attr-defined]  # a ProviderSpec
+    factory = cast(ProviderSpec, provided.spec).factory
     provider_settings = ProviderSettings(
         base_url=endpoint.base_url,
         api_key=choice.api_keys[0] if choice.api_keys else None,

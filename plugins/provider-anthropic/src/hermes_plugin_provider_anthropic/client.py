@@ -10,7 +10,13 @@ from typing import Any
 import httpx
 import orjson
 
-from hermes_sdk.http import LoopClient, raise_for_status, transport_errors
+from hermes_sdk.http import (
+    JSON_HEADERS,
+    LoopClient,
+    event_stream,
+    raise_for_status,
+    transport_errors,
+)
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -22,7 +28,7 @@ from hermes_sdk.models import (
     ToolCallRequest,
     classify_http_error,
 )
-from hermes_sdk.sse import SSEDecoder, is_event_stream
+from hermes_sdk.sse import SSEDecoder
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192  # the API requires max_tokens; the model stops earlier on its own
@@ -277,10 +283,6 @@ def stream_error(error: Any) -> ProviderError:
     return classify_http_error(500, str(error))
 
 
-_JSON_HEADERS = {"Content-Type": "application/json"}
-_SSE_HEADERS = {**_JSON_HEADERS, "Accept": "text/event-stream", "Cache-Control": "no-store"}
-
-
 def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
     headers = {"anthropic-version": API_VERSION}
     if settings.api_key:
@@ -312,7 +314,7 @@ class MessagesProvider:
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False))
-        response = await self.client.post("/v1/messages", content=body, headers=_JSON_HEADERS)
+        response = await self.client.post("/v1/messages", content=body, headers=JSON_HEADERS)
         await raise_for_status(response)
         try:
             data = response.json()
@@ -328,19 +330,8 @@ class MessagesProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        async with self.client.stream(
-            "POST",
-            "/v1/messages",
-            content=orjson.dumps(payload(request, True)),
-            headers=_SSE_HEADERS,
-        ) as response:
-            await raise_for_status(response)
-            if not is_event_stream(response.headers.get("content-type")):
-                raise ProviderError(
-                    ErrorKind.BAD_RESPONSE,
-                    f"{self._settings.base_url} answered a streamed request with something "
-                    "that is not an event stream",
-                )
+        body = orjson.dumps(payload(request, True))
+        async with event_stream(self.client, "/v1/messages", body, self._settings) as response:
             decoder = SSEDecoder()
             async for line in response.aiter_lines():
                 event = decoder.feed(line)

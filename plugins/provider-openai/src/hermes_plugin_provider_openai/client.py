@@ -9,7 +9,13 @@ from typing import Any
 import httpx
 import orjson
 
-from hermes_sdk.http import LoopClient, raise_for_status, transport_errors
+from hermes_sdk.http import (
+    JSON_HEADERS,
+    LoopClient,
+    event_stream,
+    raise_for_status,
+    transport_errors,
+)
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -21,7 +27,7 @@ from hermes_sdk.models import (
     ToolCallRequest,
     classify_http_error,
 )
-from hermes_sdk.sse import SSEDecoder, is_event_stream
+from hermes_sdk.sse import SSEDecoder
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:
@@ -40,10 +46,6 @@ def _message(message: ChatMessage) -> dict[str, Any]:
             for call in message.tool_calls
         ]
     return wire
-
-
-_JSON_HEADERS = {"Content-Type": "application/json"}
-_SSE_HEADERS = {**_JSON_HEADERS, "Accept": "text/event-stream", "Cache-Control": "no-store"}
 
 
 class WireCache:
@@ -227,7 +229,7 @@ class ChatCompletionsProvider:
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False, self._wire))
-        response = await self.client.post("/chat/completions", content=body, headers=_JSON_HEADERS)
+        response = await self.client.post("/chat/completions", content=body, headers=JSON_HEADERS)
         await raise_for_status(response)
         try:
             data = response.json()
@@ -258,19 +260,8 @@ class ChatCompletionsProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        async with self.client.stream(
-            "POST",
-            "/chat/completions",
-            content=orjson.dumps(payload(request, True, self._wire)),
-            headers=_SSE_HEADERS,
-        ) as response:
-            await raise_for_status(response)
-            if not is_event_stream(response.headers.get("content-type")):
-                raise ProviderError(
-                    ErrorKind.BAD_RESPONSE,
-                    f"{self._settings.base_url} answered a streamed request with something "
-                    "that is not an event stream",
-                )
+        body = orjson.dumps(payload(request, True, self._wire))
+        async with event_stream(self.client, "/chat/completions", body, self._settings) as response:
             decoder = SSEDecoder()
             async for line in response.aiter_lines():
                 event = decoder.feed(line)
