@@ -8,10 +8,12 @@ packages. Built once per test session (a few seconds with uv's cache).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,3 +128,115 @@ def home(tmp_path: Path) -> Path:
 
 
 HermesRunner = Callable[..., Run]
+
+
+# --- the chat in a pseudo-terminal ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def chat_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """The OpenAI-compatible provider and a fixture plugin with tools and slash commands."""
+    packages = [REPO / "plugins" / "provider-openai", REPO / "tests" / "fixtures" / "chat-tools"]
+    return Venv(build_venv(tmp_path_factory.mktemp("chat") / "venv", packages))
+
+
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\x1b[=>]")
+
+
+class Terminal:
+    """A real ``hermes`` in a pseudo-terminal (pexpect), its screen kept by a terminal
+    emulator (pyte), so tests assert on what a user would see."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], rows: int = 40, cols: int = 110):
+        import pexpect
+        import pyte
+
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.log = b""
+        self.child = pexpect.spawn(argv[0], argv[1:], env=env, dimensions=(rows, cols))
+
+    def pump(self, seconds: float = 0.05) -> None:
+        import pexpect
+
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.02)
+            except pexpect.TIMEOUT:
+                data = b""
+            except pexpect.EOF:
+                return
+            if data:
+                self.log += data
+                self.stream.feed(data)
+            if time.monotonic() >= deadline:
+                return
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    @property
+    def seen(self) -> str:
+        """Everything ever printed, escapes removed (text that scrolled away included)."""
+        return _ANSI.sub(b"", self.log).decode("utf-8", "replace")
+
+    def wait_for(self, needle: str, timeout: float = 15.0, *, in_log: bool = False) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump(0.05)
+            if needle in (self.seen if in_log else self.text):
+                return
+            if not self.child.isalive():
+                self.pump(0.2)
+                if needle in (self.seen if in_log else self.text):
+                    return
+                break
+        raise AssertionError(f"{needle!r} never appeared; the screen:\n{self.text}")
+
+    def type(self, text: str) -> None:
+        self.child.send(text)
+        self.pump(0.1)
+
+    def line(self, text: str) -> None:
+        self.child.send(text)
+        self.pump(0.1)
+        self.child.send("\r")
+
+    def ctrl(self, letter: str) -> None:
+        self.child.send(chr(ord(letter.lower()) - ord("a") + 1))
+
+    def wait_exit(self, timeout: float = 15.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.child.isalive() and time.monotonic() < deadline:
+            self.pump(0.1)
+        assert not self.child.isalive(), f"hermes did not exit; the screen:\n{self.text}"
+        self.child.close()
+        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+@pytest.fixture
+def terminal(chat_venv: Venv) -> Iterator[Callable[..., Terminal]]:
+    opened: list[Terminal] = []
+
+    def open_terminal(*args: str, home: Path, rows: int = 40) -> Terminal:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("HERMES_") and key != "VIRTUAL_ENV"
+        }
+        # No cursor-position requests: the emulator does not answer them.
+        env.update(
+            {"HERMES_HOME": str(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
+        )
+        opened.append(Terminal([str(chat_venv.path / "bin" / "hermes"), *args], env, rows))
+        return opened[-1]
+
+    yield open_terminal
+    for term in opened:
+        term.close()

@@ -94,3 +94,14 @@ class PromptSection:
     title: str
     text: str
     tier: int = 30
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlashContext:
+    """What a plugin's slash command knows about the chat it runs in."""
+
+    session_id: str | None  # None until the first message of a new session
+    home: str
+    cwd: str
+    provider: str
+    model: str

@@ -47,6 +47,7 @@ from hermes_sdk.specs import (
     ProviderSpec,
     RungSpec,
     SkillSourceSpec,
+    SlashCommandSpec,
     Spec,
     ToolsetSpec,
     ToolSpec,
@@ -264,6 +265,26 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
 
 
 @hookspec
+def hermes_slash_commands() -> Iterable[SlashCommandSpec]:
+    """Yield ``/NAME`` commands for the interactive chat.
+
+    Called once when the plugin is loaded (the chat loads plugins that declare
+    ``slash.NAME`` when it starts). ``/help`` lists them beside the built-ins. A name a
+    built-in command uses is refused with a warning; the built-in keeps it.
+
+    Manifest key: ``slash.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_slash_commands():
+            def weather(args, context):
+                return f"no weather for {args or 'here'} in session {context.session_id}"
+            yield SlashCommandSpec(name="weather", description="Show weather.", handler=weather)
+    """
+
+
+@hookspec
 def hermes_config_sections() -> Iterable[ConfigSectionSpec]:
     """Yield the ``config.yaml`` sections this plugin owns.
 
@@ -419,6 +440,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_tools": ToolSpec,
     "hermes_skill_sources": SkillSourceSpec,
     "hermes_cli_commands": CommandSpec,
+    "hermes_slash_commands": SlashCommandSpec,
     "hermes_config_sections": ConfigSectionSpec,
 }
 """Each registration hook and the spec type it must yield."""

@@ -32,6 +32,7 @@ __all__ = [
     "ProviderSpec",
     "RungSpec",
     "SkillSourceSpec",
+    "SlashCommandSpec",
     "Spec",
     "ToolSpec",
     "ToolsetSpec",
@@ -51,6 +52,7 @@ class Kind(enum.StrEnum):
     TOOLSET = "toolset"
     SKILL_SOURCE = "skill_source"
     COMMAND = "command"
+    SLASH = "slash"
     CONFIG = "config"
     RUNG = "rung"
     PRICES = "prices"
@@ -236,6 +238,20 @@ class CommandSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlashCommandSpec(Spec):
+    """A ``/NAME`` command of the interactive chat.
+
+    ``handler(args, context)`` gets the text after the name and a
+    :class:`~hermes_sdk.events.SlashContext`; it returns the text to show (or None), and may
+    be a coroutine function. Errors it raises are shown as one line; the chat carries on.
+    A name that a built-in command already uses (``help``, ``model``, ...) is refused.
+    """
+
+    kind: ClassVar[Kind] = Kind.SLASH
+    handler: Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from hermes_sdk import Kind
 
 _BUILTINS: dict[str, tuple[str, str]] = {
+    "chat": (
+        "hermes_kernel.cli.chat_cmd:chat",
+        "Chat with the agent (interactive; -q TEXT to ask once).",
+    ),
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
     "doctor": (
         "hermes_kernel.cli.doctor_cmd:doctor",
@@ -33,6 +37,14 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "plugins": (
         "hermes_kernel.cli.plugins_cmd:plugins",
         "List, inspect, enable and disable plugins.",
+    ),
+    "sessions": (
+        "hermes_kernel.cli.sessions_cmd:sessions",
+        "List, show, search, export and delete chat sessions.",
+    ),
+    "setup": (
+        "hermes_kernel.cli.setup_cmd:setup",
+        "Choose a provider, key, model and terminal backend.",
     ),
 }
 
@@ -141,6 +153,12 @@ class HermesGroup(click.Group):
                 formatter.write_dl(sorted(rows))
 
 
+def _provider_kind() -> Kind:
+    from hermes_sdk import Kind
+
+    return Kind.PROVIDER
+
+
 def _command_kind() -> Kind:
     from hermes_sdk import Kind
 
@@ -178,14 +196,29 @@ def _command_kind() -> Kind:
     help="Fail when a plugin fails to load (for plugin developers).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show debug logs and plugin tracebacks.")
+@click.option(
+    "-z", "oneshot", metavar="TEXT", help="Ask once and print the reply (hermes chat -q TEXT)."
+)
 @click.pass_context
-def cli(ctx: click.Context, /, **_options: Any) -> None:
-    """Hermes: a personal AI agent runtime built from plugins."""
+def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
+    """Hermes: a personal AI agent runtime built from plugins.
+
+    Without a command: an interactive chat (or, with nothing to chat with installed, what
+    to install).
+    """
     if ctx.invoked_subcommand is not None:
+        return
+    chat = cli.get_command(ctx, "chat")
+    assert chat is not None
+    if oneshot is not None:
+        ctx.invoke(chat, query=oneshot)
         return
     from hermes_kernel.cli.overview import print_overview
 
-    print_overview(app_of(ctx))
+    if not app_of(ctx).host.declared(_provider_kind()):
+        print_overview(app_of(ctx))
+        return
+    ctx.invoke(chat)
 
 
 def main() -> None:

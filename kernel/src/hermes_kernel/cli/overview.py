@@ -1,4 +1,5 @@
-"""What bare ``hermes`` prints until the chat shell exists: where things stand, what to do."""
+"""What bare ``hermes`` prints when there is nothing to chat with: where things stand and
+what to do."""
 
 from __future__ import annotations
 
@@ -25,5 +26,5 @@ def print_overview(app: App) -> None:
         )
     else:
         click.echo(f"Model providers: {', '.join(providers)}.")
-        click.echo("Interactive chat is not part of this version of the kernel yet.")
+        click.echo("Chat: hermes chat")
     click.echo("See: hermes plugins list, hermes doctor, hermes --help")

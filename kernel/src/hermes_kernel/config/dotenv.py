@@ -66,3 +66,36 @@ def read_dotenv(path: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: cannot read: {exc}"]) from None
     return parse_dotenv(path, text)
+
+
+def _quoted(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def set_dotenv_value(path: Path, key: str, value: str) -> None:
+    """Set ``key`` in the .env at ``path`` (replacing its line, keeping every other line and
+    comment), written atomically with mode 0600. Raises ConfigError if the file is
+    unreadable or malformed: it is never overwritten as if empty."""
+    from hermes_kernel.files import atomic_write_text
+
+    if not _KEY.fullmatch(key):
+        raise ConfigError([f"{key!r} is not a variable name"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{path}: cannot read: {exc}"]) from None
+    parse_dotenv(path, text)  # refuse to rewrite a file we could not read back
+    line = f"{key}={_quoted(value)}"
+    lines = text.splitlines()
+    for index, existing in enumerate(lines):
+        name = existing.strip().removeprefix("export ").partition("=")[0].strip()
+        if name == key:
+            lines[index] = line
+            break
+    else:
+        lines.append(line)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, "\n".join(lines) + "\n", mode=0o600)

@@ -76,6 +76,28 @@ class CustomProvider(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+class AgentConfig(BaseModel):
+    """The ``agent:`` section: how long a turn may run and which tools it has."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_iterations: int = Field(
+        default=90, ge=1, le=1000, description="Model calls in one turn before it stops."
+    )
+    retries: int = Field(
+        default=3, ge=0, le=10, description="Attempts per provider before falling back."
+    )
+    toolsets: list[str] | None = Field(
+        default=None,
+        description="Toolsets whose tools the model gets; unset: every installed toolset.",
+    )
+    backend: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_-]{0,63}$",
+        description="Terminal backend tools run commands in (local, docker, ssh ...).",
+    )
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -83,6 +105,7 @@ class KernelConfig(BaseModel):
 
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
     providers: dict[str, CustomProvider] = Field(default_factory=dict)
     credential_pools: dict[str, list[str]] = Field(
         default_factory=dict, description="Endpoint name -> names of variables holding its keys."
@@ -118,7 +141,7 @@ class KernelConfig(BaseModel):
         # "model: gpt-4o" is short for "model: {default: gpt-4o}".
         return {"default": value} if isinstance(value, str) else value
 
-    @field_validator("plugins", "model", "providers", "credential_pools", mode="before")
+    @field_validator("plugins", "model", "agent", "providers", "credential_pools", mode="before")
     @classmethod
     def _empty_section_means_defaults(cls, value: Any) -> Any:
         # "plugins:" with nothing under it parses as None; treat it as an empty section.

@@ -34,6 +34,7 @@ from hermes_sdk import (
     ProviderSpec,
     SessionInfo,
     SkillSourceSpec,
+    SlashCommandSpec,
     Spec,
     ToolCall,
     ToolResult,
@@ -48,7 +49,9 @@ log = logging.getLogger("hermes.plugins")
 
 SpecT = TypeVar("SpecT", bound=Spec)
 
-RESERVED_COMMANDS = frozenset({"plugins", "config", "doctor", "help", "version"})
+RESERVED_COMMANDS = frozenset(
+    {"chat", "config", "doctor", "help", "model", "plugins", "sessions", "setup", "version"}
+)
 """Built-in subcommands a plugin's command may not replace."""
 
 
@@ -237,6 +240,9 @@ class PluginHost:
 
     def cli_commands(self) -> list[CommandSpec]:
         return self._typed(Kind.COMMAND, CommandSpec)
+
+    def slash_commands(self) -> list[SlashCommandSpec]:
+        return self._typed(Kind.SLASH, SlashCommandSpec)
 
     def config_sections(self) -> list[ConfigSectionSpec]:
         return self._typed(Kind.CONFIG, ConfigSectionSpec)

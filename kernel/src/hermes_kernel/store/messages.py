@@ -136,6 +136,31 @@ class Messages:
         )
         return [_message(row) for row in rows]
 
+    def last_user_seq(self, session_id: str) -> int | None:
+        value = self._db.query_value(
+            "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user'", (session_id,)
+        )
+        return int(value) if value is not None else None
+
+    def delete_from(self, session_id: str, seq: int) -> int:
+        """Delete the session's messages from ``seq`` on (``/undo``), keeping its counts
+        right; return how many went. Usage already paid for stays in the totals."""
+        with self._db.write() as cursor:
+            rows = cursor.execute(
+                "SELECT tool_calls FROM messages WHERE session_id = ? AND seq >= ?",
+                (session_id, seq),
+            ).fetchall()
+            calls = sum(len(json.loads(str(row[0]))) for row in rows if row[0])
+            cursor.execute(
+                "DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq)
+            )
+            cursor.execute(
+                "UPDATE sessions SET message_count = max(0, message_count - ?), "
+                "tool_call_count = max(0, tool_call_count - ?) WHERE id = ?",
+                (len(rows), calls, session_id),
+            )
+        return len(rows)
+
     def set_disposition(self, message_id: int, disposition: Disposition) -> None:
         with self._db.write() as cursor:
             cursor.execute(

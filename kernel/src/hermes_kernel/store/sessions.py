@@ -147,6 +147,59 @@ class Sessions:
         )
         return [Session(*row) for row in rows]
 
+    def latest(self, source: str | None = None) -> Session | None:
+        found = self.recent(1, source)
+        return found[0] if found else None
+
+    def find(self, prefix: str) -> Session | None:
+        """The session whose id is ``prefix`` or starts with it; KeyError when several do."""
+        exact = self.get(prefix)
+        if exact is not None or not prefix:
+            return exact
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
+            (escaped + "%",),
+        )
+        if len(rows) > 1:
+            raise KeyError(f"{prefix!r} matches more than one session; give more of the id")
+        return Session(*rows[0]) if rows else None
+
+    def openings(self, session_ids: list[str], width: int = 80) -> dict[str, str]:
+        """The start of each session's first user message: what an untitled session is about."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" for _ in session_ids)
+        rows = self._db.query(
+            f"SELECT session_id, substr(content, 1, ?), min(seq) FROM messages "
+            f"WHERE role = 'user' AND session_id IN ({marks}) GROUP BY session_id",
+            (width, *session_ids),
+        )
+        return {row[0]: str(row[1] or "") for row in rows}
+
+    def usage_by_model(self, session_id: str) -> list[tuple[str, str, int, int, int, float, int]]:
+        """Per (provider, model): calls, input and output tokens, cost, unpriced calls."""
+        rows = self._db.query(
+            "SELECT coalesce(provider, '?'), coalesce(model, '?'), count(*), sum(input_tokens), "
+            "sum(output_tokens), coalesce(sum(cost_usd), 0), sum(cost_usd IS NULL) "
+            "FROM model_calls WHERE session_id = ? GROUP BY 1, 2 ORDER BY 1, 2",
+            (session_id,),
+        )
+        return [
+            (str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), float(r[5]), int(r[6]))
+            for r in rows
+        ]
+
+    def set_title(self, session_id: str, title: str | None) -> None:
+        self._update(session_id, "title = ?", (title,))
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session with its messages and usage records (search forgets them too)."""
+        with self._db.write() as cursor:
+            cursor.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            if self._db_changes(cursor) == 0:
+                raise KeyError(f"no session {session_id!r}")
+
     def end(self, session_id: str, reason: str) -> None:
         self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))
 

@@ -1,0 +1,1 @@
+"""The CLI chat: one-shot and interactive shells over the turn engine."""

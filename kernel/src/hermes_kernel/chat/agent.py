@@ -1,0 +1,219 @@
+"""One ``hermes chat`` process as both shells (one-shot and interactive) see it: the model
+routes, the tools, the store, the turn engine, and the session being talked in.
+
+A new session is created by the first message, not before: ``/new`` twice, or a chat closed
+without a word, leaves nothing behind in the session list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.models import RetryPolicy
+from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
+from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
+from hermes_kernel.store.sessions import Session
+from hermes_kernel.store.state import StateStore, state_db_path
+from hermes_sdk import (
+    LLMCall,
+    LLMResult,
+    PromptContext,
+    PromptSection,
+    SessionInfo,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+
+if TYPE_CHECKING:
+    from hermes_kernel.cli.app import App
+
+SOURCE = "cli"
+
+
+class ToolEvents(Protocol):
+    """What a shell shows while tools run."""
+
+    def tool_started(self, call: ToolCall) -> None: ...
+    def tool_finished(self, call: ToolCall, result: ToolResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    provider: str | None = None
+    model: str | None = None
+    toolsets: tuple[str, ...] | None = None
+    """Only tools of these toolsets; None: agent.toolsets from config, else every one."""
+    yolo: bool = False
+    resume: str | None = None
+    continue_last: bool = False
+
+
+class _Observer:
+    """The plugins' lifecycle hooks, plus the shell's view of tool calls."""
+
+    def __init__(self, app: App, events: ToolEvents | None) -> None:
+        self._host = app.host
+        self.events = events
+
+    def on_session_start(self, session: SessionInfo) -> None:
+        self._host.on_session_start(session)
+
+    def on_session_end(self, session: SessionInfo, reason: str) -> None:
+        self._host.on_session_end(session, reason)
+
+    def pre_llm_call(self, call: LLMCall) -> None:
+        self._host.pre_llm_call(call)
+
+    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
+        self._host.post_llm_call(call, result)
+
+    def pre_tool_call(self, call: ToolCall) -> None:
+        if self.events is not None:
+            self.events.tool_started(call)
+        self._host.pre_tool_call(call)
+
+    def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        if self.events is not None:
+            self.events.tool_finished(call, result)
+        self._host.post_tool_call(call, result)
+
+    def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
+        return self._host.prompt_sections(context)
+
+
+def choose_tools(
+    specs: list[ToolSpec], toolsets: tuple[str, ...] | None
+) -> tuple[dict[str, ToolSpec], list[str]]:
+    """The tools of the chosen toolsets, and a warning per toolset nobody provides."""
+    if toolsets is None:
+        return {spec.name: spec for spec in specs}, []
+    known = {spec.toolset for spec in specs}
+    warnings = [
+        f"toolset {name!r} is not installed (known: {', '.join(sorted(known)) or 'none'})"
+        for name in toolsets
+        if name not in known
+    ]
+    return {spec.name: spec for spec in specs if spec.toolset in toolsets}, warnings
+
+
+class ChatAgent:
+    """Build with :meth:`open`; raises NoProvider (one line to act on) if no model can be
+    used, and KeyError if the session to resume does not exist."""
+
+    def __init__(self, app: App, options: ChatOptions, events: ToolEvents | None = None) -> None:
+        self.app = app
+        self.options = options
+        self.yolo = options.yolo
+        self.cwd = Path.cwd()
+        settings = app.settings
+        agent_section = settings.raw.get("agent") or {}
+        self.engine_settings = EngineSettings(
+            max_iterations=int(agent_section.get("max_iterations", 90)),
+            retry=RetryPolicy(attempts=max(1, int(agent_section.get("retries", 3)))),
+        )
+        toolsets = options.toolsets
+        if toolsets is None and agent_section.get("toolsets") is not None:
+            toolsets = tuple(agent_section["toolsets"])
+        app.host.load_observers()
+        self.tools, self.warnings = choose_tools(app.host.tools(), toolsets)
+        self.observer = _Observer(app, events)
+        self.store = StateStore(state_db_path(settings.home))
+        self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
+        self.warnings += self.setup.warnings
+        self.engine = self._engine(self.setup)
+        self.session: Session | None = None
+        if options.resume:
+            self.session = self.resume(options.resume)
+        elif options.continue_last:
+            latest = self.store.sessions.latest(SOURCE)
+            if latest is None:
+                raise KeyError("there is no earlier chat to continue; start one with hermes chat")
+            self.session = self.engine.resume_session(latest.id)
+
+    def _engine(self, setup: ModelSetup) -> TurnEngine:
+        settings = self.app.settings
+        return TurnEngine(
+            self.store,
+            setup.routes,
+            self.tools,
+            settings.home,
+            observer=self.observer,
+            settings=self.engine_settings,
+            secret_values=settings.secrets.values(),
+            pricing=price_book(self.app.host).cost,
+        )
+
+    @property
+    def route(self) -> tuple[str, str]:
+        primary = self.setup.routes[0]
+        return primary.name, primary.model
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def resume(self, reference: str) -> Session:
+        """Switch to a stored session by id or unique id prefix."""
+        found = self.store.sessions.find(reference)
+        if found is None:
+            raise KeyError(f"no session {reference!r}; list them with: hermes sessions list")
+        self.end_session("switched")
+        self.session = self.engine.resume_session(found.id)
+        return self.session
+
+    def new_session(self) -> None:
+        """The next message starts a fresh session."""
+        self.end_session("new_session")
+        self.session = None
+
+    def end_session(self, reason: str) -> None:
+        if self.session is not None:
+            with contextlib.suppress(KeyError):  # deleted meanwhile (hermes sessions delete)
+                self.engine.end_session(self.session.id, reason)
+
+    def refresh(self) -> Session | None:
+        """The session as stored now (totals after a turn)."""
+        if self.session is not None:
+            self.session = self.store.sessions.get(self.session.id) or self.session
+        return self.session
+
+    # --- turns ------------------------------------------------------------------------------
+
+    async def turn(
+        self,
+        text: str,
+        control: TurnControl,
+        on_text: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> TurnResult:
+        if self.session is None:
+            self.session = self.engine.start_session(SOURCE, self.cwd)
+        result = await self.engine.run_turn(self.session.id, text, control, on_text, on_notice)
+        self.refresh()
+        return result
+
+    # --- model ------------------------------------------------------------------------------
+
+    async def switch_model(self, provider: str | None, model: str | None) -> ModelSetup:
+        """Use another model from the next turn on (strict: no fallbacks); raises
+        NoProvider and keeps the current one if it cannot be used."""
+        setup = model_setup(self.app.host, self.app.settings, provider, model)
+        old = self.setup
+        self.setup, self.engine = setup, self._engine(setup)
+        await _close_routes(old)
+        return setup
+
+    async def aclose(self, reason: str = "cli_exit") -> None:
+        self.end_session(reason)
+        await _close_routes(self.setup)
+        self.store.close()
+
+
+async def _close_routes(setup: ModelSetup) -> None:
+    for route in setup.routes:
+        with contextlib.suppress(Exception):  # closing a client must not fail an exit
+            await route.provider.aclose()

@@ -1,0 +1,65 @@
+"""The slash commands of the interactive chat: the built-in table, and the commands plugins
+add through ``hermes_slash_commands`` (a plugin may not take a built-in's name)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes_kernel.plugins.host import PluginHost
+from hermes_sdk import Kind, SlashCommandSpec
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    usage: str
+    help: str
+    during_turn: bool = False
+    """Usable while a turn runs (it does not change the session or the model)."""
+
+
+BUILTINS: tuple[Builtin, ...] = (
+    Builtin("help", "/help", "this list", during_turn=True),
+    Builtin("new", "/new", "start a fresh session (the current one is kept)"),
+    Builtin("reset", "/reset", "the same as /new"),
+    Builtin("resume", "/resume [ID]", "continue a stored session (default: the last one)"),
+    Builtin("sessions", "/sessions", "the recent sessions", during_turn=True),
+    Builtin("model", "/model [PROVIDER] [MODEL]", "show or switch the model"),
+    Builtin("usage", "/usage", "tokens and cost of this session", during_turn=True),
+    Builtin("tools", "/tools", "the tools the model has", during_turn=True),
+    Builtin("skills", "/skills", "the installed skill sources", during_turn=True),
+    Builtin("memory", "/memory", "the memory provider in use", during_turn=True),
+    Builtin("compact", "/compact [FOCUS]", "compress the conversation"),
+    Builtin("stop", "/stop", "stop the running turn (as Ctrl+C does)", during_turn=True),
+    Builtin("retry", "/retry", "ask the last message again"),
+    Builtin("undo", "/undo", "remove the last message and the reply to it"),
+    Builtin("title", "/title [TEXT]", "show or set the session's title"),
+    Builtin("verbose", "/verbose", "show whole tool results (toggle)", during_turn=True),
+    Builtin("yolo", "/yolo", "run dangerous commands without asking (toggle)", during_turn=True),
+    Builtin("quit", "/quit", "leave (Ctrl+D does too)", during_turn=True),
+    Builtin("exit", "/exit", "the same as /quit", during_turn=True),
+)
+BUILTIN_NAMES = frozenset(command.name for command in BUILTINS)
+
+
+def plugin_commands(host: PluginHost) -> tuple[dict[str, SlashCommandSpec], list[str]]:
+    """Plugin commands by name, and a warning for each one refused."""
+    commands: dict[str, SlashCommandSpec] = {}
+    warnings: list[str] = []
+    for provided in host.provided(Kind.SLASH):
+        spec = provided.spec
+        assert isinstance(spec, SlashCommandSpec)  # the index holds these under SLASH
+        if spec.name in BUILTIN_NAMES:
+            warnings.append(
+                f"plugin {provided.plugin!r}: /{spec.name} is a built-in command; "
+                "the plugin's version is ignored"
+            )
+            continue
+        commands[spec.name] = spec
+    return commands, warnings
+
+
+def split_command(line: str) -> tuple[str, str]:
+    """``/model openai gpt-4o`` -> ("model", "openai gpt-4o")."""
+    name, _, args = line[1:].strip().partition(" ")
+    return name.lower(), args.strip()

@@ -1,0 +1,113 @@
+"""Short plain-text views shared by the chat shells and ``hermes sessions``: a tool call in
+one line, a result preview, token usage and cost."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_kernel.providers.pricing import describe_cost
+from hermes_kernel.store.sessions import Session
+
+# The argument a tool's line shows first: the one that says what it does.
+_MAIN_ARGUMENTS = ("command", "path", "query", "pattern", "url", "name", "text")
+
+
+def one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+
+
+def argument_preview(arguments: Mapping[str, Any], width: int = 60) -> str:
+    """``ls -la`` for ``{"command": "ls -la"}``; otherwise compact JSON, cut to ``width``."""
+    for key in _MAIN_ARGUMENTS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            return one_line(value, width)
+    if not arguments:
+        return ""
+    return one_line(json.dumps(dict(arguments), ensure_ascii=False, default=str), width)
+
+
+def result_preview(content: str, width: int = 100) -> str:
+    return one_line(content, width) if content.strip() else "(no output)"
+
+
+def seconds(value: float) -> str:
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Token and cost totals of a session, or of the part of it one turn added."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+
+    @classmethod
+    def of(cls, session: Session | None) -> Totals:
+        if session is None:
+            return cls()
+        return cls(
+            session.input_tokens,
+            session.output_tokens,
+            session.cache_read_tokens,
+            session.cache_write_tokens,
+            session.reasoning_tokens,
+            session.estimated_cost_usd,
+            session.unpriced_calls,
+        )
+
+    def __sub__(self, other: Totals) -> Totals:
+        return Totals(
+            self.input_tokens - other.input_tokens,
+            self.output_tokens - other.output_tokens,
+            self.cache_read_tokens - other.cache_read_tokens,
+            self.cache_write_tokens - other.cache_write_tokens,
+            self.reasoning_tokens - other.reasoning_tokens,
+            round(self.cost_usd - other.cost_usd, 8),
+            self.unpriced_calls - other.unpriced_calls,
+        )
+
+    def cost_text(self) -> str:
+        """Unknown prices are never shown as free."""
+        return describe_cost(self.cost_usd, self.unpriced_calls)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cost_usd": None if self.unpriced_calls and not self.cost_usd else self.cost_usd,
+            "unpriced_calls": self.unpriced_calls,
+        }
+
+    def line(self) -> str:
+        text = f"{self.input_tokens:,} in, {self.output_tokens:,} out"
+        if self.cache_read_tokens or self.cache_write_tokens:
+            text += (
+                f" ({self.cache_read_tokens:,} cache read, {self.cache_write_tokens:,} cache write)"
+            )
+        if self.reasoning_tokens:
+            text += f", {self.reasoning_tokens:,} reasoning"
+        return f"{text}; cost {self.cost_text()}"
+
+
+def when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+def session_label(session: Session) -> str:
+    return session.title or "(untitled)"

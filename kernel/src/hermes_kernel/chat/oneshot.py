@@ -1,0 +1,108 @@
+"""``hermes chat -q TEXT``: one turn for scripts. Only the final reply goes to stdout (or a
+JSON object with ``--json``); progress and errors go to stderr. Exit status: 0 when the
+model answered, 1 on any error (one line, no traceback), 130 when interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_kernel.chat.agent import ChatAgent, ChatOptions
+from hermes_kernel.chat.format import Totals, argument_preview, result_preview, seconds
+from hermes_kernel.engine.control import TurnControl
+from hermes_sdk import ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from hermes_kernel.cli.app import App
+
+
+@dataclass
+class _Progress:
+    """Tool calls as one line each on stderr, and a record of them for ``--json``."""
+
+    quiet: bool
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def tool_started(self, call: ToolCall) -> None:
+        if not self.quiet:
+            print(f"  > {call.tool} {argument_preview(call.arguments)}", file=sys.stderr)
+
+    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        self.calls.append(
+            {
+                "id": call.call_id,
+                "name": call.tool,
+                "arguments": dict(call.arguments),
+                "ok": result.ok,
+                "duration_s": round(result.duration_s, 3),
+            }
+        )
+        if not self.quiet:
+            status = "ok" if result.ok else "error"
+            print(
+                f"  < {call.tool} {status} in {seconds(result.duration_s)}: "
+                f"{result_preview(result.content, 80)}",
+                file=sys.stderr,
+            )
+
+
+def error_line(message: str) -> None:
+    print(f"hermes: error: {message}", file=sys.stderr)
+
+
+def run_oneshot(app: App, options: ChatOptions, query: str, as_json: bool) -> int:
+    from hermes_kernel.providers.ladder import NoProvider
+
+    progress = _Progress(quiet=False)
+    try:
+        agent = ChatAgent(app, options, progress)
+    except (NoProvider, KeyError) as exc:
+        error_line(exc.args[0] if isinstance(exc, KeyError) else str(exc))
+        return 1
+    for warning in agent.warnings:
+        print(f"hermes: warning: {warning}", file=sys.stderr)
+    if agent.setup.notice:
+        print(f"hermes: {agent.setup.notice}", file=sys.stderr)
+    return asyncio.run(_turn(agent, query, as_json, progress))
+
+
+async def _turn(agent: ChatAgent, query: str, as_json: bool, progress: _Progress) -> int:
+    control = TurnControl()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, control.stop)
+    loop.add_signal_handler(signal.SIGTERM, control.stop)
+    before = Totals.of(agent.session)
+    try:
+        result = await agent.turn(
+            query, control, on_notice=lambda text: print(f"hermes: {text}", file=sys.stderr)
+        )
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+        await agent.aclose("oneshot")
+    provider, model = agent.route
+    code = {"done": 0, "stopped": 130, "interrupted": 130}.get(result.status, 1)
+    if as_json:
+        session = agent.session
+        payload = {
+            "reply": result.text,
+            "status": result.status,
+            "error": result.error,
+            "session_id": session.id if session else None,
+            "provider": provider,
+            "model": model,
+            "usage": (Totals.of(session) - before).as_json(),
+            "tool_calls": progress.calls,
+        }
+        print(json.dumps(payload, ensure_ascii=False))
+    elif result.text:
+        print(result.text)
+    if result.error:
+        error_line(result.error)
+    elif code == 130:
+        print("hermes: interrupted", file=sys.stderr)
+    return code

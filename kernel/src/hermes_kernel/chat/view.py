@@ -1,0 +1,151 @@
+"""What the interactive chat shows. Finished output (a reply rendered as Markdown, a tool's
+result line, notices) is printed above the prompt and scrolls with the terminal; what is
+still happening (the reply as it streams, each running tool with a spinner and a timer) is
+a live area redrawn just above the input line, so the screen never looks frozen and the
+user can keep typing."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+
+from rich.console import Console, RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+
+from hermes_kernel.chat.format import argument_preview, one_line, result_preview, seconds
+from hermes_sdk import ToolCall, ToolResult
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PROMPT_MARK = "\u203a"  # a single right-pointing angle quote: the prompt, and the user's lines
+LIVE_TEXT_LINES = 8
+"""Lines of a streaming reply kept in view; the whole reply is printed when it ends."""
+
+
+@dataclass
+class _Running:
+    call: ToolCall
+    started: float = field(default_factory=time.monotonic)
+
+
+class ChatView:
+    def __init__(self) -> None:
+        self.streaming: list[str] = []
+        self.running: dict[str, _Running] = {}
+        self.turn_started: float | None = None
+        self.status = ""
+        self.verbose = False
+
+    # --- printing above the prompt --------------------------------------------------------
+
+    @staticmethod
+    def width() -> int:
+        return max(20, shutil.get_terminal_size((100, 30)).columns - 1)
+
+    def render(self, renderable: RenderableType) -> str:
+        buffer = io.StringIO()
+        console = Console(
+            file=buffer, force_terminal=True, width=self.width(), highlight=False, soft_wrap=False
+        )
+        console.print(renderable)
+        return buffer.getvalue()
+
+    def write(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def print(self, renderable: RenderableType) -> None:
+        self.write(self.render(renderable))
+
+    def info(self, text: str) -> None:
+        self.print(Text(text, style="dim"))
+
+    def warn(self, text: str) -> None:
+        self.print(Text(text, style="yellow"))
+
+    def error(self, text: str) -> None:
+        self.print(Text(f"error: {text}", style="bold red"))
+
+    def user(self, text: str) -> None:
+        self.print(Text(f"{PROMPT_MARK} {text}", style="bold cyan"))
+
+    def reply(self, text: str, interrupted: bool = False) -> None:
+        if text.strip():
+            self.print(Markdown(text, code_theme="monokai"))
+        if interrupted:
+            self.info("(interrupted; the text so far is kept)")
+
+    # --- a turn as it happens -------------------------------------------------------------
+
+    def start_turn(self) -> None:
+        self.turn_started = time.monotonic()
+        self.streaming.clear()
+        self.status = "thinking"
+
+    def end_turn(self) -> None:
+        self.turn_started = None
+        self.streaming.clear()
+        self.running.clear()
+        self.status = ""
+
+    def stream(self, text: str) -> None:
+        self.streaming.append(text)
+        self.status = "writing"
+
+    def flush_streamed(self) -> None:
+        """Text the model wrote before calling tools: print it, the tools come next."""
+        text = "".join(self.streaming)
+        self.streaming.clear()
+        self.reply(text)
+
+    def discard_streamed(self) -> None:
+        self.streaming.clear()
+
+    def tool_started(self, call: ToolCall) -> None:
+        if self.streaming:
+            self.flush_streamed()
+        self.running[call.call_id] = _Running(call)
+        self.status = "running tools"
+
+    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        self.running.pop(call.call_id, None)
+        mark, style = ("✓", "green") if result.ok else ("✗", "red")
+        line = Text()
+        line.append(f"  {mark} ", style=style)
+        line.append(call.tool, style="bold")
+        preview = argument_preview(call.arguments, 50)
+        if preview:
+            line.append(f"  {preview}")
+        line.append(f"  {seconds(result.duration_s)}", style="dim")
+        self.print(line)
+        content = result.content if self.verbose else result_preview(result.content, 100)
+        self.print(Text(f"    {content}", style="dim" if result.ok else "red"))
+        if not self.running:
+            self.status = "thinking"
+
+    # --- the live area --------------------------------------------------------------------
+
+    def live(self) -> str:
+        """The lines drawn above the input while a turn runs (ANSI text), or ''."""
+        if self.turn_started is None:
+            return ""
+        now = time.monotonic()
+        frame = SPINNER[int(now * 10) % len(SPINNER)]
+        width = self.width()
+        lines: list[str] = []
+        if self.streaming:
+            text = "".join(self.streaming)
+            tail = text.splitlines()[-LIVE_TEXT_LINES:] if text else []
+            lines += [one_line(line, width) if line.strip() else "" for line in tail]
+        for running in self.running.values():
+            preview = argument_preview(running.call.arguments, 50)
+            elapsed = seconds(now - running.started)
+            lines.append(f"\x1b[33m  {frame}\x1b[0m \x1b[1m{running.call.tool}\x1b[0m  {preview}")
+            lines[-1] += f"  \x1b[2m{elapsed}\x1b[0m"
+        if not self.running:
+            elapsed = seconds(now - self.turn_started)
+            lines.append(f"\x1b[2m{frame} {self.status}… {elapsed} · Ctrl+C to stop\x1b[0m")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,112 @@
+"""``hermes setup``: a short wizard for the provider, its key, the default model and the
+terminal backend. Every question has a flag, so it also runs unattended (``--yes``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from hermes_kernel.cli.main import app_of
+
+
+@click.command()
+@click.option("--provider", metavar="NAME", help="The provider (see: hermes model).")
+@click.option("--model", "model_name", metavar="NAME", help="The default model.")
+@click.option(
+    "--api-key-stdin", is_flag=True, help="Read the provider's API key from stdin (one line)."
+)
+@click.option("--backend", metavar="NAME", help="The terminal backend tools use (local, ...).")
+@click.option(
+    "-y", "--yes", "unattended", is_flag=True, help="Ask nothing; use flags and defaults."
+)
+@click.pass_context
+def setup(
+    ctx: click.Context,
+    provider: str | None,
+    model_name: str | None,
+    api_key_stdin: bool,
+    backend: str | None,
+    unattended: bool,
+) -> None:
+    """Choose a provider, store its key in .env (mode 0600), and pick the default model
+    and terminal backend. Keys never go into config.yaml."""
+    from hermes_kernel.config.dotenv import set_dotenv_value
+    from hermes_kernel.config.edit import edit_config
+    from hermes_kernel.config.settings import dotenv_path
+    from hermes_kernel.providers.routes import run_ladder
+    from hermes_sdk import Kind
+
+    app = app_of(ctx)
+    asks = not unattended and sys.stdin.isatty()
+    _report, context = run_ladder(app.host, app.settings)
+    endpoints = context.endpoints
+    if not endpoints:
+        raise click.ClickException("no provider plugin is installed: nothing to set up")
+    names = sorted(endpoints)
+    if provider is None:
+        if not asks:
+            raise click.UsageError(
+                "--provider is needed with --yes (one of: " + ", ".join(names) + ")"
+            )
+        click.echo("Providers: " + ", ".join(names))
+        provider = click.prompt("Provider", type=click.Choice(names), show_choices=False)
+    if provider not in endpoints:
+        raise click.UsageError(f"unknown provider {provider!r}; known: {', '.join(names)}")
+    endpoint = endpoints[provider]
+
+    key: str | None = None
+    if api_key_stdin:
+        key = sys.stdin.readline().strip()
+        if not key:
+            raise click.UsageError("--api-key-stdin read an empty line")
+    elif endpoint.api_key_env and asks:
+        have = context.secret(endpoint.api_key_env)
+        hint = " (Enter keeps the one set)" if have else ""
+        key = (
+            click.prompt(
+                f"{endpoint.api_key_env}{hint}", default="", hide_input=True, show_default=False
+            ).strip()
+            or None
+        )
+    if key is not None:
+        if not endpoint.api_key_env:
+            raise click.UsageError(f"provider {provider!r} takes no API key")
+        set_dotenv_value(dotenv_path(app.settings.home), endpoint.api_key_env, key)
+
+    if model_name is None and asks:
+        choices = ", ".join(endpoint.models)
+        if choices:
+            click.echo(f"Models: {choices}")
+        model_name = click.prompt("Default model", default=endpoint.default_model or "") or None
+
+    backends = sorted(app.host.declared(Kind.BACKEND)) or ["local"]
+    if backend is None and asks and len(backends) > 1:
+        backend = click.prompt("Terminal backend", type=click.Choice(backends), default=backends[0])
+
+    def change(data: Any) -> None:
+        from ruamel.yaml.comments import CommentedMap
+
+        section = data.get("model")
+        if not isinstance(section, dict):
+            section = data["model"] = CommentedMap()
+        section["provider"] = provider
+        if model_name:
+            section["default"] = model_name
+        elif "default" in section:
+            del section["default"]
+        if backend:
+            agent = data.get("agent")
+            if not isinstance(agent, dict):
+                agent = data["agent"] = CommentedMap()
+            agent["backend"] = backend
+
+    edit_config(app.settings.config_path, change)
+    summary = f"provider {provider}, model {model_name or endpoint.default_model or 'default'}"
+    if backend:
+        summary += f", backend {backend}"
+    if key is not None:
+        summary += f"; key saved as {endpoint.api_key_env} in .env"
+    click.echo(f"Saved: {summary}.")
+    click.echo("Check it: hermes model test; then: hermes chat")

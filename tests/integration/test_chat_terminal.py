@@ -1,0 +1,182 @@
+"""The interactive chat, driven in a real pseudo-terminal against the scripted model server:
+what the user sees on screen, and what the model server and the store see."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_sdk.testing import Reply
+
+pytestmark = pytest.mark.venv
+
+
+@pytest.fixture
+def home(tmp_path: Path, openai_server) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    (path / "config.yaml").write_text(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "agent:\n  retries: 1\n"
+    )
+    return path
+
+
+def sessions(chat_venv, home: Path) -> list[dict]:
+    run = chat_venv.hermes("sessions", "list", "--json", home=home)
+    assert run.code == 0, run.err
+    return [json.loads(line) for line in run.out.splitlines()]
+
+
+def messages(chat_venv, home: Path, session_id: str) -> list[dict]:
+    run = chat_venv.hermes("sessions", "export", session_id, home=home)
+    assert run.code == 0, run.err
+    return [json.loads(line) for line in run.out.splitlines()]
+
+
+def test_a_reply_streams_then_renders_and_a_tool_call_gets_its_line(
+    terminal, home, openai_server, chat_venv
+):
+    openai_server.queue(
+        Reply.tool_call("shout", {"text": "quiet words"}),
+        Reply.say("Here is **the answer**, slowly streamed.", chunk_delay_seconds=0.25),
+    )
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("make it loud")
+    term.wait_for("✓ shout  quiet words")
+    term.wait_for("QUIET WORDS")  # the result's preview
+    term.wait_for("Here is **the")  # raw text, still streaming, in the live area
+    assert "slowly streamed." not in term.text
+    term.wait_for("Here is the answer, slowly streamed.")  # rendered as Markdown at the end
+    assert "**" not in term.text.split("make it loud")[-1].split("Here is the answer")[1]
+    tool_message = openai_server.requests[-1].json["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == "QUIET WORDS"
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_new_starts_a_second_session_and_model_switches_the_next_request(
+    terminal, home, openai_server, chat_venv
+):
+    openai_server.queue(Reply.say("first"), Reply.say("second"))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("one")
+    term.wait_for("first")
+    term.line("/new")
+    term.wait_for("new session")
+    term.line("/model other-model")
+    term.wait_for("now using local-endpoint / other-model")
+    term.line("two")
+    term.wait_for("second")
+    term.line("/quit")
+    assert term.wait_exit() == 0
+    assert [request.json["model"] for request in openai_server.requests] == [
+        "test-model",
+        "other-model",
+    ]
+    assert openai_server.requests[-1].json["messages"][-1]["content"] == "two"
+    assert len(openai_server.requests[-1].json["messages"]) == 2  # system + "two": fresh
+    assert len(sessions(chat_venv, home)) == 2
+
+
+def test_ctrl_c_stops_a_turn_keeping_the_text_and_twice_exits(
+    terminal, home, openai_server, chat_venv
+):
+    openai_server.queue(Reply.say("word " * 200, chunk_size=5, chunk_delay_seconds=0.1))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("talk for a long time")
+    term.wait_for("word word word")
+    term.ctrl("c")
+    term.wait_for("interrupted; the text so far is kept")
+    time.sleep(2.1)  # the next Ctrl+C is not a double press
+    term.type("a draft")
+    term.ctrl("c")  # clears the draft
+    term.pump(0.3)
+    assert "a draft" not in term.text
+    term.ctrl("c")
+    term.wait_for("Ctrl+C again to exit")
+    term.ctrl("c")
+    assert term.wait_exit() == 0
+    (session,) = sessions(chat_venv, home)
+    stored = messages(chat_venv, home, session["id"])
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["finish_reason"] == "interrupted"
+    assert stored[1]["content"].startswith("word word")
+    assert len(stored[1]["content"]) < len("word " * 200)
+
+
+def test_resume_shows_the_last_exchange_and_sends_the_history(
+    terminal, home, openai_server, chat_venv
+):
+    openai_server.queue(Reply.say("Paris is the capital."), Reply.say("About 2 million."))
+    run = chat_venv.hermes("chat", "-q", "capital of France?", home=home)
+    assert run.code == 0, run.err
+    (session,) = sessions(chat_venv, home)
+    term = terminal("chat", "--resume", session["id"][:17], home=home)
+    term.wait_for(f"resumed {session['id']}")
+    term.wait_for("Paris is the capital.")
+    term.line("and its population?")
+    term.wait_for("About 2 million.")
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+    sent = [m["content"] for m in openai_server.requests[-1].json["messages"][1:]]
+    assert sent == ["capital of France?", "Paris is the capital.", "and its population?"]
+    assert len(sessions(chat_venv, home)) == 1
+
+
+def test_slash_commands_from_plugins_and_a_clash_refused(terminal, home, chat_venv):
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    assert "/help is a built-in command" in term.text  # the plugin's /help is refused
+    term.line("/ping hello")
+    term.wait_for("pong hello (session None)")
+    term.line("/help")
+    term.wait_for("/ping")
+    assert "hijacked" not in term.text
+    term.line("/tools")
+    term.wait_for("nap")
+    term.line("/nosuch")
+    term.wait_for("unknown command /nosuch")
+    term.line("/exit")
+    assert term.wait_exit() == 0
+
+
+def test_a_long_paste_is_collapsed_and_sent_whole(terminal, home, openai_server):
+    openai_server.queue(Reply.say("got it"))
+    pasted = "\n".join(f"line {n} of the log" for n in range(40))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.type(f"\x1b[200~{pasted}\x1b[201~")
+    term.wait_for("[pasted text #1: 40 lines")
+    term.line(" what is this?")
+    term.wait_for("got it")
+    sent = openai_server.requests[-1].json["messages"][-1]["content"]
+    assert sent == pasted + " what is this?"
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+
+
+def test_a_message_typed_during_a_turn_waits_for_the_step_and_goes_next(
+    terminal, home, openai_server
+):
+    openai_server.queue(Reply.tool_call("nap", {"seconds": 1.5}), Reply.say("answer to the second"))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("take a nap")
+    term.wait_for("nap", in_log=True)
+    term.line("second thought")
+    term.wait_for("queued")
+    term.wait_for("answer to the second")
+    # The first turn ended after its tool step, without asking the model again; the queued
+    # message went next, with the tool's result in its history.
+    assert len(openai_server.requests) == 2
+    history = [m.get("content") for m in openai_server.requests[1].json["messages"]]
+    assert history[-3:] == ["", "slept 1.5 s", "second thought"]
+    term.ctrl("d")
+    assert term.wait_exit() == 0
