@@ -180,3 +180,47 @@ def test_a_message_typed_during_a_turn_waits_for_the_step_and_goes_next(
     assert history[-3:] == ["", "slept 1.5 s", "second thought"]
     term.ctrl("d")
     assert term.wait_exit() == 0
+
+
+def test_undo_retry_title_and_usage(terminal, home, openai_server, chat_venv):
+    openai_server.queue(
+        Reply.say("wrong", usage={"prompt_tokens": 7, "completion_tokens": 2}),
+        Reply.say("better"),
+    )
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("question")
+    term.wait_for("wrong")
+    term.line("/retry")
+    term.wait_for("removed the last exchange (2 messages)")
+    term.wait_for("better")
+    term.line("/title my topic")
+    term.wait_for("title set: my topic")
+    term.line("/usage")
+    term.wait_for("2 messages, 0 tool calls")
+    term.line("/undo")
+    term.wait_for("removed the last exchange (2 messages)", in_log=True)
+    term.ctrl("d")
+    assert term.wait_exit() == 0
+    assert openai_server.requests[1].json["messages"][-1]["content"] == "question"
+    assert len(openai_server.requests[1].json["messages"]) == 2  # "wrong" was undone first
+    (session,) = sessions(chat_venv, home)
+    assert session["title"] == "my topic" and session["messages"] == 0
+    assert session["usage"]["input_tokens"] >= 7  # paid-for tokens stay in the totals
+
+
+def test_leaving_during_a_tool_call_leaves_a_valid_transcript(
+    terminal, home, openai_server, chat_venv
+):
+    openai_server.queue(Reply.tool_call("nap", {"seconds": 30}))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("nap for a long time")
+    term.wait_for("nap", in_log=True)
+    term.pump(0.5)
+    term.ctrl("d")
+    assert term.wait_exit(timeout=10) == 0
+    (session,) = sessions(chat_venv, home)
+    stored = messages(chat_venv, home, session["id"])
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool"]
+    assert stored[2]["disposition"] in ("skipped", "unknown")  # never claimed to have run

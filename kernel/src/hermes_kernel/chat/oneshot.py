@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.format import Totals, argument_preview, result_preview, seconds
+from hermes_kernel.chat.loop import run_chat
 from hermes_kernel.engine.control import TurnControl
 from hermes_sdk import ToolCall, ToolResult
 
@@ -67,7 +68,7 @@ def run_oneshot(app: App, options: ChatOptions, query: str, as_json: bool) -> in
         print(f"hermes: warning: {warning}", file=sys.stderr)
     if agent.setup.notice:
         print(f"hermes: {agent.setup.notice}", file=sys.stderr)
-    return asyncio.run(_turn(agent, query, as_json, progress))
+    return run_chat(_turn(agent, query, as_json, progress))
 
 
 async def _turn(agent: ChatAgent, query: str, as_json: bool, progress: _Progress) -> int:

@@ -29,6 +29,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.commands import BUILTINS, plugin_commands, split_command
 from hermes_kernel.chat.format import Totals
+from hermes_kernel.chat.loop import run_chat
 from hermes_kernel.chat.slash import SlashCommands
 from hermes_kernel.chat.view import PROMPT_MARK, ChatView
 from hermes_kernel.engine.control import TurnControl
@@ -307,4 +308,4 @@ def run_interactive(app: App, options: ChatOptions) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         print(f"hermes: error: {message}", file=sys.stderr)
         return 1
-    return asyncio.run(Repl(agent, view).run())
+    return run_chat(Repl(agent, view).run())

@@ -72,9 +72,16 @@ def chat(
     if query is not None:
         from hermes_kernel.chat.oneshot import run_oneshot
 
-        ctx.exit(run_oneshot(app, options, read_query(query), as_json))
+        _leave(ctx, run_oneshot(app, options, read_query(query), as_json))
     if as_json:
         raise click.UsageError("--json needs -q")
     from hermes_kernel.chat.repl import run_interactive
 
-    ctx.exit(run_interactive(app, options))
+    _leave(ctx, run_interactive(app, options))
+
+
+def _leave(ctx: click.Context, code: int) -> None:
+    from hermes_kernel.chat.loop import leave_now_if_stuck
+
+    leave_now_if_stuck(code, app_of(ctx).close)
+    ctx.exit(code)

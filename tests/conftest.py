@@ -1,5 +1,5 @@
-"""In-process ``hermes`` runs with the real provider plugins of this workspace installed
-(openai, anthropic, local), a fresh HERMES_HOME, and no API keys unless a test sets them."""
+"""In-process ``hermes`` runs with the real plugins of this workspace installed (providers
+openai, anthropic, local), a fresh HERMES_HOME, and no API keys unless a test sets them."""
 
 from __future__ import annotations
 
