@@ -72,3 +72,10 @@ def test_plugin_controls_page_covers_every_control():
         "load_timeout_seconds",
     ]:
         assert control in page, control
+
+
+def test_cli_reference_is_current():
+    generator = runpy.run_path(str(REPO / "scripts" / "gen_cli_reference.py"))
+    assert (REPO / "docs" / "reference" / "cli.md").read_text(encoding="utf-8") == generator[
+        "render"
+    ](), "docs/reference/cli.md is stale; run: python scripts/gen_cli_reference.py"

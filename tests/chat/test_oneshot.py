@@ -61,7 +61,9 @@ def test_continue_and_resume_add_to_an_earlier_session(configured, openai_server
     openai_server.queue(Reply.say("a"), Reply.say("b"), Reply.say("c"))
     first = json.loads(configured("chat", "-q", "one", "--json").out)
     second = json.loads(configured("chat", "-q", "two", "--json", "--continue").out)
-    third = json.loads(configured("chat", "-q", "three", "--json", "--resume", first["session_id"]).out)
+    third = json.loads(
+        configured("chat", "-q", "three", "--json", "--resume", first["session_id"]).out
+    )
     assert first["session_id"] == second["session_id"] == third["session_id"]
     sent = [m["content"] for m in openai_server.requests[-1].json["messages"][1:]]
     assert sent == ["one", "a", "two", "b", "three"]
@@ -121,3 +123,27 @@ def test_the_json_of_a_failed_turn_still_parses(configured, openai_server):
     assert result.code == 1
     payload = json.loads(result.out)
     assert payload["status"] == "error" and payload["reply"] == "" and payload["error"]
+
+
+def test_continue_picks_the_session_written_to_last(configured, openai_server):
+    openai_server.queue(*(Reply.say(text) for text in "abcd"))
+    older = json.loads(configured("chat", "-q", "one", "--json").out)["session_id"]
+    newer = json.loads(configured("chat", "-q", "two", "--json").out)["session_id"]
+    configured("chat", "-q", "three", "--resume", older)
+    continued = json.loads(configured("chat", "-q", "four", "--json", "-c").out)["session_id"]
+    assert continued == older != newer
+
+
+def test_a_session_busy_in_another_process_is_one_line(configured, openai_server):
+    from hermes_kernel.store.state import StateStore, state_db_path
+
+    openai_server.queue(Reply.say("a"))
+    session = json.loads(configured("chat", "-q", "one", "--json").out)["session_id"]
+    store = StateStore(state_db_path(configured.home))
+    store.leases.acquire(session, "otherhost:1:abc", ttl=60)
+    try:
+        result = configured("chat", "-q", "two", "--resume", session)
+    finally:
+        store.close()
+    assert result.code == 1
+    assert "another hermes" in one_error_line(result.err)

@@ -74,3 +74,17 @@ def test_an_ambiguous_prefix_asks_for_more(two_sessions):
     hermes, _first, _second = two_sessions
     result = hermes("sessions", "show", "2")
     assert result.code == 1 and "matches more than one session" in result.err
+
+
+def test_terminal_escapes_in_stored_text_are_shown_not_obeyed(hermes, openai_server):
+    hermes.config(f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n")
+    openai_server.queue(Reply.say("title \x1b]0;pwned\x07 and \x1b[2J clear"))
+    session = json.loads(hermes("chat", "-q", "hi", "--json").out)["session_id"]
+    shown = hermes("sessions", "show", session).out
+    assert "\x1b" not in shown and "␛]0;pwned" in shown
+
+
+def test_export_to_an_unwritable_place_is_one_line(two_sessions, tmp_path):
+    hermes, first, _ = two_sessions
+    result = hermes("sessions", "export", first, "-o", str(tmp_path / "no" / "such" / "x.md"))
+    assert result.code == 1 and "cannot write" in result.err and "Traceback" not in result.err

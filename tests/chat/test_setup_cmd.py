@@ -41,3 +41,27 @@ def test_setup_refuses_a_malformed_env_rather_than_overwrite_it(hermes, monkeypa
 def test_unattended_setup_needs_a_provider(hermes):
     result = hermes("setup", "--yes")
     assert result.code == 2 and "--provider is needed" in result.err
+
+
+def test_rotating_a_key_keeps_the_model_and_a_duplicate_line_cannot_win(hermes, monkeypatch):
+    hermes.config("model:\n  provider: anthropic\n  default: claude-keep\n")
+    hermes.dotenv("ANTHROPIC_API_KEY=one\nANTHROPIC_API_KEY=two\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("three\r\n"))
+    assert hermes("setup", "-y", "--provider", "anthropic", "--api-key-stdin").code == 0
+    assert (hermes.home / ".env").read_text() == 'ANTHROPIC_API_KEY="three"\n'
+    assert "default: claude-keep" in (hermes.home / "config.yaml").read_text()
+
+
+def test_a_key_with_control_characters_round_trips(hermes, monkeypatch):
+    from hermes_kernel.config.dotenv import read_dotenv, set_dotenv_value
+
+    path = hermes.home / ".env"
+    set_dotenv_value(path, "ODD", 'a"b\\c\rd\te\nf')
+    assert read_dotenv(path) == {"ODD": 'a"b\\c\rd\te\nf'}
+
+
+def test_an_unknown_backend_is_refused_before_anything_is_written(hermes):
+    result = hermes("setup", "-y", "--provider", "local", "--backend", "Docker")
+    assert result.code == 2 and "unknown backend 'Docker'" in result.err
+    assert not (hermes.home / "config.yaml").exists()
+    assert hermes("model").code == 0  # the config still loads

@@ -4,6 +4,7 @@ one line, a result preview, token usage and cost."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,8 +17,18 @@ from hermes_kernel.store.sessions import Session
 _MAIN_ARGUMENTS = ("command", "path", "query", "pattern", "url", "name", "text")
 
 
+# Control characters other than newline and tab: output from a model, a tool or a file must
+# not drive the terminal (clear the screen, set the title, write the clipboard).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with terminal control characters made visible (ESC shows as ␛)."""
+    return _CONTROL.sub(lambda m: "\u241b" if m.group() == "\x1b" else "\ufffd", text)
+
+
 def one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
 
 

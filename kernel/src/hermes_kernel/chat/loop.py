@@ -14,36 +14,57 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-THREAD_PREFIX = "hermes-chat-worker"
+
+class _WorkerPool(ThreadPoolExecutor):
+    """A thread pool that knows how many of its jobs are still running."""
+
+    def __init__(self) -> None:
+        super().__init__(thread_name_prefix="hermes-chat-worker")
+        self._lock = threading.Lock()
+        self.running = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        def counted() -> Any:
+            with self._lock:
+                self.running += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.running -= 1
+
+        return super().submit(counted)
+
+
+_pools: list[_WorkerPool] = []
 
 
 def run_chat(main: Coroutine[Any, Any, int]) -> int:
     loop = asyncio.new_event_loop()
-    executor = ThreadPoolExecutor(thread_name_prefix=THREAD_PREFIX)
-    loop.set_default_executor(executor)
+    pool = _WorkerPool()
+    _pools.append(pool)
+    loop.set_default_executor(pool)
     try:
         return loop.run_until_complete(main)
     finally:
         with contextlib.suppress(Exception):
             loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
-        executor.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
-def stray_workers() -> list[threading.Thread]:
-    return [
-        thread
-        for thread in threading.enumerate()
-        if thread.name.startswith(THREAD_PREFIX) and thread.is_alive()
-    ]
+def stray_jobs() -> int:
+    """Jobs of finished chats still running in a worker thread (a tool that ignored a stop)."""
+    return sum(pool.running for pool in _pools)
 
 
 def leave_now_if_stuck(code: int, cleanup: Callable[[], None]) -> None:
     """If a tool thread is still running, clean up and exit at once with ``code``."""
-    if not stray_workers():
+    if not stray_jobs():
+        _pools.clear()
         return
     with contextlib.suppress(Exception):
         cleanup()

@@ -15,6 +15,8 @@ from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.format import Totals, argument_preview, result_preview, seconds
 from hermes_kernel.chat.loop import run_chat
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.turn import TurnResult
+from hermes_kernel.store.errors import LeaseHeldError, StoreError
 from hermes_sdk import ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ def run_oneshot(app: App, options: ChatOptions, query: str, as_json: bool) -> in
     progress = _Progress(quiet=False)
     try:
         agent = ChatAgent(app, options, progress)
-    except (NoProvider, KeyError) as exc:
+    except (NoProvider, KeyError, StoreError) as exc:
         error_line(exc.args[0] if isinstance(exc, KeyError) else str(exc))
         return 1
     for warning in agent.warnings:
@@ -81,6 +83,10 @@ async def _turn(agent: ChatAgent, query: str, as_json: bool, progress: _Progress
         result = await agent.turn(
             query, control, on_notice=lambda text: print(f"hermes: {text}", file=sys.stderr)
         )
+    except LeaseHeldError as exc:
+        result = TurnResult("", "error", f"{exc} (is this session open in another hermes?)")
+    except (StoreError, KeyError) as exc:  # the database failed, or the session is gone
+        result = TurnResult("", "error", exc.args[0] if isinstance(exc, KeyError) else str(exc))
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
@@ -65,6 +65,17 @@ class ChatCompleter(Completer):
             yield from self.paths.get_completions(Document(word, len(word)), event)
 
 
+class _ExpandingHistory(FileHistory):
+    """The history file keeps what was sent: pasted text, not its placeholder."""
+
+    def __init__(self, filename: str, expand: Callable[[str], str]) -> None:
+        super().__init__(filename)
+        self.expand = expand
+
+    def store_string(self, string: str) -> None:
+        super().store_string(self.expand(string))
+
+
 class Repl:
     def __init__(self, agent: ChatAgent, view: ChatView) -> None:
         self.agent = agent
@@ -81,7 +92,9 @@ class Repl:
         names.update({name: spec.description for name, spec in self.plugin_commands.items()})
         self.prompt: PromptSession[str] = PromptSession(
             message=self.message,
-            history=FileHistory(str(agent.app.settings.home / "chat_history")),
+            history=_ExpandingHistory(
+                str(agent.app.settings.home / "chat_history"), self.expand_pastes
+            ),
             completer=ChatCompleter(names),
             complete_while_typing=True,
             key_bindings=self.keys(),
@@ -130,6 +143,7 @@ class Repl:
                 return
             self.last_ctrl_c = now
             if self.turn is not None and self.control is not None:
+                self.queued.clear()
                 self.control.stop()
                 self.view.info("stopping… (Ctrl+C again to exit)")
             else:
@@ -200,7 +214,6 @@ class Repl:
                 except KeyboardInterrupt:  # only if our Ctrl+C binding was bypassed
                     continue
                 text = self.expand_pastes(line)
-                self.pastes.clear()
                 if not text.strip():
                     continue
                 if text.startswith("/"):
@@ -217,7 +230,9 @@ class Repl:
         self.view.user(line)
         try:
             return await self.slash.run(name, args)
-        except Exception as exc:  # a command's failure is shown, the chat carries on
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a (plugin) command's failure is shown; the chat goes on
             log.debug("slash command /%s failed", name, exc_info=True)
             self.view.error(f"/{name}: {type(exc).__name__}: {exc}")
             return True
@@ -256,6 +271,10 @@ class Repl:
         except StoreError as exc:
             view.end_turn()
             view.error(str(exc))
+        except KeyError as exc:  # the session was deleted meanwhile (hermes sessions delete)
+            view.end_turn()
+            self.agent.session = None
+            view.error(f"{exc.args[0]}; your next message starts a new session")
         except Exception as exc:  # keep the chat alive; the session is consistent
             log.debug("turn failed", exc_info=True)
             view.end_turn()
@@ -265,7 +284,8 @@ class Repl:
             if result.status == "done":
                 view.reply(result.text)
             elif result.status == "stopped":
-                view.reply(result.text, interrupted=True)
+                shown = result.text if result.text != view.flushed else ""
+                view.reply(shown, interrupted=True)
             elif result.status == "interrupted":
                 view.info("(stopped after this step for your next message)")
             elif result.error:
@@ -304,7 +324,7 @@ def run_interactive(app: App, options: ChatOptions) -> int:
     view = ChatView()
     try:
         agent = ChatAgent(app, options, view)
-    except (NoProvider, KeyError) as exc:
+    except (NoProvider, KeyError, StoreError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         print(f"hermes: error: {message}", file=sys.stderr)
         return 1

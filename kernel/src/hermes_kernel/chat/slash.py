@@ -3,6 +3,7 @@ waits for the running turn: the user is told to let it finish or /stop it."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from hermes_kernel.chat.commands import BUILTINS
-from hermes_kernel.chat.format import Totals, one_line, session_label, when
+from hermes_kernel.chat.format import Totals, one_line, printable, session_label, when
+from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.sessions import Session
 from hermes_sdk import Kind, SlashContext
 
@@ -49,11 +51,12 @@ class SlashCommands:
             provider=provider,
             model=model,
         )
-        output = spec.handler(args, context)
-        if inspect.isawaitable(output):
-            output = await output
+        if inspect.iscoroutinefunction(spec.handler):
+            output = await spec.handler(args, context)
+        else:  # in a thread: a slow handler must not freeze the prompt or a running turn
+            output = await asyncio.to_thread(spec.handler, args, context)
         if output:
-            self.view.print(Text(str(output)))
+            self.view.print(Text(printable(str(output))))
         return True
 
     # --- help and leaving -------------------------------------------------------------------
@@ -162,7 +165,12 @@ class SlashCommands:
             (m.content for m in self.agent.store.messages.of_session(session.id) if m.seq == seq),
             None,
         )
-        removed = self.agent.store.messages.delete_from(session.id, seq)
+        try:
+            with self.agent.store.leases.holding(session.id):
+                removed = self.agent.store.messages.delete_from(session.id, seq)
+        except LeaseHeldError as exc:
+            self.view.error(f"{exc}: a turn is running on this session elsewhere; try later")
+            return None
         self.agent.refresh()
         self.view.info(f"removed the last exchange ({removed} messages)")
         return text or ""
@@ -265,7 +273,8 @@ class SlashCommands:
 
     def do_yolo(self, _args: str) -> None:
         self.agent.yolo = not self.agent.yolo
+        # Recorded for the approval checks of the tools; none of the installed tools asks yet.
         if self.agent.yolo:
-            self.view.warn("YOLO on: dangerous commands run without asking, in this chat only")
+            self.view.warn("YOLO on for this chat: tools will not ask before dangerous commands")
         else:
-            self.view.info("YOLO off: dangerous commands ask first")
+            self.view.info("YOLO off: tools ask before dangerous commands")

@@ -16,7 +16,13 @@ from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
-from hermes_kernel.chat.format import argument_preview, one_line, result_preview, seconds
+from hermes_kernel.chat.format import (
+    argument_preview,
+    one_line,
+    printable,
+    result_preview,
+    seconds,
+)
 from hermes_sdk import ToolCall, ToolResult
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -37,6 +43,8 @@ class ChatView:
         self.running: dict[str, _Running] = {}
         self.turn_started: float | None = None
         self.status = ""
+        self.flushed = ""
+        """The text last printed before a tool round (not to be printed twice)."""
         self.verbose = False
 
     # --- printing above the prompt --------------------------------------------------------
@@ -61,20 +69,20 @@ class ChatView:
         self.write(self.render(renderable))
 
     def info(self, text: str) -> None:
-        self.print(Text(text, style="dim"))
+        self.print(Text(printable(text), style="dim"))
 
     def warn(self, text: str) -> None:
-        self.print(Text(text, style="yellow"))
+        self.print(Text(printable(text), style="yellow"))
 
     def error(self, text: str) -> None:
-        self.print(Text(f"error: {text}", style="bold red"))
+        self.print(Text(f"error: {printable(text)}", style="bold red"))
 
     def user(self, text: str) -> None:
-        self.print(Text(f"{PROMPT_MARK} {text}", style="bold cyan"))
+        self.print(Text(f"{PROMPT_MARK} {printable(text)}", style="bold cyan"))
 
     def reply(self, text: str, interrupted: bool = False) -> None:
         if text.strip():
-            self.print(Markdown(text, code_theme="monokai"))
+            self.print(Markdown(printable(text), code_theme="monokai"))
         if interrupted:
             self.info("(interrupted; the text so far is kept)")
 
@@ -82,6 +90,7 @@ class ChatView:
 
     def start_turn(self) -> None:
         self.turn_started = time.monotonic()
+        self.flushed = ""
         self.streaming.clear()
         self.status = "thinking"
 
@@ -99,6 +108,7 @@ class ChatView:
         """Text the model wrote before calling tools: print it, the tools come next."""
         text = "".join(self.streaming)
         self.streaming.clear()
+        self.flushed = text
         self.reply(text)
 
     def discard_streamed(self) -> None:
@@ -121,7 +131,7 @@ class ChatView:
             line.append(f"  {preview}")
         line.append(f"  {seconds(result.duration_s)}", style="dim")
         self.print(line)
-        content = result.content if self.verbose else result_preview(result.content, 100)
+        content = printable(result.content) if self.verbose else result_preview(result.content, 100)
         self.print(Text(f"    {content}", style="dim" if result.ok else "red"))
         if not self.running:
             self.status = "thinking"

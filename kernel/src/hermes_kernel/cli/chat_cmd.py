@@ -29,7 +29,9 @@ def read_query(query: str) -> str:
 @click.option(
     "--toolsets", metavar="A,B", help="Give the model only these toolsets' tools ('' for none)."
 )
-@click.option("--yolo", is_flag=True, help="Run dangerous commands without asking.")
+@click.option(
+    "--yolo", is_flag=True, help="Tools do not ask before dangerous commands (for tools that ask)."
+)
 @click.option("--safe-mode", is_flag=True, help="Load no plugins but those in HERMES_LOAD_PLUGINS.")
 @click.option("--profile", metavar="NAME", help="Use the named profile.")
 @click.pass_context

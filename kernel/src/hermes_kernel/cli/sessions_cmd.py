@@ -87,7 +87,7 @@ def list_sessions(ctx: click.Context, limit: int, source: str | None, as_json: b
 
 
 def _transcript_lines(message: Message) -> Iterator[str]:
-    from hermes_kernel.chat.format import one_line
+    from hermes_kernel.chat.format import one_line, printable
 
     if message.role == "tool":
         status = message.disposition or "ok"
@@ -97,10 +97,10 @@ def _transcript_lines(message: Message) -> Iterator[str]:
     if message.finish_reason == "interrupted":
         label += " (interrupted)"
     if message.content:
-        yield f"{label}: {message.content}"
+        yield f"{label}: {printable(message.content)}"
     for call in message.tool_calls or []:
         function = call.get("function", call)
-        yield f"{label} calls {function.get('name')}({function.get('arguments', '')})"
+        yield printable(f"{label} calls {function.get('name')}({function.get('arguments', '')})")
 
 
 @sessions.command("show")
@@ -141,7 +141,7 @@ def show(ctx: click.Context, session_id: str) -> None:
 @click.pass_context
 def search(ctx: click.Context, query: str, limit: int, session_id: str | None, mode: str) -> None:
     """Full-text search over every message, with the matches highlighted."""
-    from hermes_kernel.chat.format import when
+    from hermes_kernel.chat.format import printable, when
     from hermes_kernel.store.search import SearchMode
 
     with _store(ctx) as store:
@@ -152,7 +152,7 @@ def search(ctx: click.Context, query: str, limit: int, session_id: str | None, m
         return
     color = sys.stdout.isatty()
     for hit in hits:
-        snippet = " ".join(hit.snippet.split())
+        snippet = " ".join(printable(hit.snippet).split())
         if color:  # the store marks matches [like this]
             snippet = snippet.replace("[", "\x1b[1;33m").replace("]", "\x1b[0m")
         click.echo(f"{hit.session_id}  {when(hit.created_at)}  {hit.role:<9} {snippet}")
@@ -223,8 +223,11 @@ def export(ctx: click.Context, session_id: str, fmt: str, output: str | None) ->
         session = _find(store, session_id)
         messages = store.messages.of_session(session.id)
     if output:
-        with Path(output).open("w", encoding="utf-8") as handle:
-            _write_export(handle, fmt, session, messages)
+        try:
+            with Path(output).open("w", encoding="utf-8") as handle:
+                _write_export(handle, fmt, session, messages)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {output}: {exc.strerror}") from None
     else:
         _write_export(sys.stdout, fmt, session, messages)
     if output:
@@ -242,6 +245,12 @@ def delete(ctx: click.Context, session_ids: tuple[str, ...], yes: bool) -> None:
         if not yes:
             names = ", ".join(session.id for session in found)
             click.confirm(f"Delete {len(found)} session(s) ({names})?", abort=True)
+        from hermes_kernel.store.errors import LeaseHeldError
+
         for session in found:
-            store.sessions.delete(session.id)
+            try:
+                with store.leases.holding(session.id):
+                    store.sessions.delete(session.id)
+            except LeaseHeldError as exc:
+                raise click.ClickException(f"{exc}: a turn is running on it; try later") from None
             click.echo(f"deleted {session.id}")

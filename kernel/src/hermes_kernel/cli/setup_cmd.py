@@ -58,7 +58,10 @@ def setup(
 
     key: str | None = None
     if api_key_stdin:
-        key = sys.stdin.readline().strip()
+        if sys.stdin.isatty():  # typed into a terminal, the key would be echoed
+            key = click.prompt(endpoint.api_key_env or "API key", hide_input=True).strip()
+        else:
+            key = sys.stdin.readline().strip()
         if not key:
             raise click.UsageError("--api-key-stdin read an empty line")
     elif endpoint.api_key_env and asks:
@@ -84,6 +87,13 @@ def setup(
     backends = sorted(app.host.declared(Kind.BACKEND)) or ["local"]
     if backend is None and asks and len(backends) > 1:
         backend = click.prompt("Terminal backend", type=click.Choice(backends), default=backends[0])
+    if backend is not None and backend not in backends:
+        raise click.UsageError(f"unknown backend {backend!r}; installed: {', '.join(backends)}")
+    section = app.settings.raw.get("model")
+    previous = section if isinstance(section, dict) else {}
+    # A new provider's models differ: its own default applies unless one was chosen. The
+    # same provider (a key rotated) keeps the model configured.
+    keep_model = model_name is None and previous.get("provider") == provider
 
     def change(data: Any) -> None:
         from ruamel.yaml.comments import CommentedMap
@@ -94,7 +104,7 @@ def setup(
         section["provider"] = provider
         if model_name:
             section["default"] = model_name
-        elif "default" in section:
+        elif "default" in section and not keep_model:
             del section["default"]
         if backend:
             agent = data.get("agent")
@@ -103,7 +113,8 @@ def setup(
             agent["backend"] = backend
 
     edit_config(app.settings.config_path, change)
-    summary = f"provider {provider}, model {model_name or endpoint.default_model or 'default'}"
+    chosen = model_name or (previous.get("default") if keep_model else None)
+    summary = f"provider {provider}, model {chosen or endpoint.default_model or 'default'}"
     if backend:
         summary += f", backend {backend}"
     if key is not None:

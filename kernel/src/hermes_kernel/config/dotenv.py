@@ -69,7 +69,8 @@ def read_dotenv(path: Path) -> dict[str, str]:
 
 
 def _quoted(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     return f'"{escaped}"'
 
 
@@ -89,13 +90,16 @@ def set_dotenv_value(path: Path, key: str, value: str) -> None:
         raise ConfigError([f"{path}: cannot read: {exc}"]) from None
     parse_dotenv(path, text)  # refuse to rewrite a file we could not read back
     line = f"{key}={_quoted(value)}"
-    lines = text.splitlines()
-    for index, existing in enumerate(lines):
+    lines: list[str] = []
+    replaced = False
+    for existing in text.splitlines():
         name = existing.strip().removeprefix("export ").partition("=")[0].strip()
-        if name == key:
-            lines[index] = line
-            break
-    else:
+        if name != key:
+            lines.append(existing)
+        elif not replaced:  # the first place it was set; later duplicates would win: dropped
+            lines.append(line)
+            replaced = True
+    if not replaced:
         lines.append(line)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, "\n".join(lines) + "\n", mode=0o600)

@@ -11,6 +11,8 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import LeaseHeldError
@@ -67,6 +69,17 @@ class TurnLeases:
                 (time.time() + ttl, session_id, holder),
             )
             return bool(cursor.connection.changes())
+
+    @contextmanager
+    def holding(self, session_id: str, ttl: float = 30.0) -> Iterator[None]:
+        """Hold the lease for a change made outside a turn (``/undo``, a delete); raises
+        LeaseHeldError if a turn runs on the session, here or in another process."""
+        holder = new_holder()
+        self.acquire(session_id, holder, ttl)
+        try:
+            yield
+        finally:
+            self.release(session_id, holder)
 
     def release(self, session_id: str, holder: str) -> None:
         with self._db.write() as cursor:

@@ -148,6 +148,16 @@ class Sessions:
         return [Session(*row) for row in rows]
 
     def latest(self, source: str | None = None) -> Session | None:
+        """The session written to last (the last chat, not the last one started)."""
+        where, bindings = ("WHERE s.source = ?", (source,)) if source else ("", ())
+        # Newest messages first: the scan stops at the first one of a matching session.
+        session_id = self._db.query_value(
+            f"SELECT m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id "
+            f"{where} ORDER BY m.id DESC LIMIT 1",
+            bindings,
+        )
+        if session_id is not None:
+            return self.get(str(session_id))
         found = self.recent(1, source)
         return found[0] if found else None
 

@@ -1,0 +1,82 @@
+"""Cold one-shot chat: `hermes chat -q hi` against a loopback model server, with the
+standard distro installed (this workspace's environment: kernel, SDK, the openai, anthropic
+and local providers).
+
+    uv run python tests/bench/chat_oneshot.py [--runs 15]
+
+Each run is a fresh process (bytecode compiled once beforehand, as an install does). The
+floor is a Python process that imports httpx and makes the same POST (the very body hermes
+sent) to the same server. Prints median wall time and peak RSS of both, their ratio, and the
+size of the first request body for "hi" (every tool schema counts).
+
+Targets: wall <= 2x the floor; peak RSS <= 60 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).parent))
+
+from startup import measure_once  # noqa: E402  (the spawner that measures a child's peak RSS)
+
+from hermes_sdk.testing import Reply, ScriptedOpenAIServer  # noqa: E402
+
+FLOOR = """
+import sys, json, httpx
+body = json.loads(open(sys.argv[2]).read())
+response = httpx.post(sys.argv[1] + "/chat/completions", json=body,
+                      headers={"Accept": "text/event-stream"}, timeout=30)
+for line in response.iter_lines():
+    pass
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    hermes = Path(sys.executable).parent / "hermes"
+    with ScriptedOpenAIServer(default=Reply.say("Hello! How can I help?")) as server:
+        home = Path(tempfile.mkdtemp(prefix="hermes-bench-home-"))
+        (home / "config.yaml").write_text(
+            f"model:\n  base_url: {server.base_url}\n  default: test-model\n"
+        )
+        env = {key: value for key, value in os.environ.items() if not key.startswith("HERMES_")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' installs have bytecode
+        env["HERMES_HOME"] = str(home)
+        argv = [str(hermes), "chat", "-q", "hi"]
+        measure_once(argv, env)  # compile bytecode, fill the plugin discovery cache
+        body = server.requests[-1].json
+        body_path = home / "body.json"
+        body_path.write_text(json.dumps(body))
+        floor_argv = [sys.executable, "-c", FLOOR, server.base_url, str(body_path)]
+        measure_once(floor_argv, env)
+        ours: list[tuple[float, float]] = []
+        floor: list[tuple[float, float]] = []
+        for _ in range(args.runs):  # alternate, so machine noise hits both alike
+            ours.append(measure_once(argv, env))
+            floor.append(measure_once(floor_argv, env))
+    size = len(json.dumps(body, separators=(",", ":")).encode())
+    our_ms = statistics.median(t for t, _ in ours)
+    floor_ms = statistics.median(t for t, _ in floor)
+    our_rss = statistics.median(r for _, r in ours)
+    floor_rss = statistics.median(r for _, r in floor)
+    print(f"runs: {args.runs} of each, alternating")
+    print(f"hermes chat -q hi   wall {our_ms:7.1f} ms   peak RSS {our_rss:5.1f} MiB")
+    print(f"floor (httpx POST)  wall {floor_ms:7.1f} ms   peak RSS {floor_rss:5.1f} MiB")
+    print(f"ratio (wall)        {our_ms / floor_ms:.2f}x   (target <= 2x)")
+    print(f"peak RSS            {our_rss * 1.048576:.1f} MB   (target <= 60 MB)")
+    print(f"first request body  {size} bytes, {len(body.get('tools', []))} tool schemas")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
