@@ -77,18 +77,10 @@ def _fence_examples(text: str) -> str:
 
 
 def main() -> int:
-    text = render()
-    if "--check" in sys.argv[1:]:
-        current = REFERENCE.read_text(encoding="utf-8") if REFERENCE.exists() else ""
-        if current != text:
-            print(
-                f"{REFERENCE} is stale; run: python scripts/gen_hook_reference.py", file=sys.stderr
-            )
-            return 1
-        return 0
-    REFERENCE.write_text(text, encoding="utf-8")
-    print(f"wrote {REFERENCE}")
-    return 0
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _generated import write_or_check
+
+    return write_or_check(REFERENCE, render(), "python scripts/gen_hook_reference.py")
 
 
 if __name__ == "__main__":
