@@ -220,7 +220,7 @@ class Repl:
                     if not await self.command(text.strip()):
                         break
                     continue
-                self.send(text)
+                self.send(text, shown=line)  # a paste is echoed as its placeholder
             await self.shutdown()
         return 0
 
@@ -237,8 +237,8 @@ class Repl:
             self.view.error(f"/{name}: {type(exc).__name__}: {exc}")
             return True
 
-    def send(self, text: str) -> None:
-        self.view.user(text)
+    def send(self, text: str, shown: str | None = None) -> None:
+        self.view.user(shown if shown is not None else text)
         if self.turn is not None:
             self.queued.append(text)
             if self.control is not None:
