@@ -140,6 +140,18 @@ def chat_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return Venv(build_venv(tmp_path_factory.mktemp("chat") / "venv", packages))
 
 
+@pytest.fixture
+def chat_home(tmp_path: Path, openai_server) -> Path:
+    """A HERMES_HOME whose model is the scripted server, with one retry (errors come fast)."""
+    path = tmp_path / "chat-home"
+    path.mkdir()
+    (path / "config.yaml").write_text(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "agent:\n  retries: 1\n"
+    )
+    return path
+
+
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\x1b[=>]")
 
 

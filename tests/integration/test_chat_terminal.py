@@ -15,14 +15,8 @@ pytestmark = pytest.mark.venv
 
 
 @pytest.fixture
-def home(tmp_path: Path, openai_server) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    (path / "config.yaml").write_text(
-        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-        "agent:\n  retries: 1\n"
-    )
-    return path
+def home(chat_home: Path) -> Path:
+    return chat_home
 
 
 def sessions(chat_venv, home: Path) -> list[dict]:

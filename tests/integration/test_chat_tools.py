@@ -14,13 +14,8 @@ pytestmark = pytest.mark.venv
 
 
 @pytest.fixture
-def home(tmp_path: Path, openai_server) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    (path / "config.yaml").write_text(
-        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-    )
-    return path
+def home(chat_home: Path) -> Path:
+    return chat_home
 
 
 def test_tool_progress_goes_to_stderr_and_into_the_json(chat_venv, home, openai_server):

@@ -243,21 +243,20 @@ class SlashCommands:
             table.add_row(name, spec.toolset, kind, one_line(spec.description, 60))
         self.view.print(table)
 
+    def _show_provided(self, kind: Kind, nothing: str) -> None:
+        provided = self.agent.app.host.provided(kind)
+        if not provided:
+            self.view.info(nothing)
+        for item in provided:
+            self.view.print(Text(f"{item.spec.name}  (from {item.plugin})"))
+
     def do_skills(self, _args: str) -> None:
-        sources = self.agent.app.host.provided(Kind.SKILL_SOURCE)
-        if not sources:
-            self.view.info("no skills plugin is installed")
-            return
-        for provided in sources:
-            self.view.print(Text(f"{provided.spec.name}  (from {provided.plugin})"))
+        self._show_provided(Kind.SKILL_SOURCE, "no skills plugin is installed")
 
     def do_memory(self, _args: str) -> None:
-        providers = self.agent.app.host.provided(Kind.MEMORY)
-        if not providers:
-            self.view.info("no memory plugin is installed: nothing is remembered across sessions")
-            return
-        for provided in providers:
-            self.view.print(Text(f"{provided.spec.name}  (from {provided.plugin})"))
+        self._show_provided(
+            Kind.MEMORY, "no memory plugin is installed: nothing is remembered across sessions"
+        )
 
     def do_compact(self, _args: str) -> None:
         self.view.info(

@@ -77,7 +77,7 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
 @click.pass_context
 def set_default(ctx: click.Context, provider: str, model_name: str | None) -> None:
     """Make PROVIDER (and MODEL) the default in config.yaml; "auto" lets the ladder pick."""
-    from hermes_kernel.config.edit import edit_config
+    from hermes_kernel.config.edit import set_model
     from hermes_kernel.providers.routes import run_ladder
 
     app = app_of(ctx)
@@ -87,19 +87,7 @@ def set_default(ctx: click.Context, provider: str, model_name: str | None) -> No
             known = ", ".join(sorted(context.endpoints)) or "none"
             raise click.UsageError(f"unknown provider {provider!r}; known: {known}")
 
-    def change(data: Any) -> None:
-        from ruamel.yaml.comments import CommentedMap
-
-        section = data.get("model")
-        if not isinstance(section, dict):
-            section = data["model"] = CommentedMap()
-        section["provider"] = provider
-        if model_name:
-            section["default"] = model_name
-        elif "default" in section:
-            del section["default"]  # the provider's own default model
-
-    edit_config(app.settings.config_path, change)
+    set_model(app.settings.config_path, provider, model_name)
     click.echo(
         f"model.provider = {provider}" + (f", model.default = {model_name}" if model_name else "")
     )

@@ -4,7 +4,6 @@ terminal backend. Every question has a flag, so it also runs unattended (``--yes
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
@@ -33,7 +32,7 @@ def setup(
     """Choose a provider, store its key in .env (mode 0600), and pick the default model
     and terminal backend. Keys never go into config.yaml."""
     from hermes_kernel.config.dotenv import set_dotenv_value
-    from hermes_kernel.config.edit import edit_config
+    from hermes_kernel.config.edit import set_model
     from hermes_kernel.config.settings import dotenv_path
     from hermes_kernel.providers.routes import run_ladder
     from hermes_sdk import Kind
@@ -95,24 +94,9 @@ def setup(
     # same provider (a key rotated) keeps the model configured.
     keep_model = model_name is None and previous.get("provider") == provider
 
-    def change(data: Any) -> None:
-        from ruamel.yaml.comments import CommentedMap
-
-        section = data.get("model")
-        if not isinstance(section, dict):
-            section = data["model"] = CommentedMap()
-        section["provider"] = provider
-        if model_name:
-            section["default"] = model_name
-        elif "default" in section and not keep_model:
-            del section["default"]
-        if backend:
-            agent = data.get("agent")
-            if not isinstance(agent, dict):
-                agent = data["agent"] = CommentedMap()
-            agent["backend"] = backend
-
-    edit_config(app.settings.config_path, change)
+    set_model(
+        app.settings.config_path, provider, model_name, keep_model=keep_model, backend=backend
+    )
     chosen = model_name or (previous.get("default") if keep_model else None)
     summary = f"provider {provider}, model {chosen or endpoint.default_model or 'default'}"
     if backend:
