@@ -7,8 +7,8 @@ Hooks come in two groups:
   plugin's registration hooks once, right after importing it and under the load deadline, so
   they must be cheap and must not do I/O. What they yield should match what the plugin's
   distribution declares in its ``hermes.provides`` entry points (see the author guide).
-* **Contribution hooks** (``hermes_prompt_sections``) add to what the kernel builds; a
-  failing one is logged and skipped.
+* **Contribution hooks** (``hermes_prompt_sections``, ``hermes_check_command``) add to what
+  the kernel builds or decides; a failing one is logged and skipped.
 * **Lifecycle hooks** (``hermes_on_session_start`` ... ``hermes_post_tool_call``) observe a
   session as it runs. They return nothing. A lifecycle hook that raises is logged and skipped:
   it never fails the turn, and the other plugins' hooks still run.
@@ -125,8 +125,12 @@ def hermes_model_prices() -> Iterable[PriceTableSpec]:
 def hermes_terminal_backends() -> Iterable[BackendSpec]:
     """Yield the terminal backends (environments that run commands and hold files).
 
-    Called once when the plugin is loaded. A backend's ``factory`` is called on the first tool
-    call that needs it, and the instance is reused for the session.
+    Called once when the plugin is loaded. A backend's ``factory(context)`` gets a
+    :class:`~hermes_sdk.terminal.BackendContext` (session, workspace, allow-listed
+    environment, the backend's config section) and returns a
+    :class:`~hermes_sdk.terminal.TerminalBackend`. It is called on the first tool call that
+    needs a backend; the instance is reused for the session and closed when it ends. The
+    user picks the backend with ``agent.backend`` (default ``local``).
 
     Manifest key: ``backend.NAME``.
 
@@ -326,6 +330,33 @@ def hermes_prompt_sections(context: PromptContext) -> Iterable[PromptSection]:
     """
 
 
+# --- Contributions: the safety checks -----------------------------------------------------
+
+
+@hookspec
+def hermes_check_command(command: str, normalized: str, backend: str) -> str | None:
+    """Judge a shell command before a backend runs it: return ``"ask: REASON"`` to make
+    the user approve it, ``"deny: REASON"`` to refuse it, or None to have no opinion.
+
+    Called for every command a tool runs, after the kernel's own rules, with the command as
+    written, its normalized form (quotes, escapes, ``sudo``, ``env`` prefixes and ``sh -c``
+    wrappers removed, lower-cased) and the backend's name. A plugin can make things
+    stricter, never looser: the strictest answer wins, and the user's own ``approvals.deny``
+    and the kernel's hardline floor always apply. Keep it fast (it runs on every command); a
+    hook that raises is logged and skipped.
+
+    Manifest key: ``hook.hermes_check_command``.
+
+    Example::
+
+        @hookimpl
+        def hermes_check_command(command, normalized, backend):
+            if "kubectl delete" in normalized:
+                return "ask: deletes cluster resources"
+            return None
+    """
+
+
 # --- Lifecycle: sessions -----------------------------------------------------------------
 
 
@@ -445,7 +476,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
 }
 """Each registration hook and the spec type it must yield."""
 
-CONTRIBUTION_HOOKS: tuple[str, ...] = ("hermes_prompt_sections",)
+CONTRIBUTION_HOOKS: tuple[str, ...] = ("hermes_prompt_sections", "hermes_check_command")
 """Hooks whose results the kernel collects (guarded like observers) at a fixed moment."""
 
 LIFECYCLE_HOOKS: tuple[str, ...] = (

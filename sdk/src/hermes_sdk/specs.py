@@ -170,7 +170,11 @@ class PriceTableSpec(Spec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BackendSpec(FactorySpec):
-    """A terminal backend (local, docker, ssh, ...), created on the first tool call needing it."""
+    """A terminal backend (local, docker, ssh, ...), created on the first tool call needing it.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.terminal.BackendContext` and returns a
+    :class:`~hermes_sdk.terminal.TerminalBackend`.
+    """
 
     kind: ClassVar[Kind] = Kind.BACKEND
 
@@ -203,6 +207,8 @@ class ToolSpec(Spec):
     ``parameters`` is the JSON schema of the arguments object. ``handler`` receives the
     parsed arguments; errors it raises become tool results, never exceptions to the loop.
     ``parallel_safe`` marks read-only tools that may run concurrently with others.
+    ``takes_context`` passes a :class:`~hermes_sdk.tooling.ToolContext` as the keyword
+    argument ``context``: the way to the session's terminal backend and to the user.
     """
 
     kind: ClassVar[Kind] = Kind.TOOL
@@ -212,6 +218,7 @@ class ToolSpec(Spec):
     )
     toolset: str = "default"
     parallel_safe: bool = False
+    takes_context: bool = False
 
     def __post_init__(self) -> None:
         _check_name(self.kind, self.name, _TOOL_NAME)

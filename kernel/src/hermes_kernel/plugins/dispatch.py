@@ -31,7 +31,7 @@ def call_each(
         started = time.perf_counter()
         try:
             result: Any = impl.function(*(kwargs[name] for name in impl.argnames))
-            if hook in _COLLECTED and result is not None:
+            if hook in _COLLECTED and result is not None and not isinstance(result, str):
                 result = list(result)  # a generator's body is the plugin's code too
             results.append((impl.plugin_name, result))
         except (Exception, SystemExit) as exc:  # a plugin must never fail (or end) the turn

@@ -12,10 +12,18 @@ Fixtures, available in any test once hermes-sdk is installed:
 * ``anthropic_server``: a :class:`ScriptedAnthropicServer`, the same for the Anthropic
   Messages API (the same :class:`Reply` objects, rendered as Anthropic events).
 
-Conformance: subclass :class:`ProviderTests` in a provider plugin's tests (see its docstring).
+* ``docker_url`` / ``docker_test_image``: a real Docker daemon (started if need be) and a
+  busybox image built offline; ``ssh_server``: a real sshd on loopback with a test user
+  (:class:`SSHServer`). Both need root; they skip with the reason elsewhere, and fail when
+  ``HERMES_REQUIRE_SERVICES=1``.
+
+Conformance: subclass :class:`ProviderTests` in a provider plugin's tests, and
+:class:`TerminalBackendTests` in a terminal backend's (see their docstrings).
 """
 
 from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
+from hermes_sdk.testing.services import SSHServer
+from hermes_sdk.testing.backend_tests import TerminalBackendTests
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.provider_tests import ProviderTests
@@ -28,7 +36,9 @@ __all__ = [
     "Reply",
     "ScriptedAnthropicServer",
     "ScriptedOpenAIServer",
+    "SSHServer",
     "ScriptedServer",
+    "TerminalBackendTests",
     "anthropic_error",
     "register_checked",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 import pluggy
@@ -12,6 +13,49 @@ from hermes_sdk.registration import SpecIndex
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
+from hermes_sdk.testing.services import (
+    ServiceUnavailable,
+    SSHServer,
+    busybox_image,
+    docker_daemon,
+    sshd_server,
+)
+
+
+def _unavailable(what: str, exc: ServiceUnavailable) -> None:
+    if os.environ.get("HERMES_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"{what} is required here (HERMES_REQUIRE_SERVICES=1) but: {exc}")
+    pytest.skip(f"{what} is not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def docker_url() -> Iterator[str]:
+    """The URL of a real Docker daemon (started for the test session if need be)."""
+    try:
+        with docker_daemon() as url:
+            yield url
+    except ServiceUnavailable as exc:
+        _unavailable("a Docker daemon", exc)
+
+
+@pytest.fixture(scope="session")
+def docker_test_image(docker_url: str) -> str:
+    """A small busybox image built offline in that daemon; its name."""
+    try:
+        return busybox_image(docker_url)
+    except ServiceUnavailable as exc:
+        _unavailable("the busybox test image", exc)
+        raise
+
+
+@pytest.fixture(scope="session")
+def ssh_server() -> Iterator[SSHServer]:
+    """A real sshd on 127.0.0.1 with a test user, its key and a known_hosts file."""
+    try:
+        with sshd_server() as server:
+            yield server
+    except ServiceUnavailable as exc:
+        _unavailable("an SSH server", exc)
 
 
 @pytest.fixture

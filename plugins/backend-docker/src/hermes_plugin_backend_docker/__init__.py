@@ -1,0 +1,28 @@
+"""Hermes terminal backend ``docker``: one long-lived, hardened container per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
+from hermes_sdk.terminal import BackendContext, TerminalBackend
+
+from hermes_plugin_backend_docker.config import DockerConfig
+
+
+def _build(context: BackendContext) -> TerminalBackend:
+    from hermes_plugin_backend_docker.backend import DockerBackend
+
+    return DockerBackend(context, DockerConfig.model_validate(dict(context.config)))
+
+
+@hookimpl
+def hermes_terminal_backends() -> Iterator[BackendSpec]:
+    yield BackendSpec(name="docker", description="a hardened container per session", factory=_build)
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(
+        name="docker", description="the docker terminal backend", model=DockerConfig
+    )
