@@ -1,6 +1,7 @@
 import pytest
 from hermes_plugin_backend_docker.backend import DockerBackend
 from hermes_plugin_backend_docker.config import DockerConfig
+
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 from hermes_sdk.testing import TerminalBackendTests
 

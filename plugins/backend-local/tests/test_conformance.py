@@ -1,4 +1,5 @@
 from hermes_plugin_backend_local.backend import LocalBackend
+
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 from hermes_sdk.testing import TerminalBackendTests
 

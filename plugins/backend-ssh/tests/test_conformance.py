@@ -1,6 +1,7 @@
 import pytest
 from hermes_plugin_backend_ssh.backend import SSHBackend
 from hermes_plugin_backend_ssh.config import SSHConfig
+
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 from hermes_sdk.testing import SSHServer, TerminalBackendTests
 

@@ -52,7 +52,7 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT
 _KILL_GRACE = 10.0  # after a kill, how long a remote command may take to report its end
 
 
-class BackendUnavailable(Exception):  # noqa: N818 - named for what the caller learns
+class BackendUnavailable(Exception):
     """The environment itself failed (daemon down, host unreachable, auth refused).
 
     Raise it from any method; the kernel turns it into a "degraded" tool result with
@@ -65,7 +65,7 @@ class BackendUnavailable(Exception):  # noqa: N818 - named for what the caller l
         self.retry_hint = retry_hint
 
 
-class CommandRefused(Exception):  # noqa: N818 - named for what the caller learns
+class CommandRefused(Exception):
     """The kernel's safety checks refused a command or a write; ``str()`` says why.
 
     Tools need not catch it: the kernel reports it to the model as the tool's result.

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
 from hermes_sdk.terminal import BackendContext, TerminalBackend
-
-from hermes_plugin_backend_docker.config import DockerConfig
 
 
 def _build(context: BackendContext) -> TerminalBackend:

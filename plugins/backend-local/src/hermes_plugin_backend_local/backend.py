@@ -55,7 +55,7 @@ class LocalBackend(TerminalBackend):
         started = time.perf_counter()
         directory = self._directory(cwd)
         script = wrap_command(command, directory, self.marker)
-        process = subprocess.Popen(  # noqa: S603 - running the model's command is the point
+        process = subprocess.Popen(
             [self.shell, "-c", script],
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,

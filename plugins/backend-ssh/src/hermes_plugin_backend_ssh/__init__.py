@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hermes_plugin_backend_ssh.config import SSHConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
 from hermes_sdk.terminal import BackendContext, TerminalBackend
-
-from hermes_plugin_backend_ssh.config import SSHConfig
 
 
 def _build(context: BackendContext) -> TerminalBackend:

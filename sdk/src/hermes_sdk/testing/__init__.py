@@ -22,21 +22,21 @@ Conformance: subclass :class:`ProviderTests` in a provider plugin's tests, and
 """
 
 from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
-from hermes_sdk.testing.services import SSHServer
-from hermes_sdk.testing.backend_tests import TerminalBackendTests
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
+from hermes_sdk.testing.backend_tests import TerminalBackendTests
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.provider_tests import ProviderTests
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
+from hermes_sdk.testing.services import SSHServer
 
 __all__ = [
     "ProviderTests",
     "RecordedRequest",
     "RegisteredPlugin",
     "Reply",
+    "SSHServer",
     "ScriptedAnthropicServer",
     "ScriptedOpenAIServer",
-    "SSHServer",
     "ScriptedServer",
     "TerminalBackendTests",
     "anthropic_error",

@@ -28,8 +28,8 @@ from pathlib import Path
 
 __all__ = [
     "TEST_IMAGE",
-    "ServiceUnavailable",
     "SSHServer",
+    "ServiceUnavailable",
     "busybox_image",
     "docker_daemon",
     "sshd_server",
@@ -39,7 +39,7 @@ TEST_IMAGE = "hermes-test-busybox:1"
 _DOCKER_ROOT = Path(tempfile.gettempdir()) / "hermes-test-dockerd"
 
 
-class ServiceUnavailable(Exception):  # noqa: N818 - named for what the caller learns
+class ServiceUnavailable(Exception):
     """A peer cannot run on this machine; the message says why and what would fix it."""
 
 
@@ -94,7 +94,7 @@ def docker_daemon() -> Iterator[str]:
         yield f"unix://{socket_path}"
         return
     log = open(_DOCKER_ROOT / "dockerd.log", "ab")  # noqa: SIM115 - open while dockerd runs
-    process = subprocess.Popen(  # noqa: S603 - a fixed command line
+    process = subprocess.Popen(
         [
             dockerd,
             "--host",
@@ -247,7 +247,7 @@ def sshd_server(user: str = "hermes-test") -> Iterator[SSHServer]:
         known_hosts = base / "known_hosts"
         known_hosts.write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
         Path("/run/sshd").mkdir(exist_ok=True)
-        process = subprocess.Popen(  # noqa: S603 - a fixed command line
+        process = subprocess.Popen(
             [sshd, "-D", "-f", str(config), "-E", str(base / "sshd.log")],
             start_new_session=True,
         )
