@@ -131,6 +131,8 @@ class TerminalBackend(abc.ABC):
     isolated: bool = False
     """True when commands cannot reach the user's files (a container without host mounts):
     dangerous-command prompts are skipped there, the hardline floor never is."""
+    on_this_machine: bool = False
+    """True when paths are this machine's own (write protection then resolves symlinks)."""
     process_dir: str = "/tmp/.hermes-processes"
     """Where background processes keep their output, inside the environment."""
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-KERNEL_SECTIONS = frozenset({"plugins", "model", "agent", "providers", "credential_pools"})
+KERNEL_SECTIONS = frozenset(
+    {"plugins", "model", "agent", "providers", "credential_pools", "approvals", "terminal"}
+)
 """Top-level config.yaml keys the kernel owns; plugins cannot claim them."""
 
 

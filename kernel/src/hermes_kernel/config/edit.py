@@ -124,3 +124,18 @@ def set_model(
             _section(data, "agent")["backend"] = backend
 
     edit_config(path, change)
+
+
+def allow_approval_rule(path: Path, rule: str) -> None:
+    """Add ``rule`` to ``approvals.allow`` (the user answered "always")."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    def change(data: Any) -> None:
+        approvals = _section(data, "approvals")
+        allowed = approvals.get("allow")
+        if allowed is None:
+            allowed = approvals["allow"] = CommentedSeq()
+        if rule not in allowed:
+            allowed.append(rule)
+
+    edit_config(path, change)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -98,6 +98,54 @@ class AgentConfig(BaseModel):
     )
 
 
+class ApprovalsConfig(BaseModel):
+    """The ``approvals:`` section: what happens before a dangerous command runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["manual", "smart", "off"] = Field(
+        default="manual",
+        description="manual: ask you; smart: an auxiliary model approves or denies and asks "
+        "you when unsure; off: never ask (the hardline floor and deny rules still apply).",
+    )
+    deny: list[str] = Field(
+        default_factory=list,
+        description="Command globs that are always refused, in every mode (git push*).",
+    )
+    allow: list[str] = Field(
+        default_factory=list,
+        description="Rule names (git-force-push) or command globs that run without asking.",
+    )
+    timeout_seconds: float = Field(
+        default=120.0, gt=0, le=3600, description="Unanswered this long: denied."
+    )
+
+
+class TerminalConfig(BaseModel):
+    """The ``terminal:`` section: the environment commands run in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env_passthrough: list[str] = Field(
+        default_factory=list,
+        description="Variables passed to commands besides PATH, HOME, LANG, TERM ... "
+        "Keys Hermes itself uses are never passed.",
+    )
+    share_backend: bool = Field(
+        default=False, description="One backend for every session of a process."
+    )
+
+    @field_validator("env_passthrough")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return value
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -110,6 +158,8 @@ class KernelConfig(BaseModel):
     credential_pools: dict[str, list[str]] = Field(
         default_factory=dict, description="Endpoint name -> names of variables holding its keys."
     )
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod
@@ -141,7 +191,16 @@ class KernelConfig(BaseModel):
         # "model: gpt-4o" is short for "model: {default: gpt-4o}".
         return {"default": value} if isinstance(value, str) else value
 
-    @field_validator("plugins", "model", "agent", "providers", "credential_pools", mode="before")
+    @field_validator(
+        "plugins",
+        "model",
+        "agent",
+        "providers",
+        "credential_pools",
+        "approvals",
+        "terminal",
+        mode="before",
+    )
     @classmethod
     def _empty_section_means_defaults(cls, value: Any) -> Any:
         # "plugins:" with nothing under it parses as None; treat it as an empty section.

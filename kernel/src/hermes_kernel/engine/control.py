@@ -5,6 +5,7 @@ within about a second)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 
 class TurnControl:
@@ -15,6 +16,8 @@ class TurnControl:
     def __init__(self) -> None:
         self.soft = asyncio.Event()
         self.hard = asyncio.Event()
+        self.cancel = threading.Event()
+        """Set on a hard stop, for tools running in worker threads (ToolContext.cancel)."""
         self._signal: asyncio.Future[None] | None = None
 
     def interrupt(self) -> None:
@@ -23,6 +26,7 @@ class TurnControl:
     def stop(self) -> None:
         self.soft.set()
         self.hard.set()
+        self.cancel.set()
         if self._signal is not None and not self._signal.done():
             self._signal.set_result(None)
 

@@ -59,8 +59,12 @@ class TurnRun:
         self.control = control
         self.on_text = on_text
         self.on_notice = on_notice
+        tool_context = engine.tool_context
         self.runner = ToolRunner(
-            engine.tools, engine.home / "tool-results" / session.id, engine.secret_values
+            engine.tools,
+            engine.home / "tool-results" / session.id,
+            engine.secret_values,
+            context=(lambda: tool_context(session, control)) if tool_context else None,
         )
         self.history: list[ChatMessage] = []
         # After a fallback the turn stays on the route that answered; a primary that keeps

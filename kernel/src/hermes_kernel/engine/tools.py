@@ -25,6 +25,8 @@ from hermes_kernel.redact import redact_text
 from hermes_kernel.store.messages import Disposition
 from hermes_sdk import ToolSpec
 from hermes_sdk.models import ToolCallRequest
+from hermes_sdk.terminal import BackendUnavailable, CommandRefused
+from hermes_sdk.tooling import ToolContext
 
 RESULT_LIMIT = 100_000
 ROUND_LIMIT = 200_000
@@ -65,8 +67,11 @@ class ToolRunner:
         *,
         result_limit: int = RESULT_LIMIT,
         round_limit: int = ROUND_LIMIT,
+        context: Callable[[], ToolContext] | None = None,
     ) -> None:
         self.tools = dict(tools)
+        self.context = context
+        self._context: ToolContext | None = None
         self.spill_dir = spill_dir
         self.secret_values = list(secret_values)
         self.result_limit = result_limit
@@ -104,7 +109,19 @@ class ToolRunner:
             )
         return spec, arguments
 
+    def tool_context(self) -> ToolContext:
+        """The context tools with ``takes_context`` get, built on first use in this turn."""
+        if self._context is None:
+            self._context = (
+                self.context()
+                if self.context is not None
+                else ToolContext(session_id="", home=str(self.spill_dir), cwd=".")
+            )
+        return self._context
+
     async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        if spec.takes_context:
+            arguments = {**arguments, "context": self.tool_context()}
         handler = spec.handler
         if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
             getattr(handler, "__call__", None)  # noqa: B004 - an object with async __call__
@@ -114,6 +131,14 @@ class ToolRunner:
         if inspect.isawaitable(result):  # a sync wrapper that returns a coroutine
             result = await result
         return result
+
+    def _degraded(self, exc: BackendUnavailable) -> str:
+        report = {
+            "status": "degraded",
+            "error": redact_text(" ".join(str(exc).split()), self.secret_values),
+            "retry_hint": exc.retry_hint,
+        }
+        return json.dumps(report, ensure_ascii=False)
 
     def _error(self, call: ToolCallRequest, exc: BaseException) -> ToolOutcome:
         message = redact_text(" ".join(f"{type(exc).__name__}: {exc}".split()), self.secret_values)
@@ -149,6 +174,12 @@ class ToolRunner:
         seconds = time.perf_counter() - started
         try:
             value = task.result()
+        except CommandRefused as exc:
+            return ToolOutcome(
+                call, redact_text(str(exc), self.secret_values), Disposition.ERROR, seconds
+            )
+        except BackendUnavailable as exc:
+            return ToolOutcome(call, self._degraded(exc), Disposition.ERROR, seconds)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a tool's failure is a result
             failed = self._error(call, exc)
             return ToolOutcome(call, failed.content, failed.disposition, seconds)

@@ -39,6 +39,7 @@ from hermes_sdk import (
     ToolSpec,
 )
 from hermes_sdk.models import ModelUsage, ToolSchema
+from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 
@@ -54,6 +55,9 @@ class EngineObserver(Protocol):
     def pre_tool_call(self, call: ToolCall) -> None: ...
     def post_tool_call(self, call: ToolCall, result: ToolResult) -> None: ...
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]: ...
+
+
+ToolContextFactory = Callable[[Session, TurnControl], ToolContext]
 
 
 class NoObserver:
@@ -115,6 +119,7 @@ class TurnEngine:
         settings: EngineSettings | None = None,
         secret_values: Iterable[str] = (),
         pricing: Callable[[str, ModelUsage], float | None] | None = None,
+        tool_context: ToolContextFactory | None = None,
     ) -> None:
         if not routes:
             raise ValueError("a turn engine needs at least one model route")
@@ -127,6 +132,8 @@ class TurnEngine:
         self.secret_values = list(secret_values)
         self.pricing = pricing or (lambda _model, _usage: None)
         """Estimated cost of a call in US dollars; None when the price is unknown."""
+        self.tool_context = tool_context
+        """Builds what tools with ``takes_context`` get (backend, user), once per turn."""
         self.health = RouteHealth()
         self.schemas = [
             ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()

@@ -270,6 +270,17 @@ class PluginHost:
                 log.warning("plugin %r: hermes_prompt_sections must yield PromptSection", plugin)
         return sections
 
+    def check_command(self, command: str, normalized: str, backend: str) -> list[str]:
+        """The plugins' verdicts on a command ("ask: ..." / "deny: ..."); None answers and
+        answers that are not strings are dropped."""
+        answers = call_each(
+            self.manager,
+            "hermes_check_command",
+            {"command": command, "normalized": normalized, "backend": backend},
+            self.tracer,
+        )
+        return [answer for _, answer in answers if isinstance(answer, str)]
+
     def on_session_start(self, session: SessionInfo) -> None:
         self._notify("hermes_on_session_start", session=session)
 

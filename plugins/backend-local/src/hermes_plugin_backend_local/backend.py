@@ -35,6 +35,7 @@ _PIPE_GRACE = 0.3  # a background child may hold the pipes open after the shell 
 
 class LocalBackend(TerminalBackend):
     name = "local"
+    on_this_machine = True
 
     def __init__(self, cwd: str, env: Mapping[str, str], shell: str | None = None) -> None:
         super().__init__(cwd)

@@ -1,0 +1,201 @@
+"""Dangerous-command approval: the one decision every command a tool runs goes through.
+
+Order of precedence, strictest first:
+
+1. ``approvals.deny`` globs (the user's own rules) refuse, in every mode;
+2. the hardline floor (:mod:`.commands`) refuses, in every mode and every backend;
+3. a harmless command runs;
+4. a dangerous one runs if ``mode`` is ``off`` (or ``--yolo``), if the backend is isolated
+   (a container without host mounts), if ``approvals.allow`` names its rule or matches it,
+   or if the user approved its rule for this session; otherwise
+5. ``smart`` mode asks an auxiliary model (APPROVE / DENY; anything else escalates), and
+   ``manual`` mode asks the user: once, for the session, always (saved to
+   ``approvals.allow``), or deny. Nobody to ask (a one-shot run without a terminal, a
+   scheduled job) or no answer in time means deny.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from hermes_kernel.safety.commands import Level, Verdict, classify, normalize
+from hermes_sdk.terminal import CommandRefused
+
+__all__ = [
+    "Answer",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approver",
+    "Judge",
+]
+
+log = logging.getLogger("hermes.safety")
+
+
+class Answer(enum.StrEnum):
+    ONCE = "once"
+    SESSION = "session"
+    ALWAYS = "always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    command: str
+    rule: str
+    reason: str
+    backend: str
+    session_id: str
+
+
+Approver = Callable[[ApprovalRequest], Answer | None]
+"""Asks the user (blocking, from a worker thread); None when nobody answered in time."""
+Judge = Callable[[ApprovalRequest], str]
+"""Smart mode's auxiliary model: returns its raw answer (APPROVE, DENY or ESCALATE)."""
+PluginCheck = Callable[[str, str, str], Sequence[str]]
+"""(command, normalized, backend) -> the plugins' answers ("ask: ..." / "deny: ...")."""
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    mode: str = "manual"  # manual | smart | off
+    deny: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    timeout_seconds: float = 120.0
+
+
+def _plugin_verdicts(answers: Sequence[str]) -> list[Verdict]:
+    verdicts = []
+    for answer in answers:
+        kind, _, reason = str(answer).partition(":")
+        kind = kind.strip().lower()
+        if kind == "deny":
+            verdicts.append(Verdict(Level.BLOCK, "plugin", reason.strip() or "a plugin refused it"))
+        elif kind == "ask":
+            verdicts.append(Verdict(Level.ASK, "plugin", reason.strip() or "a plugin flagged it"))
+    return verdicts
+
+
+@dataclass
+class Approvals:
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    approver: Approver | None = None
+    judge: Judge | None = None
+    remember: Callable[[str], None] | None = None
+    """Saves a rule the user allowed always (to ``approvals.allow`` in config.yaml)."""
+    plugin_check: PluginCheck | None = None
+    _session_rules: dict[str, set[str]] = field(default_factory=dict)
+    _allowed_always: set[str] = field(default_factory=set)
+    _asking: threading.Lock = field(default_factory=threading.Lock)
+
+    def verdict(self, command: str, backend: str) -> Verdict:
+        found = [classify(command)]
+        if self.plugin_check is not None:
+            found += _plugin_verdicts(self.plugin_check(command, normalize(command), backend))
+        return max(found, key=lambda v: v.level)
+
+    def _denied_by_user_rule(self, command: str) -> str | None:
+        candidates = {command.strip(), normalize(command)}
+        for pattern in self.policy.deny:
+            if any(fnmatch.fnmatchcase(text, pattern) for text in candidates):
+                return pattern
+        return None
+
+    def _allowed(self, command: str, verdict: Verdict, session_id: str) -> bool:
+        if verdict.rule in self._session_rules.get(session_id, set()):
+            return True
+        if verdict.rule in self._allowed_always:
+            return True
+        candidates = {command.strip(), normalize(command)}
+        for entry in self.policy.allow:
+            if entry == verdict.rule != "plugin":
+                return True
+            if any(ch in entry for ch in "*?[") and any(
+                fnmatch.fnmatchcase(text, entry) for text in candidates
+            ):
+                return True
+        return False
+
+    def check(
+        self, command: str, *, backend: str, session_id: str, isolated: bool = False
+    ) -> str | None:
+        """Raise CommandRefused (its message is for the model) unless ``command`` may run;
+        returns a note when it runs only because of an approval, else None."""
+        pattern = self._denied_by_user_rule(command)
+        if pattern is not None:
+            raise CommandRefused(
+                f"refused: the command matches your approvals.deny rule {pattern!r}"
+            )
+        verdict = self.verdict(command, backend)
+        if verdict.level is Level.BLOCK:
+            raise CommandRefused(
+                f"refused: this command {verdict.reason} ({verdict.rule}). It is on the "
+                "hardline list, which no setting lifts; do not try to work around it. Tell "
+                "the user what you wanted to do instead."
+            )
+        if verdict.level is Level.ALLOW:
+            return None
+        if self.policy.mode == "off":
+            return f"allowed without asking (approvals off): {verdict.reason}"
+        if isolated:
+            return f"allowed without asking in an isolated container: {verdict.reason}"
+        if self._allowed(command, verdict, session_id):
+            return None
+        request = ApprovalRequest(command, verdict.rule, verdict.reason, backend, session_id)
+        if self.policy.mode == "smart" and self.judge is not None:
+            answer = self._ask_judge(request)
+            if answer == "APPROVE":
+                return f"approved by the auxiliary model: {verdict.reason}"
+            if answer == "DENY":
+                raise CommandRefused(
+                    f"refused: the safety model denied this command ({verdict.reason}). "
+                    "Ask the user if it is really needed."
+                )
+        return self._ask_user(request)
+
+    def _ask_judge(self, request: ApprovalRequest) -> str:
+        try:
+            raw = self.judge(request) if self.judge is not None else ""
+        except Exception as exc:  # noqa: BLE001 - a failing judge escalates to the user
+            log.warning("smart approval failed (%s); asking the user", exc)
+            return "ESCALATE"
+        words = raw.strip().upper().split()
+        return words[0].strip(".!:") if words else "ESCALATE"
+
+    def _ask_user(self, request: ApprovalRequest) -> str | None:
+        if self.approver is None:
+            raise CommandRefused(
+                f"refused: this command {request.reason} and needs the user's approval, but "
+                "nobody can approve it here (no interactive terminal). The user can allow it "
+                f"with approvals.allow: [{request.rule}] in config.yaml, or run interactively."
+            )
+        with self._asking:  # one question at a time, even from parallel tools
+            if self._allowed(request.command, Verdict(Level.ASK, request.rule), request.session_id):
+                return None  # approved for the session while this call waited its turn
+            answer = self.approver(request)
+        if answer is None:
+            raise CommandRefused(
+                "refused: the user did not answer the approval request in time "
+                f"({self.policy.timeout_seconds:.0f} s)"
+            )
+        if answer is Answer.DENY:
+            raise CommandRefused(
+                f"refused: the user denied this command ({request.reason}). Ask them how to "
+                "proceed instead of retrying it."
+            )
+        if answer is Answer.SESSION:
+            self._session_rules.setdefault(request.session_id, set()).add(request.rule)
+        elif answer is Answer.ALWAYS and request.rule != "plugin":
+            self._allowed_always.add(request.rule)
+            if self.remember is not None:
+                try:
+                    self.remember(request.rule)
+                except Exception as exc:  # noqa: BLE001 - the approval stands for this run
+                    log.warning("could not save approvals.allow: %s", exc)
+        return f"approved by the user ({answer.value})"

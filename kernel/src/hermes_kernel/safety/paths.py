@@ -1,0 +1,77 @@
+"""Write protection: file tools refuse to write credentials, keys, shell startup files and
+Hermes' own secrets, and anything outside ``HERMES_WRITE_SAFE_ROOT`` when that is set.
+
+Paths are checked as the backend will use them. On this machine symlinks are resolved
+first, so a link into ``~/.ssh`` is refused like ``~/.ssh`` itself; in a container or over
+SSH the path is checked as written (normalized), which is weaker, and the docs say so.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+__all__ = ["SAFE_ROOT_VARIABLE", "write_refusal"]
+
+SAFE_ROOT_VARIABLE = "HERMES_WRITE_SAFE_ROOT"
+_PROTECTED_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gcloud")
+_PROTECTED_NAMES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".netrc",
+        ".git-credentials",
+        ".pgpass",
+        "authorized_keys",
+        "id_rsa",
+        "id_ed25519",
+        "id_ecdsa",
+    }
+)
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+_HERMES_SECRETS = (".env", "auth.json", "state.db", "state.db-wal", "state.db-shm")
+
+
+def _is_env_file(name: str) -> bool:
+    return (name == ".env" or name.startswith(".env.")) and name not in _ENV_TEMPLATES
+
+
+def write_refusal(
+    path: str, *, local: bool, hermes_home: str, safe_root: str | None = None
+) -> str | None:
+    """Why writing ``path`` (absolute, or starting with ``~``) is refused; None if allowed."""
+    if local:
+        resolved = os.path.realpath(os.path.expanduser(path))
+        home = os.path.realpath(os.path.expanduser("~"))
+    else:
+        resolved = posixpath.normpath(path)
+        home = "~"
+    name = posixpath.basename(resolved)
+    relative_to_home = None
+    if resolved == home or resolved.startswith(home.rstrip("/") + "/"):
+        relative_to_home = resolved[len(home) :].lstrip("/")
+    if relative_to_home is not None:
+        for folder in _PROTECTED_DIRS:
+            if relative_to_home == folder or relative_to_home.startswith(folder + "/"):
+                return f"{path} is inside ~/{folder}, which holds credentials"
+    if "/.ssh/" in resolved + "/":
+        return f"{path} is inside an .ssh folder"
+    if name in _PROTECTED_NAMES:
+        return f"{path} is a credential or shell startup file"
+    if _is_env_file(name):
+        return f"{path} is an .env file (secrets)"
+    if local:
+        hermes = os.path.realpath(hermes_home)
+        for secret in _HERMES_SECRETS:
+            if resolved == os.path.join(hermes, secret):
+                return f"{path} is one of Hermes' own secrets or its state"
+    if safe_root:
+        root = os.path.realpath(safe_root) if local else posixpath.normpath(safe_root)
+        if resolved != root and not resolved.startswith(root.rstrip("/") + "/"):
+            return f"{path} is outside {SAFE_ROOT_VARIABLE} ({safe_root})"
+    return None

@@ -1,0 +1,2 @@
+"""What tools reach through their ToolContext: the session's terminal backend behind the
+safety checks, and the user."""

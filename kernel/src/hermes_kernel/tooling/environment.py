@@ -1,0 +1,121 @@
+"""The tools' world for one Hermes process: backends, approvals and the user, from config.
+
+A shell (the chat, later the gateway) builds one :class:`ToolEnvironment`, says how to reach
+the user (an approver for dangerous commands, a way to ask questions), and hands the engine
+its :meth:`ToolEnvironment.context` factory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from hermes_kernel.config.edit import allow_approval_rule
+from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
+from hermes_kernel.safety.environment import command_environment
+from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
+from hermes_kernel.store.sessions import Session
+from hermes_kernel.tooling.backends import BackendPool
+from hermes_sdk import BackendSpec, Kind
+from hermes_sdk.tooling import ToolContext
+
+if TYPE_CHECKING:
+    from hermes_kernel.cli.app import App
+
+__all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment"]
+
+log = logging.getLogger("hermes.tools")
+
+DEFAULT_BACKEND = "local"
+Ask = Callable[[str, Sequence[str]], str | None]
+
+
+def _nobody(question: str, choices: Sequence[str]) -> str | None:
+    return None
+
+
+def _reserved_variables(app: App) -> set[str]:
+    """Names of variables Hermes reads keys from: never passed to a command."""
+    raw = app.settings.raw
+    names = set(app.settings.secrets.dotenv)
+    for section in [raw.get("model") or {}, *(raw.get("providers") or {}).values()]:
+        if isinstance(section, dict) and section.get("api_key_env"):
+            names.add(str(section["api_key_env"]))
+    for variables in (raw.get("credential_pools") or {}).values():
+        names.update(str(name) for name in variables or [])
+    names.update(name for name in app.settings.environ if name.endswith("_API_KEY"))
+    return names
+
+
+class ToolEnvironment:
+    def __init__(
+        self,
+        app: App,
+        *,
+        approver: Approver | None = None,
+        ask: Ask | None = None,
+        judge: Judge | None = None,
+        yolo: bool = False,
+        cwd: str | None = None,
+    ) -> None:
+        settings = app.settings
+        raw = settings.raw
+        approvals = raw.get("approvals") or {}
+        terminal = raw.get("terminal") or {}
+        policy = ApprovalPolicy(
+            mode="off" if yolo else str(approvals.get("mode", "manual")),
+            deny=tuple(approvals.get("deny") or ()),
+            allow=tuple(approvals.get("allow") or ()),
+            timeout_seconds=float(approvals.get("timeout_seconds", 120.0)),
+        )
+        self.approvals = Approvals(
+            policy,
+            approver=approver,
+            judge=judge,
+            remember=lambda rule: allow_approval_rule(settings.config_path, rule),
+            plugin_check=app.host.check_command,
+        )
+        env, self.warnings = command_environment(
+            settings.environ, terminal.get("env_passthrough") or (), _reserved_variables(app)
+        )
+        self.backend_name = str((raw.get("agent") or {}).get("backend") or DEFAULT_BACKEND)
+        self.cwd = cwd or os.getcwd()
+        self.home = str(settings.home)
+        self.ask = ask or _nobody
+        self.pool = BackendPool(
+            self.backend_name,
+            lambda name: self._find_backend(app, name),
+            home=self.home,
+            cwd=self.cwd,
+            env=env,
+            config=raw.get(self.backend_name) or {},
+            approvals=self.approvals,
+            installed=lambda: sorted(spec.name for spec in app.host.terminal_backends()),
+            share=bool(terminal.get("share_backend", False)),
+            safe_root=settings.environ.get(SAFE_ROOT_VARIABLE) or None,
+        )
+
+    @staticmethod
+    def _find_backend(app: App, name: str) -> BackendSpec | None:
+        provided = app.host.require(Kind.BACKEND, name)
+        return provided.spec if provided is not None else None  # type: ignore[return-value]
+
+    def context(self, session: Session, control: TurnControl) -> ToolContext:
+        """What tools get in one turn of ``session``."""
+        return ToolContext(
+            session_id=session.id,
+            home=self.home,
+            cwd=session.cwd or self.cwd,
+            cancel=control.cancel,
+            get_backend=lambda: self.pool.get(session.id),
+            ask=self.ask,
+        )
+
+    def end_session(self, session_id: str) -> None:
+        self.pool.close(session_id)
+
+    def close(self) -> None:
+        self.pool.close_all()
