@@ -42,7 +42,7 @@ CASES = [
     ("cd /tmp && rm -rf /", BLOCK),
     ("true; rm -rf /", BLOCK),
     ("ls | xargs rm -rf /", BLOCK),
-    ("ｒｍ -rf /", BLOCK),  # full-width letters (NFKC)
+    ("\uff52\uff4d -rf /", BLOCK),  # full-width letters (NFKC)
     ("r\u200bm -rf /", BLOCK),  # a zero-width space inside the name
     # --- hardline: filesystems, devices, fork bombs, shutdown, kill everything
     ("mkfs.ext4 /dev/sda1", BLOCK),

@@ -7,6 +7,7 @@ without a word, leaves nothing behind in the session list.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +18,11 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
+from hermes_kernel.safety.approval import Approver
+from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.store.sessions import Session
 from hermes_kernel.store.state import StateStore, state_db_path
+from hermes_kernel.tooling.environment import Ask, ToolEnvironment
 from hermes_sdk import (
     LLMCall,
     LLMResult,
@@ -106,7 +110,15 @@ class ChatAgent:
     """Build with :meth:`open`; raises NoProvider (one line to act on) if no model can be
     used, and KeyError if the session to resume does not exist."""
 
-    def __init__(self, app: App, options: ChatOptions, events: ToolEvents | None = None) -> None:
+    def __init__(
+        self,
+        app: App,
+        options: ChatOptions,
+        events: ToolEvents | None = None,
+        *,
+        approver: Approver | None = None,
+        ask: Ask | None = None,
+    ) -> None:
         self.app = app
         self.options = options
         self.yolo = options.yolo
@@ -122,6 +134,10 @@ class ChatAgent:
             toolsets = tuple(agent_section["toolsets"])
         app.host.load_observers()
         self.tools, self.warnings = choose_tools(app.host.tools(), toolsets)
+        self.tool_env = ToolEnvironment(
+            app, approver=approver, ask=ask, yolo=options.yolo, cwd=str(self.cwd)
+        )
+        self.warnings += self.tool_env.warnings
         self.observer = _Observer(app, events)
         self.store = StateStore(state_db_path(settings.home))
         self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
@@ -145,8 +161,12 @@ class ChatAgent:
             settings.home,
             observer=self.observer,
             settings=self.engine_settings,
-            secret_values=settings.secrets.values(),
+            secret_values=[
+                *settings.secrets.values(),
+                *secret_environment_values(settings.environ),
+            ],
             pricing=price_book(self.app.host).cost,
+            tool_context=self.tool_env.context,
         )
 
     @property
@@ -172,6 +192,7 @@ class ChatAgent:
 
     def end_session(self, reason: str) -> None:
         if self.session is not None:
+            self.tool_env.end_session(self.session.id)
             with contextlib.suppress(KeyError):  # deleted meanwhile (hermes sessions delete)
                 self.engine.end_session(self.session.id, reason)
 
@@ -208,7 +229,8 @@ class ChatAgent:
         return setup
 
     async def aclose(self, reason: str = "cli_exit") -> None:
-        self.end_session(reason)
+        await asyncio.to_thread(self.end_session, reason)  # a container takes a moment to go
+        await asyncio.to_thread(self.tool_env.close)
         await _close_routes(self.setup)
         self.store.close()
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.format import Totals, argument_preview, result_preview, seconds
 from hermes_kernel.chat.loop import run_chat
+from hermes_kernel.chat.questions import terminal_approver, terminal_ask
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.turn import TurnResult
 from hermes_kernel.store.errors import LeaseHeldError, StoreError
@@ -61,8 +62,18 @@ def run_oneshot(app: App, options: ChatOptions, query: str, as_json: bool) -> in
     from hermes_kernel.providers.ladder import NoProvider
 
     progress = _Progress(quiet=False)
+    # Someone at a terminal can approve a dangerous command; a script or a pipe cannot,
+    # and then such commands are refused (unattended means deny).
+    attended = sys.stdin.isatty() and sys.stderr.isatty()
+    timeout = float((app.settings.raw.get("approvals") or {}).get("timeout_seconds", 120.0))
     try:
-        agent = ChatAgent(app, options, progress)
+        agent = ChatAgent(
+            app,
+            options,
+            progress,
+            approver=terminal_approver(timeout) if attended else None,
+            ask=terminal_ask(timeout) if attended else None,
+        )
     except (NoProvider, KeyError, StoreError) as exc:
         error_line(exc.args[0] if isinstance(exc, KeyError) else str(exc))
         return 1

@@ -11,10 +11,11 @@ is always left consistent.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
@@ -30,9 +31,16 @@ from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.commands import BUILTINS, plugin_commands, split_command
 from hermes_kernel.chat.format import Totals
 from hermes_kernel.chat.loop import run_chat
+from hermes_kernel.chat.questions import (
+    APPROVAL_CHOICES,
+    approval_question,
+    parse_approval,
+    parse_choice,
+)
 from hermes_kernel.chat.slash import SlashCommands
 from hermes_kernel.chat.view import PROMPT_MARK, ChatView
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.safety.approval import Answer, ApprovalRequest
 from hermes_kernel.store.errors import LeaseHeldError, StoreError
 
 if TYPE_CHECKING:
@@ -76,10 +84,70 @@ class _ExpandingHistory(FileHistory):
         super().store_string(self.expand(string))
 
 
+class Questions:
+    """Questions from tools (approvals, clarify), answered at the chat's own prompt.
+
+    A tool's worker thread blocks in :meth:`approve` or :meth:`ask`; the question is shown
+    above the prompt, and the next line the user enters answers it instead of being sent.
+    Ctrl+C (stopping the turn) or the timeout answers None: for an approval, deny.
+    """
+
+    def __init__(self, view: ChatView, timeout: float) -> None:
+        self.view = view
+        self.timeout = timeout
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.pending: asyncio.Future[str | None] | None = None
+        self.label = ""
+        self.redraw: Callable[[], None] = lambda: None
+
+    def approve(self, request: ApprovalRequest) -> Answer | None:
+        line = self._from_thread(approval_question(request), APPROVAL_CHOICES, "approve")
+        return None if line is None else parse_approval(line)
+
+    def ask(self, question: str, choices: Sequence[str]) -> str | None:
+        listed = "".join(f"\n    {n}. {choice}" for n, choice in enumerate(choices, 1))
+        hint = "type a number or your answer" if choices else "type your answer"
+        line = self._from_thread(f"question: {question}{listed}", hint, "answer")
+        return None if line is None else parse_choice(line, choices)
+
+    def _from_thread(self, text: str, hint: str, label: str) -> str | None:
+        if self.loop is None:
+            return None
+        future = asyncio.run_coroutine_threadsafe(self._question(text, hint, label), self.loop)
+        try:
+            return future.result()
+        except (concurrent.futures.CancelledError, RuntimeError):
+            return None
+
+    async def _question(self, text: str, hint: str, label: str) -> str | None:
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.pending, self.label = answer, label
+        self.view.warn(text)
+        self.view.info(f"{hint} (no answer in {self.timeout:.0f} s counts as no)")
+        self.redraw()
+        try:
+            return await asyncio.wait_for(answer, self.timeout)
+        except TimeoutError:
+            self.view.warn("no answer in time")
+            return None
+        finally:
+            self.pending, self.label = None, ""
+            self.redraw()
+
+    def answer(self, line: str | None) -> bool:
+        """Answer the pending question with ``line``; False if none is pending."""
+        if self.pending is None or self.pending.done():
+            return False
+        self.pending.set_result(line)
+        return True
+
+
 class Repl:
-    def __init__(self, agent: ChatAgent, view: ChatView) -> None:
+    def __init__(self, agent: ChatAgent, view: ChatView, questions: Questions) -> None:
         self.agent = agent
         self.view = view
+        self.questions = questions
+        questions.redraw = self.redraw
         self.turn: asyncio.Task[None] | None = None
         self.control: TurnControl | None = None
         self.queued: list[str] = []
@@ -108,6 +176,10 @@ class Repl:
     # --- what is drawn ----------------------------------------------------------------------
 
     def message(self) -> AnyFormattedText:
+        if self.questions.pending is not None:
+            return ANSI(
+                self.view.live() + f"\x1b[1;33m{self.questions.label} {PROMPT_MARK}\x1b[0m "
+            )
         return ANSI(self.view.live() + f"\x1b[1;36m{PROMPT_MARK}\x1b[0m ")
 
     def toolbar(self) -> AnyFormattedText:
@@ -144,6 +216,7 @@ class Repl:
             self.last_ctrl_c = now
             if self.turn is not None and self.control is not None:
                 self.queued.clear()
+                self.questions.answer(None)
                 self.control.stop()
                 self.view.info("stopping… (Ctrl+C again to exit)")
             else:
@@ -204,6 +277,7 @@ class Repl:
             self.slash.show_resumed(self.agent.session)
 
     async def run(self) -> int:
+        self.questions.loop = asyncio.get_running_loop()
         with patch_stdout(raw=True):
             self.banner()
             while True:
@@ -214,6 +288,9 @@ class Repl:
                 except KeyboardInterrupt:  # only if our Ctrl+C binding was bypassed
                     continue
                 text = self.expand_pastes(line)
+                if self.questions.answer(text):
+                    self.view.user(line)
+                    continue
                 if not text.strip():
                     continue
                 if text.startswith("/"):
@@ -303,6 +380,7 @@ class Repl:
         if turn is None:
             return
         self.queued.clear()
+        self.questions.answer(None)
         if self.control is not None:
             self.control.stop()
         try:
@@ -322,10 +400,12 @@ def run_interactive(app: App, options: ChatOptions) -> int:
         print("hermes: error: the interactive chat needs a terminal; use -q TEXT", file=sys.stderr)
         return 1
     view = ChatView()
+    timeout = float((app.settings.raw.get("approvals") or {}).get("timeout_seconds", 120.0))
+    questions = Questions(view, timeout)
     try:
-        agent = ChatAgent(app, options, view)
+        agent = ChatAgent(app, options, view, approver=questions.approve, ask=questions.ask)
     except (NoProvider, KeyError, StoreError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         print(f"hermes: error: {message}", file=sys.stderr)
         return 1
-    return run_chat(Repl(agent, view).run())
+    return run_chat(Repl(agent, view, questions).run())

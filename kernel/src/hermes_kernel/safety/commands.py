@@ -81,21 +81,20 @@ def segments(normalized: str) -> list[str]:
         for match in _SUBSTITUTION.finditer(text):
             pending.append(next(group for group in match.groups() if group is not None))
         text = _SUBSTITUTION.sub(" ", text)
-        for part in _SEPARATORS.split(text):
-            part = _strip_prefixes(part.strip().strip("(){} ").strip())
+        for raw in _SEPARATORS.split(text):
+            part = _strip_prefixes(raw.strip().strip("(){} ").strip())
             if part:
                 found.append(part)
-                if part != (unwrapped := _strip_prefixes(part)):
-                    found.append(unwrapped)
     return found
 
 
 # --- rules ---------------------------------------------------------------------------------
 
-_SYSTEM_DIRS = (
-    "bin boot dev etc home lib lib32 lib64 libx32 opt proc root sbin srv sys usr var "
-    "system library applications users private"
-).split()
+_SYSTEM_DIRS = frozenset(
+    {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc"}
+    | {"root", "sbin", "srv", "sys", "usr", "var", "system", "library", "applications"}
+    | {"users", "private"}
+)
 _HOME_TARGETS = {"~", "~/", "~/*", "~/.", "/home/*", "/users/*"}
 
 
@@ -157,11 +156,10 @@ def _check_permissions(words: list[str]) -> Verdict | None:
         return Verdict(
             Level.BLOCK, "recursive-chmod-system", f"{words[0]} -R on / or a system directory"
         )
-    if words[0] == "chmod" and any(
-        t in {"777", "0777", "a+rwx", "ugo+rwx", "o+w", "a+w"} for t in targets
-    ):
-        if recursive or any(t.startswith(("/", "~")) for t in targets[1:]):
-            return Verdict(Level.ASK, "world-writable", "makes files writable by everyone")
+    world = {"777", "0777", "a+rwx", "ugo+rwx", "o+w", "a+w"}
+    outside = any(t.startswith(("/", "~")) for t in targets[1:])
+    if words[0] == "chmod" and any(t in world for t in targets) and (recursive or outside):
+        return Verdict(Level.ASK, "world-writable", "makes files writable by everyone")
     if words[0] == "chown" and recursive:
         return Verdict(Level.ASK, "recursive-chown", "changes the owner of a whole tree")
     return None

@@ -47,7 +47,7 @@ class GuardedBackend(TerminalBackend):
         self.isolated = inner.isolated
         self.on_this_machine = inner.on_this_machine
 
-    @property  # type: ignore[override]  # a plain attribute on other backends
+    @property
     def cwd(self) -> str:
         return self.inner.cwd
 
@@ -166,7 +166,7 @@ class BackendPool:
             backend = spec.factory(context)
         except BackendUnavailable:
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken backend plugin is a degraded tool
+        except Exception as exc:
             raise BackendUnavailable(
                 f"the {self.name} backend failed to start: {type(exc).__name__}: {exc}",
                 "tell the user; check `hermes doctor` and the backend's config section",
