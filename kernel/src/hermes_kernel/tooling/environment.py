@@ -104,13 +104,18 @@ class ToolEnvironment:
         return provided.spec if provided is not None else None  # type: ignore[return-value]
 
     def context(self, session: Session, control: TurnControl) -> ToolContext:
-        """What tools get in one turn of ``session``."""
+        """What tools get in one turn of ``session`` (the engine's tool_context factory)."""
+        return self.context_for(session.id, control, session.cwd)
+
+    def context_for(
+        self, session_id: str, control: TurnControl, cwd: str | None = None
+    ) -> ToolContext:
         return ToolContext(
-            session_id=session.id,
+            session_id=session_id,
             home=self.home,
-            cwd=session.cwd or self.cwd,
+            cwd=cwd or self.cwd,
             cancel=control.cancel,
-            get_backend=lambda: self.pool.get(session.id),
+            get_backend=lambda: self.pool.get(session_id),
             ask=self.ask,
         )
 

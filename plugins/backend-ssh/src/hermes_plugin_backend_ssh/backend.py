@@ -166,7 +166,9 @@ class SSHBackend(TerminalBackend):
             channel.shutdown_write()
             collector = OutputCollector(self.marker, on_output)
             timed_out, interrupted = self._pump(channel, collector, pidfile, timeout, cancel)
-            exit_code = channel.recv_exit_status() if channel.exit_status_ready() else -1
+            # The exit status may come just after the end of output; a killed command's
+            # channel may close without one.
+            exit_code = channel.exit_status if channel.status_event.wait(_KILL_GRACE) else -1
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise BackendUnavailable(
                 f"ssh: the connection to {self._where()} failed mid-command ({_one_line(exc)})",

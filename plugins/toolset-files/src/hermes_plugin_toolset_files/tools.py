@@ -89,25 +89,28 @@ def search_files(
             f"{where}; else find {where} -name .git -prune -o -name {glob} -print; fi"
         )
     elif target == "content":
-        options = ["-n", "-I"] + (["-i"] if ignore_case else [])
+        options = ["-n"] + (["-i"] if ignore_case else [])
         if context_lines > 0:
             options.append(f"-C{min(context_lines, 20)}")
-        rg_glob = f" -g {shlex.quote(file_glob)}" if file_glob else ""
-        grep_glob = f" --include={shlex.quote(file_glob)}" if file_glob else ""
         flags = " ".join(options)
+        needle = shlex.quote(pattern)
+        rg_glob = f" -g {shlex.quote(file_glob)}" if file_glob else ""
+        name = f" -name {shlex.quote(file_glob)}" if file_glob else ""
+        # ripgrep when installed; else find + grep, which even busybox has (its grep lacks
+        # --exclude-dir and -I, and to ripgrep -I means "no file names").
         command = (
-            f"if command -v rg >/dev/null 2>&1; then rg {flags} --no-heading --hidden "
-            f"-g '!.git'{rg_glob} -e {shlex.quote(pattern)} {where}; "
-            f"else grep -r -E {flags} --exclude-dir=.git{grep_glob} -e {shlex.quote(pattern)} "
-            f"{where}; fi"
+            f"if command -v rg >/dev/null 2>&1; then rg {flags} --with-filename --no-heading "
+            f"--hidden -g '!.git'{rg_glob} -e {needle} {where}; "
+            f"else find {where} -name .git -prune -o -type f{name} "
+            f"-exec grep -H -E {flags} -e {needle} {{}} +; fi"
         )
     else:
         raise ValueError(f"target must be 'content' or 'files', not {target!r}")
     result = backend.run(command, timeout=60, cancel=context.cancel)
-    if result.exit_code == 1 and not result.stdout:
-        return "no matches"
-    if result.exit_code not in (0, 1):
-        raise RuntimeError(f"search failed: {result.stderr.strip() or result.exit_code}")
+    if not result.stdout:
+        if result.exit_code in (0, 1) or not result.stderr.strip():
+            return "no matches"
+        raise RuntimeError(f"search failed: {result.stderr.strip()}")
     lines = result.stdout.splitlines()
     shown = lines[:limit]
     text = "\n".join(shown)[:SEARCH_OUTPUT_CHARS]

@@ -17,6 +17,8 @@ Fixtures, available in any test once hermes-sdk is installed:
   (:class:`SSHServer`). Both need root; they skip with the reason elsewhere, and fail when
   ``HERMES_REQUIRE_SERVICES=1``.
 
+* :func:`tool_context`: a ToolContext around a real backend, to test a tool's handler.
+
 Conformance: subclass :class:`ProviderTests` in a provider plugin's tests, and
 :class:`TerminalBackendTests` in a terminal backend's (see their docstrings).
 """
@@ -24,6 +26,7 @@ Conformance: subclass :class:`ProviderTests` in a provider plugin's tests, and
 from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
 from hermes_sdk.testing.backend_tests import TerminalBackendTests
+from hermes_sdk.testing.contexts import tool_context
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.provider_tests import ProviderTests
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
@@ -41,4 +44,5 @@ __all__ = [
     "TerminalBackendTests",
     "anthropic_error",
     "register_checked",
+    "tool_context",
 ]

@@ -1,0 +1,143 @@
+"""The approval decision: precedence of deny rules, the floor, modes and answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_kernel.safety.approval import Answer, ApprovalPolicy, ApprovalRequest, Approvals
+from hermes_sdk.terminal import CommandRefused
+
+FORCE_PUSH = "git push --force origin main"
+
+
+class Recorder:
+    def __init__(self, *answers: Answer | None) -> None:
+        self.answers = list(answers)
+        self.asked: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> Answer | None:
+        self.asked.append(request)
+        return self.answers.pop(0)
+
+
+def check(
+    approvals: Approvals, command: str, session: str = "s1", isolated: bool = False
+) -> str | None:
+    return approvals.check(command, backend="local", session_id=session, isolated=isolated)
+
+
+def test_harmless_commands_run_without_asking() -> None:
+    approver = Recorder()
+    assert check(Approvals(approver=approver), "ls -la") is None
+    assert approver.asked == []
+
+
+def test_the_hardline_floor_holds_in_every_mode_and_backend() -> None:
+    for mode in ("manual", "smart", "off"):
+        approvals = Approvals(ApprovalPolicy(mode=mode, allow=("recursive-delete-system",)))
+        with pytest.raises(CommandRefused, match="hardline"):
+            check(approvals, "sudo rm -rf /", isolated=True)
+
+
+def test_user_deny_globs_beat_every_mode() -> None:
+    approvals = Approvals(ApprovalPolicy(mode="off", deny=("*deploy*",)))
+    with pytest.raises(CommandRefused, match=r"approvals\.deny rule '\*deploy\*'"):
+        check(approvals, "./scripts/deploy.sh prod")
+
+
+def test_unattended_means_deny_with_a_way_out() -> None:
+    with pytest.raises(
+        CommandRefused, match=r"nobody can approve.*approvals\.allow: \[git-force-push\]"
+    ):
+        check(Approvals(approver=None), FORCE_PUSH)
+
+
+def test_once_asks_again_next_time() -> None:
+    approver = Recorder(Answer.ONCE, Answer.DENY)
+    approvals = Approvals(approver=approver)
+    assert check(approvals, FORCE_PUSH) == "approved by the user (once)"
+    with pytest.raises(CommandRefused, match="the user denied"):
+        check(approvals, FORCE_PUSH)
+    assert [r.rule for r in approver.asked] == ["git-force-push", "git-force-push"]
+
+
+def test_session_approval_covers_the_rule_in_that_session_only() -> None:
+    approver = Recorder(Answer.SESSION, Answer.DENY)
+    approvals = Approvals(approver=approver)
+    check(approvals, FORCE_PUSH, session="a")
+    assert check(approvals, "git push -f", session="a") is None  # same rule, not asked
+    with pytest.raises(CommandRefused):
+        check(approvals, FORCE_PUSH, session="b")
+    assert len(approver.asked) == 2
+
+
+def test_always_is_remembered_and_saved() -> None:
+    saved: list[str] = []
+    approvals = Approvals(approver=Recorder(Answer.ALWAYS), remember=saved.append)
+    check(approvals, FORCE_PUSH)
+    assert saved == ["git-force-push"]
+    assert check(approvals, FORCE_PUSH, session="other") is None
+
+
+def test_no_answer_in_time_is_a_denial() -> None:
+    with pytest.raises(CommandRefused, match="did not answer"):
+        check(Approvals(approver=Recorder(None)), FORCE_PUSH)
+
+
+def test_allow_list_takes_rule_names_and_globs() -> None:
+    approvals = Approvals(ApprovalPolicy(allow=("git-force-push", "git reset --hard*")))
+    assert check(approvals, FORCE_PUSH) is None
+    assert check(approvals, "git reset --hard HEAD~1") is None
+    with pytest.raises(CommandRefused):
+        check(approvals, "git clean -fdx")
+
+
+def test_off_mode_and_isolated_backends_skip_the_prompt() -> None:
+    assert "approvals off" in (check(Approvals(ApprovalPolicy(mode="off")), FORCE_PUSH) or "")
+    assert "isolated" in (check(Approvals(), FORCE_PUSH, isolated=True) or "")
+
+
+@pytest.mark.parametrize(
+    ("judged", "outcome"),
+    [("APPROVE", "approved by the auxiliary model"), ("DENY", "denied"), ("maybe?", "asked")],
+)
+def test_smart_mode_asks_the_judge_and_escalates_anything_unclear(
+    judged: str, outcome: str
+) -> None:
+    approver = Recorder(Answer.ONCE)
+    approvals = Approvals(ApprovalPolicy(mode="smart"), approver=approver, judge=lambda r: judged)
+    if outcome == "denied":
+        with pytest.raises(CommandRefused, match="safety model denied"):
+            check(approvals, FORCE_PUSH)
+        return
+    note = check(approvals, FORCE_PUSH)
+    if outcome == "asked":
+        assert approver.asked and note == "approved by the user (once)"
+    else:
+        assert not approver.asked and note and outcome in note
+
+
+def test_a_failing_judge_escalates_to_the_user() -> None:
+    def broken(request: ApprovalRequest) -> str:
+        raise TimeoutError("aux model down")
+
+    approver = Recorder(Answer.ONCE)
+    approvals = Approvals(ApprovalPolicy(mode="smart"), approver=approver, judge=broken)
+    assert check(approvals, FORCE_PUSH) == "approved by the user (once)"
+
+
+def test_plugins_can_make_it_stricter_not_looser() -> None:
+    def plugin(command: str, normalized: str, backend: str) -> list[str]:
+        if "kubectl delete" in normalized:
+            return ["ask: deletes cluster resources"]
+        if "terraform destroy" in normalized:
+            return ["deny: destroys infrastructure"]
+        return ["allow: everything"]  # not a verdict: ignored
+
+    approvals = Approvals(approver=None, plugin_check=plugin)
+    with pytest.raises(CommandRefused, match="nobody can approve"):
+        check(approvals, "kubectl delete pod x")
+    with pytest.raises(CommandRefused, match="destroys infrastructure"):
+        check(approvals, "terraform destroy -auto-approve")
+    with pytest.raises(CommandRefused, match="hardline"):
+        check(approvals, "rm -rf /")
