@@ -218,3 +218,33 @@ def test_leaving_during_a_tool_call_leaves_a_valid_transcript(
     stored = messages(chat_venv, home, session["id"])
     assert [m["role"] for m in stored] == ["user", "assistant", "tool"]
     assert stored[2]["disposition"] in ("skipped", "unknown")  # never claimed to have run
+
+
+def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, tmp_path):
+    command = "chmod -R 777 ./no-such-dir"
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": command}),
+        Reply.say("Ran it once."),
+        Reply.tool_call("terminal", {"command": command}),
+        Reply.say("It was denied."),
+    )
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("open it up")
+    term.wait_for("makes files writable by everyone")
+    term.wait_for("[o]nce · [s]ession · [a]lways · [d]eny")
+    term.line("o")
+    term.wait_for("Ran it once.")
+    term.line("again")
+    term.wait_for("[o]nce · [s]ession · [a]lways · [d]eny")  # once means once
+    term.line("d")
+    term.wait_for("It was denied.")
+    results = [
+        message["content"]
+        for message in openai_server.requests[-1].json["messages"]
+        if message["role"] == "tool"
+    ]
+    assert results[0].startswith("exit code 1")  # it ran: chmod found no such directory
+    assert results[1].startswith("refused: the user denied this command")
+    term.line("/exit")
+    assert term.wait_exit() == 0

@@ -35,12 +35,12 @@ def test_toolsets_choose_which_tool_schemas_are_sent(chat_venv, home, openai_ser
     assert chat_venv.hermes("chat", "-q", "x", "--toolsets", "demo", home=home).code == 0
     run = chat_venv.hermes("chat", "-q", "x", "--toolsets", "nosuch", home=home)
     assert run.code == 0
-    assert "toolset 'nosuch' is not installed (known: demo, slow)" in run.err
+    assert "toolset 'nosuch' is not installed (known: demo, slow, terminal)" in run.err
     sent = [
         sorted(tool["function"]["name"] for tool in request.json.get("tools", []))
         for request in openai_server.requests
     ]
-    assert sent == [["nap", "shout"], ["shout"], []]
+    assert sent == [["nap", "process", "shout", "terminal"], ["shout"], []]
 
 
 def test_setup_asks_and_writes_key_model_and_backend(terminal, tmp_path):

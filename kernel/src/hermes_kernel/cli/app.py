@@ -7,6 +7,7 @@ import logging
 from functools import cached_property
 
 from hermes_kernel.config.settings import Flags, Settings, load_settings
+from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.log import RedactingFilter
 from hermes_kernel.plugins.discovery import discover
 from hermes_kernel.plugins.host import PluginHost
@@ -34,6 +35,8 @@ class App:
         settings = load_settings(self.flags)
         if self._redactor is not None:
             self._redactor.secret_values.extend(settings.secrets.values())
+            # Keys in the environment (OPENAI_API_KEY, GITHUB_TOKEN ...) are secrets too.
+            self._redactor.secret_values.extend(secret_environment_values(settings.environ))
         for warning in settings.warnings:
             log.warning("%s", warning)
         return settings

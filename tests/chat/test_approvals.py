@@ -1,0 +1,63 @@
+"""Approvals in a one-shot run without a terminal: unattended means deny; --yolo lifts the
+prompt but not the user's deny rules or the hardline floor."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_sdk.testing import Reply
+
+RISKY = "chmod -R 777 ./no-such-dir"
+
+
+@pytest.fixture
+def configured(hermes, openai_server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    hermes.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "approvals:\n  deny: ['*deploy*']\n"
+    )
+    return hermes
+
+
+def tool_result(openai_server) -> str:
+    (result,) = [
+        message["content"]
+        for message in openai_server.requests[-1].json["messages"]
+        if message["role"] == "tool"
+    ]
+    return str(result)
+
+
+def test_unattended_runs_are_denied(configured, openai_server):
+    openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
+    assert configured("chat", "-q", "go").code == 0
+    assert "nobody can approve it here" in tool_result(openai_server)
+    assert "approvals.allow: [world-writable]" in tool_result(openai_server)
+
+
+def test_yolo_runs_it(configured, openai_server):
+    openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
+    assert configured("chat", "-q", "go", "--yolo").code == 0
+    assert tool_result(openai_server).startswith("exit code 1")  # ran; no such directory
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [("./deploy.sh", "approvals.deny rule"), ("rm -rf ~", "hardline")],
+)
+def test_yolo_never_lifts_deny_rules_or_the_floor(configured, openai_server, command, words):
+    openai_server.queue(Reply.tool_call("terminal", {"command": command}), Reply.say("ok"))
+    assert configured("chat", "-q", "go", "--yolo").code == 0
+    assert words in tool_result(openai_server)
+
+
+def test_allow_always_is_written_to_the_config(configured, openai_server):
+    from hermes_kernel.config.edit import allow_approval_rule
+
+    allow_approval_rule(configured.home / "config.yaml", "world-writable")
+    text = (configured.home / "config.yaml").read_text()
+    assert "allow:\n  - world-writable" in text and "deny: ['*deploy*']" in text
+    openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
+    assert configured("chat", "-q", "go").code == 0
+    assert tool_result(openai_server).startswith("exit code 1")
