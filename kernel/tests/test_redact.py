@@ -35,3 +35,16 @@ def test_nested_data_keeps_shape():
         "providers": [{"api_key": REDACTED, "url": "u"}],
         "max_tokens": 5,
     }
+
+
+def test_bearer_headers_and_aws_secret_keys_are_redacted() -> None:
+    from hermes_kernel.redact import redact_text
+
+    text = (
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.signature\n"
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        "id ASIAIOSFODNN7EXAMPLE"
+    )
+    redacted = redact_text(text)
+    assert "eyJhbGci" not in redacted and "wJalrXUtnFEMI" not in redacted
+    assert "ASIAIOSFODNN7EXAMPLE" not in redacted

@@ -33,7 +33,9 @@ _TOKEN_SHAPES = re.compile(
     r"|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b"  # Telegram bot tokens
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}\b"  # GitHub tokens
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # Slack tokens
-    r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key ids
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
+    r"|(?i:aws_secret_access_key)\s*[=:]\s*[A-Za-z0-9/+=]{40}"  # AWS secret keys, as written
+    r"|\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*"  # Authorization headers
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
 )
 _MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words
