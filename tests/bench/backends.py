@@ -89,7 +89,11 @@ def local_case() -> Iterator[tuple[Callable[[], object], TerminalBackend]]:
 
         def floor() -> object:
             return subprocess.run(
-                [shell, "-c", "true"], cwd=folder, env={"PATH": os.environ["PATH"]}
+                [shell, "-c", "true"],
+                cwd=folder,
+                env={"PATH": os.environ["PATH"]},
+                capture_output=True,  # a tool needs the output, so the floor reads it too
+                check=True,
             )
 
         yield floor, backend

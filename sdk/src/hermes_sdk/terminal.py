@@ -349,6 +349,27 @@ class OutputCollector:
     def stderr(self, data: bytes | str) -> None:
         self._err.add(data if isinstance(data, str) else self._decoders[1].decode(data))
 
+    def result(
+        self, exit_code: int, started: float, *, timed_out: bool = False, interrupted: bool = False
+    ) -> tuple[CommandResult, str | None]:
+        """The command's result (``started``: its ``time.perf_counter()`` at the start),
+        and the directory it ended in (None if unknown: it exited early or was killed)."""
+        stdout, stderr, cwd, truncated = self.finish()
+        if timed_out:
+            exit_code = TIMEOUT_EXIT
+        elif interrupted:
+            exit_code = INTERRUPTED_EXIT
+        result = CommandResult(
+            exit_code=exit_code,
+            stdout=stdout,
+            stderr=stderr,
+            seconds=time.perf_counter() - started,
+            timed_out=timed_out,
+            interrupted=interrupted and not timed_out,
+            truncated=truncated,
+        )
+        return result, cwd
+
     def finish(self) -> tuple[str, str, str | None, bool]:
         """(stdout, stderr, the directory the command ended in or None, truncated)."""
         self._pending += self._decoders[0].decode(b"", final=True)

@@ -7,7 +7,6 @@ import logging
 from functools import cached_property
 
 from hermes_kernel.config.settings import Flags, Settings, load_settings
-from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.log import RedactingFilter
 from hermes_kernel.plugins.discovery import discover
 from hermes_kernel.plugins.host import PluginHost
@@ -15,6 +14,7 @@ from hermes_kernel.plugins.policy import PluginPolicy
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
 from hermes_kernel.plugins.status_cache import write_status
 from hermes_kernel.plugins.trace import stderr_tracer, tracing_enabled
+from hermes_kernel.safety.environment import secret_environment_values
 
 log = logging.getLogger("hermes")
 

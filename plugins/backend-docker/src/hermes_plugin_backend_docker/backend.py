@@ -28,8 +28,6 @@ from docker.errors import DockerException, ImageNotFound, NotFound
 
 from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_sdk.terminal import (
-    INTERRUPTED_EXIT,
-    TIMEOUT_EXIT,
     BackendContext,
     BackendUnavailable,
     CommandResult,
@@ -216,22 +214,12 @@ class DockerBackend(TerminalBackend):
         if failures:
             raise _unavailable(failures[0])
         exit_code = self._exit_code(exec_id)
-        stdout, stderr, new_cwd, truncated = collector.finish()
+        result, new_cwd = collector.result(
+            exit_code, started, timed_out=timed_out, interrupted=interrupted
+        )
         if new_cwd is not None and cwd is None:
             self.cwd = new_cwd
-        if timed_out:
-            exit_code = TIMEOUT_EXIT
-        elif interrupted:
-            exit_code = INTERRUPTED_EXIT
-        return CommandResult(
-            exit_code=exit_code,
-            stdout=stdout,
-            stderr=stderr,
-            seconds=time.perf_counter() - started,
-            timed_out=timed_out,
-            interrupted=interrupted,
-            truncated=truncated,
-        )
+        return result
 
     def _kill(self, pidfile: str) -> None:
         with contextlib.suppress(BackendUnavailable, *_INFRASTRUCTURE):

@@ -19,8 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hermes_sdk.terminal import (
-    INTERRUPTED_EXIT,
-    TIMEOUT_EXIT,
     CommandResult,
     FileEntry,
     OnOutput,
@@ -95,22 +93,12 @@ class LocalBackend(TerminalBackend):
         process.stdout.close()
         process.stderr.close()
         exit_code = process.wait()
-        stdout, stderr, new_cwd, truncated = collector.finish()
+        result, new_cwd = collector.result(
+            exit_code, started, timed_out=timed_out, interrupted=interrupted
+        )
         if new_cwd is not None and cwd is None:
             self.cwd = new_cwd
-        if timed_out:
-            exit_code = TIMEOUT_EXIT
-        elif interrupted:
-            exit_code = INTERRUPTED_EXIT
-        return CommandResult(
-            exit_code=exit_code,
-            stdout=stdout,
-            stderr=stderr,
-            seconds=time.perf_counter() - started,
-            timed_out=timed_out,
-            interrupted=interrupted and not timed_out,
-            truncated=truncated,
-        )
+        return result
 
     def _directory(self, cwd: str | None) -> str:
         if cwd is None:

@@ -22,8 +22,6 @@ import paramiko
 
 from hermes_plugin_backend_ssh.config import SSHConfig
 from hermes_sdk.terminal import (
-    INTERRUPTED_EXIT,
-    TIMEOUT_EXIT,
     BackendUnavailable,
     CommandResult,
     FileEntry,
@@ -176,22 +174,12 @@ class SSHBackend(TerminalBackend):
             ) from exc
         finally:
             channel.close()
-        stdout, stderr, new_cwd, truncated = collector.finish()
+        result, new_cwd = collector.result(
+            exit_code, started, timed_out=timed_out, interrupted=interrupted
+        )
         if new_cwd is not None and cwd is None:
             self.cwd = new_cwd
-        if timed_out:
-            exit_code = TIMEOUT_EXIT
-        elif interrupted:
-            exit_code = INTERRUPTED_EXIT
-        return CommandResult(
-            exit_code=exit_code,
-            stdout=stdout,
-            stderr=stderr,
-            seconds=time.perf_counter() - started,
-            timed_out=timed_out,
-            interrupted=interrupted,
-            truncated=truncated,
-        )
+        return result
 
     def _pump(
         self,
