@@ -61,3 +61,29 @@ def test_allow_always_is_written_to_the_config(configured, openai_server):
     openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
     assert configured("chat", "-q", "go").code == 0
     assert tool_result(openai_server).startswith("exit code 1")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "outcome"),
+    [
+        ("APPROVE", "exit code 1"),
+        ("DENY", "refused: the safety model denied"),
+        ("Hmm, not sure.", "refused: this command makes files writable"),
+    ],
+)
+def test_smart_mode_asks_the_model_and_escalates_the_rest(
+    configured, openai_server, verdict, outcome
+):
+    configured.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "approvals:\n  mode: smart\n"
+    )
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": RISKY}), Reply.say(verdict), Reply.say("ok")
+    )
+    assert configured("chat", "-q", "go").code == 0
+    judged = openai_server.requests[1].json
+    assert "You review shell commands" in judged["messages"][0]["content"]
+    assert RISKY in judged["messages"][1]["content"] and "tools" not in judged
+    # Escalation reaches the user, and a one-shot run without a terminal has none: denied.
+    assert tool_result(openai_server).startswith(outcome)

@@ -20,6 +20,7 @@ from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
 from hermes_kernel.safety.approval import Approver
 from hermes_kernel.safety.environment import secret_environment_values
+from hermes_kernel.safety.judge import model_judge
 from hermes_kernel.store.sessions import Session
 from hermes_kernel.store.state import StateStore, state_db_path
 from hermes_kernel.tooling.environment import Ask, ToolEnvironment
@@ -134,8 +135,10 @@ class ChatAgent:
             toolsets = tuple(agent_section["toolsets"])
         app.host.load_observers()
         self.tools, self.warnings = choose_tools(app.host.tools(), toolsets)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for the judge
+        judge = model_judge(lambda: self.setup.routes[0], lambda: self._loop)
         self.tool_env = ToolEnvironment(
-            app, approver=approver, ask=ask, yolo=options.yolo, cwd=str(self.cwd)
+            app, approver=approver, ask=ask, judge=judge, yolo=options.yolo, cwd=str(self.cwd)
         )
         self.warnings += self.tool_env.warnings
         self.observer = _Observer(app, events)
@@ -213,6 +216,7 @@ class ChatAgent:
     ) -> TurnResult:
         if self.session is None:
             self.session = self.engine.start_session(SOURCE, self.cwd)
+        self._loop = asyncio.get_running_loop()
         result = await self.engine.run_turn(self.session.id, text, control, on_text, on_notice)
         self.refresh()
         return result
