@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hermes_sdk.terminal import TerminalBackend
+from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
 
 __all__ = ["ToolContext"]
 
@@ -36,9 +36,9 @@ class ToolContext:
         """The session's terminal backend. Raises BackendUnavailable when it cannot be
         built (the kernel reports that to the model as a degraded result)."""
         if self.get_backend is None:
-            from hermes_sdk.terminal import BackendUnavailable
-
-            raise BackendUnavailable("no terminal backend is installed", "install backend-local")
+            raise BackendUnavailable(
+                "this run has no terminal backend", "tell the user; tools that run commands fail"
+            )
         return self.get_backend()
 
     def ask_user(self, question: str, choices: Sequence[str] = ()) -> str | None:

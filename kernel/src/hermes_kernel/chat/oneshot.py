@@ -18,6 +18,7 @@ from hermes_kernel.chat.questions import terminal_approver, terminal_ask
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.turn import TurnResult
 from hermes_kernel.store.errors import LeaseHeldError, StoreError
+from hermes_kernel.tooling.environment import approval_policy
 from hermes_sdk import ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def run_oneshot(app: App, options: ChatOptions, query: str, as_json: bool) -> in
     # Someone at a terminal can approve a dangerous command; a script or a pipe cannot,
     # and then such commands are refused (unattended means deny).
     attended = sys.stdin.isatty() and sys.stderr.isatty()
-    timeout = float((app.settings.raw.get("approvals") or {}).get("timeout_seconds", 120.0))
+    timeout = approval_policy(app.settings.raw).timeout_seconds
     try:
         agent = ChatAgent(
             app,

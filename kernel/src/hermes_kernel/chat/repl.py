@@ -42,6 +42,7 @@ from hermes_kernel.chat.view import PROMPT_MARK, ChatView
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.safety.approval import Answer, ApprovalRequest
 from hermes_kernel.store.errors import LeaseHeldError, StoreError
+from hermes_kernel.tooling.environment import approval_policy
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
@@ -400,7 +401,7 @@ def run_interactive(app: App, options: ChatOptions) -> int:
         print("hermes: error: the interactive chat needs a terminal; use -q TEXT", file=sys.stderr)
         return 1
     view = ChatView()
-    timeout = float((app.settings.raw.get("approvals") or {}).get("timeout_seconds", 120.0))
+    timeout = approval_policy(app.settings.raw).timeout_seconds
     questions = Questions(view, timeout)
     try:
         agent = ChatAgent(app, options, view, approver=questions.approve, ask=questions.ask)

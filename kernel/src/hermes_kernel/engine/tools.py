@@ -112,10 +112,11 @@ class ToolRunner:
     def tool_context(self) -> ToolContext:
         """The context tools with ``takes_context`` get, built on first use in this turn."""
         if self._context is None:
+            # An engine built without a tool environment (tests, benches): no backend.
             self._context = (
                 self.context()
                 if self.context is not None
-                else ToolContext(session_id="", home=str(self.spill_dir), cwd=".")
+                else ToolContext(session_id="", home="", cwd=str(Path.cwd()))
             )
         return self._context
 

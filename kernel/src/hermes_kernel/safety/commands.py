@@ -107,9 +107,8 @@ def _protected_target(target: str) -> bool:
     parts = [part for part in target.split("/") if part and part != "."]
     if target.startswith("/") and len(parts) == 1 and parts[0] in _SYSTEM_DIRS:
         return True
-    if target.startswith("/") and len(parts) == 2 and parts[0] in {"home", "users"}:
-        return True  # someone's home directory
-    return target in {"/", "~"}
+    # /home/alice, /Users/alice: someone's home directory
+    return target.startswith("/") and len(parts) == 2 and parts[0] in {"home", "users"}
 
 
 def _flags(words: list[str]) -> tuple[set[str], list[str]]:

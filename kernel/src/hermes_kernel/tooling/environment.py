@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hermes_kernel.config.edit import allow_approval_rule
 from hermes_kernel.engine.control import TurnControl
@@ -25,7 +25,7 @@ from hermes_sdk.tooling import ToolContext
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
 
-__all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment"]
+__all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment", "approval_policy"]
 
 log = logging.getLogger("hermes.tools")
 
@@ -50,6 +50,17 @@ def _reserved_variables(app: App) -> set[str]:
     return names
 
 
+def approval_policy(raw: Mapping[str, Any], yolo: bool = False) -> ApprovalPolicy:
+    """The ``approvals:`` section (validated at load) as a policy; ``yolo`` turns asking off."""
+    approvals = raw.get("approvals") or {}
+    return ApprovalPolicy(
+        mode="off" if yolo else str(approvals.get("mode", "manual")),
+        deny=tuple(approvals.get("deny") or ()),
+        allow=tuple(approvals.get("allow") or ()),
+        timeout_seconds=float(approvals.get("timeout_seconds", ApprovalPolicy.timeout_seconds)),
+    )
+
+
 class ToolEnvironment:
     def __init__(
         self,
@@ -63,16 +74,9 @@ class ToolEnvironment:
     ) -> None:
         settings = app.settings
         raw = settings.raw
-        approvals = raw.get("approvals") or {}
         terminal = raw.get("terminal") or {}
-        policy = ApprovalPolicy(
-            mode="off" if yolo else str(approvals.get("mode", "manual")),
-            deny=tuple(approvals.get("deny") or ()),
-            allow=tuple(approvals.get("allow") or ()),
-            timeout_seconds=float(approvals.get("timeout_seconds", 120.0)),
-        )
         self.approvals = Approvals(
-            policy,
+            approval_policy(raw, yolo),
             approver=approver,
             judge=judge,
             remember=lambda rule: allow_approval_rule(settings.config_path, rule),

@@ -64,7 +64,7 @@ class Registry:
 
     @staticmethod
     def refresh(backend: TerminalBackend, tracked: Tracked) -> Tracked:
-        if not tracked.running and not tracked.handle:
+        if not tracked.running:  # its log was complete when it was seen to end
             return tracked
         status = backend.read_process(tracked.handle, tracked.offset)
         tracked.offset = status.next_offset
