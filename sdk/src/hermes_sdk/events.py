@@ -30,6 +30,8 @@ class SessionInfo:
     model: str | None = None
     provider: str | None = None
     cwd: str | None = None
+    user_scope: str | None = None
+    """Whose session it is ("telegram:42"); None for the owner at the terminal."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +86,13 @@ class PromptContext:
     source: str
     home: str
     cwd: str | None = None
+    user_scope: str | None = None
+    """Whose session it is ("telegram:42"); None for the owner at the terminal. What is
+    kept per person (a memory profile) must be chosen by this, never shared by default."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    skill_dirs: tuple[str, ...] = ()
+    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -188,7 +188,11 @@ class PlatformSpec(FactorySpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryProviderSpec(FactorySpec):
-    """A memory provider; at most one external provider is active at a time."""
+    """An external memory provider; at most one is active (``memory.provider`` in config).
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.memory.MemoryContext` and returns a
+    :class:`~hermes_sdk.memory.MemoryProvider`.
+    """
 
     kind: ClassVar[Kind] = Kind.MEMORY
 
@@ -231,7 +235,12 @@ class ToolSpec(Spec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SkillSourceSpec(FactorySpec):
-    """A source of SKILL.md skills (bundled, a user folder, a hub)."""
+    """A source of SKILL.md skills (bundled with a plugin, a shared folder, a hub mirror).
+
+    ``factory()`` takes no arguments and returns the folder (str or Path) whose
+    subfolders are skills, each with its SKILL.md. The skills plugin reads these folders
+    read-only; skills the agent writes go to ``HERMES_HOME/skills``.
+    """
 
     kind: ClassVar[Kind] = Kind.SKILL_SOURCE
 

@@ -3,18 +3,46 @@
 A :class:`~hermes_sdk.specs.ToolSpec` with ``takes_context=True`` gets a :class:`ToolContext`
 as the keyword argument ``context``. Through it a tool reaches the session's terminal backend
 (built on first use, behind the kernel's safety checks), learns that the user stopped the
-turn, and can ask the user a question when someone is there to answer.
+turn, asks the user a question when someone is there to answer, searches past sessions and
+asks the auxiliary model for a short piece of text.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
 
-__all__ = ["ToolContext"]
+__all__ = ["HistoryHit", "HistoryQuery", "ToolContext", "Unsupported"]
+
+
+class Unsupported(RuntimeError):
+    """What this run cannot do (no history store, no model): say so to the model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryQuery:
+    """A search over stored messages. ``since`` / ``until`` are Unix times."""
+
+    text: str
+    session_id: str | None = None
+    role: str | None = None
+    since: float | None = None
+    until: float | None = None
+    limit: int = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryHit:
+    session_id: str
+    message_id: int
+    role: str
+    created_at: float
+    snippet: str
+    session_title: str | None = None
 
 
 def _nobody(question: str, choices: Sequence[str]) -> str | None:
@@ -31,6 +59,18 @@ class ToolContext:
     long loops when it is set."""
     get_backend: Callable[[], TerminalBackend] | None = None
     ask: Callable[[str, Sequence[str]], str | None] = _nobody
+    source: str = "cli"
+    """Where the session runs: "cli", "telegram", ..., or "review" for the background
+    review that proposes memory and skills after a turn."""
+    user_scope: str | None = None
+    """Whose session it is ("telegram:42"); None for the owner at the terminal. Keep what
+    is personal (a memory profile) per scope."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    skill_dirs: tuple[str, ...] = ()
+    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
+    search: Callable[[HistoryQuery], list[HistoryHit]] | None = None
+    complete: Callable[[str, str], str] | None = None
 
     def backend(self) -> TerminalBackend:
         """The session's terminal backend. Raises BackendUnavailable when it cannot be
@@ -45,3 +85,24 @@ class ToolContext:
         """The user's answer, or None when nobody can answer here (a one-shot run without
         a terminal, a scheduled job) or the question timed out."""
         return self.ask(question, choices)
+
+    def search_history(self, query: HistoryQuery) -> list[HistoryHit]:
+        """Stored messages matching ``query``, best first, limited to this session's user
+        scope (a chat user never sees another's history). Raises Unsupported when this run
+        has no store."""
+        if self.search is None:
+            raise Unsupported("this run keeps no session history to search")
+        return self.search(query)
+
+    def ask_model(self, instructions: str, text: str) -> str:
+        """One short completion from the auxiliary model (``auxiliary:`` in config, else the
+        session's model), for summaries and reviews. Blocks the calling worker thread;
+        raises Unsupported without a model, RuntimeError when the call fails."""
+        if self.complete is None:
+            raise Unsupported("this run has no model to ask")
+        return self.complete(instructions, text)
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        """config.yaml's section ``name`` (empty when absent)."""
+        value = self.config.get(name)
+        return value if isinstance(value, Mapping) else {}

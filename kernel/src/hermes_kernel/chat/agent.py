@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from hermes_kernel.engine.aside import completer
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
+from hermes_kernel.learning.review import REVIEW_ITERATIONS, Reviews
+from hermes_kernel.learning.triggers import LearningSettings
+from hermes_kernel.memory.external import ExternalMemory
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
 from hermes_kernel.safety.approval import Approver
 from hermes_kernel.safety.environment import secret_environment_values
@@ -34,6 +38,7 @@ from hermes_sdk import (
     ToolResult,
     ToolSpec,
 )
+from hermes_sdk.memory import TurnRecord
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
@@ -62,9 +67,10 @@ class ChatOptions:
 class _Observer:
     """The plugins' lifecycle hooks, plus the shell's view of tool calls."""
 
-    def __init__(self, app: App, events: ToolEvents | None) -> None:
+    def __init__(self, app: App, events: ToolEvents | None, memory: ExternalMemory) -> None:
         self._host = app.host
         self.events = events
+        self.memory = memory
 
     def on_session_start(self, session: SessionInfo) -> None:
         self._host.on_session_start(session)
@@ -89,7 +95,7 @@ class _Observer:
         self._host.post_tool_call(call, result)
 
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
-        return self._host.prompt_sections(context)
+        return [*self._host.prompt_sections(context), *self.memory.prompt_sections(context)]
 
 
 def choose_tools(
@@ -119,6 +125,7 @@ class ChatAgent:
         *,
         approver: Approver | None = None,
         ask: Ask | None = None,
+        on_learned: Callable[[str], None] | None = None,
     ) -> None:
         self.app = app
         self.options = options
@@ -134,15 +141,33 @@ class ChatAgent:
         if toolsets is None and agent_section.get("toolsets") is not None:
             toolsets = tuple(agent_section["toolsets"])
         app.host.load_observers()
-        self.tools, self.warnings = choose_tools(app.host.tools(), toolsets)
-        self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for the judge
-        judge = model_judge(lambda: self.setup.routes[0], lambda: self._loop)
+        self.memory = ExternalMemory(app)
+        self.tools, self.warnings = choose_tools(
+            [*app.host.tools(), *self.memory.tools()], toolsets
+        )
+        self.warnings += self.memory.warnings
+        self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for asides
+        primary = lambda: self.setup.routes[0]  # noqa: E731 - the route current at call time
+        self.store = StateStore(state_db_path(settings.home))
         self.tool_env = ToolEnvironment(
-            app, approver=approver, ask=ask, judge=judge, yolo=options.yolo, cwd=str(self.cwd)
+            app,
+            approver=approver,
+            ask=ask,
+            judge=model_judge(primary, lambda: self._loop),
+            yolo=options.yolo,
+            cwd=str(self.cwd),
+            store=self.store,
+            complete=completer(primary, lambda: self._loop),
         )
         self.warnings += self.tool_env.warnings
-        self.observer = _Observer(app, events)
-        self.store = StateStore(state_db_path(settings.home))
+        self.observer = _Observer(app, events, self.memory)
+        self.reviews = Reviews(
+            self.store,
+            self._review_engine,
+            self.tools,
+            LearningSettings.from_config(settings.raw),
+            on_learned,
+        )
         self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
         self.warnings += self.setup.warnings
         self.engine = self._engine(self.setup)
@@ -155,22 +180,34 @@ class ChatAgent:
                 raise KeyError("there is no earlier chat to continue; start one with hermes chat")
             self.session = self.engine.resume_session(latest.id)
 
-    def _engine(self, setup: ModelSetup) -> TurnEngine:
+    def _engine(
+        self,
+        setup: ModelSetup,
+        tools: Mapping[str, ToolSpec] | None = None,
+        engine_settings: EngineSettings | None = None,
+    ) -> TurnEngine:
         settings = self.app.settings
         return TurnEngine(
             self.store,
             setup.routes,
-            self.tools,
+            self.tools if tools is None else tools,
             settings.home,
             observer=self.observer,
-            settings=self.engine_settings,
+            settings=engine_settings or self.engine_settings,
             secret_values=[
                 *settings.secrets.values(),
                 *secret_environment_values(settings.environ),
             ],
             pricing=price_book(self.app.host).cost,
             tool_context=self.tool_env.context,
+            config=settings.raw,
+            skill_dirs=self.tool_env.skill_dirs,
+            prefetch=self.memory.prefetch if self.memory.provider is not None else None,
         )
+
+    def _review_engine(self, tools: Mapping[str, ToolSpec]) -> TurnEngine:
+        budget = replace(self.engine_settings, max_iterations=REVIEW_ITERATIONS)
+        return self._engine(self.setup, tools, budget)
 
     @property
     def route(self) -> tuple[str, str]:
@@ -217,9 +254,27 @@ class ChatAgent:
         if self.session is None:
             self.session = self.engine.start_session(SOURCE, self.cwd)
         self._loop = asyncio.get_running_loop()
-        result = await self.engine.run_turn(self.session.id, text, control, on_text, on_notice)
+        session = self.session
+        result = await self.engine.run_turn(session.id, text, control, on_text, on_notice)
         self.refresh()
+        self.after_turn(session, text, result)
         return result
+
+    def after_turn(self, session: Session, text: str, result: TurnResult) -> None:
+        """What happens once the reply is out: the external memory provider observes the
+        turn and a background review may start; neither delays the next prompt."""
+        if self.memory.provider is not None:
+            record = TurnRecord(
+                session_id=session.id,
+                source=session.source,
+                user_scope=session.user_scope,
+                user_text=text,
+                reply=result.text,
+                status=result.status,
+                tool_calls=result.tool_calls,
+            )
+            asyncio.get_running_loop().run_in_executor(None, self.memory.observe, record)
+        self.reviews.after_turn(session, text, result)
 
     # --- model ------------------------------------------------------------------------------
 
@@ -233,6 +288,8 @@ class ChatAgent:
         return setup
 
     async def aclose(self, reason: str = "cli_exit") -> None:
+        await self.reviews.drain()
+        await asyncio.to_thread(self.memory.close)
         await asyncio.to_thread(self.end_session, reason)  # a container takes a moment to go
         await asyncio.to_thread(self.tool_env.close)
         await _close_routes(self.setup)

@@ -11,7 +11,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 KERNEL_SECTIONS = frozenset(
-    {"plugins", "model", "agent", "providers", "credential_pools", "approvals", "terminal"}
+    {
+        "plugins",
+        "model",
+        "agent",
+        "providers",
+        "credential_pools",
+        "approvals",
+        "terminal",
+        "memory",
+        "learning",
+    }
 )
 """Top-level config.yaml keys the kernel owns; plugins cannot claim them."""
 

@@ -146,6 +146,55 @@ class TerminalConfig(BaseModel):
         return value
 
 
+class MemoryConfig(BaseModel):
+    """The ``memory:`` section: the built-in notes (MEMORY.md, USER.md) and one external
+    provider."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_chars: int = Field(
+        default=2200, ge=200, le=100_000, description="Budget of MEMORY.md (the agent's notes)."
+    )
+    user_chars: int = Field(
+        default=1375, ge=200, le=100_000, description="Budget of USER.md (the user's profile)."
+    )
+    share_agent_notes: bool = Field(
+        default=False,
+        description="Gateway users share the owner's MEMORY.md (never USER.md); off: each "
+        "chat user has their own notes too.",
+    )
+    write_approval: bool = Field(
+        default=False,
+        description="Memory writes by the agent wait in /memory pending until you approve.",
+    )
+    provider: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_-]{0,63}$",
+        description="An external memory provider to use besides the built-in memory.",
+    )
+
+
+class LearningConfig(BaseModel):
+    """The ``learning:`` section: reviews after a turn that propose memory and skills."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    review: bool = Field(
+        default=True,
+        description="After a turn with many tool calls, a recovered error or a correction, "
+        "review it in the background for a skill or memory worth keeping.",
+    )
+    review_min_tool_calls: int = Field(
+        default=5, ge=1, description="Tool calls in one turn that make it worth a review."
+    )
+    nudge_every_turns: int = Field(
+        default=10,
+        ge=0,
+        description="Every this many user turns, ask out of band whether anything deserves "
+        "to go into memory (0: never).",
+    )
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -160,6 +209,8 @@ class KernelConfig(BaseModel):
     )
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    learning: LearningConfig = Field(default_factory=LearningConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod
@@ -199,6 +250,8 @@ class KernelConfig(BaseModel):
         "credential_pools",
         "approvals",
         "terminal",
+        "memory",
+        "learning",
         mode="before",
     )
     @classmethod

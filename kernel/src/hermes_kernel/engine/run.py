@@ -31,6 +31,8 @@ class TurnResult:
     error: str | None = None
     iterations: int = 0
     tool_calls: int = 0
+    tool_errors: int = 0
+    """Tool results that were errors: with status "done", the turn recovered from them."""
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -74,12 +76,13 @@ class TurnRun:
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
         self.calls_made = 0
+        self.tool_errors = 0
         self.looping = False
 
     def result(
         self, text: str, status: str, iteration: int, error: str | None = None
     ) -> TurnResult:
-        return TurnResult(text, status, error, iteration, self.calls_made)
+        return TurnResult(text, status, error, iteration, self.calls_made, self.tool_errors)
 
     def usage(self, response: ModelResponse) -> Usage:
         route = self.routes[self.route_start]
@@ -117,7 +120,7 @@ class TurnRun:
         self.history = [ChatMessage("system", self.session.system_prompt or "")]
         self.history += [to_chat(message) for message in stored]
         await self.save("user", user_text)
-        self.history.append(ChatMessage("user", user_text))
+        self.history.append(ChatMessage("user", await self.with_recall(user_text)))
         settings = self.engine.settings
         for iteration in range(1, settings.max_iterations + 1):
             if self.control.soft.is_set() and iteration > 1:
@@ -158,6 +161,17 @@ class TurnRun:
             settings.max_iterations,
             f"stopped after {settings.max_iterations} model calls (agent.max_iterations)",
         )
+
+    async def with_recall(self, user_text: str) -> str:
+        """The user's message as the model sees it this turn: with what the external memory
+        provider recalls for it (not stored, so the transcript holds what the user said)."""
+        prefetch = self.engine.prefetch
+        if prefetch is None:
+            return user_text
+        recalled = await asyncio.to_thread(prefetch, self.session, user_text)
+        if not recalled:
+            return user_text
+        return f"{user_text}\n\n<recalled-memory>\n{recalled}\n</recalled-memory>"
 
     async def ask(self, tool_choice: str | None = None) -> ModelResponse:
         def stream(text: str) -> None:
@@ -237,6 +251,7 @@ class TurnRun:
         settings = self.engine.settings
         content = outcome.content
         if outcome.disposition is Disposition.ERROR:
+            self.tool_errors += 1
             key = (outcome.call.name, outcome.call.arguments)
             count = self.failures[key] = self.failures.get(key, 0) + 1
             if count >= settings.loop_warn_after:

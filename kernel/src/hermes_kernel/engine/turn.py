@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
@@ -104,6 +104,7 @@ def _session_info(session: Session) -> SessionInfo:
         model=session.model,
         provider=session.provider,
         cwd=session.cwd,
+        user_scope=session.user_scope,
     )
 
 
@@ -120,6 +121,9 @@ class TurnEngine:
         secret_values: Iterable[str] = (),
         pricing: Callable[[str, ModelUsage], float | None] | None = None,
         tool_context: ToolContextFactory | None = None,
+        config: Mapping[str, Any] | None = None,
+        skill_dirs: Sequence[str] = (),
+        prefetch: Callable[[Session, str], str | None] | None = None,
     ) -> None:
         if not routes:
             raise ValueError("a turn engine needs at least one model route")
@@ -134,6 +138,11 @@ class TurnEngine:
         """Estimated cost of a call in US dollars; None when the price is unknown."""
         self.tool_context = tool_context
         """Builds what tools with ``takes_context`` get (backend, user), once per turn."""
+        self.config = config or {}
+        """config.yaml as loaded, for the plugins that build a new session's prompt."""
+        self.skill_dirs = tuple(skill_dirs)
+        self.prefetch = prefetch
+        """What an external memory provider recalls for a user message (must not raise)."""
         self.health = RouteHealth()
         self.schemas = [
             ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()
@@ -141,15 +150,32 @@ class TurnEngine:
 
     # --- sessions -----------------------------------------------------------------------
 
-    def start_session(self, source: str, cwd: Path | None = None) -> Session:
+    def start_session(
+        self,
+        source: str,
+        cwd: Path | None = None,
+        *,
+        user_scope: str | None = None,
+        parent_session_id: str | None = None,
+        instructions: str | None = None,
+    ) -> Session:
         """Create a session with its system prompt, built now and frozen (one write, so a
-        crash never leaves a session without its prompt)."""
+        crash never leaves a session without its prompt). ``instructions`` end the prompt
+        (a background review's task)."""
         primary = self.routes[0]
         session_id = new_session_id()
         context = PromptContext(
-            session_id=session_id, source=source, home=str(self.home), cwd=str(cwd) if cwd else None
+            session_id=session_id,
+            source=source,
+            home=str(self.home),
+            cwd=str(cwd) if cwd else None,
+            user_scope=user_scope,
+            config=self.config,
+            skill_dirs=self.skill_dirs,
         )
         prompt = build_system_prompt(self.home, cwd, self.observer.prompt_sections(context))
+        if instructions:
+            prompt = f"{prompt}\n\n{instructions}"
         session = self.store.sessions.create(
             source,
             model=primary.model,
@@ -157,6 +183,8 @@ class TurnEngine:
             system_prompt=prompt,
             cwd=str(cwd) if cwd else None,
             session_id=session_id,
+            user_scope=user_scope,
+            parent_session_id=parent_session_id,
         )
         self.observer.on_session_start(_session_info(session))
         return session

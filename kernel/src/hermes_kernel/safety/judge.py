@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.safety.approval import ApprovalRequest, Judge
-from hermes_sdk.models import ChatMessage, ModelRequest
 
 __all__ = ["REVIEW_PROMPT", "model_judge"]
 
@@ -38,13 +38,8 @@ def model_judge(
             f"Command: {request.command}\nFlagged because it {request.reason} "
             f"(rule {request.rule}); it runs on the {request.backend} backend."
         )
-        model_request = ModelRequest(
-            model=chosen.model,
-            messages=[ChatMessage("system", REVIEW_PROMPT), ChatMessage("user", question)],
-            max_tokens=8,
-            temperature=0.0,
+        return complete_from_thread(
+            chosen, running, REVIEW_PROMPT, question, max_tokens=8, timeout=JUDGE_SECONDS
         )
-        future = asyncio.run_coroutine_threadsafe(chosen.provider.complete(model_request), running)
-        return future.result(JUDGE_SECONDS).content
 
     return judge

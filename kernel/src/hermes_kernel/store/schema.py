@@ -144,5 +144,11 @@ UPDATE sessions SET unpriced_calls = 1 WHERE input_tokens + output_tokens > 0;
 ALTER TABLE messages ADD COLUMN reasoning_details TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+V4 = """
+-- Whose session it is, for what is kept per person (memory in the gateway): "telegram:42".
+-- NULL is the owner at the terminal. A routing and scoping key, never a credential.
+ALTER TABLE sessions ADD COLUMN user_scope TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import StoreBusyError
@@ -18,6 +18,41 @@ class SearchMode(enum.StrEnum):
     AUTO = "auto"  # trigrams for CJK or code, words otherwise; the other if nothing matched
     WORDS = "words"
     TRIGRAMS = "trigrams"
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Narrow a search; every field left None matches everything."""
+
+    session_id: str | None = None
+    role: str | None = None
+    since: float | None = None
+    until: float | None = None
+    user_scope: str | None = None
+    """Only this person's sessions: a chat user never searches another's history."""
+    exclude_sources: tuple[str, ...] = ()
+
+    def sql(self) -> tuple[str, list[object]]:
+        """AND-clauses over the alias ``m`` (messages), and their bindings."""
+        clauses: list[str] = []
+        bindings: list[object] = []
+        for clause, value in (
+            ("m.session_id = ?", self.session_id),
+            ("m.role = ?", self.role),
+            ("m.created_at >= ?", self.since),
+            ("m.created_at < ?", self.until),
+            ("m.session_id IN (SELECT id FROM sessions WHERE user_scope = ?)", self.user_scope),
+        ):
+            if value is not None:
+                clauses.append(clause)
+                bindings.append(value)
+        if self.exclude_sources:
+            marks = ", ".join("?" for _ in self.exclude_sources)
+            clauses.append(
+                f"m.session_id NOT IN (SELECT id FROM sessions WHERE source IN ({marks}))"
+            )
+            bindings.extend(self.exclude_sources)
+        return "".join(f" AND {clause}" for clause in clauses), bindings
 
 
 @dataclass(frozen=True)
@@ -63,6 +98,7 @@ def search(
     mode: SearchMode = SearchMode.AUTO,
     session_id: str | None = None,
     limit: int = 20,
+    filters: SearchFilters | None = None,
 ) -> list[SearchHit]:
     """Messages matching ``query``, best first (words) or newest first (short substrings).
 
@@ -77,9 +113,13 @@ def search(
     if mode is SearchMode.AUTO:
         chosen = choose_mode(text)
         other = SearchMode.TRIGRAMS if chosen is SearchMode.WORDS else SearchMode.WORDS
-        hits = search(db, text, mode=chosen, session_id=session_id, limit=limit)
-        return hits or search(db, text, mode=other, session_id=session_id, limit=limit)
-    scope, scope_binding = ("AND m.session_id = ?", [session_id]) if session_id else ("", [])
+        hits = search(db, text, mode=chosen, session_id=session_id, limit=limit, filters=filters)
+        if hits:
+            return hits
+        return search(db, text, mode=other, session_id=session_id, limit=limit, filters=filters)
+    if session_id:
+        filters = replace(filters or SearchFilters(), session_id=session_id)
+    scope, scope_binding = (filters or SearchFilters()).sql()
     if mode is SearchMode.WORDS:
         terms = query_terms(text)
         if not terms:

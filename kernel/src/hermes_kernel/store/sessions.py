@@ -34,7 +34,12 @@ class Session:
     git_root: str | None
     unpriced_calls: int = 0
     """Model calls whose price is unknown: the estimated cost leaves them out."""
+    user_scope: str | None = None
+    """Whose memory the session sees ("telegram:42"); None for the owner at the terminal."""
 
+
+REVIEW_SOURCE = "review"
+"""Sessions in which a finished turn is reviewed for memory and skills (children of it)."""
 
 _COLUMNS = ", ".join(f.name for f in fields(Session))
 _USAGE_COLUMNS = (
@@ -113,13 +118,15 @@ class Sessions:
         cwd: str | None = None,
         git_root: str | None = None,
         session_id: str | None = None,
+        user_scope: str | None = None,
     ) -> Session:
         now = time.time()
         session_id = session_id or new_session_id(now)
         with self._db.write() as cursor:
             cursor.execute(
                 "INSERT INTO sessions (id, source, model, provider, system_prompt, "
-                "parent_session_id, started_at, cwd, git_root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "parent_session_id, started_at, cwd, git_root, user_scope) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     source,
@@ -130,6 +137,7 @@ class Sessions:
                     now,
                     cwd,
                     git_root,
+                    user_scope,
                 ),
             )
         session = self.get(session_id)
@@ -186,6 +194,21 @@ class Sessions:
             (width, *session_ids),
         )
         return {row[0]: str(row[1] or "") for row in rows}
+
+    def labels(self, session_ids: list[str]) -> dict[str, str]:
+        """A session's title, or the start of its first message when it has none."""
+        unique = sorted(set(session_ids))
+        if not unique:
+            return {}
+        marks = ", ".join("?" for _ in unique)
+        titled = dict(
+            self._db.query(
+                f"SELECT id, title FROM sessions WHERE id IN ({marks}) AND title IS NOT NULL",
+                unique,
+            )
+        )
+        openings = self.openings([i for i in unique if i not in titled])
+        return {i: str(titled.get(i) or openings.get(i, "")) for i in unique}
 
     def usage_by_model(self, session_id: str) -> list[tuple[str, str, int, int, int, float, int]]:
         """Per (provider, model): calls, input and output tokens, cost, unpriced calls."""

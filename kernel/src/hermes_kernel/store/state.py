@@ -7,7 +7,7 @@ from pathlib import Path
 from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
-from hermes_kernel.store.search import SearchHit, SearchMode, search
+from hermes_kernel.store.search import SearchFilters, SearchHit, SearchMode, search
 from hermes_kernel.store.sessions import Sessions
 
 
@@ -37,8 +37,11 @@ class StateStore:
         mode: SearchMode = SearchMode.AUTO,
         session_id: str | None = None,
         limit: int = 20,
+        filters: SearchFilters | None = None,
     ) -> list[SearchHit]:
-        return search(self.db, query, mode=mode, session_id=session_id, limit=limit)
+        return search(
+            self.db, query, mode=mode, session_id=session_id, limit=limit, filters=filters
+        )
 
     def close(self) -> None:
         self.db.close()

@@ -17,10 +17,12 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
 from hermes_kernel.safety.environment import command_environment
 from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
-from hermes_kernel.store.sessions import Session
+from hermes_kernel.store.search import SearchFilters
+from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
+from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_sdk import BackendSpec, Kind
-from hermes_sdk.tooling import ToolContext
+from hermes_sdk.tooling import HistoryHit, HistoryQuery, ToolContext
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
@@ -50,6 +52,17 @@ def _reserved_variables(app: App) -> set[str]:
     return names
 
 
+def skill_dirs(app: App) -> tuple[str, ...]:
+    """The folders plugins contribute skills from; one that fails is logged and skipped."""
+    folders = []
+    for spec in app.host.skill_sources():
+        try:
+            folders.append(str(spec.factory()))
+        except Exception as exc:  # noqa: BLE001 - a broken source must not stop the tools
+            log.warning("skill source %r failed: %s; its skills are left out", spec.name, exc)
+    return tuple(folders)
+
+
 def approval_policy(raw: Mapping[str, Any], yolo: bool = False) -> ApprovalPolicy:
     """The ``approvals:`` section (validated at load) as a policy; ``yolo`` turns asking off."""
     approvals = raw.get("approvals") or {}
@@ -71,8 +84,14 @@ class ToolEnvironment:
         judge: Judge | None = None,
         yolo: bool = False,
         cwd: str | None = None,
+        store: StateStore | None = None,
+        complete: Callable[[str, str], str] | None = None,
     ) -> None:
         settings = app.settings
+        self.config = settings.raw
+        self.store = store
+        self.complete = complete
+        self.skill_dirs = skill_dirs(app)
         raw = settings.raw
         terminal = raw.get("terminal") or {}
         self.approvals = Approvals(
@@ -109,11 +128,20 @@ class ToolEnvironment:
 
     def context(self, session: Session, control: TurnControl) -> ToolContext:
         """What tools get in one turn of ``session`` (the engine's tool_context factory)."""
-        return self.context_for(session.id, control, session.cwd)
+        return self.context_for(
+            session.id, control, session.cwd, source=session.source, user_scope=session.user_scope
+        )
 
     def context_for(
-        self, session_id: str, control: TurnControl, cwd: str | None = None
+        self,
+        session_id: str,
+        control: TurnControl,
+        cwd: str | None = None,
+        *,
+        source: str = "cli",
+        user_scope: str | None = None,
     ) -> ToolContext:
+        # A review session works for the session it reviews: same backend, same person.
         return ToolContext(
             session_id=session_id,
             home=self.home,
@@ -121,7 +149,44 @@ class ToolEnvironment:
             cancel=control.cancel,
             get_backend=lambda: self.pool.get(session_id),
             ask=self.ask,
+            source=source,
+            user_scope=user_scope,
+            config=self.config,
+            skill_dirs=self.skill_dirs,
+            search=self._searcher(user_scope) if self.store is not None else None,
+            complete=self.complete,
         )
+
+    def _searcher(self, user_scope: str | None) -> Callable[[HistoryQuery], list[HistoryHit]]:
+        store = self.store
+        assert store is not None
+
+        def search(query: HistoryQuery) -> list[HistoryHit]:
+            # The owner (no scope) searches everything; a chat user only their own sessions.
+            # Reviews repeat the turns they review, so they are left out.
+            filters = SearchFilters(
+                session_id=query.session_id,
+                role=query.role,
+                since=query.since,
+                until=query.until,
+                user_scope=user_scope,
+                exclude_sources=(REVIEW_SOURCE,),
+            )
+            hits = store.search(query.text, limit=max(1, min(query.limit, 50)), filters=filters)
+            titles = store.sessions.labels([hit.session_id for hit in hits])
+            return [
+                HistoryHit(
+                    session_id=hit.session_id,
+                    message_id=hit.message_id,
+                    role=hit.role,
+                    created_at=hit.created_at,
+                    snippet=hit.snippet,
+                    session_title=titles.get(hit.session_id) or None,
+                )
+                for hit in hits
+            ]
+
+        return search
 
     def end_session(self, session_id: str) -> None:
         self.pool.close(session_id)

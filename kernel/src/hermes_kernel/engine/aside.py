@@ -1,0 +1,56 @@
+"""A model call made on the side, from a tool's worker thread: the smart-approval judge, a
+summary of search hits. It runs on the turn's event loop, where the provider's client lives,
+and is not part of any transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable
+
+from hermes_kernel.engine.models import ModelRoute
+from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
+
+__all__ = ["complete_from_thread", "completer"]
+
+ASIDE_SECONDS = 60.0
+
+
+def complete_from_thread(
+    route: ModelRoute,
+    loop: asyncio.AbstractEventLoop,
+    instructions: str,
+    text: str,
+    *,
+    max_tokens: int = 1024,
+    timeout: float = ASIDE_SECONDS,
+) -> str:
+    """The model's reply; RuntimeError (one line) when the call fails or times out."""
+    request = ModelRequest(
+        model=route.model,
+        messages=[ChatMessage("system", instructions), ChatMessage("user", text)],
+        max_tokens=max_tokens,
+        temperature=0.0,
+    )
+    future = asyncio.run_coroutine_threadsafe(route.provider.complete(request), loop)
+    try:
+        return future.result(timeout).content
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise RuntimeError(f"the model did not answer within {timeout:.0f} s") from None
+    except ProviderError as exc:
+        raise RuntimeError(f"the model call failed: {exc}") from None
+
+
+def completer(
+    route: Callable[[], ModelRoute], loop: Callable[[], asyncio.AbstractEventLoop | None]
+) -> Callable[[str, str], str]:
+    """``complete(instructions, text)`` for tools, on the route and loop current at call time."""
+
+    def complete(instructions: str, text: str) -> str:
+        running = loop()
+        if running is None:
+            raise RuntimeError("no turn is running to ask the model from")
+        return complete_from_thread(route(), running, instructions, text)
+
+    return complete

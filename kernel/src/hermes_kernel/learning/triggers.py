@@ -1,0 +1,58 @@
+"""When a finished turn is worth a background review, and when to nudge about memory."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_kernel.engine.run import TurnResult
+
+__all__ = ["LearningSettings", "is_correction", "review_reason"]
+
+# The openings people use to tell an agent it got something wrong. A false positive costs
+# one background review that usually decides to keep nothing.
+_CORRECTION = re.compile(
+    r"^\W*(no\b|nope\b|wrong\b|incorrect\b|not quite\b|that'?s (not|wrong|incorrect)\b|"
+    r"that is (not|wrong|incorrect)\b|actually\b|you (got|did|made) (it|that|this) wrong\b|"
+    r"i (said|meant|asked)\b|don'?t do that\b|you should(n'?t| not) have\b|why did you\b|"
+    r"please don'?t\b|stop doing\b)",
+    re.IGNORECASE,
+)
+
+
+def is_correction(user_text: str) -> bool:
+    return bool(_CORRECTION.match(user_text))
+
+
+@dataclass(frozen=True)
+class LearningSettings:
+    review: bool = True
+    review_min_tool_calls: int = 5
+    nudge_every_turns: int = 10
+    memory_write_approval: bool = False
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any]) -> LearningSettings:
+        learning = raw.get("learning") or {}
+        memory = raw.get("memory") or {}
+        return cls(
+            review=bool(learning.get("review", True)),
+            review_min_tool_calls=int(learning.get("review_min_tool_calls", 5)),
+            nudge_every_turns=int(learning.get("nudge_every_turns", 10)),
+            memory_write_approval=bool(memory.get("write_approval", False)),
+        )
+
+
+def review_reason(result: TurnResult, user_text: str, settings: LearningSettings) -> str | None:
+    """Why this turn deserves a look for a reusable skill, or None."""
+    if not settings.review or result.status != "done":
+        return None
+    if result.tool_calls >= settings.review_min_tool_calls:
+        return f"it took {result.tool_calls} tool calls"
+    if result.tool_errors:
+        return f"it recovered from {result.tool_errors} failed tool call(s)"
+    if is_correction(user_text):
+        return "the user corrected the agent"
+    return None
