@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "COMMAND_CONTEXT",
+    "CommandContext",
     "LLMCall",
     "LLMResult",
     "PromptContext",
@@ -114,3 +116,23 @@ class SlashContext:
     cwd: str
     provider: str
     model: str
+    user_scope: str | None = None
+    """Whose chat it is ("telegram:42"); None for the owner at the terminal."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+
+
+COMMAND_CONTEXT = "hermes.command_context"
+"""The key of :class:`CommandContext` in ``click.get_current_context().meta``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandContext:
+    """What a plugin's ``hermes NAME`` command knows about this Hermes: read it with
+    ``click.get_current_context().meta[COMMAND_CONTEXT]``."""
+
+    home: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    skill_dirs: tuple[str, ...] = ()
+    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""

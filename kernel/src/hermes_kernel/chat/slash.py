@@ -50,6 +50,7 @@ class SlashCommands:
             cwd=str(self.agent.cwd),
             provider=provider,
             model=model,
+            config=self.agent.app.settings.raw,
         )
         if inspect.iscoroutinefunction(spec.handler):
             output = await spec.handler(args, context)

@@ -19,6 +19,7 @@ from hermes_kernel._version import __version__
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
     from hermes_sdk import Kind
+    from hermes_sdk.events import CommandContext
 
 _BUILTINS: dict[str, tuple[str, str]] = {
     "chat": (
@@ -108,6 +109,7 @@ class HermesGroup(click.Group):
             command: click.Command = getattr(importlib.import_module(module_name), attr)
             return command
         from hermes_sdk import CommandSpec
+        from hermes_sdk.events import COMMAND_CONTEXT
 
         host = app_of(ctx).host
         declarer = self._plugin_commands(ctx).get(cmd_name)
@@ -140,6 +142,7 @@ class HermesGroup(click.Group):
                 f"plugin {provided.plugin!r}: command {cmd_name!r} factory returned "
                 f"{type(built).__name__}, expected a click.Command"
             )
+        ctx.meta[COMMAND_CONTEXT] = _command_context(app_of(ctx))
         return built
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -151,6 +154,14 @@ class HermesGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(sorted(rows))
+
+
+def _command_context(app: App) -> CommandContext:
+    from hermes_kernel.tooling.environment import skill_dirs
+    from hermes_sdk.events import CommandContext
+
+    settings = app.settings
+    return CommandContext(home=str(settings.home), config=settings.raw, skill_dirs=skill_dirs(app))
 
 
 def _provider_kind() -> Kind:

@@ -21,6 +21,7 @@ KERNEL_SECTIONS = frozenset(
         "terminal",
         "memory",
         "learning",
+        "skills",
     }
 )
 """Top-level config.yaml keys the kernel owns; plugins cannot claim them."""

@@ -195,6 +195,26 @@ class LearningConfig(BaseModel):
     )
 
 
+class SkillsConfig(BaseModel):
+    """The ``skills:`` section: where skills come from and how the agent may change them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    write_approval: bool = Field(
+        default=False,
+        description="Skill changes by the agent wait in /skills pending until you approve.",
+    )
+    index_chars: int = Field(
+        default=6000,
+        ge=500,
+        le=100_000,
+        description="Most characters the skills index takes in the system prompt.",
+    )
+    external_dirs: list[str] = Field(
+        default_factory=list, description="More folders of skills, read-only (~ is expanded)."
+    )
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -211,6 +231,7 @@ class KernelConfig(BaseModel):
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod
@@ -252,6 +273,7 @@ class KernelConfig(BaseModel):
         "terminal",
         "memory",
         "learning",
+        "skills",
         mode="before",
     )
     @classmethod

@@ -132,11 +132,14 @@ def discover(cache_dir: Path | None = None, rescan: bool = False) -> list[Plugin
 
 
 def declared_conflicts(records: list[PluginRecord]) -> dict[str, list[str]]:
-    """For each plugin, the names it declares that an earlier (by name) plugin also declares."""
+    """For each plugin, the names it declares that an earlier (by name) plugin also declares
+    (hooks excepted: those are implemented by as many plugins as like)."""
     first: dict[tuple[Kind, str], str] = {}
     conflicts: dict[str, list[str]] = defaultdict(list)
     for record in records:
         for key in sorted(record.declares):
+            if key[0] is Kind.HOOK:
+                continue  # any number of plugins may implement a lifecycle hook
             if key in first:
                 conflicts[record.name].append(
                     f"declares {key[0].value} {key[1]!r}, also declared by plugin {first[key]!r}"

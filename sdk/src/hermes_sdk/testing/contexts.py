@@ -2,27 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from hermes_sdk.terminal import TerminalBackend
-from hermes_sdk.tooling import ToolContext
+from hermes_sdk.tooling import HistoryHit, HistoryQuery, ToolContext
 
 __all__ = ["tool_context"]
 
 
 def tool_context(
-    backend: TerminalBackend,
+    backend: TerminalBackend | None = None,
     *,
     session_id: str = "test-session",
     home: str = "",
+    cwd: str = "",
     answers: Callable[[str, Sequence[str]], str | None] | None = None,
+    source: str = "cli",
+    user_scope: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    skill_dirs: Sequence[str] = (),
+    search: Callable[[HistoryQuery], list[HistoryHit]] | None = None,
+    complete: Callable[[str, str], str] | None = None,
 ) -> ToolContext:
-    """A context whose ``backend()`` is ``backend`` (no kernel checks in front of it) and
-    whose ``ask_user`` returns what ``answers`` says (default: nobody answers)."""
+    """A context whose ``backend()`` is ``backend`` (no kernel checks in front of it), whose
+    ``ask_user`` returns what ``answers`` says (default: nobody answers), and whose history
+    search and model are what you pass (default: unsupported)."""
     return ToolContext(
         session_id=session_id,
         home=home,
-        cwd=backend.cwd,
-        get_backend=lambda: backend,
+        cwd=backend.cwd if backend is not None else cwd,
+        get_backend=(lambda: backend) if backend is not None else None,
         ask=answers or (lambda question, choices: None),
+        source=source,
+        user_scope=user_scope,
+        config=config or {},
+        skill_dirs=tuple(skill_dirs),
+        search=search,
+        complete=complete,
     )

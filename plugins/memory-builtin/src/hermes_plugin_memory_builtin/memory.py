@@ -1,0 +1,103 @@
+"""What the memory tool, the prompt snapshot and /memory do, for one person's memory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes_plugin_memory_builtin import pending
+from hermes_plugin_memory_builtin.files import change_entries, read_entries
+from hermes_plugin_memory_builtin.operations import (
+    Operation,
+    apply,
+    check,
+    listing,
+    parse_operations,
+    size,
+)
+from hermes_plugin_memory_builtin.scopes import TARGETS, Budgets, MemoryPlace, place_for
+
+__all__ = ["Memory"]
+
+
+class Memory:
+    def __init__(self, home: str, user_scope: str | None, config: Mapping[str, Any]) -> None:
+        self.place: MemoryPlace = place_for(home, user_scope, config)
+        self.budgets = Budgets.from_config(config)
+        self.write_approval = bool((config.get("memory") or {}).get("write_approval", False))
+
+    def entries(self) -> dict[str, list[str]]:
+        return {target: read_entries(self.place.path(target)) for target in TARGETS}
+
+    def write(self, operations: Sequence[Operation]) -> str:
+        """Apply now (all or nothing); MemoryRefused says why nothing was written."""
+        paths = {target: self.place.path(target) for target in TARGETS}
+        notes: list[str] = []
+
+        def change(current: dict[Path, list[str]]) -> dict[Path, list[str]]:
+            by_target = {target: current[path] for target, path in paths.items()}
+            result, done = apply(by_target, operations, self.budgets)
+            notes.extend(done)
+            return {paths[target]: entries for target, entries in result.items()}
+
+        after = change_entries(list(paths.values()), change)
+        touched = sorted({operation.target for operation in operations})
+        usage = ", ".join(self.usage(target, after[paths[target]]) for target in touched)
+        return "; ".join(notes) + f" ({usage}; the prompt shows it from the next session)"
+
+    def usage(self, target: str, entries: Sequence[str]) -> str:
+        budget = self.budgets.of(target)
+        return f"{target} {size(entries)}/{budget} chars"
+
+    def handle(
+        self,
+        *,
+        action: str,
+        target: str,
+        content: str,
+        old_text: str,
+        operations: Sequence[Any] | None,
+        source: str,
+        session_id: str,
+    ) -> str:
+        if action == "read":
+            now = self.entries()
+            return "\n\n".join(listing(t, now[t]) for t in ([target] if target else TARGETS))
+        if action == "batch" or operations:
+            planned = parse_operations(operations or [])
+        else:
+            planned = [check(Operation(action, target or "memory", content, old_text))]
+        if self.write_approval:
+            proposal = pending.propose(self.place.pending, planned, source, session_id)
+            return (
+                f"queued for the user's approval as {proposal} (memory.write_approval is on): "
+                "it is not in memory until they approve it with /memory approve " + proposal
+            )
+        return self.write(planned)
+
+    # --- /memory ------------------------------------------------------------------------
+
+    def pending_text(self) -> str:
+        records = pending.pending(self.place.pending)
+        if not records:
+            return "no memory writes are waiting for approval"
+        lines = []
+        for record in records:
+            lines.append(f"{record['id']} (from {record.get('source', '?')}):")
+            for operation in record.get("operations", []):
+                what = operation.get("content") or operation.get("old_text") or ""
+                lines.append(f"  {operation.get('action')} {operation.get('target')}: {what}")
+        lines.append("approve one with /memory approve ID, or drop it with /memory reject ID")
+        return "\n".join(lines)
+
+    def approve(self, proposal_id: str) -> str:
+        operations = pending.load(self.place.pending, proposal_id)
+        result = self.write(operations)  # refused (budget, vanished entry): it stays queued
+        pending.drop(self.place.pending, proposal_id)
+        return f"approved {proposal_id}: {result}"
+
+    def reject(self, proposal_id: str) -> str:
+        pending.load(self.place.pending, proposal_id)  # refuses an unknown id
+        pending.drop(self.place.pending, proposal_id)
+        return f"rejected {proposal_id}; nothing was written"

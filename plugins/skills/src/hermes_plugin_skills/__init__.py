@@ -1,0 +1,124 @@
+"""Hermes skills: SKILL.md methods (agentskills.io format) from the user's folders, the
+project, plugins and a bundled set; a compact index in each new session's prompt, tools to
+load and improve them, ``/skills`` for changes waiting for approval, and ``hermes skills``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import (
+    CommandSpec,
+    PromptContext,
+    PromptSection,
+    SlashCommandSpec,
+    ToolsetSpec,
+    ToolSpec,
+    hookimpl,
+)
+
+
+def _command() -> Any:
+    from hermes_plugin_skills.cli import skills
+
+    return skills
+
+
+def _lazy(name: str) -> Any:
+    """A handler that imports the tools module on first call, not at plugin load."""
+
+    def handler(*args: Any, **kwargs: Any) -> Any:
+        from hermes_plugin_skills import tools
+
+        return getattr(tools, name)(*args, **kwargs)
+
+    handler.__name__ = name
+    return handler
+
+
+@hookimpl
+def hermes_toolsets() -> Iterator[ToolsetSpec]:
+    yield ToolsetSpec(name="skills", description="load, list and improve SKILL.md skills")
+
+
+@hookimpl
+def hermes_tools() -> Iterator[ToolSpec]:
+    yield ToolSpec(
+        name="skills_list",
+        toolset="skills",
+        takes_context=True,
+        parallel_safe=True,
+        handler=_lazy("skills_list"),
+        description="List installed skills with their descriptions; query filters by words.",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}},
+    )
+    yield ToolSpec(
+        name="skill_view",
+        toolset="skills",
+        takes_context=True,
+        parallel_safe=True,
+        handler=_lazy("skill_view"),
+        description=(
+            "Load a skill's instructions (SKILL.md) before doing the task it describes; with "
+            "file, one of its linked files (references/..., scripts/..., assets/...)."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "file": {"type": "string"}},
+            "required": ["name"],
+        },
+    )
+    yield ToolSpec(
+        name="skill_manage",
+        toolset="skills",
+        takes_context=True,
+        handler=_lazy("skill_manage"),
+        description=(
+            "Save and improve skills. create: a new skill from content (a whole SKILL.md: "
+            "frontmatter with name and description, then the steps). patch: replace "
+            "old_string with new_string in SKILL.md (or in file_path) - the usual way to "
+            "improve a skill. edit: replace SKILL.md with content. delete: remove the skill. "
+            "write_file / remove_file: a file under scripts/, references/ or assets/."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "action": {
+                    "type": "string",
+                    "enum": ["create", "patch", "edit", "delete", "write_file", "remove_file"],
+                },
+                "name": {"type": "string", "description": "the skill (lowercase-with-hyphens)"},
+                "content": {"type": "string"},
+                "old_string": {"type": "string"},
+                "new_string": {"type": "string"},
+                "replace_all": {"type": "boolean"},
+                "file_path": {"type": "string"},
+                "file_content": {"type": "string"},
+            },
+            "required": ["action", "name"],
+        },
+    )
+
+
+@hookimpl
+def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
+    from hermes_plugin_skills.tools import index_for
+
+    yield PromptSection(title="Skills", text=index_for(context), tier=20)
+
+
+@hookimpl
+def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
+    yield SlashCommandSpec(
+        name="skills",
+        description="list skills, or review changes waiting for approval (pending, diff, "
+        "approve, reject)",
+        handler=_lazy("slash_skills"),
+    )
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="skills", description="list, check, install and remove skills", factory=_command
+    )

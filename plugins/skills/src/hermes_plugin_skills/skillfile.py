@@ -1,0 +1,157 @@
+"""SKILL.md files per the Agent Skills specification (agentskills.io/specification): YAML
+frontmatter between ``---`` lines, then Markdown instructions.
+
+Skills written by people bend the rules (a name that differs from its folder, long
+descriptions, ``allowed-tools`` as a list), so a rule broken is a warning that
+``hermes skills list --check`` shows; only what makes a skill unusable (no frontmatter,
+YAML that does not parse, a missing file) is an error, and that skill is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Skill", "SkillError", "load_skill", "parse_skill_text"]
+
+NAME_RULE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+KNOWN_FIELDS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+FOLDERS = ("scripts", "references", "assets")
+
+
+class SkillError(ValueError):
+    """The skill cannot be used; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    folder: Path
+    body: str
+    frontmatter: Mapping[str, Any]
+    source: str = ""
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def path(self) -> Path:
+        return self.folder / "SKILL.md"
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        value = self.frontmatter.get("allowed-tools")
+        if isinstance(value, str):
+            return tuple(value.split())
+        if isinstance(value, list):
+            return tuple(str(item) for item in value)
+        return ()
+
+
+def _yaml_load(text: str) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built with it
+    return yaml.load(text, Loader=loader)
+
+
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """(frontmatter, body); SkillError when the file does not start with a ``---`` block."""
+    text = text.lstrip("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        raise SkillError("SKILL.md must start with a '---' line opening its YAML frontmatter")
+    for number, line in enumerate(lines[1:], 1):
+        if line.strip() == "---":
+            return "\n".join(lines[1:number]), "\n".join(lines[number + 1 :]).strip()
+    raise SkillError("the frontmatter is not closed: add a '---' line after it")
+
+
+def _first_line(body: str) -> str:
+    for raw in body.splitlines():
+        line = raw.strip().lstrip("#").strip()
+        if line:
+            return line
+    return ""
+
+
+def parse_skill_text(text: str, folder: Path, source: str = "") -> Skill:
+    raw, body = split_frontmatter(text)
+    try:
+        meta = _yaml_load(raw) if raw.strip() else {}
+    except Exception as exc:  # noqa: BLE001 - any YAML error makes the skill unusable
+        problem = " ".join(str(exc).split())[:200]
+        raise SkillError(f"the frontmatter is not valid YAML: {problem}") from None
+    if not isinstance(meta, dict):
+        raise SkillError(
+            "the frontmatter must be a mapping of fields (name: ..., description: ...)"
+        )
+    warnings: list[str] = []
+    name = meta.get("name")
+    if not isinstance(name, str) or not name.strip():
+        warnings.append(f"no name: using the folder name {folder.name!r}")
+        name = folder.name
+    name = name.strip()
+    if len(name) > MAX_NAME:
+        warnings.append(f"name is {len(name)} characters; at most {MAX_NAME}")
+    if not NAME_RULE.match(name):
+        warnings.append(
+            f"name {name!r} should be lowercase letters, digits and single hyphens, not at "
+            "either end"
+        )
+    if name != folder.name:
+        warnings.append(f"name {name!r} differs from its folder {folder.name!r}")
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        description = _first_line(body)
+        warnings.append("no description: the index shows the first line of the instructions")
+        if not description:
+            raise SkillError("no description and no instructions: there is nothing to use")
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION:
+        warnings.append(f"description is {len(description)} characters; at most {MAX_DESCRIPTION}")
+    compatibility = meta.get("compatibility")
+    if compatibility is not None and (
+        not isinstance(compatibility, str) or len(compatibility) > MAX_COMPATIBILITY
+    ):
+        warnings.append(f"compatibility should be text of at most {MAX_COMPATIBILITY} characters")
+    metadata = meta.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        warnings.append("metadata should be a mapping of keys to strings")
+    tools = meta.get("allowed-tools")
+    if isinstance(tools, list):
+        warnings.append("allowed-tools should be one space-separated string, not a list")
+    elif tools is not None and not isinstance(tools, str):
+        warnings.append("allowed-tools should be a space-separated string")
+    if meta.get("license") is not None and not isinstance(meta.get("license"), str):
+        warnings.append("license should be text")
+    unknown = sorted(str(key) for key in meta if key not in KNOWN_FIELDS)
+    if unknown:
+        warnings.append(f"fields outside the specification: {', '.join(unknown)}")
+    if not body:
+        warnings.append("no instructions after the frontmatter")
+    return Skill(
+        name=name,
+        description=description,
+        folder=folder,
+        body=body,
+        frontmatter=meta,
+        source=source,
+        warnings=tuple(warnings),
+    )
+
+
+def load_skill(folder: Path, source: str = "") -> Skill:
+    path = folder / "SKILL.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SkillError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise SkillError(f"{path} cannot be read ({exc.strerror})") from None
+    return parse_skill_text(text, folder, source)
