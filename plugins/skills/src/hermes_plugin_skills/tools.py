@@ -64,7 +64,7 @@ def _linked_files(folder: Path) -> list[str]:
             found += sorted(
                 p.relative_to(folder).as_posix() for p in base.rglob("*") if p.is_file()
             )
-    return found
+    return sorted(found)
 
 
 def skill_view(name: str, context: ToolContext, file: str | None = None) -> str:

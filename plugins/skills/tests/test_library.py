@@ -1,0 +1,132 @@
+"""Loading real-world SKILL.md variety, the bounded index, and seeding the bundled skills."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+from hermes_plugin_skills.index import render_index
+from hermes_plugin_skills.library import Library, Source, sources
+from hermes_plugin_skills.seed import BUNDLED, MANIFEST, seed
+
+THIRD_PARTY = Path(__file__).parent / "third_party"
+
+
+def test_third_party_skills_load_with_warnings_and_never_crash() -> None:
+    library = Library.load([Source("external", THIRD_PARTY)])
+    assert sorted(library.skills) == [
+        "Frontend-Design",
+        "crlf-skill",
+        "k8s-debug",
+        "long-description",
+        "mcp-builder",
+        "pdf-tools",
+        "web-scraper",
+    ]
+    errors = {folder.name: error for folder, error in library.errors}
+    assert "not valid YAML" in errors["broken-yaml"]
+    assert "must start with a '---' line" in errors["no-frontmatter"]
+    warnings = {name: " | ".join(skill.warnings) for name, skill in library.skills.items()}
+    assert "should be one space-separated string, not a list" in warnings["pdf-tools"]
+    assert library.skills["pdf-tools"].allowed_tools == ("Bash", "Read", "Write")
+    assert library.skills["mcp-builder"].allowed_tools == ("Bash(python:*)", "Read", "Write")
+    assert warnings["mcp-builder"] == ""
+    assert "differs from its folder 'Web_Scraper'" in warnings["web-scraper"]
+    assert "outside the specification: tags, version" in warnings["web-scraper"]
+    assert "at most 1024" in warnings["long-description"]
+    assert "lowercase letters" in warnings["Frontend-Design"]
+    assert library.skills["Frontend-Design"].description == (
+        "Build beautiful frontends; avoid generic AI aesthetics."
+    )
+    assert library.skills["crlf-skill"].description.startswith("Written on Windows")
+    assert library.skills["k8s-debug"].folder.parent.name == "devops"  # a category folder
+
+
+def test_the_first_source_wins_a_name_clash(tmp_path: Path) -> None:
+    mine = tmp_path / "mine" / "k8s-debug"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: k8s-debug\ndescription: my own way\n---\nx\n")
+    library = Library.load(
+        [Source("user", tmp_path / "mine", writable=True), Source("external", THIRD_PARTY)]
+    )
+    assert library.skills["k8s-debug"].description == "my own way"
+    assert [hidden.source for _, hidden in library.shadowed] == ["external"]
+
+
+def test_sources_in_order(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / ".agents/skills").mkdir(parents=True)
+    (project / "src").mkdir()
+    found = sources(
+        str(tmp_path / "hermes"),
+        str(project / "src"),
+        {"skills": {"external_dirs": ["~/shared-skills"]}},
+        [str(tmp_path / "plugin-skills")],
+    )
+    assert [(s.name, s.writable) for s in found] == [
+        ("user", True),
+        ("project", False),
+        ("personal", False),
+        ("plugin:plugin-skills", False),
+        ("external", False),
+    ]
+    assert found[1].root == project / ".agents/skills"
+    assert found[4].root == tmp_path / "user-home/shared-skills"
+
+
+def many_skills(root: Path, count: int) -> Library:
+    for n in range(count):
+        folder = root / f"skill-{n:04d}"
+        folder.mkdir(parents=True)
+        description = f"Does task number {n} " + "with a fairly long explanation " * 6
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {folder.name}\ndescription: {description}\n---\nx\n"
+        )
+    return Library.load([Source("user", root, writable=True)])
+
+
+def test_the_index_stays_within_its_budget_however_many_skills(tmp_path: Path) -> None:
+    for count, budget in ((10, 6000), (1000, 6000), (1000, 2000)):
+        library = many_skills(tmp_path / f"{count}-{budget}", count)
+        index = render_index(library, budget)
+        assert len(index) <= budget
+        if count == 10:
+            assert index.count("\n- skill-") == 10 and "more" not in index
+        else:
+            assert "- skill-0000: Does task number 0" in index
+            assert "Also: " in index and "more: skills_list(query=...) finds them." in index
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_bundled_skills_are_seeded_once_and_user_edits_survive_updates(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    written = seed(root)
+    assert "writing-skills/SKILL.md" in written and "release-notes/scripts/commits.sh" in written
+    assert seed(root) == []  # nothing changed: nothing to do
+    edited = root / "code-review/SKILL.md"
+    edited.write_text(edited.read_text() + "\nMy own addition.\n")
+    shutil.rmtree(root / "git-bisect-regression")
+    outdated = root / "writing-skills/SKILL.md"
+    outdated.write_text("---\nname: writing-skills\ndescription: an older bundled version\n---\n")
+    manifest = json.loads((root / MANIFEST).read_text())
+    manifest["bundle"] = "an older bundle"
+    manifest["files"]["writing-skills/SKILL.md"] = digest(outdated)  # as seeded back then
+    (root / MANIFEST).write_text(json.dumps(manifest))
+
+    assert seed(root) == ["writing-skills/SKILL.md"]
+    assert outdated.read_bytes() == (BUNDLED / "writing-skills/SKILL.md").read_bytes()
+    assert edited.read_text().endswith("My own addition.\n")
+    assert not (root / "git-bisect-regression").exists()  # deleted by the user: stays deleted
+
+
+def test_every_bundled_skill_follows_the_specification() -> None:
+    library = Library.load([Source("bundled", BUNDLED)])
+    assert len(library.skills) >= 5 and not library.errors
+    assert {name: skill.warnings for name, skill in library.skills.items() if skill.warnings} == {}
