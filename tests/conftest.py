@@ -6,9 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import hermes_plugin_provider_openai
 import pytest
 
 from hermes_kernel.cli.main import main
+from hermes_kernel.engine.models import ModelRoute, RetryPolicy
+from hermes_kernel.engine.turn import EngineSettings, TurnEngine
+from hermes_kernel.store.state import StateStore
+from hermes_sdk import Kind
+from hermes_sdk.models import ProviderSettings
 
 KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
 
@@ -65,3 +71,56 @@ def hermes(
     ):
         monkeypatch.delenv(name, raising=False)
     return Hermes(home, monkeypatch, capsys)
+
+
+FAST_RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
+
+
+@pytest.fixture
+def provider_spec(register_plugin):
+    return register_plugin(hermes_plugin_provider_openai).provided(Kind.PROVIDER)["openai"]
+
+
+@pytest.fixture
+def make_engine(tmp_path, openai_server, provider_spec):
+    made = []
+
+    def make(
+        tools=(),
+        *,
+        servers=None,
+        observer=None,
+        settings=None,
+        store=None,
+        engine_options=None,
+        **route_options,
+    ):
+        routes = [
+            ModelRoute(
+                f"route{i}",
+                provider_spec.factory(
+                    ProviderSettings(
+                        base_url=server.base_url,
+                        api_key="sk-test-secret-key",
+                        timeout_seconds=5,
+                        **route_options,
+                    )
+                ),
+                "test-model",
+            )
+            for i, server in enumerate(servers or [openai_server])
+        ]
+        engine = TurnEngine(
+            store or StateStore(tmp_path / "state.db"),
+            routes,
+            {spec.name: spec for spec in tools},
+            tmp_path / "home",
+            observer=observer,
+            settings=settings or EngineSettings(retry=FAST_RETRY),
+            secret_values=["hunter2-secret"],
+            **(engine_options or {}),
+        )
+        made.append(engine)
+        return engine
+
+    return make

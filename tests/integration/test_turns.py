@@ -10,16 +10,14 @@ import textwrap
 import threading
 import time
 
-import hermes_plugin_provider_openai
 import pytest
 
 from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.models import ModelRoute, RetryPolicy
-from hermes_kernel.engine.turn import EngineSettings, NoObserver, TurnEngine
+from hermes_kernel.engine.models import RetryPolicy
+from hermes_kernel.engine.turn import EngineSettings, NoObserver
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.state import StateStore
-from hermes_sdk import Kind, PromptSection, ToolSpec
-from hermes_sdk.models import ProviderSettings
+from hermes_sdk import PromptSection, ToolSpec
 from hermes_sdk.testing import Reply, ScriptedOpenAIServer
 
 FAST_RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
@@ -38,46 +36,6 @@ def tool(name, handler, parallel_safe=False, **params):
         parameters=schema,
         parallel_safe=parallel_safe,
     )
-
-
-@pytest.fixture
-def provider_spec(register_plugin):
-    return register_plugin(hermes_plugin_provider_openai).provided(Kind.PROVIDER)["openai"]
-
-
-@pytest.fixture
-def make_engine(tmp_path, openai_server, provider_spec):
-    made = []
-
-    def make(tools=(), *, servers=None, observer=None, settings=None, store=None, **route_options):
-        routes = [
-            ModelRoute(
-                f"route{i}",
-                provider_spec.factory(
-                    ProviderSettings(
-                        base_url=server.base_url,
-                        api_key="sk-test-secret-key",
-                        timeout_seconds=5,
-                        **route_options,
-                    )
-                ),
-                "test-model",
-            )
-            for i, server in enumerate(servers or [openai_server])
-        ]
-        engine = TurnEngine(
-            store or StateStore(tmp_path / "state.db"),
-            routes,
-            {spec.name: spec for spec in tools},
-            tmp_path / "home",
-            observer=observer,
-            settings=settings or EngineSettings(retry=FAST_RETRY),
-            secret_values=["hunter2-secret"],
-        )
-        made.append(engine)
-        return engine
-
-    return make
 
 
 def run(engine, session_id, text, **options):

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from hermes_kernel.engine.aside import completer
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
@@ -157,7 +156,7 @@ class ChatAgent:
             yolo=options.yolo,
             cwd=str(self.cwd),
             store=self.store,
-            complete=completer(primary, lambda: self._loop),
+            aside_route=primary,
         )
         self.warnings += self.tool_env.warnings
         self.observer = _Observer(app, events, self.memory)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable
 
 from hermes_kernel.engine.models import ModelRoute
 from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
 
-__all__ = ["complete_from_thread", "completer"]
+__all__ = ["complete_from_thread"]
 
 ASIDE_SECONDS = 60.0
 
@@ -40,17 +39,3 @@ def complete_from_thread(
         raise RuntimeError(f"the model did not answer within {timeout:.0f} s") from None
     except ProviderError as exc:
         raise RuntimeError(f"the model call failed: {exc}") from None
-
-
-def completer(
-    route: Callable[[], ModelRoute], loop: Callable[[], asyncio.AbstractEventLoop | None]
-) -> Callable[[str, str], str]:
-    """``complete(instructions, text)`` for tools, on the route and loop current at call time."""
-
-    def complete(instructions: str, text: str) -> str:
-        running = loop()
-        if running is None:
-            raise RuntimeError("no turn is running to ask the model from")
-        return complete_from_thread(route(), running, instructions, text)
-
-    return complete

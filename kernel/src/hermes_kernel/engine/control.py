@@ -19,6 +19,9 @@ class TurnControl:
         self.cancel = threading.Event()
         """Set on a hard stop, for tools running in worker threads (ToolContext.cancel)."""
         self._signal: asyncio.Future[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The turn's event loop once it runs: tools in worker threads reach the model
+        client through it (a model aside)."""
 
     def interrupt(self) -> None:
         self.soft.set()

@@ -220,6 +220,7 @@ class TurnEngine:
         ``tool_choice`` applies to the turn's first model call only ("required", or a tool's
         name: a small model that would not call a tool on its own is made to)."""
         control = control or TurnControl()
+        control.loop = asyncio.get_running_loop()
         session = await asyncio.to_thread(self.store.sessions.get, session_id)
         if session is None:
             raise KeyError(f"no session {session_id!r}")

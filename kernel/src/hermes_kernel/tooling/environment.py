@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_kernel.config.edit import allow_approval_rule
+from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
 from hermes_kernel.safety.environment import command_environment
 from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
@@ -85,12 +87,14 @@ class ToolEnvironment:
         yolo: bool = False,
         cwd: str | None = None,
         store: StateStore | None = None,
-        complete: Callable[[str, str], str] | None = None,
+        aside_route: Callable[[], ModelRoute] | None = None,
     ) -> None:
         settings = app.settings
         self.config = settings.raw
         self.store = store
-        self.complete = complete
+        self.aside_route = aside_route
+        """The model tools may ask for a summary (ToolContext.ask_model), current at call
+        time: the session's primary model."""
         self.skill_dirs = skill_dirs(app)
         raw = settings.raw
         terminal = raw.get("terminal") or {}
@@ -154,8 +158,20 @@ class ToolEnvironment:
             config=self.config,
             skill_dirs=self.skill_dirs,
             search=self._searcher(user_scope) if self.store is not None else None,
-            complete=self.complete,
+            complete=self._completer(control),
         )
+
+    def _completer(self, control: TurnControl) -> Callable[[str, str], str] | None:
+        route = self.aside_route
+        if route is None:
+            return None
+
+        def complete(instructions: str, text: str) -> str:
+            if control.loop is None:
+                raise RuntimeError("no turn is running to ask the model from")
+            return complete_from_thread(route(), control.loop, instructions, text)
+
+        return complete
 
     def _searcher(self, user_scope: str | None) -> Callable[[HistoryQuery], list[HistoryHit]]:
         store = self.store
