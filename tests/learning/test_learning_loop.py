@@ -108,3 +108,53 @@ def test_reviews_can_be_turned_off(configured, openai_server):
     openai_server.queue(*six_tool_calls(), Reply.say("Sorted."))
     assert configured("chat", "-q", "tidy").code == 0
     assert len(openai_server.requests) == 7
+
+
+def test_every_nth_user_turn_a_memory_check_runs_out_of_band(configured, openai_server):
+    configured.config(
+        configured.home.joinpath("config.yaml").read_text() + "learning:\n  nudge_every_turns: 2\n"
+    )
+    openai_server.queue(Reply.say("Noted."))
+    assert configured("chat", "-q", "I edit code in vim").code == 0
+    assert len(openai_server.requests) == 1  # the first turn: no check yet
+    openai_server.queue(
+        Reply.say("Tabs it is."),
+        Reply.tool_call(
+            "memory", {"action": "add", "target": "user", "content": "Edits in vim, with tabs."}
+        ),
+        Reply.say("saved the editor preference"),
+    )
+    assert configured("chat", "-c", "-q", "and I indent with tabs").code == 0
+    check = openai_server.requests[2]
+    assert "# Memory check" in system_prompt(check)
+    assert {tool["function"]["name"] for tool in check.json["tools"]} == {
+        "memory",
+        "session_search",
+    }
+    shown = check.json["messages"][1]["content"]
+    assert "I edit code in vim" in shown and "Tabs it is." in shown
+    user_md = configured.home / "memories" / "USER.md"
+    assert user_md.read_text() == "Edits in vim, with tabs.\n"
+    sessions = configured("sessions", "list").out
+    assert "review" in sessions
+
+
+def test_a_tool_that_failed_then_worked_is_reviewed(configured, openai_server, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    openai_server.queue(
+        Reply.tool_call("read_file", {"path": "note.txt"}),
+        Reply.tool_call("read_file", {"path": "notes.txt"}),
+        Reply.say("It says hello."),
+        Reply.say("NOTHING"),
+    )
+    assert configured("chat", "-q", "what is in my notes?").code == 0
+    review = openai_server.requests[3].json
+    assert "a tool failed and then worked (1x)" in review["messages"][1]["content"]
+
+
+def test_a_refusal_alone_is_not_a_recovery(configured, openai_server):
+    openai_server.queue(
+        Reply.tool_call("read_file", {"path": "missing.txt"}), Reply.say("There is no such file.")
+    )
+    assert configured("chat", "-q", "read missing.txt").code == 0
+    assert len(openai_server.requests) == 2

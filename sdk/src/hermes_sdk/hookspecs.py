@@ -170,7 +170,10 @@ def hermes_memory_providers() -> Iterable[MemoryProviderSpec]:
     """Yield memory providers.
 
     Called once when the plugin is loaded. Besides the built-in store, at most one external
-    memory provider is active; the user picks it in config.
+    memory provider is active; the user picks it with ``memory.provider``. ``factory(context)``
+    gets a :class:`~hermes_sdk.memory.MemoryContext` and returns a
+    :class:`~hermes_sdk.memory.MemoryProvider`; a provider that fails is dropped with a
+    warning and built-in memory carries on.
 
     Manifest key: ``memory.NAME``.
 
@@ -178,7 +181,7 @@ def hermes_memory_providers() -> Iterable[MemoryProviderSpec]:
 
         @hookimpl
         def hermes_memory_providers():
-            yield MemoryProviderSpec(name="builtin", factory=BuiltinMemory)
+            yield MemoryProviderSpec(name="notebook", factory=Notebook)
     """
 
 
@@ -227,8 +230,9 @@ def hermes_tools() -> Iterable[ToolSpec]:
 def hermes_skill_sources() -> Iterable[SkillSourceSpec]:
     """Yield sources of SKILL.md skills (bundled with a plugin, a user folder, a hub).
 
-    Called once when the plugin is loaded. ``factory`` builds the source when the skills index
-    is first needed.
+    Called once when the plugin is loaded. ``factory()`` returns the folder whose subfolders
+    are skills (each with its SKILL.md); it is called when a session's tools or prompt are
+    built. These folders are read-only and come after the user's own skills.
 
     Manifest key: ``skill_source.NAME``.
 
@@ -236,7 +240,7 @@ def hermes_skill_sources() -> Iterable[SkillSourceSpec]:
 
         @hookimpl
         def hermes_skill_sources():
-            yield SkillSourceSpec(name="bundled", factory=BundledSkills)
+            yield SkillSourceSpec(name="k8s", factory=lambda: Path(__file__).parent / "skills")
     """
 
 

@@ -4,9 +4,13 @@ reused on resume, so provider prompt caches hold."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from hermes_sdk import PromptSection
+from hermes_sdk.scan import scan_text
+
+log = logging.getLogger("hermes.prompt")
 
 DEFAULT_IDENTITY = (
     "You are Hermes, a personal AI agent. You act through tools; use them when they help, "
@@ -38,6 +42,13 @@ def project_context(cwd: Path | None) -> PromptSection | None:
                     text = candidate.read_text(encoding="utf-8", errors="replace").strip()
                 except OSError:
                     continue
+                findings = scan_text(text)
+                if findings:
+                    # A cloned repository is not trusted: a context file that tries to take
+                    # over the agent is left out, and the prompt says why.
+                    reasons = "; ".join(str(finding) for finding in findings[:3])
+                    log.warning("left %s out of the prompt: %s", candidate, reasons)
+                    text = f"[{candidate.name} was left out because a scan flagged it: {reasons}]"
                 if len(text) > CONTEXT_LIMIT:
                     text = text[:CONTEXT_LIMIT] + f"\n[… cut at {CONTEXT_LIMIT} characters]"
                 return PromptSection(title=f"Project context ({candidate})", text=text, tier=40)

@@ -31,8 +31,8 @@ class TurnResult:
     error: str | None = None
     iterations: int = 0
     tool_calls: int = 0
-    tool_errors: int = 0
-    """Tool results that were errors: with status "done", the turn recovered from them."""
+    recoveries: int = 0
+    """Tools that failed and then, later in the turn, succeeded: the model found a way."""
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -76,13 +76,14 @@ class TurnRun:
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
         self.calls_made = 0
-        self.tool_errors = 0
+        self.failed_tools: set[str] = set()
+        self.recoveries = 0
         self.looping = False
 
     def result(
         self, text: str, status: str, iteration: int, error: str | None = None
     ) -> TurnResult:
-        return TurnResult(text, status, error, iteration, self.calls_made, self.tool_errors)
+        return TurnResult(text, status, error, iteration, self.calls_made, self.recoveries)
 
     def usage(self, response: ModelResponse) -> Usage:
         route = self.routes[self.route_start]
@@ -251,7 +252,7 @@ class TurnRun:
         settings = self.engine.settings
         content = outcome.content
         if outcome.disposition is Disposition.ERROR:
-            self.tool_errors += 1
+            self.failed_tools.add(outcome.call.name)
             key = (outcome.call.name, outcome.call.arguments)
             count = self.failures[key] = self.failures.get(key, 0) + 1
             if count >= settings.loop_warn_after:
@@ -259,6 +260,9 @@ class TurnRun:
                     f"\n[this exact call has now failed {count} times; do something different]"
                 )
             self.looping = self.looping or count >= settings.loop_stop_after
+        elif outcome.disposition is Disposition.OK and outcome.call.name in self.failed_tools:
+            self.failed_tools.discard(outcome.call.name)
+            self.recoveries += 1
         await self.save(
             "tool",
             content,

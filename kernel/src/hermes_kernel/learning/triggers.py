@@ -51,8 +51,10 @@ def review_reason(result: TurnResult, user_text: str, settings: LearningSettings
         return None
     if result.tool_calls >= settings.review_min_tool_calls:
         return f"it took {result.tool_calls} tool calls"
-    if result.tool_errors:
-        return f"it recovered from {result.tool_errors} failed tool call(s)"
+    if result.recoveries:
+        return (
+            f"a tool failed and then worked ({result.recoveries}x): the way found is worth keeping"
+        )
     if is_correction(user_text):
         return "the user corrected the agent"
     return None

@@ -19,12 +19,12 @@ from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
 from hermes_kernel.safety.environment import command_environment
 from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
-from hermes_kernel.store.search import SearchFilters
-from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
+from hermes_kernel.store.sessions import Session
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
+from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk import BackendSpec, Kind
-from hermes_sdk.tooling import HistoryHit, HistoryQuery, ToolContext
+from hermes_sdk.tooling import ToolContext
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
@@ -157,7 +157,7 @@ class ToolEnvironment:
             user_scope=user_scope,
             config=self.config,
             skill_dirs=self.skill_dirs,
-            search=self._searcher(user_scope) if self.store is not None else None,
+            search=history_searcher(self.store, user_scope) if self.store is not None else None,
             complete=self._completer(control),
         )
 
@@ -172,37 +172,6 @@ class ToolEnvironment:
             return complete_from_thread(route(), control.loop, instructions, text)
 
         return complete
-
-    def _searcher(self, user_scope: str | None) -> Callable[[HistoryQuery], list[HistoryHit]]:
-        store = self.store
-        assert store is not None
-
-        def search(query: HistoryQuery) -> list[HistoryHit]:
-            # The owner (no scope) searches everything; a chat user only their own sessions.
-            # Reviews repeat the turns they review, so they are left out.
-            filters = SearchFilters(
-                session_id=query.session_id,
-                role=query.role,
-                since=query.since,
-                until=query.until,
-                user_scope=user_scope,
-                exclude_sources=(REVIEW_SOURCE,),
-            )
-            hits = store.search(query.text, limit=max(1, min(query.limit, 50)), filters=filters)
-            titles = store.sessions.labels([hit.session_id for hit in hits])
-            return [
-                HistoryHit(
-                    session_id=hit.session_id,
-                    message_id=hit.message_id,
-                    role=hit.role,
-                    created_at=hit.created_at,
-                    snippet=hit.snippet,
-                    session_title=titles.get(hit.session_id) or None,
-                )
-                for hit in hits
-            ]
-
-        return search
 
     def end_session(self, session_id: str) -> None:
         self.pool.close(session_id)

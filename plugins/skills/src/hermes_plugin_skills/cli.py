@@ -90,7 +90,10 @@ def install_command(source: str, yes: bool, force: bool) -> None:
     except InstallError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        candidates = inspect(copy)
+        try:
+            candidates = inspect(copy)
+        except InstallError as exc:
+            raise click.ClickException(f"{exc}; nothing was installed") from None
         flagged = False
         for candidate in candidates:
             label = candidate.skill.name if candidate.skill else candidate.folder.name
