@@ -43,7 +43,7 @@ def world(hermes, make_engine, tmp_path, monkeypatch):
         routes.append(made.routes[0])
         return made
 
-    yield engine, store
+    yield engine, store, env
     env.close()
     store.close()
 
@@ -57,7 +57,7 @@ def system_prompt(request) -> str:
 
 
 def test_the_snapshot_is_frozen_and_each_user_has_their_own(world, openai_server):
-    make, _ = world
+    make, _, _ = world
     engine = make()
     alice = engine.start_session("telegram", user_scope="telegram:1")
     openai_server.queue(
@@ -84,7 +84,7 @@ def test_the_snapshot_is_frozen_and_each_user_has_their_own(world, openai_server
 
 
 def test_session_search_sees_only_the_users_own_sessions(world, openai_server):
-    make, _ = world
+    make, _, _ = world
     engine = make()
     for scope, secret in (("telegram:1", "purple elephant"), ("telegram:2", "purple giraffe")):
         session = engine.start_session("telegram", user_scope=scope)
@@ -101,7 +101,7 @@ def test_session_search_sees_only_the_users_own_sessions(world, openai_server):
 
 
 def test_session_search_summary_comes_from_the_model(world, openai_server):
-    make, _ = world
+    make, _, _ = world
     engine = make()
     old = engine.start_session("cli")
     openai_server.queue(Reply.say("Use port 8443 for the staging proxy."))
@@ -123,7 +123,7 @@ def test_session_search_summary_comes_from_the_model(world, openai_server):
 
 
 def test_recalled_memory_is_shown_to_the_model_but_not_stored(world, openai_server):
-    make, store = world
+    make, store, _ = world
     engine = make(prefetch=lambda session, text: f"recalled for {text!r}")
     session = engine.start_session("cli")
     openai_server.queue(Reply.say("ok"))
@@ -134,3 +134,15 @@ def test_recalled_memory_is_shown_to_the_model_but_not_stored(world, openai_serv
     )
     stored = [m.content for m in store.messages.of_session(session.id) if m.role == "user"]
     assert stored == ["plan my week"]
+
+
+def test_a_review_uses_the_backend_of_the_session_it_reviews(world):
+    make, _, env = world
+    engine = make()
+    parent = engine.start_session("cli")
+    review = engine.start_session("review", parent_session_id=parent.id)
+    other = engine.start_session("cli")
+    control = TurnControl()
+    backend = env.context(parent, control).backend().inner
+    assert env.context(review, control).backend().inner is backend
+    assert env.context(other, control).backend().inner is not backend

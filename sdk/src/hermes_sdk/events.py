@@ -6,7 +6,7 @@ Fields may be added in minor SDK versions; never removed or renamed outside a ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,5 +134,6 @@ class CommandContext:
     home: str
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
-    skill_dirs: tuple[str, ...] = ()
-    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
+    skill_dirs: Callable[[], tuple[str, ...]] = tuple
+    """Call it for the folders of SKILL.md skills that plugins contribute: it loads the
+    plugins that provide skill sources, so a command that does not need them stays fast."""

@@ -404,7 +404,14 @@ def run_interactive(app: App, options: ChatOptions) -> int:
     timeout = approval_policy(app.settings.raw).timeout_seconds
     questions = Questions(view, timeout)
     try:
-        agent = ChatAgent(app, options, view, approver=questions.approve, ask=questions.ask)
+        agent = ChatAgent(
+            app,
+            options,
+            view,
+            approver=questions.approve,
+            ask=questions.ask,
+            on_learned=view.info,  # "learned in the background: created skill x"
+        )
     except (NoProvider, KeyError, StoreError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         print(f"hermes: error: {message}", file=sys.stderr)

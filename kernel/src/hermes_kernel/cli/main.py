@@ -161,7 +161,9 @@ def _command_context(app: App) -> CommandContext:
     from hermes_sdk.events import CommandContext
 
     settings = app.settings
-    return CommandContext(home=str(settings.home), config=settings.raw, skill_dirs=skill_dirs(app))
+    return CommandContext(
+        home=str(settings.home), config=settings.raw, skill_dirs=lambda: skill_dirs(app)
+    )
 
 
 def _provider_kind() -> Kind:

@@ -19,7 +19,7 @@ from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
 from hermes_kernel.safety.environment import command_environment
 from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
-from hermes_kernel.store.sessions import Session
+from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_kernel.tooling.history import history_searcher
@@ -132,8 +132,18 @@ class ToolEnvironment:
 
     def context(self, session: Session, control: TurnControl) -> ToolContext:
         """What tools get in one turn of ``session`` (the engine's tool_context factory)."""
+        # A review works for the session it reviews: same backend (no second container or
+        # connection, nothing left open after it), same person.
+        backend_of = session.id
+        if session.source == REVIEW_SOURCE and session.parent_session_id:
+            backend_of = session.parent_session_id
         return self.context_for(
-            session.id, control, session.cwd, source=session.source, user_scope=session.user_scope
+            session.id,
+            control,
+            session.cwd,
+            source=session.source,
+            user_scope=session.user_scope,
+            backend_of=backend_of,
         )
 
     def context_for(
@@ -144,14 +154,15 @@ class ToolEnvironment:
         *,
         source: str = "cli",
         user_scope: str | None = None,
+        backend_of: str | None = None,
     ) -> ToolContext:
-        # A review session works for the session it reviews: same backend, same person.
+        backend_key = backend_of or session_id
         return ToolContext(
             session_id=session_id,
             home=self.home,
             cwd=cwd or self.cwd,
             cancel=control.cancel,
-            get_backend=lambda: self.pool.get(session_id),
+            get_backend=lambda: self.pool.get(backend_key),
             ask=self.ask,
             source=source,
             user_scope=user_scope,

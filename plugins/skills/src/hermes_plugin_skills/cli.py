@@ -25,7 +25,7 @@ def _context() -> CommandContext:
 
 def _library() -> Library:
     context = _context()
-    return open_library(context.home, str(Path.cwd()), context.config, context.skill_dirs)
+    return open_library(context.home, str(Path.cwd()), context.config, context.skill_dirs())
 
 
 @click.group("skills")
