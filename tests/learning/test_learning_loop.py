@@ -57,6 +57,8 @@ def test_a_long_turn_is_reviewed_into_a_skill_the_next_session_uses(configured, 
     )
     first = configured("chat", "-q", "tidy my downloads folder")
     assert first.code == 0 and "Sorted 4 files." in first.out
+    assert "echo step 3" in first.err  # the turn's tools are shown as they run ...
+    assert "skill_manage" not in first.err + first.out  # ... the review's are not
     requests = openai_server.requests
     assert len(requests) == 9
     review = requests[7]

@@ -184,14 +184,17 @@ class ChatAgent:
         setup: ModelSetup,
         tools: Mapping[str, ToolSpec] | None = None,
         engine_settings: EngineSettings | None = None,
+        review: bool = False,
     ) -> TurnEngine:
         settings = self.app.settings
+        recall = self.memory.prefetch if self.memory.provider is not None and not review else None
         return TurnEngine(
             self.store,
             setup.routes,
             self.tools if tools is None else tools,
             settings.home,
-            observer=self.observer,
+            # A review's tool calls are not shown in the chat; plugins still observe them.
+            observer=_Observer(self.app, None, self.memory) if review else self.observer,
             settings=engine_settings or self.engine_settings,
             secret_values=[
                 *settings.secrets.values(),
@@ -201,12 +204,12 @@ class ChatAgent:
             tool_context=self.tool_env.context,
             config=settings.raw,
             skill_dirs=self.tool_env.skill_dirs,
-            prefetch=self.memory.prefetch if self.memory.provider is not None else None,
+            prefetch=recall,
         )
 
     def _review_engine(self, tools: Mapping[str, ToolSpec]) -> TurnEngine:
         budget = replace(self.engine_settings, max_iterations=REVIEW_ITERATIONS)
-        return self._engine(self.setup, tools, budget)
+        return self._engine(self.setup, tools, budget, review=True)
 
     @property
     def route(self) -> tuple[str, str]:
