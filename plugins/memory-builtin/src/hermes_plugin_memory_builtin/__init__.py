@@ -7,11 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from hermes_plugin_memory_builtin.files import MemoryUnreadable
-from hermes_plugin_memory_builtin.history import ROLES, session_search
-from hermes_plugin_memory_builtin.memory import Memory
-from hermes_plugin_memory_builtin.operations import MemoryRefused, listing
-from hermes_plugin_memory_builtin.snapshot import memory_section
 from hermes_sdk import (
     PromptContext,
     PromptSection,
@@ -23,7 +18,17 @@ from hermes_sdk import (
 )
 from hermes_sdk.tooling import ToolContext
 
-__all__ = ["memory_tool", "slash_memory"]
+__all__ = ["memory_tool", "session_search", "slash_memory"]
+
+# The modules doing the work are imported on first use: the chat imports this plugin at
+# start (it adds to the prompt), and a plugin's import is part of everyone's startup.
+ROLES = ("user", "assistant", "tool")
+
+
+def session_search(query: str, context: ToolContext, **options: Any) -> str:
+    from hermes_plugin_memory_builtin.history import session_search as search
+
+    return search(query, context, **options)
 
 
 def memory_tool(
@@ -34,6 +39,9 @@ def memory_tool(
     old_text: str = "",
     operations: Sequence[Any] | None = None,
 ) -> str:
+    from hermes_plugin_memory_builtin.files import MemoryUnreadable
+    from hermes_plugin_memory_builtin.memory import Memory
+
     memory = Memory(context.home, context.user_scope, context.config)
     try:
         return memory.handle(
@@ -50,6 +58,10 @@ def memory_tool(
 
 
 def slash_memory(args: str, context: SlashContext) -> str:
+    from hermes_plugin_memory_builtin.files import MemoryUnreadable
+    from hermes_plugin_memory_builtin.memory import Memory
+    from hermes_plugin_memory_builtin.operations import MemoryRefused, listing
+
     memory = Memory(context.home, context.user_scope, context.config)
     command, _, rest = args.strip().partition(" ")
     try:
@@ -138,6 +150,9 @@ def hermes_tools() -> Iterator[ToolSpec]:
 
 @hookimpl
 def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
+    from hermes_plugin_memory_builtin.memory import Memory
+    from hermes_plugin_memory_builtin.snapshot import memory_section
+
     yield memory_section(Memory(context.home, context.user_scope, context.config))
 
 

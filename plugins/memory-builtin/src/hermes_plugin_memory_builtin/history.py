@@ -10,7 +10,8 @@ from hermes_sdk.tooling import HistoryHit, HistoryQuery, ToolContext, Unsupporte
 
 __all__ = ["session_search"]
 
-ROLES = ("user", "assistant", "tool")
+from hermes_plugin_memory_builtin import ROLES
+
 SUMMARY_INSTRUCTIONS = (
     "You condense search hits from a user's past conversations with their AI agent. Say, in "
     "at most 150 words, what the hits tell about the query: facts, decisions, commands, "
