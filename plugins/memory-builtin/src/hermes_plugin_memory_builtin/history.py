@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
+from hermes_plugin_memory_builtin import ROLES
+
 from hermes_sdk.tooling import HistoryHit, HistoryQuery, ToolContext, Unsupported
 
 __all__ = ["session_search"]
-
-from hermes_plugin_memory_builtin import ROLES
 
 SUMMARY_INSTRUCTIONS = (
     "You condense search hits from a user's past conversations with their AI agent. Say, in "
