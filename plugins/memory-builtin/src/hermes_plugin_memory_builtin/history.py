@@ -7,7 +7,6 @@ import time
 from datetime import datetime
 
 from hermes_plugin_memory_builtin import ROLES
-
 from hermes_sdk.tooling import HistoryHit, HistoryQuery, ToolContext, Unsupported
 
 __all__ = ["session_search"]
