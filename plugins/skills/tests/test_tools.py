@@ -148,3 +148,16 @@ def test_write_approval_queues_a_diff_for_the_user(home: Path) -> None:
     assert "changed since this was proposed" in slash_skills(f"approve {stale_id}", slash)
     assert "nothing was changed" in slash_skills(f"reject {stale_id}", slash)
     assert "no skill changes are waiting" in slash_skills("pending", slash)
+
+
+def test_slash_skills_lists_plugin_skills_too(home: Path) -> None:
+    slash = SlashContext(
+        session_id=None,
+        home=str(home),
+        cwd=str(home),
+        provider="p",
+        model="m",
+        skill_dirs=(str(THIRD_PARTY),),
+    )
+    listing = slash_skills("list", slash)
+    assert "pdf-tools [plugin:third_party]" in listing and "writing-skills [user]" in listing

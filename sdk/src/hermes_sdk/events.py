@@ -120,6 +120,8 @@ class SlashContext:
     """Whose chat it is ("telegram:42"); None for the owner at the terminal."""
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    skill_dirs: tuple[str, ...] = ()
+    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
 
 
 COMMAND_CONTEXT = "hermes.command_context"

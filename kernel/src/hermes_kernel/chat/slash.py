@@ -51,6 +51,7 @@ class SlashCommands:
             provider=provider,
             model=model,
             config=self.agent.app.settings.raw,
+            skill_dirs=self.agent.tool_env.skill_dirs,
         )
         if inspect.iscoroutinefunction(spec.handler):
             output = await spec.handler(args, context)

@@ -103,8 +103,6 @@ class Reviews:
         self.settings = settings
         self.on_done = on_done
         self.task: asyncio.Task[None] | None = None
-        self.finished: list[tuple[str, str]] = []
-        """(review session id, its last line), for the shells and tests."""
 
     def review_tools(self, names: frozenset[str], read_only: bool) -> dict[str, ToolSpec]:
         return {
@@ -166,12 +164,10 @@ class Reviews:
             summary = (result.text or result.error or result.status).strip().splitlines()
             line = summary[-1] if summary else result.status
             log.info("review of %s (%s): %s", session.id, reason, line)
-            self.finished.append((child.id, line))
             if self.on_done is not None and line.strip().upper() != "NOTHING":
                 self.on_done(f"learned in the background: {line}")
         except Exception as exc:  # noqa: BLE001 - a review must never fail the chat
             log.warning("background review of %s failed: %s", session.id, exc)
-            self.finished.append(("", f"failed: {exc}"))
 
     async def drain(self, timeout: float = DRAIN_SECONDS) -> None:
         """Wait for a running review (at exit), cancelling it past ``timeout``."""

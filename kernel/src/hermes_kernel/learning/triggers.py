@@ -31,17 +31,14 @@ class LearningSettings:
     review: bool = True
     review_min_tool_calls: int = 5
     nudge_every_turns: int = 10
-    memory_write_approval: bool = False
 
     @classmethod
     def from_config(cls, raw: Mapping[str, Any]) -> LearningSettings:
         learning = raw.get("learning") or {}
-        memory = raw.get("memory") or {}
         return cls(
             review=bool(learning.get("review", True)),
             review_min_tool_calls=int(learning.get("review_min_tool_calls", 5)),
             nudge_every_turns=int(learning.get("nudge_every_turns", 10)),
-            memory_write_approval=bool(memory.get("write_approval", False)),
         )
 
 

@@ -133,7 +133,7 @@ def slash_skills(args: str, context: SlashContext) -> str:
     proposal_id = rest.strip()
     try:
         if command in ("", "list"):
-            library = open_library(context.home, context.cwd, context.config, ())
+            library = open_library(context.home, context.cwd, context.config, context.skill_dirs)
             return (
                 "\n".join(f"{s.name} [{s.source}]: {s.description[:100]}" for s in ordered(library))
                 or "no skills"
