@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
-from hermes_kernel.learning.review import REVIEW_ITERATIONS, Reviews
+from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
@@ -124,12 +124,14 @@ class ChatAgent:
         *,
         approver: Approver | None = None,
         ask: Ask | None = None,
+        ask_for: Callable[[str], Ask] | None = None,
         on_learned: Callable[[str], None] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.app = app
         self.options = options
         self.yolo = options.yolo
-        self.cwd = Path.cwd()
+        self.cwd = cwd or Path.cwd()
         settings = app.settings
         agent_section = settings.raw.get("agent") or {}
         self.engine_settings = EngineSettings(
@@ -157,6 +159,7 @@ class ChatAgent:
             cwd=str(self.cwd),
             store=self.store,
             aside_route=primary,
+            ask_for=ask_for,
         )
         self.warnings += self.tool_env.warnings
         self.observer = _Observer(app, events, self.memory)
@@ -289,8 +292,8 @@ class ChatAgent:
         await _close_routes(old)
         return setup
 
-    async def aclose(self, reason: str = "cli_exit") -> None:
-        await self.reviews.drain()
+    async def aclose(self, reason: str = "cli_exit", review_seconds: float = DRAIN_SECONDS) -> None:
+        await self.reviews.drain(review_seconds)
         await asyncio.to_thread(self.memory.close)
         await asyncio.to_thread(self.end_session, reason)  # a container takes a moment to go
         await asyncio.to_thread(self.tool_env.close)

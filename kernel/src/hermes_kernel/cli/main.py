@@ -31,9 +31,17 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.doctor_cmd:doctor",
         "Check this installation; each finding with its fix.",
     ),
+    "gateway": (
+        "hermes_kernel.cli.gateway_cmd:gateway",
+        "Serve the agent on chat platforms: run, status, stop.",
+    ),
     "model": (
         "hermes_kernel.cli.model_cmd:model",
         "Show, explain, choose and test the model in use.",
+    ),
+    "pairing": (
+        "hermes_kernel.cli.pairing_cmd:pairing",
+        "Approve, list and revoke users of chat platforms.",
     ),
     "plugins": (
         "hermes_kernel.cli.plugins_cmd:plugins",

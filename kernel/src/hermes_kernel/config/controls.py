@@ -22,6 +22,8 @@ KERNEL_SECTIONS = frozenset(
         "memory",
         "learning",
         "skills",
+        "gateway",
+        "platforms",
     }
 )
 """Top-level config.yaml keys the kernel owns; plugins cannot claim them."""

@@ -92,7 +92,10 @@ class Approvals:
     plugin_check: PluginCheck | None = None
     _session_rules: dict[str, set[str]] = field(default_factory=dict)
     _allowed_always: set[str] = field(default_factory=set)
-    _asking: threading.Lock = field(default_factory=threading.Lock)
+    _asking: dict[str, threading.Lock] = field(default_factory=dict)
+    """One question at a time per session (parallel tools of one turn wait their turn);
+    sessions of different users (the gateway) never wait for each other."""
+    _asking_guard: threading.Lock = field(default_factory=threading.Lock)
 
     def verdict(self, command: str, backend: str) -> Verdict:
         found = [classify(command)]
@@ -175,7 +178,9 @@ class Approvals:
                 "nobody can approve it here (no interactive terminal). The user can allow it "
                 f"with approvals.allow: [{request.rule}] in config.yaml, or run interactively."
             )
-        with self._asking:  # one question at a time, even from parallel tools
+        with self._asking_guard:
+            asking = self._asking.setdefault(request.session_id, threading.Lock())
+        with asking:
             if self._allowed(request.command, Verdict(Level.ASK, request.rule), request.session_id):
                 return None  # approved for the session while this call waited its turn
             answer = self.approver(request)

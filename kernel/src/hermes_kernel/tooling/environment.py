@@ -88,6 +88,7 @@ class ToolEnvironment:
         cwd: str | None = None,
         store: StateStore | None = None,
         aside_route: Callable[[], ModelRoute] | None = None,
+        ask_for: Callable[[str], Ask] | None = None,
     ) -> None:
         settings = app.settings
         self.config = settings.raw
@@ -112,6 +113,8 @@ class ToolEnvironment:
         self.cwd = cwd or os.getcwd()
         self.home = str(settings.home)
         self.ask = ask or _nobody
+        self.ask_for = ask_for
+        """Per session, where the user is (the gateway: their chat); else ``ask``."""
         self.pool = BackendPool(
             self.backend_name,
             lambda name: self._find_backend(app, name),
@@ -163,7 +166,7 @@ class ToolEnvironment:
             cwd=cwd or self.cwd,
             cancel=control.cancel,
             get_backend=lambda: self.pool.get(backend_key),
-            ask=self.ask,
+            ask=self.ask_for(session_id) if self.ask_for is not None else self.ask,
             source=source,
             user_scope=user_scope,
             config=self.config,

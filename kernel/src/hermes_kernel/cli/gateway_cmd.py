@@ -1,0 +1,126 @@
+"""``hermes gateway``: run the process that serves chat platforms, see how it is doing, stop it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from datetime import datetime
+
+import click
+
+from hermes_kernel.cli.main import app_of
+
+
+@click.group()
+def gateway() -> None:
+    """Serve the agent on chat platforms (Telegram ...): run, status, stop."""
+
+
+@gateway.command()
+@click.pass_context
+def run(ctx: click.Context) -> None:
+    """Run the gateway in the foreground until stopped (SIGTERM or Ctrl+C drain it)."""
+    import asyncio
+
+    from hermes_kernel.gateway.service import Gateway
+    from hermes_kernel.gateway.status import GatewayRunning, PidLock
+
+    app = app_of(ctx)
+    lock = PidLock(app.settings.home)
+    try:
+        lock.acquire()
+    except GatewayRunning as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        asyncio.run(_serve(Gateway(app)))
+    finally:
+        lock.release()
+
+
+async def _serve(service: object) -> None:
+    import asyncio
+
+    from hermes_kernel.gateway.service import Gateway
+
+    assert isinstance(service, Gateway)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, stop.set)
+    click.echo(
+        f"hermes gateway running (pid {os.getpid()}); stop with: hermes gateway stop", err=True
+    )
+    await service.run(stop)
+    click.echo("hermes gateway stopped", err=True)
+
+
+def _ago(timestamp: float | None) -> str:
+    if not timestamp:
+        return "-"
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@gateway.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Whether the gateway runs, and how each platform is doing. Exit status 1 if stopped."""
+    from hermes_kernel.gateway.status import read_status, running_pid
+
+    home = app_of(ctx).settings.home
+    pid = running_pid(home)
+    report = read_status(home) or {}
+    report = {**report, "running": pid is not None, "pid": pid}
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        ctx.exit(0 if pid else 1)
+    if pid is None:
+        click.echo("The gateway is not running. Start it with: hermes gateway run")
+        ctx.exit(1)
+    click.echo(f"The gateway runs (pid {pid}) since {_ago(report.get('started_at'))}.")
+    platforms = report.get("platforms") or {}
+    if not platforms:
+        click.echo("No platform is enabled.")
+    for name, state in sorted(platforms.items()):
+        line = f"  {name}: {state.get('state')}"
+        if state.get("error"):
+            line += f" ({state['error']})"
+        if state.get("restarts"):
+            line += f"; restarted {state['restarts']} times"
+        click.echo(line)
+    click.echo(
+        f"Turns running: {report.get('turns_running', 0)}; messages waiting: "
+        f"{report.get('inbox_queued', 0)}; replies not yet delivered: "
+        f"{report.get('outbox_pending', 0) + report.get('outbox_attempting', 0)}; "
+        f"abandoned (last week): {report.get('outbox_abandoned', 0)}."
+    )
+
+
+@gateway.command()
+@click.option(
+    "--timeout", default=60.0, show_default=True, help="Seconds to wait for it to finish."
+)
+@click.pass_context
+def stop(ctx: click.Context, timeout: float) -> None:
+    """Stop the gateway: running turns finish (up to gateway.drain_seconds), the rest resume
+    at the next start."""
+    from hermes_kernel.gateway.status import running_pid
+
+    home = app_of(ctx).settings.home
+    pid = running_pid(home)
+    if pid is None:
+        click.echo("The gateway is not running.")
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if running_pid(home) is None:
+            click.echo(f"Stopped the gateway (pid {pid}).")
+            return
+        time.sleep(0.2)
+    raise click.ClickException(
+        f"the gateway (pid {pid}) is still draining after {timeout:.0f} s; "
+        f"wait, or end it with: kill -9 {pid} (interrupted turns resume at the next start)"
+    )

@@ -1,0 +1,56 @@
+"""Who may talk to the agent through a platform: default deny.
+
+A user is let in by ``platforms.<name>.allowed_users`` (ids), by a DM pairing the owner
+approved, or by ``allow_all: true``, which must be written explicitly. Everyone else gets
+nothing but, in a private chat and if pairing is on, a pairing code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_kernel.gateway.pairing import Pairings
+from hermes_sdk.platform import Inbound
+
+__all__ = ["Access", "PlatformAccess"]
+
+
+@dataclass(frozen=True)
+class PlatformAccess:
+    allowed_users: frozenset[str] = frozenset()
+    allow_all: bool = False
+    pairing: bool = True
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> PlatformAccess:
+        return cls(
+            allowed_users=frozenset(str(u) for u in section.get("allowed_users") or ()),
+            allow_all=section.get("allow_all") is True,
+            pairing=section.get("pairing", True) is not False,
+        )
+
+
+class Access:
+    def __init__(self, platforms: Mapping[str, Any], pairings: Pairings) -> None:
+        self._rules = {
+            name: PlatformAccess.from_config(section or {}) for name, section in platforms.items()
+        }
+        self.pairings = pairings
+
+    def rules(self, platform: str) -> PlatformAccess:
+        return self._rules.get(platform, PlatformAccess())
+
+    def allowed_by_config(self, message: Inbound) -> bool:
+        rules = self.rules(message.chat.platform)
+        return rules.allow_all or message.user_id in rules.allowed_users
+
+    def allowed(self, message: Inbound) -> bool:
+        """By config, or by a pairing the owner approved (a database read)."""
+        if self.allowed_by_config(message):
+            return True
+        return self.pairings.is_paired(message.chat.platform, message.user_id)
+
+    def may_pair(self, message: Inbound) -> bool:
+        return message.chat.chat_type == "private" and self.rules(message.chat.platform).pairing

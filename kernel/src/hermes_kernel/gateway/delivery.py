@@ -1,0 +1,155 @@
+"""Getting replies to the user: a streamed preview while the turn runs, then the reply itself
+through the delivery ledger (recorded, attempting, delivered), retried with backoff and
+abandoned (logged) after too many attempts or too long."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from hermes_kernel.gateway.ledger import Ledger, OutboxItem
+from hermes_sdk.platform import ChatRef, MessageGone, PlatformAdapter, split_message
+
+__all__ = ["DUPLICATE_NOTE", "Deliveries", "ReplyStream"]
+
+log = logging.getLogger("hermes.gateway")
+
+DUPLICATE_NOTE = "↻ _Hermes restarted while sending this reply; it may be a duplicate._"
+WRITING = " …"
+
+
+class ReplyStream:
+    """Shows a reply while the model writes it: one message, edited at most once per
+    ``interval``. A failure stops the preview, never the turn."""
+
+    def __init__(
+        self, adapter: PlatformAdapter, chat: ChatRef, reply_to: str | None, interval: float
+    ) -> None:
+        self.adapter = adapter
+        self.chat = chat
+        self.reply_to = reply_to
+        self.interval = interval
+        self.text = ""
+        self.message_id: str | None = None
+        self._shown = ""
+        self._task: asyncio.Task[None] | None = None
+        self._broken = False
+
+    def feed(self, delta: str) -> None:
+        self.text += delta
+        if self._task is None and not self._broken:
+            self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while not self._broken:
+            await asyncio.sleep(self.interval)
+            await self._show()
+
+    async def _show(self) -> None:
+        limit = self.adapter.max_message_chars - len(WRITING)
+        preview = self.text.strip()
+        if not preview:
+            return
+        preview = (preview[: limit - 1] + "…" if len(preview) > limit else preview) + WRITING
+        if preview == self._shown:
+            return
+        try:
+            if self.message_id is None:
+                ids = await self.adapter.send(self.chat, preview, reply_to=self.reply_to)
+                self.message_id = ids[0] if ids else None
+            else:
+                await self.adapter.edit(self.chat, self.message_id, preview)
+            self._shown = preview
+        except Exception as exc:  # noqa: BLE001 - the final reply still goes through the ledger
+            log.info("streaming preview stopped: %s", exc)
+            self._broken = True
+
+    async def close(self) -> str | None:
+        """Stop previewing; the id of the preview message, which the reply will replace."""
+        self._broken = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        return self.message_id
+
+
+class Deliveries:
+    def __init__(
+        self,
+        ledger: Ledger,
+        adapter_for: Callable[[str], PlatformAdapter | None],
+        *,
+        attempts: int = 5,
+        max_age_seconds: float = 86_400.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ledger = ledger
+        self.adapter_for = adapter_for
+        self.attempts = attempts
+        self.max_age = max_age_seconds
+        self._now = clock
+        self._in_flight: set[int] = set()
+
+    def due(self, item: OutboxItem) -> bool:
+        """Whether a pending reply should be tried now: at once the first time, then after
+        10 s, 20 s, 40 s ... (at most 5 minutes) since the last attempt."""
+        if item.id in self._in_flight:
+            return False
+        if item.attempts == 0:
+            return True
+        return self._now() - item.updated_at >= min(300.0, 5.0 * 2.0**item.attempts)
+
+    async def deliver(self, item: OutboxItem) -> bool:
+        """Try to send one reply; True once it is delivered."""
+        if item.id in self._in_flight:
+            return False
+        adapter = self.adapter_for(item.chat.platform)
+        if adapter is None:
+            return False  # the platform is not running; tried again when it is
+        too_old = self._now() - item.created_at > self.max_age
+        if item.attempts >= self.attempts or too_old:
+            why = "too old" if too_old else f"{item.attempts} failed attempts"
+            log.error("reply %d to %s abandoned (%s)", item.id, item.chat.platform, why)
+            await asyncio.to_thread(self.ledger.failed, item.id, why, abandon=True)
+            return False
+        self._in_flight.add(item.id)
+        try:
+            await asyncio.to_thread(self.ledger.attempting, item.id)
+            try:
+                await self._send(adapter, item)
+            except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
+                last = item.attempts + 1 >= self.attempts
+                log.warning(
+                    "reply %d not delivered (attempt %d): %s", item.id, item.attempts + 1, exc
+                )
+                await asyncio.to_thread(self.ledger.failed, item.id, str(exc), abandon=last)
+                if last:
+                    log.error(
+                        "reply %d to %s abandoned after %d attempts",
+                        item.id,
+                        item.chat.platform,
+                        self.attempts,
+                    )
+                return False
+            await asyncio.to_thread(self.ledger.delivered, item.id)
+            return True
+        finally:
+            self._in_flight.discard(item.id)
+
+    async def _send(self, adapter: PlatformAdapter, item: OutboxItem) -> None:
+        text = f"{DUPLICATE_NOTE}\n\n{item.text}" if item.maybe_sent else item.text
+        if item.preview_id and adapter.can_edit:
+            chunks = split_message(text, adapter.max_message_chars)
+            try:
+                await adapter.edit(item.chat, item.preview_id, chunks[0])
+            except MessageGone:
+                pass  # the user deleted the preview: send the whole reply anew
+            else:
+                for chunk in chunks[1:]:
+                    await adapter.send(item.chat, chunk)
+                return
+        await adapter.send(item.chat, text, reply_to=item.reply_to)

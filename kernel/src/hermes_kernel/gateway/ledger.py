@@ -1,0 +1,289 @@
+"""The gateway's durable state in state.db: routes (chat -> session), the inbox (messages
+and the progress of their turns) and the outbox (the delivery ledger).
+
+Every state change is one transaction. The order that makes a crash harmless:
+a message is stored (queued) before the platform is told it arrived; a turn marks it
+running; the reply is recorded (pending) in the same transaction that marks the message
+done; a send is marked attempting before it starts and delivered after it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_kernel.store.db import Database
+from hermes_sdk.platform import ChatRef, Inbound
+
+__all__ = ["InboxItem", "Ledger", "OutboxItem"]
+
+OPEN_INBOX = ("queued", "running", "resuming")
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    id: int
+    route_key: str
+    chat: ChatRef
+    user_id: str
+    user_name: str
+    message_id: str
+    text: str
+    state: str
+    session_id: str | None
+    received_at: float
+
+
+@dataclass(frozen=True)
+class OutboxItem:
+    id: int
+    chat: ChatRef
+    reply_to: str | None
+    preview_id: str | None
+    text: str
+    state: str
+    attempts: int
+    maybe_sent: bool
+    created_at: float
+    updated_at: float
+
+
+_INBOX_COLUMNS = (
+    "id, route_key, chat, user_id, user_name, message_id, text, state, session_id, received_at"
+)
+_OUTBOX_COLUMNS = (
+    "id, chat, reply_to, preview_id, text, state, attempts, maybe_sent, created_at, updated_at"
+)
+
+
+def _inbox(row: tuple[Any, ...]) -> InboxItem:
+    return InboxItem(
+        id=int(row[0]),
+        route_key=str(row[1]),
+        chat=ChatRef.from_dict(json.loads(row[2])),
+        user_id=str(row[3]),
+        user_name=str(row[4] or ""),
+        message_id=str(row[5]),
+        text=str(row[6]),
+        state=str(row[7]),
+        session_id=row[8],
+        received_at=float(row[9]),
+    )
+
+
+def _outbox(row: tuple[Any, ...]) -> OutboxItem:
+    return OutboxItem(
+        id=int(row[0]),
+        chat=ChatRef.from_dict(json.loads(row[1])),
+        reply_to=row[2],
+        preview_id=row[3],
+        text=str(row[4]),
+        state=str(row[5]),
+        attempts=int(row[6]),
+        maybe_sent=bool(row[7]),
+        created_at=float(row[8]),
+        updated_at=float(row[9]),
+    )
+
+
+class Ledger:
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._now = clock
+
+    # --- routes -----------------------------------------------------------------------------
+
+    def route(self, key: str) -> str | None:
+        value = self._db.query_value("SELECT session_id FROM gateway_routes WHERE key = ?", (key,))
+        return None if value is None else str(value)
+
+    def set_route(self, key: str, session_id: str) -> None:
+        with self._db.write() as cursor:
+            cursor.execute(
+                "INSERT INTO gateway_routes (key, session_id, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, "
+                "updated_at = excluded.updated_at",
+                (key, session_id, self._now()),
+            )
+
+    def drop_route(self, key: str) -> str | None:
+        """Forget the route (``/new``); returns the session it pointed at."""
+        with self._db.write() as cursor:
+            rows = cursor.execute(
+                "DELETE FROM gateway_routes WHERE key = ? RETURNING session_id", (key,)
+            ).fetchall()
+        return str(rows[0][0]) if rows else None
+
+    # --- inbox ------------------------------------------------------------------------------
+
+    def accept(self, message: Inbound, route_key: str) -> int | None:
+        """Store a message (queued); None if this message was stored before (a platform
+        delivering an update again after a restart)."""
+        now = self._now()
+        with self._db.write(durable=True) as cursor:
+            rows = cursor.execute(
+                "INSERT INTO gateway_inbox (route_key, platform, chat_id, chat, user_id, "
+                "user_name, message_id, text, state, received_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
+                "ON CONFLICT (platform, chat_id, message_id) DO NOTHING RETURNING id",
+                (
+                    route_key,
+                    message.chat.platform,
+                    message.chat.chat_id,
+                    json.dumps(message.chat.as_dict()),
+                    message.user_id,
+                    message.user_name,
+                    message.message_id,
+                    message.text,
+                    now,
+                    now,
+                ),
+            ).fetchall()
+        return int(str(rows[0][0])) if rows else None
+
+    def inbox_item(self, item_id: int) -> InboxItem | None:
+        rows = self._db.query(
+            f"SELECT {_INBOX_COLUMNS} FROM gateway_inbox WHERE id = ?", (item_id,)
+        )
+        return _inbox(rows[0]) if rows else None
+
+    def open_inbox(self) -> list[InboxItem]:
+        """Messages whose turn has not finished, oldest first."""
+        rows = self._db.query(
+            f"SELECT {_INBOX_COLUMNS} FROM gateway_inbox "
+            "WHERE state IN ('queued', 'running', 'resuming') ORDER BY id"
+        )
+        return [_inbox(row) for row in rows]
+
+    def mark(self, item_id: int, state: str, session_id: str | None = None) -> None:
+        with self._db.write(durable=state in {"running", "resuming"}) as cursor:
+            cursor.execute(
+                "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
+                "updated_at = ? WHERE id = ?",
+                (state, session_id, self._now(), item_id),
+            )
+
+    def drop_queued(self, route_key: str) -> int:
+        """Drop the messages still waiting in one conversation (``/stop``)."""
+        with self._db.write() as cursor:
+            cursor.execute(
+                "UPDATE gateway_inbox SET state = 'dropped', updated_at = ? "
+                "WHERE route_key = ? AND state = 'queued'",
+                (self._now(), route_key),
+            )
+            return int(cursor.connection.changes())
+
+    def reply_ready(
+        self,
+        item_id: int | None,
+        chat: ChatRef,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        preview_id: str | None = None,
+    ) -> int:
+        """Record the reply as an obligation and close its message, in one transaction."""
+        now = self._now()
+        with self._db.write(durable=True) as cursor:
+            if item_id is not None:
+                cursor.execute(
+                    "UPDATE gateway_inbox SET state = 'done', updated_at = ? WHERE id = ?",
+                    (now, item_id),
+                )
+            cursor.execute(
+                "INSERT INTO gateway_outbox (inbox_id, platform, chat, reply_to, preview_id, "
+                "text, state, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (
+                    item_id,
+                    chat.platform,
+                    json.dumps(chat.as_dict()),
+                    reply_to,
+                    preview_id,
+                    text,
+                    now,
+                    now,
+                ),
+            )
+            return cursor.connection.last_insert_rowid()
+
+    # --- outbox -----------------------------------------------------------------------------
+
+    def outbox_item(self, item_id: int) -> OutboxItem | None:
+        rows = self._db.query(
+            f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox WHERE id = ?", (item_id,)
+        )
+        return _outbox(rows[0]) if rows else None
+
+    def open_outbox(self, platform: str | None = None) -> list[OutboxItem]:
+        rows = self._db.query(
+            f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox "
+            "WHERE state IN ('pending', 'attempting') AND (? IS NULL OR platform = ?) ORDER BY id",
+            (platform, platform),
+        )
+        return [_outbox(row) for row in rows]
+
+    def after_crash(self) -> int:
+        """At start: sends that were in flight may have gone out; mark them so their next
+        attempt says it may be a duplicate."""
+        with self._db.write() as cursor:
+            cursor.execute(
+                "UPDATE gateway_outbox SET state = 'pending', maybe_sent = 1, preview_id = NULL, "
+                "updated_at = 0 WHERE state = 'attempting'"
+            )
+            return int(cursor.connection.changes())
+
+    def attempting(self, item_id: int) -> None:
+        with self._db.write(durable=True) as cursor:
+            cursor.execute(
+                "UPDATE gateway_outbox SET state = 'attempting', attempts = attempts + 1, "
+                "updated_at = ? WHERE id = ?",
+                (self._now(), item_id),
+            )
+
+    def delivered(self, item_id: int) -> None:
+        with self._db.write() as cursor:
+            cursor.execute(
+                "UPDATE gateway_outbox SET state = 'delivered', last_error = NULL, "
+                "updated_at = ? WHERE id = ?",
+                (self._now(), item_id),
+            )
+
+    def failed(self, item_id: int, error: str, *, abandon: bool) -> None:
+        """A send failed for sure (an answer came back): try again later, or give up."""
+        with self._db.write() as cursor:
+            cursor.execute(
+                "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ? WHERE id = ?",
+                ("abandoned" if abandon else "pending", error[:500], self._now(), item_id),
+            )
+
+    # --- upkeep -----------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        rows = self._db.query(
+            "SELECT 'inbox_' || state, count(*) FROM gateway_inbox "
+            "WHERE state IN ('queued', 'running', 'resuming') GROUP BY state "
+            "UNION ALL SELECT 'outbox_' || state, count(*) FROM gateway_outbox "
+            "WHERE state IN ('pending', 'attempting', 'abandoned') GROUP BY state"
+        )
+        return {str(name): int(count) for name, count in rows}
+
+    def prune(self, older_than_seconds: float = 7 * 86_400) -> None:
+        """Forget finished messages and replies after a week (kept that long so a platform
+        re-sending an old update is still recognised)."""
+        cutoff = self._now() - older_than_seconds
+        with self._db.write() as cursor:
+            cursor.execute(
+                "DELETE FROM gateway_outbox WHERE state IN ('delivered', 'abandoned') "
+                "AND updated_at < ?",
+                (cutoff,),
+            )
+            cursor.execute(
+                "DELETE FROM gateway_inbox WHERE state IN ('done', 'dropped', 'failed') "
+                "AND updated_at < ? AND id NOT IN (SELECT inbox_id FROM gateway_outbox "
+                "WHERE inbox_id IS NOT NULL)",
+                (cutoff,),
+            )

@@ -1,0 +1,135 @@
+"""Running the platform plugins: each in its own task, restarted with backoff when it fails,
+so one broken platform never stops the others (or the gateway)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_sdk import PlatformSpec
+from hermes_sdk.platform import (
+    PlatformAdapter,
+    PlatformContext,
+    PlatformHost,
+    PlatformNotConfigured,
+)
+
+__all__ = ["PlatformState", "Platforms"]
+
+log = logging.getLogger("hermes.gateway")
+
+HEALTHY_SECONDS = 300.0
+"""A platform that ran this long before failing starts again from the shortest backoff."""
+
+
+@dataclass
+class PlatformState:
+    name: str
+    state: str = "starting"  # starting | running | failed | not configured
+    error: str = ""
+    restarts: int = 0
+    retry_at: float | None = None
+    adapter: PlatformAdapter | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "error": self.error,
+            "restarts": self.restarts,
+            "retry_at": self.retry_at,
+        }
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+class Platforms:
+    def __init__(
+        self,
+        specs: list[PlatformSpec],
+        context: Callable[[str], PlatformContext],
+        host: Callable[[str], PlatformHost],
+        *,
+        backoff: float = 30.0,
+        backoff_max: float = 300.0,
+        on_running: Callable[[str], None] | None = None,
+    ) -> None:
+        self.specs = specs
+        self._context = context
+        self._host = host
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+        self.on_running = on_running
+        self.states: dict[str, PlatformState] = {
+            spec.name: PlatformState(spec.name) for spec in specs
+        }
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def adapter(self, name: str) -> PlatformAdapter | None:
+        state = self.states.get(name)
+        return state.adapter if state is not None and state.state == "running" else None
+
+    def start(self) -> None:
+        if not self.specs:
+            log.info("gateway: no platform is enabled; running anyway (for scheduled jobs)")
+        for spec in self.specs:
+            self._tasks.append(asyncio.ensure_future(self._supervise(spec)))
+
+    async def _supervise(self, spec: PlatformSpec) -> None:
+        state = self.states[spec.name]
+        delay = self.backoff
+        while True:
+            state.state, state.retry_at = "starting", None
+            started = time.monotonic()
+            try:
+                adapter = await asyncio.to_thread(spec.factory, self._context(spec.name))
+            except PlatformNotConfigured as exc:
+                state.state, state.error = "not configured", _one_line(exc)
+                log.error("platform %s is not configured: %s", spec.name, state.error)
+                return  # retrying cannot help until the user changes something
+            except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, then retried
+                error = f"could not start: {_one_line(exc)}"
+            else:
+                error = await self._run(spec.name, state, adapter)
+            if time.monotonic() - started > HEALTHY_SECONDS:
+                delay = self.backoff
+            state.state, state.error = "failed", error
+            state.restarts += 1
+            state.retry_at = time.time() + delay
+            log.error("platform %s failed: %s; restarting in %.0f s", spec.name, error, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.backoff_max)
+
+    async def _run(self, name: str, state: PlatformState, adapter: PlatformAdapter) -> str:
+        state.adapter, state.state, state.error = adapter, "running", ""
+        if self.on_running is not None:
+            self.on_running(name)
+        try:
+            await adapter.run(self._host(name))
+            return "its connection ended"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported, then restarted with backoff
+            return _one_line(exc)
+        finally:
+            state.adapter = None
+            with contextlib.suppress(Exception):  # closing must not hide the failure
+                await adapter.aclose()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+    def status(self) -> Mapping[str, Any]:
+        return {name: state.as_dict() for name, state in self.states.items()}

@@ -1,0 +1,461 @@
+"""The gateway: platform events in, turns, replies out.
+
+A message goes: authorization (default deny; pairing in DMs) -> stored in the inbox ->
+its conversation's queue (one turn at a time per session; a cap across sessions) -> a turn
+(streamed preview, typing, approvals asked in the chat) -> the reply recorded in the ledger
+together with the message being done -> delivered. At start, what a crash or a stop left
+behind is picked up: replies that were not delivered go out (with a note if they may have
+gone out already), queued messages run, an interrupted turn resumes once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_kernel.chat.agent import ChatAgent, ChatOptions
+from hermes_kernel.config.model import GatewayConfig
+from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.run import TurnResult
+from hermes_kernel.gateway.access import Access
+from hermes_kernel.gateway.delivery import Deliveries, ReplyStream
+from hermes_kernel.gateway.ledger import OPEN_INBOX, InboxItem, Ledger
+from hermes_kernel.gateway.pairing import Pairings
+from hermes_kernel.gateway.platforms import Platforms
+from hermes_kernel.gateway.questions import Asker, ChatQuestions
+from hermes_kernel.gateway.routing import route_key, user_scope
+from hermes_kernel.gateway.status import write_status
+from hermes_kernel.store.errors import LeaseHeldError
+from hermes_kernel.store.sessions import Session
+from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
+
+if TYPE_CHECKING:
+    from hermes_kernel.cli.app import App
+
+__all__ = ["Gateway"]
+
+log = logging.getLogger("hermes.gateway")
+
+TYPING_EVERY_SECONDS = 4.0
+UPKEEP_SECONDS = 1.0
+STATUS_EVERY_SECONDS = 5.0
+
+HELP = (
+    "I am Hermes, your agent. Write to me as you would to a person.\n\n"
+    "/new — start a fresh conversation (also /reset)\n"
+    "/stop — stop what I am doing and drop messages still waiting\n"
+    "/help — this text"
+)
+PAIRING = (
+    "I don't know you yet, so I can't help. If you know my owner, send them this code and "
+    "ask them to run:\n\n`hermes pairing approve {platform} {code}`\n\n"
+    "The code expires in an hour."
+)
+RESUMED = (
+    "(Hermes restarted while working on this message. The transcript shows what was done "
+    "before; a tool whose effect is UNKNOWN may or may not have acted, so check before "
+    "repeating it. Continue where you left off.)\n\nThe message was:\n{text}"
+)
+
+
+@dataclass
+class Conversation:
+    """One route's queue and, while it runs, its turn."""
+
+    key: str
+    chat: ChatRef
+    queue: deque[int] = field(default_factory=deque)
+    task: asyncio.Task[None] | None = None
+    control: TurnControl | None = None
+    stopped_by_user: bool = False
+
+
+def _secrets(app: App) -> dict[str, str]:
+    secrets = app.settings.secrets
+    return {**secrets.dotenv, **{k: v for k, v in secrets.environ.items() if v}}
+
+
+def compose_reply(result: TurnResult, stopped_by_user: bool) -> str:
+    """What the user reads for a finished turn."""
+    text = result.text.strip()
+    if result.status == "done":
+        return text or "(no reply)"
+    if result.status in {"stopped", "interrupted"}:
+        return f"{text}\n\n_(stopped)_" if text else "Stopped."
+    note = f"⚠️ {result.error or result.status}"
+    return f"{text}\n\n{note}" if text else note
+
+
+class Gateway:
+    def __init__(self, app: App, cwd: Path | None = None) -> None:
+        raw = app.settings.raw
+        self.app = app
+        self.settings = GatewayConfig.model_validate(raw.get("gateway") or {})
+        self.questions = ChatQuestions(self.settings.approval_timeout_seconds)
+        self.cwd = cwd or Path(self.settings.cwd or Path.cwd()).expanduser()
+        self.agent = ChatAgent(
+            app,
+            ChatOptions(),
+            approver=self.questions.approver,
+            ask_for=self.questions.ask_for,
+            cwd=self.cwd,
+        )
+        self.store = self.agent.store
+        self.ledger = Ledger(self.store.db)
+        self.pairings = Pairings(self.store.db)
+        platforms_config: dict[str, Any] = raw.get("platforms") or {}
+        self.access = Access(platforms_config, self.pairings)
+        specs = [
+            spec
+            for spec in app.host.platforms()
+            if (platforms_config.get(spec.name) or {}).get("enabled", True) is not False
+        ]
+        self.platforms = Platforms(
+            specs,
+            lambda name: PlatformContext(
+                name=name,
+                home=str(app.settings.home),
+                config=platforms_config.get(name) or {},
+                secrets=_secrets(app),
+            ),
+            lambda name: _Host(self),
+            backoff=self.settings.restart_backoff_seconds,
+            backoff_max=self.settings.restart_backoff_max_seconds,
+            on_running=self._platform_running,
+        )
+        self.deliveries = Deliveries(
+            self.ledger,
+            self.platforms.adapter,
+            attempts=self.settings.delivery_attempts,
+            max_age_seconds=self.settings.delivery_max_age_hours * 3600,
+        )
+        self.conversations: dict[str, Conversation] = {}
+        self.stopping = False
+        self.started_at = time.time()
+        self._slots: asyncio.Semaphore | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set, then shut down cleanly."""
+        self.questions.loop = asyncio.get_running_loop()
+        self._slots = asyncio.Semaphore(self.settings.max_concurrent_turns)
+        in_flight = await asyncio.to_thread(self.ledger.after_crash)
+        if in_flight:
+            log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
+        await asyncio.to_thread(self.ledger.prune)
+        self.platforms.start()
+        await self._pick_up_inbox()
+        upkeep = asyncio.ensure_future(self._upkeep())
+        try:
+            await stop.wait()
+        finally:
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await upkeep
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """Let running turns finish up to ``drain_seconds``; stop the rest, which resume at
+        the next start; messages still queued stay queued."""
+        self.stopping = True
+        deadline = time.monotonic() + self.settings.drain_seconds
+        running = [c.task for c in self.conversations.values() if c.task is not None]
+        if running:
+            log.info("gateway: letting %d running turns finish", len(running))
+            await asyncio.wait(running, timeout=self.settings.drain_seconds)
+        for conversation in self.conversations.values():
+            if conversation.control is not None:
+                conversation.control.stop()
+        left = [c.task for c in self.conversations.values() if c.task is not None]
+        if left:
+            await asyncio.wait(left, timeout=10)
+        await self.platforms.stop()
+        review_seconds = max(1.0, deadline - time.monotonic())
+        await self.agent.aclose("gateway_stop", review_seconds=review_seconds)
+        self._write_status("stopped")
+
+    def _platform_running(self, name: str) -> None:
+        self._spawn(self._redeliver(name))
+
+    async def _pick_up_inbox(self) -> None:
+        for item in await asyncio.to_thread(self.ledger.open_inbox):
+            self._enqueue(item.route_key, item.chat, item.id)
+
+    async def _upkeep(self) -> None:
+        last_status = 0.0
+        while True:
+            await self._redeliver(None)
+            if time.monotonic() - last_status >= STATUS_EVERY_SECONDS:
+                last_status = time.monotonic()
+                await asyncio.to_thread(self._write_status, "running")
+            await asyncio.sleep(UPKEEP_SECONDS)
+
+    async def _redeliver(self, platform: str | None) -> None:
+        for item in await asyncio.to_thread(self.ledger.open_outbox, platform):
+            if self.deliveries.due(item):
+                await self.deliveries.deliver(item)
+
+    def _write_status(self, state: str) -> None:
+        try:
+            counts = self.ledger.counts()
+        except Exception:  # noqa: BLE001 - status is best effort
+            counts = {}
+        write_status(
+            self.app.settings.home,
+            {
+                "state": state,
+                "pid": os.getpid(),
+                "started_at": self.started_at,
+                "platforms": dict(self.platforms.status()),
+                "turns_running": sum(1 for c in self.conversations.values() if c.control),
+                "conversations": len(self.conversations),
+                **counts,
+            },
+        )
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- events from platforms --------------------------------------------------------------
+
+    async def receive(self, message: Inbound) -> None:
+        # Config answers without touching the database: the common case stays on the loop.
+        if not self.access.allowed_by_config(message) and not await asyncio.to_thread(
+            self.access.allowed, message
+        ):
+            await self._stranger(message)
+            return
+        key = route_key(message, self.settings.group_sessions)
+        text = message.text.strip()
+        if _command(text) in {"/stop", "/cancel"}:
+            await self._stop(key, message)
+            return
+        if self.questions.typed(message.chat, message.user_id, text):
+            return
+        item_id = await asyncio.to_thread(self.ledger.accept, message, key)
+        if item_id is not None:  # None: seen before (the platform sent it again)
+            self._enqueue(key, message.chat, item_id)
+
+    async def pressed(self, press: ButtonPress) -> str:
+        return self.questions.pressed(press)
+
+    async def _stranger(self, message: Inbound) -> None:
+        platform = message.chat.platform
+        if not self.access.may_pair(message):
+            log.info("%s: ignored a message from user %s (not allowed)", platform, message.user_id)
+            return
+        code = await asyncio.to_thread(
+            self.pairings.request, platform, message.user_id, message.user_name
+        )
+        if code is None:
+            log.info(
+                "%s: user %s was not given a pairing code (asked recently, or 3 wait)",
+                platform,
+                message.user_id,
+            )
+            return
+        log.warning(
+            "%s: user %s (%s) asks to pair; see: hermes pairing list",
+            platform,
+            message.user_id,
+            message.user_name or "no name",
+        )
+        adapter = self.platforms.adapter(platform)
+        if adapter is not None:
+            with contextlib.suppress(Exception):  # they can write again in 10 minutes
+                await adapter.send(message.chat, PAIRING.format(platform=platform, code=code))
+
+    async def _stop(self, key: str, message: Inbound) -> None:
+        conversation = self.conversations.get(key)
+        dropped = await asyncio.to_thread(self.ledger.drop_queued, key)
+        self.questions.cancel(message.chat)
+        running = conversation is not None and conversation.control is not None
+        if conversation is not None:
+            conversation.queue.clear()
+            if conversation.control is not None:
+                conversation.stopped_by_user = True
+                conversation.control.stop()
+        note = "Stopping." if running else "Nothing is running."
+        if dropped:
+            note += f" Dropped {dropped} waiting message{'s' if dropped != 1 else ''}."
+        await self._reply(None, message.chat, note)
+
+    # --- conversations ----------------------------------------------------------------------
+
+    def _enqueue(self, key: str, chat: ChatRef, item_id: int) -> None:
+        conversation = self.conversations.get(key)
+        if conversation is None:
+            conversation = self.conversations[key] = Conversation(key, chat)
+        conversation.queue.append(item_id)
+        if conversation.task is None:
+            conversation.task = asyncio.ensure_future(self._drain(conversation))
+
+    async def _drain(self, conversation: Conversation) -> None:
+        try:
+            while conversation.queue and not self.stopping:
+                item = await asyncio.to_thread(self.ledger.inbox_item, conversation.queue.popleft())
+                if item is None or item.state not in OPEN_INBOX:
+                    continue  # dropped by /stop meanwhile
+                try:
+                    await self._process(conversation, item)
+                except Exception:
+                    log.exception("gateway: message %d failed", item.id)
+                    with contextlib.suppress(Exception):
+                        await asyncio.to_thread(self.ledger.mark, item.id, "failed")
+                        await self._reply(
+                            None,
+                            item.chat,
+                            "⚠️ Something went wrong on my side; the error is in the gateway's log.",
+                        )
+        finally:
+            conversation.task = None
+            if not conversation.queue:
+                self.conversations.pop(conversation.key, None)
+
+    async def _reply(self, item_id: int | None, chat: ChatRef, text: str, **where: Any) -> None:
+        outbox_id = await asyncio.to_thread(self.ledger.reply_ready, item_id, chat, text, **where)
+        item = await asyncio.to_thread(self.ledger.outbox_item, outbox_id)
+        if item is not None:
+            await self.deliveries.deliver(item)
+
+    async def _process(self, conversation: Conversation, item: InboxItem) -> None:
+        command = _command(item.text)
+        if command in {"/new", "/reset"}:
+            await self._new_session(conversation, item)
+            return
+        if command in {"/help", "/start"}:
+            await self._reply(item.id, item.chat, HELP)
+            return
+        if item.state == "resuming":
+            await asyncio.to_thread(self.ledger.mark, item.id, "failed")
+            await self._reply(
+                item.id,
+                item.chat,
+                "⚠️ Hermes was interrupted twice while working on your message, so I stopped "
+                "trying. Check what was done, then send it again if you still need it.",
+                reply_to=item.message_id,
+            )
+            return
+        assert self._slots is not None
+        async with self._slots:
+            if self.stopping:
+                return  # stays queued (or running): picked up at the next start
+            current = await asyncio.to_thread(self.ledger.inbox_item, item.id)
+            if current is None or current.state not in OPEN_INBOX:
+                return  # /stop dropped it while it waited for a turn slot
+            await self._turn(conversation, current)
+
+    async def _session(self, conversation: Conversation, item: InboxItem) -> Session:
+        session_id = item.session_id or await asyncio.to_thread(self.ledger.route, conversation.key)
+        if session_id is not None:
+            session = await asyncio.to_thread(self.store.sessions.get, session_id)
+            if session is not None:
+                return session
+        session = await asyncio.to_thread(
+            self.agent.engine.start_session,
+            item.chat.platform,
+            self.cwd,
+            user_scope=user_scope(item.chat, item.user_id, conversation.key),
+        )
+        await asyncio.to_thread(self.ledger.set_route, conversation.key, session.id)
+        return session
+
+    async def _new_session(self, conversation: Conversation, item: InboxItem) -> None:
+        old = await asyncio.to_thread(self.ledger.drop_route, conversation.key)
+        if old is not None:
+            await asyncio.to_thread(self.agent.tool_env.end_session, old)
+            with contextlib.suppress(KeyError):
+                await asyncio.to_thread(self.agent.engine.end_session, old, "new_session")
+        await self._reply(item.id, item.chat, "Started a new conversation.")
+
+    async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
+        session = await self._session(conversation, item)
+        resumed = item.state == "running"
+        await asyncio.to_thread(
+            self.ledger.mark, item.id, "resuming" if resumed else "running", session.id
+        )
+        adapter = self.platforms.adapter(item.chat.platform)
+        text = RESUMED.format(text=item.text) if resumed else item.text
+        if resumed and adapter is not None:
+            with contextlib.suppress(Exception):
+                await adapter.send(
+                    item.chat, "Hermes restarted while working on your message; continuing."
+                )
+        control = TurnControl()
+        conversation.control, conversation.stopped_by_user = control, False
+        stream = None
+        if adapter is not None and adapter.can_edit and self.settings.stream:
+            stream = ReplyStream(
+                adapter, item.chat, item.message_id, self.settings.stream_interval_seconds
+            )
+        if adapter is not None:
+            self.questions.askers[session.id] = Asker(adapter, item.chat, item.user_id)
+        typing = None
+        if adapter is not None and self.settings.typing:
+            typing = asyncio.ensure_future(_keep_typing(adapter, item.chat))
+        try:
+            result = await self.agent.engine.run_turn(
+                session.id, text, control, on_text=stream.feed if stream else None
+            )
+        except LeaseHeldError:
+            result = TurnResult(
+                "",
+                "error",
+                error="another Hermes process is working in this conversation; try again "
+                "in a moment",
+            )
+        finally:
+            conversation.control = None
+            self.questions.askers.pop(session.id, None)
+            if typing is not None:
+                typing.cancel()
+            preview = await stream.close() if stream is not None else None
+        if (
+            self.stopping
+            and result.status in {"stopped", "interrupted"}
+            and not conversation.stopped_by_user
+        ):
+            # Stopped by the shutdown: the next start resumes it (once).
+            await asyncio.to_thread(self.ledger.mark, item.id, "running")
+            return
+        reply = compose_reply(result, conversation.stopped_by_user)
+        await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
+        refreshed = await asyncio.to_thread(self.store.sessions.get, session.id)
+        self.agent.after_turn(refreshed or session, item.text, result)
+
+
+def _command(text: str) -> str:
+    """The command a message starts with (``/new``), lower case; '' if none."""
+    words = text.strip().split(maxsplit=1)
+    return words[0].lower() if words and words[0].startswith("/") else ""
+
+
+async def _keep_typing(adapter: PlatformAdapter, chat: ChatRef) -> None:
+    while True:
+        with contextlib.suppress(Exception):  # only a hint to the user
+            await adapter.typing(chat)
+        await asyncio.sleep(TYPING_EVERY_SECONDS)
+
+
+class _Host:
+    """What a platform adapter sees of the gateway."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+
+    async def receive(self, message: Inbound) -> None:
+        await self._gateway.receive(message)
+
+    async def pressed(self, press: ButtonPress) -> str:
+        return await self._gateway.pressed(press)

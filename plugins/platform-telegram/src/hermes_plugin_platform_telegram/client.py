@@ -1,0 +1,112 @@
+"""The Bot API over httpx: one method call, flood control, and errors that never show the
+token (it is part of every URL)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import httpx
+
+__all__ = ["BotApi", "TelegramError", "TelegramUnreachable"]
+
+log = logging.getLogger("hermes.telegram")
+
+
+class TelegramError(Exception):
+    """Telegram answered ``ok: false``."""
+
+    def __init__(self, method: str, code: int, description: str) -> None:
+        super().__init__(f"{method}: {code} {description}")
+        self.code = code
+        self.description = description
+
+    @property
+    def unparsable(self) -> bool:
+        return self.code == 400 and "can't parse entities" in self.description
+
+    @property
+    def not_modified(self) -> bool:
+        return self.code == 400 and "message is not modified" in self.description
+
+    @property
+    def gone(self) -> bool:
+        return self.code == 400 and (
+            "message to edit not found" in self.description
+            or "message can't be edited" in self.description
+        )
+
+
+class TelegramUnreachable(Exception):
+    """No answer from the Bot API (network, timeout, not JSON)."""
+
+
+class _HideToken(logging.Filter):
+    """httpx logs every request URL, and the token is in it."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self.token in message:
+            record.msg, record.args = message.replace(self.token, "<token>"), None
+        return True
+
+
+class BotApi:
+    """Calls Bot API methods. A 429 pauses every call of this bot for ``retry_after``
+    seconds (Telegram's flood control), up to ``max_flood_wait`` per call; then the error is
+    raised."""
+
+    def __init__(
+        self, token: str, api_url: str, *, timeout: float = 30.0, max_flood_wait: float = 300.0
+    ) -> None:
+        self._base = f"{api_url.rstrip('/')}/bot{token}/"
+        self._client = httpx.AsyncClient(
+            timeout=timeout, limits=httpx.Limits(max_connections=64, max_keepalive_connections=32)
+        )
+        self._max_flood_wait = max_flood_wait
+        self._paused_until = 0.0
+        self._hide = _HideToken(token)
+        for name in ("httpx", "httpcore"):
+            logging.getLogger(name).addFilter(self._hide)
+
+    async def call(self, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
+        waited = 0.0
+        while True:
+            pause = self._paused_until - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            try:
+                response = await self._client.post(
+                    self._base + method,
+                    json=params,
+                    timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+                )
+                data = response.json()
+            except (httpx.HTTPError, ValueError) as exc:
+                # str(exc) may carry the URL, and with it the token: name the kind only.
+                raise TelegramUnreachable(f"{method}: {type(exc).__name__}") from None
+            if data.get("ok"):
+                return data.get("result")
+            code = int(data.get("error_code") or response.status_code)
+            description = str(data.get("description") or "no description")
+            retry_after = (data.get("parameters") or {}).get("retry_after")
+            if code == 429 and retry_after is not None:
+                delay = float(retry_after)
+                if waited + delay > self._max_flood_wait:
+                    raise TelegramError(method, code, description)
+                log.warning("telegram flood control: %s waits %s s", method, retry_after)
+                self._paused_until = max(self._paused_until, time.monotonic() + delay)
+                waited += delay
+                continue
+            raise TelegramError(method, code, description)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+        for name in ("httpx", "httpcore"):
+            logging.getLogger(name).removeFilter(self._hide)

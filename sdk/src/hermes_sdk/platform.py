@@ -1,0 +1,222 @@
+"""The interface of a chat platform adapter (Telegram, Discord, Slack, ...).
+
+The gateway hosts adapters. An adapter turns the platform's events into :class:`Inbound`
+messages and :class:`ButtonPress` events for the gateway, and sends, edits and splits replies
+the way its platform wants them. Everything else is the gateway's: who may talk to the agent
+(allowlists, pairing), which session a message belongs to, one turn at a time per session,
+the delivery ledger, approvals, streaming and restarts. An adapter never decides whether a
+user is allowed.
+
+``PlatformSpec.factory(context)`` gets a :class:`PlatformContext` and returns a
+:class:`PlatformAdapter`. It raises :class:`PlatformNotConfigured` when something the user
+must set is missing (a token): the gateway reports it once and does not retry. Any other
+failure, at start or later in :meth:`PlatformAdapter.run`, is reported and the platform is
+restarted with backoff while the other platforms carry on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = [
+    "ButtonPress",
+    "ChatRef",
+    "Choice",
+    "Inbound",
+    "MessageGone",
+    "PlatformAdapter",
+    "PlatformContext",
+    "PlatformHost",
+    "PlatformNotConfigured",
+    "split_message",
+]
+
+
+class PlatformNotConfigured(Exception):
+    """The platform cannot start until the user changes its configuration; the message says
+    what to set (one line)."""
+
+
+class MessageGone(Exception):
+    """The message to edit no longer exists (deleted by the user, too old)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRef:
+    """Where a message came from and where its reply goes."""
+
+    platform: str
+    chat_id: str
+    chat_type: str
+    """``private`` (a DM), ``group`` or ``channel``."""
+    thread_id: str | None = None
+    """A thread or forum topic inside the chat; replies go to the same thread."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "chat_id": self.chat_id,
+            "chat_type": self.chat_type,
+            "thread_id": self.thread_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChatRef:
+        thread = data.get("thread_id")
+        return cls(
+            platform=str(data["platform"]),
+            chat_id=str(data["chat_id"]),
+            chat_type=str(data["chat_type"]),
+            thread_id=None if thread is None else str(thread),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Inbound:
+    """A message from a user, as the adapter understood it."""
+
+    chat: ChatRef
+    user_id: str
+    """The platform's stable user id (not a changeable username)."""
+    user_name: str = ""
+    """A readable name for logs and the pairing list (``@name`` or the display name)."""
+    text: str
+    message_id: str
+    """Unique within the chat; the gateway drops a message it has already seen."""
+    addressed: bool = True
+    """In a group: the bot was mentioned, replied to or given a command. Adapters forward
+    unaddressed group messages only if the chat is configured to answer everything."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ButtonPress:
+    """A user pressed a button the gateway asked the adapter to show (:meth:`ask`)."""
+
+    chat: ChatRef
+    user_id: str
+    request_id: str
+    choice: str
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One button: the value the gateway gets back and the label the user sees."""
+
+    value: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlatformContext:
+    """What a platform adapter's factory gets."""
+
+    name: str
+    home: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """The platform's section of config.yaml (``platforms.<name>``), as written."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables and HERMES_HOME/.env, for tokens. Never log these values."""
+
+
+class PlatformHost(Protocol):
+    """What the gateway offers an adapter while it runs."""
+
+    async def receive(self, message: Inbound) -> None:
+        """Hand over a user's message. It is stored before this returns, so an adapter may
+        confirm it to the platform (acknowledge the update) afterwards."""
+        ...
+
+    async def pressed(self, press: ButtonPress) -> str:
+        """Hand over a button press; returns a short text to show the user (a toast)."""
+        ...
+
+
+class PlatformAdapter(Protocol):
+    """A connection to one chat platform. Every method may raise; the gateway logs the
+    failure and, for deliveries, retries through its ledger."""
+
+    max_message_chars: int
+    """The longest message the platform accepts; :meth:`send` splits longer ones, and the
+    gateway edits a streamed message only while its text fits."""
+    can_edit: bool
+    """Whether :meth:`edit` works: replies are streamed by editing a message if so."""
+
+    async def run(self, host: PlatformHost) -> None:
+        """Connect, then hand every event to ``host`` until cancelled. Raise to report a
+        failure; the gateway restarts the platform with backoff."""
+        ...
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        """Send ``text`` (Markdown) as one or more messages; returns their ids in order."""
+        ...
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        """Replace the text of a message the bot sent; editing to the same text is not an
+        error. Raises :class:`MessageGone` if the message no longer exists."""
+        ...
+
+    async def typing(self, chat: ChatRef) -> None:
+        """Show that the agent is working (lasts a few seconds; called again while busy)."""
+        ...
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        """Show ``question`` with a button per choice. A press comes back through
+        :meth:`PlatformHost.pressed` with this ``request_id``. A platform without buttons
+        lists the choices in the text: the gateway also accepts a choice typed as a reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; called once, after :meth:`run` ended."""
+        ...
+
+
+_FENCE = "```"
+
+
+def _cut_point(text: str, limit: int) -> int:
+    """Where to end a chunk of at most ``limit`` characters: a paragraph break, else a line
+    break, else a space, else exactly at ``limit``."""
+    for separator in ("\n\n", "\n", " "):
+        at = text.rfind(separator, 0, limit + 1)
+        if at > limit // 4:  # a break too near the start would make a tiny chunk
+            return at
+    return limit
+
+
+def split_message(text: str, limit: int) -> list[str]:
+    """``text`` in chunks of at most ``limit`` characters, cut at paragraph breaks where
+    possible. A fenced code block cut in two is closed at the end of one chunk and reopened
+    (with its language) at the start of the next, so each chunk renders on its own."""
+    if limit < 16:
+        raise ValueError("limit must be at least 16 characters")
+    chunks: list[str] = []
+    rest = text.strip("\n")
+    opener = ""  # the fence line to reopen with, if the previous chunk ended inside a block
+    while rest:
+        room = limit - len(opener) - (len(opener) and 1)
+        if len(rest) <= room:
+            chunks.append(f"{opener}\n{rest}" if opener else rest)
+            break
+        # Leave room to close a fence this chunk may end inside.
+        at = _cut_point(rest, room - len(_FENCE) - 1)
+        piece, rest = rest[:at].rstrip(), rest[at:].lstrip("\n" if at else "")
+        if rest.startswith(" "):
+            rest = rest[1:]
+        body = f"{opener}\n{piece}" if opener else piece
+        opener = _open_fence(body)
+        chunks.append(f"{body}\n{_FENCE}" if opener else body)
+    return [chunk for chunk in chunks if chunk.strip()]
+
+
+def _open_fence(text: str) -> str:
+    """The opening fence line of a code block left open at the end of ``text``, or ''."""
+    opener = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(_FENCE):
+            opener = "" if opener else stripped
+    return opener
