@@ -1,0 +1,164 @@
+"""The gateway end to end: the real Telegram plugin against the SDK's fake Bot API on
+loopback, the scripted model server, a fresh HERMES_HOME. The gateway runs in a thread of
+the test process (``running_gateway``) or as a real ``hermes gateway run`` process
+(``gateway_process``, for kill -9)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+
+OWNER = 42
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeTelegram]:
+    with FakeTelegram() as server:
+        yield server
+
+
+def gateway_config(
+    telegram: FakeTelegram, model_url: str, extra: str = "", gateway: str = ""
+) -> str:
+    """config.yaml for a test: ``gateway`` lines go under ``gateway:``, ``extra`` under
+    ``platforms.telegram``."""
+    return (
+        f"model:\n  base_url: {model_url}\n  default: test-model\n"
+        "learning:\n  review: false\n  nudge_every_turns: 0\n"
+        "gateway:\n  stream_interval_seconds: 0.1\n  restart_backoff_seconds: 0.2\n"
+        "  restart_backoff_max_seconds: 1\n  drain_seconds: 5\n  approval_timeout_seconds: 10\n"
+        f"{gateway}"
+        "platforms:\n  telegram:\n"
+        f"    api_url: {telegram.api_url}\n    poll_timeout_seconds: 1\n"
+        f"    allowed_users: [{OWNER}]\n"
+        f"{extra}"
+    )
+
+
+@pytest.fixture
+def gateway_home(hermes, telegram, openai_server, tmp_path, monkeypatch) -> Callable[..., Path]:
+    """Write config.yaml (see gateway_config) and .env with the bot token."""
+    monkeypatch.chdir(tmp_path)
+
+    def write(extra: str = "", gateway: str = "", token: str = DEFAULT_TOKEN) -> Path:
+        hermes.config(gateway_config(telegram, openai_server.base_url, extra, gateway))
+        hermes.dotenv(f"TELEGRAM_BOT_TOKEN={token}\n")
+        return hermes.home
+
+    return write
+
+
+def polling(telegram: FakeTelegram, timeout: float = 20.0) -> None:
+    """Wait until the bot polls for updates (it is connected)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(method == "getUpdates" for method, _ in list(telegram.calls)):
+            return
+        time.sleep(0.02)
+    raise TimeoutError("the gateway never polled the fake Bot API")
+
+
+class RunningGateway:
+    def __init__(self, home: Path) -> None:
+        from hermes_kernel.cli.app import App
+        from hermes_kernel.config.settings import Flags
+        from hermes_kernel.gateway.service import Gateway
+
+        self.app = App(Flags(home=home))
+        self.gateway = Gateway(self.app)
+        self.loop = asyncio.new_event_loop()
+        self.stop_event: asyncio.Event | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True, name="gateway")
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self.stop_event = asyncio.Event()
+            await self.gateway.run(self.stop_event)
+
+        try:
+            self.loop.run_until_complete(main())
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.error = exc
+
+    def start(self) -> RunningGateway:
+        self.thread.start()
+        return self
+
+    def call(self, function: Callable[[], object]) -> None:
+        self.loop.call_soon_threadsafe(function)
+
+    def stop(self) -> None:
+        if self.stop_event is not None:
+            self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.thread.join(60)
+        assert not self.thread.is_alive(), "the gateway did not stop"
+        if self.error is not None:
+            raise self.error
+
+
+@pytest.fixture
+def running_gateway(gateway_home, telegram) -> Iterator[Callable[..., RunningGateway]]:
+    started: list[RunningGateway] = []
+
+    def start(extra: str = "", wait: bool = True, **options: str) -> RunningGateway:
+        home = gateway_home(extra, **options)
+        gateway = RunningGateway(home).start()
+        started.append(gateway)
+        if wait:
+            polling(telegram)
+        return gateway
+
+    yield start
+    for gateway in started:
+        gateway.stop()
+
+
+class GatewayProcess:
+    def __init__(self, home: Path, log: Path) -> None:
+        env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+        self.log = log
+        self._handle = log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hermes_kernel.cli.main", "gateway", "run"],
+            env=env,
+            stdout=self._handle,
+            stderr=subprocess.STDOUT,
+        )
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+        self._handle.close()
+
+    def terminate(self, timeout: float = 30) -> int:
+        self.process.terminate()
+        code = self.process.wait(timeout)
+        self._handle.close()
+        return code
+
+
+@pytest.fixture
+def gateway_process(gateway_home, tmp_path) -> Iterator[Callable[..., GatewayProcess]]:
+    started: list[GatewayProcess] = []
+
+    def start(extra: str = "", **options: str) -> GatewayProcess:
+        home = gateway_home(extra, **options)
+        process = GatewayProcess(home, tmp_path / "gateway.log")
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.process.poll() is None:
+            process.kill()

@@ -1,0 +1,200 @@
+"""Conversations through the real Telegram plugin, the fake Bot API and the scripted model."""
+
+from __future__ import annotations
+
+import time
+
+from hermes_sdk.testing import Reply
+from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN
+
+from .conftest import OWNER, polling
+
+GROUP = -1001234
+
+
+def tool_results(openai_server) -> list[str]:
+    return [
+        str(message["content"])
+        for message in openai_server.requests[-1].json["messages"]
+        if message["role"] == "tool"
+    ]
+
+
+def test_a_dm_with_a_tool_call(running_gateway, telegram, openai_server, hermes):
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": "echo from-the-tool"}), Reply.say("It printed it.")
+    )
+    gateway = running_gateway()
+    telegram.user_says(OWNER, "run echo for me")
+    reply = telegram.wait_for_message(OWNER, "It printed it.")
+    assert reply.reply_to is not None  # answers the user's message
+    assert "from-the-tool" in tool_results(openai_server)[0]
+    assert (OWNER, "typing") in telegram.chat_actions
+    (session,) = gateway.gateway.store.sessions.recent(source="telegram")
+    assert session.user_scope == f"telegram:{OWNER}"
+    assert DEFAULT_TOKEN not in hermes.home.joinpath("state.db").read_bytes().decode("latin-1")
+
+
+def test_in_a_group_it_answers_only_when_mentioned(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("Hello, group."))
+    running_gateway()
+    telegram.user_says(OWNER, "chatter not for the bot", chat_id=GROUP)
+    telegram.user_says(OWNER, "@hermes_test_bot say hello", chat_id=GROUP)
+    reply = telegram.wait_for_message(GROUP, "Hello, group.")
+    assert reply.chat_id == GROUP
+    (request,) = openai_server.requests
+    users = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
+    assert users == ["say hello"]  # the chatter never reached the model; the @name is gone
+
+
+def test_a_forum_topic_is_answered_in_its_thread(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("In the topic."))
+    running_gateway()
+    telegram.user_says(OWNER, "@hermes_test_bot hi", chat_id=GROUP, thread_id=7)
+    reply = telegram.wait_for_message(GROUP, "In the topic.")
+    assert reply.thread_id == 7
+
+
+def test_pairing_lets_an_unknown_user_in(running_gateway, telegram, openai_server, hermes):
+    stranger = 777
+    openai_server.queue(Reply.say("Welcome aboard."))
+    running_gateway()
+    telegram.user_says(stranger, "hello?")
+    offer = telegram.wait_for_message(stranger, "hermes pairing approve telegram")
+    code = offer.visible.split("hermes pairing approve telegram ")[1].split()[0]
+    assert len(code) == 8
+    telegram.user_says(stranger, "hello again?")  # within 10 minutes: no second code
+    telegram.user_says(stranger, "/help")
+    time.sleep(0.5)
+    assert len(telegram.sent(stranger)) == 1 and openai_server.requests == []
+
+    wrong = hermes("pairing", "approve", "telegram", "AAAAAAAA")
+    assert wrong.code == 1 and "no waiting request on telegram" in wrong.err
+    listed = hermes("pairing", "list")
+    assert code in listed.out and "user 777" in listed.out
+    approved = hermes("pairing", "approve", "telegram", code.lower())
+    assert approved.code == 0, approved.err
+
+    telegram.user_says(stranger, "now?")
+    telegram.wait_for_message(stranger, "Welcome aboard.")
+    assert "Let in:" in hermes("pairing", "list").out
+    assert hermes("pairing", "revoke", "telegram", str(stranger)).code == 0
+
+
+def test_a_group_stranger_gets_nothing(running_gateway, telegram, openai_server):
+    running_gateway()
+    telegram.user_says(555, "@hermes_test_bot let me in", chat_id=GROUP)
+    telegram.user_says(OWNER, "/help", chat_id=GROUP)
+    telegram.wait_for_message(GROUP, "/new")
+    assert len(telegram.sent(GROUP)) == 1 and telegram.sent(555) == []  # no pairing in groups
+    assert openai_server.requests == []
+
+
+def test_a_long_reply_is_split_on_paragraphs(running_gateway, telegram, openai_server):
+    paragraphs = [f"Paragraph {i}: " + "word " * 150 for i in range(12)]  # ~9,000 characters
+    text = "\n\n".join(p.strip() for p in paragraphs)
+    openai_server.queue(Reply.say(text, chunk_size=500))
+    running_gateway()
+    telegram.user_says(OWNER, "write a lot")
+    telegram.wait_for(lambda sent: "Paragraph 11" in "".join(m.visible for m in sent), 20)
+    messages = telegram.sent(OWNER)
+    assert len(messages) >= 3
+    assert all(len(m.visible) <= 4096 for m in messages)
+    assert all(m.visible.startswith("Paragraph") for m in messages)  # cut between paragraphs
+    assert "\n\n".join(m.visible for m in messages) == text
+
+
+def test_a_streamed_reply_is_edited_in_place(running_gateway, telegram, openai_server):
+    text = "Streaming " + " ".join(f"w{i}" for i in range(120))
+    openai_server.queue(Reply.say(text, chunk_size=8, chunk_delay_seconds=0.02))
+    running_gateway()
+    telegram.user_says(OWNER, "stream please")
+    telegram.wait_for(lambda sent: any(m.visible == text for m in sent), 20)
+    (message,) = telegram.sent(OWNER)
+    assert len(message.edits) >= 2  # previews first, then the whole reply in the same message
+    assert message.edits[0].endswith("…") and len(message.edits[0]) < len(text)
+
+
+def test_markup_telegram_refuses_is_sent_plain(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("**bold *and* mixed** a < b & c"))
+    running_gateway()
+    telegram.user_says(OWNER, "markup")
+    reply = telegram.wait_for_message(OWNER, "a < b & c")
+    assert reply.parse_mode == "HTML" and "<b>" in reply.text
+
+
+def test_an_approval_by_button(running_gateway, telegram, openai_server, tmp_path):
+    target = tmp_path / "shared"
+    target.mkdir()
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}), Reply.say("Opened it.")
+    )
+    running_gateway()
+    telegram.user_says(OWNER, "open up that folder")
+    question = telegram.wait_for_message(OWNER, "Approve this command?", buttons=True)
+    assert "chmod -R 777" in question.visible
+    telegram.press(999, question, "once")  # someone else: refused
+    telegram.wait_for(lambda _: any("Only the person" in a.get("text", "") for a in telegram.callback_answers))
+    telegram.press(OWNER, question, "once")
+    telegram.wait_for_message(OWNER, "Opened it.")
+    assert tool_results(openai_server)[0].startswith("exit code 0")
+    assert oct(target.stat().st_mode)[-3:] == "777"
+    assert telegram.sent(OWNER)[0].buttons == []  # answered: the buttons are gone
+
+
+def test_a_denied_approval_never_runs(running_gateway, telegram, openai_server, tmp_path):
+    target = tmp_path / "private"
+    target.mkdir(mode=0o700)
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}), Reply.say("Fine.")
+    )
+    running_gateway()
+    telegram.user_says(OWNER, "open it")
+    question = telegram.wait_for_message(OWNER, "Approve this command?", buttons=True)
+    telegram.user_says(OWNER, "deny")  # typed instead of pressed
+    telegram.wait_for_message(OWNER, "Fine.")
+    assert "the user denied this command" in tool_results(openai_server)[0]
+    assert oct(target.stat().st_mode)[-3:] == "700"
+    assert question.buttons
+
+
+def test_a_429_storm_is_survived(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("Through the storm."))
+    running_gateway(gateway="  stream: false\n")
+    telegram.flood("sendMessage", 3, retry_after=1)
+    telegram.flood("sendChatAction", 5, retry_after=1)
+    telegram.user_says(OWNER, "hi")
+    reply = telegram.wait_for_message(OWNER, "Through the storm.", timeout=30)
+    assert len([m for m in telegram.sent(OWNER) if m.visible == reply.visible]) == 1
+    assert sum(1 for method, code, _ in telegram.rejected if code == 429) >= 3
+
+
+def test_new_starts_a_fresh_session_and_stop_stops(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("first"), Reply.say("slow", delay_seconds=30), Reply.say("third"))
+    gateway = running_gateway()
+    telegram.user_says(OWNER, "one")
+    telegram.wait_for_message(OWNER, "first")
+    telegram.user_says(OWNER, "/new")
+    telegram.wait_for_message(OWNER, "Started a new conversation.")
+    telegram.user_says(OWNER, "two")
+    telegram.wait_for(lambda _: len(openai_server.requests) == 2)
+    telegram.user_says(OWNER, "queued behind two")
+    telegram.user_says(OWNER, "/stop")
+    telegram.wait_for_message(OWNER, "Dropped 1 waiting message")
+    telegram.wait_for_message(OWNER, "Stopped.")
+    sessions = gateway.gateway.store.sessions.recent(source="telegram")
+    assert len(sessions) == 2 and sessions[1].end_reason == "new_session"
+    telegram.user_says(OWNER, "three")
+    telegram.wait_for_message(OWNER, "third")
+    assert len(openai_server.requests) == 3  # the dropped message never reached the model
+
+
+def test_a_bad_token_is_reported_and_retried(running_gateway, telegram, hermes, caplog):
+    gateway = running_gateway(wait=False, token="999:wrong-token-value")
+    deadline = time.monotonic() + 10
+    state = gateway.gateway.platforms.states["telegram"]
+    while state.restarts < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state.restarts >= 2
+    assert "refused the bot token" in state.error
+    assert "wrong-token-value" not in caplog.text
