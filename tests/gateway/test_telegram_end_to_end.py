@@ -7,7 +7,7 @@ import time
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN
 
-from .conftest import OWNER, polling
+from .conftest import OWNER
 
 GROUP = -1001234
 

@@ -141,6 +141,7 @@ class Gateway:
         self.started_at = time.time()
         self._slots: asyncio.Semaphore | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._picked_up: set[str] = set()
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -153,7 +154,6 @@ class Gateway:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         await asyncio.to_thread(self.ledger.prune)
         self.platforms.start()
-        await self._pick_up_inbox()
         upkeep = asyncio.ensure_future(self._upkeep())
         try:
             await stop.wait()
@@ -184,11 +184,17 @@ class Gateway:
         self._write_status("stopped")
 
     def _platform_running(self, name: str) -> None:
+        if name not in self._picked_up:
+            self._picked_up.add(name)
+            self._spawn(self._pick_up_inbox(name))
         self._spawn(self._redeliver(name))
 
-    async def _pick_up_inbox(self) -> None:
+    async def _pick_up_inbox(self, platform: str) -> None:
+        """What the last run left of this platform's messages: once it is connected, so a
+        resumed turn can stream, show typing and ask for approvals."""
         for item in await asyncio.to_thread(self.ledger.open_inbox):
-            self._enqueue(item.route_key, item.chat, item.id)
+            if item.chat.platform == platform:
+                self._enqueue(item.route_key, item.chat, item.id)
 
     async def _upkeep(self) -> None:
         last_status = 0.0

@@ -42,6 +42,10 @@ MAX_MESSAGE_CHARS = 4096
 DEFAULT_TOKEN = "123456789:TEST-fake-bot-token-for-loopback"
 
 
+class _Dropped(Exception):
+    """A held call that never reached "Telegram": the connection is closed unanswered."""
+
+
 class _Failure(Exception):
     def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
         super().__init__(description)
@@ -106,7 +110,7 @@ class FakeTelegram:
         self._next_update = 1
         self._next_message = 1000
         self._floods: dict[str, list[int]] = {}  # method -> [calls left, retry_after]
-        self._holds: list[tuple[str, str]] = []  # (method, text it contains)
+        self._holds: list[tuple[str, str, bool]] = []  # (method, text it contains, drop)
         self._waiting: list[tuple[str, int]] = []  # calls waiting on a hold: (method, thread)
         self._stopping = threading.Event()
         self.messages: dict[int, SentMessage] = {}
@@ -293,10 +297,11 @@ class FakeTelegram:
             self._floods[method] = [calls, retry_after]
 
     @contextmanager
-    def holding(self, method: str, containing: str = "") -> Iterator[None]:
-        """While inside, calls of ``method`` whose text contains ``containing`` wait (and
-        are never answered if the caller dies meanwhile)."""
-        hold = (method, containing)
+    def holding(self, method: str, containing: str = "", drop: bool = True) -> Iterator[None]:
+        """While inside, calls of ``method`` whose text contains ``containing`` wait. When
+        the hold ends they are dropped unanswered (``drop``: the request never reached
+        Telegram) or carried out (it did, but the caller may be gone)."""
+        hold = (method, containing, drop)
         with self._lock:
             self._holds.append(hold)
         try:
@@ -331,17 +336,24 @@ class FakeTelegram:
 
     def _wait_while_held(self, method: str, text: str) -> None:
         marker = (method, id(threading.current_thread()))
+
+        def holds() -> list[bool]:
+            return [drop for m, c, drop in self._holds if m == method and c in text]
+
         with self._lock:
-            if not any(m == method and c in text for m, c in self._holds):
+            held = holds()
+            if not held:
                 return
             self._waiting = [*self._waiting, marker]
             try:
-                while any(m == method and c in text for m, c in self._holds):
+                while holds():
                     if self._stopping.is_set():
                         raise _Failure(500, "server stopping")
                     self._lock.wait(0.1)
             finally:
                 self._waiting = [w for w in self._waiting if w != marker]
+        if held[0]:
+            raise _Dropped
 
     def _api_getMe(self, params: dict[str, Any]) -> Any:
         return dict(self.bot)
@@ -488,6 +500,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             result = owner.handle(bot.removeprefix("bot"), method, params)
+        except _Dropped:
+            self.close_connection = True
+            return
         except _Failure as failure:
             with owner._lock:
                 owner.rejected.append((method, failure.code, failure.description))
