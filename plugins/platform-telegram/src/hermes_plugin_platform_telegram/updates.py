@@ -3,6 +3,7 @@ to the bot."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +64,7 @@ def _addressed(message: Mapping[str, Any], text: str, bot: Bot) -> tuple[bool, s
             addressed = True
     replied = message.get("reply_to_message") or {}
     # In a forum topic every message "replies" to the topic's first (service) message.
-    if (replied.get("from") or {}).get("id") == bot.id and not replied.get("forum_topic_created"):
+    if (replied.get("from") or {}).get("id") == bot.id and "forum_topic_created" not in replied:
         addressed = True
     cleaned = text
     if addressed:
@@ -71,7 +72,7 @@ def _addressed(message: Mapping[str, Any], text: str, bot: Bot) -> tuple[bool, s
         while index >= 0:
             cleaned = cleaned[:index] + cleaned[index + len(handle) :]
             index = cleaned.lower().find(handle)
-        cleaned = " ".join(cleaned.split(" ")).strip() or text
+        cleaned = re.sub(r" {2,}", " ", cleaned).strip() or text
     return addressed, cleaned
 
 

@@ -19,8 +19,12 @@ Fixtures, available in any test once hermes-sdk is installed:
 
 * :func:`tool_context`: a ToolContext around a real backend, to test a tool's handler.
 
-Conformance: subclass :class:`ProviderTests` in a provider plugin's tests, and
-:class:`TerminalBackendTests` in a terminal backend's (see their docstrings).
+* :class:`~hermes_sdk.testing.telegram_server.FakeTelegram`: a Telegram Bot API server on
+  loopback (long polling, sending, editing, buttons, 429s) with a control API to act as users.
+
+Conformance: subclass :class:`ProviderTests` in a provider plugin's tests,
+:class:`TerminalBackendTests` in a terminal backend's and :class:`PlatformTests` in a chat
+platform's (see their docstrings).
 """
 
 from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
@@ -28,11 +32,13 @@ from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthrop
 from hermes_sdk.testing.backend_tests import TerminalBackendTests
 from hermes_sdk.testing.contexts import tool_context
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+from hermes_sdk.testing.platform_tests import PlatformTests
 from hermes_sdk.testing.provider_tests import ProviderTests
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 from hermes_sdk.testing.services import SSHServer
 
 __all__ = [
+    "PlatformTests",
     "ProviderTests",
     "RecordedRequest",
     "RegisteredPlugin",
