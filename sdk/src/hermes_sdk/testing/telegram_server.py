@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -475,6 +476,12 @@ def _parameters(handler: BaseHTTPRequestHandler, body: bytes) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body are separate writes: without TCP_NODELAY, Nagle's algorithm
+        # holds the body back until the client's delayed ACK (~40 ms on loopback).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # tests read calls from ``FakeTelegram.calls``

@@ -1,0 +1,230 @@
+"""The gateway under many users: N simulated Telegram users chatting at once.
+
+    uv run python tests/bench/gateway.py [--users 100 500 1000] [--messages 3]
+        [--latency 0.3] [--think 5 15]
+
+A real ``hermes gateway run`` process serves the fake Bot API (loopback) and the scripted
+model, which answers every request after ``--latency`` seconds. Each user sends
+``--messages`` DMs, one at a time: it waits for the reply, thinks for a random time in
+``--think`` seconds, then sends the next. For each message, latency = the reply's arrival
+at the fake Bot API - the moment the message was offered to getUpdates; added latency =
+latency - the model's latency. The floor, measured in the same run, is the same path done
+by bare httpx with no kernel: a getUpdates long poll that returns the message, one model
+call, one sendMessage.
+
+Printed per N: added latency p50/p99 (and as a ratio to the floor), messages per second,
+the gateway's peak RSS, and RSS per active session (growth from the idle gateway to the
+end, divided by N). Target at 1,000 sessions on 2 cores: p99 added <= 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+
+USER_BASE = 10_000
+
+
+class TimedTelegram(FakeTelegram):
+    """The fake Bot API, noting when each chat's reply arrives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiters: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[float]]] = {}
+        self.offered: dict[int, float] = {}
+        self.guard = threading.Lock()
+
+    def _api_sendMessage(self, params: dict[str, Any]) -> Any:  # noqa: N802 - Bot API name
+        result = super()._api_sendMessage(params)
+        arrived = time.perf_counter()
+        with self.guard:
+            waiter = self.waiters.pop(int(params["chat_id"]), None)
+        if waiter is not None:
+            loop, future = waiter
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(arrived))
+        return result
+
+
+def rss_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+    return 0
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def floor(telegram: TimedTelegram, model_url: str, latency: float, rounds: int = 30) -> float:
+    """Median added latency of the bare path: poll, one model call, one send."""
+    added = []
+    base = f"{telegram.api_url}/bot{DEFAULT_TOKEN}"
+    async with httpx.AsyncClient(timeout=30) as client:
+        offset = 0
+        for number in range(rounds):
+            telegram.user_says(1, f"floor {number}")
+            started = time.perf_counter()
+            updates = (
+                await client.post(f"{base}/getUpdates", json={"offset": offset, "timeout": 5})
+            ).json()
+            offset = updates["result"][-1]["update_id"] + 1
+            body = {
+                "model": "test-model",
+                "stream": True,
+                "messages": [{"role": "user", "content": "x"}],
+            }
+            async with client.stream(
+                "POST", f"{model_url}/chat/completions", json=body
+            ) as response:
+                async for _ in response.aiter_lines():
+                    pass
+            await client.post(f"{base}/sendMessage", json={"chat_id": 1, "text": "ok"})
+            added.append(time.perf_counter() - started - latency)
+        await client.post(f"{base}/getUpdates", json={"offset": offset, "timeout": 0})
+    return statistics.median(added)
+
+
+async def user(
+    telegram: TimedTelegram,
+    number: int,
+    messages: int,
+    think: tuple[float, float],
+    results: list[float],
+    latency: float,
+) -> None:
+    loop = asyncio.get_running_loop()
+    user_id = USER_BASE + number
+    await asyncio.sleep(random.uniform(0, think[1]))  # users do not all start at once
+    for turn in range(messages):
+        future: asyncio.Future[float] = loop.create_future()
+        with telegram.guard:
+            telegram.waiters[user_id] = (loop, future)
+        offered = time.perf_counter()
+        await asyncio.to_thread(telegram.user_says, user_id, f"message {turn} from {number}")
+        arrived = await asyncio.wait_for(future, timeout=300)
+        results.append(arrived - offered - latency)
+        if turn + 1 < messages:
+            await asyncio.sleep(random.uniform(*think))
+
+
+def start_gateway(
+    home: Path, telegram: TimedTelegram, model_url: str, users: int
+) -> subprocess.Popen[bytes]:
+    allowed = ", ".join(str(USER_BASE + n) for n in range(users))
+    (home / "config.yaml").write_text(
+        f"model:\n  base_url: {model_url}\n  default: test-model\n"
+        f"gateway:\n  max_concurrent_turns: {users}\n"
+        "platforms:\n  telegram:\n"
+        f"    api_url: {telegram.api_url}\n    poll_timeout_seconds: 5\n"
+        f"    allowed_users: [{allowed}]\n"
+    )
+    (home / ".env").write_text(f"TELEGRAM_BOT_TOKEN={DEFAULT_TOKEN}\n")
+    env = {**os.environ, "HERMES_HOME": str(home)}
+    log = (home / "gateway.log").open("wb")
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_kernel.cli.main", "gateway", "run"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def wait_polling(telegram: TimedTelegram, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while not any(m == "getUpdates" for m, _ in list(telegram.calls)):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the gateway did not start; see its gateway.log")
+        time.sleep(0.05)
+    time.sleep(1.0)  # let start-up settle before the idle RSS is read
+
+
+def run_load(users: int, args: argparse.Namespace) -> dict[str, float]:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        TimedTelegram() as telegram,
+        ScriptedOpenAIServer(default=Reply.say("ok", delay_seconds=args.latency)) as model,
+    ):
+        model.requests = _Discard()  # do not keep thousands of request bodies
+        home = Path(tmp)
+        floor_added = asyncio.run(floor(telegram, model.base_url, args.latency))
+        process = start_gateway(home, telegram, model.base_url, users)
+        try:
+            wait_polling(telegram, process)
+            idle = rss_kib(process.pid, "VmRSS:")
+            results: list[float] = []
+            started = time.perf_counter()
+
+            async def everyone() -> None:
+                await asyncio.gather(
+                    *(
+                        user(telegram, n, args.messages, tuple(args.think), results, args.latency)
+                        for n in range(users)
+                    )
+                )
+
+            asyncio.run(everyone())
+            elapsed = time.perf_counter() - started
+            end = rss_kib(process.pid, "VmRSS:")
+            peak = rss_kib(process.pid, "VmHWM:")
+        finally:
+            process.terminate()
+            process.wait(60)
+    return {
+        "users": users,
+        "messages": len(results),
+        "p50_ms": percentile(results, 0.5) * 1000,
+        "p99_ms": percentile(results, 0.99) * 1000,
+        "floor_ms": floor_added * 1000,
+        "rate": len(results) / elapsed,
+        "peak_mib": peak / 1024,
+        "per_session_kib": (end - idle) / users,
+    }
+
+
+class _Discard(list):  # type: ignore[type-arg] # a list that keeps nothing
+    def append(self, item: Any) -> None:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--users", type=int, nargs="+", default=[100, 500, 1000])
+    parser.add_argument("--messages", type=int, default=3)
+    parser.add_argument("--latency", type=float, default=0.3, help="model latency, seconds")
+    parser.add_argument("--think", type=float, nargs=2, default=[5.0, 15.0])
+    args = parser.parse_args()
+    print(
+        f"model latency {args.latency * 1000:.0f} ms; {args.messages} messages per user; think {args.think[0]:.0f}-{args.think[1]:.0f} s"
+    )
+    print(
+        f"{'users':>6} {'msgs':>6} {'added p50':>10} {'added p99':>10} {'floor':>8} {'p99/floor':>9} {'msg/s':>7} {'peak RSS':>9} {'RSS/session':>12}"
+    )
+    for users in args.users:
+        row = run_load(users, args)
+        print(
+            f"{row['users']:>6} {row['messages']:>6} {row['p50_ms']:>8.1f}ms {row['p99_ms']:>8.1f}ms "
+            f"{row['floor_ms']:>6.1f}ms {row['p99_ms'] / max(row['floor_ms'], 0.1):>8.1f}x "
+            f"{row['rate']:>7.1f} {row['peak_mib']:>7.0f}MiB {row['per_session_kib']:>9.0f}KiB",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
