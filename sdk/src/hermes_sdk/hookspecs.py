@@ -149,8 +149,13 @@ def hermes_terminal_backends() -> Iterable[BackendSpec]:
 def hermes_platforms() -> Iterable[PlatformSpec]:
     """Yield chat platform adapters for the gateway.
 
-    Called once when the plugin is loaded. The gateway calls ``factory`` when it starts that
-    platform. Identity and authorization belong to the kernel, not to the adapter.
+    Called once when the plugin is loaded. ``hermes gateway run`` calls ``factory(context)``
+    when it starts that platform, with a :class:`~hermes_sdk.platform.PlatformContext`
+    (the ``platforms.NAME`` config section and the secrets); it returns a
+    :class:`~hermes_sdk.platform.PlatformAdapter`, or raises
+    :class:`~hermes_sdk.platform.PlatformNotConfigured` with what the user must set.
+    Identity and authorization belong to the kernel, not to the adapter: an adapter reports
+    who wrote, never whether they may. Conformance suite: ``hermes_sdk.testing.PlatformTests``.
 
     Manifest key: ``platform.NAME``.
 

@@ -181,7 +181,11 @@ class BackendSpec(FactorySpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlatformSpec(FactorySpec):
-    """A chat platform adapter hosted by the gateway (telegram, ...)."""
+    """A chat platform adapter hosted by the gateway (telegram, ...).
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.platform.PlatformContext` and returns a
+    :class:`~hermes_sdk.platform.PlatformAdapter`.
+    """
 
     kind: ClassVar[Kind] = Kind.PLATFORM
 

@@ -159,7 +159,10 @@ class Ledger:
         return [_inbox(row) for row in rows]
 
     def mark(self, item_id: int, state: str, session_id: str | None = None) -> None:
-        with self._db.write(durable=state in {"running", "resuming"}) as cursor:
+        # Not synced on its own: the WAL is replayed in order, so the engine's synced commit
+        # of an assistant message (before any tool runs) makes this durable too; lost
+        # without it, the turn had not acted yet and runs again from the start.
+        with self._db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
                 "updated_at = ? WHERE id = ?",
@@ -185,9 +188,10 @@ class Ledger:
         reply_to: str | None = None,
         preview_id: str | None = None,
     ) -> int:
-        """Record the reply as an obligation and close its message, in one transaction."""
+        """Record the reply as an obligation and close its message, in one transaction.
+        Synced by the ``attempting`` mark that precedes every send (the WAL is ordered)."""
         now = self._now()
-        with self._db.write(durable=True) as cursor:
+        with self._db.write() as cursor:
             if item_id is not None:
                 cursor.execute(
                     "UPDATE gateway_inbox SET state = 'done', updated_at = ? WHERE id = ?",

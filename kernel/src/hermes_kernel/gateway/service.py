@@ -26,7 +26,7 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.gateway.access import Access
 from hermes_kernel.gateway.delivery import Deliveries, ReplyStream
-from hermes_kernel.gateway.ledger import OPEN_INBOX, InboxItem, Ledger
+from hermes_kernel.gateway.ledger import OPEN_INBOX, InboxItem, Ledger, OutboxItem
 from hermes_kernel.gateway.pairing import Pairings
 from hermes_kernel.gateway.platforms import Platforms
 from hermes_kernel.gateway.questions import Asker, ChatQuestions
@@ -75,6 +75,9 @@ class Conversation:
     task: asyncio.Task[None] | None = None
     control: TurnControl | None = None
     stopped_by_user: bool = False
+    dropped: set[int] = field(default_factory=set)
+    """Messages /stop dropped after they were taken off the queue."""
+    current: int | None = None
 
 
 def _secrets(app: App) -> dict[str, str]:
@@ -289,6 +292,8 @@ class Gateway:
         running = conversation is not None and conversation.control is not None
         if conversation is not None:
             conversation.queue.clear()
+            if conversation.current is not None and conversation.control is None:
+                conversation.dropped.add(conversation.current)
             if conversation.control is not None:
                 conversation.stopped_by_user = True
                 conversation.control.stop()
@@ -313,6 +318,7 @@ class Gateway:
                 item = await asyncio.to_thread(self.ledger.inbox_item, conversation.queue.popleft())
                 if item is None or item.state not in OPEN_INBOX:
                     continue  # dropped by /stop meanwhile
+                conversation.current = item.id
                 try:
                     await self._process(conversation, item)
                 except Exception:
@@ -329,11 +335,22 @@ class Gateway:
             if not conversation.queue:
                 self.conversations.pop(conversation.key, None)
 
-    async def _reply(self, item_id: int | None, chat: ChatRef, text: str, **where: Any) -> None:
-        outbox_id = await asyncio.to_thread(self.ledger.reply_ready, item_id, chat, text, **where)
-        item = await asyncio.to_thread(self.ledger.outbox_item, outbox_id)
-        if item is not None:
-            await self.deliveries.deliver(item)
+    async def _reply(
+        self,
+        item_id: int | None,
+        chat: ChatRef,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        preview_id: str | None = None,
+    ) -> None:
+        outbox_id = await asyncio.to_thread(
+            self.ledger.reply_ready, item_id, chat, text, reply_to=reply_to, preview_id=preview_id
+        )
+        now = time.time()
+        await self.deliveries.deliver(
+            OutboxItem(outbox_id, chat, reply_to, preview_id, text, "pending", 0, False, now, now)
+        )
 
     async def _process(self, conversation: Conversation, item: InboxItem) -> None:
         command = _command(item.text)
@@ -357,10 +374,9 @@ class Gateway:
         async with self._slots:
             if self.stopping:
                 return  # stays queued (or running): picked up at the next start
-            current = await asyncio.to_thread(self.ledger.inbox_item, item.id)
-            if current is None or current.state not in OPEN_INBOX:
+            if item.id in conversation.dropped:
                 return  # /stop dropped it while it waited for a turn slot
-            await self._turn(conversation, current)
+            await self._turn(conversation, item)
 
     async def _session(self, conversation: Conversation, item: InboxItem) -> Session:
         session_id = item.session_id or await asyncio.to_thread(self.ledger.route, conversation.key)
