@@ -49,7 +49,7 @@ class TimedTelegram(FakeTelegram):
         self.offered: dict[int, float] = {}
         self.guard = threading.Lock()
 
-    def _api_sendMessage(self, params: dict[str, Any]) -> Any:  # noqa: N802 - Bot API name
+    def _api_sendMessage(self, params: dict[str, Any]) -> Any:
         result = super()._api_sendMessage(params)
         arrived = time.perf_counter()
         with self.guard:

@@ -71,9 +71,7 @@ def test_kill_mid_turn_resumes_it_once(gateway_process, telegram, openai_server)
     assert second.terminate() == 0
 
 
-def test_a_turn_interrupted_twice_is_reported_not_retried(
-    gateway_process, telegram, openai_server
-):
+def test_a_turn_interrupted_twice_is_reported_not_retried(gateway_process, telegram, openai_server):
     openai_server.queue(Reply.say("x", delay_seconds=30), Reply.say("y", delay_seconds=30))
     first = gateway_process(gateway=NO_STREAM)
     polling(telegram)
@@ -89,7 +87,9 @@ def test_a_turn_interrupted_twice_is_reported_not_retried(
     assert third.terminate() == 0
 
 
-def test_a_clean_stop_lets_the_running_turn_finish(gateway_process, telegram, openai_server, hermes):
+def test_a_clean_stop_lets_the_running_turn_finish(
+    gateway_process, telegram, openai_server, hermes
+):
     openai_server.queue(Reply.say("the final answer", delay_seconds=1.5))
     process = gateway_process(gateway=NO_STREAM)
     polling(telegram)

@@ -134,7 +134,9 @@ def test_an_approval_by_button(running_gateway, telegram, openai_server, tmp_pat
     question = telegram.wait_for_message(OWNER, "Approve this command?", buttons=True)
     assert "chmod -R 777" in question.visible
     telegram.press(999, question, "once")  # someone else: refused
-    telegram.wait_for(lambda _: any("Only the person" in a.get("text", "") for a in telegram.callback_answers))
+    telegram.wait_for(
+        lambda _: any("Only the person" in a.get("text", "") for a in telegram.callback_answers)
+    )
     telegram.press(OWNER, question, "once")
     telegram.wait_for_message(OWNER, "Opened it.")
     assert tool_results(openai_server)[0].startswith("exit code 0")
