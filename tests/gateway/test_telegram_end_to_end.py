@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from hermes_sdk.testing import Reply
@@ -192,11 +193,16 @@ def test_new_starts_a_fresh_session_and_stop_stops(running_gateway, telegram, op
 
 
 def test_a_bad_token_is_reported_and_retried(running_gateway, telegram, hermes, caplog):
+    caplog.set_level(logging.INFO)
+    hermes_logger = logging.getLogger("hermes")  # it does not propagate to the root
+    hermes_logger.addHandler(caplog.handler)
     gateway = running_gateway(wait=False, token="999:wrong-token-value")
     deadline = time.monotonic() + 10
     state = gateway.gateway.platforms.states["telegram"]
     while state.restarts < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert state.restarts >= 2
+    hermes_logger.removeHandler(caplog.handler)
     assert "refused the bot token" in state.error
+    assert "platform telegram failed: Telegram refused the bot token" in caplog.text
     assert "wrong-token-value" not in caplog.text

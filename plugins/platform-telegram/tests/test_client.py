@@ -52,7 +52,7 @@ def test_flood_control_beyond_the_cap_is_an_error():
 def test_the_token_never_appears_in_errors_or_logs(caplog):
     caplog.set_level(logging.DEBUG)
 
-    async def call():
+    async def unreachable():
         api = BotApi(DEFAULT_TOKEN, "http://127.0.0.1:9")  # nothing listens there
         try:
             await api.call("getMe", {})
@@ -60,9 +60,20 @@ def test_the_token_never_appears_in_errors_or_logs(caplog):
             await api.aclose()
 
     with pytest.raises(TelegramUnreachable) as raised:
-        asyncio.run(call())
+        asyncio.run(unreachable())
     assert DEFAULT_TOKEN not in str(raised.value) and "getMe" in str(raised.value)
-    assert DEFAULT_TOKEN not in caplog.text
+
+    with FakeTelegram() as telegram:
+
+        async def reachable():
+            api = BotApi(DEFAULT_TOKEN, telegram.api_url)
+            try:
+                await api.call("getMe", {})
+            finally:
+                await api.aclose()
+
+        asyncio.run(reachable())
+    assert "HTTP Request: POST" in caplog.text and "/bot<token>/getMe" in caplog.text
     assert DEFAULT_TOKEN.split(":")[1] not in caplog.text
 
 

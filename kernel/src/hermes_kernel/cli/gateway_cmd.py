@@ -7,10 +7,14 @@ import os
 import signal
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from hermes_kernel.cli.main import app_of
+
+if TYPE_CHECKING:
+    from hermes_kernel.gateway.service import Gateway
 
 
 @click.group()
@@ -39,12 +43,9 @@ def run(ctx: click.Context) -> None:
         lock.release()
 
 
-async def _serve(service: object) -> None:
+async def _serve(service: Gateway) -> None:
     import asyncio
 
-    from hermes_kernel.gateway.service import Gateway
-
-    assert isinstance(service, Gateway)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
