@@ -190,3 +190,12 @@ def test_a_reply_too_old_is_abandoned_unsent(store):
     deliveries = Deliveries(ledger, lambda name: adapter, clock=clock)
     assert not asyncio.run(deliveries.deliver(ledger.outbox_item(outbox_id)))
     assert adapter.sent == [] and ledger.outbox_item(outbox_id).state == "abandoned"
+
+
+def test_every_kernel_section_is_a_field_of_the_kernel_config():
+    from hermes_kernel.config.controls import KERNEL_SECTIONS
+    from hermes_kernel.config.model import KernelConfig
+
+    assert set(KernelConfig.model_fields) == set(KERNEL_SECTIONS)
+    empty = KernelConfig.model_validate(dict.fromkeys(KERNEL_SECTIONS))  # "gateway:" alone
+    assert empty.gateway.max_concurrent_turns == 16 and empty.platforms == {}

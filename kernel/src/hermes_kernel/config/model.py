@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hermes_kernel.config.controls import KERNEL_SECTIONS
+
 # Names of environment variables: config.yaml names secrets, it never holds them.
 _ENV_NAME = r"^[A-Z_][A-Z0-9_]*$"  # upper case: a pasted key (sk-..., gsk_...) never matches
 _ENDPOINT_NAME = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -340,21 +342,7 @@ class KernelConfig(BaseModel):
         # "model: gpt-4o" is short for "model: {default: gpt-4o}".
         return {"default": value} if isinstance(value, str) else value
 
-    @field_validator(
-        "plugins",
-        "model",
-        "agent",
-        "providers",
-        "credential_pools",
-        "approvals",
-        "terminal",
-        "memory",
-        "learning",
-        "skills",
-        "gateway",
-        "platforms",
-        mode="before",
-    )
+    @field_validator(*sorted(KERNEL_SECTIONS), mode="before")
     @classmethod
     def _empty_section_means_defaults(cls, value: Any) -> Any:
         # "plugins:" with nothing under it parses as None; treat it as an empty section.
