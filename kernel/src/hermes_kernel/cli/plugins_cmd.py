@@ -64,10 +64,21 @@ def _print_table(rows: list[PluginRow]) -> None:
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
 @click.option("--verify", is_flag=True, help="Import every enabled plugin to check that it loads.")
+@click.option(
+    "--outdated", is_flag=True, help="Only plugins whose catalog entry pins another version."
+)
+@click.option("--catalog", "catalog_dir", metavar="DIR", help="The plugin catalog folder.")
 @click.pass_context
-def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
+def list_plugins(
+    ctx: click.Context, as_json: bool, verify: bool, outdated: bool, catalog_dir: str | None
+) -> None:
     """Show installed plugins from metadata, without importing them (unless --verify)."""
     app = app_of(ctx)
+    if outdated:
+        from hermes_kernel.cli.plugins_catalog_cmd import list_outdated
+
+        list_outdated(app, catalog_dir, as_json)
+        return
     app.rescan = verify
     host = app.host
     if verify:
@@ -167,3 +178,12 @@ def enable(ctx: click.Context, name: str) -> None:
 def disable(ctx: click.Context, name: str) -> None:
     """Stop plugin NAME from loading (adds it to plugins.disabled in config.yaml)."""
     _set_enabled(ctx, name, False)
+
+
+# Installing changes the environment; these live in their own module (imported with this one:
+# it imports nothing heavy at module level).
+from hermes_kernel.cli.plugins_catalog_cmd import catalog, validate  # noqa: E402
+from hermes_kernel.cli.plugins_install_cmd import install, uninstall, upgrade  # noqa: E402
+
+for _command in (install, uninstall, upgrade, catalog, validate):
+    plugins.add_command(_command)

@@ -1,0 +1,1 @@
+"""Installing plugins: the catalog, the environment's installer, and verified transactions."""

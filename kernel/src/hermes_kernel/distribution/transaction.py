@@ -1,0 +1,126 @@
+"""Change the environment as one transaction: snapshot, install, verify, or roll back.
+
+Verification imports every plugin the change brought, in a fresh interpreter, under the load
+deadline, exactly as ``hermes plugins list --verify`` does. If resolution, installation or
+verification fails, the environment is put back to its snapshot (packages added are removed,
+packages replaced are reinstalled at their old version and source) and config.yaml to its
+old bytes, and the error says what failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hermes_kernel.distribution.environment import Environment, Installed, InstallerError
+
+
+@dataclass
+class Verified:
+    """Plugins a change brought, each with its load result."""
+
+    plugins: dict[str, dict[str, object]] = field(default_factory=dict)
+
+    def failures(self) -> list[str]:
+        problems = []
+        for name, row in sorted(self.plugins.items()):
+            if row.get("state") != "loaded":
+                problems.append(f"plugin {name!r}: {row.get('error') or row.get('state')}")
+            elif row.get("has_manifest") and row.get("provides") != row.get("declares"):
+                problems.append(
+                    f"plugin {name!r} registers {row.get('provides')} but its manifest "
+                    f"declares {row.get('declares')}"
+                )
+        return problems
+
+
+def changed_distributions(before: dict[str, Installed], after: dict[str, Installed]) -> set[str]:
+    """Names (as installed) of distributions added or replaced."""
+    return {dist.name for key, dist in after.items() if before.get(key) != dist}
+
+
+def verify(env: Environment, home: Path, distributions: set[str]) -> Verified:
+    """Load every plugin of ``distributions`` in a fresh process and report each one."""
+    base = [str(env.python), "-m", "hermes_kernel.cli.main", "plugins", "list", "--json"]
+    environ = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV"}}
+    environ["HERMES_HOME"] = str(home)
+    listed = _rows(base, environ)
+    wanted = {str(row["name"]) for row in listed if row.get("distribution") in distributions}
+    if not wanted:
+        return Verified()
+    # Load only the new plugins, whatever config.yaml or HERMES_DISABLE_PLUGINS say: this
+    # checks that they work, not whether the user wants them yet.
+    environ.pop("HERMES_DISABLE_PLUGINS", None)
+    environ["HERMES_LOAD_PLUGINS"] = ",".join(sorted(wanted))
+    rows = _rows([*base, "--verify"], environ)
+    return Verified({str(r["name"]): r for r in rows if r["name"] in wanted})
+
+
+def _rows(command: list[str], environ: dict[str, str]) -> list[dict[str, object]]:
+    done = subprocess.run(
+        command, capture_output=True, text=True, check=False, env=environ, timeout=600
+    )
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise InstallerError(f"verification could not run hermes in the environment: {tail}")
+    rows: list[dict[str, object]] = json.loads(done.stdout)
+    return rows
+
+
+@dataclass
+class Outcome:
+    distributions: set[str]
+    verified: Verified
+
+
+def transaction(
+    env: Environment,
+    home: Path,
+    config_path: Path,
+    change: Callable[[], None],
+    after_install: Callable[[Verified, set[str]], None] | None = None,
+    require_plugins: bool = True,
+) -> Outcome:
+    """Run ``change`` (installer calls) and verify; on any failure restore and re-raise."""
+    before = env.snapshot()
+    config_before = config_path.read_bytes() if config_path.exists() else None
+    try:
+        change()
+        after = env.snapshot()
+        changed = changed_distributions(before, after)
+        verified = verify(env, home, changed)
+        if require_plugins and not verified.plugins and changed:
+            raise InstallerError(
+                "it installs no Hermes plugin (no distribution brought a 'hermes.plugins' "
+                "entry point)"
+            )
+        problems = verified.failures()
+        if problems:
+            raise InstallerError("verification failed: " + "; ".join(problems))
+        if after_install is not None:
+            added = {dist.name for key, dist in after.items() if key not in before}
+            after_install(verified, added)
+        return Outcome(changed, verified)
+    except BaseException as exc:
+        left = _roll_back(env, before, config_path, config_before)
+        if left:
+            raise InstallerError(
+                f"{exc}\nrollback incomplete: these packages differ from before: {', '.join(left)}"
+            ) from exc
+        if isinstance(exc, InstallerError):
+            raise InstallerError(f"{exc}\nrolled back: the environment is as it was") from exc
+        raise
+
+
+def _roll_back(
+    env: Environment, before: dict[str, Installed], config_path: Path, config: bytes | None
+) -> list[str]:
+    if config is None:
+        config_path.unlink(missing_ok=True)
+    else:
+        config_path.write_bytes(config)
+    return env.restore(before)
