@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from hermes_sdk import parse_manifest_key
 
@@ -63,13 +72,26 @@ class GitSource(BaseModel):
     )
 
 
+def _source_kind(data: Any) -> str:
+    """Which source a mapping describes, so errors name its fields, not both alternatives."""
+    if isinstance(data, dict):
+        return "git" if "git" in data else "pypi"
+    return "git" if isinstance(data, GitSource) else "pypi"
+
+
+Source = Annotated[
+    Annotated[PyPISource, Tag("pypi")] | Annotated[GitSource, Tag("git")],
+    Discriminator(_source_kind),
+]
+
+
 class CatalogEntry(BaseModel):
     """One installable plugin: ``plugin-catalog/entries/NAME.yaml``."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=_PLUGIN_NAME, description="The plugin name (its entry point).")
     package: str = Field(pattern=_DISTRIBUTION, description="The distribution that installs it.")
-    source: PyPISource | GitSource
+    source: Source
     kinds: list[str] = Field(description="What kinds of things it provides (manifest prefixes).")
     provides: list[str] = Field(description="Its manifest: KIND.NAME for everything it provides.")
     description: str = Field(min_length=1, max_length=300)

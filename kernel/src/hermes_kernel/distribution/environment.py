@@ -165,7 +165,10 @@ class Environment:
         """What installing ``args`` would add or change, as ``+ name==version`` lines."""
         if self.tool == "uv":
             out = self._run(self._pip("install", "--dry-run", *args), "resolving")
-            return [line.strip() for line in out.splitlines() if line.startswith((" +", " -"))]
+            # " + name==1.0 (from file:///...)" or " + name @ file:///...": the source is
+            # already in the preview's title.
+            lines = [line.strip() for line in out.splitlines() if line.startswith((" +", " -"))]
+            return [re.sub(r" (\(from .*\)| @ .*)$", "", line) for line in lines]
         out = self._run(
             self._pip("install", "--dry-run", "--quiet", "--report", "-", *args), "resolving"
         )

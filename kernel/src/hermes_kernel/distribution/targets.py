@@ -88,9 +88,11 @@ def _from_git(spec: str, env: Environment, work: Path) -> Target:
     commit = _git("rev-parse", "HEAD", cwd=checkout)
     project = checkout / subdirectory if subdirectory else checkout
     wheel = read_wheel(env.build_wheel(project, work / "wheel"))
-    # Install from the repository at the resolved commit, so the environment records where
-    # the plugin came from (PEP 610) and `upgrade` can follow the same ref later.
-    pinned = f"git+{url}@{commit}" + (f"#subdirectory={subdirectory}" if subdirectory else "")
+    # Install from the repository by the ref the user gave, so the environment records it
+    # (PEP 610 requested_revision, beside the commit) and `upgrade` can follow it later.
+    pinned = f"git+{url}@{ref or commit}" + (
+        f"#subdirectory={subdirectory}" if subdirectory else ""
+    )
     target = Target(spec, [f"{wheel.distribution} @ {pinned}"], wheel)
     target.notes.append(f"git commit {commit}" + (f" ({ref})" if ref else ""))
     return target

@@ -63,7 +63,7 @@ def upgrade_targets(
         elif isinstance(vcs, dict):
             ref = vcs.get("requested_revision") or ""
             target = _from_git(f"git+{url['url']}" + (f"@{ref}" if ref else ""), env, folder)
-            if f"@{vcs.get('commit_id')}" not in target.args[0]:
+            if not any(f"git commit {vcs.get('commit_id')}" in note for note in target.notes):
                 targets.append(target)
         elif url:
             location = str(url.get("url", ""))

@@ -1,0 +1,307 @@
+"""``hermes plugins install | uninstall | upgrade`` in throwaway venvs, with real installers.
+
+Each test builds its own venv (the kernel and the SDK only) and changes it through the hermes
+command inside it, exactly as a user would; ``uv pip freeze`` is the judge of "unchanged".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import REPO, Run, Venv, build_venv, uv_command
+
+pytestmark = pytest.mark.venv
+
+FIXTURES = REPO / "tests" / "fixtures"
+GOOD_PROVIDES = "command.hello, config.good, hook.hermes_pre_tool_call, tool.echo, toolset.fixture"
+
+
+def _build(project: Path, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [uv_command(), "build", "--quiet", "--wheel", "--out-dir", str(out), str(project)],
+        check=True,
+    )
+    return next(out.glob(project.name.replace("-", "_").join(("*", "*.whl"))), out)
+
+
+@pytest.fixture(scope="session")
+def fixture_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Wheels of the good and legacy fixture plugins, in one --find-links folder."""
+    out = tmp_path_factory.mktemp("fixture-wheels")
+    for name in ("good", "legacy"):
+        _build(FIXTURES / "plugins" / name, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def workspace_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every workspace package built as a wheel: what a release would publish."""
+    out = tmp_path_factory.mktemp("workspace-wheels")
+    subprocess.run(
+        [uv_command(), "build", "--quiet", "--all-packages", "--wheel", "--out-dir", str(out)],
+        cwd=REPO,
+        check=True,
+    )
+    return out
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> Venv:
+    return Venv(build_venv(tmp_path / "venv", []))
+
+
+@pytest.fixture
+def tools() -> dict[str, str]:
+    """The environment hermes runs in: uv on PATH, nothing fetched from the network."""
+    uv_dir = str(Path(uv_command()).parent)
+    return {"PATH": f"{uv_dir}{os.pathsep}{os.environ['PATH']}", "UV_OFFLINE": "1"}
+
+
+def freeze(venv: Venv) -> str:
+    python = str(venv.path / "bin" / "python")
+    done = subprocess.run(
+        [uv_command(), "pip", "freeze", "--python", python],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def listed(venv: Venv, home: Path, tools: dict[str, str], *flags: str) -> dict[str, dict]:
+    run = venv.hermes("plugins", "list", "--json", *flags, home=home, env=tools)
+    assert run.code == 0, run.err
+    return {row["name"]: row for row in json.loads(run.out)}
+
+
+def ok(run: Run) -> Run:
+    assert run.code == 0, f"exit {run.code}\nout: {run.out}\nerr: {run.err}"
+    return run
+
+
+def test_a_wheel_is_shown_installed_disabled_verified_enabled_and_uninstalled(
+    venv, home, tools, fixture_wheels
+):
+    before = freeze(venv)
+    wheel = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
+    run = ok(venv.hermes("plugins", "install", str(wheel), "--yes", home=home, env=tools))
+    assert f"provides:  {GOOD_PROVIDES}" in run.out
+    assert "packages:   + hermes-plugin-good" in run.out
+    assert "good: installed and verified" in run.out
+    assert "enable it with: hermes plugins enable good" in run.out
+    assert listed(venv, home, tools)["good"]["state"] == "disabled", "installed, not enabled"
+    assert "good" in yaml.safe_load((home / "config.yaml").read_text())["plugins"]["disabled"]
+
+    ok(venv.hermes("plugins", "enable", "good", home=home, env=tools))
+    assert listed(venv, home, tools, "--verify")["good"]["state"] == "loaded"
+    ok(venv.hermes("plugins", "disable", "good", home=home, env=tools))
+    assert listed(venv, home, tools)["good"]["state"] == "disabled"
+
+    run = ok(venv.hermes("plugins", "uninstall", "good", "--yes", home=home, env=tools))
+    assert "hermes-plugin-good: uninstalled" in run.out
+    assert "good" not in listed(venv, home, tools)
+    assert freeze(venv) == before
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_git_repository_installs_at_a_commit_and_upgrade_follows_its_branch(
+    venv, home, tools, tmp_path
+):
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "plugins" / "good", repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "first")
+    first = _git(repo, "rev-parse", "HEAD")
+
+    run = ok(
+        venv.hermes(
+            "plugins",
+            "install",
+            f"git+file://{repo}@main",
+            "--yes",
+            "--enable",
+            home=home,
+            env=tools,
+        )
+    )
+    assert f"git commit {first} (main)" in run.out
+    assert f"hermes-plugin-good @ git+file://{repo}@{first}" in freeze(venv)
+    assert listed(venv, home, tools, "--verify")["good"]["state"] == "loaded"
+
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('version = "0.1.0"', 'version = "0.1.1"'))
+    _git(repo, "commit", "-qam", "second")
+    second = _git(repo, "rev-parse", "HEAD")
+    run = ok(venv.hermes("plugins", "upgrade", "good", "--yes", home=home, env=tools))
+    assert "hermes-plugin-good 0.1.1" in run.out
+    assert f"hermes-plugin-good @ git+file://{repo}@{second}" in freeze(venv)
+    row = listed(venv, home, tools, "--verify")["good"]
+    assert (row["version"], row["state"]) == ("0.1.1", "loaded"), "still enabled after upgrade"
+    assert (
+        "everything is up to date"
+        in ok(venv.hermes("plugins", "upgrade", "--all", "--yes", home=home, env=tools)).out
+    )
+
+
+def test_a_failed_verification_leaves_the_venv_and_config_exactly_as_they_were(
+    venv, home, tools, fixture_wheels
+):
+    ok(
+        venv.hermes(
+            "plugins", "install", str(FIXTURES / "plugins" / "good"), "--yes", "--enable",
+            home=home, env=tools,
+        )
+    )  # fmt: skip
+    before, config = freeze(venv), (home / "config.yaml").read_bytes()
+    run = venv.hermes(
+        "plugins", "install", str(FIXTURES / "install" / "good-broken"), "--yes",
+        "--find-links", str(fixture_wheels), home=home, env=tools,
+    )  # fmt: skip
+    assert run.code == 1
+    assert "+ hermes-plugin-legacy" in run.out, "the preview named the new dependency"
+    assert (
+        "verification failed: plugin 'good': RuntimeError: this release of good is broken at import"
+        in run.err
+    )
+    assert "rolled back: the environment is as it was" in run.err
+    assert freeze(venv) == before, "legacy removed, good 0.1.0 put back from its folder"
+    assert (home / "config.yaml").read_bytes() == config
+    assert listed(venv, home, tools, "--verify")["good"]["state"] == "loaded"
+
+
+def test_something_that_is_not_a_plugin_is_refused_and_rolled_back(venv, home, tools, tmp_path):
+    project = tmp_path / "not-a-plugin"
+    (project / "src" / "not_a_plugin").mkdir(parents=True)
+    (project / "src" / "not_a_plugin" / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "not-a-plugin"\nversion = "1.0"\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[tool.hatch.build.targets.wheel]\npackages = ["src/not_a_plugin"]\n'
+    )
+    before = freeze(venv)
+    run = venv.hermes("plugins", "install", str(project), "--yes", home=home, env=tools)
+    assert run.code == 1
+    assert "it installs no Hermes plugin" in run.err
+    assert freeze(venv) == before
+
+
+def _catalog(tmp_path: Path, wheel: Path, **changes: object) -> Path:
+    from hermes_kernel.distribution.wheels import file_sha256
+
+    folder = tmp_path / "catalog"
+    (folder / "entries").mkdir(parents=True)
+    entry = {
+        "name": "good",
+        "package": "hermes-plugin-good",
+        "source": {"pypi": "hermes-plugin-good", "version": "0.1.0", "sha256": file_sha256(wheel)},
+        "kinds": ["command", "config", "hook", "tool", "toolset"],
+        "provides": GOOD_PROVIDES.split(", "),
+        "description": "A fixture plugin.",
+        "homepage": "https://example.org/good",
+        "maintainer": "Test <t@example.org>",
+        "tier": "community",
+        "requires_hermes": ">=0.1,<0.2",
+        "requires_sdk": ">=0.1,<0.2",
+        **changes,
+    }
+    (folder / "entries" / "good.yaml").write_text(yaml.safe_dump(entry))
+    (folder / "removed.yaml").write_text(
+        yaml.safe_dump([{"name": "legacy", "reason": "it lost its manifest; use good instead"}])
+    )
+    return folder
+
+
+def test_a_catalog_name_installs_its_pinned_release_with_the_hash_checked(
+    venv, home, tools, fixture_wheels, tmp_path
+):
+    wheel = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
+    links = ["--find-links", str(fixture_wheels)]
+    wrong = _catalog(
+        tmp_path / "wrong", wheel, source={"pypi": "hermes-plugin-good", "version": "0.1.0", "sha256": "0" * 64}
+    )  # fmt: skip
+    before = freeze(venv)
+    run = venv.hermes(
+        "plugins", "install", "good", "--yes", "--catalog", str(wrong), *links, home=home, env=tools
+    )
+    assert run.code == 1 and "hash" in run.err.lower(), run.err
+    assert freeze(venv) == before
+
+    catalog = _catalog(tmp_path / "right", wheel)
+    env = {**tools, "HERMES_CATALOG": str(catalog)}
+    run = ok(venv.hermes("plugins", "install", "good", "--yes", *links, home=home, env=env))
+    assert "catalog:   community, maintained by Test <t@example.org>" in run.out
+    assert "hermes-plugin-good==0.1.0" in freeze(venv)
+
+    search = ok(venv.hermes("plugins", "catalog", "search", "echo", home=home, env=env))
+    assert search.out.startswith("good  0.1.0")
+    validated = ok(venv.hermes("plugins", "validate", "good", home=home, env=env))
+    assert "good: ok (schema, and it registers what it declares)" in validated.out
+
+    legacy = next(fixture_wheels.glob("hermes_plugin_legacy-*.whl"))
+    refused = venv.hermes("plugins", "install", str(legacy), "--yes", home=home, env=env)
+    assert refused.code == 1
+    assert (
+        "legacy was removed from the catalog: it lost its manifest; use good instead" in refused.err
+    )
+
+    newer = _catalog(
+        tmp_path / "newer", wheel,
+        source={"pypi": "hermes-plugin-good", "version": "0.2.0", "sha256": "1" * 64},
+        provides=["tool.echo", "tool.extra"], kinds=["tool"],
+    )  # fmt: skip
+    outdated = ok(
+        venv.hermes("plugins", "list", "--outdated", "--catalog", str(newer), home=home, env=env)
+    )
+    assert "good: 0.1.0 installed, catalog has 0.2.0" in outdated.out
+    mismatch = venv.hermes(
+        "plugins", "validate", str(newer / "entries" / "good.yaml"), home=home, env=env
+    )
+    assert mismatch.code == 1
+    assert "installed 0.1.0, the entry pins 0.2.0" in mismatch.out
+    assert (
+        "not registered: tool.extra; not declared: command.hello, config.good, "
+        "hook.hermes_pre_tool_call, toolset.fixture" in mismatch.out
+    )
+
+
+def test_a_bundle_installs_the_same_versions_in_two_fresh_venvs(
+    tmp_path, home, tools, workspace_wheels
+):
+    env = {**tools, "HERMES_CATALOG": str(REPO / "plugin-catalog")}
+    freezes = []
+    for number in (1, 2):
+        venv = Venv(build_venv(tmp_path / f"venv{number}", []))
+        run = ok(
+            venv.hermes(
+                "plugins", "install", "--bundle", "minimal", "--yes",
+                "--find-links", str(workspace_wheels), home=home, env=env,
+            )
+        )  # fmt: skip
+        assert "bundle minimal:" in run.out and "provider-openai: installed and verified" in run.out
+        freezes.append(freeze(venv))
+    assert freezes[0] == freezes[1]
+    assert "hermes-plugin-provider-openai==0.1.0" in freezes[0]
+    assert "hermes-plugin-backend-local==0.1.0" in freezes[0]
+    pinned = (REPO / "plugin-catalog" / "bundles" / "minimal.txt").read_text()
+    for line in freezes[0].splitlines():
+        if "==" in line:
+            assert line in pinned, f"{line} is not what the bundle pins"
