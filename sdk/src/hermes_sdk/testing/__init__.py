@@ -23,8 +23,10 @@ Fixtures, available in any test once hermes-sdk is installed:
   loopback (long polling, sending, editing, buttons, 429s) with a control API to act as users.
 
 Conformance: subclass :class:`ProviderTests` in a provider plugin's tests,
-:class:`TerminalBackendTests` in a terminal backend's and :class:`PlatformTests` in a chat
-platform's (see their docstrings).
+:class:`TerminalBackendTests` in a terminal backend's, :class:`PlatformTests` in a chat
+platform's, :class:`ToolsTests`, :class:`MemoryProviderTests` and :class:`SkillSourceTests` in
+tools, memory and skills plugins (:class:`PluginTests`, their base, checks any plugin's
+registration against its manifest). ``hermes-sdk new-plugin`` writes a plugin that uses them.
 """
 
 from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
@@ -33,12 +35,20 @@ from hermes_sdk.testing.backend_tests import TerminalBackendTests
 from hermes_sdk.testing.contexts import tool_context
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.platform_tests import PlatformTests
+from hermes_sdk.testing.plugin_tests import (
+    MemoryProviderTests,
+    PluginTests,
+    SkillSourceTests,
+    ToolsTests,
+)
 from hermes_sdk.testing.provider_tests import ProviderTests
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 from hermes_sdk.testing.services import SSHServer
 
 __all__ = [
+    "MemoryProviderTests",
     "PlatformTests",
+    "PluginTests",
     "ProviderTests",
     "RecordedRequest",
     "RegisteredPlugin",
@@ -47,7 +57,9 @@ __all__ = [
     "ScriptedAnthropicServer",
     "ScriptedOpenAIServer",
     "ScriptedServer",
+    "SkillSourceTests",
     "TerminalBackendTests",
+    "ToolsTests",
     "anthropic_error",
     "register_checked",
     "tool_context",

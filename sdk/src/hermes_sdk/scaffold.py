@@ -1,0 +1,116 @@
+"""``hermes-sdk new-plugin``: write a working plugin package to start from.
+
+    hermes-sdk new-plugin --kind tools word-count      # -> ./hermes-plugin-word-count/
+
+The package has a pyproject with the entry point and manifest, one module of ``@hookimpl``
+functions, a README, and tests that subclass the SDK's conformance suite for its kind; they
+pass as generated, offline (``pytest`` in the new folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from hermes_sdk._version import __version__
+
+__all__ = ["KINDS", "main", "new_plugin"]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    manifest_kind: str  # the hermes.provides prefix of what the template registers
+    summary: str
+
+
+KINDS = {
+    "tools": _Kind("tool", "tools the model can call"),
+    "memory": _Kind("memory", "a memory provider"),
+    "skills": _Kind("skill_source", "a source of SKILL.md skills"),
+}
+_NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+
+
+class ScaffoldError(Exception):
+    """The name or folder is unusable; the message says what to change."""
+
+
+def _template(kind: str, file: str) -> Template:
+    path = resources.files("hermes_sdk").joinpath("templates", kind, f"{file}.tmpl")
+    text = path.read_text("utf-8")
+    return Template(text)
+
+
+def new_plugin(kind: str, name: str, parent: Path, description: str | None = None) -> Path:
+    """Write plugin ``name`` of ``kind`` into ``parent/hermes-plugin-NAME``; return the folder."""
+    if kind not in KINDS:
+        raise ScaffoldError(f"unknown kind {kind!r}; choose one of: {', '.join(KINDS)}")
+    if not _NAME.match(name) or name.endswith("-") or "--" in name:
+        raise ScaffoldError(
+            f"{name!r} is not a plugin name: use lower-case letters, digits and single hyphens, "
+            "starting with a letter (for example: word-count)"
+        )
+    snake = name.replace("-", "_")
+    module = f"hermes_plugin_{snake}"
+    dist = f"hermes-plugin-{name}"
+    folder = parent / dist
+    if folder.exists() and any(folder.iterdir()):
+        raise ScaffoldError(
+            f"{folder} already exists and is not empty; pick another name or folder"
+        )
+    spec = KINDS[kind]
+    major, minor = (int(part) for part in __version__.split(".")[:2])
+    values = {
+        "name": name,
+        "snake": snake,
+        "module": module,
+        "dist": dist,
+        "kind": kind,
+        "skill": f"{name}-release-notes",
+        "description": description or f"A Hermes plugin providing {spec.summary}.",
+        "sdk_floor": f"{major}.{minor}",
+        "sdk_ceiling": f"{major}.{minor + 1}" if major == 0 else f"{major + 1}",
+        "provides": f'"{spec.manifest_kind}.{snake}" = "{module}"',
+        "provides_list": f"- `{spec.manifest_kind}.{snake}`",
+    }
+    files = {
+        "pyproject.toml": _template("common", "pyproject.toml"),
+        "README.md": _template("common", "README.md"),
+        f"src/{module}/__init__.py": _template(kind, "plugin.py"),
+        f"tests/test_{snake}.py": _template(kind, "test_plugin.py"),
+    }
+    if kind == "skills":
+        files[f"src/{module}/skills/{values['skill']}/SKILL.md"] = _template(kind, "SKILL.md")
+    for relative, template in files.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(template.substitute(values), encoding="utf-8")
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hermes-sdk", description="Tools for plugin authors.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    create = commands.add_parser("new-plugin", help="write a working plugin package to start from")
+    create.add_argument("--kind", required=True, choices=sorted(KINDS), help="what it provides")
+    create.add_argument("name", help="the plugin name, for example word-count")
+    create.add_argument("--dir", default=".", help="where to create it (default: here)")
+    create.add_argument("--description", help="one line for pyproject and README")
+    options = parser.parse_args(argv)
+    try:
+        folder = new_plugin(options.kind, options.name, Path(options.dir), options.description)
+    except ScaffoldError as exc:
+        print(f"hermes-sdk: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"created {folder}")
+    print(f"next: cd {folder} && uv run --with hermes-sdk pytest   (or: pip install -e . pytest)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
