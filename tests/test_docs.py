@@ -79,3 +79,14 @@ def test_cli_reference_is_current():
     assert (REPO / "docs" / "reference" / "cli.md").read_text(encoding="utf-8") == generator[
         "render"
     ](), "docs/reference/cli.md is stale; run: python scripts/gen_cli_reference.py"
+
+
+def test_tutorial_shows_the_tested_dice_plugin_verbatim():
+    tutorial = (REPO / "docs" / "authors" / "tutorial.md").read_text(encoding="utf-8")
+    dice = REPO / "docs" / "examples" / "hermes-plugin-dice"
+    for relative in ["src/hermes_plugin_dice/__init__.py", "tests/test_dice.py"]:
+        text = (dice / relative).read_text(encoding="utf-8").strip()
+        assert text in tutorial, f"docs/authors/tutorial.md must include {relative} verbatim"
+    manifest = (dice / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"tool.roll_dice" = "hermes_plugin_dice"' in manifest
+    assert '"tool.roll_dice" = "hermes_plugin_dice"' in tutorial

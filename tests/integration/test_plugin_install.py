@@ -94,7 +94,7 @@ def test_a_wheel_is_shown_installed_disabled_verified_enabled_and_uninstalled(
     wheel = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
     run = ok(venv.hermes("plugins", "install", str(wheel), "--yes", home=home, env=tools))
     assert f"provides:  {GOOD_PROVIDES}" in run.out
-    assert "packages:   + hermes-plugin-good" in run.out
+    assert "packages:   + hermes-plugin-good\n" in run.out
     assert "good: installed and verified" in run.out
     assert "enable it with: hermes plugins enable good" in run.out
     assert listed(venv, home, tools)["good"]["state"] == "disabled", "installed, not enabled"

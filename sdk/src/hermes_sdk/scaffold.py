@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hermes-sdk: error: {exc}", file=sys.stderr)
         return 1
     print(f"created {folder}")
-    print(f"next: cd {folder} && uv run --with hermes-sdk pytest   (or: pip install -e . pytest)")
+    print(f"next: cd {folder} && python -m pytest   (with the Python that has hermes-sdk)")
+    print("then: hermes plugins install . && hermes plugins enable " + options.name)
     return 0
 
 

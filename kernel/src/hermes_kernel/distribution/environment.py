@@ -168,7 +168,7 @@ class Environment:
             # " + name==1.0 (from file:///...)" or " + name @ file:///...": the source is
             # already in the preview's title.
             lines = [line.strip() for line in out.splitlines() if line.startswith((" +", " -"))]
-            return [re.sub(r" (\(from .*\)| @ .*)$", "", line) for line in lines]
+            return [re.sub(r" \(from .*\)$| @ .*$", "", line) for line in lines]
         out = self._run(
             self._pip("install", "--dry-run", "--quiet", "--report", "-", *args), "resolving"
         )

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -137,7 +137,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith(owner.route):
             self.send_json(404, owner.error_body(404, f"no route {self.path}"))
             return
-        reply = owner._next_reply()
+        reply = owner._next_reply(body)
         if reply is None:
             self.send_json(500, owner.error_body(500, "the scripted server has no reply queued"))
             return
@@ -318,9 +318,14 @@ class ScriptedServer:
         with self._lock:
             return len(self._replies)
 
-    def _next_reply(self) -> Reply | None:
+    respond: Callable[[Any], Reply] | None = None
+    """When set and nothing is queued: builds each reply from the request body."""
+
+    def _next_reply(self, body: Any = None) -> Reply | None:
         with self._lock:
-            return self._replies.popleft() if self._replies else self._default
+            if self._replies:
+                return self._replies.popleft()
+        return self.respond(body) if self.respond is not None else self._default
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

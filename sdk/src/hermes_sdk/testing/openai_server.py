@@ -11,15 +11,17 @@ turn engine are tested end to end.
         assert server.requests[0].json["model"] == "test-model"
 
 Manual runs: ``python -m hermes_sdk.testing.openai_server --port 8000 --text "hello"``
-serves that reply forever.
+serves that reply forever; add ``--tool NAME --arguments JSON`` to have the "model" call
+that tool on every user message, then answer with the text and the tool's result.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hermes_sdk.testing._scripted import (
@@ -111,12 +113,30 @@ class ScriptedOpenAIServer(ScriptedServer):
         return events
 
 
+def _tool_then_text(tool: str, arguments: Any, text: str) -> Callable[[Any], Reply]:
+    """Reply to a user's message with a call to ``tool``; to its result with ``text`` and it."""
+
+    def respond(body: Any) -> Reply:
+        messages = body.get("messages", []) if isinstance(body, dict) else []
+        last = messages[-1] if messages else {}
+        if last.get("role") == "tool":
+            return Reply.say(f"{text} (the tool said: {last.get('content')})")
+        return Reply.tool_call(tool, arguments)
+
+    return respond
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Serve a fixed chat-completions reply.")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--text", default="Hello from the scripted server.")
+    parser.add_argument("--tool", help="first call this tool, then answer with --text")
+    parser.add_argument("--arguments", default="{}", help="the tool call's arguments (JSON)")
     args = parser.parse_args()
-    server = ScriptedOpenAIServer(args.port, default=Reply.say(args.text)).start()
+    server = ScriptedOpenAIServer(args.port, default=Reply.say(args.text))
+    if args.tool:
+        server.respond = _tool_then_text(args.tool, json.loads(args.arguments), args.text)
+    server.start()
     print(f"serving on {server.base_url} (Ctrl+C to stop)", flush=True)
     try:
         threading.Event().wait()
