@@ -12,7 +12,6 @@ A catalog is a folder (``plugin-catalog/`` in the repository):
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -28,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from hermes_kernel.distribution.environment import normalize as _normal
 from hermes_sdk import parse_manifest_key
 
 _PLUGIN_NAME = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -160,11 +160,6 @@ class CatalogEntry(BaseModel):
 
 def kinds_of(provides: list[str]) -> list[str]:
     return sorted({parse_manifest_key(key)[0].value for key in provides})
-
-
-def _normal(name: str) -> str:
-    """PEP 503 normalized distribution name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class Removal(BaseModel):

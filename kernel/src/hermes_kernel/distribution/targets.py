@@ -79,7 +79,7 @@ def _split_git(spec: str) -> tuple[str, str | None, str | None]:
     return url, ref, subdirectory
 
 
-def _from_git(spec: str, env: Environment, work: Path) -> Target:
+def from_git(spec: str, env: Environment, work: Path) -> Target:
     url, ref, subdirectory = _split_git(spec)
     checkout = work / "checkout"
     _git("clone", "--quiet", url, str(checkout))
@@ -98,10 +98,10 @@ def _from_git(spec: str, env: Environment, work: Path) -> Target:
     return target
 
 
-def _from_entry(entry: CatalogEntry, env: Environment, work: Path) -> Target:
+def from_entry(entry: CatalogEntry, env: Environment, work: Path) -> Target:
     source = entry.source
     if not isinstance(source, PyPISource):
-        target = _from_git(entry.requirement().split(" @ ", 1)[1], env, work)
+        target = from_git(entry.requirement().split(" @ ", 1)[1], env, work)
         target.entry, target.label = entry, entry.name
         return target
     if env.tool == "pip":
@@ -127,7 +127,7 @@ def resolve_target(
     """What to install for ``spec``; refuses removed plugins and ones not built for us."""
     path = Path(spec).expanduser()
     if spec.startswith("git+"):
-        target = _from_git(spec, env, work)
+        target = from_git(spec, env, work)
     elif spec.endswith(".whl"):
         if not path.is_file():
             raise InstallerError(f"{spec}: no such wheel file")
@@ -143,7 +143,7 @@ def resolve_target(
         except CatalogError:
             entry = None
         if entry is not None:
-            target = _from_entry(entry, env, work)
+            target = from_entry(entry, env, work)
         elif "/" in spec or spec.startswith("."):
             raise InstallerError(f"{spec}: no such folder, wheel or catalog entry")
         else:

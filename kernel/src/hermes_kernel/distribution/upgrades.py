@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hermes_kernel.distribution.catalog import Catalog, CatalogError, GitSource
 from hermes_kernel.distribution.environment import Environment, Installed, normalize
-from hermes_kernel.distribution.targets import Target, _from_entry, _from_git
+from hermes_kernel.distribution.targets import Target, from_entry, from_git
 from hermes_kernel.plugins.records import PluginRecord
 
 
@@ -59,10 +59,10 @@ def upgrade_targets(
         vcs = url.get("vcs_info")
         if entry is not None:
             if is_outdated(dist, listing, record.name) is not None:
-                targets.append(_from_entry(entry, env, folder))
+                targets.append(from_entry(entry, env, folder))
         elif isinstance(vcs, dict):
             ref = vcs.get("requested_revision") or ""
-            target = _from_git(f"git+{url['url']}" + (f"@{ref}" if ref else ""), env, folder)
+            target = from_git(f"git+{url['url']}" + (f"@{ref}" if ref else ""), env, folder)
             if not any(f"git commit {vcs.get('commit_id')}" in note for note in target.notes):
                 targets.append(target)
         elif url:

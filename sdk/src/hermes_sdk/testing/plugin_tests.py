@@ -28,7 +28,7 @@ import pytest
 
 from hermes_sdk.hookspecs import LIFECYCLE_HOOKS
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
-from hermes_sdk.specs import Kind, MemoryProviderSpec, SkillSourceSpec, Spec, ToolSpec
+from hermes_sdk.specs import Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec
 from hermes_sdk.testing.contexts import tool_context
 from hermes_sdk.testing.registered import RegisteredPlugin
 
@@ -77,9 +77,6 @@ class PluginTests:
             f"registers: missing {sorted(set(actual) - set(declared))}, "
             f"extra {sorted(set(declared) - set(actual))}"
         )
-
-    def provided(self, registered: RegisteredPlugin, kind: Kind) -> dict[str, Spec]:
-        return registered.provided(kind)
 
 
 class ToolsTests(PluginTests):
