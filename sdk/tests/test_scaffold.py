@@ -22,7 +22,22 @@ def run_tests(folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+def lint(folder: Path) -> str:
+    """ruff's complaints about the generated code, with the generated pyproject's settings."""
+    problems = ""
+    for command in (["check", "--quiet", "."], ["format", "--check", "--quiet", "."]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        problems += done.stdout + done.stderr
+    return problems
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
 def test_each_kind_is_generated_with_passing_conformance_tests(tmp_path, kind):
     folder = new_plugin(kind, f"demo-{kind}", tmp_path)
     assert folder == tmp_path / f"hermes-plugin-demo-{kind}"
@@ -32,6 +47,14 @@ def test_each_kind_is_generated_with_passing_conformance_tests(tmp_path, kind):
     done = run_tests(folder)
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout and "skipped" not in done.stdout
+    assert lint(folder) == ""
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_longest_name_and_description_still_give_lint_clean_code(tmp_path, kind):
+    name = f"{kind}-{'x' * 40}"[:41]
+    folder = new_plugin(kind, name, tmp_path, description="d" * 72)
+    assert lint(folder) == ""
 
 
 def test_the_conformance_suite_fails_when_the_manifest_drifts(tmp_path):
@@ -44,10 +67,14 @@ def test_the_conformance_suite_fails_when_the_manifest_drifts(tmp_path):
 
 
 def test_bad_names_and_occupied_folders_are_refused_with_what_to_do(tmp_path, capsys):
-    with pytest.raises(ScaffoldError, match="use lower-case letters, digits and single hyphens"):
+    with pytest.raises(
+        ScaffoldError, match="use up to 41 lower-case letters, digits and single hyphens"
+    ):
         new_plugin("tools", "My_Tools", tmp_path)
     new_plugin("skills", "taken", tmp_path)
     assert main(["new-plugin", "--kind", "skills", "taken", "--dir", str(tmp_path)]) == 1
     assert "already exists and is not empty" in capsys.readouterr().err
+    with pytest.raises(ScaffoldError, match="one line of at most 72 characters"):
+        new_plugin("tools", "quoted", tmp_path, description='say "hi"')
     with pytest.raises(SystemExit):
         main(["new-plugin", "--kind", "widgets", "x"])

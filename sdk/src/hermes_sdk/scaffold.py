@@ -26,14 +26,34 @@ __all__ = ["KINDS", "main", "new_plugin"]
 class _Kind:
     manifest_kind: str  # the hermes.provides prefix of what the template registers
     summary: str
+    modules: tuple[str, ...] = ()  # more modules beside __init__.py (heavy imports go there)
+    test_helpers: tuple[str, ...] = ()  # modules beside the tests (a fake of a service)
+    sdk_extra: str = ""  # "[http]": the SDK's httpx plumbing for model providers
+    dependencies: tuple[str, ...] = ()  # beside hermes-sdk
 
 
 KINDS = {
-    "tools": _Kind("tool", "tools the model can call"),
+    "provider": _Kind(
+        "provider",
+        "a model provider",
+        modules=("client",),
+        sdk_extra="[http]",
+    ),
+    "backend": _Kind("backend", "a terminal backend", modules=("backend",)),
+    "platform": _Kind(
+        "platform",
+        "a chat platform for the gateway",
+        modules=("adapter",),
+        test_helpers=("fake_chat",),
+        dependencies=("httpx>=0.27,<1",),
+    ),
     "memory": _Kind("memory", "a memory provider"),
+    "tools": _Kind("tool", "tools the model can call"),
     "skills": _Kind("skill_source", "a source of SKILL.md skills"),
 }
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+# It lands inside Python and TOML strings, on lines that must stay within 100 characters.
+_DESCRIPTION = re.compile(r'^[^"\\\x00-\x1f]{1,72}$')
 
 
 class ScaffoldError(Exception):
@@ -52,8 +72,13 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
         raise ScaffoldError(f"unknown kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if not _NAME.match(name) or name.endswith("-") or "--" in name:
         raise ScaffoldError(
-            f"{name!r} is not a plugin name: use lower-case letters, digits and single hyphens, "
-            "starting with a letter (for example: word-count)"
+            f"{name!r} is not a plugin name: use up to 41 lower-case letters, digits and single "
+            "hyphens, starting with a letter (for example: word-count)"
+        )
+    if description is not None and not _DESCRIPTION.match(description):
+        raise ScaffoldError(
+            "the description must be one line of at most 72 characters, "
+            'without quotes (") or backslashes'
         )
     snake = name.replace("-", "_")
     module = f"hermes_plugin_{snake}"
@@ -65,16 +90,18 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
         )
     spec = KINDS[kind]
     major, minor = (int(part) for part in __version__.split(".")[:2])
+    ceiling = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
+    requirements = [f"hermes-sdk{spec.sdk_extra}>={major}.{minor},<{ceiling}", *spec.dependencies]
     values = {
         "name": name,
         "snake": snake,
+        "upper": snake.upper(),
         "module": module,
         "dist": dist,
         "kind": kind,
         "skill": f"{name}-release-notes",
         "description": description or f"A Hermes plugin providing {spec.summary}.",
-        "sdk_floor": f"{major}.{minor}",
-        "sdk_ceiling": f"{major}.{minor + 1}" if major == 0 else f"{major + 1}",
+        "dependencies": ", ".join(f'"{requirement}"' for requirement in requirements),
         "provides": f'"{spec.manifest_kind}.{snake}" = "{module}"',
         "provides_list": f"- `{spec.manifest_kind}.{snake}`",
     }
@@ -84,6 +111,10 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
         f"src/{module}/__init__.py": _template(kind, "plugin.py"),
         f"tests/test_{snake}.py": _template(kind, "test_plugin.py"),
     }
+    for extra in spec.modules:
+        files[f"src/{module}/{extra}.py"] = _template(kind, f"{extra}.py")
+    for helper in spec.test_helpers:
+        files[f"tests/{helper}.py"] = _template(kind, f"{helper}.py")
     if kind == "skills":
         files[f"src/{module}/skills/{values['skill']}/SKILL.md"] = _template(kind, "SKILL.md")
     for relative, template in files.items():
@@ -97,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hermes-sdk", description="Tools for plugin authors.")
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("new-plugin", help="write a working plugin package to start from")
-    create.add_argument("--kind", required=True, choices=sorted(KINDS), help="what it provides")
+    create.add_argument("--kind", required=True, choices=list(KINDS), help="what it provides")
     create.add_argument("name", help="the plugin name, for example word-count")
     create.add_argument("--dir", default=".", help="where to create it (default: here)")
     create.add_argument("--description", help="one line for pyproject and README")
