@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -305,3 +307,67 @@ def test_a_bundle_installs_the_same_versions_in_two_fresh_venvs(
     for line in freezes[0].splitlines():
         if "==" in line:
             assert line in pinned, f"{line} is not what the bundle pins"
+
+
+def test_a_uv_tool_install_keeps_its_plugins_through_uv_tool_upgrade(
+    home, tools, tmp_path, workspace_wheels, fixture_wheels
+):
+    """`uv tool upgrade` rebuilds the environment from its receipt: plugins must be in it."""
+    links = tmp_path / "links"
+    links.mkdir()
+    for wheel in workspace_wheels.glob("hermes_[ks]*.whl"):  # the kernel and the SDK
+        shutil.copy(wheel, links)
+    uv = {
+        **tools,
+        "UV_TOOL_DIR": str(tmp_path / "tools"),
+        "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
+        "UV_PYTHON": sys.executable,
+        "UV_PYTHON_DOWNLOADS": "never",
+    }
+
+    def tool(*args: str) -> None:
+        environ = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"} | uv
+        subprocess.run([uv_command(), "tool", *args], env=environ, check=True)
+
+    tool("install", "--quiet", "hermes-kernel", "--find-links", str(links))
+    hermes = Venv(tmp_path / "tools" / "hermes-kernel")
+    receipt = hermes.path / "uv-receipt.toml"
+    good = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
+    run = ok(hermes.hermes("plugins", "install", str(good), "--yes", "--enable", home=home, env=uv))
+    assert "uv tool environment" in run.out
+    assert f'{{ name = "hermes-plugin-good", path = "{good}" }}' in receipt.read_text()
+    assert 'find-links = ["file://' in receipt.read_text(), "the tool's options are kept"
+
+    # A broken release is refused and the receipt is untouched, byte for byte.
+    before = receipt.read_bytes()
+    failed = hermes.hermes(
+        "plugins", "install", str(FIXTURES / "install" / "good-broken"), "--yes",
+        "--find-links", str(fixture_wheels), home=home, env=uv,
+    )  # fmt: skip
+    assert failed.code == 1 and "rolled back" in failed.err
+    assert receipt.read_bytes() == before
+
+    # A new Hermes release, then the upgrade the user runs: the plugin is still there.
+    kernel = shutil.copytree(
+        REPO / "kernel", tmp_path / "kernel", ignore=shutil.ignore_patterns(".venv")
+    )
+    version_file = kernel / "src" / "hermes_kernel" / "_version.py"
+    current = re.search(r'__version__ = "(.+)"', version_file.read_text())
+    assert current is not None
+    release = f"{current[1]}.post1"
+    version_file.write_text(f'__version__ = "{release}"\n')
+    subprocess.run(
+        [uv_command(), "build", "--quiet", "--wheel", "--out-dir", str(links), str(kernel)],
+        check=True,
+    )
+    tool("upgrade", "--quiet", "hermes-kernel")
+    after = freeze(hermes)
+    assert f"hermes-kernel=={release}" in after
+    assert "hermes-plugin-good @ file://" in after
+    assert listed(hermes, home, uv, "--verify")["good"]["state"] == "loaded"
+
+    # Uninstalled: gone from the receipt too, so the next upgrade does not bring it back.
+    ok(hermes.hermes("plugins", "uninstall", "good", "--yes", home=home, env=uv))
+    assert "hermes-plugin-good" not in receipt.read_text()
+    tool("upgrade", "--quiet", "hermes-kernel")
+    assert "hermes-plugin-good" not in freeze(hermes)

@@ -242,12 +242,22 @@ def uninstall(ctx: click.Context, names: tuple[str, ...], yes: bool) -> None:
         if also:
             click.echo(f"  it also provides plugins {', '.join(also)}, which go with it")
     _confirm(yes)
+    env = _environment()
     try:
-        _environment().uninstall(sorted(set(distributions)), "uninstalling")
+        env.uninstall(sorted(set(distributions)), "uninstalling")
     except InstallerError as exc:
         raise click.ClickException(str(exc)) from None
     for dist in sorted(set(distributions)):
         click.echo(f"{dist}: uninstalled")
+    if env.uv_tool:
+        from hermes_kernel.distribution import uv_receipt
+
+        unlisted = uv_receipt.record(env.prefix, changed=[], added=set(), removed=distributions)
+        for dist in unlisted:
+            click.echo(
+                f"  note: {dist} came with the tool's own package, so `uv tool upgrade` "
+                "puts it back; disable it instead to keep it off"
+            )
 
 
 @click.command("upgrade")

@@ -3,8 +3,8 @@
 Verification imports every plugin the change brought, in a fresh interpreter, under the load
 deadline, exactly as ``hermes plugins list --verify`` does. If resolution, installation or
 verification fails, the environment is put back to its snapshot (packages added are removed,
-packages replaced are reinstalled at their old version and source) and config.yaml to its
-old bytes, and the error says what failed.
+packages replaced are reinstalled at their old version and source) and config.yaml (and a uv
+tool environment's receipt) to its old bytes, and the error says what failed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_kernel.distribution import uv_receipt
 from hermes_kernel.distribution.environment import Environment, Installed, InstallerError
 
 
@@ -87,7 +88,9 @@ def transaction(
 ) -> Outcome:
     """Run ``change`` (installer calls) and verify; on any failure restore and re-raise."""
     before = env.snapshot()
-    config_before = config_path.read_bytes() if config_path.exists() else None
+    saved = {
+        path: path.read_bytes() if path.exists() else None for path in _files(env, config_path)
+    }
     try:
         change()
         after = env.snapshot()
@@ -101,12 +104,20 @@ def transaction(
         problems = verified.failures()
         if problems:
             raise InstallerError("verification failed: " + "; ".join(problems))
+        added = {dist.name for key, dist in after.items() if key not in before}
+        if env.uv_tool:  # so that `uv tool upgrade` keeps the plugins
+            plugins = {str(row.get("distribution")) for row in verified.plugins.values()}
+            uv_receipt.record(
+                env.prefix,
+                changed=[dist for dist in after.values() if dist.name in plugins],
+                added=added,
+                removed=[dist.name for key, dist in before.items() if key not in after],
+            )
         if after_install is not None:
-            added = {dist.name for key, dist in after.items() if key not in before}
             after_install(verified, added)
         return Outcome(changed, verified)
     except BaseException as exc:
-        left = _roll_back(env, before, config_path, config_before)
+        left = _roll_back(env, before, saved)
         if left:
             raise InstallerError(
                 f"{exc}\nrollback incomplete: these packages differ from before: {', '.join(left)}"
@@ -116,11 +127,17 @@ def transaction(
         raise
 
 
+def _files(env: Environment, config_path: Path) -> list[Path]:
+    """Files a change may rewrite besides the packages."""
+    return [config_path, env.prefix / uv_receipt.RECEIPT] if env.uv_tool else [config_path]
+
+
 def _roll_back(
-    env: Environment, before: dict[str, Installed], config_path: Path, config: bytes | None
+    env: Environment, before: dict[str, Installed], saved: dict[Path, bytes | None]
 ) -> list[str]:
-    if config is None:
-        config_path.unlink(missing_ok=True)
-    else:
-        config_path.write_bytes(config)
+    for path, content in saved.items():
+        if content is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(content)
     return env.restore(before)
