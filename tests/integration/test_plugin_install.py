@@ -371,3 +371,39 @@ def test_a_uv_tool_install_keeps_its_plugins_through_uv_tool_upgrade(
     assert "hermes-plugin-good" not in receipt.read_text()
     tool("upgrade", "--quiet", "hermes-kernel")
     assert "hermes-plugin-good" not in freeze(hermes)
+
+
+def test_a_pip_made_venv_is_changed_with_pip_and_rolled_back_with_it(
+    home, tools, tmp_path, fixture_wheels
+):
+    """A venv made by `python -m venv` (it has pip, and no uv marker) is changed with pip."""
+    path = tmp_path / "pip-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+    python = str(path / "bin" / "python")
+    subprocess.run(  # the kernel, put there quickly; pip does the plugin changes below
+        [uv_command(), "pip", "install", "-q", "--python", python, str(REPO / "sdk"), str(REPO / "kernel")],
+        check=True,
+    )  # fmt: skip
+    venv = Venv(path)
+
+    def pip_freeze() -> str:
+        return subprocess.run(
+            [python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True
+        ).stdout
+
+    good = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
+    run = ok(
+        venv.hermes("plugins", "install", str(good), "--yes", "--enable", home=home, env=tools)
+    )
+    assert f"into:       environment {path} (changed with pip)" in run.out
+    assert "hermes-plugin-good @ file://" in pip_freeze()
+    before, config = pip_freeze(), (home / "config.yaml").read_bytes()
+    failed = venv.hermes(
+        "plugins", "install", str(FIXTURES / "install" / "good-broken"), "--yes",
+        "--find-links", str(fixture_wheels), home=home, env=tools,
+    )  # fmt: skip
+    assert failed.code == 1, failed.out + failed.err
+    assert "rolled back: the environment is as it was" in failed.err
+    assert pip_freeze() == before
+    assert (home / "config.yaml").read_bytes() == config
+    assert listed(venv, home, tools, "--verify")["good"]["state"] == "loaded"

@@ -172,7 +172,13 @@ class Environment:
         out = self._run(
             self._pip("install", "--dry-run", "--quiet", "--report", "-", *args), "resolving"
         )
-        report = json.loads(out[out.index("{") :] if "{" in out else "{}")
+        # pip may print warnings around the report (stdout and stderr come back together).
+        try:
+            report, _ = (
+                json.JSONDecoder().raw_decode(out, out.index("{")) if "{" in out else ({}, 0)
+            )
+        except ValueError:
+            raise InstallerError(f"resolving: pip's --report is not JSON: {out[:200]!r}") from None
         return [
             f"+ {item['metadata']['name']}=={item['metadata']['version']}"
             for item in report.get("install", [])
