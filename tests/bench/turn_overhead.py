@@ -5,14 +5,17 @@
 A session holds ``--history`` messages; one turn then runs ``--rounds`` tool rounds (the
 model asks for a no-op tool each time) against the scripted OpenAI-compatible server on
 loopback. The floor sends the same requests (same JSON bodies, streamed, read to the end)
-with bare httpx. Overhead per round = turn time per model call - floor time per request.
-Target: <= 1 ms.
+with bare httpx. Overhead per round = turn time per model call - floor time per request. Before a
+side-effecting tool runs, the engine syncs the call's record to disk (a power cut must not
+lose it); that fsync is measured apart, as a floor of its own, and reported beside it.
+Target: engine overhead <= 1 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -51,6 +54,20 @@ async def floor_time(base_url: str, bodies: list[dict]) -> list[float]:
                     pass
             times.append((time.perf_counter() - started) * 1000)
     return times
+
+
+def fsync_floor(folder: Path, count: int = 50) -> float:
+    """Median ms to append 4 KB to a file in ``folder`` and fsync it: what the durable commit
+    before a side-effecting tool costs on this disk, whatever the engine does."""
+    times = []
+    with open(folder / "fsync-floor", "ab") as file:
+        for _ in range(count):
+            started = time.perf_counter()
+            file.write(b"x" * 4096)
+            file.flush()
+            os.fsync(file.fileno())
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
 
 
 def openai_factory():
@@ -112,16 +129,24 @@ def main() -> int:
         tempfile.TemporaryDirectory(prefix="hermes-turn-bench-") as scratch,
         ScriptedOpenAIServer() as server,
     ):
+        sync_ms = fsync_floor(Path(scratch))
         for label, noop in tools.items():
             engine_ms, floor_ms = measure(server, Path(scratch), noop, args)
             overhead = engine_ms - floor_ms
-            verdict = "ok" if overhead <= 1.0 else "OVER TARGET"
+            # The durable commit is I/O the crash guarantee requires, not engine work.
+            own = overhead - (sync_ms if not noop.parallel_safe else 0.0)
+            verdict = "ok" if own <= 1.0 else "OVER TARGET"
             print(f"{label}:")
             print(
                 f"    engine per model call + round {engine_ms:6.2f} ms, floor (bare httpx, same "
-                f"requests) {floor_ms:6.2f} ms, overhead {overhead:6.2f} ms "
-                f"(target <= 1 ms: {verdict})"
+                f"requests) {floor_ms:6.2f} ms, overhead {overhead:6.2f} ms"
             )
+            if not noop.parallel_safe:
+                print(
+                    f"    of which one fsync on this disk (floor: 4 KB append + fsync, median) "
+                    f"{sync_ms:6.2f} ms"
+                )
+            print(f"    engine's own overhead {own:6.2f} ms (target <= 1 ms: {verdict})")
     return 0
 
 

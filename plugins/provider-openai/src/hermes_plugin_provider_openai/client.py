@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,17 +60,27 @@ class WireCache:
         # Keyed by id(); each entry keeps its message alive, so an id is never reused
         # while its entry exists.
         self._by_id: dict[int, tuple[ChatMessage, dict[str, Any]]] = {}
+        # The last request, whose messages the next one of the same turn starts with.
+        self._last: list[ChatMessage] = []
+        self._last_wire: list[dict[str, Any]] = []
 
     def messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        known = len(self._last)
+        if 0 < known <= len(messages) and all(map(operator.is_, messages[:known], self._last)):
+            # The same history plus new messages: an identity check per message, in C.
+            wire = self._last_wire + [self._one(message) for message in messages[known:]]
+        else:
+            wire = [self._one(message) for message in messages]
+        self._last, self._last_wire = list(messages), wire
+        return wire
+
+    def _one(self, message: ChatMessage) -> dict[str, Any]:
         if len(self._by_id) > self.LIMIT:
             self._by_id.clear()
-        wire = []
-        for message in messages:
-            cached = self._by_id.get(id(message))
-            if cached is None:
-                cached = self._by_id[id(message)] = (message, _message(message))
-            wire.append(cached[1])
-        return wire
+        cached = self._by_id.get(id(message))
+        if cached is None:
+            cached = self._by_id[id(message)] = (message, _message(message))
+        return cached[1]
 
 
 def payload(request: ModelRequest, stream: bool, cache: WireCache | None = None) -> dict[str, Any]:
