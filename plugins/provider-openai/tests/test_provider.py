@@ -228,3 +228,15 @@ def test_a_non_streamed_reply_with_a_broken_tool_call_is_a_bad_response(
     with pytest.raises(ProviderError) as raised:
         complete(make_provider(stream=False))
     assert raised.value.kind is ErrorKind.BAD_RESPONSE
+
+
+def test_the_wire_cache_gives_what_a_fresh_conversion_gives_as_histories_change():
+    from hermes_plugin_provider_openai.client import WireCache, _message
+
+    cache = WireCache()
+    first = [ChatMessage("system", "s"), ChatMessage("user", "a")]
+    grown = [*first, ChatMessage("assistant", "b"), ChatMessage("user", "c")]
+    other = [ChatMessage("system", "s"), ChatMessage("user", "another session")]
+    edited = [first[0], ChatMessage("user", "a, compressed"), *grown[2:]]
+    for history in (first, grown, other, grown, edited, first[:1]):
+        assert cache.messages(history) == [_message(m) for m in history]
