@@ -23,6 +23,9 @@ from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCal
 if TYPE_CHECKING:
     from hermes_kernel.engine.turn import TurnEngine
 
+INLINE_SYNC_SECONDS = 0.002
+"""A synced commit faster than this (an SSD) blocks the event loop less than a thread hop."""
+
 
 @dataclass(frozen=True)
 class TurnResult:
@@ -99,10 +102,12 @@ class TurnRun:
         )
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
-        append = self.engine.store.messages.append
-        if not fields.get("durable"):
-            # A plain write takes well under a millisecond when the database is free:
-            # do it here, and pay for a thread only when it would have to wait.
+        store = self.engine.store
+        append = store.messages.append
+        if not fields.get("durable") or store.db.sync_seconds < INLINE_SYNC_SECONDS:
+            # A plain write takes well under a millisecond when the database is free, and so
+            # does a synced one on a fast disk: do it here, and pay for a thread only when it
+            # would have to wait (for the lock, or for a slow disk's sync).
             try:
                 return append(self.session.id, role, content, wait=False, **fields).seq
             except WouldBlock:

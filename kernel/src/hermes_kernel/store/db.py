@@ -50,6 +50,9 @@ class Database:
         write_attempts: int = WRITE_ATTEMPTS,
     ) -> None:
         self.path = path
+        self.sync_seconds = 0.0
+        """How long the last durable commit took: callers on an event loop make the next one
+        inline while this disk syncs fast, and in a thread when it does not."""
         self._write_attempts = write_attempts
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
@@ -138,7 +141,10 @@ class Database:
                 self._begin(cursor, wait)
                 try:
                     yield cursor
+                    started = time.perf_counter()
                     cursor.execute("COMMIT")
+                    if durable:
+                        self.sync_seconds = time.perf_counter() - started
                 except BaseException as exc:
                     if not self._conn.getautocommit():  # SQLite may have rolled back already
                         cursor.execute("ROLLBACK")
