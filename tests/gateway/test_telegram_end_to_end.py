@@ -23,14 +23,15 @@ def tool_results(openai_server) -> list[str]:
 
 def test_a_dm_with_a_tool_call(running_gateway, telegram, openai_server, hermes):
     openai_server.queue(
-        Reply.tool_call("terminal", {"command": "echo from-the-tool"}), Reply.say("It printed it.")
+        Reply.tool_call("terminal", {"command": "echo from-the-tool"}, delay_seconds=1),
+        Reply.say("It printed it."),
     )
     gateway = running_gateway()
     telegram.user_says(OWNER, "run echo for me")
     reply = telegram.wait_for_message(OWNER, "It printed it.")
     assert reply.reply_to is not None  # answers the user's message
     assert "from-the-tool" in tool_results(openai_server)[0]
-    assert (OWNER, "typing") in telegram.chat_actions
+    assert (OWNER, "typing") in telegram.chat_actions, "shown while the model took a second"
     (session,) = gateway.gateway.store.sessions.recent(source="telegram")
     assert session.user_scope == f"telegram:{OWNER}"
     assert DEFAULT_TOKEN not in hermes.home.joinpath("state.db").read_bytes().decode("latin-1")

@@ -44,6 +44,9 @@ __all__ = ["Gateway"]
 log = logging.getLogger("hermes.gateway")
 
 TYPING_EVERY_SECONDS = 4.0
+TYPING_AFTER_SECONDS = 0.5
+"""A reply sooner than this needs no typing indicator; skipping it saves an API call per
+message, which under load queues in front of the replies themselves."""
 UPKEEP_SECONDS = 1.0
 STATUS_EVERY_SECONDS = 5.0
 
@@ -464,6 +467,7 @@ def _command(text: str) -> str:
 
 
 async def _keep_typing(adapter: PlatformAdapter, chat: ChatRef) -> None:
+    await asyncio.sleep(TYPING_AFTER_SECONDS)
     while True:
         with contextlib.suppress(Exception):  # only a hint to the user
             await adapter.typing(chat)

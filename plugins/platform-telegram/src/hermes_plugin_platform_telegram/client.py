@@ -67,7 +67,7 @@ class BotApi:
     ) -> None:
         self._base = f"{api_url.rstrip('/')}/bot{token}/"
         self._client = httpx.AsyncClient(
-            timeout=timeout, limits=httpx.Limits(max_connections=64, max_keepalive_connections=32)
+            timeout=timeout, limits=httpx.Limits(max_connections=256, max_keepalive_connections=256)
         )
         self._max_flood_wait = max_flood_wait
         self._paused_until = 0.0

@@ -250,6 +250,7 @@ def pieces(text: str, size: int) -> list[str]:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # many clients connecting at once: none dropped and retried
     owner: ScriptedServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -93,6 +93,10 @@ def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # a burst of connections is queued, not dropped and retried
+
+
 class FakeTelegram:
     """The fake Bot API; a context manager listening on 127.0.0.1 (an ephemeral port)."""
 
@@ -122,7 +126,7 @@ class FakeTelegram:
         self.rejected: list[tuple[str, int, str]] = []
         """Calls answered with an error: (method, error_code, description)."""
         self.confirmed_offset = 0
-        self._http = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._http = _Server(("127.0.0.1", port), _Handler)
         self._http.daemon_threads = True
         self._http.owner = self  # type: ignore[attr-defined] # the handler finds us here
         self._thread = threading.Thread(
