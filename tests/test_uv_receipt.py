@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import tomllib
 
-from hermes_kernel.distribution.environment import Installed
+import pytest
+
+from hermes_kernel.distribution.environment import Installed, InstallerError
 from hermes_kernel.distribution.uv_receipt import dumps, record, requirement_of
 
 # Written by uv 0.13 for `uv tool install "hermes-kernel[dev]>=0.1; python_version>='3'"
@@ -72,3 +74,10 @@ def test_plugins_are_added_replaced_and_removed_but_the_tools_package_never(tmp_
     assert "hermes-plugin-good" not in requirements and "hermes-plugin-skills" not in requirements
     assert "hermes-plugin-openai" not in requirements
     assert receipt["tool"]["options"] == {"find-links": ["file:///tmp/ww"]}
+
+
+def test_a_damaged_receipt_is_a_one_line_installer_error(tmp_path):
+    (tmp_path / "uv-receipt.toml").write_text("[tool\nrequirements = ")
+    with pytest.raises(InstallerError, match="cannot read the uv tool receipt") as raised:
+        record(tmp_path, changed=[], added=set(), removed=["x"])
+    assert "\n" not in str(raised.value)

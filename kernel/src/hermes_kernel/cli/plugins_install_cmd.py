@@ -252,7 +252,10 @@ def uninstall(ctx: click.Context, names: tuple[str, ...], yes: bool) -> None:
     if env.uv_tool:
         from hermes_kernel.distribution import uv_receipt
 
-        unlisted = uv_receipt.record(env.prefix, changed=[], added=set(), removed=distributions)
+        try:
+            unlisted = uv_receipt.record(env.prefix, changed=[], added=set(), removed=distributions)
+        except InstallerError as exc:
+            raise click.ClickException(str(exc)) from None
         for dist in unlisted:
             click.echo(
                 f"  note: {dist} came with the tool's own package, so `uv tool upgrade` "

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from hermes_kernel.distribution.environment import Installed, normalize
+from hermes_kernel.distribution.environment import Installed, InstallerError, normalize
 
 RECEIPT = "uv-receipt.toml"
 
@@ -52,10 +52,13 @@ def record(
     (the first requirement) is never touched. Returns the ``removed`` names the receipt did
     not list: dependencies of the tool's package, which an upgrade brings back."""
     path = prefix / RECEIPT
-    receipt = tomllib.loads(path.read_text("utf-8"))
+    try:
+        receipt = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InstallerError(f"{path}: cannot read the uv tool receipt ({exc})") from None
     tool = receipt.get("tool")
     if not isinstance(tool, dict) or not isinstance(tool.get("requirements"), list):
-        raise ValueError(f"{path}: no [tool] requirements; reinstall the tool with uv")
+        raise InstallerError(f"{path}: no [tool] requirements; reinstall the tool with uv")
     requirements: list[dict[str, Any]] = tool["requirements"]
     main, rest = requirements[:1], requirements[1:]
     listed = {normalize(str(item.get("name", ""))) for item in rest}
