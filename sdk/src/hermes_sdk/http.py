@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 
+from hermes_sdk.http_transport import pooled_transport
 from hermes_sdk.models import (
     ErrorKind,
     ProviderError,
@@ -51,9 +52,11 @@ class LoopClient:
                 base_url=self._settings.base_url.rstrip("/"),
                 headers=self._headers,
                 timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
-                # Keep every connection alive: past the keep-alive cap httpcore closes idle
-                # ones, and each concurrent turn then pays for a new connection.
-                limits=httpx.Limits(max_connections=256, max_keepalive_connections=256),
+                # Keep every connection alive: past the keep-alive cap idle ones are closed,
+                # and each concurrent turn then pays for a new connection.
+                transport=pooled_transport(
+                    httpx.Limits(max_connections=256, max_keepalive_connections=256)
+                ),
             )
             self._loop = loop
         return self._client

@@ -297,6 +297,7 @@ class ChatAgent:
         await asyncio.to_thread(self.memory.close)
         await asyncio.to_thread(self.end_session, reason)  # a container takes a moment to go
         await asyncio.to_thread(self.tool_env.close)
+        await self.engine.finish_indexing()
         await _close_routes(self.setup)
         self.store.close()
 

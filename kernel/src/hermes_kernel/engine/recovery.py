@@ -43,14 +43,18 @@ def unanswered(transcript: list[Message]) -> list[tuple[Message, dict[str, Any]]
     return missing
 
 
-def repair(messages: Messages, session_id: str, read_only: Callable[[str], bool]) -> int:
-    """Add the missing results; return how many were added.
+def repaired(
+    messages: Messages, session_id: str, read_only: Callable[[str], bool]
+) -> list[Message]:
+    """The session's transcript with the missing results added (and stored).
 
     Only the last round can be incomplete (every turn repairs before it adds anything), so
-    appending the results keeps them right after their assistant message.
+    appending the results keeps them right after their assistant message. Safe to run again
+    after a partial run: a result already added is no longer missing.
     """
-    added = 0
-    for _, call in unanswered(messages.of_session(session_id)):
+    transcript = messages.of_session(session_id)
+    missing = unanswered(transcript)
+    for _, call in missing:
         name = str(call.get("name", ""))
         safe = read_only(name)
         messages.append(
@@ -61,5 +65,4 @@ def repair(messages: Messages, session_id: str, read_only: Callable[[str], bool]
             tool_name=name,
             disposition=Disposition.SKIPPED if safe else Disposition.UNKNOWN,
         )
-        added += 1
-    return added
+    return messages.of_session(session_id) if missing else transcript

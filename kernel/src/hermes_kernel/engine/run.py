@@ -14,7 +14,6 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import Stopped, ask_model
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
-from hermes_kernel.store.errors import WouldBlock
 from hermes_kernel.store.messages import Disposition
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
@@ -22,9 +21,6 @@ from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCal
 
 if TYPE_CHECKING:
     from hermes_kernel.engine.turn import TurnEngine
-
-INLINE_SYNC_SECONDS = 0.002
-"""A synced commit faster than this (an SSD) blocks the event loop less than a thread hop."""
 
 
 @dataclass(frozen=True)
@@ -103,26 +99,18 @@ class TurnRun:
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
         store = self.engine.store
-        append = store.messages.append
-        if not fields.get("durable") or store.db.sync_seconds < INLINE_SYNC_SECONDS:
-            # A plain write takes well under a millisecond when the database is free, and so
-            # does a synced one on a fast disk: do it here, and pay for a thread only when it
-            # would have to wait (for the lock, or for a slow disk's sync).
-            try:
-                return append(self.session.id, role, content, wait=False, **fields).seq
-            except WouldBlock:
-                pass
-        message = await asyncio.to_thread(append, self.session.id, role, content, **fields)
+        message = await store.db.run(
+            store.messages.append, self.session.id, role, content, **fields
+        )
         return message.seq
 
     # --- the loop -----------------------------------------------------------------------
 
     async def run(self, user_text: str, tool_choice: str | None = None) -> TurnResult:
         store = self.engine.store
-        await asyncio.to_thread(
-            recovery.repair, store.messages, self.session.id, self.runner.is_parallel_safe
+        stored = await store.db.run(
+            recovery.repaired, store.messages, self.session.id, self.runner.is_parallel_safe
         )
-        stored = await asyncio.to_thread(store.messages.of_session, self.session.id)
         self.history = [ChatMessage("system", self.session.system_prompt or "")]
         self.history += [to_chat(message) for message in stored]
         await self.save("user", user_text)

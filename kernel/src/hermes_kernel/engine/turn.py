@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,13 @@ from hermes_sdk.models import ModelUsage, ToolSchema
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
+
+log = logging.getLogger("hermes.engine")
+
+INDEX_AFTER_SECONDS = 1.0
+"""After a turn, search's indexes catch up this much later, in one write for every turn that
+ended meanwhile (a busy gateway ends dozens a second). Search indexes what is left before
+each query, so results never miss a message; this only keeps that step short."""
 
 
 class EngineObserver(Protocol):
@@ -144,6 +152,7 @@ class TurnEngine:
         self.prefetch = prefetch
         """What an external memory provider recalls for a user message (must not raise)."""
         self.health = RouteHealth()
+        self._index_timer: asyncio.TimerHandle | None = None
         self.schemas = [
             ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()
         ]
@@ -162,8 +171,36 @@ class TurnEngine:
         """Create a session with its system prompt, built now and frozen (one write, so a
         crash never leaves a session without its prompt). ``instructions`` end the prompt
         (a background review's task)."""
-        primary = self.routes[0]
         session_id = new_session_id()
+        prompt = self._system_prompt(session_id, source, cwd, user_scope, instructions)
+        session = self._create(session_id, source, cwd, user_scope, prompt, parent_session_id)
+        self.observer.on_session_start(_session_info(session))
+        return session
+
+    async def open_session(
+        self, source: str, cwd: Path | None = None, *, user_scope: str | None = None
+    ) -> Session:
+        """:meth:`start_session` for an event loop: files are read and hooks run in a worker
+        thread, the write is made through :meth:`Database.run`, so the thread never holds
+        the connection a busy loop is using."""
+        session_id = new_session_id()
+        prompt = await asyncio.to_thread(
+            self._system_prompt, session_id, source, cwd, user_scope, None
+        )
+        session = await self.store.db.run(
+            self._create, session_id, source, cwd, user_scope, prompt, None
+        )
+        await asyncio.to_thread(self.observer.on_session_start, _session_info(session))
+        return session
+
+    def _system_prompt(
+        self,
+        session_id: str,
+        source: str,
+        cwd: Path | None,
+        user_scope: str | None,
+        instructions: str | None,
+    ) -> str:
         context = PromptContext(
             session_id=session_id,
             source=source,
@@ -174,9 +211,19 @@ class TurnEngine:
             skill_dirs=self.skill_dirs,
         )
         prompt = build_system_prompt(self.home, cwd, self.observer.prompt_sections(context))
-        if instructions:
-            prompt = f"{prompt}\n\n{instructions}"
-        session = self.store.sessions.create(
+        return f"{prompt}\n\n{instructions}" if instructions else prompt
+
+    def _create(
+        self,
+        session_id: str,
+        source: str,
+        cwd: Path | None,
+        user_scope: str | None,
+        prompt: str,
+        parent_session_id: str | None,
+    ) -> Session:
+        primary = self.routes[0]
+        return self.store.sessions.create(
             source,
             model=primary.model,
             provider=primary.name,
@@ -186,8 +233,6 @@ class TurnEngine:
             user_scope=user_scope,
             parent_session_id=parent_session_id,
         )
-        self.observer.on_session_start(_session_info(session))
-        return session
 
     def resume_session(self, session_id: str) -> Session:
         """Continue a stored session in this process; its prompt is reused as stored."""
@@ -221,12 +266,13 @@ class TurnEngine:
         name: a small model that would not call a tool on its own is made to)."""
         control = control or TurnControl()
         control.loop = asyncio.get_running_loop()
-        session = await asyncio.to_thread(self.store.sessions.get, session_id)
+        db = self.store.db
+        session = await db.run(self.store.sessions.get, session_id)
         if session is None:
             raise KeyError(f"no session {session_id!r}")
         holder = new_holder()  # per turn: two turns in one process exclude each other too
         ttl = self.settings.lease_ttl
-        await asyncio.to_thread(self.store.leases.acquire, session_id, holder, ttl)
+        await db.run(self.store.leases.acquire, session_id, holder, ttl)
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         try:
             run = TurnRun(self, session, control, on_text, on_notice)
@@ -239,9 +285,31 @@ class TurnEngine:
             renewer.cancel()
             await asyncio.wait({renewer})
             with contextlib.suppress(StoreError):  # if not released, it expires on its own
-                await asyncio.to_thread(self.store.leases.release, session_id, holder)
-            with contextlib.suppress(StoreError):  # search indexes what is left, if need be
-                await asyncio.to_thread(index_pending, self.store.db)
+                await db.run(self.store.leases.release, session_id, holder)
+            self._index_soon()
+
+    def _index_soon(self) -> None:
+        if self._index_timer is None:
+            loop = asyncio.get_running_loop()
+            self._index_timer = loop.call_later(INDEX_AFTER_SECONDS, self._start_indexing, loop)
+
+    def _start_indexing(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._index_timer = None
+        loop.run_in_executor(None, self.index_now)
+
+    async def finish_indexing(self) -> None:
+        """Index now what the timer would have (before the store closes)."""
+        if self._index_timer is not None:
+            self._index_timer.cancel()
+            self._index_timer = None
+        await asyncio.to_thread(self.index_now)
+
+    def index_now(self) -> None:
+        """Bring search's indexes up to date; never raises."""
+        try:
+            index_pending(self.store.db)
+        except Exception as exc:  # noqa: BLE001 - search indexes what is left before a query
+            log.debug("indexing after the turn failed: %s", exc)
 
     async def _keep_lease(
         self,
@@ -255,7 +323,7 @@ class TurnEngine:
         while True:
             await asyncio.sleep(ttl / 3)
             try:
-                held = await asyncio.to_thread(self.store.leases.renew, session_id, holder, ttl)
+                held = await self.store.db.run(self.store.leases.renew, session_id, holder, ttl)
             except StoreError:
                 if time.monotonic() - last_renewed < ttl * 0.9:
                     continue  # try again at the next tick, while the lease still holds

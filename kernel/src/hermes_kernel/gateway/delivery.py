@@ -114,11 +114,11 @@ class Deliveries:
         if item.attempts >= self.attempts or too_old:
             why = "too old" if too_old else f"{item.attempts} failed attempts"
             log.error("reply %d to %s abandoned (%s)", item.id, item.chat.platform, why)
-            await asyncio.to_thread(self.ledger.failed, item.id, why, abandon=True)
+            await self.ledger.db.run(self.ledger.failed, item.id, why, abandon=True)
             return False
         self._in_flight.add(item.id)
         try:
-            await asyncio.to_thread(self.ledger.attempting, item.id)
+            await self.ledger.db.run(self.ledger.attempting, item.id)
             try:
                 await self._send(adapter, item)
             except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
@@ -126,7 +126,7 @@ class Deliveries:
                 log.warning(
                     "reply %d not delivered (attempt %d): %s", item.id, item.attempts + 1, exc
                 )
-                await asyncio.to_thread(self.ledger.failed, item.id, str(exc), abandon=last)
+                await self.ledger.db.run(self.ledger.failed, item.id, str(exc), abandon=last)
                 if last:
                     log.error(
                         "reply %d to %s abandoned after %d attempts",
@@ -135,7 +135,7 @@ class Deliveries:
                         self.attempts,
                     )
                 return False
-            await asyncio.to_thread(self.ledger.delivered, item.id)
+            await self.ledger.db.run(self.ledger.delivered, item.id)
             return True
         finally:
             self._in_flight.discard(item.id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +19,6 @@ from hermes_kernel.store.db import Database
 from hermes_sdk.platform import ChatRef, Inbound
 
 __all__ = ["InboxItem", "Ledger", "OutboxItem"]
-
-OPEN_INBOX = ("queued", "running", "resuming")
 
 
 @dataclass(frozen=True)
@@ -91,6 +89,7 @@ def _outbox(row: tuple[Any, ...]) -> OutboxItem:
 
 class Ledger:
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
         self._db = db
         self._now = clock
 
@@ -119,36 +118,54 @@ class Ledger:
 
     # --- inbox ------------------------------------------------------------------------------
 
-    def accept(self, message: Inbound, route_key: str) -> int | None:
+    def accept(self, message: Inbound, route_key: str) -> InboxItem | None:
         """Store a message (queued); None if this message was stored before (a platform
         delivering an update again after a restart)."""
-        now = self._now()
-        with self._db.write(durable=True) as cursor:
-            rows = cursor.execute(
-                "INSERT INTO gateway_inbox (route_key, platform, chat_id, chat, user_id, "
-                "user_name, message_id, text, state, received_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
-                "ON CONFLICT (platform, chat_id, message_id) DO NOTHING RETURNING id",
-                (
-                    route_key,
-                    message.chat.platform,
-                    message.chat.chat_id,
-                    json.dumps(message.chat.as_dict()),
-                    message.user_id,
-                    message.user_name,
-                    message.message_id,
-                    message.text,
-                    now,
-                    now,
-                ),
-            ).fetchall()
-        return int(str(rows[0][0])) if rows else None
+        return self.accept_many([(message, route_key)])[0]
 
-    def inbox_item(self, item_id: int) -> InboxItem | None:
-        rows = self._db.query(
-            f"SELECT {_INBOX_COLUMNS} FROM gateway_inbox WHERE id = ?", (item_id,)
-        )
-        return _inbox(rows[0]) if rows else None
+    def accept_many(self, messages: Sequence[tuple[Inbound, str]]) -> list[InboxItem | None]:
+        """Store messages (with their route keys) in one synced transaction, in order: one
+        disk sync for a whole batch from the platform."""
+        now = self._now()
+        stored: list[InboxItem | None] = []
+        with self._db.write(durable=True) as cursor:
+            for message, route_key in messages:
+                chat = message.chat
+                rows = cursor.execute(
+                    "INSERT INTO gateway_inbox (route_key, platform, chat_id, chat, user_id, "
+                    "user_name, message_id, text, state, received_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
+                    "ON CONFLICT (platform, chat_id, message_id) DO NOTHING RETURNING id",
+                    (
+                        route_key,
+                        chat.platform,
+                        chat.chat_id,
+                        json.dumps(chat.as_dict()),
+                        message.user_id,
+                        message.user_name,
+                        message.message_id,
+                        message.text,
+                        now,
+                        now,
+                    ),
+                ).fetchall()
+                stored.append(
+                    InboxItem(
+                        id=int(str(rows[0][0])),
+                        route_key=route_key,
+                        chat=chat,
+                        user_id=message.user_id,
+                        user_name=message.user_name or "",
+                        message_id=message.message_id,
+                        text=message.text,
+                        state="queued",
+                        session_id=None,
+                        received_at=now,
+                    )
+                    if rows
+                    else None
+                )
+        return stored
 
     def open_inbox(self) -> list[InboxItem]:
         """Messages whose turn has not finished, oldest first."""

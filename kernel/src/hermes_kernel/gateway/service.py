@@ -26,7 +26,8 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.gateway.access import Access
 from hermes_kernel.gateway.delivery import Deliveries, ReplyStream
-from hermes_kernel.gateway.ledger import OPEN_INBOX, InboxItem, Ledger, OutboxItem
+from hermes_kernel.gateway.intake import Intake
+from hermes_kernel.gateway.ledger import InboxItem, Ledger, OutboxItem
 from hermes_kernel.gateway.pairing import Pairings
 from hermes_kernel.gateway.platforms import Platforms
 from hermes_kernel.gateway.questions import Asker, ChatQuestions
@@ -74,7 +75,7 @@ class Conversation:
 
     key: str
     chat: ChatRef
-    queue: deque[int] = field(default_factory=deque)
+    queue: deque[InboxItem] = field(default_factory=deque)
     task: asyncio.Task[None] | None = None
     control: TurnControl | None = None
     stopped_by_user: bool = False
@@ -114,7 +115,9 @@ class Gateway:
             cwd=self.cwd,
         )
         self.store = self.agent.store
-        self.ledger = Ledger(self.store.db)
+        self.db = self.store.db
+        self.ledger = Ledger(self.db)
+        self.intake = Intake(self.ledger, self._enqueue)
         self.pairings = Pairings(self.store.db)
         platforms_config: dict[str, Any] = raw.get("platforms") or {}
         self.access = Access(platforms_config, self.pairings)
@@ -198,9 +201,9 @@ class Gateway:
     async def _pick_up_inbox(self, platform: str) -> None:
         """What the last run left of this platform's messages: once it is connected, so a
         resumed turn can stream, show typing and ask for approvals."""
-        for item in await asyncio.to_thread(self.ledger.open_inbox):
+        for item in await self.db.run(self.ledger.open_inbox):
             if item.chat.platform == platform:
-                self._enqueue(item.route_key, item.chat, item.id)
+                self._enqueue(item)
 
     async def _upkeep(self) -> None:
         last_status = 0.0
@@ -212,7 +215,7 @@ class Gateway:
             await asyncio.sleep(UPKEEP_SECONDS)
 
     async def _redeliver(self, platform: str | None) -> None:
-        for item in await asyncio.to_thread(self.ledger.open_outbox, platform):
+        for item in await self.db.run(self.ledger.open_outbox, platform):
             if self.deliveries.due(item):
                 await self.deliveries.deliver(item)
 
@@ -243,7 +246,7 @@ class Gateway:
 
     async def receive(self, message: Inbound) -> None:
         # Config answers without touching the database: the common case stays on the loop.
-        if not self.access.allowed_by_config(message) and not await asyncio.to_thread(
+        if not self.access.allowed_by_config(message) and not await self.db.run(
             self.access.allowed, message
         ):
             await self._stranger(message)
@@ -255,9 +258,8 @@ class Gateway:
             return
         if self.questions.typed(message.chat, message.user_id, text):
             return
-        item_id = await asyncio.to_thread(self.ledger.accept, message, key)
-        if item_id is not None:  # None: seen before (the platform sent it again)
-            self._enqueue(key, message.chat, item_id)
+        # Queued by the intake once stored (a message the platform sent again is not).
+        await self.intake.accept(message, key)
 
     async def pressed(self, press: ButtonPress) -> str:
         return self.questions.pressed(press)
@@ -290,7 +292,6 @@ class Gateway:
 
     async def _stop(self, key: str, message: Inbound) -> None:
         conversation = self.conversations.get(key)
-        dropped = await asyncio.to_thread(self.ledger.drop_queued, key)
         self.questions.cancel(message.chat)
         running = conversation is not None and conversation.control is not None
         if conversation is not None:
@@ -300,6 +301,7 @@ class Gateway:
             if conversation.control is not None:
                 conversation.stopped_by_user = True
                 conversation.control.stop()
+        dropped = await self.db.run(self.ledger.drop_queued, key)
         note = "Stopping." if running else "Nothing is running."
         if dropped:
             note += f" Dropped {dropped} waiting message{'s' if dropped != 1 else ''}."
@@ -307,27 +309,29 @@ class Gateway:
 
     # --- conversations ----------------------------------------------------------------------
 
-    def _enqueue(self, key: str, chat: ChatRef, item_id: int) -> None:
-        conversation = self.conversations.get(key)
+    def _enqueue(self, item: InboxItem) -> None:
+        conversation = self.conversations.get(item.route_key)
         if conversation is None:
-            conversation = self.conversations[key] = Conversation(key, chat)
-        conversation.queue.append(item_id)
+            conversation = self.conversations[item.route_key] = Conversation(
+                item.route_key, item.chat
+            )
+        if item.id == conversation.current or any(q.id == item.id for q in conversation.queue):
+            return  # stored as the last run's inbox was read at start: queued once
+        conversation.queue.append(item)
         if conversation.task is None:
             conversation.task = asyncio.ensure_future(self._drain(conversation))
 
     async def _drain(self, conversation: Conversation) -> None:
         try:
             while conversation.queue and not self.stopping:
-                item = await asyncio.to_thread(self.ledger.inbox_item, conversation.queue.popleft())
-                if item is None or item.state not in OPEN_INBOX:
-                    continue  # dropped by /stop meanwhile
+                item = conversation.queue.popleft()  # /stop empties the queue
                 conversation.current = item.id
                 try:
                     await self._process(conversation, item)
                 except Exception:
                     log.exception("gateway: message %d failed", item.id)
                     with contextlib.suppress(Exception):
-                        await asyncio.to_thread(self.ledger.mark, item.id, "failed")
+                        await self.db.run(self.ledger.mark, item.id, "failed")
                         await self._reply(
                             None,
                             item.chat,
@@ -347,7 +351,7 @@ class Gateway:
         reply_to: str | None = None,
         preview_id: str | None = None,
     ) -> None:
-        outbox_id = await asyncio.to_thread(
+        outbox_id = await self.db.run(
             self.ledger.reply_ready, item_id, chat, text, reply_to=reply_to, preview_id=preview_id
         )
         now = time.time()
@@ -364,7 +368,7 @@ class Gateway:
             await self._reply(item.id, item.chat, HELP)
             return
         if item.state == "resuming":
-            await asyncio.to_thread(self.ledger.mark, item.id, "failed")
+            await self.db.run(self.ledger.mark, item.id, "failed")
             await self._reply(
                 item.id,
                 item.chat,
@@ -382,22 +386,21 @@ class Gateway:
             await self._turn(conversation, item)
 
     async def _session(self, conversation: Conversation, item: InboxItem) -> Session:
-        session_id = item.session_id or await asyncio.to_thread(self.ledger.route, conversation.key)
+        session_id = item.session_id or await self.db.run(self.ledger.route, conversation.key)
         if session_id is not None:
-            session = await asyncio.to_thread(self.store.sessions.get, session_id)
+            session = await self.db.run(self.store.sessions.get, session_id)
             if session is not None:
                 return session
-        session = await asyncio.to_thread(
-            self.agent.engine.start_session,
+        session = await self.agent.engine.open_session(
             item.chat.platform,
             self.cwd,
             user_scope=user_scope(item.chat, item.user_id, conversation.key),
         )
-        await asyncio.to_thread(self.ledger.set_route, conversation.key, session.id)
+        await self.db.run(self.ledger.set_route, conversation.key, session.id)
         return session
 
     async def _new_session(self, conversation: Conversation, item: InboxItem) -> None:
-        old = await asyncio.to_thread(self.ledger.drop_route, conversation.key)
+        old = await self.db.run(self.ledger.drop_route, conversation.key)
         if old is not None:
             await asyncio.to_thread(self.agent.tool_env.end_session, old)
             with contextlib.suppress(KeyError):
@@ -407,7 +410,7 @@ class Gateway:
     async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
         session = await self._session(conversation, item)
         resumed = item.state == "running"
-        await asyncio.to_thread(
+        await self.db.run(
             self.ledger.mark, item.id, "resuming" if resumed else "running", session.id
         )
         adapter = self.platforms.adapter(item.chat.platform)
@@ -452,11 +455,11 @@ class Gateway:
             and not conversation.stopped_by_user
         ):
             # Stopped by the shutdown: the next start resumes it (once).
-            await asyncio.to_thread(self.ledger.mark, item.id, "running")
+            await self.db.run(self.ledger.mark, item.id, "running")
             return
         reply = compose_reply(result, conversation.stopped_by_user)
         await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
-        refreshed = await asyncio.to_thread(self.store.sessions.get, session.id)
+        refreshed = await self.db.run(self.store.sessions.get, session.id)
         self.agent.after_turn(refreshed or session, item.text, result)
 
 

@@ -3,18 +3,21 @@ transactions that take the lock up front (``BEGIN IMMEDIATE``) and retry a bound
 of times with jitter when another process holds it.
 
 One connection per :class:`Database`, guarded by a lock, so worker threads can share it;
-apsw releases the GIL while SQLite works.
+apsw releases the GIL while SQLite works. Code on an event loop calls the store through
+:meth:`Database.run`, which does the work right there when it cannot wait (the usual case,
+and much cheaper than a thread hop under load) and in a worker thread when it would.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import apsw
 
@@ -25,6 +28,17 @@ BUSY_TIMEOUT_MS = 2_000
 """How long SQLite itself waits for a lock before reporting busy."""
 WRITE_ATTEMPTS = 5
 """Busy reports we absorb (with jittered backoff) before giving up on a write."""
+INLINE_SYNC_SECONDS = 0.002
+"""A durable commit that took longer than this last time counts as waiting: on a slow disk,
+synced writes go to a thread rather than stall an event loop."""
+
+INLINE_LOCK_WAIT_SECONDS = 0.005
+"""How long an event loop waits for a worker thread of this process to finish with the
+connection before handing its own operation to a thread too. Going to a thread at once
+would queue behind that worker and make the next caller do the same (a convoy)."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def scalar(cursor: apsw.Cursor, sql: str, bindings: Sequence[Any] = ()) -> Any:
@@ -56,6 +70,7 @@ class Database:
         self._write_attempts = write_attempts
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
+        self._thread = threading.local()  # .no_wait: set while Database.run tries inline
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = apsw.Connection(str(path))
@@ -131,8 +146,11 @@ class Database:
         :class:`WouldBlock` at once instead, so an event loop can write inline when the
         database is free and hand the write to a thread when it is not.
         """
-        if not self._lock.acquire(blocking=wait):
-            raise WouldBlock
+        inline = self._no_wait()
+        wait = wait and not inline
+        if not wait and durable and self.sync_seconds >= INLINE_SYNC_SECONDS:
+            raise WouldBlock  # the disk's sync is the wait
+        self._take_lock(wait, inline)
         try:
             cursor = self._conn.cursor()
             if durable:
@@ -161,12 +179,46 @@ class Database:
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
     ) -> list[tuple[Any, ...]]:
         """Run a read-only statement and return all rows."""
-        with self._lock:
+        inline = self._no_wait()
+        self._take_lock(not inline, inline)
+        try:
             return list(self._conn.execute(sql, bindings))
+        finally:
+            self._lock.release()
 
     def query_value(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> Any:
         rows = self.query(sql, bindings)
         return rows[0][0] if rows else None
+
+    # --- from an event loop ---------------------------------------------------------------
+
+    def _no_wait(self) -> bool:
+        return bool(getattr(self._thread, "no_wait", False))
+
+    def _take_lock(self, wait: bool, inline: bool) -> None:
+        if wait:
+            self._lock.acquire()
+        elif inline:
+            if not self._lock.acquire(timeout=INLINE_LOCK_WAIT_SECONDS):
+                raise WouldBlock
+        elif not self._lock.acquire(blocking=False):
+            raise WouldBlock
+
+    async def run(self, operation: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a short store operation for an event loop: right here when nothing would make
+        it wait long (no other process writes, the disk syncs fast, a worker thread of ours
+        is done with the connection within a few milliseconds), else in a worker thread.
+        Each of its reads and writes raises WouldBlock rather than wait, and the operation
+        starts over in the thread; so it must make at most one write transaction, or be
+        safe to run again (as a repair that re-reads is)."""
+        self._thread.no_wait = True
+        try:
+            return operation(*args, **kwargs)
+        except WouldBlock:
+            pass
+        finally:
+            self._thread.no_wait = False
+        return await asyncio.to_thread(operation, *args, **kwargs)
 
     def close(self) -> None:
         with self._lock:

@@ -33,6 +33,12 @@ DEFAULT_TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
 POLL_ERROR_BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)
 
 
+def _chat_of(update: dict[str, Any]) -> object:
+    message = update.get("message") or (update.get("callback_query") or {}).get("message") or {}
+    chat_id = (message.get("chat") or {}).get("id")
+    return chat_id if chat_id is not None else ("update", update.get("update_id"))
+
+
 class TelegramAdapter:
     max_message_chars = MAX_MESSAGE_CHARS
     can_edit = True
@@ -95,9 +101,22 @@ class TelegramAdapter:
             failures = 0
             for update in updates or ():
                 offset = max(offset, int(update["update_id"]) + 1)
-                await self._dispatch(host, update)
+            await self._dispatch_all(host, updates or ())
             # The next getUpdates with the new offset confirms these: the gateway has stored
             # each message by now, so a crash from here on loses none of them.
+
+    async def _dispatch_all(self, host: PlatformHost, updates: Sequence[dict[str, Any]]) -> None:
+        """Chats are independent, so their updates are handed over at once (the gateway
+        stores them with one disk sync); within a chat, each waits for the one before, so
+        "do this" then "/stop" keep their order."""
+        by_chat: dict[object, list[dict[str, Any]]] = {}
+        for update in updates:
+            by_chat.setdefault(_chat_of(update), []).append(update)
+        await asyncio.gather(*(self._dispatch_in_order(host, chat) for chat in by_chat.values()))
+
+    async def _dispatch_in_order(self, host: PlatformHost, updates: list[dict[str, Any]]) -> None:
+        for update in updates:
+            await self._dispatch(host, update)
 
     async def _dispatch(self, host: PlatformHost, update: dict[str, Any]) -> None:
         assert self.bot is not None

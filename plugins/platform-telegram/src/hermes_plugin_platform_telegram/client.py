@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from hermes_sdk.http_transport import pooled_transport
+
 __all__ = ["BotApi", "TelegramError", "TelegramUnreachable"]
 
 log = logging.getLogger("hermes.telegram")
@@ -67,7 +69,10 @@ class BotApi:
     ) -> None:
         self._base = f"{api_url.rstrip('/')}/bot{token}/"
         self._client = httpx.AsyncClient(
-            timeout=timeout, limits=httpx.Limits(max_connections=256, max_keepalive_connections=256)
+            timeout=timeout,
+            transport=pooled_transport(
+                httpx.Limits(max_connections=256, max_keepalive_connections=256)
+            ),
         )
         self._max_flood_wait = max_flood_wait
         self._paused_until = 0.0

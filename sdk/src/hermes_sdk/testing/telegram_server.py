@@ -495,7 +495,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         owner: FakeTelegram = self.server.owner  # type: ignore[attr-defined]
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if len(body) < length:  # the client went away mid-request: there is no request
+            self.close_connection = True
+            return
         path = urlsplit(self.path).path.strip("/")
         try:
             params = _parameters(self, body)
