@@ -7,9 +7,11 @@ import asyncio
 import pytest
 
 from hermes_kernel.gateway.delivery import DUPLICATE_NOTE, Deliveries
-from hermes_kernel.gateway.ledger import Ledger
+from hermes_kernel.gateway.intake import Intake
+from hermes_kernel.gateway.ledger import InboxItem, Ledger
 from hermes_kernel.gateway.pairing import CODE_ALPHABET, PairingError, Pairings
 from hermes_kernel.gateway.routing import route_key, user_scope
+from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.state import StateStore
 from hermes_sdk.platform import ChatRef, Inbound
 
@@ -199,3 +201,53 @@ def test_every_kernel_section_is_a_field_of_the_kernel_config():
     assert set(KernelConfig.model_fields) == set(KERNEL_SECTIONS)
     empty = KernelConfig.model_validate(dict.fromkeys(KERNEL_SECTIONS))  # "gateway:" alone
     assert empty.gateway.max_concurrent_turns == 16 and empty.platforms == {}
+
+
+def test_the_intake_stores_a_burst_in_one_transaction_in_order(store, monkeypatch):
+    ledger = Ledger(store.db)
+    writes: list[int] = []
+    real_accept_many = Ledger.accept_many
+
+    def counting(self, messages):
+        writes.append(len(messages))
+        return real_accept_many(self, messages)
+
+    monkeypatch.setattr(Ledger, "accept_many", counting)
+    queued: list[str] = []
+    intake = Intake(ledger, lambda item: queued.append(item.message_id))
+
+    async def burst():
+        return await asyncio.gather(
+            *(
+                intake.accept(inbound(chat_id=str(n), user=str(n), message_id="1"), f"k{n}")
+                for n in range(5)
+            ),
+            intake.accept(inbound(chat_id="0", user="0", message_id="1"), "k0"),  # again
+        )
+
+    stored = asyncio.run(burst())
+    assert writes == [6]  # one transaction, so one disk sync, for the burst
+    assert [item.chat.chat_id for item in stored[:5]] == ["0", "1", "2", "3", "4"]
+    assert [item.id for item in stored[:5]] == sorted(item.id for item in stored[:5])
+    assert stored[5] is None and queued == ["1"] * 5  # the repeat is neither stored nor queued
+    assert [i.chat.chat_id for i in ledger.open_inbox()] == ["0", "1", "2", "3", "4"]
+
+
+def test_a_failed_intake_write_reaches_every_sender_and_queues_nothing(store):
+    ledger = Ledger(store.db)
+    queued: list[InboxItem] = []
+    intake = Intake(ledger, queued.append)
+    with store.db.write() as cursor:
+        cursor.execute("DROP TABLE gateway_outbox")
+        cursor.execute("DROP TABLE gateway_inbox")
+
+    async def burst():
+        return await asyncio.gather(
+            intake.accept(inbound(chat_id="1"), "k1"),
+            intake.accept(inbound(chat_id="2"), "k2"),
+            return_exceptions=True,
+        )
+
+    errors = asyncio.run(burst())
+    assert all(isinstance(e, StoreError) and "could not save" in str(e) for e in errors)
+    assert queued == []

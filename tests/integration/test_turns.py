@@ -518,3 +518,33 @@ def test_async_handlers_and_async_callables_are_awaited(make_engine, openai_serv
     run(engine, session.id, "go")
     results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
     assert results == ["value of a", "fetched b"]
+
+
+def test_search_indexes_after_turns_in_one_batch_and_never_misses_a_message(
+    make_engine, openai_server
+):
+    openai_server.queue(Reply.say("the walrus reply"), Reply.say("the narwhal reply"))
+    engine = make_engine()
+    session = engine.start_session("cli")
+    db = engine.store.db
+    indexed = "SELECT coalesce(max(indexed_upto), 0) FROM fts_progress"
+    newest = "SELECT max(id) FROM messages"
+
+    async def turn_then(text, then):
+        await engine.run_turn(session.id, text)
+        before = db.query_value(indexed)  # the turn left indexing to a timer
+        return before, await then()
+
+    async def search():
+        return engine.store.search("walrus")
+
+    before, hits = asyncio.run(turn_then("walrus?", search))
+    assert before < db.query_value(newest)
+    assert any("walrus" in hit.snippet for hit in hits)  # search indexed what was left
+
+    async def finish():
+        await engine.finish_indexing()  # what an exit does with the timer still pending
+        return db.query_value(indexed)
+
+    before, after = asyncio.run(turn_then("narwhal?", finish))
+    assert before < db.query_value(newest) == after

@@ -190,13 +190,16 @@ class LinearConnectionPool(httpcore.AsyncConnectionPool):
         return closing
 
 
-def pooled_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    """httpx's own transport (certificates from the environment as httpx reads them), with
-    :class:`LinearConnectionPool` on :class:`AsyncioNetworkBackend` as its pool."""
+def pooled_transport(
+    limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None
+) -> httpx.AsyncHTTPTransport:
+    """httpx's own transport with :class:`LinearConnectionPool` on
+    :class:`AsyncioNetworkBackend` as its pool. Certificates are verified as httpx does by
+    default, unless ``ssl_context`` says otherwise."""
     transport = httpx.AsyncHTTPTransport(limits=limits)
     if hasattr(transport, "_pool"):  # a future httpx without it keeps its own pool
         transport._pool = LinearConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=ssl_context or httpx.create_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

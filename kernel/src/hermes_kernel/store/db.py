@@ -11,6 +11,7 @@ and much cheaper than a thread hop under load) and in a worker thread when it wo
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import threading
 import time
@@ -28,9 +29,6 @@ BUSY_TIMEOUT_MS = 2_000
 """How long SQLite itself waits for a lock before reporting busy."""
 WRITE_ATTEMPTS = 5
 """Busy reports we absorb (with jittered backoff) before giving up on a write."""
-INLINE_SYNC_SECONDS = 0.002
-"""A durable commit that took longer than this last time counts as waiting: on a slow disk,
-synced writes go to a thread rather than stall an event loop."""
 
 INLINE_LOCK_WAIT_SECONDS = 0.005
 """How long an event loop waits for a worker thread of this process to finish with the
@@ -64,9 +62,7 @@ class Database:
         write_attempts: int = WRITE_ATTEMPTS,
     ) -> None:
         self.path = path
-        self.sync_seconds = 0.0
-        """How long the last durable commit took: callers on an event loop make the next one
-        inline while this disk syncs fast, and in a thread when it does not."""
+        self._wal = Path(f"{path}-wal")
         self._write_attempts = write_attempts
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
@@ -138,9 +134,11 @@ class Database:
         on any exception. Raises StoreBusyError after bounded retries of a held lock, and
         StoreError for any other database failure (disk full, I/O error ...).
 
-        ``durable`` syncs this commit to disk before returning (``synchronous=FULL``): use
-        it for writes that must survive a power cut, such as an assistant message whose
-        tools are about to run. Other commits survive a crash of the process, not the OS.
+        ``durable`` syncs this commit to disk before returning: use it for writes that must
+        survive a power cut, such as an assistant message whose tools are about to run.
+        Other commits survive a crash of the process, not the OS. The sync happens after the
+        connection is free again (see :meth:`sync`), and under :meth:`run` in a worker
+        thread, so a disk that stalls for a moment stalls neither other writers nor a loop.
 
         ``wait=False`` never waits for a lock (this process's or another's): it raises
         :class:`WouldBlock` at once instead, so an event loop can write inline when the
@@ -148,32 +146,44 @@ class Database:
         """
         inline = self._no_wait()
         wait = wait and not inline
-        if not wait and durable and self.sync_seconds >= INLINE_SYNC_SECONDS:
-            raise WouldBlock  # the disk's sync is the wait
         self._take_lock(wait, inline)
         try:
             cursor = self._conn.cursor()
-            if durable:
-                cursor.execute("PRAGMA synchronous=FULL")
+            self._begin(cursor, wait)
             try:
-                self._begin(cursor, wait)
-                try:
-                    yield cursor
-                    started = time.perf_counter()
-                    cursor.execute("COMMIT")
-                    if durable:
-                        self.sync_seconds = time.perf_counter() - started
-                except BaseException as exc:
-                    if not self._conn.getautocommit():  # SQLite may have rolled back already
-                        cursor.execute("ROLLBACK")
-                    if isinstance(exc, apsw.Error):
-                        raise StoreError(f"{self.path}: could not save: {exc}") from exc
-                    raise
-            finally:
-                if durable:
-                    cursor.execute("PRAGMA synchronous=NORMAL")
+                yield cursor
+                cursor.execute("COMMIT")
+            except BaseException as exc:
+                if not self._conn.getautocommit():  # SQLite may have rolled back already
+                    cursor.execute("ROLLBACK")
+                if isinstance(exc, apsw.Error):
+                    raise StoreError(f"{self.path}: could not save: {exc}") from exc
+                raise
         finally:
             self._lock.release()
+        if durable:
+            if inline:
+                self._thread.sync_owed = True  # Database.run syncs in a thread
+            else:
+                self.sync()
+
+    def sync(self) -> None:
+        """Make every commit so far survive a power cut.
+
+        In WAL mode a commit is frames appended to the ``-wal`` file, so syncing that file
+        is what ``synchronous=FULL`` does at each commit; done here instead, it runs without
+        holding the connection, and one sync covers every commit made before it. Without a
+        WAL file, the last checkpoint has already synced everything into the database."""
+        try:
+            fd = os.open(self._wal, os.O_RDWR)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.path}: could not save (sync failed: {exc})") from None
 
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
@@ -211,14 +221,21 @@ class Database:
         Each of its reads and writes raises WouldBlock rather than wait, and the operation
         starts over in the thread; so it must make at most one write transaction, or be
         safe to run again (as a repair that re-reads is)."""
-        self._thread.no_wait = True
+        local = self._thread
+        local.no_wait, local.sync_owed = True, False
         try:
-            return operation(*args, **kwargs)
+            result = operation(*args, **kwargs)
+            blocked = False
         except WouldBlock:
-            pass
+            blocked = True
         finally:
-            self._thread.no_wait = False
-        return await asyncio.to_thread(operation, *args, **kwargs)
+            sync_owed = local.sync_owed
+            local.no_wait = local.sync_owed = False  # before any await: the loop goes on
+        if blocked:
+            return await asyncio.to_thread(operation, *args, **kwargs)
+        if sync_owed:
+            await asyncio.to_thread(self.sync)
+        return result
 
     def close(self) -> None:
         with self._lock:

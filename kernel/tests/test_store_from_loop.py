@@ -1,0 +1,149 @@
+"""Database.run: store work done on the event loop when nothing makes it wait, in a worker
+thread when something would (our own busy worker, another process's write lock), and a
+durable commit synced without holding the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from hermes_kernel.store.db import Database
+from hermes_kernel.store.errors import StoreError
+from hermes_kernel.store.state import StateStore
+
+
+@pytest.fixture
+def store(tmp_path):
+    state = StateStore(tmp_path / "state.db")
+    yield state
+    state.close()
+
+
+def add_note(db: Database, text: str, durable: bool = False) -> str:
+    """One write transaction; returns the thread it ran in."""
+    with db.write(durable=durable) as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS notes (text TEXT)")
+        cursor.execute("INSERT INTO notes VALUES (?)", (text,))
+    return threading.current_thread().name
+
+
+def notes(db: Database) -> list[str]:
+    return [row[0] for row in db.query("SELECT text FROM notes ORDER BY rowid")]
+
+
+def test_a_free_database_is_used_right_on_the_loop(store):
+    async def main():
+        return await store.db.run(add_note, store.db, "one"), threading.current_thread().name
+
+    ran_in, loop_thread = asyncio.run(main())
+    assert ran_in == loop_thread
+    assert notes(store.db) == ["one"]
+
+
+def test_a_worker_holding_the_connection_sends_the_call_to_a_thread(store):
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.db.write():
+            held.set()
+            release.wait(5)
+
+    async def main():
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait(5)
+        asyncio.get_running_loop().call_later(0.2, release.set)
+        started = time.monotonic()
+        ran_in = await store.db.run(add_note, store.db, "after the worker")
+        holder.join()
+        return ran_in, threading.current_thread().name, time.monotonic() - started
+
+    ran_in, loop_thread, took = asyncio.run(main())
+    assert ran_in != loop_thread  # the loop did not sit on the lock for 200 ms
+    assert took >= 0.15
+    assert notes(store.db) == ["after the worker"]
+
+
+def test_another_process_writing_sends_the_call_to_a_thread_that_waits_its_turn(tmp_path):
+    path = tmp_path / "state.db"
+    ours, theirs = StateStore(path), Database(path)
+    try:
+        add_note(ours.db, "before")
+        lock = theirs.write()
+        lock.__enter__()  # the other connection holds BEGIN IMMEDIATE
+
+        async def main():
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.2, lambda: lock.__exit__(None, None, None))
+            return await ours.db.run(add_note, ours.db, "after"), threading.current_thread().name
+
+        ran_in, loop_thread = asyncio.run(main())
+        assert ran_in != loop_thread
+        assert notes(ours.db) == ["before", "after"]
+    finally:
+        theirs.close()
+        ours.close()
+
+
+def test_a_durable_commit_on_the_loop_is_synced_in_a_worker_thread(store, monkeypatch):
+    synced_in: list[str] = []
+    real_sync = Database.sync
+
+    def recording_sync(self: Database) -> None:
+        synced_in.append(threading.current_thread().name)
+        real_sync(self)
+
+    monkeypatch.setattr(Database, "sync", recording_sync)
+
+    async def main():
+        ran_in = await store.db.run(add_note, store.db, "kept", True)
+        return ran_in, threading.current_thread().name
+
+    ran_in, loop_thread = asyncio.run(main())
+    assert ran_in == loop_thread  # the commit itself was made inline
+    assert len(synced_in) == 1 and synced_in[0] != loop_thread
+    add_note(store.db, "plain")  # a plain commit owes no sync
+    add_note(store.db, "from a thread", durable=True)  # synced by the caller, at once
+    assert len(synced_in) == 2 and synced_in[1] == loop_thread
+
+
+def test_sync_without_a_wal_file_is_a_no_op_and_a_failed_sync_is_one_line(tmp_path):
+    db = Database(tmp_path / "state.db")
+    try:
+        wal = tmp_path / "state.db-wal"
+        wal.unlink(missing_ok=True)
+        db.sync()  # everything is in the database file already
+        wal.mkdir()  # cannot be opened for writing: the sync fails
+        with pytest.raises(StoreError, match="could not save"):
+            db.sync()
+    finally:
+        wal.rmdir()
+        db.close()
+
+
+def test_the_loop_is_free_of_no_wait_mode_while_a_call_waits_in_a_thread(store):
+    """A call that went to a thread must not leave the loop thread in no-wait mode: other
+    coroutines' store calls would then fail instead of waiting."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.db.write():
+            held.set()
+            release.wait(5)
+
+    async def main():
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait(5)
+        waiting = asyncio.ensure_future(store.db.run(add_note, store.db, "queued"))
+        await asyncio.sleep(0.05)  # it is in its thread now, waiting for the lock
+        release.set()
+        holder.join()
+        add_note(store.db, "direct")  # would raise WouldBlock in no-wait mode
+        await waiting
+
+    asyncio.run(main())
+    assert sorted(notes(store.db)) == ["direct", "queued"]
