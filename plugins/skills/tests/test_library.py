@@ -130,3 +130,17 @@ def test_every_bundled_skill_follows_the_specification() -> None:
     library = Library.load([Source("bundled", BUNDLED)])
     assert len(library.skills) >= 5 and not library.errors
     assert {name: skill.warnings for name, skill in library.skills.items() if skill.warnings} == {}
+
+
+def test_a_skill_read_before_is_reused_until_its_file_changes(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    skill_md = folder / "SKILL.md"
+    skill_md.write_text("---\nname: notes\ndescription: Take notes.\n---\nBody one.\n")
+    first = Library.load([Source("user", tmp_path)]).skills["notes"]
+    assert Library.load([Source("user", tmp_path)]).skills["notes"] is first  # not re-read
+    skill_md.write_text("---\nname: notes\ndescription: Take better notes.\n---\nBody two.\n")
+    again = Library.load([Source("user", tmp_path)]).skills["notes"]
+    assert (again.description, again.body.strip()) == ("Take better notes.", "Body two.")
+    skill_md.write_text("not a skill any more")
+    assert "notes" not in Library.load([Source("user", tmp_path)]).skills

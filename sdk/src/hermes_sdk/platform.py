@@ -125,7 +125,9 @@ class PlatformHost(Protocol):
 
     async def receive(self, message: Inbound) -> None:
         """Hand over a user's message. It is stored before this returns, so an adapter may
-        confirm it to the platform (acknowledge the update) afterwards."""
+        confirm it to the platform (acknowledge the update) afterwards. Calls for different
+        chats may run concurrently (messages arriving together are stored with one disk
+        sync); for one chat, await each call before making the next, to keep its order."""
         ...
 
     async def pressed(self, press: ButtonPress) -> str:

@@ -146,12 +146,24 @@ def parse_skill_text(text: str, folder: Path, source: str = "") -> Skill:
     )
 
 
+_parsed: dict[tuple[Path, str], tuple[tuple[int, int, int], Skill]] = {}
+"""SKILL.md files read before, by path and source, with the stat they had: every new session
+lists every skill in its prompt, and a gateway starts sessions all day."""
+
+
 def load_skill(folder: Path, source: str = "") -> Skill:
     path = folder / "SKILL.md"
     try:
+        stat = path.stat()
+        version = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        known = _parsed.get((path, source))
+        if known is not None and known[0] == version:
+            return known[1]
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise SkillError(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise SkillError(f"{path} cannot be read ({exc.strerror})") from None
-    return parse_skill_text(text, folder, source)
+    skill = parse_skill_text(text, folder, source)
+    _parsed[(path, source)] = (version, skill)
+    return skill
