@@ -147,3 +147,17 @@ def test_the_loop_is_free_of_no_wait_mode_while_a_call_waits_in_a_thread(store):
 
     asyncio.run(main())
     assert sorted(notes(store.db)) == ["direct", "queued"]
+
+
+def test_checkpoints_run_in_the_background_and_keep_the_log_short(store):
+    from hermes_kernel.store.db import CHECKPOINT_PAGES
+
+    session = store.sessions.create("cli", model="m", provider="p", system_prompt="")
+    for number in range(4_000):  # about 3 pages of log per message: several checkpoints
+        store.messages.append(session.id, "user", f"message {number} " + "x" * 600)
+        if number % 50 == 0:
+            time.sleep(0.005)  # let the checkpoint thread in, as real traffic does
+    page_size = store.db.query_value("PRAGMA page_size")
+    wal = store.db.path.parent / "state.db-wal"
+    assert wal.stat().st_size < 3 * CHECKPOINT_PAGES * page_size  # restarted, not grown
+    assert store.db.query_value("SELECT count(*) FROM messages") == 4_000

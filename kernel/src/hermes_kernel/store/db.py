@@ -11,6 +11,7 @@ and much cheaper than a thread hop under load) and in a worker thread when it wo
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import threading
@@ -30,10 +31,19 @@ BUSY_TIMEOUT_MS = 2_000
 WRITE_ATTEMPTS = 5
 """Busy reports we absorb (with jittered backoff) before giving up on a write."""
 
+CHECKPOINT_PAGES = 1_000
+"""The write-ahead log is copied into the database once it holds this many pages (SQLite's
+own default), by a background thread on a connection of its own: done inside a commit, as
+SQLite does by default, it made one commit in a thousand take milliseconds (more while the
+disk is busy), and on an event loop that stalls every conversation. The checkpoint is a
+RESTART one: writers wait while it runs (a loop's write goes to a thread meanwhile), and the
+next one starts the log over, so it stays about this long instead of growing."""
 INLINE_LOCK_WAIT_SECONDS = 0.005
 """How long an event loop waits for a worker thread of this process to finish with the
 connection before handing its own operation to a thread too. Going to a thread at once
 would queue behind that worker and make the next caller do the same (a convoy)."""
+
+log = logging.getLogger("hermes.store")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -67,6 +77,8 @@ class Database:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         self._thread = threading.local()  # .no_wait: set while Database.run tries inline
+        self._checkpoint_at = CHECKPOINT_PAGES
+        self._checkpointing = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = apsw.Connection(str(path))
@@ -75,6 +87,8 @@ class Database:
             self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints
+            self._conn.execute("PRAGMA wal_autocheckpoint=0")  # see CHECKPOINT_PAGES
+            self._conn.set_wal_hook(self._wal_grew)
         except apsw.NotADBError:
             raise StoreError(
                 f"{path} is not a SQLite database (or is damaged); move it aside and Hermes "
@@ -236,6 +250,33 @@ class Database:
         if sync_owed:
             await asyncio.to_thread(self.sync)
         return result
+
+    # --- checkpoints ----------------------------------------------------------------------
+
+    def _wal_grew(self, _connection: apsw.Connection, _name: str, pages: int) -> int:
+        """After each commit: start a checkpoint in the background when the log is long."""
+        if pages < CHECKPOINT_PAGES:
+            self._checkpoint_at = CHECKPOINT_PAGES  # the log restarted after a checkpoint
+        elif pages >= self._checkpoint_at and self._checkpointing.acquire(blocking=False):
+            # Next time only after as many pages more, should readers keep this one short.
+            self._checkpoint_at = pages + CHECKPOINT_PAGES
+            threading.Thread(target=self._checkpoint, name="hermes-checkpoint", daemon=True).start()
+        return apsw.SQLITE_OK
+
+    def _checkpoint(self) -> None:
+        try:
+            connection = apsw.Connection(str(self.path))
+            try:
+                connection.set_busy_timeout(self._busy_timeout_ms)
+                # The bulk without stopping writers; then, briefly, the rest and a restart.
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+            finally:
+                connection.close()
+        except apsw.Error as exc:  # the next one will try again; the log is still valid
+            log.warning("%s: checkpoint failed: %s", self.path, exc)
+        finally:
+            self._checkpointing.release()
 
     def close(self) -> None:
         with self._lock:
