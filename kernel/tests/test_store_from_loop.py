@@ -43,18 +43,24 @@ def test_a_free_database_is_used_right_on_the_loop(store):
     assert notes(store.db) == ["one"]
 
 
-def test_a_worker_holding_the_connection_sends_the_call_to_a_thread(store):
+def hold_connection(db: Database) -> tuple[threading.Thread, threading.Event]:
+    """A worker thread inside a write transaction until the returned event is set."""
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with store.db.write():
+        with db.write():
             held.set()
             release.wait(5)
 
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    return holder, release
+
+
+def test_a_worker_holding_the_connection_sends_the_call_to_a_thread(store):
     async def main():
-        holder = threading.Thread(target=hold)
-        holder.start()
-        held.wait(5)
+        holder, release = hold_connection(store.db)
         asyncio.get_running_loop().call_later(0.2, release.set)
         started = time.monotonic()
         ran_in = await store.db.run(add_note, store.db, "after the worker")
@@ -127,17 +133,9 @@ def test_sync_without_a_wal_file_is_a_no_op_and_a_failed_sync_is_one_line(tmp_pa
 def test_the_loop_is_free_of_no_wait_mode_while_a_call_waits_in_a_thread(store):
     """A call that went to a thread must not leave the loop thread in no-wait mode: other
     coroutines' store calls would then fail instead of waiting."""
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with store.db.write():
-            held.set()
-            release.wait(5)
 
     async def main():
-        holder = threading.Thread(target=hold)
-        holder.start()
-        held.wait(5)
+        holder, release = hold_connection(store.db)
         waiting = asyncio.ensure_future(store.db.run(add_note, store.db, "queued"))
         await asyncio.sleep(0.05)  # it is in its thread now, waiting for the lock
         release.set()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import httpcore
@@ -106,15 +106,8 @@ class AsyncioNetworkBackend(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         local = (local_address, 0) if local_address else None
-        try:
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(host, port, local_addr=local)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"timed out connecting to {host}:{port}") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        _apply(writer, socket_options)
-        return _Stream(reader, writer)
+        opening = asyncio.open_connection(host, port, local_addr=local)
+        return await _connect(opening, f"{host}:{port}", timeout, socket_options)
 
     async def connect_unix_socket(
         self,
@@ -122,25 +115,31 @@ class AsyncioNetworkBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable[SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        try:
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_unix_connection(path)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"timed out connecting to {path}") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        _apply(writer, socket_options)
-        return _Stream(reader, writer)
+        opening = asyncio.open_unix_connection(path)
+        return await _connect(opening, path, timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
 
-def _apply(writer: asyncio.StreamWriter, options: Iterable[SocketOption] | None) -> None:
+async def _connect(
+    opening: Coroutine[Any, Any, tuple[asyncio.StreamReader, asyncio.StreamWriter]],
+    where: str,
+    timeout: float | None,
+    options: Iterable[SocketOption] | None,
+) -> _Stream:
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await opening
+    except TimeoutError:
+        raise httpcore.ConnectTimeout(f"timed out connecting to {where}") from None
+    except OSError as exc:
+        raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
     sock: socket.socket | None = writer.get_extra_info("socket")
     for option in options or ():
         if sock is not None:
             sock.setsockopt(*option)
+    return _Stream(reader, writer)
 
 
 class LinearConnectionPool(httpcore.AsyncConnectionPool):
