@@ -90,17 +90,16 @@ def _outbox(row: tuple[Any, ...]) -> OutboxItem:
 class Ledger:
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self.db = db
-        self._db = db
         self._now = clock
 
     # --- routes -----------------------------------------------------------------------------
 
     def route(self, key: str) -> str | None:
-        value = self._db.query_value("SELECT session_id FROM gateway_routes WHERE key = ?", (key,))
+        value = self.db.query_value("SELECT session_id FROM gateway_routes WHERE key = ?", (key,))
         return None if value is None else str(value)
 
     def set_route(self, key: str, session_id: str) -> None:
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "INSERT INTO gateway_routes (key, session_id, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, "
@@ -110,7 +109,7 @@ class Ledger:
 
     def drop_route(self, key: str) -> str | None:
         """Forget the route (``/new``); returns the session it pointed at."""
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             rows = cursor.execute(
                 "DELETE FROM gateway_routes WHERE key = ? RETURNING session_id", (key,)
             ).fetchall()
@@ -128,7 +127,7 @@ class Ledger:
         disk sync for a whole batch from the platform."""
         now = self._now()
         stored: list[InboxItem | None] = []
-        with self._db.write(durable=True) as cursor:
+        with self.db.write(durable=True) as cursor:
             for message, route_key in messages:
                 chat = message.chat
                 rows = cursor.execute(
@@ -169,7 +168,7 @@ class Ledger:
 
     def open_inbox(self) -> list[InboxItem]:
         """Messages whose turn has not finished, oldest first."""
-        rows = self._db.query(
+        rows = self.db.query(
             f"SELECT {_INBOX_COLUMNS} FROM gateway_inbox "
             "WHERE state IN ('queued', 'running', 'resuming') ORDER BY id"
         )
@@ -179,7 +178,7 @@ class Ledger:
         # Not synced on its own: the WAL is replayed in order, so the engine's synced commit
         # of an assistant message (before any tool runs) makes this durable too; lost
         # without it, the turn had not acted yet and runs again from the start.
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
                 "updated_at = ? WHERE id = ?",
@@ -188,7 +187,7 @@ class Ledger:
 
     def drop_queued(self, route_key: str) -> int:
         """Drop the messages still waiting in one conversation (``/stop``)."""
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_inbox SET state = 'dropped', updated_at = ? "
                 "WHERE route_key = ? AND state = 'queued'",
@@ -208,7 +207,7 @@ class Ledger:
         """Record the reply as an obligation and close its message, in one transaction.
         Synced by the ``attempting`` mark that precedes every send (the WAL is ordered)."""
         now = self._now()
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             if item_id is not None:
                 cursor.execute(
                     "UPDATE gateway_inbox SET state = 'done', updated_at = ? WHERE id = ?",
@@ -234,13 +233,13 @@ class Ledger:
     # --- outbox -----------------------------------------------------------------------------
 
     def outbox_item(self, item_id: int) -> OutboxItem | None:
-        rows = self._db.query(
+        rows = self.db.query(
             f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox WHERE id = ?", (item_id,)
         )
         return _outbox(rows[0]) if rows else None
 
     def open_outbox(self, platform: str | None = None) -> list[OutboxItem]:
-        rows = self._db.query(
+        rows = self.db.query(
             f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox "
             "WHERE state IN ('pending', 'attempting') AND (? IS NULL OR platform = ?) ORDER BY id",
             (platform, platform),
@@ -250,7 +249,7 @@ class Ledger:
     def after_crash(self) -> int:
         """At start: sends that were in flight may have gone out; mark them so their next
         attempt says it may be a duplicate."""
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = 'pending', maybe_sent = 1, preview_id = NULL, "
                 "updated_at = 0 WHERE state = 'attempting'"
@@ -258,7 +257,7 @@ class Ledger:
             return int(cursor.connection.changes())
 
     def attempting(self, item_id: int) -> None:
-        with self._db.write(durable=True) as cursor:
+        with self.db.write(durable=True) as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = 'attempting', attempts = attempts + 1, "
                 "updated_at = ? WHERE id = ?",
@@ -266,7 +265,7 @@ class Ledger:
             )
 
     def delivered(self, item_id: int) -> None:
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = 'delivered', last_error = NULL, "
                 "updated_at = ? WHERE id = ?",
@@ -275,7 +274,7 @@ class Ledger:
 
     def failed(self, item_id: int, error: str, *, abandon: bool) -> None:
         """A send failed for sure (an answer came back): try again later, or give up."""
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ? WHERE id = ?",
                 ("abandoned" if abandon else "pending", error[:500], self._now(), item_id),
@@ -284,7 +283,7 @@ class Ledger:
     # --- upkeep -----------------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        rows = self._db.query(
+        rows = self.db.query(
             "SELECT 'inbox_' || state, count(*) FROM gateway_inbox "
             "WHERE state IN ('queued', 'running', 'resuming') GROUP BY state "
             "UNION ALL SELECT 'outbox_' || state, count(*) FROM gateway_outbox "
@@ -296,7 +295,7 @@ class Ledger:
         """Forget finished messages and replies after a week (kept that long so a platform
         re-sending an old update is still recognised)."""
         cutoff = self._now() - older_than_seconds
-        with self._db.write() as cursor:
+        with self.db.write() as cursor:
             cursor.execute(
                 "DELETE FROM gateway_outbox WHERE state IN ('delivered', 'abandoned') "
                 "AND updated_at < ?",
