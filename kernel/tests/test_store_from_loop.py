@@ -12,6 +12,7 @@ import pytest
 
 from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import StoreError
+from hermes_kernel.store.group_sync import GroupSync
 from hermes_kernel.store.state import StateStore
 
 
@@ -97,7 +98,7 @@ def test_another_process_writing_sends_the_call_to_a_thread_that_waits_its_turn(
         ours.close()
 
 
-def test_a_durable_commit_on_the_loop_is_synced_in_a_worker_thread(store, monkeypatch):
+def test_a_durable_commit_on_the_loop_is_synced_in_the_sync_thread(store, monkeypatch):
     synced_in: list[str] = []
     real_sync = Database.sync
 
@@ -117,6 +118,43 @@ def test_a_durable_commit_on_the_loop_is_synced_in_a_worker_thread(store, monkey
     add_note(store.db, "plain")  # a plain commit owes no sync
     add_note(store.db, "from a thread", durable=True)  # synced by the caller, at once
     assert len(synced_in) == 2 and synced_in[1] == loop_thread
+
+
+def test_commits_waiting_together_share_one_sync_and_its_failure():
+    """Callers that arrive while a sync runs are covered by the next one, together; one
+    that arrived before a sync started never gets an earlier sync's result."""
+    started: list[float] = []
+    fail = threading.Event()
+
+    def slow_sync() -> None:
+        started.append(time.monotonic())
+        time.sleep(0.1)
+        if fail.is_set():
+            raise StoreError("state.db: could not save (sync failed: disk gone)")
+
+    syncs = GroupSync(slow_sync)
+
+    async def main() -> tuple[list[float], list[float]]:
+        first = asyncio.ensure_future(syncs.wait())
+        await asyncio.sleep(0.03)  # the first sync is running: these four wait for the next
+        asked = time.monotonic()
+        await asyncio.gather(*(syncs.wait() for _ in range(4)))
+        await first
+        return [asked], list(started)
+
+    (asked,), began = asyncio.run(main())
+    assert len(began) == 2  # five callers, two syncs
+    assert began[1] >= asked  # the later callers' sync started after they asked
+
+    fail.set()
+
+    async def failing() -> list[BaseException | None]:
+        return await asyncio.gather(*(syncs.wait() for _ in range(3)), return_exceptions=True)
+
+    outcomes = asyncio.run(failing())
+    assert [str(outcome) for outcome in outcomes] == [
+        "state.db: could not save (sync failed: disk gone)"
+    ] * 3
 
 
 def test_sync_without_a_wal_file_is_a_no_op_and_a_failed_sync_is_one_line(tmp_path):

@@ -1,13 +1,15 @@
 """hermes_sdk.http_transport against a real HTTP/1.1 server on loopback (plain and TLS):
-connections are reused, a connection the server closed is replaced, the keep-alive and
-connection caps hold, and failures are httpx's usual exceptions."""
+connections are reused, a connection the server closed is replaced, the connection cap holds,
+idle connections expire, and failures are httpx's usual exceptions."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import ssl
 import subprocess
+import warnings
 from pathlib import Path
 
 import httpx
@@ -86,26 +88,21 @@ def test_a_connection_the_server_closed_while_idle_is_replaced():
     assert fake.connections == 2
 
 
-def test_the_connection_cap_queues_requests_and_the_keepalive_cap_closes_idle_ones():
-    async def main(fake: Server) -> tuple[list[str], int]:
+def test_the_connection_cap_queues_requests_and_idle_connections_expire():
+    async def main(fake: Server) -> tuple[list[str], int, int]:
         server, url = await fake.start()
-        limits = httpx.Limits(max_connections=3, max_keepalive_connections=1)
-        async with server:
-            http = client(limits)
-            try:
-                replies = await asyncio.gather(*(http.get(url) for _ in range(9)))
-                await asyncio.sleep(0.1)
-                pool = http._transport._pool  # type: ignore[attr-defined]
-                kept = len(pool.connections)
-            finally:
-                await http.aclose()
-        return [r.text for r in replies], kept
+        limits = httpx.Limits(max_connections=3, keepalive_expiry=0.2)
+        async with server, client(limits) as http:
+            replies = await asyncio.gather(*(http.get(url) for _ in range(9)))
+            kept = fake.open
+            await asyncio.sleep(1.0)  # the pool looks for expired connections now and then
+            return [r.text for r in replies], kept, fake.open
 
     fake = Server(delay=0.05)
-    texts, kept = asyncio.run(main(fake))
+    texts, kept, left = asyncio.run(main(fake))
     assert texts == ["ok"] * 9
-    assert fake.most_open <= 3
-    assert kept == 1
+    assert fake.most_open == 3 and kept == 3
+    assert left == 0
 
 
 def test_failures_are_httpx_exceptions():
@@ -151,3 +148,46 @@ def test_tls_is_verified_and_works(tmp_path: Path):
     assert fake.connections == 1
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
         asyncio.run(main(Server(), None))  # the default trust store does not know it
+
+
+def test_a_client_dropped_after_its_loop_ended_closes_without_a_warning(caplog):
+    """A CLI runs one event loop per command; a client left open when it ends is closed
+    quietly when collected, instead of aiohttp reporting an unclosed session."""
+
+    async def main(fake: Server) -> str:
+        server, url = await fake.start()
+        async with server:
+            http = client()
+            return (await http.get(url)).text  # no aclose: its connection stays in the pool
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert asyncio.run(main(Server())) == "ok"
+        gc.collect()
+    assert not [w for w in caught if "nclosed" in str(w.message)]
+    assert "nclosed" not in caplog.text
+
+
+def test_a_reply_cut_short_is_a_read_error_and_no_reply_a_protocol_error():
+    async def cut(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
+        await writer.drain()
+        writer.close()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    async def main(handler) -> None:
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/secret-token/x"
+        async with server, client() as http:
+            await http.get(url)
+
+    with pytest.raises(httpx.ReadError) as cut_short:
+        asyncio.run(main(cut))
+    with pytest.raises(httpx.RemoteProtocolError) as no_reply:
+        asyncio.run(main(silent))
+    for failure in (cut_short.value, no_reply.value):  # never the URL: it may hold a secret
+        assert "secret-token" not in str(failure)

@@ -24,6 +24,7 @@ from typing import Any, ParamSpec, TypeVar
 import apsw
 
 from hermes_kernel.store.errors import StoreBusyError, StoreError, WouldBlock
+from hermes_kernel.store.group_sync import GroupSync
 from hermes_kernel.store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 2_000
@@ -79,6 +80,7 @@ class Database:
         self._thread = threading.local()  # .no_wait: set while Database.run tries inline
         self._checkpoint_at = CHECKPOINT_PAGES
         self._checkpointing = threading.Lock()
+        self._group_sync: GroupSync | None = None  # made by the first durable run()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = apsw.Connection(str(path))
@@ -151,8 +153,9 @@ class Database:
         ``durable`` syncs this commit to disk before returning: use it for writes that must
         survive a power cut, such as an assistant message whose tools are about to run.
         Other commits survive a crash of the process, not the OS. The sync happens after the
-        connection is free again (see :meth:`sync`), and under :meth:`run` in a worker
-        thread, so a disk that stalls for a moment stalls neither other writers nor a loop.
+        connection is free again (see :meth:`sync`), and under :meth:`run` in the sync
+        thread, one sync for every commit waiting then (:class:`GroupSync`), so a disk that
+        stalls for a moment stalls neither other writers nor a loop.
 
         ``wait=False`` never waits for a lock (this process's or another's): it raises
         :class:`WouldBlock` at once instead, so an event loop can write inline when the
@@ -177,7 +180,7 @@ class Database:
             self._lock.release()
         if durable:
             if inline:
-                self._thread.sync_owed = True  # Database.run syncs in a thread
+                self._thread.sync_owed = True  # Database.run waits for the sync thread
             else:
                 self.sync()
 
@@ -248,7 +251,9 @@ class Database:
         if blocked:
             return await asyncio.to_thread(operation, *args, **kwargs)
         if sync_owed:
-            await asyncio.to_thread(self.sync)
+            if self._group_sync is None:
+                self._group_sync = GroupSync(self.sync)
+            await self._group_sync.wait()
         return result
 
     # --- checkpoints ----------------------------------------------------------------------
