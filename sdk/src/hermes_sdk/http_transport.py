@@ -60,12 +60,10 @@ def _fail(exc: BaseException, request: httpx.Request) -> NoReturn:
     kind: type[httpx.TransportError]
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         kind = httpx.ProxyError
-    elif isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
-        kind = (
-            httpx.ConnectTimeout
-            if isinstance(exc, aiohttp.ConnectionTimeoutError)
-            else httpx.ConnectError
-        )
+    elif isinstance(exc, aiohttp.ConnectionTimeoutError):
+        kind = httpx.ConnectTimeout
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        kind = httpx.ConnectError
     elif isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
         kind = httpx.ReadTimeout
     elif isinstance(exc, aiohttp.ServerDisconnectedError):
