@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -231,6 +232,46 @@ def test_the_intake_stores_a_burst_in_one_transaction_in_order(store, monkeypatc
     assert [item.id for item in stored[:5]] == sorted(item.id for item in stored[:5])
     assert stored[5] is None and queued == ["1"] * 5  # the repeat is neither stored nor queued
     assert [i.chat.chat_id for i in ledger.open_inbox()] == ["0", "1", "2", "3", "4"]
+
+
+def test_a_message_is_queued_once_committed_and_confirmed_once_synced(store):
+    ledger = Ledger(store.db)
+    disk_free = threading.Event()
+    real_sync = store.db.sync
+
+    def stalled_sync() -> None:  # the disk stalls until the test lets it go
+        assert disk_free.wait(10)
+        real_sync()
+
+    store.db.sync = stalled_sync
+    queued: list[InboxItem] = []
+    intake = Intake(ledger, queued.append)
+
+    async def main() -> InboxItem | None:
+        accepted = asyncio.ensure_future(intake.accept(inbound(), "k"))
+        async with asyncio.timeout(5):
+            while not queued:
+                await asyncio.sleep(0.01)
+        # Its turn may start: the message is committed (another connection reads it) ...
+        other = StateStore(store.db.path).db
+        assert [i.id for i in Ledger(other).open_inbox()] == [queued[0].id]
+        other.close()
+        await asyncio.sleep(0.1)
+        assert not accepted.done()  # ... but the platform hears of it only after the sync
+        disk_free.set()
+        return await asyncio.wait_for(accepted, 5)
+
+    assert asyncio.run(main()) == queued[0]
+
+
+def test_a_failed_sync_reaches_the_sender(store):
+    def failing_sync() -> None:
+        raise StoreError("state.db: could not save (sync failed: I/O error)")
+
+    store.db.sync = failing_sync
+    intake = Intake(Ledger(store.db), lambda item: None)
+    with pytest.raises(StoreError, match="sync failed"):
+        asyncio.run(intake.accept(inbound(), "k"))
 
 
 def test_a_failed_intake_write_reaches_every_sender_and_queues_nothing(store):

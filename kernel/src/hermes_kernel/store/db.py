@@ -251,10 +251,15 @@ class Database:
         if blocked:
             return await asyncio.to_thread(operation, *args, **kwargs)
         if sync_owed:
-            if self._group_sync is None:
-                self._group_sync = GroupSync(self.sync)
-            await self._group_sync.wait()
+            await self.synced()
         return result
+
+    async def synced(self) -> None:
+        """For an event loop: return once every commit made so far survives a power cut
+        (a sync that started after this call, shared with everyone waiting then)."""
+        if self._group_sync is None:
+            self._group_sync = GroupSync(self.sync)
+        await self._group_sync.wait()
 
     # --- checkpoints ----------------------------------------------------------------------
 

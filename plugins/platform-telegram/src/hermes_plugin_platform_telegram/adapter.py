@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,12 @@ MAX_MESSAGE_CHARS = 4096
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
 POLL_ERROR_BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)
+PEEK_SECONDS = 0.02
+"""While a batch is being stored, how often to look for newer updates. The next getUpdates
+offset tells Telegram it may forget a batch, so it is only sent once the gateway has stored
+the batch (synced to disk); until then the loop asks with the old offset, and Telegram
+answers at once with that batch again (skipped here) and anything newer. So a disk that
+stalls holds up only the confirmation, not the messages behind it."""
 
 
 def _chat_of(update: dict[str, Any]) -> object:
@@ -63,6 +70,7 @@ class TelegramAdapter:
             max_flood_wait=float(config.get("max_flood_wait_seconds", 300)),
         )
         self.bot: Bot | None = None
+        self._chats: dict[object, asyncio.Task[None]] = {}  # each chat's latest hand-over
 
     # --- receiving ---------------------------------------------------------------------------
 
@@ -79,42 +87,77 @@ class TelegramAdapter:
         # Long polling and a webhook exclude each other: drop a webhook left by another tool.
         await self.api.call("deleteWebhook", {"drop_pending_updates": False})
         log.info("telegram: polling as @%s", self.bot.username)
-        offset = 0
+        offset = 0  # the updates before it are stored: the next getUpdates confirms them
+        handed = 0  # the updates before it are handed to the gateway
+        storing: deque[tuple[asyncio.Future[list[None]], int]] = deque()  # with its offset
         failures = 0
-        while True:
-            try:
-                updates = await self.api.call(
-                    "getUpdates",
-                    {
-                        "offset": offset,
-                        "timeout": self.poll_timeout,
-                        "allowed_updates": ["message", "callback_query"],
-                    },
-                    timeout=self.poll_timeout + 15,
-                )
-            except TelegramUnreachable as exc:
-                delay = POLL_ERROR_BACKOFF[min(failures, len(POLL_ERROR_BACKOFF) - 1)]
-                failures += 1
-                log.warning("telegram: %s; polling again in %s s", exc, delay)
-                await asyncio.sleep(delay)
-                continue
-            failures = 0
-            for update in updates or ():
-                offset = max(offset, int(update["update_id"]) + 1)
-            await self._dispatch_all(host, updates or ())
-            # The next getUpdates with the new offset confirms these: the gateway has stored
-            # each message by now, so a crash from here on loses none of them.
+        try:
+            while True:
+                if storing:
+                    await asyncio.wait({storing[0][0]}, timeout=PEEK_SECONDS)
+                while storing and storing[0][0].done():
+                    batch, offset = storing.popleft()
+                    batch.result()  # not stored: raise; Telegram sends it again after a restart
+                try:
+                    updates = await self.api.call(
+                        "getUpdates",
+                        {
+                            "offset": offset,
+                            "timeout": 0 if storing else self.poll_timeout,
+                            "allowed_updates": ["message", "callback_query"],
+                        },
+                        timeout=self.poll_timeout + 15,
+                    )
+                except TelegramUnreachable as exc:
+                    delay = POLL_ERROR_BACKOFF[min(failures, len(POLL_ERROR_BACKOFF) - 1)]
+                    failures += 1
+                    log.warning("telegram: %s; polling again in %s s", exc, delay)
+                    await asyncio.sleep(delay)
+                    continue
+                failures = 0
+                fresh = [u for u in updates or () if int(u["update_id"]) >= handed]
+                if fresh:
+                    handed = max(int(u["update_id"]) for u in fresh) + 1
+                    storing.append((self._hand_over(host, fresh), handed))
+        finally:
+            for batch, _ in storing:
+                batch.cancel()
 
-    async def _dispatch_all(self, host: PlatformHost, updates: Sequence[dict[str, Any]]) -> None:
-        """Chats are independent, so their updates are handed over at once (the gateway
-        stores them with one disk sync); within a chat, each waits for the one before, so
-        "do this" then "/stop" keep their order."""
+    def _hand_over(
+        self, host: PlatformHost, updates: Sequence[dict[str, Any]]
+    ) -> asyncio.Future[list[None]]:
+        """Hand a batch to the gateway; done once it is stored. Chats are independent, so
+        they go at once (the gateway stores them with one disk sync); within a chat, each
+        update waits for the one before, even from an earlier batch, so "do this" then
+        "/stop" keep their order."""
         by_chat: dict[object, list[dict[str, Any]]] = {}
         for update in updates:
             by_chat.setdefault(_chat_of(update), []).append(update)
-        await asyncio.gather(*(self._dispatch_in_order(host, chat) for chat in by_chat.values()))
+        return asyncio.gather(
+            *(self._after_chat(chat, host, chat_updates) for chat, chat_updates in by_chat.items())
+        )
 
-    async def _dispatch_in_order(self, host: PlatformHost, updates: list[dict[str, Any]]) -> None:
+    def _after_chat(
+        self, chat: object, host: PlatformHost, updates: list[dict[str, Any]]
+    ) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(self._dispatch_in_order(host, updates, self._chats.get(chat)))
+        self._chats[chat] = task
+
+        def forget(done: asyncio.Task[None]) -> None:
+            if self._chats.get(chat) is done:
+                del self._chats[chat]
+
+        task.add_done_callback(forget)
+        return task
+
+    async def _dispatch_in_order(
+        self,
+        host: PlatformHost,
+        updates: list[dict[str, Any]],
+        after: asyncio.Task[None] | None,
+    ) -> None:
+        if after is not None:
+            await asyncio.wait({after})  # its failure is raised by its own batch
         for update in updates:
             await self._dispatch(host, update)
 
