@@ -4,7 +4,9 @@
 
 A session holds ``--history`` messages; one turn then runs ``--rounds`` tool rounds (the
 model asks for a no-op tool each time) against the scripted OpenAI-compatible server on
-loopback. The floor sends the same requests (same JSON bodies, streamed, read to the end)
+loopback, in a process of its own as a model server is (in this process, its threads would
+take the GIL whenever the engine's store calls release it, a cost no real model server
+imposes; ``--server-in-process`` measures that way). The floor sends the same requests (same JSON bodies, streamed, read to the end)
 with bare httpx. Overhead per round = turn time per model call - floor time per request. Before a
 side-effecting tool runs, the engine syncs the call's record to disk (a power cut must not
 lose it); that fsync is measured apart, as a floor of its own, and reported beside it.
@@ -15,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 import hermes_plugin_provider_openai
 import httpx
@@ -80,8 +85,64 @@ def openai_factory():
     return next(iter(hermes_plugin_provider_openai.hermes_providers())).factory
 
 
+class ModelServer:
+    """The scripted server, here or in a child process, queued and read the same way."""
+
+    def __init__(self, in_process: bool) -> None:
+        self._local: ScriptedOpenAIServer | None = None
+        self._child: Connection | None = None
+        if in_process:
+            self._local = ScriptedOpenAIServer().__enter__()
+            self.base_url = self._local.base_url
+            return
+        self._child, theirs = multiprocessing.get_context("spawn").Pipe()
+        self._process = multiprocessing.get_context("spawn").Process(
+            target=serve_model, args=(theirs,), daemon=True
+        )
+        self._process.start()
+        self.base_url = self._child.recv()
+
+    def _ask(self, command: str, argument: Any) -> Any:
+        if self._local is not None:
+            return run_command(self._local, command, argument)
+        assert self._child is not None
+        self._child.send((command, argument))
+        return self._child.recv()
+
+    def queue_rounds(self, tool: str, rounds: int) -> int:
+        """Queue ``rounds`` calls of ``tool`` then a final answer; the index of the first
+        request they will answer."""
+        return int(self._ask("queue", (tool, rounds)))
+
+    def bodies_since(self, first: int) -> list[dict[str, Any]]:
+        return list(self._ask("bodies", first))
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.__exit__(None, None, None)
+        elif self._child is not None:
+            self._child.send(None)
+            self._process.join(10)
+
+
+def run_command(server: ScriptedOpenAIServer, command: str, argument: Any) -> Any:
+    if command == "queue":
+        tool, rounds = argument
+        first = len(server.requests)
+        server.queue(*[Reply.tool_call(tool, {}) for _ in range(rounds)], Reply.say("done"))
+        return first
+    return [request.json for request in server.requests[argument:]]
+
+
+def serve_model(connection: Connection) -> None:
+    with ScriptedOpenAIServer() as server:
+        connection.send(server.base_url)
+        while (message := connection.recv()) is not None:
+            connection.send(run_command(server, *message))
+
+
 def measure(
-    server: ScriptedOpenAIServer, folder: Path, noop: ToolSpec, args: argparse.Namespace
+    server: ModelServer, folder: Path, noop: ToolSpec, args: argparse.Namespace
 ) -> tuple[float, float, float, int]:
     """Median engine ms per model call + round; median floor ms per request, by bare httpx
     and by httpx over the pooled transport; and the bytes a round adds to the log."""
@@ -96,9 +157,7 @@ def measure(
         engine = TurnEngine(store, [route], {noop.name: noop}, folder / "home")
         session = engine.start_session("bench")
         seed(store, session.id, args.history)
-        script = [*[Reply.tool_call(noop.name, {}) for _ in range(args.rounds)], Reply.say("done")]
-        server.queue(*script)
-        first = len(server.requests)
+        first = server.queue_rounds(noop.name, args.rounds)
         wal = Path(f"{store.db.path}-wal")
         log_before = wal.stat().st_size
         started = time.perf_counter()
@@ -107,10 +166,10 @@ def measure(
         # The log grows by what the turn committed (far from the checkpoint threshold).
         logged.append((wal.stat().st_size - log_before) // args.rounds)
         assert result.status == "done" and result.tool_calls == args.rounds, result
-        bodies = [request.json for request in server.requests[first:]]  # the same requests
-        server.queue(*script)
+        bodies = server.bodies_since(first)  # the same requests
+        server.queue_rounds(noop.name, args.rounds)
         floor = asyncio.run(floor_time(server.base_url, bodies))
-        server.queue(*script)
+        server.queue_rounds(noop.name, args.rounds)
         pooled = asyncio.run(floor_time(server.base_url, bodies, pooled=True))
         store.close()
         if repeat >= 0:
@@ -130,6 +189,11 @@ def main() -> int:
     parser.add_argument("--history", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--server-in-process",
+        action="store_true",
+        help="run the scripted model server in this process (threads sharing the GIL)",
+    )
     args = parser.parse_args()
     tools = {
         "side-effecting tool (commit synced to disk before it runs)": ToolSpec(
@@ -139,14 +203,13 @@ def main() -> int:
             name="look", description="does nothing", handler=lambda: "ok", parallel_safe=True
         ),
     }
+    where = "this process" if args.server_in_process else "a process of its own"
     print(
         f"session of {args.history} messages, {args.rounds} tool rounds per turn, "
-        f"median of {args.repeat} turns"
+        f"median of {args.repeat} turns; model server in {where}"
     )
-    with (
-        tempfile.TemporaryDirectory(prefix="hermes-turn-bench-") as scratch,
-        ScriptedOpenAIServer() as server,
-    ):
+    server = ModelServer(args.server_in_process)
+    with tempfile.TemporaryDirectory(prefix="hermes-turn-bench-") as scratch:
         for label, noop in tools.items():
             engine_ms, floor_ms, pooled_ms, round_bytes = measure(server, Path(scratch), noop, args)
             sync_ms = fsync_floor(Path(scratch), round_bytes)
@@ -172,6 +235,7 @@ def main() -> int:
                 f"    against httpx over the SDK's pooled transport {pooled_ms:6.2f} ms: "
                 f"engine's own work {own_pooled:6.2f} ms"
             )
+    server.close()
     return 0
 
 
