@@ -167,6 +167,33 @@ def test_attempting_after_a_crash_is_resent_with_the_note(store):
     assert adapter.sent == [f"{DUPLICATE_NOTE}\n\nmaybe sent"]
 
 
+def test_a_reply_goes_out_while_its_attempt_is_synced_and_is_marked_first(store):
+    ledger = Ledger(store.db)
+    disk_free = threading.Event()
+    real_sync = store.db.sync
+
+    def stalled_sync() -> None:
+        assert disk_free.wait(10)
+        real_sync()
+
+    store.db.sync = stalled_sync
+    outbox_id = ledger.reply_ready(None, ChatRef("telegram", "5", "private"), "hello")
+    states: list[str] = []
+
+    class WatchingAdapter(FakeAdapter):
+        async def send(self, chat, text, *, reply_to=None):
+            # A crash from here on must find it marked (in the OS, not yet synced).
+            states.append(ledger.outbox_item(outbox_id).state)
+            disk_free.set()  # the send does not wait for the stalled sync
+            return await super().send(chat, text, reply_to=reply_to)
+
+    adapter = WatchingAdapter()
+    deliveries = Deliveries(ledger, lambda name: adapter)
+    assert asyncio.run(deliveries.deliver(ledger.outbox_item(outbox_id)))
+    assert states == ["attempting"] and adapter.sent == ["hello"]
+    assert ledger.outbox_item(outbox_id).state == "delivered"
+
+
 def test_failures_back_off_then_abandon(store):
     clock = Clock()
     ledger = Ledger(store.db, clock)

@@ -21,6 +21,15 @@ DUPLICATE_NOTE = "↻ _Hermes restarted while sending this reply; it may be a du
 WRITING = " …"
 
 
+async def _quietly_synced(sync: asyncio.Future[None]) -> None:
+    """Wait for a sync started before a send; its failure is logged, since the reply has
+    gone out (or failed) by now either way."""
+    try:
+        await sync
+    except Exception as exc:  # noqa: BLE001 - the next sync reports it again where it matters
+        log.warning("gateway: a reply's attempt could not be synced to disk: %s", exc)
+
+
 class ReplyStream:
     """Shows a reply while the model writes it: one message, edited at most once per
     ``interval``. A failure stops the preview, never the turn."""
@@ -119,6 +128,10 @@ class Deliveries:
         self._in_flight.add(item.id)
         try:
             await self.ledger.db.run(self.ledger.attempting, item.id)
+            # From here a crash of the process resends with the duplicate note. Surviving a
+            # power cut too needs the mark synced: that runs while the reply is sent rather
+            # than before, since on a disk that stalls it could hold up every reply.
+            synced = asyncio.ensure_future(self.ledger.db.synced())
             try:
                 await self._send(adapter, item)
             except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
@@ -135,6 +148,8 @@ class Deliveries:
                         self.attempts,
                     )
                 return False
+            finally:
+                await _quietly_synced(synced)
             await self.ledger.db.run(self.ledger.delivered, item.id)
             return True
         finally:

@@ -7,10 +7,9 @@ batch: one transaction, in arrival order, for a whole batch of platform updates.
 
 A batch's turns start as soon as it is committed, before the disk sync that makes it
 survive a power cut: only the platform's confirmation waits for that sync, so a disk that
-stalls for a moment does not hold up the replies. Starting early acts on nothing unsaved:
-whatever a turn does that others can see waits for a sync of its own first (a reply is
-synced as "attempting" before it is sent, a side-effecting tool's call before it runs), and
-the write-ahead log is synced in order, so that sync covers the message too.
+stalls for a moment does not hold up the replies. A side-effecting tool's call is synced
+before it runs, and the write-ahead log is synced in order, so that sync covers the message
+too; a reply's sync runs while it is sent (see ``Deliveries.deliver``).
 """
 
 from __future__ import annotations

@@ -257,7 +257,8 @@ class Ledger:
             return int(cursor.connection.changes())
 
     def attempting(self, item_id: int) -> None:
-        with self.db.write(durable=True) as cursor:
+        """Mark a reply as being sent (not synced: the caller syncs while it sends)."""
+        with self.db.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = 'attempting', attempts = attempts + 1, "
                 "updated_at = ? WHERE id = ?",
