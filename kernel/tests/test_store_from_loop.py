@@ -5,7 +5,6 @@ durable commit synced without holding the connection."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 
@@ -76,34 +75,6 @@ def test_a_worker_holding_the_connection_sends_the_call_to_a_thread(store):
     assert ran_in != loop_thread  # the loop did not sit on the lock for 200 ms
     assert worker_was_done  # the write waited its turn in the thread
     assert notes(store.db) == ["after the worker"]
-
-
-def test_while_a_sync_flushes_the_loop_sends_calls_to_a_thread(store):
-    flushing, disk_free = threading.Event(), threading.Event()
-    real_fsync = os.fsync
-
-    def stalled_fsync(fd: int) -> None:  # the disk stalls until the test lets it go
-        flushing.set()
-        assert disk_free.wait(10)
-        real_fsync(fd)
-
-    async def main() -> list[str]:
-        loop_thread = threading.current_thread().name
-        ran_in = [await store.db.run(add_note, store.db, "before")]
-        syncing = asyncio.ensure_future(store.db.run(add_note, store.db, "synced", True))
-        while not flushing.is_set():
-            await asyncio.sleep(0.01)
-        ran_in.append(await store.db.run(add_note, store.db, "during"))
-        disk_free.set()
-        await syncing
-        ran_in.append(await store.db.run(add_note, store.db, "after"))
-        return [name == loop_thread for name in ran_in]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(os, "fsync", stalled_fsync)
-        on_the_loop = asyncio.run(main())
-    assert on_the_loop == [True, False, True]
-    assert notes(store.db) == ["before", "synced", "during", "after"]
 
 
 def test_another_process_writing_sends_the_call_to_a_thread_that_waits_its_turn(tmp_path):

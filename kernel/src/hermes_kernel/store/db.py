@@ -5,8 +5,7 @@ of times with jitter when another process holds it.
 One connection per :class:`Database`, guarded by a lock, so worker threads can share it;
 apsw releases the GIL while SQLite works. Code on an event loop calls the store through
 :meth:`Database.run`, which does the work right there when it cannot wait (the usual case,
-and much cheaper than a thread hop under load) and in a worker thread when it would, or
-while a sync or checkpoint is flushing to disk (when even a plain commit can wait).
+and much cheaper than a thread hop under load) and in a worker thread when it would.
 """
 
 from __future__ import annotations
@@ -81,8 +80,6 @@ class Database:
         self._thread = threading.local()  # .no_wait: set while Database.run tries inline
         self._checkpoint_at = CHECKPOINT_PAGES
         self._checkpointing = threading.Lock()
-        self._flushing = 0  # syncs and checkpoints running now: see run()
-        self._flushing_guard = threading.Lock()
         self._group_sync: GroupSync | None = None  # made by the first durable run()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -197,24 +194,13 @@ class Database:
         try:
             fd = os.open(self._wal, os.O_RDWR)
             try:
-                with self._flushing_to_disk():
-                    os.fsync(fd)
+                os.fsync(fd)
             finally:
                 os.close(fd)
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StoreError(f"{self.path}: could not save (sync failed: {exc})") from None
-
-    @contextmanager
-    def _flushing_to_disk(self) -> Iterator[None]:
-        with self._flushing_guard:
-            self._flushing += 1
-        try:
-            yield
-        finally:
-            with self._flushing_guard:
-                self._flushing -= 1
 
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
@@ -252,12 +238,6 @@ class Database:
         Each of its reads and writes raises WouldBlock rather than wait, and the operation
         starts over in the thread; so it must make at most one write transaction, or be
         safe to run again (as a repair that re-reads is)."""
-        if self._flushing:
-            # While a sync or a checkpoint flushes to disk, even a plain commit can wait in
-            # the kernel (the filesystem's journal commits for the sync, and a write needs
-            # it for the file's times), for as long as the disk stalls: 50-180 ms seen on
-            # the loop. A thread waits instead, and the loop goes on.
-            return await asyncio.to_thread(operation, *args, **kwargs)
         local = self._thread
         local.no_wait, local.sync_owed = True, False
         try:
@@ -298,10 +278,9 @@ class Database:
             connection = apsw.Connection(str(self.path))
             try:
                 connection.set_busy_timeout(self._busy_timeout_ms)
-                with self._flushing_to_disk():
-                    # The bulk without stopping writers; then, briefly, the rest and a restart.
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+                # The bulk without stopping writers; then, briefly, the rest and a restart.
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
             finally:
                 connection.close()
         except apsw.Error as exc:  # the next one will try again; the log is still valid
