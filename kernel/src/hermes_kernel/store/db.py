@@ -46,6 +46,12 @@ would queue behind that worker and make the next caller do the same (a convoy)."
 
 log = logging.getLogger("hermes.store")
 
+_sync_data = getattr(os, "fdatasync", os.fsync)
+"""The data and the size, not the file's times (as SQLite syncs): the log is rewritten in
+place after each checkpoint, so most syncs then need no commit of the filesystem's journal,
+which every other write to the disk, ours on the event loop included, would wait behind.
+macOS has no fdatasync."""
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -194,7 +200,7 @@ class Database:
         try:
             fd = os.open(self._wal, os.O_RDWR)
             try:
-                os.fsync(fd)
+                _sync_data(fd)
             finally:
                 os.close(fd)
         except FileNotFoundError:

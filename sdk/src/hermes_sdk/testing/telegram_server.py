@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -95,6 +96,11 @@ def _utf16_length(text: str) -> int:
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # a burst of connections is queued, not dropped and retried
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A bot that stops (or is killed) resets its idle connections: expected, not an error.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class FakeTelegram:
