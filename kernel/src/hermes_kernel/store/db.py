@@ -11,6 +11,7 @@ and much cheaper than a thread hop under load) and in a worker thread when it wo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -32,13 +33,20 @@ BUSY_TIMEOUT_MS = 2_000
 WRITE_ATTEMPTS = 5
 """Busy reports we absorb (with jittered backoff) before giving up on a write."""
 
-CHECKPOINT_PAGES = 1_000
-"""The write-ahead log is copied into the database once it holds this many pages (SQLite's
-own default), by a background thread on a connection of its own: done inside a commit, as
-SQLite does by default, it made one commit in a thousand take milliseconds (more while the
-disk is busy), and on an event loop that stalls every conversation. The checkpoint is a
-RESTART one: writers wait while it runs (a loop's write goes to a thread meanwhile), and the
-next one starts the log over, so it stays about this long instead of growing."""
+CHECKPOINT_PAGES = 10_000
+"""The write-ahead log is copied into the database once it holds this many pages (about
+40 MB), by a background thread on a connection of its own: done inside a commit, as SQLite
+does by default, it made one commit in a thousand take milliseconds (more while the disk is
+busy), and on an event loop that stalls every conversation. That thread also starts the log
+over, so it stays about this long instead of growing.
+
+Ten times SQLite's default, because a checkpoint is not free for writers either: starting
+the log over syncs its new header while holding the write lock. While the disk stalls (on
+shared hosts it does, for hundreds of milliseconds) every write waits for that sync. A
+longer log starts over ten times less often, and a page changed many times is copied once."""
+CATCH_UP_ATTEMPTS = 3
+"""PASSIVE checkpoints after the bulk, to copy what was committed meanwhile, before one that
+stops writers (see :meth:`Database._copy_log`)."""
 INLINE_LOCK_WAIT_SECONDS = 0.005
 """How long an event loop waits for a worker thread of this process to finish with the
 connection before handing its own operation to a thread too. Going to a thread at once
@@ -84,6 +92,7 @@ class Database:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         self._thread = threading.local()  # .no_wait: set while Database.run tries inline
+        self.checkpoint_pages = CHECKPOINT_PAGES
         self._checkpoint_at = CHECKPOINT_PAGES
         self._checkpointing = threading.Lock()
         self._group_sync: GroupSync | None = None  # made by the first durable run()
@@ -198,15 +207,19 @@ class Database:
         holding the connection, and one sync covers every commit made before it. Without a
         WAL file, the last checkpoint has already synced everything into the database."""
         try:
-            fd = os.open(self._wal, os.O_RDWR)
-            try:
-                _sync_data(fd)
-            finally:
-                os.close(fd)
+            self._sync_file(self._wal)
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StoreError(f"{self.path}: could not save (sync failed: {exc})") from None
+
+    @staticmethod
+    def _sync_file(path: Path) -> None:
+        fd = os.open(path, os.O_RDWR)
+        try:
+            _sync_data(fd)
+        finally:
+            os.close(fd)
 
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
@@ -271,11 +284,11 @@ class Database:
 
     def _wal_grew(self, _connection: apsw.Connection, _name: str, pages: int) -> int:
         """After each commit: start a checkpoint in the background when the log is long."""
-        if pages < CHECKPOINT_PAGES:
-            self._checkpoint_at = CHECKPOINT_PAGES  # the log restarted after a checkpoint
+        if pages < self.checkpoint_pages:
+            self._checkpoint_at = self.checkpoint_pages  # the log restarted after a checkpoint
         elif pages >= self._checkpoint_at and self._checkpointing.acquire(blocking=False):
             # Next time only after as many pages more, should readers keep this one short.
-            self._checkpoint_at = pages + CHECKPOINT_PAGES
+            self._checkpoint_at = pages + self.checkpoint_pages
             threading.Thread(target=self._checkpoint, name="hermes-checkpoint", daemon=True).start()
         return apsw.SQLITE_OK
 
@@ -284,15 +297,50 @@ class Database:
             connection = apsw.Connection(str(self.path))
             try:
                 connection.set_busy_timeout(self._busy_timeout_ms)
-                # The bulk without stopping writers; then, briefly, the rest and a restart.
-                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+                connection.execute("PRAGMA wal_autocheckpoint=0")
+                self._copy_log(connection)
+                self._start_log_over(connection)
             finally:
                 connection.close()
-        except apsw.Error as exc:  # the next one will try again; the log is still valid
+        except (apsw.Error, OSError) as exc:  # the next one tries again; the log stays valid
             log.warning("%s: checkpoint failed: %s", self.path, exc)
         finally:
             self._checkpointing.release()
+
+    def _copy_log(self, connection: apsw.Connection) -> None:
+        """Copy the log into the database without stopping writers where possible.
+
+        A PASSIVE checkpoint copies what was committed when it started; the database file
+        is then synced without any lock held; a few more PASSIVE ones copy what came
+        meanwhile (little) until the log is all copied. Only a log that keeps ahead of
+        that gets a RESTART checkpoint, which makes writers wait while it syncs."""
+        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        self._sync_file(self.path)
+        for _ in range(CATCH_UP_ATTEMPTS):
+            _busy, log_pages, copied = connection.execute(
+                "PRAGMA wal_checkpoint(PASSIVE)"
+            ).fetchall()[0]
+            if log_pages == copied:
+                return
+        connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+
+    def _start_log_over(self, connection: apsw.Connection) -> None:
+        """Make the first commit into the copied log here, in the checkpoint's thread.
+
+        That commit starts the log over, and SQLite syncs the log's new header in it: made
+        by an event loop's commit, a disk that stalls would stall the loop. The write sets
+        the schema version to what it is (one page); should another commit come first, it
+        starts the log over instead, and this one is a harmless page more."""
+        with contextlib.closing(connection.cursor()) as cursor:
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                version = int(scalar(cursor, "PRAGMA user_version"))
+                cursor.execute(f"PRAGMA user_version = {version}")
+                cursor.execute("COMMIT")
+            except BaseException:
+                if not connection.getautocommit():
+                    cursor.execute("ROLLBACK")
+                raise
 
     def close(self) -> None:
         with self._lock:
