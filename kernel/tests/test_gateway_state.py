@@ -194,6 +194,31 @@ def test_a_reply_goes_out_while_its_attempt_is_synced_and_is_marked_first(store)
     assert ledger.outbox_item(outbox_id).state == "delivered"
 
 
+def test_a_reply_recorded_as_attempting_is_sent_without_another_mark(store):
+    ledger = Ledger(store.db)
+    chat = ChatRef("telegram", "5", "private")
+    outbox_id = ledger.reply_ready(None, chat, "hello", attempting=True)
+    recorded = ledger.outbox_item(outbox_id)
+    assert (recorded.state, recorded.attempts) == ("attempting", 1)  # a crash now: the note
+    ledger.after_crash()
+    assert ledger.outbox_item(outbox_id).maybe_sent
+    outbox_id = ledger.reply_ready(None, chat, "again", attempting=True)
+    adapter = FakeAdapter()
+    item = ledger.outbox_item(outbox_id)
+    assert asyncio.run(Deliveries(ledger, lambda name: adapter).deliver(item, marked=True))
+    sent = ledger.outbox_item(outbox_id)
+    assert (sent.state, sent.attempts) == ("delivered", 1) and adapter.sent == ["again"]
+
+
+def test_a_reply_recorded_as_attempting_waits_if_its_platform_is_gone(store):
+    ledger = Ledger(store.db)
+    outbox_id = ledger.reply_ready(None, ChatRef("telegram", "5", "private"), "x", attempting=True)
+    deliveries = Deliveries(ledger, lambda name: None)
+    assert not asyncio.run(deliveries.deliver(ledger.outbox_item(outbox_id), marked=True))
+    item = ledger.outbox_item(outbox_id)
+    assert item.state == "pending" and not item.maybe_sent  # sent when the platform is back
+
+
 def test_failures_back_off_then_abandon(store):
     clock = Clock()
     ledger = Ledger(store.db, clock)

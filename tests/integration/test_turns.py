@@ -405,6 +405,59 @@ def test_two_processes_never_run_a_turn_on_one_session(make_engine, openai_serve
     assert openai_server.requests == []
 
 
+def test_a_text_turn_is_two_writes_and_the_callers_record_rides_on_the_first(
+    make_engine, openai_server
+):
+    # Fewer commits per turn is what keeps a busy gateway's event loop free: the lease, the
+    # repair and the user's message are one write, the reply and the release another.
+    openai_server.queue(Reply.say("Hi."))
+    engine = make_engine()
+    session = engine.start_session("cli")
+    commits: list[int] = []
+    engine.store.db._conn.set_commit_hook(lambda: commits.append(1) or False)  # go ahead
+    seen = []
+
+    def on_begin(cursor):
+        seen.extend(
+            cursor.execute(
+                "SELECT count(*) FROM turn_leases WHERE session_id = ?", (session.id,)
+            ).fetchall()
+        )
+
+    result = run(engine, session.id, "hi", on_begin=on_begin)
+    assert result.status == "done" and len(commits) == 2
+    assert seen == [(1,)]  # inside the first write, with the lease taken
+    assert engine.store.leases.holder(session.id) is None
+    assert [role for role, _, _ in transcript(engine, session.id)] == ["user", "assistant"]
+
+
+def test_a_failing_begin_saves_nothing_of_the_turn(make_engine, openai_server):
+    engine = make_engine()
+    session = engine.start_session("cli")
+
+    def on_begin(cursor):
+        raise RuntimeError("the caller's record could not be made")
+
+    with pytest.raises(RuntimeError, match="record could not be made"):
+        run(engine, session.id, "hi", on_begin=on_begin)
+    assert transcript(engine, session.id) == []
+    assert engine.store.leases.holder(session.id) is None
+    assert openai_server.requests == []
+
+
+def test_open_session_calls_the_start_hook_only_where_one_is_implemented(make_engine):
+    started = []
+
+    class Watching(NoObserver):
+        def on_session_start(self, session):
+            started.append(session.source)
+
+    assert not NoObserver().observes("on_session_start")  # no worker-thread hop for it
+    assert Watching().observes("on_session_start")
+    asyncio.run(make_engine(observer=Watching()).open_session("telegram"))
+    assert started == ["telegram"]
+
+
 def test_the_system_prompt_is_built_once_and_reused(make_engine, openai_server, tmp_path):
     home = tmp_path / "home"
     home.mkdir()

@@ -96,6 +96,9 @@ class _Observer:
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
         return [*self._host.prompt_sections(context), *self.memory.prompt_sections(context)]
 
+    def observes(self, hook: str) -> bool:
+        return self._host.implements(f"hermes_{hook}")
+
 
 def choose_tools(
     specs: list[ToolSpec], toolsets: tuple[str, ...] | None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hermes_kernel.store.messages import Disposition, Message, Messages
+from hermes_kernel.store.messages import Disposition, Message, append_in, of_session_in
 
 SKIPPED_TEXT = (
     "skipped: not run, because the previous turn was interrupted before this call ran; "
@@ -43,26 +43,27 @@ def unanswered(transcript: list[Message]) -> list[tuple[Message, dict[str, Any]]
     return missing
 
 
-def repaired(
-    messages: Messages, session_id: str, read_only: Callable[[str], bool]
-) -> list[Message]:
-    """The session's transcript with the missing results added (and stored).
+def repaired_in(cursor: Any, session_id: str, read_only: Callable[[str], bool]) -> list[Message]:
+    """The session's transcript with the missing results added, inside the caller's write
+    transaction (the turn's first, which holds the session's lease).
 
     Only the last round can be incomplete (every turn repairs before it adds anything), so
-    appending the results keeps them right after their assistant message. Safe to run again
-    after a partial run: a result already added is no longer missing.
+    appending the results keeps them right after their assistant message.
     """
-    transcript = messages.of_session(session_id)
+    transcript = of_session_in(cursor, session_id)
     missing = unanswered(transcript)
     for _, call in missing:
         name = str(call.get("name", ""))
         safe = read_only(name)
-        messages.append(
-            session_id,
-            "tool",
-            SKIPPED_TEXT if safe else UNKNOWN_TEXT,
-            tool_call_id=str(call.get("id", "")),
-            tool_name=name,
-            disposition=Disposition.SKIPPED if safe else Disposition.UNKNOWN,
+        transcript.append(
+            append_in(
+                cursor,
+                session_id,
+                "tool",
+                SKIPPED_TEXT if safe else UNKNOWN_TEXT,
+                tool_call_id=str(call.get("id", "")),
+                tool_name=name,
+                disposition=Disposition.SKIPPED if safe else Disposition.UNKNOWN,
+            )
         )
-    return messages.of_session(session_id) if missing else transcript
+    return transcript

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_kernel.engine import recovery
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import Stopped, ask_model
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
-from hermes_kernel.store.messages import Disposition
+from hermes_kernel.store.leases import release_in
+from hermes_kernel.store.messages import Disposition, Message, append_in
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
@@ -51,12 +51,16 @@ class TurnRun:
         self,
         engine: TurnEngine,
         session: Session,
+        holder: str,
         control: TurnControl,
         on_text: Callable[[str], None] | None,
         on_notice: Callable[[str], None] | None,
     ) -> None:
         self.engine = engine
         self.session = session
+        self.holder = holder
+        """Who holds the session's lease: released with the reply, in one write."""
+        self.released = False
         self.control = control
         self.on_text = on_text
         self.on_notice = on_notice
@@ -104,16 +108,24 @@ class TurnRun:
         )
         return message.seq
 
+    async def save_reply(self, content: str | None, **fields: Any) -> None:
+        """The turn's last message, saved together with the lease's release."""
+        await self.engine.store.db.run(self._reply_and_release, content, fields)
+        self.released = True
+
+    def _reply_and_release(self, content: str | None, fields: dict[str, Any]) -> None:
+        with self.engine.store.db.write() as cursor:
+            append_in(cursor, self.session.id, "assistant", content, **fields)
+            release_in(cursor, self.session.id, self.holder)
+
     # --- the loop -----------------------------------------------------------------------
 
-    async def run(self, user_text: str, tool_choice: str | None = None) -> TurnResult:
-        store = self.engine.store
-        stored = await store.db.run(
-            recovery.repaired, store.messages, self.session.id, self.runner.is_parallel_safe
-        )
+    async def run(
+        self, transcript: list[Message], user_text: str, tool_choice: str | None = None
+    ) -> TurnResult:
+        """Run the turn whose user message (after ``transcript``) is saved already."""
         self.history = [ChatMessage("system", self.session.system_prompt or "")]
-        self.history += [to_chat(message) for message in stored]
-        await self.save("user", user_text)
+        self.history += [to_chat(message) for message in transcript]
         self.history.append(ChatMessage("user", await self.with_recall(user_text)))
         settings = self.engine.settings
         for iteration in range(1, settings.max_iterations + 1):
@@ -129,8 +141,7 @@ class TurnRun:
             except ProviderError as exc:
                 return self.result("", "error", iteration, str(exc))
             if not response.tool_calls:
-                await self.save(
-                    "assistant",
+                await self.save_reply(
                     response.content,
                     finish_reason=response.finish_reason,
                     reasoning=response.reasoning,

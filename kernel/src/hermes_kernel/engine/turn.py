@@ -20,14 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from hermes_kernel.engine import recovery
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.indexing import index_pending
-from hermes_kernel.store.leases import new_holder
-from hermes_kernel.store.sessions import Session, new_session_id
+from hermes_kernel.store.leases import acquire_in, new_holder
+from hermes_kernel.store.messages import Message, append_in
+from hermes_kernel.store.sessions import Session, new_session_id, session_in
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import (
     LLMCall,
@@ -63,6 +65,10 @@ class EngineObserver(Protocol):
     def pre_tool_call(self, call: ToolCall) -> None: ...
     def post_tool_call(self, call: ToolCall, result: ToolResult) -> None: ...
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]: ...
+    def observes(self, hook: str) -> bool:
+        """Whether anything implements ``hook`` ("on_session_start"): a hook nobody
+        implements costs the engine no hop to a worker thread."""
+        ...
 
 
 ToolContextFactory = Callable[[Session, TurnControl], ToolContext]
@@ -91,6 +97,9 @@ class NoObserver:
 
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
         return []
+
+    def observes(self, hook: str) -> bool:
+        return getattr(type(self), hook) is not getattr(NoObserver, hook)  # overridden
 
 
 @dataclass(frozen=True)
@@ -190,8 +199,16 @@ class TurnEngine:
         session = await self.store.db.run(
             self._create, session_id, source, cwd, user_scope, prompt, None
         )
-        await asyncio.to_thread(self.observer.on_session_start, _session_info(session))
+        if self.observer.observes("on_session_start"):
+            await asyncio.to_thread(self.observer.on_session_start, _session_info(session))
         return session
+
+    def warm_up(self, source: str, cwd: Path | None = None) -> None:
+        """Build a system prompt and drop it, so the plugins that contribute to prompts load
+        their modules now. A long-running process calls this (in a worker thread) before it
+        serves: otherwise the first conversations to open wait for those imports together,
+        about 300 ms at a gateway's busy start."""
+        self._system_prompt("warm-up", source, cwd, None, None)
 
     def _system_prompt(
         self,
@@ -259,24 +276,28 @@ class TurnEngine:
         on_text: Callable[[str], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
         tool_choice: str | None = None,
+        *,
+        on_begin: Callable[[Any], None] | None = None,
     ) -> TurnResult:
         """Run one turn. Raises LeaseHeldError if another turn holds the session (in this
         process or another); every other failure is a TurnResult with an error.
         ``tool_choice`` applies to the turn's first model call only ("required", or a tool's
-        name: a small model that would not call a tool on its own is made to)."""
+        name: a small model that would not call a tool on its own is made to).
+
+        ``on_begin`` gets the cursor of the turn's first write transaction (the lease, the
+        repair, the user's message), for the caller's own record of the turn starting: both
+        are saved, or neither. It may run in a worker thread, and again if its first try
+        would have waited for a lock, so it must only write through the cursor."""
         control = control or TurnControl()
         control.loop = asyncio.get_running_loop()
-        db = self.store.db
-        session = await db.run(self.store.sessions.get, session_id)
-        if session is None:
-            raise KeyError(f"no session {session_id!r}")
         holder = new_holder()  # per turn: two turns in one process exclude each other too
-        ttl = self.settings.lease_ttl
-        await db.run(self.store.leases.acquire, session_id, holder, ttl)
+        db = self.store.db
+        session, transcript = await db.run(self._begin, session_id, holder, user_text, on_begin)
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
+        run: TurnRun | None = None
         try:
-            run = TurnRun(self, session, control, on_text, on_notice)
-            return await run.run(user_text, tool_choice)
+            run = TurnRun(self, session, holder, control, on_text, on_notice)
+            return await run.run(transcript, user_text, tool_choice)
         except StoreError as exc:
             return TurnResult(
                 "", "error", error=f"{exc}; the turn stopped before acting on unsaved state"
@@ -284,9 +305,34 @@ class TurnEngine:
         finally:
             renewer.cancel()
             await asyncio.wait({renewer})
-            with contextlib.suppress(StoreError):  # if not released, it expires on its own
-                await db.run(self.store.leases.release, session_id, holder)
+            if run is None or not run.released:  # released with the reply in the usual case
+                with contextlib.suppress(StoreError):  # if not, it expires on its own
+                    await db.run(self.store.leases.release, session_id, holder)
             self._index_soon()
+
+    def _begin(
+        self,
+        session_id: str,
+        holder: str,
+        user_text: str,
+        on_begin: Callable[[Any], None] | None,
+    ) -> tuple[Session, list[Message]]:
+        """A turn's first write, one transaction: take the lease, repair what a crash left,
+        save the user's message. The session and the transcript before that message."""
+        with self.store.db.write() as cursor:
+            session = session_in(cursor, session_id)
+            if session is None:
+                raise KeyError(f"no session {session_id!r}")
+            acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
+            transcript = recovery.repaired_in(cursor, session_id, self._read_only)
+            append_in(cursor, session_id, "user", user_text)
+            if on_begin is not None:
+                on_begin(cursor)
+        return session, transcript
+
+    def _read_only(self, tool: str) -> bool:
+        spec = self.tools.get(tool)
+        return spec is not None and spec.parallel_safe
 
     def _index_soon(self) -> None:
         if self._index_timer is None:

@@ -112,12 +112,18 @@ class Deliveries:
             return True
         return self._now() - item.updated_at >= min(300.0, 5.0 * 2.0**item.attempts)
 
-    async def deliver(self, item: OutboxItem) -> bool:
-        """Try to send one reply; True once it is delivered."""
+    async def deliver(self, item: OutboxItem, *, marked: bool = False) -> bool:
+        """Try to send one reply; True once it is delivered. ``marked``: the reply was
+        recorded as being attempted (``Ledger.reply_ready(attempting=True)``), so this
+        attempt needs no mark of its own."""
         if item.id in self._in_flight:
             return False
         adapter = self.adapter_for(item.chat.platform)
         if adapter is None:
+            if marked:  # not attempted after all: back to pending, for when it runs
+                await self.ledger.db.run(
+                    self.ledger.failed, item.id, "the platform is not running", abandon=False
+                )
             return False  # the platform is not running; tried again when it is
         too_old = self._now() - item.created_at > self.max_age
         if item.attempts >= self.attempts or too_old:
@@ -127,7 +133,8 @@ class Deliveries:
             return False
         self._in_flight.add(item.id)
         try:
-            await self.ledger.db.run(self.ledger.attempting, item.id)
+            if not marked:
+                await self.ledger.db.run(self.ledger.attempting, item.id)
             # From here a crash of the process resends with the duplicate note. Surviving a
             # power cut too needs the mark synced: that runs while the reply is sent rather
             # than before, since on a disk that stalls it could hold up every reply.

@@ -179,11 +179,15 @@ class Ledger:
         # of an assistant message (before any tool runs) makes this durable too; lost
         # without it, the turn had not acted yet and runs again from the start.
         with self.db.write() as cursor:
-            cursor.execute(
-                "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
-                "updated_at = ? WHERE id = ?",
-                (state, session_id, self._now(), item_id),
-            )
+            self.mark_in(cursor, item_id, state, session_id)
+
+    def mark_in(self, cursor: Any, item_id: int, state: str, session_id: str | None = None) -> None:
+        """:meth:`mark` inside the caller's write transaction (a turn's first)."""
+        cursor.execute(
+            "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
+            "updated_at = ? WHERE id = ?",
+            (state, session_id, self._now(), item_id),
+        )
 
     def drop_queued(self, route_key: str) -> int:
         """Drop the messages still waiting in one conversation (``/stop``)."""
@@ -203,9 +207,12 @@ class Ledger:
         *,
         reply_to: str | None = None,
         preview_id: str | None = None,
+        attempting: bool = False,
     ) -> int:
-        """Record the reply as an obligation and close its message, in one transaction.
-        Synced by the ``attempting`` mark that precedes every send (the WAL is ordered)."""
+        """Record the reply as an obligation and close its message, in one transaction;
+        ``attempting`` records it as being sent already (its first attempt starts now), which
+        saves the send a write of its own. Synced with the ``attempting`` mark, which
+        precedes every send (the WAL is ordered)."""
         now = self._now()
         with self.db.write() as cursor:
             if item_id is not None:
@@ -215,8 +222,8 @@ class Ledger:
                 )
             cursor.execute(
                 "INSERT INTO gateway_outbox (inbox_id, platform, chat, reply_to, preview_id, "
-                "text, state, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                "text, state, attempts, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     item_id,
                     chat.platform,
@@ -224,6 +231,8 @@ class Ledger:
                     reply_to,
                     preview_id,
                     text,
+                    "attempting" if attempting else "pending",
+                    int(attempting),
                     now,
                     now,
                 ),

@@ -164,6 +164,7 @@ class Gateway:
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         await asyncio.to_thread(self.ledger.prune)
+        await asyncio.to_thread(self.agent.engine.warm_up, "gateway", self.cwd)
         _freeze_heap()
         self.platforms.start()
         upkeep = asyncio.ensure_future(self._upkeep())
@@ -354,12 +355,22 @@ class Gateway:
         reply_to: str | None = None,
         preview_id: str | None = None,
     ) -> None:
+        # Recorded as being sent in the same write when the platform runs (one write less
+        # on every reply's way out).
+        sending = self.platforms.adapter(chat.platform) is not None
         outbox_id = await self.db.run(
-            self.ledger.reply_ready, item_id, chat, text, reply_to=reply_to, preview_id=preview_id
+            self.ledger.reply_ready,
+            item_id,
+            chat,
+            text,
+            reply_to=reply_to,
+            preview_id=preview_id,
+            attempting=sending,
         )
         now = time.time()
         await self.deliveries.deliver(
-            OutboxItem(outbox_id, chat, reply_to, preview_id, text, "pending", 0, False, now, now)
+            OutboxItem(outbox_id, chat, reply_to, preview_id, text, "pending", 0, False, now, now),
+            marked=sending,
         )
 
     async def _process(self, conversation: Conversation, item: InboxItem) -> None:
@@ -413,9 +424,7 @@ class Gateway:
     async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
         session = await self._session(conversation, item)
         resumed = item.state == "running"
-        await self.db.run(
-            self.ledger.mark, item.id, "resuming" if resumed else "running", session.id
-        )
+        started = "resuming" if resumed else "running"
         adapter = self.platforms.adapter(item.chat.platform)
         text = RESUMED.format(text=item.text) if resumed else item.text
         if resumed and adapter is not None:
@@ -437,7 +446,12 @@ class Gateway:
             typing = asyncio.ensure_future(_keep_typing(adapter, item.chat))
         try:
             result = await self.agent.engine.run_turn(
-                session.id, text, control, on_text=stream.feed if stream else None
+                session.id,
+                text,
+                control,
+                on_text=stream.feed if stream else None,
+                # Marked running with the turn's first write: both are saved, or neither.
+                on_begin=lambda cursor: self.ledger.mark_in(cursor, item.id, started, session.id),
             )
         except LeaseHeldError:
             result = TurnResult(

@@ -254,6 +254,10 @@ class PluginHost:
         for record in self._candidates(Kind.HOOK, None):
             self.load(record.name)
 
+    def implements(self, hook: str) -> bool:
+        """Whether a loaded plugin implements ``hook`` (``"hermes_on_session_start"``)."""
+        return bool(getattr(self.manager.hook, hook).get_hookimpls())
+
     def _notify(self, hook: str, **kwargs: object) -> None:
         call_each(self.manager, hook, dict(kwargs), self.tracer)
 

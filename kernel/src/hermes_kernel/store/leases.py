@@ -13,6 +13,7 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import LeaseHeldError
@@ -38,28 +39,40 @@ def _holder_is_dead(holder: str) -> bool:
     return False
 
 
+def acquire_in(cursor: Any, session_id: str, holder: str, ttl: float) -> None:
+    """:meth:`TurnLeases.acquire` inside the caller's write transaction."""
+    now = time.time()
+    rows = cursor.execute(
+        "SELECT holder, expires_at FROM turn_leases WHERE session_id = ?", (session_id,)
+    ).fetchall()
+    if rows:
+        current, expires_at = str(rows[0][0]), float(rows[0][1] or 0)
+        if current != holder and expires_at > now and not _holder_is_dead(current):
+            raise LeaseHeldError(session_id, current, expires_at - now)
+    cursor.execute(
+        "INSERT INTO turn_leases (session_id, holder, acquired_at, expires_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+        "holder = excluded.holder, acquired_at = excluded.acquired_at, "
+        "expires_at = excluded.expires_at",
+        (session_id, holder, now, now + ttl),
+    )
+
+
+def release_in(cursor: Any, session_id: str, holder: str) -> None:
+    """:meth:`TurnLeases.release` inside the caller's write transaction."""
+    cursor.execute(
+        "DELETE FROM turn_leases WHERE session_id = ? AND holder = ?", (session_id, holder)
+    )
+
+
 class TurnLeases:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     def acquire(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> None:
         """Take the lease, or raise LeaseHeldError naming the live holder."""
-        now = time.time()
         with self._db.write() as cursor:
-            rows = cursor.execute(
-                "SELECT holder, expires_at FROM turn_leases WHERE session_id = ?", (session_id,)
-            ).fetchall()
-            if rows:
-                current, expires_at = str(rows[0][0]), float(rows[0][1] or 0)
-                if current != holder and expires_at > now and not _holder_is_dead(current):
-                    raise LeaseHeldError(session_id, current, expires_at - now)
-            cursor.execute(
-                "INSERT INTO turn_leases (session_id, holder, acquired_at, expires_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
-                "holder = excluded.holder, acquired_at = excluded.acquired_at, "
-                "expires_at = excluded.expires_at",
-                (session_id, holder, now, now + ttl),
-            )
+            acquire_in(cursor, session_id, holder, ttl)
 
     def renew(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> bool:
         """Extend our lease; False if we no longer hold it (it expired and was taken)."""
@@ -83,9 +96,7 @@ class TurnLeases:
 
     def release(self, session_id: str, holder: str) -> None:
         with self._db.write() as cursor:
-            cursor.execute(
-                "DELETE FROM turn_leases WHERE session_id = ? AND holder = ?", (session_id, holder)
-            )
+            release_in(cursor, session_id, holder)
 
     def holder(self, session_id: str) -> str | None:
         value = self._db.query_value(

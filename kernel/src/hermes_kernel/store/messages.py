@@ -51,6 +51,86 @@ def _message(row: Sequence[Any]) -> Message:
     return Message(*values)
 
 
+_OF_SESSION = f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq"
+
+
+def of_session_in(cursor: Any, session_id: str) -> list[Message]:
+    """The session's messages, in order, inside the caller's transaction."""
+    return [_message(row) for row in cursor.execute(_OF_SESSION, (session_id,)).fetchall()]
+
+
+def append_in(
+    cursor: Any,
+    session_id: str,
+    role: str,
+    content: str | None,
+    *,
+    tool_calls: list[dict[str, Any]] | None = None,
+    tool_call_id: str | None = None,
+    tool_name: str | None = None,
+    finish_reason: str | None = None,
+    reasoning: str | None = None,
+    reasoning_details: list[dict[str, Any]] | None = None,
+    disposition: str | None = None,
+    usage: Usage | None = None,
+) -> Message:
+    """:meth:`Messages.append` inside the caller's write transaction (a turn's first write
+    takes its lease and saves the user's message together)."""
+    now = time.time()
+    if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
+        raise KeyError(f"no session {session_id!r}")
+    seq = int(
+        scalar(
+            cursor,
+            "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
+            (session_id,),
+        )
+    )
+    cursor.execute(
+        "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
+        "tool_name, finish_reason, reasoning, disposition, created_at, "
+        "reasoning_details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            seq,
+            role,
+            content,
+            json.dumps(tool_calls) if tool_calls else None,
+            tool_call_id,
+            tool_name,
+            finish_reason,
+            reasoning,
+            disposition,
+            now,
+            json.dumps(reasoning_details) if reasoning_details else None,
+        ),
+    )
+    message_id = cursor.connection.last_insert_rowid()
+    cursor.execute(
+        "UPDATE sessions SET message_count = message_count + 1, "
+        "tool_call_count = tool_call_count + ? WHERE id = ?",
+        (len(tool_calls or ()), session_id),
+    )
+    if usage is not None:
+        add_usage_in(cursor, session_id, usage, message_id)
+    return Message(
+        message_id,
+        session_id,
+        seq,
+        role,
+        content,
+        tool_calls,
+        tool_call_id,
+        tool_name,
+        finish_reason,
+        reasoning,
+        disposition,
+        now,
+        None,
+        reasoning_details,
+    )
+
+
 class Messages:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -75,65 +155,24 @@ class Messages:
         """Append one message and update the session's counts (and token ``usage``, for the
         model reply that produced it), in one transaction; ``durable`` syncs it to disk, and
         ``wait=False`` raises WouldBlock rather than wait for a lock."""
-        now = time.time()
         with self._db.write(durable, wait) as cursor:
-            if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
-                raise KeyError(f"no session {session_id!r}")
-            seq = int(
-                scalar(
-                    cursor,
-                    "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
-                    (session_id,),
-                )
+            return append_in(
+                cursor,
+                session_id,
+                role,
+                content,
+                tool_calls=tool_calls,
+                tool_call_id=tool_call_id,
+                tool_name=tool_name,
+                finish_reason=finish_reason,
+                reasoning=reasoning,
+                reasoning_details=reasoning_details,
+                disposition=disposition,
+                usage=usage,
             )
-            cursor.execute(
-                "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
-                "tool_name, finish_reason, reasoning, disposition, created_at, "
-                "reasoning_details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    seq,
-                    role,
-                    content,
-                    json.dumps(tool_calls) if tool_calls else None,
-                    tool_call_id,
-                    tool_name,
-                    finish_reason,
-                    reasoning,
-                    disposition,
-                    now,
-                    json.dumps(reasoning_details) if reasoning_details else None,
-                ),
-            )
-            message_id = cursor.connection.last_insert_rowid()
-            cursor.execute(
-                "UPDATE sessions SET message_count = message_count + 1, "
-                "tool_call_count = tool_call_count + ? WHERE id = ?",
-                (len(tool_calls or ()), session_id),
-            )
-            if usage is not None:
-                add_usage_in(cursor, session_id, usage, message_id)
-        return Message(
-            message_id,
-            session_id,
-            seq,
-            role,
-            content,
-            tool_calls,
-            tool_call_id,
-            tool_name,
-            finish_reason,
-            reasoning,
-            disposition,
-            now,
-            None,
-            reasoning_details,
-        )
 
     def of_session(self, session_id: str) -> list[Message]:
-        rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
-        )
+        rows = self._db.query(_OF_SESSION, (session_id,))
         return [_message(row) for row in rows]
 
     def last_user_seq(self, session_id: str) -> int | None:

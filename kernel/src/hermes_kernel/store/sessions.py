@@ -103,6 +103,15 @@ def add_usage_in(cursor: Any, session_id: str, usage: Usage, message_id: int | N
     )
 
 
+_GET = f"SELECT {_COLUMNS} FROM sessions WHERE id = ?"
+
+
+def session_in(cursor: Any, session_id: str) -> Session | None:
+    """:meth:`Sessions.get` inside the caller's transaction."""
+    rows = cursor.execute(_GET, (session_id,)).fetchall()
+    return Session(*rows[0]) if rows else None
+
+
 class Sessions:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -145,7 +154,7 @@ class Sessions:
         return session
 
     def get(self, session_id: str) -> Session | None:
-        rows = self._db.query(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        rows = self._db.query(_GET, (session_id,))
         return Session(*rows[0]) if rows else None
 
     def recent(self, limit: int = 20, source: str | None = None) -> list[Session]:
