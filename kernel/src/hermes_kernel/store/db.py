@@ -332,7 +332,10 @@ class Database:
         the schema version to what it is (one page); should another commit come first, it
         starts the log over instead, and this one is a harmless page more."""
         with contextlib.closing(connection.cursor()) as cursor:
-            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                return  # another process writes: its commit starts the log over
             try:
                 version = int(scalar(cursor, "PRAGMA user_version"))
                 cursor.execute(f"PRAGMA user_version = {version}")
