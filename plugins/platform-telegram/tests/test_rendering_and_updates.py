@@ -139,7 +139,8 @@ def test_forum_topics_carry_their_thread():
 
 def test_what_the_gateway_does_not_handle_is_skipped():
     assert read_update({"update_id": 1, "edited_message": {}}, BOT, GroupPolicy()) is None
-    assert read_update(message(None), BOT, GroupPolicy()) is None  # a sticker
+    joined = message(None, new_chat_members=[{"id": 8}])
+    assert read_update(joined, BOT, GroupPolicy()) is None  # a service message
     assert read_update(message("x", "channel", -5), BOT, GroupPolicy()) is None
     from_bot = message("x")
     from_bot["message"]["from"]["is_bot"] = True
@@ -158,3 +159,16 @@ def test_a_button_press():
     }
     event = read_update(update, BOT, GroupPolicy())
     assert event == ButtonPress(chat=event.chat, user_id="7", request_id="abc123", choice="once")
+
+
+def test_media_without_text_reaches_the_agent_as_a_note():
+    voice = read_update(message(None, voice={"file_id": "v"}), BOT, GroupPolicy())
+    assert isinstance(voice, Inbound) and "a voice message" in voice.text
+    assert "cannot open" in voice.text  # the agent can tell the user it was not read
+    photo = read_update(message(None, photo=[{"file_id": "p"}], caption="look"), BOT, GroupPolicy())
+    assert isinstance(photo, Inbound) and photo.text == "look"  # the caption is the text
+    sticker = read_update(message(None, sticker={"emoji": "👍"}), BOT, GroupPolicy())
+    assert isinstance(sticker, Inbound) and sticker.text == "👍"
+    # In a group, media is for the bot only as a reply to it (no text to mention it in).
+    group_photo = message(None, "group", -100, photo=[{"file_id": "p"}])
+    assert read_update(group_photo, BOT, GroupPolicy()) is None

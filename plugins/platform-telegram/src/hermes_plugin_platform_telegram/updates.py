@@ -76,11 +76,43 @@ def _addressed(message: Mapping[str, Any], text: str, bot: Bot) -> tuple[bool, s
     return addressed, cleaned
 
 
+MEDIA = {
+    "photo": "a photo",
+    "video": "a video",
+    "video_note": "a video message",
+    "animation": "a GIF",
+    "voice": "a voice message",
+    "audio": "an audio file",
+    "document": "a file",
+    "location": "a location",
+    "contact": "a contact",
+    "poll": "a poll",
+}
+"""What a message without text may carry, as the agent is told about it."""
+MEDIA_NOTE = "[{what}, which Hermes cannot open yet; it only reads text for now]"
+
+
+def _text(message: Mapping[str, Any]) -> str | None:
+    """The message's text or caption; for media without either, a note saying what was
+    sent (so the user hears that it was not read, instead of nothing); a sticker is its
+    emoji."""
+    text = message.get("text") or message.get("caption")
+    if text:
+        return str(text)
+    sticker = message.get("sticker")
+    if sticker is not None:
+        return str(sticker.get("emoji") or "") or MEDIA_NOTE.format(what="a sticker")
+    for field, what in MEDIA.items():
+        if message.get(field):
+            return MEDIA_NOTE.format(what=what)
+    return None  # a service message: someone joined, a title changed ...
+
+
 def read_update(
     update: Mapping[str, Any], bot: Bot, groups: GroupPolicy
 ) -> Inbound | ButtonPress | None:
     """The event in ``update``, or None for what the gateway does not handle (edits,
-    channel posts, media without a caption, group chatter not meant for the bot)."""
+    channel posts, service messages, group chatter not meant for the bot)."""
     query = update.get("callback_query")
     if query is not None:
         message = query.get("message") or {}
@@ -99,7 +131,7 @@ def read_update(
         return None
     chat = _chat(message)
     sender = message.get("from") or {}
-    text = message.get("text") or message.get("caption")
+    text = _text(message)
     if chat is None or not text or sender.get("is_bot"):
         return None
     addressed = True
