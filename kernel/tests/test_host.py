@@ -175,6 +175,23 @@ def test_a_raising_observer_is_skipped_and_the_others_still_run(make_plugin, cap
     assert any("plugin 'exiter' raised in hermes_pre_tool_call: SystemExit" in m for m in messages)
 
 
+def test_a_slow_per_call_hook_is_named_in_the_log_once(make_plugin, caplog):
+    slow = make_plugin(
+        "sluggish",
+        OBSERVER.format(name="sluggish", marker="", extra="__import__('time').sleep(0.12)"),
+        declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
+    )
+    host = host_of(slow)
+    host.load_observers()
+    for number in range(2):
+        host.pre_tool_call(ToolCall(session_id="s", call_id=f"c{number}", tool="echo"))
+    warnings = [
+        r.getMessage() for r in caplog.records if "every conversation waited" in r.getMessage()
+    ]
+    assert len(warnings) == 1  # once per plugin and hook, not per call
+    assert warnings[0].startswith("plugin 'sluggish': hermes_pre_tool_call took 1")
+
+
 def test_observers_fire_in_pluggy_order(make_plugin):
     import sys
 

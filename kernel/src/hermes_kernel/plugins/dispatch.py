@@ -44,9 +44,35 @@ def call_each(
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
         finally:
+            seconds = time.perf_counter() - started
             if tracer is not None:
-                tracer(hook, impl.plugin_name, time.perf_counter() - started)
+                tracer(hook, impl.plugin_name, seconds)
+            if seconds >= SLOW_HOOK_SECONDS and hook in _INLINE:
+                _warn_slow(impl.plugin_name, hook, seconds)
     return results
 
 
+SLOW_HOOK_SECONDS = 0.1
+"""A lifecycle hook that takes this long is named in the log (once per plugin and hook)."""
+
 _COLLECTED = frozenset(CONTRIBUTION_HOOKS)
+_INLINE = frozenset(
+    {"hermes_pre_llm_call", "hermes_post_llm_call", "hermes_pre_tool_call", "hermes_post_tool_call"}
+)
+"""Called on the agent's event loop (the session hooks run in a worker thread)."""
+_warned: set[tuple[str, str]] = set()
+
+
+def _warn_slow(plugin: str, hook: str, seconds: float) -> None:
+    """The per-call hooks run on the agent's event loop, where a gateway's every
+    conversation waits while one runs: a slow one is worth a line that names it."""
+    if (plugin, hook) in _warned:
+        return
+    _warned.add((plugin, hook))
+    log.warning(
+        "plugin %r: %s took %.0f ms, and every conversation waited for it (this hook runs "
+        "on the agent's event loop; a plugin should hand slow work to a thread)",
+        plugin,
+        hook,
+        seconds * 1000,
+    )
