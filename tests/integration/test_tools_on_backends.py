@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hermes_plugin_toolset_terminal.registry import REGISTRY
 
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.tools import ToolRunner
 from hermes_kernel.store.messages import Disposition
 from hermes_kernel.tooling.environment import ToolEnvironment
 from hermes_sdk.models import ToolCallRequest
+from hermes_sdk.terminal import TerminalBackend
 from hermes_sdk.testing import SSHServer
 
 
@@ -80,6 +83,28 @@ def test_files_and_commands_work_the_same_everywhere(tools: Tools) -> None:
     assert text.splitlines()[1].endswith("/proj")
     text, _ = tools.call("search_files", pattern="y = ", path=".")
     assert "app.py:2:y = 3" in text, text
+
+
+def test_background_processes_end_with_the_environment(tools: Tools) -> None:
+    text, status = tools.call("terminal", command="echo up; sleep 60", background=True)
+    assert status is Disposition.OK, text
+    session_id = next(iter(tools.environment.pool._backends))
+    backend = tools.environment.pool.get(session_id)
+    (tracked,) = REGISTRY._by_session[session_id].values()
+    assert backend.read_process(tracked.handle).running
+    tools.environment.end_session(session_id)  # /new, or Hermes exiting (close)
+    survivor = tools.environment.pool.get(session_id)  # a fresh backend, same environment
+    deadline = time.monotonic() + 10  # killed at once; reaped (no longer seen) a bit later
+    while _running(survivor, tracked.handle) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(survivor, tracked.handle)
+
+
+def _running(backend: TerminalBackend, handle: str) -> bool:
+    try:
+        return backend.read_process(handle).running
+    except KeyError:
+        return False  # unknown to a fresh environment: it went with the old one (a container)
 
 
 def test_dangerous_commands_are_refused_when_nobody_can_approve(tools: Tools) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import codecs
+import contextlib
 import shlex
 import threading
 import time
@@ -139,6 +140,7 @@ class TerminalBackend(abc.ABC):
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.marker = f"\x1e__hermes_cwd_{uuid.uuid4().hex[:12]}__:"
+        self._started: list[str] = []  # background processes started here (handles)
 
     # --- what a backend implements -----------------------------------------------------
 
@@ -204,6 +206,7 @@ class TerminalBackend(abc.ABC):
         result = self.run(script, cwd=cwd, env=env, timeout=30)
         if result.exit_code != 0:
             raise OSError(f"could not start the process: {result.stderr.strip() or 'failed'}")
+        self.__dict__.setdefault("_started", []).append(handle)
         return handle
 
     def read_process(self, handle: str, offset: int = 0) -> ProcessStatus:
@@ -243,6 +246,28 @@ class TerminalBackend(abc.ABC):
             "exit 0"
         )
         self.run(script, cwd="/", timeout=30)
+
+    def stop_processes(self) -> None:
+        """Stop every background process started here that still runs, and everything each
+        started; never raises. The kernel calls it before :meth:`close`, so none outlives
+        its session or Hermes. One that wrote its exit code has ended: its pid may belong
+        to another process by now, so it is left alone."""
+        started, self._started = list(self.__dict__.get("_started", ())), []
+        if not started:
+            return
+        # Unquoted, as everywhere here: a process_dir may use the shell ($HOME); handles
+        # are checked to be alphanumeric.
+        bases = " ".join(f"{self.process_dir}/{_checked_handle(handle)}" for handle in started)
+
+        def signal_all(signal: str) -> str:
+            return (
+                f"for base in {bases}; do test -f $base.pid && ! test -f $base.rc && "
+                f"kill -{signal} -$(cat $base.pid) 2>/dev/null; done"
+            )
+
+        script = f"{signal_all('TERM')}; sleep 0.2; {signal_all('KILL')}; exit 0"
+        with contextlib.suppress(Exception):  # closing must go on: the environment may be gone
+            self.run(script, cwd="/", timeout=30)
 
 
 def _checked_handle(handle: str) -> str:

@@ -83,6 +83,9 @@ class GuardedBackend(TerminalBackend):
     def kill_process(self, handle: str) -> None:
         self._guarded(lambda: self.inner.kill_process(handle))
 
+    def stop_processes(self) -> None:
+        self.inner.stop_processes()
+
     def resolve(self, path: str) -> str:
         return self.inner.resolve(path)
 
@@ -189,6 +192,7 @@ class BackendPool:
             else:
                 return
         with contextlib.suppress(Exception):  # it is broken already; closing is best effort
+            backend.stop_processes()
             backend.close()
 
     def close(self, session_id: str) -> None:
@@ -208,6 +212,7 @@ class BackendPool:
 
 
 def _close(backend: TerminalBackend) -> None:
+    backend.stop_processes()  # background processes end with their environment
     try:
         backend.close()
     except Exception as exc:  # noqa: BLE001 - closing must never fail an exit

@@ -182,6 +182,18 @@ class TerminalBackendTests:
         status = self._wait(backend, handle, "exit")
         assert not status.running and "never" not in status.output
 
+    def test_background_processes_stop_before_the_backend_closes(
+        self, backend: TerminalBackend
+    ) -> None:
+        running = backend.start_process("echo up; sleep 30; echo never")
+        ended = backend.start_process("echo done")
+        self._wait(backend, running, "up")
+        self._wait(backend, ended, "exit")
+        backend.stop_processes()
+        status = self._wait(backend, running, "exit")
+        assert not status.running and "never" not in status.output
+        assert backend.read_process(ended).exit_code == 0  # ended already: left alone
+
     def test_background_process_exit_code(self, backend: TerminalBackend) -> None:
         handle = backend.start_process("echo done; exit 4")
         status = self._wait(backend, handle, "exit")
