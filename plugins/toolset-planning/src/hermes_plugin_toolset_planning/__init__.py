@@ -1,10 +1,19 @@
 """Hermes toolsets ``todo`` and ``clarify``: a task list the model keeps for itself, and a
-way to ask the user when it cannot decide alone."""
+way to ask the user when it cannot decide alone.
+
+A session's list is a small JSON file, ``HERMES_HOME/todo/<session id>.json``: it survives a
+restart of Hermes (a gateway conversation goes on where it was), and a process that runs
+for months keeps none of them in memory.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import threading
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from hermes_sdk import ToolsetSpec, ToolSpec, hookimpl
@@ -12,8 +21,45 @@ from hermes_sdk.tooling import ToolContext
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
 _MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
-_lists: dict[str, list[dict[str, str]]] = {}
+_SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _lock = threading.Lock()
+
+
+def _file(context: ToolContext) -> Path:
+    if not _SESSION_ID.fullmatch(context.session_id) or context.session_id.startswith("."):
+        raise ValueError(f"no todo list for session {context.session_id!r}")
+    return Path(context.home) / "todo" / f"{context.session_id}.json"
+
+
+def _load(path: Path) -> tuple[list[dict[str, str]], str]:
+    """The saved list, and a note if it could not be read (the file is kept aside)."""
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(items, list) and all(_valid(item) for item in items):
+            return items, ""
+    except FileNotFoundError:
+        return [], ""
+    except (OSError, ValueError):
+        pass
+    aside = path.with_suffix(".damaged")
+    os.replace(path, aside)
+    return [], f"(the saved list could not be read; it was moved to {aside})\n"
+
+
+def _valid(item: object) -> bool:
+    return (
+        isinstance(item, dict)
+        and all(isinstance(item.get(key), str) for key in ("id", "content", "status"))
+        and item["status"] in STATUSES
+    )
+
+
+def _save(path: Path, items: list[dict[str, str]]) -> None:
+    """Whole or not at all: written beside it, then moved over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
+    os.replace(partial, path)
 
 
 def _render(items: list[dict[str, str]]) -> str:
@@ -28,10 +74,11 @@ def _render(items: list[dict[str, str]]) -> str:
 def todo(context: ToolContext, todos: Sequence[Any] | None = None, merge: bool = False) -> str:
     """Without ``todos``: the list. With it: replace the list, or with ``merge`` update
     items by id and add new ones."""
+    path = _file(context)
     with _lock:
-        current = _lists.setdefault(context.session_id, [])
+        current, note = _load(path)
         if todos is None:
-            return _render(current)
+            return note + _render(current)
         updated = {item["id"]: dict(item) for item in current} if merge else {}
         for number, raw in enumerate(todos, 1):
             if not isinstance(raw, dict):
@@ -45,8 +92,9 @@ def todo(context: ToolContext, todos: Sequence[Any] | None = None, merge: bool =
             if not content:
                 raise ValueError(f"todo {item_id} has no content")
             updated[item_id] = {"id": item_id, "content": content, "status": status}
-        _lists[context.session_id] = list(updated.values())
-        return _render(_lists[context.session_id])
+        items = list(updated.values())
+        _save(path, items)
+        return note + _render(items)
 
 
 def clarify(question: str, context: ToolContext, choices: Sequence[str] | None = None) -> str:
