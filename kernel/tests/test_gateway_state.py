@@ -14,7 +14,7 @@ from hermes_kernel.gateway.pairing import CODE_ALPHABET, PairingError, Pairings
 from hermes_kernel.gateway.routing import route_key, user_scope
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.state import StateStore
-from hermes_sdk.platform import ChatRef, Inbound
+from hermes_sdk.platform import ChatRef, Inbound, NotSent
 
 
 class Clock:
@@ -127,13 +127,16 @@ class FakeAdapter:
     max_message_chars = 4096
     can_edit = True
 
-    def __init__(self, failures=0):
+    def __init__(self, failures=0, refuse=False):
         self.sent: list[str] = []
         self.failures = failures
+        self.refuse = refuse
 
     async def send(self, chat, text, *, reply_to=None):
         if self.failures:
             self.failures -= 1
+            if self.refuse:
+                raise NotSent("400 Bad Request: chat not found")
             raise ConnectionError("network down")
         self.sent.append(text)
         return [str(len(self.sent))]
@@ -217,6 +220,26 @@ def test_a_reply_recorded_as_attempting_waits_if_its_platform_is_gone(store):
     assert not asyncio.run(deliveries.deliver(ledger.outbox_item(outbox_id), marked=True))
     item = ledger.outbox_item(outbox_id)
     assert item.state == "pending" and not item.maybe_sent  # sent when the platform is back
+
+
+@pytest.mark.parametrize(
+    ("refuse", "retried_as"),
+    [
+        (False, f"{DUPLICATE_NOTE}\n\nhello"),  # no answer: it may have gone out
+        (True, "hello"),  # the platform said no: it did not
+    ],
+)
+def test_a_failed_send_is_retried_with_the_note_unless_it_was_refused(store, refuse, retried_as):
+    clock = Clock()
+    ledger = Ledger(store.db, clock)
+    adapter = FakeAdapter(failures=1, refuse=refuse)
+    deliveries = Deliveries(ledger, lambda name: adapter, clock=clock)
+    outbox_id = ledger.reply_ready(None, ChatRef("telegram", "5", "private"), "hello")
+    assert not asyncio.run(deliveries.deliver(ledger.outbox_item(outbox_id)))
+    assert ledger.outbox_item(outbox_id).maybe_sent is not refuse
+    clock.now += 600
+    assert asyncio.run(deliveries.deliver(ledger.outbox_item(outbox_id)))
+    assert adapter.sent == [retried_as]
 
 
 def test_failures_back_off_then_abandon(store):

@@ -26,6 +26,7 @@ __all__ = [
     "Choice",
     "Inbound",
     "MessageGone",
+    "NotSent",
     "PlatformAdapter",
     "PlatformContext",
     "PlatformHost",
@@ -41,6 +42,13 @@ class PlatformNotConfigured(Exception):
 
 class MessageGone(Exception):
     """The message to edit no longer exists (deleted by the user, too old)."""
+
+
+class NotSent(Exception):
+    """The platform answered that it did not take the message (a refusal, such as Telegram's
+    ``ok: false``). Raise it, or a subclass, from ``send`` and ``edit`` for those: the reply
+    is then retried as it was. Any other exception (a timeout, a dropped connection) means
+    the message may have gone out, and its retry carries a "may be a duplicate" note."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +159,8 @@ class PlatformAdapter(Protocol):
         ...
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
-        """Send ``text`` (Markdown) as one or more messages; returns their ids in order."""
+        """Send ``text`` (Markdown) as one or more messages; returns their ids in order.
+        Raises :class:`NotSent` when the platform refused it (see there)."""
         ...
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from hermes_kernel.gateway.ledger import Ledger, OutboxItem
-from hermes_sdk.platform import ChatRef, MessageGone, PlatformAdapter, split_message
+from hermes_sdk.platform import ChatRef, MessageGone, NotSent, PlatformAdapter, split_message
 
 __all__ = ["DUPLICATE_NOTE", "Deliveries", "ReplyStream"]
 
@@ -146,7 +146,15 @@ class Deliveries:
                 log.warning(
                     "reply %d not delivered (attempt %d): %s", item.id, item.attempts + 1, exc
                 )
-                await self.ledger.db.run(self.ledger.failed, item.id, str(exc), abandon=last)
+                # Unless the platform refused it, it may have gone out (a timeout after
+                # Telegram took it): the retry then says it may be a duplicate.
+                await self.ledger.db.run(
+                    self.ledger.failed,
+                    item.id,
+                    str(exc),
+                    abandon=last,
+                    maybe_sent=not isinstance(exc, NotSent),
+                )
                 if last:
                     log.error(
                         "reply %d to %s abandoned after %d attempts",

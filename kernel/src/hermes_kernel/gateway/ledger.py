@@ -282,12 +282,20 @@ class Ledger:
                 (self._now(), item_id),
             )
 
-    def failed(self, item_id: int, error: str, *, abandon: bool) -> None:
-        """A send failed for sure (an answer came back): try again later, or give up."""
+    def failed(self, item_id: int, error: str, *, abandon: bool, maybe_sent: bool = False) -> None:
+        """A send failed: try again later, or give up. ``maybe_sent``: the failure leaves it
+        open whether the reply went out (a timeout), so its next attempt carries the note."""
         with self.db.write() as cursor:
             cursor.execute(
-                "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ? WHERE id = ?",
-                ("abandoned" if abandon else "pending", error[:500], self._now(), item_id),
+                "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ?, "
+                "maybe_sent = maybe_sent OR ? WHERE id = ?",
+                (
+                    "abandoned" if abandon else "pending",
+                    error[:500],
+                    self._now(),
+                    int(maybe_sent),
+                    item_id,
+                ),
             )
 
     # --- upkeep -----------------------------------------------------------------------------

@@ -11,14 +11,15 @@ from typing import Any
 import httpx
 
 from hermes_sdk.http_transport import pooled_transport
+from hermes_sdk.platform import NotSent
 
 __all__ = ["BotApi", "TelegramError", "TelegramUnreachable"]
 
 log = logging.getLogger("hermes.telegram")
 
 
-class TelegramError(Exception):
-    """Telegram answered ``ok: false``."""
+class TelegramError(NotSent):
+    """Telegram answered ``ok: false``: it did not take the call."""
 
     def __init__(self, method: str, code: int, description: str) -> None:
         super().__init__(f"{method}: {code} {description}")
