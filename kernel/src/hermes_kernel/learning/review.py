@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_kernel.engine.control import TurnControl
@@ -55,6 +57,17 @@ REVIEW_ITERATIONS = 12
 TRANSCRIPT_CHARS = 24_000
 RESULT_CHARS = 1_500
 DRAIN_SECONDS = 120.0
+REVIEW_QUEUE = 8
+"""Reviews that wait while one runs (a busy gateway triggers many); past this many, the
+oldest waiting one is dropped. One per session and kind: a newer trigger replaces it."""
+
+
+@dataclass(frozen=True)
+class _Waiting:
+    session: Session
+    kind: str  # "skill" or "memory"
+    reason: str
+    tools: Mapping[str, ToolSpec]
 
 
 def render_transcript(messages: list[Message], limit: int = TRANSCRIPT_CHARS) -> str:
@@ -87,7 +100,9 @@ def _last_user_turns(messages: list[Message], turns: int) -> list[Message]:
 
 class Reviews:
     """Schedules reviews on the running event loop; one at a time per process, so a burst of
-    turns does not become a burst of model calls (a trigger while one runs is skipped)."""
+    turns does not become a burst of model calls. A trigger while one runs waits its turn
+    (up to :data:`REVIEW_QUEUE` of them), so that at a busy gateway every person's memory
+    check still happens."""
 
     def __init__(
         self,
@@ -103,6 +118,7 @@ class Reviews:
         self.settings = settings
         self.on_done = on_done
         self.task: asyncio.Task[None] | None = None
+        self._waiting: deque[_Waiting] = deque()
 
     def review_tools(self, names: frozenset[str], read_only: bool) -> dict[str, ToolSpec]:
         return {
@@ -113,7 +129,7 @@ class Reviews:
 
     def after_turn(self, session: Session, user_text: str, result: TurnResult) -> str | None:
         """Start a review if this turn deserves one; returns why, or None."""
-        if session.source == REVIEW_SOURCE or (self.task is not None and not self.task.done()):
+        if session.source == REVIEW_SOURCE:
             return None
         reason = review_reason(result, user_text, self.settings)
         tools: dict[str, ToolSpec] = {}
@@ -124,8 +140,29 @@ class Reviews:
             kind, tools = "memory", self.review_tools(MEMORY_TOOLS, read_only=False)
         if reason is None or not ({"memory", "skill_manage"} & set(tools)):
             return None
-        self.task = asyncio.ensure_future(self._run(session, kind, reason, tools))
+        review = _Waiting(session, kind, reason, tools)
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._work(review))
+        else:
+            self._wait(review)
         return reason
+
+    def _wait(self, review: _Waiting) -> None:
+        for index, waiting in enumerate(self._waiting):
+            if (waiting.session.id, waiting.kind) == (review.session.id, review.kind):
+                self._waiting[index] = review  # its place in line; the newer trigger's view
+                return
+        self._waiting.append(review)
+        if len(self._waiting) > REVIEW_QUEUE:
+            dropped = self._waiting.popleft()
+            log.info("review of %s dropped: %d others wait", dropped.session.id, REVIEW_QUEUE)
+
+    async def _work(self, review: _Waiting) -> None:
+        while True:
+            await self._run(review.session, review.kind, review.reason, review.tools)
+            if not self._waiting:
+                return
+            review = self._waiting.popleft()
 
     def _nudge_due(self, session: Session, result: TurnResult) -> bool:
         every = self.settings.nudge_every_turns
@@ -170,7 +207,11 @@ class Reviews:
             log.warning("background review of %s failed: %s", session.id, exc)
 
     async def drain(self, timeout: float = DRAIN_SECONDS) -> None:
-        """Wait for a running review (at exit), cancelling it past ``timeout``."""
+        """Wait for a running review (at exit), cancelling it past ``timeout``; the ones
+        still waiting are dropped."""
+        if self._waiting:
+            log.info("%d waiting background reviews dropped at exit", len(self._waiting))
+            self._waiting.clear()
         task = self.task
         if task is None or task.done():
             return
