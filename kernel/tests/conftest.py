@@ -15,9 +15,18 @@ from pathlib import Path
 import pytest
 
 from hermes_kernel.plugins.records import PluginRecord
+from hermes_kernel.store.state import StateStore
 from hermes_sdk import Kind, parse_manifest_key
 
 MakePlugin = Callable[..., PluginRecord]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[StateStore]:
+    """A fresh state.db in a temp folder."""
+    state = StateStore(tmp_path / "state.db")
+    yield state
+    state.close()
 
 
 @pytest.fixture

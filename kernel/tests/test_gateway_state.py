@@ -25,13 +25,6 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def store(tmp_path):
-    state = StateStore(tmp_path / "state.db")
-    yield state
-    state.close()
-
-
 def test_a_code_is_eight_unambiguous_characters(store):
     code = Pairings(store.db).request("telegram", "1", "@ann")
     assert code is not None and len(code) == 8 and set(code) <= set(CODE_ALPHABET)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.learning.review import REVIEW_QUEUE, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
@@ -28,13 +26,6 @@ class Scheduled(Reviews):
     async def _run(self, session, kind, reason, tools):  # type: ignore[no-untyped-def]
         self.ran.append(session.id)
         await self.go_on.wait()
-
-
-@pytest.fixture
-def store(tmp_path):
-    state = StateStore(tmp_path / "state.db")
-    yield state
-    state.close()
 
 
 def test_reviews_triggered_while_one_runs_wait_their_turn(store):

@@ -20,13 +20,6 @@ from hermes_kernel.store.sessions import Usage
 from hermes_kernel.store.state import StateStore
 
 
-@pytest.fixture
-def store(tmp_path):
-    state = StateStore(tmp_path / "state.db")
-    yield state
-    state.close()
-
-
 def test_a_new_store_is_wal_with_foreign_keys_at_the_latest_version(store):
     assert store.db.query_value("PRAGMA journal_mode") == "wal"
     assert store.db.query_value("PRAGMA foreign_keys") == 1

@@ -16,13 +16,6 @@ from hermes_kernel.store.group_sync import GroupSync
 from hermes_kernel.store.state import StateStore
 
 
-@pytest.fixture
-def store(tmp_path):
-    state = StateStore(tmp_path / "state.db")
-    yield state
-    state.close()
-
-
 def add_note(db: Database, text: str, durable: bool = False) -> str:
     """One write transaction; returns the thread it ran in."""
     with db.write(durable=durable) as cursor:
