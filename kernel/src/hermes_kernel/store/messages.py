@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from hermes_kernel.store.db import Database, scalar
 from hermes_kernel.store.sessions import Usage, add_usage_in
@@ -59,23 +59,33 @@ def of_session_in(cursor: Any, session_id: str) -> list[Message]:
     return [_message(row) for row in cursor.execute(_OF_SESSION, (session_id,)).fetchall()]
 
 
+class MessageFields(TypedDict, total=False):
+    """What a message may carry besides its role and content."""
+
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    tool_name: str | None
+    finish_reason: str | None
+    reasoning: str | None
+    reasoning_details: list[dict[str, Any]] | None
+    disposition: str | None
+    usage: Usage | None
+    """Token usage of the model call that produced it, added to the session's totals."""
+
+
 def append_in(
-    cursor: Any,
-    session_id: str,
-    role: str,
-    content: str | None,
-    *,
-    tool_calls: list[dict[str, Any]] | None = None,
-    tool_call_id: str | None = None,
-    tool_name: str | None = None,
-    finish_reason: str | None = None,
-    reasoning: str | None = None,
-    reasoning_details: list[dict[str, Any]] | None = None,
-    disposition: str | None = None,
-    usage: Usage | None = None,
+    cursor: Any, session_id: str, role: str, content: str | None, **fields: Unpack[MessageFields]
 ) -> Message:
     """:meth:`Messages.append` inside the caller's write transaction (a turn's first write
     takes its lease and saves the user's message together)."""
+    tool_calls = fields.get("tool_calls")
+    tool_call_id = fields.get("tool_call_id")
+    tool_name = fields.get("tool_name")
+    finish_reason = fields.get("finish_reason")
+    reasoning = fields.get("reasoning")
+    reasoning_details = fields.get("reasoning_details")
+    disposition = fields.get("disposition")
+    usage = fields.get("usage")
     now = time.time()
     if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
         raise KeyError(f"no session {session_id!r}")
@@ -141,35 +151,15 @@ class Messages:
         role: str,
         content: str | None,
         *,
-        tool_calls: list[dict[str, Any]] | None = None,
-        tool_call_id: str | None = None,
-        tool_name: str | None = None,
-        finish_reason: str | None = None,
-        reasoning: str | None = None,
-        reasoning_details: list[dict[str, Any]] | None = None,
-        disposition: str | None = None,
-        usage: Usage | None = None,
         durable: bool = False,
         wait: bool = True,
+        **fields: Unpack[MessageFields],
     ) -> Message:
         """Append one message and update the session's counts (and token ``usage``, for the
         model reply that produced it), in one transaction; ``durable`` syncs it to disk, and
         ``wait=False`` raises WouldBlock rather than wait for a lock."""
         with self._db.write(durable, wait) as cursor:
-            return append_in(
-                cursor,
-                session_id,
-                role,
-                content,
-                tool_calls=tool_calls,
-                tool_call_id=tool_call_id,
-                tool_name=tool_name,
-                finish_reason=finish_reason,
-                reasoning=reasoning,
-                reasoning_details=reasoning_details,
-                disposition=disposition,
-                usage=usage,
-            )
+            return append_in(cursor, session_id, role, content, **fields)
 
     def of_session(self, session_id: str) -> list[Message]:
         rows = self._db.query(_OF_SESSION, (session_id,))
