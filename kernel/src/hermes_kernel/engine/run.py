@@ -7,14 +7,14 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import Stopped, ask_model
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
 from hermes_kernel.store.leases import release_in
-from hermes_kernel.store.messages import Disposition, Message, append_in
+from hermes_kernel.store.messages import Disposition, Message, MessageFields, append_in
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
@@ -108,12 +108,12 @@ class TurnRun:
         )
         return message.seq
 
-    async def save_reply(self, content: str | None, **fields: Any) -> None:
+    async def save_reply(self, content: str | None, **fields: Unpack[MessageFields]) -> None:
         """The turn's last message, saved together with the lease's release."""
         await self.engine.store.db.run(self._reply_and_release, content, fields)
         self.released = True
 
-    def _reply_and_release(self, content: str | None, fields: dict[str, Any]) -> None:
+    def _reply_and_release(self, content: str | None, fields: MessageFields) -> None:
         with self.engine.store.db.write() as cursor:
             append_in(cursor, self.session.id, "assistant", content, **fields)
             release_in(cursor, self.session.id, self.holder)
