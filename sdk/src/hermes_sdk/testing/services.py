@@ -227,19 +227,17 @@ def sshd_server(user: str = "hermes-test") -> Iterator[SSHServer]:
             subprocess.run(
                 [keygen, "-q", "-t", "ed25519", "-N", "", "-f", str(base / name)], check=True
             )
-        ssh_dir = Path(home) / ".ssh"
-        ssh_dir.mkdir(mode=0o700, exist_ok=True)
-        authorized = ssh_dir / "authorized_keys"
+        # This server's own key list, not the user's ~/.ssh: two test runs on one machine
+        # share the user, and each would replace the other's key. It sits under /tmp, which
+        # sshd's StrictModes refuses (world-writable), hence StrictModes no (a test sshd).
+        authorized = base / "authorized_keys"
         authorized.write_text((base / "client_key.pub").read_text())
-        authorized.chmod(0o600)
-        entry = pwd.getpwnam(user)
-        for path in (ssh_dir, authorized):
-            os.chown(path, entry.pw_uid, entry.pw_gid)
+        authorized.chmod(0o644)  # sshd reads it as the user
         port = _free_port()
         config = base / "sshd_config"
         config.write_text(
             f"Port {port}\nListenAddress 127.0.0.1\nHostKey {base / 'host_key'}\n"
-            f"PidFile {base / 'sshd.pid'}\nAuthorizedKeysFile .ssh/authorized_keys\n"
+            f"PidFile {base / 'sshd.pid'}\nAuthorizedKeysFile {authorized}\nStrictModes no\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
             "Subsystem sftp internal-sftp\nMaxSessions 64\nMaxStartups 64\n"
         )
