@@ -36,10 +36,33 @@ if [ -z "${UV_PYTHON:-}" ]; then
   UV_PYTHON="$(find_python)"
   export UV_PYTHON
 fi
+# The environment is synced from uv.lock only when the lock, a workspace pyproject.toml, the
+# Python or uv changed since the last sync (a stamp inside the environment says what it was
+# synced from), and inexactly: a plugin the user added with `hermes plugins install` stays.
+# (An exact sync deletes every package the lock does not name.) HERMES_EXACT_SYNC=1 makes
+# the sync exact and unconditional: the test command's environment holds the lock, nothing else.
 # Offline first: everything the lock names is usually in uv's cache already, and an online
 # sync may re-download a source distribution whose cached copy has gone stale, which for
 # llama-cpp-python means a 5-minute rebuild. Online only when something is missing.
-if ! "$UV" sync --quiet --locked --all-packages --offline --project "$ROOT" 2>/dev/null; then
-  echo "hermes: setting up the environment (the first time builds llama-cpp-python: ~5 min)" >&2
-  "$UV" sync --quiet --locked --all-packages --project "$ROOT"
+VENV="${UV_PROJECT_ENVIRONMENT:-$ROOT/.venv}"
+sync_inputs() {
+  echo "$UV_PYTHON $("$UV" --version)"
+  cat "$ROOT/uv.lock" "$ROOT/pyproject.toml" "$ROOT"/sdk/pyproject.toml \
+    "$ROOT"/kernel/pyproject.toml "$ROOT"/plugins/*/pyproject.toml
+}
+wanted="$(sync_inputs | cksum)"
+stamp="$VENV/.hermes-synced-from"
+if [ "${HERMES_EXACT_SYNC:-0}" = 1 ]; then
+  exactness=(--exact)
+else
+  exactness=(--inexact)
+fi
+if [ "${HERMES_EXACT_SYNC:-0}" = 1 ] || [ ! -x "$VENV/bin/python" ] || [ ! -f "$stamp" ] ||
+   [ "$(cat "$stamp")" != "$wanted" ]; then
+  if ! "$UV" sync --quiet --locked --all-packages --offline "${exactness[@]}" \
+       --project "$ROOT" 2>/dev/null; then
+    echo "hermes: setting up the environment (the first time builds llama-cpp-python: ~5 min)" >&2
+    "$UV" sync --quiet --locked --all-packages "${exactness[@]}" --project "$ROOT"
+  fi
+  echo "$wanted" >"$stamp"
 fi

@@ -90,3 +90,48 @@ def test_tutorial_shows_the_tested_dice_plugin_verbatim():
     manifest = (dice / "pyproject.toml").read_text(encoding="utf-8")
     assert '"tool.roll_dice" = "hermes_plugin_dice"' in manifest
     assert '"tool.roll_dice" = "hermes_plugin_dice"' in tutorial
+
+
+def test_the_tutorial_done_as_written_passes_the_scaffolds_lint_and_tests(tmp_path):
+    """Steps 1 to 4 of the tutorial, followed literally: the generated package, the code
+    blocks pasted over its files, the manifest line changed. The scaffold's own ruff settings
+    must accept the result, and its tests must pass."""
+    import re
+    import subprocess
+    import sys
+
+    from hermes_sdk.scaffold import new_plugin
+
+    tutorial = (REPO / "docs" / "authors" / "tutorial.md").read_text(encoding="utf-8")
+    module, tests = re.findall(r"```python\n(.*?)```", tutorial, re.S)[:2]
+    command = re.search(
+        r"hermes-sdk new-plugin --kind tools dice --description \"([^\"]+)\"", tutorial
+    )
+    assert command, "the tutorial's step 1 scaffolds the dice plugin"
+    folder = new_plugin("tools", "dice", tmp_path, description=command.group(1))
+    (folder / "src" / "hermes_plugin_dice" / "__init__.py").write_text(module, encoding="utf-8")
+    (folder / "tests" / "test_dice.py").write_text(tests, encoding="utf-8")
+    pyproject = folder / "pyproject.toml"
+    manifest = '"tool.roll_dice" = "hermes_plugin_dice"'
+    assert manifest in tutorial
+    generated = pyproject.read_text(encoding="utf-8")
+    assert generated.count('"tool.count_words" = "hermes_plugin_dice"') == 1
+    pyproject.write_text(generated.replace('"tool.count_words" = "hermes_plugin_dice"', manifest))
+    for args in (["check", "--quiet", "."], ["format", "--check", "--quiet", "."]):
+        linted = subprocess.run(
+            [sys.executable, "-m", "ruff", *args],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert linted.returncode == 0, f"ruff {args[0]} on the tutorial's code:\n{linted.stdout}"
+    tested = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert tested.returncode == 0, tested.stdout + tested.stderr

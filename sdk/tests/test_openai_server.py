@@ -75,3 +75,24 @@ def test_the_command_serves_a_fixed_reply():
     finally:
         process.terminate()
         process.wait(5)
+
+
+def test_the_manual_server_starts_without_a_runtime_warning():
+    """``python -m hermes_sdk.testing.openai_server`` as the docs give it: no runpy warning."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "hermes_sdk.testing.openai_server",
+         "--port", "0", "--text", "hi"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("serving on http://127.0.0.1:"), process.stderr.read()
+    finally:
+        process.kill()
+        process.wait(timeout=10)

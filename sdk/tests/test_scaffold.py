@@ -60,10 +60,10 @@ def test_the_longest_name_and_description_still_give_lint_clean_code(tmp_path, k
 def test_the_conformance_suite_fails_when_the_manifest_drifts(tmp_path):
     folder = new_plugin("tools", "drift", tmp_path)
     pyproject = folder / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('"tool.drift"', '"tool.renamed"'))
+    pyproject.write_text(pyproject.read_text().replace('"tool.count_words"', '"tool.renamed"'))
     done = run_tests(folder)
     assert done.returncode == 1
-    assert "missing ['tool.drift'], extra ['tool.renamed']" in done.stdout
+    assert "missing ['tool.count_words'], extra ['tool.renamed']" in done.stdout
 
 
 def test_bad_names_and_occupied_folders_are_refused_with_what_to_do(tmp_path, capsys):

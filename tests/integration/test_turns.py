@@ -166,6 +166,51 @@ def test_bad_calls_become_results_the_model_sees(make_engine, openai_server):
     assert len(openai_server.requests[1].json["messages"]) == 7, "the model saw all four results"
 
 
+def test_arguments_that_do_not_fit_the_schema_never_reach_the_handler(make_engine, openai_server):
+    ran = []
+
+    def count(limit: int, unit: str = "words") -> str:
+        ran.append((limit, unit))
+        return f"{limit} {unit}"
+
+    async def shout(text: str) -> str:  # a coroutine handler is awaited on the loop
+        await asyncio.sleep(0)
+        return text.upper()
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer", "minimum": 1},
+            "unit": {"type": "string", "enum": ["words", "lines"]},
+        },
+        "required": ["limit"],
+    }
+    spec = ToolSpec(name="count", description="count things", handler=count, parameters=schema)
+    openai_server.queue(
+        Reply.calls(
+            [
+                ("count", {"limit": "5"}),
+                ("count", {"unit": "pages"}),
+                ("count", {"limit": 3, "unit": "lines"}),
+                ("shout", {"text": "hi"}),
+            ]
+        ),
+        Reply.say("done"),
+    )
+    engine = make_engine([spec, tool("shout", shout, text="string")])
+    session = engine.start_session("cli")
+    assert run(engine, session.id, "count").status == "done"
+    results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
+    assert results[0] == (
+        "error: the arguments do not fit count's schema (limit: '5' is not of type 'integer'); "
+        "the tool did not run: call it again with arguments its schema allows"
+    )
+    assert "'limit' is a required property" in results[1]
+    assert "unit: 'pages' is not one of ['words', 'lines']" in results[1]
+    assert results[2:] == ["3 lines", "HI"]
+    assert ran == [(3, "lines")], "only the call that fits its schema ran"
+
+
 def test_oversized_results_are_spilled_to_a_file(make_engine, openai_server, tmp_path):
     sizes = [150_000, 95_000, 95_000, 95_000]
     openai_server.queue(Reply.calls([("big", {"size": size}) for size in sizes]), Reply.say("ok"))

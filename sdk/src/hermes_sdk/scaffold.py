@@ -51,6 +51,9 @@ KINDS = {
     "tools": _Kind("tool", "tools the model can call"),
     "skills": _Kind("skill_source", "a source of SKILL.md skills"),
 }
+# What a template registers under a name of its own rather than the plugin's: a tool is
+# named for what it does, so two plugins' tools never both take the plugin's name.
+_PROVIDED_NAME = {"tools": "count_words"}
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 # It lands inside Python and TOML strings, on lines that must stay within 100 characters.
 _DESCRIPTION = re.compile(r'^[^"\\\x00-\x1f]{1,72}$')
@@ -89,6 +92,7 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
             f"{folder} already exists and is not empty; pick another name or folder"
         )
     spec = KINDS[kind]
+    provided = _PROVIDED_NAME.get(kind, snake)
     major, minor = (int(part) for part in __version__.split(".")[:2])
     ceiling = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
     requirements = [f"hermes-sdk{spec.sdk_extra}>={major}.{minor},<{ceiling}", *spec.dependencies]
@@ -102,8 +106,8 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
         "skill": f"{name}-release-notes",
         "description": description or f"A Hermes plugin providing {spec.summary}.",
         "dependencies": ", ".join(f'"{requirement}"' for requirement in requirements),
-        "provides": f'"{spec.manifest_kind}.{snake}" = "{module}"',
-        "provides_list": f"- `{spec.manifest_kind}.{snake}`",
+        "provides": f'"{spec.manifest_kind}.{provided}" = "{module}"',
+        "provides_list": f"- `{spec.manifest_kind}.{provided}`",
     }
     files = {
         "pyproject.toml": _template("common", "pyproject.toml"),
@@ -139,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hermes-sdk: error: {exc}", file=sys.stderr)
         return 1
     print(f"created {folder}")
-    print(f"next: cd {folder} && python -m pytest   (with the Python that has hermes-sdk)")
-    print("then: hermes plugins install . && hermes plugins enable " + options.name)
+    print(f"next: cd {folder} && python -m pytest   (with the Python Hermes runs in)")
+    # The one install recipe, as the README, the tutorial and the author guide give it.
+    print("then: hermes plugins install . --enable --yes && hermes plugins list")
     return 0
 
 

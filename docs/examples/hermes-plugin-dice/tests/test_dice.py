@@ -3,16 +3,16 @@
 from pathlib import Path
 from typing import ClassVar
 
-import hermes_plugin_dice
 import pytest
 
+import hermes_plugin_dice
 from hermes_sdk.testing import ToolsTests
 
 
 class TestTools(ToolsTests):
     plugin = hermes_plugin_dice
     pyproject = Path(__file__).parents[1] / "pyproject.toml"
-    # Every tool: (arguments, text its result must contain). A one-sided die always shows 1.
+    # Every tool: (arguments, the exact text it returns). A one-sided die always shows 1.
     examples: ClassVar[dict] = {
         "roll_dice": ({"sides": 1, "count": 3}, "rolled 3d1: 1, 1, 1 (total 3)")
     }

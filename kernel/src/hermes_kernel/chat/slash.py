@@ -235,15 +235,17 @@ class SlashCommands:
     # --- what the agent has ---------------------------------------------------------------
 
     def do_tools(self, _args: str) -> None:
-        tools = self.agent.tools
-        if not tools:
+        from hermes_kernel.tooling.listing import listing_lines, tool_rows
+
+        agent = self.agent
+        rows = tool_rows(agent.app.host, agent.memory.tools(), agent.memory.name or "")
+        if not rows:
             self.view.info("no tools: the model can only talk (install a toolset plugin)")
             return
-        table = Table(box=None, show_header=False, padding=(0, 2))
-        for name, spec in sorted(tools.items()):
-            kind = "read-only" if spec.parallel_safe else ""
-            table.add_row(name, spec.toolset, kind, one_line(spec.description, 60))
-        self.view.print(table)
+        for line in listing_lines(rows, agent.tools):
+            self.view.print(Text(line))
+        if len(agent.tools) < len(rows):
+            self.view.info("[not given]: outside this chat's toolsets (--toolsets, agent.toolsets)")
 
     def _show_provided(self, kind: Kind, nothing: str) -> None:
         provided = self.agent.app.host.provided(kind)

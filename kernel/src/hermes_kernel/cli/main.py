@@ -55,6 +55,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.setup_cmd:setup",
         "Choose a provider, key, model and terminal backend.",
     ),
+    "tools": (
+        "hermes_kernel.cli.tools_cmd:tools",
+        "List the tools the model can be given; show one's schema.",
+    ),
 }
 
 

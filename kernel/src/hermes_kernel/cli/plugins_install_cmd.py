@@ -203,6 +203,21 @@ def install(
             _run_change(ctx, [*args, *extra], enable, "installing")
     except (InstallerError, CatalogError) as exc:
         raise click.ClickException(str(exc)) from None
+    _warn_if_resynced(env)
+
+
+def _warn_if_resynced(env: Environment) -> None:
+    project = env.synced_project()
+    if project is None:
+        return
+    launcher = project / "scripts" / "hermes"
+    keeps = f"; {launcher} keeps them" if launcher.exists() else ""
+    click.echo(
+        f"warning: {env.prefix} is the environment of the uv project {project}: a plain "
+        "`uv sync` there removes what was just installed (it keeps only the lock's packages); "
+        f"sync with `uv sync --inexact`{keeps}",
+        err=True,
+    )
 
 
 def _bundle_preview(env: Environment, catalog: Catalog, name: str, extra: list[str]) -> list[str]:

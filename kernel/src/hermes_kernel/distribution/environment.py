@@ -118,6 +118,19 @@ class Environment:
             "https://docs.astral.sh/uv/) and retry"
         )
 
+    def synced_project(self) -> Path | None:
+        """The uv project whose lock this environment is synced from (its ``.venv``), if any.
+
+        ``uv sync`` there is exact by default: it deletes every package the lock does not
+        name, so what ``hermes plugins install`` added is gone after the next plain sync.
+        """
+        if self.uv_tool or self.prefix.name != ".venv":
+            return None
+        project = self.prefix.parent
+        if (project / "uv.lock").exists() and (project / "pyproject.toml").exists():
+            return project
+        return None
+
     def describe(self) -> str:
         kind = "uv tool environment" if self.uv_tool else "environment"
         installer = "uv pip" if self.tool == "uv" else "pip"

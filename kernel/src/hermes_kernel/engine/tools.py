@@ -1,8 +1,10 @@
 """Run one round of tool calls: every call gets exactly one result, whatever happens.
 
 Read-only tools marked ``parallel_safe`` run concurrently (at most 8 at once); the others
-run one at a time, in order. An unknown tool, arguments that are not a JSON object, or a
-handler that raises all become error results the model sees. Results over the size budget
+run one at a time, in order. Calls go through the SDK's dispatch
+(:mod:`hermes_sdk.tool_calls`), the same one the conformance suites use. An unknown tool,
+arguments that are not a JSON object or do not fit the tool's schema, or a handler that
+raises all become error results the model sees. Results over the size budget
 (per result and per round) are saved to a file and replaced by a preview. A hard stop skips
 calls not yet started and gives a running one about a second before its effect is recorded
 as unknown.
@@ -11,7 +13,6 @@ as unknown.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import re
 import time
@@ -26,6 +27,7 @@ from hermes_kernel.store.messages import Disposition
 from hermes_sdk import ToolSpec
 from hermes_sdk.models import ToolCallRequest
 from hermes_sdk.terminal import BackendUnavailable, CommandRefused
+from hermes_sdk.tool_calls import ArgumentsRejected, call_tool, check_arguments
 from hermes_sdk.tooling import ToolContext
 
 RESULT_LIMIT = 100_000
@@ -107,6 +109,15 @@ class ToolRunner:
                 f"{type(arguments).__name__}; the tool did not run",
                 Disposition.ERROR,
             )
+        try:
+            check_arguments(spec, arguments)
+        except ArgumentsRejected as exc:
+            return ToolOutcome(
+                call,
+                f"error: the arguments do not fit {call.name}'s schema ({exc}); the tool did "
+                "not run: call it again with arguments its schema allows",
+                Disposition.ERROR,
+            )
         return spec, arguments
 
     def tool_context(self) -> ToolContext:
@@ -121,17 +132,7 @@ class ToolRunner:
         return self._context
 
     async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        if spec.takes_context:
-            arguments = {**arguments, "context": self.tool_context()}
-        handler = spec.handler
-        if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-            getattr(handler, "__call__", None)  # noqa: B004 - an object with async __call__
-        ):
-            return await handler(**arguments)
-        result = await asyncio.to_thread(handler, **arguments)
-        if inspect.isawaitable(result):  # a sync wrapper that returns a coroutine
-            result = await result
-        return result
+        return await call_tool(spec, arguments, self.tool_context)
 
     def _degraded(self, exc: BackendUnavailable) -> str:
         report = {

@@ -29,21 +29,50 @@ tools, memory and skills plugins (:class:`PluginTests`, their base, checks any p
 registration against its manifest). ``hermes-sdk new-plugin`` writes a plugin that uses them.
 """
 
-from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
-from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
-from hermes_sdk.testing.backend_tests import TerminalBackendTests
-from hermes_sdk.testing.contexts import tool_context
-from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
-from hermes_sdk.testing.platform_tests import PlatformTests
-from hermes_sdk.testing.plugin_tests import (
-    MemoryProviderTests,
-    PluginTests,
-    SkillSourceTests,
-    ToolsTests,
-)
-from hermes_sdk.testing.provider_tests import ProviderTests
-from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
-from hermes_sdk.testing.services import SSHServer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names are imported on first use (PEP 562): `python -m hermes_sdk.testing.openai_server`
+# then runs its module once, not after this package imported it (runpy warns of that), and
+# importing the kit costs nothing until a suite or server is used.
+_EXPORTS = {
+    "MemoryProviderTests": "plugin_tests",
+    "PlatformTests": "platform_tests",
+    "PluginTests": "plugin_tests",
+    "ProviderTests": "provider_tests",
+    "RecordedRequest": "_scripted",
+    "RegisteredPlugin": "registered",
+    "Reply": "_scripted",
+    "SSHServer": "services",
+    "ScriptedAnthropicServer": "anthropic_server",
+    "ScriptedOpenAIServer": "openai_server",
+    "ScriptedServer": "_scripted",
+    "SkillSourceTests": "plugin_tests",
+    "TerminalBackendTests": "backend_tests",
+    "ToolsTests": "plugin_tests",
+    "anthropic_error": "anthropic_server",
+    "register_checked": "registered",
+    "tool_context": "contexts",
+}
+
+if TYPE_CHECKING:
+    from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
+    from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
+    from hermes_sdk.testing.backend_tests import TerminalBackendTests
+    from hermes_sdk.testing.contexts import tool_context
+    from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+    from hermes_sdk.testing.platform_tests import PlatformTests
+    from hermes_sdk.testing.plugin_tests import (
+        MemoryProviderTests,
+        PluginTests,
+        SkillSourceTests,
+        ToolsTests,
+    )
+    from hermes_sdk.testing.provider_tests import ProviderTests
+    from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
+    from hermes_sdk.testing.services import SSHServer
 
 __all__ = [
     "MemoryProviderTests",
@@ -64,3 +93,17 @@ __all__ = [
     "register_checked",
     "tool_context",
 ]
+assert set(__all__) == set(_EXPORTS), "export a name in both"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once found, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -137,6 +137,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith(owner.route):
             self.send_json(404, owner.error_body(404, f"no route {self.path}"))
             return
+        problem = owner.protocol_problem(body) if owner.check_protocol else None
+        if problem is not None:  # what the real service refuses, before any reply is used
+            self.send_json(400, owner.error_body(400, problem))
+            return
         reply = owner._next_reply(body)
         if reply is None:
             self.send_json(500, owner.error_body(500, "the scripted server has no reply queued"))
@@ -296,6 +300,14 @@ class ScriptedServer:
 
     def error_body(self, status: int, message: str) -> Any:
         return {"error": {"message": message}}
+
+    check_protocol: bool = True
+    """Refuse (400, as the real service does) a request that breaks the protocol's rules
+    about tool calls and their results; set False to send whatever a test needs."""
+
+    def protocol_problem(self, body: Any) -> str | None:
+        """Why the real service would refuse this request body, or None."""
+        return None
 
     def models_listing(self) -> Any:
         return {"object": "list", "data": [{"id": "test-model", "object": "model"}]}

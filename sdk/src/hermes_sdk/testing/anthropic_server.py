@@ -55,6 +55,46 @@ def _signature(thinking: str) -> str:
     return f"sig-{len(thinking)}"  # opaque to clients; echoed back, checked by tests
 
 
+def _blocks_of(message: Any) -> list[Any]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []
+
+
+def tool_result_problem(body: Any) -> str | None:
+    """The Messages API's rules about tools, in the words of Anthropic's own errors: every
+    ``tool_use`` of an assistant message is answered by a ``tool_result`` with its id in the
+    next (user) message, and no ``tool_result`` answers a call that was not made."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return None  # only the tool rules are checked here
+    called: list[str] = []
+    for index, message in enumerate(messages):
+        blocks = _blocks_of(message)
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        answered = [b.get("tool_use_id") for b in results]
+        for number, result in enumerate(results):
+            if not isinstance(result.get("tool_use_id"), str) or not result["tool_use_id"]:
+                return f"messages.{index}.content.{number}.tool_use_id: Field required"
+        unexpected = [str(a) for a in answered if a not in called]
+        if unexpected:
+            return (
+                f"messages.{index}.content: unexpected `tool_use_id` found in `tool_result` "
+                f"blocks: {', '.join(unexpected)}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message."
+            )
+        missing = [c for c in called if c not in answered]
+        if missing:
+            return (
+                f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+                f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+                "corresponding `tool_result` block in the next message."
+            )
+        called = [
+            str(b.get("id")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+    return None
+
+
 class ScriptedAnthropicServer(ScriptedServer):
     """Answers ``POST /v1/messages`` in the Anthropic format, streamed (SSE) or not."""
 
@@ -66,6 +106,9 @@ class ScriptedAnthropicServer(ScriptedServer):
 
     def models_listing(self) -> Any:
         return {"data": [{"id": "test-model", "type": "model"}], "has_more": False}
+
+    def protocol_problem(self, body: Any) -> str | None:
+        return tool_result_problem(body)
 
     def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

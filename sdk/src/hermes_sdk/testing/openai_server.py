@@ -32,7 +32,7 @@ from hermes_sdk.testing._scripted import (
     pieces,
 )
 
-__all__ = ["RecordedRequest", "Reply", "ScriptedOpenAIServer"]
+__all__ = ["RecordedRequest", "Reply", "ScriptedOpenAIServer", "tool_message_problem"]
 
 
 def _usage(reply: Reply) -> dict[str, Any]:
@@ -54,6 +54,9 @@ class ScriptedOpenAIServer(ScriptedServer):
 
     def stream_trailer(self) -> StreamEvent:
         return (None, "[DONE]")
+
+    def protocol_problem(self, body: Any) -> str | None:
+        return tool_message_problem(body)
 
     def render_complete(self, reply: Reply, request: Mapping[str, Any]) -> Any:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
@@ -111,6 +114,49 @@ class ScriptedOpenAIServer(ScriptedServer):
                 _, last = event({})
                 events.append((None, {**last, "choices": [], "usage": _usage(reply)}))
         return events
+
+
+def tool_message_problem(body: Any) -> str | None:
+    """The chat-completions rules about tool calls, in the words of OpenAI's own errors: each
+    tool message answers, by ``tool_call_id``, a call of the assistant message before it,
+    and every call is answered before the conversation goes on."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return None  # only the tool rules are checked here
+    open_calls: list[str] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            return f"Invalid type for 'messages[{index}]': expected an object."
+        role = message.get("role")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str) or not call_id:
+                return f"Missing required parameter: 'messages[{index}].tool_call_id'."
+            if call_id not in open_calls:
+                return (
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    f"preceding message with 'tool_calls' (messages[{index}].tool_call_id "
+                    f"{call_id!r})."
+                )
+            open_calls.remove(call_id)
+            continue
+        if open_calls:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(open_calls)}"
+            )
+        for number, call in enumerate(message.get("tool_calls") or []):
+            where = f"messages[{index}].tool_calls[{number}]"
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call["id"]:
+                return f"Missing required parameter: '{where}.id'."
+            if not isinstance(function, dict) or not function.get("name"):
+                return f"Missing required parameter: '{where}.function.name'."
+            if not isinstance(function.get("arguments"), str):
+                return f"Invalid type for '{where}.function.arguments': expected a string."
+            open_calls.append(call["id"])
+    return None
 
 
 def _tool_then_text(tool: str, arguments: Any, text: str) -> Callable[[Any], Reply]:

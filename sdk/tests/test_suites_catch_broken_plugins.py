@@ -1,0 +1,226 @@
+"""Each conformance suite, tested by mutation: a suite that passes a broken plugin is a bug.
+
+Every case scaffolds a working plugin of one kind (``hermes-sdk new-plugin``; that the
+unchanged scaffolds pass their suites is ``test_scaffold``'s job), breaks it in one way a
+newcomer might, and runs the plugin's own generated tests as its author would. A broken
+plugin must fail, in the test meant to catch it; a correct variant (an async handler, an
+optional argument) must pass.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hermes_sdk.scaffold import new_plugin
+
+INIT = "src/{module}/__init__.py"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    kind: str
+    what: str  # the pytest id: what is broken
+    file: str  # relative to the plugin folder; {module} and {skill} are filled in
+    old: str
+    new: str
+    caught_by: str | None  # the suite test that must fail; None for a correct variant
+
+    def apply(self, folder: Path) -> None:
+        tail = folder.name.removeprefix("hermes-plugin-")
+        names = {
+            "{module}": f"hermes_plugin_{tail.replace('-', '_')}",
+            "{module_tail}": tail.replace("-", "_"),
+            "{skill}": f"{tail}-release-notes",
+        }
+
+        def fill(text: str) -> str:
+            for key, value in names.items():
+                text = text.replace(key, value)
+            return text
+
+        path = folder / fill(self.file)
+        text = path.read_text(encoding="utf-8")
+        old = fill(self.old)
+        assert text.count(old) == 1, f"the scaffold changed: {old!r} is not once in {path}"
+        path.write_text(text.replace(old, fill(self.new)), encoding="utf-8")
+
+
+# The suite class each kind's generated tests subclass: only it runs, not the author's extras.
+SUITE_CLASS = {
+    "tools": "TestTools",
+    "memory": "TestMemory",
+    "skills": "TestSkills",
+    "provider": "TestProvider",
+    "backend": "TestBackend",
+    "platform": "TestPlatform",
+}
+
+_TOOL_SCHEMA = """            "properties": {"text": {"type": "string", "description": "the text to count"}},
+            "required": ["text"],"""
+
+MUTANTS = [
+    # --- tools ---------------------------------------------------------------------------------
+    Mutant("tools", "wrong-result-with-the-right-digits", INIT,
+           'return f"{len(words)} words"', 'return f"{len(words) + 10} words"',
+           "test_every_tool_works_on_its_example"),
+    Mutant("tools", "int-result", INIT,
+           'return f"{len(words)} words"', "return len(words)  # type: ignore[return-value]",
+           "test_every_tool_works_on_its_example"),
+    Mutant("tools", "schema-names-content-handler-takes-text", INIT,
+           _TOOL_SCHEMA, _TOOL_SCHEMA.replace('"text"', '"content"'),
+           "test_the_schema_and_the_handler_agree"),
+    Mutant("tools", "schema-with-no-properties", INIT,
+           _TOOL_SCHEMA, '            "properties": {},',
+           "test_the_schema_and_the_handler_agree"),
+    Mutant("tools", "example-does-not-fit-the-schema", INIT,
+           '{"type": "string", "description": "the text to count"}',
+           '{"type": "integer", "description": "the text to count"}',
+           "test_every_example_fits_the_schema"),
+    Mutant("tools", "required-argument-with-a-default-missing-from-the-schema", INIT,
+           "def count_words(text: str) -> str:", "def count_words(text: str, sep: str) -> str:",
+           "test_the_schema_and_the_handler_agree"),
+    Mutant("tools", "handler-raises", INIT,
+           "    words = text.split()\n", "    words = text.split(maxsplit=-2)[5:]\n    1 / 0\n",
+           "test_every_tool_works_on_its_example"),
+    Mutant("tools", "correct-async-handler", INIT,
+           "def count_words(text: str) -> str:", "async def count_words(text: str) -> str:",
+           None),
+    Mutant("tools", "correct-optional-argument", INIT,
+           _TOOL_SCHEMA + "\n",
+           _TOOL_SCHEMA.replace(
+               '"description": "the text to count"},',
+               '"description": "the text to count"},\n'
+               '                "unit": {"type": "string", "description": "what to count"},',
+           ) + "\n",
+           None),
+    # --- memory ----------------------------------------------------------------------------------
+    Mutant("memory", "one-file-for-everyone", INIT,
+           'name = (user_scope or "local").replace(":", "_").replace("/", "_")', 'name = "all"',
+           "test_one_persons_memory_never_reaches_another"),
+    Mutant("memory", "forgets-at-restart", INIT,
+           'self.folder = Path(context.home) / "{module_tail}"',
+           'self.folder = Path(__import__("tempfile").mkdtemp())',
+           "test_what_it_recalls_survives_a_restart"),
+    Mutant("memory", "prefetch-returns-a-list", INIT,
+           'return "Earlier the user said: " + " / ".join(relevant[-3:]) if relevant else None',
+           "return relevant or None  # type: ignore[return-value]",
+           "test_a_turn_is_observed_and_recalled"),
+    Mutant("memory", "raises-on-an-interrupted-turn", INIT,
+           'if turn.status != "done":\n            return',
+           'if turn.status != "done":\n            raise ValueError(turn.status)',
+           "test_a_turn_is_observed_and_recalled"),
+    # --- skills ----------------------------------------------------------------------------------
+    Mutant("skills", "name-differs-from-the-folder", "src/{module}/skills/{skill}/SKILL.md",
+           "name: {skill}", "name: release-notes", "test_every_skill_has_a_valid_skill_md"),
+    Mutant("skills", "front-matter-is-not-yaml", "src/{module}/skills/{skill}/SKILL.md",
+           "description: Write a clear release note",
+           "description: Write this: a clear release note",
+           "test_every_skill_has_a_valid_skill_md"),
+    Mutant("skills", "description-too-short", "src/{module}/skills/{skill}/SKILL.md",
+           "description: Write a clear release note from a list of changes. Use when the user "
+           "asks for release notes or a changelog entry.",
+           "description: Notes.", "test_every_skill_has_a_valid_skill_md"),
+    Mutant("skills", "front-matter-never-closed", "src/{module}/skills/{skill}/SKILL.md",
+           "entry.\n---\n", "entry.\n\n", "test_every_skill_has_a_valid_skill_md"),
+    Mutant("skills", "source-folder-missing", INIT,
+           "factory=lambda: SKILLS,", 'factory=lambda: SKILLS / "missing",',
+           "test_every_skill_has_a_valid_skill_md"),
+    # --- providers -------------------------------------------------------------------------------
+    Mutant("provider", "drops-tool-call-id", "src/{module}/client.py",
+           '"tool_call_id": message.tool_call_id, ', "", "test_tool_call_round_trip"),
+    Mutant("provider", "renames-the-call-it-answers", "src/{module}/client.py",
+           '{"id": c.id, "type": "function"', '{"id": "call_x", "type": "function"',
+           "test_tool_call_round_trip"),
+    Mutant("provider", "keeps-only-the-last-argument-chunk", "src/{module}/client.py",
+           '"".join(call[2:])', "call[-1]", "test_tool_call_round_trip"),
+    Mutant("provider", "does-not-stream", "src/{module}/client.py",
+           'on_text(delta["content"])', "pass", "test_streaming_delivers_text_as_it_arrives"),
+    Mutant("provider", "drops-usage", "src/{module}/client.py",
+           'int(chunk["usage"].get("prompt_tokens") or 0)', "0", "test_usage_is_reported"),
+    Mutant("provider", "misclassifies-garbage", "src/{module}/client.py",
+           'ErrorKind.BAD_RESPONSE, f"{where} streamed', 'ErrorKind.SERVER, f"{where} streamed',
+           "test_malformed_response_is_a_bad_response"),
+    # --- terminal backends -----------------------------------------------------------------------
+    Mutant("backend", "leaks-the-environment", "src/{module}/backend.py",
+           "            env=env,\n", "            env={**os.environ, **env},\n",
+           "test_environment_is_isolated"),
+    Mutant("backend", "forgets-the-working-directory", "src/{module}/backend.py",
+           "self.cwd = new_cwd  #", "pass  #", "test_working_directory_persists"),
+    Mutant("backend", "merges-stderr-into-stdout", "src/{module}/backend.py",
+           "stderr=subprocess.PIPE,", "stderr=subprocess.STDOUT,",
+           "test_stdout_and_stderr_are_separate"),
+    Mutant("backend", "loses-the-exit-code", "src/{module}/backend.py",
+           "process.wait(), started", "0, started", "test_exit_codes"),
+    Mutant("backend", "drops-stdin", "src/{module}/backend.py",
+           "stdin=subprocess.PIPE if stdin else subprocess.DEVNULL",
+           "stdin=subprocess.DEVNULL", "test_stdin"),
+    Mutant("backend", "truncates-large-output", "src/{module}/backend.py",
+           "while chunk := os.read(pipe.fileno(), 65536):\n            sink(chunk)",
+           "for _ in range(16):\n            if not (chunk := os.read(pipe.fileno(), 65536)):"
+           "\n                break\n            sink(chunk)",
+           "test_large_output_arrives_whole"),
+    Mutant("backend", "mangles-binary-files", "src/{module}/backend.py",
+           "target.write_bytes(data)", 'target.write_text(data.decode("latin-1"))',
+           "test_binary_files_round_trip"),
+    Mutant("backend", "lists-every-size-as-zero", "src/{module}/backend.py",
+           "entry.stat().st_size", "0", "test_listing_a_directory"),
+    # --- platforms -------------------------------------------------------------------------------
+    Mutant("platform", "never-confirms-updates", "src/{module}/adapter.py",
+           'self._after = update["id"]', "pass", "test_messages_arrive_once_and_in_order"),
+    Mutant("platform", "does-not-split", "src/{module}/adapter.py",
+           "split_message(text, self.max_message_chars)", "[text]",
+           "test_a_long_reply_is_split_within_the_limit"),
+    Mutant("platform", "truncates-long-replies", "src/{module}/adapter.py",
+           "split_message(text, self.max_message_chars)", "[text[: self.max_message_chars]]",
+           "test_a_long_reply_is_split_within_the_limit"),
+    Mutant("platform", "ignores-a-missing-message", "src/{module}/adapter.py",
+           'raise MessageGone(f"{path} no longer exists")', "return {}",
+           "test_editing_a_missing_message_raises_message_gone"),
+    Mutant("platform", "private-chats-not-addressed", "src/{module}/adapter.py",
+           'addressed=chat.chat_type == "private" or ', "addressed=",
+           "test_a_private_message_arrives"),
+    Mutant("platform", "send-returns-no-ids", "src/{module}/adapter.py",
+           "        return ids\n", "        return []\n", "test_send_returns_message_ids"),
+    Mutant("platform", "starts-without-a-token", "src/{module}/adapter.py",
+           "if not token:", "if False:", "test_missing_credentials_are_a_clear_error"),
+]  # fmt: skip
+
+
+def _run_suite(folder: Path, kind: str, test: str | None) -> subprocess.CompletedProcess[str]:
+    selected = SUITE_CLASS[kind] + (f" and {test}" if test else "")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-k", selected],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.kind}-{m.what}")
+def test_each_broken_plugin_is_caught_and_each_correct_one_passes(
+    tmp_path: Path, mutant: Mutant
+) -> None:
+    folder = new_plugin(mutant.kind, f"m-{mutant.kind}", tmp_path)
+    mutant.apply(folder)
+    done = _run_suite(folder, mutant.kind, mutant.caught_by)
+    output = done.stdout + done.stderr
+    if mutant.caught_by is None:
+        assert done.returncode == 0, f"a correct plugin failed its suite:\n{output}"
+        assert " passed" in done.stdout and "skipped" not in done.stdout, output
+        return
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    assert done.returncode == 1, f"the suite passed a broken plugin ({mutant.what}):\n{output}"
+    assert any(f"::{mutant.caught_by}" in line for line in failed), (
+        f"{mutant.caught_by} did not catch {mutant.what}:\n{output}"
+    )
+
+
+def test_every_kind_with_a_suite_has_mutants() -> None:
+    assert {m.kind for m in MUTANTS if m.caught_by} == set(SUITE_CLASS)
