@@ -33,7 +33,10 @@ if [ -z "${UV:-}" ]; then
 fi
 export UV
 if [ -z "${UV_PYTHON:-}" ]; then
-  UV_PYTHON="$(find_python)"
+  # The interpreter itself, not the name found on PATH: a pyenv shim or a venv's python never
+  # matches the environment's own, and uv then deletes and recreates the whole environment
+  # (with every plugin the user installed) on each sync.
+  UV_PYTHON="$("$(find_python)" -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')"
   export UV_PYTHON
 fi
 # The environment is synced from uv.lock only when the lock, a workspace pyproject.toml, the

@@ -59,7 +59,7 @@ class Server:
 
 
 def client(limits: httpx.Limits | None = None, **kwargs) -> httpx.AsyncClient:
-    transport = pooled_transport(limits or httpx.Limits(), **kwargs)
+    transport = pooled_transport(limits or httpx.Limits(), over="aiohttp", **kwargs)
     return httpx.AsyncClient(transport=transport, timeout=5)
 
 
@@ -191,3 +191,18 @@ def test_a_reply_cut_short_is_a_read_error_and_no_reply_a_protocol_error():
         asyncio.run(main(silent))
     for failure in (cut_short.value, no_reply.value):  # never the URL: it may hold a secret
         assert "secret-token" not in str(failure)
+
+
+def test_httpx_carries_requests_until_the_process_expects_many():
+    from hermes_sdk import http_transport
+    from hermes_sdk.http_transport import AiohttpTransport, expect_many_requests
+
+    before = http_transport._MANY_REQUESTS  # a gateway test earlier in this process sets it
+    expect_many_requests(False)
+    try:
+        assert isinstance(pooled_transport(httpx.Limits()), httpx.AsyncHTTPTransport)
+        expect_many_requests()
+        assert isinstance(pooled_transport(httpx.Limits()), AiohttpTransport)
+        assert isinstance(pooled_transport(httpx.Limits(), over="httpx"), httpx.AsyncHTTPTransport)
+    finally:
+        expect_many_requests(before)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,13 +204,33 @@ def _run_suite(folder: Path, kind: str, test: str | None) -> subprocess.Complete
     )
 
 
+def _try(mutant: Mutant, parent: Path) -> subprocess.CompletedProcess[str]:
+    folder = new_plugin(mutant.kind, f"m-{mutant.kind}", parent)
+    mutant.apply(folder)
+    return _run_suite(folder, mutant.kind, mutant.caught_by)
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every selected mutant's run, two at a time (one per core): each is a process of its
+    own, and one by one they would leave a core idle for a minute."""
+    selected = [
+        item.callspec.params["mutant"]
+        for item in request.session.items
+        if getattr(item, "callspec", None) is not None and "mutant" in item.callspec.params
+    ]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {m.what: pool.submit(_try, m, tmp_path_factory.mktemp(m.what)) for m in selected}
+        return {what: run.result() for what, run in runs.items()}
+
+
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.kind}-{m.what}")
 def test_each_broken_plugin_is_caught_and_each_correct_one_passes(
-    tmp_path: Path, mutant: Mutant
+    outcomes: dict[str, subprocess.CompletedProcess[str]], mutant: Mutant
 ) -> None:
-    folder = new_plugin(mutant.kind, f"m-{mutant.kind}", tmp_path)
-    mutant.apply(folder)
-    done = _run_suite(folder, mutant.kind, mutant.caught_by)
+    done = outcomes[mutant.what]
     output = done.stdout + done.stderr
     if mutant.caught_by is None:
         assert done.returncode == 0, f"a correct plugin failed its suite:\n{output}"
@@ -220,6 +241,10 @@ def test_each_broken_plugin_is_caught_and_each_correct_one_passes(
     assert any(f"::{mutant.caught_by}" in line for line in failed), (
         f"{mutant.caught_by} did not catch {mutant.what}:\n{output}"
     )
+
+
+def test_mutants_have_distinct_names() -> None:
+    assert len({m.what for m in MUTANTS}) == len(MUTANTS)
 
 
 def test_every_kind_with_a_suite_has_mutants() -> None:

@@ -39,9 +39,13 @@ for line in response.iter_lines():
 """
 
 
+TARGET_RATIO = 2.0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--profile", action="store_true", help="print the import profile")
     args = parser.parse_args()
     hermes = Path(sys.executable).parent / "hermes"
     with ScriptedOpenAIServer(default=Reply.say("Hello! How can I help?")) as server:
@@ -75,7 +79,32 @@ def main() -> int:
     print(f"ratio (wall)        {our_ms / floor_ms:.2f}x   (target <= 2x)")
     print(f"peak RSS            {our_rss * 1.048576:.1f} MB   (target <= 60 MB)")
     print(f"first request body  {size} bytes, {len(body.get('tools', []))} tool schemas")
+    if our_ms / floor_ms > TARGET_RATIO or args.profile:
+        print_import_profile(argv, env)
     return 0
+
+
+def print_import_profile(argv: list[str], env: dict[str, str], top: int = 15) -> None:
+    """The modules whose imports cost the most (cumulative, -X importtime), for finding
+    what crept onto the one-shot path."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    rows = []
+    for line in done.stderr.splitlines():  # "import time: SELF | CUMULATIVE | NAME"
+        fields = line.removeprefix("import time:").split("|")
+        if len(fields) != 3 or not fields[0].strip().isdigit():
+            continue  # the header, or anything else on stderr
+        rows.append((int(fields[1]), int(fields[0]), fields[2].strip()))
+    print(f"import profile, top {top} by cumulative time (us, self us, module):")
+    for cumulative, self_us, name in sorted(rows, reverse=True)[:top]:
+        print(f"  {cumulative:8d} {self_us:8d}  {name}")
 
 
 if __name__ == "__main__":

@@ -195,6 +195,10 @@ def main() -> int:
         help="run the scripted model server in this process (threads sharing the GIL)",
     )
     args = parser.parse_args()
+    # As in the gateway, whose costs these figures are: requests go over pooled aiohttp.
+    from hermes_sdk.http_transport import expect_many_requests
+
+    expect_many_requests()
     tools = {
         "side-effecting tool (commit synced to disk before it runs)": ToolSpec(
             name="act", description="does nothing", handler=lambda: "ok"

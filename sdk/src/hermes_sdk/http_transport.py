@@ -20,14 +20,14 @@ import functools
 import ssl
 import weakref
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 import httpx
 
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["AiohttpTransport", "default_ssl_context", "pooled_transport"]
+__all__ = ["AiohttpTransport", "default_ssl_context", "expect_many_requests", "pooled_transport"]
 
 
 @functools.cache
@@ -38,14 +38,33 @@ def default_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+_MANY_REQUESTS = False
+
+
+def expect_many_requests(many: bool = True) -> None:
+    """Say that this process will make many requests for a long time (the gateway calls it
+    as it starts): from then on :func:`pooled_transport` sends over aiohttp. Until then it
+    is httpx's own transport, so a one-shot or a chat never imports aiohttp (~130 ms of a
+    start-up), for the handful of requests it makes."""
+    global _MANY_REQUESTS  # noqa: PLW0603 - one switch for the whole process, set at start
+    _MANY_REQUESTS = many
+
+
 def pooled_transport(
-    limits: httpx.Limits, ssl_context: ssl.SSLContext | None = None
-) -> AiohttpTransport:
-    """A transport for many requests over kept-alive connections: at most
+    limits: httpx.Limits,
+    ssl_context: ssl.SSLContext | None = None,
+    *,
+    over: Literal["aiohttp", "httpx"] | None = None,
+) -> httpx.AsyncBaseTransport:
+    """A transport for requests over kept-alive connections: at most
     ``limits.max_connections`` open at once (the rest wait), each idle one closed after
     ``limits.keepalive_expiry`` seconds. Certificates are verified as httpx does by default,
-    unless ``ssl_context`` says otherwise."""
-    return AiohttpTransport(limits, ssl_context or default_ssl_context())
+    unless ``ssl_context`` says otherwise. ``over`` picks the HTTP engine; by default it is
+    aiohttp once :func:`expect_many_requests` was called, else httpx's own."""
+    context = ssl_context or default_ssl_context()
+    if (over or ("aiohttp" if _MANY_REQUESTS else "httpx")) == "aiohttp":
+        return AiohttpTransport(limits, context)
+    return httpx.AsyncHTTPTransport(verify=context, limits=limits)
 
 
 def _fail(exc: BaseException, request: httpx.Request) -> NoReturn:

@@ -246,9 +246,27 @@ def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
     ctx.invoke(chat)
 
 
+def _skip_httpx_command_line() -> None:
+    """httpx's ``__init__`` imports its own command-line module, and with it click's and
+    rich's widgets and pygments (~35 ms of every start-up; encode/httpx#3547). Hermes never
+    runs httpx's command line, so that module is a stub in this process."""
+    if "httpx" in sys.modules or "httpx._main" in sys.modules:
+        return
+    import types
+
+    def unavailable(*_args: object, **_kwargs: object) -> None:
+        raise SystemExit("httpx's command line is not loaded inside hermes; run `httpx` itself")
+
+    stub = types.ModuleType("httpx._main", "a stand-in: hermes does not load httpx's CLI")
+    stub.main = unavailable  # type: ignore[attr-defined]  # the one name httpx imports
+    sys.modules["httpx._main"] = stub
+
+
 def main() -> None:
     """Console entry point: run the CLI, turning fixable errors into one line and exit 1."""
     from hermes_kernel.config.errors import ConfigError
+
+    _skip_httpx_command_line()
 
     try:
         # Not standalone: click would turn our own errors into tracebacks. It returns the

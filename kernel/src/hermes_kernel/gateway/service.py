@@ -103,6 +103,9 @@ def compose_reply(result: TurnResult, stopped_by_user: bool) -> str:
 
 class Gateway:
     def __init__(self, app: App, cwd: Path | None = None) -> None:
+        from hermes_sdk.http_transport import expect_many_requests
+
+        expect_many_requests()  # platforms and models share pooled aiohttp connections
         raw = app.settings.raw
         self.app = app
         self.settings = GatewayConfig.model_validate(raw.get("gateway") or {})
