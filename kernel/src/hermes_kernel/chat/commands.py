@@ -16,6 +16,9 @@ class Builtin:
     help: str
     during_turn: bool = False
     """Usable while a turn runs (it does not change the session or the model)."""
+    fallback: bool = False
+    """Only for when no plugin offers the command: a plugin's ``/NAME`` replaces it (the
+    memory and skills plugins' commands do more than list what is installed)."""
 
 
 BUILTINS: tuple[Builtin, ...] = (
@@ -27,8 +30,8 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("model", "/model [PROVIDER] [MODEL]", "show or switch the model"),
     Builtin("usage", "/usage", "tokens and cost of this session", during_turn=True),
     Builtin("tools", "/tools", "the tools the model has", during_turn=True),
-    Builtin("skills", "/skills", "the installed skill sources", during_turn=True),
-    Builtin("memory", "/memory", "the memory provider in use", during_turn=True),
+    Builtin("skills", "/skills", "the installed skill sources", during_turn=True, fallback=True),
+    Builtin("memory", "/memory", "the memory provider in use", during_turn=True, fallback=True),
     Builtin("compact", "/compact [FOCUS]", "compress the conversation"),
     Builtin("stop", "/stop", "stop the running turn (as Ctrl+C does)", during_turn=True),
     Builtin("retry", "/retry", "ask the last message again"),
@@ -40,16 +43,18 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("exit", "/exit", "the same as /quit", during_turn=True),
 )
 BUILTIN_NAMES = frozenset(command.name for command in BUILTINS)
+_RESERVED = frozenset(command.name for command in BUILTINS if not command.fallback)
 
 
 def plugin_commands(host: PluginHost) -> tuple[dict[str, SlashCommandSpec], list[str]]:
-    """Plugin commands by name, and a warning for each one refused."""
+    """Plugin commands by name, and a warning for each one refused (a built-in's name, but
+    for the built-ins a plugin's command replaces)."""
     commands: dict[str, SlashCommandSpec] = {}
     warnings: list[str] = []
     for provided in host.provided(Kind.SLASH):
         spec = provided.spec
         assert isinstance(spec, SlashCommandSpec)  # the index holds these under SLASH
-        if spec.name in BUILTIN_NAMES:
+        if spec.name in _RESERVED:
             warnings.append(
                 f"plugin {provided.plugin!r}: /{spec.name} is a built-in command; "
                 "the plugin's version is ignored"

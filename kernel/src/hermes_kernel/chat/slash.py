@@ -31,6 +31,8 @@ class SlashCommands:
     async def run(self, name: str, args: str) -> bool:
         """Run ``/name args``; False means leave the chat."""
         builtin = _BY_NAME.get(name)
+        if builtin is not None and builtin.fallback and name in self.repl.plugin_commands:
+            builtin = None  # the plugin's own command replaces the built-in listing
         if builtin is not None:
             if self.repl.turn is not None and not builtin.during_turn:
                 self.view.warn(f"/{name} waits for the turn: let it finish, or /stop it first")
@@ -65,9 +67,11 @@ class SlashCommands:
 
     def do_help(self, _args: str) -> None:
         table = Table(box=None, show_header=False, padding=(0, 2))
+        plugins = self.repl.plugin_commands
         for command in BUILTINS:
-            table.add_row(command.usage, command.help)
-        for name, spec in sorted(self.repl.plugin_commands.items()):
+            if not (command.fallback and command.name in plugins):
+                table.add_row(command.usage, command.help)
+        for name, spec in sorted(plugins.items()):
             table.add_row(f"/{name}", f"{spec.description} (plugin)")
         self.view.print(table)
         self.view.info(

@@ -1,6 +1,7 @@
 """Hermes built-in memory: MEMORY.md (the agent's notes) and USER.md (the user's profile),
 the ``memory`` tool that curates them, their snapshot in each new session's prompt, the
-``session_search`` tool over past sessions, and ``/memory`` for pending writes."""
+``session_search`` tool over past sessions, and ``/memory`` and ``hermes memory`` for pending
+writes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hermes_sdk import (
+    CommandSpec,
     PromptContext,
     PromptSection,
     SlashCommandSpec,
@@ -154,6 +156,19 @@ def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
     from hermes_plugin_memory_builtin.snapshot import memory_section
 
     yield memory_section(Memory(context.home, context.user_scope, context.config))
+
+
+def _command() -> Any:
+    from hermes_plugin_memory_builtin.cli import memory
+
+    return memory
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="memory", description="show memory; approve or reject pending writes", factory=_command
+    )
 
 
 @hookimpl
