@@ -1,22 +1,28 @@
 """Classify a shell command: harmless, dangerous (ask the user) or hardline (never run).
 
-Matching happens on a normalized form, so that obvious disguises do not slip through:
-quotes and backslash escapes are removed (``r\\m -r'f' "/"``), ``$(...)`` and backticks are
-checked as commands of their own, ``sh -c``/``bash -c``/``eval`` wrappers are unwrapped, and
-prefixes that do not change what runs (``sudo``, ``env A=B``, ``VAR=x``, ``nohup``,
-``timeout 5``, ``/usr/bin/``) are dropped. None of this makes a shell parser: a determined
-adversary gets past it, and the docs say so. What it catches is a model's (or a person's)
-mistake.
+The command is read with a real shell grammar (:mod:`hermes_kernel.safety.shell`), so each
+rule looks at what a command actually runs: every stage of a pipeline or list, the insides of
+``$(...)``, backticks and ``<(...)``, and the code given to ``sh -c``, ``eval`` or fed to a
+shell on its standard input, with quotes, escapes and harmless prefixes (``sudo``, ``env``,
+``nohup``, ``timeout 5``, ``/usr/bin/``) resolved. A quoted argument of a harmless program is
+data (``grep -rn 'DROP TABLE' src``), while anything a download or a decoder feeds to an
+interpreter is dangerous however it is wired (a pipe, a substitution, a process
+substitution, a file downloaded and then run). Text the grammar cannot read is asked about:
+the check fails closed. None of this is a sandbox: a determined adversary gets past it, and
+the docs say so. What it catches is a model's (or a person's) mistake.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
 from enum import IntEnum
 
-__all__ = ["Level", "Verdict", "classify", "normalize", "segments"]
+from hermes_kernel.safety.shell import SUBSTITUTED, Command, parse
+
+__all__ = ["Level", "Verdict", "classify", "normalize"]
 
 
 class Level(IntEnum):
@@ -34,21 +40,10 @@ class Verdict:
 
 ALLOWED = Verdict(Level.ALLOW)
 
-# --- normalizing -------------------------------------------------------------------------
-
-_SUBSTITUTION = re.compile(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`|<\(([^()]*)\)")
-_SEPARATORS = re.compile(r"\|\||&&|[;|&\n]")
-_WRAPPER = re.compile(r"^(?:ba|z|da|k|fi)?sh\s+(?:-\w+\s+)*-\w*c\w*\s+|^eval\s+")
-_PREFIX = re.compile(
-    r"^(?:sudo(?:\s+-[a-z]+(?:\s+[a-z0-9_.-]+)?)*|doas|env(?:\s+-i)?|nohup|command|exec|"
-    r"builtin|time|nice(?:\s+-n\s*-?\d+|\s+-\d+)?|ionice(?:\s+-c\s*\d)?|stdbuf(?:\s+-\S+)*|"
-    r"timeout(?:\s+-\S+)*\s+\d+[smhd]?|busybox|xargs(?:\s+-\S+)*|[a-z_][a-z0-9_]*=\S*)\s+"
-)
-_PATH_OF_COMMAND = re.compile(r"^(?:/[\w.-]+)*/(?=\w)")
-
 
 def normalize(command: str) -> str:
-    """The command as matched: NFKC, no quotes or escapes, lower-case, single spaces."""
+    """The command as one line of plain text (NFKC, no quotes or escapes, lower-case, single
+    spaces): what plugins' ``hermes_check_command`` and the allow-list match against."""
     text = unicodedata.normalize("NFKC", command)
     text = "".join(
         ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc") or ch in "\n\t"
@@ -59,33 +54,6 @@ def normalize(command: str) -> str:
     text = text.replace("'", "").replace('"', "")
     text = re.sub(r"\$\{?HOME\}?", "~", text)
     return re.sub(r"[ \t]+", " ", text).strip().lower()
-
-
-def _strip_prefixes(segment: str) -> str:
-    previous = None
-    while segment != previous:
-        previous = segment
-        segment = _WRAPPER.sub("", segment)
-        segment = _PREFIX.sub("", segment)
-        segment = _PATH_OF_COMMAND.sub("", segment)
-    return segment.strip()
-
-
-def segments(normalized: str) -> list[str]:
-    """Every simple command in ``normalized``: split on ; && || | & and newlines, with the
-    insides of ``$(...)``, backticks and ``<(...)`` as commands of their own."""
-    found: list[str] = []
-    pending = [normalized]
-    while pending:
-        text = pending.pop()
-        for match in _SUBSTITUTION.finditer(text):
-            pending.append(next(group for group in match.groups() if group is not None))
-        text = _SUBSTITUTION.sub(" ", text)
-        for raw in _SEPARATORS.split(text):
-            part = _strip_prefixes(raw.strip().strip("(){} ").strip())
-            if part:
-                found.append(part)
-    return found
 
 
 # --- rules ---------------------------------------------------------------------------------
@@ -211,101 +179,295 @@ _BLOCK_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         "moves / or a system directory",
     ),
 ]
-_BLOCK_ANYWHERE: list[tuple[str, re.Pattern[str], str]] = [
-    ("fork-bomb", re.compile(r"(\S+)\s*\(\)\s*\{.*\1\s*\|\s*\1\s*&"), "a fork bomb"),
-    (
-        "block-device-write",
-        re.compile(r">\s*/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|mapper/)"),
-        "writes onto a block device",
-    ),
-]
-_SHELLS = r"(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php"
-_ASK_ANYWHERE: list[tuple[str, re.Pattern[str], str]] = [
-    (
-        "pipe-to-shell",
-        re.compile(rf"\b(curl|wget|fetch)\b[^|]*\|\s*(sudo\s+)?(\S*/)?({_SHELLS})\b"),
-        "runs a script downloaded from the network",
-    ),
-    (
-        "pipe-to-shell",
-        re.compile(rf"\b({_SHELLS})\s+(-\S+\s+)*<\s*\(\s*(curl|wget)\b"),
-        "runs a script downloaded from the network",
-    ),
-    (
-        "pipe-to-shell",
-        re.compile(rf"\b({_SHELLS})\s+-\w*c\w*\s+.*\b(curl|wget)\b"),
-        "runs a script downloaded from the network",
-    ),
-    (
-        "sensitive-file-write",
-        re.compile(
-            r"(>>?|\btee\b|\bcp\b|\bmv\b|\bsed\s+(-\S+\s+)*-i|\bln\b|\binstall\b|\bdd\b.*of=)"
-            r"[^;|&]*(\.(bash|zsh)rc\b|\.bash_(profile|login|logout)\b|\.z?profile\b|\.zshenv\b|"
-            r"\.ssh/|authorized_keys|(^|[\s/=])\.env(\.\w+)?\b|/etc/(passwd|shadow|sudoers|crontab)|"
-            r"\.aws/|\.gnupg/|\.netrc\b|\.git-credentials\b)"
-        ),
-        "writes to a shell startup, SSH, credential or .env file",
-    ),
-    ("git-reset-hard", re.compile(r"\bgit\b.*\breset\b.*--hard\b"), "discards uncommitted work"),
-    (
-        "git-force-push",
-        re.compile(r"\bgit\b.*\bpush\b.*(\s--force\b|\s-f\b|\s--force-with-lease\b|\s\+\S)"),
-        "rewrites history on the remote",
-    ),
-    ("git-clean", re.compile(r"\bgit\b.*\bclean\b.*\s-\w*f"), "deletes untracked files"),
-    (
-        "sql-destroy",
-        re.compile(r"\b(drop\s+(table|database|schema|index|view)|truncate\s+(table\s+)?\w+)\b"),
-        "destroys database tables or data",
-    ),
-    (
-        "sql-delete-all",
-        re.compile(r"\bdelete\s+from\s+[\w.]+\s*(;|$|\))"),
-        "deletes every row of a table",
-    ),
-    (
-        "find-delete",
-        re.compile(r"\bfind\b.*(\s-delete\b|-exec\s+rm\b)"),
-        "deletes the files it finds",
-    ),
-    (
-        "system-service",
-        re.compile(r"\bsystemctl\s+(stop|disable|mask|kill)\b"),
-        "stops or disables a system service",
-    ),
-    (
-        "firewall-flush",
-        re.compile(r"\b(iptables|nft|ufw)\b.*\s(-f|flush|--flush|disable)\b"),
-        "drops firewall rules",
-    ),
-    ("crontab-remove", re.compile(r"\bcrontab\s+(-\S+\s+)*-r\b"), "deletes every scheduled job"),
-    (
-        "docker-prune",
-        re.compile(r"\bdocker\s+(system|volume|image|container)\s+prune\b"),
-        "deletes Docker data",
-    ),
-    ("overwrite-devnull", re.compile(r"\bmv\s+.*\s/dev/null\b"), "moves files into /dev/null"),
-]
+_FORK_BOMB = re.compile(r"(\S+)\s*\(\)\s*\{.*\1\s*\|\s*\1\s*&")
+_BLOCK_DEVICE = re.compile(
+    r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|mapper/)"
+)
+_SENSITIVE = re.compile(
+    r"(\.(bash|zsh)rc$|\.bash_(profile|login|logout)$|(^|/)\.z?profile$|\.zshenv$|\.ssh/|"
+    r"authorized_keys|(^|/)\.env(\.\w+)?$|^/etc/(passwd|shadow|sudoers|crontab)|\.aws/|"
+    r"\.gnupg/|\.netrc$|\.git-credentials$)",
+    re.IGNORECASE,  # ~/.BASHRC is ~/.bashrc where the file system ignores case
+)
+_WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
+_SQL_DESTROY = re.compile(
+    r"\b(drop\s+(table|database|schema|index|view)|truncate\s+(table\s+)?\w+)\b"
+)
+_SQL_DELETE_ALL = re.compile(r"\bdelete\s+from\s+[\w.\"`]+\s*(;|$|\))")
+_DB_CLIENTS = frozenset(
+    {"psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "duckdb", "cqlsh"}
+)
+_INTERPRETER = re.compile(
+    r"^((ba|z|da|k|fi|a|mk)?sh|python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby|node|nodejs|php|"
+    r"deno|bun|lua[0-9.]*|tclsh|pwsh|osascript|source|\.|eval)$"
+)
+_DOWNLOADERS = frozenset(
+    {
+        "curl",
+        "wget",
+        "fetch",
+        "aria2c",
+        "http",
+        "https",
+        "xh",
+        "nc",
+        "ncat",
+        "socat",
+        "lwp-download",
+    }
+)
+
+
+def _is_decoder(command: Command) -> bool:
+    name, args = command.name, command.args
+    if name in ("base64", "base32", "basenc"):
+        return any(
+            a in ("-d", "-D", "--decode") or (a.startswith("-") and "d" in a[1:]) for a in args
+        )
+    if name == "xxd":
+        return any(a.startswith("-") and "r" in a[1:] for a in args)
+    if name == "openssl":
+        return "-d" in args or ("base64" in args and "-d" in args)
+    if name in ("gunzip", "zcat", "bzcat", "xzcat", "uudecode", "unxz"):
+        return True
+    return name in ("gzip", "bzip2", "xz") and any(a in ("-d", "--decompress") for a in args)
+
+
+def _source_of(commands: list[Command]) -> str:
+    """What the output of these commands is, if it is dangerous to run: a download or a
+    decoded payload; '' otherwise."""
+    for command in commands:
+        if command.name in _DOWNLOADERS:
+            return "download"
+        if _is_decoder(command):
+            return "decoded"
+        for inner in command.dynamic:
+            if found := _source_of(inner):
+                return found
+    return ""
+
+
+_SOURCE_REASON = {
+    "download": ("pipe-to-shell", "runs a script downloaded from the network"),
+    "decoded": ("decoded-to-shell", "runs code that was encoded to hide what it does"),
+}
+
+
+def _check_git(command: Command) -> Verdict | None:
+    args = command.args
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in ("-c", "-C", "--git-dir", "--work-tree") and rest:
+            rest.pop(0)
+    if not rest:
+        return None
+    sub, sub_args = rest[0], rest[1:]
+    if sub == "reset" and "--hard" in sub_args:
+        return Verdict(Level.ASK, "git-reset-hard", "discards uncommitted work")
+    if sub == "push" and any(
+        a in ("--force", "-f", "--force-with-lease", "--force-if-includes", "--mirror")
+        or a.startswith("--force-with-lease=")
+        or (a.startswith("-") and not a.startswith("--") and "f" in a[1:])
+        or (a.startswith("+") and len(a) > 1)
+        or a == "--delete"
+        for a in sub_args
+    ):
+        return Verdict(Level.ASK, "git-force-push", "rewrites history on the remote")
+    if sub == "clean":
+        letters, _ = _flags(sub_args)
+        if "f" in letters or "--force" in letters:
+            return Verdict(Level.ASK, "git-clean", "deletes untracked files")
+    return None
+
+
+def _sql_verdict(text: str) -> Verdict | None:
+    text = text.lower()
+    if _SQL_DESTROY.search(text):
+        return Verdict(Level.ASK, "sql-destroy", "destroys database tables or data")
+    if _SQL_DELETE_ALL.search(text):
+        return Verdict(Level.ASK, "sql-delete-all", "deletes every row of a table")
+    return None
+
+
+def _written_paths(command: Command) -> list[str]:
+    """Files this command writes, as far as its arguments say."""
+    name, args = command.name, command.args
+    _, operands = _flags(args)
+    if name == "tee":
+        return operands
+    if name in ("cp", "mv", "ln", "install", "rsync", "scp") and len(operands) >= 2:
+        return operands[-1:]
+    if name == "dd":
+        return [a[3:] for a in args if a.startswith("of=")]
+    if name == "sed" and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args):
+        return operands[1:]
+    if name == "truncate":
+        return operands
+    return []
+
+
+def _check_writes(command: Command) -> list[Verdict]:
+    verdicts: list[Verdict] = []
+    targets = [t for op, t in command.redirects if op in _WRITES] + _written_paths(command)
+    for target in targets:
+        if _BLOCK_DEVICE.match(target):
+            verdicts.append(
+                Verdict(Level.BLOCK, "block-device-write", "writes onto a block device")
+            )
+        elif _SENSITIVE.search(target):
+            verdicts.append(
+                Verdict(
+                    Level.ASK,
+                    "sensitive-file-write",
+                    "writes to a shell startup, SSH, credential or .env file",
+                )
+            )
+    return verdicts
+
+
+def _check_tools(command: Command) -> Verdict | None:
+    name, args = command.name, command.args
+    if name == "git":
+        return _check_git(command)
+    if name == "find" and (
+        "-delete" in args
+        or any(a in ("-exec", "-execdir", "-ok") and b in ("rm", "shred", "unlink")
+               for a, b in itertools.pairwise(args))
+    ):  # fmt: skip
+        return Verdict(Level.ASK, "find-delete", "deletes the files it finds")
+    operands = [a for a in args if not a.startswith("-")]
+    if name == "systemctl" and operands[:1] and operands[0] in ("stop", "disable", "mask", "kill"):
+        return Verdict(Level.ASK, "system-service", "stops or disables a system service")
+    if name in ("iptables", "ip6tables", "nft", "ufw") and any(
+        a in ("-f", "-F", "--flush", "flush", "disable", "reset", "-X") for a in args
+    ):
+        return Verdict(Level.ASK, "firewall-flush", "drops firewall rules")
+    if name == "crontab" and "r" in _flags(args)[0]:
+        return Verdict(Level.ASK, "crontab-remove", "deletes every scheduled job")
+    if name in ("docker", "podman") and "prune" in operands[:3]:
+        return Verdict(Level.ASK, "docker-prune", "deletes Docker data")
+    if name == "mv" and operands[-1:] == ["/dev/null"]:
+        return Verdict(Level.ASK, "overwrite-devnull", "moves files into /dev/null")
+    if name in _DB_CLIENTS:
+        fed = " ".join(w for p in command.fed_by for w in p.args)
+        stdin = " ".join(t for op, t in command.redirects if op.startswith("<<"))
+        return _sql_verdict(" ".join([*args, fed, stdin]))
+    return None
+
+
+def _script_argument(command: Command) -> str:
+    """The script an interpreter runs from a file (``bash x.sh``, ``source x``), or ''."""
+    for arg in command.args:
+        if arg == "-":
+            return ""
+        if arg.startswith("-"):
+            if arg in ("-e", "-m") or (not arg.startswith("--") and "c" in arg[1:]):
+                return ""  # code or a module, not a file
+            continue
+        return arg
+    return ""
+
+
+def _reads_stdin(command: Command) -> bool:
+    if command.name in ("eval",):
+        return False
+    args = command.args
+    if any(a in ("-", "-s", "/dev/stdin") for a in args):
+        return True
+    return not _script_argument(command) and not any(
+        a.startswith("-") and not a.startswith("--") and ("c" in a[1:] or "e" in a[1:] or a == "-m")
+        for a in args
+    )
+
+
+def _output_option(args: list[str], letter: str, long: str) -> tuple[bool, str]:
+    """Whether ``-LETTER`` / ``--LONG`` is given (alone, in a cluster like ``-fsSLo``, or as
+    ``--LONG=VALUE``), and its value."""
+    for at, arg in enumerate(args):
+        if arg == f"--{long}" or (arg.startswith("-") and not arg.startswith("--")
+                                  and letter in arg[1:]):  # fmt: skip
+            attached = arg[arg.index(letter) + 1 :] if not arg.startswith("--") else ""
+            if attached:
+                return True, attached
+            return True, args[at + 1] if at + 1 < len(args) else ""
+        if arg.startswith(f"--{long}="):
+            return True, arg.split("=", 1)[1]
+    return False, ""
+
+
+def _url_file(args: list[str]) -> str:
+    urls = [a for a in args if "://" in a]
+    return urls[-1].split("?")[0].rstrip("/").rsplit("/", 1)[-1] if urls else ""
+
+
+def _downloads(commands: list[Command]) -> set[str]:
+    """Files the downloaders among ``commands`` write (``-o FILE``, ``-O``, ``> FILE``)."""
+    files: set[str] = set()
+    for command in commands:
+        args = command.args
+        if command.name == "curl":
+            named, value = _output_option(args, "o", "output")
+            if named:
+                files.add(value)
+            if _output_option(args, "O", "remote-name")[0]:
+                files.add(_url_file(args))
+        elif command.name == "wget":
+            named, value = _output_option(args, "O", "output-document")
+            files.add(value if named else _url_file(args))
+        elif command.name not in _DOWNLOADERS:
+            continue
+        files.update(t for op, t in command.redirects if op in _WRITES)
+    return {f.removeprefix("./") for f in files if f and f != "-"}
+
+
+def _check_code(command: Command, downloaded: set[str]) -> Verdict | None:
+    """An interpreter (or ``./script``) running what a download or a decoder produced."""
+    name = command.name
+    interpreter = bool(_INTERPRETER.match(name))
+    if interpreter:
+        if _reads_stdin(command) and (source := _source_of(command.fed_by)):
+            return Verdict(Level.ASK, *_SOURCE_REASON[source])
+        for inner in command.dynamic:  # sh -c "$(curl ..)", bash <(curl ..), eval "$(..)"
+            if source := _source_of(inner):
+                return Verdict(Level.ASK, *_SOURCE_REASON[source])
+        script = _script_argument(command)
+    else:
+        script = command.script
+    if script and script.removeprefix("./") in downloaded:
+        return Verdict(Level.ASK, "download-then-run", "runs a script downloaded from the network")
+    return None
 
 
 def classify(command: str) -> Verdict:
     """The strictest verdict any rule gives ``command``."""
-    normalized = normalize(command)
+    parsed = parse(command)
     verdicts: list[Verdict] = []
-    for name, pattern, reason in _BLOCK_ANYWHERE:
-        if pattern.search(normalized):
-            verdicts.append(Verdict(Level.BLOCK, name, reason))
-    for segment in segments(normalized):
-        words = segment.split()
-        check = _WORD_CHECKS.get(words[0])
-        if check is not None and (verdict := check(words)) is not None:
-            verdicts.append(verdict)
-        for name, pattern, reason in _BLOCK_PATTERNS:
-            if pattern.search(segment):
-                verdicts.append(Verdict(Level.BLOCK, name, reason))
-    if not any(v.level is Level.BLOCK for v in verdicts):
-        for name, pattern, reason in _ASK_ANYWHERE:
-            if pattern.search(normalized):
-                verdicts.append(Verdict(Level.ASK, name, reason))
-                break
+    for source in parsed.functions:
+        if _FORK_BOMB.search(" ".join(source.split())):
+            verdicts.append(Verdict(Level.BLOCK, "fork-bomb", "a fork bomb"))
+    downloaded = _downloads(parsed.commands)
+    for found in parsed.commands:
+        words = found.words
+        if words:
+            check = _WORD_CHECKS.get(words[0])
+            if check is not None and (verdict := check(words)) is not None:
+                verdicts.append(verdict)
+            segment = " ".join(w for w in words if SUBSTITUTED not in w)
+            for name, pattern, reason in _BLOCK_PATTERNS:
+                if pattern.search(segment):
+                    verdicts.append(Verdict(Level.BLOCK, name, reason))
+            if (verdict := _check_tools(found)) is not None:
+                verdicts.append(verdict)
+            if (verdict := _check_code(found, downloaded)) is not None:
+                verdicts.append(verdict)
+        verdicts += _check_writes(found)
+    if parsed.unreadable:
+        verdicts.append(
+            Verdict(
+                Level.ASK,
+                "unreadable",
+                f"cannot be read as a shell command ({parsed.unreadable}), so it is not checked",
+            )
+        )
     return max(verdicts, key=lambda v: v.level, default=ALLOWED)

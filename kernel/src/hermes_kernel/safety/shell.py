@@ -1,0 +1,324 @@
+"""Read a shell command line as the shell would, with a real grammar (tree-sitter-bash).
+
+:func:`parse` turns a command line into every simple command it would run, each as its
+argument vector (quotes and escapes resolved, ``$HOME`` as ``~``, the command's path and the
+prefixes that do not change what runs dropped): the stages of pipelines and lists, the
+insides of ``$(...)``, backticks and ``<(...)``, the code given to ``sh -c`` / ``bash -c`` /
+``eval`` / ``su -c``, and text a shell reads from a here-string, a here-document or an
+``echo`` piped into it. Each command also knows what its pipeline feeds it, so the checks
+can tell a script downloaded or decoded into an interpreter from data that merely mentions
+one. Text the grammar cannot read is reported (the checks then fail closed).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = ["SHELLS", "SUBSTITUTED", "Command", "Parsed", "parse", "prepare"]
+
+SUBSTITUTED = "\x00$(...)\x00"
+"""What a ``$(...)`` / ``<(...)`` stands for in a word: output known only when it runs (the
+input cannot contain it: :func:`prepare` drops control characters)."""
+MAX_DEPTH = 6
+"""Code inside code (``sh -c "eval '...'"``) this deep is not read further: fail closed."""
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "busybox-sh"})
+_PASSTHROUGH = frozenset(
+    {"sudo", "doas", "env", "nohup", "command", "exec", "builtin", "time", "nice", "ionice"}
+    | {"stdbuf", "timeout", "busybox", "xargs", "chroot", "setsid", "unbuffer", "caffeinate"}
+)
+# Options of the prefixes above that take a value of their own (sudo -u root, nice -n 5).
+_VALUED = {
+    "sudo": {"-u", "-g", "-h", "-p", "-c", "-r", "-t", "-C", "-D", "-U"},
+    "env": {"-u", "-C", "--unset", "--chdir"},
+    "nice": {"-n", "--adjustment"},
+    "ionice": {"-c", "-n", "-p", "--class", "--classdata"},
+    "timeout": {"-s", "-k", "--signal", "--kill-after"},
+    "xargs": {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a"},
+}
+
+
+@dataclass
+class Command:
+    """One simple command, as it would run."""
+
+    words: list[str]
+    """argv; the program as its lower-case base name (``/bin/rm`` -> ``rm``)."""
+    script: str = ""
+    """The program as written, when it is a path (``./install.sh``), for download-then-run."""
+    redirects: list[tuple[str, str]] = field(default_factory=list)
+    """(operator, target): ``(">", "~/.bashrc")``, ``("<", "x")``, ``("<<<", "text")``."""
+    fed_by: list[Command] = field(default_factory=list)
+    """The earlier stages of its pipeline (what its standard input comes from)."""
+    dynamic: list[list[Command]] = field(default_factory=list)
+    """The commands inside each ``$(...)`` / ``<(...)`` of its words: output used as text."""
+    depth: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.words[0] if self.words else ""
+
+    @property
+    def args(self) -> list[str]:
+        return self.words[1:]
+
+
+@dataclass
+class Parsed:
+    commands: list[Command] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
+    """The source of every function definition (fork bombs are written as one)."""
+    unreadable: str = ""
+    """Why some of the text could not be read as shell; empty when all of it was."""
+
+
+def prepare(command: str) -> str:
+    """The text the shell effectively reads: NFKC (full-width letters are letters), no
+    invisible format characters, no line continuations, and ``$IFS`` as the space it is."""
+    text = unicodedata.normalize("NFKC", command)
+    text = "".join(
+        ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc") or ch in "\n\t"
+    )
+    text = text.replace("\\\n", "")
+    return re.sub(r"\$\{IFS\}|\$IFS\b", " ", text, flags=re.IGNORECASE)
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def parse(command: str) -> Parsed:
+    parsed = Parsed()
+    _Reader(parsed).read_text(prepare(command), 0)
+    return parsed
+
+
+_VARIABLE = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
+
+
+class _Reader:
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+
+    def fail(self, why: str) -> None:
+        if not self.parsed.unreadable:
+            self.parsed.unreadable = why
+
+    def read_text(self, text: str, depth: int) -> list[Command]:
+        """Every command ``text`` runs (added to the result), in order."""
+        if depth > MAX_DEPTH:
+            self.fail(f"code nested more than {MAX_DEPTH} levels deep")
+            return []
+        data = text.encode("utf-8")
+        tree = _parser().parse(data)
+        if tree.root_node.has_error:
+            self.fail("the shell grammar cannot read it")
+        return self.read(tree.root_node, depth)
+
+    # --- structure ---------------------------------------------------------------------
+
+    def read(self, node: Node, depth: int, fed_by: list[Command] | None = None) -> list[Command]:
+        kind = node.type
+        if kind == "command":
+            return self.command(node, depth, fed_by or [])
+        if kind == "pipeline":
+            found: list[Command] = []
+            upstream: list[Command] = []
+            for child in node.named_children:
+                stage = self.read(child, depth, list(upstream))
+                found += stage
+                upstream += stage
+            return found
+        if kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            inner = self.read(body, depth, fed_by) if body is not None else []
+            nodes = node.children_by_field_name("redirect") or [
+                c for c in node.named_children if c.type.endswith("_redirect")
+            ]
+            dynamic: list[list[Command]] = []
+            redirects = [self.redirect(r, depth, dynamic) for r in nodes]
+            for command in inner:
+                if command.depth == depth:  # the statement's redirects apply to its commands
+                    command.redirects += [r for r in redirects if r not in command.redirects]
+                    command.dynamic += dynamic
+            if not inner:  # a bare redirect (`> file`) still writes
+                self.parsed.commands.append(Command([":"], redirects=redirects, depth=depth))
+            return inner
+        if kind == "function_definition":
+            self.parsed.functions.append(_text(node))
+        found = []
+        for child in node.named_children:
+            found += self.read(child, depth, fed_by)
+        return found
+
+    def redirect(
+        self, node: Node, depth: int, dynamic: list[list[Command]] | None = None
+    ) -> tuple[str, str]:
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        if node.type == "heredoc_redirect":
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            return ("<<", _text(body) if body is not None else "")
+        targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        target = (
+            self.word(targets[-1], depth, dynamic if dynamic is not None else []) if targets else ""
+        )
+        return (operator or ">", target)
+
+    # --- one command ---------------------------------------------------------------------
+
+    def command(self, node: Node, depth: int, fed_by: list[Command]) -> list[Command]:
+        dynamic: list[list[Command]] = []
+        words: list[str] = []
+        name_node = node.child_by_field_name("name")
+        redirects: list[tuple[str, str]] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                value = child.child_by_field_name("value")
+                if value is not None:
+                    self.word(value, depth, dynamic)  # VAR=$(cmd) still runs cmd
+                continue
+            if child.type.endswith("_redirect"):
+                redirects.append(self.redirect(child, depth, dynamic))
+                continue
+            if child.type == "command_name" or child is name_node:
+                words.append(self.word(child, depth, dynamic))
+                continue
+            words.append(self.word(child, depth, dynamic))
+        words, script = _strip_prefixes(words)
+        command = Command(
+            words, script, redirects=redirects, fed_by=fed_by, dynamic=dynamic, depth=depth
+        )
+        self.parsed.commands.append(command)
+        found = [command]
+        found += self.code_of(command, depth)
+        return found
+
+    def code_of(self, command: Command, depth: int) -> list[Command]:
+        """The commands inside the code this command runs as shell, where that code is in
+        the command line itself (code that is substituted at run time is the checks' to
+        judge by where it comes from)."""
+        found: list[Command] = []
+        name, args = command.name, command.args
+        if name in SHELLS or name == "su":
+            code = _code_argument(args)
+            if code is not None:
+                if SUBSTITUTED not in code:
+                    found += self.read_text(code, depth + 1)
+                return found
+            for operator, text in command.redirects:
+                if operator in ("<<<", "<<", "<<-") and SUBSTITUTED not in text:
+                    found += self.read_text(text, depth + 1)
+            if not [a for a in args if not a.startswith("-")]:  # reads its script from stdin
+                for producer in command.fed_by:
+                    if producer.name in ("echo", "printf") and not producer.dynamic:
+                        found += self.read_text(" ".join(_echoed(producer)), depth + 1)
+        elif name == "eval" and args and SUBSTITUTED not in " ".join(args):
+            found += self.read_text(" ".join(args), depth + 1)
+        return found
+
+    # --- words ---------------------------------------------------------------------------
+
+    def word(self, node: Node, depth: int, dynamic: list[list[Command]]) -> str:
+        """The text a word stands for; the commands of its substitutions go to ``dynamic``
+        (and into the result: they run too)."""
+        kind = node.type
+        if kind in ("command_substitution", "process_substitution"):
+            inner: list[Command] = []
+            for child in node.named_children:
+                inner += self.read(child, depth)
+            dynamic.append(inner)
+            return SUBSTITUTED
+        if kind == "raw_string":
+            return _text(node)[1:-1]
+        if kind == "ansi_c_string":
+            return _ansi_c(_text(node))
+        if kind in ("simple_expansion", "expansion"):
+            for child in node.named_children:  # ${x:-$(cmd)} still runs cmd
+                if child.type in ("command_substitution", "process_substitution"):
+                    self.word(child, depth, dynamic)
+            match = _VARIABLE.match(_text(node))
+            if match and match.group(1) == "HOME":
+                return "~"
+            return _text(node)
+        if kind == "string":
+            return "".join(self._string_part(c, depth, dynamic) for c in node.children)[1:-1]
+        if node.named_child_count == 0 or kind == "word":
+            text = _text(node)
+            return re.sub(r"\\(.)", r"\1", text) if kind in ("word", "number") else text
+        return "".join(self.word(child, depth, dynamic) for child in node.children)
+
+    def _string_part(self, node: Node, depth: int, dynamic: list[list[Command]]) -> str:
+        if node.type == "string_content":
+            return _DOUBLE_QUOTED_ESCAPE.sub(r"\1", _text(node))
+        if node.is_named:
+            return self.word(node, depth, dynamic)
+        return _text(node)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _ansi_c(text: str) -> str:
+    """``$'\\x72\\x6d'`` -> ``rm``."""
+    body = text[2:-1]
+    try:
+        return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return body
+
+
+def _code_argument(args: list[str]) -> str | None:
+    """The code of ``sh -c CODE`` (``-c`` may be combined: ``-ec``, ``-lc``)."""
+    for at, arg in enumerate(args[:-1]):
+        if arg == "--":
+            return None
+        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+            return args[at + 1]
+    return None
+
+
+def _echoed(producer: Command) -> list[str]:
+    words = producer.args
+    while words and words[0].startswith("-") and producer.name == "echo":
+        words = words[1:]  # echo -e / -n
+    return words
+
+
+def _strip_prefixes(words: list[str]) -> tuple[list[str], str]:
+    """argv without the prefixes that do not change what runs, and the program as written
+    when it is a path. The program's name is lower-cased (``/BIN/RM`` on a file system that
+    ignores case); its arguments keep their case (``curl -o`` is not ``curl -O``)."""
+    script = ""
+    while words:
+        head = words[0].lower()
+        if "/" in head:
+            script = words[0]
+            head = head.rstrip("/").rsplit("/", 1)[-1]
+        words = [head, *words[1:]]
+        if head not in _PASSTHROUGH:
+            break
+        rest = words[1:]
+        valued = _VALUED.get(head, set())
+        while rest and (rest[0].startswith("-") or (head == "env" and "=" in rest[0])):
+            option = rest.pop(0)
+            if option in valued and rest:
+                rest.pop(0)
+        if head in ("timeout", "chroot") and rest:
+            rest.pop(0)  # the duration, the new root
+        words = rest
+        script = ""
+    return words, script
