@@ -147,7 +147,7 @@ def test_doctor_reports_a_broken_config_with_exit_1(hermes):
 
 def test_unknown_profile_is_an_error(hermes):
     result = hermes("--profile", "nope", "plugins", "list")
-    assert result.code == 1 and "create it with: mkdir -p" in result.err
+    assert result.code == 1 and "create it with: hermes profile create" in result.err
 
 
 def test_help_lists_builtins_without_plugins(hermes):

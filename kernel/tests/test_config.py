@@ -49,7 +49,8 @@ def test_profiles_select_a_sub_home_and_a_missing_one_is_an_error(tmp_path):
     assert settings.home == tmp_path / "profiles" / "work"
     assert settings.plugins.disabled == ("x",)
     with pytest.raises(
-        ConfigError, match=r"'wrok'.*\(existing profiles: work\); create it with: mkdir -p"
+        ConfigError,
+        match=r"'wrok'.*\(existing profiles: work\); create it with: hermes profile create wrok",
     ):
         load_settings(Flags(home=tmp_path, profile="wrok"), {})
 

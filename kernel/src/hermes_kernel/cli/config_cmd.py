@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import click
@@ -11,7 +13,7 @@ from hermes_kernel.cli.main import app_of
 
 @click.group()
 def config() -> None:
-    """Show, locate and validate config.yaml."""
+    """Show, locate, validate and change config.yaml."""
 
 
 @config.command("path")
@@ -70,3 +72,85 @@ def validate(ctx: click.Context) -> None:
     if report.problems:
         ctx.exit(1)
     click.echo(f"{settings.config_path}: valid" + (" (with warnings)" if report.warnings else ""))
+
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_][A-Za-z0-9_-]*)*$")
+_SECRET = re.compile(r"(api_?key|token|secret|password|passwd)$", re.IGNORECASE)
+
+
+def _checked_key(key: str) -> str:
+    if not _KEY.match(key):
+        raise click.UsageError(f"{key!r} is not a dotted key like model.default or agent.retries")
+    if _SECRET.search(key.rsplit(".", 1)[-1]):
+        raise click.ClickException(
+            f"{key} looks like a secret: secrets live in HERMES_HOME/.env (mode 0600), never "
+            "in config.yaml; put it there (hermes setup writes provider keys)"
+        )
+    return key
+
+
+def _validator(ctx: click.Context) -> Any:
+    """Checks the new text as config.yaml would be read: the kernel's sections, then the
+    sections plugins own. A problem refuses the change; the file stays as it was."""
+    import dataclasses
+
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.config.sections import check_plugin_sections
+    from hermes_kernel.config.settings import _parse_and_validate
+
+    app = app_of(ctx)
+
+    def check(text: str) -> None:
+        settings = app.settings
+        try:
+            document, plugins, warnings = _parse_and_validate(settings.config_path, text.encode())
+        except ConfigError as exc:
+            raise ConfigError([f"{p} (nothing was changed)" for p in exc.problems]) from None
+        trial = dataclasses.replace(settings, document=document, plugins=plugins)
+        report = check_plugin_sections(trial, app.host)
+        if report.problems:
+            raise ConfigError([f"{p} (nothing was changed)" for p in report.problems])
+        for warning in warnings + report.warnings:
+            click.echo(f"warning: {warning}", err=True)
+
+    return check
+
+
+def _parsed_value(text: str) -> Any:
+    """VALUE as YAML reads it: ``true``, ``5``, ``[a, b]``, ``{k: v}``; anything else is text."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError:
+        return text
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.pass_context
+def set_command(ctx: click.Context, key: str, value: str) -> None:
+    """Set KEY (dotted: model.default, agent.retries) to VALUE, read as YAML (5, true,
+    [a, b]); checked first, and the file keeps its comments and layout."""
+    from hermes_kernel.config.edit import set_value
+
+    app = app_of(ctx)
+    parsed = _parsed_value(value)
+    set_value(app.settings.config_path, _checked_key(key), parsed, _validator(ctx))
+    click.echo(f"{key} = {json.dumps(parsed, ensure_ascii=False, default=str)}")
+
+
+@config.command("unset")
+@click.argument("key")
+@click.pass_context
+def unset_command(ctx: click.Context, key: str) -> None:
+    """Remove KEY (dotted) from config.yaml, so its default applies again."""
+    from hermes_kernel.config.edit import NotSet, unset_value
+
+    app = app_of(ctx)
+    try:
+        unset_value(app.settings.config_path, _checked_key(key), _validator(ctx))
+    except NotSet:
+        raise click.ClickException(f"{key} is not set in {app.settings.config_path}") from None
+    click.echo(f"{key} unset (its default applies)")

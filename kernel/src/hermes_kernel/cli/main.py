@@ -47,6 +47,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.plugins_cmd:plugins",
         "List, inspect, enable and disable plugins.",
     ),
+    "profile": (
+        "hermes_kernel.cli.profile_cmd:profile",
+        "List, create, switch, show and delete named profiles.",
+    ),
     "sessions": (
         "hermes_kernel.cli.sessions_cmd:sessions",
         "List, show, search, export and delete chat sessions.",

@@ -25,10 +25,13 @@ def _one_line(path: Path, exc: Exception) -> ConfigError:
     )
 
 
-def edit_config(path: Path, change: Callable[[Any], None]) -> None:
+def edit_config(
+    path: Path, change: Callable[[Any], None], check: Callable[[str], None] | None = None
+) -> None:
     """Load ``path`` round-trip, apply ``change`` to its top-level mapping, write atomically.
 
-    A missing file is created.
+    A missing file is created. ``check`` sees the new text first: an exception it raises
+    leaves the file as it was.
     """
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
@@ -60,6 +63,8 @@ def edit_config(path: Path, change: Callable[[Any], None]) -> None:
     new_text = buffer.getvalue()
     if comments_only:  # ruamel has no document to attach them to: keep them above
         new_text = text.rstrip("\n") + "\n" + new_text
+    if check is not None:
+        check(new_text)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
     atomic_write_text(target, new_text, mode)
 
@@ -139,3 +144,50 @@ def allow_approval_rule(path: Path, rule: str) -> None:
             allowed.append(rule)
 
     edit_config(path, change)
+
+
+class NotSet(KeyError):
+    """``hermes config unset`` of a key the file does not have."""
+
+
+def set_value(path: Path, key: str, value: Any, check: Callable[[str], None] | None = None) -> None:
+    """Set the dotted ``key`` (``model.default``) to ``value``, creating sections on the way."""
+    from ruamel.yaml.comments import CommentedMap
+
+    parts = key.split(".")
+
+    def change(data: Any) -> None:
+        node = data
+        for at, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                child = node[part] = CommentedMap()
+            elif not isinstance(child, dict):
+                above = ".".join(parts[: at + 1])
+                raise ConfigError([f"{above} is a value, not a section: unset it first"])
+            node = child
+        node[parts[-1]] = value
+
+    edit_config(path, change, check)
+
+
+def unset_value(path: Path, key: str, check: Callable[[str], None] | None = None) -> None:
+    """Remove the dotted ``key``, and the sections it leaves empty."""
+    parts = key.split(".")
+
+    def change(data: Any) -> None:
+        trail = [data]
+        for part in parts[:-1]:
+            child = trail[-1].get(part)
+            if not isinstance(child, dict):
+                raise NotSet(key)
+            trail.append(child)
+        if parts[-1] not in trail[-1]:
+            raise NotSet(key)
+        del trail[-1][parts[-1]]
+        for parent, part in zip(reversed(trail[:-1]), reversed(parts[:-1]), strict=True):
+            if parent[part]:
+                break
+            del parent[part]
+
+    edit_config(path, change, check)

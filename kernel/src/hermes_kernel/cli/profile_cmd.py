@@ -1,0 +1,168 @@
+"""``hermes profile``: named homes, each with its own config, .env, memory, skills and
+sessions, inside HERMES_HOME/profiles/; ``use`` makes one the sticky default."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import click
+
+from hermes_kernel.cli.main import app_of
+
+
+def _base(ctx: click.Context) -> Path:
+    from hermes_kernel.home import base_home
+
+    return base_home(app_of(ctx).flags.home, os.environ)
+
+
+def _profiles(base: Path) -> list[str]:
+    folder = base / "profiles"
+    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def _checked(name: str) -> str:
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.home import check_profile_name
+
+    try:
+        return check_profile_name(name, "profile")
+    except ConfigError as exc:
+        raise click.UsageError(exc.problems[0]) from None
+
+
+def _home_of(base: Path, name: str) -> Path:
+    from hermes_kernel.home import DEFAULT_PROFILE
+
+    return base if name == DEFAULT_PROFILE else base / "profiles" / name
+
+
+def _active(ctx: click.Context, base: Path) -> tuple[str, str]:
+    from hermes_kernel.home import chosen_profile
+
+    return chosen_profile(base, app_of(ctx).flags.profile, os.environ)
+
+
+@click.group()
+def profile() -> None:
+    """Named profiles: separate config, .env, memory, skills and sessions."""
+
+
+@profile.command("list")
+@click.pass_context
+def list_profiles(ctx: click.Context) -> None:
+    """The default home and every profile; * marks the one in use."""
+    from hermes_kernel.home import DEFAULT_PROFILE
+
+    base = _base(ctx)
+    active, _ = _active(ctx, base)
+    for name in [DEFAULT_PROFILE, *_profiles(base)]:
+        mark = "*" if name == active else " "
+        click.echo(f"{mark} {name:20} {_home_of(base, name)}")
+
+
+@profile.command("create")
+@click.argument("name")
+@click.option(
+    "--clone", is_flag=True, help="Start with a copy of the current config.yaml, .env and SOUL.md."
+)
+@click.pass_context
+def create(ctx: click.Context, name: str, clone: bool) -> None:
+    """Create profile NAME (empty, or --clone of the profile in use)."""
+    from hermes_kernel.home import DEFAULT_PROFILE, resolve_home
+
+    base = _base(ctx)
+    if _checked(name) == DEFAULT_PROFILE:
+        raise click.ClickException("'default' is the base home itself; choose another name")
+    home = _home_of(base, name)
+    if home.exists():
+        raise click.ClickException(f"profile {name!r} already exists ({home})")
+    source = resolve_home(app_of(ctx).flags.home, app_of(ctx).flags.profile, os.environ)
+    home.mkdir(parents=True, mode=0o700)
+    copied = []
+    if clone:
+        for item in ("config.yaml", ".env", "SOUL.md"):
+            if (source / item).is_file():
+                shutil.copy2(source / item, home / item)  # .env keeps its 0600
+                copied.append(item)
+    what = f" with {', '.join(copied)} from {source}" if copied else ""
+    click.echo(f"created profile {name}: {home}{what}")
+    click.echo(f"use it with: hermes profile use {name}   (or once: hermes --profile {name} ...)")
+
+
+@profile.command("use")
+@click.argument("name")
+@click.pass_context
+def use(ctx: click.Context, name: str) -> None:
+    """Make NAME the profile every hermes command uses ('default' for the base home)."""
+    from hermes_kernel.files import atomic_write_text
+    from hermes_kernel.home import ACTIVE_PROFILE, DEFAULT_PROFILE
+
+    base = _base(ctx)
+    _checked(name)
+    sticky = base / ACTIVE_PROFILE
+    if name == DEFAULT_PROFILE:
+        sticky.unlink(missing_ok=True)
+        click.echo(f"using the default profile: {base}")
+        return
+    if not _home_of(base, name).is_dir():
+        known = ", ".join(_profiles(base)) or "none"
+        raise click.ClickException(
+            f"no profile {name!r} (profiles: {known}); create it with: hermes profile create {name}"
+        )
+    base.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(sticky, name + "\n", 0o644)
+    click.echo(f"using profile {name}: {_home_of(base, name)}")
+    if os.environ.get("HERMES_PROFILE"):
+        click.echo("note: HERMES_PROFILE is set in this shell and wins over this choice", err=True)
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+
+
+@profile.command("show")
+@click.pass_context
+def show(ctx: click.Context) -> None:
+    """The profile in use, why, and what its home holds."""
+    base = _base(ctx)
+    name, why = _active(ctx, base)
+    home = _home_of(base, name)
+    click.echo(f"profile:  {name}  ({why})")
+    click.echo(f"home:     {home}" + ("" if home.is_dir() else "  (does not exist)"))
+    for item in ("config.yaml", ".env", "SOUL.md", "memories", "skills", "state.db"):
+        path = home / item
+        state = f"{_size(path):,} bytes" if path.exists() else "-"
+        click.echo(f"  {item:12} {state}")
+
+
+@profile.command("delete")
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
+@click.pass_context
+def delete(ctx: click.Context, name: str, yes: bool) -> None:
+    """Delete profile NAME and everything in it (config, .env, memory, skills, sessions)."""
+    import sys
+
+    from hermes_kernel.home import DEFAULT_PROFILE
+
+    base = _base(ctx)
+    if _checked(name) == DEFAULT_PROFILE:
+        raise click.ClickException("the default profile is the base home; it cannot be deleted")
+    home = _home_of(base, name)
+    if not home.is_dir():
+        raise click.ClickException(f"no profile {name!r}; see: hermes profile list")
+    if _active(ctx, base)[0] == name:
+        raise click.ClickException(
+            f"{name!r} is the profile in use; switch first: hermes profile use default"
+        )
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.ClickException("not a terminal, so cannot ask: add --yes to delete it")
+        click.confirm(f"Delete {home} and everything in it?", abort=True)
+    shutil.rmtree(home)
+    click.echo(f"deleted profile {name} ({home})")
