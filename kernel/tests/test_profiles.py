@@ -39,14 +39,19 @@ def test_create_use_and_show_keep_each_profiles_state_apart(hermes):
     assert work.is_dir()
     assert hermes("profile", "use", "work")[1] == f"using profile work: {work}\n"
     code, out, _ = hermes("profile", "list")
-    assert out.splitlines() == [f"  default              {hermes.home}", f"* work                 {work}"]
+    assert out.splitlines() == [
+        f"  default              {hermes.home}",
+        f"* work                 {work}",
+    ]
     assert hermes("config", "set", "agent.retries", "7")[0] == 0
     assert "retries: 7" in (work / "config.yaml").read_text()
     assert "retries: 2" in (hermes.home / "config.yaml").read_text()  # the default is untouched
     code, out, _ = hermes("profile", "show")
     assert out.startswith("profile:  work  (hermes profile use")
     assert f"home:     {work}" in out
-    assert hermes("--profile", "default", "config", "path")[1].strip() == str(hermes.home / "config.yaml")
+    assert hermes("--profile", "default", "config", "path")[1].strip() == str(
+        hermes.home / "config.yaml"
+    )
     assert hermes("profile", "use", "default")[0] == 0
     assert hermes("config", "path")[1].strip() == str(hermes.home / "config.yaml")
 

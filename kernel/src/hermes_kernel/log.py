@@ -1,10 +1,13 @@
-"""Logging for the hermes command: one line per message on stderr, secrets redacted."""
+"""Logging for the hermes command: one line per message on stderr, and the same records in
+HERMES_HOME/logs (``agent.log`` or ``gateway.log``, and ``errors.log`` for warnings and
+worse), rotated by size; secrets are redacted on every way out."""
 
 from __future__ import annotations
 
 import logging
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from hermes_kernel.redact import redact_text
 
@@ -34,6 +37,8 @@ def setup_logging(verbose: bool) -> RedactingFilter:
     logger = logging.getLogger("hermes")
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
+        if not isinstance(handler, logging.StreamHandler):
+            handler.close()  # an earlier run's log file (in one process: the tests)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter("%(message)s"))
     redactor = RedactingFilter()
@@ -42,3 +47,56 @@ def setup_logging(verbose: bool) -> RedactingFilter:
     logger.setLevel(logging.DEBUG if verbose else logging.INFO)
     logger.propagate = False
     return redactor
+
+
+LOG_NAMES = ("agent", "gateway", "errors")
+MAX_BYTES = 5 * 1024 * 1024
+"""A log is rotated at this size; ``BACKUPS`` older copies are kept (``agent.log.1`` ...)."""
+BACKUPS = 3
+LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class _LazyRotatingFile(logging.Handler):
+    """A size-rotated log file that is opened (and ``logging.handlers`` imported) only when
+    the first record arrives: a one-shot that logs nothing never touches the disk."""
+
+    def __init__(self, path: Path, level: int) -> None:
+        super().__init__(level)
+        self.path = path
+        self._file: logging.Handler | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._file is None:
+            from logging.handlers import RotatingFileHandler
+
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = RotatingFileHandler(
+                    self.path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+                )
+            except OSError:
+                self.handleError(record)
+                return
+            self._file.setFormatter(logging.Formatter(LINE_FORMAT))
+        self._file.handle(record)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        super().close()
+
+
+def log_to_files(home: Path, redactor: RedactingFilter, main: str = "agent") -> None:
+    """Also write the ``hermes`` records to HERMES_HOME/logs/MAIN.log (info and up) and
+    errors.log (warnings and up). Called again with another ``main`` (the gateway), it
+    moves the main log there."""
+    logger = logging.getLogger("hermes")
+    for handler in list(logger.handlers):
+        if isinstance(handler, _LazyRotatingFile):
+            logger.removeHandler(handler)
+            handler.close()
+    folder = home / "logs"
+    for name, level in ((main, logging.INFO), ("errors", logging.WARNING)):
+        handler = _LazyRotatingFile(folder / f"{name}.log", level)
+        handler.addFilter(redactor)
+        logger.addHandler(handler)

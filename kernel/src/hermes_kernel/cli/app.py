@@ -7,7 +7,7 @@ import logging
 from functools import cached_property
 
 from hermes_kernel.config.settings import Flags, Settings, load_settings
-from hermes_kernel.log import RedactingFilter
+from hermes_kernel.log import RedactingFilter, log_to_files
 from hermes_kernel.plugins.discovery import discover
 from hermes_kernel.plugins.host import PluginHost
 from hermes_kernel.plugins.policy import PluginPolicy
@@ -28,6 +28,8 @@ class App:
         self._loaded: list[tuple[PluginRecord, LoadOutcome]] = []
         self.rescan = False
         """Set before ``records`` is used to bypass the discovery cache (``--verify``)."""
+        self.log_name = "agent"
+        """Which HERMES_HOME/logs file this run writes: "gateway" for the gateway."""
 
     @cached_property
     def settings(self) -> Settings:
@@ -37,9 +39,16 @@ class App:
             self._redactor.secret_values.extend(settings.secrets.values())
             # Keys in the environment (OPENAI_API_KEY, GITHUB_TOKEN ...) are secrets too.
             self._redactor.secret_values.extend(secret_environment_values(settings.environ))
+            log_to_files(settings.home, self._redactor, self.log_name)
         for warning in settings.warnings:
             log.warning("%s", warning)
         return settings
+
+    def use_log(self, name: str) -> None:
+        """Write HERMES_HOME/logs/NAME.log from now on (the gateway writes gateway.log)."""
+        self.log_name = name
+        if "settings" in self.__dict__ and self._redactor is not None:
+            log_to_files(self.settings.home, self._redactor, name)
 
     @cached_property
     def records(self) -> list[PluginRecord]:

@@ -32,6 +32,7 @@ def run(ctx: click.Context) -> None:
     from hermes_kernel.gateway.status import GatewayRunning, PidLock
 
     app = app_of(ctx)
+    app.use_log("gateway")
     lock = PidLock(app.settings.home)
     try:
         lock.acquire()

@@ -35,6 +35,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.gateway_cmd:gateway",
         "Serve the agent on chat platforms: run, status, stop.",
     ),
+    "logs": (
+        "hermes_kernel.cli.logs_cmd:logs",
+        "Show or follow the logs in HERMES_HOME/logs (agent, gateway, errors).",
+    ),
     "model": (
         "hermes_kernel.cli.model_cmd:model",
         "Show, explain, choose and test the model in use.",

@@ -1,0 +1,89 @@
+"""``hermes logs``: read HERMES_HOME/logs (agent.log, gateway.log, errors.log), the last lines
+or as they come, filtered by level."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import deque
+from pathlib import Path
+
+import click
+
+from hermes_kernel.cli.main import app_of
+from hermes_kernel.log import LOG_NAMES
+
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _level_of(line: str) -> str | None:
+    """The level of a record's first line ("2026-12-01 09:21:03,123 WARNING hermes...");
+    None for a continuation line (a traceback)."""
+    parts = line.split(" ", 3)
+    return parts[2] if len(parts) > 2 and parts[2] in _LEVELS else None
+
+
+class _AtLeast:
+    """Keeps the lines of records at ``minimum`` or above; a traceback's lines go with the
+    record they belong to."""
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+        self.keeping = True
+
+    def __call__(self, line: str) -> bool:
+        level = _level_of(line)
+        if level is not None:
+            self.keeping = _LEVELS.index(level) >= self.minimum
+        return self.keeping
+
+
+def _follow(path: Path, wanted: _AtLeast, position: int) -> None:
+    """Print what is added to ``path``; a rotation (a new file in its place) is followed."""
+    inode = path.stat().st_ino if path.exists() else None
+    while True:
+        time.sleep(0.5)
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            continue
+        if stat.st_ino != inode or stat.st_size < position:
+            inode, position = stat.st_ino, 0  # rotated: the new file from its start
+        if stat.st_size == position:
+            continue
+        with path.open("r", encoding="utf-8", errors="replace") as log:
+            log.seek(position)
+            chunk = log.read()
+            position = log.tell()
+        for line in filter(wanted, chunk.splitlines()):
+            click.echo(line)
+
+
+@click.command()
+@click.argument("name", type=click.Choice(LOG_NAMES), default="agent")
+@click.option("-f", "--follow", is_flag=True, help="Keep printing what is added (Ctrl+C stops).")
+@click.option(
+    "--level",
+    type=click.Choice([level.lower() for level in _LEVELS]),
+    default="debug",
+    help="Only records at this level and above.",
+)
+@click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=50, show_default=True)
+@click.pass_context
+def logs(ctx: click.Context, name: str, follow: bool, level: str, count: int) -> None:
+    """Show a log from HERMES_HOME/logs: agent (default), gateway or errors."""
+    path = app_of(ctx).settings.home / "logs" / f"{name}.log"
+    wanted = _AtLeast(_LEVELS.index(level.upper()))
+    if not path.exists() and not follow:
+        click.echo(f"{path} does not exist yet: nothing was logged there")
+        return
+    position = 0
+    if path.exists():
+        with path.open("r", encoding="utf-8", errors="replace") as log:
+            tail = deque(filter(wanted, log.read().splitlines()), maxlen=count)
+            position = log.tell()
+        for line in tail:
+            click.echo(line)
+    if follow:
+        with contextlib.suppress(KeyboardInterrupt):
+            _follow(path, wanted, position)

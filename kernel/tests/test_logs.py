@@ -1,0 +1,95 @@
+"""HERMES_HOME/logs: the records of a run in agent.log (gateway.log for the gateway) and
+errors.log, rotated by size, secrets redacted; ``hermes logs`` reads them."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from hermes_kernel import log as hermes_log
+from hermes_kernel.cli.main import main
+
+
+@pytest.fixture
+def hermes(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "*")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr("sys.argv", ["hermes", *args])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        captured = capsys.readouterr()
+        return int(exited.value.code or 0), captured.out, captured.err
+
+    run.home = home  # type: ignore[attr-defined]
+    yield run
+    for handler in list(logging.getLogger("hermes").handlers):
+        handler.close()
+
+
+def test_a_runs_warnings_reach_agent_log_and_errors_log_without_secrets(hermes):
+    (hermes.home / ".env").write_text("OPENAI_API_KEY=sk-live-abcdef123456\n")
+    (hermes.home / "config.yaml").write_text("model:\n  defualt: x\n")  # a typo: a warning
+    assert hermes("config", "validate")[0] == 0
+    logging.getLogger("hermes.test").warning("the key was sk-live-abcdef123456, oops")
+    for handler in logging.getLogger("hermes").handlers:
+        handler.flush()
+    agent = (hermes.home / "logs" / "agent.log").read_text()
+    errors = (hermes.home / "logs" / "errors.log").read_text()
+    assert "model.defualt' is ignored" in agent and "model.defualt' is ignored" in errors
+    assert " WARNING hermes" in agent
+    assert "sk-live-abcdef123456" not in agent + errors
+    assert "the key was <redacted>, oops" in agent
+
+
+def test_a_run_that_logs_nothing_creates_no_files(hermes):
+    assert hermes("config", "validate")[0] == 0
+    assert not (hermes.home / "logs").exists()
+
+
+def test_logs_rotate_by_size_and_keep_three_old_copies(tmp_path, monkeypatch):
+    monkeypatch.setattr(hermes_log, "MAX_BYTES", 2_000)
+    logger = logging.getLogger("hermes")
+    redactor = hermes_log.setup_logging(verbose=False)
+    hermes_log.log_to_files(tmp_path, redactor)
+    try:
+        for number in range(400):
+            logging.getLogger("hermes.rotation").info("line %04d %s", number, "x" * 40)
+    finally:
+        for handler in list(logger.handlers):
+            handler.close()
+            logger.removeHandler(handler)
+    folder = tmp_path / "logs"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["agent.log", "agent.log.1", "agent.log.2", "agent.log.3"]
+    assert all(p.stat().st_size <= 2_100 for p in folder.iterdir())
+    assert "line 0399" in (folder / "agent.log").read_text()
+
+
+def test_hermes_logs_shows_the_tail_filtered_by_level(hermes):
+    folder = hermes.home / "logs"
+    folder.mkdir()
+    (folder / "agent.log").write_text(
+        "2026-12-01 09:00:00,001 INFO hermes: started\n"
+        "2026-12-01 09:00:01,002 WARNING hermes.x: slow hook\n"
+        "2026-12-01 09:00:02,003 ERROR hermes.y: failed\n"
+        "Traceback (most recent call last):\n"
+        "  ValueError: boom\n"
+        "2026-12-01 09:00:03,004 INFO hermes: done\n"
+    )
+    code, out, _ = hermes("logs", "--level", "warning")
+    assert code == 0
+    assert out.splitlines() == [
+        "2026-12-01 09:00:01,002 WARNING hermes.x: slow hook",
+        "2026-12-01 09:00:02,003 ERROR hermes.y: failed",
+        "Traceback (most recent call last):",
+        "  ValueError: boom",
+    ]
+    assert hermes("logs", "-n", "1")[1] == "2026-12-01 09:00:03,004 INFO hermes: done\n"
+    code, out, _ = hermes("logs", "gateway")
+    assert code == 0 and "does not exist yet" in out
+    assert hermes("logs", "nosuch")[0] == 2
