@@ -242,3 +242,23 @@ def test_config_show_fills_in_plugin_defaults(plugin_venv, home):
     assert "hello:\n  greeting: Hello\n" in shown.out, "an absent section shows its defaults"
     assert "load_timeout_seconds: 1.0" in shown.out
     assert "warning:" in shown.err and "good: expected a valid dictionary" in shown.err
+
+
+def test_status_puts_failed_plugins_first_on_one_screen(plugin_venv, home):
+    assert plugin_venv.hermes("plugins", "list", "--verify", home=home).code == 0
+    run = plugin_venv.hermes("status", home=home)
+    assert run.code == 0, run.err
+    lines = run.out.splitlines()
+    labels = [line.split(":", 1)[0] for line in lines if not line.startswith(" ")]
+    assert labels == ["Home", "Model", "Plugins", "Gateway", "Jobs", "MCP", "Sessions", "Disk"]
+    summary = next(line for line in lines if line.startswith("Plugins:"))
+    assert re.search(r"\d+ installed, \d+ enabled, \d+ disabled, [1-9]\d* failed", summary)
+    failed = [line.strip() for line in lines if line.strip().startswith("failed: ")]
+    assert lines[lines.index(summary) + 1 : lines.index(summary) + 1 + len(failed)] == [
+        " " * 13 + line for line in failed
+    ], "each failed plugin is listed right under the summary"
+    named = {line.split(":", 2)[1].strip() for line in failed}
+    assert set(EXPECTED_FAILURES) <= named
+    assert "failed: import-error: RuntimeError: this plugin is broken at import" in run.out
+    assert "Gateway:     not running" in run.out and "Sessions:    none yet" in run.out
+    assert len(lines) <= 24, "one screen"

@@ -63,6 +63,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.setup_cmd:setup",
         "Choose a provider, key, model and terminal backend.",
     ),
+    "status": (
+        "hermes_kernel.cli.status_cmd:status",
+        "One screen: model, plugins, gateway, jobs, MCP, sessions, disk.",
+    ),
     "tools": (
         "hermes_kernel.cli.tools_cmd:tools",
         "List the tools the model can be given; show one's schema.",

@@ -157,6 +157,9 @@ class Sessions:
         rows = self._db.query(_GET, (session_id,))
         return Session(*rows[0]) if rows else None
 
+    def count(self) -> int:
+        return int(self._db.query_value("SELECT COUNT(*) FROM sessions", ()) or 0)
+
     def recent(self, limit: int = 20, source: str | None = None) -> list[Session]:
         where, bindings = ("WHERE source = ?", (source, limit)) if source else ("", (limit,))
         rows = self._db.query(
