@@ -17,7 +17,14 @@ from hermes_plugin_provider_local.models import (
     llama_cpp_installed,
     resolve_model,
 )
-from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
+from hermes_sdk import (
+    ConfigSectionSpec,
+    ModelPrice,
+    PriceTableSpec,
+    ProviderSpec,
+    RungSpec,
+    hookimpl,
+)
 from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext, RungResult
 from hermes_sdk.models import ProviderSettings
 
@@ -67,11 +74,49 @@ def resolve(context: LadderContext) -> RungResult:
         default_model=LOCAL.default_model,
         models=LOCAL.models,
         notice=NOTICE if (context.model or DEFAULT_MODEL) == DEFAULT_MODEL else "",
-        options={"models_dir": str(models_dir)},
+        options={"models_dir": str(models_dir), **_section(context)},
     )
     model = context.model or DEFAULT_MODEL
     choice = LadderChoice(endpoint, model, source=f"embedded model {path.name}")
     return RungResult.match(choice, f"llama-cpp-python installed; {path.name} found")
+
+
+SECTION = "embedded_model"
+
+
+def _section(context: LadderContext) -> dict[str, Any]:
+    """The ``embedded_model:`` settings (validated by the section's model) as options."""
+    raw = context.config.get(SECTION)
+    return {k: v for k, v in raw.items() if v is not None} if isinstance(raw, dict) else {}
+
+
+def _section_model() -> Any:
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class EmbeddedModelSection(BaseModel):
+        """How the embedded model runs."""
+
+        model_config = ConfigDict(extra="forbid")
+        prefix_cache_mb: int = Field(
+            default=512,
+            ge=0,
+            description="Evaluated prompt kept in HERMES_HOME/cache/embedded (0: none).",
+        )
+        tools: Literal["auto"] | bool = Field(
+            default="auto",
+            description="Offer tool schemas: auto = not to a tiny model unless a tool is named.",
+        )
+        context_size: int = Field(default=4096, ge=512, le=131072)
+        threads: int | None = Field(default=None, ge=1)
+
+    return EmbeddedModelSection
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(name=SECTION, model=_section_model())
 
 
 @hookimpl

@@ -40,11 +40,19 @@ from hermes_sdk.models import (
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512  # a small model rambles; a turn can always ask for more
+TINY_MODEL_BYTES = 300 * 1_048_576
+"""Below this a model gets no tool schemas unless told to call one (see _offers_tools)."""
+DEFAULT_PREFIX_CACHE_MB = 512
+"""HERMES_HOME/cache/embedded holds at most this much evaluated prompt state (0: none)."""
 _loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _loading = threading.Lock()
 
 
-def _load(path: Path, n_ctx: int, threads: int | None) -> tuple[Any, threading.Lock]:
+def _load(
+    path: Path, n_ctx: int, threads: int | None, cache: tuple[Path, int] | None = None
+) -> tuple[Any, threading.Lock]:
+    """The loaded model (with its lock); ``cache`` is (HERMES_HOME, bytes) for the prefix
+    cache that carries the evaluated prompt over to the next process."""
     key = (str(path), n_ctx)
     with _loading:
         if key not in _loaded:
@@ -66,6 +74,12 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> tuple[Any, threading.L
                 raise ProviderError(
                     ErrorKind.BAD_REQUEST, f"cannot load {path.name}: {exc}"
                 ) from None
+            if cache is not None and cache[1] > 0:
+                from hermes_plugin_provider_local.prefix_cache import PrefixCache, cache_folder
+
+                home, capacity = cache
+                folder = cache_folder(home, path, n_ctx)
+                model.set_cache(PrefixCache(folder, n_ctx, model.n_vocab(), capacity))
             if not _loaded:
                 atexit.register(_close_all)
             _loaded[key] = (model, threading.Lock())
@@ -147,6 +161,16 @@ def calls_in_text(text: str, tools: Sequence[ToolSchema]) -> tuple[ToolCallReque
     return tuple(calls)
 
 
+def _in_tool_round(messages: Sequence[ChatMessage]) -> bool:
+    """Whether a tool result came after the user's last message (the turn is in a round)."""
+    for message in reversed(messages):
+        if message.role == "tool":
+            return True
+        if message.role == "user":
+            return False
+    return False
+
+
 def _classify(exc: Exception) -> ProviderError:
     text = str(exc)
     if type(exc).__module__.startswith("jinja2"):  # the model's chat template refused
@@ -170,6 +194,8 @@ class EmbeddedProvider:
         self._n_ctx = int(options.get("context_size", DEFAULT_CONTEXT))
         threads = options.get("threads")
         self._threads = int(threads) if threads else None
+        megabytes = int(options.get("prefix_cache_mb", DEFAULT_PREFIX_CACHE_MB))
+        self._cache = (Path(settings.home), megabytes * 1_048_576) if settings.home else None
 
     async def aclose(self) -> None:
         pass  # loaded models are shared across providers and live as long as the process
@@ -202,15 +228,16 @@ class EmbeddedProvider:
         deliver: Callable[[str], None],
         stop: threading.Event,
     ) -> ModelResponse:
-        model, lock = _load(path, self._n_ctx, self._threads)
+        model, lock = _load(path, self._n_ctx, self._threads, self._cache)
         arguments: dict[str, Any] = {
             "messages": _wire_messages(request.messages),
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "temperature": 0.2 if request.temperature is None else request.temperature,
         }
+        offered = request.tools if self._offers_tools(path, request) else ()
         with lock:
             try:
-                if request.tools and request.tool_choice != "none":
+                if offered and request.tool_choice != "none":
                     answer = self._with_tools(model, request, arguments, deliver)
                     if answer.content or answer.tool_calls:
                         return answer
@@ -239,6 +266,28 @@ class EmbeddedProvider:
                 if type(exc).__module__.startswith("jinja2"):  # a chat template's own error
                     raise _classify(exc) from None
                 raise
+
+    def _offers_tools(self, path: Path, request: ModelRequest) -> bool:
+        """Whether the model sees the tool schemas. A tiny model (the bundled 135M one, or
+        any file under TINY_MODEL_BYTES) cannot choose among a dozen tools: their schemas
+        are most of its prompt (seconds of evaluation) and it calls them at random, so by
+        default it gets only a tool it is told to call. ``tools: true`` in the provider's
+        options offers them anyway, ``false`` never."""
+        setting = self._settings.options.get("tools", "auto")
+        if isinstance(request.tool_choice, str) and request.tool_choice not in (
+            "auto",
+            "none",
+            "required",
+        ):
+            return setting is not False  # a named tool: a grammar makes even a tiny model right
+        if setting == "auto":
+            if _in_tool_round(request.messages):
+                return True  # it was told to call one: let it answer from the result as before
+            try:
+                return path.stat().st_size >= TINY_MODEL_BYTES
+            except OSError:
+                return True
+        return bool(setting)
 
     def _streamed(
         self,
