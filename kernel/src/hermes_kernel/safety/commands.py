@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import IntEnum
 
-from hermes_kernel.safety.shell import SUBSTITUTED, Command, parse
+from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, parse
 
 __all__ = ["Level", "Verdict", "classify", "normalize"]
 
@@ -67,6 +67,7 @@ _HOME_TARGETS = {"~", "~/", "~/*", "~/.", "/home/*", "/users/*"}
 
 
 def _protected_target(target: str) -> bool:
+    target = re.sub(r"/(\./)+", "/", re.sub(r"/{2,}", "/", target))  # //etc, /./etc: /etc
     target = target.rstrip("/") or "/"
     if target in {"/", "/*", "/.", "/.."} or target in _HOME_TARGETS:
         return True
@@ -95,8 +96,14 @@ def _flags(words: list[str]) -> tuple[set[str], list[str]]:
     return letters, targets
 
 
+def _long(option: str, full: str, shortest: int = 4) -> bool:
+    """``--recur`` is ``--recursive``: GNU tools and git take any unambiguous prefix."""
+    given = option.split("=", 1)[0]
+    return given.startswith("--") and len(given) >= shortest and full.startswith(given)
+
+
 def _recursive(letters: set[str]) -> bool:
-    return bool(letters & {"r", "R", "--recursive"})
+    return bool(letters & {"r", "R"}) or any(_long(o, "--recursive", 6) for o in letters)
 
 
 def _check_rm(words: list[str]) -> Verdict | None:
@@ -133,7 +140,9 @@ def _check_permissions(words: list[str]) -> Verdict | None:
 
 
 def _check_kill(words: list[str]) -> Verdict | None:
-    _, targets = _flags(words[1:])
+    letters, targets = _flags(words[1:])
+    if words[0] == "killall" and not targets and letters & {"l", "V", "--list", "--version"}:
+        return None  # it lists signals or prints its version
     if words[0] == "kill" and "-1" in words[1:]:
         return Verdict(Level.BLOCK, "kill-all", "kills every process")
     if words[0] == "killall5" or (words[0] in {"pkill", "killall"} and targets in ([], ["."])):
@@ -188,6 +197,16 @@ _SENSITIVE = re.compile(
     r"authorized_keys|(^|/)\.env(\.\w+)?$|^/etc/(passwd|shadow|sudoers|crontab)|\.aws/|"
     r"\.gnupg/|\.netrc$|\.git-credentials$)",
     re.IGNORECASE,  # ~/.BASHRC is ~/.bashrc where the file system ignores case
+)
+_SYSTEM_FILE = re.compile(r"^(/private)?/(etc|boot|usr|bin|sbin|lib|lib64|var/db)/")
+_HERMES_CONFIG = re.compile(
+    r"((^|/)\.hermes/|\$\{?hermes_home\}?/)(.*/)?(config\.yaml|\.env|active_profile)$",
+    re.IGNORECASE,
+)
+_SENSITIVE_READ = re.compile(
+    r"(\.ssh/|(^|/)id_(rsa|dsa|ecdsa|ed25519)|(^|/)\.env(\.\w+)?$|^/etc/(passwd|shadow)|"
+    r"\.aws/|\.netrc$|\.git-credentials$|\.gnupg/|(^|/)\.hermes/)",
+    re.IGNORECASE,
 )
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
 _SQL_DESTROY = re.compile(
@@ -263,17 +282,27 @@ def _check_git(command: Command) -> Verdict | None:
     if not rest:
         return None
     sub, sub_args = rest[0], rest[1:]
-    if sub == "reset" and "--hard" in sub_args:
+    if sub == "reset" and any(_long(a, "--hard", 3) for a in sub_args):
         return Verdict(Level.ASK, "git-reset-hard", "discards uncommitted work")
-    if sub == "push" and any(
-        a in ("--force", "-f", "--force-with-lease", "--force-if-includes", "--mirror")
-        or a.startswith("--force-with-lease=")
-        or (a.startswith("-") and not a.startswith("--") and "f" in a[1:])
-        or (a.startswith("+") and len(a) > 1)
-        or a == "--delete"
-        for a in sub_args
+    if (
+        sub == "push"
+        and any(
+            a.startswith("--force")  # --force, --force-with-lease, and --forced (meant so)
+            or _long(a, "--force", 5)
+            or _long(a, "--mirror", 4)
+            or _long(a, "--delete", 5)
+            or (a.startswith("-") and not a.startswith("--") and "f" in a[1:])
+            or (a.startswith("+") and len(a) > 1)
+            for a in sub_args
+        )
     ):
         return Verdict(Level.ASK, "git-force-push", "rewrites history on the remote")
+    if sub == "branch":
+        letters, _ = _flags(sub_args)
+        forced = "D" in letters or "f" in letters or any(_long(o, "--force", 5) for o in letters)
+        deleting = bool(letters & {"d", "D"}) or any(_long(o, "--delete", 5) for o in letters)
+        if deleting and forced:
+            return Verdict(Level.ASK, "git-branch-delete", "deletes a branch with unmerged work")
     if sub == "clean":
         letters, _ = _flags(sub_args)
         if "f" in letters or "--force" in letters:
@@ -302,6 +331,10 @@ def _written_paths(command: Command) -> list[str]:
         return [a[3:] for a in args if a.startswith("of=")]
     if name == "sed" and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args):
         return operands[1:]
+    if name in ("perl", "ruby") and any(
+        a.startswith("-") and not a.startswith("--") and "i" in a[1:] for a in args
+    ):
+        return operands[1:]  # the script, then the files it edits in place
     if name == "truncate":
         return operands
     return []
@@ -315,6 +348,12 @@ def _check_writes(command: Command) -> list[Verdict]:
             verdicts.append(
                 Verdict(Level.BLOCK, "block-device-write", "writes onto a block device")
             )
+        elif _HERMES_CONFIG.search(target):
+            verdicts.append(
+                Verdict(Level.ASK, "hermes-config-write", "changes Hermes's own config or secrets")
+            )
+        elif _SYSTEM_FILE.match(target):
+            verdicts.append(Verdict(Level.ASK, "system-file-write", "writes to a system file"))
         elif _SENSITIVE.search(target):
             verdicts.append(
                 Verdict(
@@ -332,7 +371,8 @@ def _check_tools(command: Command) -> Verdict | None:
         return _check_git(command)
     if name == "find" and (
         "-delete" in args
-        or any(a in ("-exec", "-execdir", "-ok") and b in ("rm", "shred", "unlink")
+        or any(a in ("-exec", "-execdir", "-ok", "-okdir")
+               and b.rsplit("/", 1)[-1] in ("rm", "shred", "unlink")
                for a, b in itertools.pairwise(args))
     ):  # fmt: skip
         return Verdict(Level.ASK, "find-delete", "deletes the files it finds")
@@ -439,6 +479,84 @@ def _check_code(command: Command, downloaded: set[str]) -> Verdict | None:
     return None
 
 
+_SHELL_OUT = re.compile(
+    r"\b(os\.system|os\.popen|subprocess|pty\.spawn|child_process|execSync|spawnSync|"
+    r"shell_exec|passthru|proc_open|IO\.popen|Runtime\.getRuntime|system\s*\(|exec\s*\(|"
+    r"eval\s*\()|`[^`]+`",
+)
+_PLAIN_SOURCES = frozenset({"cat", "echo", "printf"})
+_NETWORK = _DOWNLOADERS | {"ssh", "scp", "rsync", "ftp", "sftp", "telnet"}
+
+
+def _code_text(command: Command) -> str:
+    """The code an interpreter is given in the command line: -c/-e CODE, a here-string or a
+    here-document; '' when it runs a file."""
+    texts = [t for op, t in command.redirects if op in ("<<", "<<-", "<<<")]
+    args = command.args
+    for at, arg in enumerate(args[:-1]):
+        if arg.startswith("-") and not arg.startswith("--") and ("c" in arg[1:] or "e" in arg[1:]):
+            texts.append(args[at + 1])
+    return "\n".join(texts)
+
+
+def _check_more(command: Command) -> Verdict | None:
+    """What hides a command, hands a password over, ships private files out, generates code
+    for a shell, or stops Hermes itself."""
+    name, args = command.name, command.args
+    if SUBSTITUTED in name or name.startswith(EXPANDED):
+        # Whatever it turns out to be, `X -rf /` is never run unseen: judge it as rm would be.
+        as_rm = _check_rm(["rm", *args])
+        if as_rm is not None and as_rm.level is Level.BLOCK:
+            return as_rm
+        return Verdict(
+            Level.ASK, "computed-command", "runs a command whose name is known only when it runs"
+        )
+    for prefix in command.prefixes:
+        if prefix[0] == "sudo" and any(
+            o in ("-S", "-A") or _long(o, "--stdin", 4) or _long(o, "--askpass", 4)
+            or (o.startswith("-") and not o.startswith("--") and ("S" in o or "A" in o))
+            for o in prefix[1:]
+        ):  # fmt: skip
+            return Verdict(Level.ASK, "sudo-password", "hands a password to sudo")
+    if name in ("powershell", "pwsh") and any(
+        a.lower() in ("-e", "-ec", "-enc", "-encodedcommand") for a in args
+    ):
+        return Verdict(Level.ASK, *_SOURCE_REASON["decoded"])
+    interpreter = bool(_INTERPRETER.match(name)) and name not in SHELLS and name != "eval"
+    if interpreter and _SHELL_OUT.search(_code_text(command)):
+        return Verdict(Level.ASK, "script-shell-out", "runs shell commands from inside a script")
+    if (name in SHELLS or interpreter) and _reads_stdin(command):
+        producers = [p for p in command.fed_by if p.name not in _PLAIN_SOURCES or p.dynamic]
+        if producers and not _source_of(command.fed_by):
+            return Verdict(Level.ASK, "generated-code", "runs code that another command generates")
+    if name in _NETWORK:
+        read = [w for p in command.fed_by for w in p.args] + [
+            a.split("@", 1)[1] for a in args if "@" in a and not a.startswith("http")
+        ]
+        read += [t for op, t in command.redirects if op == "<"]
+        if any(_SENSITIVE_READ.search(path.lstrip("<")) for path in read):
+            return Verdict(Level.ASK, "exfiltration", "sends private files over the network")
+    return _check_hermes(command)
+
+
+def _check_hermes(command: Command) -> Verdict | None:
+    """Stopping or restarting Hermes's own gateway (the process this conversation runs in)."""
+    name, args = command.name, command.args
+    text = " ".join(args).lower()
+    stops = {"stop", "restart", "kill", "kickstart", "bootout", "unload", "disable"}
+    if name == "hermes" and "gateway" in args and (stops & set(args) or "--replace" in args):
+        return Verdict(Level.ASK, "stops-hermes", "stops or restarts Hermes itself")
+    if name in ("systemctl", "launchctl", "service") and "hermes" in text and stops & set(args):
+        return Verdict(Level.ASK, "stops-hermes", "stops or restarts Hermes itself")
+    if name in ("kill", "pkill", "killall"):
+        chosen = [w for inner in command.dynamic for c in inner for w in c.words]
+        if "hermes" in text or any("hermes" in w.lower() for w in chosen):
+            return Verdict(Level.ASK, "stops-hermes", "stops or restarts Hermes itself")
+        if name == "kill" and command.dynamic:
+            return Verdict(Level.ASK, "kill-by-name", "kills processes chosen only when it runs")
+    return None
+
+
 def classify(command: str) -> Verdict:
     """The strictest verdict any rule gives ``command``."""
     parsed = parse(command)
@@ -460,6 +578,8 @@ def classify(command: str) -> Verdict:
             if (verdict := _check_tools(found)) is not None:
                 verdicts.append(verdict)
             if (verdict := _check_code(found, downloaded)) is not None:
+                verdicts.append(verdict)
+            if (verdict := _check_more(found)) is not None:
                 verdicts.append(verdict)
         verdicts += _check_writes(found)
     if parsed.unreadable:

@@ -22,11 +22,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = ["SHELLS", "SUBSTITUTED", "Command", "Parsed", "parse", "prepare"]
+__all__ = ["EXPANDED", "SHELLS", "SUBSTITUTED", "Command", "Parsed", "parse", "prepare"]
 
 SUBSTITUTED = "\x00$(...)\x00"
 """What a ``$(...)`` / ``<(...)`` stands for in a word: output known only when it runs (the
 input cannot contain it: :func:`prepare` drops control characters)."""
+EXPANDED = "\x00${}\x00"
+"""Marks a word built by a parameter expansion with an operator (``${x:-rm}``): a command
+whose name starts with it is not known until it runs."""
 MAX_DEPTH = 6
 """Code inside code (``sh -c "eval '...'"``) this deep is not read further: fail closed."""
 
@@ -61,6 +64,8 @@ class Command:
     dynamic: list[list[Command]] = field(default_factory=list)
     """The commands inside each ``$(...)`` / ``<(...)`` of its words: output used as text."""
     depth: int = 0
+    prefixes: list[list[str]] = field(default_factory=list)
+    """The prefixes taken off, each with its options: ``[["sudo", "-S"]]``."""
 
     @property
     def name(self) -> str:
@@ -83,12 +88,18 @@ class Parsed:
 def prepare(command: str) -> str:
     """The text the shell effectively reads: NFKC (full-width letters are letters), no
     invisible format characters, no line continuations, and ``$IFS`` as the space it is."""
-    text = unicodedata.normalize("NFKC", command)
+    text = _TERMINAL_ESCAPE.sub("", command)  # ESC ] title BEL, ESC [ 31m, CSI 31m
+    text = unicodedata.normalize("NFKC", text)
     text = "".join(
         ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc") or ch in "\n\t"
     )
     text = text.replace("\\\n", "")
-    return re.sub(r"\$\{IFS\}|\$IFS\b", " ", text, flags=re.IGNORECASE)
+    return re.sub(r"\$\{IFS[^}]*\}|\$IFS\b", " ", text, flags=re.IGNORECASE)
+
+
+_TERMINAL_ESCAPE = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[ -/]*[@-~]|\x9b[0-9;?]*[ -/]*[@-~]|\x1b[@-_]"
+)
 
 
 @cache
@@ -150,10 +161,11 @@ class _Reader:
             ]
             dynamic: list[list[Command]] = []
             redirects = [self.redirect(r, depth, dynamic) for r in nodes]
-            for command in inner:
+            for command in list(inner):
                 if command.depth == depth:  # the statement's redirects apply to its commands
                     command.redirects += [r for r in redirects if r not in command.redirects]
                     command.dynamic += dynamic
+                    inner += self.code_of(command, depth, fed_only=redirects)
             if not inner:  # a bare redirect (`> file`) still writes
                 self.parsed.commands.append(Command([":"], redirects=redirects, depth=depth))
             return inner
@@ -197,16 +209,28 @@ class _Reader:
                 words.append(self.word(child, depth, dynamic))
                 continue
             words.append(self.word(child, depth, dynamic))
-        words, script = _strip_prefixes(words)
+        prefixes: list[list[str]] = []
+        words, script = _strip_prefixes(words, prefixes)
         command = Command(
-            words, script, redirects=redirects, fed_by=fed_by, dynamic=dynamic, depth=depth
+            words,
+            script,
+            redirects=redirects,
+            fed_by=fed_by,
+            dynamic=dynamic,
+            depth=depth,
+            prefixes=prefixes,
         )
         self.parsed.commands.append(command)
         found = [command]
         found += self.code_of(command, depth)
         return found
 
-    def code_of(self, command: Command, depth: int) -> list[Command]:
+    def code_of(
+        self,
+        command: Command,
+        depth: int,
+        fed_only: list[tuple[str, str]] | None = None,
+    ) -> list[Command]:
         """The commands inside the code this command runs as shell, where that code is in
         the command line itself (code that is substituted at run time is the checks' to
         judge by where it comes from)."""
@@ -215,17 +239,17 @@ class _Reader:
         if name in SHELLS or name == "su":
             code = _code_argument(args)
             if code is not None:
-                if SUBSTITUTED not in code:
+                if SUBSTITUTED not in code and fed_only is None:
                     found += self.read_text(code, depth + 1)
                 return found
-            for operator, text in command.redirects:
+            for operator, text in command.redirects if fed_only is None else fed_only:
                 if operator in ("<<<", "<<", "<<-") and SUBSTITUTED not in text:
                     found += self.read_text(text, depth + 1)
-            if not [a for a in args if not a.startswith("-")]:  # reads its script from stdin
+            if fed_only is None and not [a for a in args if not a.startswith("-")]:
                 for producer in command.fed_by:
                     if producer.name in ("echo", "printf") and not producer.dynamic:
                         found += self.read_text(" ".join(_echoed(producer)), depth + 1)
-        elif name == "eval" and args and SUBSTITUTED not in " ".join(args):
+        elif name == "eval" and args and SUBSTITUTED not in " ".join(args) and fed_only is None:
             found += self.read_text(" ".join(args), depth + 1)
         return found
 
@@ -240,7 +264,8 @@ class _Reader:
             for child in node.named_children:
                 inner += self.read(child, depth)
             dynamic.append(inner)
-            return SUBSTITUTED
+            echoed = _static_output(inner) if kind == "command_substitution" else None
+            return echoed if echoed is not None else SUBSTITUTED
         if kind == "raw_string":
             return _text(node)[1:-1]
         if kind == "ansi_c_string":
@@ -252,6 +277,8 @@ class _Reader:
             match = _VARIABLE.match(_text(node))
             if match and match.group(1) == "HOME":
                 return "~"
+            if match is None:  # ${x:-rm}, ${0/x/r}: its value is known only when it runs
+                return EXPANDED + _text(node)
             return _text(node)
         if kind == "string":
             return "".join(self._string_part(c, depth, dynamic) for c in node.children)[1:-1]
@@ -281,6 +308,22 @@ def _ansi_c(text: str) -> str:
         return body
 
 
+def _static_output(commands: list[Command]) -> str | None:
+    """What ``$(echo rm)`` or ``$(printf %s rm)`` prints, when that is fixed text."""
+    if len(commands) != 1 or commands[0].dynamic or commands[0].fed_by:
+        return None
+    command = commands[0]
+    if command.name == "echo":
+        return " ".join(_echoed(command))
+    if command.name == "printf" and command.args:
+        form, *values = command.args
+        if form in ("%s", "%s\\n") and values:
+            return " ".join(values)
+        if "%" not in form and "\\" not in form:
+            return form
+    return None
+
+
 def _code_argument(args: list[str]) -> str | None:
     """The code of ``sh -c CODE`` (``-c`` may be combined: ``-ec``, ``-lc``)."""
     for at, arg in enumerate(args[:-1]):
@@ -298,13 +341,15 @@ def _echoed(producer: Command) -> list[str]:
     return words
 
 
-def _strip_prefixes(words: list[str]) -> tuple[list[str], str]:
+def _strip_prefixes(words: list[str], taken: list[list[str]]) -> tuple[list[str], str]:
     """argv without the prefixes that do not change what runs, and the program as written
     when it is a path. The program's name is lower-cased (``/BIN/RM`` on a file system that
     ignores case); its arguments keep their case (``curl -o`` is not ``curl -O``)."""
     script = ""
     while words:
         head = words[0].lower()
+        if head.startswith(EXPANDED) or SUBSTITUTED in head:
+            break  # computed when it runs: the checks judge it as such
         if "/" in head:
             script = words[0]
             head = head.rstrip("/").rsplit("/", 1)[-1]
@@ -313,10 +358,13 @@ def _strip_prefixes(words: list[str]) -> tuple[list[str], str]:
             break
         rest = words[1:]
         valued = _VALUED.get(head, set())
+        options = [head]
         while rest and (rest[0].startswith("-") or (head == "env" and "=" in rest[0])):
             option = rest.pop(0)
+            options.append(option)
             if option in valued and rest:
                 rest.pop(0)
+        taken.append(options)
         if head in ("timeout", "chroot") and rest:
             rest.pop(0)  # the duration, the new root
         words = rest
