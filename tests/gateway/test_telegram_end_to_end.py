@@ -207,3 +207,29 @@ def test_a_bad_token_is_reported_and_retried(running_gateway, telegram, hermes, 
     assert "refused the bot token" in state.error
     assert "platform telegram failed: Telegram refused the bot token" in caplog.text
     assert "wrong-token-value" not in caplog.text
+
+
+def test_memory_writes_wait_for_the_person_and_are_approved_from_the_chat(
+    running_gateway, telegram, openai_server, hermes
+):
+    import re
+
+    openai_server.queue(
+        Reply.tool_call("memory", {"action": "add", "target": "user", "content": "Likes tea"}),
+        Reply.say("Noted, once you approve it."),
+    )
+    running_gateway(gateway="memory:\n  write_approval: true\n")  # a top-level section
+    telegram.user_says(OWNER, "remember that I like tea")
+    telegram.wait_for_message(OWNER, "Noted, once you approve it.")
+    telegram.user_says(OWNER, "/memory pending")
+    listing = telegram.wait_for_message(OWNER, "Likes tea")
+    proposal = re.search(r"(\w{6,}) \(from ", listing.visible)
+    assert proposal, listing.visible
+    telegram.user_says(OWNER, f"/memory approve {proposal.group(1)}")
+    telegram.wait_for_message(OWNER, f"approved {proposal.group(1)}")
+    profiles = list((hermes.home / "memories" / "users").glob("*/USER.md"))
+    assert len(profiles) == 1 and "Likes tea" in profiles[0].read_text()  # their own profile
+    assert not (hermes.home / "memories" / "USER.md").exists()  # not the terminal owner's
+    telegram.user_says(OWNER, "/skills pending")
+    telegram.wait_for_message(OWNER, "approved at the terminal: hermes skills pending")
+    assert len(openai_server.requests) == 2, "the commands never reached the model"

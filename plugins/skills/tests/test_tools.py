@@ -161,3 +161,37 @@ def test_slash_skills_lists_plugin_skills_too(home: Path) -> None:
     )
     listing = slash_skills("list", slash)
     assert "pdf-tools [plugin:third_party]" in listing and "writing-skills [user]" in listing
+
+
+def test_pending_changes_are_reviewed_from_the_command_line(home: Path) -> None:
+    """``hermes skills pending | diff | approve | reject``, through the installed hermes."""
+    import subprocess
+    import sys
+
+    skill_manage("create", "db-backup", ctx(home), content=SKILL)
+    queued = skill_manage(
+        "patch",
+        "db-backup",
+        ctx(home, write_approval=True),
+        old_string="pg_dump",
+        new_string="pg_dumpall",
+    )
+    proposal = queued.split(" as ")[1].split(" ")[0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+    env.update({"HERMES_HOME": str(home), "HERMES_LOAD_PLUGINS": "skills"})
+    hermes = str(Path(sys.executable).parent / "hermes")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [hermes, "skills", *args], env=env, capture_output=True, text=True, check=False
+        )
+
+    listed = run("pending")
+    assert listed.returncode == 0 and f"{proposal}: patch db-backup" in listed.stdout
+    assert "hermes skills approve ID" in listed.stdout
+    assert "+1. Run pg_dumpall." in run("diff", proposal).stdout
+    approved = run("approve", proposal)
+    assert approved.returncode == 0 and approved.stdout.startswith(f"approved {proposal}")
+    assert "pg_dumpall" in (home / "skills/db-backup/SKILL.md").read_text()
+    again = run("reject", proposal)
+    assert again.returncode == 1 and again.stderr.startswith("Error: reject: ")

@@ -56,6 +56,7 @@ HELP = (
     "I am Hermes, your agent. Write to me as you would to a person.\n\n"
     "/new — start a fresh conversation (also /reset)\n"
     "/stop — stop what I am doing and drop messages still waiting\n"
+    "/memory — what I remember about you; pending, approve ID, reject ID for writes that wait\n"
     "/help — this text"
 )
 PAIRING = (
@@ -384,6 +385,10 @@ class Gateway:
         if command in {"/help", "/start"}:
             await self._reply(item.id, item.chat, HELP)
             return
+        if command in {"/memory", "/skills"}:
+            text = await self._plugin_command(conversation, item, command[1:])
+            await self._reply(item.id, item.chat, text, reply_to=item.message_id)
+            return
         if item.state == "resuming":
             await self.db.run(self.ledger.mark, item.id, "failed")
             await self._reply(
@@ -401,6 +406,44 @@ class Gateway:
             if item.id in conversation.dropped:
                 return  # /stop dropped it while it waited for a turn slot
             await self._turn(conversation, item)
+
+    async def _plugin_command(self, conversation: Conversation, item: InboxItem, name: str) -> str:
+        """``/memory`` from a chat: the memory plugin's command, on that person's own memory
+        (their scope), so each person reviews the writes waiting for their approval. Skills
+        are shared by everyone, so their changes are approved at the terminal."""
+        from hermes_kernel.chat.commands import plugin_commands
+        from hermes_sdk import SlashContext
+
+        if name == "skills":
+            return (
+                "Skills are shared by everyone who talks to me, so changes to them are "
+                "approved at the terminal: hermes skills pending"
+            )
+        commands, _ = plugin_commands(self.app.host)
+        spec = commands.get(name)
+        if spec is None:
+            return f"/{name} is not available here (no plugin provides it)"
+        provider, model = self.agent.route
+        context = SlashContext(
+            session_id=item.session_id,
+            home=str(self.app.settings.home),
+            cwd=str(self.cwd),
+            provider=provider,
+            model=model,
+            user_scope=user_scope(item.chat, item.user_id, conversation.key),
+            config=self.app.settings.raw,
+            skill_dirs=self.agent.tool_env.skill_dirs,
+        )
+        args = item.text.strip().partition(" ")[2]
+        try:
+            if asyncio.iscoroutinefunction(spec.handler):
+                output = await spec.handler(args, context)
+            else:
+                output = await asyncio.to_thread(spec.handler, args, context)
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure is one line to the user
+            log.warning("/%s failed: %s", name, exc)
+            return f"/{name} failed: {exc}"
+        return str(output) if output else "(nothing to show)"
 
     async def _session(self, conversation: Conversation, item: InboxItem) -> Session:
         session_id = item.session_id or await self.db.run(self.ledger.route, conversation.key)

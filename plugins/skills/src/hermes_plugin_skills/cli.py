@@ -152,3 +152,40 @@ def remove_command(name: str, yes: bool) -> None:
         raise click.ClickException("not removed")
     shutil.rmtree(skill.folder)
     click.echo(f"removed {name}")
+
+
+def _review(action: str, proposal_id: str = "") -> None:
+    from hermes_plugin_skills.manage import SkillRefused
+    from hermes_plugin_skills.tools import review
+
+    try:
+        click.echo(review(_context().home, action, proposal_id, how="hermes skills"))
+    except SkillRefused as exc:
+        raise click.ClickException(f"{action}: {exc}") from None
+
+
+@skills.command("pending")
+def pending_command() -> None:
+    """Skill changes the agent proposed that wait for approval (skills.write_approval)."""
+    _review("pending")
+
+
+@skills.command("diff")
+@click.argument("proposal_id", metavar="ID")
+def diff_command(proposal_id: str) -> None:
+    """What a pending change would do, as a unified diff."""
+    _review("diff", proposal_id)
+
+
+@skills.command("approve")
+@click.argument("proposal_id", metavar="ID")
+def approve_command(proposal_id: str) -> None:
+    """Apply a pending change (refused if its files were edited since it was proposed)."""
+    _review("approve", proposal_id)
+
+
+@skills.command("reject")
+@click.argument("proposal_id", metavar="ID")
+def reject_command(proposal_id: str) -> None:
+    """Drop a pending change; nothing is written."""
+    _review("reject", proposal_id)

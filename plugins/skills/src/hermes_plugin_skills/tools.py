@@ -127,8 +127,32 @@ def skill_manage(
     return apply(root, change) + " (the skills index lists it from the next session)"
 
 
+def review(home: str, action: str, proposal_id: str, how: str = "/skills") -> str:
+    """Skill changes waiting for approval: ``pending``, or ``diff`` / ``approve`` / ``reject``
+    one. ``how`` names the command in the hints (``/skills``, ``hermes skills``). Raises
+    SkillRefused (an unknown id, files edited since the change was proposed)."""
+    root = user_root(home)
+    if action == "pending":
+        records = proposals.pending(root)
+        if not records:
+            return "no skill changes are waiting for approval"
+        lines = [
+            f"{r['id']}: {r['action']} {r['skill']} (from {r.get('source', '?')})" for r in records
+        ]
+        lines.append(f"{how} diff ID shows one; {how} approve ID or {how} reject ID")
+        return "\n".join(lines)
+    if action == "diff":
+        return diff(root, proposals.load(root, proposal_id))
+    if action == "approve":
+        done = apply(root, proposals.load(root, proposal_id))
+        proposals.drop(root, proposal_id)
+        return f"approved {proposal_id}: {done}"
+    proposals.load(root, proposal_id)
+    proposals.drop(root, proposal_id)
+    return f"rejected {proposal_id}; nothing was changed"
+
+
 def slash_skills(args: str, context: SlashContext) -> str:
-    root = user_root(context.home)
     command, _, rest = args.strip().partition(" ")
     proposal_id = rest.strip()
     try:
@@ -138,26 +162,8 @@ def slash_skills(args: str, context: SlashContext) -> str:
                 "\n".join(f"{s.name} [{s.source}]: {s.description[:100]}" for s in ordered(library))
                 or "no skills"
             )
-        if command == "pending":
-            records = proposals.pending(root)
-            if not records:
-                return "no skill changes are waiting for approval"
-            lines = [
-                f"{r['id']}: {r['action']} {r['skill']} (from {r.get('source', '?')})"
-                for r in records
-            ]
-            lines.append("/skills diff ID shows one; /skills approve ID or /skills reject ID")
-            return "\n".join(lines)
-        if command == "diff" and proposal_id:
-            return diff(root, proposals.load(root, proposal_id))
-        if command == "approve" and proposal_id:
-            done = apply(root, proposals.load(root, proposal_id))
-            proposals.drop(root, proposal_id)
-            return f"approved {proposal_id}: {done}"
-        if command == "reject" and proposal_id:
-            proposals.load(root, proposal_id)
-            proposals.drop(root, proposal_id)
-            return f"rejected {proposal_id}; nothing was changed"
+        if command == "pending" or (command in ("diff", "approve", "reject") and proposal_id):
+            return review(context.home, command, proposal_id)
     except SkillRefused as exc:
         return f"/skills {command}: {exc}"
     return "usage: /skills [list] | pending | diff ID | approve ID | reject ID"
