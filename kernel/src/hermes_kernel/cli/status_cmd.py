@@ -75,6 +75,9 @@ def _gateway(home: Path) -> list[str]:
         lines.append(f"  platform {name}: {state.get('state')}{error}")
     if not platforms:
         lines.append("  no platform is enabled")
+    for name, state in sorted((report.get("services") or {}).items()):
+        error = f" ({state['error']})" if state.get("error") else ""
+        lines.append(f"  service {name}: {state.get('state')}{error}")
     return lines
 
 
