@@ -35,6 +35,10 @@ def test_config_section_needs_a_pydantic_model():
     assert ConfigSectionSpec(name="mine", model=Section).model is Section
     with pytest.raises(ValueError, match="pydantic model"):
         ConfigSectionSpec(name="mine", model=dict)
+    lazy = ConfigSectionSpec(name="mine", model=lambda: Section)  # built when first checked
+    assert lazy.model_class() is Section
+    with pytest.raises(ValueError, match=r"model\(\) returned 3, not a pydantic model"):
+        ConfigSectionSpec(name="mine", model=lambda: 3).model_class()
 
 
 def test_specs_are_frozen():

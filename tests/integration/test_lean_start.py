@@ -1,5 +1,7 @@
-"""A one-shot imports only what it uses: aiohttp's pool is the gateway's, and httpx's own
-command line is never loaded inside hermes (it pulls in rich's widgets and pygments)."""
+"""A one-shot imports only what it uses: aiohttp's pool is the gateway's, httpx's own
+command line is never loaded inside hermes (it pulls in rich's widgets and pygments), and
+pydantic only when a config must be validated (not on a start whose config is cached, even
+though a loaded provider declares a config section)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ def imported_modules(stderr: str) -> set[str]:
 
 
 def test_a_one_shot_does_not_import_aiohttp_or_httpx_command_line(tmp_path: Path, openai_server):
-    openai_server.queue(Reply.say("Hello!"))
+    openai_server.queue(Reply.say("Hello!"), Reply.say("Hello!"))
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.yaml").write_text(
@@ -29,17 +31,19 @@ def test_a_one_shot_does_not_import_aiohttp_or_httpx_command_line(tmp_path: Path
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
     env["HERMES_HOME"] = str(home)
     hermes = Path(sys.executable).parent / "hermes"
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", str(hermes), "chat", "-q", "hi"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    for _ in range(2):  # the second start reads the config from its cache, as most do
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", str(hermes), "chat", "-q", "hi"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "Hello!"
     modules = imported_modules(done.stderr)
     assert "httpx" in modules and "hermes_plugin_provider_openai.client" in modules
     assert not {m for m in modules if m.split(".")[0] == "aiohttp"}
     assert "httpx._main" not in modules and "pygments" not in modules
+    assert "pydantic" not in modules

@@ -306,7 +306,8 @@ def hermes_config_sections() -> Iterable[ConfigSectionSpec]:
     """Yield the ``config.yaml`` sections this plugin owns.
 
     Called once when the plugin is loaded. The kernel validates the section with ``model``
-    (a pydantic model) and reports errors with file, line and key. Section names share one
+    (a pydantic model, or a function returning one, so pydantic is imported only when the
+    section is checked) and reports errors with file, line and key. Section names share one
     namespace with the kernel's own (``plugins``), which plugins cannot claim.
 
     Manifest key: ``config.NAME``.

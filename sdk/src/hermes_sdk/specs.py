@@ -279,13 +279,33 @@ class ConfigSectionSpec(Spec):
     """A top-level ``config.yaml`` section owned by a plugin.
 
     ``model`` is a pydantic model class validating that section; its field defaults are the
-    section's defaults. The name must not be one the kernel owns (``plugins``).
+    section's defaults. It may also be a function of no arguments that returns that class,
+    called only when the section is validated: a plugin that is loaded on every start (a
+    provider, for its prices) then does not import pydantic on every start. The name must
+    not be one the kernel owns (``plugins``).
     """
 
     kind: ClassVar[Kind] = Kind.CONFIG
-    model: type[Any]
+    model: type[Any] | Callable[[], type[Any]]
 
     def __post_init__(self) -> None:
         _check_name(self.kind, self.name)
-        if not callable(getattr(self.model, "model_validate", None)):
-            raise ValueError(f"config section {self.name!r}: model must be a pydantic model class")
+        model = self.model
+        is_model = isinstance(model, type) and callable(getattr(model, "model_validate", None))
+        if not is_model and (isinstance(model, type) or not callable(model)):
+            raise ValueError(
+                f"config section {self.name!r}: model must be a pydantic model class "
+                "(or a function that returns one)"
+            )
+
+    def model_class(self) -> type[Any]:
+        """The pydantic model class (calling the function given for it, if one was)."""
+        model = self.model
+        if isinstance(model, type) and callable(getattr(model, "model_validate", None)):
+            return model
+        built = model()
+        if not (isinstance(built, type) and callable(getattr(built, "model_validate", None))):
+            raise ValueError(
+                f"config section {self.name!r}: model() returned {built!r}, not a pydantic model"
+            )
+        return built

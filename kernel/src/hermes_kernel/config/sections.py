@@ -38,7 +38,7 @@ def check_plugin_sections(
             provided = host.require(Kind.CONFIG, key)
             if provided is not None:
                 assert isinstance(provided.spec, ConfigSectionSpec)
-                instance, _ = validate_section(document, (key,), provided.spec.model, None)
+                instance, _ = validate_section(document, (key,), provided.spec.model_class(), None)
                 if instance is not None:
                     report.values[key] = instance.model_dump(mode="json")
             continue
@@ -58,7 +58,9 @@ def check_plugin_sections(
             continue
         spec = provided.spec
         assert isinstance(spec, ConfigSectionSpec)
-        instance, problems = validate_section(document, (key,), spec.model, document.data[key])
+        instance, problems = validate_section(
+            document, (key,), spec.model_class(), document.data[key]
+        )
         report.problems.extend(f"{p} (section of plugin {provided.plugin!r})" for p in problems)
         if instance is not None:
             report.values[str(key)] = instance.model_dump(mode="json")

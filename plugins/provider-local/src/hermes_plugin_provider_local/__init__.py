@@ -116,7 +116,8 @@ def _section_model() -> Any:
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name=SECTION, model=_section_model())
+    # The model is built when the section is checked: prices load this plugin on every start.
+    yield ConfigSectionSpec(name=SECTION, model=_section_model)
 
 
 @hookimpl
