@@ -22,6 +22,35 @@ MakePlugin = Callable[..., PluginRecord]
 
 
 @pytest.fixture
+def hermes_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Callable[..., tuple[int, str, str]]]:
+    """``run(*args)`` runs the hermes command in process with every plugin blocked and
+    returns (exit code, stdout, stderr); ``run.home`` is its fresh HERMES_HOME."""
+    import logging
+
+    from hermes_kernel.cli.main import main
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.delenv("HERMES_PROFILE", raising=False)
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "*")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr("sys.argv", ["hermes", *args])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        captured = capsys.readouterr()
+        return int(exited.value.code or 0), captured.out, captured.err
+
+    run.home = home  # type: ignore[attr-defined]
+    yield run
+    for handler in list(logging.getLogger("hermes").handlers):
+        handler.close()  # the run's log files
+
+
+@pytest.fixture
 def store(tmp_path: Path) -> Iterator[StateStore]:
     """A fresh state.db in a temp folder."""
     state = StateStore(tmp_path / "state.db")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_kernel.cli.main import main
-
 ORIGINAL = """\
 # my settings: keep this comment
 model:
@@ -17,22 +15,10 @@ agent:
 
 
 @pytest.fixture
-def hermes(tmp_path, monkeypatch, capsys):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.yaml").write_text(ORIGINAL)
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "*")
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr("sys.argv", ["hermes", *args])
-        with pytest.raises(SystemExit) as exited:
-            main()
-        captured = capsys.readouterr()
-        return int(exited.value.code or 0), captured.out, captured.err
-
-    run.config = home / "config.yaml"  # type: ignore[attr-defined]
-    return run
+def hermes(hermes_cli):
+    (hermes_cli.home / "config.yaml").write_text(ORIGINAL)
+    hermes_cli.config = hermes_cli.home / "config.yaml"
+    return hermes_cli
 
 
 def test_set_keeps_comments_and_layout_and_reads_values_as_yaml(hermes):

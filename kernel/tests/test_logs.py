@@ -8,27 +8,11 @@ import logging
 import pytest
 
 from hermes_kernel import log as hermes_log
-from hermes_kernel.cli.main import main
 
 
 @pytest.fixture
-def hermes(tmp_path, monkeypatch, capsys):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "*")
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr("sys.argv", ["hermes", *args])
-        with pytest.raises(SystemExit) as exited:
-            main()
-        captured = capsys.readouterr()
-        return int(exited.value.code or 0), captured.out, captured.err
-
-    run.home = home  # type: ignore[attr-defined]
-    yield run
-    for handler in list(logging.getLogger("hermes").handlers):
-        handler.close()
+def hermes(hermes_cli):
+    return hermes_cli
 
 
 def test_a_runs_warnings_reach_agent_log_and_errors_log_without_secrets(hermes):

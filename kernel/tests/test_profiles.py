@@ -7,29 +7,13 @@ import stat
 
 import pytest
 
-from hermes_kernel.cli.main import main
-
 
 @pytest.fixture
-def hermes(tmp_path, monkeypatch, capsys):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.yaml").write_text("agent:\n  retries: 2\n")
-    (home / ".env").write_text("OPENAI_API_KEY=sk-test\n")
-    (home / ".env").chmod(0o600)
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    monkeypatch.delenv("HERMES_PROFILE", raising=False)
-    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "*")
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr("sys.argv", ["hermes", *args])
-        with pytest.raises(SystemExit) as exited:
-            main()
-        captured = capsys.readouterr()
-        return int(exited.value.code or 0), captured.out, captured.err
-
-    run.home = home  # type: ignore[attr-defined]
-    return run
+def hermes(hermes_cli):
+    (hermes_cli.home / "config.yaml").write_text("agent:\n  retries: 2\n")
+    (hermes_cli.home / ".env").write_text("OPENAI_API_KEY=sk-test\n")
+    (hermes_cli.home / ".env").chmod(0o600)
+    return hermes_cli
 
 
 def test_create_use_and_show_keep_each_profiles_state_apart(hermes):
