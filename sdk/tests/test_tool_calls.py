@@ -124,3 +124,15 @@ def test_a_context_is_passed_only_to_tools_that_take_one():
     assert asyncio.run(call_tool(tool, {"text": "x"}, build)) == "x in s-42"
     assert asyncio.run(call_tool(spec(lambda text: text.upper()), {"text": "y"}, build)) == "Y"
     assert built == [1], "the context is built only for the tool that takes it"
+
+
+def test_a_broken_schema_leaves_the_arguments_unchecked_with_one_warning(caplog):
+    broken = {"type": "object", "properties": {"n": {"type": "integr"}}}
+    tool = spec(lambda n=1: str(n), broken)
+    with caplog.at_level("WARNING", logger="hermes.tools"):
+        check_arguments(tool, {"n": 3})
+        check_arguments(tool, {"n": 4})
+    assert [r.getMessage() for r in caplog.records] == [
+        "tool 't': its schema cannot be checked (Unknown type 'integr' for validator with "
+        "schema:); its arguments go unchecked"
+    ]

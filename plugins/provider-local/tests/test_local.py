@@ -122,3 +122,11 @@ def test_the_rung_fails_when_asked_for_by_name_and_the_model_is_missing(tmp_path
 
 def test_the_rung_passes_when_another_provider_is_asked_for(tmp_path: Path) -> None:
     assert resolve(context(tmp_path, provider="openai")).outcome is RungOutcome.PASS
+
+
+def test_a_wrong_number_in_embedded_model_is_one_line_naming_the_key() -> None:
+    with pytest.raises(ProviderError, match=r"^embedded_model.prefix_cache_mb must be a whole "
+                       r"number, not 'lots': fix config.yaml$"):  # fmt: skip
+        EmbeddedProvider(
+            ProviderSettings(base_url="embedded:", options={"prefix_cache_mb": "lots"})
+        )

@@ -79,8 +79,14 @@ def _where(path: Any) -> str:
 
 def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> None:
     """Raise :class:`ArgumentsRejected` when ``arguments`` do not fit ``spec.parameters``."""
-    validator = _validator_for(_schema_key(spec))
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+    try:
+        validator = _validator_for(_schema_key(spec))
+        errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+    except Exception as exc:  # noqa: BLE001 - the schema itself is broken (an unknown type)
+        # The plugin's mistake, not the model's: the tool runs as it did before validation
+        # (ToolsTests reports the schema to its author), and the log says so once.
+        _warn_once(spec.name, exc)
+        return
     if not errors:
         return
     described = [f"{_where(e.path)}: {e.message}" for e in errors[:_SHOWN_ERRORS]]
@@ -88,6 +94,20 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> None:
     if more > 0:
         described.append(f"and {more} more")
     raise ArgumentsRejected("; ".join(" ".join(d.split()) for d in described))
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(name: str, exc: Exception) -> None:
+    if name not in _WARNED:
+        _WARNED.add(name)
+        import logging
+
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        logging.getLogger("hermes.tools").warning(
+            "tool %r: its schema cannot be checked (%s); its arguments go unchecked", name, first
+        )
 
 
 def _is_coroutine_function(handler: Callable[..., Any]) -> bool:

@@ -161,6 +161,18 @@ def calls_in_text(text: str, tools: Sequence[ToolSchema]) -> tuple[ToolCallReque
     return tuple(calls)
 
 
+def _whole(options: Any, key: str, default: int) -> int:
+    """An ``embedded_model:`` number; a wrong one is a one-line error naming the key."""
+    value = options.get(key, default)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ProviderError(
+            ErrorKind.BAD_REQUEST,
+            f"embedded_model.{key} must be a whole number, not {value!r}: fix config.yaml",
+        ) from None
+
+
 def _in_tool_round(messages: Sequence[ChatMessage]) -> bool:
     """Whether a tool result came after the user's last message (the turn is in a round)."""
     for message in reversed(messages):
@@ -191,10 +203,10 @@ class EmbeddedProvider:
         options = settings.options
         default_dir = Path(settings.home) / "models" if settings.home else Path("models")
         self._models_dir = Path(str(options.get("models_dir", default_dir))).expanduser()
-        self._n_ctx = int(options.get("context_size", DEFAULT_CONTEXT))
+        self._n_ctx = _whole(options, "context_size", DEFAULT_CONTEXT)
         threads = options.get("threads")
-        self._threads = int(threads) if threads else None
-        megabytes = int(options.get("prefix_cache_mb", DEFAULT_PREFIX_CACHE_MB))
+        self._threads = _whole(options, "threads", 0) if threads else None
+        megabytes = _whole(options, "prefix_cache_mb", DEFAULT_PREFIX_CACHE_MB)
         self._cache = (Path(settings.home), megabytes * 1_048_576) if settings.home else None
 
     async def aclose(self) -> None:
