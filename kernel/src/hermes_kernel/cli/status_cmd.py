@@ -87,7 +87,10 @@ def _sessions(home: Path) -> str:
     path = state_db_path(home)
     if not path.exists():
         return "none yet"
-    store = StateStore(path)
+    try:
+        store = StateStore(path)
+    except Exception as exc:  # noqa: BLE001 - a status screen reports, it does not fail
+        return f"{path} cannot be opened: {' '.join(str(exc).split())[:120]}"
     try:
         count = store.sessions.count()
         latest = store.sessions.latest()
