@@ -77,3 +77,23 @@ def test_hermes_logs_shows_the_tail_filtered_by_level(hermes):
     code, out, _ = hermes("logs", "gateway")
     assert code == 0 and "does not exist yet" in out
     assert hermes("logs", "nosuch")[0] == 2
+
+
+def test_a_read_only_home_is_one_line_and_loses_nothing_on_the_terminal(tmp_path, capsys):
+    home = tmp_path / "readonly"
+    home.mkdir()
+    (home / "logs").write_text("a file where the folder should be")
+    logger = logging.getLogger("hermes")
+    redactor = hermes_log.setup_logging(verbose=False)
+    hermes_log.log_to_files(home, redactor)
+    try:
+        logging.getLogger("hermes.x").warning("first")
+        logging.getLogger("hermes.x").warning("second")
+    finally:
+        for handler in list(logger.handlers):
+            handler.close()
+            logger.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert "hermes: warning: first" in err and "hermes: warning: second" in err
+    assert err.count("cannot write") == 2  # once per file (agent.log, errors.log), no traceback
+    assert "Traceback" not in err

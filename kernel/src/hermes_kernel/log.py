@@ -64,8 +64,11 @@ class _LazyRotatingFile(logging.Handler):
         super().__init__(level)
         self.path = path
         self._file: logging.Handler | None = None
+        self._unwritable = False
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self._unwritable:
+            return
         if self._file is None:
             from logging.handlers import RotatingFileHandler
 
@@ -74,8 +77,10 @@ class _LazyRotatingFile(logging.Handler):
                 self._file = RotatingFileHandler(
                     self.path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
                 )
-            except OSError:
-                self.handleError(record)
+            except OSError as exc:
+                # A read-only home: said once, in one line; the terminal still gets it all.
+                self._unwritable = True
+                print(f"hermes: warning: cannot write {self.path}: {exc.strerror}", file=sys.stderr)
                 return
             self._file.setFormatter(logging.Formatter(LINE_FORMAT))
         self._file.handle(record)

@@ -53,7 +53,9 @@ class PrefixCache(BaseLlamaCache):
 
     @property
     def cache_size(self) -> int:
-        return sum(path.stat().st_size for path in self._files("*"))
+        return sum(
+            path.stat().st_size for kind in ("tokens", "state") for path in self._files(kind)
+        )
 
     def __contains__(self, key: Any) -> bool:
         return self._best(tuple(key))[0] is not None
@@ -104,9 +106,13 @@ class PrefixCache(BaseLlamaCache):
 
     # --- the folder ----------------------------------------------------------------------
 
-    def _files(self, pattern: str) -> list[Path]:
+    def _files(self, suffix: str) -> list[Path]:
         try:
-            return [p for p in self.folder.glob(f"*.{pattern}") if p.is_file()]
+            return [
+                p
+                for p in self.folder.glob(f"*.{suffix}")
+                if p.is_file() and not p.name.startswith(".")  # not a write under way
+            ]
         except OSError:
             return []
 
@@ -141,5 +147,8 @@ class PrefixCache(BaseLlamaCache):
 
 def _write(path: Path, data: bytes) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
