@@ -231,5 +231,5 @@ def test_memory_writes_wait_for_the_person_and_are_approved_from_the_chat(
     assert len(profiles) == 1 and "Likes tea" in profiles[0].read_text()  # their own profile
     assert not (hermes.home / "memories" / "USER.md").exists()  # not the terminal owner's
     telegram.user_says(OWNER, "/skills pending")
-    telegram.wait_for_message(OWNER, "approved at the terminal: hermes skills pending")
+    telegram.wait_for_message(OWNER, "/skills is for the terminal (hermes chat)")
     assert len(openai_server.requests) == 2, "the commands never reached the model"

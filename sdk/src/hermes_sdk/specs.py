@@ -268,10 +268,14 @@ class SlashCommandSpec(Spec):
     :class:`~hermes_sdk.events.SlashContext`; it returns the text to show (or None), and may
     be a coroutine function. Errors it raises are shown as one line; the chat carries on.
     A name that a built-in command already uses (``help``, ``model``, ...) is refused.
+    ``on_platforms=True`` lets people on chat platforms (Telegram ...) run it too, each with
+    their own ``user_scope`` in the context: say so only for a command that touches nothing
+    but that person's own data. Otherwise the gateway answers that it is for the terminal.
     """
 
     kind: ClassVar[Kind] = Kind.SLASH
     handler: Callable[..., Any]
+    on_platforms: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,10 @@ add through ``hermes_slash_commands`` (a plugin may not take a built-in's name).
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from dataclasses import dataclass
+from typing import Any
 
 from hermes_kernel.plugins.host import PluginHost
 from hermes_sdk import Kind, SlashCommandSpec
@@ -44,6 +47,14 @@ BUILTINS: tuple[Builtin, ...] = (
 )
 BUILTIN_NAMES = frozenset(command.name for command in BUILTINS)
 _RESERVED = frozenset(command.name for command in BUILTINS if not command.fallback)
+
+
+async def run_slash(spec: SlashCommandSpec, args: str, context: Any) -> Any:
+    """Run a plugin's slash command: a coroutine on the loop, anything else in a thread (a
+    slow handler must not freeze the prompt, a running turn, or the gateway)."""
+    if inspect.iscoroutinefunction(spec.handler):
+        return await spec.handler(args, context)
+    return await asyncio.to_thread(spec.handler, args, context)
 
 
 def plugin_commands(host: PluginHost) -> tuple[dict[str, SlashCommandSpec], list[str]]:

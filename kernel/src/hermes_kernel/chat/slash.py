@@ -3,14 +3,13 @@ waits for the running turn: the user is told to let it finish or /stop it."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
-from hermes_kernel.chat.commands import BUILTINS
+from hermes_kernel.chat.commands import BUILTINS, run_slash
 from hermes_kernel.chat.format import Totals, one_line, printable, session_label, when
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.sessions import Session
@@ -55,10 +54,7 @@ class SlashCommands:
             config=self.agent.app.settings.raw,
             skill_dirs=self.agent.tool_env.skill_dirs,
         )
-        if inspect.iscoroutinefunction(spec.handler):
-            output = await spec.handler(args, context)
-        else:  # in a thread: a slow handler must not freeze the prompt or a running turn
-            output = await asyncio.to_thread(spec.handler, args, context)
+        output = await run_slash(spec, args, context)
         if output:
             self.view.print(Text(printable(str(output))))
         return True

@@ -36,6 +36,7 @@ from hermes_kernel.gateway.routing import route_key, user_scope
 from hermes_kernel.gateway.status import write_status
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.sessions import Session
+from hermes_sdk import SlashCommandSpec
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ class Gateway:
         self._background: set[asyncio.Task[Any]] = set()
         self._picked_up: set[str] = set()
         self._frozen_after_first_turn = False
+        self._slash: dict[str, SlashCommandSpec] | None = None
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -385,7 +387,7 @@ class Gateway:
         if command in {"/help", "/start"}:
             await self._reply(item.id, item.chat, HELP)
             return
-        if command in {"/memory", "/skills"}:
+        if command[1:] in self._slash_commands():
             text = await self._plugin_command(conversation, item, command[1:])
             await self._reply(item.id, item.chat, text, reply_to=item.message_id)
             return
@@ -407,22 +409,24 @@ class Gateway:
                 return  # /stop dropped it while it waited for a turn slot
             await self._turn(conversation, item)
 
+    def _slash_commands(self) -> dict[str, SlashCommandSpec]:
+        """The plugins' slash commands, loaded on the first message that starts with ``/``."""
+        if self._slash is None:
+            from hermes_kernel.chat.commands import plugin_commands
+
+            self._slash, _ = plugin_commands(self.app.host)
+        return self._slash
+
     async def _plugin_command(self, conversation: Conversation, item: InboxItem, name: str) -> str:
-        """``/memory`` from a chat: the memory plugin's command, on that person's own memory
-        (their scope), so each person reviews the writes waiting for their approval. Skills
-        are shared by everyone, so their changes are approved at the terminal."""
-        from hermes_kernel.chat.commands import plugin_commands
+        """A plugin's ``/NAME`` from a chat, never seen by the model. It runs only if its
+        plugin allows it on platforms (``on_platforms``: ``/memory``, on that person's own
+        memory); others touch what everyone shares and are for the terminal."""
+        from hermes_kernel.chat.commands import run_slash
         from hermes_sdk import SlashContext
 
-        if name == "skills":
-            return (
-                "Skills are shared by everyone who talks to me, so changes to them are "
-                "approved at the terminal: hermes skills pending"
-            )
-        commands, _ = plugin_commands(self.app.host)
-        spec = commands.get(name)
-        if spec is None:
-            return f"/{name} is not available here (no plugin provides it)"
+        spec = self._slash_commands()[name]
+        if not spec.on_platforms:
+            return f"/{name} is for the terminal (hermes chat): what it changes is shared"
         provider, model = self.agent.route
         context = SlashContext(
             session_id=item.session_id,
@@ -436,10 +440,7 @@ class Gateway:
         )
         args = item.text.strip().partition(" ")[2]
         try:
-            if asyncio.iscoroutinefunction(spec.handler):
-                output = await spec.handler(args, context)
-            else:
-                output = await asyncio.to_thread(spec.handler, args, context)
+            output = await run_slash(spec, args, context)
         except Exception as exc:  # noqa: BLE001 - a plugin's failure is one line to the user
             log.warning("/%s failed: %s", name, exc)
             return f"/{name} failed: {exc}"

@@ -177,4 +177,5 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
         name="memory",
         description="show memory, or review writes waiting for approval (pending, approve, reject)",
         handler=slash_memory,
+        on_platforms=True,  # each person reviews the writes to their own memory
     )
