@@ -238,20 +238,24 @@ class Terminal:
             self.child.terminate(force=True)
 
 
+def terminal_env(home: Path) -> dict[str, str]:
+    """The environment of a hermes in a pseudo-terminal, on ``home``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("HERMES_") and key != "VIRTUAL_ENV"
+    }
+    # No cursor-position requests: the emulator does not answer them.
+    env.update({"HERMES_HOME": str(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"})
+    return env
+
+
 @pytest.fixture
 def terminal(chat_venv: Venv) -> Iterator[Callable[..., Terminal]]:
     opened: list[Terminal] = []
 
     def open_terminal(*args: str, home: Path, rows: int = 40) -> Terminal:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith("HERMES_") and key != "VIRTUAL_ENV"
-        }
-        # No cursor-position requests: the emulator does not answer them.
-        env.update(
-            {"HERMES_HOME": str(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
-        )
+        env = terminal_env(home)
         opened.append(Terminal([str(chat_venv.path / "bin" / "hermes"), *args], env, rows))
         return opened[-1]
 

@@ -4,7 +4,6 @@ approved from the chat and from the command line."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from hermes_sdk.testing import Reply
 
-from .conftest import REPO, Terminal, Venv, build_venv
+from .conftest import REPO, Terminal, Venv, build_venv, terminal_env
 
 pytestmark = pytest.mark.venv
 
@@ -38,13 +37,7 @@ def home(tmp_path: Path, openai_server) -> Path:
 
 @pytest.fixture
 def chat(standard_venv: Venv, home: Path) -> Iterator[Terminal]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("HERMES_") and key != "VIRTUAL_ENV"
-    }
-    env.update({"HERMES_HOME": str(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"})
-    term = Terminal([str(standard_venv.path / "bin" / "hermes"), "chat"], env)
+    term = Terminal([str(standard_venv.path / "bin" / "hermes"), "chat"], terminal_env(home))
     yield term
     term.close()
 
