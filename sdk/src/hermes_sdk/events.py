@@ -7,8 +7,12 @@ Fields may be added in minor SDK versions; never removed or renamed outside a ma
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_sdk.runtime import Runtime
 
 __all__ = [
     "COMMAND_CONTEXT",
@@ -139,3 +143,10 @@ class CommandContext:
     skill_dirs: Callable[[], tuple[str, ...]] = tuple
     """Call it for the folders of SKILL.md skills that plugins contribute: it loads the
     plugins that provide skill sources, so a command that does not need them stays fast."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables and HERMES_HOME/.env, for keys. Never log these values."""
+    open_runtime: Callable[[], AbstractAsyncContextManager[Runtime]] | None = None
+    """``async with context.open_runtime() as runtime:`` the agent for a front-end command
+    (``hermes serve``): models, tools and the store of this home, closed on exit. It raises
+    ``click.ClickException`` (one line) if no model can be used. ``deliver`` sends through
+    a gateway that runs for this home, if one does."""

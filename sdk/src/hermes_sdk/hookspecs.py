@@ -50,6 +50,7 @@ from hermes_sdk.specs import (
     PriceTableSpec,
     ProviderSpec,
     RungSpec,
+    ServiceSpec,
     SkillSourceSpec,
     SlashCommandSpec,
     Spec,
@@ -168,6 +169,37 @@ def hermes_platforms() -> Iterable[PlatformSpec]:
         @hookimpl
         def hermes_platforms():
             yield PlatformSpec(name="telegram", factory=TelegramAdapter)
+    """
+
+
+# --- Registration: front-ends and services -----------------------------------------------
+
+
+@hookspec
+def hermes_services() -> Iterable[ServiceSpec]:
+    """Yield long-running front-ends for the gateway to host beside its platforms.
+
+    Called once when the plugin is loaded. ``hermes gateway run`` builds each enabled
+    service (``<section>.enabled: true`` in config.yaml, or ``enabled_by_default``) with a
+    :class:`~hermes_sdk.service.ServiceContext` and awaits its ``run(runtime)`` with the
+    gateway's :class:`~hermes_sdk.runtime.Runtime`. A service that fails to start, raises or
+    returns is reported in ``hermes gateway status`` and restarted with backoff; the rest
+    keep running. A front-end that is a command only (``hermes acp``) needs no service: its
+    ``hermes_cli_commands`` command opens a runtime with ``CommandContext.open_runtime``.
+
+    Manifest key: ``service.NAME``.
+
+    Example::
+
+        class Echo:
+            async def run(self, runtime):
+                session = await runtime.open_session(SessionOptions(source="echo"))
+                ended = await runtime.start_turn(session.session_id, "hello").result()
+                await asyncio.Event().wait()  # serve until cancelled
+
+        @hookimpl
+        def hermes_services():
+            yield ServiceSpec(name="echo", description="Say hello once.", factory=lambda c: Echo())
     """
 
 
@@ -480,6 +512,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_model_prices": PriceTableSpec,
     "hermes_terminal_backends": BackendSpec,
     "hermes_platforms": PlatformSpec,
+    "hermes_services": ServiceSpec,
     "hermes_memory_providers": MemoryProviderSpec,
     "hermes_toolsets": ToolsetSpec,
     "hermes_tools": ToolSpec,

@@ -31,6 +31,7 @@ __all__ = [
     "PriceTableSpec",
     "ProviderSpec",
     "RungSpec",
+    "ServiceSpec",
     "SkillSourceSpec",
     "SlashCommandSpec",
     "Spec",
@@ -55,6 +56,7 @@ class Kind(enum.StrEnum):
     SLASH = "slash"
     CONFIG = "config"
     RUNG = "rung"
+    SERVICE = "service"
     PRICES = "prices"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
@@ -188,6 +190,26 @@ class PlatformSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.PLATFORM
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceSpec(FactorySpec):
+    """A long-running front-end the gateway hosts beside its platforms (an HTTP API, a
+    scheduler). See :mod:`hermes_sdk.service`.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.service.ServiceContext` and returns a
+    :class:`~hermes_sdk.service.Service`. It runs when ``<config_section>.enabled`` is true
+    in config.yaml (``config_section`` defaults to the name), or, with that key unset, when
+    ``enabled_by_default`` is.
+    """
+
+    kind: ClassVar[Kind] = Kind.SERVICE
+    config_section: str | None = None
+    enabled_by_default: bool = False
+
+    @property
+    def section(self) -> str:
+        return self.config_section or self.name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

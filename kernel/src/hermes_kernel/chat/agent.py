@@ -146,9 +146,7 @@ class ChatAgent:
             toolsets = tuple(agent_section["toolsets"])
         app.host.load_observers()
         self.memory = ExternalMemory(app)
-        self.tools, self.warnings = choose_tools(
-            [*app.host.tools(), *self.memory.tools()], toolsets
-        )
+        self.tools, self.warnings = choose_tools(self.all_tools(), toolsets)
         self.warnings += self.memory.warnings
         self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for asides
         primary = lambda: self.setup.routes[0]  # noqa: E731 - the route current at call time
@@ -212,6 +210,15 @@ class ChatAgent:
             skill_dirs=self.tool_env.skill_dirs,
             prefetch=recall,
         )
+
+    def all_tools(self) -> list[ToolSpec]:
+        """Every tool the plugins and the memory provider offer, before toolsets choose."""
+        return [*self.app.host.tools(), *self.memory.tools()]
+
+    def build_engine(self, setup: ModelSetup, tools: Mapping[str, ToolSpec]) -> TurnEngine:
+        """An engine like this chat's, for another model or other tools (a front-end's
+        session that asked for them)."""
+        return self._engine(setup, tools)
 
     def _review_engine(self, tools: Mapping[str, ToolSpec]) -> TurnEngine:
         budget = replace(self.engine_settings, max_iterations=REVIEW_ITERATIONS)

@@ -85,19 +85,27 @@ def status(ctx: click.Context, as_json: bool) -> None:
     platforms = report.get("platforms") or {}
     if not platforms:
         click.echo("No platform is enabled.")
-    for name, state in sorted(platforms.items()):
-        line = f"  {name}: {state.get('state')}"
-        if state.get("error"):
-            line += f" ({state['error']})"
-        if state.get("restarts"):
-            line += f"; restarted {state['restarts']} times"
-        click.echo(line)
+    _states(platforms)
+    services = report.get("services") or {}
+    if services:
+        click.echo("Services:")
+        _states(services)
     click.echo(
         f"Turns running: {report.get('turns_running', 0)}; messages waiting: "
         f"{report.get('inbox_queued', 0)}; replies not yet delivered: "
         f"{report.get('outbox_pending', 0) + report.get('outbox_attempting', 0)}; "
         f"abandoned (last week): {report.get('outbox_abandoned', 0)}."
     )
+
+
+def _states(parts: dict[str, dict[str, object]]) -> None:
+    for name, state in sorted(parts.items()):
+        line = f"  {name}: {state.get('state')}"
+        if state.get("error"):
+            line += f" ({state['error']})"
+        if state.get("restarts"):
+            line += f"; restarted {state['restarts']} times"
+        click.echo(line)
 
 
 @gateway.command()

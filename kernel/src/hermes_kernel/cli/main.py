@@ -7,8 +7,10 @@ metadata and their plugin is imported only when the command runs. Errors a user 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
     from hermes_sdk import Kind
     from hermes_sdk.events import CommandContext
+    from hermes_sdk.runtime import Runtime
 
 _BUILTINS: dict[str, tuple[str, str]] = {
     "chat": (
@@ -186,8 +189,24 @@ def _command_context(app: App) -> CommandContext:
 
     settings = app.settings
     return CommandContext(
-        home=str(settings.home), config=settings.raw, skill_dirs=lambda: skill_dirs(app)
+        home=str(settings.home),
+        config=settings.raw,
+        skill_dirs=lambda: skill_dirs(app),
+        secrets=settings.secrets.merged(),
+        open_runtime=lambda: _command_runtime(app),
     )
+
+
+@contextlib.asynccontextmanager
+async def _command_runtime(app: App) -> AsyncIterator[Runtime]:
+    """A front-end command's runtime; no usable model is one line (ClickException)."""
+    from hermes_kernel.runtime.standalone import RuntimeUnavailable, open_runtime
+
+    try:
+        async with open_runtime(app) as runtime:
+            yield runtime
+    except RuntimeUnavailable as exc:  # raised on the way in only
+        raise click.ClickException(str(exc)) from None
 
 
 def _provider_kind() -> Kind:

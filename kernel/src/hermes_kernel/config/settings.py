@@ -42,6 +42,10 @@ class Secrets:
     def get(self, name: str) -> str | None:
         return self.environ.get(name) or self.dotenv.get(name)
 
+    def merged(self) -> dict[str, str]:
+        """.env with the environment over it: what a plugin gets to read its keys from."""
+        return {**self.dotenv, **{name: value for name, value in self.environ.items() if value}}
+
     def values(self) -> list[str]:
         """Every secret value from .env (the environment's are not all secrets)."""
         return [value for value in self.dotenv.values() if value]

@@ -187,7 +187,12 @@ class TurnEngine:
         return session
 
     async def open_session(
-        self, source: str, cwd: Path | None = None, *, user_scope: str | None = None
+        self,
+        source: str,
+        cwd: Path | None = None,
+        *,
+        user_scope: str | None = None,
+        parent_session_id: str | None = None,
     ) -> Session:
         """:meth:`start_session` for an event loop: files are read and hooks run in a worker
         thread, the write is made through :meth:`Database.run`, so the thread never holds
@@ -197,7 +202,7 @@ class TurnEngine:
             self._system_prompt, session_id, source, cwd, user_scope, None
         )
         session = await self.store.db.run(
-            self._create, session_id, source, cwd, user_scope, prompt, None
+            self._create, session_id, source, cwd, user_scope, prompt, parent_session_id
         )
         if self.observer.observes("on_session_start"):
             await asyncio.to_thread(self.observer.on_session_start, _session_info(session))

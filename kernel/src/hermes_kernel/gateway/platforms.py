@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_kernel.gateway.supervisor import Supervised, one_line, supervise
 from hermes_sdk import PlatformSpec
 from hermes_sdk.platform import (
     PlatformAdapter,
@@ -23,31 +23,10 @@ __all__ = ["PlatformState", "Platforms"]
 
 log = logging.getLogger("hermes.gateway")
 
-HEALTHY_SECONDS = 300.0
-"""A platform that ran this long before failing starts again from the shortest backoff."""
-
 
 @dataclass
-class PlatformState:
-    name: str
-    state: str = "starting"  # starting | running | failed | not configured
-    error: str = ""
-    restarts: int = 0
-    retry_at: float | None = None
+class PlatformState(Supervised):
     adapter: PlatformAdapter | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "state": self.state,
-            "error": self.error,
-            "restarts": self.restarts,
-            "retry_at": self.retry_at,
-        }
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:300]
 
 
 class Platforms:
@@ -84,28 +63,24 @@ class Platforms:
 
     async def _supervise(self, spec: PlatformSpec) -> None:
         state = self.states[spec.name]
-        delay = self.backoff
-        while True:
-            state.state, state.retry_at = "starting", None
-            started = time.monotonic()
+
+        async def attempt() -> str:
             try:
                 adapter = await asyncio.to_thread(spec.factory, self._context(spec.name))
-            except PlatformNotConfigured as exc:
-                state.state, state.error = "not configured", _one_line(exc)
-                log.error("platform %s is not configured: %s", spec.name, state.error)
-                return  # retrying cannot help until the user changes something
+            except PlatformNotConfigured:
+                raise
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, then retried
-                error = f"could not start: {_one_line(exc)}"
-            else:
-                error = await self._run(spec.name, state, adapter)
-            if time.monotonic() - started > HEALTHY_SECONDS:
-                delay = self.backoff
-            state.state, state.error = "failed", error
-            state.restarts += 1
-            state.retry_at = time.time() + delay
-            log.error("platform %s failed: %s; restarting in %.0f s", spec.name, error, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.backoff_max)
+                return f"could not start: {one_line(exc)}"
+            return await self._run(spec.name, state, adapter)
+
+        await supervise(
+            f"platform {spec.name}",
+            state,
+            attempt,
+            backoff=self.backoff,
+            backoff_max=self.backoff_max,
+            not_configured=(PlatformNotConfigured,),
+        )
 
     async def _run(self, name: str, state: PlatformState, adapter: PlatformAdapter) -> str:
         state.adapter, state.state, state.error = adapter, "running", ""
@@ -117,7 +92,7 @@ class Platforms:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported, then restarted with backoff
-            return _one_line(exc)
+            return one_line(exc)
         finally:
             state.adapter = None
             with contextlib.suppress(Exception):  # closing must not hide the failure

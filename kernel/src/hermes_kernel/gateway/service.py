@@ -33,11 +33,16 @@ from hermes_kernel.gateway.pairing import Pairings
 from hermes_kernel.gateway.platforms import Platforms
 from hermes_kernel.gateway.questions import Asker, ChatQuestions
 from hermes_kernel.gateway.routing import route_key, user_scope
+from hermes_kernel.gateway.services import Services, enabled_services
 from hermes_kernel.gateway.status import write_status
+from hermes_kernel.runtime.kernel_runtime import KernelRuntime
+from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.sessions import Session
 from hermes_sdk import SlashCommandSpec
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
+from hermes_sdk.runtime import Delivery, DeliveryUnavailable
+from hermes_sdk.service import ServiceContext
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
@@ -87,11 +92,6 @@ class Conversation:
     current: int | None = None
 
 
-def _secrets(app: App) -> dict[str, str]:
-    secrets = app.settings.secrets
-    return {**secrets.dotenv, **{k: v for k, v in secrets.environ.items() if v}}
-
-
 def compose_reply(result: TurnResult, stopped_by_user: bool) -> str:
     """What the user reads for a finished turn."""
     text = result.text.strip()
@@ -112,12 +112,14 @@ class Gateway:
         self.app = app
         self.settings = GatewayConfig.model_validate(raw.get("gateway") or {})
         self.questions = ChatQuestions(self.settings.approval_timeout_seconds)
+        # Questions of the services' turns go to their front-end, the rest to the chats.
+        self.turn_questions = TurnQuestions(self.questions.approver, self.questions.ask_for)
         self.cwd = cwd or Path(self.settings.cwd or Path.cwd()).expanduser()
         self.agent = ChatAgent(
             app,
             ChatOptions(),
-            approver=self.questions.approver,
-            ask_for=self.questions.ask_for,
+            approver=self.turn_questions.approver,
+            ask_for=self.turn_questions.ask_for,
             cwd=self.cwd,
         )
         self.store = self.agent.store
@@ -138,7 +140,7 @@ class Gateway:
                 name=name,
                 home=str(app.settings.home),
                 config=platforms_config.get(name) or {},
-                secrets=_secrets(app),
+                secrets=app.settings.secrets.merged(),
             ),
             lambda name: _Host(self),
             backoff=self.settings.restart_backoff_seconds,
@@ -150,6 +152,25 @@ class Gateway:
             self.platforms.adapter,
             attempts=self.settings.delivery_attempts,
             max_age_seconds=self.settings.delivery_max_age_hours * 3600,
+        )
+        self.runtime = KernelRuntime(
+            self.agent,
+            self.turn_questions,
+            deliver=self._deliver,
+            question_timeout=self.settings.approval_timeout_seconds,
+        )
+        self.services = Services(
+            enabled_services(app.host.services(), raw),
+            lambda spec: ServiceContext(
+                name=spec.name,
+                home=str(app.settings.home),
+                config=raw.get(spec.section) or {},
+                secrets=app.settings.secrets.merged(),
+                in_gateway=True,
+            ),
+            self.runtime,
+            backoff=self.settings.restart_backoff_seconds,
+            backoff_max=self.settings.restart_backoff_max_seconds,
         )
         self.conversations: dict[str, Conversation] = {}
         self.stopping = False
@@ -173,6 +194,7 @@ class Gateway:
         await asyncio.to_thread(self.agent.engine.warm_up, "gateway", self.cwd)
         _freeze_heap()
         self.platforms.start()
+        self.services.start()
         upkeep = asyncio.ensure_future(self._upkeep())
         try:
             await stop.wait()
@@ -197,8 +219,11 @@ class Gateway:
         left = [c.task for c in self.conversations.values() if c.task is not None]
         if left:
             await asyncio.wait(left, timeout=10)
+        await self.services.stop()
+        await self.runtime.stop_all()
         await self.platforms.stop()
         review_seconds = max(1.0, deadline - time.monotonic())
+        await self.runtime.aclose_engines()
         await self.agent.aclose("gateway_stop", review_seconds=review_seconds)
         self._write_status("stopped")
 
@@ -241,6 +266,7 @@ class Gateway:
                 "pid": os.getpid(),
                 "started_at": self.started_at,
                 "platforms": dict(self.platforms.status()),
+                "services": dict(self.services.status()),
                 "turns_running": sum(1 for c in self.conversations.values() if c.control),
                 "conversations": len(self.conversations),
                 **counts,
@@ -352,6 +378,17 @@ class Gateway:
             if not conversation.queue:
                 self.conversations.pop(conversation.key, None)
 
+    async def _deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
+        """A front-end's message to a chat (the runtime's ``deliver``)."""
+        if platform not in self.platforms.states:
+            enabled = ", ".join(sorted(self.platforms.states)) or "none"
+            raise DeliveryUnavailable(
+                f"no platform {platform!r} runs in this gateway (enabled: {enabled})"
+            )
+        chat = ChatRef(platform=platform, chat_id=chat_id, chat_type="private")
+        outbox_id, sent = await self._reply(None, chat, text)
+        return Delivery(delivery_id=outbox_id, state="sent" if sent else "queued")
+
     async def _reply(
         self,
         item_id: int | None,
@@ -360,7 +397,8 @@ class Gateway:
         *,
         reply_to: str | None = None,
         preview_id: str | None = None,
-    ) -> None:
+    ) -> tuple[int, bool]:
+        """Record the reply in the ledger and try to send it: its id, and whether it went."""
         # Recorded as being sent in the same write when the platform runs (one write less
         # on every reply's way out).
         sending = self.platforms.adapter(chat.platform) is not None
@@ -374,10 +412,11 @@ class Gateway:
             attempting=sending,
         )
         now = time.time()
-        await self.deliveries.deliver(
+        sent = await self.deliveries.deliver(
             OutboxItem(outbox_id, chat, reply_to, preview_id, text, "pending", 0, False, now, now),
             marked=sending,
         )
+        return outbox_id, sent
 
     async def _process(self, conversation: Conversation, item: InboxItem) -> None:
         command = _command(item.text)

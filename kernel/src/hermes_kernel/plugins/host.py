@@ -32,6 +32,7 @@ from hermes_sdk import (
     PromptContext,
     PromptSection,
     ProviderSpec,
+    ServiceSpec,
     SessionInfo,
     SkillSourceSpec,
     SlashCommandSpec,
@@ -225,6 +226,9 @@ class PluginHost:
 
     def platforms(self) -> list[PlatformSpec]:
         return self._typed(Kind.PLATFORM, PlatformSpec)
+
+    def services(self) -> list[ServiceSpec]:
+        return self._typed(Kind.SERVICE, ServiceSpec)
 
     def memory_providers(self) -> list[MemoryProviderSpec]:
         return self._typed(Kind.MEMORY, MemoryProviderSpec)

@@ -33,6 +33,7 @@ __all__ = [
     "Approvals",
     "Approver",
     "Judge",
+    "NobodyToAsk",
 ]
 
 log = logging.getLogger("hermes.safety")
@@ -52,6 +53,11 @@ class ApprovalRequest:
     reason: str
     backend: str
     session_id: str
+
+
+class NobodyToAsk(Exception):
+    """Raised by an approver that has no one to ask for this session (an API request, a
+    scheduled job); the message says where, for the model's refusal."""
 
 
 Approver = Callable[[ApprovalRequest], Answer | None]
@@ -173,17 +179,16 @@ class Approvals:
 
     def _ask_user(self, request: ApprovalRequest) -> str | None:
         if self.approver is None:
-            raise CommandRefused(
-                f"refused: this command {request.reason} and needs the user's approval, but "
-                "nobody can approve it here (no interactive terminal). The user can allow it "
-                f"with approvals.allow: [{request.rule}] in config.yaml, or run interactively."
-            )
+            raise _nobody_can_approve(request, "no interactive terminal")
         with self._asking_guard:
             asking = self._asking.setdefault(request.session_id, threading.Lock())
         with asking:
             if self._allowed(request.command, Verdict(Level.ASK, request.rule), request.session_id):
                 return None  # approved for the session while this call waited its turn
-            answer = self.approver(request)
+            try:
+                answer = self.approver(request)
+            except NobodyToAsk as exc:
+                raise _nobody_can_approve(request, str(exc)) from None
         if answer is None:
             raise CommandRefused(
                 "refused: the user did not answer the approval request in time "
@@ -204,3 +209,11 @@ class Approvals:
                 except Exception as exc:  # noqa: BLE001 - the approval stands for this run
                     log.warning("could not save approvals.allow: %s", exc)
         return f"approved by the user ({answer.value})"
+
+
+def _nobody_can_approve(request: ApprovalRequest, where: str) -> CommandRefused:
+    return CommandRefused(
+        f"refused: this command {request.reason} and needs the user's approval, but nobody "
+        f"can approve it here ({where}). The user can allow it with approvals.allow: "
+        f"[{request.rule}] in config.yaml, or run it from an interactive chat."
+    )

@@ -25,8 +25,9 @@ Fixtures, available in any test once hermes-sdk is installed:
 Conformance: subclass :class:`ProviderTests` in a provider plugin's tests,
 :class:`TerminalBackendTests` in a terminal backend's, :class:`PlatformTests` in a chat
 platform's, :class:`ToolsTests`, :class:`MemoryProviderTests` and :class:`SkillSourceTests` in
-tools, memory and skills plugins (:class:`PluginTests`, their base, checks any plugin's
-registration against its manifest). ``hermes-sdk new-plugin`` writes a plugin that uses them.
+tools, memory and skills plugins, :class:`FrontendTests` in front-ends (:class:`PluginTests`,
+their base, checks any plugin's registration against its manifest). ``hermes-sdk new-plugin``
+writes a plugin that uses them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 # then runs its module once, not after this package imported it (runpy warns of that), and
 # importing the kit costs nothing until a suite or server is used.
 _EXPORTS = {
+    "FrontendClient": "frontend_tests",
+    "FrontendTests": "frontend_tests",
     "MemoryProviderTests": "plugin_tests",
     "PlatformTests": "platform_tests",
     "PluginTests": "plugin_tests",
@@ -62,6 +65,7 @@ if TYPE_CHECKING:
     from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
     from hermes_sdk.testing.backend_tests import TerminalBackendTests
     from hermes_sdk.testing.contexts import tool_context
+    from hermes_sdk.testing.frontend_tests import FrontendClient, FrontendTests
     from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
     from hermes_sdk.testing.platform_tests import PlatformTests
     from hermes_sdk.testing.plugin_tests import (
@@ -75,6 +79,8 @@ if TYPE_CHECKING:
     from hermes_sdk.testing.services import SSHServer
 
 __all__ = [
+    "FrontendClient",
+    "FrontendTests",
     "MemoryProviderTests",
     "PlatformTests",
     "PluginTests",

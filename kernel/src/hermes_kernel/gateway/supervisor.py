@@ -1,0 +1,73 @@
+"""Keeping one part of the gateway running (a platform, a service): each attempt is awaited,
+a failure is reported and retried with backoff, so one broken plugin never stops the others
+(or the gateway)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["HEALTHY_SECONDS", "Supervised", "one_line", "supervise"]
+
+log = logging.getLogger("hermes.gateway")
+
+HEALTHY_SECONDS = 300.0
+"""A part that ran this long before failing starts again from the shortest backoff."""
+
+
+@dataclass
+class Supervised:
+    name: str
+    state: str = "starting"  # starting | running | failed | not configured
+    error: str = ""
+    restarts: int = 0
+    retry_at: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "error": self.error,
+            "restarts": self.restarts,
+            "retry_at": self.retry_at,
+        }
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+async def supervise(
+    what: str,
+    state: Supervised,
+    attempt: Callable[[], Awaitable[str]],
+    *,
+    backoff: float,
+    backoff_max: float,
+    not_configured: tuple[type[BaseException], ...] = (),
+) -> None:
+    """Run ``attempt`` again and again. It returns why it ended (its failure, in one line);
+    raising one of ``not_configured`` ends supervision, since retrying cannot help until
+    the user changes something."""
+    delay = backoff
+    while True:
+        state.state, state.retry_at = "starting", None
+        started = time.monotonic()
+        try:
+            error = await attempt()
+        except not_configured as exc:
+            state.state, state.error = "not configured", one_line(exc)
+            log.error("%s is not configured: %s", what, state.error)
+            return
+        if time.monotonic() - started > HEALTHY_SECONDS:
+            delay = backoff
+        state.state, state.error = "failed", error
+        state.restarts += 1
+        state.retry_at = time.time() + delay
+        log.error("%s failed: %s; restarting in %.0f s", what, error, delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, backoff_max)

@@ -1,0 +1,1 @@
+"""The runtime contract (:mod:`hermes_sdk.runtime`) as the kernel implements it."""

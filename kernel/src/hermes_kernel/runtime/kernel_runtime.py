@@ -1,0 +1,344 @@
+"""The kernel's :class:`~hermes_sdk.runtime.Runtime`: a front-end's sessions and turns on the
+same agent (:class:`~hermes_kernel.chat.agent.ChatAgent`: tools, store, models) that the CLI
+chat and the gateway use.
+
+Sessions opened with other toolsets or another model get an engine of their own, built once
+per combination and shared by the sessions that ask for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from hermes_kernel.chat.agent import ChatAgent, choose_tools
+from hermes_kernel.engine.run import TurnResult
+from hermes_kernel.engine.turn import TurnEngine
+from hermes_kernel.providers.ladder import NoProvider
+from hermes_kernel.providers.routes import ModelSetup, model_setup
+from hermes_kernel.runtime.questions import TurnQuestions
+from hermes_kernel.runtime.turns import KernelTurn
+from hermes_kernel.store.errors import LeaseHeldError
+from hermes_kernel.store.messages import Message
+from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
+from hermes_kernel.tooling.history import history_searcher
+from hermes_sdk import ToolCall, ToolResult
+from hermes_sdk.runtime import (
+    Delivery,
+    DeliveryUnavailable,
+    ModelChoice,
+    Runtime,
+    RuntimeTurn,
+    SessionBusy,
+    SessionMessage,
+    SessionNotFound,
+    SessionOptions,
+    SessionSummary,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+    TurnUsage,
+)
+from hermes_sdk.tooling import HistoryHit, HistoryQuery
+
+__all__ = ["Deliver", "KernelRuntime"]
+
+log = logging.getLogger("hermes.runtime")
+
+Deliver = Callable[[str, str, str], Awaitable[Delivery]]
+"""(platform, chat id, text) -> the delivery; how this process reaches the gateway."""
+
+_EngineKey = tuple[str | None, str | None, tuple[str, ...] | None]
+
+
+def summary(session: Session) -> SessionSummary:
+    return SessionSummary(
+        session_id=session.id,
+        source=session.source,
+        title=session.title,
+        model=session.model,
+        provider=session.provider,
+        cwd=session.cwd,
+        user_scope=session.user_scope,
+        parent_session_id=session.parent_session_id,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+        message_count=session.message_count,
+        input_tokens=session.input_tokens,
+        output_tokens=session.output_tokens,
+        estimated_cost_usd=session.estimated_cost_usd,
+    )
+
+
+def _message(message: Message) -> SessionMessage:
+    return SessionMessage(
+        seq=message.seq,
+        role=message.role,
+        content=message.content,
+        created_at=message.created_at,
+        tool_calls=tuple(message.tool_calls or ()),
+        tool_call_id=message.tool_call_id,
+        tool_name=message.tool_name,
+        finish_reason=message.finish_reason,
+    )
+
+
+def _usage(before: Session | None, after: Session | None) -> TurnUsage:
+    if before is None or after is None:
+        return TurnUsage()
+    unpriced = after.unpriced_calls > before.unpriced_calls
+    return TurnUsage(
+        input_tokens=after.input_tokens - before.input_tokens,
+        output_tokens=after.output_tokens - before.output_tokens,
+        estimated_cost_usd=None
+        if unpriced
+        else round(after.estimated_cost_usd - before.estimated_cost_usd, 8),
+    )
+
+
+class _ToolEvents:
+    """The engine's tool events, to the front-end turn of their session."""
+
+    def __init__(self, questions: TurnQuestions) -> None:
+        self._turns = questions.turns
+
+    def tool_started(self, call: ToolCall) -> None:
+        turn = self._turns.get(call.session_id)
+        if turn is not None:
+            turn.emit(ToolStarted(call_id=call.call_id, tool=call.tool, arguments=call.arguments))
+
+    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
+        turn = self._turns.get(call.session_id)
+        if turn is not None:
+            turn.emit(
+                ToolFinished(
+                    call_id=call.call_id,
+                    tool=call.tool,
+                    ok=result.ok,
+                    content=result.content,
+                    duration_s=result.duration_s,
+                )
+            )
+
+
+class KernelRuntime(Runtime):
+    """Built on an agent whose tool environment asks through ``questions``."""
+
+    def __init__(
+        self,
+        agent: ChatAgent,
+        questions: TurnQuestions,
+        *,
+        deliver: Deliver | None = None,
+        question_timeout: float = 120.0,
+    ) -> None:
+        self.agent = agent
+        self.app = agent.app
+        self.home = str(agent.app.settings.home)
+        self.config = agent.app.settings.raw
+        self.store = agent.store
+        self.questions = questions
+        self.question_timeout = question_timeout
+        self._deliver = deliver
+        agent.observer.events = _ToolEvents(questions)
+        self._engines: dict[_EngineKey, TurnEngine] = {(None, None, None): agent.engine}
+        self._setups: list[ModelSetup] = []
+        self._bound: dict[str, TurnEngine] = {}
+        """Session id -> the engine its turns run on (sessions opened or resumed here)."""
+
+    # --- sessions -------------------------------------------------------------------------
+
+    def _engine(self, options: SessionOptions) -> TurnEngine:
+        key: _EngineKey = (options.provider, options.model, options.toolsets)
+        engine = self._engines.get(key)
+        if engine is not None:
+            return engine
+        agent = self.agent
+        if options.provider is None and options.model is None:
+            setup = agent.setup
+        else:
+            try:
+                setup = model_setup(
+                    self.app.host, self.app.settings, options.provider, options.model
+                )
+            except NoProvider as exc:
+                raise ValueError(str(exc)) from None
+            self._setups.append(setup)
+        tools = agent.tools
+        if options.toolsets is not None:
+            tools, warnings = choose_tools(agent.all_tools(), options.toolsets)
+            if warnings:
+                raise ValueError("; ".join(warnings))
+        engine = self._engines[key] = agent.build_engine(setup, tools)
+        return engine
+
+    async def open_session(self, options: SessionOptions) -> SessionSummary:
+        engine = await asyncio.to_thread(self._engine, options)
+        cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
+        session = await engine.open_session(
+            options.source,
+            cwd,
+            user_scope=options.user_scope,
+            parent_session_id=options.parent_session_id,
+        )
+        if options.title:
+            await self.store.db.run(self.store.sessions.set_title, session.id, options.title)
+            titled = await self.store.db.run(self.store.sessions.get, session.id)
+            session = titled or session
+        self._bound[session.id] = engine
+        return summary(session)
+
+    async def resume_session(self, session_id: str) -> SessionSummary:
+        session = await self.store.db.run(self.store.sessions.get, session_id)
+        if session is None:
+            raise SessionNotFound(f"no session {session_id!r}")
+        self._bound.setdefault(session_id, self.agent.engine)
+        return summary(session)
+
+    async def end_session(self, session_id: str, reason: str = "ended") -> None:
+        engine = self._bound.pop(session_id, self.agent.engine)
+        await asyncio.to_thread(self.agent.tool_env.end_session, session_id)
+        try:
+            await asyncio.to_thread(engine.end_session, session_id, reason)
+        except KeyError:
+            raise SessionNotFound(f"no session {session_id!r}") from None
+
+    # --- turns ----------------------------------------------------------------------------
+
+    def start_turn(
+        self, session_id: str, text: str, *, answers_questions: bool = False
+    ) -> RuntimeTurn:
+        engine = self._bound.get(session_id)
+        if engine is None:
+            raise SessionNotFound(
+                f"no session {session_id!r} here; open it with open_session or resume_session"
+            )
+        if session_id in self.questions.turns:
+            raise SessionBusy(f"session {session_id} is running a turn; wait for it or stop it")
+        turn = KernelTurn(
+            session_id,
+            loop=asyncio.get_running_loop(),
+            answers_questions=answers_questions,
+            question_timeout=self.question_timeout,
+        )
+        self.questions.turns[session_id] = turn
+        turn.task = asyncio.ensure_future(self._run(engine, turn, text))
+        return turn
+
+    def running(self, session_id: str) -> RuntimeTurn | None:
+        return self.questions.turns.get(session_id)
+
+    async def _run(self, engine: TurnEngine, turn: KernelTurn, text: str) -> None:
+        db, sessions = self.store.db, self.store.sessions
+        session_id = turn.session_id
+        before: Session | None = None
+        result: TurnResult | None = None
+        try:
+            before = await db.run(sessions.get, session_id)
+            result = await engine.run_turn(
+                session_id,
+                text,
+                turn.control,
+                on_text=lambda delta: turn.emit(TextDelta(text=delta)),
+            )
+        except LeaseHeldError:
+            result = TurnResult(
+                "", "error", error="another Hermes process is working in this session; try again"
+            )
+        except KeyError:
+            result = TurnResult("", "error", error=f"no session {session_id!r}")
+        except Exception as exc:
+            log.exception("runtime: the turn on session %s failed", session_id)
+            result = TurnResult("", "error", error=f"the turn failed: {exc}")
+        finally:
+            self.questions.turns.pop(session_id, None)
+            if result is None:  # cancelled
+                result = TurnResult("", "stopped")
+            after = None
+            with contextlib.suppress(Exception):
+                after = await db.run(sessions.get, session_id)
+            turn.finish(
+                TurnEnded(
+                    session_id=session_id,
+                    status=result.status,
+                    reply=result.text,
+                    error=result.error,
+                    usage=_usage(before, after),
+                    tool_calls=result.tool_calls,
+                )
+            )
+        if after is not None:
+            self.agent.after_turn(after, text, result)
+
+    # --- the store ------------------------------------------------------------------------
+
+    async def messages(self, session_id: str) -> list[SessionMessage]:
+        session = await self.store.db.run(self.store.sessions.get, session_id)
+        if session is None:
+            raise SessionNotFound(f"no session {session_id!r}")
+        stored = await self.store.db.run(self.store.messages.of_session, session_id)
+        return [_message(message) for message in stored]
+
+    async def sessions(
+        self, *, source: str | None = None, user_scope: str | None = None, limit: int = 50
+    ) -> list[SessionSummary]:
+        def listed() -> list[Session]:
+            # Filtered after the read: ask for more when filtering by person.
+            wanted = limit if user_scope is None else max(limit * 4, 200)
+            found = [
+                s
+                for s in self.store.sessions.recent(wanted, source=source)
+                if s.source != REVIEW_SOURCE and (user_scope is None or s.user_scope == user_scope)
+            ]
+            return found[:limit]
+
+        return [summary(session) for session in await self.store.db.run(listed)]
+
+    async def search(
+        self, query: HistoryQuery, *, user_scope: str | None = None
+    ) -> list[HistoryHit]:
+        search = history_searcher(self.store, user_scope)
+        return await self.store.db.run(search, query)
+
+    def models(self) -> Sequence[ModelChoice]:
+        setup = self.agent.setup
+        primary = setup.routes[0]
+        choices = [ModelChoice(provider=primary.name, model=primary.model, default=True)]
+        seen = {(primary.name, primary.model)}
+        configured = set((self.config.get("providers") or {}).keys())
+        configured |= {route.name for route in setup.routes}
+        for name, endpoint in sorted(setup.context.endpoints.items()):
+            if name not in configured:
+                continue
+            for model in dict.fromkeys([endpoint.default_model, *endpoint.models]):
+                if model and (name, model) not in seen:
+                    seen.add((name, model))
+                    choices.append(ModelChoice(provider=name, model=model))
+        return choices
+
+    async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
+        if self._deliver is None:
+            raise DeliveryUnavailable("this process has no way to reach a gateway")
+        return await self._deliver(platform, chat_id, text)
+
+    # --- shutting down --------------------------------------------------------------------
+
+    async def stop_all(self, wait_seconds: float = 10.0) -> None:
+        """Stop every running turn and wait for them to end."""
+        turns = list(self.questions.turns.values())
+        for turn in turns:
+            turn.stop()
+        tasks = [turn.task for turn in turns if turn.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=wait_seconds)
+
+    async def aclose_engines(self) -> None:
+        """Close the model clients of engines built for other models."""
+        for setup in self._setups:
+            for route in setup.routes:
+                with contextlib.suppress(Exception):
+                    await route.provider.aclose()

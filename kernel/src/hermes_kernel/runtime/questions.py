@@ -1,0 +1,62 @@
+"""Approvals and tools' questions of front-end turns.
+
+The tool environment has one approver for the process. In a process that also has its own
+way to ask (the gateway's chats), this router sends a question to the front-end turn running
+on that session, and every other one to the process's own asker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hermes_kernel.runtime.turns import KernelTurn
+from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
+from hermes_kernel.tooling.environment import Ask
+from hermes_sdk.runtime import QuestionChoice
+
+__all__ = ["APPROVAL_CHOICES", "TurnQuestions"]
+
+APPROVAL_CHOICES = (
+    QuestionChoice(value=Answer.ONCE.value, label="Allow once"),
+    QuestionChoice(value=Answer.SESSION.value, label="Allow for this session"),
+    QuestionChoice(value=Answer.DENY.value, label="Deny"),
+)
+
+
+class TurnQuestions:
+    def __init__(
+        self,
+        fallback_approver: Approver | None = None,
+        fallback_ask_for: Callable[[str], Ask] | None = None,
+    ) -> None:
+        self.turns: dict[str, KernelTurn] = {}
+        """Session id -> the front-end turn running on it."""
+        self._fallback_approver = fallback_approver
+        self._fallback_ask_for = fallback_ask_for
+
+    def approver(self, request: ApprovalRequest) -> Answer | None:
+        turn = self.turns.get(request.session_id)
+        if turn is None:
+            if self._fallback_approver is None:
+                raise NobodyToAsk("no one is watching this session")
+            return self._fallback_approver(request)
+        if not turn.answers_questions:
+            raise NobodyToAsk("this front-end has nobody to ask")
+        text = f"Approve this command? It {request.reason}.\n\n{request.command}"
+        value = turn.ask("approval", text, APPROVAL_CHOICES, command=request.command)
+        return Answer(value) if value else None
+
+    def ask_for(self, session_id: str) -> Ask:
+        fallback = self._fallback_ask_for(session_id) if self._fallback_ask_for else None
+
+        def ask(question: str, choices: Sequence[str]) -> str | None:
+            turn = self.turns.get(session_id)
+            if turn is None:
+                return fallback(question, choices) if fallback is not None else None
+            if not turn.answers_questions:
+                return None
+            options = [QuestionChoice(value=str(i), label=c) for i, c in enumerate(choices)]
+            value = turn.ask("question", question, options)
+            return list(choices)[int(value)] if value else None
+
+        return ask

@@ -1,0 +1,279 @@
+"""The ACP agent: editor sessions as Hermes sessions, prompt turns with streamed updates.
+
+A prompt's text (and the text of resources the editor embeds) is the user's message. The
+reply streams as agent message chunks; each tool call is a tool call update (started, then
+completed or failed with its output); an approval question is a permission request the
+editor answers; ``session/cancel`` stops the turn, and the prompt ends "cancelled".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from importlib.metadata import version
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    Agent,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    start_tool_call,
+    text_block,
+    tool_content,
+    update_agent_message_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    Implementation,
+    PermissionOption,
+    PromptCapabilities,
+    ToolCallUpdate,
+)
+
+from hermes_sdk.runtime import (
+    Question,
+    Runtime,
+    SessionNotFound,
+    SessionOptions,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+)
+
+__all__ = ["HermesAgent"]
+
+log = logging.getLogger("hermes.acp")
+
+SOURCE = "acp"
+OUTPUT_SHOWN = 4000
+"""Characters of a tool's output shown in the editor (the model gets all of it)."""
+STOP_REASONS = {
+    "done": "end_turn",
+    "stopped": "cancelled",
+    "interrupted": "cancelled",
+    "budget": "max_turn_requests",
+}
+ANSWER_KINDS = {"once": "allow_once", "session": "allow_always", "deny": "reject_once"}
+TOOL_KINDS = {
+    "terminal": "execute",
+    "read_file": "read",
+    "search_files": "search",
+    "write_file": "edit",
+    "patch": "edit",
+}
+
+
+def _prompt_text(blocks: list[Any]) -> str:
+    """The user's message: text blocks, and embedded text resources with their URI."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if text is not None:
+                parts.append(f"<file uri={resource.uri!r}>\n{text}\n</file>")
+        elif kind == "resource_link":
+            parts.append(f"(see {block.uri})")
+    return "\n\n".join(part for part in parts if part)
+
+
+def _title(event: ToolStarted) -> str:
+    shown = event.arguments.get("command") or event.arguments.get("path")
+    if isinstance(shown, str) and shown:
+        return f"{event.tool}: {shown[:120]}"
+    return event.tool
+
+
+class HermesAgent(Agent):
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._conn: Client | None = None
+        self._last_call: dict[str, str] = {}
+        """Session -> the tool call running, which a permission request refers to."""
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    @property
+    def conn(self) -> Client:
+        if self._conn is None:
+            raise RuntimeError("no client is connected")
+        return self._conn
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
+            agent_info=Implementation(
+                name="hermes", title="Hermes", version=version("hermes-plugin-acp")
+            ),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        if mcp_servers:
+            log.warning("the editor's MCP servers are not used (configure mcp_servers: instead)")
+        try:
+            session = await self.runtime.open_session(SessionOptions(source=SOURCE, cwd=cwd))
+        except ValueError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from None
+        return NewSessionResponse(session_id=session.session_id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        try:
+            await self.runtime.resume_session(session_id)
+            messages = await self.runtime.messages(session_id)
+        except SessionNotFound as exc:
+            raise RequestError.resource_not_found(session_id) from exc
+        for message in messages:  # the editor shows the conversation so far
+            if message.role == "user" and message.content:
+                update: Any = update_user_message_text(message.content)
+            elif message.role == "assistant" and message.content:
+                update = update_agent_message_text(message.content)
+            else:
+                continue
+            await self.conn.session_update(session_id=session_id, update=update)
+        return LoadSessionResponse()
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # no methods offered: Hermes uses the keys in its own home
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        raise RequestError.method_not_found("session/set_mode")
+
+    # --- a prompt turn ----------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        text = _prompt_text(prompt)
+        if not text:
+            raise RequestError.invalid_params({"details": "the prompt has no text"})
+        if self.runtime.running(session_id) is None:
+            try:
+                await self.runtime.resume_session(session_id)
+            except SessionNotFound as exc:
+                raise RequestError.resource_not_found(session_id) from exc
+        turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+        try:
+            async for event in turn:
+                if isinstance(event, TextDelta) and event.text:
+                    await self._say(session_id, event.text)
+                elif isinstance(event, ToolStarted):
+                    await self._tool_started(session_id, event)
+                elif isinstance(event, ToolFinished):
+                    await self._tool_finished(session_id, event)
+                elif isinstance(event, Question):
+                    await self._ask(session_id, event)
+                elif isinstance(event, TurnEnded):
+                    if event.status not in {"done", "stopped", "interrupted"}:
+                        await self._say(session_id, f"\n\n⚠️ {event.error or event.status}")
+                    return PromptResponse(stop_reason=STOP_REASONS.get(event.status, "end_turn"))
+        finally:
+            if not turn.done:  # the editor went away mid-turn
+                turn.stop()
+        ended = await turn.result()
+        return PromptResponse(stop_reason=STOP_REASONS.get(ended.status, "end_turn"))
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        turn = self.runtime.running(session_id)
+        if turn is not None:
+            turn.stop()
+
+    # --- updates ----------------------------------------------------------------------------
+
+    async def _say(self, session_id: str, text: str) -> None:
+        await self.conn.session_update(
+            session_id=session_id, update=update_agent_message_text(text)
+        )
+
+    async def _tool_started(self, session_id: str, event: ToolStarted) -> None:
+        self._last_call[session_id] = event.call_id
+        await self.conn.session_update(
+            session_id=session_id,
+            update=start_tool_call(
+                event.call_id,
+                _title(event),
+                kind=TOOL_KINDS.get(event.tool, "other"),
+                status="in_progress",
+                raw_input=_jsonable(event.arguments),
+            ),
+        )
+
+    async def _tool_finished(self, session_id: str, event: ToolFinished) -> None:
+        shown = event.content
+        if len(shown) > OUTPUT_SHOWN:
+            shown = (
+                shown[:OUTPUT_SHOWN] + f"\n… ({len(event.content) - OUTPUT_SHOWN} more characters)"
+            )
+        await self.conn.session_update(
+            session_id=session_id,
+            update=update_tool_call(
+                event.call_id,
+                status="completed" if event.ok else "failed",
+                content=[tool_content(text_block(shown))],
+            ),
+        )
+
+    async def _ask(self, session_id: str, question: Question) -> None:
+        """A permission request; the editor's choice answers the question."""
+        options = [
+            PermissionOption(
+                option_id=choice.value,
+                name=choice.label,
+                kind=ANSWER_KINDS.get(choice.value, "allow_once"),
+            )
+            for choice in question.choices
+        ]
+        call_id = self._last_call.get(session_id, question.question_id)
+        try:
+            response = await self.conn.request_permission(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=call_id,
+                    title=question.command or question.text[:200],
+                    status="pending",
+                ),
+                options=options,
+            )
+        except Exception as exc:  # noqa: BLE001 - an editor that cannot answer means no
+            log.warning("the permission request failed: %s", exc)
+            question.decline()
+            return
+        outcome = response.outcome
+        if isinstance(outcome, AllowedOutcome):
+            question.answer(outcome.option_id)
+        else:
+            question.decline()
+
+
+def _jsonable(arguments: Mapping[str, Any]) -> Any:
+    try:
+        json.dumps(arguments)
+    except (TypeError, ValueError):
+        return {key: str(value) for key, value in arguments.items()}
+    return dict(arguments)

@@ -1,0 +1,56 @@
+"""``api_server``: Hermes as an OpenAI-compatible HTTP API.
+
+``hermes serve`` runs it alone; with ``api_server.enabled: true`` the gateway hosts it beside
+the chat platforms. Importing this is cheap: aiohttp, click and pydantic load when it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import CommandSpec, ConfigSectionSpec, ServiceSpec, hookimpl
+from hermes_sdk.service import ServiceContext
+
+NAME = "api_server"
+
+
+def _service(context: ServiceContext) -> Any:
+    from hermes_plugin_api_server.server import ApiServer, settings_from
+
+    return ApiServer(settings_from(context.config, context.secrets))
+
+
+def _command() -> Any:
+    from hermes_plugin_api_server.command import serve
+
+    return serve
+
+
+def _config_model() -> type[Any]:
+    from hermes_plugin_api_server.settings import ApiServerConfig
+
+    return ApiServerConfig
+
+
+@hookimpl
+def hermes_services() -> Iterator[ServiceSpec]:
+    yield ServiceSpec(
+        name=NAME, description="OpenAI-compatible HTTP API (/v1/chat/completions)", factory=_service
+    )
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="serve",
+        description="Serve the agent as an OpenAI-compatible HTTP API.",
+        factory=_command,
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(
+        name=NAME, description="The OpenAI-compatible API server", model=_config_model
+    )

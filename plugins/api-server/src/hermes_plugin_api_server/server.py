@@ -1,0 +1,340 @@
+"""The HTTP server (aiohttp's): authentication, sessions, and a turn per request.
+
+A request continues a session when it names one (``X-Hermes-Session-Id``, returned on every
+response) or sends the ``user`` of an earlier request; otherwise it opens a new one. One
+session runs one turn at a time: a second request for a busy session gets 409. Nobody can
+answer a question over HTTP, so a dangerous command is denied (unless the configured
+approvals mode lets it run) and the model explains that in its reply. A client that goes
+away stops its turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from hermes_plugin_api_server.settings import ServerSettings, settings_from
+from hermes_plugin_api_server.wire import (
+    AGENT_MODEL,
+    chunk,
+    completion,
+    error_body,
+    model_list,
+    new_completion_id,
+    sse,
+    user_input,
+)
+from hermes_sdk.runtime import (
+    Runtime,
+    RuntimeTurn,
+    SessionBusy,
+    SessionNotFound,
+    SessionOptions,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+)
+
+__all__ = ["SESSION_HEADER", "ApiServer", "settings_from"]
+
+log = logging.getLogger("hermes.api_server")
+
+SESSION_HEADER = "X-Hermes-Session-Id"
+TOOL_EVENTS_HEADER = "X-Hermes-Tool-Events"
+SOURCE = "api"
+STOPPING_WAIT_SECONDS = 10.0
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> web.Response:
+    return web.json_response(error_body(message, kind, code), status=status)
+
+
+class ApiServer:
+    """The service: ``run(runtime)`` serves until cancelled."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.runtime: Runtime | None = None
+        self.bound_port: int | None = None
+        self.ready = asyncio.Event()
+        self._users: dict[str, str] = {}
+        """``user`` field -> its session, for this process (else found in the store)."""
+        self._opening: dict[str, asyncio.Lock] = {}
+        self._abandoned: dict[str, RuntimeTurn] = {}
+        """Turns stopped because their client went away, until they have ended."""
+        self._created = int(time.time())
+
+    # --- the service ------------------------------------------------------------------------
+
+    async def run(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        app = web.Application(
+            middlewares=[self._cors, self._authenticate],
+            client_max_size=self.settings.max_body_bytes,
+        )
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        # A client that disconnects cancels its handler, which stops its turn.
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, handler_cancellation=True
+        )
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.settings.host, self.settings.port)
+            await site.start()
+            addresses = runner.addresses  # the port the OS chose for port 0
+            self.bound_port = int(addresses[0][1]) if addresses else self.settings.port
+            log.info("api server on http://%s:%s/v1", self.settings.host, self.bound_port)
+            self.ready.set()
+            await asyncio.Event().wait()
+        finally:
+            self.ready.clear()
+            await runner.cleanup()
+
+    # --- middlewares ------------------------------------------------------------------------
+
+    @web.middleware
+    async def _cors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        allowed = origin is not None and (
+            origin in self.settings.cors_origins or "*" in self.settings.cors_origins
+        )
+        if request.method == "OPTIONS" and origin is not None:
+            if not allowed:
+                return web.Response(status=403, text="origin not allowed")
+            response: web.StreamResponse = web.Response(status=204)
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+            response.headers["Access-Control-Allow-Headers"] = (
+                f"Authorization, Content-Type, {SESSION_HEADER}, {TOOL_EVENTS_HEADER}"
+            )
+            response.headers["Access-Control-Max-Age"] = "600"
+        else:
+            response = await handler(request)
+        if allowed and origin is not None:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Expose-Headers"] = SESSION_HEADER
+            response.headers["Vary"] = "Origin"
+        return response
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path == "/health" or not self.settings.keys:
+            return await handler(request)
+        header = request.headers.get("Authorization", "")
+        scheme, _, given = header.partition(" ")
+        # Every key is compared, in constant time, so timing says nothing about which is close.
+        matched = False
+        for key in self.settings.keys:
+            matched |= hmac.compare_digest(given.strip().encode(), key.encode())
+        if scheme.lower() != "bearer" or not matched:
+            log.info("api server: refused a request without a valid key from %s", request.remote)
+            return _error(
+                401,
+                "Incorrect API key provided: use one of API_SERVER_KEY / API_SERVER_KEYS "
+                "as the bearer token",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
+        return await handler(request)
+
+    # --- endpoints --------------------------------------------------------------------------
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def _models(self, request: web.Request) -> web.Response:
+        assert self.runtime is not None
+        return web.json_response(model_list(self.runtime.models(), self._created))
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        assert self.runtime is not None
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, "the body is not JSON", "invalid_request_error")
+        if not isinstance(body, dict):
+            return _error(400, "the body must be a JSON object", "invalid_request_error")
+        model = body.get("model") or AGENT_MODEL
+        options = self._options(str(model), body.get("user"))
+        if options is None:
+            return _error(
+                404,
+                f"The model {model!r} does not exist: use {AGENT_MODEL!r}, or one that "
+                "GET /v1/models lists",
+                "invalid_request_error",
+                "model_not_found",
+            )
+        try:
+            session_id, new = await self._session(request, options, body.get("user"))
+        except SessionNotFound as exc:
+            return _error(404, str(exc), "invalid_request_error", "session_not_found")
+        except ValueError as exc:
+            return _error(400, str(exc), "invalid_request_error", "model_not_available")
+        try:
+            text = user_input(body.get("messages"), new)
+        except ValueError as exc:
+            return _error(400, str(exc), "invalid_request_error")
+        try:
+            turn = await self._start(session_id, text)
+        except SessionBusy:
+            return _error(
+                409,
+                f"session {session_id} is answering another request; send this one when "
+                "that one has finished",
+                "conflict",
+                "session_busy",
+            )
+        headers = {SESSION_HEADER: session_id}
+        try:
+            if body.get("stream"):
+                return await self._stream(request, turn, str(model), headers, body)
+            ended, tools = await _collect(turn)
+            extension = {"session_id": session_id, "status": ended.status, "tools": tools}
+            payload = completion(new_completion_id(), str(model), ended, extension)
+            return web.json_response(payload, headers=headers)
+        finally:
+            if not turn.done:  # the client went away (the handler was cancelled)
+                self._abandoned[session_id] = turn
+                turn.stop()
+
+    async def _stream(
+        self,
+        request: web.Request,
+        turn: RuntimeTurn,
+        model: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={
+                **headers,
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        completion_id, created = new_completion_id(), int(time.time())
+        with_tools = request.headers.get(TOOL_EVENTS_HEADER, "").lower() in {"1", "true", "yes"}
+        stream_options = body.get("stream_options")
+        include_usage = isinstance(stream_options, dict) and bool(
+            stream_options.get("include_usage")
+        )
+
+        async def send(data: Any) -> None:
+            await response.write(sse(data))
+
+        await send(chunk(completion_id, model, created, delta={"role": "assistant", "content": ""}))
+        async for event in turn:
+            if isinstance(event, TextDelta) and event.text:
+                await send(chunk(completion_id, model, created, delta={"content": event.text}))
+            elif with_tools and isinstance(event, ToolStarted | ToolFinished):
+                await send(chunk(completion_id, model, created, extension=_tool_event(event)))
+            elif isinstance(event, TurnEnded):
+                if event.status != "done":
+                    note = (
+                        f"[{event.status}: {event.error}]" if event.error else f"[{event.status}]"
+                    )
+                    await send(
+                        chunk(completion_id, model, created, delta={"content": f"\n\n{note}"})
+                    )
+                extension = {"session_id": turn.session_id, "status": event.status}
+                await send(chunk(completion_id, model, created, finish=event, extension=extension))
+                if include_usage:
+                    await send(chunk(completion_id, model, created, usage=event))
+        await response.write(sse("[DONE]"))
+        await response.write_eof()
+        return response
+
+    async def _start(self, session_id: str, text: str) -> RuntimeTurn:
+        """Start the turn. A turn whose client went away is still stopping for a moment:
+        the session's next request waits for that rather than getting 409."""
+        assert self.runtime is not None
+        abandoned = self._abandoned.pop(session_id, None)
+        if abandoned is not None and self.runtime.running(session_id) is abandoned:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(abandoned.result(), STOPPING_WAIT_SECONDS)
+        return self.runtime.start_turn(session_id, text)
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def _options(self, model: str, user: Any) -> SessionOptions | None:
+        """The session a request for ``model`` opens; None if no such model is offered."""
+        scope = f"{SOURCE}:{user}" if isinstance(user, str) and user else None
+        if model == AGENT_MODEL:
+            return SessionOptions(source=SOURCE, user_scope=scope)
+        prefix, _, rest = model.partition("/")
+        provider, _, name = rest.partition("/")
+        if prefix != AGENT_MODEL or not provider or not name:
+            return None
+        assert self.runtime is not None
+        offered = {(c.provider, c.model) for c in self.runtime.models()}
+        if (provider, name) not in offered:
+            return None
+        return SessionOptions(source=SOURCE, user_scope=scope, provider=provider, model=name)
+
+    async def _session(
+        self, request: web.Request, options: SessionOptions, user: Any
+    ) -> tuple[str, bool]:
+        """The session id for this request, and whether it is new."""
+        assert self.runtime is not None
+        named = request.headers.get(SESSION_HEADER, "").strip()
+        if named:
+            if self.runtime.running(named) is None:
+                await self.runtime.resume_session(named)
+            return named, False
+        if not (isinstance(user, str) and user):
+            opened = await self.runtime.open_session(options)
+            return opened.session_id, True
+        lock = self._opening.setdefault(user, asyncio.Lock())
+        async with lock:  # two first requests of one user open one session
+            known = self._users.get(user)
+            if known is None:
+                earlier = await self.runtime.sessions(source=SOURCE, user_scope=options.user_scope)
+                live = [s for s in earlier if s.ended_at is None]
+                known = live[0].session_id if live else None
+                if known is not None:
+                    await self.runtime.resume_session(known)
+            if known is not None:
+                self._users[user] = known
+                return known, False
+            opened = await self.runtime.open_session(options)
+            self._users[user] = opened.session_id
+            return opened.session_id, True
+
+
+def _tool_event(event: ToolStarted | ToolFinished) -> dict[str, Any]:
+    if isinstance(event, ToolStarted):
+        return {
+            "type": "tool_started",
+            "call_id": event.call_id,
+            "tool": event.tool,
+            "arguments": dict(event.arguments),
+        }
+    return {
+        "type": "tool_finished",
+        "call_id": event.call_id,
+        "tool": event.tool,
+        "ok": event.ok,
+        "duration_s": round(event.duration_s, 3),
+    }
+
+
+async def _collect(turn: RuntimeTurn) -> tuple[TurnEnded, list[dict[str, Any]]]:
+    tools: list[dict[str, Any]] = []
+    async for event in turn:
+        if isinstance(event, ToolFinished):
+            tools.append(_tool_event(event))
+        elif isinstance(event, TurnEnded):
+            return event, tools
+    return await turn.result(), tools

@@ -1,0 +1,368 @@
+"""The runtime contract: what a front-end plugin (an HTTP API, an editor's agent, scheduled
+jobs, a subagent) gets from the kernel to run the agent.
+
+A front-end never builds an engine, a store or a model client. It opens a session, starts a
+turn on it and reads the turn's events as they happen::
+
+    session = await runtime.open_session(SessionOptions(source="api"))
+    turn = runtime.start_turn(session.session_id, "What is in this folder?")
+    async for event in turn:
+        if isinstance(event, TextDelta):
+            print(event.text, end="")
+        elif isinstance(event, Question):
+            event.answer(event.choices[0].value)  # or leave it: unanswered means no
+    ended = await turn.result()
+
+The kernel gives a :class:`Runtime` to a service's ``run`` (in the gateway, or on its own
+from the plugin's command through :attr:`~hermes_sdk.events.CommandContext.open_runtime`).
+Fields may be added in minor SDK versions; none is removed or renamed outside a major one.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from hermes_sdk.tooling import HistoryHit, HistoryQuery
+
+__all__ = [
+    "RUNTIME_ENTRY_POINTS",
+    "Delivery",
+    "DeliveryUnavailable",
+    "ModelChoice",
+    "Question",
+    "QuestionChoice",
+    "Runtime",
+    "RuntimeTurn",
+    "SessionBusy",
+    "SessionMessage",
+    "SessionNotFound",
+    "SessionOptions",
+    "SessionSummary",
+    "TextDelta",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnEnded",
+    "TurnEvent",
+    "TurnUsage",
+    "open_runtime",
+]
+
+RUNTIME_ENTRY_POINTS = "hermes.runtime"
+"""The entry point group through which the kernel offers :func:`open_runtime`."""
+
+
+class SessionNotFound(KeyError):
+    """No stored session has that id."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; this one is a sentence
+        return str(self.args[0]) if self.args else "no such session"
+
+
+class SessionBusy(RuntimeError):
+    """A turn is already running on that session (one turn at a time per session)."""
+
+
+class DeliveryUnavailable(RuntimeError):
+    """The message cannot be delivered: no such platform, or no gateway to send it."""
+
+
+# --- sessions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOptions:
+    """How to open a session. Every field left None takes the configured default."""
+
+    source: str
+    """Who opened it: "api", "acp", "cron" ...; listed with the session, filtered on."""
+    user_scope: str | None = None
+    """Whose session it is ("api:alice"); None for the owner. Memory and history search are
+    per scope, so a front-end serving several people gives each their own."""
+    cwd: str | None = None
+    """The working directory of its tools; None: the runtime's."""
+    toolsets: tuple[str, ...] | None = None
+    """Only these toolsets' tools; None: ``agent.toolsets`` from config, else all."""
+    provider: str | None = None
+    """A configured endpoint or provider name; None: the configured model's."""
+    model: str | None = None
+    """A model of that provider; None: its configured model."""
+    parent_session_id: str | None = None
+    """The session this one works for (a subagent's parent)."""
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSummary:
+    """A stored session, as listed."""
+
+    session_id: str
+    source: str
+    title: str | None
+    model: str | None
+    provider: str | None
+    cwd: str | None
+    user_scope: str | None
+    parent_session_id: str | None
+    started_at: float
+    ended_at: float | None
+    message_count: int
+    input_tokens: int
+    output_tokens: int
+    estimated_cost_usd: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionMessage:
+    """One stored message of a session, oldest first. ``tool_calls`` are the assistant's
+    calls as stored (``{"id", "name", "arguments"}``); a tool message names its call."""
+
+    seq: int
+    role: str  # user | assistant | tool
+    content: str | None
+    created_at: float
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChoice:
+    """A model a session can be opened with: ``provider`` and ``model`` as
+    :class:`SessionOptions` takes them."""
+
+    provider: str
+    model: str
+    default: bool = False
+
+
+# --- a turn's events -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """Text of the reply as the model streams it. A reply cut off by a dropped connection
+    is asked for again: a delta with ``restarted=True`` says to discard the text so far."""
+
+    text: str
+    restarted: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStarted:
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFinished:
+    call_id: str
+    tool: str
+    ok: bool
+    content: str
+    """The result as the model reads it (secrets redacted, large output cut)."""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionChoice:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Question:
+    """The turn waits for an answer: a dangerous command to approve (``kind="approval"``,
+    with ``command``) or a tool's question to the user (``kind="question"``).
+
+    Call :meth:`answer` with one choice's ``value`` (from any thread). No answer within
+    ``timeout_s``, or :meth:`decline`, means no: the command does not run, and the model is
+    told why. Approval values are ``once``, ``session`` and ``deny``."""
+
+    question_id: str
+    kind: Literal["approval", "question"]
+    text: str
+    choices: tuple[QuestionChoice, ...]
+    command: str | None = None
+    timeout_s: float = 120.0
+    _reply: Any = field(default=None, repr=False)  # set by the runtime: (value | None) -> bool
+
+    def answer(self, value: str) -> bool:
+        """Give the answer; False if ``value`` is not a choice or the question is closed."""
+        if value not in {choice.value for choice in self.choices}:
+            return False
+        return bool(self._reply(value)) if self._reply is not None else False
+
+    def decline(self) -> bool:
+        """Answer no (deny, or no choice)."""
+        return bool(self._reply(None)) if self._reply is not None else False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnUsage:
+    """What the turn cost: tokens over all its model calls, and the estimated price (None
+    when a model's price is unknown)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated_cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnEnded:
+    """The turn is over; always the last event.
+
+    ``status``: ``done`` (``reply`` is the answer), ``stopped`` / ``interrupted`` (``reply``
+    is what came before the stop), ``error`` (``error`` says what failed, in one line:
+    a model that could not be reached, a session busy in another process ...), ``budget`` or
+    ``loop`` (the turn was cut short; ``error`` says why)."""
+
+    session_id: str
+    status: str
+    reply: str
+    error: str | None = None
+    usage: TurnUsage = field(default_factory=TurnUsage)
+    tool_calls: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done"
+
+
+TurnEvent = TextDelta | ToolStarted | ToolFinished | Question | TurnEnded
+
+
+class RuntimeTurn(abc.ABC):
+    """A running turn. Iterate it for its events (once; the last is :class:`TurnEnded`), or
+    just await :meth:`result`. Events are kept until read, so a slow reader loses none."""
+
+    session_id: str
+
+    @abc.abstractmethod
+    def __aiter__(self) -> AsyncIterator[TurnEvent]: ...
+
+    @abc.abstractmethod
+    async def result(self) -> TurnEnded:
+        """Wait for the end of the turn (events not read are dropped)."""
+
+    @abc.abstractmethod
+    def interrupt(self) -> None:
+        """Finish the current step, then stop (new input arrived)."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop now: the model request is cancelled, tools are stopped within about a
+        second, and open questions are answered no."""
+
+    @property
+    @abc.abstractmethod
+    def done(self) -> bool: ...
+
+
+# --- delivery -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delivery:
+    """A message handed to the gateway's delivery ledger: ``sent`` when the platform took
+    it, ``queued`` when it goes out later (a gateway that is starting or reconnecting; a
+    gateway in another process sends it within seconds)."""
+
+    delivery_id: int
+    state: Literal["sent", "queued"]
+
+
+# --- the runtime ---------------------------------------------------------------------------
+
+
+class Runtime(abc.ABC):
+    """The agent, as a front-end drives it. Every method is safe to call from the event loop
+    it was given on; none blocks it."""
+
+    home: str
+    config: Mapping[str, Any]
+    """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+
+    @abc.abstractmethod
+    async def open_session(self, options: SessionOptions) -> SessionSummary:
+        """Create a session (its system prompt is built now, then frozen). Raises ValueError
+        with one line to act on if ``provider`` / ``model`` cannot be used."""
+
+    @abc.abstractmethod
+    async def resume_session(self, session_id: str) -> SessionSummary:
+        """A stored session, to run turns on again; raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def end_session(self, session_id: str, reason: str = "ended") -> None:
+        """Mark it ended and free what its tools held (a container, a connection)."""
+
+    @abc.abstractmethod
+    def start_turn(
+        self, session_id: str, text: str, *, answers_questions: bool = False
+    ) -> RuntimeTurn:
+        """Start a turn with ``text`` as the user's message; it runs whether or not its
+        events are read. With ``answers_questions`` False nobody can answer, so questions
+        are not shown and are answered no (a dangerous command is denied unless the
+        configured approvals mode lets it run). Raises :class:`SessionBusy` if a turn of
+        this runtime is running on the session, :class:`SessionNotFound` if it is unknown."""
+
+    @abc.abstractmethod
+    def running(self, session_id: str) -> RuntimeTurn | None:
+        """The turn running on that session in this runtime, if any."""
+
+    @abc.abstractmethod
+    async def messages(self, session_id: str) -> list[SessionMessage]:
+        """The session's transcript; raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def sessions(
+        self,
+        *,
+        source: str | None = None,
+        user_scope: str | None = None,
+        limit: int = 50,
+    ) -> list[SessionSummary]:
+        """Stored sessions, newest first."""
+
+    @abc.abstractmethod
+    async def search(
+        self, query: HistoryQuery, *, user_scope: str | None = None
+    ) -> list[HistoryHit]:
+        """Full-text search over stored messages (``user_scope``: only that person's)."""
+
+    @abc.abstractmethod
+    def models(self) -> Sequence[ModelChoice]:
+        """The models sessions can be opened with: the configured one first."""
+
+    @abc.abstractmethod
+    async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
+        """Send ``text`` to a chat through the gateway's delivery ledger (retried, never
+        sent twice). Raises :class:`DeliveryUnavailable` if no platform of that name is
+        installed or no gateway serves this home."""
+
+
+def open_runtime(
+    home: str | Path, *, cwd: str | Path | None = None
+) -> AbstractAsyncContextManager[Runtime]:
+    """The runtime of the Hermes home at ``home``, outside any command: for a test of a
+    front-end, or a program embedding Hermes. ``async with open_runtime(home) as runtime:``
+    (closed on exit). A plugin's command uses ``CommandContext.open_runtime`` instead.
+
+    The kernel provides it (entry point group ``hermes.runtime``), so this needs
+    hermes-kernel installed; RuntimeError says so if it is not."""
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group=RUNTIME_ENTRY_POINTS), key=lambda point: point.name)
+    if not found:
+        raise RuntimeError("no Hermes runtime is installed: pip install hermes-kernel")
+    factory = found[0].load()
+    opened: AbstractAsyncContextManager[Runtime] = factory(
+        str(home), str(cwd) if cwd is not None else None
+    )
+    return opened
