@@ -135,3 +135,13 @@ def test_the_tutorial_done_as_written_passes_the_scaffolds_lint_and_tests(tmp_pa
         timeout=300,
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_author_guide_shows_the_tested_example_front_end_verbatim():
+    guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
+    inbox = REPO / "docs" / "examples" / "hermes-plugin-inbox"
+    for relative in ["src/hermes_plugin_inbox/__init__.py", "tests/test_inbox.py"]:
+        text = (inbox / relative).read_text(encoding="utf-8").strip()
+        assert text in guide, f"docs/authors/guide.md must include {relative} verbatim"
+    manifest = (inbox / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"service.inbox" = "hermes_plugin_inbox"' in manifest

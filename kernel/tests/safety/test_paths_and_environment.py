@@ -76,3 +76,16 @@ def test_commands_get_an_allow_list_and_never_hermes_keys() -> None:
         environ["OPENAI_API_KEY"],
         environ["GITHUB_TOKEN"],
     }
+
+
+def test_variables_named_key_or_keys_are_secrets_each_key_of_a_list_too() -> None:
+    environ = {
+        "API_SERVER_KEY": "server-key-123456",
+        "API_SERVER_KEYS": "first-key-abcdef, second-key-ghijkl",
+        "SORT_ORDER": "name",
+    }
+    assert set(secret_environment_values(environ)) == {
+        "server-key-123456",
+        "first-key-abcdef",
+        "second-key-ghijkl",
+    }

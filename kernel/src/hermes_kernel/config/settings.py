@@ -47,8 +47,13 @@ class Secrets:
         return {**self.dotenv, **{name: value for name, value in self.environ.items() if value}}
 
     def values(self) -> list[str]:
-        """Every secret value from .env (the environment's are not all secrets)."""
-        return [value for value in self.dotenv.values() if value]
+        """Every secret value from .env (the environment's are not all secrets); a list of
+        keys (``API_SERVER_KEYS=a,b``) counts as each of its keys too."""
+        values = [value for value in self.dotenv.values() if value]
+        for name, value in self.dotenv.items():
+            if name.upper().endswith("_KEYS"):
+                values += [part.strip() for part in value.split(",") if part.strip()]
+        return values
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,15 @@ def command_environment(
 
 
 def secret_environment_values(environ: Mapping[str, str]) -> list[str]:
-    """Values of variables whose names say they are secret (``*_TOKEN``, ``*_API_KEY`` ...):
-    redacted from tool output and logs even when they did not come from .env."""
-    return [value for name, value in environ.items() if value and is_secret_key(name)]
+    """Values of variables whose names say they are secret (``*_TOKEN``, ``*_KEY``,
+    ``*_KEYS`` (each of its comma-separated keys) ...): redacted from tool output and logs
+    even when they did not come from .env."""
+    values = []
+    for name, value in environ.items():
+        if not value:
+            continue
+        if name.upper().endswith("_KEYS"):  # a list of keys (API_SERVER_KEYS=a,b): each one
+            values += [part.strip() for part in value.split(",") if part.strip()]
+        elif is_secret_key(name) or name.upper().endswith("_KEY"):
+            values.append(value)
+    return values

@@ -178,8 +178,11 @@ def main() -> None:
     parser.add_argument("--text", default="Hello from the scripted server.")
     parser.add_argument("--tool", help="first call this tool, then answer with --text")
     parser.add_argument("--arguments", default="{}", help="the tool call's arguments (JSON)")
+    parser.add_argument(
+        "--delay", type=float, default=0.0, help="seconds before each answer (a model's latency)"
+    )
     args = parser.parse_args()
-    server = ScriptedOpenAIServer(args.port, default=Reply.say(args.text))
+    server = ScriptedOpenAIServer(args.port, default=Reply.say(args.text, delay_seconds=args.delay))
     if args.tool:
         server.respond = _tool_then_text(args.tool, json.loads(args.arguments), args.text)
     server.start()
