@@ -98,7 +98,7 @@ def test_failing_services_are_reported_and_restarted_while_platforms_answer(
     process = gateway_process(gateway="  stream: false\n")
     home = hermes.home
     polling(telegram)
-    wait_until(lambda: (home / "flaky-delivery").exists())
+    wait_until((home / "flaky-delivery").exists)
     telegram.wait_for_message(OWNER, "service says: the service's answer")
     telegram.user_says(OWNER, "are you there?")
     telegram.wait_for_message(OWNER, "the platform answers")
