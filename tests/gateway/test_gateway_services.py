@@ -127,3 +127,23 @@ def test_failing_services_are_reported_and_restarted_while_platforms_answer(
     assert process.terminate() == 0
     log = (home / "logs" / "gateway.log").read_text()
     assert "service flaky failed: could not bind its port" in log
+
+
+def test_a_front_end_in_another_process_delivers_through_the_running_gateway(
+    gateway_process, gateway_home, telegram, openai_server, hermes
+):
+    import asyncio
+
+    from hermes_sdk.runtime import open_runtime
+
+    process = gateway_process(gateway="  stream: false\n")
+    polling(telegram)
+
+    async def deliver():
+        async with open_runtime(hermes.home) as runtime:
+            return await runtime.deliver("telegram", str(OWNER), "a note from a scheduled job")
+
+    delivery = asyncio.run(deliver())
+    assert delivery.state == "queued"
+    telegram.wait_for_message(OWNER, "a note from a scheduled job")
+    assert process.terminate() == 0

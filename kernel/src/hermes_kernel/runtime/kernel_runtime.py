@@ -196,8 +196,24 @@ class KernelRuntime(Runtime):
         session = await self.store.db.run(self.store.sessions.get, session_id)
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
-        self._bound.setdefault(session_id, self.agent.engine)
+        if session_id not in self._bound:
+            self._bound[session_id] = await asyncio.to_thread(self._engine_of, session)
         return summary(session)
+
+    def _engine_of(self, session: Session) -> TurnEngine:
+        """A stored session goes on with the model it was opened with, if that model can
+        still be used; else with the configured one."""
+        primary = self.agent.setup.routes[0]
+        if (session.provider, session.model) in {(None, None), (primary.name, primary.model)}:
+            return self.agent.engine
+        options = SessionOptions(
+            source=session.source, provider=session.provider, model=session.model
+        )
+        try:
+            return self._engine(options)
+        except ValueError as exc:
+            log.info("session %s goes on with the configured model: %s", session.id, exc)
+            return self.agent.engine
 
     async def end_session(self, session_id: str, reason: str = "ended") -> None:
         engine = self._bound.pop(session_id, self.agent.engine)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hermes_kernel.runtime.turns import KernelTurn
+from hermes_kernel.runtime.turns import DECLINED, KernelTurn
 from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
 from hermes_kernel.tooling.environment import Ask
 from hermes_sdk.runtime import QuestionChoice
@@ -44,6 +44,8 @@ class TurnQuestions:
             raise NobodyToAsk("this front-end has nobody to ask")
         text = f"Approve this command? It {request.reason}.\n\n{request.command}"
         value = turn.ask("approval", text, APPROVAL_CHOICES, command=request.command)
+        if value == DECLINED:
+            return Answer.DENY
         return Answer(value) if value else None
 
     def ask_for(self, session_id: str) -> Ask:

@@ -17,8 +17,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from hermes_kernel.engine.control import TurnControl
 from hermes_sdk.runtime import Question, QuestionChoice, RuntimeTurn, TurnEnded, TurnEvent
 
-__all__ = ["KernelTurn"]
+__all__ = ["DECLINED", "KernelTurn"]
 
+DECLINED = ""
+"""What :meth:`KernelTurn.ask` returns when the front-end declined to choose."""
 POLL_SECONDS = 0.25
 """How often a waiting question looks for a stop, so /stop never waits out its timeout."""
 
@@ -49,7 +51,8 @@ class KernelTurn(RuntimeTurn):
     def emit(self, event: TurnEvent) -> None:
         if threading.get_ident() == self._thread:
             self._events.put_nowait(event)
-        else:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is reading
             self._loop.call_soon_threadsafe(self._events.put_nowait, event)
 
     def finish(self, ended: TurnEnded) -> None:
@@ -66,13 +69,13 @@ class KernelTurn(RuntimeTurn):
         choices: Sequence[QuestionChoice],
         command: str | None = None,
     ) -> str | None:
-        """Ask the front-end and wait (in a worker thread) for a choice's value; None for
-        no answer in time, a decline or a stop."""
+        """Ask the front-end and wait (in a worker thread) for a choice's value:
+        :data:`DECLINED` if it declined, None for no answer in time or a stop."""
         answer: concurrent.futures.Future[str | None] = concurrent.futures.Future()
 
         def reply(value: str | None) -> bool:
             try:
-                answer.set_result(value)
+                answer.set_result(DECLINED if value is None else value)
             except concurrent.futures.InvalidStateError:
                 return False  # answered, timed out or stopped already
             return True
@@ -101,7 +104,7 @@ class KernelTurn(RuntimeTurn):
                         return None
             return None
         finally:
-            reply(None)  # closed: a late answer is refused
+            answer.cancel()  # closed: a late answer is refused
             self._open.discard(answer)
 
     # --- for the front-end ------------------------------------------------------------------
@@ -137,7 +140,8 @@ class KernelTurn(RuntimeTurn):
     def _on_loop(self, action: Callable[[], None]) -> None:
         if threading.get_ident() == self._thread:
             action()
-        else:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed: the turn is over
             self._loop.call_soon_threadsafe(action)
 
     def _decline_open(self) -> None:

@@ -42,6 +42,7 @@ from acp.schema import (
 from hermes_sdk.runtime import (
     Question,
     Runtime,
+    SessionBusy,
     SessionNotFound,
     SessionOptions,
     TextDelta,
@@ -178,7 +179,12 @@ class HermesAgent(Agent):
                 await self.runtime.resume_session(session_id)
             except SessionNotFound as exc:
                 raise RequestError.resource_not_found(session_id) from exc
-        turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+        try:
+            turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+        except SessionBusy:
+            raise RequestError.invalid_request(
+                {"details": "a prompt is still running in this session; cancel it first"}
+            ) from None
         try:
             async for event in turn:
                 if isinstance(event, TextDelta) and event.text:

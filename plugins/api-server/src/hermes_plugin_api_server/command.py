@@ -8,6 +8,7 @@ import signal
 
 import click
 
+from hermes_plugin_api_server.server import ApiServer, settings_from
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.service import ServiceNotConfigured
 
@@ -26,8 +27,6 @@ __all__ = ["serve"]
     help="Serve without API keys (refused unless the host is a loopback address).",
 )
 def serve(host: str | None, port: int | None, no_auth: bool | None) -> None:
-    from hermes_plugin_api_server.server import ApiServer, settings_from
-
     context: CommandContext = click.get_current_context().meta[COMMAND_CONTEXT]
     try:
         settings = settings_from(
@@ -39,18 +38,14 @@ def serve(host: str | None, port: int | None, no_auth: bool | None) -> None:
         )
     except ServiceNotConfigured as exc:
         raise click.ClickException(str(exc)) from None
-    except ValueError as exc:  # pydantic: the section is malformed
-        raise click.ClickException(f"api_server in config.yaml: {exc}") from None
     if context.open_runtime is None:
         raise click.ClickException("this Hermes cannot host front-ends (upgrade hermes-kernel)")
     server = ApiServer(settings)
     asyncio.run(_serve(server, context))
 
 
-async def _serve(server: object, context: CommandContext) -> None:
-    from hermes_plugin_api_server.server import ApiServer
-
-    assert isinstance(server, ApiServer) and context.open_runtime is not None
+async def _serve(server: ApiServer, context: CommandContext) -> None:
+    assert context.open_runtime is not None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
@@ -61,7 +56,12 @@ async def _serve(server: object, context: CommandContext) -> None:
         await asyncio.wait({serving, ready}, return_when=asyncio.FIRST_COMPLETED)
         if serving.done():
             ready.cancel()
-            serving.result()  # failed to start: its error, as the command's
+            try:
+                serving.result()
+            except OSError as exc:  # the port is taken, the address is not ours ...
+                where = f"{server.settings.host}:{server.settings.port}"
+                reason = exc.strerror or exc
+                raise click.ClickException(f"cannot listen on {where}: {reason}") from None
         auth = "bearer key required" if server.settings.keys else "NO AUTHENTICATION"
         click.echo(
             f"hermes serve: http://{server.settings.host}:{server.bound_port}/v1 ({auth}); "

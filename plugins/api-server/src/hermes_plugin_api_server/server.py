@@ -226,14 +226,31 @@ class ApiServer:
         await response.prepare(request)
         completion_id, created = new_completion_id(), int(time.time())
         with_tools = request.headers.get(TOOL_EVENTS_HEADER, "").lower() in {"1", "true", "yes"}
-        stream_options = body.get("stream_options")
-        include_usage = isinstance(stream_options, dict) and bool(
-            stream_options.get("include_usage")
-        )
 
         async def send(data: Any) -> None:
             await response.write(sse(data))
 
+        try:
+            await self._send_events(turn, send, completion_id, model, created, with_tools, body)
+        except ConnectionError:  # the client went away; _chat stops the turn
+            return response
+        await response.write_eof()
+        return response
+
+    async def _send_events(
+        self,
+        turn: RuntimeTurn,
+        send: Callable[[Any], Awaitable[None]],
+        completion_id: str,
+        model: str,
+        created: int,
+        with_tools: bool,
+        body: dict[str, Any],
+    ) -> None:
+        stream_options = body.get("stream_options")
+        include_usage = isinstance(stream_options, dict) and bool(
+            stream_options.get("include_usage")
+        )
         await send(chunk(completion_id, model, created, delta={"role": "assistant", "content": ""}))
         async for event in turn:
             if isinstance(event, TextDelta) and event.text:
@@ -252,9 +269,7 @@ class ApiServer:
                 await send(chunk(completion_id, model, created, finish=event, extension=extension))
                 if include_usage:
                     await send(chunk(completion_id, model, created, usage=event))
-        await response.write(sse("[DONE]"))
-        await response.write_eof()
-        return response
+        await send("[DONE]")
 
     async def _start(self, session_id: str, text: str) -> RuntimeTurn:
         """Start the turn. A turn whose client went away is still stopping for a moment:

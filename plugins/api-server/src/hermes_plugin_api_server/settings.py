@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hermes_sdk.service import ServiceNotConfigured
 
@@ -66,7 +66,12 @@ def settings_from(
 ) -> ServerSettings:
     """What the server runs with: the section, overridden by command-line options. Raises
     ServiceNotConfigured (one line saying what to set) when it must not start."""
-    section = ApiServerConfig.model_validate(dict(config))
+    try:
+        section = ApiServerConfig.model_validate(dict(config))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the section"
+        raise ServiceNotConfigured(f"api_server.{where} in config.yaml: {first['msg']}") from None
     host = host if host is not None else section.host
     port = port if port is not None else section.port
     keys = keys_from(secrets)

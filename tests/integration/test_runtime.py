@@ -1,0 +1,220 @@
+"""The kernel's runtime as a front-end plugin sees it (hermes_sdk.runtime.open_runtime), on a
+home whose model is the scripted server: sessions, events, questions, stop, the store,
+delivery and what it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_sdk.runtime import (
+    DeliveryUnavailable,
+    Question,
+    SessionBusy,
+    SessionNotFound,
+    SessionOptions,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+    open_runtime,
+)
+from hermes_sdk.testing import Reply
+from hermes_sdk.testing.frontend_tests import scripted_home
+from hermes_sdk.tooling import HistoryQuery
+
+
+@pytest.fixture
+def home(tmp_path, openai_server, monkeypatch) -> Path:
+    return scripted_home(tmp_path, openai_server, monkeypatch)
+
+
+def test_a_turns_events_arrive_in_order_and_end_with_usage(home, openai_server):
+    openai_server.queue(
+        Reply.tool_call("todo", {"todos": [{"id": "1", "content": "x", "status": "pending"}]}),
+        Reply.say("Planned it.", usage={"prompt_tokens": 30, "completion_tokens": 4}),
+    )
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test", title="t"))
+            turn = runtime.start_turn(session.session_id, "plan")
+            events = [event async for event in turn]
+            return session, events, await runtime.messages(session.session_id)
+
+    session, events, messages = asyncio.run(scenario())
+    kinds = [type(event).__name__ for event in events]
+    assert kinds[0] == "ToolStarted" and kinds[1] == "ToolFinished" and kinds[-1] == "TurnEnded"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Planned it."
+    started, finished, ended = events[0], events[1], events[-1]
+    assert isinstance(started, ToolStarted) and started.tool == "todo"
+    assert (
+        isinstance(finished, ToolFinished) and finished.ok and finished.call_id == started.call_id
+    )
+    assert isinstance(ended, TurnEnded) and ended.ok and ended.reply == "Planned it."
+    assert ended.usage.input_tokens >= 30 and ended.tool_calls == 1
+    assert session.title == "t" and session.source == "test"
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[1].tool_calls[0]["name"] == "todo"
+
+
+def test_one_turn_at_a_time_and_unknown_sessions_are_refused(home, openai_server):
+    openai_server.queue(Reply.say("slow", delay_seconds=1.0))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            with pytest.raises(SessionNotFound, match="no session 'nope'"):
+                runtime.start_turn("nope", "hi")
+            with pytest.raises(SessionNotFound):
+                await runtime.resume_session("nope")
+            session = await runtime.open_session(SessionOptions(source="test"))
+            turn = runtime.start_turn(session.session_id, "one")
+            assert runtime.running(session.session_id) is turn
+            with pytest.raises(SessionBusy):
+                runtime.start_turn(session.session_id, "two")
+            assert (await turn.result()).reply == "slow"
+            assert runtime.running(session.session_id) is None
+
+    asyncio.run(scenario())
+
+
+def test_a_stop_ends_the_turn_at_once_keeping_what_was_said(home, openai_server):
+    openai_server.queue(Reply.say("word " * 400, chunk_delay_seconds=0.05))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            turn = runtime.start_turn(session.session_id, "long story")
+            async for event in turn:
+                if isinstance(event, TextDelta):
+                    started = time.monotonic()
+                    turn.stop()
+                    break
+            ended = await turn.result()
+            return ended, time.monotonic() - started
+
+    ended, took = asyncio.run(scenario())
+    assert ended.status == "stopped" and took < 3
+    assert ended.reply.startswith("word") and len(ended.reply) < 2000
+
+
+@pytest.mark.parametrize("answer", ["once", "deny", None])
+def test_a_question_is_answered_by_the_front_end(home, openai_server, answer):
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": "chmod -R 777 ./scratch"}), Reply.say("ok")
+    )
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            turn = runtime.start_turn(session.session_id, "go", answers_questions=True)
+            asked = []
+            async for event in turn:
+                if isinstance(event, Question):
+                    asked.append(event)
+                    assert not event.answer("bogus")  # not a choice
+                    if answer is None:
+                        event.decline()
+                    else:
+                        assert event.answer(answer)
+                        assert not event.answer(answer)  # answered already
+            return asked
+
+    asked = asyncio.run(scenario())
+    assert len(asked) == 1 and asked[0].kind == "approval"
+    assert asked[0].command == "chmod -R 777 ./scratch"
+    assert [c.value for c in asked[0].choices] == ["once", "session", "deny"]
+    (result,) = [
+        m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "tool"
+    ]
+    if answer == "once":
+        assert result.startswith("exit code 0")
+    else:  # denied, or declined without a choice: no
+        assert "the user denied this command" in result
+
+
+def test_nobody_to_ask_is_denied_and_says_so(home, openai_server):
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": "chmod -R 777 ./scratch"}), Reply.say("ok")
+    )
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            events = [e async for e in runtime.start_turn(session.session_id, "go")]
+            return events
+
+    events = asyncio.run(scenario())
+    assert not any(isinstance(e, Question) for e in events)
+    (result,) = [
+        m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "tool"
+    ]
+    assert "nobody can approve it here (this front-end has nobody to ask)" in result
+
+
+def test_sessions_are_listed_searched_and_resumed(home, openai_server):
+    openai_server.queue(Reply.say("The capital is Paris."), Reply.say("Still Paris."))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            mine = await runtime.open_session(SessionOptions(source="test", user_scope="test:ann"))
+            await runtime.start_turn(mine.session_id, "capital of France?").result()
+            other = await runtime.open_session(SessionOptions(source="other"))
+        async with open_runtime(home) as runtime:  # a new process: the store has it all
+            listed = await runtime.sessions(source="test")
+            scoped = await runtime.sessions(user_scope="test:ann")
+            hits = await runtime.search(HistoryQuery(text="Paris"), user_scope="test:ann")
+            strangers = await runtime.search(HistoryQuery(text="Paris"), user_scope="test:bob")
+            await runtime.resume_session(mine.session_id)
+            again = await runtime.start_turn(mine.session_id, "and now?").result()
+            return mine, other, listed, scoped, hits, strangers, again
+
+    mine, other, listed, scoped, hits, strangers, again = asyncio.run(scenario())
+    assert [s.session_id for s in listed] == [mine.session_id]
+    assert [s.session_id for s in scoped] == [mine.session_id]
+    assert hits and hits[0].session_id == mine.session_id and not strangers
+    assert again.reply == "Still Paris."
+    assert "capital of France?" in str(openai_server.requests[-1].json["messages"])
+    assert other.session_id not in {s.session_id for s in listed}
+
+
+def test_toolsets_narrow_a_sessions_tools_and_unknown_ones_are_refused(home, openai_server):
+    openai_server.queue(Reply.say("ok"))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            with pytest.raises(ValueError, match="toolset 'nope' is not installed"):
+                await runtime.open_session(SessionOptions(source="test", toolsets=("nope",)))
+            with pytest.raises(ValueError, match="no-such-provider"):
+                await runtime.open_session(
+                    SessionOptions(source="test", provider="no-such-provider")
+                )
+            session = await runtime.open_session(SessionOptions(source="test", toolsets=("todo",)))
+            await runtime.start_turn(session.session_id, "hi").result()
+
+    asyncio.run(scenario())
+    tools = [t["function"]["name"] for t in openai_server.requests[0].json.get("tools", [])]
+    assert tools == ["todo"]
+
+
+def test_delivery_without_a_gateway_says_how_to_get_one(home):
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            with pytest.raises(DeliveryUnavailable, match="hermes gateway run"):
+                await runtime.deliver("telegram", "42", "hello")
+            with pytest.raises(DeliveryUnavailable, match="no platform 'pigeon'"):
+                await runtime.deliver("pigeon", "42", "hello")
+
+    asyncio.run(scenario())
+
+
+def test_models_lists_the_configured_model_first(home):
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            return list(runtime.models())
+
+    models = asyncio.run(scenario())
+    assert models[0].model == "test-model" and models[0].default
