@@ -59,6 +59,7 @@ SUITE_CLASS = {
     "provider": "TestProvider",
     "backend": "TestBackend",
     "platform": "TestPlatform",
+    "frontend": "TestFrontend",
 }
 
 _TOOL_SCHEMA = """            "properties": {"text": {"type": "string", "description": "the text to count"}},
@@ -189,6 +190,18 @@ MUTANTS = [
            "        return ids\n", "        return []\n", "test_send_returns_message_ids"),
     Mutant("platform", "starts-without-a-token", "src/{module}/adapter.py",
            "if not token:", "if False:", "test_missing_credentials_are_a_clear_error"),
+    # --- front-ends ------------------------------------------------------------------------------
+    Mutant("frontend", "a-new-session-per-message", INIT,
+           "await self.answer(runtime, session.session_id, message)",
+           "await self.answer(runtime, (await runtime.open_session(SessionOptions("
+           "source=SOURCE))).session_id, message)",
+           "test_a_conversation_continues_in_one_session"),
+    Mutant("frontend", "ignores-stop", INIT, "                turn.stop()\n",
+           "                pass\n", "test_a_stop_stops_the_turn"),
+    Mutant("frontend", "claims-to-answer-questions", INIT,
+           "runtime.start_turn(session_id, text)",
+           "runtime.start_turn(session_id, text, answers_questions=True)",
+           "test_an_approval_reaches_the_client_or_is_denied"),
 ]  # fmt: skip
 
 
