@@ -58,6 +58,14 @@ def gateway_home(hermes, telegram, openai_server, tmp_path, monkeypatch) -> Call
     return write
 
 
+def wait_until(condition: Callable[[], object], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(0.02)
+
+
 def polling(telegram: FakeTelegram, timeout: float = 20.0) -> None:
     """Wait until the bot polls for updates (it is connected)."""
     deadline = time.monotonic() + timeout

@@ -11,18 +11,10 @@ import pytest
 from hermes_kernel.gateway.delivery import DUPLICATE_NOTE
 from hermes_sdk.testing import Reply
 
-from .conftest import OWNER, polling
+from .conftest import OWNER, polling, wait_until
 
 NO_STREAM = "  stream: false\n  typing: false\n"
 NOTE = DUPLICATE_NOTE.strip("↻ _").split(";")[0]  # the words the user reads
-
-
-def wait_until(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(0.02)
 
 
 def finals(telegram) -> list[str]:

@@ -8,14 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from hermes_sdk.testing import Reply
 
-from .conftest import OWNER, polling
+from .conftest import OWNER, polling, wait_until
 
 SERVICES_PLUGIN = '''
 import asyncio
@@ -74,14 +73,6 @@ def services_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
     monkeypatch.setenv("PYTHONPATH", path)
     return site
-
-
-def wait_until(condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(0.05)
 
 
 def status(home: Path) -> dict:

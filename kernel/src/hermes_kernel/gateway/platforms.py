@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_kernel.gateway.supervisor import Supervised, one_line, supervise
+from hermes_kernel.gateway.supervisor import Supervised, cancel_all, one_line, supervise
 from hermes_sdk import PlatformSpec
 from hermes_sdk.platform import (
     PlatformAdapter,
@@ -99,12 +99,7 @@ class Platforms:
                 await adapter.aclose()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        await cancel_all(self._tasks)
 
     def status(self) -> Mapping[str, Any]:
         return {name: state.as_dict() for name, state in self.states.items()}

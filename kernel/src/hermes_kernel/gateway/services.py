@@ -4,11 +4,10 @@ own task with the gateway's runtime, restarted with backoff when it fails or end
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_kernel.gateway.supervisor import Supervised, one_line, supervise
+from hermes_kernel.gateway.supervisor import Supervised, cancel_all, one_line, supervise
 from hermes_sdk import ServiceSpec
 from hermes_sdk.runtime import Runtime
 from hermes_sdk.service import ServiceContext, ServiceNotConfigured
@@ -80,12 +79,7 @@ class Services:
         )
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks.clear()
+        await cancel_all(self._tasks)
 
     def status(self) -> Mapping[str, Any]:
         return {name: state.as_dict() for name, state in self.states.items()}

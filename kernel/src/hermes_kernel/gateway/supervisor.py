@@ -5,13 +5,14 @@ a failure is reported and retried with backoff, so one broken plugin never stops
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HEALTHY_SECONDS", "Supervised", "one_line", "supervise"]
+__all__ = ["HEALTHY_SECONDS", "Supervised", "cancel_all", "one_line", "supervise"]
 
 log = logging.getLogger("hermes.gateway")
 
@@ -71,3 +72,13 @@ async def supervise(
         log.error("%s failed: %s; restarting in %.0f s", what, error, delay)
         await asyncio.sleep(delay)
         delay = min(delay * 2, backoff_max)
+
+
+async def cancel_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel the supervising tasks and wait for them to end; the list is emptied."""
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    tasks.clear()
