@@ -91,3 +91,12 @@ def home(
 def api(home: Path) -> Iterator[Running]:
     with serving(home, ServerSettings(host="127.0.0.1", port=0, keys=(KEY,))) as running:
         yield running
+
+
+@pytest.fixture
+def api_with_cors(home: Path) -> Iterator[Running]:
+    settings = ServerSettings(
+        host="127.0.0.1", port=0, keys=(KEY,), cors_origins=("https://ui.example",)
+    )
+    with serving(home, settings) as running:
+        yield running

@@ -235,3 +235,31 @@ def test_a_dangerous_command_is_denied_over_the_api(api: Running, openai_server)
         m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "tool"
     ]
     assert "nobody can approve it here" in result and "approvals.allow" in result
+
+
+def test_cors_lets_configured_origins_in_and_no_others(
+    api_with_cors: Running, api: Running
+) -> None:
+    def preflight(running: Running, origin: str) -> httpx.Response:
+        return httpx.options(
+            f"{running.base_url}/chat/completions",
+            headers={"Origin": origin, "Access-Control-Request-Method": "POST"},
+            timeout=10,
+        )
+
+    allowed = preflight(api_with_cors, "https://ui.example")
+    assert allowed.status_code == 204
+    assert allowed.headers["Access-Control-Allow-Origin"] == "https://ui.example"
+    assert "Authorization" in allowed.headers["Access-Control-Allow-Headers"]
+    assert preflight(api_with_cors, "https://evil.example").status_code == 403
+    assert preflight(api, "https://ui.example").status_code == 403  # none configured
+    listed = httpx.get(
+        f"{api_with_cors.base_url}/models",
+        headers={"Origin": "https://ui.example", "Authorization": f"Bearer {KEY}"},
+        timeout=10,
+    )
+    assert listed.headers["Access-Control-Allow-Origin"] == "https://ui.example"
+    refused = httpx.get(
+        f"{api_with_cors.base_url}/models", headers={"Origin": "https://ui.example"}
+    )
+    assert refused.status_code == 401  # CORS never stands in for a key
