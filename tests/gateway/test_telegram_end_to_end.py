@@ -139,6 +139,9 @@ def test_an_approval_by_button(running_gateway, telegram, openai_server, tmp_pat
     telegram.wait_for(
         lambda _: any("Only the person" in a.get("text", "") for a in telegram.callback_answers)
     )
+    time.sleep(0.3)  # the buttons stay for the person asked
+    assert question.buttons
+    assert not [method for method, _ in list(telegram.calls) if method == "editMessageReplyMarkup"]
     telegram.press(OWNER, question, "once")
     telegram.wait_for_message(OWNER, "Opened it.")
     assert tool_results(openai_server)[0].startswith("exit code 0")

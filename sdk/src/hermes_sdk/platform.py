@@ -142,6 +142,12 @@ class PlatformHost(Protocol):
         """Hand over a button press; returns a short text to show the user (a toast)."""
         ...
 
+    def question_open(self, request_id: str) -> bool:
+        """Whether question ``request_id`` still waits for its answer. Ask after
+        :meth:`pressed`: a press that did not answer it (someone else's, in a group) must
+        leave its buttons for the person asked; once answered or expired, take them away."""
+        ...
+
 
 class PlatformAdapter(Protocol):
     """A connection to one chat platform. Every method may raise; the gateway logs the

@@ -114,6 +114,10 @@ class ChatQuestions:
         pending.answer.set_result(choice.value)
         return choice.label
 
+    def is_open(self, request_id: str) -> bool:
+        pending = self._pending.get(request_id)
+        return pending is not None and not pending.answer.done()
+
     def typed(self, chat: ChatRef, user_id: str, text: str) -> bool:
         """A typed reply that answers an open question in this chat; True if it did."""
         wanted = text.strip().lower().lstrip("/")

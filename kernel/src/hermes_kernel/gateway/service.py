@@ -605,3 +605,6 @@ class _Host:
 
     async def pressed(self, press: ButtonPress) -> str:
         return await self._gateway.pressed(press)
+
+    def question_open(self, request_id: str) -> bool:
+        return self._gateway.questions.is_open(request_id)

@@ -173,7 +173,12 @@ class TelegramAdapter:
                 "answerCallbackQuery", {"callback_query_id": query["id"], "text": toast[:200]}
             )
             message = query.get("message") or {}
-            if message.get("message_id"):  # one answer per question: take the buttons away
+            # One answer per question: the buttons go once it is answered (or expired); a
+            # press that did not answer it (someone else's) leaves them for the one asked.
+            still_open = getattr(host, "question_open", None)
+            if callable(still_open) and still_open(event.request_id):
+                return
+            if message.get("message_id"):
                 await self._quietly(
                     "editMessageReplyMarkup",
                     {
