@@ -82,7 +82,7 @@ def scripted_home(
     (work / "scratch").mkdir(parents=True)
     (home / "config.yaml").write_text(
         f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-        "approvals:\n  mode: manual\n  timeout_seconds: 20\n"
+        "approvals:\n  mode: manual\n  timeout_seconds: 8\n"
         "agent:\n  backend: local\n  retries: 1\n",
         encoding="utf-8",
     )
