@@ -223,3 +223,19 @@ def test_an_unknown_session_is_an_error_not_a_crash(frontend_home: Path) -> None
             assert session.session_id  # still serving
 
     asyncio.run(scenario())
+
+
+def test_with_no_usable_model_the_editor_is_told_why(tmp_path: Path) -> None:
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        "model:\n  provider: no-such-endpoint\n  default: m\n", encoding="utf-8"
+    )
+
+    async def scenario() -> str:
+        async with editor(home) as (conn, _client):
+            with pytest.raises(RequestError) as raised:
+                await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return str(raised.value.data)
+
+    assert "no-such-endpoint" in asyncio.run(scenario())

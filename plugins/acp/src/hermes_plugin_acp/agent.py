@@ -51,7 +51,7 @@ from hermes_sdk.runtime import (
     TurnEnded,
 )
 
-__all__ = ["HermesAgent"]
+__all__ = ["HermesAgent", "UnusableAgent"]
 
 log = logging.getLogger("hermes.acp")
 
@@ -283,3 +283,29 @@ def _jsonable(arguments: Mapping[str, Any]) -> Any:
     except (TypeError, ValueError):
         return {key: str(value) for key, value in arguments.items()}
     return dict(arguments)
+
+
+class UnusableAgent(Agent):
+    """What ``hermes acp`` serves when no model can be used: the handshake works, and every
+    session request fails with the one line that says what to do (the editor shows it)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(),
+            agent_info=Implementation(
+                name="hermes", title="Hermes", version=version("hermes-plugin-acp")
+            ),
+        )
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        raise RequestError.internal_error({"details": self.problem})
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
+        raise RequestError.internal_error({"details": self.problem})
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        raise RequestError.internal_error({"details": self.problem})

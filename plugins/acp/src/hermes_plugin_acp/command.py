@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 
@@ -26,8 +27,15 @@ def acp() -> None:
 async def _serve(context: CommandContext) -> None:
     from acp import run_agent
 
-    from hermes_plugin_acp.agent import HermesAgent
+    from hermes_plugin_acp.agent import HermesAgent, UnusableAgent
 
     assert context.open_runtime is not None
-    async with context.open_runtime() as runtime:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            runtime = await stack.enter_async_context(context.open_runtime())
+        except click.ClickException as exc:
+            # No usable model: still speak ACP, so the editor shows why instead of "exited".
+            click.echo(f"hermes acp: {exc.message}", err=True)
+            await run_agent(UnusableAgent(exc.message))
+            return
         await run_agent(HermesAgent(runtime))
