@@ -62,12 +62,7 @@ async def _serve(server: ApiServer, context: CommandContext) -> None:
                 where = f"{server.settings.host}:{server.settings.port}"
                 reason = exc.strerror or exc
                 raise click.ClickException(f"cannot listen on {where}: {reason}") from None
-        auth = "bearer key required" if server.settings.keys else "NO AUTHENTICATION"
-        click.echo(
-            f"hermes serve: http://{server.settings.host}:{server.bound_port}/v1 ({auth}); "
-            "Ctrl+C stops it",
-            err=True,
-        )
+        click.echo("hermes serve: Ctrl+C stops it", err=True)
         await asyncio.wait(
             {serving, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED
         )

@@ -94,7 +94,10 @@ class ApiServer:
             await site.start()
             addresses = runner.addresses  # the port the OS chose for port 0
             self.bound_port = int(addresses[0][1]) if addresses else self.settings.port
-            log.info("api server on http://%s:%s/v1", self.settings.host, self.bound_port)
+            auth = "bearer key required" if self.settings.keys else "NO AUTHENTICATION"
+            log.info(
+                "api server on http://%s:%s/v1 (%s)", self.settings.host, self.bound_port, auth
+            )
             self.ready.set()
             await asyncio.Event().wait()
         finally:
