@@ -218,3 +218,21 @@ def test_models_lists_the_configured_model_first(home):
 
     models = asyncio.run(scenario())
     assert models[0].model == "test-model" and models[0].default
+
+
+def test_a_reply_cut_off_and_asked_again_says_the_text_so_far_is_void(home, openai_server):
+    config = home / "config.yaml"
+    config.write_text(config.read_text().replace("retries: 1", "retries: 2"))
+    openai_server.queue(Reply.cut("Half of a first try that", after_chunks=3), Reply.say("Whole."))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            return [e async for e in runtime.start_turn(session.session_id, "hi")]
+
+    events = asyncio.run(scenario())
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    restarts = [i for i, e in enumerate(deltas) if e.restarted]
+    assert len(restarts) == 1 and restarts[0] > 0  # after the first try's text
+    assert "".join(d.text for d in deltas[restarts[0] + 1 :]) == "Whole."
+    assert events[-1].reply == "Whole."

@@ -64,6 +64,8 @@ class TurnRun:
         self.control = control
         self.on_text = on_text
         self.on_notice = on_notice
+        self.on_restart: Callable[[], None] | None = None
+        """Called when a reply that streamed text is asked for again (the text so far is void)."""
         tool_context = engine.tool_context
         self.runner = ToolRunner(
             engine.tools,
@@ -185,8 +187,11 @@ class TurnRun:
                 self.on_text(text)
 
         def attempt() -> None:
-            if self.partial and self.on_notice is not None:
-                self.on_notice("the reply was cut off; asking again (discard the text so far)")
+            if self.partial:
+                if self.on_restart is not None:
+                    self.on_restart()
+                if self.on_notice is not None:
+                    self.on_notice("the reply was cut off; asking again (discard the text so far)")
             self.partial.clear()
 
         engine = self.engine

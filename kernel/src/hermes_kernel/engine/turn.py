@@ -283,6 +283,7 @@ class TurnEngine:
         tool_choice: str | None = None,
         *,
         on_begin: Callable[[Any], None] | None = None,
+        on_restart: Callable[[], None] | None = None,
     ) -> TurnResult:
         """Run one turn. Raises LeaseHeldError if another turn holds the session (in this
         process or another); every other failure is a TurnResult with an error.
@@ -292,7 +293,10 @@ class TurnEngine:
         ``on_begin`` gets the cursor of the turn's first write transaction (the lease, the
         repair, the user's message), for the caller's own record of the turn starting: both
         are saved, or neither. It may run in a worker thread, and again if its first try
-        would have waited for a lock, so it must only write through the cursor."""
+        would have waited for a lock, so it must only write through the cursor.
+
+        ``on_restart`` is called when a reply whose text had begun to stream is asked for
+        again (a dropped stream): what ``on_text`` got of it so far is void."""
         control = control or TurnControl()
         control.loop = asyncio.get_running_loop()
         holder = new_holder()  # per turn: two turns in one process exclude each other too
@@ -302,6 +306,7 @@ class TurnEngine:
         run: TurnRun | None = None
         try:
             run = TurnRun(self, session, holder, control, on_text, on_notice)
+            run.on_restart = on_restart
             return await run.run(transcript, user_text, tool_choice)
         except StoreError as exc:
             return TurnResult(

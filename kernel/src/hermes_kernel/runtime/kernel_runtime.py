@@ -260,6 +260,7 @@ class KernelRuntime(Runtime):
                 text,
                 turn.control,
                 on_text=lambda delta: turn.emit(TextDelta(text=delta)),
+                on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
             )
         except LeaseHeldError:
             result = TurnResult(

@@ -56,6 +56,7 @@ __all__ = ["HermesAgent", "UnusableAgent"]
 log = logging.getLogger("hermes.acp")
 
 SOURCE = "acp"
+RESTARTED = "\n\n[the model's reply was cut off; it starts again]\n\n"
 OUTPUT_SHOWN = 4000
 """Characters of a tool's output shown in the editor (the model gets all of it)."""
 STOP_REASONS = {
@@ -187,7 +188,11 @@ class HermesAgent(Agent):
             ) from None
         try:
             async for event in turn:
-                if isinstance(event, TextDelta) and event.text:
+                if isinstance(event, TextDelta) and event.restarted:
+                    await self._say(
+                        session_id, "\n\n[the model's reply was cut off; it starts again]\n\n"
+                    )
+                elif isinstance(event, TextDelta) and event.text:
                     await self._say(session_id, event.text)
                 elif isinstance(event, ToolStarted):
                     await self._tool_started(session_id, event)

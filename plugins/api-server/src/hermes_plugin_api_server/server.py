@@ -51,6 +51,7 @@ SESSION_HEADER = "X-Hermes-Session-Id"
 TOOL_EVENTS_HEADER = "X-Hermes-Tool-Events"
 SOURCE = "api"
 STOPPING_WAIT_SECONDS = 10.0
+RESTARTED = "\n\n[the model's reply was cut off; it starts again]\n\n"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -256,7 +257,9 @@ class ApiServer:
         )
         await send(chunk(completion_id, model, created, delta={"role": "assistant", "content": ""}))
         async for event in turn:
-            if isinstance(event, TextDelta) and event.text:
+            if isinstance(event, TextDelta) and event.restarted:  # sent text cannot be taken back
+                await send(chunk(completion_id, model, created, delta={"content": RESTARTED}))
+            elif isinstance(event, TextDelta) and event.text:
                 await send(chunk(completion_id, model, created, delta={"content": event.text}))
             elif with_tools and isinstance(event, ToolStarted | ToolFinished):
                 await send(chunk(completion_id, model, created, extension=_tool_event(event)))
