@@ -16,7 +16,8 @@ NAME = "api_server"
 
 
 def _service(context: ServiceContext) -> Any:
-    from hermes_plugin_api_server.server import ApiServer, settings_from
+    from hermes_plugin_api_server.server import ApiServer
+    from hermes_plugin_api_server.settings import settings_from
 
     return ApiServer(settings_from(context.config, context.secrets))
 

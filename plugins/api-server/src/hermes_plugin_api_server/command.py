@@ -8,7 +8,8 @@ import signal
 
 import click
 
-from hermes_plugin_api_server.server import ApiServer, settings_from
+from hermes_plugin_api_server.server import ApiServer
+from hermes_plugin_api_server.settings import settings_from
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.service import ServiceNotConfigured
 

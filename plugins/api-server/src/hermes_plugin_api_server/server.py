@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from hermes_plugin_api_server.settings import ServerSettings, settings_from
+from hermes_plugin_api_server.settings import ServerSettings
 from hermes_plugin_api_server.wire import (
     AGENT_MODEL,
     chunk,
@@ -43,7 +43,7 @@ from hermes_sdk.runtime import (
     TurnEnded,
 )
 
-__all__ = ["SESSION_HEADER", "ApiServer", "settings_from"]
+__all__ = ["SESSION_HEADER", "ApiServer"]
 
 log = logging.getLogger("hermes.api_server")
 

@@ -14,7 +14,6 @@ from hermes_sdk.service import ServiceNotConfigured
 __all__ = ["ApiServerConfig", "ServerSettings", "is_loopback", "settings_from"]
 
 DEFAULT_PORT = 8642
-KEY_VARIABLES = ("API_SERVER_KEY", "API_SERVER_KEYS")
 
 
 class ApiServerConfig(BaseModel):
