@@ -135,12 +135,13 @@ HermesRunner = Callable[..., Run]
 
 @pytest.fixture(scope="session")
 def chat_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """The OpenAI-compatible provider, the local backend with the terminal toolset, and a
-    fixture plugin with tools and slash commands."""
+    """The OpenAI-compatible provider, the local backend with the terminal toolset, the
+    default context engine, and a fixture plugin with tools and slash commands."""
     packages = [
         REPO / "plugins" / "provider-openai",
         REPO / "plugins" / "backend-local",
         REPO / "plugins" / "toolset-terminal",
+        REPO / "plugins" / "context-summary",
         REPO / "tests" / "fixtures" / "chat-tools",
     ]
     return Venv(build_venv(tmp_path_factory.mktemp("chat") / "venv", packages))

@@ -248,3 +248,39 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
     assert results[1].startswith("refused: the user denied this command")
     term.line("/exit")
     assert term.wait_exit() == 0
+
+
+def test_compact_with_a_focus_summarizes_the_chat_and_it_goes_on(
+    terminal, home, openai_server, chat_venv
+):
+    columns = " ".join(f"column_{i} text," for i in range(150))
+    openai_server.queue(
+        Reply.say(f"The schema has tables users and orders. Users: {columns}"),
+        Reply.say("Noted: orders.user_id references users.id."),
+        Reply.say("SUMMARY: users and orders; orders.user_id references users.id."),
+        Reply.say("Add an index on orders.user_id."),
+    )
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("describe the schema")
+    term.wait_for("tables users and orders")
+    term.line("and the foreign key?")
+    term.wait_for("references users.id.")
+    term.line("/compact the database schema")
+    term.wait_for("compacted 2 earlier messages into a summary written by the model")
+    summarizing = openai_server.requests[2].json["messages"]
+    assert "keep above all: the database schema" in summarizing[0]["content"]
+    assert "describe the schema" in summarizing[1]["content"]
+    term.line("what should I index?")
+    term.wait_for("Add an index on orders.user_id.")
+    sent = openai_server.requests[-1].json["messages"]
+    assert "SUMMARY: users and orders" in sent[1]["content"]
+    assert [m["content"] for m in sent[2:]] == [
+        "and the foreign key?",
+        "Noted: orders.user_id references users.id.",
+        "what should I index?",
+    ]
+    term.line("/exit")
+    assert term.wait_exit() == 0
+    (session,) = sessions(chat_venv, home)
+    assert len(messages(chat_venv, home, session["id"])) == 6  # the transcript is whole

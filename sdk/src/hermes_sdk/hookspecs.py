@@ -45,6 +45,7 @@ from hermes_sdk.specs import (
     BackendSpec,
     CommandSpec,
     ConfigSectionSpec,
+    ContextEngineSpec,
     MemoryProviderSpec,
     PlatformSpec,
     PriceTableSpec,
@@ -223,6 +224,33 @@ def hermes_memory_providers() -> Iterable[MemoryProviderSpec]:
         @hookimpl
         def hermes_memory_providers():
             yield MemoryProviderSpec(name="notebook", factory=Notebook)
+    """
+
+
+# --- Registration: context engines ------------------------------------------------------
+
+
+@hookspec
+def hermes_context_engines() -> Iterable[ContextEngineSpec]:
+    """Yield context engines: what a long session's compacted view says about the messages
+    it replaces.
+
+    Called once when the plugin is loaded. The kernel decides when to compact (past
+    ``compression.threshold`` of the model's window, on a context-overflow error, on
+    ``/compact``) and which messages a summary replaces; the engine named by
+    ``compression.engine`` writes that summary. ``factory(context)`` gets a
+    :class:`~hermes_sdk.context.ContextEngineContext` and returns a
+    :class:`~hermes_sdk.context.ContextEngine`; it is built on the first compaction, not at
+    start-up. An engine that fails is replaced, for that compaction, by a summary written
+    without a model, and the full transcript always stays in the store.
+
+    Manifest key: ``context_engine.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_context_engines():
+            yield ContextEngineSpec(name="recall", factory=RecallEngine)
     """
 
 
@@ -514,6 +542,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_platforms": PlatformSpec,
     "hermes_services": ServiceSpec,
     "hermes_memory_providers": MemoryProviderSpec,
+    "hermes_context_engines": ContextEngineSpec,
     "hermes_toolsets": ToolsetSpec,
     "hermes_tools": ToolSpec,
     "hermes_skill_sources": SkillSourceSpec,

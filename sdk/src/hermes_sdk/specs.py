@@ -23,6 +23,7 @@ __all__ = [
     "BackendSpec",
     "CommandSpec",
     "ConfigSectionSpec",
+    "ContextEngineSpec",
     "FactorySpec",
     "Kind",
     "MemoryProviderSpec",
@@ -57,6 +58,7 @@ class Kind(enum.StrEnum):
     CONFIG = "config"
     RUNG = "rung"
     SERVICE = "service"
+    CONTEXT_ENGINE = "context_engine"
     PRICES = "prices"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
@@ -221,6 +223,17 @@ class MemoryProviderSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.MEMORY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextEngineSpec(FactorySpec):
+    """How a long session is compacted; the one in use is ``compression.engine``.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.context.ContextEngineContext` and
+    returns a :class:`~hermes_sdk.context.ContextEngine`.
+    """
+
+    kind: ClassVar[Kind] = Kind.CONTEXT_ENGINE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from hermes_kernel.chat.compression import Compression
 from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.models import RetryPolicy
+from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
@@ -130,8 +131,10 @@ class ChatAgent:
         ask_for: Callable[[str], Ask] | None = None,
         on_learned: Callable[[str], None] | None = None,
         cwd: Path | None = None,
+        in_gateway: bool = False,
     ) -> None:
         self.app = app
+        self.in_gateway = in_gateway
         self.options = options
         self.yolo = options.yolo
         self.cwd = cwd or Path.cwd()
@@ -149,17 +152,22 @@ class ChatAgent:
         self.tools, self.warnings = choose_tools(self.all_tools(), toolsets)
         self.warnings += self.memory.warnings
         self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for asides
-        primary = lambda: self.setup.routes[0]  # noqa: E731 - the route current at call time
+        self.compression = Compression(app)
+
+        def aside() -> ModelRoute:
+            """The model asked on the side (a judge, a summary): auxiliary, else primary."""
+            return self.compression.auxiliary() or self.setup.routes[0]
+
         self.store = StateStore(state_db_path(settings.home))
         self.tool_env = ToolEnvironment(
             app,
             approver=approver,
             ask=ask,
-            judge=model_judge(primary, lambda: self._loop),
+            judge=model_judge(aside, lambda: self._loop),
             yolo=options.yolo,
             cwd=str(self.cwd),
             store=self.store,
-            aside_route=primary,
+            aside_route=aside,
             ask_for=ask_for,
         )
         self.warnings += self.tool_env.warnings
@@ -192,10 +200,11 @@ class ChatAgent:
     ) -> TurnEngine:
         settings = self.app.settings
         recall = self.memory.prefetch if self.memory.provider is not None and not review else None
-        return TurnEngine(
+        tools = self.tools if tools is None else tools
+        engine = TurnEngine(
             self.store,
             setup.routes,
-            self.tools if tools is None else tools,
+            tools,
             settings.home,
             # A review's tool calls are not shown in the chat; plugins still observe them.
             observer=_Observer(self.app, None, self.memory) if review else self.observer,
@@ -209,7 +218,12 @@ class ChatAgent:
             config=settings.raw,
             skill_dirs=self.tool_env.skill_dirs,
             prefetch=recall,
+            compactor=self.compression.compactor(
+                lambda name: name in tools and tools[name].parallel_safe
+            ),
         )
+        engine.in_gateway = self.in_gateway
+        return engine
 
     def all_tools(self) -> list[ToolSpec]:
         """Every tool the plugins and the memory provider offer, before toolsets choose."""
@@ -291,6 +305,17 @@ class ChatAgent:
             asyncio.get_running_loop().run_in_executor(None, self.memory.observe, record)
         self.reviews.after_turn(session, text, result)
 
+    async def compact(
+        self, focus: str | None = None, on_notice: Callable[[str], None] | None = None
+    ) -> str | None:
+        """``/compact [FOCUS]`` on the current session: None when compacted, else why not."""
+        if self.session is None:
+            return "this chat has no messages yet"
+        self._loop = asyncio.get_running_loop()
+        why_not = await self.engine.compact_session(self.session.id, focus, on_notice)
+        self.refresh()
+        return why_not
+
     # --- model ------------------------------------------------------------------------------
 
     async def switch_model(self, provider: str | None, model: str | None) -> ModelSetup:
@@ -309,6 +334,7 @@ class ChatAgent:
         await asyncio.to_thread(self.tool_env.close)
         await self.engine.finish_indexing()
         await _close_routes(self.setup)
+        await self.compression.aclose()
         self.store.close()
 
 

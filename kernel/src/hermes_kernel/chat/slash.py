@@ -262,10 +262,21 @@ class SlashCommands:
             Kind.MEMORY, "no memory plugin is installed: nothing is remembered across sessions"
         )
 
-    def do_compact(self, _args: str) -> None:
-        self.view.info(
-            "conversation compression is not installed in this version; /new starts afresh"
-        )
+    async def do_compact(self, args: str) -> None:
+        session = self.agent.session
+        if session is None:
+            self.view.info("nothing to compact yet: this chat has no messages")
+            return
+        try:
+            why_not = await self.agent.compact(args.strip() or None, self.view.info)
+        except LeaseHeldError as exc:
+            self.view.error(f"{exc}: a turn is running on this session elsewhere; try later")
+            return
+        except ValueError as exc:
+            self.view.error(str(exc))
+            return
+        if why_not is not None:
+            self.view.info(f"not compacted: {why_not}")
 
     # --- toggles ----------------------------------------------------------------------------
 

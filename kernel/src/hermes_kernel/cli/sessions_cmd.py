@@ -14,6 +14,7 @@ import click
 from hermes_kernel.cli.main import app_of
 
 if TYPE_CHECKING:
+    from hermes_kernel.store.compactions import CompactionRecord
     from hermes_kernel.store.messages import Message
     from hermes_kernel.store.sessions import Session
     from hermes_kernel.store.state import StateStore
@@ -113,6 +114,7 @@ def show(ctx: click.Context, session_id: str) -> None:
     with _store(ctx) as store:
         session = _find(store, session_id)
         messages = store.messages.of_session(session.id)
+        compactions = {c.boundary_seq: c for c in store.compactions.of_session(session.id)}
     click.echo(f"Session {session.id}: {session.title or '(untitled)'}")
     click.echo(f"  source: {session.source}; model: {session.provider} / {session.model}")
     ended = f"{when(session.ended_at)} ({session.end_reason})" if session.ended_at else "open"
@@ -121,10 +123,29 @@ def show(ctx: click.Context, session_id: str) -> None:
         click.echo(f"  directory: {session.cwd}")
     click.echo(f"  {session.message_count} messages, {session.tool_call_count} tool calls")
     click.echo(f"  usage: {Totals.of(session).line()}")
+    if compactions:
+        click.echo(
+            f"  compacted {len(compactions)} time(s); the model sees a summary of the "
+            "messages above each mark"
+        )
     click.echo("")
     for message in messages:
         for line in _transcript_lines(message):
             click.echo(line)
+        compaction = compactions.get(message.seq)
+        if compaction is not None:
+            click.echo(_compaction_mark(compaction))
+
+
+def _compaction_mark(compaction: CompactionRecord) -> str:
+    from hermes_kernel.chat.format import when
+
+    how = "by the model" if compaction.by_model else "without a model"
+    return (
+        f"── compacted here, {when(compaction.created_at)} ({compaction.reason}): "
+        f"{compaction.messages_replaced} messages up to this point summarized {how}, "
+        f"about {compaction.tokens_before:,} -> {compaction.tokens_after:,} tokens ──"
+    )
 
 
 @sessions.command("search")

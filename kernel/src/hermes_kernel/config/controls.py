@@ -24,6 +24,8 @@ KERNEL_SECTIONS = frozenset(
         "skills",
         "gateway",
         "platforms",
+        "compression",
+        "auxiliary",
     }
 )
 """Top-level config.yaml keys the kernel owns; plugins cannot claim them."""

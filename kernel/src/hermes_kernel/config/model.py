@@ -62,6 +62,12 @@ class ModelConfig(BaseModel):
     fallback_providers: list[FallbackEntry] = Field(
         default_factory=list, description="Tried in order, for one turn, when the model fails."
     )
+    context_length: int | None = Field(
+        default=None,
+        ge=256,
+        description="The model's context window in tokens; unset: what the provider says, "
+        "else a table of known models, else 128000.",
+    )
 
 
 class CustomProvider(BaseModel):
@@ -76,6 +82,9 @@ class CustomProvider(BaseModel):
     models: list[str] = Field(default_factory=list)
     default_model: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    context_length: int | None = Field(
+        default=None, ge=256, description="Context window of this endpoint's models, in tokens."
+    )
 
 
 class AgentConfig(BaseModel):
@@ -264,6 +273,54 @@ class GatewayConfig(BaseModel):
     )
 
 
+class CompressionConfig(BaseModel):
+    """The ``compression:`` section: how a long session's view is kept within the window."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        default=True,
+        description="Compact automatically past the threshold and on a context-overflow "
+        "error; /compact works either way.",
+    )
+    engine: str = Field(
+        default="summary",
+        pattern=r"^[a-z][a-z0-9_-]{0,63}$",
+        description="The context engine that writes summaries (a plugin).",
+    )
+    threshold: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Share of the model's window past which the view is compacted before a "
+        "model call; at least 0.75 for windows under 512K tokens.",
+    )
+    protect_last_n: int = Field(
+        default=20, ge=1, le=10_000, description="Latest messages kept word for word."
+    )
+    keep_recent_tokens: int = Field(
+        default=2000, ge=0, description="At least this many tokens of the latest messages kept."
+    )
+    gateway_threshold: float = Field(
+        default=0.85,
+        ge=0,
+        le=1,
+        description="In the gateway, compact at this share of the window even when the "
+        "threshold is higher or compaction is off (0: no safety net).",
+    )
+
+
+class AuxiliaryConfig(BaseModel):
+    """The ``auxiliary:`` section: a model for side tasks (summaries, smart approvals)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str | None = Field(
+        default=None, pattern=_ENDPOINT_NAME.replace("^", "^(auto|", 1).replace("$", ")$")
+    )
+    model: str | None = Field(default=None, min_length=1)
+
+
 class PlatformAccessConfig(BaseModel):
     """``platforms.<name>``: who may use the agent there. Other keys belong to the platform
     plugin (its token variable, group behaviour ...)."""
@@ -311,6 +368,8 @@ class KernelConfig(BaseModel):
     platforms: dict[str, PlatformAccessConfig] = Field(
         default_factory=dict, description="Per chat platform: who may use the agent."
     )
+    compression: CompressionConfig = Field(default_factory=CompressionConfig)
+    auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod

@@ -6,6 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Stopped(Exception):
+    """The turn was stopped (hard) while it waited for something."""
 
 
 class TurnControl:
@@ -46,6 +54,20 @@ class TurnControl:
     @property
     def stopped(self) -> bool:
         return self.hard.is_set()
+
+    async def race(self, work: Coroutine[Any, Any, T]) -> T:
+        """``work``'s result; on a hard stop meanwhile it is cancelled and Stopped raised."""
+        task = asyncio.ensure_future(work)
+        racing: set[asyncio.Future[Any]] = {task, self.stop_signal()}
+        try:
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+        if task.cancelled():
+            raise Stopped
+        return task.result()
 
     async def sleep(self, seconds: float) -> bool:
         """Sleep, waking early on a hard stop; True if stopped."""

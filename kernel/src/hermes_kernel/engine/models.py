@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.control import Stopped, TurnControl
 from hermes_sdk import LLMCall, LLMResult
 from hermes_sdk.models import (
     ChatMessage,
@@ -92,10 +92,6 @@ class RouteHealth:
     @property
     def cooling(self) -> bool:
         return self._clock() < self.cool_until
-
-
-class Stopped(Exception):
-    """The turn was stopped (hard) while the model was answering."""
 
 
 class ModelObserver(Protocol):

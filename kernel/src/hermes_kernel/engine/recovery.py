@@ -43,14 +43,18 @@ def unanswered(transcript: list[Message]) -> list[tuple[Message, dict[str, Any]]
     return missing
 
 
-def repaired_in(cursor: Any, session_id: str, read_only: Callable[[str], bool]) -> list[Message]:
-    """The session's transcript with the missing results added, inside the caller's write
-    transaction (the turn's first, which holds the session's lease).
+def repaired_in(
+    cursor: Any, session_id: str, read_only: Callable[[str], bool], after_seq: int = 0
+) -> list[Message]:
+    """The session's transcript (after ``after_seq``, where its compacted view begins) with
+    the missing results added, inside the caller's write transaction (the turn's first,
+    which holds the session's lease).
 
-    Only the last round can be incomplete (every turn repairs before it adds anything), so
-    appending the results keeps them right after their assistant message.
+    Only the last round can be incomplete (every turn repairs before it adds anything, and
+    a compaction never replaces the latest round), so appending the results keeps them
+    right after their assistant message.
     """
-    transcript = of_session_in(cursor, session_id)
+    transcript = of_session_in(cursor, session_id, after_seq)
     missing = unanswered(transcript)
     for _, call in missing:
         name = str(call.get("name", ""))

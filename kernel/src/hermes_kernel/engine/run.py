@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Unpack
 
-from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.models import Stopped, ask_model
+from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
+from hermes_kernel.engine.control import Stopped, TurnControl
+from hermes_kernel.engine.models import ask_model
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
+from hermes_kernel.engine.window import estimate_tokens, message_tokens, schema_tokens
+from hermes_kernel.store.compactions import CompactionRecord
 from hermes_kernel.store.leases import release_in
 from hermes_kernel.store.messages import Disposition, Message, MessageFields, append_in
 from hermes_kernel.store.sessions import Session, Usage
@@ -74,6 +77,13 @@ class TurnRun:
             context=(lambda: tool_context(session, control)) if tool_context else None,
         )
         self.history: list[ChatMessage] = []
+        self.seqs: list[int | None] = []
+        """The stored seq of each history entry (None: the system prompt, a summary)."""
+        self.compacted: CompactionRecord | None = None
+        """The compaction the view begins with."""
+        self.counted: tuple[int, int] | None = None
+        """(entries, tokens): the provider's own count of the history's first entries."""
+        self.compaction_misses = 0
         # After a fallback the turn stays on the route that answered; a primary that keeps
         # failing goes last for a while (engine.health).
         self.routes, self.primary_first = engine.health.order(engine.routes)
@@ -110,6 +120,10 @@ class TurnRun:
         )
         return message.seq
 
+    def remember(self, message: ChatMessage, seq: int | None) -> None:
+        self.history.append(message)
+        self.seqs.append(seq)
+
     async def save_reply(self, content: str | None, **fields: Unpack[MessageFields]) -> None:
         """The turn's last message, saved together with the lease's release."""
         await self.engine.store.db.run(self._reply_and_release, content, fields)
@@ -123,18 +137,29 @@ class TurnRun:
     # --- the loop -----------------------------------------------------------------------
 
     async def run(
-        self, transcript: list[Message], user_text: str, tool_choice: str | None = None
+        self,
+        transcript: list[Message],
+        user_text: str,
+        tool_choice: str | None = None,
+        *,
+        user_seq: int | None = None,
+        compacted: CompactionRecord | None = None,
     ) -> TurnResult:
-        """Run the turn whose user message (after ``transcript``) is saved already."""
-        self.history = [ChatMessage("system", self.session.system_prompt or "")]
-        self.history += [to_chat(message) for message in transcript]
-        self.history.append(ChatMessage("user", await self.with_recall(user_text)))
+        """Run the turn whose user message (seq ``user_seq``, after ``transcript``) is saved
+        already. The view begins with the ``compacted`` summary when there is one."""
+        self.compacted = compacted
+        self.remember(ChatMessage("system", self.session.system_prompt or ""), None)
+        if compacted is not None:
+            self.remember(summary_message(compacted), None)
+        for message in transcript:
+            self.remember(to_chat(message), message.seq)
+        self.remember(ChatMessage("user", await self.with_recall(user_text)), user_seq)
         settings = self.engine.settings
         for iteration in range(1, settings.max_iterations + 1):
             if self.control.soft.is_set() and iteration > 1:
                 return self.result("", "interrupted", iteration - 1)
             try:
-                response = await self.ask(tool_choice if iteration == 1 else None)
+                response = await self.ask_fitting(tool_choice if iteration == 1 else None)
             except Stopped:
                 text = "".join(self.partial)
                 if text:  # partial text is kept, marked as interrupted
@@ -179,6 +204,115 @@ class TurnRun:
         if not recalled:
             return user_text
         return f"{user_text}\n\n<recalled-memory>\n{recalled}\n</recalled-memory>"
+
+    # --- keeping the view within the window ---------------------------------------------
+
+    def request_tokens(self) -> int:
+        """The next request's size: the provider's count of what it saw last, plus an
+        estimate of what was added since; all estimated when there is no count."""
+        if self.counted is not None:
+            entries, tokens = self.counted
+            return tokens + sum(message_tokens(m) for m in self.history[entries:])
+        return sum(message_tokens(m) for m in self.history) + schema_tokens(self.engine.schemas)
+
+    def count(self, response: ModelResponse) -> None:
+        """After the assistant message of ``response`` joined the history."""
+        used = response.usage
+        prompt = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
+        self.counted = (len(self.history), prompt + used.output_tokens) if prompt else None
+
+    async def ask_fitting(self, tool_choice: str | None = None) -> ModelResponse:
+        """:meth:`ask`, compacting the view first when it has grown past the threshold, and
+        once after a context-overflow error, which is then asked again."""
+        compactor = self.engine.compactor
+        if compactor is None:
+            return await self.ask(tool_choice)
+        if self.compaction_misses < MISSES_PER_TURN:
+            route = self.routes[self.route_start]
+            window = (await compactor.window(route)).tokens
+            fraction = compactor.settings.trigger(window, self.engine.in_gateway)
+            goal = int(window * fraction) if fraction is not None else None
+            if goal is not None and self.request_tokens() > goal:
+                reason = "threshold" if compactor.settings.enabled else "gateway"
+                await self.compact(reason, goal_tokens=goal)
+        try:
+            return await self.ask(tool_choice)
+        except ProviderError as exc:
+            if not exc.should_compress:
+                raise
+            overflow = exc
+        if not compactor.settings.enabled and not self.engine.in_gateway:
+            raise ProviderError(
+                overflow.kind,
+                f"{overflow}; automatic compaction is off (compression.enabled): /compact, "
+                "or /new to start afresh",
+            )
+        route = self.routes[self.route_start]
+        compactor.learn(route, overflow, self.request_tokens())
+        why_not = await self.compact("overflow")
+        if why_not is not None:
+            raise ProviderError(
+                overflow.kind, f"{overflow}; compacting the conversation did not help: {why_not}"
+            )
+        return await self.ask(tool_choice)
+
+    async def compact(
+        self, reason: str, focus: str | None = None, goal_tokens: int | None = None
+    ) -> str | None:
+        """Compact the view now; None when it was, else why not (in a few words)."""
+        engine = self.engine
+        compactor = engine.compactor
+        assert compactor is not None
+        route = self.routes[self.route_start]
+        window = (await compactor.window(route)).tokens
+        skip = 2 if self.compacted is not None else 1  # the system prompt, the summary
+        fixed = estimate_tokens(self.history[0].content) + schema_tokens(engine.schemas)
+        work = compactor.compact(
+            session_id=self.session.id,
+            items=self.history[skip:],
+            seqs=self.seqs[skip:],
+            previous=self.compacted,
+            fixed_tokens=fixed,
+            window=window,
+            route=route,
+            reason=reason,
+            focus=focus,
+            goal_tokens=goal_tokens,
+        )
+        outcome = await self.control.race(work)
+        for line in outcome.notices:
+            self.notice(f"compaction: {line}")
+        store = engine.store
+        record = outcome.record
+        if record is None:
+            self.compaction_misses += 1
+            await store.db.run(store.compactions.add_usage, self.session.id, outcome.usages)
+            if self.compaction_misses >= MISSES_PER_TURN and reason != "manual":
+                self.notice(
+                    "compaction: not kept twice this turn; automatic compaction waits for the "
+                    f"next turn ({outcome.why_not})"
+                )
+            return outcome.why_not or "not kept"
+        earlier = self.compacted.messages_replaced if self.compacted is not None else 0
+        prompt = await asyncio.to_thread(engine.rebuilt_prompt, self.session)
+        await store.db.run(store.compactions.commit, record, prompt, outcome.usages)
+        self.session = replace(self.session, system_prompt=prompt)
+        self.compacted = record
+        self.history, self.seqs = [ChatMessage("system", prompt)], [None]
+        for message, seq in zip(outcome.view, outcome.seqs, strict=True):
+            self.remember(message, seq)
+        self.counted = None
+        how = "by the model" if record.by_model else "without a model"
+        self.notice(
+            f"compacted {record.messages_replaced - earlier} earlier messages into "
+            f"a summary written {how} (about {record.tokens_before:,} -> "
+            f"{record.tokens_after:,} tokens); the full transcript is kept"
+        )
+        return None
+
+    def notice(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
 
     async def ask(self, tool_choice: str | None = None) -> ModelResponse:
         def stream(text: str) -> None:
@@ -233,14 +367,16 @@ class TurnRun:
             usage=self.usage(response),
             durable=side_effects,
         )
-        self.history.append(
+        self.remember(
             ChatMessage(
                 "assistant",
                 response.content,
                 tool_calls=response.tool_calls,
                 reasoning_details=response.reasoning_details,
-            )
+            ),
+            seq,
         )
+        self.count(response)
         self.calls_made += len(response.tool_calls)
         await self.runner.run_round(
             response.tool_calls, self.control, self.persist, self.before, round_key=f"m{seq}"
@@ -272,15 +408,16 @@ class TurnRun:
         elif outcome.disposition is Disposition.OK and outcome.call.name in self.failed_tools:
             self.failed_tools.discard(outcome.call.name)
             self.recoveries += 1
-        await self.save(
+        seq = await self.save(
             "tool",
             content,
             tool_call_id=outcome.call.id,
             tool_name=outcome.call.name,
             disposition=outcome.disposition,
         )
-        self.history.append(
-            ChatMessage("tool", content, tool_call_id=outcome.call.id, name=outcome.call.name)
+        self.remember(
+            ChatMessage("tool", content, tool_call_id=outcome.call.id, name=outcome.call.name),
+            seq,
         )
         result = ToolResult(
             call_id=outcome.call.id,

@@ -21,15 +21,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hermes_kernel.engine import recovery
+from hermes_kernel.engine.compaction import Compactor, summary_message
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
+from hermes_kernel.engine.transcript import to_chat
+from hermes_kernel.store.compactions import CompactionRecord, latest_in
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.indexing import index_pending
-from hermes_kernel.store.leases import acquire_in, new_holder
-from hermes_kernel.store.messages import Message, append_in
-from hermes_kernel.store.sessions import Session, new_session_id, session_in
+from hermes_kernel.store.leases import acquire_in, new_holder, release_in
+from hermes_kernel.store.messages import Message, append_in, of_session_in
+from hermes_kernel.store.sessions import REVIEW_SOURCE, Session, new_session_id, session_in
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import (
     LLMCall,
@@ -41,7 +44,7 @@ from hermes_sdk import (
     ToolResult,
     ToolSpec,
 )
-from hermes_sdk.models import ModelUsage, ToolSchema
+from hermes_sdk.models import ChatMessage, ModelUsage, ToolSchema
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
@@ -125,6 +128,14 @@ def _session_info(session: Session) -> SessionInfo:
     )
 
 
+@dataclass(frozen=True)
+class _Begun:
+    session: Session
+    transcript: list[Message]
+    compacted: CompactionRecord | None
+    user_seq: int
+
+
 class TurnEngine:
     def __init__(
         self,
@@ -141,6 +152,7 @@ class TurnEngine:
         config: Mapping[str, Any] | None = None,
         skill_dirs: Sequence[str] = (),
         prefetch: Callable[[Session, str], str | None] | None = None,
+        compactor: Compactor | None = None,
     ) -> None:
         if not routes:
             raise ValueError("a turn engine needs at least one model route")
@@ -160,6 +172,10 @@ class TurnEngine:
         self.skill_dirs = tuple(skill_dirs)
         self.prefetch = prefetch
         """What an external memory provider recalls for a user message (must not raise)."""
+        self.compactor = compactor
+        """Keeps a session's view within the model's window; None: never compacted."""
+        self.in_gateway = False
+        """Set by the gateway: its safety net (``compression.gateway_threshold``) applies."""
         self.health = RouteHealth()
         self._index_timer: asyncio.TimerHandle | None = None
         self.schemas = [
@@ -301,13 +317,19 @@ class TurnEngine:
         control.loop = asyncio.get_running_loop()
         holder = new_holder()  # per turn: two turns in one process exclude each other too
         db = self.store.db
-        session, transcript = await db.run(self._begin, session_id, holder, user_text, on_begin)
+        begun = await db.run(self._begin, session_id, holder, user_text, on_begin)
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         run: TurnRun | None = None
         try:
-            run = TurnRun(self, session, holder, control, on_text, on_notice)
+            run = TurnRun(self, begun.session, holder, control, on_text, on_notice)
             run.on_restart = on_restart
-            return await run.run(transcript, user_text, tool_choice)
+            return await run.run(
+                begun.transcript,
+                user_text,
+                tool_choice,
+                user_seq=begun.user_seq,
+                compacted=begun.compacted,
+            )
         except StoreError as exc:
             return TurnResult(
                 "", "error", error=f"{exc}; the turn stopped before acting on unsaved state"
@@ -326,19 +348,74 @@ class TurnEngine:
         holder: str,
         user_text: str,
         on_begin: Callable[[Any], None] | None,
-    ) -> tuple[Session, list[Message]]:
+    ) -> _Begun:
         """A turn's first write, one transaction: take the lease, repair what a crash left,
-        save the user's message. The session and the transcript before that message."""
+        save the user's message. The session, its latest compaction, and the transcript
+        after that compaction up to the new message."""
         with self.store.db.write() as cursor:
             session = session_in(cursor, session_id)
             if session is None:
                 raise KeyError(f"no session {session_id!r}")
             acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
-            transcript = recovery.repaired_in(cursor, session_id, self._read_only)
-            append_in(cursor, session_id, "user", user_text)
+            compacted = latest_in(cursor, session_id)
+            after = compacted.boundary_seq if compacted is not None else 0
+            transcript = recovery.repaired_in(cursor, session_id, self._read_only, after)
+            user = append_in(cursor, session_id, "user", user_text)
             if on_begin is not None:
                 on_begin(cursor)
-        return session, transcript
+        return _Begun(session, transcript, compacted, user.seq)
+
+    def rebuilt_prompt(self, session: Session) -> str:
+        """The session's system prompt built again (at a compaction: memory and skills as
+        they are now); a review keeps its own, which carries its task."""
+        if session.source == REVIEW_SOURCE:
+            return session.system_prompt or ""
+        cwd = Path(session.cwd) if session.cwd else None
+        return self._system_prompt(session.id, session.source, cwd, session.user_scope, None)
+
+    async def compact_session(
+        self,
+        session_id: str,
+        focus: str | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> str | None:
+        """``/compact [FOCUS]``: compact the session's view now, between turns (its lease is
+        held meanwhile). None when it was compacted, else why not."""
+        if self.compactor is None:
+            return "compaction is not available here"
+        holder = new_holder()
+        db = self.store.db
+        session, compacted, transcript = await db.run(self._lease_view, session_id, holder)
+        control = TurnControl()
+        try:
+            run = TurnRun(self, session, holder, control, None, on_notice)
+            run.compacted = compacted
+            run.remember(ChatMessage("system", session.system_prompt or ""), None)
+            if compacted is not None:
+                run.remember(summary_message(compacted), None)
+            for message in transcript:
+                run.remember(to_chat(message), message.seq)
+            return await run.compact("manual", focus=focus or None)
+        finally:
+            with contextlib.suppress(StoreError):
+                await db.run(self.store.leases.release, session_id, holder)
+
+    def _lease_view(
+        self, session_id: str, holder: str
+    ) -> tuple[Session, CompactionRecord | None, list[Message]]:
+        with self.store.db.write() as cursor:
+            session = session_in(cursor, session_id)
+            if session is None:
+                raise KeyError(f"no session {session_id!r}")
+            acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
+            compacted = latest_in(cursor, session_id)
+            after = compacted.boundary_seq if compacted is not None else 0
+            transcript = of_session_in(cursor, session_id, after)
+        if recovery.unanswered(transcript):
+            with self.store.db.write() as cursor:
+                release_in(cursor, session_id, holder)
+            raise ValueError("the last turn did not finish; send a message first, then /compact")
+        return session, compacted, transcript
 
     def _read_only(self, tool: str) -> bool:
         spec = self.tools.get(tool)

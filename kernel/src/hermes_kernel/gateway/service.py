@@ -121,6 +121,7 @@ class Gateway:
             approver=self.turn_questions.approver,
             ask_for=self.turn_questions.ask_for,
             cwd=self.cwd,
+            in_gateway=True,
         )
         self.store = self.agent.store
         self.db = self.store.db

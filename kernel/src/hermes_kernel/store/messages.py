@@ -51,12 +51,14 @@ def _message(row: Sequence[Any]) -> Message:
     return Message(*values)
 
 
-_OF_SESSION = f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq"
+_OF_SESSION = f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq"
 
 
-def of_session_in(cursor: Any, session_id: str) -> list[Message]:
-    """The session's messages, in order, inside the caller's transaction."""
-    return [_message(row) for row in cursor.execute(_OF_SESSION, (session_id,)).fetchall()]
+def of_session_in(cursor: Any, session_id: str, after_seq: int = 0) -> list[Message]:
+    """The session's messages (those after ``after_seq``), in order, inside the caller's
+    transaction."""
+    rows = cursor.execute(_OF_SESSION, (session_id, after_seq)).fetchall()
+    return [_message(row) for row in rows]
 
 
 class MessageFields(TypedDict, total=False):
@@ -161,8 +163,8 @@ class Messages:
         with self._db.write(durable, wait) as cursor:
             return append_in(cursor, session_id, role, content, **fields)
 
-    def of_session(self, session_id: str) -> list[Message]:
-        rows = self._db.query(_OF_SESSION, (session_id,))
+    def of_session(self, session_id: str, after_seq: int = 0) -> list[Message]:
+        rows = self._db.query(_OF_SESSION, (session_id, after_seq))
         return [_message(row) for row in rows]
 
     def last_user_seq(self, session_id: str) -> int | None:
@@ -182,6 +184,12 @@ class Messages:
             calls = sum(len(json.loads(str(row[0]))) for row in rows if row[0])
             cursor.execute(
                 "DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, seq)
+            )
+            # A summary that stood for a message now gone goes too: the view falls back to
+            # the compaction before it (or to the messages themselves).
+            cursor.execute(
+                "DELETE FROM compactions WHERE session_id = ? AND boundary_seq >= ?",
+                (session_id, seq),
             )
             cursor.execute(
                 "UPDATE sessions SET message_count = max(0, message_count - ?), "

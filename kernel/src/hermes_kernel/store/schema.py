@@ -223,5 +223,28 @@ CREATE TABLE gateway_pairing_failures (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+V6 = """
+-- Compaction: the summary that stands for a session's messages up to boundary_seq in the
+-- view sent to the model. The messages themselves stay (search and export see them all);
+-- the newest row is the view a turn continues from, so a restart does not compact again.
+-- actions: JSON, the side-effecting tool calls the summary stands for, with the head of
+-- their output, carried forward by every later compaction.
+CREATE TABLE compactions (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    boundary_seq INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    actions TEXT NOT NULL DEFAULT '[]',
+    reason TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    by_model INTEGER NOT NULL,
+    messages_replaced INTEGER NOT NULL,
+    tokens_before INTEGER NOT NULL,
+    tokens_after INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX compactions_by_session ON compactions(session_id, id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hermes_kernel.store.compactions import Compactions
 from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
@@ -16,7 +17,7 @@ def state_db_path(home: Path) -> Path:
 
 
 class StateStore:
-    """Sessions, messages, search and turn leases in ``HERMES_HOME/state.db``."""
+    """Sessions, messages, compactions, search and turn leases in ``HERMES_HOME/state.db``."""
 
     def __init__(
         self,
@@ -29,6 +30,7 @@ class StateStore:
         self.sessions = Sessions(self.db)
         self.messages = Messages(self.db)
         self.leases = TurnLeases(self.db)
+        self.compactions = Compactions(self.db)
 
     def search(
         self,

@@ -110,6 +110,11 @@ def _section_model() -> Any:
         )
         context_size: int = Field(default=4096, ge=512, le=131072)
         threads: int | None = Field(default=None, ge=1)
+        seed: int | None = Field(
+            default=None,
+            ge=0,
+            description="Sampling seed: the same prompt then gets the same answer (unset: random).",
+        )
 
     return EmbeddedModelSection
 

@@ -208,9 +208,15 @@ class EmbeddedProvider:
         self._threads = _whole(options, "threads", 0) if threads else None
         megabytes = _whole(options, "prefix_cache_mb", DEFAULT_PREFIX_CACHE_MB)
         self._cache = (Path(settings.home), megabytes * 1_048_576) if settings.home else None
+        seed = options.get("seed")
+        self._seed = _whole(options, "seed", 0) if seed is not None else None
 
     async def aclose(self) -> None:
         pass  # loaded models are shared across providers and live as long as the process
+
+    async def context_window(self, model: str) -> int | None:
+        """The context this provider loads its model with: its window, in tokens."""
+        return self._n_ctx
 
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
@@ -246,6 +252,8 @@ class EmbeddedProvider:
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "temperature": 0.2 if request.temperature is None else request.temperature,
         }
+        if self._seed is not None:  # sampling starts from this seed on every call
+            arguments["seed"] = self._seed
         offered = request.tools if self._offers_tools(path, request) else ()
         with lock:
             try:

@@ -141,6 +141,11 @@ class _Handler(BaseHTTPRequestHandler):
         if problem is not None:  # what the real service refuses, before any reply is used
             self.send_json(400, owner.error_body(400, problem))
             return
+        if owner.context_window is not None and isinstance(body, dict):
+            tokens = owner.prompt_tokens(body)
+            if tokens > owner.context_window:  # refused as the real service does
+                self.send_json(400, owner.overflow_error(tokens))
+                return
         reply = owner._next_reply(body)
         if reply is None:
             self.send_json(500, owner.error_body(500, "the scripted server has no reply queued"))
@@ -308,6 +313,21 @@ class ScriptedServer:
     def protocol_problem(self, body: Any) -> str | None:
         """Why the real service would refuse this request body, or None."""
         return None
+
+    context_window: int | None = None
+    """When set, a request the server counts above this many prompt tokens is refused with
+    the protocol's context-length error (400), before any reply is used: a model with a
+    small window, for tests of what a client does when a conversation outgrows it."""
+
+    def prompt_tokens(self, body: Mapping[str, Any]) -> int:
+        """The server's count of a request's prompt tokens: about four characters a token."""
+        return max(1, len(json.dumps(body, ensure_ascii=False)) // 4)
+
+    def overflow_error(self, tokens: int) -> Any:
+        return self.error_body(
+            400,
+            f"the request has {tokens} tokens, over the model's context of {self.context_window}",
+        )
 
     def models_listing(self) -> Any:
         return {"object": "list", "data": [{"id": "test-model", "object": "model"}]}

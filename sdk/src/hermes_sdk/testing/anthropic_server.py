@@ -41,10 +41,17 @@ def anthropic_error(status: int, message: str) -> str:
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}})
 
 
-def _usage(reply: Reply) -> dict[str, int]:
+def _counted(request: Mapping[str, Any]) -> int:
+    """The server's count of a request's input tokens: about four characters a token."""
+    text = json.dumps([request.get("system"), request.get("messages"), request.get("tools")])
+    return max(1, len(text) // 4)
+
+
+def _usage(reply: Reply, request: Mapping[str, Any]) -> dict[str, int]:
     given = dict(reply.usage)
+    counted = _counted(request)
     return {
-        "input_tokens": given.get("input_tokens", given.get("prompt_tokens", 10)),
+        "input_tokens": given.get("input_tokens", given.get("prompt_tokens", counted)),
         "output_tokens": given.get("output_tokens", given.get("completion_tokens", 5)),
         "cache_creation_input_tokens": given.get("cache_creation_input_tokens", 0),
         "cache_read_input_tokens": given.get("cache_read_input_tokens", 0),
@@ -107,6 +114,13 @@ class ScriptedAnthropicServer(ScriptedServer):
     def models_listing(self) -> Any:
         return {"data": [{"id": "test-model", "type": "model"}], "has_more": False}
 
+    def prompt_tokens(self, body: Mapping[str, Any]) -> int:
+        return _counted(body)
+
+    def overflow_error(self, tokens: int) -> Any:  # Anthropic's own words
+        limit = self.context_window
+        return self.error_body(400, f"prompt is too long: {tokens} tokens > {limit} maximum")
+
     def protocol_problem(self, body: Any) -> str | None:
         return tool_result_problem(body)
 
@@ -137,11 +151,11 @@ class ScriptedAnthropicServer(ScriptedServer):
             "content": self._blocks(reply),
             "stop_reason": _STOP_REASONS.get(reply.finish_reason or "stop", "end_turn"),
             "stop_sequence": None,
-            "usage": _usage(reply),
+            "usage": _usage(reply, request),
         }
 
     def render_stream(self, reply: Reply, request: Mapping[str, Any]) -> list[StreamEvent]:
-        usage = _usage(reply)
+        usage = _usage(reply, request)
         start_usage = {**usage, "output_tokens": 1}
         message = {
             "id": "msg_scripted",

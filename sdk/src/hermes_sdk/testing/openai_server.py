@@ -35,8 +35,20 @@ from hermes_sdk.testing._scripted import (
 __all__ = ["RecordedRequest", "Reply", "ScriptedOpenAIServer", "tool_message_problem"]
 
 
-def _usage(reply: Reply) -> dict[str, Any]:
-    usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 5, **reply.usage}
+def prompt_tokens(request: Mapping[str, Any]) -> int:
+    """What the server's "tokenizer" counts for a request when a reply names no usage:
+    about four characters of its messages and tools a token, as real servers roughly do,
+    so a client that sizes its context by reported usage sees numbers that grow with it."""
+    text = json.dumps([request.get("messages"), request.get("tools")], ensure_ascii=False)
+    return max(1, len(text) // 4)
+
+
+def _usage(reply: Reply, request: Mapping[str, Any]) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens(request),
+        "completion_tokens": 5,
+        **reply.usage,
+    }
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     details = {k: usage.pop(k) for k in ("cached_tokens",) if k in usage}
     reasoning = {k: usage.pop(k) for k in ("reasoning_tokens",) if k in usage}
@@ -58,6 +70,21 @@ class ScriptedOpenAIServer(ScriptedServer):
     def protocol_problem(self, body: Any) -> str | None:
         return tool_message_problem(body)
 
+    def prompt_tokens(self, body: Mapping[str, Any]) -> int:
+        return prompt_tokens(body)
+
+    def overflow_error(self, tokens: int) -> Any:
+        return {  # OpenAI's own words and code
+            "error": {
+                "message": f"This model's maximum context length is {self.context_window} "
+                f"tokens. However, your messages resulted in {tokens} tokens. Please reduce "
+                "the length of the messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        }
+
     def render_complete(self, reply: Reply, request: Mapping[str, Any]) -> Any:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
@@ -71,7 +98,7 @@ class ScriptedOpenAIServer(ScriptedServer):
             "created": int(time.time()),
             "model": request.get("model", "test-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
-            "usage": _usage(reply),
+            "usage": _usage(reply, request),
         }
 
     def render_stream(self, reply: Reply, request: Mapping[str, Any]) -> list[StreamEvent]:
@@ -112,7 +139,7 @@ class ScriptedOpenAIServer(ScriptedServer):
             events.append(event({}, reply.finish_reason))
             if include_usage:
                 _, last = event({})
-                events.append((None, {**last, "choices": [], "usage": _usage(reply)}))
+                events.append((None, {**last, "choices": [], "usage": _usage(reply, request)}))
         return events
 
 

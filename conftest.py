@@ -1,0 +1,54 @@
+"""Keeps tests that share one expensive or one-per-machine thing on one pytest-xdist worker.
+
+`scripts/test` runs the suite on two workers (`--dist loadgroup`). Session fixtures are per
+worker, so without this each worker would start its own dockerd (two daemons on one socket
+fail) and build its own throwaway virtual environments (minutes each). The embedded model's
+tests stay together and in order too: llama.cpp reuses the previous prompt's evaluated
+prefix, so what ran before changes the floats a tiny model decides on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Fixture name -> the group of tests that must share a worker because of it.
+_GROUP_OF_FIXTURE = {
+    "docker_url": "services",
+    "docker_test_image": "services",
+    "ssh_server": "services",
+    "plugin_venv": "venvs",
+    "bare_venv": "venvs",
+    "chat_venv": "venvs",
+    "fixture_wheels": "venvs",
+    "workspace_wheels": "venvs",
+}
+# Test directories or files -> their group, for what a fixture name cannot tell.
+_GROUP_OF_PATH = {
+    Path("plugins/provider-local/tests"): "embedded-model",
+    Path("sdk/tests/test_suites_catch_broken_plugins.py"): "mutants",
+}
+_ROOT = Path(__file__).parent
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    for name in getattr(item, "fixturenames", ()):
+        group = _GROUP_OF_FIXTURE.get(name)
+        if group:
+            return group
+    try:
+        where = item.path.relative_to(_ROOT)
+    except ValueError:
+        return None
+    for path, group in _GROUP_OF_PATH.items():
+        if where == path or path in where.parents:
+            return group
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        group = _group_of(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
