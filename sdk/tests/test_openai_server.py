@@ -40,8 +40,25 @@ def test_streams_openai_chunks_and_records_requests():
         ]
         assert "".join(p["function"]["arguments"] for p in pieces) == '{"a": 1}'
         assert all(p["id"] == "call_0" for p in pieces), "ids repeated in every chunk"
-        assert chunks[-1]["usage"]["total_tokens"] == 15
+        usage = chunks[-1]["usage"]
+        assert usage["total_tokens"] == usage["prompt_tokens"] + 5 and usage["prompt_tokens"] > 0
         assert server.requests[0].json["model"] == "m"
+
+
+def test_reported_prompt_tokens_grow_with_the_request_and_a_window_is_enforced():
+    with ScriptedOpenAIServer() as server:
+        server.respond = lambda _body: Reply.say("ok")
+        short = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        long = {"model": "m", "messages": [{"role": "user", "content": "word " * 4000}]}
+        small = json.loads(post(f"{server.base_url}/chat/completions", short)[1])["usage"]
+        big = json.loads(post(f"{server.base_url}/chat/completions", long)[1])["usage"]
+        assert 4000 < big["prompt_tokens"] < 6000 and small["prompt_tokens"] < 20
+        server.context_window = 3000
+        status, text = post(f"{server.base_url}/chat/completions", long)
+        error = json.loads(text)["error"]
+        assert status == 400 and error["code"] == "context_length_exceeded"
+        assert "maximum context length is 3000 tokens" in error["message"]
+        assert post(f"{server.base_url}/chat/completions", short)[0] == 200
 
 
 def test_an_empty_queue_is_a_loud_500():

@@ -60,6 +60,7 @@ SUITE_CLASS = {
     "backend": "TestBackend",
     "platform": "TestPlatform",
     "frontend": "TestFrontend",
+    "context": "TestContextEngine",
 }
 
 _TOOL_SCHEMA = """            "properties": {"text": {"type": "string", "description": "the text to count"}},
@@ -202,6 +203,26 @@ MUTANTS = [
            "runtime.start_turn(session_id, text)",
            "runtime.start_turn(session_id, text, answers_questions=True)",
            "test_an_approval_reaches_the_client_or_is_denied"),
+    # --- context engines -------------------------------------------------------------------------
+    Mutant("context", "sends-the-whole-conversation", INIT,
+           "budget_chars=max(room, 1000)", "budget_chars=10**9",
+           "test_the_request_to_the_model_fits_its_input_budget"),
+    Mutant("context", "forgets-the-earlier-summary", INIT,
+           "        if earlier:\n", "        if False:\n",
+           "test_the_earlier_summary_is_folded_in"),
+    Mutant("context", "ignores-the-focus", INIT,
+           "        if request.focus:\n", "        if False:\n",
+           "test_the_focus_reaches_the_model"),
+    Mutant("context", "fails-without-the-model", INIT,
+           "except SummaryUnavailable as exc:", "except ZeroDivisionError as exc:",
+           "test_without_the_model_the_summary_keeps_the_requests_within_budget"),
+    Mutant("context", "an-empty-summary-without-the-model", INIT,
+           "return Compaction(fallback, by_model=False, notice=str(exc))",
+           'return Compaction("", by_model=False, notice=str(exc))',
+           "test_without_the_model_the_summary_keeps_the_requests_within_budget"),
+    Mutant("context", "drops-the-models-summary", INIT,
+           "return Compaction(summary.strip())", 'return Compaction("The conversation so far.")',
+           "test_what_the_user_said_reaches_the_summary"),
 ]  # fmt: skip
 
 

@@ -120,10 +120,11 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    """A HERMES_HOME with a short load deadline so the hanging fixture costs one second."""
+    """A HERMES_HOME with a short load deadline, so the hanging fixture costs two seconds (one
+    would fail a sound plugin when both test workers and a build share the two cores)."""
     path = tmp_path / "home"
     path.mkdir()
-    (path / "config.yaml").write_text("plugins:\n  load_timeout_seconds: 1\n")
+    (path / "config.yaml").write_text("plugins:\n  load_timeout_seconds: 2\n")
     return path
 
 

@@ -180,17 +180,6 @@ def test_a_failing_summary_call_keeps_the_tail_and_the_transcript(home, openai_s
     assert "alpha1199" in home("sessions", "export", session).out
 
 
-def test_a_summary_model_that_keeps_failing_rests_and_is_not_asked(home, openai_server):
-    model = Model(openai_server)
-    ask(home, words("alpha", 1200))
-    model.failing_summaries = 2
-    ask(home, words("beta", 1200), "--continue")
-    assert len(summary_requests(openai_server)) == 2
-    # A new process knows nothing of the rest; within one, the next compaction would skip
-    # the model: see test_compaction.py in kernel/tests for the clock.
-    assert model.failing_summaries == 0
-
-
 def test_compaction_inside_a_tool_loop_keeps_calls_paired_and_runs_nothing_twice(
     home, openai_server, tmp_path
 ):
@@ -271,3 +260,46 @@ def test_a_bad_compression_setting_is_one_line(home):
     result = home("chat", "-q", "hi")
     assert result.code == 1 and "compression.threshold" in result.err
     assert "Traceback" not in result.err
+
+
+def test_the_summary_model_rests_after_failures_and_one_success_ends_it(
+    openai_server, provider_spec
+):
+    import asyncio
+
+    from hermes_kernel.engine.compaction import SummaryModel
+    from hermes_kernel.engine.models import ModelRoute
+    from hermes_sdk.context import SummaryUnavailable
+    from hermes_sdk.models import ProviderSettings
+
+    route = ModelRoute(
+        "scripted",
+        provider_spec.factory(ProviderSettings(base_url=openai_server.base_url, timeout_seconds=5)),
+        "test-model",
+    )
+    now = [1000.0]
+    model = SummaryModel(lambda: None, lambda _model, _usage: 0.01, clock=lambda: now[0])
+    usages: list = []
+    summarize = model.summarizer(route, usages)
+
+    async def scenario() -> None:
+        openai_server.queue(Reply.error(500), Reply.error(500))
+        with pytest.raises(SummaryUnavailable, match="failed twice.*asked again in 60 s"):
+            await summarize("summarize", "text", 100)
+        with pytest.raises(SummaryUnavailable, match="failed recently"):
+            await summarize("summarize", "text", 100)  # resting: not asked at all
+        assert len(openai_server.requests) == 2
+        now[0] += 61
+        openai_server.queue(Reply.error(500), Reply.error(500))
+        with pytest.raises(SummaryUnavailable, match="asked again in 300 s"):
+            await summarize("summarize", "text", 100)
+        now[0] += 301
+        openai_server.queue(Reply.error(503), Reply.say("a summary"))  # the retry answers
+        assert await summarize("summarize", "text", 100) == "a summary"
+        openai_server.queue(Reply.error(500), Reply.error(500))
+        with pytest.raises(SummaryUnavailable, match="asked again in 60 s"):  # reset
+            await summarize("summarize", "text", 100)
+        await route.provider.aclose()
+
+    asyncio.run(scenario())
+    assert [u.estimated_cost_usd for u in usages] == [0.01]  # the one call that answered

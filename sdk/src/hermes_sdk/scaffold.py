@@ -51,6 +51,7 @@ KINDS = {
     "tools": _Kind("tool", "tools the model can call"),
     "skills": _Kind("skill_source", "a source of SKILL.md skills"),
     "frontend": _Kind("service", "a front-end: a folder the agent answers"),
+    "context": _Kind("context_engine", "a context engine that summarizes long sessions"),
 }
 # What a template registers under a name of its own rather than the plugin's: a tool is
 # named for what it does, so two plugins' tools never both take the plugin's name.

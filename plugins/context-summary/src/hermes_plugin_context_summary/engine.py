@@ -51,10 +51,15 @@ class SummaryEngine:
         instructions = INSTRUCTIONS.format(words=words)
         if request.focus:
             instructions += FOCUS.format(focus=request.focus)
-        budget = max(4000, request.input_tokens * 4 - len(instructions) - 2000)
-        text = transcript_text(request.head, budget_chars=budget)
-        if request.previous_summary:
-            text = f"[earlier summary]\n{request.previous_summary}\n\n[messages since]\n{text}"
+        earlier = request.previous_summary or ""
+        if len(earlier) > request.input_tokens * 2:  # never more than half of what fits
+            earlier = earlier[: request.input_tokens * 2] + " […]"
+        # The model's window is in tokens, the budget in characters: about four a token,
+        # less some room for the instructions and the headings below.
+        budget = request.input_tokens * 4 - len(instructions) - len(earlier) - 400
+        text = transcript_text(request.head, budget_chars=max(budget, 1000))
+        if earlier:
+            text = f"[earlier summary]\n{earlier}\n\n[messages since]\n{text}"
         try:
             summary = await request.summarize(instructions, text, request.summary_tokens)
         except SummaryUnavailable as exc:

@@ -25,7 +25,8 @@ Fixtures, available in any test once hermes-sdk is installed:
 Conformance: subclass :class:`ProviderTests` in a provider plugin's tests,
 :class:`TerminalBackendTests` in a terminal backend's, :class:`PlatformTests` in a chat
 platform's, :class:`ToolsTests`, :class:`MemoryProviderTests` and :class:`SkillSourceTests` in
-tools, memory and skills plugins, :class:`FrontendTests` in front-ends (:class:`PluginTests`,
+tools, memory and skills plugins, :class:`FrontendTests` in front-ends,
+:class:`ContextEngineTests` in context engines (:class:`PluginTests`,
 their base, checks any plugin's registration against its manifest). ``hermes-sdk new-plugin``
 writes a plugin that uses them.
 """
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 # then runs its module once, not after this package imported it (runpy warns of that), and
 # importing the kit costs nothing until a suite or server is used.
 _EXPORTS = {
+    "ContextEngineTests": "context_tests",
     "FrontendClient": "frontend_tests",
     "FrontendTests": "frontend_tests",
     "MemoryProviderTests": "plugin_tests",
@@ -53,6 +55,7 @@ _EXPORTS = {
     "ScriptedOpenAIServer": "openai_server",
     "ScriptedServer": "_scripted",
     "SkillSourceTests": "plugin_tests",
+    "StandInModel": "context_tests",
     "TerminalBackendTests": "backend_tests",
     "ToolsTests": "plugin_tests",
     "anthropic_error": "anthropic_server",
@@ -64,6 +67,7 @@ if TYPE_CHECKING:
     from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer
     from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
     from hermes_sdk.testing.backend_tests import TerminalBackendTests
+    from hermes_sdk.testing.context_tests import ContextEngineTests, StandInModel
     from hermes_sdk.testing.contexts import tool_context
     from hermes_sdk.testing.frontend_tests import FrontendClient, FrontendTests
     from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
@@ -79,6 +83,7 @@ if TYPE_CHECKING:
     from hermes_sdk.testing.services import SSHServer
 
 __all__ = [
+    "ContextEngineTests",
     "FrontendClient",
     "FrontendTests",
     "MemoryProviderTests",
@@ -93,6 +98,7 @@ __all__ = [
     "ScriptedOpenAIServer",
     "ScriptedServer",
     "SkillSourceTests",
+    "StandInModel",
     "TerminalBackendTests",
     "ToolsTests",
     "anthropic_error",
