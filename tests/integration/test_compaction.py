@@ -284,7 +284,7 @@ def test_the_summary_model_rests_after_failures_and_one_success_ends_it(
 
     async def scenario() -> None:
         openai_server.queue(Reply.error(500), Reply.error(500))
-        with pytest.raises(SummaryUnavailable, match="failed twice.*asked again in 60 s"):
+        with pytest.raises(SummaryUnavailable, match=r"failed twice.*asked again in 60 s"):
             await summarize("summarize", "text", 100)
         with pytest.raises(SummaryUnavailable, match="failed recently"):
             await summarize("summarize", "text", 100)  # resting: not asked at all
