@@ -99,6 +99,8 @@ def test_the_threshold_is_raised_for_windows_under_512k():
     assert off.trigger(200_000, in_gateway=False) is None
     assert off.trigger(200_000, in_gateway=True) == 0.85
     assert CompressionSettings(enabled=False, gateway_threshold=0).trigger(9, True) is None
+    assert high.trigger_and_reason(200_000, in_gateway=True) == (0.85, "gateway")
+    assert settings.trigger_and_reason(200_000, in_gateway=True) == (0.75, "threshold")
 
 
 def test_the_window_is_config_then_table():

@@ -42,7 +42,8 @@ def test_bad_manifest_keys_are_problems_that_say_what_is_valid():
     [record] = records_from_entries([plugin("a", "pkg", "d"), provides("tools.echo", "pkg", "d")])
     assert record.problems == (
         "bad hermes.provides entry: manifest key 'tools.echo' has unknown kind 'tools'; use one of: "
-        "provider, backend, platform, memory, tool, toolset, skill_source, command, slash, config, rung, service, prices, hook",
+        "provider, backend, platform, memory, tool, toolset, skill_source, command, slash, config, rung, "
+        "service, context_engine, prices, hook",
     )
 
 

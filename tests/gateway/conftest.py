@@ -28,12 +28,18 @@ def telegram() -> Iterator[FakeTelegram]:
 
 
 def gateway_config(
-    telegram: FakeTelegram, model_url: str, extra: str = "", gateway: str = ""
+    telegram: FakeTelegram,
+    model_url: str,
+    extra: str = "",
+    gateway: str = "",
+    model: str = "",
+    top: str = "",
 ) -> str:
     """config.yaml for a test: ``gateway`` lines go under ``gateway:``, ``extra`` under
-    ``platforms.telegram``."""
+    ``platforms.telegram``, ``model`` under ``model:``, and ``top`` at the end, at the top
+    level."""
     return (
-        f"model:\n  base_url: {model_url}\n  default: test-model\n"
+        f"model:\n  base_url: {model_url}\n  default: test-model\n{model}"
         "learning:\n  review: false\n  nudge_every_turns: 0\n"
         "gateway:\n  stream_interval_seconds: 0.1\n  restart_backoff_seconds: 0.2\n"
         "  restart_backoff_max_seconds: 1\n  drain_seconds: 5\n  approval_timeout_seconds: 10\n"
@@ -41,7 +47,7 @@ def gateway_config(
         "platforms:\n  telegram:\n"
         f"    api_url: {telegram.api_url}\n    poll_timeout_seconds: 1\n"
         f"    allowed_users: [{OWNER}]\n"
-        f"{extra}"
+        f"{extra}{top}"
     )
 
 
@@ -50,8 +56,14 @@ def gateway_home(hermes, telegram, openai_server, tmp_path, monkeypatch) -> Call
     """Write config.yaml (see gateway_config) and .env with the bot token."""
     monkeypatch.chdir(tmp_path)
 
-    def write(extra: str = "", gateway: str = "", token: str = DEFAULT_TOKEN) -> Path:
-        hermes.config(gateway_config(telegram, openai_server.base_url, extra, gateway))
+    def write(
+        extra: str = "",
+        gateway: str = "",
+        token: str = DEFAULT_TOKEN,
+        model: str = "",
+        top: str = "",
+    ) -> Path:
+        hermes.config(gateway_config(telegram, openai_server.base_url, extra, gateway, model, top))
         hermes.dotenv(f"TELEGRAM_BOT_TOKEN={token}\n")
         return hermes.home
 

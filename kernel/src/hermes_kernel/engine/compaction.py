@@ -101,12 +101,18 @@ class CompressionSettings:
     def trigger(self, window: int, in_gateway: bool) -> float | None:
         """The share of the window past which a view is compacted before a model call;
         None: automatic compaction is off here."""
+        return self.trigger_and_reason(window, in_gateway)[0]
+
+    def trigger_and_reason(self, window: int, in_gateway: bool) -> tuple[float | None, str]:
+        """:meth:`trigger`, and the reason a compaction it fires is recorded with:
+        ``threshold``, or ``gateway`` when the gateway's safety net fires first."""
         fraction = self.threshold if self.enabled else None
         if fraction is not None and window < SMALL_WINDOW:
             fraction = max(fraction, 0.75)
-        if in_gateway and self.gateway_threshold > 0:
-            fraction = min(fraction or 1.0, self.gateway_threshold)
-        return fraction
+        net = self.gateway_threshold if in_gateway and self.gateway_threshold > 0 else None
+        if net is not None and (fraction is None or net < fraction):
+            return net, "gateway"
+        return fraction, "threshold"
 
 
 def split_point(

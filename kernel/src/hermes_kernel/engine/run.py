@@ -230,10 +230,10 @@ class TurnRun:
         if self.compaction_misses < MISSES_PER_TURN:
             route = self.routes[self.route_start]
             window = (await compactor.window(route)).tokens
-            fraction = compactor.settings.trigger(window, self.engine.in_gateway)
+            settings = compactor.settings
+            fraction, reason = settings.trigger_and_reason(window, self.engine.in_gateway)
             goal = int(window * fraction) if fraction is not None else None
             if goal is not None and self.request_tokens() > goal:
-                reason = "threshold" if compactor.settings.enabled else "gateway"
                 await self.compact(reason, goal_tokens=goal)
         try:
             return await self.ask(tool_choice)

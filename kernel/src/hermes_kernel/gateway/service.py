@@ -61,6 +61,7 @@ STATUS_EVERY_SECONDS = 5.0
 HELP = (
     "I am Hermes, your agent. Write to me as you would to a person.\n\n"
     "/new — start a fresh conversation (also /reset)\n"
+    "/compact [what to keep] — make room: older messages become a summary\n"
     "/stop — stop what I am doing and drop messages still waiting\n"
     "/memory — what I remember about you; pending, approve ID, reject ID for writes that wait\n"
     "/help — this text"
@@ -427,6 +428,9 @@ class Gateway:
         if command in {"/help", "/start"}:
             await self._reply(item.id, item.chat, HELP)
             return
+        if command == "/compact":
+            await self._compact(conversation, item)
+            return
         if command[1:] in self._slash_commands():
             text = await self._plugin_command(conversation, item, command[1:])
             await self._reply(item.id, item.chat, text, reply_to=item.message_id)
@@ -507,6 +511,25 @@ class Gateway:
             with contextlib.suppress(KeyError):
                 await asyncio.to_thread(self.agent.engine.end_session, old, "new_session")
         await self._reply(item.id, item.chat, "Started a new conversation.")
+
+    async def _compact(self, conversation: Conversation, item: InboxItem) -> None:
+        """``/compact [FOCUS]`` from a chat: that conversation's session, compacted now."""
+        session_id = await self.db.run(self.ledger.route, conversation.key)
+        focus = item.text.strip().partition(" ")[2].strip() or None
+        said: list[str] = []
+        if session_id is None:
+            text = "Nothing to compact yet: we have not talked in this conversation."
+        else:
+            try:
+                why_not = await self.agent.engine.compact_session(session_id, focus, said.append)
+            except (LeaseHeldError, ValueError) as exc:
+                why_not = str(exc)
+            done = [line for line in said if line.startswith("compacted ")]
+            if why_not is None and done:
+                text = f"Done: {done[-1]}."
+            else:
+                text = f"Not compacted: {why_not}."
+        await self._reply(item.id, item.chat, text, reply_to=item.message_id)
 
     async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
         session = await self._session(conversation, item)
