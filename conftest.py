@@ -4,7 +4,8 @@
 worker, so without this each worker would start its own dockerd (two daemons on one socket
 fail) and build its own throwaway virtual environments (minutes each). The embedded model's
 tests stay together and in order too: llama.cpp reuses the previous prompt's evaluated
-prefix, so what ran before changes the floats a tiny model decides on.
+prefix, so what ran before can change the floats a tiny model decides on (its conformance
+test also fixes the sampling seed).
 """
 
 from __future__ import annotations
