@@ -181,3 +181,15 @@ def test_the_summarizer_gets_the_start_and_the_end_when_the_head_is_too_long():
     assert len(text) <= 5200
     assert "question 0 " in text and "question 399 " in text
     assert "messages from the middle left out" in text
+
+
+def test_the_list_of_actions_keeps_the_newest_that_fit():
+    from hermes_kernel.engine.compaction import newest_actions
+    from hermes_kernel.store.compactions import Action
+
+    actions = [Action("terminal", f'{{"command": "step {n}"}}', "ok " * 30) for n in range(100)]
+    kept, left_out = newest_actions(actions, 2000)
+    assert kept[-1] == actions[-1] and left_out == 100 - len(kept) and 0 < len(kept) < 100
+    assert sum(len(a.tool) + len(a.arguments) + len(a.output) + 8 for a in kept) <= 2100
+    one, none_left = newest_actions(actions[:1], 10)  # the newest is kept whatever its size
+    assert one == (actions[0],) and none_left == 0

@@ -27,13 +27,9 @@ from typing import Any
 import hermes_plugin_provider_openai
 from hermes_plugin_context_summary.engine import SummaryEngine
 
-from hermes_kernel.engine.compaction import (
-    Compactor,
-    CompressionSettings,
-    SummaryModel,
-    summary_message,
-)
+from hermes_kernel.engine.compaction import Compactor, CompressionSettings, summary_message
 from hermes_kernel.engine.models import ModelRoute
+from hermes_kernel.engine.summaries import SummaryModel
 from hermes_kernel.engine.transcript import to_chat
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.engine.window import request_tokens

@@ -267,8 +267,8 @@ def test_the_summary_model_rests_after_failures_and_one_success_ends_it(
 ):
     import asyncio
 
-    from hermes_kernel.engine.compaction import SummaryModel
     from hermes_kernel.engine.models import ModelRoute
+    from hermes_kernel.engine.summaries import SummaryModel
     from hermes_sdk.context import SummaryUnavailable
     from hermes_sdk.models import ProviderSettings
 

@@ -10,8 +10,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from hermes_kernel.engine.compaction import Compactor, CompressionSettings, SummaryModel
+from hermes_kernel.engine.compaction import Compactor, CompressionSettings
 from hermes_kernel.engine.models import ModelRoute
+from hermes_kernel.engine.summaries import SummaryModel
 from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.routes import model_setup, price_book
 from hermes_sdk import ContextEngineSpec, Kind

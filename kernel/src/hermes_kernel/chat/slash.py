@@ -272,8 +272,8 @@ class SlashCommands:
         except LeaseHeldError as exc:
             self.view.error(f"{exc}: a turn is running on this session elsewhere; try later")
             return
-        except ValueError as exc:
-            self.view.error(str(exc))
+        except (ValueError, KeyError) as exc:  # an unfinished turn; a session deleted meanwhile
+            self.view.error(str(exc).strip("'\""))
             return
         if why_not is not None:
             self.view.info(f"not compacted: {why_not}")

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes_kernel.engine.models import ModelRoute
+from hermes_kernel.engine.summaries import SummaryModel
 from hermes_kernel.engine.window import (
     DEFAULT_WINDOW,
     Window,
@@ -37,37 +37,29 @@ from hermes_sdk.context import (
     Compaction,
     CompactionRequest,
     ContextEngine,
-    SummaryUnavailable,
     WindowReporter,
     plain_summary,
 )
-from hermes_sdk.models import ChatMessage, ModelRequest, ModelUsage, ProviderError
+from hermes_sdk.models import ChatMessage, ProviderError
 
 __all__ = [
-    "COOLDOWNS",
     "Compactor",
     "CompressionSettings",
     "Outcome",
-    "SummaryModel",
     "split_point",
     "summary_message",
 ]
 
 log = logging.getLogger("hermes.compaction")
 
-COOLDOWNS = (60.0, 300.0, 900.0)
-"""After the summary model fails (twice in a row), it is not asked again for this long; each
-failure in a row moves one step along."""
 SMALL_WINDOW = 512_000
 """Below this window the threshold is at least 0.75, so compaction does not fire every turn."""
 MIN_SAVING = 0.15
 """A compaction that saves less than this share of the view is not kept."""
 MISSES_PER_TURN = 2
 """Compactions not kept in one turn before automatic compaction waits for the next turn."""
-ACTIONS_KEPT = 40
-"""Side-effecting calls listed after the summary, newest; older ones are counted."""
-ACTION_OUTPUT_CHARS = 300
-SUMMARY_SECONDS = 120.0
+ACTION_ARGUMENT_CHARS = 200
+ACTION_OUTPUT_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -165,7 +157,7 @@ def side_effects(head: Sequence[ChatMessage], read_only: Callable[[str], bool]) 
                 actions.append(
                     Action(
                         name,
-                        _one_line(arguments, 300),
+                        _one_line(arguments, ACTION_ARGUMENT_CHARS),
                         _one_line(message.content, ACTION_OUTPUT_CHARS) or "(no output)",
                     )
                 )
@@ -184,103 +176,33 @@ def summary_message(record: CompactionRecord) -> ChatMessage:
         SUMMARY_OPENING.format(count=record.messages_replaced),
         f"<summary>\n{record.summary.strip()}\n</summary>",
     ]
-    actions = record.actions[-ACTIONS_KEPT:]
-    if actions:
+    if record.actions:
         lines = [
             "Actions already taken (their effects are real: do not repeat them unless the user "
             "asks; the output shown is the head of what each call returned):"
         ]
-        if len(record.actions) > len(actions):
-            lines.append(f"- ({len(record.actions) - len(actions)} earlier actions not listed)")
-        lines += [f"- {a.tool}({a.arguments}) -> {a.output}" for a in actions]
+        if record.actions_left_out:
+            lines.append(f"- ({record.actions_left_out} earlier ones: see the summary)")
+        lines += [_action_line(action) for action in record.actions]
         parts.append("\n".join(lines))
     return ChatMessage("user", "\n\n".join(parts))
 
 
-class SummaryModel:
-    """The summary calls: the auxiliary model (``auxiliary:``) or the session's own, retried
-    once; after that failure the model rests (60 s, then 300 s, then 900 s) and summaries
-    are written without it. One success ends the cooling."""
+def _action_line(action: Action) -> str:
+    return f"- {action.tool}({action.arguments}) -> {action.output}"
 
-    def __init__(
-        self,
-        auxiliary: Callable[[], ModelRoute | None],
-        pricing: Callable[[str, ModelUsage], float | None],
-        clock: Callable[[], float] = time.monotonic,
-        timeout: float = SUMMARY_SECONDS,
-    ) -> None:
-        self.auxiliary = auxiliary
-        """The auxiliary model, built when first asked for; None: the session's is used."""
-        self.pricing = pricing
-        self.clock = clock
-        self.timeout = timeout
-        self.failures = 0
-        self.rest_until = 0.0
 
-    def summarizer(self, route: ModelRoute, usages: list[Usage]) -> Callable[[str, str, int], Any]:
-        """A :data:`~hermes_sdk.context.Summarizer` that adds each call's usage to
-        ``usages``; ``route`` is the session's, used without an auxiliary model."""
-        chosen = self.auxiliary() or route
-
-        async def summarize(instructions: str, text: str, max_tokens: int) -> str:
-            now = self.clock()
-            if now < self.rest_until:
-                raise SummaryUnavailable(
-                    f"the summary model failed recently; it is asked again in "
-                    f"{self.rest_until - now:.0f} s"
-                )
-            error = ""
-            for _ in range(2):
-                try:
-                    reply = await self._ask(chosen, instructions, text, max_tokens, usages)
-                except (ProviderError, TimeoutError) as exc:
-                    error = str(exc) or "it did not answer in time"
-                    continue
-                if reply.strip():
-                    self.failures = 0
-                    self.rest_until = 0.0
-                    return reply
-                error = "it returned an empty summary"
-            rest = COOLDOWNS[min(self.failures, len(COOLDOWNS) - 1)]
-            self.failures += 1
-            self.rest_until = self.clock() + rest
-            raise SummaryUnavailable(
-                f"the summary model ({chosen.name} / {chosen.model}) failed twice: {error}; "
-                f"it is asked again in {rest:.0f} s"
-            )
-
-        return summarize
-
-    async def _ask(
-        self,
-        route: ModelRoute,
-        instructions: str,
-        text: str,
-        max_tokens: int,
-        usages: list[Usage],
-    ) -> str:
-        request = ModelRequest(
-            model=route.model,
-            messages=[ChatMessage("system", instructions), ChatMessage("user", text)],
-            max_tokens=max_tokens,
-            temperature=0.0,
-        )
-        async with asyncio.timeout(self.timeout):
-            response = await route.provider.complete(request)
-        used = response.usage
-        usages.append(
-            Usage(
-                input_tokens=used.input_tokens,
-                output_tokens=used.output_tokens,
-                cache_read_tokens=used.cache_read_tokens,
-                cache_write_tokens=used.cache_write_tokens,
-                reasoning_tokens=used.reasoning_tokens,
-                estimated_cost_usd=self.pricing(route.model, used),
-                provider=route.name,
-                model=route.model,
-            )
-        )
-        return response.content
+def newest_actions(actions: Sequence[Action], budget_chars: int) -> tuple[tuple[Action, ...], int]:
+    """The newest ``actions`` whose lines fit ``budget_chars``, and how many older ones
+    did not fit."""
+    kept: list[Action] = []
+    used = 0
+    for action in reversed(actions):
+        used += len(_action_line(action)) + 1
+        if used > budget_chars and kept:
+            break
+        kept.append(action)
+    return tuple(reversed(kept)), len(actions) - len(kept)
 
 
 @dataclass
@@ -435,7 +357,11 @@ class Compactor:
             usages,
             notices,
         )
-        actions = (*(previous.actions if previous else ()), *side_effects(head, self.read_only))
+        earlier = previous.actions if previous is not None else ()
+        every_action = (*earlier, *side_effects(head, self.read_only))
+        # The list gets as much room as the summary: it must not undo the compaction.
+        actions, left_out = newest_actions(every_action, summary_tokens * 4)
+        left_out += previous.actions_left_out if previous else 0
         replaced = len(head) + (previous.messages_replaced if previous else 0)
         record = CompactionRecord(
             session_id=session_id,
@@ -448,10 +374,11 @@ class Compactor:
             tokens_before=before,
             tokens_after=0,
             actions=actions,
+            actions_left_out=left_out,
         )
         stand_in = summary_message(record)
         after = fixed_tokens + message_tokens(stand_in) + sum(message_tokens(m) for m in tail)
-        record = CompactionRecord(**{**record.__dict__, "tokens_after": after})
+        record = replace(record, tokens_after=after)
         view, view_seqs = [stand_in, *tail], [None, *seqs[split:]]
         outcome = Outcome(record, view, view_seqs, before, after, notices, usages=usages)
         why_not = _why_not_kept(reason, before, after, goal_tokens)

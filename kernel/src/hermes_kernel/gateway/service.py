@@ -522,8 +522,8 @@ class Gateway:
         else:
             try:
                 why_not = await self.agent.engine.compact_session(session_id, focus, said.append)
-            except (LeaseHeldError, ValueError) as exc:
-                why_not = str(exc)
+            except (LeaseHeldError, ValueError, KeyError) as exc:
+                why_not = str(exc).strip("'\"")
             done = [line for line in said if line.startswith("compacted ")]
             if why_not is None and done:
                 text = f"Done: {done[-1]}."

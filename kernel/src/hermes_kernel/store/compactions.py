@@ -37,12 +37,14 @@ class CompactionRecord:
     tokens_before: int
     tokens_after: int
     actions: tuple[Action, ...] = ()
+    actions_left_out: int = 0
+    """Older side-effecting calls the list no longer has room for (the summary covers them)."""
     created_at: float = field(default_factory=time.time)
 
 
 _COLUMNS = (
     "session_id, boundary_seq, summary, reason, engine, by_model, messages_replaced, "
-    "tokens_before, tokens_after, actions, created_at"
+    "tokens_before, tokens_after, actions, created_at, actions_left_out"
 )
 
 
@@ -60,6 +62,7 @@ def _record(row: Any) -> CompactionRecord:
         tokens_after=int(row[8]),
         actions=actions,
         created_at=float(row[10]),
+        actions_left_out=int(row[11]),
     )
 
 
@@ -98,7 +101,7 @@ class Compactions:
         usage (in ``model_calls`` and the session's totals), in one transaction."""
         with self._db.write() as cursor:
             cursor.execute(
-                f"INSERT INTO compactions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO compactions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.session_id,
                     record.boundary_seq,
@@ -111,6 +114,7 @@ class Compactions:
                     record.tokens_after,
                     json.dumps([action.as_json() for action in record.actions]),
                     record.created_at,
+                    record.actions_left_out,
                 ),
             )
             cursor.execute(

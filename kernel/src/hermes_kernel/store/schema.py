@@ -228,13 +228,15 @@ V6 = """
 -- view sent to the model. The messages themselves stay (search and export see them all);
 -- the newest row is the view a turn continues from, so a restart does not compact again.
 -- actions: JSON, the side-effecting tool calls the summary stands for, with the head of
--- their output, carried forward by every later compaction.
+-- their output, carried forward by every later compaction (the newest that fit; the
+-- number of older ones is actions_left_out).
 CREATE TABLE compactions (
     id INTEGER PRIMARY KEY,
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     boundary_seq INTEGER NOT NULL,
     summary TEXT NOT NULL,
     actions TEXT NOT NULL DEFAULT '[]',
+    actions_left_out INTEGER NOT NULL DEFAULT 0,
     reason TEXT NOT NULL,
     engine TEXT NOT NULL,
     by_model INTEGER NOT NULL,
