@@ -233,3 +233,36 @@ def test_a_reply_cut_off_and_asked_again_says_the_text_so_far_is_void(home, open
     assert len(restarts) == 1 and restarts[0] > 0  # after the first try's text
     assert "".join(d.text for d in deltas[restarts[0] + 1 :]) == "Whole."
     assert events[-1].reply == "Whole."
+
+
+def test_a_compaction_in_a_front_ends_turn_is_a_notice_and_the_view_persists(home, openai_server):
+    from hermes_sdk.runtime import Notice
+
+    config = home / "config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "default: test-model\n", "default: test-model\n  context_length: 6000\n"
+        )
+    )
+    summarizer = "You write the working memory of an AI agent"
+
+    def respond(body: dict) -> Reply:
+        if summarizer in str(body["messages"][0]["content"]):
+            return Reply.say("SUMMARY: two long messages.")
+        return Reply.say("ok")
+
+    openai_server.respond = respond
+    long = " ".join(f"w{i}" for i in range(1500))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            first = [e async for e in runtime.start_turn(session.session_id, long)]
+            second = [e async for e in runtime.start_turn(session.session_id, long + " again")]
+            return first, second
+
+    first, second = asyncio.run(scenario())
+    assert not [e for e in first if isinstance(e, Notice)]
+    notices = [e.text for e in second if isinstance(e, Notice)]
+    assert any(text.startswith("compacted 2 earlier messages") for text in notices), notices
+    assert isinstance(second[-1], TurnEnded) and second[-1].ok

@@ -34,6 +34,7 @@ __all__ = [
     "Delivery",
     "DeliveryUnavailable",
     "ModelChoice",
+    "Notice",
     "Question",
     "QuestionChoice",
     "Runtime",
@@ -154,6 +155,14 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Notice:
+    """One line about the turn for the user, beside the reply: the conversation was
+    compacted, a provider is retried, a fallback answers. Show it or leave it out."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     call_id: str
     tool: str
@@ -235,7 +244,7 @@ class TurnEnded:
         return self.status == "done"
 
 
-TurnEvent = TextDelta | ToolStarted | ToolFinished | Question | TurnEnded
+TurnEvent = TextDelta | Notice | ToolStarted | ToolFinished | Question | TurnEnded
 
 
 class RuntimeTurn(abc.ABC):

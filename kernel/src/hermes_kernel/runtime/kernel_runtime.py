@@ -30,6 +30,7 @@ from hermes_sdk.runtime import (
     Delivery,
     DeliveryUnavailable,
     ModelChoice,
+    Notice,
     Runtime,
     RuntimeTurn,
     SessionBusy,
@@ -260,6 +261,7 @@ class KernelRuntime(Runtime):
                 text,
                 turn.control,
                 on_text=lambda delta: turn.emit(TextDelta(text=delta)),
+                on_notice=lambda line: turn.emit(Notice(text=line)),
                 on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
             )
         except LeaseHeldError:
