@@ -303,3 +303,16 @@ def test_the_summary_model_rests_after_failures_and_one_success_ends_it(
 
     asyncio.run(scenario())
     assert [u.estimated_cost_usd for u in usages] == [0.01]  # the one call that answered
+
+
+def test_the_system_prompt_is_rebuilt_at_a_compaction_and_only_then(home, openai_server):
+    Model(openai_server)
+    (home.home / "SOUL.md").write_text("You are Hermes, first version.")
+    ask(home, "short one")
+    (home.home / "SOUL.md").write_text("You are Hermes, second version.")
+    ask(home, words("alpha", 1200), "--continue")
+    requests = main_requests(openai_server)
+    assert "first version" in requests[1]["messages"][0]["content"]  # frozen until now
+    ask(home, words("beta", 1200), "--continue")  # compacts
+    assert summary_requests(openai_server)
+    assert "second version" in main_requests(openai_server)[-1]["messages"][0]["content"]

@@ -35,7 +35,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("tools", "/tools", "the tools the model has", during_turn=True),
     Builtin("skills", "/skills", "the installed skill sources", during_turn=True, fallback=True),
     Builtin("memory", "/memory", "the memory provider in use", during_turn=True, fallback=True),
-    Builtin("compact", "/compact [FOCUS]", "compress the conversation"),
+    Builtin("compact", "/compact [FOCUS]", "make room: older messages become a summary"),
     Builtin("stop", "/stop", "stop the running turn (as Ctrl+C does)", during_turn=True),
     Builtin("retry", "/retry", "ask the last message again"),
     Builtin("undo", "/undo", "remove the last message and the reply to it"),
