@@ -56,6 +56,7 @@ from hermes_sdk.specs import (
     SlashCommandSpec,
     Spec,
     ToolsetSpec,
+    ToolSourceSpec,
     ToolSpec,
 )
 
@@ -289,6 +290,27 @@ def hermes_tools() -> Iterable[ToolSpec]:
             yield ToolSpec(name="echo", description="repeat text", handler=lambda text: text,
                            parameters={"type": "object",
                                        "properties": {"text": {"type": "string"}}})
+    """
+
+
+@hookspec
+def hermes_tool_sources() -> Iterable[ToolSourceSpec]:
+    """Yield tool sources: tools known only once something is reached (an MCP server's).
+
+    Called once when the plugin is loaded; like every registration hook it must not do I/O.
+    ``factory(context)`` gets a :class:`~hermes_sdk.tool_sources.ToolSourceContext` and
+    returns a :class:`~hermes_sdk.tool_sources.ToolSource`. Before a session's first model
+    call the kernel awaits every source's ``start()`` together, then offers its ``tools()``
+    beside the plugins' own; each of its ``problems()`` is one line to the user. A source
+    that raises is reported and left out; the agent carries on without its tools.
+
+    Manifest key: ``tool_source.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_tool_sources():
+            yield ToolSourceSpec(name="mcp", factory=McpServers)
     """
 
 
@@ -545,6 +567,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_context_engines": ContextEngineSpec,
     "hermes_toolsets": ToolsetSpec,
     "hermes_tools": ToolSpec,
+    "hermes_tool_sources": ToolSourceSpec,
     "hermes_skill_sources": SkillSourceSpec,
     "hermes_cli_commands": CommandSpec,
     "hermes_slash_commands": SlashCommandSpec,

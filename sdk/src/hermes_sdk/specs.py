@@ -36,6 +36,7 @@ __all__ = [
     "SkillSourceSpec",
     "SlashCommandSpec",
     "Spec",
+    "ToolSourceSpec",
     "ToolSpec",
     "ToolsetSpec",
     "manifest_key",
@@ -59,6 +60,7 @@ class Kind(enum.StrEnum):
     RUNG = "rung"
     SERVICE = "service"
     CONTEXT_ENGINE = "context_engine"
+    TOOL_SOURCE = "tool_source"
     PRICES = "prices"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
@@ -234,6 +236,17 @@ class ContextEngineSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.CONTEXT_ENGINE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSourceSpec(FactorySpec):
+    """Tools known only once something is reached, such as an MCP server's.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.tool_sources.ToolSourceContext` and
+    returns a :class:`~hermes_sdk.tool_sources.ToolSource`.
+    """
+
+    kind: ClassVar[Kind] = Kind.TOOL_SOURCE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

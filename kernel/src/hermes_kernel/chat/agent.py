@@ -28,6 +28,7 @@ from hermes_kernel.safety.judge import model_judge
 from hermes_kernel.store.sessions import Session
 from hermes_kernel.store.state import StateStore, state_db_path
 from hermes_kernel.tooling.environment import Ask, ToolEnvironment
+from hermes_kernel.tooling.sources import ToolSources
 from hermes_sdk import (
     LLMCall,
     LLMResult,
@@ -147,8 +148,10 @@ class ChatAgent:
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:
             toolsets = tuple(agent_section["toolsets"])
+        self.toolsets = toolsets
         app.host.load_observers()
         self.memory = ExternalMemory(app)
+        self.sources = ToolSources(app, str(cwd or Path.cwd()))
         self.tools, self.warnings = choose_tools(self.all_tools(), toolsets)
         self.warnings += self.memory.warnings
         self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for asides
@@ -226,8 +229,22 @@ class ChatAgent:
         return engine
 
     def all_tools(self) -> list[ToolSpec]:
-        """Every tool the plugins and the memory provider offer, before toolsets choose."""
-        return [*self.app.host.tools(), *self.memory.tools()]
+        """Every tool the plugins, the memory provider and the tool sources offer, before
+        toolsets choose."""
+        return [*self.app.host.tools(), *self.memory.tools(), *self.sources.tools()]
+
+    async def ensure_tools(self) -> list[str]:
+        """Start the tool sources (MCP servers ...) if nobody has: before a first model
+        call. Their tools join this chat's; the warnings are new ones, one line each."""
+        if self.sources.started:
+            return []
+        warnings = await self.sources.start()
+        added = self.sources.tools()
+        if added:
+            chosen, _unknown = choose_tools(added, self.toolsets)
+            self.tools.update(chosen)
+            self.engine = self._engine(self.setup)
+        return warnings
 
     def build_engine(self, setup: ModelSetup, tools: Mapping[str, ToolSpec]) -> TurnEngine:
         """An engine like this chat's, for another model or other tools (a front-end's
@@ -280,6 +297,9 @@ class ChatAgent:
         on_text: Callable[[str], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
     ) -> TurnResult:
+        for warning in await self.ensure_tools():
+            if on_notice is not None:
+                on_notice(warning)
         if self.session is None:
             self.session = self.engine.start_session(SOURCE, self.cwd)
         self._loop = asyncio.get_running_loop()
@@ -332,6 +352,7 @@ class ChatAgent:
         await asyncio.to_thread(self.memory.close)
         await asyncio.to_thread(self.end_session, reason)  # a container takes a moment to go
         await asyncio.to_thread(self.tool_env.close)
+        await self.sources.aclose()
         await self.engine.finish_indexing()
         await _close_routes(self.setup)
         await self.compression.aclose()

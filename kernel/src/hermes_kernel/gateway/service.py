@@ -193,6 +193,9 @@ class Gateway:
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         await asyncio.to_thread(self.ledger.prune)
+        # Tool sources (MCP servers) connect once, before any chat is served, and are shared.
+        for warning in await self.agent.ensure_tools():
+            log.warning("gateway: %s", warning)
         await asyncio.to_thread(self.agent.engine.warm_up, "gateway", self.cwd)
         _freeze_heap()
         self.platforms.start()

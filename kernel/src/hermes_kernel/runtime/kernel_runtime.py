@@ -146,7 +146,9 @@ class KernelRuntime(Runtime):
         self.question_timeout = question_timeout
         self._deliver = deliver
         agent.observer.events = _ToolEvents(questions)
-        self._engines: dict[_EngineKey, TurnEngine] = {(None, None, None): agent.engine}
+        # The agent's own engine serves the default key; it is replaced once the tool
+        # sources (MCP servers) have started, so it is looked up, never kept here.
+        self._engines: dict[_EngineKey, TurnEngine] = {}
         self._setups: list[ModelSetup] = []
         self._bound: dict[str, TurnEngine] = {}
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
@@ -155,6 +157,8 @@ class KernelRuntime(Runtime):
 
     def _engine(self, options: SessionOptions) -> TurnEngine:
         key: _EngineKey = (options.provider, options.model, options.toolsets)
+        if key == (None, None, None):
+            return self.agent.engine
         engine = self._engines.get(key)
         if engine is not None:
             return engine
@@ -178,6 +182,7 @@ class KernelRuntime(Runtime):
         return engine
 
     async def open_session(self, options: SessionOptions) -> SessionSummary:
+        await self.agent.ensure_tools()  # MCP servers ...: once, before the first engine
         engine = await asyncio.to_thread(self._engine, options)
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
         session = await engine.open_session(
@@ -198,6 +203,7 @@ class KernelRuntime(Runtime):
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         if session_id not in self._bound:
+            await self.agent.ensure_tools()
             self._bound[session_id] = await asyncio.to_thread(self._engine_of, session)
         return summary(session)
 

@@ -1,0 +1,54 @@
+"""``mcp_servers:``: every MCP server's tools, as ``mcp_<server>_<tool>``.
+
+Importing this is cheap: the MCP SDK loads only when servers are configured and start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import CommandSpec, ConfigSectionSpec, ToolSourceSpec, hookimpl
+from hermes_sdk.tool_sources import ToolSourceContext
+
+SECTION = "mcp_servers"
+
+
+def _source(context: ToolSourceContext) -> Any:
+    from hermes_plugin_mcp.source import McpServers
+
+    return McpServers(context)
+
+
+def _command() -> Any:
+    from hermes_plugin_mcp.command import mcp
+
+    return mcp
+
+
+def _section_model() -> type[Any]:
+    from pydantic import RootModel
+
+    from hermes_plugin_mcp.settings import ServerSettings
+
+    class McpServersSection(RootModel[dict[str, ServerSettings]]):
+        """MCP servers by name: command (stdio) or url, timeouts, tool filters."""
+
+    return McpServersSection
+
+
+@hookimpl
+def hermes_tool_sources() -> Iterator[ToolSourceSpec]:
+    yield ToolSourceSpec(name="mcp", description="the tools of MCP servers", factory=_source)
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="mcp", description="List, test, add and remove MCP servers.", factory=_command
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(name=SECTION, description="MCP servers", model=_section_model)

@@ -1,0 +1,146 @@
+"""What MCP costs: the plugin's overhead per tool call over the server's own time (stdio), and
+the start-up a one-shot pays with 0, 1 and 5 configured servers.
+
+    uv run python tests/bench/mcp_client.py [--calls 200] [--runs 5]
+
+Per call: the same server (the tests' fault server, a Python MCPServer, tool ``echo``) is
+called through the plugin's connection (the timeout, the breaker, the result's conversion)
+and through a bare ``mcp.Client`` on its own connection; the bare call is the floor (the
+server's own time, and the SDK's). Start-up: ``hermes chat -q hi`` against the scripted
+model, with that many servers configured (they start in parallel), median wall time, beside
+the run with none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hermes_plugin_mcp.connection import ServerConnection
+from hermes_plugin_mcp.settings import ServerSettings
+
+from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+
+REPO = Path(__file__).resolve().parents[2]
+FAULT_SERVER = REPO / "plugins" / "mcp" / "tests" / "fault_server.py"
+
+
+async def per_call(calls: int) -> tuple[float, float]:
+    """Median µs per call: through the plugin, and through a bare client."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    settings = ServerSettings(command=sys.executable, args=[str(FAULT_SERVER)])
+    connection = ServerConnection("bench", settings, {}, str(REPO))
+    await connection.connect()
+    ours: list[float] = []
+    bare: list[float] = []
+    parameters = StdioServerParameters(command=sys.executable, args=[str(FAULT_SERVER)])
+    async with Client(parameters, cache=None) as client:
+        for _ in range(20):  # warm both
+            await connection.call("echo", {"text": "x"})
+            await client.call_tool("echo", {"text": "x"})
+        for _ in range(calls):
+            started = time.perf_counter()
+            await client.call_tool("echo", {"text": "x"})
+            bare.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            await connection.call("echo", {"text": "x"})
+            ours.append(time.perf_counter() - started)
+    await connection.aclose()
+    return statistics.median(ours) * 1e6, statistics.median(bare) * 1e6
+
+
+async def bare_connects(count: int) -> float:
+    """ms for bare mcp.Clients to connect to ``count`` servers at once: their own start."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    parameters = StdioServerParameters(command=sys.executable, args=[str(FAULT_SERVER)])
+    done = asyncio.Event()
+    ready: list[asyncio.Event] = [asyncio.Event() for _ in range(count)]
+
+    async def hold(event: asyncio.Event) -> None:  # a client is left by the task that entered it
+        async with Client(parameters, cache=None):
+            event.set()
+            await done.wait()
+
+    started = time.perf_counter()
+    tasks = [asyncio.ensure_future(hold(event)) for event in ready]
+    await asyncio.gather(*(event.wait() for event in ready))
+    elapsed = time.perf_counter() - started
+    done.set()
+    await asyncio.gather(*tasks)
+    return elapsed * 1000
+
+
+def one_shot(home: Path, work: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_kernel.cli.main", "chat", "-q", "hi"],
+        env={**os.environ, "HERMES_HOME": str(home)},
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    return elapsed * 1000
+
+
+def start_up(counts: list[int], runs: int) -> dict[int, float]:
+    with ScriptedOpenAIServer() as model, tempfile.TemporaryDirectory() as folder:
+        model.respond = lambda _body: Reply.say("hi")
+        results: dict[int, list[float]] = {count: [] for count in counts}
+        homes = {}
+        for count in counts:
+            home = Path(folder) / f"home-{count}"
+            home.mkdir()
+            servers = "".join(
+                f"  s{n}:\n    command: {sys.executable}\n    args: {json.dumps([str(FAULT_SERVER)])}\n"
+                for n in range(count)
+            )
+            (home / "config.yaml").write_text(
+                f"model:\n  base_url: {model.base_url}\n  default: test-model\n"
+                "learning:\n  review: false\n" + (f"mcp_servers:\n{servers}" if count else "")
+            )
+            homes[count] = home
+        for count in counts:
+            one_shot(homes[count], Path(folder))  # warm: caches, bytecode
+        for _ in range(runs):
+            for count in counts:  # alternating, so drift hits each alike
+                results[count].append(one_shot(homes[count], Path(folder)))
+        return {count: statistics.median(times) for count, times in results.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    ours, bare = asyncio.run(per_call(args.calls))
+    print(f"per call (stdio, echo): plugin {ours:,.0f} µs, bare mcp.Client {bare:,.0f} µs,")
+    print(f"    overhead {ours - bare:,.0f} µs ({ours / bare:.2f}x the server's own round trip)")
+    times = start_up([0, 1, 5], args.runs)
+    floor = times[0]
+    for count, wall in times.items():
+        own = statistics.median(asyncio.run(bare_connects(count)) for _ in range(3)) if count else 0
+        print(
+            f"hermes chat -q with {count} server(s): {wall:,.0f} ms "
+            f"(+{wall - floor:,.0f} ms, {wall / floor:.2f}x the run with none); "
+            f"the servers' own start (a bare client connecting): {own:,.0f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

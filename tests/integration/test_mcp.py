@@ -1,0 +1,274 @@
+"""MCP servers through the whole agent (``hermes chat -q``, the MCP plugin, the scripted model):
+a server of the tests' own that misbehaves on request, and the published reference servers
+mcp-server-time and mcp-server-git (PyPI, in the test environment) over stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_sdk.testing import Reply
+
+REPO = Path(__file__).resolve().parents[2]
+FAULT_SERVER = REPO / "plugins" / "mcp" / "tests" / "fault_server.py"
+BIN = Path(sys.executable).parent
+
+
+def tool_names(request: dict) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools") or []]
+
+
+def tool_results(request: dict) -> list[str]:
+    return [str(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+@pytest.fixture
+def home(hermes, openai_server, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    def configure(servers: str) -> None:
+        hermes.config(
+            f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+            "agent:\n  retries: 1\nlearning:\n  review: false\n"
+            f"mcp_servers:\n{servers}"
+        )
+
+    hermes.configure = configure
+    hermes.work = work
+    return hermes
+
+
+def faults(*args: str, timeout: float = 10, connect_timeout: float = 20) -> str:
+    listed = json.dumps([str(FAULT_SERVER), *args])
+    return (
+        f"  faults:\n    command: {sys.executable}\n    args: {listed}\n"
+        f"    timeout: {timeout}\n    connect_timeout: {connect_timeout}\n"
+    )
+
+
+def ask(hermes, text: str = "go") -> tuple[dict, str]:
+    result = hermes("chat", "-q", text, "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out), result.err
+
+
+def test_a_slow_server_is_waited_for_and_its_tools_are_in_the_first_request(home, openai_server):
+    home.configure(faults("--start-delay", "2"))
+    openai_server.queue(Reply.say("ready"))
+    payload, _ = ask(home)
+    assert payload["reply"] == "ready"
+    names = tool_names(openai_server.requests[0].json)
+    assert {"mcp_faults_echo", "mcp_faults_write_line", "mcp_faults_hang"} <= set(names)
+
+
+def test_tools_are_called_and_side_effects_persisted_first(home, openai_server):
+    home.configure(faults())
+    target = home.work / "lines.txt"
+    openai_server.queue(
+        Reply.tool_call("mcp_faults_write_line", {"path": str(target), "line": "one"}),
+        Reply.tool_call("mcp_faults_echo", {"text": "hi"}),
+        Reply.say("done"),
+    )
+    payload, _ = ask(home)
+    assert payload["reply"] == "done"
+    assert target.read_text() == "one\n"
+    results = tool_results(openai_server.requests[-1].json)
+    assert results == [f"wrote 'one' to {target}", "echo: hi"]
+
+
+def test_a_hanging_tool_times_out_alone_and_the_next_call_works(home, openai_server):
+    marks = home.work / "marks"
+    marks.mkdir()
+    home.configure(faults("--marks", str(marks), timeout=1))
+    openai_server.queue(
+        Reply.tool_call("mcp_faults_hang", {}),
+        Reply.tool_call("mcp_faults_echo", {"text": "still here"}),
+        Reply.say("recovered"),
+    )
+    payload, _ = ask(home)
+    assert payload["reply"] == "recovered"
+    hung, echoed = tool_results(openai_server.requests[-1].json)
+    assert "timed out after 1 s" in hung and "effect is unknown" in hung
+    assert echoed == "echo: still here"
+    assert (marks / "hang-cancelled").read_text() == "cancelled"  # notifications/cancelled
+
+
+def test_a_server_that_crashes_mid_session_is_reconnected(home, openai_server):
+    home.configure(faults())
+    openai_server.queue(
+        Reply.tool_call("mcp_faults_crash", {}),
+        Reply.tool_call("mcp_faults_echo", {"text": "back"}),
+        Reply.say("fine"),
+    )
+    payload, _ = ask(home)
+    assert payload["reply"] == "fine"
+    crashed, echoed = tool_results(openai_server.requests[-1].json)
+    assert "faults" in crashed and "effect is unknown" in crashed
+    assert echoed == "echo: back"
+
+
+def test_a_server_that_never_starts_is_named_and_the_turn_answers(home, openai_server):
+    home.configure(faults("--fail-start"))
+    openai_server.queue(Reply.say("answered anyway"))
+    payload, err = ask(home)
+    assert payload["reply"] == "answered anyway"
+    line = next(x for x in err.splitlines() if "faults" in x)
+    assert "MCP server 'faults' did not start" in line and "Traceback" not in err
+    request = openai_server.requests[0].json
+    status = next(t for t in request["tools"] if t["function"]["name"] == "mcp_servers")
+    assert "faults" in status["function"]["description"]
+    assert not [n for n in tool_names(request) if n.startswith("mcp_faults_")]
+
+
+def test_error_text_is_redacted_and_the_server_gets_no_keys(home, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-never-reach-the-server-000")
+    home.configure(faults() + "    env:\n      GREETING: hello ${USER_NAME}\n")
+    home.dotenv("USER_NAME=ada\n")
+    openai_server.queue(
+        Reply.tool_call("mcp_faults_secret_error", {}),
+        Reply.tool_call("mcp_faults_environment", {}),
+        Reply.say("ok"),
+    )
+    ask(home)
+    failed, environment = tool_results(openai_server.requests[-1].json)
+    assert "abc123secret" not in failed and "ghp_abcdef" not in failed
+    assert "[REDACTED]" in failed
+    names = set(environment.split(" | ")[0].split())
+    assert "OPENAI_API_KEY" not in names and "HERMES_HOME" not in names
+    assert "PATH" in names and environment.endswith("GREETING=hello ada")
+
+
+def test_resources_and_prompts_are_offered_through_generic_tools(home, openai_server):
+    home.configure(faults())
+    openai_server.queue(
+        Reply.tool_call("mcp_faults_list_resources", {}),
+        Reply.tool_call("mcp_faults_read_resource", {"uri": "note://today"}),
+        Reply.tool_call("mcp_faults_get_prompt", {"name": "greet", "arguments": {"name": "Ada"}}),
+        Reply.say("read"),
+    )
+    ask(home)
+    listed, read, prompt = tool_results(openai_server.requests[-1].json)
+    assert "note://today" in listed and read == "buy milk"
+    assert "Say hello to Ada." in prompt
+
+
+def test_a_bad_entry_is_one_line_and_the_rest_still_work(home, openai_server):
+    home.configure(faults() + "  broken:\n    args: [nothing to run]\n")
+    openai_server.queue(Reply.say("ok"))
+    payload, err = ask(home)
+    assert payload["reply"] == "ok"
+    assert "mcp_servers.broken" in err and "command" in err and "Traceback" not in err
+    assert "mcp_faults_echo" in tool_names(openai_server.requests[0].json)
+
+
+def test_the_reference_time_and_git_servers_over_stdio(home, openai_server, tmp_path):
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    (repository / "a.txt").write_text("hello\n")
+    home.configure(
+        f"  time:\n    command: {BIN / 'mcp-server-time'}\n    args: [--local-timezone, UTC]\n"
+        f"  git:\n    command: {BIN / 'mcp-server-git'}\n    args: [--repository, {repository}]\n"
+        "    tools: {include: [git_status]}\n"
+    )
+    openai_server.queue(
+        Reply.tool_call("mcp_time_get_current_time", {"timezone": "UTC"}),
+        Reply.tool_call("mcp_git_git_status", {"repo_path": str(repository)}),
+        Reply.say("it is now"),
+    )
+    payload, _ = ask(home)
+    assert payload["reply"] == "it is now"
+    names = tool_names(openai_server.requests[0].json)
+    assert "mcp_time_convert_time" in names
+    assert [n for n in names if n.startswith("mcp_git_")] == ["mcp_git_git_status"]  # include
+    now, status = tool_results(openai_server.requests[-1].json)
+    assert '"timezone": "UTC"' in now and "datetime" in now
+    assert "a.txt" in status  # untracked
+
+
+def test_mcp_list_and_test_commands(home):
+    home.configure(faults())
+    listed = home("mcp", "list")
+    assert listed.code == 0 and "faults" in listed.out and str(FAULT_SERVER) in listed.out
+    tested = home("mcp", "test", "faults")
+    assert tested.code == 0, tested.err
+    assert "faults: connected in" in tested.out and "echo" in tested.out
+    missing = home("mcp", "test", "nope")
+    assert missing.code == 1 and "no MCP server 'nope'" in missing.err
+    added = home("mcp", "add", "clock", "--command", str(BIN / "mcp-server-time"))
+    assert added.code == 0, added.err
+    assert "clock" in home("mcp", "list").out
+    assert home("mcp", "remove", "clock").code == 0
+    assert "clock" not in home("mcp", "list").out
+
+
+def test_a_killed_hermes_leaves_no_server_behind(home, openai_server):
+    import os
+    import signal
+    import time
+
+    marks = home.work / "marks"
+    marks.mkdir()
+    home.configure(faults("--marks", str(marks), timeout=60))
+    openai_server.queue(Reply.tool_call("mcp_faults_hang", {}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hermes_kernel.cli.main", "chat", "-q", "go"],
+        env={**os.environ, "HERMES_HOME": str(home.home)},
+        cwd=home.work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while len(openai_server.requests) < 1 or not list(marks.glob("pid-*")):
+        assert time.monotonic() < deadline, "the one-shot never called the model"
+        time.sleep(0.1)
+    time.sleep(0.5)  # the hanging call is in flight
+    (marker,) = marks.glob("pid-*")
+    server_pid = int(marker.name.removeprefix("pid-"))
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{server_pid}").exists():
+        state = Path(f"/proc/{server_pid}/stat").read_text().split()[2]
+        if state == "Z":  # exited; only its (killed) parent could have reaped it
+            break
+        assert time.monotonic() < deadline, "the MCP server outlived the Hermes that ran it"
+        time.sleep(0.1)
+
+
+def test_a_stop_cancels_a_running_mcp_call(home, openai_server):
+    import asyncio
+    import time
+
+    from hermes_sdk.runtime import SessionOptions, ToolStarted, open_runtime
+
+    marks = home.work / "marks"
+    marks.mkdir()
+    home.configure(faults("--marks", str(marks), timeout=60))
+    openai_server.queue(Reply.tool_call("mcp_faults_hang", {}))
+
+    async def scenario() -> str:
+        async with open_runtime(home.home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            turn = runtime.start_turn(session.session_id, "hang")
+            async for event in turn:
+                if isinstance(event, ToolStarted):
+                    await asyncio.sleep(0.5)
+                    turn.stop()
+            ended = await turn.result()
+            return f"{ended.status}: {ended.error}"
+
+    started = time.monotonic()
+    outcome = asyncio.run(scenario())
+    assert outcome.startswith("stopped"), outcome
+    assert time.monotonic() - started < 30
+    deadline = time.monotonic() + 10
+    while not (marks / "hang-cancelled").exists():
+        assert time.monotonic() < deadline, "the server never heard the call was cancelled"
+        time.sleep(0.1)
