@@ -137,12 +137,14 @@ HermesRunner = Callable[..., Run]
 @pytest.fixture(scope="session")
 def chat_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """The OpenAI-compatible provider, the local backend with the terminal toolset, the
-    default context engine, and a fixture plugin with tools and slash commands."""
+    default context engine, the MCP client, and a fixture plugin with tools and slash
+    commands."""
     packages = [
         REPO / "plugins" / "provider-openai",
         REPO / "plugins" / "backend-local",
         REPO / "plugins" / "toolset-terminal",
         REPO / "plugins" / "context-summary",
+        REPO / "plugins" / "mcp",
         REPO / "tests" / "fixtures" / "chat-tools",
     ]
     return Venv(build_venv(tmp_path_factory.mktemp("chat") / "venv", packages))

@@ -284,3 +284,23 @@ def test_compact_with_a_focus_summarizes_the_chat_and_it_goes_on(
     assert term.wait_exit() == 0
     (session,) = sessions(chat_venv, home)
     assert len(messages(chat_venv, home, session["id"])) == 6  # the transcript is whole
+
+
+def test_an_mcp_servers_progress_shows_beside_the_running_call(
+    terminal, home, openai_server, chat_venv
+):
+    server = Path(__file__).resolve().parents[2] / "plugins" / "mcp" / "tests" / "fault_server.py"
+    config = home / "config.yaml"
+    config.write_text(
+        config.read_text()
+        + f"mcp_servers:\n  faults:\n    command: {chat_venv.path / 'bin' / 'python'}\n"
+        + f"    args: [{server}]\n"
+    )
+    openai_server.queue(Reply.tool_call("mcp_faults_slow_progress", {}), Reply.say("It finished."))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("take your time")
+    term.wait_for("halfway (1/2)", timeout=20, in_log=True)  # the live area, while it runs
+    term.wait_for("It finished.", timeout=20)
+    term.line("/exit")
+    assert term.wait_exit() == 0

@@ -76,6 +76,15 @@ async def progress(ctx: Context) -> str:
 
 
 @server.tool()
+async def slow_progress(ctx: Context) -> str:
+    """Report progress, take a while, then finish."""
+    await ctx.report_progress(1, 2, "halfway")
+    await asyncio.sleep(3)
+    await ctx.report_progress(2, 2, "done")
+    return "slowly progressed"
+
+
+@server.tool()
 def secret_error() -> CallToolResult:
     """Fail, mentioning a token."""
     text = "upstream refused token=abc123secret and ghp_abcdefghijklmnopqrstuvwxyz12"

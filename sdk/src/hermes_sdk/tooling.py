@@ -5,10 +5,15 @@ as the keyword argument ``context``. Through it a tool reaches the session's ter
 (built on first use, behind the kernel's safety checks), learns that the user stopped the
 turn, asks the user a question when someone is there to answer, searches past sessions and
 asks the auxiliary model for a short piece of text.
+
+Any handler (with or without a context) may call :func:`report_progress` while it runs: the
+chat shows the line beside the running call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +21,48 @@ from typing import Any
 
 from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
 
-__all__ = ["HistoryHit", "HistoryQuery", "ToolContext", "Unsupported"]
+__all__ = [
+    "HistoryHit",
+    "HistoryQuery",
+    "ToolContext",
+    "Unsupported",
+    "progress_reporter",
+    "report_progress",
+    "show_progress_with",
+]
+
+_progress: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar(
+    "hermes_tool_progress", default=None
+)
+
+
+def report_progress(text: str) -> None:
+    """One line about the tool call this runs in ("halfway (1/2)"), shown to the user beside
+    the running call. From the handler or any thread it started; a no-op where nobody shows
+    progress, and it never raises."""
+    show = _progress.get()
+    if show is not None:
+        with contextlib.suppress(Exception):  # progress is a courtesy, never a failure
+            show(text)
+
+
+def progress_reporter() -> Callable[[str], None]:
+    """:func:`report_progress` bound to the tool call this runs in, for code that reports
+    from elsewhere (a callback a library calls on a task of its own)."""
+    show = _progress.get()
+
+    def report(text: str) -> None:
+        if show is not None:
+            with contextlib.suppress(Exception):
+                show(text)
+
+    return report
+
+
+def show_progress_with(show: Callable[[str], None] | None) -> contextvars.Token[Any]:
+    """For the kernel: where :func:`report_progress` sends lines in the current context
+    (set in the context a tool call's task runs in)."""
+    return _progress.set(show)
 
 
 class Unsupported(RuntimeError):

@@ -95,6 +95,11 @@ class _Observer:
             self.events.tool_finished(call, result)
         self._host.post_tool_call(call, result)
 
+    def tool_progress(self, call: ToolCall, text: str) -> None:
+        show = getattr(self.events, "tool_progress", None)
+        if show is not None:
+            show(call, text)
+
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
         return [*self._host.prompt_sections(context), *self.memory.prompt_sections(context)]
 

@@ -35,6 +35,8 @@ LIVE_TEXT_LINES = 8
 class _Running:
     call: ToolCall
     started: float = field(default_factory=time.monotonic)
+    progress: str = ""
+    """The last line the call reported (an MCP server's progress)."""
 
 
 class ChatView:
@@ -120,6 +122,11 @@ class ChatView:
         self.running[call.call_id] = _Running(call)
         self.status = "running tools"
 
+    def tool_progress(self, call: ToolCall, text: str) -> None:
+        running = self.running.get(call.call_id)
+        if running is not None:
+            running.progress = printable(text)
+
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         self.running.pop(call.call_id, None)
         mark, style = ("✓", "green") if result.ok else ("✗", "red")
@@ -155,6 +162,8 @@ class ChatView:
             elapsed = seconds(now - running.started)
             lines.append(f"\x1b[33m  {frame}\x1b[0m \x1b[1m{running.call.tool}\x1b[0m  {preview}")
             lines[-1] += f"  \x1b[2m{elapsed}\x1b[0m"
+            if running.progress:
+                lines[-1] += f"  \x1b[36m{running.progress[:60]}\x1b[0m"
         if not self.running:
             elapsed = seconds(now - self.turn_started)
             lines.append(f"\x1b[2m{frame} {self.status}… {elapsed} · Ctrl+C to stop\x1b[0m")

@@ -4,6 +4,7 @@ the failing calls seen so far. See :mod:`hermes_kernel.engine.turn` for the cont
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -76,6 +77,7 @@ class TurnRun:
             engine.secret_values,
             context=(lambda: tool_context(session, control)) if tool_context else None,
         )
+        self.runner.progress = self._progress
         self.history: list[ChatMessage] = []
         self.seqs: list[int | None] = []
         """The stored seq of each history entry (None: the system prompt, a summary)."""
@@ -389,6 +391,17 @@ class TurnRun:
             tool=call.name,
             arguments=_arguments(call.arguments),
         )
+
+    def _progress(self, call: ToolCallRequest, text: str) -> None:
+        """A running call's progress, to whoever shows it (any thread may report)."""
+        show = getattr(self.engine.observer, "tool_progress", None)
+        loop = self.control.loop
+        if show is None or loop is None:
+            return
+        tool_call = self.tool_call(call)
+        line = " ".join(text.split())[:200]
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody watches any more
+            loop.call_soon_threadsafe(show, tool_call, line)
 
     def before(self, call: ToolCallRequest) -> None:
         self.engine.observer.pre_tool_call(self.tool_call(call))

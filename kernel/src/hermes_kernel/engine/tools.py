@@ -13,6 +13,7 @@ as unknown.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import re
 import time
@@ -28,7 +29,7 @@ from hermes_sdk import ToolSpec
 from hermes_sdk.models import ToolCallRequest
 from hermes_sdk.terminal import BackendUnavailable, CommandRefused
 from hermes_sdk.tool_calls import ArgumentsRejected, call_tool, check_arguments
-from hermes_sdk.tooling import ToolContext
+from hermes_sdk.tooling import ToolContext, show_progress_with
 
 RESULT_LIMIT = 100_000
 ROUND_LIMIT = 200_000
@@ -78,6 +79,8 @@ class ToolRunner:
         self.secret_values = list(secret_values)
         self.result_limit = result_limit
         self.round_limit = round_limit
+        self.progress: Callable[[ToolCallRequest, str], None] | None = None
+        """Told each line a running call reports (``report_progress``), from any thread."""
 
     def is_parallel_safe(self, name: str) -> bool:
         spec = self.tools.get(name)
@@ -158,7 +161,14 @@ class ToolRunner:
             return prepared
         spec, arguments = prepared
         started = time.perf_counter()
-        task = asyncio.ensure_future(self._invoke(spec, arguments))
+        # The call runs in a context of its own, where report_progress reaches the user.
+        context = contextvars.copy_context()
+        if self.progress is not None:
+            show = self.progress
+            context.run(show_progress_with, lambda text: show(call, text))
+        task = asyncio.get_running_loop().create_task(
+            self._invoke(spec, arguments), context=context
+        )
         try:
             await asyncio.wait({task, control.stop_signal()}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():

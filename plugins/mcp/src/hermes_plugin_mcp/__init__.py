@@ -14,7 +14,25 @@ from hermes_sdk.tool_sources import ToolSourceContext
 SECTION = "mcp_servers"
 
 
+class _NoServers:
+    """The source when no server is configured: a chat pays no import for MCP."""
+
+    async def start(self) -> None:
+        pass
+
+    def tools(self) -> list[Any]:
+        return []
+
+    def problems(self) -> list[str]:
+        return []
+
+    async def aclose(self) -> None:
+        pass
+
+
 def _source(context: ToolSourceContext) -> Any:
+    if not context.config.get(SECTION):
+        return _NoServers()
     from hermes_plugin_mcp.source import McpServers
 
     return McpServers(context)

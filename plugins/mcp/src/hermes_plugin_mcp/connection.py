@@ -71,7 +71,8 @@ class ServerConnection:
         self.retry_at = 0.0
         self.backoff = BACKOFF_FIRST
         self.progress: Callable[[str, str], None] | None = None
-        """Told (tool, message) for each progress notification of a call."""
+        """Told (tool, message) for each progress notification of a call; unset, the
+        chat's live area shows it beside the running call."""
         self._task: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
         self._errlog: IO[str] | None = None
@@ -234,13 +235,20 @@ class ServerConnection:
         """The tool's result as text; ToolFailed (what the model reads) when it fails."""
         from mcp.shared.exceptions import MCPError
 
+        from hermes_sdk.tooling import progress_reporter
+
         client = await self._usable()
         seconds = self.settings.timeout
+        # Progress arrives on the SDK's own reader task: report to this call's chat line.
+        shown = progress_reporter()
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
+            share = f"{done:g}/{total:g}" if total else f"{done:g}"
+            line = f"{message or 'working'} ({share})"
             if self.progress is not None:
-                share = f"{done:g}/{total:g}" if total else f"{done:g}"
-                self.progress(tool, f"{message or 'working'} ({share})")
+                self.progress(tool, line)
+            else:
+                shown(line)
 
         try:
             async with asyncio.timeout(seconds):
