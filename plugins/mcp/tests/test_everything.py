@@ -1,5 +1,5 @@
 """The MCP reference server ``@modelcontextprotocol/server-everything`` (npm, installed here
-with the machine's node) over stdio and over streamable HTTP, through the plugin's tool
+with the machine's node) over stdio, streamable HTTP and the older SSE transport, through the plugin's tool
 source exactly as the kernel drives it: tools listed and called, an image described, a
 resource read, a prompt fetched, and the progress of a long-running operation seen."""
 
@@ -55,11 +55,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(everything: Path) -> Iterator[str]:
+def serve(everything: Path, mode: str) -> Iterator[int]:
     port = free_port()
     process = subprocess.Popen(
-        [str(everything), "streamableHttp"],
+        [str(everything), mode],
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -71,10 +70,22 @@ def http_server(everything: Path) -> Iterator[str]:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield port
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def http_server(everything: Path) -> Iterator[str]:
+    for port in serve(everything, "streamableHttp"):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture
+def sse_server(everything: Path) -> Iterator[str]:
+    for port in serve(everything, "sse"):
+        yield f"http://127.0.0.1:{port}/sse"
 
 
 def source(tmp_path: Path, entry: dict[str, Any]) -> McpServers:
@@ -131,3 +142,7 @@ def test_everything_over_stdio(everything: Path, tmp_path: Path) -> None:
 
 def test_everything_over_streamable_http(http_server: str, tmp_path: Path) -> None:
     check(asyncio.run(exercise(source(tmp_path, {"url": http_server}))))
+
+
+def test_everything_over_the_older_sse_transport(sse_server: str, tmp_path: Path) -> None:
+    check(asyncio.run(exercise(source(tmp_path, {"url": sse_server, "transport": "sse"}))))
