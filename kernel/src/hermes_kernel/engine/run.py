@@ -126,6 +126,15 @@ class TurnRun:
         self.history.append(message)
         self.seqs.append(seq)
 
+    def load_view(self, compacted: CompactionRecord | None, transcript: list[Message]) -> None:
+        """The view as stored: the system prompt, the latest summary, the messages after it."""
+        self.compacted = compacted
+        self.remember(ChatMessage("system", self.session.system_prompt or ""), None)
+        if compacted is not None:
+            self.remember(summary_message(compacted), None)
+        for message in transcript:
+            self.remember(to_chat(message), message.seq)
+
     async def save_reply(self, content: str | None, **fields: Unpack[MessageFields]) -> None:
         """The turn's last message, saved together with the lease's release."""
         await self.engine.store.db.run(self._reply_and_release, content, fields)
@@ -149,12 +158,7 @@ class TurnRun:
     ) -> TurnResult:
         """Run the turn whose user message (seq ``user_seq``, after ``transcript``) is saved
         already. The view begins with the ``compacted`` summary when there is one."""
-        self.compacted = compacted
-        self.remember(ChatMessage("system", self.session.system_prompt or ""), None)
-        if compacted is not None:
-            self.remember(summary_message(compacted), None)
-        for message in transcript:
-            self.remember(to_chat(message), message.seq)
+        self.load_view(compacted, transcript)
         self.remember(ChatMessage("user", await self.with_recall(user_text)), user_seq)
         settings = self.engine.settings
         for iteration in range(1, settings.max_iterations + 1):

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hermes_kernel.engine import recovery
-from hermes_kernel.engine.compaction import Compactor, summary_message
+from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
-from hermes_kernel.engine.transcript import to_chat
 from hermes_kernel.store.compactions import CompactionRecord, latest_in
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.indexing import index_pending
@@ -44,7 +43,7 @@ from hermes_sdk import (
     ToolResult,
     ToolSpec,
 )
-from hermes_sdk.models import ChatMessage, ModelUsage, ToolSchema
+from hermes_sdk.models import ModelUsage, ToolSchema
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
@@ -353,12 +352,7 @@ class TurnEngine:
         save the user's message. The session, its latest compaction, and the transcript
         after that compaction up to the new message."""
         with self.store.db.write() as cursor:
-            session = session_in(cursor, session_id)
-            if session is None:
-                raise KeyError(f"no session {session_id!r}")
-            acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
-            compacted = latest_in(cursor, session_id)
-            after = compacted.boundary_seq if compacted is not None else 0
+            session, compacted, after = self._lease_in(cursor, session_id, holder)
             transcript = recovery.repaired_in(cursor, session_id, self._read_only, after)
             user = append_in(cursor, session_id, "user", user_text)
             if on_begin is not None:
@@ -389,12 +383,7 @@ class TurnEngine:
         control = TurnControl()
         try:
             run = TurnRun(self, session, holder, control, None, on_notice)
-            run.compacted = compacted
-            run.remember(ChatMessage("system", session.system_prompt or ""), None)
-            if compacted is not None:
-                run.remember(summary_message(compacted), None)
-            for message in transcript:
-                run.remember(to_chat(message), message.seq)
+            run.load_view(compacted, transcript)
             return await run.compact("manual", focus=focus or None)
         finally:
             with contextlib.suppress(StoreError):
@@ -404,18 +393,25 @@ class TurnEngine:
         self, session_id: str, holder: str
     ) -> tuple[Session, CompactionRecord | None, list[Message]]:
         with self.store.db.write() as cursor:
-            session = session_in(cursor, session_id)
-            if session is None:
-                raise KeyError(f"no session {session_id!r}")
-            acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
-            compacted = latest_in(cursor, session_id)
-            after = compacted.boundary_seq if compacted is not None else 0
+            session, compacted, after = self._lease_in(cursor, session_id, holder)
             transcript = of_session_in(cursor, session_id, after)
         if recovery.unanswered(transcript):
             with self.store.db.write() as cursor:
                 release_in(cursor, session_id, holder)
             raise ValueError("the last turn did not finish; send a message first, then /compact")
         return session, compacted, transcript
+
+    def _lease_in(
+        self, cursor: Any, session_id: str, holder: str
+    ) -> tuple[Session, CompactionRecord | None, int]:
+        """Take the session's lease; the session, its latest compaction, and the seq its
+        view's messages start after."""
+        session = session_in(cursor, session_id)
+        if session is None:
+            raise KeyError(f"no session {session_id!r}")
+        acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
+        compacted = latest_in(cursor, session_id)
+        return session, compacted, compacted.boundary_seq if compacted is not None else 0
 
     def _read_only(self, tool: str) -> bool:
         spec = self.tools.get(tool)

@@ -153,20 +153,22 @@ def _caller(connection: ServerConnection, tool: str) -> Any:
     return call
 
 
+async def _request(connection: ServerConnection, method: str, **arguments: Any) -> Any:
+    """A request to the server; its failure is the error result the model reads."""
+    try:
+        return await connection.request(method, **arguments)
+    except ToolFailed as exc:
+        raise RuntimeError(str(exc)) from None
+
+
 def _resource_tools(server: str, connection: ServerConnection, toolset: str) -> list[ToolSpec]:
     async def list_resources() -> str:
-        try:
-            listed = await connection.request("list_resources")
-        except ToolFailed as exc:
-            raise RuntimeError(str(exc)) from None
+        listed = await _request(connection, "list_resources")
         rows = [f"{r.uri}  {r.name}  {r.mime_type or ''}".rstrip() for r in listed.resources]
         return "\n".join(rows) or "(no resources)"
 
     async def read_resource(uri: str) -> str:
-        try:
-            read = await connection.request("read_resource", uri=uri)
-        except ToolFailed as exc:
-            raise RuntimeError(str(exc)) from None
+        read = await _request(connection, "read_resource", uri=uri)
         parts = []
         for content in read.contents:
             text = getattr(content, "text", None)
@@ -198,10 +200,7 @@ def _resource_tools(server: str, connection: ServerConnection, toolset: str) -> 
 
 def _prompt_tools(server: str, connection: ServerConnection, toolset: str) -> list[ToolSpec]:
     async def list_prompts() -> str:
-        try:
-            listed = await connection.request("list_prompts")
-        except ToolFailed as exc:
-            raise RuntimeError(str(exc)) from None
+        listed = await _request(connection, "list_prompts")
         rows = []
         for prompt in listed.prompts:
             names = ", ".join(a.name for a in prompt.arguments or [])
@@ -209,10 +208,7 @@ def _prompt_tools(server: str, connection: ServerConnection, toolset: str) -> li
         return "\n".join(rows) or "(no prompts)"
 
     async def get_prompt(name: str, arguments: dict[str, str] | None = None) -> str:
-        try:
-            got = await connection.request("get_prompt", name=name, arguments=arguments or {})
-        except ToolFailed as exc:
-            raise RuntimeError(str(exc)) from None
+        got = await _request(connection, "get_prompt", name=name, arguments=arguments or {})
         lines = []
         for message in got.messages:
             content = message.content
