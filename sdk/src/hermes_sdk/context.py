@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from hermes_sdk.models import ChatMessage
+from hermes_sdk.tool_calls import lenient_arguments
 
 __all__ = [
     "Compaction",
@@ -121,14 +122,6 @@ def _one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        parsed = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
 def _touched(arguments: Mapping[str, Any]) -> list[str]:
     return [
         value
@@ -195,7 +188,7 @@ def plain_summary(
             if message.content.strip() and not message.tool_calls:
                 decisions.append(_one_line(message.content, 300))
             for call in message.tool_calls:
-                arguments = _arguments(call.arguments)
+                arguments = lenient_arguments(call.arguments)
                 files.update(dict.fromkeys(_touched(arguments)))
                 label = _call_label(call.name, arguments, 160)
                 pending[call.id] = (label, call.name not in read_only_tools)

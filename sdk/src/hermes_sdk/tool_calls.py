@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ __all__ = [
     "ArgumentsRejected",
     "call_tool",
     "check_arguments",
+    "lenient_arguments",
     "result_problem",
     "schema_problem",
     "signature_problems",
@@ -75,6 +77,16 @@ def schema_problem(spec: ToolSpec) -> str | None:
 def _where(path: Any) -> str:
     parts = [str(part) for part in path]
     return "/".join(parts) if parts else "the arguments"
+
+
+def lenient_arguments(raw: str) -> dict[str, Any]:
+    """A model's JSON arguments as an object, {} when they are not one: for showing and
+    summarizing a call, never for running it (that is check_arguments' work)."""
+    try:
+        parsed = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Unpack
@@ -22,6 +21,7 @@ from hermes_kernel.store.messages import Disposition, Message, MessageFields, ap
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
+from hermes_sdk.tool_calls import lenient_arguments
 
 if TYPE_CHECKING:
     from hermes_kernel.engine.turn import TurnEngine
@@ -36,14 +36,6 @@ class TurnResult:
     tool_calls: int = 0
     recoveries: int = 0
     """Tools that failed and then, later in the turn, succeeded: the model found a way."""
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        parsed = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
 
 
 def _details(response: ModelResponse) -> list[dict[str, Any]] | None:
@@ -393,7 +385,7 @@ class TurnRun:
             session_id=self.session.id,
             call_id=call.id,
             tool=call.name,
-            arguments=_arguments(call.arguments),
+            arguments=lenient_arguments(call.arguments),
         )
 
     def _progress(self, call: ToolCallRequest, text: str) -> None:
