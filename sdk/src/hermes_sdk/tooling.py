@@ -117,6 +117,12 @@ class ToolContext:
     """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
     search: Callable[[HistoryQuery], list[HistoryHit]] | None = None
     complete: Callable[[str, str], str] | None = None
+    secrets: Callable[[str], str | None] | None = None
+
+    def secret(self, name: str) -> str | None:
+        """A secret by its variable name (``BRAVE_API_KEY``): the environment, then .env.
+        For the tool's own keys; never put one in a result, a log or a subprocess."""
+        return self.secrets(name) if self.secrets is not None else None
 
     def backend(self) -> TerminalBackend:
         """The session's terminal backend. Raises BackendUnavailable when it cannot be

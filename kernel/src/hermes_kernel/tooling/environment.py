@@ -92,6 +92,7 @@ class ToolEnvironment:
     ) -> None:
         settings = app.settings
         self.config = settings.raw
+        self._secrets = settings.secrets
         self.store = store
         self.aside_route = aside_route
         """The model tools may ask for a summary (ToolContext.ask_model), current at call
@@ -173,6 +174,7 @@ class ToolEnvironment:
             skill_dirs=self.skill_dirs,
             search=history_searcher(self.store, user_scope) if self.store is not None else None,
             complete=self._completer(control),
+            secrets=lambda name: self._secrets.merged().get(name),
         )
 
     def _completer(self, control: TurnControl) -> Callable[[str, str], str] | None:

@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from .site import Site
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    served = Site()
+    yield served
+    served.close()
