@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .site import Site
+from .loopback_site import Site
 
 
 @pytest.fixture(scope="module")

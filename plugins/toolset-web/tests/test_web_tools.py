@@ -16,7 +16,7 @@ from hermes_plugin_toolset_web.tools import web_extract, web_search
 from hermes_sdk.testing import ToolsTests
 from hermes_sdk.tooling import ToolContext
 
-from .site import BRAVE_KEY, Site
+from .loopback_site import BRAVE_KEY, Site
 
 
 def context(site: Site, tmp_path: Path, search: dict | None = None, **web: object) -> ToolContext:
@@ -124,3 +124,26 @@ class TestWebTools(ToolsTests):
         if not hasattr(TestWebTools, "site"):
             TestWebTools.site = Site()  # lives as long as the test process
         return context(TestWebTools.site, tmp_path)
+
+
+def test_a_long_page_is_summarized_by_the_auxiliary_model_when_asked(site, tmp_path):
+    asked: list[str] = []
+
+    def complete(instructions: str, text: str) -> str:
+        asked.append(text)
+        return "SUMMARY: lorem ipsum, repeated."
+
+    base = context(site, tmp_path, max_page_bytes=200_000, page_chars=8000)
+    summarizing = ToolContext(
+        session_id="s3",
+        home=base.home,
+        cwd=base.cwd,
+        config=base.config,
+        secrets=base.secrets,
+        complete=complete,
+    )
+    text = asyncio.run(web_extract([site.url("/huge")], True, context=summarizing))
+    assert "[summarized by the auxiliary model]\nSUMMARY: lorem ipsum" in text
+    assert len(asked) == 1 and len(asked[0]) <= 8200  # the capped page, not the whole
+    plain = asyncio.run(web_extract([site.url("/article")], True, context=summarizing))
+    assert "summarized" not in plain  # a short page is given as it is
