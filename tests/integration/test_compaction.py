@@ -316,3 +316,12 @@ def test_the_system_prompt_is_rebuilt_at_a_compaction_and_only_then(home, openai
     ask(home, words("beta", 1200), "--continue")  # compacts
     assert summary_requests(openai_server)
     assert "second version" in main_requests(openai_server)[-1]["messages"][0]["content"]
+
+
+def test_a_compaction_that_cannot_help_spends_no_summary_call(home, openai_server):
+    Model(openai_server)
+    ask(home, "short")
+    # The new message alone is past the threshold: keeping it whole, no summary helps.
+    payload = ask(home, words("huge", 2200), "--continue")
+    assert payload["reply"] == "answer 2"
+    assert not summary_requests(openai_server)

@@ -339,6 +339,18 @@ class Compactor:
                 before,
                 why_not="nothing to compact: every message is within the part always kept",
             )
+        # Even the smallest summary could not make this worth it: no model call is spent.
+        floor = fixed_tokens + sum(message_tokens(m) for m in tail)
+        hopeless = _why_not_kept(reason, before, floor, goal_tokens)
+        if hopeless is not None:
+            return Outcome(
+                None,
+                [*previous_view, *items],
+                [*([None] * len(previous_view)), *seqs],
+                before,
+                before,
+                why_not=hopeless,
+            )
         boundary = next((seq for seq in reversed(seqs[:split]) if seq is not None), None)
         if boundary is None:
             raise ValueError("compaction needs the stored messages' seqs")
