@@ -147,3 +147,13 @@ def test_a_long_page_is_summarized_by_the_auxiliary_model_when_asked(site, tmp_p
     assert len(asked) == 1 and len(asked[0]) <= 8200  # the capped page, not the whole
     plain = asyncio.run(web_extract([site.url("/article")], True, context=summarizing))
     assert "summarized" not in plain  # a short page is given as it is
+
+
+def test_more_pages_than_slots_in_one_call_and_again_in_a_new_loop(site, tmp_path):
+    paths = ["/article", "/data.json", "/latin1", "/report.pdf", "/latin1-undeclared"] * 2
+    for _ in range(2):  # each asyncio.run is a new event loop, as each one-shot is
+        text = extract(site, tmp_path, *paths, concurrency=2, cache_seconds=0)
+        pages = [
+            line for line in text.splitlines() if line.startswith("## ") and site.url("") in line
+        ]
+        assert len(pages) == 10, pages

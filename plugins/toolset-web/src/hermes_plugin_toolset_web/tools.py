@@ -86,8 +86,9 @@ async def web_search(query: str, limit: int = 5, *, context: ToolContext) -> str
     }
     try:
         backend = backend_for(web.settings, secrets)
+        client = web.http()  # first: a new loop gets a new client and new slots
         async with web.slots:
-            results = await backend.search(web.http(), query, limit)
+            results = await backend.search(client, query, limit)
     except (SearchFailed, Refused) as exc:
         raise RuntimeError(str(exc)) from None
     except httpx.HTTPError as exc:
@@ -106,8 +107,9 @@ async def _one(web: _Web, url: str, context: ToolContext, summarize: bool) -> st
     if cached is not None:
         return cached
     try:
+        client = web.http()  # first: a new loop gets a new client and new slots
         async with web.slots:
-            page = await fetch(web.http(), web.guard, url, web.settings.max_page_bytes)
+            page = await fetch(client, web.guard, url, web.settings.max_page_bytes)
     except Refused as exc:
         return f"## {url}\n{exc}"
     except httpx.HTTPError as exc:
