@@ -90,15 +90,18 @@ def test_keep_recent_tokens_keeps_more_than_protect_last_n_asks():
 
 def test_the_threshold_is_raised_for_windows_under_512k():
     settings = CompressionSettings(threshold=0.5)
-    assert settings.trigger(200_000, in_gateway=False) == 0.75
-    assert settings.trigger(1_000_000, in_gateway=False) == 0.5
+    assert settings.trigger_and_reason(200_000, in_gateway=False)[0] == 0.75
+    assert settings.trigger_and_reason(1_000_000, in_gateway=False)[0] == 0.5
     high = CompressionSettings(threshold=0.95)
-    assert high.trigger(200_000, in_gateway=False) == 0.95
-    assert high.trigger(200_000, in_gateway=True) == 0.85  # the gateway's safety net
+    assert high.trigger_and_reason(200_000, in_gateway=False)[0] == 0.95
+    assert high.trigger_and_reason(200_000, in_gateway=True)[0] == 0.85  # the gateway's safety net
     off = CompressionSettings(enabled=False)
-    assert off.trigger(200_000, in_gateway=False) is None
-    assert off.trigger(200_000, in_gateway=True) == 0.85
-    assert CompressionSettings(enabled=False, gateway_threshold=0).trigger(9, True) is None
+    assert off.trigger_and_reason(200_000, in_gateway=False)[0] is None
+    assert off.trigger_and_reason(200_000, in_gateway=True)[0] == 0.85
+    assert (
+        CompressionSettings(enabled=False, gateway_threshold=0).trigger_and_reason(9, True)[0]
+        is None
+    )
     assert high.trigger_and_reason(200_000, in_gateway=True) == (0.85, "gateway")
     assert settings.trigger_and_reason(200_000, in_gateway=True) == (0.75, "threshold")
 

@@ -48,3 +48,11 @@ def test_bearer_headers_and_aws_secret_keys_are_redacted() -> None:
     redacted = redact_text(text)
     assert "eyJhbGci" not in redacted and "wJalrXUtnFEMI" not in redacted
     assert "ASIAIOSFODNN7EXAMPLE" not in redacted
+
+
+def test_credentials_written_as_parameters_are_redacted():
+    text = "GET /v1?token=abc123secret&q=1 failed; api_key=live-4242 password=correcthorse key=1"
+    out = redact_text(text)
+    for secret in ("abc123secret", "live-4242", "correcthorse"):
+        assert secret not in out
+    assert "q=1" in out and "key=1" in out  # short values are ordinary words

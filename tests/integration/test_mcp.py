@@ -138,7 +138,7 @@ def test_error_text_is_redacted_and_the_server_gets_no_keys(home, openai_server,
     ask(home)
     failed, environment = tool_results(openai_server.requests[-1].json)
     assert "abc123secret" not in failed and "ghp_abcdef" not in failed
-    assert "[REDACTED]" in failed
+    assert "<redacted>" in failed  # by the kernel, as every result is
     names = set(environment.split(" | ")[0].split())
     assert "OPENAI_API_KEY" not in names and "HERMES_HOME" not in names
     assert "PATH" in names and environment.endswith("GREETING=hello ada")
@@ -264,10 +264,8 @@ def test_a_stop_cancels_a_running_mcp_call(home, openai_server):
             ended = await turn.result()
             return f"{ended.status}: {ended.error}"
 
-    started = time.monotonic()
-    outcome = asyncio.run(scenario())
-    assert outcome.startswith("stopped"), outcome
-    assert time.monotonic() - started < 30
+    outcome = asyncio.run(scenario())  # a stop not heard would run into the 60 s timeout,
+    assert outcome.startswith("stopped"), outcome  # then ask a model with nothing queued
     deadline = time.monotonic() + 10
     while not (marks / "hang-cancelled").exists():
         assert time.monotonic() < deadline, "the server never heard the call was cancelled"

@@ -36,6 +36,8 @@ _TOKEN_SHAPES = re.compile(
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
     r"|(?i:aws_secret_access_key)\s*[=:]\s*[A-Za-z0-9/+=]{40}"  # AWS secret keys, as written
     r"|\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*"  # Authorization headers
+    # Credentials in URLs and error text: ?token=..., api_key=..., password=...
+    r"|(?i:\b(?:access_token|token|api_key|apikey|key|password|passwd|secret)=)[^\s&\"'<>]{6,}"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
 )
 _MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words

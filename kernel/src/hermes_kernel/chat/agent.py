@@ -51,6 +51,7 @@ class ToolEvents(Protocol):
     """What a shell shows while tools run."""
 
     def tool_started(self, call: ToolCall) -> None: ...
+    def tool_progress(self, call: ToolCall, text: str) -> None: ...
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None: ...
 
 
@@ -96,9 +97,8 @@ class _Observer:
         self._host.post_tool_call(call, result)
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
-        show = getattr(self.events, "tool_progress", None)
-        if show is not None:
-            show(call, text)
+        if self.events is not None:
+            self.events.tool_progress(call, text)
 
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
         return [*self._host.prompt_sections(context), *self.memory.prompt_sections(context)]

@@ -36,6 +36,10 @@ class _Progress:
         if not self.quiet:
             print(f"  > {call.tool} {argument_preview(call.arguments)}", file=sys.stderr)
 
+    def tool_progress(self, call: ToolCall, text: str) -> None:
+        if not self.quiet:
+            print(f"    {call.tool}: {text}", file=sys.stderr)
+
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         self.calls.append(
             {

@@ -10,9 +10,19 @@ import concurrent.futures
 from hermes_kernel.engine.models import ModelRoute
 from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
 
-__all__ = ["complete_from_thread"]
+__all__ = ["complete_from_thread", "side_request"]
 
 ASIDE_SECONDS = 60.0
+
+
+def side_request(route: ModelRoute, instructions: str, text: str, max_tokens: int) -> ModelRequest:
+    """A call outside any transcript: instructions, one text, no tools, no sampling."""
+    return ModelRequest(
+        model=route.model,
+        messages=[ChatMessage("system", instructions), ChatMessage("user", text)],
+        max_tokens=max_tokens,
+        temperature=0.0,
+    )
 
 
 def complete_from_thread(
@@ -25,12 +35,7 @@ def complete_from_thread(
     timeout: float = ASIDE_SECONDS,
 ) -> str:
     """The model's reply; RuntimeError (one line) when the call fails or times out."""
-    request = ModelRequest(
-        model=route.model,
-        messages=[ChatMessage("system", instructions), ChatMessage("user", text)],
-        max_tokens=max_tokens,
-        temperature=0.0,
-    )
+    request = side_request(route, instructions, text, max_tokens)
     future = asyncio.run_coroutine_threadsafe(route.provider.complete(request), loop)
     try:
         return future.result(timeout).content

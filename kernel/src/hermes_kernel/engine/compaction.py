@@ -90,14 +90,11 @@ class CompressionSettings:
             config=raw,
         )
 
-    def trigger(self, window: int, in_gateway: bool) -> float | None:
-        """The share of the window past which a view is compacted before a model call;
-        None: automatic compaction is off here."""
-        return self.trigger_and_reason(window, in_gateway)[0]
-
     def trigger_and_reason(self, window: int, in_gateway: bool) -> tuple[float | None, str]:
-        """:meth:`trigger`, and the reason a compaction it fires is recorded with:
-        ``threshold``, or ``gateway`` when the gateway's safety net fires first."""
+        """The share of the window past which a view is compacted before a model call
+        (None: automatic compaction is off here), and the reason a compaction it fires is
+        recorded with: ``threshold``, or ``gateway`` when the gateway's safety net fires
+        first."""
         fraction = self.threshold if self.enabled else None
         if fraction is not None and window < SMALL_WINDOW:
             fraction = max(fraction, 0.75)
@@ -210,11 +207,9 @@ class Outcome:
     """What a compaction did; ``record`` is None when nothing was kept."""
 
     record: CompactionRecord | None
-    view: list[ChatMessage]
-    """The compacted view without the system prompt (the summary first)."""
-    seqs: list[int | None]
-    tokens_before: int
-    tokens_after: int
+    view: list[ChatMessage] = field(default_factory=list)
+    """The compacted view without the system prompt (the summary first), when kept."""
+    seqs: list[int | None] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     why_not: str | None = None
     usages: list[Usage] = field(default_factory=list)
@@ -332,25 +327,13 @@ class Compactor:
         head, tail = list(items[:split]), list(items[split:])
         if not head:
             return Outcome(
-                None,
-                [*previous_view, *items],
-                [*([None] * len(previous_view)), *seqs],
-                before,
-                before,
-                why_not="nothing to compact: every message is within the part always kept",
+                None, why_not="nothing to compact: every message is within the part always kept"
             )
         # Even the smallest summary could not make this worth it: no model call is spent.
         floor = fixed_tokens + sum(message_tokens(m) for m in tail)
         hopeless = _why_not_kept(reason, before, floor, goal_tokens)
         if hopeless is not None:
-            return Outcome(
-                None,
-                [*previous_view, *items],
-                [*([None] * len(previous_view)), *seqs],
-                before,
-                before,
-                why_not=hopeless,
-            )
+            return Outcome(None, why_not=hopeless)
         boundary = next((seq for seq in reversed(seqs[:split]) if seq is not None), None)
         if boundary is None:
             raise ValueError("compaction needs the stored messages' seqs")
@@ -392,7 +375,7 @@ class Compactor:
         after = fixed_tokens + message_tokens(stand_in) + sum(message_tokens(m) for m in tail)
         record = replace(record, tokens_after=after)
         view, view_seqs = [stand_in, *tail], [None, *seqs[split:]]
-        outcome = Outcome(record, view, view_seqs, before, after, notices, usages=usages)
+        outcome = Outcome(record, view, view_seqs, notices, usages=usages)
         why_not = _why_not_kept(reason, before, after, goal_tokens)
         if why_not is not None:
             outcome.record, outcome.why_not = None, why_not

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hermes_kernel.engine.control import Stopped, TurnControl
+from hermes_kernel.store.sessions import Usage
 from hermes_sdk import LLMCall, LLMResult
 from hermes_sdk.models import (
     ChatMessage,
@@ -19,6 +20,7 @@ from hermes_sdk.models import (
     ModelProvider,
     ModelRequest,
     ModelResponse,
+    ModelUsage,
     ProviderError,
     ToolSchema,
 )
@@ -31,6 +33,22 @@ class ModelRoute:
     name: str
     provider: ModelProvider
     model: str
+
+
+def call_usage(
+    route: ModelRoute, used: ModelUsage, pricing: Callable[[str, ModelUsage], float | None]
+) -> Usage:
+    """One model call's usage as the store records it, priced."""
+    return Usage(
+        input_tokens=used.input_tokens,
+        output_tokens=used.output_tokens,
+        cache_read_tokens=used.cache_read_tokens,
+        cache_write_tokens=used.cache_write_tokens,
+        reasoning_tokens=used.reasoning_tokens,
+        estimated_cost_usd=pricing(route.model, used),
+        provider=route.name,
+        model=route.model,
+    )
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
 from hermes_kernel.engine.control import Stopped, TurnControl
-from hermes_kernel.engine.models import ask_model
+from hermes_kernel.engine.models import ask_model, call_usage
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
 from hermes_kernel.engine.window import estimate_tokens, message_tokens, schema_tokens
@@ -95,17 +95,7 @@ class TurnRun:
         return TurnResult(text, status, error, iteration, self.calls_made, self.recoveries)
 
     def usage(self, response: ModelResponse) -> Usage:
-        route = self.routes[self.route_start]
-        return Usage(
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            cache_read_tokens=response.usage.cache_read_tokens,
-            cache_write_tokens=response.usage.cache_write_tokens,
-            reasoning_tokens=response.usage.reasoning_tokens,
-            estimated_cost_usd=self.engine.pricing(route.model, response.usage),
-            provider=route.name,
-            model=route.model,
-        )
+        return call_usage(self.routes[self.route_start], response.usage, self.engine.pricing)
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
         store = self.engine.store
@@ -390,9 +380,9 @@ class TurnRun:
 
     def _progress(self, call: ToolCallRequest, text: str) -> None:
         """A running call's progress, to whoever shows it (any thread may report)."""
-        show = getattr(self.engine.observer, "tool_progress", None)
+        show = self.engine.observer.tool_progress
         loop = self.control.loop
-        if show is None or loop is None:
+        if loop is None:
             return
         tool_call = self.tool_call(call)
         line = " ".join(text.split())[:200]

@@ -8,10 +8,11 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from hermes_kernel.engine.models import ModelRoute
+from hermes_kernel.engine.aside import side_request
+from hermes_kernel.engine.models import ModelRoute, call_usage
 from hermes_kernel.store.sessions import Usage
 from hermes_sdk.context import Summarizer, SummaryUnavailable
-from hermes_sdk.models import ChatMessage, ModelRequest, ModelUsage, ProviderError
+from hermes_sdk.models import ModelUsage, ProviderError
 
 __all__ = ["COOLDOWNS", "SUMMARY_SECONDS", "SummaryModel"]
 
@@ -83,25 +84,8 @@ class SummaryModel:
         max_tokens: int,
         usages: list[Usage],
     ) -> str:
-        request = ModelRequest(
-            model=route.model,
-            messages=[ChatMessage("system", instructions), ChatMessage("user", text)],
-            max_tokens=max_tokens,
-            temperature=0.0,
-        )
+        request = side_request(route, instructions, text, max_tokens)
         async with asyncio.timeout(self.timeout):
             response = await route.provider.complete(request)
-        used = response.usage
-        usages.append(
-            Usage(
-                input_tokens=used.input_tokens,
-                output_tokens=used.output_tokens,
-                cache_read_tokens=used.cache_read_tokens,
-                cache_write_tokens=used.cache_write_tokens,
-                reasoning_tokens=used.reasoning_tokens,
-                estimated_cost_usd=self.pricing(route.model, used),
-                provider=route.name,
-                model=route.model,
-            )
-        )
+        usages.append(call_usage(route, response.usage, self.pricing))
         return response.content

@@ -66,6 +66,10 @@ class EngineObserver(Protocol):
     def post_llm_call(self, call: LLMCall, result: LLMResult) -> None: ...
     def pre_tool_call(self, call: ToolCall) -> None: ...
     def post_tool_call(self, call: ToolCall, result: ToolResult) -> None: ...
+    def tool_progress(self, call: ToolCall, text: str) -> None:
+        """A running call reported progress (``report_progress``); on the event loop."""
+        ...
+
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]: ...
     def observes(self, hook: str) -> bool:
         """Whether anything implements ``hook`` ("on_session_start"): a hook nobody
@@ -95,6 +99,9 @@ class NoObserver:
         pass
 
     def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        pass
+
+    def tool_progress(self, call: ToolCall, text: str) -> None:
         pass
 
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:

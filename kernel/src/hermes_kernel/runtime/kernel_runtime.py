@@ -112,6 +112,9 @@ class _ToolEvents:
         if turn is not None:
             turn.emit(ToolStarted(call_id=call.call_id, tool=call.tool, arguments=call.arguments))
 
+    def tool_progress(self, call: ToolCall, text: str) -> None:
+        pass  # the runtime contract has no progress event yet: front-ends see the result
+
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         turn = self._turns.get(call.session_id)
         if turn is not None:

@@ -35,12 +35,11 @@ class ToolFailed(Exception):
 
 
 def one_line(exc: BaseException) -> str:
-    """The innermost useful message of ``exc`` (task groups wrap what failed), redacted."""
+    """The innermost useful message of ``exc`` (task groups wrap what failed), redacted: it
+    is also printed by ``hermes mcp test``, which the kernel's redaction does not see."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, OSError) and not str(exc):
-        text = type(exc).__name__
     return redact(text)[:300]
 
 
@@ -263,12 +262,12 @@ class ServerConnection:
             if exc.code == _CONNECTION_CLOSED:
                 self._fail()
                 await self._stop()
-                self.error = f"the connection closed: {redact(exc.message)}"
+                self.error = f"the connection closed: {exc.message}"
                 raise ToolFailed(
                     f"MCP server {self.name!r} stopped during the call ({self.error}); its effect "
                     "is unknown. It is restarted on the next call."
                 ) from None
-            raise ToolFailed(f"MCP error {exc.code}: {redact(exc.message)}") from None
+            raise ToolFailed(f"MCP error {exc.code}: {exc.message}") from None
         except (OSError, EOFError, BaseExceptionGroup) as exc:
             self._fail()
             await self._stop()
@@ -280,7 +279,7 @@ class ServerConnection:
         self.failures = 0
         text = result_text(result)
         if result.is_error:
-            raise ToolFailed(redact(text))
+            raise ToolFailed(text)  # the kernel redacts every result the model reads
         return text
 
     async def request(self, method: str, **arguments: Any) -> Any:
@@ -298,4 +297,4 @@ class ServerConnection:
             if exc.code == _CONNECTION_CLOSED:
                 self._fail()
                 await self._stop()
-            raise ToolFailed(f"MCP error {exc.code}: {redact(exc.message)}") from None
+            raise ToolFailed(f"MCP error {exc.code}: {exc.message}") from None
