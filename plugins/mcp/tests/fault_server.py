@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 parser = argparse.ArgumentParser()
 parser.add_argument("--start-delay", type=float, default=0.0)
 parser.add_argument("--fail-start", action="store_true")
-parser.add_argument("--marks", default=".")
+parser.add_argument("--marks", default=None, help="a folder for what the tests check")
 options = parser.parse_args()
 
 if options.fail_start:
@@ -31,8 +31,9 @@ if options.fail_start:
     sys.exit(3)
 time.sleep(options.start_delay)  # a slow start: before the server reads anything
 
-marks = Path(options.marks)
-(marks / f"pid-{os.getpid()}").write_text("started")
+marks = Path(options.marks) if options.marks else None
+if marks is not None:
+    (marks / f"pid-{os.getpid()}").write_text("started")
 server = MCPServer("faults")
 
 
@@ -56,7 +57,8 @@ async def hang() -> str:
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
-        (marks / "hang-cancelled").write_text("cancelled")
+        if marks is not None:
+            (marks / "hang-cancelled").write_text("cancelled")
         raise
     return "never"
 
