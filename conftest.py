@@ -22,6 +22,7 @@ _GROUP_OF_FIXTURE = {
     "plugin_venv": "venvs",
     "bare_venv": "venvs",
     "chat_venv": "venvs",
+    "fault_venv": "venvs",
     "fixture_wheels": "venvs",
     "workspace_wheels": "venvs",
 }

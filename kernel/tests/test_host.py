@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import threading
+import time
 
 import pytest
 
@@ -159,8 +162,8 @@ def test_a_raising_observer_is_skipped_and_the_others_still_run(make_plugin, cap
     host = host_of(raising, exiting, calm)
     host.load_observers()
     call = ToolCall(session_id="s", call_id="c1", tool="echo")
-    host.pre_tool_call(call)
-    host.post_tool_call(call, ToolResult(call_id="c1", ok=True, content="hi"))
+    asyncio.run(host.pre_tool_call(call))
+    asyncio.run(host.post_tool_call(call, ToolResult(call_id="c1", ok=True, content="hi")))
     calls = {
         name: sys.modules[r.target].CALLS
         for name, r in [("raiser", raising), ("exiter", exiting), ("calm", calm)]
@@ -175,21 +178,90 @@ def test_a_raising_observer_is_skipped_and_the_others_still_run(make_plugin, cap
     assert any("plugin 'exiter' raised in hermes_pre_tool_call: SystemExit" in m for m in messages)
 
 
-def test_a_slow_per_call_hook_is_named_in_the_log_once(make_plugin, caplog):
-    slow = make_plugin(
-        "sluggish",
-        OBSERVER.format(name="sluggish", marker="", extra="__import__('time').sleep(0.12)"),
+def test_a_hanging_hook_is_abandoned_at_its_deadline_and_disabled_after_three(make_plugin, caplog):
+    release = threading.Event()
+    hanging = make_plugin(
+        "hanger",
+        OBSERVER.format(name="hanger", marker="(tryfirst=True)", extra="RELEASE.wait(30)"),
         declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
     )
-    host = host_of(slow)
+    calm = make_plugin(
+        "calm",
+        OBSERVER.format(name="calm", marker="", extra="pass"),
+        declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
+    )
+    host = host_of(hanging, calm, hook_timeout=0.2)
     host.load_observers()
-    for number in range(2):
-        host.pre_tool_call(ToolCall(session_id="s", call_id=f"c{number}", tool="echo"))
-    warnings = [
-        r.getMessage() for r in caplog.records if "every conversation waited" in r.getMessage()
-    ]
-    assert len(warnings) == 1  # once per plugin and hook, not per call
-    assert warnings[0].startswith("plugin 'sluggish': hermes_pre_tool_call took 1")
+    import sys
+
+    sys.modules[hanging.target].RELEASE = release
+    try:
+        seconds = []
+        for number in range(4):
+            started = time.perf_counter()
+            asyncio.run(
+                host.pre_tool_call(ToolCall(session_id="s", call_id=f"c{number}", tool="t"))
+            )
+            seconds.append(time.perf_counter() - started)
+    finally:
+        release.set()
+    # Three calls waited for the deadline; the fourth skipped the disabled plugin.
+    assert all(0.15 < s < 2 for s in seconds[:3]) and seconds[3] < 0.15
+    assert len(sys.modules[calm.target].CALLS) == 4  # the calm plugin ran every time
+    assert host.hooks.disabled == {"hanger": "its hooks missed the 0.2 s deadline 3 times"}
+    live = host.hooks.implementations("hermes_pre_tool_call")
+    assert [impl.plugin_name for impl in live] == ["calm"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("did not return within 0.2 s" in m for m in messages) == 3
+    assert sum("'hanger' is disabled for the rest of this process" in m for m in messages) == 1
+
+
+def test_the_event_loop_serves_on_while_a_hook_hangs(make_plugin):
+    hanging = make_plugin(
+        "hanger",
+        OBSERVER.format(name="hanger", marker="", extra="__import__('time').sleep(0.5)"),
+        declares=["hook.hermes_pre_tool_call"],
+    )
+    host = host_of(hanging, hook_timeout=5)
+    host.load_observers()
+
+    async def both() -> tuple[float, float]:
+        started = time.perf_counter()
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticking = asyncio.create_task(ticker())
+        await host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="t"))
+        ticking.cancel()
+        return time.perf_counter() - started, ticks
+
+    seconds, ticks = asyncio.run(both())
+    assert seconds >= 0.45  # the hook's own time, waited for (under the deadline)
+    assert ticks >= 10  # while the loop kept running other work
+
+
+def test_a_stop_ends_the_wait_for_a_hanging_hook_at_once(make_plugin):
+    hanging = make_plugin(
+        "hanger",
+        OBSERVER.format(name="hanger", marker="", extra="__import__('time').sleep(10)"),
+        declares=["hook.hermes_pre_tool_call"],
+    )
+    host = host_of(hanging, hook_timeout=30)
+    host.load_observers()
+
+    async def stopped_after(delay: float) -> float:
+        asyncio.get_running_loop().call_later(delay, host.hooks.stop)
+        started = time.perf_counter()
+        await host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="t"))
+        return time.perf_counter() - started
+
+    assert asyncio.run(stopped_after(0.2)) < 2
+    assert not host.hooks.disabled  # leaving is not the plugin's fault
 
 
 def test_observers_fire_in_pluggy_order(make_plugin):
@@ -208,7 +280,7 @@ def test_observers_fire_in_pluggy_order(make_plugin):
     shared: list[tuple[str, str]] = []
     for record in records:
         sys.modules[record.target].CALLS = shared  # one list records the order of calls
-    host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="t"))
+    asyncio.run(host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="t")))
     assert shared == [("first", "t"), ("plain", "t"), ("last", "t")]
 
 
@@ -227,7 +299,7 @@ def test_tracing_prints_every_hook_call_with_plugin_and_duration(make_plugin):
     )
     host.load_all()
     host.on_session_start(SessionInfo(session_id="s", source="cli"))
-    host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="x"))
+    asyncio.run(host.pre_tool_call(ToolCall(session_id="s", call_id="c", tool="x")))
     lines = stream.getvalue().splitlines()
     assert any(line.startswith("hermes trace: hermes_tools plugin=t ") for line in lines)
     assert any(line.startswith("hermes trace: <load> plugin=t ") for line in lines)

@@ -107,6 +107,20 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return Venv(build_venv(tmp_path_factory.mktemp("bare") / "venv", []))
 
 
+@pytest.fixture(scope="session")
+def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """The OpenAI-compatible provider, the local backend and terminal toolset, Telegram, and
+    the fixture plugin that misbehaves at run time on request (tests/fixtures/faulty)."""
+    packages = [
+        REPO / "plugins" / "provider-openai",
+        REPO / "plugins" / "backend-local",
+        REPO / "plugins" / "toolset-terminal",
+        REPO / "plugins" / "platform-telegram",
+        REPO / "tests" / "fixtures" / "faulty",
+    ]
+    return Venv(build_venv(tmp_path_factory.mktemp("faults") / "venv", packages))
+
+
 @pytest.fixture
 def make_venv(tmp_path: Path) -> Callable[[list[Path]], Venv]:
     """Build a private venv with the given fixture plugin folders (for tests that change it)."""

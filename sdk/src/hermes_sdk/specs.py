@@ -265,6 +265,9 @@ class ToolSpec(Spec):
     ``parallel_safe`` marks read-only tools that may run concurrently with others.
     ``takes_context`` passes a :class:`~hermes_sdk.tooling.ToolContext` as the keyword
     argument ``context``: the way to the session's terminal backend and to the user.
+    ``timeout_seconds`` is the longest the kernel waits for one call before the model is
+    told it timed out with its effect unknown; None uses ``tools.timeout_seconds`` (300). A
+    tool with limits of its own (a command's timeout) sets it above them.
     """
 
     kind: ClassVar[Kind] = Kind.TOOL
@@ -275,10 +278,13 @@ class ToolSpec(Spec):
     toolset: str = "default"
     parallel_safe: bool = False
     takes_context: bool = False
+    timeout_seconds: float | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.kind, self.name, _TOOL_NAME)
         _check_name(Kind.TOOLSET, self.toolset)
+        if self.timeout_seconds is not None and not self.timeout_seconds > 0:
+            raise ValueError(f"tool {self.name!r}: timeout_seconds must be over 0 (or None)")
         if not isinstance(self.parameters, Mapping) or self.parameters.get("type") != "object":
             raise ValueError(
                 f"tool {self.name!r}: parameters must be a JSON schema with type 'object'"

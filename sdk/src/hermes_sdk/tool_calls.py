@@ -14,9 +14,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -132,11 +133,15 @@ async def call_tool(
     spec: ToolSpec,
     arguments: Mapping[str, Any],
     context: ToolContext | Callable[[], ToolContext] | None = None,
+    *,
+    offload: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
 ) -> Any:
     """Run ``spec.handler`` on ``arguments`` (already checked) and return what it returned.
 
     ``context`` (or a function that builds it on first need) is passed as ``context=`` when
-    the tool takes one; without it such a tool gets a context with no backend.
+    the tool takes one; without it such a tool gets a context with no backend. A handler
+    that is not a coroutine function runs through ``offload`` (default: a thread of
+    asyncio's default executor); the kernel passes threads that never hold up an exit.
     """
     kwargs = dict(arguments)
     if spec.takes_context:
@@ -148,7 +153,10 @@ async def call_tool(
     handler = spec.handler
     if _is_coroutine_function(handler):
         return await handler(**kwargs)
-    result = await asyncio.to_thread(handler, **kwargs)
+    if offload is None:
+        result = await asyncio.to_thread(handler, **kwargs)
+    else:
+        result = await offload(functools.partial(handler, **kwargs))
     if inspect.isawaitable(result):
         result = await result
     return result

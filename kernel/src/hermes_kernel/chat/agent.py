@@ -80,21 +80,21 @@ class _Observer:
     def on_session_end(self, session: SessionInfo, reason: str) -> None:
         self._host.on_session_end(session, reason)
 
-    def pre_llm_call(self, call: LLMCall) -> None:
-        self._host.pre_llm_call(call)
+    async def pre_llm_call(self, call: LLMCall) -> None:
+        await self._host.pre_llm_call(call)
 
-    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
-        self._host.post_llm_call(call, result)
+    async def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
+        await self._host.post_llm_call(call, result)
 
-    def pre_tool_call(self, call: ToolCall) -> None:
+    async def pre_tool_call(self, call: ToolCall) -> None:
         if self.events is not None:
             self.events.tool_started(call)
-        self._host.pre_tool_call(call)
+        await self._host.pre_tool_call(call)
 
-    def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+    async def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
         if self.events is not None:
             self.events.tool_finished(call, result)
-        self._host.post_tool_call(call, result)
+        await self._host.post_tool_call(call, result)
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
         if self.events is not None:
@@ -149,6 +149,7 @@ class ChatAgent:
         self.engine_settings = EngineSettings(
             max_iterations=int(agent_section.get("max_iterations", 90)),
             retry=RetryPolicy(attempts=max(1, int(agent_section.get("retries", 3)))),
+            tool_timeout=float((settings.raw.get("tools") or {}).get("timeout_seconds", 300.0)),
         )
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:
@@ -306,7 +307,7 @@ class ChatAgent:
             if on_notice is not None:
                 on_notice(warning)
         if self.session is None:
-            self.session = self.engine.start_session(SOURCE, self.cwd)
+            self.session = await self.engine.open_session(SOURCE, self.cwd)
         self._loop = asyncio.get_running_loop()
         session = self.session
         result = await self.engine.run_turn(session.id, text, control, on_text, on_notice)

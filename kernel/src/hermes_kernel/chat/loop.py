@@ -4,6 +4,10 @@ A tool that ignores a stop (a handler blocked in a thread) keeps its worker thre
 asyncio.run, and the interpreter at exit, would wait for it however long it takes. The chat
 runs blocking work on its own named pool instead, and when such a thread is still running
 at the end, the process leaves without it: its call is already recorded as effect unknown.
+
+A stop signal (SIGTERM, SIGINT) asks the chat to stop and save (:class:`Leaving`); if the
+process is still there a few seconds later, whatever a plugin thread is doing, it leaves
+anyway, with the exit status that names the signal (130 for SIGINT, 143 for SIGTERM).
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -71,4 +77,68 @@ def leave_now_if_stuck(code: int, cleanup: Callable[[], None]) -> None:
     print("hermes: a tool was still running; left without waiting for it", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
+    os._exit(code)
+
+
+LEAVE_SECONDS = 4.0
+"""After a stop signal, how long the process may take to save and leave on its own."""
+
+
+class Leaving:
+    """What SIGTERM and SIGINT do to a running chat or gateway: the first one calls
+    ``stop`` (the turn stops and is saved), and starts a watchdog that
+    ends the process ``grace`` seconds later if it is still there; a second one ends it at
+    once. Install on the loop that runs the work."""
+
+    def __init__(
+        self,
+        stop: Callable[[], None],
+        grace: float = LEAVE_SECONDS,
+        signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM),
+    ) -> None:
+        self.stop = stop
+        self.grace = grace
+        self.signals = signals
+        self.received: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def code(self) -> int | None:
+        """128 + the signal's number once one came (the shell's convention), else None."""
+        return None if self.received is None else 128 + self.received
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        for number in self.signals:
+            loop.add_signal_handler(number, self._received, number)
+
+    def remove(self) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            for number in self.signals:
+                self._loop.remove_signal_handler(number)
+        self._loop = None
+
+    def _received(self, number: int) -> None:
+        if self.received is not None:
+            _leave_now(128 + number)
+        self.received = number
+        threading.Thread(
+            target=self._watch, args=(128 + number,), name="hermes-leaving", daemon=True
+        ).start()
+        self.stop()
+
+    def _watch(self, code: int) -> None:
+        time.sleep(self.grace)
+        print(
+            f"hermes: still busy {self.grace:g} s after the stop signal (a plugin thread?); "
+            "leaving without it",
+            file=sys.stderr,
+        )
+        _leave_now(code)
+
+
+def _leave_now(code: int) -> None:
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
     os._exit(code)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.format import Totals, argument_preview, result_preview, seconds
-from hermes_kernel.chat.loop import run_chat
+from hermes_kernel.chat.loop import Leaving, run_chat
 from hermes_kernel.chat.questions import terminal_approver, terminal_ask
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.turn import TurnResult
@@ -91,9 +90,14 @@ def run_oneshot(app: App, options: ChatOptions, query: str, as_json: bool) -> in
 
 async def _turn(agent: ChatAgent, query: str, as_json: bool, progress: _Progress) -> int:
     control = TurnControl()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, control.stop)
-    loop.add_signal_handler(signal.SIGTERM, control.stop)
+    hooks = agent.app.host.hooks
+
+    def stop() -> None:
+        control.stop()
+        hooks.stop()  # a hook being waited for ends now; the turn saves and leaves
+
+    leaving = Leaving(stop)
+    leaving.install(asyncio.get_running_loop())
     before = Totals.of(agent.session)
     try:
         result = await agent.turn(
@@ -104,11 +108,12 @@ async def _turn(agent: ChatAgent, query: str, as_json: bool, progress: _Progress
     except (StoreError, KeyError) as exc:  # the database failed, or the session is gone
         result = TurnResult("", "error", exc.args[0] if isinstance(exc, KeyError) else str(exc))
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
         await agent.aclose("oneshot")
+        leaving.remove()
     provider, model = agent.route
     code = {"done": 0, "stopped": 130, "interrupted": 130}.get(result.status, 1)
+    if leaving.code is not None and code != 1:
+        code = leaving.code  # 143 for SIGTERM: the caller learns what ended it
     if as_json:
         session = agent.session
         payload = {
@@ -126,6 +131,6 @@ async def _turn(agent: ChatAgent, query: str, as_json: bool, progress: _Progress
         print(result.text)
     if result.error:
         error_line(result.error)
-    elif code == 130:
+    elif code in (130, 143):
         print("hermes: interrupted", file=sys.stderr)
     return code

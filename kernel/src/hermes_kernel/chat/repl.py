@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +31,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.chat.commands import BUILTINS, plugin_commands, split_command
 from hermes_kernel.chat.format import Totals
-from hermes_kernel.chat.loop import run_chat
+from hermes_kernel.chat.loop import Leaving, run_chat
 from hermes_kernel.chat.questions import (
     APPROVAL_CHOICES,
     approval_question,
@@ -277,8 +278,26 @@ class Repl:
         if self.agent.session is not None:
             self.slash.show_resumed(self.agent.session)
 
+    def _terminated(self) -> None:
+        """SIGTERM: stop the turn (it is saved) and leave as if Ctrl+D was pressed.
+        (Ctrl+C is a key here, the prompt's own; a signal's SIGINT stays the prompt's too.)"""
+        if self.control is not None:
+            self.control.stop()
+        self.agent.app.host.hooks.stop()
+        if self.prompt.app.is_running:
+            self.prompt.app.exit(exception=EOFError())
+
     async def run(self) -> int:
         self.questions.loop = asyncio.get_running_loop()
+        leaving = Leaving(self._terminated, signals=(signal.SIGTERM,))
+        leaving.install(self.questions.loop)
+        try:
+            await self._serve()
+        finally:
+            leaving.remove()
+        return leaving.code or 0
+
+    async def _serve(self) -> None:
         with patch_stdout(raw=True):
             self.banner()
             while True:
@@ -300,7 +319,6 @@ class Repl:
                     continue
                 self.send(text, shown=line)  # a paste is echoed as its placeholder
             await self.shutdown()
-        return 0
 
     async def command(self, line: str) -> bool:
         """Run a slash command; False means leave."""

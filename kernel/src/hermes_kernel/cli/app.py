@@ -62,13 +62,19 @@ class App:
             self.records,
             PluginPolicy.from_sources(plugins, settings.environ, self.flags.safe_mode),
             timeout=plugins.load_timeout_seconds,
+            hook_timeout=plugins.hook_timeout_seconds,
+            isolated=plugins.isolated,
             strict=settings.strict_plugins,
             tracer=stderr_tracer() if tracing_enabled() else None,
             on_outcome=lambda record, outcome: self._loaded.append((record, outcome)),
         )
 
     def close(self) -> None:
-        """Remember this run's load results for ``hermes plugins list``."""
+        """Remember this run's load results for ``hermes plugins list``, and end the
+        isolated plugins' host processes."""
+        if "host" in self.__dict__:
+            self.host.stop_isolated()
         if self._loaded and "settings" in self.__dict__:
-            write_status(self.settings.home, self._loaded)
+            run_time = self.host.run_time_states() if "host" in self.__dict__ else {}
+            write_status(self.settings.home, self._loaded, run_time)
             self._loaded.clear()

@@ -47,10 +47,17 @@ def run(ctx: click.Context) -> None:
 async def _serve(service: Gateway) -> None:
     import asyncio
 
+    from hermes_kernel.chat.loop import Leaving
+
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(number, stop.set)
+
+    def stopping() -> None:
+        service.app.host.hooks.stop()  # hooks get a short deadline while turns drain
+        stop.set()
+
+    # Draining may take drain_seconds, closing the rest a few more: then it leaves anyway.
+    grace = service.settings.drain_seconds + 15
+    Leaving(stopping, grace).install(asyncio.get_running_loop())
     click.echo(
         f"hermes gateway running (pid {os.getpid()}); stop with: hermes gateway stop", err=True
     )

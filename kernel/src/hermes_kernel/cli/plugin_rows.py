@@ -29,6 +29,13 @@ class PluginRow:
     load_ms: float | None = None
     provides: list[str] | None = None
     last_load: dict[str, Any] | None = None
+    isolated: bool = False
+    """Listed in plugins.isolated: it runs in a host process of its own."""
+    host: str | None = None
+    """An isolated plugin's host in this process ("host running (pid 123)"), or when it
+    starts."""
+    run_time: str | None = None
+    """What happened after it loaded, in this process or the last run that loaded it."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,10 +58,17 @@ def _row(
         has_manifest=record.has_manifest,
         problems=list(record.problems) + conflicts,
         last_load=last if last and last.get("version") == record.version else None,
+        isolated=record.name in host.isolated_names,
     )
+    if row.last_load is not None:
+        row.run_time = row.last_load.get("run_time")
+    if row.isolated:
+        running = host.isolated.get(record.name)
+        row.host = running.state if running is not None else "starts on first use"
     outcome = host.outcomes.get(record.name) if host.record(record.name) is record else None
     if outcome is not None:
         row.state = "loaded" if outcome.ok else "failed"
+        row.run_time = host.run_time_states().get(record.name)
         row.error = outcome.error
         row.warnings = list(outcome.warnings)
         row.load_ms = round(outcome.seconds * 1000, 1)

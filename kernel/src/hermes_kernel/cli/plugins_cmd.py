@@ -32,6 +32,10 @@ def _notes(row: PluginRow) -> list[str]:
     notes += [f"problem: {p}" for p in row.problems if p != row.error]
     if row.state == "enabled" and row.last_load and not row.last_load.get("ok"):
         notes.append(describe_last_load(row.last_load) + "; re-check with --verify")
+    if row.isolated and row.enabled:
+        notes.append(f"isolated (plugins.isolated): {row.host}")
+    if row.run_time and not row.run_time.startswith("isolated; its host ran without"):
+        notes.append(f"at run time: {row.run_time}")
     if not row.has_manifest and row.enabled:
         notes.append("no hermes.provides manifest: imported whenever any capability is looked up")
     return notes

@@ -15,6 +15,7 @@ KERNEL_SECTIONS = frozenset(
         "plugins",
         "model",
         "agent",
+        "tools",
         "providers",
         "credential_pools",
         "approvals",
@@ -39,6 +40,8 @@ class PluginSettings:
     disabled: tuple[str, ...] = ()
     load_timeout_seconds: float = 10.0
     strict: bool = False
+    hook_timeout_seconds: float = 5.0
+    isolated: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> PluginSettings:
@@ -49,10 +52,13 @@ class PluginSettings:
             disabled=tuple(data.get("disabled") or ()),
             load_timeout_seconds=float(data.get("load_timeout_seconds", 10.0)),
             strict=bool(data.get("strict", False)),
+            hook_timeout_seconds=float(data.get("hook_timeout_seconds", 5.0)),
+            isolated=tuple(data.get("isolated") or ()),
         )
 
     def as_mapping(self) -> dict[str, Any]:
         data = asdict(self)
         data["enabled"] = None if self.enabled is None else list(self.enabled)
         data["disabled"] = list(self.disabled)
+        data["isolated"] = list(self.isolated)
         return data

@@ -30,6 +30,32 @@ class PluginsConfig(BaseModel):
     strict: bool = Field(
         default=False, description="Treat a plugin failure as an error (for plugin developers)."
     )
+    hook_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=600,
+        description="Deadline for one plugin's hook call while the agent runs; past it the "
+        "call is abandoned, and after 3 misses the plugin is disabled for the process.",
+    )
+    isolated: list[str] = Field(
+        default_factory=list,
+        description="Plugins run in a host process of their own: a crash there costs one "
+        "failed call, never the agent (this contains faults; it is not a sandbox).",
+    )
+
+
+class ToolsConfig(BaseModel):
+    """The ``tools:`` section: how long the kernel waits for a tool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        le=86400,
+        description="Deadline for one tool call, unless the tool sets its own; past it the "
+        "model is told the call timed out with its effect unknown.",
+    )
 
 
 class FallbackEntry(BaseModel):
@@ -355,6 +381,7 @@ class KernelConfig(BaseModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     providers: dict[str, CustomProvider] = Field(default_factory=dict)
     credential_pools: dict[str, list[str]] = Field(
         default_factory=dict, description="Endpoint name -> names of variables holding its keys."

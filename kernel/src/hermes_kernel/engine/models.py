@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -113,9 +113,18 @@ class RouteHealth:
 
 
 class ModelObserver(Protocol):
-    def pre_llm_call(self, call: LLMCall) -> None: ...
+    """Either method may be a coroutine function (the plugin host's are: hooks run off the
+    loop); :func:`observed` settles what it returns."""
 
-    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None: ...
+    def pre_llm_call(self, call: LLMCall) -> Awaitable[None] | None: ...
+
+    def post_llm_call(self, call: LLMCall, result: LLMResult) -> Awaitable[None] | None: ...
+
+
+async def observed(outcome: Awaitable[None] | None) -> None:
+    """What an observer method returned: awaited when it is awaitable."""
+    if outcome is not None:
+        await outcome
 
 
 async def _one_attempt(
@@ -169,16 +178,16 @@ async def ask_model(
         for attempt in range(policy.attempts):
             if on_attempt is not None:
                 on_attempt()
-            observer.pre_llm_call(call)
+            await observed(observer.pre_llm_call(call))
             started = time.perf_counter()
             try:
                 response = await _one_attempt(route, request, control, on_text)
             except ProviderError as error:
                 last = error
-                observer.post_llm_call(
-                    call,
-                    LLMResult(ok=False, error=str(error), duration_s=time.perf_counter() - started),
+                failed = LLMResult(
+                    ok=False, error=str(error), duration_s=time.perf_counter() - started
                 )
+                await observed(observer.post_llm_call(call, failed))
                 if not error.retryable or attempt == policy.attempts - 1:
                     break
                 wait = policy.delay(attempt, error)
@@ -187,17 +196,15 @@ async def ask_model(
                 if await control.sleep(wait):
                     raise Stopped from None
                 continue
-            observer.post_llm_call(
-                call,
-                LLMResult(
-                    ok=True,
-                    finish_reason=response.finish_reason,
-                    tool_call_count=len(response.tool_calls),
-                    input_tokens=response.usage.input_tokens,
-                    output_tokens=response.usage.output_tokens,
-                    duration_s=time.perf_counter() - started,
-                ),
+            answered = LLMResult(
+                ok=True,
+                finish_reason=response.finish_reason,
+                tool_call_count=len(response.tool_calls),
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                duration_s=time.perf_counter() - started,
             )
+            await observed(observer.post_llm_call(call, answered))
             return response, index
         assert last is not None
         if not last.should_fallback:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
 from hermes_kernel.engine.control import Stopped, TurnControl
-from hermes_kernel.engine.models import ask_model, call_usage
+from hermes_kernel.engine.models import ask_model, call_usage, observed
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
 from hermes_kernel.engine.window import estimate_tokens, message_tokens, schema_tokens
@@ -68,6 +68,7 @@ class TurnRun:
             engine.home / "tool-results" / session.id,
             engine.secret_values,
             context=(lambda: tool_context(session, control)) if tool_context else None,
+            timeout=engine.settings.tool_timeout,
         )
         self.runner.progress = self._progress
         self.history: list[ChatMessage] = []
@@ -389,8 +390,8 @@ class TurnRun:
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody watches any more
             loop.call_soon_threadsafe(show, tool_call, line)
 
-    def before(self, call: ToolCallRequest) -> None:
-        self.engine.observer.pre_tool_call(self.tool_call(call))
+    async def before(self, call: ToolCallRequest) -> None:
+        await observed(self.engine.observer.pre_tool_call(self.tool_call(call)))
 
     async def persist(self, outcome: ToolOutcome) -> None:
         settings = self.engine.settings
@@ -424,4 +425,4 @@ class TurnRun:
             content=content,
             duration_s=outcome.seconds,
         )
-        self.engine.observer.post_tool_call(self.tool_call(outcome.call), result)
+        await observed(self.engine.observer.post_tool_call(self.tool_call(outcome.call), result))

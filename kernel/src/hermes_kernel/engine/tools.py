@@ -4,10 +4,12 @@ Read-only tools marked ``parallel_safe`` run concurrently (at most 8 at once); t
 run one at a time, in order. Calls go through the SDK's dispatch
 (:mod:`hermes_sdk.tool_calls`), the same one the conformance suites use. An unknown tool,
 arguments that are not a JSON object or do not fit the tool's schema, or a handler that
-raises all become error results the model sees. Results over the size budget
-(per result and per round) are saved to a file and replaced by a preview. A hard stop skips
-calls not yet started and gives a running one about a second before its effect is recorded
-as unknown.
+raises (``SystemExit`` included) all become error results the model sees. Results over the
+size budget (per result and per round) are saved to a file and replaced by a preview. A hard
+stop skips calls not yet started and gives a running one about a second before its effect is
+recorded as unknown; a call past its deadline (the spec's ``timeout_seconds``, else
+``tools.timeout_seconds``) is recorded the same way, and the turn goes on. Handlers that are
+not coroutines run in daemon workers, so one that never returns never holds up an exit.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.plugins.workers import PluginExit, plugin_workers
 from hermes_kernel.redact import redact_text
 from hermes_kernel.store.messages import Disposition
 from hermes_sdk import ToolSpec
@@ -71,8 +74,10 @@ class ToolRunner:
         result_limit: int = RESULT_LIMIT,
         round_limit: int = ROUND_LIMIT,
         context: Callable[[], ToolContext] | None = None,
+        timeout: float = 300.0,
     ) -> None:
         self.tools = dict(tools)
+        self.timeout = timeout
         self.context = context
         self._context: ToolContext | None = None
         self.spill_dir = spill_dir
@@ -135,7 +140,7 @@ class ToolRunner:
         return self._context
 
     async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        return await call_tool(spec, arguments, self.tool_context)
+        return await call_tool(spec, arguments, self.tool_context, offload=plugin_workers.run)
 
     def _degraded(self, exc: BackendUnavailable) -> str:
         report = {
@@ -169,8 +174,19 @@ class ToolRunner:
         task = asyncio.get_running_loop().create_task(
             self._invoke(spec, arguments), context=context
         )
+        deadline = spec.timeout_seconds or self.timeout
         try:
-            await asyncio.wait({task, control.stop_signal()}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {task, control.stop_signal()}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not task.done() and not control.stopped:
+                return ToolOutcome(
+                    call,
+                    f"timed out after {deadline:g} s and was abandoned: its effect is UNKNOWN; "
+                    "check before retrying",
+                    Disposition.UNKNOWN,
+                    time.perf_counter() - started,
+                )
             if not task.done():
                 await asyncio.wait({task}, timeout=STOP_GRACE_SECONDS)
             if not task.done():
@@ -193,7 +209,7 @@ class ToolRunner:
         except BackendUnavailable as exc:
             return ToolOutcome(call, self._degraded(exc), Disposition.ERROR, seconds)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a tool's failure is a result
-            failed = self._error(call, exc)
+            failed = self._error(call, exc.original if isinstance(exc, PluginExit) else exc)
             return ToolOutcome(call, failed.content, failed.disposition, seconds)
         content = redact_text(_text(value), self.secret_values)
         return ToolOutcome(call, content, Disposition.OK, seconds)
@@ -230,7 +246,7 @@ class ToolRunner:
         calls: Sequence[ToolCallRequest],
         control: TurnControl,
         persist: Persist,
-        before: Callable[[ToolCallRequest], None] | None = None,
+        before: Callable[[ToolCallRequest], Awaitable[None]] | None = None,
         round_key: str = "round",
     ) -> list[ToolOutcome]:
         """Run ``calls``; ``persist`` each outcome (in call order) as soon as it is known."""
@@ -241,7 +257,7 @@ class ToolRunner:
         async def one(call: ToolCallRequest) -> ToolOutcome:
             async with limit:
                 if before is not None:  # even for a call about to be skipped: hooks pair up
-                    before(call)
+                    await before(call)
                 return await self.run_one(call, control)
 
         index = 0

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,14 +58,16 @@ each query, so results never miss a message; this only keeps that step short."""
 
 class EngineObserver(Protocol):
     """The hooks the engine calls; :class:`~hermes_kernel.plugins.host.PluginHost` is one.
-    Its methods must not raise: the host isolates each plugin's hook for that reason."""
+    Its methods must not raise: the host isolates each plugin's hook for that reason. The
+    per-call ones may be coroutine functions (the host's are: hooks run off the loop, under
+    a deadline); the session ones are called from a worker thread, or before a loop runs."""
 
     def on_session_start(self, session: SessionInfo) -> None: ...
     def on_session_end(self, session: SessionInfo, reason: str) -> None: ...
-    def pre_llm_call(self, call: LLMCall) -> None: ...
-    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None: ...
-    def pre_tool_call(self, call: ToolCall) -> None: ...
-    def post_tool_call(self, call: ToolCall, result: ToolResult) -> None: ...
+    def pre_llm_call(self, call: LLMCall) -> Awaitable[None] | None: ...
+    def post_llm_call(self, call: LLMCall, result: LLMResult) -> Awaitable[None] | None: ...
+    def pre_tool_call(self, call: ToolCall) -> Awaitable[None] | None: ...
+    def post_tool_call(self, call: ToolCall, result: ToolResult) -> Awaitable[None] | None: ...
     def tool_progress(self, call: ToolCall, text: str) -> None:
         """A running call reported progress (``report_progress``); on the event loop."""
         ...
@@ -121,6 +123,8 @@ class EngineSettings:
     """The same failing call this many times: the model is told to change approach."""
     loop_stop_after: int = 5
     """... and this many times: the turn stops."""
+    tool_timeout: float = 300.0
+    """Seconds a tool call may run (``tools.timeout_seconds``) unless its spec sets its own."""
 
 
 def _session_info(session: Session) -> SessionInfo:

@@ -1,78 +1,191 @@
-"""Call a lifecycle hook on every plugin, isolating each: one raising observer never fails
-a turn, and the others still run.
+"""Call a hook on every plugin, isolating each: one raising, hanging or exiting plugin never
+fails or stalls a turn, and the others still run.
 
 pluggy stops at the first exception, so we walk the implementations ourselves, in the order
-pluggy would call them (tryfirst/trylast honoured).
+pluggy would call them (tryfirst/trylast honoured). Each implementation runs in a worker
+thread (:mod:`workers`) and is waited for at most ``plugins.hook_timeout_seconds``: past it,
+the call is abandoned (its thread finishes on its own), logged with the plugin's name, and
+the caller goes on. A plugin that misses the deadline ``limit`` times is disabled for the rest
+of the process. The per-call hooks are awaited from the event loop (:meth:`Hooks.acall`), so
+the loop, and every other conversation a gateway holds, never waits for a plugin; the others
+(:meth:`Hooks.call`) block only the worker thread that calls them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
+from collections import Counter
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
 from hermes_kernel.plugins.trace import Tracer
+from hermes_kernel.plugins.workers import PluginExit, Workers, plugin_workers
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS
 
 log = logging.getLogger("hermes.plugins")
 
-
-def call_each(
-    manager: pluggy.PluginManager, hook: str, kwargs: dict[str, Any], tracer: Tracer | None = None
-) -> list[tuple[str, Any]]:
-    """Call ``hook`` on every implementation; return (plugin, result) for those that did not
-    raise. One that raises is logged and skipped."""
-    caller: pluggy.HookCaller = getattr(manager.hook, hook)
-    results: list[tuple[str, Any]] = []
-    # pluggy calls the last-registered implementation first; get_hookimpls() is the reverse.
-    for impl in reversed(caller.get_hookimpls()):
-        started = time.perf_counter()
-        try:
-            result: Any = impl.function(*(kwargs[name] for name in impl.argnames))
-            if hook in _COLLECTED and result is not None and not isinstance(result, str):
-                result = list(result)  # a generator's body is the plugin's code too
-            results.append((impl.plugin_name, result))
-        except (Exception, SystemExit) as exc:  # a plugin must never fail (or end) the turn
-            log.warning(
-                "plugin %r raised in %s: %s: %s (skipped; the turn goes on)",
-                impl.plugin_name,
-                hook,
-                type(exc).__name__,
-                exc,
-                exc_info=log.isEnabledFor(logging.DEBUG),
-            )
-        finally:
-            seconds = time.perf_counter() - started
-            if tracer is not None:
-                tracer(hook, impl.plugin_name, seconds)
-            if seconds >= SLOW_HOOK_SECONDS and hook in _INLINE:
-                _warn_slow(impl.plugin_name, hook, seconds)
-    return results
-
-
-SLOW_HOOK_SECONDS = 0.1
-"""A lifecycle hook that takes this long is named in the log (once per plugin and hook)."""
+STOPPING_SECONDS = 1.0
+"""The deadline of a hook once the process is leaving (SIGTERM): it saves, then goes."""
 
 _COLLECTED = frozenset(CONTRIBUTION_HOOKS)
-_INLINE = frozenset(
-    {"hermes_pre_llm_call", "hermes_post_llm_call", "hermes_pre_tool_call", "hermes_post_tool_call"}
-)
-"""Called on the agent's event loop (the session hooks run in a worker thread)."""
-_warned: set[tuple[str, str]] = set()
 
 
-def _warn_slow(plugin: str, hook: str, seconds: float) -> None:
-    """The per-call hooks run on the agent's event loop, where a gateway's every
-    conversation waits while one runs: a slow one is worth a line that names it."""
-    if (plugin, hook) in _warned:
-        return
-    _warned.add((plugin, hook))
-    log.warning(
-        "plugin %r: %s took %.0f ms, and every conversation waited for it (this hook runs "
-        "on the agent's event loop; a plugin should hand slow work to a thread)",
-        plugin,
-        hook,
-        seconds * 1000,
-    )
+@dataclass(frozen=True)
+class _Failed:
+    """An implementation raised (already logged)."""
+
+
+_FAILED = _Failed()
+
+
+def _invoke(impl: HookImpl, hook: str, kwargs: dict[str, Any], tracer: Tracer | None) -> Any:
+    """One implementation's result, or ``_FAILED`` when it raised (SystemExit included)."""
+    started = time.perf_counter()
+    try:
+        result: Any = impl.function(*(kwargs[name] for name in impl.argnames))
+        if hook in _COLLECTED and result is not None and not isinstance(result, str):
+            result = list(result)  # a generator's body is the plugin's code too
+        return result
+    except BaseException as exc:
+        shown = exc.original if isinstance(exc, PluginExit) else exc
+        log.warning(
+            "plugin %r raised in %s: %s: %s (skipped; the turn goes on)",
+            impl.plugin_name,
+            hook,
+            type(shown).__name__,
+            shown,
+            exc_info=log.isEnabledFor(logging.DEBUG),
+        )
+        return _FAILED
+    finally:
+        if tracer is not None:
+            tracer(hook, impl.plugin_name, time.perf_counter() - started)
+
+
+class Hooks:
+    """Guarded hook calls for one plugin manager."""
+
+    def __init__(
+        self,
+        manager: pluggy.PluginManager,
+        timeout: float = 5.0,
+        *,
+        limit: int = 3,
+        tracer: Tracer | None = None,
+        workers: Workers = plugin_workers,
+    ) -> None:
+        self.manager = manager
+        self.timeout = timeout
+        self.limit = limit
+        self.tracer = tracer
+        self.workers = workers
+        self.timeouts: Counter[str] = Counter()
+        self.disabled: dict[str, str] = {}
+        """Plugins switched off for the rest of the process, and why."""
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = set()
+
+    def implementations(self, hook: str) -> list[HookImpl]:
+        """The live implementations of ``hook`` in the order pluggy calls them (pluggy calls
+        the last-registered first; get_hookimpls() is the reverse)."""
+        caller: pluggy.HookCaller = getattr(self.manager.hook, hook)
+        return [i for i in reversed(caller.get_hookimpls()) if i.plugin_name not in self.disabled]
+
+    @property
+    def deadline(self) -> float:
+        return min(self.timeout, STOPPING_SECONDS) if self._stopping.is_set() else self.timeout
+
+    def _submit(self, impl: HookImpl, hook: str, kwargs: dict[str, Any]) -> Future[Any]:
+        return self.workers.submit(lambda: _invoke(impl, hook, kwargs, self.tracer))
+
+    def call(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+        """Call ``hook`` on every implementation from a thread that is not the event loop's;
+        return (plugin, result) for those that returned in time without raising."""
+        results: list[tuple[str, Any]] = []
+        for impl in self.implementations(hook):
+            future = self._submit(impl, hook, kwargs)
+            ends = time.monotonic() + self.deadline
+            while True:  # in slices, so a stop (SIGTERM) shortens the wait at once
+                left = min(ends, time.monotonic() + self.deadline) - time.monotonic()
+                try:
+                    result = future.result(timeout=max(0.0, min(left, 0.25)))
+                except FutureTimeout:
+                    if left > 0.25:
+                        continue
+                    self._missed(impl.plugin_name, hook)
+                    break
+                if result is not _FAILED:
+                    results.append((impl.plugin_name, result))
+                break
+        return results
+
+    async def acall(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+        """:meth:`call` for the event loop: the loop goes on serving while hooks run."""
+        results: list[tuple[str, Any]] = []
+        loop = asyncio.get_running_loop()
+        for impl in self.implementations(hook):
+            waiting = asyncio.wrap_future(self._submit(impl, hook, kwargs), loop=loop)
+            entry = (loop, waiting)
+            with self._lock:
+                self._waiting.add(entry)
+            try:
+                await asyncio.wait({waiting}, timeout=self.deadline)
+            finally:
+                with self._lock:
+                    self._waiting.discard(entry)
+            if waiting.cancelled() or not waiting.done():
+                waiting.cancel()  # nobody reads it any more
+                self._missed(impl.plugin_name, hook)
+                continue
+            result = waiting.result()
+            if result is not _FAILED:
+                results.append((impl.plugin_name, result))
+        return results
+
+    def stop(self) -> None:
+        """The process is leaving: hooks waited for now end at once, later ones get
+        ``STOPPING_SECONDS``. Safe from any thread or a signal handler."""
+        self._stopping.set()
+        with self._lock:
+            waiting = list(self._waiting)
+        for loop, future in waiting:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(future.cancel)
+
+    def _missed(self, plugin: str, hook: str) -> None:
+        if self._stopping.is_set():
+            log.info("plugin %r: %s left running (hermes is leaving)", plugin, hook)
+            return
+        with self._lock:
+            self.timeouts[plugin] += 1
+            count = self.timeouts[plugin]
+            disable = count >= self.limit and plugin not in self.disabled
+            if disable:
+                self.disabled[plugin] = (
+                    f"its hooks missed the {self.timeout:g} s deadline {count} times"
+                )
+        log.warning(
+            "plugin %r: %s did not return within %g s (plugins.hook_timeout_seconds); left "
+            "running, the turn goes on",
+            plugin,
+            hook,
+            self.timeout,
+        )
+        if disable:
+            log.warning(
+                "plugin %r is disabled for the rest of this process: its hooks missed the "
+                "deadline %d times (see hermes plugins list; fix or disable it with: hermes "
+                "plugins disable %s)",
+                plugin,
+                count,
+                plugin,
+            )

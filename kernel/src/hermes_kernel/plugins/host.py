@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import pluggy
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
-from hermes_kernel.plugins.dispatch import call_each
+from hermes_kernel.plugins.dispatch import Hooks
 from hermes_kernel.plugins.loader import load_plugin
 from hermes_kernel.plugins.policy import Decision, PluginPolicy
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
@@ -46,6 +46,9 @@ from hermes_sdk import (
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
 
+if TYPE_CHECKING:
+    from hermes_kernel.plugins.isolation import IsolatedPlugin
+
 log = logging.getLogger("hermes.plugins")
 
 SpecT = TypeVar("SpecT", bound=Spec)
@@ -69,6 +72,8 @@ class PluginHost:
         policy: PluginPolicy,
         *,
         timeout: float = 10.0,
+        hook_timeout: float = 5.0,
+        isolated: Sequence[str] = (),
         strict: bool = False,
         tracer: Tracer | None = None,
         manager: pluggy.PluginManager | None = None,
@@ -84,6 +89,11 @@ class PluginHost:
         self.tracer = tracer
         self.manager = manager if manager is not None else new_plugin_manager()
         self.index = SpecIndex()
+        self.hooks = Hooks(self.manager, hook_timeout, tracer=tracer)
+        """Every run-time hook call, each plugin's under a deadline."""
+        self.isolated_names = frozenset(isolated)
+        self.isolated: dict[str, IsolatedPlugin] = {}
+        """The plugins loaded in a host process of their own (``plugins.isolated``)."""
         self.outcomes: dict[str, LoadOutcome] = {}
         self._on_outcome = on_outcome
         self.report_failures = True
@@ -116,7 +126,10 @@ class PluginHost:
         if name in self.outcomes:
             return self.outcomes[name]
         record = self._by_name[name]
-        outcome = load_plugin(record, self.manager, self.timeout, self.tracer)
+        if name in self.isolated_names:
+            outcome = self._load_isolated(record)
+        else:
+            outcome = load_plugin(record, self.manager, self.timeout, self.tracer)
         if outcome.ok:
             outcome = self._admit(record, outcome)
         self.outcomes[name] = outcome
@@ -125,6 +138,41 @@ class PluginHost:
         if not outcome.ok:
             self._report(record, outcome)
         return outcome
+
+    def _load_isolated(self, record: PluginRecord) -> LoadOutcome:
+        """Start ``record``'s host process and register the stand-in for its hooks."""
+        from hermes_kernel.plugins.isolation import IsolatedPlugin  # subprocess, pipes: lazily
+
+        def disabled(reason: str) -> None:
+            self.hooks.disabled[record.name] = reason  # its hooks are skipped from now on
+            log.warning(
+                "plugin %r is disabled for the rest of this process: %s (see hermes plugins list)",
+                record.name,
+                reason,
+            )
+
+        isolated = IsolatedPlugin(record, self.timeout, disabled)
+        outcome = isolated.load()
+        if self.tracer is not None:
+            self.tracer("<load isolated>", record.name, outcome.seconds)
+        if not outcome.ok:
+            return outcome
+        self.isolated[record.name] = isolated
+        self.manager.register(outcome.plugin, name=record.name)
+        return outcome
+
+    def run_time_states(self) -> dict[str, str]:
+        """What happened to plugins after they loaded, one phrase each: isolated hosts
+        (running, restarted, crashed) and plugins disabled for missing hook deadlines."""
+        states = {name: isolated.summary for name, isolated in self.isolated.items()}
+        for name, reason in self.hooks.disabled.items():
+            states.setdefault(name, f"disabled at run time: {reason}")
+        return states
+
+    def stop_isolated(self) -> None:
+        """End the plugin host processes (they would end with this process anyway)."""
+        for isolated in self.isolated.values():
+            isolated.stop()
 
     def _reject(self, record: PluginRecord, outcome: LoadOutcome, error: str) -> LoadOutcome:
         """Undo a load: forget its specs, unregister it, and mark the outcome failed."""
@@ -259,18 +307,20 @@ class PluginHost:
             self.load(record.name)
 
     def implements(self, hook: str) -> bool:
-        """Whether a loaded plugin implements ``hook`` (``"hermes_on_session_start"``)."""
-        return bool(getattr(self.manager.hook, hook).get_hookimpls())
+        """Whether a loaded plugin (not disabled) implements ``hook``
+        (``"hermes_on_session_start"``)."""
+        return bool(self.hooks.implementations(hook))
 
     def _notify(self, hook: str, **kwargs: object) -> None:
-        call_each(self.manager, hook, dict(kwargs), self.tracer)
+        self.hooks.call(hook, dict(kwargs))
+
+    async def _anotify(self, hook: str, **kwargs: object) -> None:
+        await self.hooks.acall(hook, dict(kwargs))
 
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
         """Every plugin's system-prompt blocks; a plugin yielding anything else is skipped."""
         sections: list[PromptSection] = []
-        for plugin, result in call_each(
-            self.manager, "hermes_prompt_sections", {"context": context}, self.tracer
-        ):
+        for plugin, result in self.hooks.call("hermes_prompt_sections", {"context": context}):
             items = list(result or [])
             if all(isinstance(item, PromptSection) for item in items):
                 sections.extend(items)
@@ -281,13 +331,14 @@ class PluginHost:
     def check_command(self, command: str, normalized: str, backend: str) -> list[str]:
         """The plugins' verdicts on a command ("ask: ..." / "deny: ..."); None answers and
         answers that are not strings are dropped."""
-        answers = call_each(
-            self.manager,
+        answers = self.hooks.call(
             "hermes_check_command",
             {"command": command, "normalized": normalized, "backend": backend},
-            self.tracer,
         )
         return [answer for _, answer in answers if isinstance(answer, str)]
+
+    # Session hooks block the calling thread (never the event loop's) up to the deadline;
+    # the per-call hooks are awaited, so the loop serves on while they run.
 
     def on_session_start(self, session: SessionInfo) -> None:
         self._notify("hermes_on_session_start", session=session)
@@ -295,14 +346,14 @@ class PluginHost:
     def on_session_end(self, session: SessionInfo, reason: str) -> None:
         self._notify("hermes_on_session_end", session=session, reason=reason)
 
-    def pre_llm_call(self, call: LLMCall) -> None:
-        self._notify("hermes_pre_llm_call", call=call)
+    async def pre_llm_call(self, call: LLMCall) -> None:
+        await self._anotify("hermes_pre_llm_call", call=call)
 
-    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
-        self._notify("hermes_post_llm_call", call=call, result=result)
+    async def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
+        await self._anotify("hermes_post_llm_call", call=call, result=result)
 
-    def pre_tool_call(self, call: ToolCall) -> None:
-        self._notify("hermes_pre_tool_call", call=call)
+    async def pre_tool_call(self, call: ToolCall) -> None:
+        await self._anotify("hermes_pre_tool_call", call=call)
 
-    def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
-        self._notify("hermes_post_tool_call", call=call, result=result)
+    async def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        await self._anotify("hermes_post_tool_call", call=call, result=result)

@@ -26,8 +26,13 @@ def read_status(home: Path) -> dict[str, dict[str, Any]]:
     return {name: entry for name, entry in data.items() if isinstance(entry, dict)}
 
 
-def write_status(home: Path, results: list[tuple[PluginRecord, LoadOutcome]]) -> None:
-    """Merge ``results`` into the status file, atomically."""
+def write_status(
+    home: Path,
+    results: list[tuple[PluginRecord, LoadOutcome]],
+    run_time: dict[str, str] | None = None,
+) -> None:
+    """Merge ``results`` into the status file, atomically; ``run_time`` says what happened
+    to a plugin after it loaded (an isolated plugin's host crashed, hooks disabled)."""
     if not results:
         return
     path = status_path(home)
@@ -42,5 +47,6 @@ def write_status(home: Path, results: list[tuple[PluginRecord, LoadOutcome]]) ->
             "warnings": outcome.warnings,
             "seconds": round(outcome.seconds, 4),
             "checked_at": now,
+            "run_time": (run_time or {}).get(record.name),
         }
     write_cache_json(path, status)

@@ -96,6 +96,10 @@ class McpServers:
                     toolset=toolset,
                     # Side effects unless the server says otherwise: persisted before they run.
                     parallel_safe=read_only,
+                    # The server's own timeout (and a reconnect) rules; the kernel's is a backstop.
+                    timeout_seconds=connection.settings.timeout
+                    + connection.settings.connect_timeout
+                    + 5,
                 )
             )
         capabilities = connection.capabilities

@@ -53,6 +53,8 @@ def hermes_tools() -> Iterator[ToolSpec]:
             "required": ["command"],
         },
         handler=terminal,
+        # A command has its own timeout (at most BACKGROUND_AFTER_SECONDS): that one rules.
+        timeout_seconds=BACKGROUND_AFTER_SECONDS + 60,
     )
     yield ToolSpec(
         name="process",
@@ -77,4 +79,5 @@ def hermes_tools() -> Iterator[ToolSpec]:
             "required": ["action"],
         },
         handler=process,
+        timeout_seconds=BACKGROUND_AFTER_SECONDS + 60,  # wait: at most 600 s of its own
     )
