@@ -181,6 +181,7 @@ def test_an_isolated_plugin_runs_in_its_own_process_with_its_tools_hooks_and_con
     openai_server.queue(
         Reply.tool_call("faulty_shell", {"command": "echo through-the-context"}),
         Reply.tool_call("terminal", {"command": "echo forbidden-by-faulty"}),
+        Reply.tool_call("faulty_async", {"text": "from a coroutine"}),
         Reply.say("answered"),
     )
     payload, err = faults.ask()
@@ -188,7 +189,8 @@ def test_an_isolated_plugin_runs_in_its_own_process_with_its_tools_hooks_and_con
     (pid,) = host_pids(faults)  # every hook ran in the one host process
     system = openai_server.requests[0].json["messages"][0]["content"]
     assert f"The faulty plugin runs in process {pid}." in system
-    shell, refused = tool_results(openai_server.requests[-1].json)
+    shell, refused, coroutine = tool_results(openai_server.requests[-1].json)
+    assert coroutine == "async echo: from a coroutine"
     # The tool ran in the host; the command ran in the agent's backend, through callbacks.
     assert shell == f"exit 0 in process {pid}: through-the-context"
     assert "the faulty plugin forbids it" in refused  # check_command, answered by the host
@@ -273,6 +275,14 @@ def test_what_cannot_run_isolated_is_refused_with_the_reason(faults):
     assert chat.code == 1
     assert "Traceback" not in chat.err
     assert "cannot run in a plugin host of its own" in chat.err
+
+
+def test_an_isolated_name_that_is_not_installed_is_named(faults, openai_server):
+    faults.configure("plugins:\n  isolated: [fualty]\n")
+    openai_server.queue(Reply.say("answered"))
+    payload, err = faults.ask()
+    assert payload["reply"] == "answered"
+    assert "plugins.isolated names 'fualty', which is not installed; did you mean 'faulty'?" in err
 
 
 # --- the gateway ------------------------------------------------------------------------------

@@ -11,11 +11,14 @@ Hooks come in two groups:
   the kernel builds or decides; a failing one is logged and skipped.
 * **Lifecycle hooks** (``hermes_on_session_start`` ... ``hermes_post_tool_call``) observe a
   session as it runs. They return nothing. A lifecycle hook that raises is logged and skipped:
-  it never fails the turn, and the other plugins' hooks still run. The per-call ones
-  (``hermes_pre_llm_call`` ... ``hermes_post_tool_call``) run on the agent's event loop, so
-  in the gateway every conversation waits while one runs: keep them to microseconds, and
-  hand anything slow (the network, a big file) to a thread or a queue of your own. One that
-  takes 100 ms or more is named in the log, once.
+  it never fails the turn, and the other plugins' hooks still run.
+
+Every contribution and lifecycle hook call runs in a worker thread, never on the agent's
+event loop, under ``plugins.hook_timeout_seconds`` (5 s by default): one that misses it is
+abandoned and logged, and after 3 misses the plugin is disabled for the process. ``SystemExit``
+and ``KeyboardInterrupt`` are contained like any exception. Calls may overlap (two gateway
+conversations): guard shared state with a lock. In a plugin listed in ``plugins.isolated``
+the same hooks run in its host process, with their arguments and results pickled.
 
 No hook is first-result: every implementation is called, in pluggy order (``tryfirst`` /
 ``trylast`` are honoured; hook wrappers are not supported). The docs' hook reference is

@@ -58,6 +58,7 @@ class App:
     def host(self) -> PluginHost:
         settings = self.settings
         plugins = settings.plugins
+        _warn_unknown_isolated(plugins.isolated, self.records)
         return PluginHost(
             self.records,
             PluginPolicy.from_sources(plugins, settings.environ, self.flags.safe_mode),
@@ -78,3 +79,17 @@ class App:
             run_time = self.host.run_time_states() if "host" in self.__dict__ else {}
             write_status(self.settings.home, self._loaded, run_time)
             self._loaded.clear()
+
+
+def _warn_unknown_isolated(names: tuple[str, ...], records: list[PluginRecord]) -> None:
+    """A name in plugins.isolated that is not installed isolates nothing: say so."""
+    from hermes_kernel.tooling.listing import suggest
+
+    installed = {record.name for record in records}
+    for name in names:
+        if name not in installed:
+            log.warning(
+                "plugins.isolated names %r, which is not installed%s",
+                name,
+                suggest(name, installed),
+            )

@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -70,6 +71,18 @@ def _invoke(impl: HookImpl, hook: str, kwargs: dict[str, Any], tracer: Tracer | 
             tracer(hook, impl.plugin_name, time.perf_counter() - started)
 
 
+class _Wait:
+    """One awaited hook call, abandoned by its deadline's timer or by a stop."""
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
+        self.abandoned = False
+
+    def abandon(self) -> None:
+        self.abandoned = True
+        self.future.cancel()
+
+
 class Hooks:
     """Guarded hook calls for one plugin manager."""
 
@@ -92,7 +105,8 @@ class Hooks:
         """Plugins switched off for the rest of the process, and why."""
         self._stopping = threading.Event()
         self._lock = threading.Lock()
-        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = set()
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = set()
+        """Each awaited hook call's loop and what abandons it (for :meth:`stop`)."""
 
     def implementations(self, hook: str) -> list[HookImpl]:
         """The live implementations of ``hook`` in the order pluggy calls them (pluggy calls
@@ -134,19 +148,31 @@ class Hooks:
         loop = asyncio.get_running_loop()
         for impl in self.implementations(hook):
             waiting = asyncio.wrap_future(self._submit(impl, hook, kwargs), loop=loop)
-            entry = (loop, waiting)
+            abandoned: list[bool] = []
+
+            def abandon(
+                waiting: asyncio.Future[Any] = waiting, flag: list[bool] = abandoned
+            ) -> None:
+                flag.append(True)
+                waiting.cancel()
+
+            # A timer rather than asyncio.wait: the common case (a hook that returns) then
+            # costs one hop to the worker and back, and nothing more.
+            timer = loop.call_later(self.deadline, abandon)
+            entry = (loop, abandon)
             with self._lock:
                 self._waiting.add(entry)
             try:
-                await asyncio.wait({waiting}, timeout=self.deadline)
-            finally:
-                with self._lock:
-                    self._waiting.discard(entry)
-            if waiting.cancelled() or not waiting.done():
-                waiting.cancel()  # nobody reads it any more
+                result = await waiting
+            except asyncio.CancelledError:
+                if not abandoned:
+                    raise  # the caller itself was cancelled
                 self._missed(impl.plugin_name, hook)
                 continue
-            result = waiting.result()
+            finally:
+                timer.cancel()
+                with self._lock:
+                    self._waiting.discard(entry)
             if result is not _FAILED:
                 results.append((impl.plugin_name, result))
         return results
@@ -157,9 +183,9 @@ class Hooks:
         self._stopping.set()
         with self._lock:
             waiting = list(self._waiting)
-        for loop, future in waiting:
+        for loop, abandon in waiting:
             if not loop.is_closed():
-                loop.call_soon_threadsafe(future.cancel)
+                loop.call_soon_threadsafe(abandon)
 
     def _missed(self, plugin: str, hook: str) -> None:
         if self._stopping.is_set():
