@@ -140,7 +140,11 @@ class ToolRunner:
         return self._context
 
     async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        return await call_tool(spec, arguments, self.tool_context, offload=plugin_workers.run)
+        try:
+            return await call_tool(spec, arguments, self.tool_context, offload=plugin_workers.run)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            # From a coroutine handler: as itself it would end the event loop, not the call.
+            raise PluginExit(exc) from None
 
     def _degraded(self, exc: BackendUnavailable) -> str:
         report = {

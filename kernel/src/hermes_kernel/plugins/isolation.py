@@ -83,6 +83,13 @@ def _exit_description(code: int | None) -> str:
     return f"exited with status {code}"
 
 
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):  # replaced by a capture (tests, a service)
+        return 2
+
+
 class _HostProcess:
     """One running host: its process, its pipes, and the requests awaiting a reply."""
 
@@ -102,7 +109,7 @@ class _HostProcess:
                 ],
                 pass_fds=(to_host_read, from_host_write),
                 stdin=subprocess.DEVNULL,
-                stdout=sys.stderr.fileno(),  # a plugin's prints never mix with a reply
+                stdout=_stderr_fd(),  # a plugin's prints never mix with a reply
                 start_new_session=True,  # Ctrl+C is the agent's to handle, not the host's
             )
         finally:
@@ -249,6 +256,9 @@ class IsolatedPlugin:
             loaded = self._start()
         except PluginCrashed as exc:
             return LoadOutcome(self.record.name, ok=False, seconds=0.0, error=str(exc))
+        except OSError as exc:  # no process could start (too many open files ...)
+            error = f"its host process could not start: {exc.strerror or exc}"
+            return LoadOutcome(self.record.name, ok=False, seconds=0.0, error=error)
         seconds = time.perf_counter() - started
         if loaded.error is not None:
             self.stop()
