@@ -95,6 +95,12 @@ class SessionOptions:
     parent_session_id: str | None = None
     """The session this one works for (a subagent's parent)."""
     title: str | None = None
+    exclude_tools: tuple[str, ...] = ()
+    """Tools left out by name, whatever the toolsets (a scheduled job has no ``clarify``)."""
+    max_iterations: int | None = None
+    """Model calls one turn may make; None: ``agent.max_iterations``."""
+    background_review: bool = True
+    """False: no background review proposes memory or skills after its turns."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

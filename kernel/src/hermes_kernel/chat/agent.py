@@ -252,10 +252,15 @@ class ChatAgent:
             self.engine = self._engine(self.setup)
         return warnings
 
-    def build_engine(self, setup: ModelSetup, tools: Mapping[str, ToolSpec]) -> TurnEngine:
-        """An engine like this chat's, for another model or other tools (a front-end's
-        session that asked for them)."""
-        return self._engine(setup, tools)
+    def build_engine(
+        self,
+        setup: ModelSetup,
+        tools: Mapping[str, ToolSpec],
+        settings: EngineSettings | None = None,
+    ) -> TurnEngine:
+        """An engine like this chat's, for another model, other tools or another budget (a
+        front-end's session that asked for them)."""
+        return self._engine(setup, tools, settings)
 
     def _review_engine(self, tools: Mapping[str, ToolSpec]) -> TurnEngine:
         budget = replace(self.engine_settings, max_iterations=REVIEW_ITERATIONS)
@@ -315,9 +320,12 @@ class ChatAgent:
         self.after_turn(session, text, result)
         return result
 
-    def after_turn(self, session: Session, text: str, result: TurnResult) -> None:
+    def after_turn(
+        self, session: Session, text: str, result: TurnResult, *, review: bool = True
+    ) -> None:
         """What happens once the reply is out: the external memory provider observes the
-        turn and a background review may start; neither delays the next prompt."""
+        turn and (unless ``review`` is False) a background review may start; neither delays
+        the next prompt."""
         if self.memory.provider is not None:
             record = TurnRecord(
                 session_id=session.id,
@@ -329,7 +337,8 @@ class ChatAgent:
                 tool_calls=result.tool_calls,
             )
             asyncio.get_running_loop().run_in_executor(None, self.memory.observe, record)
-        self.reviews.after_turn(session, text, result)
+        if review:
+            self.reviews.after_turn(session, text, result)
 
     async def compact(
         self, focus: str | None = None, on_notice: Callable[[str], None] | None = None

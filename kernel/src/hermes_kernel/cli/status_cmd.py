@@ -3,6 +3,7 @@ ones first), the gateway and its platforms, scheduled jobs, MCP servers, session
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_kernel.cli.main import app_of
+from hermes_sdk import Kind
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
@@ -20,6 +22,26 @@ _LABEL = 12
 
 def _line(label: str, text: str) -> None:
     click.echo(f"{label + ':':<{_LABEL}} {text}")
+
+
+def _jobs(app: App, home: Path) -> str:
+    """HERMES_HOME/cron/jobs.json (hermes-agent's format, which the scheduler plugin keeps)
+    in one line: how many, and how many failed last time."""
+    path = home / "cron" / "jobs.json"
+    if not path.exists():
+        return "none"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        jobs = [job for job in data.get("jobs", []) if isinstance(job, dict)]
+    except (OSError, ValueError, AttributeError):
+        return f"{path} cannot be read"
+    line = f"{len(jobs)} scheduled"
+    failed = sum(1 for job in jobs if job.get("last_status") == "error")
+    if failed:
+        line += f", {failed} failed on their last run (see: hermes cron status)"
+    if "cron" not in app.host.declared(Kind.SERVICE):
+        line += "; no scheduler plugin is installed to run them"
+    return line
 
 
 def _size(path: Path) -> int:
@@ -123,10 +145,7 @@ def status(ctx: click.Context) -> None:
     _line("Gateway", first)
     for line in more:
         click.echo(" " * (_LABEL + 1) + line.strip())
-    cron = home / "cron" / "jobs.json"
-    _line(
-        "Jobs", "jobs.json is there, but no scheduler plugin runs it" if cron.exists() else "none"
-    )
+    _line("Jobs", _jobs(app, home))
     servers = app.settings.raw.get("mcp_servers") or {}
     _line(
         "MCP",

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from hermes_kernel.chat.agent import ChatAgent, choose_tools
@@ -53,7 +54,7 @@ log = logging.getLogger("hermes.runtime")
 Deliver = Callable[[str, str, str], Awaitable[Delivery]]
 """(platform, chat id, text) -> the delivery; how this process reaches the gateway."""
 
-_EngineKey = tuple[str | None, str | None, tuple[str, ...] | None]
+_EngineKey = tuple[str | None, str | None, tuple[str, ...] | None, tuple[str, ...], int | None]
 
 
 def summary(session: Session) -> SessionSummary:
@@ -155,12 +156,20 @@ class KernelRuntime(Runtime):
         self._setups: list[ModelSetup] = []
         self._bound: dict[str, TurnEngine] = {}
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
+        self._unreviewed: set[str] = set()
+        """Sessions opened with background_review False."""
 
     # --- sessions -------------------------------------------------------------------------
 
     def _engine(self, options: SessionOptions) -> TurnEngine:
-        key: _EngineKey = (options.provider, options.model, options.toolsets)
-        if key == (None, None, None):
+        key: _EngineKey = (
+            options.provider,
+            options.model,
+            options.toolsets,
+            tuple(sorted(options.exclude_tools)),
+            options.max_iterations,
+        )
+        if key == (None, None, None, (), None):
             return self.agent.engine
         engine = self._engines.get(key)
         if engine is not None:
@@ -181,7 +190,16 @@ class KernelRuntime(Runtime):
             tools, warnings = choose_tools(agent.all_tools(), options.toolsets)
             if warnings:
                 raise ValueError("; ".join(warnings))
-        engine = self._engines[key] = agent.build_engine(setup, tools)
+        if options.exclude_tools:
+            tools = {
+                name: spec for name, spec in tools.items() if name not in options.exclude_tools
+            }
+        settings = None
+        if options.max_iterations is not None:
+            if options.max_iterations < 1:
+                raise ValueError("max_iterations must be at least 1")
+            settings = replace(agent.engine_settings, max_iterations=options.max_iterations)
+        engine = self._engines[key] = agent.build_engine(setup, tools, settings)
         return engine
 
     async def open_session(self, options: SessionOptions) -> SessionSummary:
@@ -199,6 +217,8 @@ class KernelRuntime(Runtime):
             titled = await self.store.db.run(self.store.sessions.get, session.id)
             session = titled or session
         self._bound[session.id] = engine
+        if not options.background_review:
+            self._unreviewed.add(session.id)
         return summary(session)
 
     async def resume_session(self, session_id: str) -> SessionSummary:
@@ -300,7 +320,7 @@ class KernelRuntime(Runtime):
                 )
             )
         if after is not None:
-            self.agent.after_turn(after, text, result)
+            self.agent.after_turn(after, text, result, review=session_id not in self._unreviewed)
 
     # --- the store ------------------------------------------------------------------------
 

@@ -1,0 +1,95 @@
+"""``cron``: scheduled jobs. A job is a prompt (or a script) run on a schedule by a fresh
+agent, its result delivered where the user asked; every due instant gets one run record.
+
+``hermes cron ...`` manages jobs; the gateway runs the scheduler as a service; the
+``cronjob`` tool lets the agent schedule on request. Importing this is cheap: croniter,
+click and pydantic load when they are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import (
+    CommandSpec,
+    ConfigSectionSpec,
+    ServiceSpec,
+    ToolsetSpec,
+    ToolSpec,
+    hookimpl,
+)
+from hermes_sdk.service import ServiceContext
+
+NAME = "cron"
+
+
+def _service(context: ServiceContext) -> Any:
+    from hermes_plugin_cron.service import CronService
+    from hermes_plugin_cron.settings import settings_from
+    from hermes_sdk.service import ServiceNotConfigured
+
+    try:
+        settings = settings_from(context.config)
+    except ValueError as exc:
+        raise ServiceNotConfigured(str(exc)) from None
+    return CronService(context.home, settings)
+
+
+def _command() -> Any:
+    from hermes_plugin_cron.command import cron
+
+    return cron
+
+
+def _config_model() -> type[Any]:
+    from hermes_plugin_cron.settings import CronConfig
+
+    return CronConfig
+
+
+def _cronjob(**arguments: Any) -> Any:
+    from hermes_plugin_cron.tool import cronjob
+
+    return cronjob(**arguments)
+
+
+@hookimpl
+def hermes_services() -> Iterator[ServiceSpec]:
+    yield ServiceSpec(
+        name=NAME,
+        description="Scheduled jobs (hermes cron)",
+        factory=_service,
+        enabled_by_default=True,
+    )
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name=NAME, description="Scheduled jobs: create, list, run ...", factory=_command
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(name=NAME, description="Scheduled jobs", model=_config_model)
+
+
+@hookimpl
+def hermes_toolsets() -> Iterator[ToolsetSpec]:
+    yield ToolsetSpec(name="cron", description="Schedule jobs on the user's request")
+
+
+@hookimpl
+def hermes_tools() -> Iterator[ToolSpec]:
+    from hermes_plugin_cron.tool_schema import CRONJOB_DESCRIPTION, CRONJOB_PARAMETERS
+
+    yield ToolSpec(
+        name="cronjob",
+        toolset="cron",
+        description=CRONJOB_DESCRIPTION,
+        parameters=CRONJOB_PARAMETERS,
+        handler=_cronjob,
+        takes_context=True,
+    )
