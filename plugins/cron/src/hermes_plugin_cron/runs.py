@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ACTIVE", "Claim", "Run", "RunLog"]
+__all__ = ["ACTIVE", "Batch", "Claim", "Run", "RunLog"]
 
 ACTIVE = ("queued", "running")
 ENDED = ("completed", "failed", "skipped", "missed", "unknown")
@@ -86,6 +86,17 @@ _COLUMNS = (
 
 
 @dataclass(frozen=True)
+class Batch:
+    """One job's part of a tick: its claims, and its cursor before and after."""
+
+    job_id: str
+    job_name: str
+    claims: list[Claim]
+    next_due: float | None
+    expected: float | None
+
+
+@dataclass(frozen=True)
 class Claim:
     """One record to write for a due instant."""
 
@@ -137,42 +148,42 @@ class RunLog:
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO cursors VALUES (?, ?)", (job_id, next_due))
 
-    def claim(
-        self,
-        job_id: str,
-        job_name: str,
-        claims: list[Claim],
-        next_due: float | None,
-        expected: float | None,
-        now: float,
-    ) -> list[int]:
-        """Write ``claims`` and move the job's cursor to ``next_due`` in one transaction, if
-        the cursor is still ``expected`` (another scheduler did not move it meanwhile).
-        Returns the ids of the queued records."""
-        queued: list[int] = []
+    def claim_all(self, batch: list[Batch], now: float) -> dict[str, list[int]]:
+        """Write every job's claims and move its cursor, all in one transaction; a job whose
+        cursor is no longer what was planned from (another scheduler moved it) is left out.
+        Returns, per job written, the ids of its queued records."""
+        written: dict[str, list[int]] = {}
+        owner = os.getpid()
         with self._write() as db:
-            row = db.execute("SELECT next_due FROM cursors WHERE job_id = ?", (job_id,)).fetchone()
-            if row is not None and row[0] != expected:
-                return []
-            for claim in claims:
-                cursor = db.execute(
-                    "INSERT OR IGNORE INTO runs (job_id, job_name, due_at, trigger, status, "
-                    "reason, claimed_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        job_id,
-                        job_name,
-                        claim.due_at,
-                        claim.trigger,
-                        claim.status,
-                        claim.reason,
-                        now,
-                        os.getpid() if claim.status == "queued" else None,
-                    ),
+            for entry in batch:
+                row = db.execute(
+                    "SELECT next_due FROM cursors WHERE job_id = ?", (entry.job_id,)
+                ).fetchone()
+                if row is not None and row[0] != entry.expected:
+                    continue
+                queued: list[int] = []
+                for claim in entry.claims:
+                    cursor = db.execute(
+                        "INSERT OR IGNORE INTO runs (job_id, job_name, due_at, trigger, status, "
+                        "reason, claimed_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            entry.job_id,
+                            entry.job_name,
+                            claim.due_at,
+                            claim.trigger,
+                            claim.status,
+                            claim.reason,
+                            now,
+                            owner if claim.status == "queued" else None,
+                        ),
+                    )
+                    if claim.status == "queued" and cursor.rowcount:
+                        queued.append(int(cursor.lastrowid or 0))
+                db.execute(
+                    "INSERT OR REPLACE INTO cursors VALUES (?, ?)", (entry.job_id, entry.next_due)
                 )
-                if claim.status == "queued" and cursor.rowcount:
-                    queued.append(int(cursor.lastrowid or 0))
-            db.execute("INSERT OR REPLACE INTO cursors VALUES (?, ?)", (job_id, next_due))
-        return queued
+                written[entry.job_id] = queued
+        return written
 
     def claim_manual(self, job_id: str, job_name: str, now: float) -> int:
         """A record for a run asked for by hand (``hermes cron run``), queued."""
@@ -273,6 +284,14 @@ class RunLog:
             f"SELECT {_COLUMNS} FROM runs WHERE job_id = ? AND status IN ('queued', 'running')",
             (job_id,),
         )
+
+    def active_jobs(self) -> set[str]:
+        """Jobs with a run queued or running."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT job_id FROM runs WHERE status IN ('queued', 'running')"
+            ).fetchall()
+        return {str(row[0]) for row in rows}
 
     def queued(self) -> list[Run]:
         return self._rows(

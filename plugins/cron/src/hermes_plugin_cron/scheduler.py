@@ -26,7 +26,7 @@ from typing import IO
 
 from hermes_plugin_cron.execute import deliver, run_job, save_output
 from hermes_plugin_cron.jobs import Job, JobStore, cron_dir
-from hermes_plugin_cron.runs import Claim, Run, RunLog
+from hermes_plugin_cron.runs import Batch, Claim, Run, RunLog
 from hermes_plugin_cron.schedule import MAX_INSTANTS, jitter_of, next_after, zone
 from hermes_plugin_cron.settings import CronConfig
 from hermes_sdk.runtime import Runtime
@@ -94,8 +94,11 @@ class Scheduler:
 
     # --- planning ---------------------------------------------------------------------------
 
-    def plan(self, job: Job, cursor: float | None, now: float) -> tuple[list[Claim], float | None]:
-        """The records for ``job``'s instants due by ``now`` and its next cursor."""
+    def plan(
+        self, job: Job, cursor: float | None, now: float, *, busy: bool = False
+    ) -> tuple[list[Claim], float | None]:
+        """The records for ``job``'s instants due by ``now`` and its next cursor; ``busy``:
+        a run of it is queued or running."""
         tz = zone(job.get("timezone") or self.settings.timezone)
         schedule = job["schedule"]
         anchor = _epoch(job.get("created_at"), now)
@@ -130,14 +133,13 @@ class Scheduler:
             missed += to_run[:-1]
             to_run = to_run[-1:]
         claims = [Claim(i, "missed", missed_reason) for i in missed]
-        if self.runs.active(job["id"]):
-            claims += [
-                Claim(i, "skipped", "another run of this job was still going") for i in to_run
-            ]
+        if busy:
+            going = "another run of this job was still going"
+            claims += [Claim(i, "skipped", going) for i in to_run]
         else:
-            trigger = "schedule"
             claims += [
-                Claim(i, "queued", trigger=trigger if i in on_time else "catch_up") for i in to_run
+                Claim(i, "queued", trigger="schedule" if i in on_time else "catch_up")
+                for i in to_run
             ]
         return sorted(claims, key=lambda claim: claim.due_at), moment
 
@@ -153,42 +155,45 @@ class Scheduler:
     async def tick(self, now: float | None = None) -> list[int]:
         """Claim what is due and start it; the ids of the runs started."""
         now = self.clock() if now is None else now
-        jobs = await asyncio.to_thread(self.jobs.load)
-        cursors = await asyncio.to_thread(self.runs.cursors)
+        jobs, claimed, moved = await asyncio.to_thread(self._claim_due, now)
         started: list[int] = []
-        moved: dict[str, float | None] = {}
-        for job in jobs:
-            if not isinstance(job.get("schedule"), dict):
-                continue
-            known = job["id"] in cursors
-            cursor = cursors[job["id"]] if known else self._first_cursor(job, now)
-            try:
-                claims, next_due = self.plan(job, cursor, now)
-            except Exception as exc:  # noqa: BLE001 - one bad job never stops the others
-                log.warning("cron: job %s cannot be planned: %s", job.get("name"), exc)
-                continue
-            if not claims:
-                if not known:
-                    await asyncio.to_thread(self.runs.set_cursor, job["id"], cursor)
-                    moved[job["id"]] = cursor
-                continue
-            queued = await asyncio.to_thread(
-                self.runs.claim,
-                job["id"],
-                str(job.get("name") or job["id"]),
-                claims,
-                next_due,
-                cursors.get(job["id"]) if known else None,
-                now,
-            )
-            moved[job["id"]] = next_due
-            for run_id in queued:
+        for job, run_ids in claimed:
+            for run_id in run_ids:
                 self._start(job, run_id)
                 started.append(run_id)
         started += await self._serve_requests(jobs)
         if moved:
             await asyncio.to_thread(self._show_next, moved)
         return started
+
+    def _claim_due(
+        self, now: float
+    ) -> tuple[list[Job], list[tuple[Job, list[int]]], dict[str, float | None]]:
+        """Plan every job and write all the claims in one transaction (a worker thread)."""
+        jobs = self.jobs.load()
+        cursors = self.runs.cursors()
+        active = self.runs.active_jobs()
+        batch: list[Batch] = []
+        by_id: dict[str, Job] = {}
+        for job in jobs:
+            if not isinstance(job.get("schedule"), dict):
+                continue
+            known = job["id"] in cursors
+            cursor = cursors[job["id"]] if known else self._first_cursor(job, now)
+            try:
+                claims, next_due = self.plan(job, cursor, now, busy=job["id"] in active)
+            except Exception as exc:  # noqa: BLE001 - one bad job never stops the others
+                log.warning("cron: job %s cannot be planned: %s", job.get("name"), exc)
+                continue
+            if claims or not known:
+                by_id[job["id"]] = job
+                expected = cursors.get(job["id"]) if known else None
+                name = str(job.get("name") or job["id"])
+                batch.append(Batch(job["id"], name, claims, next_due, expected))
+        queued = self.runs.claim_all(batch, now) if batch else {}
+        claimed = [(by_id[job_id], ids) for job_id, ids in queued.items() if ids]
+        moved = {entry.job_id: entry.next_due for entry in batch if entry.job_id in queued}
+        return jobs, claimed, moved
 
     def _show_next(self, moved: dict[str, float | None]) -> None:
         """jobs.json's ``next_run_at``, for people and hermes-agent's readers."""
