@@ -85,3 +85,21 @@ def test_cron_run_hands_the_run_to_the_gateway_and_waits(
     assert "manual" in done.stdout and "completed" in done.stdout
     wait_until(lambda: len(reports(telegram)) == 1, timeout=30)
     assert gateway.terminate() == 0
+
+
+def test_a_failed_run_is_delivered_as_a_short_notice(
+    gateway_process, gateway_home, telegram, openai_server
+):
+    home = gateway_home(top=FAST_SCHEDULER)
+    JobStore(home).add(make_job("3s", "Report", name="fragile", deliver=f"telegram:{OWNER}"))
+    openai_server.queue(Reply.error(400, "the model refused"))
+    gateway = gateway_process(top=FAST_SCHEDULER)
+    polling(telegram)
+
+    def notices() -> list[str]:
+        return [m.visible for m in telegram.sent(OWNER) if "failed" in m.visible]
+
+    wait_until(lambda: len(notices()) == 1, timeout=30)
+    assert notices()[0].startswith("Scheduled job 'fragile' failed: ")
+    assert run_statuses(home) == ["failed"]
+    assert gateway.terminate() == 0

@@ -165,3 +165,41 @@ def test_a_job_agent_has_no_clarify_or_cronjob_and_source_cron(cron_home, openai
     assert "clarify" not in tools and "cronjob" not in tools
     assert tools  # the rest are there
     assert sessions[0].title == "cron: report"
+
+
+def test_a_run_by_hand_does_not_use_up_a_once_jobs_single_run(cron_home, openai_server):
+    from datetime import datetime
+
+    at = datetime.fromtimestamp(T0 + 2 * HOUR).astimezone().isoformat()
+    job = add_job(cron_home, at, name="later")
+    openai_server.queue(Reply.say("by hand"), Reply.say("on schedule"))
+    clock = Clock(T0 + 60)
+
+    async def work(scheduler):
+        await scheduler.run_now(job)
+        clock.now = T0 + 2 * HOUR + 1
+        await scheduler.tick()
+        await scheduler.idle()
+        return records(scheduler, job)
+
+    found = with_scheduler(cron_home, clock, work)
+    assert [(run.trigger, run.status) for run in found] == [
+        ("manual", "completed"),
+        ("schedule", "completed"),
+    ]
+
+
+def test_an_older_jobs_file_with_a_plain_schedule_string_still_runs(cron_home, openai_server):
+    from hermes_plugin_cron.jobs import JobStore
+
+    job = add_job(cron_home, "every 1h")
+    JobStore(cron_home).update(job["id"], {"schedule": "every 1h"})
+    openai_server.queue(Reply.say("ran"))
+
+    async def work(scheduler):
+        await scheduler.tick()
+        await scheduler.idle()
+        return records(scheduler, job)
+
+    (run,) = with_scheduler(cron_home, Clock(T0 + HOUR + 1), work)
+    assert run.status == "completed"

@@ -209,14 +209,16 @@ def edit(
         fields.update(
             schedule=parsed,
             schedule_display=parsed["display"],
-            created_at=now.isoformat(),  # an interval counts from the change
+            anchor_at=now.isoformat(),  # an interval counts from the change
         )
     if not fields:
         raise click.UsageError("nothing to change: give --schedule, --prompt, --name ...")
     changed = _guarded(lambda: store.update(found["id"], fields))
     if schedule is not None or timezone is not None:
         tz = zone(changed.get("timezone") or settings.timezone)
-        anchor = datetime.fromisoformat(changed["created_at"]).timestamp()
+        anchor = datetime.fromisoformat(
+            changed.get("anchor_at") or changed["created_at"]
+        ).timestamp()
         runs = _runs(context)
         runs.set_cursor(changed["id"], next_after(changed["schedule"], time.time(), anchor, tz))
         runs.close()
@@ -399,6 +401,8 @@ async def _tick(context: CommandContext, settings: CronConfig) -> list[int]:
             await asyncio.to_thread(scheduler.runs.orphans)
             started = await scheduler.tick()
             await scheduler.idle()
+        except JobsFileError as exc:
+            raise click.ClickException(str(exc)) from None
         finally:
             await scheduler.aclose()
     return started

@@ -27,7 +27,7 @@ from typing import IO
 from hermes_plugin_cron.execute import deliver, run_job, save_output
 from hermes_plugin_cron.jobs import Job, JobStore, cron_dir
 from hermes_plugin_cron.runs import Batch, Claim, Run, RunLog
-from hermes_plugin_cron.schedule import MAX_INSTANTS, jitter_of, next_after, zone
+from hermes_plugin_cron.schedule import MAX_INSTANTS, jitter_of, next_after, parse_schedule, zone
 from hermes_plugin_cron.settings import CronConfig
 from hermes_sdk.runtime import Runtime
 
@@ -67,6 +67,22 @@ def _epoch(text: object, default: float) -> float:
         return default
 
 
+def _anchor(job: Job, now: float) -> float:
+    """Where a job's counting starts: when its schedule was last set, else its creation."""
+    return _epoch(job.get("anchor_at") or job.get("created_at"), now)
+
+
+def _schedule_of(job: Job, now: float) -> dict[str, object] | None:
+    """The job's schedule as stored; an older file's plain string is parsed."""
+    schedule = job.get("schedule")
+    if isinstance(schedule, dict):
+        return schedule
+    if isinstance(schedule, str):
+        tz = zone(job.get("timezone"))
+        return parse_schedule(schedule, datetime.fromtimestamp(_anchor(job, now), tz))
+    return None
+
+
 def _iso(moment: float | None) -> str | None:
     return None if moment is None else datetime.fromtimestamp(moment).astimezone().isoformat()
 
@@ -101,7 +117,7 @@ class Scheduler:
         a run of it is queued or running."""
         tz = zone(job.get("timezone") or self.settings.timezone)
         schedule = job["schedule"]
-        anchor = _epoch(job.get("created_at"), now)
+        anchor = _anchor(job, now)
         jitter = float(job.get("jitter_seconds") or 0)
         instants: list[float] = []
         moment = cursor
@@ -147,7 +163,7 @@ class Scheduler:
         """A job seen for the first time starts counting at its creation (instants since
         then, while no scheduler ran, are accounted for like any other)."""
         tz = zone(job.get("timezone") or self.settings.timezone)
-        created = _epoch(job.get("created_at"), now)
+        created = _anchor(job, now)
         return next_after(job["schedule"], created, created, tz)
 
     # --- a tick -----------------------------------------------------------------------------
@@ -175,9 +191,16 @@ class Scheduler:
         active = self.runs.active_jobs()
         batch: list[Batch] = []
         by_id: dict[str, Job] = {}
-        for job in jobs:
-            if not isinstance(job.get("schedule"), dict):
+        for stored in jobs:
+            try:
+                schedule = _schedule_of(stored, now)
+            except ValueError as exc:
+                name = stored.get("name")
+                log.warning("cron: job %s has a schedule that cannot be used: %s", name, exc)
                 continue
+            if schedule is None:
+                continue
+            job = {**stored, "schedule": schedule}
             known = job["id"] in cursors
             cursor = cursors[job["id"]] if known else self._first_cursor(job, now)
             try:
@@ -274,12 +297,13 @@ class Scheduler:
             session_id=outcome.session_id,
             output_path=str(output),
         )
-        await asyncio.to_thread(self._note_result, job, outcome.status, outcome.reason)
+        counted = run.trigger != "manual"  # a run by hand does not use up a repeat
+        await asyncio.to_thread(self._note_result, job, outcome.status, outcome.reason, counted)
         delivery = await deliver(job, self.settings, self.runtime, outcome)
         if delivery:
             await asyncio.to_thread(self.runs.note_delivery, run.id, delivery)
 
-    def _note_result(self, job: Job, status: str, reason: str | None) -> None:
+    def _note_result(self, job: Job, status: str, reason: str | None, counted: bool) -> None:
         """jobs.json's ``last_*`` and ``repeat``, as hermes-agent keeps them."""
 
         def edit(jobs: list[Job]) -> None:
@@ -290,7 +314,7 @@ class Scheduler:
                 found["last_status"] = "ok" if status == "completed" else "error"
                 found["last_error"] = None if status == "completed" else reason
                 repeat = found.get("repeat")
-                if isinstance(repeat, dict):
+                if counted and isinstance(repeat, dict):
                     repeat["completed"] = int(repeat.get("completed") or 0) + 1
                     times = repeat.get("times")
                     if isinstance(times, int) and repeat["completed"] >= times:
