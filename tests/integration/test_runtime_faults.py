@@ -304,7 +304,7 @@ def test_a_slow_hook_in_one_conversation_never_delays_another(faults, openai_ser
             **os.environ,
             "HERMES_HOME": str(faults.home),
             **faults.env("pre_llm_call=slow"),
-            "FAULTY_SLOW_SECONDS": "8",
+            "FAULTY_SLOW_SECONDS": "4",
             "FAULTY_SCOPE": f"telegram:{slow_user}",
         }
         gateway = subprocess.Popen(

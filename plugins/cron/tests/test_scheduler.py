@@ -203,3 +203,18 @@ def test_an_older_jobs_file_with_a_plain_schedule_string_still_runs(cron_home, o
 
     (run,) = with_scheduler(cron_home, Clock(T0 + HOUR + 1), work)
     assert run.status == "completed"
+
+
+def test_a_job_budget_stops_its_run_and_the_run_says_why(cron_home, openai_server):
+    job = add_job(cron_home, "every 1h", max_tokens=500)
+    openai_server.queue(*(Reply.tool_call("todo", {}) for _ in range(20)), Reply.say("x"))
+
+    async def work(scheduler):
+        await scheduler.tick()
+        await scheduler.idle()
+        return records(scheduler, job)
+
+    (run,) = with_scheduler(cron_home, Clock(T0 + HOUR + 1), work)
+    assert run.status == "failed"
+    assert "budget.session_max_tokens is 500" in (run.reason or "")
+    assert len(openai_server.requests) < 20

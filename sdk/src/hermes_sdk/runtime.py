@@ -31,6 +31,7 @@ from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 __all__ = [
     "RUNTIME_ENTRY_POINTS",
+    "Budget",
     "Delivery",
     "DeliveryUnavailable",
     "ModelChoice",
@@ -76,6 +77,17 @@ class DeliveryUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Budget:
+    """Spending limits, checked before every model call: a call that would pass one is not
+    made, and the turn ends (status ``budget``) saying which. None: no limit (or, in
+    :class:`SessionOptions`, config.yaml's ``budget:``)."""
+
+    session_max_tokens: int | None = None
+    session_max_cost_usd: float | None = None
+    turn_max_cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionOptions:
     """How to open a session. Every field left None takes the configured default."""
 
@@ -101,6 +113,8 @@ class SessionOptions:
     """Model calls one turn may make; None: ``agent.max_iterations``."""
     background_review: bool = True
     """False: no background review proposes memory or skills after its turns."""
+    budget: Budget | None = None
+    """Limits of its own; the ones it leaves None come from config.yaml's ``budget:``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from hermes_kernel.chat.compression import Compression
+from hermes_kernel.engine.budget import budget_from_config
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
@@ -150,6 +151,7 @@ class ChatAgent:
             max_iterations=int(agent_section.get("max_iterations", 90)),
             retry=RetryPolicy(attempts=max(1, int(agent_section.get("retries", 3)))),
             tool_timeout=float((settings.raw.get("tools") or {}).get("timeout_seconds", 300.0)),
+            budget=budget_from_config(settings.raw.get("budget")),
         )
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from hermes_kernel.chat.commands import BUILTINS, run_slash
 from hermes_kernel.chat.format import Totals, one_line, printable, session_label, when
+from hermes_kernel.engine.budget import spending_line
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.sessions import Session
 from hermes_sdk import Kind, SlashContext
@@ -224,6 +225,9 @@ class SlashCommands:
             f"{session.tool_call_count} tool calls"
         )
         self.view.print(Text(Totals.of(session).line()))
+        spending = spending_line(self.agent.engine_settings.budget, session)
+        if spending is not None:
+            self.view.print(Text(spending))
         rows = self.agent.store.sessions.usage_by_model(session.id)
         if len(rows) > 1 or (rows and rows[0][1] != session.model):
             for provider, model, calls, tokens_in, tokens_out, cost, unpriced in rows:

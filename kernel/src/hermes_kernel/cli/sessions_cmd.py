@@ -110,6 +110,7 @@ def _transcript_lines(message: Message) -> Iterator[str]:
 def show(ctx: click.Context, session_id: str) -> None:
     """A session's details, usage and cost, and its whole transcript."""
     from hermes_kernel.chat.format import Totals, when
+    from hermes_kernel.engine.budget import budget_from_config, spending_line
 
     with _store(ctx) as store:
         session = _find(store, session_id)
@@ -123,6 +124,9 @@ def show(ctx: click.Context, session_id: str) -> None:
         click.echo(f"  directory: {session.cwd}")
     click.echo(f"  {session.message_count} messages, {session.tool_call_count} tool calls")
     click.echo(f"  usage: {Totals.of(session).line()}")
+    spending = spending_line(budget_from_config(app_of(ctx).settings.raw.get("budget")), session)
+    if spending is not None:
+        click.echo(f"  {spending}")
     if compactions:
         click.echo(
             f"  compacted {len(compactions)} time(s); the model sees a summary of the "

@@ -16,6 +16,7 @@ KERNEL_SECTIONS = frozenset(
         "model",
         "agent",
         "tools",
+        "budget",
         "providers",
         "credential_pools",
         "approvals",

@@ -44,6 +44,22 @@ class PluginsConfig(BaseModel):
     )
 
 
+class BudgetConfig(BaseModel):
+    """The ``budget:`` section: spending limits, checked before every model call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_max_tokens: int | None = Field(
+        default=None, gt=0, description="Input + output tokens one session may use."
+    )
+    session_max_cost_usd: float | None = Field(
+        default=None, gt=0, description="Estimated US dollars one session may spend."
+    )
+    turn_max_cost_usd: float | None = Field(
+        default=None, gt=0, description="Estimated US dollars one turn may spend."
+    )
+
+
 class ToolsConfig(BaseModel):
     """The ``tools:`` section: how long the kernel waits for a tool."""
 
@@ -382,6 +398,7 @@ class KernelConfig(BaseModel):
     model: ModelConfig = Field(default_factory=ModelConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     providers: dict[str, CustomProvider] = Field(default_factory=dict)
     credential_pools: dict[str, list[str]] = Field(
         default_factory=dict, description="Endpoint name -> names of variables holding its keys."

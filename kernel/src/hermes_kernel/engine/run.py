@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Unpack
 
+from hermes_kernel.engine.budget import BudgetGuard
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
 from hermes_kernel.engine.control import Stopped, TurnControl
 from hermes_kernel.engine.models import ask_model, call_usage, observed
@@ -144,9 +145,16 @@ class TurnRun:
         self.load_view(compacted, transcript)
         self.remember(ChatMessage("user", await self.with_recall(user_text)), user_seq)
         settings = self.engine.settings
+        guard = BudgetGuard(settings.budget, self.engine.pricing)
+        if guard.active:
+            guard.turn_start_cost = self.session.estimated_cost_usd
         for iteration in range(1, settings.max_iterations + 1):
             if self.control.soft.is_set() and iteration > 1:
                 return self.result("", "interrupted", iteration - 1)
+            if guard.active:
+                refusal = await self.over_budget(guard)
+                if refusal is not None:
+                    return self.result("", "budget", iteration - 1, refusal)
             try:
                 response = await self.ask_fitting(tool_choice if iteration == 1 else None)
             except Stopped:
@@ -182,6 +190,15 @@ class TurnRun:
             settings.max_iterations,
             f"stopped after {settings.max_iterations} model calls (agent.max_iterations)",
         )
+
+    async def over_budget(self, guard: BudgetGuard) -> str | None:
+        """Why the next model call must not be made (a limit it would pass), or None."""
+        store = self.engine.store
+        session = await store.db.run(store.sessions.get, self.session.id)
+        if session is None:
+            return None
+        model = self.routes[self.route_start].model
+        return guard.refusal(session, self.request_tokens(), model, self.notice)
 
     async def with_recall(self, user_text: str) -> str:
         """The user's message as the model sees it this turn: with what the external memory

@@ -44,6 +44,7 @@ from hermes_sdk import (
     ToolSpec,
 )
 from hermes_sdk.models import ModelUsage, ToolSchema
+from hermes_sdk.runtime import Budget
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
@@ -125,6 +126,8 @@ class EngineSettings:
     """... and this many times: the turn stops."""
     tool_timeout: float = 300.0
     """Seconds a tool call may run (``tools.timeout_seconds``) unless its spec sets its own."""
+    budget: Budget = field(default_factory=Budget)
+    """Spending limits (``budget:``), checked before every model call."""
 
 
 def _session_info(session: Session) -> SessionInfo:

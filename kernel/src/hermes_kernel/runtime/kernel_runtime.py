@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hermes_kernel.chat.agent import ChatAgent, choose_tools
+from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.ladder import NoProvider
@@ -28,6 +29,7 @@ from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.runtime import (
+    Budget,
     Delivery,
     DeliveryUnavailable,
     ModelChoice,
@@ -54,7 +56,9 @@ log = logging.getLogger("hermes.runtime")
 Deliver = Callable[[str, str, str], Awaitable[Delivery]]
 """(platform, chat id, text) -> the delivery; how this process reaches the gateway."""
 
-_EngineKey = tuple[str | None, str | None, tuple[str, ...] | None, tuple[str, ...], int | None]
+_EngineKey = tuple[
+    str | None, str | None, tuple[str, ...] | None, tuple[str, ...], int | None, Budget | None
+]
 
 
 def summary(session: Session) -> SessionSummary:
@@ -168,8 +172,9 @@ class KernelRuntime(Runtime):
             options.toolsets,
             tuple(sorted(options.exclude_tools)),
             options.max_iterations,
+            options.budget,
         )
-        if key == (None, None, None, (), None):
+        if key == (None, None, None, (), None, None):
             return self.agent.engine
         engine = self._engines.get(key)
         if engine is not None:
@@ -194,11 +199,13 @@ class KernelRuntime(Runtime):
             tools = {
                 name: spec for name, spec in tools.items() if name not in options.exclude_tools
             }
-        settings = None
+        settings = agent.engine_settings
         if options.max_iterations is not None:
             if options.max_iterations < 1:
                 raise ValueError("max_iterations must be at least 1")
-            settings = replace(agent.engine_settings, max_iterations=options.max_iterations)
+            settings = replace(settings, max_iterations=options.max_iterations)
+        if options.budget is not None:
+            settings = replace(settings, budget=merged(settings.budget, options.budget))
         engine = self._engines[key] = agent.build_engine(setup, tools, settings)
         return engine
 

@@ -93,6 +93,8 @@ def cron() -> None:
 @click.option("--jitter", help="Start up to this much later, at random (20m).")
 @click.option("--catch-up", type=click.Choice(["latest", "all", "none"]), help="Missed instants.")
 @click.option("--max-iterations", type=click.IntRange(1, 1000), help="Model calls per run.")
+@click.option("--max-tokens", type=click.IntRange(1), help="Tokens one run may use.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), help="US dollars per run.")
 def create(
     schedule: str,
     prompt: str,
@@ -106,6 +108,8 @@ def create(
     jitter: str | None,
     catch_up: str | None,
     max_iterations: int | None,
+    max_tokens: int | None,
+    max_cost: float | None,
 ) -> None:
     """Create a job: SCHEDULE is 'every 30m', '30m' (once, after that), a cron expression
     ('0 9 * * 1-5') or an ISO time."""
@@ -126,6 +130,8 @@ def create(
             jitter=jitter,
             catch_up=catch_up,
             max_iterations=max_iterations,
+            max_tokens=max_tokens,
+            max_cost_usd=max_cost,
             default_timezone=settings.timezone,
         )
         return _store(context).add(job)

@@ -19,7 +19,7 @@ from typing import Any
 
 from hermes_plugin_cron.jobs import Job, cron_dir
 from hermes_plugin_cron.settings import CronConfig
-from hermes_sdk.runtime import DeliveryUnavailable, Runtime, SessionOptions
+from hermes_sdk.runtime import Budget, DeliveryUnavailable, Runtime, SessionOptions
 
 __all__ = ["EXCLUDED_TOOLS", "Outcome", "deliver", "run_job", "save_output", "targets_of"]
 
@@ -112,8 +112,16 @@ def _prompt(job: Job, script_output: str | None) -> str:
 async def _agent(
     job: Job, runtime: Runtime, cwd: Path, script_output: str | None, on_session: Any
 ) -> Outcome:
-    budget = job.get("budget") or {}
-    iterations = budget.get("max_iterations") if isinstance(budget, dict) else None
+    stored = job.get("budget")
+    budget: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    iterations = budget.get("max_iterations")
+    tokens, cost = budget.get("session_max_tokens"), budget.get("session_max_cost_usd")
+    limits = None
+    if tokens or cost:  # each run is a session of its own: the limits are per run
+        limits = Budget(
+            session_max_tokens=int(tokens) if tokens else None,
+            session_max_cost_usd=float(cost) if cost else None,
+        )
     session = await runtime.open_session(
         SessionOptions(
             source="cron",
@@ -122,6 +130,7 @@ async def _agent(
             max_iterations=int(iterations) if iterations else None,
             background_review=False,
             title=f"cron: {job.get('name') or job['id']}",
+            budget=limits,
         )
     )
     if on_session is not None:

@@ -158,6 +158,8 @@ def make_job(
     jitter: str | None = None,
     catch_up: str | None = None,
     max_iterations: int | None = None,
+    max_tokens: int | None = None,
+    max_cost_usd: float | None = None,
     default_timezone: str | None = None,
 ) -> Job:
     """A new job, checked: ValueError (ScheduleError) with one line on bad input."""
@@ -200,7 +202,16 @@ def make_job(
         "workdir": str(Path(workdir).expanduser().resolve()) if workdir else None,
         "skills": skills or None,
         "catch_up": catch_up,
-        "budget": {"max_iterations": max_iterations} if max_iterations else None,
+        "budget": {
+            key: value
+            for key, value in (
+                ("max_iterations", max_iterations),
+                ("session_max_tokens", max_tokens),
+                ("session_max_cost_usd", max_cost_usd),
+            )
+            if value
+        }
+        or None,
     }
     job.update({key: value for key, value in extra.items() if value is not None})
     return job
