@@ -9,7 +9,7 @@ click and pydantic load when they are used.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_sdk import (
     CommandSpec,
@@ -19,7 +19,9 @@ from hermes_sdk import (
     ToolSpec,
     hookimpl,
 )
-from hermes_sdk.service import ServiceContext
+
+if TYPE_CHECKING:
+    from hermes_sdk.service import ServiceContext
 
 NAME = "cron"
 

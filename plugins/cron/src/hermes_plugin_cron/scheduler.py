@@ -19,9 +19,9 @@ import fcntl
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import IO
 
 from hermes_plugin_cron.execute import deliver, run_job, save_output
@@ -105,8 +105,8 @@ class Scheduler:
         self._slots: asyncio.Semaphore | None = None
         self._job_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[None]] = set()
-        self.started_after_due: list[float] = []
-        """Seconds from each run's due instant to its agent starting (for the bench)."""
+        self.started_after_due: deque[float] = deque(maxlen=1000)
+        """Seconds from each recent run's due instant to its agent starting (the bench)."""
 
     # --- planning ---------------------------------------------------------------------------
 
@@ -332,7 +332,3 @@ class Scheduler:
             task.cancel()
         await asyncio.gather(*list(self.tasks), return_exceptions=True)
         self.runs.close()
-
-
-def output_root(home: str) -> Path:
-    return cron_dir(home) / "output"
