@@ -17,9 +17,12 @@ import contextvars
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
+
+if TYPE_CHECKING:
+    from hermes_sdk.runtime import Runtime
 
 __all__ = [
     "HistoryHit",
@@ -118,6 +121,17 @@ class ToolContext:
     search: Callable[[HistoryQuery], list[HistoryHit]] | None = None
     complete: Callable[[str, str], str] | None = None
     secrets: Callable[[str], str | None] | None = None
+    get_runtime: Callable[[], Runtime] | None = None
+
+    def runtime(self) -> Runtime:
+        """The agent's runtime, for a tool that runs agents of its own (a delegated task):
+        open a session with ``parent_session_id=context.session_id`` and run turns on it.
+        A dangerous command in such a session is denied (nobody is there to approve it).
+        Raises Unsupported where this run offers none. Await its methods from a coroutine
+        handler."""
+        if self.get_runtime is None:
+            raise Unsupported("this run cannot start agents of its own")
+        return self.get_runtime()
 
     def secret(self, name: str) -> str | None:
         """A secret by its variable name (``BRAVE_API_KEY``): the environment, then .env.

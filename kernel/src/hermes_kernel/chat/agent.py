@@ -23,7 +23,7 @@ from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Revi
 from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
-from hermes_kernel.safety.approval import Approver
+from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
 from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.safety.judge import model_judge
 from hermes_kernel.store.sessions import Session
@@ -44,6 +44,7 @@ from hermes_sdk.memory import TurnRecord
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
+    from hermes_kernel.runtime.kernel_runtime import KernelRuntime
 
 SOURCE = "cli"
 
@@ -170,9 +171,12 @@ class ChatAgent:
             return self.compression.auxiliary() or self.setup.routes[0]
 
         self.store = StateStore(state_db_path(settings.home))
+        self.delegated: set[str] = set()
+        """Sessions that tools opened for delegated work: nobody approves their commands."""
+        self._tool_runtime: KernelRuntime | None = None
         self.tool_env = ToolEnvironment(
             app,
-            approver=approver,
+            approver=self._approver_for(approver),
             ask=ask,
             judge=model_judge(aside, lambda: self._loop),
             yolo=options.yolo,
@@ -182,6 +186,7 @@ class ChatAgent:
             ask_for=ask_for,
         )
         self.warnings += self.tool_env.warnings
+        self.tool_env.runtime = self.tool_runtime
         self.observer = _Observer(app, events, self.memory)
         self.reviews = Reviews(
             self.store,
@@ -235,6 +240,26 @@ class ChatAgent:
         )
         engine.in_gateway = self.in_gateway
         return engine
+
+    def _approver_for(self, approver: Approver | None) -> Approver:
+        def approve(request: ApprovalRequest) -> Answer | None:
+            if request.session_id in self.delegated:
+                raise NobodyToAsk("a delegated task has nobody to approve its commands")
+            if approver is None:
+                raise NobodyToAsk("no interactive terminal")
+            return approver(request)
+
+        return approve
+
+    def tool_runtime(self) -> KernelRuntime:
+        """The runtime a tool starts agents on (delegated tasks), over this agent: built on
+        first use; the sessions it opens are marked delegated."""
+        if self._tool_runtime is None:
+            from hermes_kernel.runtime.kernel_runtime import KernelRuntime
+            from hermes_kernel.runtime.questions import TurnQuestions
+
+            self._tool_runtime = KernelRuntime(self, TurnQuestions(), on_open=self.delegated.add)
+        return self._tool_runtime
 
     def all_tools(self) -> list[ToolSpec]:
         """Every tool the plugins, the memory provider and the tool sources offer, before

@@ -77,6 +77,17 @@ class Totals:
             session.unpriced_calls,
         )
 
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            round(self.cost_usd + other.cost_usd, 8),
+            self.unpriced_calls + other.unpriced_calls,
+        )
+
     def __sub__(self, other: Totals) -> Totals:
         return Totals(
             self.input_tokens - other.input_tokens,

@@ -228,6 +228,10 @@ class SlashCommands:
         spending = spending_line(self.agent.engine_settings.budget, session)
         if spending is not None:
             self.view.print(Text(spending))
+        delegated = self.agent.store.sessions.children(session.id, source="delegate")
+        if delegated:
+            total = sum((Totals.of(child) for child in delegated), Totals())
+            self.view.print(Text(f"and {len(delegated)} delegated tasks: {total.line()}"))
         rows = self.agent.store.sessions.usage_by_model(session.id)
         if len(rows) > 1 or (rows and rows[0][1] != session.model):
             for provider, model, calls, tokens_in, tokens_out, cost, unpriced in rows:

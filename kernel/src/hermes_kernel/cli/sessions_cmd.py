@@ -116,6 +116,7 @@ def show(ctx: click.Context, session_id: str) -> None:
         session = _find(store, session_id)
         messages = store.messages.of_session(session.id)
         compactions = {c.boundary_seq: c for c in store.compactions.of_session(session.id)}
+        delegated = store.sessions.children(session.id, source="delegate")
     click.echo(f"Session {session.id}: {session.title or '(untitled)'}")
     click.echo(f"  source: {session.source}; model: {session.provider} / {session.model}")
     ended = f"{when(session.ended_at)} ({session.end_reason})" if session.ended_at else "open"
@@ -127,6 +128,8 @@ def show(ctx: click.Context, session_id: str) -> None:
     spending = spending_line(budget_from_config(app_of(ctx).settings.raw.get("budget")), session)
     if spending is not None:
         click.echo(f"  {spending}")
+    for child in delegated:
+        click.echo(f"  delegated {child.id}: {child.title or ''}; {Totals.of(child).line()}")
     if compactions:
         click.echo(
             f"  compacted {len(compactions)} time(s); the model sees a summary of the "

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from hermes_kernel.chat.agent import ChatAgent, choose_tools
+from hermes_kernel.chat.agent import ChatAgent, ToolEvents, choose_tools
 from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
@@ -107,22 +107,31 @@ def _usage(before: Session | None, after: Session | None) -> TurnUsage:
 
 
 class _ToolEvents:
-    """The engine's tool events, to the front-end turn of their session."""
+    """The engine's tool events, to the front-end turn of their session; events of other
+    sessions go on to ``before``."""
 
-    def __init__(self, questions: TurnQuestions) -> None:
+    def __init__(self, questions: TurnQuestions, before: ToolEvents | None = None) -> None:
         self._turns = questions.turns
+        self._before = before
 
     def tool_started(self, call: ToolCall) -> None:
         turn = self._turns.get(call.session_id)
         if turn is not None:
             turn.emit(ToolStarted(call_id=call.call_id, tool=call.tool, arguments=call.arguments))
+        elif self._before is not None:
+            self._before.tool_started(call)
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
-        pass  # the runtime contract has no progress event yet: front-ends see the result
+        # The runtime contract has no progress event yet: front-ends see the result.
+        if call.session_id not in self._turns and self._before is not None:
+            self._before.tool_progress(call, text)
 
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
         turn = self._turns.get(call.session_id)
-        if turn is not None:
+        if turn is None:
+            if self._before is not None:
+                self._before.tool_finished(call, result)
+        else:
             turn.emit(
                 ToolFinished(
                     call_id=call.call_id,
@@ -144,8 +153,11 @@ class KernelRuntime(Runtime):
         *,
         deliver: Deliver | None = None,
         question_timeout: float = 120.0,
+        on_open: Callable[[str], None] | None = None,
     ) -> None:
         self.agent = agent
+        self._on_open = on_open
+        """Told each session this runtime opens (a tool's runtime marks them delegated)."""
         self.app = agent.app
         self.home = str(agent.app.settings.home)
         self.config = agent.app.settings.raw
@@ -153,7 +165,9 @@ class KernelRuntime(Runtime):
         self.questions = questions
         self.question_timeout = question_timeout
         self._deliver = deliver
-        agent.observer.events = _ToolEvents(questions)
+        # Tool events of this runtime's turns go to them; the others to whoever watched
+        # before (the chat's screen, another runtime), so two runtimes share one agent.
+        agent.observer.events = _ToolEvents(questions, agent.observer.events)
         # The agent's own engine serves the default key; it is replaced once the tool
         # sources (MCP servers) have started, so it is looked up, never kept here.
         self._engines: dict[_EngineKey, TurnEngine] = {}
@@ -224,6 +238,8 @@ class KernelRuntime(Runtime):
             titled = await self.store.db.run(self.store.sessions.get, session.id)
             session = titled or session
         self._bound[session.id] = engine
+        if self._on_open is not None:
+            self._on_open(session.id)
         if not options.background_review:
             self._unreviewed.add(session.id)
         return summary(session)

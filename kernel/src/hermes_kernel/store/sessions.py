@@ -167,6 +167,15 @@ class Sessions:
         )
         return [Session(*row) for row in rows]
 
+    def children(self, session_id: str, source: str | None = None) -> list[Session]:
+        """Sessions opened for ``session_id`` (delegated tasks, reviews), oldest first."""
+        where = "WHERE parent_session_id = ?" + (" AND source = ?" if source else "")
+        bindings: tuple[str, ...] = (session_id, source) if source else (session_id,)
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY started_at", bindings
+        )
+        return [Session(*row) for row in rows]
+
     def latest(self, source: str | None = None) -> Session | None:
         """The session written to last (the last chat, not the last one started)."""
         where, bindings = ("WHERE s.source = ?", (source,)) if source else ("", ())

@@ -24,6 +24,7 @@ from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk import BackendSpec, Kind
+from hermes_sdk.runtime import Runtime
 from hermes_sdk.tooling import ToolContext
 
 if TYPE_CHECKING:
@@ -116,6 +117,8 @@ class ToolEnvironment:
         self.ask = ask or _nobody
         self.ask_for = ask_for
         """Per session, where the user is (the gateway: their chat); else ``ask``."""
+        self.runtime: Callable[[], Runtime] | None = None
+        """The runtime tools may start agents on (set by the chat agent)."""
         self.pool = BackendPool(
             self.backend_name,
             lambda name: self._find_backend(app, name),
@@ -175,6 +178,7 @@ class ToolEnvironment:
             search=history_searcher(self.store, user_scope) if self.store is not None else None,
             complete=self._completer(control),
             secrets=lambda name: self._secrets.merged().get(name),
+            get_runtime=self.runtime,
         )
 
     def _completer(self, control: TurnControl) -> Callable[[str, str], str] | None:

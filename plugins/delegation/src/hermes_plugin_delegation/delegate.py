@@ -1,0 +1,186 @@
+"""Running delegated tasks: one child session per goal, in parallel within the limits.
+
+Each child is a session of source ``delegate`` opened on the agent's runtime with
+``parent_session_id`` set, so it is stored, listed and searchable like any other, and its
+usage is its own. Its first user message is the goal (with the context given). It has the
+parent's tools minus those that need someone there or act for the user elsewhere
+(``clarify``, ``memory``, ``send_message``, ``cronjob``) and, at the depth limit,
+``delegate_task`` itself. Nobody approves its dangerous commands: they are denied, and its
+summary says so.
+
+A child that reports no progress (no event: text, a tool starting or ending) for
+``stale_after_seconds`` is stopped and reported as timed out; when the user stops the
+parent's turn, every child is stopped within about a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_plugin_delegation.settings import DelegationConfig, settings_from
+from hermes_sdk.runtime import Runtime, RuntimeTurn, SessionOptions, TurnEnded
+from hermes_sdk.tooling import ToolContext, Unsupported
+
+__all__ = ["EXCLUDED_TOOLS", "delegate_task"]
+
+EXCLUDED_TOOLS = ("clarify", "memory", "send_message", "cronjob")
+SOURCE = "delegate"
+POLL_SECONDS = 0.2
+
+_depth: dict[str, int] = {}
+"""Session id -> how deep in delegation it is (its parent's + 1), for this process."""
+
+
+@dataclass
+class _Child:
+    goal: str
+    status: str = "failed"
+    summary: str = ""
+    error: str | None = None
+    session_id: str | None = None
+    tool_calls: int = 0
+
+    def as_json(self, limit: int) -> dict[str, Any]:
+        summary = self.summary
+        if len(summary) > limit:
+            summary = summary[:limit] + f" […{len(self.summary) - limit:,} more characters]"
+        found: dict[str, Any] = {"goal": self.goal, "status": self.status, "summary": summary}
+        if self.error:
+            found["error"] = self.error
+        found["session_id"] = self.session_id
+        found["tool_calls"] = self.tool_calls
+        return found
+
+
+def _first_message(task: dict[str, Any]) -> str:
+    goal = str(task.get("goal") or "").strip()
+    context = str(task.get("context") or "").strip()
+    text = goal if not context else f"{goal}\n\nContext:\n{context}"
+    return (
+        f"{text}\n\n(You are working on a task delegated by another agent: nobody can "
+        "answer questions or approve commands. When done, reply with a short summary of what "
+        "you did and found.)"
+    )
+
+
+async def _watch(turn: RuntimeTurn, cancel: Any, stale_after: float) -> tuple[TurnEnded, str]:
+    """The child's end, and ``""``, ``"interrupted"`` or ``"timed out"`` if it was stopped."""
+    last = time.monotonic()
+    stopped = ""
+    ended: TurnEnded | None = None
+
+    async def events() -> None:
+        nonlocal last, ended
+        async for event in turn:
+            last = time.monotonic()
+            if isinstance(event, TurnEnded):
+                ended = event
+
+    reading = asyncio.ensure_future(events())
+    try:
+        while not reading.done():
+            await asyncio.wait({reading}, timeout=POLL_SECONDS)
+            if reading.done() or stopped:
+                continue
+            if cancel.is_set():
+                stopped = "interrupted"
+                turn.stop()
+            elif time.monotonic() - last > stale_after:
+                stopped = "timed out"
+                turn.stop()
+    except asyncio.CancelledError:
+        turn.stop()  # the parent's turn was stopped: so is this child
+        raise
+    finally:
+        if not reading.done():
+            reading.cancel()
+    final = ended if ended is not None else await turn.result()
+    return final, stopped
+
+
+async def _run_child(
+    runtime: Runtime,
+    settings: DelegationConfig,
+    context: ToolContext,
+    task: dict[str, Any],
+    slots: asyncio.Semaphore,
+    depth: int,
+) -> _Child:
+    child = _Child(goal=str(task.get("goal") or ""))
+    excluded = list(EXCLUDED_TOOLS)
+    if depth >= settings.max_depth:
+        excluded.append("delegate_task")
+    toolsets = task.get("toolsets")
+    async with slots:
+        try:
+            opened = await runtime.open_session(
+                SessionOptions(
+                    source=SOURCE,
+                    parent_session_id=context.session_id or None,
+                    user_scope=context.user_scope,
+                    cwd=context.cwd,
+                    toolsets=tuple(toolsets) if toolsets else None,
+                    exclude_tools=tuple(excluded),
+                    provider=settings.provider,
+                    model=settings.model,
+                    max_iterations=settings.max_iterations,
+                    background_review=False,
+                    title=f"delegated: {' '.join(child.goal.split())[:60]}",
+                )
+            )
+        except ValueError as exc:  # a toolset or model that cannot be used
+            child.error = str(exc)
+            return child
+        child.session_id = opened.session_id
+        _depth[opened.session_id] = depth
+        try:
+            turn = runtime.start_turn(opened.session_id, _first_message(task))
+            ended, stopped = await _watch(turn, context.cancel, settings.stale_after_seconds)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(runtime.end_session(opened.session_id, "delegated"))
+    child.summary = ended.reply.strip()
+    child.tool_calls = ended.tool_calls
+    if stopped:
+        child.status = stopped
+        if stopped == "timed out":
+            child.error = f"no progress for {settings.stale_after_seconds:g} s"
+    elif ended.ok:
+        child.status = "completed"
+    else:
+        child.error = ended.error or f"it ended {ended.status}"
+    return child
+
+
+async def delegate_task(tasks: list[dict[str, Any]], context: ToolContext) -> str:
+    """Run ``tasks`` and return each child's status, summary and session id, as JSON."""
+    try:
+        settings = settings_from(context.section("delegation"))
+    except ValueError as exc:
+        return f"error: config.yaml: {exc}"
+    goals = [task for task in tasks if str(task.get("goal") or "").strip()]
+    if not goals:
+        return "error: every task needs a goal"
+    try:
+        runtime = context.runtime()
+    except Unsupported as exc:
+        return f"error: {exc}"
+    depth = _depth.get(context.session_id, 0) + 1
+    if depth > settings.max_depth:
+        return (
+            f"error: delegation.max_depth is {settings.max_depth}: a delegated task cannot "
+            "delegate further; do the work yourself"
+        )
+    slots = asyncio.Semaphore(settings.max_concurrent_children)
+    children = await asyncio.gather(
+        *(_run_child(runtime, settings, context, task, slots, depth) for task in goals)
+    )
+    report = {
+        "children": [child.as_json(settings.max_summary_chars) for child in children],
+    }
+    return json.dumps(report, ensure_ascii=False, indent=1)
