@@ -137,3 +137,24 @@ def test_sessions_show_lists_the_delegated_tasks_and_their_usage(hermes, openai_
     shown = hermes("sessions", "show", parent)
     assert shown.code == 0, shown.err
     assert "delegated " in shown.out and "delegated: Count the files" in shown.out
+
+
+def test_a_token_budget_holds_for_the_parent_and_its_children_together(hermes, openai_server):
+    configure(hermes, openai_server, "budget:\n  session_max_tokens: 15000\n")
+    openai_server.queue(
+        delegate(GOALS[0]),
+        *(Reply.tool_call("todo", {}) for _ in range(30)),  # the child runs away
+        Reply.say("never reached"),
+    )
+    result = hermes("chat", "-q", "go", "--json")
+    payload = json.loads(result.out)
+    with sqlite3.connect(hermes.home / "state.db") as db:
+        (stored,) = db.execute(
+            "SELECT content FROM messages WHERE tool_name = 'delegate_task'"
+        ).fetchone()
+    report = json.loads(stored)["children"]
+    assert report[0]["status"] == "failed"
+    assert "budget.session_max_tokens is 15,000" in report[0]["error"]
+    assert len(openai_server.requests) < 30
+    # The parent's next call would pass the budget too: the turn ends saying so.
+    assert payload["status"] == "budget"

@@ -1,9 +1,12 @@
 """Spending limits, checked before every model call of a turn.
 
-``budget.session_max_tokens`` (input + output tokens over the session's model calls, side
-calls included: compaction summaries are recorded against the session),
-``budget.session_max_cost_usd`` and ``budget.turn_max_cost_usd``. A call that would pass a
-limit is not made: the next request's size is known before it is sent, so its tokens (and,
+``budget.session_max_tokens`` (input + output tokens), ``budget.session_max_cost_usd`` and
+``budget.turn_max_cost_usd``. What a session spent is its family's: the session a person
+opened and every session opened for it (delegated tasks, background reviews), with what is
+recorded against each (compaction summaries included); so the children's own turns are held
+to the same limit as their parent's, and no work escapes it by being handed on. A call that
+would pass a limit is not made: the next request's size is known before it is sent, so its
+tokens (and,
 at the model's input price, its least cost) are added to what was spent. The turn then ends
 with status ``budget`` and one line naming the limit and how to raise it.
 
@@ -18,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_kernel.store.sessions import Session
+from hermes_kernel.store.sessions import Session, Spend
 from hermes_sdk.models import ModelUsage
 from hermes_sdk.runtime import Budget
 
@@ -91,19 +94,19 @@ class BudgetGuard:
         return bool(b.session_max_tokens or b.session_max_cost_usd or b.turn_max_cost_usd)
 
     def refusal(
-        self, session: Session, upcoming_tokens: int, model: str, notice: Callable[[str], None]
+        self, spent: Spend, upcoming_tokens: int, model: str, notice: Callable[[str], None]
     ) -> str | None:
         """Why the next call (about ``upcoming_tokens`` of input to ``model``) must not be
-        made, or None."""
+        made, or None. ``spent`` is the session family's (with its delegated tasks and
+        reviews)."""
         budget = self.budget
-        spent = session.input_tokens + session.output_tokens
         limit = budget.session_max_tokens
-        if limit is not None and spent + upcoming_tokens > limit:
+        if limit is not None and spent.tokens + upcoming_tokens > limit:
             return (
                 f"stopped before a model call: budget.session_max_tokens is {limit:,} and this "
-                f"session has used {spent:,} tokens (the next request is about "
-                f"{upcoming_tokens:,}); raise budget.session_max_tokens in config.yaml, or "
-                "start a new session"
+                f"session (with the tasks it delegated) has used {spent.tokens:,} tokens (the "
+                f"next request is about {upcoming_tokens:,}); raise budget.session_max_tokens "
+                "in config.yaml, or start a new session"
             )
         if not (budget.session_max_cost_usd or budget.turn_max_cost_usd):
             return None
@@ -116,14 +119,14 @@ class BudgetGuard:
                     "(add it to the price table, or set a token budget)"
                 )
             return None
-        cost = session.estimated_cost_usd
+        cost = spent.cost_usd
         session_limit = budget.session_max_cost_usd
         if session_limit is not None and cost + least > session_limit:
             return (
                 f"stopped before a model call: budget.session_max_cost_usd is "
-                f"{_usd(session_limit)} and this session has spent {_usd(cost)} (the next "
-                f"request costs at least {_usd(least)}); raise budget.session_max_cost_usd in "
-                "config.yaml, or start a new session"
+                f"{_usd(session_limit)} and this session (with the tasks it delegated) has "
+                f"spent {_usd(cost)} (the next request costs at least {_usd(least)}); raise "
+                "budget.session_max_cost_usd in config.yaml, or start a new session"
             )
         turn_limit = budget.turn_max_cost_usd
         turn_cost = cost - self.turn_start_cost

@@ -147,7 +147,9 @@ class TurnRun:
         settings = self.engine.settings
         guard = BudgetGuard(settings.budget, self.engine.pricing)
         if guard.active:
-            guard.turn_start_cost = self.session.estimated_cost_usd
+            store = self.engine.store
+            spent = await store.db.run(store.sessions.family_spend, self.session.id)
+            guard.turn_start_cost = spent.cost_usd
         for iteration in range(1, settings.max_iterations + 1):
             if self.control.soft.is_set() and iteration > 1:
                 return self.result("", "interrupted", iteration - 1)
@@ -194,11 +196,9 @@ class TurnRun:
     async def over_budget(self, guard: BudgetGuard) -> str | None:
         """Why the next model call must not be made (a limit it would pass), or None."""
         store = self.engine.store
-        session = await store.db.run(store.sessions.get, self.session.id)
-        if session is None:
-            return None
+        spent = await store.db.run(store.sessions.family_spend, self.session.id)
         model = self.routes[self.route_start].model
-        return guard.refusal(session, self.request_tokens(), model, self.notice)
+        return guard.refusal(spent, self.request_tokens(), model, self.notice)
 
     async def with_recall(self, user_text: str) -> str:
         """The user's message as the model sees it this turn: with what the external memory

@@ -112,6 +112,34 @@ def session_in(cursor: Any, session_id: str) -> Session | None:
     return Session(*rows[0]) if rows else None
 
 
+@dataclass(frozen=True)
+class Spend:
+    tokens: int
+    """Input + output tokens."""
+    cost_usd: float
+    unpriced_calls: int
+
+
+_FAMILY_SQL = """
+WITH RECURSIVE
+    up(id, parent, depth) AS (
+        SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?
+        UNION ALL
+        SELECT s.id, s.parent_session_id, up.depth + 1
+        FROM sessions s JOIN up ON s.id = up.parent WHERE up.depth < 32
+    ),
+    root(id) AS (SELECT id FROM up ORDER BY depth DESC LIMIT 1),
+    family(id, depth) AS (
+        SELECT id, 0 FROM root
+        UNION ALL
+        SELECT s.id, family.depth + 1
+        FROM sessions s JOIN family ON s.parent_session_id = family.id WHERE family.depth < 32
+    )
+SELECT SUM(input_tokens + output_tokens), SUM(estimated_cost_usd), SUM(unpriced_calls)
+FROM sessions WHERE id IN (SELECT id FROM family)
+"""
+
+
 class Sessions:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -175,6 +203,14 @@ class Sessions:
             f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY started_at", bindings
         )
         return [Session(*row) for row in rows]
+
+    def family_spend(self, session_id: str) -> Spend:
+        """What the session's family spent: its first ancestor (the session a person opened)
+        and every session opened for it, at any depth (delegated tasks, reviews). Budgets
+        count this, so work handed elsewhere is no way around them."""
+        rows = self._db.query(_FAMILY_SQL, (session_id,))
+        tokens, cost, unpriced = rows[0] if rows else (0, 0.0, 0)
+        return Spend(int(tokens or 0), float(cost or 0.0), int(unpriced or 0))
 
     def latest(self, source: str | None = None) -> Session | None:
         """The session written to last (the last chat, not the last one started)."""
