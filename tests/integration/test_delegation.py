@@ -158,3 +158,39 @@ def test_a_token_budget_holds_for_the_parent_and_its_children_together(hermes, o
     assert len(openai_server.requests) < 30
     # The parent's next call would pass the budget too: the turn ends saying so.
     assert payload["status"] == "budget"
+
+
+def test_a_child_with_no_progress_is_stopped_and_reported_timed_out(hermes, openai_server):
+    configure(hermes, openai_server, "delegation:\n  stale_after_seconds: 1\n")
+    openai_server.queue(
+        delegate(GOALS[0]), Reply.say("too slow", delay_seconds=4), Reply.say("Noted.")
+    )
+    result = hermes("chat", "-q", "go", "--json")
+    assert result.code == 0, result.err
+    (child,) = report_of(openai_server)
+    assert child["status"] == "timed out"
+    assert child["error"] == "no progress for 1 s"
+
+
+def test_a_childs_dangerous_command_is_denied_nobody_being_there(hermes, openai_server, tmp_path):
+    configure(hermes, openai_server)
+    target = tmp_path / "precious"
+    target.mkdir()
+    openai_server.queue(
+        delegate(GOALS[0]),
+        Reply.tool_call("terminal", {"command": f"rm -rf {target}"}),
+        Reply.say("I could not delete it: the command was refused."),
+        Reply.say("The child reports a refusal."),
+    )
+    result = hermes("chat", "-q", "go", "--json")
+    assert result.code == 0, result.err
+    assert target.exists()
+    child_results = [
+        m["content"]
+        for r in child_requests(openai_server)
+        for m in r.json["messages"]
+        if m["role"] == "tool"
+    ]
+    assert any("refused" in text for text in child_results), child_results
+    (child,) = report_of(openai_server)
+    assert child["status"] == "completed" and "refused" in child["summary"]
