@@ -206,7 +206,8 @@ def test_a_hanging_hook_is_abandoned_at_its_deadline_and_disabled_after_three(ma
     finally:
         release.set()
     # Three calls waited for the deadline; the fourth skipped the disabled plugin.
-    assert all(0.15 < s < 2 for s in seconds[:3]) and seconds[3] < 0.15
+    assert all(0.15 < s < 2 for s in seconds[:3])
+    assert len(sys.modules[hanging.target].CALLS) == 3
     assert len(sys.modules[calm.target].CALLS) == 4  # the calm plugin ran every time
     assert host.hooks.disabled == {"hanger": "its hooks missed the 0.2 s deadline 3 times"}
     live = host.hooks.implementations("hermes_pre_tool_call")

@@ -43,8 +43,6 @@ class Workers:
         self._lock = threading.Lock()
         self._idle = 0
         self._started = 0
-        self.busy = 0
-        """Calls running now (those abandoned past a deadline included)."""
 
     def submit(self, fn: Callable[[], T]) -> Future[T]:
         """Run ``fn()`` in a worker; what it raises is the future's (``SystemExit`` and
@@ -70,8 +68,6 @@ class Workers:
         while True:
             future, fn = self._jobs.get()
             if future.set_running_or_notify_cancel():
-                with self._lock:
-                    self.busy += 1
                 try:
                     result = fn()
                 except Exception as exc:  # noqa: BLE001 - the caller's to judge
@@ -80,9 +76,6 @@ class Workers:
                     future.set_exception(PluginExit(exc))
                 else:
                     future.set_result(result)
-                finally:
-                    with self._lock:
-                        self.busy -= 1
                 del future, fn  # nothing of the call outlives it while the worker waits
             with self._lock:
                 self._idle += 1

@@ -22,9 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ACTIVE", "Batch", "Claim", "Run", "RunLog"]
+__all__ = ["Batch", "Claim", "Run", "RunLog"]
 
-ACTIVE = ("queued", "running")
 ENDED = ("completed", "failed", "skipped", "missed", "unknown")
 
 _SCHEMA = """
@@ -279,12 +278,6 @@ class RunLog:
             (job_id, limit),
         )
 
-    def active(self, job_id: str) -> list[Run]:
-        return self._rows(
-            f"SELECT {_COLUMNS} FROM runs WHERE job_id = ? AND status IN ('queued', 'running')",
-            (job_id,),
-        )
-
     def active_jobs(self) -> set[str]:
         """Jobs with a run queued or running."""
         with self._lock:
@@ -293,27 +286,12 @@ class RunLog:
             ).fetchall()
         return {str(row[0]) for row in rows}
 
-    def queued(self) -> list[Run]:
-        return self._rows(
-            f"SELECT {_COLUMNS} FROM runs WHERE status = 'queued' AND owner = ? ORDER BY due_at",
-            (os.getpid(),),
-        )
-
     def failed_since(self, since: float) -> list[Run]:
         return self._rows(
             f"SELECT {_COLUMNS} FROM runs WHERE status IN ('failed', 'unknown') AND "
             "COALESCE(finished_at, claimed_at) > ? ORDER BY due_at",
             (since,),
         )
-
-    def counts(self, job_id: str) -> dict[str, int]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT status, COUNT(*) FROM runs WHERE job_id = ? GROUP BY status", (job_id,)
-            ).fetchall()
-        return {status: count for status, count in rows}
-
-    # --- requests from hermes cron run, and marks ---------------------------------------------
 
     def request(self, job_id: str) -> int:
         with self._write() as db:

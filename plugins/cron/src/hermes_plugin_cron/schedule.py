@@ -19,7 +19,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 __all__ = [
     "ScheduleError",
     "describe",
-    "instants_between",
     "jitter_of",
     "next_after",
     "parse_duration",
@@ -150,21 +149,6 @@ def next_after(schedule: dict[str, Any], after: float, anchor: float, tz: tzinfo
         start = datetime.fromtimestamp(after, tz)
         return float(croniter(str(schedule["expr"]), start).get_next(float))
     raise ScheduleError(f"unknown schedule kind {kind!r} in jobs.json")
-
-
-def instants_between(
-    schedule: dict[str, Any], start: float, end: float, anchor: float, tz: tzinfo
-) -> tuple[list[float], float | None]:
-    """The instants in (``start``, ``end``], oldest first (at most MAX_INSTANTS, the newest
-    kept), and the first one after ``end``."""
-    found: list[float] = []
-    moment = next_after(schedule, start, anchor, tz)
-    while moment is not None and moment <= end:
-        found.append(moment)
-        if len(found) > MAX_INSTANTS:
-            del found[0]
-        moment = next_after(schedule, moment, anchor, tz)
-    return found, moment
 
 
 def jitter_of(job_id: str, instant: float, jitter_seconds: float) -> float:
