@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_sdk.budget import Budget
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 __all__ = [
@@ -74,17 +75,6 @@ class DeliveryUnavailable(RuntimeError):
 
 
 # --- sessions -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Budget:
-    """Spending limits, checked before every model call: a call that would pass one is not
-    made, and the turn ends (status ``budget``) saying which. None: no limit (or, in
-    :class:`SessionOptions`, config.yaml's ``budget:``)."""
-
-    session_max_tokens: int | None = None
-    session_max_cost_usd: float | None = None
-    turn_max_cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_kernel.store.sessions import Session, Spend
+from hermes_sdk.budget import Budget
 from hermes_sdk.models import ModelUsage
-from hermes_sdk.runtime import Budget
 
 __all__ = ["BudgetGuard", "budget_from_config", "merged", "spending_line"]
 

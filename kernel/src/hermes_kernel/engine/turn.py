@@ -43,8 +43,8 @@ from hermes_sdk import (
     ToolResult,
     ToolSpec,
 )
+from hermes_sdk.budget import Budget
 from hermes_sdk.models import ModelUsage, ToolSchema
-from hermes_sdk.runtime import Budget
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]

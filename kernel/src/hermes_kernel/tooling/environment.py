@@ -24,11 +24,11 @@ from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk import BackendSpec, Kind
-from hermes_sdk.runtime import Runtime
 from hermes_sdk.tooling import ToolContext
 
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
+    from hermes_sdk.runtime import Runtime
 
 __all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment", "approval_policy"]
 
