@@ -143,6 +143,7 @@ class Agent:
     def run(self, *args: str) -> str:
         done = subprocess.run(
             [str(self.venv / "bin" / "hermes"), *args],
+            check=False,
             env=self.env,
             cwd=self.cwd,
             capture_output=True,
