@@ -7,11 +7,12 @@ Fields may be added in minor SDK versions; never removed or renamed outside a ma
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hermes_sdk.archive import SessionArchive
     from hermes_sdk.runtime import Runtime
 
 __all__ = [
@@ -150,3 +151,7 @@ class CommandContext:
     (``hermes serve``): models, tools and the store of this home, closed on exit. It raises
     ``click.ClickException`` (one line) if no model can be used. ``deliver`` sends through
     a gateway that runs for this home, if one does."""
+    open_archive: Callable[[str], AbstractContextManager[SessionArchive]] | None = None
+    """``with context.open_archive(home) as archive:`` write sessions and paired users
+    brought in from another tool into the store of ``home`` (this home, or a profile's):
+    see :mod:`hermes_sdk.archive`. The store's own errors are one line (OSError)."""

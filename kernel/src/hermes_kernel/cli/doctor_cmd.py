@@ -6,6 +6,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
@@ -20,8 +21,6 @@ class Finding:
 
 
 def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
-    from pathlib import Path
-
     home = Path(home)
     if not home.exists():
         return [
@@ -54,9 +53,29 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
     return findings
 
 
+def _store_findings(home: Path) -> list[Finding]:
+    """state.db opens as ours (a hermes-agent one, or a damaged one, is an error)."""
+    from hermes_kernel.foreign_home import ForeignStoreError
+    from hermes_kernel.store.db import Database
+    from hermes_kernel.store.errors import StoreError
+    from hermes_kernel.store.state import state_db_path
+
+    path = state_db_path(home)
+    if not path.exists():
+        return []
+    try:
+        Database(path).close()
+    except ForeignStoreError as exc:
+        return [Finding("error", exc.problem, exc.fix)]
+    except StoreError as exc:
+        return [Finding("error", str(exc), "move it aside, or restore it from a backup")]
+    return [Finding("ok", f"state store {path}")]
+
+
 def collect_findings(ctx: click.Context) -> list[Finding]:
     from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.config.sections import check_plugin_sections
+    from hermes_kernel.foreign_home import ForeignHomeError
     from hermes_kernel.plugins.discovery import declared_conflicts
     from hermes_sdk import Kind
 
@@ -64,6 +83,8 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     findings = [Finding("ok", f"Python {sys.version.split()[0]} at {sys.executable}")]
     try:
         settings = app.settings
+    except ForeignHomeError as exc:
+        return [*findings, Finding("error", exc.problem, exc.fix)]
     except ConfigError as exc:
         findings += [
             Finding(
@@ -76,6 +97,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
         return findings
     app.rescan = True  # a health check looks at what is installed now, not at a cache
     findings += _home_findings(settings.home)
+    findings += _store_findings(settings.home)
     findings += [Finding("warning", w, "fix or remove the key") for w in settings.warnings]
     host = app.host
     host.report_failures = False  # each failure becomes a finding instead

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from hermes_kernel._version import __version__
 if TYPE_CHECKING:
     from hermes_kernel.cli.app import App
     from hermes_sdk import Kind
+    from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
     from hermes_sdk.runtime import Runtime
 
@@ -194,7 +195,26 @@ def _command_context(app: App) -> CommandContext:
         skill_dirs=lambda: skill_dirs(app),
         secrets=settings.secrets.merged(),
         open_runtime=lambda: _command_runtime(app),
+        open_archive=_command_archive,
     )
+
+
+@contextlib.contextmanager
+def _command_archive(home: str) -> Iterator[SessionArchive]:
+    """A home's store, for a command that imports history into it."""
+    from hermes_kernel.store.archive import StoreArchive
+    from hermes_kernel.store.db import Database
+    from hermes_kernel.store.errors import StoreError
+    from hermes_kernel.store.state import state_db_path
+
+    try:
+        db = Database(state_db_path(Path(home)))
+    except StoreError as exc:
+        raise OSError(str(exc)) from None
+    try:
+        yield StoreArchive(db)
+    finally:
+        db.close()
 
 
 @contextlib.asynccontextmanager
@@ -315,9 +335,13 @@ def main() -> None:
         sys.exit(1)
     except Exception as exc:
         from hermes_kernel.plugins.host import PluginLoadError
+        from hermes_kernel.store.errors import StoreError
 
         if isinstance(exc, PluginLoadError):
             click.echo(f"hermes: error: {exc} (strict mode)", err=True)
+            sys.exit(1)
+        if isinstance(exc, StoreError):  # state.db unusable (a foreign one, damaged, locked)
+            click.echo(f"hermes: error: {exc}", err=True)
             sys.exit(1)
         raise
     sys.exit(result if isinstance(result, int) else 0)

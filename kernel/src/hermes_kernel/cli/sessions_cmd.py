@@ -67,6 +67,7 @@ def list_sessions(ctx: click.Context, limit: int, source: str | None, as_json: b
                 "title": session.title,
                 "opening": openings.get(session.id, ""),
                 "source": session.source,
+                "parent_session_id": session.parent_session_id,
                 "started_at": session.started_at,
                 "ended_at": session.ended_at,
                 "messages": session.message_count,

@@ -18,6 +18,7 @@ from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.config.dotenv import read_dotenv
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.yaml_source import YamlDocument
+from hermes_kernel.foreign_home import ForeignHomeError
 from hermes_kernel.home import resolve_home
 
 
@@ -107,12 +108,17 @@ def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     from hermes_kernel.config.model import KernelConfig
     from hermes_kernel.config.validate import unknown_keys, validate_section
     from hermes_kernel.config.yaml_source import parse_yaml_mapping
+    from hermes_kernel.foreign_home import hermes_agent_keys
 
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
     document = parse_yaml_mapping(path, text)
+    foreign = hermes_agent_keys(document.data)
+    if foreign:
+        evidence = f"its config.yaml has hermes-agent's keys {', '.join(foreign[:4])}"
+        raise ForeignHomeError(path.parent, evidence)
     kernel, problems = validate_section(document, (), KernelConfig, document.data)
     if kernel is None:
         raise ConfigError(problems)
@@ -155,6 +161,8 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
     parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [])
     try:
         parsed = _load_config(home)
+    except ForeignHomeError:
+        raise  # the one line that matters: nothing else in that file is ours to check
     except ConfigError as exc:
         problems.extend(exc.problems)
     try:

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -331,6 +331,8 @@ class TurnEngine:
         holder = new_holder()  # per turn: two turns in one process exclude each other too
         db = self.store.db
         begun = await db.run(self._begin, session_id, holder, user_text, on_begin)
+        if begun.session.system_prompt is None:  # imported: its prompt is built on first use
+            begun = await self._with_prompt(begun)
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         run: TurnRun | None = None
         try:
@@ -354,6 +356,13 @@ class TurnEngine:
                 with contextlib.suppress(StoreError):  # if not, it expires on its own
                     await db.run(self.store.leases.release, session_id, holder)
             self._index_soon()
+
+    async def _with_prompt(self, begun: _Begun) -> _Begun:
+        """An imported session's system prompt, built now from this home (memory, skills)
+        and frozen from then on, as if the session had been opened here."""
+        prompt = await asyncio.to_thread(self.rebuilt_prompt, begun.session)
+        await self.store.db.run(self.store.sessions.set_system_prompt, begun.session.id, prompt)
+        return replace(begun, session=replace(begun.session, system_prompt=prompt))
 
     def _begin(
         self,

@@ -100,6 +100,7 @@ class Database:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = apsw.Connection(str(path))
             self._conn.set_busy_timeout(busy_timeout_ms)
+            self._refuse_foreign()  # before journal_mode, which would rewrite its header
             # journal_mode needs the database readable: this is where a non-database fails.
             self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
             self._conn.execute("PRAGMA foreign_keys=ON")
@@ -116,6 +117,23 @@ class Database:
         self._migrate(migrations)
 
     # --- schema -----------------------------------------------------------------------
+
+    def _refuse_foreign(self) -> None:
+        """A hermes-agent state.db (its own tables, and no version of ours) is refused with
+        the line that says how to import it, and left as it was."""
+        from hermes_kernel.foreign_home import FOREIGN_TABLES
+
+        marks = ", ".join("?" * len(FOREIGN_TABLES))
+        row = self._conn.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            f"EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN ({marks}))",
+            FOREIGN_TABLES,
+        ).fetchone()
+        if row is not None and row[0] == 0 and row[1]:
+            from hermes_kernel.foreign_home import ForeignStoreError
+
+            self._conn.close()
+            raise ForeignStoreError(self.path)
 
     @property
     def version(self) -> int:

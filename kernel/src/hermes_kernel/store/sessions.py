@@ -283,6 +283,9 @@ class Sessions:
     def set_title(self, session_id: str, title: str | None) -> None:
         self._update(session_id, "title = ?", (title,))
 
+    def set_system_prompt(self, session_id: str, prompt: str) -> None:
+        self._update(session_id, "system_prompt = ?", (prompt,))
+
     def delete(self, session_id: str) -> None:
         """Delete a session with its messages and usage records (search forgets them too)."""
         with self._db.write() as cursor:

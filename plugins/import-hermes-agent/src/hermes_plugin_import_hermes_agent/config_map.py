@@ -1,0 +1,637 @@
+"""hermes-agent's config.yaml (and the settings it keeps in .env) as Hermes settings.
+
+Every key is accounted for: mapped to the setting that means the same here (with the
+value converted), or left with the reason it has no meaning here. A literal key written in
+the config (``model.api_key``) moves to .env under a variable the config names, so no
+secret stays in config.yaml.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PROVIDERS = {
+    "openai-api": "openai",
+    "openai": "openai",
+    "openrouter": "openrouter",
+    "anthropic": "anthropic",
+    "claude": "anthropic",
+}
+"""hermes-agent provider ids whose endpoint is built in here, under our name."""
+OAUTH_ONLY = frozenset(
+    {"nous", "openai-codex", "qwen-oauth", "xai-oauth", "copilot", "copilot-acp", "bedrock"}
+)
+"""Providers hermes-agent signs in to with OAuth: nothing here can use that sign-in."""
+TRANSPORTS = {"chat_completions": "openai", "anthropic_messages": "anthropic"}
+BACKENDS = frozenset({"local", "docker", "ssh"})
+TOOLSETS = {
+    "file": "files",
+    "terminal": "terminal",
+    "web": "web",
+    "search": "web",
+    "skills": "skills",
+    "memory": "memory",
+    "session_search": "session_search",
+    "todo": "planning",
+    "clarify": "clarify",
+    "delegation": "delegation",
+    "cronjob": "cron",
+}
+"""hermes-agent toolsets and ours (the ``hermes-*`` composites mean all of them)."""
+RULES = {
+    "recursive delete": "recursive-delete",
+    "find -delete": "find-delete",
+    "world-writable": "world-writable",
+    "world/other-writable": "world-writable",
+    "recursive chown": "recursive-chown",
+    "sql drop": "sql-destroy",
+    "sql truncate": "sql-destroy",
+    "sql delete without where": "sql-delete-all",
+    "kill all processes": "kill-all",
+    "force kill": "kill-by-name",
+    "fork bomb": "fork-bomb",
+    "pipe remote content to shell": "pipe-to-shell",
+    "git reset --hard": "git-reset-hard",
+    "git force push": "git-force-push",
+    "git clean": "git-clean",
+    "git branch force delete": "git-branch-delete",
+    "stop/restart system service": "system-service",
+    "write to block device": "block-device-write",
+    "format filesystem": "block-device-write",
+}
+"""hermes-agent's dangerous-command descriptions (what an "always allow" answer writes to
+command_allowlist) and the rule of ours that stands for the same danger."""
+WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
+PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
+PLATFORMS_HERE = frozenset({"telegram"})
+ENV_SETTINGS = frozenset(
+    {
+        "TERMINAL_ENV",
+        "TERMINAL_SSH_HOST",
+        "TERMINAL_SSH_USER",
+        "TERMINAL_SSH_PORT",
+        "TERMINAL_SSH_KEY",
+        "TERMINAL_CWD",
+        "MESSAGING_CWD",
+        "SEARXNG_URL",
+    }
+)
+"""Settings hermes-agent keeps in .env; here .env holds secrets only, so they move."""
+ENV_RENAMES = {"BRAVE_SEARCH_API_KEY": "BRAVE_API_KEY"}
+
+WHY_LEFT = {
+    "_config_version": "hermes-agent's own file version",
+    "display": "how hermes-agent's terminal looks; Hermes has its own",
+    "dashboard": "hermes-agent's web dashboard; Hermes has none",
+    "agent": "hermes-agent's prompt steering and gateway timers; Hermes has no such setting",
+    "terminal": "a knob of hermes-agent's backends that Hermes's backends do not have",
+    "auxiliary": "Hermes has one side-task model (auxiliary.provider/model), set from "
+    "auxiliary.compression",
+    "gateway": "hermes-agent's gateway internals; Hermes's gateway works differently",
+    "plugins": "hermes-agent's plugin names, which are not Hermes plugins",
+    "mcp_servers": "an MCP option Hermes does not have",
+    "compression": "an internal of hermes-agent's compressor",
+    "approvals": "a prompt of hermes-agent's that Hermes does not show",
+    "memory": "Hermes always keeps USER.md",
+    "skills": "Hermes does not render or disable skills by setting",
+    "delegation": "Hermes's subagents use the parent's endpoint, or delegation.provider",
+    "cron": "a setting of hermes-agent's scheduler, not of Hermes's",
+}
+"""Why a key of that section has no meaning here (the first part of its dotted name)."""
+DEFAULT_WHY = "no setting of Hermes means this"
+
+
+@dataclass
+class MappedConfig:
+    config: dict[str, Any] = field(default_factory=dict)
+    """Hermes settings, ready to write as config.yaml."""
+    secrets: dict[str, str] = field(default_factory=dict)
+    """Keys found inline in the config, now to be kept in .env under these names."""
+    mapped: list[tuple[str, str]] = field(default_factory=list)
+    """(hermes-agent key, what it became here)."""
+    left: list[tuple[str, str]] = field(default_factory=list)
+    """(hermes-agent key, why it has no meaning here)."""
+    env_settings: set[str] = field(default_factory=set)
+    """.env names that were settings, moved into config.yaml (not to copy to .env)."""
+
+
+def leaves(data: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of every leaf value (an empty mapping counts as a leaf)."""
+    if isinstance(data, Mapping) and data:
+        found = []
+        for key, value in data.items():
+            found += leaves(value, f"{prefix}.{key}" if prefix else str(key))
+        return found
+    return [prefix] if prefix else []
+
+
+def endpoint_name(name: str) -> str:
+    """A name our endpoints accept (lower case, starting with a letter)."""
+    cleaned = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_") or "custom"
+    return cleaned if cleaned[0].isalpha() else f"p-{cleaned}"[:64]
+
+
+class _Mapper:
+    def __init__(self, source: Mapping[str, Any], env: Mapping[str, str]) -> None:
+        self.source = source
+        self.env = env
+        self.out = MappedConfig()
+        self.taken: set[str] = set()
+
+    # --- bookkeeping ------------------------------------------------------------------
+
+    def get(self, path: str) -> Any:
+        node: Any = self.source
+        for part in path.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def take(self, path: str) -> Any:
+        """The value at ``path``, marked as handled (with everything under it)."""
+        self.taken.add(path)
+        return self.get(path)
+
+    def put(self, target: str, value: Any, source: str) -> None:
+        node = self.out.config
+        *parents, last = target.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+        self.out.mapped.append((source, target))
+
+    def secret(self, name: str, value: str, source: str) -> str:
+        self.out.secrets[name] = value
+        self.out.mapped.append((source, f".env {name}"))
+        return name
+
+    def is_taken(self, path: str) -> bool:
+        parts = path.split(".")
+        return any(".".join(parts[:end]) in self.taken for end in range(1, len(parts) + 1))
+
+    # --- sections ---------------------------------------------------------------------
+
+    def model(self) -> None:
+        model = self.take("model")
+        if isinstance(model, str):
+            if model.strip():
+                self.put("model.default", model.strip(), "model")
+            return
+        if not isinstance(model, Mapping):
+            return
+        default = model.get("default") or model.get("model") or model.get("name")
+        if default:
+            self.put("model.default", str(default), "model.default")
+        provider = str(model.get("provider") or "").strip()
+        base_url = model.get("base_url") or model.get("api_base")
+        key = model.get("api_key")
+        if provider in ("", "auto") and not base_url:
+            pass
+        elif provider in ("custom", "", "auto") or provider in ("ollama", "vllm", "llamacpp"):
+            if base_url:
+                self.put("model.base_url", str(base_url), "model.base_url")
+            if key:
+                env = self.secret("CUSTOM_API_KEY", str(key), "model.api_key")
+                self.put("model.api_key_env", env, "model.api_key")
+        else:
+            name = self.provider(provider, base_url, key, model.get("api_mode"), "model")
+            if name:
+                self.put("model.provider", name, "model.provider")
+        if model.get("api_mode") and provider in ("custom", "", "auto"):
+            transport = TRANSPORTS.get(str(model["api_mode"]))
+            if transport:
+                self.put("model.transport", transport, "model.api_mode")
+        if isinstance(model.get("context_length"), int) and model["context_length"] >= 256:
+            self.put("model.context_length", model["context_length"], "model.context_length")
+        for key_name in model:
+            if key_name not in {
+                "default",
+                "model",
+                "name",
+                "provider",
+                "base_url",
+                "api_base",
+                "api_key",
+                "api_mode",
+                "context_length",
+            }:
+                self.out.left.append((f"model.{key_name}", "not a setting of Hermes's models"))
+
+    def provider(
+        self, provider: str, base_url: Any, key: Any, api_mode: Any, where: str
+    ) -> str | None:
+        """Our endpoint name for a hermes-agent provider (creating a providers entry for a
+        custom one); None if it cannot be used here."""
+        if provider in PROVIDERS and not base_url:
+            return PROVIDERS[provider]
+        if provider in OAUTH_ONLY:
+            self.out.left.append(
+                (f"{where}.provider", f"{provider!r} signs in with OAuth, which Hermes cannot use")
+            )
+            return None
+        name = endpoint_name(provider.removeprefix("custom:"))
+        entries = self.out.config.setdefault("providers", {})
+        if name in entries or not base_url:
+            if name not in entries and not base_url:
+                self.out.left.append(
+                    (f"{where}.provider", f"{provider!r} has no base_url to reach it by")
+                )
+                return None
+            return name
+        entry: dict[str, Any] = {"base_url": str(base_url)}
+        if key:
+            entry["api_key_env"] = self.secret(
+                f"{name.upper().replace('-', '_')}_API_KEY", str(key), f"{where}.api_key"
+            )
+        transport = TRANSPORTS.get(str(api_mode or ""))
+        if transport:
+            entry["transport"] = transport
+        entries[name] = entry
+        self.out.mapped.append((f"{where}.provider", f"providers.{name}"))
+        return name
+
+    def providers(self) -> None:
+        named = self.take("providers")
+        listed = self.take("custom_providers")
+        items: list[tuple[str, Any]] = []
+        if isinstance(named, Mapping):
+            items += [(str(k), v) for k, v in named.items()]
+        if isinstance(listed, list):
+            items += [
+                (str(v.get("name", f"custom-{i}")), v)
+                for i, v in enumerate(listed)
+                if isinstance(v, Mapping)
+            ]
+        for key, entry in items:
+            if not isinstance(entry, Mapping):
+                continue
+            name = endpoint_name(str(entry.get("name") or key))
+            base_url = entry.get("base_url") or entry.get("url") or entry.get("api")
+            if not base_url:
+                self.out.left.append(
+                    (f"providers.{key}", "no base_url: hermes-agent ignores it too")
+                )
+                continue
+            ours: dict[str, Any] = {"base_url": str(base_url)}
+            key_env = entry.get("key_env") or entry.get("api_key_env")
+            if key_env:
+                ours["api_key_env"] = str(key_env)
+            elif entry.get("api_key"):
+                ours["api_key_env"] = self.secret(
+                    f"{name.upper().replace('-', '_')}_API_KEY",
+                    str(entry["api_key"]),
+                    f"providers.{key}.api_key",
+                )
+            transport = TRANSPORTS.get(str(entry.get("api_mode") or entry.get("transport") or ""))
+            if transport:
+                ours["transport"] = transport
+            models = entry.get("models")
+            if isinstance(models, Mapping):
+                models = list(models)
+            if isinstance(models, list) and models:
+                ours["models"] = [str(m) for m in models]
+            default = entry.get("default_model") or entry.get("model")
+            if default:
+                ours["default_model"] = str(default)
+            if isinstance(entry.get("context_length"), int) and entry["context_length"] >= 256:
+                ours["context_length"] = entry["context_length"]
+            self.out.config.setdefault("providers", {})[name] = ours
+            self.out.mapped.append((f"providers.{key}", f"providers.{name}"))
+
+    def fallbacks(self) -> None:
+        entries: list[Any] = []
+        for path in ("fallback_providers", "fallback_model"):
+            value = self.take(path)
+            entries += value if isinstance(value, list) else [value] if value else []
+        ours = []
+        for position, entry in enumerate(entries):
+            if not isinstance(entry, Mapping) or not entry.get("provider"):
+                continue
+            name = self.provider(
+                str(entry["provider"]),
+                entry.get("base_url"),
+                entry.get("api_key"),
+                entry.get("api_mode"),
+                f"fallback_providers.{position}",
+            )
+            if name is None:
+                continue
+            item = {"provider": name}
+            if entry.get("model"):
+                item["model"] = str(entry["model"])
+            if item not in ours:
+                ours.append(item)
+        if ours:
+            self.put("model.fallback_providers", ours, "fallback_providers")
+
+    def agent(self) -> None:
+        turns = self.take("agent.max_turns") or self.take("max_turns")
+        if isinstance(turns, int):
+            self.put("agent.max_iterations", min(max(turns, 1), 1000), "agent.max_turns")
+        retries = self.take("agent.api_max_retries")
+        if isinstance(retries, int):
+            self.put("agent.retries", min(max(retries, 0), 10), "agent.api_max_retries")
+        toolsets = self.take("toolsets")
+        if isinstance(toolsets, list) and not any(str(t).startswith("hermes-") for t in toolsets):
+            ours = sorted({TOOLSETS[str(t)] for t in toolsets if str(t) in TOOLSETS})
+            if ours:
+                self.put("agent.toolsets", ours, "toolsets")
+            for name in toolsets:
+                if str(name) not in TOOLSETS:
+                    self.out.left.append((f"toolsets: {name}", "Hermes has no such toolset"))
+
+    def terminal(self) -> None:
+        backend = self.take("terminal.backend") or self.env.get("TERMINAL_ENV")
+        if backend in BACKENDS:
+            self.put("agent.backend", str(backend), "terminal.backend")
+        elif backend:
+            self.out.left.append(
+                ("terminal.backend", f"Hermes has no {backend!r} backend (local, docker or ssh)")
+            )
+        passthrough = self.take("terminal.env_passthrough")
+        if isinstance(passthrough, list) and passthrough:
+            self.put(
+                "terminal.env_passthrough",
+                [str(n) for n in passthrough],
+                "terminal.env_passthrough",
+            )
+        image = self.take("terminal.docker_image")
+        if image:
+            self.put("docker.image", str(image), "terminal.docker_image")
+        cpus = self.take("terminal.container_cpu")
+        if isinstance(cpus, int | float) and cpus > 0:
+            self.put("docker.cpus", float(cpus), "terminal.container_cpu")
+        memory = self.take("terminal.container_memory")
+        if isinstance(memory, int) and memory > 0:
+            self.put("docker.memory", f"{memory}m", "terminal.container_memory")
+        network = self.take("terminal.docker_network")
+        if isinstance(network, bool):
+            self.put("docker.network", "bridge" if network else "none", "terminal.docker_network")
+        mount = self.take("terminal.docker_mount_cwd_to_workspace")
+        if backend == "docker" or mount is not None:
+            self.put(
+                "docker.mount_workspace", bool(mount), "terminal.docker_mount_cwd_to_workspace"
+            )
+        for ours, theirs in (
+            ("host", "HOST"),
+            ("user", "USER"),
+            ("port", "PORT"),
+            ("key_file", "KEY"),
+        ):
+            value = self.take(f"terminal.ssh_{theirs.lower()}") or self.env.get(
+                f"TERMINAL_SSH_{theirs}"
+            )
+            if value:
+                if ours == "port":
+                    value = int(value)
+                self.put(f"ssh.{ours}", value, f"terminal.ssh_{theirs.lower()}")
+        cwd = (
+            self.take("terminal.cwd")
+            or self.env.get("MESSAGING_CWD")
+            or self.env.get("TERMINAL_CWD")
+        )
+        if isinstance(cwd, str) and cwd.strip() not in ("", ".", "auto", "cwd"):
+            self.put("gateway.cwd", cwd, "terminal.cwd")
+        self.out.env_settings |= {name for name in ENV_SETTINGS if name in self.env}
+
+    def approvals(self) -> None:
+        mode = self.take("approvals.mode")
+        if mode is False or mode == "off":
+            self.put("approvals.mode", "off", "approvals.mode")
+        elif mode in ("manual", "smart"):
+            self.put("approvals.mode", mode, "approvals.mode")
+        else:  # closed by default: its default (smart) lets a model wave commands through
+            self.out.left.append(
+                (
+                    "approvals.mode",
+                    "not set, so hermes-agent used smart; Hermes keeps its "
+                    "default, manual (set approvals.mode: smart to match)",
+                )
+            )
+        timeout = self.take("approvals.timeout")
+        if isinstance(timeout, int | float) and 0 < timeout <= 3600:
+            self.put("approvals.timeout_seconds", float(timeout), "approvals.timeout")
+        deny = self.take("approvals.deny")
+        if isinstance(deny, list) and deny:
+            self.put("approvals.deny", [str(p).lower() for p in deny], "approvals.deny")
+        allow = self.take("command_allowlist")
+        ours: list[str] = []
+        for entry in allow if isinstance(allow, list) else []:
+            text = str(entry).strip()
+            rule = next((r for d, r in RULES.items() if text.lower().startswith(d)), None)
+            if rule is not None:
+                ours.append(rule)
+            elif any(ch in text for ch in "*?["):
+                ours.append(text)
+            elif text and not any(op in text for op in (";", "&", "|", ">", "<", "`", "$(")):
+                ours.append(f"[{text[0]}]{text[1:]}")  # a glob that matches the command exactly
+            else:
+                self.out.left.append(
+                    (f"command_allowlist: {text}", "a description Hermes has no rule for")
+                )
+        if ours:
+            self.put("approvals.allow", list(dict.fromkeys(ours)), "command_allowlist")
+
+    def memory_and_skills(self) -> None:
+        for theirs, ours in (
+            ("memory.memory_char_limit", "memory.memory_chars"),
+            ("memory.user_char_limit", "memory.user_chars"),
+        ):
+            value = self.take(theirs)
+            if isinstance(value, int):
+                self.put(ours, min(max(value, 200), 100_000), theirs)
+        for key in ("memory.write_approval", "skills.write_approval"):
+            value = self.take(key)
+            if isinstance(value, bool):
+                self.put(key, value, key)
+        enabled = self.take("memory.memory_enabled")
+        if enabled is False:
+            self.put("plugins.disabled", ["memory-builtin"], "memory.memory_enabled")
+        provider = self.take("memory.provider")
+        if provider:
+            self.out.left.append(
+                ("memory.provider", f"{provider!r} is a hermes-agent memory plugin, not ours")
+            )
+        nudge = self.take("memory.nudge_interval")
+        if isinstance(nudge, int) and nudge >= 0:
+            self.put("learning.nudge_every_turns", nudge, "memory.nudge_interval")
+        dirs = self.take("skills.external_dirs")
+        if isinstance(dirs, list) and dirs:
+            self.put("skills.external_dirs", [str(d) for d in dirs], "skills.external_dirs")
+
+    def compression(self) -> None:
+        enabled = self.take("compression.enabled")
+        if isinstance(enabled, bool):
+            self.put("compression.enabled", enabled, "compression.enabled")
+        threshold = self.take("compression.threshold")
+        if isinstance(threshold, int | float) and 0 < threshold <= 1:
+            self.put("compression.threshold", float(threshold), "compression.threshold")
+        protect = self.take("compression.protect_last_n")
+        if isinstance(protect, int) and protect >= 1:
+            self.put("compression.protect_last_n", protect, "compression.protect_last_n")
+        for task in ("compression", "approval"):
+            block = self.get(f"auxiliary.{task}")
+            if not isinstance(block, Mapping):
+                continue
+            self.take(f"auxiliary.{task}.provider")
+            self.take(f"auxiliary.{task}.model")
+            provider = str(block.get("provider") or "auto")
+            if provider != "auto" or block.get("base_url"):
+                name = self.provider(
+                    provider, block.get("base_url"), block.get("api_key"), None, f"auxiliary.{task}"
+                )
+                if name and "auxiliary" not in self.out.config:
+                    self.put("auxiliary.provider", name, f"auxiliary.{task}.provider")
+            if block.get("model") and "model" not in self.out.config.get("auxiliary", {}):
+                self.put("auxiliary.model", str(block["model"]), f"auxiliary.{task}.model")
+            for key in ("base_url", "api_key"):
+                if block.get(key):
+                    self.take(f"auxiliary.{task}.{key}")
+
+    def delegation_and_cron(self) -> None:
+        for theirs, ours, low, high in (
+            ("delegation.max_concurrent_children", "delegation.max_concurrent_children", 1, 32),
+            ("delegation.max_spawn_depth", "delegation.max_depth", 1, 5),
+            ("delegation.max_iterations", "delegation.max_iterations", 1, 1000),
+            ("delegation.max_summary_chars", "delegation.max_summary_chars", 200, 100_000),
+            ("cron.max_parallel_jobs", "cron.max_parallel", 1, 64),
+        ):
+            value = self.take(theirs)
+            if isinstance(value, int) and value > 0:
+                self.put(ours, min(max(value, low), high), theirs)
+        model = self.take("delegation.model")
+        if model:
+            self.put("delegation.model", str(model), "delegation.model")
+        provider = self.take("delegation.provider")
+        if provider:
+            base_url = self.take("delegation.base_url")
+            key = self.take("delegation.api_key")
+            name = self.provider(
+                str(provider), base_url, key, self.take("delegation.api_mode"), "delegation"
+            )
+            if name:
+                self.put("delegation.provider", name, "delegation.provider")
+        zone = self.take("timezone")
+        if isinstance(zone, str) and zone.strip():
+            self.put("cron.timezone", zone.strip(), "timezone")
+
+    def mcp(self) -> None:
+        servers = self.get("mcp_servers")
+        if not isinstance(servers, Mapping):
+            return
+        for name, server in servers.items():
+            if not isinstance(server, Mapping):
+                continue
+            ours: dict[str, Any] = {}
+            for key in ("command", "args", "env", "url", "headers", "enabled", "cwd"):
+                if key in server:
+                    self.taken.add(f"mcp_servers.{name}.{key}")
+                    ours[key] = _env_refs(server[key])
+            if "timeout" in server:
+                self.taken.add(f"mcp_servers.{name}.timeout")
+                ours["timeout"] = min(float(server["timeout"]), 3600.0)
+            if "connect_timeout" in server:
+                self.taken.add(f"mcp_servers.{name}.connect_timeout")
+                ours["connect_timeout"] = min(float(server["connect_timeout"]), 600.0)
+            if "url" in server:
+                self.taken.add(f"mcp_servers.{name}.transport")
+                ours["transport"] = "sse" if server.get("transport") == "sse" else "streamable_http"
+            tools = server.get("tools")
+            if isinstance(tools, Mapping):
+                kept = {k: list(tools[k]) for k in ("include", "exclude") if k in tools}
+                self.taken |= {f"mcp_servers.{name}.tools.{k}" for k in kept}
+                if kept:
+                    ours["tools"] = kept
+            self.out.config.setdefault("mcp_servers", {})[str(name)] = ours
+            self.out.mapped.append((f"mcp_servers.{name}", f"mcp_servers.{name}"))
+
+    def web(self) -> None:
+        backend = self.take("web.search_backend") or self.take("web.backend")
+        if backend in WEB_SEARCH:
+            self.put("web.search.backend", WEB_SEARCH[str(backend)], "web.search_backend")
+        if self.env.get("SEARXNG_URL"):
+            self.put("web.search.searxng_url", self.env["SEARXNG_URL"], ".env SEARXNG_URL")
+
+    def platforms(self) -> None:
+        """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""
+        everyone = self.env.get("GATEWAY_ALLOWED_USERS", "")
+        for name, value in sorted(self.env.items()):
+            match = PLATFORM_ENV.match(name)
+            if match is None or match["platform"] == "GATEWAY":
+                continue
+            platform = match["platform"].lower()
+            self.out.env_settings.add(name)
+            if platform not in PLATFORMS_HERE:
+                self.out.left.append((f".env {name}", f"Hermes has no {platform} platform"))
+                continue
+            if match["what"] == "ALLOW_ALL_USERS":
+                if value.strip().lower() in ("1", "true", "yes"):
+                    self.put(f"platforms.{platform}.allow_all", True, f".env {name}")
+                continue
+            users = [u.strip() for u in f"{value},{everyone}".split(",") if u.strip()]
+            if "*" in users:
+                self.put(f"platforms.{platform}.allow_all", True, f".env {name}")
+            elif users:
+                self.put(
+                    f"platforms.{platform}.allowed_users",
+                    list(dict.fromkeys(users)),
+                    f".env {name}",
+                )
+        for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
+            if name in self.env:
+                self.out.env_settings.add(name)
+        behaviour = self.take("unauthorized_dm_behavior")
+        if behaviour in ("pair", "ignore"):
+            self.put("platforms.telegram.pairing", behaviour == "pair", "unauthorized_dm_behavior")
+        per_user = self.take("group_sessions_per_user")
+        if isinstance(per_user, bool):
+            self.put(
+                "gateway.group_sessions",
+                "per_user" if per_user else "shared",
+                "group_sessions_per_user",
+            )
+        stream = self.take("streaming.enabled")
+        if isinstance(stream, bool):
+            self.put("gateway.stream", stream, "streaming.enabled")
+
+    def run(self) -> MappedConfig:
+        for step in (
+            self.model,
+            self.providers,
+            self.fallbacks,
+            self.agent,
+            self.terminal,
+            self.approvals,
+            self.memory_and_skills,
+            self.compression,
+            self.delegation_and_cron,
+            self.mcp,
+            self.web,
+            self.platforms,
+        ):
+            step()
+        for path in leaves(self.source):
+            if not self.is_taken(path) and not any(path == key for key, _ in self.out.left):
+                section = path.split(".")[0]
+                self.out.left.append((path, WHY_LEFT.get(section, DEFAULT_WHY)))
+        return self.out
+
+
+def _env_refs(value: Any) -> Any:
+    """``${env:NAME}`` (hermes-agent's other spelling) as ``${NAME}``, the one ours reads."""
+    if isinstance(value, str):
+        return re.sub(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}", r"${\1}", value)
+    if isinstance(value, list):
+        return [_env_refs(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(k): _env_refs(v) for k, v in value.items()}
+    return value
+
+
+def map_config(source: Mapping[str, Any], env: Mapping[str, str]) -> MappedConfig:
+    """Hermes settings for hermes-agent's ``source`` config and ``env`` (its .env)."""
+    return _Mapper(source, env).run()

@@ -1,0 +1,369 @@
+"""Bring one hermes-agent home (and its profiles) into a Hermes home.
+
+The source is only read: its files are opened for reading, and its state.db is read from a
+copy. Everything is written in the target, and only what the target lacks, so an import
+run again brings only what is new.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes_plugin_import_hermes_agent.config_map import ENV_RENAMES, MappedConfig, map_config
+from hermes_plugin_import_hermes_agent.history import (
+    HistoryUnreadable,
+    read_history,
+    readable_copy,
+)
+from hermes_plugin_import_hermes_agent.homefiles import (
+    MemoryLimits,
+    import_cron,
+    import_env,
+    import_memories,
+    import_skills,
+    import_soul,
+    parse_env,
+    read_text,
+    write_atomically,
+)
+from hermes_plugin_import_hermes_agent.report import HomeReport, Section
+from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
+
+BATCH = 200
+"""Sessions written per transaction: a crash loses at most one batch, which the next run
+brings again."""
+
+HANDLED = frozenset(
+    {
+        "config.yaml",
+        ".env",
+        "SOUL.md",
+        "memories",
+        "skills",
+        "cron",
+        "state.db",
+        "profiles",
+        "platforms",
+        "pairing",
+        "active_profile",
+    }
+)
+WHY_NOT = {
+    "logs": "hermes-agent's logs; Hermes writes its own in logs/",
+    "auth.json": "OAuth sign-ins and pooled keys: sign in again, or put the keys in .env",
+    "sessions": "hermes-agent's gateway index; the sessions come from state.db",
+    "state.db-wal": "part of state.db (read with it)",
+    "state.db-shm": "part of state.db",
+    "hooks": "hermes-agent's shell hooks: Hermes runs plugins, not hook scripts",
+    "skins": "hermes-agent's terminal themes",
+    "checkpoints": "hermes-agent's file checkpoints",
+    "kanban.db": "hermes-agent's task board",
+}
+QUIET = ("cache", "audio_cache", "image_cache", "sandboxes", "plans", "workspace", "home")
+"""Caches and scratch folders: left without a line each."""
+
+OpenArchive = Callable[[str], AbstractContextManager[SessionArchive]]
+
+
+class ImportRefused(Exception):
+    """The import cannot start: one line saying why and what to do."""
+
+
+@dataclass(frozen=True)
+class Options:
+    open_archive: OpenArchive
+    scheduler_installed: bool
+    dry_run: bool
+
+
+def check_source(source: Path, target: Path) -> None:
+    """Refuse a source that is missing, is not hermes-agent's, or that the import would
+    write into (the target is it, or inside it)."""
+    if not source.is_dir():
+        raise ImportRefused(
+            f"{source} does not exist or is not a folder: give the path of the "
+            "hermes-agent home (by default ~/.hermes)"
+        )
+    if not any((source / name).exists() for name in ("state.db", "config.yaml", "memories")):
+        raise ImportRefused(
+            f"{source} has no state.db, config.yaml or memories/: it is not a hermes-agent home"
+        )
+    if (source / "state.db").exists() and _ours(source / "state.db"):
+        raise ImportRefused(f"{source} is a Hermes home already, not a hermes-agent one")
+    resolved_source, resolved_target = source.resolve(), target.resolve()
+    if resolved_target == resolved_source or resolved_source in resolved_target.parents:
+        raise ImportRefused(
+            f"{target} is the hermes-agent home itself (or inside it), and the import never "
+            f"changes it: run it with HERMES_HOME set to a new folder, for example "
+            f"`HERMES_HOME={source}-new hermes import hermes-agent {source}`"
+        )
+
+
+def _ours(state_db: Path) -> bool:
+    """A state.db of Hermes's own records its schema version in the header (offset 60)."""
+    try:
+        with state_db.open("rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        return False
+    return (
+        len(header) == 100
+        and int.from_bytes(header[60:64], "big") > 0
+        and not _has_table(state_db, "schema_version")
+    )
+
+
+def _has_table(state_db: Path, table: str) -> bool:
+    try:
+        with readable_copy(state_db) as connection:
+            row = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+            return row is not None
+    except HistoryUnreadable:
+        return False
+
+
+def import_home(
+    source: Path, target: Path, options: Options, profile: str | None = None
+) -> HomeReport:
+    report = HomeReport(str(source), str(target), profile)
+    source_env = parse_env(read_text(source / ".env") or "")
+    mapped = _config(source, target, source_env, options, report)
+    report.section(
+        import_env(
+            target, source_env, mapped.secrets, mapped.env_settings, ENV_RENAMES, options.dry_run
+        )
+    )
+    report.section(import_soul(source, target, options.dry_run))
+    limits = MemoryLimits.of(_merged(target, mapped.config))
+    report.section(import_memories(source, target, limits, options.dry_run))
+    report.section(import_skills(source, target, options.dry_run))
+    report.section(import_cron(source, target, options.scheduler_installed, options.dry_run))
+    report.section(_pairing(source, target, options))
+    report.section(_sessions(source, target, options))
+    report.section(_other_files(source))
+    return report
+
+
+# --- config.yaml ------------------------------------------------------------------------
+
+
+def _config(
+    source: Path, target: Path, env: Mapping[str, str], options: Options, report: HomeReport
+) -> MappedConfig:
+    section = report.section(Section("settings (config.yaml)"))
+    text = read_text(source / "config.yaml")
+    data: Any = {}
+    if text is not None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            section.left("config.yaml", f"not valid YAML{where}: nothing read from it")
+            data = {}
+        if not isinstance(data, dict):
+            section.left("config.yaml", "not a mapping of keys: nothing read from it")
+            data = {}
+    mapped = map_config(data, env)
+    existing = _target_config(target)
+    written, kept = _merge(existing, mapped.config)
+    for theirs, ours in mapped.mapped:
+        if not ours.startswith(".env "):
+            section.add(f"{theirs} -> {ours}")
+    for key in kept:
+        section.skip(key, "this home sets it already (kept as it is)")
+    for key, why in mapped.left:
+        section.left(key, why)
+    if written != existing and not options.dry_run:
+        import yaml
+
+        header = (
+            f"# Brought over from the hermes-agent home {source} by `hermes import "
+            f"hermes-agent` on {time.strftime('%Y-%m-%d')}.\n"
+        )
+        body = yaml.safe_dump(written, sort_keys=False, allow_unicode=True)
+        write_atomically(target / "config.yaml", header + body)
+    return mapped
+
+
+def _target_config(target: Path) -> dict[str, Any]:
+    import yaml
+
+    text = read_text(target / "config.yaml")
+    try:
+        data = yaml.safe_load(text or "") or {}
+    except yaml.YAMLError:
+        raise ImportRefused(
+            f"{target / 'config.yaml'} is not valid YAML: fix it (hermes config validate), then "
+            "import again"
+        ) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _merge(
+    ours: dict[str, Any], theirs: dict[str, Any], prefix: str = ""
+) -> tuple[dict[str, Any], list[str]]:
+    """``theirs`` under ``ours``: what this home already sets wins; returns the result and
+    the dotted keys where it did."""
+    merged = dict(ours)
+    kept: list[str] = []
+    for key, value in theirs.items():
+        path = f"{prefix}{key}"
+        if key not in merged:
+            merged[key] = value
+        elif isinstance(merged[key], dict) and isinstance(value, dict):
+            merged[key], deeper = _merge(merged[key], value, f"{path}.")
+            kept += deeper
+        elif merged[key] != value:
+            kept.append(path)
+    return merged, kept
+
+
+def _merged(target: Path, mapped: dict[str, Any]) -> dict[str, Any]:
+    return _merge(_target_config(target), mapped)[0]
+
+
+# --- pairing and sessions ---------------------------------------------------------------
+
+
+def _pairing(source: Path, target: Path, options: Options) -> Section:
+    section = Section("approved chat users (pairing)")
+    users: dict[tuple[str, str], PairedUser] = {}
+    for folder in (source / "pairing", source / "platforms" / "pairing"):
+        for path in sorted(folder.glob("*-approved.json")) if folder.is_dir() else []:
+            platform = path.name.removesuffix("-approved.json")
+            try:
+                approved = json.loads(path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, OSError):
+                section.left(str(path.relative_to(source)), "not readable JSON")
+                continue
+            for user_id, found in approved.items() if isinstance(approved, dict) else []:
+                info = found if isinstance(found, dict) else {}
+                users[(platform, str(user_id))] = PairedUser(
+                    platform,
+                    str(user_id),
+                    str(info.get("user_name") or ""),
+                    float(info.get("approved_at") or time.time()),
+                )
+        for path in sorted(folder.glob("*-pending.json")) if folder.is_dir() else []:
+            if read_text(path) not in (None, "{}", "{}\n"):
+                section.left(
+                    str(path.relative_to(source)),
+                    "codes waiting for approval are stored hashed: ask again",
+                )
+    if not users:
+        return section
+    for platform, user_id in sorted(users):
+        section.add(f"{platform}:{user_id} ({users[(platform, user_id)].user_name or 'no name'})")
+    if not options.dry_run:
+        with options.open_archive(str(target)) as archive:
+            section.count = archive.add_paired(list(users.values()))
+        if section.count < len(users):
+            section.skip(f"{len(users) - section.count} of them", "approved here already")
+    return section
+
+
+def _sessions(source: Path, target: Path, options: Options) -> Section:
+    section = Section("sessions")
+    state_db = source / "state.db"
+    if not state_db.exists():
+        return section
+    try:
+        with readable_copy(state_db) as connection:
+            sessions, stats = read_history(connection)
+    except HistoryUnreadable as exc:
+        section.left("state.db", str(exc))
+        return section
+    stored = _stored(target, sessions, options)
+    new = [session for session in sessions if session.id not in stored]
+    if stored:
+        section.skip(f"{len(stored)} sessions", "imported before")
+    section.count = len(new)
+    if new and not options.dry_run:
+        with options.open_archive(str(target)) as archive:
+            section.count = sum(
+                archive.add(new[start : start + BATCH]) for start in range(0, len(new), BATCH)
+            )
+    messages = sum(len(s.messages) for s in new)
+    calls = sum(len(m.tool_calls) for s in new for m in s.messages)
+    children = sum(1 for s in new if s.parent_session_id)
+    version = f" (schema version {stats.schema_version})" if stats.schema_version else ""
+    section.note(
+        f"{messages} messages with {calls} tool calls; {children} linked to a parent "
+        f"session{version}"
+    )
+    section.note(
+        "their system prompts are not kept: a resumed session gets one built from "
+        "this home (memory, skills) at its first turn"
+    )
+    if stats.rewound:
+        section.left(
+            f"{stats.rewound} messages", "taken back with /rewind or /undo in hermes-agent"
+        )
+    for role, count in sorted(stats.odd_roles.items()):
+        section.left(f"{count} messages of role {role!r}", "not a role of a conversation here")
+    if stats.images:
+        section.left(
+            f"{stats.images} images", "the text around them came over, marked where each was"
+        )
+    if stats.orphan_parents:
+        section.note(
+            f"{stats.orphan_parents} sessions named a parent that is not in state.db; "
+            "they came over without the link"
+        )
+    return section
+
+
+def _stored(target: Path, sessions: list[ArchivedSession], options: Options) -> set[str]:
+    if not sessions or not (target / "state.db").exists():
+        return set()
+    with options.open_archive(str(target)) as archive:
+        return archive.stored(session.id for session in sessions)
+
+
+def _other_files(source: Path) -> Section:
+    section = Section("other files")
+    for entry in sorted(source.iterdir()):
+        name = entry.name
+        if name in HANDLED or name in QUIET or name.endswith(".lock") or name.startswith("."):
+            continue
+        section.left(
+            name + ("/" if entry.is_dir() else ""),
+            WHY_NOT.get(name, "hermes-agent's own; nothing in Hermes uses it"),
+        )
+    return section
+
+
+# --- profiles ---------------------------------------------------------------------------
+
+
+def profiles_of(source: Path) -> list[Path]:
+    folder = source / "profiles"
+    if not folder.is_dir():
+        return []
+    return [p for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+
+
+def import_all(source: Path, target: Path, options: Options) -> list[HomeReport]:
+    """The home, then each profile into the target's profiles/ (the profiles of the base
+    home the target is in, when the target is itself a profile)."""
+    reports = [import_home(source, target, options)]
+    base = target.parent.parent if target.parent.name == "profiles" else target
+    for folder in profiles_of(source):
+        reports.append(import_home(folder, base / "profiles" / folder.name, options, folder.name))
+    active = (read_text(source / "active_profile") or "").strip()
+    if active and active != "default" and not (base / "active_profile").exists():
+        reports[0].section(Section("default profile")).add(active)
+        if not options.dry_run:
+            write_atomically(base / "active_profile", active + "\n")
+    return reports

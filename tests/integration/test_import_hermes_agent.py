@@ -1,0 +1,237 @@
+"""``hermes import hermes-agent`` on homes the real hermes-agent 0.19.0 wrote
+(tests/fixtures/hermes_agent, made by scripts/gen_hermes_agent_homes.py): everything comes
+over, the source stays byte for byte as it was, and the imported sessions can be searched,
+resumed and chatted in. Also: a hermes-agent home met by accident is one line everywhere."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_sdk.testing import Reply
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_agent" / "home"
+
+
+def fixture_ids(home: Path) -> dict[str, str | None]:
+    """The fixture's sessions as hermes-agent stored them: id -> parent id."""
+    with sqlite3.connect(f"file:{home / 'state.db'}?mode=ro&immutable=1", uri=True) as db:
+        return dict(db.execute("SELECT id, parent_session_id FROM sessions").fetchall())
+
+
+def digest(folder: Path) -> dict[str, tuple[str, float, int]]:
+    """Every file under ``folder``: its content hash, modification time and mode."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            found[str(path.relative_to(folder))] = (
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                stat.st_mtime,
+                stat.st_mode,
+            )
+    return found
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    copy = tmp_path / "hermes-agent-home"
+    shutil.copytree(FIXTURE, copy, symlinks=True)
+    return copy
+
+
+def test_a_whole_home_comes_over_and_the_source_is_unchanged(hermes, source):
+    before = digest(source)
+    listing_before = sorted(p.name for p in source.iterdir())
+
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+
+    assert result.code == 0, result.err
+    assert digest(source) == before  # content, times and modes, file by file
+    assert sorted(p.name for p in source.iterdir()) == listing_before  # no -wal, -shm, lock
+    assert "sessions: 6 came over" in result.out
+    assert "is as it was" in result.out
+
+    home = hermes.home
+    config = yaml.safe_load((home / "config.yaml").read_text())
+    theirs = yaml.safe_load((source / "config.yaml").read_text())
+    assert config["model"] == {"default": "fixture-model", "base_url": theirs["model"]["base_url"]}
+    assert config["agent"]["backend"] == "local"
+    assert config["approvals"] == {"mode": "manual", "allow": ["[g]it status"]}
+    assert config["memory"] == {"memory_chars": 2200, "user_chars": 1375}
+    assert config["mcp_servers"] == {"time": {"command": "uvx", "args": ["mcp-server-time"]}}
+    assert "display.skin: how hermes-agent's terminal looks" in result.out  # left, with why
+
+    assert (home / ".env").stat().st_mode & 0o777 == 0o600
+    assert "OPENAI_API_KEY=sk-fixture-not-a-real-key" in (home / ".env").read_text()
+    assert "sk-fixture-not-a-real-key" not in result.out + result.err
+    memory = (home / "memories" / "MEMORY.md").read_text()
+    assert memory == "The project uses uv.\n§\nTests run with pytest -n 2.\n"
+    assert (home / "memories" / "USER.md").read_text() == "Prefers tea.\n"
+    skill = home / "skills" / "home" / "brew-green-tea" / "SKILL.md"
+    assert skill.read_bytes() == (source / "skills/home/brew-green-tea/SKILL.md").read_bytes()
+    jobs = json.loads((home / "cron" / "jobs.json").read_text())["jobs"]
+    assert sorted(job["name"] for job in jobs) == ["news", "weekly plan"]
+    assert not any(job.get("paused") for job in jobs)  # the scheduler plugin is installed
+    assert not (home / "SOUL.md").exists()  # hermes-agent's default persona stays behind
+    assert (home / "profiles" / "work" / "config.yaml").exists()
+
+    listed = hermes("sessions", "list", "--json")
+    stored = {json.loads(line)["id"]: json.loads(line) for line in listed.out.splitlines()}
+    ids = fixture_ids(source)
+    assert set(stored) == set(ids)  # the original ids
+    (child,) = [i for i, parent in ids.items() if parent]
+    assert stored[child]["parent_session_id"] == ids[child]
+    assert stored[child]["source"] == "delegate"
+    paired = hermes("pairing", "list")
+    assert "4242" in paired.out and "ada" in paired.out
+
+
+def test_imported_sessions_are_searched_resumed_and_chatted_in(hermes, source, openai_server):
+    assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
+    found = hermes("sessions", "search", "hermes-fixture-marker-7")
+    assert found.code == 0, found.err
+    (marker_session,) = {line.split()[0] for line in found.out.splitlines() if line.strip()}
+    assert "Tokyo weather" in hermes("sessions", "list").out  # the title came over
+    assert "東京" in hermes("sessions", "search", "東京").out  # CJK through the trigram index
+    shown = hermes("sessions", "show", marker_session)
+    assert "terminal" in shown.out and "echo hermes-fixture-marker-7" in shown.out
+
+    assert hermes("config", "set", "model.base_url", openai_server.base_url).code == 0
+    openai_server.queue(Reply.say("Yes: it printed the marker."))
+    reply = hermes("chat", "-q", "Did that command work?", "--resume", marker_session)
+
+    assert reply.code == 0, reply.err
+    assert "Yes: it printed the marker." in reply.out
+    sent = openai_server.requests[-1].json["messages"]
+    assert sent[0]["role"] == "system" and "Prefers tea." in sent[0]["content"]  # built here
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "user"]
+    call = sent[2]["tool_calls"][0]
+    assert call["function"]["name"] == "terminal" and sent[3]["tool_call_id"] == call["id"]
+    assert "hermes-fixture-marker-7" in sent[3]["content"]
+    again = hermes("sessions", "show", marker_session)
+    assert "Yes: it printed the marker." in again.out
+
+
+def test_a_second_import_brings_only_what_is_new(hermes, source):
+    assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
+    config_before = (hermes.home / "config.yaml").read_text()
+    memory_before = (hermes.home / "memories" / "MEMORY.md").read_text()
+
+    again = hermes("import", "hermes-agent", str(source), "--yes")
+
+    assert again.code == 0, again.err
+    assert "sessions: 0 came over, 1 already here" in again.out
+    assert "memory entries: 0 came over, 3 already here" in again.out
+    assert (hermes.home / "config.yaml").read_text() == config_before
+    assert (hermes.home / "memories" / "MEMORY.md").read_text() == memory_before
+    listed = hermes("sessions", "list", "--json").out.splitlines()
+    assert len(listed) == 6
+
+
+def test_a_dry_run_changes_nothing_anywhere(hermes, source):
+    before = digest(source)
+    result = hermes("import", "hermes-agent", str(source), "--dry-run")
+    assert result.code == 0, result.err
+    assert "sessions: 6 would come over" in result.out
+    assert "Nothing was changed" in result.out
+    assert digest(source) == before
+    assert not (hermes.home / "config.yaml").exists()
+    assert not (hermes.home / "state.db").exists()
+    assert not (hermes.home / "memories").exists()
+
+
+def test_without_yes_and_no_terminal_to_ask_nothing_is_imported(hermes, source):
+    result = hermes("import", "hermes-agent", str(source))
+    assert result.code == 1
+    assert "add --yes" in result.err
+    assert "sessions: 6 would come over" in result.out  # it showed what it would do
+    assert not (hermes.home / "state.db").exists()
+
+
+def test_the_source_is_never_the_target(hermes, source, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(source))
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 1
+    assert "this is a hermes-agent home" in result.err
+    assert "hermes import hermes-agent" in result.err
+    assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [("missing", "does not exist"), ("empty", "not a hermes-agent home")],
+)
+def test_a_source_that_is_not_a_hermes_agent_home_is_one_line(hermes, tmp_path, path, problem):
+    (tmp_path / "empty").mkdir()
+    result = hermes("import", "hermes-agent", str(tmp_path / path), "--yes")
+    assert result.code == 1
+    assert problem in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_a_hermes_home_is_not_imported_as_hermes_agents(hermes, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    from hermes_kernel.store.state import StateStore
+
+    StateStore(other / "state.db").close()
+    result = hermes("import", "hermes-agent", str(other), "--yes")
+    assert result.code == 1
+    assert "is a Hermes home already" in result.err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sessions", "list"],
+        ["chat", "-q", "hello"],
+        ["status"],
+        ["model"],
+        ["plugins", "list"],
+        ["sessions", "search", "tea"],
+    ],
+)
+def test_a_hermes_agent_home_met_by_accident_is_one_line(hermes, source, monkeypatch, command):
+    monkeypatch.setenv("HERMES_HOME", str(source))
+    before = digest(source)
+    result = hermes(*command)
+    assert result.code == 1
+    assert "this is a hermes-agent home" in result.err
+    assert "hermes import hermes-agent" in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    assert {k: v[0] for k, v in digest(source).items() if k in before} == {
+        k: v[0] for k, v in before.items()
+    }
+
+
+def test_a_hermes_agent_state_db_alone_is_recognised(hermes, source, monkeypatch):
+    (source / "config.yaml").unlink()  # only its state.db gives it away now
+    monkeypatch.setenv("HERMES_HOME", str(source))
+    before = (source / "state.db").read_bytes()
+    for command in (["sessions", "list"], ["chat", "-q", "hello"]):
+        result = hermes(*command)
+        assert result.code == 1
+        assert "state.db is hermes-agent's" in result.err
+        assert "hermes import hermes-agent" in result.err
+        assert "Traceback" not in result.err and "already exists" not in result.err
+    assert (source / "state.db").read_bytes() == before
+    doctor = hermes("doctor")
+    assert doctor.code == 1
+    assert "[FAIL]" in doctor.out and "this is a hermes-agent home" in doctor.out
+    assert "fix: run `hermes import hermes-agent" in doctor.out
+
+
+def test_doctor_reports_a_hermes_agent_config_with_the_fix(hermes, source, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(source))
+    doctor = hermes("doctor", "--json")
+    assert doctor.code == 1
+    findings = json.loads(doctor.out)["findings"]
+    (foreign,) = [f for f in findings if "hermes-agent home" in f["message"]]
+    assert foreign["level"] == "error"
+    assert "hermes import hermes-agent" in foreign["fix"]
