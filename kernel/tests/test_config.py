@@ -83,9 +83,38 @@ def test_top_level_must_be_a_mapping(tmp_path):
 def test_unknown_keys_warn_and_the_rest_still_loads(tmp_path):
     settings = settings_for(tmp_path, "model: gpt\nplugins:\n  disabeld: [x]\n  strict: true\n")
     assert settings.plugins.strict is True
-    assert settings.warnings == [
-        f"{tmp_path / 'config.yaml'}:3: unknown key 'plugins.disabeld' is ignored; check its spelling"
+    path = tmp_path / "config.yaml"
+    assert settings.warnings == [  # one line names every unknown key, with the likely one
+        f"{path}: 1 unknown key ignored: plugins.disabeld (line 3; did you mean 'disabled'?); "
+        "see: hermes doctor"
     ]
+    assert settings.unknown_keys == [
+        (
+            f"{path}:3: unknown key 'plugins.disabeld' is ignored",
+            "rename it to 'disabled' if that is what you meant, or remove it",
+        )
+    ]
+
+
+def test_unknown_keys_in_any_section_are_ignored_not_refused_and_named_once(tmp_path):
+    text = (
+        "terminal:\n  backend: local\n  share_backnd: true\napprovals:\n  mdoe: off\n"
+        "  deny: ['rm *']\nproviders:\n  mine:\n    base_url: http://127.0.0.1:9/v1\n"
+        "    api_kye_env: X\n"
+    )
+    settings = settings_for(tmp_path, text)
+    (line,) = settings.warnings
+    assert "4 unknown keys ignored" in line
+    for named in (
+        "terminal.backend (line 2)",
+        "terminal.share_backnd (line 3; did you mean 'share_backend'?)",
+        "approvals.mdoe (line 5; did you mean 'mode'?)",
+        "providers.mine.api_kye_env (line 10; did you mean 'api_key_env'?)",
+    ):
+        assert named in line
+    assert len(settings.unknown_keys) == 4
+    assert settings.raw["approvals"] == {"deny": ["rm *"]}  # what readers see: known keys only
+    assert "backend" not in settings.raw["terminal"]
 
 
 def test_an_empty_plugins_section_is_accepted(tmp_path):

@@ -24,7 +24,8 @@ def test_a_runs_warnings_reach_agent_log_and_errors_log_without_secrets(hermes):
         handler.flush()
     agent = (hermes.home / "logs" / "agent.log").read_text()
     errors = (hermes.home / "logs" / "errors.log").read_text()
-    assert "model.defualt' is ignored" in agent and "model.defualt' is ignored" in errors
+    named = "model.defualt (line 2; did you mean 'default'?)"
+    assert named in agent and named in errors
     assert " WARNING hermes" in agent
     assert "sk-live-abcdef123456" not in agent + errors
     assert "the key was <redacted>, oops" in agent

@@ -65,13 +65,14 @@ def validate(ctx: click.Context) -> None:
     app = app_of(ctx)
     settings = app.settings  # kernel sections and .env: a ConfigError ends here with exit 1
     report = check_plugin_sections(settings, app.host)
-    for warning in report.warnings:
+    warnings = [f"{finding}; {fix}" for finding, fix in settings.unknown_keys] + report.warnings
+    for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     for problem in report.problems:
         click.echo(f"error: {problem}", err=True)
     if report.problems:
         ctx.exit(1)
-    click.echo(f"{settings.config_path}: valid" + (" (with warnings)" if report.warnings else ""))
+    click.echo(f"{settings.config_path}: valid" + (" (with warnings)" if warnings else ""))
 
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_][A-Za-z0-9_-]*)*$")
@@ -89,9 +90,11 @@ def _checked_key(key: str) -> str:
     return key
 
 
-def _validator(ctx: click.Context) -> Any:
+def _validator(ctx: click.Context, key: str | None = None) -> Any:
     """Checks the new text as config.yaml would be read: the kernel's sections, then the
-    sections plugins own. A problem refuses the change; the file stays as it was."""
+    sections plugins own. A problem refuses the change; the file stays as it was. So does
+    setting ``key`` when nothing knows it: read from the file, an unknown key is only a
+    warning, but one typed into this command is a typo to catch now."""
     import dataclasses
 
     from hermes_kernel.config.errors import ConfigError
@@ -103,9 +106,20 @@ def _validator(ctx: click.Context) -> Any:
     def check(text: str) -> None:
         settings = app.settings
         try:
-            document, plugins, warnings = _parse_and_validate(settings.config_path, text.encode())
+            document, plugins, warnings, unknown = _parse_and_validate(
+                settings.config_path, text.encode()
+            )
         except ConfigError as exc:
             raise ConfigError([f"{p} (nothing was changed)" for p in exc.problems]) from None
+        parts = key.split(".") if key else []
+        prefixes = {".".join(parts[:end]) for end in range(1, len(parts) + 1)}
+        typed = [
+            f"{finding}: {fix} (nothing was changed)"
+            for finding, fix in unknown
+            if any(f"unknown key {prefix!r}" in finding for prefix in prefixes)
+        ]
+        if typed:
+            raise ConfigError(typed)
         trial = dataclasses.replace(settings, document=document, plugins=plugins)
         report = check_plugin_sections(trial, app.host)
         if report.problems:
@@ -137,7 +151,7 @@ def set_command(ctx: click.Context, key: str, value: str) -> None:
 
     app = app_of(ctx)
     parsed = _parsed_value(value)
-    set_value(app.settings.config_path, _checked_key(key), parsed, _validator(ctx))
+    set_value(app.settings.config_path, _checked_key(key), parsed, _validator(ctx, key))
     click.echo(f"{key} = {json.dumps(parsed, ensure_ascii=False, default=str)}")
 
 

@@ -98,7 +98,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     app.rescan = True  # a health check looks at what is installed now, not at a cache
     findings += _home_findings(settings.home)
     findings += _store_findings(settings.home)
-    findings += [Finding("warning", w, "fix or remove the key") for w in settings.warnings]
+    findings += [Finding("warning", finding, fix) for finding, fix in settings.unknown_keys]
     host = app.host
     host.report_failures = False  # each failure becomes a finding instead
     enabled = host.enabled()

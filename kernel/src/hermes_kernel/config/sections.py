@@ -11,9 +11,10 @@ from typing import Any
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.config.settings import Settings
-from hermes_kernel.config.validate import unknown_keys, validate_section
+from hermes_kernel.config.validate import lenient_section, validate_section
 from hermes_kernel.plugins.host import PluginHost
 from hermes_sdk import ConfigSectionSpec, Kind
+from hermes_sdk.sections import closest
 
 
 @dataclass
@@ -52,17 +53,26 @@ def check_plugin_sections(
                     f"loaded ({host.decision(owners[0]).reason}); it is not checked"
                 )
             else:
+                known = sorted({*KERNEL_SECTIONS, *map(str, host.declared(Kind.CONFIG))})
+                meant = closest(str(key), known)
+                guess = f" (did you mean {meant!r}?)" if meant else ""
                 report.warnings.append(
-                    f"{where}: unknown key {key!r}: no enabled plugin owns it; it is ignored"
+                    f"{where}: unknown key {key!r}{guess}: no enabled plugin owns it; it is ignored"
                 )
             continue
         spec = provided.spec
         assert isinstance(spec, ConfigSectionSpec)
-        instance, problems = validate_section(
+        instance, problems, unknown, _ = lenient_section(
             document, (key,), spec.model_class(), document.data[key]
         )
         report.problems.extend(f"{p} (section of plugin {provided.plugin!r})" for p in problems)
         if instance is not None:
             report.values[str(key)] = instance.model_dump(mode="json")
-            report.warnings.extend(unknown_keys(document, (key,), instance))
+        report.warnings.extend(
+            f"{found.finding(document)}{_guess(found.meant)}" for found in unknown
+        )
     return report
+
+
+def _guess(meant: str | None) -> str:
+    return f" (did you mean {meant!r}?)" if meant else ""

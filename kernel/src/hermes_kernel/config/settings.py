@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,8 @@ class Settings:
     secrets: Secrets
     environ: Mapping[str, str]
     warnings: list[str] = field(default_factory=list)
+    unknown_keys: list[tuple[str, str]] = field(default_factory=list)
+    """Each key of config.yaml nothing knows (ignored), as (finding, fix)."""
 
     @property
     def config_path(self) -> Path:
@@ -100,13 +102,15 @@ def _read_bytes(path: Path) -> bytes | None:
         raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
 
 
-ParsedConfig = tuple[YamlDocument, PluginSettings, list[str]]
+ParsedConfig = tuple[YamlDocument, PluginSettings, list[str], list[tuple[str, str]]]
+"""The document (unknown keys left out), plugin controls, start-up warnings, and each
+unknown key as (finding, fix) for ``hermes doctor``."""
 
 
 def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     """The slow path: PyYAML and pydantic, imported only here."""
     from hermes_kernel.config.model import KernelConfig
-    from hermes_kernel.config.validate import unknown_keys, validate_section
+    from hermes_kernel.config.validate import lenient_section, unknown_line
     from hermes_kernel.config.yaml_source import parse_yaml_mapping
     from hermes_kernel.foreign_home import hermes_agent_keys
 
@@ -119,38 +123,43 @@ def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     if foreign:
         evidence = f"its config.yaml has hermes-agent's keys {', '.join(foreign[:4])}"
         raise ForeignHomeError(path.parent, evidence)
-    kernel, problems = validate_section(document, (), KernelConfig, document.data)
+    kernel, problems, unknown, cleaned = lenient_section(document, (), KernelConfig, document.data)
     if kernel is None:
         raise ConfigError(problems)
-    warnings = unknown_keys(document, ("plugins",), kernel.plugins)
-    warnings += unknown_keys(document, ("model",), kernel.model)
-    for name, provider in kernel.providers.items():
-        warnings += unknown_keys(document, ("providers", name), provider)
+    document = replace(document, data=cleaned)  # what reads a section never meets them
+    warnings = [unknown_line(document, unknown)] if unknown else []
+    findings = [(key.finding(document), key.fix()) for key in unknown]
     plugins = PluginSettings.from_mapping(kernel.plugins.model_dump())
-    return document, plugins, warnings
+    return document, plugins, warnings, findings
 
 
 def _load_config(home: Path) -> ParsedConfig:
     path = config_path(home)
     content = _read_bytes(path)
     if content is None:
-        return YamlDocument(path, {}), PluginSettings(), []
+        return YamlDocument(path, {}), PluginSettings(), [], []
     key = content_key(path, content)
     cached = read_cached(home, key)
     if cached is not None:
         try:
             document = YamlDocument.from_json(path, cached["document"])
             plugins = PluginSettings.from_mapping(cached["plugins"])
-            return document, plugins, list(cached["warnings"])
+            unknown = [(str(finding), str(fix)) for finding, fix in cached["unknown"]]
+            return document, plugins, list(cached["warnings"]), unknown
         except (KeyError, TypeError, ValueError, AttributeError):
-            pass  # a damaged cache entry is a miss
-    document, plugins, warnings = _parse_and_validate(path, content)
+            pass  # a damaged (or older) cache entry is a miss
+    document, plugins, warnings, unknown = _parse_and_validate(path, content)
     write_cached(
         home,
         key,
-        {"document": document.to_json(), "plugins": plugins.as_mapping(), "warnings": warnings},
+        {
+            "document": document.to_json(),
+            "plugins": plugins.as_mapping(),
+            "warnings": warnings,
+            "unknown": [list(pair) for pair in unknown],  # JSON has no tuples
+        },
     )
-    return document, plugins, warnings
+    return document, plugins, warnings, unknown
 
 
 def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Settings:
@@ -158,7 +167,7 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
     env = dict(os.environ if environ is None else environ)
     home = resolve_home(flags.home, flags.profile, env)
     problems: list[str] = []
-    parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [])
+    parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [], [])
     try:
         parsed = _load_config(home)
     except ForeignHomeError:
@@ -172,7 +181,7 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
         dotenv = {}
     if problems:
         raise ConfigError(problems)
-    document, plugins, warnings = parsed
+    document, plugins, warnings, unknown = parsed
     return Settings(
         home=home,
         flags=flags,
@@ -181,4 +190,5 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
         secrets=Secrets(dotenv, env),
         environ=env,
         warnings=warnings,
+        unknown_keys=unknown,
     )

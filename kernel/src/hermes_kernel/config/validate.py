@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_kernel.config.yaml_source import KeyPath, YamlDocument
@@ -55,11 +56,85 @@ def validate_section(
         return None, [text for _, text in sorted(located, key=lambda item: item[0])]
 
 
-def unknown_keys(document: YamlDocument, prefix: KeyPath, instance: BaseModel) -> list[str]:
-    """One warning per key the model kept as an extra (unknown) key."""
-    extra = instance.model_extra or {}
-    return [
-        f"{document.where((*prefix, key))}: unknown key {dotted((*prefix, key))!r} is ignored; "
-        "check its spelling"
-        for key in sorted(extra)
+@dataclass(frozen=True)
+class UnknownKey:
+    """A key of config.yaml that nothing here knows: ignored, and named once."""
+
+    key_path: KeyPath
+    line: int
+    meant: str | None = None
+    """The known key it is most likely a typo of."""
+
+    def short(self) -> str:
+        where = f"line {self.line}" if self.line else ""
+        guess = f"did you mean {self.meant!r}?" if self.meant else ""
+        detail = "; ".join(part for part in (where, guess) if part)
+        return f"{dotted(self.key_path)}" + (f" ({detail})" if detail else "")
+
+    def finding(self, document: YamlDocument) -> str:
+        return f"{document.where(self.key_path)}: unknown key {dotted(self.key_path)!r} is ignored"
+
+    def fix(self) -> str:
+        if self.meant:
+            return f"rename it to {self.meant!r} if that is what you meant, or remove it"
+        return "remove it, or check its spelling against: hermes config show"
+
+
+def lenient_section(
+    document: YamlDocument, prefix: KeyPath, model: type[ModelT], data: Any
+) -> tuple[ModelT | None, list[str], list[UnknownKey], Any]:
+    """:func:`validate_section` that ignores unknown keys instead of refusing them: returns
+    the instance (None if a value is wrong), the problems, the unknown keys (with the key
+    each most likely meant), and ``data`` without them."""
+    from hermes_sdk.sections import closest, drop_unknown, fields_at
+
+    cleaned, dropped = drop_unknown(model, data)
+    instance, problems = validate_section(document, prefix, model, cleaned)
+    unknown = [
+        UnknownKey(
+            (*prefix, *location),
+            document.line_of((*prefix, *location)),
+            closest(str(location[-1]), fields_at(model, location[:-1])),
+        )
+        for location in dropped
     ]
+    if instance is not None:
+        unknown += extra_keys(document, prefix, instance)
+    return instance, problems, sorted(unknown, key=lambda key: key.line), cleaned
+
+
+def extra_keys(document: YamlDocument, prefix: KeyPath, instance: BaseModel) -> list[UnknownKey]:
+    """Keys a model that allows extras kept as such (``model:``, ``plugins:``, a provider):
+    nothing reads them, so they are unknown too."""
+    from hermes_sdk.sections import closest
+
+    found = []
+    for path, model in _allowing_extras(prefix, instance):
+        known = sorted(type(model).model_fields)
+        for key in sorted(model.model_extra or {}):
+            found.append(
+                UnknownKey((*path, key), document.line_of((*path, key)), closest(key, known))
+            )
+    return found
+
+
+def _allowing_extras(prefix: KeyPath, instance: BaseModel) -> list[tuple[KeyPath, BaseModel]]:
+    """The validated sections whose extra keys mean nothing (platform sections' extras are
+    their plugin's options, and the top level's are plugin sections)."""
+    if prefix:
+        return [(prefix, instance)]
+    found: list[tuple[KeyPath, BaseModel]] = []
+    for name in ("plugins", "model"):
+        section = getattr(instance, name, None)
+        if section is not None:
+            found.append(((name,), section))
+    for name, provider in (getattr(instance, "providers", None) or {}).items():
+        found.append((("providers", name), provider))
+    return found
+
+
+def unknown_line(document: YamlDocument, unknown: list[UnknownKey]) -> str:
+    """The one start-up warning that names every unknown key."""
+    count = f"{len(unknown)} unknown key{'s' if len(unknown) != 1 else ''}"
+    names = ", ".join(key.short() for key in unknown)
+    return f"{document.path}: {count} ignored: {names}; see: hermes doctor"

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_sdk.sections import section_settings
 from hermes_sdk.service import ServiceNotConfigured
 
 __all__ = ["ApiServerConfig", "ServerSettings", "is_loopback", "settings_from"]
@@ -66,11 +67,9 @@ def settings_from(
     """What the server runs with: the section, overridden by command-line options. Raises
     ServiceNotConfigured (one line saying what to set) when it must not start."""
     try:
-        section = ApiServerConfig.model_validate(dict(config))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the section"
-        raise ServiceNotConfigured(f"api_server.{where} in config.yaml: {first['msg']}") from None
+        section = section_settings("api_server", ApiServerConfig, config)
+    except ValueError as exc:
+        raise ServiceNotConfigured(f"config.yaml: {exc}") from None
     host = host if host is not None else section.host
     port = port if port is not None else section.port
     keys = keys_from(secrets)

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
+from hermes_sdk.sections import section_settings
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 
 
 def _build(context: BackendContext) -> TerminalBackend:
     from hermes_plugin_backend_docker.backend import DockerBackend
 
-    return DockerBackend(context, DockerConfig.model_validate(dict(context.config)))
+    return DockerBackend(context, section_settings("docker", DockerConfig, context.config))
 
 
 @hookimpl

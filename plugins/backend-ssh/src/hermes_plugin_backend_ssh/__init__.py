@@ -7,13 +7,14 @@ from collections.abc import Iterator
 
 from hermes_plugin_backend_ssh.config import SSHConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
+from hermes_sdk.sections import section_settings
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 
 
 def _build(context: BackendContext) -> TerminalBackend:
     from hermes_plugin_backend_ssh.backend import SSHBackend
 
-    return SSHBackend(SSHConfig.model_validate(dict(context.config)))
+    return SSHBackend(section_settings("ssh", SSHConfig, context.config))
 
 
 @hookimpl

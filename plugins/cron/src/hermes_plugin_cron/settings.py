@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from hermes_sdk.sections import section_settings
 
 __all__ = ["CatchUp", "CronConfig", "settings_from"]
 
@@ -49,11 +51,4 @@ class CronConfig(BaseModel):
 
 def settings_from(section: Mapping[str, Any] | None) -> CronConfig:
     """The section validated; ValueError with one line per problem otherwise."""
-    try:
-        return CronConfig.model_validate(dict(section or {}))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"cron.{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise ValueError(problems) from None
+    return section_settings("cron", CronConfig, section)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from hermes_sdk.sections import section_settings
 
 __all__ = ["DelegationConfig", "settings_from"]
 
@@ -29,11 +31,4 @@ class DelegationConfig(BaseModel):
 
 
 def settings_from(section: Mapping[str, Any] | None) -> DelegationConfig:
-    try:
-        return DelegationConfig.model_validate(dict(section or {}))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"delegation.{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise ValueError(problems) from None
+    return section_settings("delegation", DelegationConfig, section)

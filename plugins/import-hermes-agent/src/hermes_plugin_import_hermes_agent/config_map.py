@@ -600,8 +600,8 @@ class _Mapper:
 
     def run(self) -> MappedConfig:
         for step in (
+            self.providers,  # first: the model may name one of them (custom:NAME)
             self.model,
-            self.providers,
             self.fallbacks,
             self.agent,
             self.terminal,

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hermes_sdk.sections import section_settings
+
 __all__ = ["SAFE_ENVIRONMENT", "ServerSettings", "ToolFilter", "expand", "server_environment"]
 
 SAFE_ENVIRONMENT = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
@@ -90,9 +92,7 @@ def parse_servers(raw: Any) -> tuple[dict[str, ServerSettings], list[str]]:
     problems: list[str] = []
     for name, entry in raw.items():
         try:
-            servers[str(name)] = ServerSettings.model_validate(entry or {})
+            servers[str(name)] = section_settings(f"mcp_servers.{name}", ServerSettings, entry)
         except ValueError as exc:
-            first = str(exc).splitlines()
-            detail = "; ".join(line.strip() for line in first[1:3]) or str(exc)
-            problems.append(f"mcp_servers.{name}: {detail}")
+            problems.append(str(exc))
     return servers, problems

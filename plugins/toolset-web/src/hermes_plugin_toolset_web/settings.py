@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_sdk.sections import section_settings
+
 __all__ = ["SearchSettings", "WebSettings", "settings_from"]
 
 
@@ -43,4 +45,4 @@ class WebSettings(BaseModel):
 
 def settings_from(config: Any) -> WebSettings:
     section = config.get("web") if hasattr(config, "get") else None
-    return WebSettings.model_validate(section or {})
+    return section_settings("web", WebSettings, section)

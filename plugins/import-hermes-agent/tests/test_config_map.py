@@ -1,0 +1,189 @@
+"""hermes-agent's settings as ours: each key mapped or left with a reason, never dropped in
+silence, and no secret left in config.yaml."""
+
+from __future__ import annotations
+
+import pytest
+from hermes_plugin_import_hermes_agent.config_map import leaves, map_config
+
+
+def accounted(source, env=None):
+    mapped = map_config(source, env or {})
+    named = {key for key, _ in mapped.mapped} | {key for key, _ in mapped.left}
+    return mapped, named
+
+
+def test_every_key_is_mapped_or_left_with_a_reason():
+    source = {
+        "_config_version": 33,
+        "model": {"default": "gpt-4o", "provider": "openrouter", "max_tokens": 4096},
+        "agent": {"max_turns": 60, "tool_use_enforcement": "auto"},
+        "display": {"skin": "mono", "compact": True},
+        "terminal": {"backend": "modal", "modal_mode": "sandbox", "timeout": 30},
+        "kanban": {"enabled": True},
+        "memory": {"memory_char_limit": 5000, "user_profile_enabled": True},
+    }
+    mapped, named = accounted(source)
+    for path in leaves(source):
+        section = path.split(".")[0]
+        assert any(key == path or key.startswith(section) for key in named), path
+    reasons = dict(mapped.left)
+    assert reasons["display.skin"].startswith("how hermes-agent's terminal looks")
+    assert "no 'modal' backend" in reasons["terminal.backend"]
+    assert reasons["kanban.enabled"] == "no setting of Hermes means this"
+    assert reasons["model.max_tokens"] == "not a setting of Hermes's models"
+    assert mapped.config["model"] == {"default": "gpt-4o", "provider": "openrouter"}
+    assert mapped.config["agent"] == {"max_iterations": 60}
+    assert mapped.config["memory"] == {"memory_chars": 5000}
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("gpt-4o-mini", {"default": "gpt-4o-mini"}),
+        ({"default": "m", "provider": "auto"}, {"default": "m"}),
+        ({"model": "m", "provider": "anthropic"}, {"default": "m", "provider": "anthropic"}),
+        ({"name": "m", "provider": "openai-api"}, {"default": "m", "provider": "openai"}),
+        (
+            {"default": "llama3", "provider": "custom", "base_url": "http://127.0.0.1:11434/v1"},
+            {"default": "llama3", "base_url": "http://127.0.0.1:11434/v1"},
+        ),
+        (
+            {"default": "q", "provider": "ollama", "api_base": "http://box:11434/v1"},
+            {"default": "q", "base_url": "http://box:11434/v1"},
+        ),
+    ],
+)
+def test_the_model_in_each_shape_hermes_agent_accepts(model, expected):
+    assert map_config({"model": model}, {}).config["model"] == expected
+
+
+def test_a_key_written_into_the_config_moves_to_env_and_the_config_names_it():
+    source = {
+        "model": {"default": "m", "provider": "custom", "base_url": "https://x.test/v1",
+                  "api_key": "sk-inline-1"},
+        "providers": {"My Box": {"base_url": "https://box.test/v1", "api_key": "sk-inline-2",
+                                 "api_mode": "anthropic_messages", "models": {"a": {}, "b": {}}}},
+    }  # fmt: skip
+    mapped = map_config(source, {})
+    assert mapped.config["model"]["api_key_env"] == "CUSTOM_API_KEY"
+    assert mapped.config["providers"]["my-box"] == {
+        "base_url": "https://box.test/v1",
+        "api_key_env": "MY_BOX_API_KEY",
+        "transport": "anthropic",
+        "models": ["a", "b"],
+    }
+    assert mapped.secrets == {"CUSTOM_API_KEY": "sk-inline-1", "MY_BOX_API_KEY": "sk-inline-2"}
+    assert "sk-inline" not in repr(mapped.config) + repr(mapped.mapped) + repr(mapped.left)
+
+
+def test_custom_providers_lists_and_fallbacks_become_endpoints():
+    source = {
+        "model": {"default": "m", "provider": "custom:work"},
+        "custom_providers": [{"name": "work", "base_url": "http://w.test/v1", "key_env": "W_KEY"}],
+        "fallback_providers": [{"provider": "anthropic", "model": "claude"}],
+        "fallback_model": {"provider": "spare", "model": "s", "base_url": "http://s.test/v1"},
+    }
+    config = map_config(source, {}).config
+    assert config["model"]["provider"] == "work"
+    assert config["providers"]["work"] == {"base_url": "http://w.test/v1", "api_key_env": "W_KEY"}
+    assert config["providers"]["spare"] == {"base_url": "http://s.test/v1"}
+    assert config["model"]["fallback_providers"] == [
+        {"provider": "anthropic", "model": "claude"},
+        {"provider": "spare", "model": "s"},
+    ]
+
+
+def test_an_oauth_provider_is_left_with_its_reason():
+    mapped = map_config({"model": {"default": "hermes-4", "provider": "nous"}}, {})
+    assert "provider" not in mapped.config["model"]
+    assert ("model.provider", "'nous' signs in with OAuth, which Hermes cannot use") in mapped.left
+
+
+def test_the_allowlist_keeps_its_meaning():
+    allow = ["recursive delete", "git force push (rewrites remote history)", "podman *",
+             "git status", "ls | wc -l", "something we have no rule for; rm"]  # fmt: skip
+    mapped = map_config({"command_allowlist": allow}, {})
+    assert mapped.config["approvals"]["allow"] == [
+        "recursive-delete",
+        "git-force-push",
+        "podman *",
+        "[g]it status",
+    ]
+    left = [key for key, _ in mapped.left]
+    assert "command_allowlist: ls | wc -l" in left
+    assert "command_allowlist: something we have no rule for; rm" in left
+
+
+def test_an_unset_approvals_mode_stays_closed():
+    mapped = map_config({}, {})
+    assert "approvals" not in mapped.config  # manual, ours, not smart, theirs
+    ((key, why),) = [entry for entry in mapped.left if entry[0] == "approvals.mode"]
+    assert "set approvals.mode: smart to match" in why
+    assert map_config({"approvals": {"mode": False}}, {}).config["approvals"]["mode"] == "off"
+
+
+def test_backends_and_their_settings_from_the_config_and_env():
+    source = {
+        "terminal": {"docker_image": "python:3.12", "container_memory": 2048,
+                     "docker_network": False, "container_cpu": 2},
+    }  # fmt: skip
+    env = {"TERMINAL_ENV": "docker", "TERMINAL_SSH_HOST": "box", "TERMINAL_SSH_PORT": "2222"}
+    mapped = map_config(source, env)
+    assert mapped.config["agent"] == {"backend": "docker"}
+    assert mapped.config["docker"] == {
+        "image": "python:3.12",
+        "cpus": 2.0,
+        "memory": "2048m",
+        "network": "none",
+        "mount_workspace": False,
+    }
+    assert mapped.config["ssh"] == {"host": "box", "port": 2222}
+    assert {"TERMINAL_ENV", "TERMINAL_SSH_HOST", "TERMINAL_SSH_PORT"} <= mapped.env_settings
+
+
+def test_platform_allowlists_move_from_env_into_config():
+    env = {
+        "TELEGRAM_ALLOWED_USERS": "42, 43",
+        "GATEWAY_ALLOWED_USERS": "7",
+        "DISCORD_ALLOWED_USERS": "9",
+        "TELEGRAM_BOT_TOKEN": "123:abc",
+    }
+    mapped = map_config({"unauthorized_dm_behavior": "ignore"}, env)
+    assert mapped.config["platforms"]["telegram"] == {
+        "allowed_users": ["42", "43", "7"],
+        "pairing": False,
+    }
+    assert ".env DISCORD_ALLOWED_USERS" in dict(mapped.left)
+    assert "TELEGRAM_BOT_TOKEN" not in mapped.env_settings  # a secret: it stays in .env
+    assert map_config({}, {"TELEGRAM_ALLOWED_USERS": "*"}).config["platforms"] == {
+        "telegram": {"allow_all": True}
+    }
+
+
+def test_mcp_servers_keep_what_ours_reads_and_name_the_rest():
+    source = {
+        "mcp_servers": {
+            "github": {
+                "command": "npx",
+                "args": ["-y", "@modelcontextprotocol/server-github"],
+                "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}"},
+                "timeout": 9000,
+                "keepalive_interval": 30,
+                "tools": {"include": ["search"], "resources": True},
+            },
+            "remote": {"url": "https://mcp.test/mcp", "transport": "http"},
+        }
+    }
+    mapped = map_config(source, {})
+    assert mapped.config["mcp_servers"]["github"] == {
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-github"],
+        "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"},
+        "timeout": 3600.0,
+        "tools": {"include": ["search"]},
+    }
+    assert mapped.config["mcp_servers"]["remote"]["transport"] == "streamable_http"
+    left = dict(mapped.left)
+    assert left["mcp_servers.github.keepalive_interval"] == "an MCP option Hermes does not have"
+    assert "mcp_servers.github.tools.resources" in left
