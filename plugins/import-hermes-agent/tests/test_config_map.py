@@ -118,7 +118,7 @@ def test_the_allowlist_keeps_its_meaning():
 def test_an_unset_approvals_mode_stays_closed():
     mapped = map_config({}, {})
     assert "approvals" not in mapped.config  # manual, ours, not smart, theirs
-    ((key, why),) = [entry for entry in mapped.left if entry[0] == "approvals.mode"]
+    (why,) = [why for key, why in mapped.left if key == "approvals.mode"]
     assert "set approvals.mode: smart to match" in why
     assert map_config({"approvals": {"mode": False}}, {}).config["approvals"]["mode"] == "off"
 

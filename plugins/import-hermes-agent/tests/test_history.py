@@ -136,6 +136,5 @@ def test_a_database_without_sessions_is_not_hermes_agents(tmp_path):
     path = tmp_path / "state.db"
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE other (x)")
-    with pytest.raises(HistoryUnreadable, match="no sessions table"):
-        with readable_copy(path) as connection:
-            read_history(connection)
+    with pytest.raises(HistoryUnreadable, match="no sessions table"), readable_copy(path) as db:
+        read_history(db)
