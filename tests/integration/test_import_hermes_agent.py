@@ -235,3 +235,12 @@ def test_doctor_reports_a_hermes_agent_config_with_the_fix(hermes, source, monke
     (foreign,) = [f for f in findings if "hermes-agent home" in f["message"]]
     assert foreign["level"] == "error"
     assert "hermes import hermes-agent" in foreign["fix"]
+
+
+def test_a_running_hermes_agent_gateway_is_pointed_out(hermes, source):
+    import os
+
+    (source / "gateway.pid").write_text(json.dumps({"pid": os.getpid()}))
+    result = hermes("import", "hermes-agent", str(source), "--dry-run")
+    assert result.code == 0, result.err
+    assert f"its gateway is running (pid {os.getpid()})" in result.out

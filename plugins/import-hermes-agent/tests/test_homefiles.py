@@ -56,6 +56,7 @@ def test_cron_jobs_wait_paused_without_the_scheduler(tmp_path):
     stored = json.loads((target / "cron" / "jobs.json").read_text())["jobs"]
     assert [job["id"] for job in stored] == ["a1", "b2"]
     assert all(job["paused"] for job in stored)
+    assert all(job["anchor_at"] for job in stored)  # no catch-up of hermes-agent's instants
     assert "paused: the scheduler plugin (hermes-plugin-cron) is not installed" in section.added[0]
     assert import_cron(source, target, scheduler_installed=False, dry_run=False).added == []
 

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +256,9 @@ def _declared_name(path: Path) -> str | None:
 
 
 def import_cron(source: Path, target: Path, scheduler_installed: bool, dry_run: bool) -> Section:
-    """Jobs into the target's cron/jobs.json (the same format), by id. Without the
-    scheduler plugin they arrive paused, so that installing it later does not surprise."""
+    """Jobs into the target's cron/jobs.json (the same format), by id, their schedules
+    counted from the import. Without the scheduler plugin they arrive paused, so that
+    installing it later does not surprise."""
     section = Section("cron jobs")
     text = read_text(source / "cron" / "jobs.json")
     if text is None:
@@ -279,6 +281,7 @@ def import_cron(source: Path, target: Path, scheduler_installed: bool, dry_run: 
             section.left("cron/jobs.json", f"{path} is not valid JSON: fix it, then import again")
             return section
         known = {str(job.get("id")) for job in ours.get("jobs", []) if isinstance(job, dict)}
+        imported_at = datetime.now(UTC).isoformat()
         added = False
         for found in jobs:
             if not isinstance(found, dict) or not found.get("id"):
@@ -288,6 +291,9 @@ def import_cron(source: Path, target: Path, scheduler_installed: bool, dry_run: 
             if str(job["id"]) in known:
                 section.skip(label, "already there")
                 continue
+            # Counted from now: the instants before the import were hermes-agent's to run,
+            # and catching up on the latest of them would run it a second time.
+            job["anchor_at"] = imported_at
             if job.get("state") == "paused":
                 job["paused"] = True
             if not scheduler_installed and job.get("enabled", True):

@@ -8,6 +8,8 @@ run again brings only what is new.
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -64,6 +66,8 @@ WHY_NOT = {
     "skins": "hermes-agent's terminal themes",
     "checkpoints": "hermes-agent's file checkpoints",
     "kanban.db": "hermes-agent's task board",
+    "gateway.pid": "hermes-agent's running gateway, if any",
+    "gateway_state.json": "hermes-agent's gateway status",
 }
 QUIET = ("cache", "audio_cache", "image_cache", "sandboxes", "plans", "workspace", "home")
 """Caches and scratch folders: left without a line each."""
@@ -134,6 +138,12 @@ def import_home(
     source: Path, target: Path, options: Options, profile: str | None = None
 ) -> HomeReport:
     report = HomeReport(str(source), str(target), profile)
+    running = running_gateway(source)
+    if running is not None:
+        report.section(Section("hermes-agent")).note(
+            f"its gateway is running (pid {running}): what it saves after this copy comes "
+            "over with the next import; stop it first for a final one"
+        )
     source_env = parse_env(read_text(source / ".env") or "")
     mapped = _config(source, target, source_env, options, report)
     report.section(
@@ -150,6 +160,21 @@ def import_home(
     report.section(_sessions(source, target, options))
     report.section(_other_files(source))
     return report
+
+
+def running_gateway(source: Path) -> int | None:
+    """The pid in hermes-agent's gateway.pid, if that process is alive."""
+    found = re.search(r"\d+", read_text(source / "gateway.pid") or "")
+    if found is None:
+        return None
+    pid = int(found[0])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid  # alive, another user's
+    return pid
 
 
 # --- config.yaml ------------------------------------------------------------------------
