@@ -92,6 +92,14 @@ def test_a_whole_home_comes_over_and_the_source_is_unchanged(hermes, source):
     paired = hermes("pairing", "list")
     assert "4242" in paired.out and "ada" in paired.out
 
+    profile = hermes("--profile", "work", "sessions", "list", "--json")
+    assert profile.code == 0, profile.err
+    (work,) = [json.loads(line) for line in profile.out.splitlines()]
+    assert work["id"] in fixture_ids(source / "profiles" / "work")
+    assert work["model"] == "work-model"
+    work_config = yaml.safe_load((home / "profiles" / "work" / "config.yaml").read_text())
+    assert work_config["model"]["default"] == "work-model"
+
 
 def test_imported_sessions_are_searched_resumed_and_chatted_in(hermes, source, openai_server):
     assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
@@ -214,7 +222,7 @@ def test_a_hermes_agent_state_db_alone_is_recognised(hermes, source, monkeypatch
     (source / "config.yaml").unlink()  # only its state.db gives it away now
     monkeypatch.setenv("HERMES_HOME", str(source))
     before = (source / "state.db").read_bytes()
-    for command in (["sessions", "list"], ["chat", "-q", "hello"]):
+    for command in (["sessions", "list"], ["chat", "-q", "hello"], ["status"]):
         result = hermes(*command)
         assert result.code == 1
         assert "state.db is hermes-agent's" in result.err

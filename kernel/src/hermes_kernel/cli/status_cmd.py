@@ -104,6 +104,7 @@ def _gateway(home: Path) -> list[str]:
 
 
 def _sessions(home: Path) -> str:
+    from hermes_kernel.foreign_home import ForeignStoreError
     from hermes_kernel.store.state import StateStore, state_db_path
 
     path = state_db_path(home)
@@ -111,6 +112,8 @@ def _sessions(home: Path) -> str:
         return "none yet"
     try:
         store = StateStore(path)
+    except ForeignStoreError:
+        raise  # not a part to report on: the whole home is hermes-agent's (one line)
     except Exception as exc:  # noqa: BLE001 - a status screen reports, it does not fail
         return f"{path} cannot be opened: {' '.join(str(exc).split())[:120]}"
     try:
@@ -132,6 +135,7 @@ def status(ctx: click.Context) -> None:
 
     app = app_of(ctx)
     home = app.settings.home
+    sessions = _sessions(home)  # first: a hermes-agent home is one line, not half a screen
     profile, _ = chosen_profile(
         base_home(app.flags.home, os.environ), app.flags.profile, os.environ
     )
@@ -151,7 +155,7 @@ def status(ctx: click.Context) -> None:
         "MCP",
         f"{len(servers)} configured, no MCP plugin installed" if servers else "none configured",
     )
-    _line("Sessions", _sessions(home))
+    _line("Sessions", sessions)
     parts = {
         name: _size(home / name) for name in ("state.db", "logs", "cache", "skills", "memories")
     }

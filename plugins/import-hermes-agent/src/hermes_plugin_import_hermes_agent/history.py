@@ -102,29 +102,40 @@ _MESSAGE_COLUMNS = (
 def read_history(connection: sqlite3.Connection) -> tuple[list[ArchivedSession], HistoryStats]:
     """Every session of the database, oldest first, each with its messages."""
     stats = HistoryStats()
+    sessions = [session for batch in history_batches(connection, stats) for session in batch]
+    return sessions, stats
+
+
+def history_batches(
+    connection: sqlite3.Connection, stats: HistoryStats, size: int = 200
+) -> Iterator[list[ArchivedSession]]:
+    """The sessions, oldest first, ``size`` at a time with their messages: a long history
+    is never all in memory at once. ``stats`` counts what was left out as it goes."""
     with contextlib.suppress(sqlite3.DatabaseError):
         row = connection.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
         stats.schema_version = int(row[0]) if row else None
     try:
-        sessions = connection.execute(
+        rows = connection.execute(
             f"SELECT {_select(connection, 'sessions', _SESSION_COLUMNS)} FROM sessions "
             "ORDER BY started_at, id"
         ).fetchall()
-        messages = connection.execute(
-            f"SELECT {_select(connection, 'messages', _MESSAGE_COLUMNS)} FROM messages "
-            "ORDER BY session_id, id"
-        )
-        by_session: dict[str, list[sqlite3.Row]] = {}
-        for message in messages:
-            by_session.setdefault(str(message["session_id"]), []).append(message)
+        message_columns = _select(connection, "messages", _MESSAGE_COLUMNS)
+        ids = {str(row["id"]) for row in rows}
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            marks = ", ".join("?" * len(chunk))
+            by_session: dict[str, list[sqlite3.Row]] = {}
+            for message in connection.execute(
+                f"SELECT {message_columns} FROM messages WHERE session_id IN ({marks}) "
+                "ORDER BY session_id, id",
+                [str(row["id"]) for row in chunk],
+            ):
+                by_session.setdefault(str(message["session_id"]), []).append(message)
+            batch = [_session(row, by_session.get(str(row["id"]), []), ids, stats) for row in chunk]
+            stats.sessions += len(batch)
+            yield batch
     except sqlite3.DatabaseError as exc:
         raise HistoryUnreadable(f"state.db: cannot read its sessions: {exc}") from None
-    ids = {str(row["id"]) for row in sessions}
-    archived = []
-    for row in sessions:
-        archived.append(_session(row, by_session.get(str(row["id"]), []), ids, stats))
-    stats.sessions = len(archived)
-    return archived, stats
 
 
 def _session(

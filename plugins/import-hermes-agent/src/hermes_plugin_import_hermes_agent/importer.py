@@ -7,11 +7,12 @@ run again brings only what is new.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,9 @@ from typing import Any
 
 from hermes_plugin_import_hermes_agent.config_map import ENV_RENAMES, MappedConfig, map_config
 from hermes_plugin_import_hermes_agent.history import (
+    HistoryStats,
     HistoryUnreadable,
-    read_history,
+    history_batches,
     readable_copy,
 )
 from hermes_plugin_import_hermes_agent.homefiles import (
@@ -35,7 +37,7 @@ from hermes_plugin_import_hermes_agent.homefiles import (
     write_atomically,
 )
 from hermes_plugin_import_hermes_agent.report import HomeReport, Section
-from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
+from hermes_sdk.archive import PairedUser, SessionArchive
 
 BATCH = 200
 """Sessions written per transaction: a crash loses at most one batch, which the next run
@@ -303,25 +305,26 @@ def _sessions(source: Path, target: Path, options: Options) -> Section:
     state_db = source / "state.db"
     if not state_db.exists():
         return section
+    stats = HistoryStats()
+    section.count = messages = calls = children = already = 0
     try:
-        with readable_copy(state_db) as connection:
-            sessions, stats = read_history(connection)
+        with readable_copy(state_db) as connection, _archive(target, options) as archive:
+            for batch in history_batches(connection, stats, BATCH):
+                stored = archive.stored(s.id for s in batch) if archive is not None else set()
+                new = [session for session in batch if session.id not in stored]
+                already += len(batch) - len(new)
+                if new and not options.dry_run and archive is not None:
+                    section.count += archive.add(new)
+                else:
+                    section.count += len(new)
+                messages += sum(len(s.messages) for s in new)
+                calls += sum(len(m.tool_calls) for s in new for m in s.messages)
+                children += sum(1 for s in new if s.parent_session_id)
     except HistoryUnreadable as exc:
         section.left("state.db", str(exc))
         return section
-    stored = _stored(target, sessions, options)
-    new = [session for session in sessions if session.id not in stored]
-    if stored:
-        section.skip(f"{len(stored)} sessions", "imported before")
-    section.count = len(new)
-    if new and not options.dry_run:
-        with options.open_archive(str(target)) as archive:
-            section.count = sum(
-                archive.add(new[start : start + BATCH]) for start in range(0, len(new), BATCH)
-            )
-    messages = sum(len(s.messages) for s in new)
-    calls = sum(len(m.tool_calls) for s in new for m in s.messages)
-    children = sum(1 for s in new if s.parent_session_id)
+    if already:
+        section.skip(f"{already} sessions", "imported before")
     version = f" (schema version {stats.schema_version})" if stats.schema_version else ""
     section.note(
         f"{messages} messages with {calls} tool calls; {children} linked to a parent "
@@ -349,11 +352,15 @@ def _sessions(source: Path, target: Path, options: Options) -> Section:
     return section
 
 
-def _stored(target: Path, sessions: list[ArchivedSession], options: Options) -> set[str]:
-    if not sessions or not (target / "state.db").exists():
-        return set()
+@contextlib.contextmanager
+def _archive(target: Path, options: Options) -> Iterator[SessionArchive | None]:
+    """The target's store; None in a dry run on a home that has none yet (nothing is
+    created to answer what it holds: nothing)."""
+    if options.dry_run and not (target / "state.db").exists():
+        yield None
+        return
     with options.open_archive(str(target)) as archive:
-        return archive.stored(session.id for session in sessions)
+        yield archive
 
 
 def _other_files(source: Path) -> Section:
