@@ -252,3 +252,12 @@ def test_a_running_hermes_agent_gateway_is_pointed_out(hermes, source):
     result = hermes("import", "hermes-agent", str(source), "--dry-run")
     assert result.code == 0, result.err
     assert f"its gateway is running (pid {os.getpid()})" in result.out
+
+
+def test_secrets_with_quotes_and_spaces_read_back_as_they_were(hermes, source):
+    from hermes_kernel.config.dotenv import read_dotenv
+
+    tricky = "a \"b\" 'c' #d\\e"
+    (source / ".env").write_text(f"OPENAI_API_KEY=plain\nTRICKY_TOKEN='{tricky}'\n")
+    assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
+    assert read_dotenv(hermes.home / ".env") == {"OPENAI_API_KEY": "plain", "TRICKY_TOKEN": tricky}

@@ -187,3 +187,9 @@ def test_mcp_servers_keep_what_ours_reads_and_name_the_rest():
     left = dict(mapped.left)
     assert left["mcp_servers.github.keepalive_interval"] == "an MCP option Hermes does not have"
     assert "mcp_servers.github.tools.resources" in left
+
+
+def test_a_key_for_a_built_in_endpoint_goes_to_the_variable_it_reads():
+    mapped = map_config({"model": {"provider": "openrouter", "api_key": "sk-or-1"}}, {})
+    assert mapped.config["model"] == {"provider": "openrouter"}
+    assert mapped.secrets == {"OPENROUTER_API_KEY": "sk-or-1"}

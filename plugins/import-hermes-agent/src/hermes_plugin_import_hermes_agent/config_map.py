@@ -21,6 +21,12 @@ PROVIDERS = {
     "claude": "anthropic",
 }
 """hermes-agent provider ids whose endpoint is built in here, under our name."""
+BUILTIN_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""The variable each built-in endpoint reads its key from."""
 OAUTH_ONLY = frozenset(
     {"nous", "openai-codex", "qwen-oauth", "xai-oauth", "copilot", "copilot-acp", "bedrock"}
 )
@@ -227,7 +233,10 @@ class _Mapper:
         """Our endpoint name for a hermes-agent provider (creating a providers entry for a
         custom one); None if it cannot be used here."""
         if provider in PROVIDERS and not base_url:
-            return PROVIDERS[provider]
+            ours = PROVIDERS[provider]
+            if key:
+                self.secret(BUILTIN_KEYS[ours], str(key), f"{where}.api_key")
+            return ours
         if provider in OAUTH_ONLY:
             self.out.left.append(
                 (f"{where}.provider", f"{provider!r} signs in with OAuth, which Hermes cannot use")

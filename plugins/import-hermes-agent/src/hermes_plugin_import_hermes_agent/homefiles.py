@@ -104,7 +104,12 @@ def import_env(
 
 
 def _quoted(value: str) -> str:
-    return f'"{value}"' if any(ch in value for ch in " #'\"") else value
+    """A value as Hermes's .env reader reads it back: double quotes, backslash escapes."""
+    if value and not any(ch in value for ch in " #'\"\\\n\r\t"):
+        return value
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f'"{escaped}"'
 
 
 # --- SOUL.md and memories ---------------------------------------------------------------

@@ -112,28 +112,17 @@ def check_source(source: Path, target: Path) -> None:
 
 
 def _ours(state_db: Path) -> bool:
-    """A state.db of Hermes's own records its schema version in the header (offset 60)."""
-    try:
-        with state_db.open("rb") as handle:
-            header = handle.read(100)
-    except OSError:
-        return False
-    return (
-        len(header) == 100
-        and int.from_bytes(header[60:64], "big") > 0
-        and not _has_table(state_db, "schema_version")
-    )
-
-
-def _has_table(state_db: Path, table: str) -> bool:
+    """Whether ``state_db`` is Hermes's own store (its turn leases, and no table of
+    hermes-agent's schema bookkeeping)."""
     try:
         with readable_copy(state_db) as connection:
-            row = connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-            ).fetchone()
-            return row is not None
+            tables = {
+                str(row[0])
+                for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
     except HistoryUnreadable:
         return False
+    return "turn_leases" in tables and "schema_version" not in tables
 
 
 def import_home(
