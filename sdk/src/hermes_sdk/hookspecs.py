@@ -348,6 +348,10 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
     Called once when the plugin is loaded. The kernel lists declared commands in
     ``hermes --help`` from metadata alone and imports the plugin only when its command runs.
     A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...).
+    The running command finds a :class:`~hermes_sdk.events.CommandContext` in
+    ``click.get_current_context().meta[COMMAND_CONTEXT]``: the home, its config and
+    secrets, ``open_runtime()`` for a front-end, and ``open_archive(home)`` for an importer
+    that writes sessions from another tool into a store (:mod:`hermes_sdk.archive`).
 
     Manifest key: ``command.NAME``.
 
