@@ -8,6 +8,11 @@ itself writes, not our idea of it.
 
     python scripts/gen_hermes_agent_homes.py            # a fresh venv (a few minutes)
     python scripts/gen_hermes_agent_homes.py --venv V   # reuse a venv that has it
+    python scripts/gen_hermes_agent_homes.py --version 0.13.0 --minimal
+
+``--minimal`` writes only sessions (a memory write, a command, a delegated child): enough to
+pin how an older release's state.db reads (0.13.0 writes schema 11, 0.19.0 schema 22). The
+0.19.0 home goes to tests/fixtures/hermes_agent/home, others to home-VERSION.
 
 Needs the registries (PyPI) unless --venv is given; takes about two minutes to run.
 """
@@ -167,25 +172,31 @@ class Agent:
         return done.stdout.strip()
 
 
-def install(where: Path) -> Path:
+def install(where: Path, version: str) -> Path:
     venv = where / "venv"
     uv = shutil.which("uv")
     if uv:
         subprocess.run([uv, "venv", "-q", "-p", "3.11", str(venv)], check=True)
         subprocess.run(
             [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
-             f"hermes-agent=={VERSION}"],
+             f"hermes-agent=={version}"],
             check=True,
         )  # fmt: skip
     else:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "-q", f"hermes-agent=={VERSION}"], check=True
+            [str(venv / "bin" / "pip"), "install", "-q", f"hermes-agent=={version}"], check=True
         )
     return venv
 
 
-def write_home(agent: Agent, home: Path, base_url: str) -> None:
+def write_sessions(agent: Agent) -> None:
+    agent.run("-z", "Remember that I prefer tea, and that this project uses uv.")
+    agent.run("-z", "Run a command that prints the fixture marker.")
+    agent.run("-z", "Delegate: find the capital of France.")
+
+
+def write_home(agent: Agent, home: Path, base_url: str, minimal: bool) -> None:
     home.mkdir(parents=True)
     (home / "config.yaml").write_text(config_yaml(base_url, "fixture-model"), encoding="utf-8")
     (home / ".env").write_text(
@@ -193,6 +204,9 @@ def write_home(agent: Agent, home: Path, base_url: str) -> None:
         encoding="utf-8",
     )
     (home / ".env").chmod(0o600)
+    if minimal:
+        write_sessions(agent)
+        return
     agent.run("-z", "Remember that I prefer tea, and that this project uses uv.")
     agent.run("-z", "Run a command that prints the fixture marker.")
     agent.run("-z", "Save a skill for brewing green tea.")
@@ -222,23 +236,26 @@ def prune(home: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--venv", type=Path, help=f"a venv with hermes-agent=={VERSION}")
+    parser.add_argument("--venv", type=Path, help="a venv that has that version installed")
+    parser.add_argument("--version", default=VERSION, help=f"of hermes-agent (default {VERSION})")
+    parser.add_argument("--minimal", action="store_true", help="sessions only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hermes-agent-fixture-") as scratch:
         where = Path(scratch)
-        venv = args.venv or install(where)
+        venv = args.venv or install(where, args.version)
         (where / "user").mkdir()
         home = where / "home"
         server = ScriptedOpenAIServer(0, default=Reply.say("Hello from the fixture model."))
         server.respond = respond
         with server:
-            write_home(Agent(venv, home, where / "user"), home, server.base_url)
+            write_home(Agent(venv, home, where / "user"), home, server.base_url, args.minimal)
         prune(home)
-        target = OUT / "home"
+        target = OUT / ("home" if args.version == VERSION else f"home-{args.version}")
         shutil.rmtree(target, ignore_errors=True)
         OUT.mkdir(parents=True, exist_ok=True)
         shutil.copytree(home, target, symlinks=True)
-        (OUT / "VERSION").write_text(f"hermes-agent {VERSION}\n", encoding="utf-8")
+        stamp = OUT / f"{target.name}.version"  # beside the home: nothing in it is ours
+        stamp.write_text(f"written by hermes-agent {args.version}\n", encoding="utf-8")
     files = sorted(p for p in target.rglob("*") if p.is_file())
     size = sum(p.stat().st_size for p in files)
     print(json.dumps({"home": str(target), "files": len(files), "bytes": size}))

@@ -261,3 +261,42 @@ def test_secrets_with_quotes_and_spaces_read_back_as_they_were(hermes, source):
     (source / ".env").write_text(f"OPENAI_API_KEY=plain\nTRICKY_TOKEN='{tricky}'\n")
     assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
     assert read_dotenv(hermes.home / ".env") == {"OPENAI_API_KEY": "plain", "TRICKY_TOKEN": tricky}
+
+
+OLDER = FIXTURE.parent / "home-0.13.0"
+
+
+@pytest.mark.skipif(not OLDER.exists(), reason="no home of hermes-agent 0.13.0 generated")
+def test_a_home_of_an_older_release_comes_over_too(hermes, tmp_path):
+    source = tmp_path / "older"
+    shutil.copytree(OLDER, source, symlinks=True)
+    before = digest(source)
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 0, result.err
+    assert "(schema version 11)" in result.out
+    assert digest(source) == before
+    ids = fixture_ids(source)
+    listed = hermes("sessions", "list", "--json").out.splitlines()
+    assert {json.loads(line)["id"] for line in listed} == set(ids)
+    (child,) = [i for i, parent in ids.items() if parent]
+    stored = {json.loads(line)["id"]: json.loads(line) for line in listed}
+    assert stored[child]["parent_session_id"] == ids[child]
+    found = hermes("sessions", "search", "hermes-fixture-marker-7").out
+    assert "terminal" in hermes("sessions", "show", found.split()[0]).out
+    assert "Prefers tea." in (hermes.home / "memories" / "USER.md").read_text()
+
+
+@pytest.mark.skipif(not OLDER.exists(), reason="no home of hermes-agent 0.13.0 generated")
+def test_sessions_only_in_the_json_logs_still_come_over(hermes, tmp_path):
+    source = tmp_path / "older"
+    shutil.copytree(OLDER, source, symlinks=True)
+    ids = fixture_ids(source)
+    (source / "state.db").write_bytes(b"damaged " * 64)  # only the logs remain
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 0, result.err
+    assert "not a readable SQLite database" in result.out
+    assert f"{len(ids)} of them only in hermes-agent's sessions/*.json logs" in result.out
+    listed = [json.loads(line) for line in hermes("sessions", "list", "--json").out.splitlines()]
+    assert {row["id"] for row in listed} == set(ids)
+    found = hermes("sessions", "search", "hermes-fixture-marker-7")
+    assert found.out.strip(), "the log's tool result is searchable"

@@ -200,7 +200,7 @@ def _message(row: sqlite3.Row, stats: HistoryStats) -> ArchivedMessage | None:
         role=role,
         content=_text(row["content"], stats),
         created_at=float(row["timestamp"] or 0.0),
-        tool_calls=_calls(row["tool_calls"]) if role == "assistant" else (),
+        tool_calls=calls_of(row["tool_calls"]) if role == "assistant" else (),
         tool_call_id=row["tool_call_id"],
         tool_name=row["tool_name"],
         finish_reason=row["finish_reason"],
@@ -230,7 +230,7 @@ def _text(content: Any, stats: HistoryStats) -> str | None:
     return "\n".join(texts)
 
 
-def _calls(raw: Any) -> tuple[ToolCallRequest, ...]:
+def calls_of(raw: Any) -> tuple[ToolCallRequest, ...]:
     """OpenAI-style calls (``function.name``/``arguments``) or flat ones (``name``)."""
     if not raw:
         return ()

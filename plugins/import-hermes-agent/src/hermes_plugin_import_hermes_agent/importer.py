@@ -37,7 +37,8 @@ from hermes_plugin_import_hermes_agent.homefiles import (
     write_atomically,
 )
 from hermes_plugin_import_hermes_agent.report import HomeReport, Section
-from hermes_sdk.archive import PairedUser, SessionArchive
+from hermes_plugin_import_hermes_agent.transcripts import read_transcripts, transcript_files
+from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
 
 BATCH = 200
 """Sessions written per transaction: a crash loses at most one batch, which the next run
@@ -61,7 +62,8 @@ HANDLED = frozenset(
 WHY_NOT = {
     "logs": "hermes-agent's logs; Hermes writes its own in logs/",
     "auth.json": "OAuth sign-ins and pooled keys: sign in again, or put the keys in .env",
-    "sessions": "hermes-agent's gateway index; the sessions come from state.db",
+    "sessions": "hermes-agent's per-session logs and gateway index: what they hold and "
+    "state.db does not came over (see sessions)",
     "state.db-wal": "part of state.db (read with it)",
     "state.db-shm": "part of state.db",
     "hooks": "hermes-agent's shell hooks: Hermes runs plugins, not hook scripts",
@@ -289,36 +291,70 @@ def _pairing(source: Path, target: Path, options: Options) -> Section:
     return section
 
 
+@dataclass
+class _Tally:
+    new: int = 0
+    already: int = 0
+    messages: int = 0
+    calls: int = 0
+    children: int = 0
+    from_logs: int = 0
+
+
+def _store(
+    batch: list[ArchivedSession], archive: SessionArchive | None, dry_run: bool, tally: _Tally
+) -> int:
+    """Write the sessions of ``batch`` the target lacks; returns how many were new."""
+    stored = archive.stored(s.id for s in batch) if archive is not None else set()
+    new = [session for session in batch if session.id not in stored]
+    tally.already += len(batch) - len(new)
+    added = archive.add(new) if new and not dry_run and archive is not None else len(new)
+    tally.new += added
+    tally.messages += sum(len(s.messages) for s in new)
+    tally.calls += sum(len(m.tool_calls) for s in new for m in s.messages)
+    tally.children += sum(1 for s in new if s.parent_session_id)
+    return added
+
+
 def _sessions(source: Path, target: Path, options: Options) -> Section:
     section = Section("sessions")
     state_db = source / "state.db"
-    if not state_db.exists():
+    logs = transcript_files(source)
+    if not state_db.exists() and not logs:
         return section
     stats = HistoryStats()
-    section.count = messages = calls = children = already = 0
-    try:
-        with readable_copy(state_db) as connection, _archive(target, options) as archive:
-            for batch in history_batches(connection, stats, BATCH):
-                stored = archive.stored(s.id for s in batch) if archive is not None else set()
-                new = [session for session in batch if session.id not in stored]
-                already += len(batch) - len(new)
-                if new and not options.dry_run and archive is not None:
-                    section.count += archive.add(new)
-                else:
-                    section.count += len(new)
-                messages += sum(len(s.messages) for s in new)
-                calls += sum(len(m.tool_calls) for s in new for m in s.messages)
-                children += sum(1 for s in new if s.parent_session_id)
-    except HistoryUnreadable as exc:
-        section.left("state.db", str(exc))
-        return section
-    if already:
-        section.skip(f"{already} sessions", "imported before")
+    tally = _Tally()
+    in_db: set[str] = set()
+    unreadable: list[str] = []
+    with _archive(target, options) as archive:
+        if state_db.exists():
+            try:
+                with readable_copy(state_db) as connection:
+                    for batch in history_batches(connection, stats, BATCH):
+                        in_db.update(session.id for session in batch)
+                        _store(batch, archive, options.dry_run, tally)
+            except HistoryUnreadable as exc:
+                section.left("state.db", f"{exc}; the sessions in sessions/*.json come instead")
+        pending: list[ArchivedSession] = []
+        for session in read_transcripts(logs, in_db, stats, unreadable):
+            pending.append(session)
+            if len(pending) == BATCH:
+                tally.from_logs += _store(pending, archive, options.dry_run, tally)
+                pending = []
+        if pending:
+            tally.from_logs += _store(pending, archive, options.dry_run, tally)
+    section.count = tally.new
+    if tally.already:
+        section.skip(f"{tally.already} sessions", "imported before")
     version = f" (schema version {stats.schema_version})" if stats.schema_version else ""
     section.note(
-        f"{messages} messages with {calls} tool calls; {children} linked to a parent "
-        f"session{version}"
+        f"{tally.messages} messages with {tally.calls} tool calls; {tally.children} linked to a "
+        f"parent session{version}"
     )
+    if tally.from_logs:
+        section.note(f"{tally.from_logs} of them only in hermes-agent's sessions/*.json logs")
+    for name in unreadable:
+        section.left(f"sessions/{name}", "not a session log hermes-agent wrote")
     section.note(
         "their system prompts are not kept: a resumed session gets one built from "
         "this home (memory, skills) at its first turn"
