@@ -300,3 +300,14 @@ def test_sessions_only_in_the_json_logs_still_come_over(hermes, tmp_path):
     assert {row["id"] for row in listed} == set(ids)
     found = hermes("sessions", "search", "hermes-fixture-marker-7")
     assert found.out.strip(), "the log's tool result is searchable"
+
+
+def test_this_homes_own_config_keeps_its_comments_and_values(hermes, source):
+    own = "# my settings: do not lose this comment\nagent:\n  max_iterations: 42  # mine\n"
+    hermes.config(own)
+    assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
+    text = (hermes.home / "config.yaml").read_text()
+    assert text.startswith(own)  # untouched, the imported keys after it
+    config = yaml.safe_load(text)
+    assert config["agent"] == {"max_iterations": 42, "backend": "local"}
+    assert config["model"]["default"] == "fixture-model"

@@ -8,6 +8,7 @@ run again brings only what is new.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -115,14 +116,17 @@ def check_source(source: Path, target: Path) -> None:
 
 def _ours(state_db: Path) -> bool:
     """Whether ``state_db`` is Hermes's own store (its turn leases, and no table of
-    hermes-agent's schema bookkeeping)."""
+    hermes-agent's schema bookkeeping). Opened immutable: no lock taken, no file made."""
+    import sqlite3
+    from urllib.parse import quote
+
     try:
-        with readable_copy(state_db) as connection:
-            tables = {
-                str(row[0])
-                for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
-    except HistoryUnreadable:
+        with contextlib.closing(
+            sqlite3.connect(f"file:{quote(str(state_db))}?mode=ro&immutable=1", uri=True)
+        ) as connection:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            tables = {str(row[0]) for row in rows}
+    except sqlite3.DatabaseError:
         return False
     return "turn_leases" in tables and "schema_version" not in tables
 
@@ -203,15 +207,43 @@ def _config(
     for key, why in mapped.left:
         section.left(key, why)
     if written != existing and not options.dry_run:
-        import yaml
-
         header = (
             f"# Brought over from the hermes-agent home {source} by `hermes import "
             f"hermes-agent` on {time.strftime('%Y-%m-%d')}.\n"
         )
-        body = yaml.safe_dump(written, sort_keys=False, allow_unicode=True)
-        write_atomically(target / "config.yaml", header + body)
+        _add_to_config(target / "config.yaml", mapped.config, header)
     return mapped
+
+
+def _add_to_config(path: Path, additions: dict[str, Any], header: str) -> None:
+    """Add the keys the file lacks, editing it round trip (ruamel.yaml), so its comments,
+    order and quoting stay as they were; a new file starts with ``header``."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never re-wrap a long line
+    text = read_text(path) or ""
+    data = yaml.load(text) if text.strip() else None
+    above = header
+    if not isinstance(data, dict):  # no file, or comments only: they stay on top
+        above = text.rstrip("\n") + "\n" if text.strip() else header
+        data = CommentedMap()
+    elif text.strip():
+        above = ""
+    _add_missing(data, additions)
+    buffer = io.StringIO()
+    yaml.dump(data, buffer)
+    write_atomically(path, above + buffer.getvalue())
+
+
+def _add_missing(ours: Any, theirs: Mapping[str, Any]) -> None:
+    for key, value in theirs.items():
+        if key not in ours:
+            ours[key] = value
+        elif isinstance(ours[key], dict) and isinstance(value, Mapping):
+            _add_missing(ours[key], value)
 
 
 def _target_config(target: Path) -> dict[str, Any]:
