@@ -153,6 +153,12 @@ def test_a_dry_run_changes_nothing_anywhere(hermes, source):
     assert not (hermes.home / "config.yaml").exists()
     assert not (hermes.home / "state.db").exists()
     assert not (hermes.home / "memories").exists()
+    as_json = json.loads(hermes("import", "hermes-agent", str(source), "--dry-run", "--json").out)
+    (home, profile) = as_json["homes"]
+    counts = {section["kind"]: section["imported"] for section in home["sections"]}
+    assert counts["sessions"] == 6 and counts["memory entries"] == 3 and counts["cron jobs"] == 2
+    assert profile["profile"] == "work"
+    assert digest(source) == before and not (hermes.home / "state.db").exists()
 
 
 def test_without_yes_and_no_terminal_to_ask_nothing_is_imported(hermes, source):

@@ -61,6 +61,8 @@ def hermes_agent(path: Path | None, yes: bool, dry_run: bool, details: bool, as_
         check_source(source, target)
     except ImportRefused as exc:
         raise click.ClickException(str(exc)) from None
+    if not dry_run and not yes and as_json:
+        raise click.ClickException("nothing was imported: --json needs --yes (or --dry-run)")
     if not dry_run and not yes:
         preview = run(trial=True)
         for line in render(preview, dry_run=True, details=details):
