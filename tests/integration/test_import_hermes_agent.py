@@ -317,3 +317,17 @@ def test_this_homes_own_config_keeps_its_comments_and_values(hermes, source):
     config = yaml.safe_load(text)
     assert config["agent"] == {"max_iterations": 42, "backend": "local"}
     assert config["model"]["default"] == "fixture-model"
+
+
+def test_a_file_that_is_not_text_is_one_line_and_a_rerun_finishes(hermes, source):
+    soul = source / "SOUL.md"
+    soul.write_bytes(b"You are \xff\xfe terse.\n")
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 1
+    assert result.err.strip() == (
+        f"Error: {soul}: not UTF-8 text (byte 8): save it as UTF-8, then import again"
+    )
+    soul.write_text("You are terse.\n")
+    again = hermes("import", "hermes-agent", str(source), "--yes")
+    assert again.code == 0, again.err
+    assert "sessions: 6 came over" in again.out

@@ -45,11 +45,21 @@ def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
         raise
 
 
+class NotText(OSError):
+    """A file that should hold UTF-8 text does not: one line naming it."""
+
+
 def read_text(path: Path) -> str | None:
+    """The file's text; None if it does not exist. Raises :class:`NotText` (an OSError,
+    reported as one line) for bytes that are not UTF-8."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise NotText(
+            f"{path}: not UTF-8 text (byte {exc.start}): save it as UTF-8, then import again"
+        ) from None
 
 
 # --- .env ------------------------------------------------------------------------------
