@@ -9,10 +9,19 @@ from pathlib import Path
 
 import pytest
 from hermes_plugin_import_hermes_agent.history import (
+    HistoryStats,
     HistoryUnreadable,
-    read_history,
+    history_batches,
     readable_copy,
 )
+
+
+def read_history(connection):
+    """Every session, with what was left out; batches of 2, to cross batch edges."""
+    stats = HistoryStats()
+    sessions = [s for batch in history_batches(connection, stats, size=2) for s in batch]
+    return sessions, stats
+
 
 OLD_SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);

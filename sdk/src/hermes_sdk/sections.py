@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["closest", "drop_unknown", "fields_at", "section_settings", "unknown_key_text"]
+__all__ = ["closest", "drop_unknown", "fields_at", "section_settings"]
 
 ModelT = TypeVar("ModelT", bound="BaseModel")
 Location = tuple[str | int, ...]
@@ -111,13 +111,6 @@ def closest(word: str, choices: Sequence[str]) -> str | None:
         return found[0]
     lowered = {choice.lower().replace("-", "_"): choice for choice in choices}
     return lowered.get(word.lower().replace("-", "_"))
-
-
-def unknown_key_text(name: str, model: type[BaseModel], location: Location) -> str:
-    """``name.a.b`` for an unknown key, with the key it most likely meant."""
-    dotted = ".".join(str(part) for part in (name, *location) if part != "")
-    meant = closest(str(location[-1]), fields_at(model, location[:-1])) if location else None
-    return f"{dotted} (did you mean {meant!r}?)" if meant else dotted
 
 
 def section_settings(name: str, model: type[ModelT], data: Mapping[str, Any] | None) -> ModelT:

@@ -99,13 +99,6 @@ _MESSAGE_COLUMNS = (
 )  # fmt: skip
 
 
-def read_history(connection: sqlite3.Connection) -> tuple[list[ArchivedSession], HistoryStats]:
-    """Every session of the database, oldest first, each with its messages."""
-    stats = HistoryStats()
-    sessions = [session for batch in history_batches(connection, stats) for session in batch]
-    return sessions, stats
-
-
 def history_batches(
     connection: sqlite3.Connection, stats: HistoryStats, size: int = 200
 ) -> Iterator[list[ArchivedSession]]:

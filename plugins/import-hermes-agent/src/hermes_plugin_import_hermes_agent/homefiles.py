@@ -23,7 +23,6 @@ DELIMITER = "\n§\n"
 """Between memory entries, in hermes-agent's files and ours alike."""
 DEFAULT_SOUL = "You are Hermes Agent, an intelligent AI assistant created by Nous Research."
 """How hermes-agent's own SOUL.md begins: a file it wrote itself, not the user's persona."""
-HIDDEN_SKILL_FOLDERS = frozenset({".hub", ".archive", ".curator_backups"})
 
 
 def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
