@@ -54,6 +54,16 @@ def test_secrets_and_bad_keys_are_refused(hermes):
     assert hermes.config.read_text() == ORIGINAL
 
 
+def test_an_unknown_key_typed_is_refused_with_the_key_it_likely_meant(hermes):
+    code, _, err = hermes("config", "set", "agent.retires", "5")
+    assert code == 1
+    assert "unknown key 'agent.retires' is ignored" in err
+    assert "rename it to 'retries'" in err and "(nothing was changed)" in err
+    code, _, err = hermes("config", "set", "agnet.retries.deeper", "5")
+    assert code == 1 and "unknown key 'agnet'" in err
+    assert hermes.config.read_text() == ORIGINAL
+
+
 def test_unset_removes_a_key_and_the_sections_it_empties(hermes):
     assert hermes("config", "unset", "model.default") == (
         0,

@@ -178,6 +178,19 @@ def test_the_source_is_never_the_target(hermes, source, monkeypatch):
     assert "Traceback" not in result.err
 
 
+def test_a_home_that_is_only_its_state_db_is_not_imported_into_itself(hermes, source, monkeypatch):
+    (source / "config.yaml").unlink()  # settings load: the import's own check refuses
+    monkeypatch.setenv("HERMES_HOME", str(source))
+    before = digest(source)
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 1
+    assert "is the hermes-agent home itself" in result.err
+    assert f"HERMES_HOME={source}-new hermes import hermes-agent {source}" in result.err
+    assert {k: v[0] for k, v in digest(source).items() if k in before} == {
+        k: v[0] for k, v in before.items()
+    }
+
+
 @pytest.mark.parametrize(
     ("path", "problem"),
     [("missing", "does not exist"), ("empty", "not a hermes-agent home")],

@@ -111,19 +111,20 @@ def _validator(ctx: click.Context, key: str | None = None) -> Any:
             )
         except ConfigError as exc:
             raise ConfigError([f"{p} (nothing was changed)" for p in exc.problems]) from None
-        parts = key.split(".") if key else []
-        prefixes = {".".join(parts[:end]) for end in range(1, len(parts) + 1)}
-        typed = [
-            f"{finding}: {fix} (nothing was changed)"
-            for finding, fix in unknown
-            if any(f"unknown key {prefix!r}" in finding for prefix in prefixes)
-        ]
-        if typed:
-            raise ConfigError(typed)
         trial = dataclasses.replace(settings, document=document, plugins=plugins)
         report = check_plugin_sections(trial, app.host)
         if report.problems:
             raise ConfigError([f"{p} (nothing was changed)" for p in report.problems])
+        parts = key.split(".") if key else []
+        prefixes = {".".join(parts[:end]) for end in range(1, len(parts) + 1)}
+        found = [f"{finding}: {fix}" for finding, fix in unknown] + report.warnings
+        typed = [
+            f"{line} (nothing was changed)"
+            for line in found
+            if any(f"unknown key {prefix!r}" in line for prefix in prefixes)
+        ]
+        if typed:
+            raise ConfigError(typed)
         for warning in warnings + report.warnings:
             click.echo(f"warning: {warning}", err=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from hermes_kernel.store.db import Database
@@ -24,21 +24,15 @@ class StoreArchive(SessionArchive):
         self._db = db
 
     def stored(self, session_ids: Iterable[str]) -> set[str]:
-        wanted = list(dict.fromkeys(session_ids))
-        found: set[str] = set()
-        for start in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            rows = self._db.query(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
-            found.update(str(row[0]) for row in rows)
-        return found
+        return _stored_in(self._db.query, set(session_ids))
 
     def add(self, sessions: Sequence[ArchivedSession]) -> int:
         for session in sessions:
             _check(session)
         added = 0
+        wanted = {s.id for s in sessions} | {s.parent_session_id or "" for s in sessions}
         with self._db.write() as cursor:
-            known = {str(row[0]) for row in cursor.execute("SELECT id FROM sessions").fetchall()}
+            known = _stored_in(lambda sql, ids: cursor.execute(sql, ids).fetchall(), wanted)
             for session in _parents_first(sessions):
                 if session.id in known:
                     continue
@@ -61,6 +55,22 @@ class StoreArchive(SessionArchive):
                 )
                 added += cursor.connection.changes()
         return added
+
+
+def _stored_in(
+    query: Callable[[str, list[str]], Sequence[Sequence[Any]]], session_ids: set[str]
+) -> set[str]:
+    """Those of ``session_ids`` that are stored (``query`` runs a SELECT: in the caller's
+    transaction, or on its own)."""
+    wanted = sorted(session_ids)
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        found.update(
+            str(row[0]) for row in query(f"SELECT id FROM sessions WHERE id IN ({marks})", chunk)
+        )
+    return found
 
 
 def _check(session: ArchivedSession) -> None:

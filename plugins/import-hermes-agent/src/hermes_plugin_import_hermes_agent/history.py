@@ -41,8 +41,6 @@ class HistoryUnreadable(Exception):
 class HistoryStats:
     """What reading the history left out, and why (for the report)."""
 
-    sessions: int = 0
-    messages: int = 0
     rewound: int = 0
     """Messages the user had taken back (/rewind, /undo): hermes-agent hid them too."""
     odd_roles: dict[str, int] = field(default_factory=dict)
@@ -125,7 +123,6 @@ def history_batches(
             ):
                 by_session.setdefault(str(message["session_id"]), []).append(message)
             batch = [_session(row, by_session.get(str(row["id"]), []), ids, stats) for row in chunk]
-            stats.sessions += len(batch)
             yield batch
     except sqlite3.DatabaseError as exc:
         raise HistoryUnreadable(f"state.db: cannot read its sessions: {exc}") from None
@@ -148,7 +145,6 @@ def _session(
                 messages.append(converted)
         if part == 0:
             view_starts_at = len(messages)
-    stats.messages += len(messages)
     source = str(row["source"] or "cli")
     parent = row["parent_session_id"]
     if parent is not None and str(parent) not in ids:

@@ -142,14 +142,14 @@ def import_home(
             "over with the next import; stop it first for a final one"
         )
     source_env = parse_env(read_text(source / ".env") or "")
-    mapped = _config(source, target, source_env, options, report)
+    mapped, settings = _config(source, target, source_env, options, report)
     report.section(
         import_env(
             target, source_env, mapped.secrets, mapped.env_settings, ENV_RENAMES, options.dry_run
         )
     )
     report.section(import_soul(source, target, options.dry_run))
-    limits = MemoryLimits.of(_merged(target, mapped.config))
+    limits = MemoryLimits.of(settings)
     report.section(import_memories(source, target, limits, options.dry_run))
     report.section(import_skills(source, target, options.dry_run))
     report.section(import_cron(source, target, options.scheduler_installed, options.dry_run))
@@ -179,7 +179,8 @@ def running_gateway(source: Path) -> int | None:
 
 def _config(
     source: Path, target: Path, env: Mapping[str, str], options: Options, report: HomeReport
-) -> MappedConfig:
+) -> tuple[MappedConfig, dict[str, Any]]:
+    """The mapping, and the target's settings with it (what this home will run with)."""
     section = report.section(Section("settings (config.yaml)"))
     text = read_text(source / "config.yaml")
     data: Any = {}
@@ -212,7 +213,7 @@ def _config(
             f"hermes-agent` on {time.strftime('%Y-%m-%d')}.\n"
         )
         _add_to_config(target / "config.yaml", mapped.config, header)
-    return mapped
+    return mapped, written
 
 
 def _add_to_config(path: Path, additions: dict[str, Any], header: str) -> None:
@@ -277,10 +278,6 @@ def _merge(
         elif merged[key] != value:
             kept.append(path)
     return merged, kept
-
-
-def _merged(target: Path, mapped: dict[str, Any]) -> dict[str, Any]:
-    return _merge(_target_config(target), mapped)[0]
 
 
 # --- pairing and sessions ---------------------------------------------------------------

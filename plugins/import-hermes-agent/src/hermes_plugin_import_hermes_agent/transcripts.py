@@ -73,7 +73,6 @@ def _session(session_id: str, data: dict[str, Any], stats: HistoryStats) -> Arch
                 reasoning=entry.get("reasoning"),
             )
         )
-    stats.messages += len(messages)
     platform = str(data.get("platform") or "cli")
     return ArchivedSession(
         id=session_id,
