@@ -50,7 +50,7 @@ class Hermes:
         path.chmod(0o600)
 
     def app(self):  # an App for calling the kernel's model setup directly
-        from hermes_kernel.cli.app import App
+        from hermes_kernel.app import App
         from hermes_kernel.config.settings import Flags
 
         return App(Flags(home=self.home))

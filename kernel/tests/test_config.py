@@ -34,7 +34,7 @@ def test_defaults_without_any_file(tmp_path):
 
 
 def test_home_precedence_flag_then_environment_then_default(tmp_path, monkeypatch):
-    from hermes_kernel.home import base_home
+    from hermes_kernel.config.home import base_home
 
     monkeypatch.setenv("HOME", str(tmp_path))
     assert base_home(None, {}) == tmp_path / ".hermes"

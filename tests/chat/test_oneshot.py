@@ -147,3 +147,18 @@ def test_a_session_busy_in_another_process_is_one_line(configured, openai_server
         store.close()
     assert result.code == 1
     assert "another hermes" in one_error_line(result.err)
+
+
+def test_without_the_chat_front_end_hermes_says_what_is_missing(
+    configured, openai_server, monkeypatch
+):
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "chat")
+    bare = configured()
+    assert bare.code == 0
+    assert "no enabled plugin provides `hermes chat` (a front-end)" in bare.out
+    assert "model provider" not in bare.out  # that one is there
+    once = configured("-z", "hello")
+    assert once.code == 1
+    assert "-z cannot ask: no enabled plugin provides `hermes chat`" in once.err
+    assert "Traceback" not in once.err
+    assert not openai_server.requests

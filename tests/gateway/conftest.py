@@ -90,7 +90,7 @@ def polling(telegram: FakeTelegram, timeout: float = 20.0) -> None:
 
 class RunningGateway:
     def __init__(self, home: Path) -> None:
-        from hermes_kernel.cli.app import App
+        from hermes_kernel.app import App
         from hermes_kernel.config.settings import Flags
         from hermes_kernel.gateway.service import Gateway
 

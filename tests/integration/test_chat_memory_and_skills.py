@@ -19,7 +19,14 @@ pytestmark = pytest.mark.venv
 
 @pytest.fixture(scope="module")
 def standard_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    plugins = ["provider-openai", "backend-local", "toolset-terminal", "memory-builtin", "skills"]
+    plugins = [
+        "chat",
+        "provider-openai",
+        "backend-local",
+        "toolset-terminal",
+        "memory-builtin",
+        "skills",
+    ]
     path = tmp_path_factory.mktemp("standard") / "venv"
     return Venv(build_venv(path, [REPO / "plugins" / name for name in plugins]))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_kernel.cli.app import App
+from hermes_kernel.app import App
 from hermes_kernel.config.settings import Flags
 from hermes_sdk.tool_calls import schema_problem, signature_problems
 

@@ -24,8 +24,8 @@ def world(hermes, make_engine, tmp_path, monkeypatch):
     env = ToolEnvironment(app, store=store, aside_route=lambda: routes[0])
     tools = [spec for spec in app.host.tools() if spec.name in ("memory", "session_search")]
     app.host.load_observers()
-    from hermes_kernel.chat.agent import _Observer
     from hermes_kernel.memory.external import ExternalMemory
+    from hermes_kernel.runtime.agent import _Observer
 
     observer = _Observer(app, None, ExternalMemory(app))
 

@@ -13,7 +13,7 @@ from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine
 from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.pool import PooledProvider
-from hermes_kernel.providers.pricing import PriceBook, describe_cost
+from hermes_kernel.providers.pricing import PriceBook
 from hermes_kernel.providers.routes import model_setup
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import ModelPrice, PriceTableSpec
@@ -26,6 +26,7 @@ from hermes_sdk.models import (
     ProviderSettings,
 )
 from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_sdk.text import describe_cost
 
 REQUEST = ModelRequest("test-model", (ChatMessage("user", "hi"),))
 

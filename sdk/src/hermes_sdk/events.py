@@ -155,3 +155,7 @@ class CommandContext:
     """``with context.open_archive(home) as archive:`` write sessions and paired users
     brought in from another tool into the store of ``home`` (this home, or a profile's):
     see :mod:`hermes_sdk.archive`. The store's own errors are one line (OSError)."""
+    before_exit: Callable[[], None] = field(default=lambda: None)
+    """Call it before a command leaves the process at once (``os._exit``: a tool thread that
+    ignores a stop would hold up a normal exit): the kernel saves what it must (the plugins'
+    load states) and ends the isolated plugins' processes."""

@@ -21,22 +21,27 @@ Fields may be added in minor SDK versions; none is removed or renamed outside a 
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from hermes_sdk.budget import Budget
+from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 __all__ = [
+    "RESERVED_SLASH_NAMES",
     "RUNTIME_ENTRY_POINTS",
     "Budget",
     "Delivery",
     "DeliveryUnavailable",
     "ModelChoice",
+    "ModelInfo",
     "Notice",
+    "ProvidedName",
+    "ProviderChoice",
     "Question",
     "QuestionChoice",
     "Runtime",
@@ -48,12 +53,37 @@ __all__ = [
     "SessionSummary",
     "TextDelta",
     "ToolFinished",
+    "ToolProgress",
     "ToolStarted",
     "TurnEnded",
     "TurnEvent",
     "TurnUsage",
     "open_runtime",
 ]
+
+RESERVED_SLASH_NAMES = frozenset(
+    {
+        "help",
+        "new",
+        "reset",
+        "resume",
+        "sessions",
+        "model",
+        "usage",
+        "tools",
+        "compact",
+        "stop",
+        "retry",
+        "undo",
+        "title",
+        "verbose",
+        "yolo",
+        "quit",
+        "exit",
+    }
+)
+"""Slash commands front-ends keep for themselves: a plugin's command of one of these names is
+refused. (``skills`` and ``memory`` are not reserved: a plugin's own replaces the listing.)"""
 
 RUNTIME_ENTRY_POINTS = "hermes.runtime"
 """The entry point group through which the kernel offers :func:`open_runtime`."""
@@ -105,6 +135,9 @@ class SessionOptions:
     """False: no background review proposes memory or skills after its turns."""
     budget: Budget | None = None
     """Limits of its own; the ones it leaves None come from config.yaml's ``budget:``."""
+    yolo: bool = False
+    """Dangerous commands run without asking (as approvals mode ``off``; the hardline list
+    and ``approvals.deny`` still refuse). :meth:`Runtime.set_yolo` changes it later."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +158,12 @@ class SessionSummary:
     input_tokens: int
     output_tokens: int
     estimated_cost_usd: float
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    unpriced_calls: int = 0
+    """Model calls whose price is unknown: the cost is then a lower bound, never "free"."""
+    tool_call_count: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,6 +179,35 @@ class SessionMessage:
     tool_call_id: str | None = None
     tool_name: str | None = None
     finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelInfo:
+    """The model a session opened with ``provider`` / ``model`` would use, before any is
+    opened (a chat's banner): ``notice`` says why it is that one when nothing was asked for
+    (no API key set, so the embedded model answers)."""
+
+    provider: str
+    model: str
+    notice: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderChoice:
+    """A provider a session may name: the key it needs (None: none), the models it lists."""
+
+    name: str
+    key_env: str | None
+    models: tuple[str, ...]
+    default_model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProvidedName:
+    """Something a plugin provides, as listed: its name and the plugin's."""
+
+    name: str
+    plugin: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,6 +248,15 @@ class ToolStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgress:
+    """A running tool reported how far it got (one line: an MCP server's progress)."""
+
+    call_id: str
+    tool: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolFinished:
     call_id: str
     tool: str
@@ -187,6 +264,8 @@ class ToolFinished:
     content: str
     """The result as the model reads it (secrets redacted, large output cut)."""
     duration_s: float = 0.0
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    """The call's arguments, as :class:`ToolStarted` had them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,7 +281,8 @@ class Question:
 
     Call :meth:`answer` with one choice's ``value`` (from any thread). No answer within
     ``timeout_s``, or :meth:`decline`, means no: the command does not run, and the model is
-    told why. Approval values are ``once``, ``session`` and ``deny``."""
+    told why. Approval values are ``once``, ``session``, ``always`` (also saved to
+    ``approvals.allow`` in config.yaml) and ``deny``."""
 
     question_id: str
     kind: Literal["approval", "question"]
@@ -210,6 +290,8 @@ class Question:
     choices: tuple[QuestionChoice, ...]
     command: str | None = None
     timeout_s: float = 120.0
+    free_text: bool = False
+    """The user may answer in their own words (:meth:`answer_text`): a tool's question."""
     _reply: Any = field(default=None, repr=False)  # set by the runtime: (value | None) -> bool
 
     def answer(self, value: str) -> bool:
@@ -217,6 +299,13 @@ class Question:
         if value not in {choice.value for choice in self.choices}:
             return False
         return bool(self._reply(value)) if self._reply is not None else False
+
+    def answer_text(self, text: str) -> bool:
+        """Answer in the user's words; False unless ``free_text``, or if the question is
+        closed. A choice's value given this way picks that choice."""
+        if not self.free_text or not text:
+            return False
+        return bool(self._reply(text)) if self._reply is not None else False
 
     def decline(self) -> bool:
         """Answer no (deny, or no choice)."""
@@ -254,7 +343,7 @@ class TurnEnded:
         return self.status == "done"
 
 
-TurnEvent = TextDelta | Notice | ToolStarted | ToolFinished | Question | TurnEnded
+TurnEvent = TextDelta | Notice | ToolStarted | ToolProgress | ToolFinished | Question | TurnEnded
 
 
 class RuntimeTurn(abc.ABC):
@@ -358,6 +447,105 @@ class Runtime(abc.ABC):
     @abc.abstractmethod
     def models(self) -> Sequence[ModelChoice]:
         """The models sessions can be opened with: the configured one first."""
+
+    # --- what a chat front-end needs beyond turns (SDK 0.x: added for the terminal chat) ---
+
+    @abc.abstractmethod
+    def warnings(self) -> Sequence[str]:
+        """Lines about this runtime's setup the user should see, one problem each: a toolset
+        nobody provides, a memory provider that failed, a tool source that did not start."""
+
+    @abc.abstractmethod
+    def describe_model(self, provider: str | None = None, model: str | None = None) -> ModelInfo:
+        """The model a session opened with these options would use. Raises ValueError with
+        one line to act on if it cannot be used (a strict choice: no fallback)."""
+
+    @abc.abstractmethod
+    def providers(self) -> Sequence[ProviderChoice]:
+        """Every provider a session may name, configured or not, by name."""
+
+    @abc.abstractmethod
+    async def use_model(
+        self, session_id: str, provider: str | None, model: str | None
+    ) -> ModelInfo:
+        """Run the session's next turns on another model (strict: no fallback). Raises
+        ValueError (one line; the session keeps its model) or :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def latest_session(self, source: str | None = None) -> SessionSummary | None:
+        """The session written to last (not the last one started), of ``source`` if given:
+        what "continue the last chat" means."""
+
+    @abc.abstractmethod
+    async def find_session(self, reference: str) -> SessionSummary:
+        """The stored session whose id is ``reference`` or starts with it (unique). Raises
+        :class:`SessionNotFound` with one line that says which."""
+
+    @abc.abstractmethod
+    async def set_title(self, session_id: str, title: str) -> SessionSummary:
+        """Give the session a title; raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def undo(self, session_id: str) -> str | None:
+        """Remove the last user message and everything after it; returns that message's
+        text (None: nothing to undo). Raises :class:`SessionBusy` if a turn runs on it here
+        or in another process."""
+
+    @abc.abstractmethod
+    async def compact(
+        self,
+        session_id: str,
+        focus: str | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> str | None:
+        """Compact the session's view now (older messages become a summary; the transcript
+        is kept); None when done, else one line saying why not. ``on_notice`` hears
+        progress. Raises :class:`SessionBusy` or :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    def set_yolo(self, session_id: str, on: bool) -> None:
+        """Turn asking before dangerous commands off (``on``) or back on for the session."""
+
+    @abc.abstractmethod
+    async def usage_report(self, session_id: str) -> list[str]:
+        """What the session has used, as lines to show as they are: messages and tool calls,
+        tokens and cost, the budget spent, work delegated from it, each model's share."""
+
+    @abc.abstractmethod
+    def tools_report(self, session_id: str | None = None) -> list[str]:
+        """The installed tools as lines to show, marking those the session (None: a new
+        one with the default options) is not given."""
+
+    @abc.abstractmethod
+    def toolsets(self) -> Sequence[str]:
+        """The toolsets the installed tools belong to, by name: what ``toolsets=`` may
+        name (an unknown one makes :meth:`open_session` raise ValueError)."""
+
+    @abc.abstractmethod
+    def provided(self, kind: Kind) -> Sequence[ProvidedName]:
+        """What the installed plugins provide of ``kind`` (skill sources, memory ...)."""
+
+    @abc.abstractmethod
+    def slash_commands(self) -> Mapping[str, SlashCommandSpec]:
+        """The plugins' ``/NAME`` commands by name; a refused one (a reserved name, see
+        :data:`RESERVED_SLASH_NAMES`) is left out and is one of :meth:`warnings`."""
+
+    @abc.abstractmethod
+    async def run_slash(
+        self, name: str, args: str, session_id: str | None, *, user_scope: str | None = None
+    ) -> str | None:
+        """Run a plugin's slash command (a coroutine on the loop, else in a worker thread)
+        and return what it printed. Its errors propagate: show them as one line."""
+
+    @abc.abstractmethod
+    def watch_background(self, callback: Callable[[str], None]) -> None:
+        """``callback`` hears, from any thread, one line per piece of background work done
+        for this runtime's sessions ("learned in the background: created skill x")."""
+
+    @abc.abstractmethod
+    def stop_hooks(self) -> None:
+        """End the wait for every plugin hook running now (a process that is leaving): the
+        turn waiting for one goes on without it."""
 
     @abc.abstractmethod
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:

@@ -20,8 +20,8 @@ def config() -> None:
 @click.pass_context
 def path(ctx: click.Context) -> None:
     """Print the path of config.yaml (it may not exist yet)."""
+    from hermes_kernel.config.home import resolve_home
     from hermes_kernel.config.settings import config_path
-    from hermes_kernel.home import resolve_home
 
     app = app_of(ctx)
     import os
@@ -36,7 +36,7 @@ def show(ctx: click.Context) -> None:
     sections included, which imports the plugins that own them), secrets redacted."""
     import yaml
 
-    from hermes_kernel.config.sections import check_plugin_sections
+    from hermes_kernel.plugins.sections import check_plugin_sections
     from hermes_kernel.redact import redact_data
 
     app = app_of(ctx)
@@ -60,7 +60,7 @@ def show(ctx: click.Context) -> None:
 @click.pass_context
 def validate(ctx: click.Context) -> None:
     """Check config.yaml (and the sections plugins own); exit 1 if it has errors."""
-    from hermes_kernel.config.sections import check_plugin_sections
+    from hermes_kernel.plugins.sections import check_plugin_sections
 
     app = app_of(ctx)
     settings = app.settings  # kernel sections and .env: a ConfigError ends here with exit 1
@@ -98,8 +98,8 @@ def _validator(ctx: click.Context, key: str | None = None) -> Any:
     import dataclasses
 
     from hermes_kernel.config.errors import ConfigError
-    from hermes_kernel.config.sections import check_plugin_sections
     from hermes_kernel.config.settings import _parse_and_validate
+    from hermes_kernel.plugins.sections import check_plugin_sections
 
     app = app_of(ctx)
 

@@ -55,9 +55,9 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
 
 def _store_findings(home: Path) -> list[Finding]:
     """state.db opens as ours (a hermes-agent one, or a damaged one, is an error)."""
-    from hermes_kernel.foreign_home import ForeignStoreError
     from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
+    from hermes_kernel.store.foreign import ForeignStoreError
     from hermes_kernel.store.state import state_db_path
 
     path = state_db_path(home)
@@ -74,9 +74,9 @@ def _store_findings(home: Path) -> list[Finding]:
 
 def collect_findings(ctx: click.Context) -> list[Finding]:
     from hermes_kernel.config.errors import ConfigError
-    from hermes_kernel.config.sections import check_plugin_sections
-    from hermes_kernel.foreign_home import ForeignHomeError
+    from hermes_kernel.config.foreign_home import ForeignHomeError
     from hermes_kernel.plugins.discovery import declared_conflicts
+    from hermes_kernel.plugins.sections import check_plugin_sections
     from hermes_sdk import Kind
 
     app = app_of(ctx)

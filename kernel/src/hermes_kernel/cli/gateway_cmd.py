@@ -47,7 +47,7 @@ def run(ctx: click.Context) -> None:
 async def _serve(service: Gateway) -> None:
     import asyncio
 
-    from hermes_kernel.chat.loop import Leaving
+    from hermes_sdk.leaving import Leaving
 
     stop = asyncio.Event()
 

@@ -19,17 +19,13 @@ import click
 from hermes_kernel._version import __version__
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
     from hermes_sdk import Kind
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
     from hermes_sdk.runtime import Runtime
 
 _BUILTINS: dict[str, tuple[str, str]] = {
-    "chat": (
-        "hermes_kernel.cli.chat_cmd:chat",
-        "Chat with the agent (interactive; -q TEXT to ask once).",
-    ),
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
     "doctor": (
         "hermes_kernel.cli.doctor_cmd:doctor",
@@ -91,11 +87,11 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 def app_of(ctx: click.Context) -> App:
-    """The invocation's :class:`~hermes_kernel.cli.app.App`, created on first use."""
+    """The invocation's :class:`~hermes_kernel.app.App`, created on first use."""
     root = ctx.find_root()
     app: App | None = root.meta.get("hermes.app")
     if app is None:
-        from hermes_kernel.cli.app import App
+        from hermes_kernel.app import App
         from hermes_kernel.config.settings import Flags
         from hermes_kernel.log import setup_logging
 
@@ -196,6 +192,7 @@ def _command_context(app: App) -> CommandContext:
         secrets=settings.secrets.merged(),
         open_runtime=lambda: _command_runtime(app),
         open_archive=_command_archive,
+        before_exit=app.close,
     )
 
 
@@ -284,17 +281,41 @@ def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    chat = cli.get_command(ctx, "chat")
-    assert chat is not None
+    from hermes_kernel.cli.overview import print_overview
+
+    # `hermes` alone is `hermes chat`, and `-z TEXT` is `hermes chat -q TEXT`: the command of
+    # that name, whichever plugin provides it.
+    chat = cli.get_command(ctx, DEFAULT_COMMAND)
+    if chat is None or not app_of(ctx).host.declared(_provider_kind()):
+        if oneshot is not None:
+            raise click.ClickException(f"-z cannot ask: {_missing(ctx)}")
+        print_overview(app_of(ctx), _missing(ctx))
+        return
     if oneshot is not None:
         ctx.invoke(chat, query=oneshot)
         return
-    from hermes_kernel.cli.overview import print_overview
-
-    if not app_of(ctx).host.declared(_provider_kind()):
-        print_overview(app_of(ctx))
-        return
     ctx.invoke(chat)
+
+
+DEFAULT_COMMAND = "chat"
+"""What ``hermes`` runs with no command: a command a front-end plugin provides."""
+
+
+def _declared(ctx: click.Context, name: str) -> bool:
+    group = ctx.command
+    assert isinstance(group, HermesGroup)
+    return name in group._plugin_commands(ctx)
+
+
+def _missing(ctx: click.Context) -> str:
+    """What is missing before ``hermes`` can chat: an enabled plugin that provides the
+    command, one that provides a model, or both."""
+    wanted = []
+    if not _declared(ctx, DEFAULT_COMMAND):
+        wanted.append(f"`hermes {DEFAULT_COMMAND}` (a front-end)")
+    if not app_of(ctx).host.declared(_provider_kind()):
+        wanted.append("a model provider")
+    return f"no enabled plugin provides {' or '.join(wanted)}"
 
 
 def _skip_httpx_command_line() -> None:

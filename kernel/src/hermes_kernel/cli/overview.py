@@ -1,15 +1,15 @@
-"""What bare ``hermes`` prints when no plugin provides a model to chat with: where things
-stand and what to do."""
+"""What bare ``hermes`` prints when it cannot chat yet (no front-end provides the chat, or
+no plugin provides a model): where things stand and what to do."""
 
 from __future__ import annotations
 
 import click
 
 from hermes_kernel._version import __version__
-from hermes_kernel.cli.app import App
+from hermes_kernel.app import App
 
 
-def print_overview(app: App) -> None:
+def print_overview(app: App, missing: str) -> None:
     host = app.host
     installed, enabled = len(host.records), len(host.enabled())
     click.echo(f"Hermes {__version__}: {installed} plugins installed, {enabled} enabled.")
@@ -18,8 +18,7 @@ def print_overview(app: App) -> None:
         click.echo(
             "Install a bundle or plugins (pip install hermes-plugin-NAME), then run: hermes doctor"
         )
-    else:  # bare hermes opens the chat whenever a provider is there
-        click.echo(
-            "No enabled plugin declares a model provider, so there is nothing to chat with yet."
-        )
+    else:
+        click.echo(f"There is nothing to chat with yet: {missing}.")
+        click.echo("Install or enable one: hermes plugins catalog, hermes plugins enable NAME")
     click.echo("See: hermes plugins list, hermes doctor, hermes --help")

@@ -11,7 +11,7 @@ import click
 from hermes_kernel.cli.main import app_of
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
     from hermes_kernel.distribution.catalog import Catalog, CatalogEntry
 
 

@@ -13,7 +13,7 @@ from hermes_kernel.cli.main import app_of
 
 
 def _base(ctx: click.Context) -> Path:
-    from hermes_kernel.home import base_home
+    from hermes_kernel.config.home import base_home
 
     return base_home(app_of(ctx).flags.home, os.environ)
 
@@ -25,7 +25,7 @@ def _profiles(base: Path) -> list[str]:
 
 def _checked(name: str) -> str:
     from hermes_kernel.config.errors import ConfigError
-    from hermes_kernel.home import check_profile_name
+    from hermes_kernel.config.home import check_profile_name
 
     try:
         return check_profile_name(name, "profile")
@@ -34,13 +34,13 @@ def _checked(name: str) -> str:
 
 
 def _home_of(base: Path, name: str) -> Path:
-    from hermes_kernel.home import DEFAULT_PROFILE
+    from hermes_kernel.config.home import DEFAULT_PROFILE
 
     return base if name == DEFAULT_PROFILE else base / "profiles" / name
 
 
 def _active(ctx: click.Context, base: Path) -> tuple[str, str]:
-    from hermes_kernel.home import chosen_profile
+    from hermes_kernel.config.home import chosen_profile
 
     return chosen_profile(base, app_of(ctx).flags.profile, os.environ)
 
@@ -54,7 +54,7 @@ def profile() -> None:
 @click.pass_context
 def list_profiles(ctx: click.Context) -> None:
     """The default home and every profile; * marks the one in use."""
-    from hermes_kernel.home import DEFAULT_PROFILE
+    from hermes_kernel.config.home import DEFAULT_PROFILE
 
     base = _base(ctx)
     active, _ = _active(ctx, base)
@@ -71,7 +71,7 @@ def list_profiles(ctx: click.Context) -> None:
 @click.pass_context
 def create(ctx: click.Context, name: str, clone: bool) -> None:
     """Create profile NAME (empty, or --clone of the profile in use)."""
-    from hermes_kernel.home import DEFAULT_PROFILE, resolve_home
+    from hermes_kernel.config.home import DEFAULT_PROFILE, resolve_home
 
     base = _base(ctx)
     if _checked(name) == DEFAULT_PROFILE:
@@ -97,8 +97,8 @@ def create(ctx: click.Context, name: str, clone: bool) -> None:
 @click.pass_context
 def use(ctx: click.Context, name: str) -> None:
     """Make NAME the profile every hermes command uses ('default' for the base home)."""
+    from hermes_kernel.config.home import ACTIVE_PROFILE, DEFAULT_PROFILE
     from hermes_kernel.files import atomic_write_text
-    from hermes_kernel.home import ACTIVE_PROFILE, DEFAULT_PROFILE
 
     base = _base(ctx)
     _checked(name)
@@ -148,7 +148,7 @@ def delete(ctx: click.Context, name: str, yes: bool) -> None:
     """Delete profile NAME and everything in it (config, .env, memory, skills, sessions)."""
     import sys
 
-    from hermes_kernel.home import DEFAULT_PROFILE
+    from hermes_kernel.config.home import DEFAULT_PROFILE
 
     base = _base(ctx)
     if _checked(name) == DEFAULT_PROFILE:

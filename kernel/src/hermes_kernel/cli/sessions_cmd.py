@@ -55,7 +55,7 @@ def sessions() -> None:
 @click.pass_context
 def list_sessions(ctx: click.Context, limit: int, source: str | None, as_json: bool) -> None:
     """The newest sessions: id, start, messages, model, cost and what each is about."""
-    from hermes_kernel.chat.format import Totals, one_line, when
+    from hermes_sdk.text import Totals, one_line, when
 
     with _store(ctx) as store:
         found = store.sessions.recent(limit, source)
@@ -89,7 +89,7 @@ def list_sessions(ctx: click.Context, limit: int, source: str | None, as_json: b
 
 
 def _transcript_lines(message: Message) -> Iterator[str]:
-    from hermes_kernel.chat.format import one_line, printable
+    from hermes_sdk.text import one_line, printable
 
     if message.role == "tool":
         status = message.disposition or "ok"
@@ -110,8 +110,8 @@ def _transcript_lines(message: Message) -> Iterator[str]:
 @click.pass_context
 def show(ctx: click.Context, session_id: str) -> None:
     """A session's details, usage and cost, and its whole transcript."""
-    from hermes_kernel.chat.format import Totals, when
     from hermes_kernel.engine.budget import budget_from_config, spending_line
+    from hermes_sdk.text import Totals, when
 
     with _store(ctx) as store:
         session = _find(store, session_id)
@@ -146,7 +146,7 @@ def show(ctx: click.Context, session_id: str) -> None:
 
 
 def _compaction_mark(compaction: CompactionRecord) -> str:
-    from hermes_kernel.chat.format import when
+    from hermes_sdk.text import when
 
     how = "by the model" if compaction.by_model else "without a model"
     return (
@@ -170,8 +170,8 @@ def _compaction_mark(compaction: CompactionRecord) -> str:
 @click.pass_context
 def search(ctx: click.Context, query: str, limit: int, session_id: str | None, mode: str) -> None:
     """Full-text search over every message, with the matches highlighted."""
-    from hermes_kernel.chat.format import printable, when
     from hermes_kernel.store.search import SearchMode
+    from hermes_sdk.text import printable, when
 
     with _store(ctx) as store:
         scope = _find(store, session_id).id if session_id else None
@@ -203,7 +203,7 @@ def _message_json(message: Message) -> dict[str, Any]:
 
 
 def _write_markdown(out: TextIO, session: Session, messages: list[Message]) -> None:
-    from hermes_kernel.chat.format import Totals, when
+    from hermes_sdk.text import Totals, when
 
     out.write(f"# {session.title or 'Session ' + session.id}\n\n")
     out.write(

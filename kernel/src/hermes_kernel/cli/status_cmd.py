@@ -15,7 +15,7 @@ from hermes_kernel.cli.main import app_of
 from hermes_sdk import Kind
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
 
 _LABEL = 12
 
@@ -104,7 +104,7 @@ def _gateway(home: Path) -> list[str]:
 
 
 def _sessions(home: Path) -> str:
-    from hermes_kernel.foreign_home import ForeignStoreError
+    from hermes_kernel.store.foreign import ForeignStoreError
     from hermes_kernel.store.state import StateStore, state_db_path
 
     path = state_db_path(home)
@@ -131,7 +131,7 @@ def _sessions(home: Path) -> str:
 @click.pass_context
 def status(ctx: click.Context) -> None:
     """One screen: model, plugins, gateway, scheduled jobs, MCP servers, sessions, disk."""
-    from hermes_kernel.home import base_home, chosen_profile
+    from hermes_kernel.config.home import base_home, chosen_profile
 
     app = app_of(ctx)
     home = app.settings.home

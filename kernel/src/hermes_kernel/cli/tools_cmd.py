@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 def _rows(ctx: click.Context) -> tuple[list[ToolRow], dict[str, ToolSpec] | None]:
     """The installed tools, and those agent.toolsets gives the model (None: all of them)."""
-    from hermes_kernel.chat.agent import choose_tools
     from hermes_kernel.memory.external import ExternalMemory
+    from hermes_kernel.runtime.agent import choose_tools
     from hermes_kernel.tooling.listing import tool_rows
 
     app = app_of(ctx)

@@ -17,9 +17,9 @@ from hermes_kernel.config.cache import content_key, read_cached, write_cached
 from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.config.dotenv import read_dotenv
 from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.config.foreign_home import ForeignHomeError
+from hermes_kernel.config.home import resolve_home
 from hermes_kernel.config.yaml_source import YamlDocument
-from hermes_kernel.foreign_home import ForeignHomeError
-from hermes_kernel.home import resolve_home
 
 
 @dataclass(frozen=True)
@@ -109,10 +109,10 @@ unknown key as (finding, fix) for ``hermes doctor``."""
 
 def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     """The slow path: PyYAML and pydantic, imported only here."""
+    from hermes_kernel.config.foreign_home import hermes_agent_keys
     from hermes_kernel.config.model import KernelConfig
     from hermes_kernel.config.validate import lenient_section, unknown_line
     from hermes_kernel.config.yaml_source import parse_yaml_mapping
-    from hermes_kernel.foreign_home import hermes_agent_keys
 
     try:
         text = content.decode("utf-8")

@@ -7,12 +7,13 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import Any, Unpack
 
 from hermes_kernel.engine.budget import BudgetGuard
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
 from hermes_kernel.engine.control import Stopped, TurnControl
 from hermes_kernel.engine.models import ask_model, call_usage, observed
+from hermes_kernel.engine.parts import EngineParts
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
 from hermes_kernel.engine.window import estimate_tokens, message_tokens, schema_tokens
@@ -23,9 +24,6 @@ from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
 from hermes_sdk.tool_calls import lenient_arguments
-
-if TYPE_CHECKING:
-    from hermes_kernel.engine.turn import TurnEngine
 
 
 @dataclass(frozen=True)
@@ -46,14 +44,14 @@ def _details(response: ModelResponse) -> list[dict[str, Any]] | None:
 class TurnRun:
     def __init__(
         self,
-        engine: TurnEngine,
+        parts: EngineParts,
         session: Session,
         holder: str,
         control: TurnControl,
         on_text: Callable[[str], None] | None,
         on_notice: Callable[[str], None] | None,
     ) -> None:
-        self.engine = engine
+        self.parts = parts
         self.session = session
         self.holder = holder
         """Who holds the session's lease: released with the reply, in one write."""
@@ -63,13 +61,13 @@ class TurnRun:
         self.on_notice = on_notice
         self.on_restart: Callable[[], None] | None = None
         """Called when a reply that streamed text is asked for again (the text so far is void)."""
-        tool_context = engine.tool_context
+        tool_context = parts.tool_context
         self.runner = ToolRunner(
-            engine.tools,
-            engine.home / "tool-results" / session.id,
-            engine.secret_values,
+            parts.tools,
+            parts.home / "tool-results" / session.id,
+            parts.secret_values,
             context=(lambda: tool_context(session, control)) if tool_context else None,
-            timeout=engine.settings.tool_timeout,
+            timeout=parts.settings.tool_timeout,
         )
         self.runner.progress = self._progress
         self.history: list[ChatMessage] = []
@@ -81,8 +79,8 @@ class TurnRun:
         """(entries, tokens): the provider's own count of the history's first entries."""
         self.compaction_misses = 0
         # After a fallback the turn stays on the route that answered; a primary that keeps
-        # failing goes last for a while (engine.health).
-        self.routes, self.primary_first = engine.health.order(engine.routes)
+        # failing goes last for a while (parts.health).
+        self.routes, self.primary_first = parts.health.order(parts.routes)
         self.route_start = 0
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
@@ -97,10 +95,10 @@ class TurnRun:
         return TurnResult(text, status, error, iteration, self.calls_made, self.recoveries)
 
     def usage(self, response: ModelResponse) -> Usage:
-        return call_usage(self.routes[self.route_start], response.usage, self.engine.pricing)
+        return call_usage(self.routes[self.route_start], response.usage, self.parts.pricing)
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
-        store = self.engine.store
+        store = self.parts.store
         message = await store.db.run(
             store.messages.append, self.session.id, role, content, **fields
         )
@@ -121,11 +119,11 @@ class TurnRun:
 
     async def save_reply(self, content: str | None, **fields: Unpack[MessageFields]) -> None:
         """The turn's last message, saved together with the lease's release."""
-        await self.engine.store.db.run(self._reply_and_release, content, fields)
+        await self.parts.store.db.run(self._reply_and_release, content, fields)
         self.released = True
 
     def _reply_and_release(self, content: str | None, fields: MessageFields) -> None:
-        with self.engine.store.db.write() as cursor:
+        with self.parts.store.db.write() as cursor:
             append_in(cursor, self.session.id, "assistant", content, **fields)
             release_in(cursor, self.session.id, self.holder)
 
@@ -144,10 +142,10 @@ class TurnRun:
         already. The view begins with the ``compacted`` summary when there is one."""
         self.load_view(compacted, transcript)
         self.remember(ChatMessage("user", await self.with_recall(user_text)), user_seq)
-        settings = self.engine.settings
-        guard = BudgetGuard(settings.budget, self.engine.pricing)
+        settings = self.parts.settings
+        guard = BudgetGuard(settings.budget, self.parts.pricing)
         if guard.active:
-            store = self.engine.store
+            store = self.parts.store
             spent = await store.db.run(store.sessions.family_spend, self.session.id)
             guard.turn_start_cost = spent.cost_usd
         for iteration in range(1, settings.max_iterations + 1):
@@ -195,7 +193,7 @@ class TurnRun:
 
     async def over_budget(self, guard: BudgetGuard) -> str | None:
         """Why the next model call must not be made (a limit it would pass), or None."""
-        store = self.engine.store
+        store = self.parts.store
         spent = await store.db.run(store.sessions.family_spend, self.session.id)
         model = self.routes[self.route_start].model
         return guard.refusal(spent, self.request_tokens(), model, self.notice)
@@ -203,7 +201,7 @@ class TurnRun:
     async def with_recall(self, user_text: str) -> str:
         """The user's message as the model sees it this turn: with what the external memory
         provider recalls for it (not stored, so the transcript holds what the user said)."""
-        prefetch = self.engine.prefetch
+        prefetch = self.parts.prefetch
         if prefetch is None:
             return user_text
         recalled = await asyncio.to_thread(prefetch, self.session, user_text)
@@ -219,7 +217,7 @@ class TurnRun:
         if self.counted is not None:
             entries, tokens = self.counted
             return tokens + sum(message_tokens(m) for m in self.history[entries:])
-        return sum(message_tokens(m) for m in self.history) + schema_tokens(self.engine.schemas)
+        return sum(message_tokens(m) for m in self.history) + schema_tokens(self.parts.schemas)
 
     def count(self, response: ModelResponse) -> None:
         """After the assistant message of ``response`` joined the history."""
@@ -230,14 +228,14 @@ class TurnRun:
     async def ask_fitting(self, tool_choice: str | None = None) -> ModelResponse:
         """:meth:`ask`, compacting the view first when it has grown past the threshold, and
         once after a context-overflow error, which is then asked again."""
-        compactor = self.engine.compactor
+        compactor = self.parts.compactor
         if compactor is None:
             return await self.ask(tool_choice)
         if self.compaction_misses < MISSES_PER_TURN:
             route = self.routes[self.route_start]
             window = (await compactor.window(route)).tokens
             settings = compactor.settings
-            fraction, reason = settings.trigger_and_reason(window, self.engine.in_gateway)
+            fraction, reason = settings.trigger_and_reason(window, self.parts.safety_net)
             goal = int(window * fraction) if fraction is not None else None
             if goal is not None and self.request_tokens() > goal:
                 await self.compact(reason, goal_tokens=goal)
@@ -247,7 +245,7 @@ class TurnRun:
             if not exc.should_compress:
                 raise
             overflow = exc
-        if not compactor.settings.enabled and not self.engine.in_gateway:
+        if not compactor.settings.enabled and not self.parts.safety_net:
             raise ProviderError(
                 overflow.kind,
                 f"{overflow}; automatic compaction is off (compression.enabled): /compact, "
@@ -266,13 +264,13 @@ class TurnRun:
         self, reason: str, focus: str | None = None, goal_tokens: int | None = None
     ) -> str | None:
         """Compact the view now; None when it was, else why not (in a few words)."""
-        engine = self.engine
-        compactor = engine.compactor
+        parts = self.parts
+        compactor = parts.compactor
         assert compactor is not None
         route = self.routes[self.route_start]
         window = (await compactor.window(route)).tokens
         skip = 2 if self.compacted is not None else 1  # the system prompt, the summary
-        fixed = estimate_tokens(self.history[0].content) + schema_tokens(engine.schemas)
+        fixed = estimate_tokens(self.history[0].content) + schema_tokens(parts.schemas)
         work = compactor.compact(
             session_id=self.session.id,
             items=self.history[skip:],
@@ -288,7 +286,7 @@ class TurnRun:
         outcome = await self.control.race(work)
         for line in outcome.notices:
             self.notice(f"compaction: {line}")
-        store = engine.store
+        store = parts.store
         record = outcome.record
         if record is None:
             self.compaction_misses += 1
@@ -300,7 +298,7 @@ class TurnRun:
                 )
             return outcome.why_not or "not kept"
         earlier = self.compacted.messages_replaced if self.compacted is not None else 0
-        prompt = await asyncio.to_thread(engine.rebuilt_prompt, self.session)
+        prompt = await asyncio.to_thread(parts.rebuilt_prompt, self.session)
         await store.db.run(store.compactions.commit, record, prompt, outcome.usages)
         self.session = replace(self.session, system_prompt=prompt)
         self.compacted = record
@@ -334,22 +332,22 @@ class TurnRun:
                     self.on_notice("the reply was cut off; asking again (discard the text so far)")
             self.partial.clear()
 
-        engine = self.engine
+        parts = self.parts
         response, index = await ask_model(
             self.routes[self.route_start :],
             self.session.id,
             self.history,
-            engine.schemas,
+            parts.schemas,
             self.control,
-            engine.observer,
-            engine.settings.retry,
+            parts.observer,
+            parts.settings.retry,
             on_text=stream,
             on_retry=self.on_notice,
             on_attempt=attempt,
             tool_choice=tool_choice,
         )
         if self.primary_first:
-            engine.health.record(self.route_start, index)
+            parts.health.record(self.route_start, index)
         self.route_start += index
         return response
 
@@ -398,7 +396,7 @@ class TurnRun:
 
     def _progress(self, call: ToolCallRequest, text: str) -> None:
         """A running call's progress, to whoever shows it (any thread may report)."""
-        show = self.engine.observer.tool_progress
+        show = self.parts.observer.tool_progress
         loop = self.control.loop
         if loop is None:
             return
@@ -408,10 +406,10 @@ class TurnRun:
             loop.call_soon_threadsafe(show, tool_call, line)
 
     async def before(self, call: ToolCallRequest) -> None:
-        await observed(self.engine.observer.pre_tool_call(self.tool_call(call)))
+        await observed(self.parts.observer.pre_tool_call(self.tool_call(call)))
 
     async def persist(self, outcome: ToolOutcome) -> None:
-        settings = self.engine.settings
+        settings = self.parts.settings
         content = outcome.content
         if outcome.disposition is Disposition.ERROR:
             self.failed_tools.add(outcome.call.name)
@@ -442,4 +440,4 @@ class TurnRun:
             content=content,
             duration_s=outcome.seconds,
         )
-        await observed(self.engine.observer.post_tool_call(self.tool_call(outcome.call), result))
+        await observed(self.parts.observer.post_tool_call(self.tool_call(outcome.call), result))

@@ -15,15 +15,22 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from hermes_kernel.engine import recovery
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
+from hermes_kernel.engine.models import ModelRoute, RouteHealth
+from hermes_kernel.engine.parts import (
+    EngineObserver,
+    EngineParts,
+    EngineSettings,
+    NoObserver,
+    ToolContextFactory,
+)
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
 from hermes_kernel.store.compactions import CompactionRecord, latest_in
@@ -34,18 +41,12 @@ from hermes_kernel.store.messages import Message, append_in, of_session_in
 from hermes_kernel.store.sessions import REVIEW_SOURCE, Session, new_session_id, session_in
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import (
-    LLMCall,
-    LLMResult,
     PromptContext,
-    PromptSection,
     SessionInfo,
-    ToolCall,
-    ToolResult,
     ToolSpec,
 )
-from hermes_sdk.budget import Budget
 from hermes_sdk.models import ModelUsage, ToolSchema
-from hermes_sdk.tooling import ToolContext
+from hermes_sdk.runtime import SessionNotFound
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
 
@@ -55,79 +56,6 @@ INDEX_AFTER_SECONDS = 1.0
 """After a turn, search's indexes catch up this much later, in one write for every turn that
 ended meanwhile (a busy gateway ends dozens a second). Search indexes what is left before
 each query, so results never miss a message; this only keeps that step short."""
-
-
-class EngineObserver(Protocol):
-    """The hooks the engine calls; :class:`~hermes_kernel.plugins.host.PluginHost` is one.
-    Its methods must not raise: the host isolates each plugin's hook for that reason. The
-    per-call ones may be coroutine functions (the host's are: hooks run off the loop, under
-    a deadline); the session ones are called from a worker thread, or before a loop runs."""
-
-    def on_session_start(self, session: SessionInfo) -> None: ...
-    def on_session_end(self, session: SessionInfo, reason: str) -> None: ...
-    def pre_llm_call(self, call: LLMCall) -> Awaitable[None] | None: ...
-    def post_llm_call(self, call: LLMCall, result: LLMResult) -> Awaitable[None] | None: ...
-    def pre_tool_call(self, call: ToolCall) -> Awaitable[None] | None: ...
-    def post_tool_call(self, call: ToolCall, result: ToolResult) -> Awaitable[None] | None: ...
-    def tool_progress(self, call: ToolCall, text: str) -> None:
-        """A running call reported progress (``report_progress``); on the event loop."""
-        ...
-
-    def prompt_sections(self, context: PromptContext) -> list[PromptSection]: ...
-    def observes(self, hook: str) -> bool:
-        """Whether anything implements ``hook`` ("on_session_start"): a hook nobody
-        implements costs the engine no hop to a worker thread."""
-        ...
-
-
-ToolContextFactory = Callable[[Session, TurnControl], ToolContext]
-
-
-class NoObserver:
-    """An engine with no plugins watching."""
-
-    def on_session_start(self, session: SessionInfo) -> None:
-        pass
-
-    def on_session_end(self, session: SessionInfo, reason: str) -> None:
-        pass
-
-    def pre_llm_call(self, call: LLMCall) -> None:
-        pass
-
-    def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
-        pass
-
-    def pre_tool_call(self, call: ToolCall) -> None:
-        pass
-
-    def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
-        pass
-
-    def tool_progress(self, call: ToolCall, text: str) -> None:
-        pass
-
-    def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
-        return []
-
-    def observes(self, hook: str) -> bool:
-        return getattr(type(self), hook) is not getattr(NoObserver, hook)  # overridden
-
-
-@dataclass(frozen=True)
-class EngineSettings:
-    max_iterations: int = 90
-    """Model calls in one turn before it stops (a generous budget, not a target)."""
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    lease_ttl: float = 60.0
-    loop_warn_after: int = 3
-    """The same failing call this many times: the model is told to change approach."""
-    loop_stop_after: int = 5
-    """... and this many times: the turn stops."""
-    tool_timeout: float = 300.0
-    """Seconds a tool call may run (``tools.timeout_seconds``) unless its spec sets its own."""
-    budget: Budget = field(default_factory=Budget)
-    """Spending limits (``budget:``), checked before every model call."""
 
 
 def _session_info(session: Session) -> SessionInfo:
@@ -166,6 +94,7 @@ class TurnEngine:
         skill_dirs: Sequence[str] = (),
         prefetch: Callable[[Session, str], str | None] | None = None,
         compactor: Compactor | None = None,
+        safety_net: bool = False,
     ) -> None:
         if not routes:
             raise ValueError("a turn engine needs at least one model route")
@@ -187,13 +116,28 @@ class TurnEngine:
         """What an external memory provider recalls for a user message (must not raise)."""
         self.compactor = compactor
         """Keeps a session's view within the model's window; None: never compacted."""
-        self.in_gateway = False
-        """Set by the gateway: its safety net (``compression.gateway_threshold``) applies."""
         self.health = RouteHealth()
         self._index_timer: asyncio.TimerHandle | None = None
         self.schemas = [
             ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()
         ]
+        self.parts = EngineParts(
+            store=store,
+            routes=tuple(self.routes),
+            tools=self.tools,
+            schemas=tuple(self.schemas),
+            home=home,
+            observer=self.observer,
+            settings=self.settings,
+            secret_values=tuple(self.secret_values),
+            pricing=self.pricing,
+            tool_context=tool_context,
+            prefetch=prefetch,
+            compactor=compactor,
+            safety_net=safety_net,
+            health=self.health,
+            rebuilt_prompt=self.rebuilt_prompt,
+        )
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -289,14 +233,14 @@ class TurnEngine:
         """Continue a stored session in this process; its prompt is reused as stored."""
         session = self.store.sessions.get(session_id)
         if session is None:
-            raise KeyError(f"no session {session_id!r}")
+            raise SessionNotFound(f"no session {session_id!r}")
         self.observer.on_session_start(_session_info(session))
         return session
 
     def end_session(self, session_id: str, reason: str) -> None:
         session = self.store.sessions.get(session_id)
         if session is None:
-            raise KeyError(f"no session {session_id!r}")
+            raise SessionNotFound(f"no session {session_id!r}")
         self.store.sessions.end(session_id, reason)
         self.observer.on_session_end(_session_info(session), reason)
 
@@ -336,7 +280,7 @@ class TurnEngine:
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         run: TurnRun | None = None
         try:
-            run = TurnRun(self, begun.session, holder, control, on_text, on_notice)
+            run = TurnRun(self.parts, begun.session, holder, control, on_text, on_notice)
             run.on_restart = on_restart
             return await run.run(
                 begun.transcript,
@@ -405,7 +349,7 @@ class TurnEngine:
         session, compacted, transcript = await db.run(self._lease_view, session_id, holder)
         control = TurnControl()
         try:
-            run = TurnRun(self, session, holder, control, None, on_notice)
+            run = TurnRun(self.parts, session, holder, control, None, on_notice)
             run.load_view(compacted, transcript)
             return await run.compact("manual", focus=focus or None)
         finally:
@@ -431,7 +375,7 @@ class TurnEngine:
         view's messages start after."""
         session = session_in(cursor, session_id)
         if session is None:
-            raise KeyError(f"no session {session_id!r}")
+            raise SessionNotFound(f"no session {session_id!r}")
         acquire_in(cursor, session_id, holder, self.settings.lease_ttl)
         compacted = latest_in(cursor, session_id)
         return session, compacted, compacted.boundary_seq if compacted is not None else 0

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.config.model import GatewayConfig
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.run import TurnResult
@@ -35,7 +34,8 @@ from hermes_kernel.gateway.questions import Asker, ChatQuestions
 from hermes_kernel.gateway.routing import route_key, user_scope
 from hermes_kernel.gateway.services import Services, enabled_services
 from hermes_kernel.gateway.status import write_status
-from hermes_kernel.runtime.kernel_runtime import KernelRuntime
+from hermes_kernel.runtime.agent import Agent, AgentOptions
+from hermes_kernel.runtime.kernel_runtime import KernelRuntime, tools_runtime
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.sessions import Session
@@ -45,7 +45,7 @@ from hermes_sdk.runtime import Delivery, DeliveryUnavailable
 from hermes_sdk.service import ServiceContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
 
 __all__ = ["Gateway"]
 
@@ -116,13 +116,14 @@ class Gateway:
         # Questions of the services' turns go to their front-end, the rest to the chats.
         self.turn_questions = TurnQuestions(self.questions.approver, self.questions.ask_for)
         self.cwd = cwd or Path(self.settings.cwd or Path.cwd()).expanduser()
-        self.agent = ChatAgent(
+        self.agent = Agent(
             app,
-            ChatOptions(),
+            AgentOptions(),
             approver=self.turn_questions.approver,
             ask_for=self.turn_questions.ask_for,
             cwd=self.cwd,
             in_gateway=True,
+            tool_runtime=tools_runtime,
         )
         self.store = self.agent.store
         self.db = self.store.db
@@ -229,7 +230,7 @@ class Gateway:
         await self.platforms.stop()
         review_seconds = max(1.0, deadline - time.monotonic())
         await self.runtime.aclose_engines()
-        await self.agent.aclose("gateway_stop", review_seconds=review_seconds)
+        await self.agent.aclose(review_seconds=review_seconds)
         self._write_status("stopped")
 
     def _platform_running(self, name: str) -> None:
@@ -459,35 +460,24 @@ class Gateway:
     def _slash_commands(self) -> dict[str, SlashCommandSpec]:
         """The plugins' slash commands, loaded on the first message that starts with ``/``."""
         if self._slash is None:
-            from hermes_kernel.chat.commands import plugin_commands
-
-            self._slash, _ = plugin_commands(self.app.host)
+            self._slash = dict(self.runtime.slash_commands())
         return self._slash
 
     async def _plugin_command(self, conversation: Conversation, item: InboxItem, name: str) -> str:
         """A plugin's ``/NAME`` from a chat, never seen by the model. It runs only if its
         plugin allows it on platforms (``on_platforms``: ``/memory``, on that person's own
         memory); others touch what everyone shares and are for the terminal."""
-        from hermes_kernel.chat.commands import run_slash
-        from hermes_sdk import SlashContext
-
         spec = self._slash_commands()[name]
         if not spec.on_platforms:
             return f"/{name} is for the terminal (hermes chat): what it changes is shared"
-        provider, model = self.agent.route
-        context = SlashContext(
-            session_id=item.session_id,
-            home=str(self.app.settings.home),
-            cwd=str(self.cwd),
-            provider=provider,
-            model=model,
-            user_scope=user_scope(item.chat, item.user_id, conversation.key),
-            config=self.app.settings.raw,
-            skill_dirs=self.agent.tool_env.skill_dirs,
-        )
         args = item.text.strip().partition(" ")[2]
         try:
-            output = await run_slash(spec, args, context)
+            output = await self.runtime.run_slash(
+                name,
+                args,
+                item.session_id,
+                user_scope=user_scope(item.chat, item.user_id, conversation.key),
+            )
         except Exception as exc:  # noqa: BLE001 - a plugin's failure is one line to the user
             log.warning("/%s failed: %s", name, exc)
             return f"/{name} failed: {exc}"

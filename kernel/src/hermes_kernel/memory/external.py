@@ -14,7 +14,7 @@ from hermes_sdk import Kind, MemoryProviderSpec, PromptContext, PromptSection, T
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
     from hermes_kernel.store.sessions import Session
 
 __all__ = ["ExternalMemory"]

@@ -54,7 +54,7 @@ log = logging.getLogger("hermes.plugins")
 SpecT = TypeVar("SpecT", bound=Spec)
 
 RESERVED_COMMANDS = frozenset(
-    {"chat", "config", "doctor", "help", "model", "plugins", "sessions", "setup", "version"}
+    {"config", "doctor", "help", "model", "plugins", "sessions", "setup", "version"}
 )
 """Built-in subcommands a plugin's command may not replace."""
 

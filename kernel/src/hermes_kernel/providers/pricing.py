@@ -50,13 +50,3 @@ class PriceBook:
             + usage.cache_write_tokens * cache_write
         )
         return total / 1_000_000
-
-
-def describe_cost(cost_usd: float, unpriced_calls: int, calls: int | None = None) -> str:
-    """``$0.0123``; ``unknown`` when no call was priced; both parts when some were."""
-    if unpriced_calls and (calls is None or unpriced_calls >= calls) and cost_usd == 0:
-        return "unknown"
-    text = f"${cost_usd:.4f}"
-    if unpriced_calls:
-        text += f" + unknown ({unpriced_calls} call{'s' if unpriced_calls != 1 else ''} unpriced)"
-    return text

@@ -1,5 +1,5 @@
 """The kernel's :class:`~hermes_sdk.runtime.Runtime`: a front-end's sessions and turns on the
-same agent (:class:`~hermes_kernel.chat.agent.ChatAgent`: tools, store, models) that the CLI
+same agent (:class:`~hermes_kernel.runtime.agent.Agent`: tools, store, models) that the CLI
 chat and the gateway use.
 
 Sessions opened with other toolsets or another model get an engine of their own, built once
@@ -10,30 +10,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from hermes_kernel.chat.agent import ChatAgent, ToolEvents, choose_tools
 from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.routes import ModelSetup, model_setup
+from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.turns import KernelTurn
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.messages import Message
 from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.tooling.history import history_searcher
-from hermes_sdk import ToolCall, ToolResult
+from hermes_sdk import Kind, SlashCommandSpec, SlashContext, ToolCall, ToolResult
 from hermes_sdk.runtime import (
+    RESERVED_SLASH_NAMES,
     Budget,
     Delivery,
     DeliveryUnavailable,
     ModelChoice,
+    ModelInfo,
     Notice,
+    ProvidedName,
+    ProviderChoice,
     Runtime,
     RuntimeTurn,
     SessionBusy,
@@ -43,13 +48,14 @@ from hermes_sdk.runtime import (
     SessionSummary,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnEnded,
     TurnUsage,
 )
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
-__all__ = ["Deliver", "KernelRuntime"]
+__all__ = ["Deliver", "KernelRuntime", "tools_runtime"]
 
 log = logging.getLogger("hermes.runtime")
 
@@ -77,6 +83,11 @@ def summary(session: Session) -> SessionSummary:
         input_tokens=session.input_tokens,
         output_tokens=session.output_tokens,
         estimated_cost_usd=session.estimated_cost_usd,
+        cache_read_tokens=session.cache_read_tokens,
+        cache_write_tokens=session.cache_write_tokens,
+        reasoning_tokens=session.reasoning_tokens,
+        unpriced_calls=session.unpriced_calls,
+        tool_call_count=session.tool_call_count,
     )
 
 
@@ -122,8 +133,10 @@ class _ToolEvents:
             self._before.tool_started(call)
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
-        # The runtime contract has no progress event yet: front-ends see the result.
-        if call.session_id not in self._turns and self._before is not None:
+        turn = self._turns.get(call.session_id)
+        if turn is not None:
+            turn.emit(ToolProgress(call_id=call.call_id, tool=call.tool, text=text))
+        elif self._before is not None:
             self._before.tool_progress(call, text)
 
     def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
@@ -139,6 +152,7 @@ class _ToolEvents:
                     ok=result.ok,
                     content=result.content,
                     duration_s=result.duration_s,
+                    arguments=call.arguments,
                 )
             )
 
@@ -148,7 +162,7 @@ class KernelRuntime(Runtime):
 
     def __init__(
         self,
-        agent: ChatAgent,
+        agent: Agent,
         questions: TurnQuestions,
         *,
         deliver: Deliver | None = None,
@@ -176,6 +190,7 @@ class KernelRuntime(Runtime):
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
+        self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
 
     # --- sessions -------------------------------------------------------------------------
 
@@ -242,6 +257,8 @@ class KernelRuntime(Runtime):
             self._on_open(session.id)
         if not options.background_review:
             self._unreviewed.add(session.id)
+        if options.yolo:
+            self.set_yolo(session.id, True)
         return summary(session)
 
     async def resume_session(self, session_id: str) -> SessionSummary:
@@ -273,7 +290,7 @@ class KernelRuntime(Runtime):
         await asyncio.to_thread(self.agent.tool_env.end_session, session_id)
         try:
             await asyncio.to_thread(engine.end_session, session_id, reason)
-        except KeyError:
+        except SessionNotFound:
             raise SessionNotFound(f"no session {session_id!r}") from None
 
     # --- turns ----------------------------------------------------------------------------
@@ -288,9 +305,10 @@ class KernelRuntime(Runtime):
             )
         if session_id in self.questions.turns:
             raise SessionBusy(f"session {session_id} is running a turn; wait for it or stop it")
+        self.agent.loop = asyncio.get_running_loop()
         turn = KernelTurn(
             session_id,
-            loop=asyncio.get_running_loop(),
+            loop=self.agent.loop,
             answers_questions=answers_questions,
             question_timeout=self.question_timeout,
         )
@@ -316,11 +334,9 @@ class KernelRuntime(Runtime):
                 on_notice=lambda line: turn.emit(Notice(text=line)),
                 on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
             )
-        except LeaseHeldError:
-            result = TurnResult(
-                "", "error", error="another Hermes process is working in this session; try again"
-            )
-        except KeyError:
+        except LeaseHeldError as exc:
+            result = TurnResult("", "error", error=f"{exc} (is it open in another hermes?)")
+        except SessionNotFound:
             result = TurnResult("", "error", error=f"no session {session_id!r}")
         except Exception as exc:
             log.exception("runtime: the turn on session %s failed", session_id)
@@ -391,6 +407,225 @@ class KernelRuntime(Runtime):
                     choices.append(ModelChoice(provider=name, model=model))
         return choices
 
+    # --- what a chat front-end needs beyond turns ----------------------------------------
+
+    def warnings(self) -> Sequence[str]:
+        agent = self.agent
+        return [*agent.warnings, *self._slash_warnings()]
+
+    def describe_model(self, provider: str | None = None, model: str | None = None) -> ModelInfo:
+        if provider is None and model is None:
+            setup = self.agent.setup
+        else:
+            try:
+                setup = model_setup(self.app.host, self.app.settings, provider, model)
+            except NoProvider as exc:
+                raise ValueError(str(exc)) from None
+            self._setups.append(setup)
+        primary = setup.routes[0]
+        return ModelInfo(provider=primary.name, model=primary.model, notice=setup.notice or None)
+
+    def providers(self) -> Sequence[ProviderChoice]:
+        endpoints = self.agent.setup.context.endpoints
+        return [
+            ProviderChoice(
+                name=name,
+                key_env=endpoint.api_key_env,
+                models=tuple(endpoint.models),
+                default_model=endpoint.default_model or None,
+            )
+            for name, endpoint in sorted(endpoints.items())
+        ]
+
+    async def use_model(
+        self, session_id: str, provider: str | None, model: str | None
+    ) -> ModelInfo:
+        await self._bound_engine(session_id)
+        options = SessionOptions(source="", provider=provider, model=model)
+        engine = await asyncio.to_thread(self._engine, options)
+        self._bound[session_id] = engine
+        primary = engine.routes[0]
+        return ModelInfo(provider=primary.name, model=primary.model)
+
+    async def _bound_engine(self, session_id: str) -> TurnEngine:
+        engine = self._bound.get(session_id)
+        if engine is None:
+            await self.resume_session(session_id)
+            engine = self._bound[session_id]
+        return engine
+
+    async def latest_session(self, source: str | None = None) -> SessionSummary | None:
+        found = await self.store.db.run(self.store.sessions.latest, source)
+        return summary(found) if found is not None else None
+
+    async def find_session(self, reference: str) -> SessionSummary:
+        found = await self.store.db.run(self.store.sessions.find, reference)
+        if found is None:
+            raise SessionNotFound(f"no session {reference!r}; list them with: hermes sessions list")
+        return summary(found)
+
+    async def set_title(self, session_id: str, title: str) -> SessionSummary:
+        sessions = self.store.sessions
+        if await self.store.db.run(sessions.get, session_id) is None:
+            raise SessionNotFound(f"no session {session_id!r}")
+        await self.store.db.run(sessions.set_title, session_id, title.strip() or None)
+        stored = await self.store.db.run(sessions.get, session_id)
+        assert stored is not None  # it was there a moment ago; titles never delete
+        return summary(stored)
+
+    async def undo(self, session_id: str) -> str | None:
+        if session_id in self.questions.turns:
+            raise SessionBusy(f"session {session_id} is running a turn; wait for it or stop it")
+        store = self.store
+
+        def remove() -> str | None:
+            seq = store.messages.last_user_seq(session_id)
+            if seq is None:
+                return None
+            text = next(
+                (m.content for m in store.messages.of_session(session_id) if m.seq == seq), None
+            )
+            with store.leases.holding(session_id):
+                store.messages.delete_from(session_id, seq)
+            return text or ""
+
+        try:
+            return await store.db.run(remove)
+        except LeaseHeldError as exc:
+            raise SessionBusy(f"{exc}: a turn is running on this session elsewhere") from None
+
+    async def compact(
+        self,
+        session_id: str,
+        focus: str | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> str | None:
+        if session_id in self.questions.turns:
+            raise SessionBusy(f"session {session_id} is running a turn; wait for it or stop it")
+        engine = await self._bound_engine(session_id)
+        self.agent.loop = asyncio.get_running_loop()
+        try:
+            return await engine.compact_session(session_id, focus, on_notice)
+        except LeaseHeldError as exc:
+            raise SessionBusy(f"{exc}: a turn is running on this session elsewhere") from None
+        except SessionNotFound:
+            raise SessionNotFound(f"no session {session_id!r}") from None
+
+    def set_yolo(self, session_id: str, on: bool) -> None:
+        unasked = self.agent.tool_env.approvals.unasked_sessions
+        if on:
+            unasked.add(session_id)
+        else:
+            unasked.discard(session_id)
+
+    async def usage_report(self, session_id: str) -> list[str]:
+        from hermes_kernel.engine.budget import spending_line
+        from hermes_sdk.text import Totals
+
+        store, engine = self.store, self._bound.get(session_id, self.agent.engine)
+
+        def report() -> list[str]:
+            session = store.sessions.get(session_id)
+            if session is None:
+                raise SessionNotFound(f"no session {session_id!r}")
+            lines = [
+                f"session {session.id}: {session.message_count} messages, "
+                f"{session.tool_call_count} tool calls",
+                Totals.of(session).line(),
+            ]
+            spending = spending_line(engine.settings.budget, session)
+            if spending is not None:
+                lines.append(spending)
+            children = [c for c in store.sessions.children(session.id) if c.source != REVIEW_SOURCE]
+            if children:
+                total = sum((Totals.of(child) for child in children), Totals())
+                lines.append(f"and {len(children)} tasks it started: {total.line()}")
+            rows = store.sessions.usage_by_model(session.id)
+            if len(rows) > 1 or (rows and rows[0][1] != session.model):
+                for provider, model, calls, tokens_in, tokens_out, cost, unpriced in rows:
+                    totals = Totals(tokens_in, tokens_out, cost_usd=cost, unpriced_calls=unpriced)
+                    lines.append(f"  {provider} / {model}: {calls} calls, {totals.line()}")
+            return lines
+
+        return await store.db.run(report)
+
+    def tools_report(self, session_id: str | None = None) -> list[str]:
+        from hermes_kernel.tooling.listing import listing_lines, tool_rows
+
+        agent = self.agent
+        given = self._bound.get(session_id, agent.engine).tools if session_id else agent.tools
+        rows = tool_rows(agent.app.host, agent.memory.tools(), agent.memory.name or "")
+        if not rows:
+            return []
+        lines = listing_lines(rows, given)
+        if len(given) < len(rows):
+            lines.append(
+                "[not given]: outside this session's toolsets (--toolsets, agent.toolsets)"
+            )
+        return lines
+
+    def toolsets(self) -> Sequence[str]:
+        return sorted({spec.toolset for spec in self.agent.all_tools()})
+
+    def provided(self, kind: Kind) -> Sequence[ProvidedName]:
+        return [
+            ProvidedName(name=item.spec.name, plugin=item.plugin)
+            for item in self.app.host.provided(kind)
+        ]
+
+    def slash_commands(self) -> Mapping[str, SlashCommandSpec]:
+        return self._slash()[0]
+
+    def _slash_warnings(self) -> list[str]:
+        return self._slash()[1] if self._slash_loaded is not None else []
+
+    def _slash(self) -> tuple[dict[str, SlashCommandSpec], list[str]]:
+        if self._slash_loaded is None:
+            commands: dict[str, SlashCommandSpec] = {}
+            warnings: list[str] = []
+            for item in self.app.host.provided(Kind.SLASH):
+                spec = item.spec
+                assert isinstance(spec, SlashCommandSpec)  # the index holds these under SLASH
+                if spec.name in RESERVED_SLASH_NAMES:
+                    warnings.append(
+                        f"plugin {item.plugin!r}: /{spec.name} is a built-in command; "
+                        "the plugin's version is ignored"
+                    )
+                    continue
+                commands[spec.name] = spec
+            self._slash_loaded = (commands, warnings)
+        return self._slash_loaded
+
+    async def run_slash(
+        self, name: str, args: str, session_id: str | None, *, user_scope: str | None = None
+    ) -> str | None:
+        spec = self.slash_commands().get(name)
+        if spec is None:
+            raise LookupError(f"no plugin offers /{name}")
+        engine = self._bound.get(session_id, self.agent.engine) if session_id else self.agent.engine
+        primary = engine.routes[0]
+        context = SlashContext(
+            session_id=session_id,
+            home=self.home,
+            cwd=str(self.agent.cwd),
+            provider=primary.name,
+            model=primary.model,
+            user_scope=user_scope,
+            config=self.config,
+            skill_dirs=self.agent.tool_env.skill_dirs,
+        )
+        if inspect.iscoroutinefunction(spec.handler):
+            output = await spec.handler(args, context)
+        else:
+            output = await asyncio.to_thread(spec.handler, args, context)
+        return None if output is None else str(output)
+
+    def watch_background(self, callback: Callable[[str], None]) -> None:
+        self.agent.background_watchers.append(callback)
+
+    def stop_hooks(self) -> None:
+        self.app.host.hooks.stop()
+
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
         if self._deliver is None:
             raise DeliveryUnavailable("this process has no way to reach a gateway")
@@ -413,3 +648,9 @@ class KernelRuntime(Runtime):
             for route in setup.routes:
                 with contextlib.suppress(Exception):
                     await route.provider.aclose()
+
+
+def tools_runtime(agent: Agent) -> KernelRuntime:
+    """The runtime a tool starts agents on (delegated tasks), over ``agent``: the sessions it
+    opens are marked delegated, so nobody is asked to approve their commands."""
+    return KernelRuntime(agent, TurnQuestions(), on_open=agent.delegated.add)

@@ -19,6 +19,7 @@ __all__ = ["APPROVAL_CHOICES", "TurnQuestions"]
 APPROVAL_CHOICES = (
     QuestionChoice(value=Answer.ONCE.value, label="Allow once"),
     QuestionChoice(value=Answer.SESSION.value, label="Allow for this session"),
+    QuestionChoice(value=Answer.ALWAYS.value, label="Always allow (saved in config.yaml)"),
     QuestionChoice(value=Answer.DENY.value, label="Deny"),
 )
 
@@ -57,8 +58,12 @@ class TurnQuestions:
                 return fallback(question, choices) if fallback is not None else None
             if not turn.answers_questions:
                 return None
-            options = [QuestionChoice(value=str(i), label=c) for i, c in enumerate(choices)]
-            value = turn.ask("question", question, options)
-            return list(choices)[int(value)] if value else None
+            listed = list(choices)
+            options = [QuestionChoice(value=str(i), label=c) for i, c in enumerate(listed)]
+            value = turn.ask("question", question, options, free_text=True)
+            if not value:
+                return None
+            chosen = {option.value: option.label for option in options}
+            return chosen.get(value, value)  # a choice's value, or the user's own words
 
         return ask

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_kernel.chat.agent import ChatAgent, ChatOptions
 from hermes_kernel.providers.ladder import NoProvider
-from hermes_kernel.runtime.kernel_runtime import Deliver, KernelRuntime
+from hermes_kernel.runtime.agent import Agent, AgentOptions
+from hermes_kernel.runtime.kernel_runtime import Deliver, KernelRuntime, tools_runtime
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.tooling.environment import approval_policy
 from hermes_sdk import Kind
@@ -19,7 +19,7 @@ from hermes_sdk.platform import ChatRef
 from hermes_sdk.runtime import Delivery, DeliveryUnavailable
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
 
 __all__ = ["RuntimeUnavailable", "open_runtime", "runtime_for_home"]
 
@@ -34,8 +34,13 @@ async def open_runtime(app: App, cwd: Path | None = None) -> AsyncIterator[Kerne
     Raises :class:`RuntimeUnavailable` if no model can be used."""
     questions = TurnQuestions()
     try:
-        agent = ChatAgent(
-            app, ChatOptions(), approver=questions.approver, ask_for=questions.ask_for, cwd=cwd
+        agent = Agent(
+            app,
+            AgentOptions(),
+            approver=questions.approver,
+            ask_for=questions.ask_for,
+            cwd=cwd,
+            tool_runtime=tools_runtime,
         )
     except NoProvider as exc:
         raise RuntimeUnavailable(str(exc)) from None
@@ -48,10 +53,10 @@ async def open_runtime(app: App, cwd: Path | None = None) -> AsyncIterator[Kerne
     finally:
         await runtime.stop_all()
         await runtime.aclose_engines()
-        await agent.aclose("frontend_exit")
+        await agent.aclose()
 
 
-def _through_the_ledger(app: App, agent: ChatAgent) -> Deliver:
+def _through_the_ledger(app: App, agent: Agent) -> Deliver:
     async def deliver(platform: str, chat_id: str, text: str) -> Delivery:
         from hermes_kernel.gateway.ledger import Ledger
         from hermes_kernel.gateway.status import running_pid
@@ -75,7 +80,7 @@ def _through_the_ledger(app: App, agent: ChatAgent) -> Deliver:
 async def runtime_for_home(home: str, cwd: str | None = None) -> AsyncIterator[KernelRuntime]:
     """``hermes_sdk.runtime.open_runtime`` (the ``hermes.runtime`` entry point): the runtime
     of a home outside any command."""
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
     from hermes_kernel.config.settings import Flags
 
     app = App(Flags(home=Path(home)))

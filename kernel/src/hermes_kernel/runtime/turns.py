@@ -68,6 +68,8 @@ class KernelTurn(RuntimeTurn):
         text: str,
         choices: Sequence[QuestionChoice],
         command: str | None = None,
+        *,
+        free_text: bool = False,
     ) -> str | None:
         """Ask the front-end and wait (in a worker thread) for a choice's value:
         :data:`DECLINED` if it declined, None for no answer in time or a stop."""
@@ -87,6 +89,7 @@ class KernelTurn(RuntimeTurn):
             choices=tuple(choices),
             command=command,
             timeout_s=self.question_timeout,
+            free_text=free_text,
             _reply=reply,
         )
         self._open.add(answer)

@@ -102,6 +102,8 @@ class Approvals:
     """One question at a time per session (parallel tools of one turn wait their turn);
     sessions of different users (the gateway) never wait for each other."""
     _asking_guard: threading.Lock = field(default_factory=threading.Lock)
+    unasked_sessions: set[str] = field(default_factory=set)
+    """Sessions whose user turned asking off (``--yolo``, ``/yolo``): as mode ``off``."""
 
     def verdict(self, command: str, backend: str) -> Verdict:
         found = [classify(command)]
@@ -150,7 +152,7 @@ class Approvals:
             )
         if verdict.level is Level.ALLOW:
             return None
-        if self.policy.mode == "off":
+        if self.policy.mode == "off" or session_id in self.unasked_sessions:
             return f"allowed without asking (approvals off): {verdict.reason}"
         if isolated:
             return f"allowed without asking in an isolated container: {verdict.reason}"

@@ -121,7 +121,7 @@ class Database:
     def _refuse_foreign(self) -> None:
         """A hermes-agent state.db (its own tables, and no version of ours) is refused with
         the line that says how to import it, and left as it was."""
-        from hermes_kernel.foreign_home import FOREIGN_TABLES
+        from hermes_kernel.store.foreign import FOREIGN_TABLES
 
         marks = ", ".join("?" * len(FOREIGN_TABLES))
         row = self._conn.execute(
@@ -130,7 +130,7 @@ class Database:
             FOREIGN_TABLES,
         ).fetchone()
         if row is not None and row[0] == 0 and row[1]:
-            from hermes_kernel.foreign_home import ForeignStoreError
+            from hermes_kernel.store.foreign import ForeignStoreError
 
             self._conn.close()
             raise ForeignStoreError(self.path)

@@ -12,6 +12,7 @@ from typing import Any, TypedDict, Unpack
 
 from hermes_kernel.store.db import Database, scalar
 from hermes_kernel.store.sessions import Usage, add_usage_in
+from hermes_sdk.runtime import SessionNotFound
 
 
 class Disposition(enum.StrEnum):
@@ -90,7 +91,7 @@ def append_in(
     usage = fields.get("usage")
     now = time.time()
     if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
-        raise KeyError(f"no session {session_id!r}")
+        raise SessionNotFound(f"no session {session_id!r}")
     seq = int(
         scalar(
             cursor,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hermes_kernel.store.db import Database
+from hermes_sdk.runtime import SessionNotFound
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def add_usage_in(cursor: Any, session_id: str, usage: Usage, message_id: int | N
     )
     cursor.execute(USAGE_SQL, (*values, session_id))
     if int(cursor.connection.changes()) == 0:
-        raise KeyError(f"no session {session_id!r}")
+        raise SessionNotFound(f"no session {session_id!r}")
     cursor.execute(
         "INSERT INTO model_calls (session_id, message_id, provider, model, input_tokens, "
         "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, "
@@ -227,7 +228,7 @@ class Sessions:
         return found[0] if found else None
 
     def find(self, prefix: str) -> Session | None:
-        """The session whose id is ``prefix`` or starts with it; KeyError when several do."""
+        """The session whose id is ``prefix`` or starts with it; SessionNotFound when several do."""
         exact = self.get(prefix)
         if exact is not None or not prefix:
             return exact
@@ -237,7 +238,7 @@ class Sessions:
             (escaped + "%",),
         )
         if len(rows) > 1:
-            raise KeyError(f"{prefix!r} matches more than one session; give more of the id")
+            raise SessionNotFound(f"{prefix!r} matches more than one session; give more of the id")
         return Session(*rows[0]) if rows else None
 
     def openings(self, session_ids: list[str], width: int = 80) -> dict[str, str]:
@@ -291,7 +292,7 @@ class Sessions:
         with self._db.write() as cursor:
             cursor.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             if self._db_changes(cursor) == 0:
-                raise KeyError(f"no session {session_id!r}")
+                raise SessionNotFound(f"no session {session_id!r}")
 
     def end(self, session_id: str, reason: str) -> None:
         self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))
@@ -304,7 +305,7 @@ class Sessions:
         with self._db.write() as cursor:
             cursor.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id))
             if self._db_changes(cursor) == 0:
-                raise KeyError(f"no session {session_id!r}")
+                raise SessionNotFound(f"no session {session_id!r}")
 
     @staticmethod
     def _db_changes(cursor: Any) -> int:

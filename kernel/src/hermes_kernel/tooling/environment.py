@@ -27,7 +27,7 @@ from hermes_sdk import BackendSpec, Kind
 from hermes_sdk.tooling import ToolContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
     from hermes_sdk.runtime import Runtime
 
 __all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment", "approval_policy"]

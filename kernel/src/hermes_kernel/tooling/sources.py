@@ -13,7 +13,7 @@ from hermes_sdk import Kind, ToolSourceSpec, ToolSpec
 from hermes_sdk.tool_sources import ToolSource, ToolSourceContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
 
 __all__ = ["START_DEADLINE_SECONDS", "ToolSources"]
 

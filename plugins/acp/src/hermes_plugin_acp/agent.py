@@ -65,7 +65,12 @@ STOP_REASONS = {
     "interrupted": "cancelled",
     "budget": "max_turn_requests",
 }
-ANSWER_KINDS = {"once": "allow_once", "session": "allow_always", "deny": "reject_once"}
+ANSWER_KINDS = {
+    "once": "allow_once",
+    "session": "allow_always",
+    "always": "allow_always",
+    "deny": "reject_once",
+}
 TOOL_KINDS = {
     "terminal": "execute",
     "read_file": "read",

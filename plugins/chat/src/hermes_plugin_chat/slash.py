@@ -9,15 +9,13 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from hermes_kernel.chat.commands import BUILTINS, run_slash
-from hermes_kernel.chat.format import Totals, one_line, printable, session_label, when
-from hermes_kernel.engine.budget import spending_line
-from hermes_kernel.store.errors import LeaseHeldError
-from hermes_kernel.store.sessions import Session
-from hermes_sdk import Kind, SlashContext
+from hermes_plugin_chat.commands import BUILTINS
+from hermes_sdk import Kind
+from hermes_sdk.runtime import SessionBusy, SessionNotFound, SessionSummary
+from hermes_sdk.text import one_line, printable, when
 
 if TYPE_CHECKING:
-    from hermes_kernel.chat.repl import Repl
+    from hermes_plugin_chat.repl import Repl
 
 _BY_NAME = {command.name: command for command in BUILTINS}
 
@@ -25,7 +23,8 @@ _BY_NAME = {command.name: command for command in BUILTINS}
 class SlashCommands:
     def __init__(self, repl: Repl) -> None:
         self.repl = repl
-        self.agent = repl.agent
+        self.chat = repl.chat
+        self.runtime = repl.runtime
         self.view = repl.view
 
     async def run(self, name: str, args: str) -> bool:
@@ -45,17 +44,8 @@ class SlashCommands:
         if spec is None:
             self.view.error(f"unknown command /{name}; /help lists them")
             return True
-        provider, model = self.agent.route
-        context = SlashContext(
-            session_id=self.agent.session.id if self.agent.session else None,
-            home=str(self.agent.app.settings.home),
-            cwd=str(self.agent.cwd),
-            provider=provider,
-            model=model,
-            config=self.agent.app.settings.raw,
-            skill_dirs=self.agent.tool_env.skill_dirs,
-        )
-        output = await run_slash(spec, args, context)
+        session = self.chat.session
+        output = await self.runtime.run_slash(name, args, session.session_id if session else None)
         if output:
             self.view.print(Text(printable(str(output))))
         return True
@@ -83,61 +73,72 @@ class SlashCommands:
         return False
 
     def do_stop(self, _args: str) -> None:
-        if self.repl.control is None:
+        if self.repl.turn is None:
             self.view.info("nothing is running")
             return
         self.repl.queued.clear()
-        self.repl.control.stop()
+        self.chat.stop()
         self.view.info("stopping…")
 
     # --- sessions ---------------------------------------------------------------------------
 
-    def do_new(self, _args: str) -> None:
-        self.agent.new_session()
+    async def do_new(self, _args: str) -> None:
+        await self.chat.new()
         self.view.info("new session: your next message starts it")
 
-    def do_reset(self, args: str) -> None:
-        self.do_new(args)
+    async def do_reset(self, args: str) -> None:
+        await self.do_new(args)
 
-    def do_sessions(self, _args: str) -> None:
-        store = self.agent.store
-        recent = store.sessions.recent(10)
+    async def do_sessions(self, _args: str) -> None:
+        recent = await self.runtime.sessions(limit=10)
         if not recent:
             self.view.info("no sessions yet")
             return
-        openings = store.sessions.openings([session.id for session in recent])
-        current = self.agent.session.id if self.agent.session else None
+        current = self.chat.session.session_id if self.chat.session else None
         table = Table(box=None, show_header=False, padding=(0, 1))
         for session in recent:
-            mark = "*" if session.id == current else " "
-            about = session.title or one_line(openings.get(session.id, "") or "(empty)", 48)
+            mark = "*" if session.session_id == current else " "
+            about = session.title or one_line(await self._opening(session) or "(empty)", 48)
             table.add_row(
-                mark, session.id, when(session.started_at), str(session.message_count), about
+                mark,
+                session.session_id,
+                when(session.started_at),
+                str(session.message_count),
+                about,
             )
         self.view.print(table)
         self.view.info("/resume ID continues one (any unique start of the id will do)")
 
-    def do_resume(self, args: str) -> None:
+    async def _opening(self, session: SessionSummary) -> str:
+        """The session's first user message: what an untitled session is about."""
+        if not session.message_count:
+            return ""
+        messages = await self.runtime.messages(session.session_id)
+        return next((m.content or "" for m in messages if m.role == "user"), "")
+
+    async def do_resume(self, args: str) -> None:
         reference = args.strip()
         if not reference:
-            current = self.agent.session.id if self.agent.session else None
-            others = [s for s in self.agent.store.sessions.recent(2, "cli") if s.id != current]
+            current = self.chat.session.session_id if self.chat.session else None
+            recent = await self.runtime.sessions(source="cli", limit=2)
+            others = [s for s in recent if s.session_id != current]
             if not others:
                 self.view.info("there is no other session to resume")
                 return
-            reference = others[0].id
+            reference = others[0].session_id
         try:
-            session = self.agent.resume(reference)
-        except KeyError as exc:
-            self.view.error(str(exc.args[0]))
+            session = await self.chat.resume(reference)
+        except SessionNotFound as exc:
+            self.view.error(str(exc))
             return
-        self.show_resumed(session)
+        await self.show_resumed(session)
 
-    def show_resumed(self, session: Session) -> None:
+    async def show_resumed(self, session: SessionSummary) -> None:
         self.view.info(
-            f"resumed {session.id}: {session_label(session)} ({session.message_count} messages)"
+            f"resumed {session.session_id}: {session.title or '(untitled)'} "
+            f"({session.message_count} messages)"
         )
-        messages = self.agent.store.messages.of_session(session.id)
+        messages = await self.runtime.messages(session.session_id)
         shown = [m for m in messages if m.role in ("user", "assistant") and m.content][-2:]
         for message in shown:
             if message.role == "user":
@@ -145,122 +146,105 @@ class SlashCommands:
             else:
                 self.view.reply(message.content or "")
 
-    def do_title(self, args: str) -> None:
-        session = self.agent.session
+    async def do_title(self, args: str) -> None:
+        session = self.chat.session
         if not args:
-            self.view.info(f"title: {session_label(session)}" if session else "no session yet")
+            title = (session.title or "(untitled)") if session else None
+            self.view.info(f"title: {title}" if session else "no session yet")
             return
         if session is None:
             self.view.info("send a message first: the session starts with it")
             return
-        self.agent.store.sessions.set_title(session.id, args.strip())
-        self.agent.refresh()
+        self.chat.session = await self.runtime.set_title(session.session_id, args.strip())
         self.view.info(f"title set: {args.strip()}")
 
-    def do_undo(self, _args: str) -> str | None:
+    async def do_undo(self, _args: str) -> str | None:
         """Remove the last user message and everything after it; return its text."""
-        session = self.agent.session
-        seq = self.agent.store.messages.last_user_seq(session.id) if session else None
-        if session is None or seq is None:
+        session = self.chat.session
+        if session is None:
             self.view.info("nothing to undo")
             return None
-        text = next(
-            (m.content for m in self.agent.store.messages.of_session(session.id) if m.seq == seq),
-            None,
-        )
+        before = session.message_count
         try:
-            with self.agent.store.leases.holding(session.id):
-                removed = self.agent.store.messages.delete_from(session.id, seq)
-        except LeaseHeldError as exc:
-            self.view.error(f"{exc}: a turn is running on this session elsewhere; try later")
+            text = await self.runtime.undo(session.session_id)
+        except SessionBusy as exc:
+            self.view.error(f"{exc}; try later")
             return None
-        self.agent.refresh()
+        if text is None:
+            self.view.info("nothing to undo")
+            return None
+        after = await self.chat.refresh()
+        removed = before - (after.message_count if after else 0)
         self.view.info(f"removed the last exchange ({removed} messages)")
-        return text or ""
+        return text
 
-    def do_retry(self, _args: str) -> None:
-        text = self.do_undo("")
+    async def do_retry(self, _args: str) -> None:
+        text = await self.do_undo("")
         if text:
             self.repl.send(text)
 
     # --- model and usage --------------------------------------------------------------------
 
     async def do_model(self, args: str) -> None:
-        from hermes_kernel.providers.ladder import NoProvider
-
-        endpoints = self.agent.setup.context.endpoints
-        provider, model = self.agent.route
+        providers = {choice.name: choice for choice in self.runtime.providers()}
+        provider, model = self.chat.route
         if not args:
             self.view.info(f"model: {provider} / {model}")
             table = Table(box=None, show_header=False, padding=(0, 2))
-            for name, endpoint in sorted(endpoints.items()):
-                needs = endpoint.api_key_env or "no key needed"
-                models = ", ".join(endpoint.models) or endpoint.default_model or "-"
+            for name, choice in sorted(providers.items()):
+                needs = choice.key_env or "no key needed"
+                models = ", ".join(choice.models) or choice.default_model or "-"
                 table.add_row("*" if name == provider else " ", name, needs, models)
             self.view.print(table)
             self.view.info("switch: /model PROVIDER [MODEL], or /model MODEL on this provider")
             return
         words = args.split()
-        if words[0] in endpoints:
+        if words[0] in providers:
             provider, model_name = words[0], (words[1] if len(words) > 1 else None)
         else:
             model_name = args.strip()
         try:
-            setup = await self.agent.switch_model(provider, model_name)
-        except NoProvider as exc:
-            self.view.error(f"{exc} (still using {self.agent.route[0]} / {self.agent.route[1]})")
+            info = await self.chat.switch_model(provider, model_name)
+        except ValueError as exc:
+            still = self.chat.route
+            self.view.error(f"{exc} (still using {still[0]} / {still[1]})")
             return
-        chosen_provider, chosen_model = self.agent.route
-        self.view.info(f"now using {chosen_provider} / {chosen_model} from the next message")
-        if setup.notice:
-            self.view.warn(setup.notice)
+        self.view.info(f"now using {info.provider} / {info.model} from the next message")
+        if info.notice:
+            self.view.warn(info.notice)
 
-    def do_usage(self, _args: str) -> None:
-        session = self.agent.refresh()
+    async def do_usage(self, _args: str) -> None:
+        session = await self.chat.refresh()
         if session is None:
             self.view.info("no usage yet: this session starts with your next message")
             return
-        self.view.info(
-            f"session {session.id}: {session.message_count} messages, "
-            f"{session.tool_call_count} tool calls"
-        )
-        self.view.print(Text(Totals.of(session).line()))
-        spending = spending_line(self.agent.engine_settings.budget, session)
-        if spending is not None:
-            self.view.print(Text(spending))
-        delegated = self.agent.store.sessions.children(session.id, source="delegate")
-        if delegated:
-            total = sum((Totals.of(child) for child in delegated), Totals())
-            self.view.print(Text(f"and {len(delegated)} delegated tasks: {total.line()}"))
-        rows = self.agent.store.sessions.usage_by_model(session.id)
-        if len(rows) > 1 or (rows and rows[0][1] != session.model):
-            for provider, model, calls, tokens_in, tokens_out, cost, unpriced in rows:
-                totals = Totals(tokens_in, tokens_out, cost_usd=cost, unpriced_calls=unpriced)
-                self.view.print(
-                    Text(f"  {provider} / {model}: {calls} calls, {totals.line()}", style="dim")
-                )
+        lines = await self.runtime.usage_report(session.session_id)
+        if lines:
+            self.view.info(lines[0])
+        for line in lines[1:]:
+            style = "dim" if line.startswith("  ") else ""
+            self.view.print(Text(line, style=style))
 
     # --- what the agent has ---------------------------------------------------------------
 
     def do_tools(self, _args: str) -> None:
-        from hermes_kernel.tooling.listing import listing_lines, tool_rows
-
-        agent = self.agent
-        rows = tool_rows(agent.app.host, agent.memory.tools(), agent.memory.name or "")
-        if not rows:
+        session = self.chat.session
+        lines = self.runtime.tools_report(session.session_id if session else None)
+        if not lines:
             self.view.info("no tools: the model can only talk (install a toolset plugin)")
             return
-        for line in listing_lines(rows, agent.tools):
-            self.view.print(Text(line))
-        if len(agent.tools) < len(rows):
-            self.view.info("[not given]: outside this chat's toolsets (--toolsets, agent.toolsets)")
+        for line in lines:
+            (self.view.info if line.startswith("[not given]") else self._line)(line)
+
+    def _line(self, line: str) -> None:
+        self.view.print(Text(line))
 
     def _show_provided(self, kind: Kind, nothing: str) -> None:
-        provided = self.agent.app.host.provided(kind)
+        provided = self.runtime.provided(kind)
         if not provided:
             self.view.info(nothing)
         for item in provided:
-            self.view.print(Text(f"{item.spec.name}  (from {item.plugin})"))
+            self.view.print(Text(f"{item.name}  (from {item.plugin})"))
 
     def do_skills(self, _args: str) -> None:
         self._show_provided(Kind.SKILL_SOURCE, "no skills plugin is installed")
@@ -271,18 +255,21 @@ class SlashCommands:
         )
 
     async def do_compact(self, args: str) -> None:
-        session = self.agent.session
+        session = self.chat.session
         if session is None:
             self.view.info("nothing to compact yet: this chat has no messages")
             return
         try:
-            why_not = await self.agent.compact(args.strip() or None, self.view.info)
-        except LeaseHeldError as exc:
-            self.view.error(f"{exc}: a turn is running on this session elsewhere; try later")
+            why_not = await self.runtime.compact(
+                session.session_id, args.strip() or None, self.view.info
+            )
+        except SessionBusy as exc:
+            self.view.error(f"{exc}; try later")
             return
-        except (ValueError, KeyError) as exc:  # an unfinished turn; a session deleted meanwhile
+        except (ValueError, SessionNotFound) as exc:  # an unfinished turn; a deleted session
             self.view.error(str(exc).strip("'\""))
             return
+        await self.chat.refresh()
         if why_not is not None:
             self.view.info(f"not compacted: {why_not}")
 
@@ -294,9 +281,8 @@ class SlashCommands:
         self.view.info(f"verbose {'on' if self.view.verbose else 'off'}: {state}")
 
     def do_yolo(self, _args: str) -> None:
-        self.agent.yolo = not self.agent.yolo
-        # Recorded for the approval checks of the tools; none of the installed tools asks yet.
-        if self.agent.yolo:
+        self.chat.set_yolo(not self.chat.yolo)
+        if self.chat.yolo:
             self.view.warn("YOLO on for this chat: tools will not ask before dangerous commands")
         else:
             self.view.info("YOLO off: tools ask before dangerous commands")

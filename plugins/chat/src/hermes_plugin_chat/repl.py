@@ -11,13 +11,12 @@ is always left consistent.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
+import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
@@ -28,25 +27,15 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from hermes_kernel.chat.agent import ChatAgent, ChatOptions
-from hermes_kernel.chat.commands import BUILTINS, plugin_commands, split_command
-from hermes_kernel.chat.format import Totals
-from hermes_kernel.chat.loop import Leaving, run_chat
-from hermes_kernel.chat.questions import (
-    APPROVAL_CHOICES,
-    approval_question,
-    parse_approval,
-    parse_choice,
-)
-from hermes_kernel.chat.slash import SlashCommands
-from hermes_kernel.chat.view import PROMPT_MARK, ChatView
-from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.safety.approval import Answer, ApprovalRequest
-from hermes_kernel.store.errors import LeaseHeldError, StoreError
-from hermes_kernel.tooling.environment import approval_policy
-
-if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+from hermes_plugin_chat.commands import BUILTINS, split_command
+from hermes_plugin_chat.questions import answer_from_line, hint, question_text
+from hermes_plugin_chat.session import ChatOptions, ChatSession, TurnWatcher
+from hermes_plugin_chat.slash import SlashCommands
+from hermes_plugin_chat.view import PROMPT_MARK, ChatView
+from hermes_sdk.events import CommandContext
+from hermes_sdk.leaving import Leaving, run_until_done
+from hermes_sdk.runtime import Question, Runtime, SessionBusy, SessionNotFound, TurnEnded
+from hermes_sdk.text import Totals
 
 log = logging.getLogger("hermes")
 
@@ -87,83 +76,74 @@ class _ExpandingHistory(FileHistory):
 
 
 class Questions:
-    """Questions from tools (approvals, clarify), answered at the chat's own prompt.
+    """Questions of the running turn (approvals, a tool's question), answered at the chat's
+    own prompt: the question is shown above it, and the next line the user enters answers
+    it instead of being sent. Ctrl+C (stopping the turn) or the time running out answers no:
+    for an approval, deny."""
 
-    A tool's worker thread blocks in :meth:`approve` or :meth:`ask`; the question is shown
-    above the prompt, and the next line the user enters answers it instead of being sent.
-    Ctrl+C (stopping the turn) or the timeout answers None: for an approval, deny.
-    """
-
-    def __init__(self, view: ChatView, timeout: float) -> None:
+    def __init__(self, view: ChatView) -> None:
         self.view = view
-        self.timeout = timeout
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.pending: asyncio.Future[str | None] | None = None
+        self.pending: Question | None = None
         self.label = ""
         self.redraw: Callable[[], None] = lambda: None
+        self._expiry: asyncio.TimerHandle | None = None
 
-    def approve(self, request: ApprovalRequest) -> Answer | None:
-        line = self._from_thread(approval_question(request), APPROVAL_CHOICES, "approve")
-        return None if line is None else parse_approval(line)
-
-    def ask(self, question: str, choices: Sequence[str]) -> str | None:
-        listed = "".join(f"\n    {n}. {choice}" for n, choice in enumerate(choices, 1))
-        hint = "type a number or your answer" if choices else "type your answer"
-        line = self._from_thread(f"question: {question}{listed}", hint, "answer")
-        return None if line is None else parse_choice(line, choices)
-
-    def _from_thread(self, text: str, hint: str, label: str) -> str | None:
-        if self.loop is None:
-            return None
-        future = asyncio.run_coroutine_threadsafe(self._question(text, hint, label), self.loop)
-        try:
-            return future.result()
-        except (concurrent.futures.CancelledError, RuntimeError):
-            return None
-
-    async def _question(self, text: str, hint: str, label: str) -> str | None:
-        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self.pending, self.label = answer, label
-        self.view.warn(text)
-        self.view.info(f"{hint} (no answer in {self.timeout:.0f} s counts as no)")
+    def show(self, question: Question) -> None:
+        """A question arrived (on the loop): show it and wait for the next line."""
+        self.close()
+        self.pending = question
+        self.label = "approve" if question.kind == "approval" else "answer"
+        self.view.warn(question_text(question))
+        self.view.info(f"{hint(question)} (no answer in {question.timeout_s:.0f} s counts as no)")
+        self._expiry = asyncio.get_running_loop().call_later(question.timeout_s, self._expired)
         self.redraw()
-        try:
-            return await asyncio.wait_for(answer, self.timeout)
-        except TimeoutError:
+
+    def _expired(self) -> None:
+        if self.pending is not None:
             self.view.warn("no answer in time")
-            return None
-        finally:
-            self.pending, self.label = None, ""
-            self.redraw()
+            self.close()
+
+    def close(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self.pending, self.label = None, ""
+        self.redraw()
 
     def answer(self, line: str | None) -> bool:
-        """Answer the pending question with ``line``; False if none is pending."""
-        if self.pending is None or self.pending.done():
+        """Answer the pending question with ``line`` (None: no); False if none is pending."""
+        question = self.pending
+        if question is None:
             return False
-        self.pending.set_result(line)
+        self.close()
+        if line is None:
+            question.decline()
+        elif not answer_from_line(question, line):
+            self.view.warn("that question was closed already (stopped or timed out)")
         return True
 
 
 class Repl:
-    def __init__(self, agent: ChatAgent, view: ChatView, questions: Questions) -> None:
-        self.agent = agent
+    def __init__(
+        self, runtime: Runtime, chat: ChatSession, view: ChatView, questions: Questions
+    ) -> None:
+        self.runtime = runtime
+        self.chat = chat
         self.view = view
         self.questions = questions
         questions.redraw = self.redraw
         self.turn: asyncio.Task[None] | None = None
-        self.control: TurnControl | None = None
         self.queued: list[str] = []
         self.last_ctrl_c = 0.0
         self.pastes: dict[str, str] = {}
-        self.plugin_commands, warnings = plugin_commands(agent.app.host)
-        self.startup_warnings = warnings
+        self.plugin_commands = dict(runtime.slash_commands())
         self.slash = SlashCommands(self)
         names = {command.name: command.help for command in BUILTINS}
         names.update({name: spec.description for name, spec in self.plugin_commands.items()})
         self.prompt: PromptSession[str] = PromptSession(
             message=self.message,
             history=_ExpandingHistory(
-                str(agent.app.settings.home / "chat_history"), self.expand_pastes
+                os.path.join(runtime.home, "chat_history"), self.expand_pastes
             ),
             completer=ChatCompleter(names),
             complete_while_typing=True,
@@ -185,11 +165,11 @@ class Repl:
         return ANSI(self.view.live() + f"\x1b[1;36m{PROMPT_MARK}\x1b[0m ")
 
     def toolbar(self) -> AnyFormattedText:
-        provider, model = self.agent.route
-        session = self.agent.session
-        where = session.id if session else "new session"
+        provider, model = self.chat.route
+        session = self.chat.session
+        where = session.session_id if session else "new session"
         parts = [f" {provider} / {model}", where, f"cost {Totals.of(session).cost_text()}"]
-        if self.agent.yolo:
+        if self.chat.yolo:
             parts.append("YOLO")
         if self.turn is not None:
             parts.append("Ctrl+C stops")
@@ -216,10 +196,10 @@ class Repl:
                 event.app.exit(exception=EOFError())
                 return
             self.last_ctrl_c = now
-            if self.turn is not None and self.control is not None:
+            if self.turn is not None:
                 self.queued.clear()
                 self.questions.answer(None)
-                self.control.stop()
+                self.chat.stop()
                 self.view.info("stopping… (Ctrl+C again to exit)")
             else:
                 self.view.info("(Ctrl+C again to exit, or Ctrl+D)")
@@ -265,32 +245,28 @@ class Repl:
     # --- the loop ---------------------------------------------------------------------------
 
     def banner(self) -> None:
-        from hermes_kernel._version import __version__
+        from hermes_sdk import __version__
 
-        provider, model = self.agent.route
+        provider, model = self.chat.route
         self.view.info(
             f"Hermes {__version__} · {provider} / {model} · /help for commands · Ctrl+D quits"
         )
-        if self.agent.setup.notice:
-            self.view.warn(self.agent.setup.notice)
-        for warning in [*self.agent.warnings, *self.startup_warnings]:
+        if self.chat.info.notice:
+            self.view.warn(self.chat.info.notice)
+        for warning in [*self.runtime.warnings(), *self.chat.warnings]:
             self.view.warn(f"warning: {warning}")
-        if self.agent.session is not None:
-            self.slash.show_resumed(self.agent.session)
 
     def _terminated(self) -> None:
         """SIGTERM: stop the turn (it is saved) and leave as if Ctrl+D was pressed.
         (Ctrl+C is a key here, the prompt's own; a signal's SIGINT stays the prompt's too.)"""
-        if self.control is not None:
-            self.control.stop()
-        self.agent.app.host.hooks.stop()
+        self.chat.stop()
+        self.runtime.stop_hooks()
         if self.prompt.app.is_running:
             self.prompt.app.exit(exception=EOFError())
 
     async def run(self) -> int:
-        self.questions.loop = asyncio.get_running_loop()
         leaving = Leaving(self._terminated, signals=(signal.SIGTERM,))
-        leaving.install(self.questions.loop)
+        leaving.install(asyncio.get_running_loop())
         try:
             await self._serve()
         finally:
@@ -300,6 +276,8 @@ class Repl:
     async def _serve(self) -> None:
         with patch_stdout(raw=True):
             self.banner()
+            if self.chat.session is not None:
+                await self.slash.show_resumed(self.chat.session)
             while True:
                 try:
                     line = await self.prompt.prompt_async()
@@ -337,18 +315,16 @@ class Repl:
         self.view.user(shown if shown is not None else text)
         if self.turn is not None:
             self.queued.append(text)
-            if self.control is not None:
-                self.control.interrupt()
+            self.chat.interrupt()
             self.view.info("queued: it goes next, once the current step ends (Ctrl+C stops now)")
             return
         self.start(text)
 
     def start(self, text: str) -> None:
-        self.control = TurnControl()
         self.view.start_turn()
-        self.turn = asyncio.ensure_future(self._turn(text, self.control))
+        self.turn = asyncio.ensure_future(self._turn(text))
 
-    async def _turn(self, text: str, control: TurnControl) -> None:
+    def watcher(self) -> TurnWatcher:
         view = self.view
 
         def on_text(chunk: str) -> None:
@@ -359,39 +335,48 @@ class Repl:
             view.discard_streamed()  # a retry or cut-off: the text so far is not the reply
             view.warn(notice)
 
+        return TurnWatcher(
+            on_text=on_text,
+            on_restart=view.discard_streamed,
+            on_notice=on_notice,
+            on_tool_started=view.tool_started,
+            on_tool_progress=view.tool_progress,
+            on_tool_finished=view.tool_finished,
+            on_question=self.questions.show,
+        )
+
+    async def _turn(self, text: str) -> None:
+        view = self.view
         try:
-            result = await self.agent.turn(text, control, on_text, on_notice)
-        except LeaseHeldError as exc:
-            view.end_turn()
-            view.error(f"{exc} (is this session open in another hermes?)")
-        except StoreError as exc:
+            ended = await self.chat.run_turn(text, self.watcher(), attended=True)
+        except (ValueError, SessionBusy, SessionNotFound) as exc:  # one line to act on
             view.end_turn()
             view.error(str(exc))
-        except KeyError as exc:  # the session was deleted meanwhile (hermes sessions delete)
-            view.end_turn()
-            self.agent.session = None
-            view.error(f"{exc.args[0]}; your next message starts a new session")
         except Exception as exc:  # keep the chat alive; the session is consistent
             log.debug("turn failed", exc_info=True)
             view.end_turn()
             view.error(f"{type(exc).__name__}: {exc}")
         else:
             view.end_turn()
-            if result.status == "done":
-                view.reply(result.text)
-            elif result.status == "stopped":
-                shown = result.text if result.text != view.flushed else ""
-                view.reply(shown, interrupted=True)
-            elif result.status == "interrupted":
-                view.info("(stopped after this step for your next message)")
-            elif result.error:
-                (view.warn if result.status in ("budget", "loop") else view.error)(result.error)
+            self.show_end(ended)
         finally:
+            self.questions.close()
             self.turn = None
-            self.control = None
             self.redraw()
         if self.queued:
             self.start(self.queued.pop(0))
+
+    def show_end(self, ended: TurnEnded) -> None:
+        view = self.view
+        if ended.status == "done":
+            view.reply(ended.reply)
+        elif ended.status == "stopped":
+            shown = ended.reply if ended.reply != view.flushed else ""
+            view.reply(shown, interrupted=True)
+        elif ended.status == "interrupted":
+            view.info("(stopped after this step for your next message)")
+        elif ended.error:
+            (view.warn if ended.status in ("budget", "loop") else view.error)(ended.error)
 
     async def stop_turn(self) -> None:
         """Stop the running turn and wait until it has saved what it must."""
@@ -400,8 +385,7 @@ class Repl:
             return
         self.queued.clear()
         self.questions.answer(None)
-        if self.control is not None:
-            self.control.stop()
+        self.chat.stop()
         try:
             await asyncio.wait_for(asyncio.shield(turn), STOP_WAIT_SECONDS)
         except TimeoutError:
@@ -409,29 +393,33 @@ class Repl:
 
     async def shutdown(self) -> None:
         await self.stop_turn()
-        await self.agent.aclose()
+        await self.chat.end("cli_exit")
 
 
-def run_interactive(app: App, options: ChatOptions) -> int:
-    from hermes_kernel.providers.ladder import NoProvider
-
+def run_interactive(context: CommandContext, options: ChatOptions) -> int:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         print("hermes: error: the interactive chat needs a terminal; use -q TEXT", file=sys.stderr)
         return 1
-    view = ChatView()
-    timeout = approval_policy(app.settings.raw).timeout_seconds
-    questions = Questions(view, timeout)
-    try:
-        agent = ChatAgent(
-            app,
-            options,
-            view,
-            approver=questions.approve,
-            ask=questions.ask,
-            on_learned=view.info,  # "learned in the background: created skill x"
-        )
-    except (NoProvider, KeyError, StoreError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) else str(exc)
-        print(f"hermes: error: {message}", file=sys.stderr)
+    if context.open_runtime is None:
+        print("hermes: error: this Hermes offers commands no runtime", file=sys.stderr)
         return 1
-    return run_chat(Repl(agent, view, questions).run())
+    return run_until_done(_main(context, options))
+
+
+async def _main(context: CommandContext, options: ChatOptions) -> int:
+    import click
+
+    assert context.open_runtime is not None  # checked by run_interactive
+    try:
+        async with context.open_runtime() as runtime:
+            try:
+                chat = await ChatSession.open(runtime, options, os.getcwd())
+            except (ValueError, SessionNotFound) as exc:
+                print(f"hermes: error: {exc}", file=sys.stderr)
+                return 1
+            view = ChatView()
+            runtime.watch_background(view.info)  # "learned in the background: created skill x"
+            return await Repl(runtime, chat, view, Questions(view)).run()
+    except click.ClickException as exc:  # no model can be used
+        print(f"hermes: error: {exc.format_message()}", file=sys.stderr)
+        return 1

@@ -1,15 +1,10 @@
-"""The slash commands of the interactive chat: the built-in table, and the commands plugins
-add through ``hermes_slash_commands`` (a plugin may not take a built-in's name)."""
+"""The slash commands of the interactive chat: the built-in table. Plugins add their own
+through ``hermes_slash_commands``; the runtime refuses one that takes a reserved name
+(``hermes_sdk.runtime.RESERVED_SLASH_NAMES``: the built-ins below but the fallbacks)."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from dataclasses import dataclass
-from typing import Any
-
-from hermes_kernel.plugins.host import PluginHost
-from hermes_sdk import Kind, SlashCommandSpec
 
 
 @dataclass(frozen=True)
@@ -46,33 +41,6 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("exit", "/exit", "the same as /quit", during_turn=True),
 )
 BUILTIN_NAMES = frozenset(command.name for command in BUILTINS)
-_RESERVED = frozenset(command.name for command in BUILTINS if not command.fallback)
-
-
-async def run_slash(spec: SlashCommandSpec, args: str, context: Any) -> Any:
-    """Run a plugin's slash command: a coroutine on the loop, anything else in a thread (a
-    slow handler must not freeze the prompt, a running turn, or the gateway)."""
-    if inspect.iscoroutinefunction(spec.handler):
-        return await spec.handler(args, context)
-    return await asyncio.to_thread(spec.handler, args, context)
-
-
-def plugin_commands(host: PluginHost) -> tuple[dict[str, SlashCommandSpec], list[str]]:
-    """Plugin commands by name, and a warning for each one refused (a built-in's name, but
-    for the built-ins a plugin's command replaces)."""
-    commands: dict[str, SlashCommandSpec] = {}
-    warnings: list[str] = []
-    for provided in host.provided(Kind.SLASH):
-        spec = provided.spec
-        assert isinstance(spec, SlashCommandSpec)  # the index holds these under SLASH
-        if spec.name in _RESERVED:
-            warnings.append(
-                f"plugin {provided.plugin!r}: /{spec.name} is a built-in command; "
-                "the plugin's version is ignored"
-            )
-            continue
-        commands[spec.name] = spec
-    return commands, warnings
 
 
 def split_command(line: str) -> tuple[str, str]:

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_plugin_chat.session import ChatOptions
+from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
 
 def read_query(query: str) -> str:
@@ -29,11 +30,7 @@ def read_query(query: str) -> str:
 @click.option(
     "--toolsets", metavar="A,B", help="Give the model only these toolsets' tools ('' for none)."
 )
-@click.option(
-    "--yolo", is_flag=True, help="Tools do not ask before dangerous commands (for tools that ask)."
-)
-@click.option("--safe-mode", is_flag=True, help="Load no plugins but those in HERMES_LOAD_PLUGINS.")
-@click.option("--profile", metavar="NAME", help="Use the named profile.")
+@click.option("--yolo", is_flag=True, help="Run dangerous commands without asking for approval.")
 @click.pass_context
 def chat(
     ctx: click.Context,
@@ -45,17 +42,8 @@ def chat(
     provider: str | None,
     toolsets: str | None,
     yolo: bool,
-    safe_mode: bool,
-    profile: str | None,
 ) -> None:
     """Chat with the agent. Without -q: an interactive chat (type /help in it)."""
-    from hermes_kernel.chat.agent import ChatOptions
-
-    root = ctx.find_root()
-    if safe_mode:
-        root.params["safe_mode"] = True
-    if profile:
-        root.params["profile"] = profile
     if resume and continue_last:
         raise click.UsageError("use --resume ID or --continue, not both")
     options = ChatOptions(
@@ -68,22 +56,22 @@ def chat(
         resume=resume,
         continue_last=continue_last,
     )
-    app = app_of(ctx)
+    context: CommandContext = ctx.meta[COMMAND_CONTEXT]
     if query is None and not sys.stdin.isatty():
         query = "-"  # piped in: answer it once, like -q -
     if query is not None:
-        from hermes_kernel.chat.oneshot import run_oneshot
+        from hermes_plugin_chat.oneshot import run_oneshot
 
-        _leave(ctx, run_oneshot(app, options, read_query(query), as_json))
+        _leave(ctx, context, run_oneshot(context, options, read_query(query), as_json))
     if as_json:
         raise click.UsageError("--json needs -q")
-    from hermes_kernel.chat.repl import run_interactive
+    from hermes_plugin_chat.repl import run_interactive
 
-    _leave(ctx, run_interactive(app, options))
+    _leave(ctx, context, run_interactive(context, options))
 
 
-def _leave(ctx: click.Context, code: int) -> None:
-    from hermes_kernel.chat.loop import leave_now_if_stuck
+def _leave(ctx: click.Context, context: CommandContext, code: int) -> None:
+    from hermes_sdk.leaving import leave_now_if_stuck
 
-    leave_now_if_stuck(code, app_of(ctx).close)
+    leave_now_if_stuck(code, context.before_exit)
     ctx.exit(code)

@@ -1,5 +1,6 @@
-"""Short plain-text views shared by the chat shells and ``hermes sessions``: a tool call in
-one line, a result preview, token usage and cost."""
+"""Short plain-text views every front-end and the ``hermes`` command share: a tool call in
+one line, a result preview, durations and dates, token usage and cost. Text from a model, a
+tool or a file is made printable first: it must not drive the terminal."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from hermes_kernel.providers.pricing import describe_cost
-from hermes_kernel.store.sessions import Session
+__all__ = [
+    "Totals",
+    "argument_preview",
+    "describe_cost",
+    "one_line",
+    "printable",
+    "result_preview",
+    "seconds",
+    "when",
+]
 
 # The argument a tool's line shows first: the one that says what it does.
 _MAIN_ARGUMENTS = ("command", "path", "query", "pattern", "url", "name", "text")
@@ -51,6 +60,25 @@ def seconds(value: float) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
 
 
+class _Counted(Protocol):
+    """A session as stored or as listed (``SessionSummary``): what its totals are made of."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_read_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
+    @property
+    def reasoning_tokens(self) -> int: ...
+    @property
+    def estimated_cost_usd(self) -> float: ...
+    @property
+    def unpriced_calls(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Totals:
     """Token and cost totals of a session, or of the part of it one turn added."""
@@ -64,7 +92,7 @@ class Totals:
     unpriced_calls: int = 0
 
     @classmethod
-    def of(cls, session: Session | None) -> Totals:
+    def of(cls, session: _Counted | None) -> Totals:
         if session is None:
             return cls()
         return cls(
@@ -131,5 +159,11 @@ def when(timestamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
 
 
-def session_label(session: Session) -> str:
-    return session.title or "(untitled)"
+def describe_cost(cost_usd: float, unpriced_calls: int, calls: int | None = None) -> str:
+    """``$0.0123``; ``unknown`` when no call was priced; both parts when some were."""
+    if unpriced_calls and (calls is None or unpriced_calls >= calls) and cost_usd == 0:
+        return "unknown"
+    text = f"${cost_usd:.4f}"
+    if unpriced_calls:
+        text += f" + unknown ({unpriced_calls} call{'s' if unpriced_calls != 1 else ''} unpriced)"
+    return text

@@ -19,7 +19,7 @@ from hermes_sdk import ContextEngineSpec, Kind
 from hermes_sdk.context import ContextEngine, ContextEngineContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
+    from hermes_kernel.app import App
 
 __all__ = ["Compression"]
 

@@ -1,11 +1,12 @@
-"""Running a chat's event loop so that leaving never hangs.
+"""Running a front-end command's event loop so that leaving never hangs (the terminal chat,
+the gateway: any command that runs turns in the foreground).
 
 A tool that ignores a stop (a handler blocked in a thread) keeps its worker thread busy;
-asyncio.run, and the interpreter at exit, would wait for it however long it takes. The chat
-runs blocking work on its own named pool instead, and when such a thread is still running
+asyncio.run, and the interpreter at exit, would wait for it however long it takes. The
+command runs blocking work on its own named pool instead, and when such a thread is still running
 at the end, the process leaves without it: its call is already recorded as effect unknown.
 
-A stop signal (SIGTERM, SIGINT) asks the chat to stop and save (:class:`Leaving`); if the
+A stop signal (SIGTERM, SIGINT) asks the command to stop and save (:class:`Leaving`); if the
 process is still there a few seconds later, whatever a plugin thread is doing, it leaves
 anyway, with the exit status that names the signal (130 for SIGINT, 143 for SIGTERM).
 """
@@ -23,12 +24,14 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+__all__ = ["LEAVE_SECONDS", "Leaving", "leave_now_if_stuck", "run_until_done", "stray_jobs"]
+
 
 class _WorkerPool(ThreadPoolExecutor):
     """A thread pool that knows how many of its jobs are still running."""
 
     def __init__(self) -> None:
-        super().__init__(thread_name_prefix="hermes-chat-worker")
+        super().__init__(thread_name_prefix="hermes-worker")
         self._lock = threading.Lock()
         self.running = 0
 
@@ -48,7 +51,8 @@ class _WorkerPool(ThreadPoolExecutor):
 _pools: list[_WorkerPool] = []
 
 
-def run_chat(main: Coroutine[Any, Any, int]) -> int:
+def run_until_done(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` on a new event loop whose worker threads never hold up the exit."""
     loop = asyncio.new_event_loop()
     pool = _WorkerPool()
     _pools.append(pool)
@@ -63,7 +67,7 @@ def run_chat(main: Coroutine[Any, Any, int]) -> int:
 
 
 def stray_jobs() -> int:
-    """Jobs of finished chats still running in a worker thread (a tool that ignored a stop)."""
+    """Jobs of finished loops still running in a worker thread (a tool that ignored a stop)."""
     return sum(pool.running for pool in _pools)
 
 

@@ -16,14 +16,8 @@ from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
-from hermes_kernel.chat.format import (
-    argument_preview,
-    one_line,
-    printable,
-    result_preview,
-    seconds,
-)
-from hermes_sdk import ToolCall, ToolResult
+from hermes_sdk.runtime import ToolFinished, ToolProgress, ToolStarted
+from hermes_sdk.text import argument_preview, one_line, printable, result_preview, seconds
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROMPT_MARK = "\u203a"  # a single right-pointing angle quote: the prompt, and the user's lines
@@ -33,7 +27,7 @@ LIVE_TEXT_LINES = 8
 
 @dataclass
 class _Running:
-    call: ToolCall
+    call: ToolStarted
     started: float = field(default_factory=time.monotonic)
     progress: str = ""
     """The last line the call reported (an MCP server's progress)."""
@@ -116,24 +110,24 @@ class ChatView:
     def discard_streamed(self) -> None:
         self.streaming.clear()
 
-    def tool_started(self, call: ToolCall) -> None:
+    def tool_started(self, call: ToolStarted) -> None:
         if self.streaming:
             self.flush_streamed()
         self.running[call.call_id] = _Running(call)
         self.status = "running tools"
 
-    def tool_progress(self, call: ToolCall, text: str) -> None:
-        running = self.running.get(call.call_id)
+    def tool_progress(self, event: ToolProgress) -> None:
+        running = self.running.get(event.call_id)
         if running is not None:
-            running.progress = printable(text)
+            running.progress = printable(event.text)
 
-    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
-        self.running.pop(call.call_id, None)
+    def tool_finished(self, result: ToolFinished) -> None:
+        self.running.pop(result.call_id, None)
         mark, style = ("✓", "green") if result.ok else ("✗", "red")
         line = Text()
         line.append(f"  {mark} ", style=style)
-        line.append(call.tool, style="bold")
-        preview = argument_preview(call.arguments, 50)
+        line.append(result.tool, style="bold")
+        preview = argument_preview(result.arguments, 50)
         if preview:
             line.append(f"  {preview}")
         line.append(f"  {seconds(result.duration_s)}", style="dim")

@@ -1,28 +1,24 @@
-"""One ``hermes chat`` process as both shells (one-shot and interactive) see it: the model
-routes, the tools, the store, the turn engine, and the session being talked in.
-
-A new session is created by the first message, not before: ``/new`` twice, or a chat closed
-without a word, leaves nothing behind in the session list.
-"""
+"""The agent of one process, as the runtime drives it: the model routes, the tools, the
+store and the turn engine, built once and shared by every session the runtime opens."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from hermes_kernel.chat.compression import Compression
 from hermes_kernel.engine.budget import budget_from_config
-from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
+from hermes_kernel.runtime.compression import Compression
 from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
 from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.safety.judge import model_judge
@@ -41,12 +37,12 @@ from hermes_sdk import (
     ToolSpec,
 )
 from hermes_sdk.memory import TurnRecord
+from hermes_sdk.runtime import Runtime
 
 if TYPE_CHECKING:
-    from hermes_kernel.cli.app import App
-    from hermes_kernel.runtime.kernel_runtime import KernelRuntime
+    from hermes_kernel.app import App
 
-SOURCE = "cli"
+log = logging.getLogger("hermes.agent")
 
 
 class ToolEvents(Protocol):
@@ -58,14 +54,11 @@ class ToolEvents(Protocol):
 
 
 @dataclass(frozen=True)
-class ChatOptions:
+class AgentOptions:
     provider: str | None = None
     model: str | None = None
     toolsets: tuple[str, ...] | None = None
     """Only tools of these toolsets; None: agent.toolsets from config, else every one."""
-    yolo: bool = False
-    resume: str | None = None
-    continue_last: bool = False
 
 
 class _Observer:
@@ -124,14 +117,13 @@ def choose_tools(
     return {spec.name: spec for spec in specs if spec.toolset in toolsets}, warnings
 
 
-class ChatAgent:
-    """Build with :meth:`open`; raises NoProvider (one line to act on) if no model can be
-    used, and KeyError if the session to resume does not exist."""
+class Agent:
+    """Raises NoProvider (one line to act on) if no model can be used."""
 
     def __init__(
         self,
         app: App,
-        options: ChatOptions,
+        options: AgentOptions,
         events: ToolEvents | None = None,
         *,
         approver: Approver | None = None,
@@ -140,11 +132,11 @@ class ChatAgent:
         on_learned: Callable[[str], None] | None = None,
         cwd: Path | None = None,
         in_gateway: bool = False,
+        tool_runtime: Callable[[Agent], Runtime] | None = None,
     ) -> None:
         self.app = app
         self.in_gateway = in_gateway
         self.options = options
-        self.yolo = options.yolo
         self.cwd = cwd or Path.cwd()
         settings = app.settings
         agent_section = settings.raw.get("agent") or {}
@@ -163,7 +155,8 @@ class ChatAgent:
         self.sources = ToolSources(app, str(cwd or Path.cwd()))
         self.tools, self.warnings = choose_tools(self.all_tools(), toolsets)
         self.warnings += self.memory.warnings
-        self._loop: asyncio.AbstractEventLoop | None = None  # the running turn's, for asides
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop turns run on (the runtime sets it): a judge asks the model from a thread."""
         self.compression = Compression(app)
 
         def aside() -> ModelRoute:
@@ -173,13 +166,13 @@ class ChatAgent:
         self.store = StateStore(state_db_path(settings.home))
         self.delegated: set[str] = set()
         """Sessions that tools opened for delegated work: nobody approves their commands."""
-        self._tool_runtime: KernelRuntime | None = None
+        self._tool_runtime: Runtime | None = None
+        self._make_tool_runtime = tool_runtime
         self.tool_env = ToolEnvironment(
             app,
             approver=self._approver_for(approver),
             ask=ask,
-            judge=model_judge(aside, lambda: self._loop),
-            yolo=options.yolo,
+            judge=model_judge(aside, lambda: self.loop),
             cwd=str(self.cwd),
             store=self.store,
             aside_route=aside,
@@ -188,24 +181,20 @@ class ChatAgent:
         self.warnings += self.tool_env.warnings
         self.tool_env.runtime = self.tool_runtime
         self.observer = _Observer(app, events, self.memory)
+        self.background_watchers: list[Callable[[str], None]] = []
+        """Told one line per piece of background work done (a review learned a skill)."""
+        if on_learned is not None:
+            self.background_watchers.append(on_learned)
         self.reviews = Reviews(
             self.store,
             self._review_engine,
             self.tools,
             LearningSettings.from_config(settings.raw),
-            on_learned,
+            self._learned,
         )
         self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
         self.warnings += self.setup.warnings
         self.engine = self._engine(self.setup)
-        self.session: Session | None = None
-        if options.resume:
-            self.session = self.resume(options.resume)
-        elif options.continue_last:
-            latest = self.store.sessions.latest(SOURCE)
-            if latest is None:
-                raise KeyError("there is no earlier chat to continue; start one with hermes chat")
-            self.session = self.engine.resume_session(latest.id)
 
     def _engine(
         self,
@@ -237,9 +226,16 @@ class ChatAgent:
             compactor=self.compression.compactor(
                 lambda name: name in tools and tools[name].parallel_safe
             ),
+            safety_net=self.in_gateway,
         )
-        engine.in_gateway = self.in_gateway
         return engine
+
+    def _learned(self, line: str) -> None:
+        for watcher in list(self.background_watchers):
+            try:
+                watcher(line)
+            except Exception:
+                log.debug("a background watcher failed", exc_info=True)
 
     def _approver_for(self, approver: Approver | None) -> Approver:
         def approve(request: ApprovalRequest) -> Answer | None:
@@ -251,14 +247,13 @@ class ChatAgent:
 
         return approve
 
-    def tool_runtime(self) -> KernelRuntime:
+    def tool_runtime(self) -> Runtime:
         """The runtime a tool starts agents on (delegated tasks), over this agent: built on
-        first use; the sessions it opens are marked delegated."""
+        first use, by the factory this agent was given."""
         if self._tool_runtime is None:
-            from hermes_kernel.runtime.kernel_runtime import KernelRuntime
-            from hermes_kernel.runtime.questions import TurnQuestions
-
-            self._tool_runtime = KernelRuntime(self, TurnQuestions(), on_open=self.delegated.add)
+            if self._make_tool_runtime is None:
+                raise RuntimeError("this agent offers its tools no runtime to start agents on")
+            self._tool_runtime = self._make_tool_runtime(self)
         return self._tool_runtime
 
     def all_tools(self) -> list[ToolSpec]:
@@ -293,59 +288,7 @@ class ChatAgent:
         budget = replace(self.engine_settings, max_iterations=REVIEW_ITERATIONS)
         return self._engine(self.setup, tools, budget, review=True)
 
-    @property
-    def route(self) -> tuple[str, str]:
-        primary = self.setup.routes[0]
-        return primary.name, primary.model
-
-    # --- sessions ---------------------------------------------------------------------------
-
-    def resume(self, reference: str) -> Session:
-        """Switch to a stored session by id or unique id prefix."""
-        found = self.store.sessions.find(reference)
-        if found is None:
-            raise KeyError(f"no session {reference!r}; list them with: hermes sessions list")
-        self.end_session("switched")
-        self.session = self.engine.resume_session(found.id)
-        return self.session
-
-    def new_session(self) -> None:
-        """The next message starts a fresh session."""
-        self.end_session("new_session")
-        self.session = None
-
-    def end_session(self, reason: str) -> None:
-        if self.session is not None:
-            self.tool_env.end_session(self.session.id)
-            with contextlib.suppress(KeyError):  # deleted meanwhile (hermes sessions delete)
-                self.engine.end_session(self.session.id, reason)
-
-    def refresh(self) -> Session | None:
-        """The session as stored now (totals after a turn)."""
-        if self.session is not None:
-            self.session = self.store.sessions.get(self.session.id) or self.session
-        return self.session
-
     # --- turns ------------------------------------------------------------------------------
-
-    async def turn(
-        self,
-        text: str,
-        control: TurnControl,
-        on_text: Callable[[str], None] | None = None,
-        on_notice: Callable[[str], None] | None = None,
-    ) -> TurnResult:
-        for warning in await self.ensure_tools():
-            if on_notice is not None:
-                on_notice(warning)
-        if self.session is None:
-            self.session = await self.engine.open_session(SOURCE, self.cwd)
-        self._loop = asyncio.get_running_loop()
-        session = self.session
-        result = await self.engine.run_turn(session.id, text, control, on_text, on_notice)
-        self.refresh()
-        self.after_turn(session, text, result)
-        return result
 
     def after_turn(
         self, session: Session, text: str, result: TurnResult, *, review: bool = True
@@ -367,32 +310,9 @@ class ChatAgent:
         if review:
             self.reviews.after_turn(session, text, result)
 
-    async def compact(
-        self, focus: str | None = None, on_notice: Callable[[str], None] | None = None
-    ) -> str | None:
-        """``/compact [FOCUS]`` on the current session: None when compacted, else why not."""
-        if self.session is None:
-            return "this chat has no messages yet"
-        self._loop = asyncio.get_running_loop()
-        why_not = await self.engine.compact_session(self.session.id, focus, on_notice)
-        self.refresh()
-        return why_not
-
-    # --- model ------------------------------------------------------------------------------
-
-    async def switch_model(self, provider: str | None, model: str | None) -> ModelSetup:
-        """Use another model from the next turn on (strict: no fallbacks); raises
-        NoProvider and keeps the current one if it cannot be used."""
-        setup = model_setup(self.app.host, self.app.settings, provider, model)
-        old = self.setup
-        self.setup, self.engine = setup, self._engine(setup)
-        await _close_routes(old)
-        return setup
-
-    async def aclose(self, reason: str = "cli_exit", review_seconds: float = DRAIN_SECONDS) -> None:
+    async def aclose(self, review_seconds: float = DRAIN_SECONDS) -> None:
         await self.reviews.drain(review_seconds)
         await asyncio.to_thread(self.memory.close)
-        await asyncio.to_thread(self.end_session, reason)  # a container takes a moment to go
         await asyncio.to_thread(self.tool_env.close)
         await self.sources.aclose()
         await self.engine.finish_indexing()

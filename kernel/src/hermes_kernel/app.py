@@ -83,13 +83,14 @@ class App:
 
 def _warn_unknown_isolated(names: tuple[str, ...], records: list[PluginRecord]) -> None:
     """A name in plugins.isolated that is not installed isolates nothing: say so."""
-    from hermes_kernel.tooling.listing import suggest
+    from hermes_sdk.sections import closest
 
-    installed = {record.name for record in records}
+    installed = sorted(record.name for record in records)
     for name in names:
         if name not in installed:
+            near = closest(name, installed)
             log.warning(
                 "plugins.isolated names %r, which is not installed%s",
                 name,
-                suggest(name, installed),
+                f"; did you mean {near!r}?" if near else "",
             )

@@ -1,1 +1,0 @@
-"""The CLI chat: one-shot and interactive shells over the turn engine."""

@@ -1,0 +1,27 @@
+"""``chat``: the terminal chat, ``hermes chat`` (interactive, or once with ``-q``).
+
+It drives the agent through the SDK's runtime contract, as any front-end can. Importing this
+is cheap: click, prompt_toolkit and rich load when the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import CommandSpec, hookimpl
+
+
+def _command() -> Any:
+    from hermes_plugin_chat.command import chat
+
+    return chat
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="chat",
+        description="Chat with the agent in this terminal, or ask once with -q.",
+        factory=_command,
+    )

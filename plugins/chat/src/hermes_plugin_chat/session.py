@@ -1,0 +1,227 @@
+"""The conversation both shells (one-shot and interactive) hold on the runtime: the session
+being talked in, and the options a new one opens with.
+
+A new session is created by the first message, not before: ``/new`` twice, or a chat closed
+without a word, leaves nothing behind in the session list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from hermes_sdk.runtime import (
+    ModelInfo,
+    Notice,
+    Question,
+    Runtime,
+    RuntimeTurn,
+    SessionNotFound,
+    SessionOptions,
+    SessionSummary,
+    TextDelta,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    TurnEnded,
+)
+
+__all__ = ["SOURCE", "ChatOptions", "ChatSession", "TurnWatcher"]
+
+SOURCE = "cli"
+"""The source the terminal chat's sessions are listed under (``hermes sessions list``)."""
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    provider: str | None = None
+    model: str | None = None
+    toolsets: tuple[str, ...] | None = None
+    """Only tools of these toolsets; None: agent.toolsets from config, else every one."""
+    yolo: bool = False
+    resume: str | None = None
+    continue_last: bool = False
+
+
+@dataclass
+class TurnWatcher:
+    """What a shell does with a turn's events; each is optional."""
+
+    on_text: Callable[[str], None] | None = None
+    on_restart: Callable[[], None] | None = None
+    """The text streamed so far is void: a reply cut off is asked for again."""
+    on_notice: Callable[[str], None] | None = None
+    on_tool_started: Callable[[ToolStarted], None] | None = None
+    on_tool_progress: Callable[[ToolProgress], None] | None = None
+    on_tool_finished: Callable[[ToolFinished], None] | None = None
+    on_question: Callable[[Question], None] | None = None
+    tool_calls: list[ToolFinished] = field(default_factory=list)
+
+
+class ChatSession:
+    """Build with :meth:`open`: raises ValueError (one line to act on) if the model asked
+    for cannot be used, and SessionNotFound if the session to resume does not exist."""
+
+    def __init__(self, runtime: Runtime, options: ChatOptions, cwd: str) -> None:
+        self.runtime = runtime
+        self.warnings: list[str] = []
+        """Lines about the options the user should see (a toolset nobody provides)."""
+        if options.toolsets is not None:
+            known = set(runtime.toolsets())
+            for name in options.toolsets:
+                if name not in known:
+                    listed = ", ".join(sorted(known)) or "none"
+                    self.warnings.append(f"toolset {name!r} is not installed (known: {listed})")
+            options = replace(options, toolsets=tuple(n for n in options.toolsets if n in known))
+        self.options = options
+        self.cwd = cwd
+        self.provider = options.provider
+        self.model = options.model
+        self.yolo = options.yolo
+        self.info: ModelInfo = runtime.describe_model(options.provider, options.model)
+        self.session: SessionSummary | None = None
+        self.turn: RuntimeTurn | None = None
+
+    @classmethod
+    async def open(cls, runtime: Runtime, options: ChatOptions, cwd: str) -> ChatSession:
+        chat = cls(runtime, options, cwd)
+        if options.resume:
+            await chat.resume(options.resume)
+        elif options.continue_last:
+            latest = await runtime.latest_session(SOURCE)
+            if latest is None:
+                raise SessionNotFound(
+                    "there is no earlier chat to continue; start one with hermes chat"
+                )
+            await chat.resume(latest.session_id)
+        return chat
+
+    @property
+    def route(self) -> tuple[str, str]:
+        return self.info.provider, self.info.model
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def resume(self, reference: str) -> SessionSummary:
+        """Switch to a stored session by id or unique id prefix."""
+        found = await self.runtime.find_session(reference)
+        resumed = await self.runtime.resume_session(found.session_id)
+        await self.end("switched")
+        self.session = resumed
+        if resumed.provider and resumed.model:
+            self.info = ModelInfo(provider=resumed.provider, model=resumed.model)
+        if self.yolo:
+            self.runtime.set_yolo(resumed.session_id, True)
+        return resumed
+
+    async def new(self) -> None:
+        """The next message starts a fresh session."""
+        await self.end("new_session")
+        self.session = None
+
+    async def end(self, reason: str) -> None:
+        if self.session is not None:
+            with contextlib.suppress(SessionNotFound):  # deleted meanwhile
+                await self.runtime.end_session(self.session.session_id, reason)
+
+    async def refresh(self) -> SessionSummary | None:
+        """The session as stored now (totals after a turn)."""
+        if self.session is not None:
+            try:
+                self.session = await self.runtime.find_session(self.session.session_id)
+            except SessionNotFound:
+                self.session = None
+        return self.session
+
+    async def _ensure_session(self) -> str:
+        if self.session is None:
+            self.session = await self.runtime.open_session(
+                SessionOptions(
+                    source=SOURCE,
+                    cwd=self.cwd,
+                    toolsets=self.options.toolsets,
+                    provider=self.provider,
+                    model=self.model,
+                    yolo=self.yolo,
+                )
+            )
+        return self.session.session_id
+
+    # --- turns ------------------------------------------------------------------------------
+
+    async def run_turn(self, text: str, watcher: TurnWatcher, *, attended: bool) -> TurnEnded:
+        """One turn, its events handed to ``watcher``; the session is opened first if this
+        is its first message. ``attended``: someone can answer questions."""
+        session_id = await self._ensure_session()
+        turn = self.runtime.start_turn(session_id, text, answers_questions=attended)
+        self.turn = turn
+        try:
+            async for event in turn:
+                _dispatch(event, watcher)
+            ended = await turn.result()
+        finally:
+            self.turn = None
+        if ended.status == "error" and await self.refresh() is None:
+            ended = _gone(ended)
+        else:
+            await self.refresh()
+        return ended
+
+    def stop(self) -> None:
+        if self.turn is not None:
+            self.turn.stop()
+
+    def interrupt(self) -> None:
+        if self.turn is not None:
+            self.turn.interrupt()
+
+    # --- model --------------------------------------------------------------------------
+
+    async def switch_model(self, provider: str | None, model: str | None) -> ModelInfo:
+        """Use another model from the next turn on (strict: no fallbacks); raises
+        ValueError and keeps the current one if it cannot be used."""
+        info = self.runtime.describe_model(provider, model)
+        if self.session is not None:
+            await self.runtime.use_model(self.session.session_id, provider, model)
+        self.provider, self.model, self.info = provider, model, info
+        return info
+
+    def set_yolo(self, on: bool) -> None:
+        self.yolo = on
+        if self.session is not None:
+            self.runtime.set_yolo(self.session.session_id, on)
+
+
+def _dispatch(event: object, watcher: TurnWatcher) -> None:
+    if isinstance(event, TextDelta):
+        if event.restarted:
+            if watcher.on_restart is not None:
+                watcher.on_restart()
+        elif watcher.on_text is not None:
+            watcher.on_text(event.text)
+    elif isinstance(event, Notice):
+        if watcher.on_notice is not None:
+            watcher.on_notice(event.text)
+    elif isinstance(event, ToolStarted):
+        if watcher.on_tool_started is not None:
+            watcher.on_tool_started(event)
+    elif isinstance(event, ToolProgress):
+        if watcher.on_tool_progress is not None:
+            watcher.on_tool_progress(event)
+    elif isinstance(event, ToolFinished):
+        watcher.tool_calls.append(event)
+        if watcher.on_tool_finished is not None:
+            watcher.on_tool_finished(event)
+    elif isinstance(event, Question):
+        if watcher.on_question is not None:
+            watcher.on_question(event)
+        else:
+            event.decline()
+
+
+def _gone(ended: TurnEnded) -> TurnEnded:
+    """The session was deleted meanwhile (``hermes sessions delete``)."""
+    from dataclasses import replace
+
+    return replace(ended, error=f"{ended.error}; your next message starts a new session")

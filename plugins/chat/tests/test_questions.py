@@ -1,0 +1,81 @@
+"""How a typed line answers a turn's question: the words the chat accepts, and what is
+refused, on the SDK's own Question."""
+
+from __future__ import annotations
+
+from hermes_plugin_chat.commands import BUILTINS
+from hermes_plugin_chat.questions import answer_from_line, question_text
+
+from hermes_sdk.runtime import RESERVED_SLASH_NAMES, Question, QuestionChoice
+
+APPROVAL = (
+    QuestionChoice(value="once", label="Allow once"),
+    QuestionChoice(value="session", label="Allow for this session"),
+    QuestionChoice(value="always", label="Always allow"),
+    QuestionChoice(value="deny", label="Deny"),
+)
+
+
+def asked(kind: str = "approval", choices=APPROVAL, free_text: bool = False):
+    got: list[str | None] = []
+
+    def reply(value: str | None) -> bool:
+        got.append(value)
+        return True
+
+    question = Question(
+        question_id="q1",
+        kind=kind,  # type: ignore[arg-type]  # the two kinds, as strings in a table
+        text="Approve this command? It makes files writable by everyone.\n\nchmod -R 777 x",
+        choices=choices,
+        command="chmod -R 777 x",
+        free_text=free_text,
+        _reply=reply,
+    )
+    return question, got
+
+
+def test_approval_words_pick_their_answer_and_anything_else_denies():
+    for typed, expected in [
+        ("o", "once"),
+        ("yes", "once"),
+        (" S ", "session"),
+        ("a", "always"),
+        ("d", None),
+        ("no", None),
+        ("maybe", None),
+        ("", None),
+    ]:
+        question, got = asked()
+        assert answer_from_line(question, typed)
+        assert got == [expected], typed
+
+
+def test_a_question_takes_a_number_a_label_or_free_words():
+    choices = (QuestionChoice(value="0", label="red"), QuestionChoice(value="1", label="blue"))
+    question, got = asked("question", choices, free_text=True)
+    answer_from_line(question, "2")
+    assert got == ["1"]
+    question, got = asked("question", choices, free_text=True)
+    answer_from_line(question, "Red")
+    assert got == ["0"]
+    question, got = asked("question", choices, free_text=True)
+    answer_from_line(question, "green, please")
+    assert got == ["green, please"]
+    question, got = asked("question", choices, free_text=False)
+    answer_from_line(question, "green")
+    assert got == [None]  # not a choice, and no free answer allowed: declined
+
+
+def test_the_approval_shows_the_reason_and_the_command_on_its_own_line():
+    question, _ = asked()
+    text = question_text(question)
+    assert text.splitlines() == [
+        "Approve this command? It makes files writable by everyone.",
+        "    chmod -R 777 x",
+    ]
+
+
+def test_the_reserved_names_are_the_chats_own_commands_but_the_fallbacks():
+    own = {command.name for command in BUILTINS if not command.fallback}
+    assert own == RESERVED_SLASH_NAMES
