@@ -194,6 +194,7 @@ class ChatAgent:
             self.tools,
             LearningSettings.from_config(settings.raw),
             on_learned,
+            specs=app.host.reviews(),
         )
         self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
         self.warnings += self.setup.warnings
@@ -232,7 +233,7 @@ class ChatAgent:
             pricing=price_book(self.app.host).cost,
             tool_context=self.tool_env.context,
             config=settings.raw,
-            skill_dirs=self.tool_env.skill_dirs,
+            provided=self.tool_env.provided,
             prefetch=recall,
             compactor=self.compression.compactor(
                 lambda name: name in tools and tools[name].parallel_safe

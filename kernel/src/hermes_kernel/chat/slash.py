@@ -53,7 +53,7 @@ class SlashCommands:
             provider=provider,
             model=model,
             config=self.agent.app.settings.raw,
-            skill_dirs=self.agent.tool_env.skill_dirs,
+            provided=self.agent.tool_env.provided,
         )
         output = await run_slash(spec, args, context)
         if output:
@@ -228,7 +228,7 @@ class SlashCommands:
         spending = spending_line(self.agent.engine_settings.budget, session)
         if spending is not None:
             self.view.print(Text(spending))
-        delegated = self.agent.store.sessions.children(session.id, source="delegate")
+        delegated = self.agent.store.sessions.children(session.id, reviews=False)
         if delegated:
             total = sum((Totals.of(child) for child in delegated), Totals())
             self.view.print(Text(f"and {len(delegated)} delegated tasks: {total.line()}"))

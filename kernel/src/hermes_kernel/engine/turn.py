@@ -45,6 +45,7 @@ from hermes_sdk import (
 )
 from hermes_sdk.budget import Budget
 from hermes_sdk.models import ModelUsage, ToolSchema
+from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
@@ -163,7 +164,7 @@ class TurnEngine:
         pricing: Callable[[str, ModelUsage], float | None] | None = None,
         tool_context: ToolContextFactory | None = None,
         config: Mapping[str, Any] | None = None,
-        skill_dirs: Sequence[str] = (),
+        provided: ProvidedSpecs | None = None,
         prefetch: Callable[[Session, str], str | None] | None = None,
         compactor: Compactor | None = None,
     ) -> None:
@@ -182,7 +183,8 @@ class TurnEngine:
         """Builds what tools with ``takes_context`` get (backend, user), once per turn."""
         self.config = config or {}
         """config.yaml as loaded, for the plugins that build a new session's prompt."""
-        self.skill_dirs = tuple(skill_dirs)
+        self.provided = provided or ProvidedSpecs()
+        """What plugins provide for other plugins, for those building a new session's prompt."""
         self.prefetch = prefetch
         """What an external memory provider recalls for a user message (must not raise)."""
         self.compactor = compactor
@@ -259,7 +261,7 @@ class TurnEngine:
             cwd=str(cwd) if cwd else None,
             user_scope=user_scope,
             config=self.config,
-            skill_dirs=self.skill_dirs,
+            provided=self.provided,
         )
         prompt = build_system_prompt(self.home, cwd, self.observer.prompt_sections(context))
         return f"{prompt}\n\n{instructions}" if instructions else prompt

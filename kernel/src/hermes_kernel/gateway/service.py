@@ -483,7 +483,7 @@ class Gateway:
             model=model,
             user_scope=user_scope(item.chat, item.user_id, conversation.key),
             config=self.app.settings.raw,
-            skill_dirs=self.agent.tool_env.skill_dirs,
+            provided=self.agent.tool_env.provided,
         )
         args = item.text.strip().partition(" ")[2]
         try:
