@@ -138,7 +138,9 @@ def test_sessions_show_lists_the_delegated_tasks_and_their_usage(hermes, openai_
     shown = hermes("sessions", "show", parent)
     assert shown.code == 0, shown.err
     # Each child, labelled by its source (the kernel knows none by name), with its usage.
-    assert re.search(r"^  delegate \S+: delegated: Count the files; ", shown.out, re.M), shown.out
+    assert re.search(r"^  delegate \S+: delegated: Count the files in /tmp; ", shown.out, re.M), (
+        shown.out
+    )
 
 
 def test_a_token_budget_holds_for_the_parent_and_its_children_together(hermes, openai_server):

@@ -131,9 +131,15 @@ class FactorySpec(Spec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderSpec(FactorySpec):
     """A model provider (a transport such as chat-completions or anthropic-messages),
-    built when a turn first needs it."""
+    built when a turn first needs it.
+
+    ``default_transport`` says that this provider speaks to endpoints whose config names no
+    ``transport`` (``model.base_url``, a ``providers:`` entry): the protocol most model
+    servers offer. When several installed providers say so, the first by name is used.
+    """
 
     kind: ClassVar[Kind] = Kind.PROVIDER
+    default_transport: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -69,7 +69,7 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     ),
     "status": (
         "hermes_kernel.cli.status_cmd:status",
-        "One screen: model, plugins, gateway, jobs, MCP, sessions, disk.",
+        "One screen: the model, the plugins and what they report, sessions, disk.",
     ),
     "tools": (
         "hermes_kernel.cli.tools_cmd:tools",

@@ -360,7 +360,7 @@ class TurnEngine:
             self._index_soon()
 
     async def _with_prompt(self, begun: _Begun) -> _Begun:
-        """An imported session's system prompt, built now from this home (memory, skills)
+        """An imported session's system prompt, built now from this home (what its plugins add)
         and frozen from then on, as if the session had been opened here."""
         prompt = await asyncio.to_thread(self.rebuilt_prompt, begun.session)
         await self.store.db.run(self.store.sessions.set_system_prompt, begun.session.id, prompt)
@@ -385,7 +385,7 @@ class TurnEngine:
         return _Begun(session, transcript, compacted, user.seq)
 
     def rebuilt_prompt(self, session: Session) -> str:
-        """The session's system prompt built again (at a compaction: memory and skills as
+        """The session's system prompt built again (at a compaction: what plugins add, as
         they are now); a review keeps its own, which carries its task."""
         if session.source == REVIEW_SOURCE:
             return session.system_prompt or ""

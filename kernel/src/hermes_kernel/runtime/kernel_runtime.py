@@ -157,7 +157,8 @@ class KernelRuntime(Runtime):
     ) -> None:
         self.agent = agent
         self._on_open = on_open
-        """Told each session this runtime opens (a tool's runtime marks them delegated)."""
+        """Told each session this runtime opens (a tool's runtime marks them: nobody is
+        there to approve their commands)."""
         self.app = agent.app
         self.home = str(agent.app.settings.home)
         self.config = agent.app.settings.raw
@@ -169,7 +170,7 @@ class KernelRuntime(Runtime):
         # before (the chat's screen, another runtime), so two runtimes share one agent.
         agent.observer.events = _ToolEvents(questions, agent.observer.events)
         # The agent's own engine serves the default key; it is replaced once the tool
-        # sources (MCP servers) have started, so it is looked up, never kept here.
+        # sources (servers a plugin reaches) have started, so it is looked up, never kept here.
         self._engines: dict[_EngineKey, TurnEngine] = {}
         self._setups: list[ModelSetup] = []
         self._bound: dict[str, TurnEngine] = {}
@@ -224,7 +225,7 @@ class KernelRuntime(Runtime):
         return engine
 
     async def open_session(self, options: SessionOptions) -> SessionSummary:
-        await self.agent.ensure_tools()  # MCP servers ...: once, before the first engine
+        await self.agent.ensure_tools()  # tool sources: once, before the first engine
         engine = await asyncio.to_thread(self._engine, options)
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
         session = await engine.open_session(
