@@ -236,14 +236,14 @@ class MemoryConfig(BaseModel):
 
 
 class LearningConfig(BaseModel):
-    """The ``learning:`` section: reviews after a turn that propose memory and skills."""
+    """The ``learning:`` section: when the background reviews plugins offer run after a turn."""
 
     model_config = ConfigDict(extra="forbid")
 
     review: bool = Field(
         default=True,
         description="After a turn with many tool calls, a recovered error or a correction, "
-        "review it in the background for a skill or memory worth keeping.",
+        "run the plugins' lesson reviews of it in the background.",
     )
     review_min_tool_calls: int = Field(
         default=5, ge=1, description="Tool calls in one turn that make it worth a review."
@@ -251,8 +251,8 @@ class LearningConfig(BaseModel):
     nudge_every_turns: int = Field(
         default=10,
         ge=0,
-        description="Every this many user turns, ask out of band whether anything deserves "
-        "to go into memory (0: never).",
+        description="Every this many user turns, run the plugins' periodic reviews in the "
+        "background (0: never).",
     )
 
 
