@@ -8,12 +8,7 @@ import json
 import pytest
 
 from hermes_kernel.engine.compaction import CompressionSettings, side_effects, split_point
-from hermes_kernel.engine.window import (
-    configured_window,
-    estimate_tokens,
-    table_window,
-    window_in_error,
-)
+from hermes_kernel.engine.window import configured_window, estimate_tokens
 from hermes_sdk.context import plain_summary, transcript_text
 from hermes_sdk.models import ChatMessage, ToolCallRequest
 
@@ -106,32 +101,11 @@ def test_the_threshold_is_raised_for_windows_under_512k():
     assert settings.trigger_and_reason(200_000, in_gateway=True) == (0.75, "threshold")
 
 
-def test_the_window_is_config_then_table():
+def test_the_window_is_the_endpoints_then_the_models_in_config():
     raw = {"model": {"context_length": 6000}, "providers": {"big": {"context_length": 9000}}}
     assert configured_window(raw, "big") == 9000
     assert configured_window(raw, "local-endpoint") == 6000
     assert configured_window({}, "x") is None
-    assert table_window("openai/gpt-4o-mini") == 128_000
-    assert table_window("gpt-4.1-mini") == 1_047_576  # the longest prefix wins
-    assert table_window("claude-sonnet-4-5") == 200_000
-    assert table_window("my-own-model") is None
-
-
-@pytest.mark.parametrize(
-    ("message", "window"),
-    [
-        (
-            "This model's maximum context length is 8192 tokens. However, your messages "
-            "resulted in 9000 tokens.",
-            8192,
-        ),
-        ("prompt is too long: 210000 tokens > 200000 maximum", 200_000),
-        ("the request exceeds the available context size (4096 tokens)", 4096),
-        ("request too large", None),
-    ],
-)
-def test_an_overflow_error_that_states_the_window_is_read(message, window):
-    assert window_in_error(message) == window
 
 
 def test_cjk_counts_about_one_token_a_character():

@@ -30,9 +30,13 @@ def test_create_use_and_show_keep_each_profiles_state_apart(hermes):
     assert hermes("config", "set", "agent.retries", "7")[0] == 0
     assert "retries: 7" in (work / "config.yaml").read_text()
     assert "retries: 2" in (hermes.home / "config.yaml").read_text()  # the default is untouched
+    (work / "notes").mkdir()  # what a plugin keeps in the home is listed too
+    (work / "notes" / "a.md").write_text("12345")
     code, out, _ = hermes("profile", "show")
     assert out.startswith("profile:  work  (hermes profile use")
     assert f"home:     {work}" in out
+    assert "  notes        5 bytes" in out.splitlines()
+    assert "  state.db     -" in out.splitlines()
     assert hermes("--profile", "default", "config", "path")[1].strip() == str(
         hermes.home / "config.yaml"
     )

@@ -82,6 +82,16 @@ def test_sessions_record_their_totals(store):
     assert [s.id for s in store.sessions.recent()] == [session.id]
 
 
+def test_a_sessions_children_are_listed_whatever_their_source(store):
+    parent = store.sessions.create("cli", model="m")
+    handed = store.sessions.create("research", model="m", parent_session_id=parent.id)
+    review = store.sessions.create("review", model="m", parent_session_id=parent.id)
+    store.sessions.create("cli", model="m")  # not a child
+    assert [c.id for c in store.sessions.children(parent.id)] == [handed.id, review.id]
+    assert [c.id for c in store.sessions.children(parent.id, reviews=False)] == [handed.id]
+    assert [c.id for c in store.sessions.children(parent.id, "review")] == [review.id]
+
+
 def test_messages_keep_order_tool_calls_and_dispositions(store):
     session = store.sessions.create("cli")
     calls = [

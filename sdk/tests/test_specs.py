@@ -5,6 +5,7 @@ from hermes_sdk import (
     ConfigSectionSpec,
     Kind,
     ProviderSpec,
+    ReviewSpec,
     ToolSpec,
     manifest_key,
     parse_manifest_key,
@@ -39,6 +40,28 @@ def test_config_section_needs_a_pydantic_model():
     assert lazy.model_class() is Section
     with pytest.raises(ValueError, match=r"model\(\) returned 3, not a pydantic model"):
         ConfigSectionSpec(name="mine", model=lambda: 3).model_class()
+
+
+def test_a_review_names_its_trigger_instructions_and_a_tool_that_keeps():
+    review = ReviewSpec(
+        name="glossary",
+        trigger="periodic",
+        instructions="Add new terms.",
+        tools=["glossary_add", "glossary_list"],  # any collection of names
+        keeps_with=("glossary_add",),
+    )
+    assert review.kind is Kind.REVIEW
+    assert review.tools == frozenset({"glossary_add", "glossary_list"})
+    assert review.keeps_with == frozenset({"glossary_add"})
+    good = {"name": "g", "trigger": "lesson", "instructions": "x", "tools": {"a"}}
+    with pytest.raises(ValueError, match="trigger must be one of lesson, periodic"):
+        ReviewSpec(**{**good, "trigger": "hourly"}, keeps_with={"a"})
+    with pytest.raises(ValueError, match="instructions must be a non-empty string"):
+        ReviewSpec(**{**good, "instructions": " "}, keeps_with={"a"})
+    with pytest.raises(ValueError, match="keeps_with must name at least one of its tools"):
+        ReviewSpec(**good, keeps_with={"b"})
+    with pytest.raises(ValueError, match="tools must be a set of tool names"):
+        ReviewSpec(**{**good, "tools": "a"}, keeps_with={"a"})
 
 
 def test_specs_are_frozen():

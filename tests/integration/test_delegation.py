@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 import time
 
@@ -136,7 +137,10 @@ def test_sessions_show_lists_the_delegated_tasks_and_their_usage(hermes, openai_
     parent = json.loads(result.out)["session_id"]
     shown = hermes("sessions", "show", parent)
     assert shown.code == 0, shown.err
-    assert "delegated " in shown.out and "delegated: Count the files" in shown.out
+    # Each child, labelled by its source (the kernel knows none by name), with its usage.
+    assert re.search(r"^  delegate \S+: delegated: Count the files in /tmp; ", shown.out, re.M), (
+        shown.out
+    )
 
 
 def test_a_token_budget_holds_for_the_parent_and_its_children_together(hermes, openai_server):

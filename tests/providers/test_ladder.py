@@ -148,7 +148,8 @@ def test_a_configured_model_that_is_not_local_does_not_reach_the_tiny_model(herm
     result = hermes("model", "--explain")
     assert result.code == 1
     assert "pass   model 'gpt-4o' is not a local GGUF" in rung_line(result.out, "embedded")
-    assert "set OPENAI_API_KEY or ANTHROPIC_API_KEY" in result.out
+    # The keys come from the installed plugins' rungs, in their order.
+    assert "set OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY in " in result.out
 
 
 def test_a_rung_that_raises_is_reported_and_skipped(tmp_path) -> None:
@@ -178,6 +179,15 @@ def test_a_rung_that_raises_is_reported_and_skipped(tmp_path) -> None:
     assert report.choice is None and "no rung could supply a model provider" in (
         report.failure or ""
     )
+    assert "set model.base_url to a model server, or install a provider plugin" in (
+        report.failure or ""
+    )  # these rungs name no key to set
+
+
+def test_with_no_provider_plugin_the_failure_says_so(tmp_path) -> None:
+    rungs, _ = order_rungs([])
+    report = walk(rungs, make_context(rungs, {}, tmp_path, lambda _name: None))
+    assert "no provider plugin is installed (see `hermes plugins list`)" in (report.failure or "")
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

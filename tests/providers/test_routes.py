@@ -182,6 +182,19 @@ def test_a_transport_no_plugin_provides_is_a_clear_error(hermes) -> None:
         model_setup(app.host, app.settings)
 
 
+def test_an_endpoint_naming_no_transport_needs_a_provider_that_speaks_for_such(
+    hermes, monkeypatch
+) -> None:
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "provider-anthropic")  # it does not
+    hermes.config(
+        "model:\n  provider: mine\n"
+        "providers:\n  mine:\n    base_url: http://127.0.0.1:9/v1\n    models: [x]\n"
+    )
+    app = hermes.app()
+    with pytest.raises(NoProvider, match="names no transport and no enabled provider plugin"):
+        model_setup(app.host, app.settings)
+
+
 def test_the_primary_cools_down_after_repeated_failures() -> None:
     now = [0.0]
     health = RouteHealth(failures_to_cool=3, base_cooldown=60, clock=lambda: now[0])

@@ -37,7 +37,7 @@ class App:
         settings = load_settings(self.flags)
         if self._redactor is not None:
             self._redactor.secret_values.extend(settings.secrets.values())
-            # Keys in the environment (OPENAI_API_KEY, GITHUB_TOKEN ...) are secrets too.
+            # Keys in the environment (any *_API_KEY, GITHUB_TOKEN ...) are secrets too.
             self._redactor.secret_values.extend(secret_environment_values(settings.environ))
             log_to_files(settings.home, self._redactor, self.log_name)
         for warning in settings.warnings:

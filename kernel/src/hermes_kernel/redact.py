@@ -29,10 +29,10 @@ _SECRET_WORDS = frozenset(
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
 _TOKEN_SHAPES = re.compile(
-    r"sk-[A-Za-z0-9_-]{16,}"  # OpenAI / Anthropic style keys
-    r"|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b"  # Telegram bot tokens
+    r"sk-[A-Za-z0-9_-]{16,}"  # "sk-" API keys, as several providers issue
+    r"|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b"  # chat bot tokens (NUMBER:SECRET)
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}\b"  # GitHub tokens
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # Slack tokens
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # xox- tokens of a chat service
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
     r"|(?i:aws_secret_access_key)\s*[=:]\s*[A-Za-z0-9/+=]{40}"  # AWS secret keys, as written
     r"|\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*"  # Authorization headers

@@ -10,6 +10,7 @@ from hermes_sdk.testing import ProviderTests, ScriptedAnthropicServer
 
 class TestMessagesConformance(ProviderTests):
     server_class = ScriptedAnthropicServer
+    reads_stated_window = True
 
     def make_provider(self, settings: ProviderSettings) -> ModelProvider:
         return MessagesProvider(settings)

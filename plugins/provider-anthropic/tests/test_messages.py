@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hermes_plugin_provider_anthropic.client import MessagesProvider
+from hermes_plugin_provider_anthropic.client import MessagesProvider, window_in_error
 
 from hermes_sdk.models import (
     ChatMessage,
@@ -168,3 +168,14 @@ def test_whitespace_only_text_is_never_sent_as_a_block(
     messages = anthropic_server.requests[0].json["messages"]
     assert messages[0]["content"][0]["text"] == "(empty)"
     assert [block["type"] for block in messages[1]["content"]] == ["tool_use"]
+
+
+def test_the_window_a_messages_api_overflow_states_is_read() -> None:
+    assert window_in_error("prompt is too long: 210000 tokens > 200000 maximum") == 200_000
+    assert window_in_error("prompt is too long") is None
+
+
+def test_claude_models_report_their_window() -> None:
+    provider = MessagesProvider(ProviderSettings(base_url="http://127.0.0.1:9"))
+    assert asyncio.run(provider.context_window("claude-haiku-4-5")) == 200_000
+    assert asyncio.run(provider.context_window("some-other-model")) is None

@@ -10,6 +10,7 @@ from hermes_sdk.testing import ProviderTests, ScriptedOpenAIServer
 
 class TestChatCompletionsConformance(ProviderTests):
     server_class = ScriptedOpenAIServer
+    reads_stated_window = True
 
     def make_provider(self, settings: ProviderSettings) -> ModelProvider:
         return ChatCompletionsProvider(settings)

@@ -65,13 +65,13 @@ def test_sources_in_order(tmp_path: Path, monkeypatch) -> None:
         str(tmp_path / "hermes"),
         str(project / "src"),
         {"skills": {"external_dirs": ["~/shared-skills"]}},
-        [str(tmp_path / "plugin-skills")],
+        [("k8s", tmp_path / "plugin-skills")],
     )
     assert [(s.name, s.writable) for s in found] == [
         ("user", True),
         ("project", False),
         ("personal", False),
-        ("plugin:plugin-skills", False),
+        ("plugin:k8s", False),
         ("external", False),
     ]
     assert found[1].root == project / ".agents/skills"

@@ -8,11 +8,16 @@ from pathlib import Path
 import pytest
 from hermes_plugin_skills.tools import skill_manage, skill_view, skills_list, slash_skills
 
-from hermes_sdk import SlashContext
+from hermes_sdk import Kind, SkillSourceSpec, SlashContext
+from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.testing import tool_context
 from hermes_sdk.tooling import ToolContext
 
 THIRD_PARTY = Path(__file__).parent / "third_party"
+# What a plugin shipping skills provides, as the kernel hands it over in every context.
+FROM_PLUGINS = {
+    Kind.SKILL_SOURCE: [SkillSourceSpec(name="third_party", factory=lambda: THIRD_PARTY)]
+}
 SKILL = "---\nname: db-backup\ndescription: Back up the Postgres database nightly.\n---\n1. Run pg_dump.\n"
 
 
@@ -27,7 +32,7 @@ def ctx(home: Path, **skills: object) -> ToolContext:
         home=str(home),
         cwd=str(home.parent),
         config={"skills": skills},
-        skill_dirs=[str(THIRD_PARTY)],
+        provided=FROM_PLUGINS,
     )
 
 
@@ -157,7 +162,7 @@ def test_slash_skills_lists_plugin_skills_too(home: Path) -> None:
         cwd=str(home),
         provider="p",
         model="m",
-        skill_dirs=(str(THIRD_PARTY),),
+        provided=ProvidedSpecs(FROM_PLUGINS),
     )
     listing = slash_skills("list", slash)
     assert "pdf-tools [plugin:third_party]" in listing and "writing-skills [user]" in listing
@@ -195,3 +200,23 @@ def test_pending_changes_are_reviewed_from_the_command_line(home: Path) -> None:
     assert "pg_dumpall" in (home / "skills/db-backup/SKILL.md").read_text()
     again = run("reject", proposal)
     assert again.returncode == 1 and again.stderr.startswith("Error: reject: ")
+
+
+def test_each_plugin_source_gives_its_folder_and_a_broken_one_is_skipped(
+    home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken() -> Path:
+        raise OSError("the skills archive is missing")
+
+    c = tool_context(
+        home=str(home),
+        cwd=str(home.parent),
+        provided={
+            Kind.SKILL_SOURCE: [
+                SkillSourceSpec(name="broken", factory=broken),
+                SkillSourceSpec(name="third_party", factory=lambda: THIRD_PARTY),
+            ]
+        },
+    )
+    assert "pdf-tools [plugin:third_party]" in skills_list(c, query="pdf")
+    assert "skill source 'broken' failed: the skills archive is missing" in caplog.text

@@ -16,6 +16,7 @@ from hermes_sdk.events import (
     ToolCall,
     ToolResult,
 )
+from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.specs import (
     BackendSpec,
     CommandSpec,
@@ -28,6 +29,8 @@ from hermes_sdk.specs import (
     PlatformSpec,
     PriceTableSpec,
     ProviderSpec,
+    ReviewSpec,
+    ReviewTrigger,
     RungSpec,
     ServiceSpec,
     SkillSourceSpec,
@@ -56,7 +59,10 @@ __all__ = [
     "PriceTableSpec",
     "PromptContext",
     "PromptSection",
+    "ProvidedSpecs",
     "ProviderSpec",
+    "ReviewSpec",
+    "ReviewTrigger",
     "RungSpec",
     "ServiceSpec",
     "SessionInfo",

@@ -11,6 +11,8 @@ from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hermes_sdk.provided import ProvidedSpecs
+
 if TYPE_CHECKING:
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.runtime import Runtime
@@ -98,8 +100,11 @@ class PromptContext:
     kept per person (a memory profile) must be chosen by this, never shared by default."""
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    provided: ProvidedSpecs = field(default_factory=ProvidedSpecs)
+    """What the loaded plugins provide for others (see :mod:`hermes_sdk.provided`)."""
     skill_dirs: tuple[str, ...] = ()
-    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
+    """Deprecated, always empty: read ``provided.of(Kind.SKILL_SOURCE)``. Kept because
+    fields are removed only in a major version."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,8 +130,11 @@ class SlashContext:
     """Whose chat it is ("telegram:42"); None for the owner at the terminal."""
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    provided: ProvidedSpecs = field(default_factory=ProvidedSpecs)
+    """What the loaded plugins provide for others (see :mod:`hermes_sdk.provided`)."""
     skill_dirs: tuple[str, ...] = ()
-    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
+    """Deprecated, always empty: read ``provided.of(Kind.SKILL_SOURCE)``. Kept because
+    fields are removed only in a major version."""
 
 
 COMMAND_CONTEXT = "hermes.command_context"
@@ -141,9 +149,12 @@ class CommandContext:
     home: str
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    provided: ProvidedSpecs = field(default_factory=ProvidedSpecs)
+    """What the loaded plugins provide for others (see :mod:`hermes_sdk.provided`); asking
+    for a kind loads the plugins that provide it, so a command that does not ask stays fast."""
     skill_dirs: Callable[[], tuple[str, ...]] = tuple
-    """Call it for the folders of SKILL.md skills that plugins contribute: it loads the
-    plugins that provide skill sources, so a command that does not need them stays fast."""
+    """Deprecated, returns nothing: read ``provided.of(Kind.SKILL_SOURCE)``. Kept because
+    fields are removed only in a major version."""
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Environment variables and HERMES_HOME/.env, for keys. Never log these values."""
     open_runtime: Callable[[], AbstractAsyncContextManager[Runtime]] | None = None

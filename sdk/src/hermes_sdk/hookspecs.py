@@ -53,6 +53,7 @@ from hermes_sdk.specs import (
     PlatformSpec,
     PriceTableSpec,
     ProviderSpec,
+    ReviewSpec,
     RungSpec,
     ServiceSpec,
     SkillSourceSpec,
@@ -338,6 +339,38 @@ def hermes_skill_sources() -> Iterable[SkillSourceSpec]:
     """
 
 
+# --- Registration: the learning loop --------------------------------------------------
+
+
+@hookspec
+def hermes_reviews() -> Iterable[ReviewSpec]:
+    """Yield background reviews: what to look for in a finished conversation, with which
+    tools, and when.
+
+    Called once when the plugin is loaded. After a reply is delivered the kernel checks each
+    review's ``trigger`` (``"lesson"``: a turn with many tool calls, a recovered failure or
+    a user's correction; ``"periodic"``: every ``learning.nudge_every_turns`` user turns)
+    and queues the reviews it triggers. One review runs at a time per process, in a session
+    of its own (source ``"review"``, a child of the reviewed one) whose prompt ends with the
+    review's ``instructions``, with only the tools it names: it can keep what it learns,
+    never act on the world. ``learning.review: false`` turns lesson reviews off,
+    ``learning.nudge_every_turns: 0`` periodic ones. A review that fails is logged; it never
+    surfaces as an error of the turn it looks at.
+
+    Manifest key: ``review.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_reviews():
+            yield ReviewSpec(
+                name="glossary", trigger="periodic",
+                instructions="Add the terms the user defined to the glossary, or say NOTHING.",
+                tools={"glossary_add"}, keeps_with={"glossary_add"},
+            )
+    """
+
+
 # --- Registration: CLI and configuration -------------------------------------------------
 
 
@@ -576,6 +609,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_tools": ToolSpec,
     "hermes_tool_sources": ToolSourceSpec,
     "hermes_skill_sources": SkillSourceSpec,
+    "hermes_reviews": ReviewSpec,
     "hermes_cli_commands": CommandSpec,
     "hermes_slash_commands": SlashCommandSpec,
     "hermes_config_sections": ConfigSectionSpec,

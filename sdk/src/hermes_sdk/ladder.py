@@ -40,7 +40,8 @@ class Endpoint:
     name: str
     """How users refer to it: ``openai``, ``anthropic``, ``local``, or a custom name."""
     provider: str
-    """The :class:`~hermes_sdk.specs.ProviderSpec` that talks to it (its transport)."""
+    """The :class:`~hermes_sdk.specs.ProviderSpec` that talks to it (its transport); ""
+    for the provider that speaks for endpoints naming none (``default_transport``)."""
     base_url: str
     api_key_env: str | None = None
     """The environment (or .env) variable holding its key; None when it needs none."""

@@ -147,7 +147,13 @@ _COMPRESS = {ErrorKind.CONTEXT_OVERFLOW, ErrorKind.PAYLOAD_TOO_LARGE}
 
 
 class ProviderError(Exception):
-    """A classified provider failure; the message is one line a user can act on."""
+    """A classified provider failure; the message is one line a user can act on.
+
+    ``stated_window`` is the context window (in tokens) that a context-overflow error
+    states, when the provider can read it from its service's answer ("maximum context
+    length is 8192 tokens"): the kernel then keeps each request under it for the rest of
+    the process. Only the provider knows how its service says so; set it before raising.
+    """
 
     def __init__(
         self,
@@ -156,11 +162,13 @@ class ProviderError(Exception):
         *,
         status: int | None = None,
         retry_after: float | None = None,
+        stated_window: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
         self.retry_after = retry_after
+        self.stated_window = stated_window
 
     @property
     def retryable(self) -> bool:

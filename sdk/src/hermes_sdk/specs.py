@@ -14,7 +14,7 @@ import enum
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from hermes_sdk.ladder import Endpoint, LadderContext, RungResult
@@ -31,6 +31,8 @@ __all__ = [
     "PlatformSpec",
     "PriceTableSpec",
     "ProviderSpec",
+    "ReviewSpec",
+    "ReviewTrigger",
     "RungSpec",
     "ServiceSpec",
     "SkillSourceSpec",
@@ -62,6 +64,7 @@ class Kind(enum.StrEnum):
     CONTEXT_ENGINE = "context_engine"
     TOOL_SOURCE = "tool_source"
     PRICES = "prices"
+    REVIEW = "review"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -128,9 +131,15 @@ class FactorySpec(Spec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderSpec(FactorySpec):
     """A model provider (a transport such as chat-completions or anthropic-messages),
-    built when a turn first needs it."""
+    built when a turn first needs it.
+
+    ``default_transport`` says that this provider speaks to endpoints whose config names no
+    ``transport`` (``model.base_url``, a ``providers:`` entry): the protocol most model
+    servers offer. When several installed providers say so, the first by name is used.
+    """
 
     kind: ClassVar[Kind] = Kind.PROVIDER
+    default_transport: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -301,6 +310,58 @@ class SkillSourceSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.SKILL_SOURCE
+
+
+ReviewTrigger = Literal["lesson", "periodic"]
+"""When a background review runs (see :class:`ReviewSpec`)."""
+
+_TRIGGERS: tuple[str, ...] = ("lesson", "periodic")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewSpec(Spec):
+    """A background review: after a reply is out, a side session of its own looks back at
+    the conversation with ``instructions`` and may keep something with its tools.
+
+    ``trigger`` says when it runs: ``"lesson"`` after a turn that taught something (at
+    least ``learning.review_min_tool_calls`` tool calls, a tool that failed and then
+    worked, or the user correcting the agent), and it sees that turn; ``"periodic"`` every
+    ``learning.nudge_every_turns`` user turns, and it sees those turns. A turn that
+    triggers a lesson review gets no periodic one (the lesson review already looks at it).
+
+    ``tools`` names the tools the review may call, whichever plugin provides them (those
+    not installed are left out); ``read_only_tools`` adds every ``parallel_safe`` tool, to
+    look around. ``keeps_with`` names the ones of ``tools`` that keep something: with none
+    of them installed the review does not run. Its session has source ``"review"`` and a
+    short iteration budget; its last line of text (``NOTHING`` when it kept nothing) is
+    logged and shown to the user.
+    """
+
+    kind: ClassVar[Kind] = Kind.REVIEW
+    trigger: ReviewTrigger
+    instructions: str
+    tools: frozenset[str]
+    keeps_with: frozenset[str]
+    read_only_tools: bool = False
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name)
+        if self.trigger not in _TRIGGERS:
+            raise ValueError(
+                f"review {self.name!r}: trigger must be one of {', '.join(_TRIGGERS)}, "
+                f"not {self.trigger!r}"
+            )
+        if not isinstance(self.instructions, str) or not self.instructions.strip():
+            raise ValueError(f"review {self.name!r}: instructions must be a non-empty string")
+        for label in ("tools", "keeps_with"):
+            names = getattr(self, label)
+            if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"review {self.name!r}: {label} must be a set of tool names")
+            object.__setattr__(self, label, frozenset(names))  # a list or tuple is fine too
+        if not self.keeps_with or not self.keeps_with <= self.tools:
+            raise ValueError(
+                f"review {self.name!r}: keeps_with must name at least one of its tools"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

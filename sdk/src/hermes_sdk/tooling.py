@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
 
 if TYPE_CHECKING:
@@ -116,8 +117,11 @@ class ToolContext:
     is personal (a memory profile) per scope."""
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+    provided: ProvidedSpecs = field(default_factory=ProvidedSpecs)
+    """What the loaded plugins provide for others (see :mod:`hermes_sdk.provided`)."""
     skill_dirs: tuple[str, ...] = ()
-    """Folders of SKILL.md skills that plugins contribute (``hermes_skill_sources``)."""
+    """Deprecated, always empty: read ``provided.of(Kind.SKILL_SOURCE)``. Kept because
+    fields are removed only in a major version."""
     search: Callable[[HistoryQuery], list[HistoryHit]] | None = None
     complete: Callable[[str, str], str] | None = None
     secrets: Callable[[str], str | None] | None = None

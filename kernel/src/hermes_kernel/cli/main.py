@@ -65,7 +65,7 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     ),
     "status": (
         "hermes_kernel.cli.status_cmd:status",
-        "One screen: model, plugins, gateway, jobs, MCP, sessions, disk.",
+        "One screen: the model, the plugins and what they report, sessions, disk.",
     ),
     "tools": (
         "hermes_kernel.cli.tools_cmd:tools",
@@ -181,14 +181,13 @@ class HermesGroup(click.Group):
 
 
 def _command_context(app: App) -> CommandContext:
-    from hermes_kernel.tooling.environment import skill_dirs
     from hermes_sdk.events import CommandContext
 
     settings = app.settings
     return CommandContext(
         home=str(settings.home),
         config=settings.raw,
-        skill_dirs=lambda: skill_dirs(app),
+        provided=app.host.shared(lazily=True),
         secrets=settings.secrets.merged(),
         open_runtime=lambda: _command_runtime(app),
         open_archive=_command_archive,

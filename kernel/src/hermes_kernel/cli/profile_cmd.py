@@ -1,5 +1,5 @@
-"""``hermes profile``: named homes, each with its own config, .env, memory, skills and
-sessions, inside HERMES_HOME/profiles/; ``use`` makes one the sticky default."""
+"""``hermes profile``: named homes, each with its own config, .env, sessions and what its
+plugins keep, inside HERMES_HOME/profiles/; ``use`` makes one the sticky default."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _active(ctx: click.Context, base: Path) -> tuple[str, str]:
 
 @click.group()
 def profile() -> None:
-    """Named profiles: separate config, .env, memory, skills and sessions."""
+    """Named profiles: separate config, .env, sessions and plugin files."""
 
 
 @profile.command("list")
@@ -134,7 +134,17 @@ def show(ctx: click.Context) -> None:
     home = _home_of(base, name)
     click.echo(f"profile:  {name}  ({why})")
     click.echo(f"home:     {home}" + ("" if home.is_dir() else "  (does not exist)"))
-    for item in ("config.yaml", ".env", "SOUL.md", "memories", "skills", "state.db"):
+    # The kernel's own files, then whatever else the home holds (what plugins keep there).
+    own = ("config.yaml", ".env", "SOUL.md", "state.db")
+    others = sorted(
+        entry.name
+        for entry in (home.iterdir() if home.is_dir() else ())
+        if entry.name not in own
+        and entry.name != "profiles"
+        and not entry.name.startswith(".")
+        and not entry.name.startswith("state.db-")  # the database's WAL and shared memory
+    )
+    for item in (*own, *others):
         path = home / item
         state = f"{_size(path):,} bytes" if path.exists() else "-"
         click.echo(f"  {item:12} {state}")
@@ -145,7 +155,7 @@ def show(ctx: click.Context) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask first.")
 @click.pass_context
 def delete(ctx: click.Context, name: str, yes: bool) -> None:
-    """Delete profile NAME and everything in it (config, .env, memory, skills, sessions)."""
+    """Delete profile NAME and everything in it (config, .env, sessions, plugin files)."""
     import sys
 
     from hermes_kernel.config.home import DEFAULT_PROFILE

@@ -50,7 +50,7 @@ def sessions() -> None:
 
 @sessions.command("list")
 @click.option("-n", "--limit", default=20, show_default=True, help="How many, newest first.")
-@click.option("--source", metavar="NAME", help="Only sessions from this source (cli, telegram).")
+@click.option("--source", metavar="NAME", help="Only sessions from this source (cli, ...).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.pass_context
 def list_sessions(ctx: click.Context, limit: int, source: str | None, as_json: bool) -> None:
@@ -117,7 +117,7 @@ def show(ctx: click.Context, session_id: str) -> None:
         session = _find(store, session_id)
         messages = store.messages.of_session(session.id)
         compactions = {c.boundary_seq: c for c in store.compactions.of_session(session.id)}
-        delegated = store.sessions.children(session.id, source="delegate")
+        children = store.sessions.children(session.id)
     click.echo(f"Session {session.id}: {session.title or '(untitled)'}")
     click.echo(f"  source: {session.source}; model: {session.provider} / {session.model}")
     ended = f"{when(session.ended_at)} ({session.end_reason})" if session.ended_at else "open"
@@ -129,8 +129,8 @@ def show(ctx: click.Context, session_id: str) -> None:
     spending = spending_line(budget_from_config(app_of(ctx).settings.raw.get("budget")), session)
     if spending is not None:
         click.echo(f"  {spending}")
-    for child in delegated:
-        click.echo(f"  delegated {child.id}: {child.title or ''}; {Totals.of(child).line()}")
+    for child in children:  # work handed to other agents, reviews: labelled by their source
+        click.echo(f"  {child.source} {child.id}: {child.title or ''}; {Totals.of(child).line()}")
     if compactions:
         click.echo(
             f"  compacted {len(compactions)} time(s); the model sees a summary of the "

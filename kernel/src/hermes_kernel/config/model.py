@@ -89,16 +89,20 @@ class ModelConfig(BaseModel):
     provider: str | None = Field(
         default=None,
         pattern=r"^(auto|[a-z][a-z0-9_-]{0,63})$",
-        description="Endpoint to use (openai, anthropic, a custom name, local); auto or unset: "
-        "the ladder decides.",
+        description="Endpoint to use (one a provider plugin declares, or a custom name); auto or "
+        "unset: the ladder decides.",
     )
     default: str | None = Field(default=None, min_length=1, description="The model to ask.")
     base_url: str | None = Field(
         default=None,
         pattern=r"^https?://",
-        description="A local OpenAI-compatible endpoint (llama.cpp, Ollama, vLLM, LM Studio).",
+        description="A model server of your own, a local one typically (see transport).",
     )
-    transport: str = Field(default="openai", description="Protocol of base_url's server.")
+    transport: str | None = Field(
+        default=None,
+        description="The provider plugin speaking base_url's protocol; unset: the one that "
+        "speaks for endpoints naming none.",
+    )
     api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
     timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
     fallback_providers: list[FallbackEntry] = Field(
@@ -108,7 +112,7 @@ class ModelConfig(BaseModel):
         default=None,
         ge=256,
         description="The model's context window in tokens; unset: what the provider says, "
-        "else a table of known models, else 128000.",
+        "else 128000.",
     )
 
 
@@ -120,7 +124,11 @@ class CustomProvider(BaseModel):
 
     base_url: str = Field(pattern=r"^https?://")
     api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
-    transport: str = Field(default="openai", description="The provider plugin that speaks it.")
+    transport: str | None = Field(
+        default=None,
+        description="The provider plugin that speaks it; unset: the one that speaks for "
+        "endpoints naming none.",
+    )
     models: list[str] = Field(default_factory=list)
     default_model: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
@@ -228,14 +236,14 @@ class MemoryConfig(BaseModel):
 
 
 class LearningConfig(BaseModel):
-    """The ``learning:`` section: reviews after a turn that propose memory and skills."""
+    """The ``learning:`` section: when the background reviews plugins offer run after a turn."""
 
     model_config = ConfigDict(extra="forbid")
 
     review: bool = Field(
         default=True,
         description="After a turn with many tool calls, a recovered error or a correction, "
-        "review it in the background for a skill or memory worth keeping.",
+        "run the plugins' lesson reviews of it in the background.",
     )
     review_min_tool_calls: int = Field(
         default=5, ge=1, description="Tool calls in one turn that make it worth a review."
@@ -243,8 +251,8 @@ class LearningConfig(BaseModel):
     nudge_every_turns: int = Field(
         default=10,
         ge=0,
-        description="Every this many user turns, ask out of band whether anything deserves "
-        "to go into memory (0: never).",
+        description="Every this many user turns, run the plugins' periodic reviews in the "
+        "background (0: never).",
     )
 
 
@@ -442,7 +450,7 @@ class KernelConfig(BaseModel):
     @field_validator("model", mode="before")
     @classmethod
     def _model_name_alone(cls, value: Any) -> Any:
-        # "model: gpt-4o" is short for "model: {default: gpt-4o}".
+        # "model: NAME" is short for "model: {default: NAME}".
         return {"default": value} if isinstance(value, str) else value
 
     @field_validator(*sorted(KERNEL_SECTIONS), mode="before")

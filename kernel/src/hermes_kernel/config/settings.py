@@ -49,7 +49,7 @@ class Secrets:
 
     def values(self) -> list[str]:
         """Every secret value from .env (the environment's are not all secrets); a list of
-        keys (``API_SERVER_KEYS=a,b``) counts as each of its keys too."""
+        keys (``NAME_KEYS=a,b``) counts as each of its keys too."""
         values = [value for value in self.dotenv.values() if value]
         for name, value in self.dotenv.items():
             if name.upper().endswith("_KEYS"):

@@ -2,7 +2,7 @@
 
 ``budget.session_max_tokens`` (input + output tokens), ``budget.session_max_cost_usd`` and
 ``budget.turn_max_cost_usd``. What a session spent is its family's: the session a person
-opened and every session opened for it (delegated tasks, background reviews), with what is
+opened and every session opened for it (other agents' work, background reviews), with what is
 recorded against each (compaction summaries included); so the children's own turns are held
 to the same limit as their parent's, and no work escapes it by being handed on. A call that
 would pass a limit is not made: the next request's size is known before it is sent, so its
@@ -97,14 +97,14 @@ class BudgetGuard:
         self, spent: Spend, upcoming_tokens: int, model: str, notice: Callable[[str], None]
     ) -> str | None:
         """Why the next call (about ``upcoming_tokens`` of input to ``model``) must not be
-        made, or None. ``spent`` is the session family's (with its delegated tasks and
-        reviews)."""
+        made, or None. ``spent`` is the session family's (with the sessions opened for it:
+        other agents' work, reviews)."""
         budget = self.budget
         limit = budget.session_max_tokens
         if limit is not None and spent.tokens + upcoming_tokens > limit:
             return (
                 f"stopped before a model call: budget.session_max_tokens is {limit:,} and this "
-                f"session (with the tasks it delegated) has used {spent.tokens:,} tokens (the "
+                f"session (with those opened for it) has used {spent.tokens:,} tokens (the "
                 f"next request is about {upcoming_tokens:,}); raise budget.session_max_tokens "
                 "in config.yaml, or start a new session"
             )
@@ -124,7 +124,7 @@ class BudgetGuard:
         if session_limit is not None and cost + least > session_limit:
             return (
                 f"stopped before a model call: budget.session_max_cost_usd is "
-                f"{_usd(session_limit)} and this session (with the tasks it delegated) has "
+                f"{_usd(session_limit)} and this session (with those opened for it) has "
                 f"spent {_usd(cost)} (the next request costs at least {_usd(least)}); raise "
                 "budget.session_max_cost_usd in config.yaml, or start a new session"
             )

@@ -28,8 +28,6 @@ from hermes_kernel.engine.window import (
     configured_window,
     estimate_tokens,
     message_tokens,
-    table_window,
-    window_in_error,
 )
 from hermes_kernel.store.compactions import Action, CompactionRecord
 from hermes_kernel.store.sessions import Usage
@@ -260,8 +258,6 @@ class Compactor:
             reported = await self._reported(route)
             if reported is not None:
                 found = Window(reported, "provider")
-            elif (tabled := table_window(route.model)) is not None:
-                found = Window(tabled, "table")
             else:
                 found = Window(DEFAULT_WINDOW, "default")
         self._windows[key] = found
@@ -283,8 +279,8 @@ class Compactor:
     def learn(self, route: ModelRoute, error: ProviderError, tokens_sent: int) -> Window:
         """After an overflow: the window the error states, or less than what was sent."""
         current = self._windows.get((route.name, route.model))
-        stated = window_in_error(str(error))
-        guess = stated if stated is not None else int(tokens_sent * 0.9)
+        stated = error.stated_window  # what the provider read from its service's answer
+        guess = stated if isinstance(stated, int) and stated >= 256 else int(tokens_sent * 0.9)
         if current is not None and current.tokens <= guess:
             return current
         learnt = Window(max(guess, 256), "error")

@@ -1,5 +1,5 @@
 """Build a session's system prompt once, from tiers: identity (SOUL.md), what plugins add
-(memory, skills, ...), and the project context file. It is stored with the session and
+(a memory snapshot, an index ...), and the project context file. It is stored with the session and
 reused on resume, so provider prompt caches hold."""
 
 from __future__ import annotations

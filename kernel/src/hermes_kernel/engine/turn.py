@@ -46,6 +46,7 @@ from hermes_sdk import (
     ToolSpec,
 )
 from hermes_sdk.models import ModelUsage, ToolSchema
+from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.runtime import SessionNotFound
 
 __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "TurnResult"]
@@ -91,7 +92,7 @@ class TurnEngine:
         pricing: Callable[[str, ModelUsage], float | None] | None = None,
         tool_context: ToolContextFactory | None = None,
         config: Mapping[str, Any] | None = None,
-        skill_dirs: Sequence[str] = (),
+        provided: ProvidedSpecs | None = None,
         prefetch: Callable[[Session, str], str | None] | None = None,
         compactor: Compactor | None = None,
         safety_net: bool = False,
@@ -111,7 +112,8 @@ class TurnEngine:
         """Builds what tools with ``takes_context`` get (backend, user), once per turn."""
         self.config = config or {}
         """config.yaml as loaded, for the plugins that build a new session's prompt."""
-        self.skill_dirs = tuple(skill_dirs)
+        self.provided = provided or ProvidedSpecs()
+        """What plugins provide for other plugins, for those building a new session's prompt."""
         self.prefetch = prefetch
         """What an external memory provider recalls for a user message (must not raise)."""
         self.compactor = compactor
@@ -203,7 +205,7 @@ class TurnEngine:
             cwd=str(cwd) if cwd else None,
             user_scope=user_scope,
             config=self.config,
-            skill_dirs=self.skill_dirs,
+            provided=self.provided,
         )
         prompt = build_system_prompt(self.home, cwd, self.observer.prompt_sections(context))
         return f"{prompt}\n\n{instructions}" if instructions else prompt
@@ -302,7 +304,7 @@ class TurnEngine:
             self._index_soon()
 
     async def _with_prompt(self, begun: _Begun) -> _Begun:
-        """An imported session's system prompt, built now from this home (memory, skills)
+        """An imported session's system prompt, built now from this home (what its plugins add)
         and frozen from then on, as if the session had been opened here."""
         prompt = await asyncio.to_thread(self.rebuilt_prompt, begun.session)
         await self.store.db.run(self.store.sessions.set_system_prompt, begun.session.id, prompt)
@@ -327,7 +329,7 @@ class TurnEngine:
         return _Begun(session, transcript, compacted, user.seq)
 
     def rebuilt_prompt(self, session: Session) -> str:
-        """The session's system prompt built again (at a compaction: memory and skills as
+        """The session's system prompt built again (at a compaction: what plugins add, as
         they are now); a review keeps its own, which carries its task."""
         if session.source == REVIEW_SOURCE:
             return session.system_prompt or ""

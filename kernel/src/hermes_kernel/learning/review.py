@@ -1,10 +1,12 @@
-"""Background reviews: after the reply is delivered, a side session looks back at a turn and
-may keep what is worth keeping: a new skill or a patch to one, or a memory entry.
+"""Background reviews: after the reply is delivered, a side session looks back at the
+conversation and may keep what is worth keeping. What to look for, with which tools and when
+is each review's own (plugins yield a :class:`~hermes_sdk.ReviewSpec`); this module only
+decides when one is due and runs them, one at a time.
 
 A review is its own session (source "review", a child of the reviewed one, same person and
-working folder) with a short budget and only the tools that write memory and skills or read:
-it can learn, never act on the world. The user's session is untouched, and a review that fails
-is logged; it never surfaces as an error of the turn it reviews.
+working folder) with a short budget and only the tools its spec names: it can learn, never
+act on the world. The user's session is untouched, and a review that fails is logged; it
+never surfaces as an error of the turn it reviews.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,48 +26,25 @@ from hermes_kernel.learning.triggers import LearningSettings, review_reason
 from hermes_kernel.store.messages import Message
 from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.store.state import StateStore
-from hermes_sdk import ToolSpec
+from hermes_sdk import ReviewSpec, ToolSpec
 
-__all__ = ["MEMORY_NUDGE", "SKILL_REVIEW", "Reviews", "render_transcript"]
+__all__ = ["REVIEW_QUEUE", "Reviews", "render_transcript"]
 
 log = logging.getLogger("hermes.learning")
 
-SKILL_REVIEW = """\
-# Background review
-
-You are looking back, in the background, at a turn this agent just finished; the user does not
-see this conversation. Decide whether it taught something worth keeping for next time:
-- a reusable method (steps, commands, pitfalls) for a kind of task that will come again: check
-  skills_list first; improve a matching skill with skill_manage action=patch, or create one with
-  skill_manage action=create (SKILL.md with name and description frontmatter, then the steps);
-- durable facts about the user or their environment: the memory tool.
-Most turns deserve nothing. Never save secrets, one-off details or what the transcript already
-says plainly. Finish with one line: what you saved, or NOTHING."""
-
-MEMORY_NUDGE = """\
-# Memory check
-
-You are looking back, in the background, at the recent part of a conversation; the user does
-not see this. Is there anything that deserves to go into memory: the user's preferences, facts
-about them or their environment, lessons that will matter in later sessions? Use the memory
-tool for each; do not repeat what memory already holds. Never save secrets. Finish with one
-line: what you saved, or NOTHING."""
-
-SKILL_TOOLS = frozenset({"memory", "skills_list", "skill_view", "skill_manage", "session_search"})
-MEMORY_TOOLS = frozenset({"memory", "session_search"})
 REVIEW_ITERATIONS = 12
 TRANSCRIPT_CHARS = 24_000
 RESULT_CHARS = 1_500
 DRAIN_SECONDS = 120.0
 REVIEW_QUEUE = 8
-"""Reviews that wait while one runs (a busy gateway triggers many); past this many, the
-oldest waiting one is dropped. One per session and kind: a newer trigger replaces it."""
+"""Reviews that wait while one runs (a busy front-end triggers many); past this many, the
+oldest waiting one is dropped. One per session and review: a newer trigger replaces it."""
 
 
 @dataclass(frozen=True)
 class _Waiting:
     session: Session
-    kind: str  # "skill" or "memory"
+    spec: ReviewSpec
     reason: str
     tools: Mapping[str, ToolSpec]
 
@@ -101,8 +80,8 @@ def _last_user_turns(messages: list[Message], turns: int) -> list[Message]:
 class Reviews:
     """Schedules reviews on the running event loop; one at a time per process, so a burst of
     turns does not become a burst of model calls. A trigger while one runs waits its turn
-    (up to :data:`REVIEW_QUEUE` of them), so that at a busy gateway every person's memory
-    check still happens."""
+    (up to :data:`REVIEW_QUEUE` of them), so that with many people talking every person's
+    periodic review still happens."""
 
     def __init__(
         self,
@@ -111,45 +90,67 @@ class Reviews:
         tools: Mapping[str, ToolSpec],
         settings: LearningSettings,
         on_done: Callable[[str], None] | None = None,
+        *,
+        specs: Sequence[ReviewSpec] = (),
     ) -> None:
         self.store = store
         self.make_engine = make_engine
         self.tools = tools
+        """The agent's tools, read when a review is due (tool sources add theirs late)."""
         self.settings = settings
         self.on_done = on_done
+        self.specs = tuple(specs)
         self.task: asyncio.Task[None] | None = None
         self._waiting: deque[_Waiting] = deque()
 
-    def review_tools(self, names: frozenset[str], read_only: bool) -> dict[str, ToolSpec]:
-        return {
-            name: spec
-            for name, spec in self.tools.items()
-            if name in names or (read_only and spec.parallel_safe)
+    def review_tools(self, spec: ReviewSpec) -> dict[str, ToolSpec]:
+        """The installed tools ``spec`` may use; empty when none of them keeps anything."""
+        chosen = {
+            name: tool
+            for name, tool in self.tools.items()
+            if name in spec.tools or (spec.read_only_tools and tool.parallel_safe)
         }
+        return chosen if spec.keeps_with & chosen.keys() else {}
+
+    def _due(self, session: Session, user_text: str, result: TurnResult) -> list[_Waiting]:
+        """The reviews this turn triggers, with the tools each may use: the lesson reviews
+        if it taught something (and one of them can run), else the periodic ones if due."""
+        lesson = review_reason(result, user_text, self.settings)
+        if lesson is not None:
+            due = self._runnable(session, "lesson", lesson)
+            if due:
+                return due
+        if any(spec.trigger == "periodic" for spec in self.specs) and self._nudge_due(
+            session, result
+        ):
+            return self._runnable(
+                session, "periodic", f"every {self.settings.nudge_every_turns} user turns"
+            )
+        return []
+
+    def _runnable(self, session: Session, trigger: str, reason: str) -> list[_Waiting]:
+        due = []
+        for spec in self.specs:
+            if spec.trigger == trigger and (tools := self.review_tools(spec)):
+                due.append(_Waiting(session, spec, reason, tools))
+        return due
 
     def after_turn(self, session: Session, user_text: str, result: TurnResult) -> str | None:
-        """Start a review if this turn deserves one; returns why, or None."""
-        if session.source == REVIEW_SOURCE:
+        """Start the reviews this turn deserves; returns why, or None."""
+        if session.source == REVIEW_SOURCE or not self.specs:
             return None
-        reason = review_reason(result, user_text, self.settings)
-        tools: dict[str, ToolSpec] = {}
-        if reason is not None:
-            kind, tools = "skill", self.review_tools(SKILL_TOOLS, read_only=True)
-        elif self._nudge_due(session, result):
-            reason = f"every {self.settings.nudge_every_turns} user turns"
-            kind, tools = "memory", self.review_tools(MEMORY_TOOLS, read_only=False)
-        if reason is None or not ({"memory", "skill_manage"} & set(tools)):
-            return None
-        review = _Waiting(session, kind, reason, tools)
-        if self.task is None or self.task.done():
-            self.task = asyncio.ensure_future(self._work(review))
-        else:
-            self._wait(review)
-        return reason
+        due = self._due(session, user_text, result)
+        for review in due:
+            if self.task is None or self.task.done():
+                self.task = asyncio.ensure_future(self._work(review))
+            else:
+                self._wait(review)
+        return due[0].reason if due else None
 
     def _wait(self, review: _Waiting) -> None:
+        key = (review.session.id, review.spec.name)
         for index, waiting in enumerate(self._waiting):
-            if (waiting.session.id, waiting.kind) == (review.session.id, review.kind):
+            if (waiting.session.id, waiting.spec.name) == key:
                 self._waiting[index] = review  # its place in line; the newer trigger's view
                 return
         self._waiting.append(review)
@@ -159,7 +160,7 @@ class Reviews:
 
     async def _work(self, review: _Waiting) -> None:
         while True:
-            await self._run(review.session, review.kind, review.reason, review.tools)
+            await self._run(review.session, review.spec, review.reason, review.tools)
             if not self._waiting:
                 return
             review = self._waiting.popleft()
@@ -174,16 +175,15 @@ class Reviews:
         return bool(count) and int(count) % every == 0
 
     async def _run(
-        self, session: Session, kind: str, reason: str, tools: Mapping[str, ToolSpec]
+        self, session: Session, spec: ReviewSpec, reason: str, tools: Mapping[str, ToolSpec]
     ) -> None:
         try:
             messages = await asyncio.to_thread(self.store.messages.of_session, session.id)
-            if kind == "skill":
-                shown = _last_user_turns(messages, 1)
-                instructions, turns = SKILL_REVIEW, "the turn"
+            if spec.trigger == "lesson":
+                shown, turns = _last_user_turns(messages, 1), "the turn"
             else:
                 shown = _last_user_turns(messages, self.settings.nudge_every_turns)
-                instructions, turns = MEMORY_NUDGE, "the recent turns"
+                turns = "the recent turns"
             engine = self.make_engine(tools)
             child = await asyncio.to_thread(
                 engine.start_session,
@@ -191,7 +191,7 @@ class Reviews:
                 Path(session.cwd) if session.cwd else None,
                 user_scope=session.user_scope,
                 parent_session_id=session.id,
-                instructions=instructions,
+                instructions=spec.instructions,
             )
             request = (
                 f"Review {turns} below (reviewed because {reason}).\n\n{render_transcript(shown)}"
@@ -200,11 +200,11 @@ class Reviews:
             await asyncio.to_thread(engine.end_session, child.id, "review_done")
             summary = (result.text or result.error or result.status).strip().splitlines()
             line = summary[-1] if summary else result.status
-            log.info("review of %s (%s): %s", session.id, reason, line)
+            log.info("review %s of %s (%s): %s", spec.name, session.id, reason, line)
             if self.on_done is not None and line.strip().upper() != "NOTHING":
                 self.on_done(f"learned in the background: {line}")
         except Exception as exc:  # noqa: BLE001 - a review must never fail the chat
-            log.warning("background review of %s failed: %s", session.id, exc)
+            log.warning("background review %s of %s failed: %s", spec.name, session.id, exc)
 
     async def drain(self, timeout: float = DRAIN_SECONDS) -> None:
         """Wait for a running review (at exit), cancelling it past ``timeout``; the ones

@@ -1,4 +1,5 @@
-"""When a finished turn is worth a background review, and when to nudge about memory."""
+"""When a finished turn is worth a background review: a turn that taught something (a
+``"lesson"`` review), or every so many user turns (a ``"periodic"`` one)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ class LearningSettings:
 
 
 def review_reason(result: TurnResult, user_text: str, settings: LearningSettings) -> str | None:
-    """Why this turn deserves a look for a reusable skill, or None."""
+    """Why this turn taught something worth a lesson review, or None."""
     if not settings.review or result.status != "done":
         return None
     if result.tool_calls >= settings.review_min_tool_calls:

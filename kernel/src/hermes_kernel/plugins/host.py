@@ -32,9 +32,9 @@ from hermes_sdk import (
     PromptContext,
     PromptSection,
     ProviderSpec,
+    ReviewSpec,
     ServiceSpec,
     SessionInfo,
-    SkillSourceSpec,
     SlashCommandSpec,
     Spec,
     ToolCall,
@@ -44,6 +44,7 @@ from hermes_sdk import (
     new_plugin_manager,
 )
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.provided import SHARED_KINDS, ProvidedSpecs
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
 
 if TYPE_CHECKING:
@@ -264,6 +265,15 @@ class PluginHost:
     def _typed(self, kind: Kind, spec_type: type[SpecT]) -> list[SpecT]:
         return [cast(SpecT, p.spec) for p in self.provided(kind)]
 
+    def shared(self, *, lazily: bool = False) -> ProvidedSpecs:
+        """What plugins provide for other plugins, for the contexts plugins get: the
+        :data:`~hermes_sdk.provided.SHARED_KINDS` loaded now (a tool's or a prompt hook's
+        deadline never waits for an import), or, ``lazily`` (a command, on this thread),
+        any kind, loaded when first asked for."""
+        if lazily:
+            return ProvidedSpecs(lambda kind: [p.spec for p in self.provided(kind)])
+        return ProvidedSpecs({kind: [p.spec for p in self.provided(kind)] for kind in SHARED_KINDS})
+
     # --- registration hooks, typed --------------------------------------------------------
 
     def providers(self) -> list[ProviderSpec]:
@@ -287,8 +297,8 @@ class PluginHost:
     def tools(self) -> list[ToolSpec]:
         return self._typed(Kind.TOOL, ToolSpec)
 
-    def skill_sources(self) -> list[SkillSourceSpec]:
-        return self._typed(Kind.SKILL_SOURCE, SkillSourceSpec)
+    def reviews(self) -> list[ReviewSpec]:
+        return self._typed(Kind.REVIEW, ReviewSpec)
 
     def cli_commands(self) -> list[CommandSpec]:
         return self._typed(Kind.COMMAND, CommandSpec)

@@ -468,7 +468,6 @@ def _fields_of(context: ToolContext) -> ContextFields:
         source=context.source,
         user_scope=context.user_scope,
         config=dict(context.config),
-        skill_dirs=tuple(context.skill_dirs),
         offers=frozenset(offers),
     )
 

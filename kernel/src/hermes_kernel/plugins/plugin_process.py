@@ -210,7 +210,6 @@ class Served:
             source=fields.source,
             user_scope=fields.user_scope,
             config=fields.config,
-            skill_dirs=fields.skill_dirs,
             search=offered("search"),
             complete=offered("complete"),
             secrets=offered("secret"),

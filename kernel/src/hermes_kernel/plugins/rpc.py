@@ -47,9 +47,9 @@ __all__ = [
     "remote_handler",
 ]
 
-PROXIED_KINDS = frozenset({Kind.TOOL, Kind.TOOLSET, Kind.CONFIG, Kind.HOOK})
-"""What an isolated plugin may provide; the rest (a provider, a backend ...) must run in the
-agent's process."""
+PROXIED_KINDS = frozenset({Kind.TOOL, Kind.TOOLSET, Kind.CONFIG, Kind.REVIEW, Kind.HOOK})
+"""What an isolated plugin may provide (a review is plain data); the rest (a provider, a
+backend ...) must run in the agent's process."""
 
 CANCEL = "<the tool call's cancel event>"
 """Stands for ``ToolContext.cancel`` in a backend call's arguments (an Event cannot cross)."""
@@ -88,8 +88,9 @@ class CallHook:
 
 @dataclass(frozen=True)
 class ContextFields:
-    """A ``ToolContext`` without its callables; ``offers`` names the callbacks that exist
-    ("backend", "ask", "search", "complete", "secret")."""
+    """A ``ToolContext`` without its callables (nor what other plugins provide: their specs
+    hold callables too); ``offers`` names the callbacks that exist ("backend", "ask",
+    "search", "complete", "secret")."""
 
     session_id: str
     home: str
@@ -97,7 +98,6 @@ class ContextFields:
     source: str
     user_scope: str | None
     config: Mapping[str, Any]
-    skill_dirs: tuple[str, ...]
     offers: frozenset[str]
 
 

@@ -135,13 +135,30 @@ def walk(
     if decided is not None:
         return LadderReport(steps, None, context.explicit, decided.reason, found)
     wanted = f"provider {context.provider!r}" if context.provider else "a model provider"
-    failure = (
-        f"no rung could supply {wanted}: set OPENAI_API_KEY or ANTHROPIC_API_KEY in "
-        f"{context.home / '.env'} (or run `hermes setup`), or install "
-        "hermes-plugin-provider-local for the offline model; `hermes model --explain` "
-        "shows what each rung saw"
-    )
+    failure = f"no rung could supply {wanted}: {_what_to_do(rungs, context)}"
     return LadderReport(steps, None, context.explicit, failure, found)
+
+
+def _what_to_do(rungs: Sequence[Rung], context: LadderContext) -> str:
+    """The keys the plugins' rungs look for (their endpoints name them), or that no
+    provider plugin is there to look."""
+    keys = list(
+        dict.fromkeys(
+            rung.spec.endpoint.api_key_env
+            for rung in rungs
+            if rung.plugin != KERNEL and rung.spec.endpoint and rung.spec.endpoint.api_key_env
+        )
+    )
+    explain = "`hermes model --explain` shows what each rung saw"
+    if not any(rung.plugin != KERNEL for rung in rungs):
+        return f"no provider plugin is installed (see `hermes plugins list`); {explain}"
+    if not keys:
+        return f"set model.base_url to a model server, or install a provider plugin; {explain}"
+    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} or {keys[-1]}"
+    return (
+        f"set {named} in {context.home / '.env'} (or run `hermes setup`), or install another "
+        f"provider plugin; {explain}"
+    )
 
 
 def choose(report: LadderReport) -> LadderChoice:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
+from hermes_sdk.context import WindowReporter
 from hermes_sdk.models import (
     ErrorKind,
     ModelProvider,
@@ -130,7 +131,16 @@ class PooledProvider:
             f"every key in the pool failed ({', '.join(self.key_names)}); last: {last}",
             status=last.status,
             retry_after=last.retry_after,
+            stated_window=last.stated_window,
         )
+
+    async def context_window(self, model: str) -> int | None:
+        """What the endpoint's provider says of its model's window (every key's is the same
+        provider), or None when it cannot say."""
+        provider = self._provider(self._keys[self._current])
+        if not isinstance(provider, WindowReporter):
+            return None
+        return await provider.context_window(model)
 
     async def aclose(self) -> None:
         for key in self._keys:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from hermes_sdk import ModelPrice, PriceTableSpec
 from hermes_sdk.models import ModelUsage
 
-_DATED = re.compile(r"-\d{4}-?\d{2}-?\d{2}$")  # gpt-4o-2024-08-06, claude-...-20250929
+_DATED = re.compile(r"-\d{4}-?\d{2}-?\d{2}$")  # MODEL-2024-08-06, MODEL-20250929
 
 
 class PriceBook:
@@ -27,7 +27,7 @@ class PriceBook:
                 self.prices[model] = price
 
     def price(self, model: str) -> ModelPrice | None:
-        """Exact name, then without a ``vendor/`` prefix (OpenRouter), then without a date
+        """Exact name, then without a ``vendor/`` prefix (a router's names), then without a date
         suffix (a pinned snapshot of a priced model)."""
         for name in (model, model.rsplit("/", 1)[-1]):
             for candidate in (name, _DATED.sub("", name)):

@@ -65,6 +65,12 @@ def fresh_secret(settings: Settings) -> Callable[[str], str | None]:
     return read
 
 
+def default_transport(host: PluginHost) -> str | None:
+    """The provider that speaks for endpoints whose config names no transport (the first
+    by name of those whose spec says ``default_transport``), or None."""
+    return next((spec.name for spec in host.providers() if spec.default_transport), None)
+
+
 def run_ladder(
     host: PluginHost, settings: Settings, provider: str | None = None, model: str | None = None
 ) -> tuple[LadderReport, LadderContext]:
@@ -83,11 +89,17 @@ def build_route(
     home: str = "",
 ) -> ModelRoute:
     endpoint = choice.endpoint
-    provided = host.require(Kind.PROVIDER, endpoint.provider)
+    transport = endpoint.provider or default_transport(host)
+    if transport is None:
+        raise NoProvider(
+            f"provider {endpoint.name!r} names no transport and no enabled provider plugin "
+            "speaks for such endpoints: set its transport in config.yaml, or install one"
+        )
+    provided = host.require(Kind.PROVIDER, transport)
     if provided is None:
         raise NoProvider(
-            f"provider {endpoint.name!r} speaks {endpoint.provider!r}, which no enabled plugin "
-            f"provides: install or enable hermes-plugin-provider-{endpoint.provider}"
+            f"provider {endpoint.name!r} speaks {transport!r}, which no enabled plugin "
+            f"provides: install or enable hermes-plugin-provider-{transport}"
         )
     factory = cast(ProviderSpec, provided.spec).factory
     provider_settings = ProviderSettings(

@@ -78,7 +78,7 @@ def custom_provider(context: LadderContext) -> RungResult:
 
 
 def local_endpoint(context: LadderContext) -> RungResult:
-    """``model.base_url``: an unnamed local server (llama.cpp, Ollama, vLLM, LM Studio)."""
+    """``model.base_url``: an unnamed model server of the user's own (a local one, typically)."""
     settings = ModelSettings.from_config(context.config)
     if not settings.base_url:
         return RungResult.skip("model.base_url not set")
@@ -154,7 +154,7 @@ KERNEL_RUNGS = (
     ),
     RungSpec(
         name="local-endpoint",
-        description="model.base_url: a local OpenAI-compatible server",
+        description="model.base_url: a model server of your own",
         position=300,
         resolve=local_endpoint,
     ),

@@ -24,7 +24,8 @@ class ModelSettings:
     provider: str | None = None  # None: auto
     model: str | None = None
     base_url: str | None = None
-    transport: str = "openai"
+    transport: str = ""
+    """The provider plugin speaking ``base_url``'s protocol; "": the default transport."""
     api_key_env: str | None = None
     timeout_seconds: float = 120.0
     fallbacks: tuple[Fallback, ...] = ()
@@ -40,7 +41,7 @@ class ModelSettings:
         custom = {
             name: Endpoint(
                 name=name,
-                provider=str(entry.get("transport") or "openai"),
+                provider=str(entry.get("transport") or ""),
                 base_url=str(entry["base_url"]),
                 api_key_env=entry.get("api_key_env"),
                 default_model=str(entry.get("default_model") or (entry.get("models") or [""])[0]),
@@ -53,7 +54,7 @@ class ModelSettings:
             provider=None if provider in (None, "auto") else str(provider),
             model=section.get("default"),
             base_url=section.get("base_url"),
-            transport=str(section.get("transport") or "openai"),
+            transport=str(section.get("transport") or ""),
             api_key_env=section.get("api_key_env"),
             timeout_seconds=float(section.get("timeout_seconds") or 120.0),
             fallbacks=tuple(

@@ -164,8 +164,9 @@ class Agent:
             return self.compression.auxiliary() or self.setup.routes[0]
 
         self.store = StateStore(state_db_path(settings.home))
-        self.delegated: set[str] = set()
-        """Sessions that tools opened for delegated work: nobody approves their commands."""
+        self.opened_by_tools: set[str] = set()
+        """Sessions that tools opened (work handed to other agents): nobody approves their
+        commands."""
         self._tool_runtime: Runtime | None = None
         self._make_tool_runtime = tool_runtime
         self.tool_env = ToolEnvironment(
@@ -182,7 +183,7 @@ class Agent:
         self.tool_env.runtime = self.tool_runtime
         self.observer = _Observer(app, events, self.memory)
         self.background_watchers: list[Callable[[str], None]] = []
-        """Told one line per piece of background work done (a review learned a skill)."""
+        """Told one line per piece of background work done (a review kept something)."""
         if on_learned is not None:
             self.background_watchers.append(on_learned)
         self.reviews = Reviews(
@@ -191,6 +192,7 @@ class Agent:
             self.tools,
             LearningSettings.from_config(settings.raw),
             self._learned,
+            specs=app.host.reviews(),
         )
         self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
         self.warnings += self.setup.warnings
@@ -221,7 +223,7 @@ class Agent:
             pricing=price_book(self.app.host).cost,
             tool_context=self.tool_env.context,
             config=settings.raw,
-            skill_dirs=self.tool_env.skill_dirs,
+            provided=self.tool_env.provided,
             prefetch=recall,
             compactor=self.compression.compactor(
                 lambda name: name in tools and tools[name].parallel_safe
@@ -239,8 +241,8 @@ class Agent:
 
     def _approver_for(self, approver: Approver | None) -> Approver:
         def approve(request: ApprovalRequest) -> Answer | None:
-            if request.session_id in self.delegated:
-                raise NobodyToAsk("a delegated task has nobody to approve its commands")
+            if request.session_id in self.opened_by_tools:
+                raise NobodyToAsk("a task a tool handed off has nobody to approve its commands")
             if approver is None:
                 raise NobodyToAsk("no interactive terminal")
             return approver(request)
@@ -248,7 +250,7 @@ class Agent:
         return approve
 
     def tool_runtime(self) -> Runtime:
-        """The runtime a tool starts agents on (delegated tasks), over this agent: built on
+        """The runtime a tool starts agents on (tasks it hands off), over this agent: built on
         first use, by the factory this agent was given."""
         if self._tool_runtime is None:
             if self._make_tool_runtime is None:
@@ -262,7 +264,7 @@ class Agent:
         return [*self.app.host.tools(), *self.memory.tools(), *self.sources.tools()]
 
     async def ensure_tools(self) -> list[str]:
-        """Start the tool sources (MCP servers ...) if nobody has: before a first model
+        """Start the tool sources (a plugin's servers ...) if nobody has: before a first model
         call. Their tools join this chat's; the warnings are new ones, one line each."""
         if self.sources.started:
             return []

@@ -171,7 +171,8 @@ class KernelRuntime(Runtime):
     ) -> None:
         self.agent = agent
         self._on_open = on_open
-        """Told each session this runtime opens (a tool's runtime marks them delegated)."""
+        """Told each session this runtime opens (a tool's runtime marks them: nobody is
+        there to approve their commands)."""
         self.app = agent.app
         self.home = str(agent.app.settings.home)
         self.config = agent.app.settings.raw
@@ -183,7 +184,7 @@ class KernelRuntime(Runtime):
         # before (the chat's screen, another runtime), so two runtimes share one agent.
         agent.observer.events = _ToolEvents(questions, agent.observer.events)
         # The agent's own engine serves the default key; it is replaced once the tool
-        # sources (MCP servers) have started, so it is looked up, never kept here.
+        # sources (servers a plugin reaches) have started, so it is looked up, never kept here.
         self._engines: dict[_EngineKey, TurnEngine] = {}
         self._setups: list[ModelSetup] = []
         self._bound: dict[str, TurnEngine] = {}
@@ -191,6 +192,8 @@ class KernelRuntime(Runtime):
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
+        self._pending_notices: list[str] = []
+        """Tool sources that failed to start: told to the next turn that starts."""
 
     # --- sessions -------------------------------------------------------------------------
 
@@ -238,8 +241,13 @@ class KernelRuntime(Runtime):
         engine = self._engines[key] = agent.build_engine(setup, tools, settings)
         return engine
 
+    async def _start_tool_sources(self) -> None:
+        """Start the plugins' tool sources once, before the first engine; what failed is
+        told to the next turn, as a notice."""
+        self._pending_notices += await self.agent.ensure_tools()
+
     async def open_session(self, options: SessionOptions) -> SessionSummary:
-        await self.agent.ensure_tools()  # MCP servers ...: once, before the first engine
+        await self._start_tool_sources()
         engine = await asyncio.to_thread(self._engine, options)
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
         session = await engine.open_session(
@@ -266,7 +274,7 @@ class KernelRuntime(Runtime):
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         if session_id not in self._bound:
-            await self.agent.ensure_tools()
+            await self._start_tool_sources()
             self._bound[session_id] = await asyncio.to_thread(self._engine_of, session)
         return summary(session)
 
@@ -313,6 +321,9 @@ class KernelRuntime(Runtime):
             question_timeout=self.question_timeout,
         )
         self.questions.turns[session_id] = turn
+        for line in self._pending_notices:
+            turn.emit(Notice(text=line))
+        self._pending_notices.clear()
         turn.task = asyncio.ensure_future(self._run(engine, turn, text))
         return turn
 
@@ -536,7 +547,7 @@ class KernelRuntime(Runtime):
             spending = spending_line(engine.settings.budget, session)
             if spending is not None:
                 lines.append(spending)
-            children = [c for c in store.sessions.children(session.id) if c.source != REVIEW_SOURCE]
+            children = store.sessions.children(session.id, reviews=False)
             if children:
                 total = sum((Totals.of(child) for child in children), Totals())
                 lines.append(f"and {len(children)} tasks it started: {total.line()}")
@@ -612,7 +623,7 @@ class KernelRuntime(Runtime):
             model=primary.model,
             user_scope=user_scope,
             config=self.config,
-            skill_dirs=self.agent.tool_env.skill_dirs,
+            provided=self.agent.tool_env.provided,
         )
         if inspect.iscoroutinefunction(spec.handler):
             output = await spec.handler(args, context)
@@ -651,6 +662,6 @@ class KernelRuntime(Runtime):
 
 
 def tools_runtime(agent: Agent) -> KernelRuntime:
-    """The runtime a tool starts agents on (delegated tasks), over ``agent``: the sessions it
-    opens are marked delegated, so nobody is asked to approve their commands."""
-    return KernelRuntime(agent, TurnQuestions(), on_open=agent.delegated.add)
+    """The runtime a tool starts agents on (tasks it hands off), over ``agent``: the sessions
+    it opens are marked as the tools', so nobody is asked to approve their commands."""
+    return KernelRuntime(agent, TurnQuestions(), on_open=agent.opened_by_tools.add)

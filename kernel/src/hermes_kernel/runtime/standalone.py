@@ -1,4 +1,4 @@
-"""A runtime for a front-end's own command (``hermes serve``, ``hermes acp``): the agent of
+"""A runtime for a front-end's own command (a server, an editor's bridge): the agent of
 this home in this process. Messages for chat platforms go to the delivery ledger, which the
 gateway running for the same home sends within a second or two."""
 

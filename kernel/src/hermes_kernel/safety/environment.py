@@ -69,7 +69,7 @@ def secret_environment_values(environ: Mapping[str, str]) -> list[str]:
     for name, value in environ.items():
         if not value:
             continue
-        if name.upper().endswith("_KEYS"):  # a list of keys (API_SERVER_KEYS=a,b): each one
+        if name.upper().endswith("_KEYS"):  # a list of keys (NAME_KEYS=a,b): each one
             values += [part.strip() for part in value.split(",") if part.strip()]
         elif is_secret_key(name) or name.upper().endswith("_KEY"):
             values.append(value)

@@ -145,7 +145,7 @@ ALTER TABLE messages ADD COLUMN reasoning_details TEXT;
 """
 
 V4 = """
--- Whose session it is, for what is kept per person (memory in the gateway): "telegram:42".
+-- Whose session it is, for what is kept per person (a chat platform's user): "PLATFORM:42".
 -- NULL is the owner at the terminal. A routing and scoping key, never a credential.
 ALTER TABLE sessions ADD COLUMN user_scope TEXT;
 CREATE INDEX sessions_by_scope ON sessions(user_scope) WHERE user_scope IS NOT NULL;

@@ -36,11 +36,12 @@ class Session:
     unpriced_calls: int = 0
     """Model calls whose price is unknown: the estimated cost leaves them out."""
     user_scope: str | None = None
-    """Whose memory the session sees ("telegram:42"); None for the owner at the terminal."""
+    """Whose session it is for what is kept per person ("PLATFORM:42"); None for the owner
+    at the terminal."""
 
 
 REVIEW_SOURCE = "review"
-"""Sessions in which a finished turn is reviewed for memory and skills (children of it)."""
+"""Sessions in which a finished turn is reviewed in the background (children of it)."""
 
 _COLUMNS = ", ".join(f.name for f in fields(Session))
 _USAGE_COLUMNS = (
@@ -196,10 +197,17 @@ class Sessions:
         )
         return [Session(*row) for row in rows]
 
-    def children(self, session_id: str, source: str | None = None) -> list[Session]:
-        """Sessions opened for ``session_id`` (delegated tasks, reviews), oldest first."""
+    def children(
+        self, session_id: str, source: str | None = None, *, reviews: bool = True
+    ) -> list[Session]:
+        """Sessions opened for ``session_id``, oldest first: by a plugin's tools (work handed
+        to other agents, whatever their source) and, unless ``reviews`` is False, the
+        kernel's background reviews of it."""
         where = "WHERE parent_session_id = ?" + (" AND source = ?" if source else "")
         bindings: tuple[str, ...] = (session_id, source) if source else (session_id,)
+        if not reviews:
+            where += " AND source != ?"
+            bindings += (REVIEW_SOURCE,)
         rows = self._db.query(
             f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY started_at", bindings
         )
@@ -207,7 +215,7 @@ class Sessions:
 
     def family_spend(self, session_id: str) -> Spend:
         """What the session's family spent: its first ancestor (the session a person opened)
-        and every session opened for it, at any depth (delegated tasks, reviews). Budgets
+        and every session opened for it, at any depth (other agents' work, reviews). Budgets
         count this, so work handed elsewhere is no way around them."""
         rows = self._db.query(_FAMILY_SQL, (session_id,))
         tokens, cost, unpriced = rows[0] if rows else (0, 0.0, 0)

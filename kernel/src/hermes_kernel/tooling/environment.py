@@ -55,17 +55,6 @@ def _reserved_variables(app: App) -> set[str]:
     return names
 
 
-def skill_dirs(app: App) -> tuple[str, ...]:
-    """The folders plugins contribute skills from; one that fails is logged and skipped."""
-    folders = []
-    for spec in app.host.skill_sources():
-        try:
-            folders.append(str(spec.factory()))
-        except Exception as exc:  # noqa: BLE001 - a broken source must not stop the tools
-            log.warning("skill source %r failed: %s; its skills are left out", spec.name, exc)
-    return tuple(folders)
-
-
 def approval_policy(raw: Mapping[str, Any], yolo: bool = False) -> ApprovalPolicy:
     """The ``approvals:`` section (validated at load) as a policy; ``yolo`` turns asking off."""
     approvals = raw.get("approvals") or {}
@@ -98,7 +87,8 @@ class ToolEnvironment:
         self.aside_route = aside_route
         """The model tools may ask for a summary (ToolContext.ask_model), current at call
         time: the session's primary model."""
-        self.skill_dirs = skill_dirs(app)
+        self.provided = app.host.shared()
+        """What plugins provide for other plugins, handed to every tool and prompt."""
         raw = settings.raw
         terminal = raw.get("terminal") or {}
         self.approvals = Approvals(
@@ -174,7 +164,7 @@ class ToolEnvironment:
             source=source,
             user_scope=user_scope,
             config=self.config,
-            skill_dirs=self.skill_dirs,
+            provided=self.provided,
             search=history_searcher(self.store, user_scope) if self.store is not None else None,
             complete=self._completer(control),
             secrets=lambda name: self._secrets.merged().get(name),

@@ -1,4 +1,4 @@
-"""Search over past sessions for tools (session_search): what a person may see of the store."""
+"""Search over past sessions for tools (a history search): what a person may see of the store."""
 
 from __future__ import annotations
 

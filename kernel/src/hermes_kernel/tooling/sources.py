@@ -1,6 +1,6 @@
-"""The plugins' tool sources (MCP servers ...): built and started together, once per process,
-before the first model call; their tools join the plugins' own. A source that fails to
-build or start is one warning, and the agent carries on without it."""
+"""The plugins' tool sources (servers a plugin reaches ...): built and started together, once
+per process, before the first model call; their tools join the plugins' own. A source that
+fails to build or start is one warning, and the agent carries on without it."""
 
 from __future__ import annotations
 

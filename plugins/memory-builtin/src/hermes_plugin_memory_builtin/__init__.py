@@ -1,7 +1,7 @@
 """Hermes built-in memory: MEMORY.md (the agent's notes) and USER.md (the user's profile),
 the ``memory`` tool that curates them, their snapshot in each new session's prompt, the
-``session_search`` tool over past sessions, and ``/memory`` and ``hermes memory`` for pending
-writes."""
+``session_search`` tool over past sessions, a periodic background review that keeps what a
+conversation says about the user, and ``/memory`` and ``hermes memory`` for pending writes."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hermes_sdk import (
     CommandSpec,
     PromptContext,
     PromptSection,
+    ReviewSpec,
     SlashCommandSpec,
     SlashContext,
     ToolsetSpec,
@@ -156,6 +157,13 @@ def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
     from hermes_plugin_memory_builtin.snapshot import memory_section
 
     yield memory_section(Memory(context.home, context.user_scope, context.config))
+
+
+@hookimpl
+def hermes_reviews() -> Iterator[ReviewSpec]:
+    from hermes_plugin_memory_builtin.review import memory_check
+
+    yield memory_check()
 
 
 def _command() -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,6 +284,24 @@ def stream_error(error: Any) -> ProviderError:
     return classify_http_error(500, str(error))
 
 
+# The Messages API states its limit after the count sent: "prompt is too long: 210000
+# tokens > 200000 maximum".
+_LIMIT_IN_ERROR = re.compile(r">\s*(\d[\d,_]*)\s*maximum", re.IGNORECASE)
+
+
+def window_in_error(message: str) -> int | None:
+    """The window an overflow error of the Messages API states, or None."""
+    found = _LIMIT_IN_ERROR.search(message)
+    if found is None:
+        return None
+    tokens = int(re.sub(r"[,_]", "", found.group(1)))
+    return tokens if tokens >= 256 else None
+
+
+CLAUDE_WINDOW = 200_000
+"""The context window of every Claude model this API serves by default."""
+
+
 def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
     headers = {"anthropic-version": API_VERSION}
     if settings.api_key:
@@ -307,10 +326,19 @@ class MessagesProvider:
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        async with transport_errors(self._settings):
-            if self._settings.stream:
-                return await self._streamed(request, on_text)
-            return await self._whole(request)
+        try:
+            async with transport_errors(self._settings):
+                if self._settings.stream:
+                    return await self._streamed(request, on_text)
+                return await self._whole(request)
+        except ProviderError as error:
+            if error.should_compress and error.stated_window is None:
+                error.stated_window = window_in_error(str(error))
+            raise
+
+    async def context_window(self, model: str) -> int | None:
+        """A Claude model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
+        return CLAUDE_WINDOW if model.lower().rsplit("/", 1)[-1].startswith("claude") else None
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False))

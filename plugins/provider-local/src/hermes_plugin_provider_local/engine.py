@@ -183,7 +183,9 @@ def _in_tool_round(messages: Sequence[ChatMessage]) -> bool:
     return False
 
 
-def _classify(exc: Exception) -> ProviderError:
+def _classify(exc: Exception, n_ctx: int | None = None) -> ProviderError:
+    """What llama.cpp raised, classified; an overflow states the context the model was
+    loaded with, ``n_ctx``."""
     text = str(exc)
     if type(exc).__module__.startswith("jinja2"):  # the model's chat template refused
         return ProviderError(ErrorKind.BAD_REQUEST, f"the model's chat template refused: {text}")
@@ -191,6 +193,7 @@ def _classify(exc: Exception) -> ProviderError:
         return ProviderError(
             ErrorKind.CONTEXT_OVERFLOW,
             f"the conversation is too long for the embedded model ({text})",
+            stated_window=n_ctx,
         )
     return ProviderError(ErrorKind.SERVER, f"the embedded model failed: {text}")
 
@@ -277,7 +280,7 @@ class EmbeddedProvider:
             except ProviderError:
                 raise
             except (ValueError, RuntimeError) as exc:
-                raise _classify(exc) from None
+                raise _classify(exc, self._n_ctx) from None
             except (KeyError, TypeError, IndexError) as exc:
                 raise ProviderError(
                     ErrorKind.BAD_RESPONSE, f"the embedded model answered oddly: {exc!r}"

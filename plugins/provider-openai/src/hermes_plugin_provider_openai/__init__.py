@@ -45,6 +45,7 @@ def hermes_providers() -> Iterator[ProviderSpec]:
         name="openai",
         description="OpenAI chat completions and compatible servers",
         factory=_build,
+        default_transport=True,  # what llama.cpp, Ollama, vLLM and LM Studio all speak
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import orjson
 
+from hermes_plugin_provider_openai.windows import known_window, note_stated_window
 from hermes_sdk.http import (
     JSON_HEADERS,
     LoopClient,
@@ -233,10 +234,18 @@ class ChatCompletionsProvider:
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        async with transport_errors(self._settings):
-            if self._settings.stream:
-                return await self._streamed(request, on_text)
-            return await self._whole(request)
+        try:
+            async with transport_errors(self._settings):
+                if self._settings.stream:
+                    return await self._streamed(request, on_text)
+                return await self._whole(request)
+        except ProviderError as error:
+            note_stated_window(error)
+            raise
+
+    async def context_window(self, model: str) -> int | None:
+        """A well-known model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
+        return known_window(model)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False, self._wire))

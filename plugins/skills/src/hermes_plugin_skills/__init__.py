@@ -1,6 +1,7 @@
 """Hermes skills: SKILL.md methods (agentskills.io format) from the user's folders, the
 project, plugins and a bundled set; a compact index in each new session's prompt, tools to
-load and improve them, ``/skills`` for changes waiting for approval, and ``hermes skills``."""
+load and improve them, a background review that keeps what a turn taught as a skill,
+``/skills`` for changes waiting for approval, and ``hermes skills``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hermes_sdk import (
     CommandSpec,
     PromptContext,
     PromptSection,
+    ReviewSpec,
     SlashCommandSpec,
     ToolsetSpec,
     ToolSpec,
@@ -105,6 +107,13 @@ def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
     from hermes_plugin_skills.tools import index_for
 
     yield PromptSection(title="Skills", text=index_for(context), tier=20)
+
+
+@hookimpl
+def hermes_reviews() -> Iterator[ReviewSpec]:
+    from hermes_plugin_skills.review import skill_review
+
+    yield skill_review()
 
 
 @hookimpl

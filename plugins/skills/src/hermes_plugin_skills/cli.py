@@ -11,6 +11,7 @@ import click
 from hermes_plugin_skills.index import ordered
 from hermes_plugin_skills.install import InstallError, fetch, inspect
 from hermes_plugin_skills.library import Library, user_root
+from hermes_plugin_skills.plugin_sources import plugin_folders
 from hermes_plugin_skills.skillfile import NAME_RULE
 from hermes_plugin_skills.tools import open_library
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
@@ -25,7 +26,9 @@ def _context() -> CommandContext:
 
 def _library() -> Library:
     context = _context()
-    return open_library(context.home, str(Path.cwd()), context.config, context.skill_dirs())
+    return open_library(
+        context.home, str(Path.cwd()), context.config, plugin_folders(context.provided)
+    )
 
 
 @click.group("skills")

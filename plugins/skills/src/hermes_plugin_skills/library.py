@@ -45,14 +45,19 @@ def user_root(home: str) -> Path:
 
 
 def sources(
-    home: str, cwd: str, config: Mapping[str, Any], skill_dirs: Sequence[str] = ()
+    home: str,
+    cwd: str,
+    config: Mapping[str, Any],
+    plugin_dirs: Sequence[tuple[str, Path]] = (),
 ) -> list[Source]:
+    """Every source, in the order of precedence; ``plugin_dirs`` are (source name, folder)
+    of the folders plugins contribute."""
     found = [Source("user", user_root(home), writable=True)]
     project = _project_skills(cwd)
     if project is not None:
         found.append(Source("project", project))
     found.append(Source("personal", Path("~/.agents/skills").expanduser()))
-    found += [Source(f"plugin:{Path(folder).name}", Path(folder)) for folder in skill_dirs]
+    found += [Source(f"plugin:{name}", folder) for name, folder in plugin_dirs]
     section = config.get("skills") or {}
     for folder in section.get("external_dirs") or []:
         found.append(Source("external", Path(os.path.expanduser(str(folder)))))

@@ -11,6 +11,7 @@ from hermes_plugin_skills import proposals
 from hermes_plugin_skills.index import DEFAULT_INDEX_CHARS, ordered, render_index
 from hermes_plugin_skills.library import Library, sources, user_root
 from hermes_plugin_skills.manage import SkillRefused, apply, diff, plan, safe_relative
+from hermes_plugin_skills.plugin_sources import plugin_folders
 from hermes_plugin_skills.seed import seed
 from hermes_plugin_skills.skillfile import FOLDERS
 from hermes_sdk import PromptContext, SlashContext
@@ -22,21 +23,27 @@ VIEW_LIMIT = 100_000
 
 
 def open_library(
-    home: str, cwd: str, config: Mapping[str, Any], skill_dirs: Sequence[str]
+    home: str,
+    cwd: str,
+    config: Mapping[str, Any],
+    plugin_dirs: Sequence[tuple[str, Path]] = (),
 ) -> Library:
-    """Seed the bundled skills if need be, then read every source."""
+    """Seed the bundled skills if need be, then read every source; ``plugin_dirs`` are
+    (source name, folder) of the folders plugins contribute (see :func:`plugin_folders`)."""
     root = user_root(home)
     with contextlib.suppress(OSError):  # a read-only home still lists what it has
         seed(root)
-    return Library.load(sources(home, cwd, config, skill_dirs))
+    return Library.load(sources(home, cwd, config, plugin_dirs))
 
 
 def _library(context: ToolContext) -> Library:
-    return open_library(context.home, context.cwd, context.config, context.skill_dirs)
+    return open_library(context.home, context.cwd, context.config, plugin_folders(context.provided))
 
 
 def index_for(context: PromptContext) -> str:
-    library = open_library(context.home, context.cwd or "", context.config, context.skill_dirs)
+    library = open_library(
+        context.home, context.cwd or "", context.config, plugin_folders(context.provided)
+    )
     section = context.config.get("skills") or {}
     return render_index(library, int(section.get("index_chars", DEFAULT_INDEX_CHARS)))
 
@@ -157,7 +164,9 @@ def slash_skills(args: str, context: SlashContext) -> str:
     proposal_id = rest.strip()
     try:
         if command in ("", "list"):
-            library = open_library(context.home, context.cwd, context.config, context.skill_dirs)
+            library = open_library(
+                context.home, context.cwd, context.config, plugin_folders(context.provided)
+            )
             return (
                 "\n".join(f"{s.name} [{s.source}]: {s.description[:100]}" for s in ordered(library))
                 or "no skills"

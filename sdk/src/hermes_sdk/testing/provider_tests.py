@@ -75,6 +75,9 @@ class ProviderTests:
     """The scripted server speaking your protocol; None for an embedded model."""
     model: ClassVar[str] = "test-model"
     """The model name to request."""
+    reads_stated_window: ClassVar[bool] = False
+    """True when the provider reads the window an overflow error states
+    (``ProviderError.stated_window``): the suite then checks it does, in the server's words."""
 
     def make_provider(self, settings: ProviderSettings) -> ModelProvider:
         raise NotImplementedError("subclasses return their provider built from settings")
@@ -190,6 +193,24 @@ class ProviderTests:
             self.run(server, lambda p: p.complete(self.request(huge)))
         assert caught.value.kind is ErrorKind.CONTEXT_OVERFLOW
         assert caught.value.should_compress and not caught.value.retryable
+
+    def test_an_overflow_error_carries_the_window_the_server_states(
+        self, server: ScriptedServer | None
+    ) -> None:
+        """The server refuses a request over its window in its service's own words; a
+        provider that reads the window from them says so (``ProviderError.stated_window``),
+        and one that does not leaves it None, never a guess."""
+        scripted = self.scripted(server)
+        scripted.context_window = 3000
+        long = ChatMessage("user", "lorem ipsum dolor sit amet " * 2_000)
+        with pytest.raises(ProviderError) as caught:
+            self.run(server, lambda p: p.complete(self.request(long)))
+        assert caught.value.kind is ErrorKind.CONTEXT_OVERFLOW
+        stated = caught.value.stated_window
+        if self.reads_stated_window:
+            assert stated == 3000, "read the window from the error's text"
+        else:
+            assert stated in (None, 3000), f"stated_window {stated!r} is not what was said"
 
     # --- scripted failures -------------------------------------------------------------------
 

@@ -1,0 +1,163 @@
+"""The kernel holds mechanisms, never capabilities: its source (code, docstrings, comments)
+names no provider, platform, tool, memory or skills file, scheduler or front-end. What a
+capability needs the kernel to know comes from its plugin through a contract (a spec, a
+hook), so a third-party plugin can do the same as the ones we ship."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+KERNEL = REPO / "kernel" / "src" / "hermes_kernel"
+
+
+def _word(term: str) -> str:
+    """``term`` as a word of its own: not inside a longer name (``cron`` is not in
+    ``crontab``), though ``_``, ``.``, ``-`` and ``/`` may join it to others (``mcp_servers``
+    names ``mcp``)."""
+    return rf"(?<![a-z0-9]){term}(?![a-z0-9])"
+
+
+# Each name, the capability it belongs to; matched case-insensitively, as words.
+CAPABILITY_NAMES: Mapping[str, str] = {
+    # the issue's list
+    "mcp_servers": _word("mcp_servers"),
+    "jobs.json": _word(r"jobs\.json"),
+    "cron": _word("cron"),
+    "telegram": _word("telegram"),
+    "MEMORY.md": _word(r"memory\.md"),
+    "USER.md": _word(r"user\.md"),
+    "SKILL.md": _word(r"skill\.md"),
+    "skill_manage": _word("skill_manage"),
+    "delegate": _word("delegat(?:e|es|ed|ing|ion|ions)"),
+    "OPENAI_API_KEY": _word("openai_api_key"),
+    "ANTHROPIC_API_KEY": _word("anthropic_api_key"),
+    "anthropic": _word("anthropic"),
+    "smollm": r"(?<![a-z0-9])smollm",  # smollm2, smollm-135m ...
+    # providers, the models they serve, the servers a provider plugin talks to
+    "openai": _word("openai"),
+    "openrouter": _word("openrouter"),
+    "claude": _word(r"claude(?!\.md)"),  # CLAUDE.md is a project's context file, read as such
+    "gpt": _word(r"gpt-?\d"),
+    "gemini": _word("gemini"),
+    "llama": r"(?<![a-z0-9])llama",  # llama.cpp, llama-3 ...
+    "ollama": _word("ollama"),
+    "vllm": _word("vllm"),
+    "qwen": r"(?<![a-z0-9])qwen",
+    "deepseek": _word("deepseek"),
+    # tools, tool sources, skills and memory
+    "mcp": _word("mcp"),
+    "skills": _word("skills?"),  # skill_dirs, skills_list, "the skills index" ...
+    "skill_view": _word("skill_view"),
+    "session_search": _word("session_search"),
+    "memories": _word("memories"),  # the built-in memory's folder
+    # platforms and front-ends
+    "slack": _word("slack"),
+    "discord": _word("discord"),
+    "whatsapp": _word("whatsapp"),
+    "acp": _word("acp"),
+    "api-server": _word(r"api[-_ ]server"),
+}
+
+# TEMPORARY, removed entry by entry as the work on them lands (issue 38): files other people
+# are moving out of the kernel or rewriting right now. A path maps to the names it may still
+# contain (None: any). Nothing else is excused; an entry whose file no longer names any of
+# its names fails the test, so this list only shrinks.
+EXCLUDED: Mapping[str, frozenset[str] | None] = {
+    # the gateway becomes a front-end plugin
+    "gateway/": None,
+    "cli/gateway_cmd.py": None,
+    # hermes status and hermes doctor become the plugins' own status lines and checks
+    "cli/status_cmd.py": None,
+    "cli/doctor_cmd.py": None,
+    # the memory and skills plugins own their config sections
+    "config/model.py": frozenset({"MEMORY.md", "USER.md", "skills"}),
+    "config/controls.py": frozenset({"skills"}),
+}
+
+
+def kernel_sources() -> Iterator[tuple[str, str]]:
+    for path in sorted(KERNEL.rglob("*.py")):
+        yield path.relative_to(KERNEL).as_posix(), path.read_text(encoding="utf-8")
+
+
+def _excused(relative: str) -> tuple[str | None, frozenset[str] | None]:
+    for prefix, names in EXCLUDED.items():
+        if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix)):
+            return prefix, names
+    return None, frozenset()
+
+
+def named_capabilities(relative: str, source: str) -> list[tuple[str, int, str]]:
+    """(name, line number, line) for each capability ``source`` names and may not."""
+    _, excused = _excused(relative)
+    if excused is None:
+        return []
+    found = []
+    for number, line in enumerate(source.splitlines(), 1):
+        for name, pattern in CAPABILITY_NAMES.items():
+            if name not in excused and re.search(pattern, line, re.IGNORECASE):
+                found.append((name, number, line.strip()))
+    return found
+
+
+def test_the_kernel_names_no_capability():
+    found = [
+        f"kernel/src/hermes_kernel/{relative}:{number}: {name!r} in: {line}"
+        for relative, source in kernel_sources()
+        for name, number, line in named_capabilities(relative, source)
+    ]
+    assert not found, (
+        "the kernel names a capability; let its plugin tell the kernel through a spec or a "
+        "hook instead (say 'a provider', 'a front-end' in prose):\n" + "\n".join(found)
+    )
+
+
+def test_every_excluded_path_still_needs_its_exclusion():
+    """An exclusion outlives its reason only until the work lands: then it must go."""
+    sources = dict(kernel_sources())
+    stale = []
+    for prefix, names in EXCLUDED.items():
+        matching = {
+            relative: source
+            for relative, source in sources.items()
+            if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix))
+        }
+        wanted = set(CAPABILITY_NAMES) if names is None else set(names)
+        if not any(
+            re.search(CAPABILITY_NAMES[name], source, re.IGNORECASE)
+            for source in matching.values()
+            for name in wanted
+        ):
+            stale.append(prefix)
+    assert not stale, f"remove these from EXCLUDED, they name nothing any more: {stale}"
+
+
+def test_the_check_catches_a_planted_name_and_spares_ordinary_words():
+    planted = [
+        'KEY = "OPENAI_API_KEY"',
+        "# reads cron's jobs.json",
+        "def delegated_sessions(): ...",
+        "source='delegate'",
+        "servers = raw.get('mcp_servers')",
+        "Path(home) / 'memories' / 'MEMORY.md'",
+        '"""Talks to Anthropic."""',
+        "model = 'SmolLM2-135M'",
+        "tools = {'skill_manage'}",
+        "url = 'https://api.telegram.org'",
+    ]
+    for line in planted:
+        assert named_capabilities("engine/planted.py", line), line
+    ordinary = [
+        "if name == 'crontab' and 'r' in flags:",  # a shell command the safety rules judge
+        'CONTEXT_FILES = (".hermes.md", "AGENTS.md", "CLAUDE.md")',
+        "# the memory provider, an external one",
+        "approach = 'an escalation path'",
+        "the platform adapter and its user",
+    ]
+    for line in ordinary:
+        assert not named_capabilities("engine/planted.py", line), line
+    assert not named_capabilities("gateway/routing.py", "source='delegate'")  # excluded for now
+    assert named_capabilities("config/model.py", "delegate = True")  # excused only for some
