@@ -210,6 +210,12 @@ class PluginHost:
                 )
             for kind, name in sorted(record.declares - provided):
                 outcome.warnings.append(f"declares {kind.value} {name!r} but does not provide it")
+        if record.help:  # a help file is optional; one that is shipped must be right
+            from hermes_sdk import parse_manifest_key
+            from hermes_sdk.help_file import help_problems
+
+            lines = {parse_manifest_key(key): text for key, text in record.help}
+            outcome.warnings += help_problems(lines, outcome.specs)
         if outcome.warnings and self.strict:
             return self._reject(record, outcome, outcome.warnings[0])
         return outcome
