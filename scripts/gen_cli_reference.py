@@ -2,18 +2,28 @@
 
 Usage: python scripts/gen_cli_reference.py [--check]
 With --check, exit 1 if the committed file is stale (tests/test_docs.py does the same).
-Only built-in commands are documented: plugin commands depend on what is installed.
+The built-in commands come first, then every command of this repository's plugins (all
+installed in the workspace environment), grouped by plugin. They are built the way
+``hermes NAME`` builds them, in a throwaway home with only those plugins enabled, so what is
+installed or configured besides them changes nothing here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import logging
+import os
 import sys
+import tempfile
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "cli.md"
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "docs" / "reference" / "cli.md"
 
 
 def _usage(command: click.Command, path: str) -> str:
@@ -50,6 +60,85 @@ def _section(command: click.Command, path: str, depth: int, recurse: bool = True
     return lines
 
 
+def _workspace_plugins() -> dict[str, tuple[str, list[str]]]:
+    """Plugin name -> (distribution, the commands its manifest declares), for plugins/."""
+    found = {}
+    for pyproject in sorted(ROOT.glob("plugins/*/pyproject.toml")):
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+        entry_points = project.get("entry-points", {})
+        commands = [
+            key.removeprefix("command.")
+            for key in entry_points.get("hermes.provides", {})
+            if key.startswith("command.")
+        ]
+        for name in entry_points.get("hermes.plugins", {}):
+            found[name] = (project["name"], sorted(commands))
+    return found
+
+
+@contextlib.contextmanager
+def _only(plugins: list[str]) -> Iterator[click.Context]:
+    """The ``hermes`` context in a throwaway home with only ``plugins`` enabled. The process
+    is left as it was (tests/test_docs.py renders in the test process): the environment,
+    and the ``hermes`` logger that the command's set-up points at stderr."""
+    from hermes_kernel.cli.main import cli
+
+    controls = {"HERMES_LOAD_PLUGINS": ",".join(plugins), "HERMES_DISABLE_PLUGINS": None}
+    saved = {name: os.environ.get(name) for name in controls}
+    logger = logging.getLogger("hermes")
+    logged = (list(logger.handlers), logger.level, logger.propagate)
+    with tempfile.TemporaryDirectory() as home:
+        try:
+            for name, value in controls.items():
+                _set(name, value)
+            with cli.make_context("hermes", ["--home", home]) as context:
+                yield context
+        finally:
+            for name, value in saved.items():
+                _set(name, value)
+            handlers, level, logger.propagate = logged
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+
+
+def _set(variable: str, value: str | None) -> None:
+    os.environ.pop(variable, None)
+    if value is not None:
+        os.environ[variable] = value
+
+
+def _plugin_sections() -> list[str]:
+    from hermes_kernel.cli.main import cli
+
+    workspace = _workspace_plugins()
+    lines: list[str] = []
+    with _only(sorted(workspace)) as root:
+        by_plugin: dict[str, list[str]] = {}
+        records = {}
+        for name, record in cli.plugin_commands(root).items():
+            if workspace.get(record.name, ("",))[0] == record.distribution:
+                by_plugin.setdefault(record.name, []).append(name)
+                records[record.name] = record
+        for plugin, (distribution, commands) in sorted(workspace.items()):
+            if sorted(by_plugin.get(plugin, [])) != commands:
+                raise SystemExit(
+                    f"gen_cli_reference: plugin {plugin} ({distribution}) declares commands "
+                    f"{commands} but this environment offers {sorted(by_plugin.get(plugin, []))}"
+                    "; sync every workspace package first (scripts/bootstrap.sh)"
+                )
+        for plugin in sorted(by_plugin):
+            record = records[plugin]
+            lines += [f"## Plugin `{plugin}`", ""]
+            if record.summary:
+                lines += [record.summary, ""]
+            lines += [f"Installed with `{record.distribution}`.", ""]
+            for name in sorted(by_plugin[plugin]):
+                command = cli.get_command(root, name)
+                assert command is not None, f"plugin {plugin} declares {name} but gives none"
+                lines += _section(command, f"hermes {name}", 3)
+    return lines
+
+
 def render() -> str:
     from hermes_kernel.cli.main import _BUILTINS, cli
 
@@ -59,15 +148,18 @@ def render() -> str:
         "<!-- Generated from the click commands by scripts/gen_cli_reference.py;",
         "     do not edit by hand. -->",
         "",
-        "Plugins may add commands of their own; `hermes --help` lists what is installed.",
+        "The built-in commands come first, then the commands of the plugins in this",
+        "repository, grouped by plugin: each is there when its plugin is installed and enabled.",
+        "`hermes --help` lists what is installed, each plugin command with its plugin's name.",
         "",
     ]
     root = click.Context(cli, info_name="hermes")
-    lines += _section(cli, "hermes", 2, recurse=False)  # plugin commands vary: not listed
+    lines += _section(cli, "hermes", 2, recurse=False)  # its commands follow, one by one
     for name in sorted(_BUILTINS):
         command = cli.get_command(root, name)
         assert command is not None
         lines += _section(command, f"hermes {name}", 2)
+    lines += _plugin_sections()
     return "\n".join(lines).rstrip() + "\n"
 
 

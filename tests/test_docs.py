@@ -52,6 +52,7 @@ def test_author_guide_shows_the_tested_example_plugin_verbatim():
     for relative in [
         "pyproject.toml",
         "src/hermes_plugin_hello/__init__.py",
+        "src/hermes_plugin_hello/hermes-help.toml",
         "tests/test_hello.py",
     ]:
         text = (EXAMPLE / relative).read_text(encoding="utf-8").strip()

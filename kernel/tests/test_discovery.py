@@ -3,8 +3,18 @@ tests/integration)."""
 
 from __future__ import annotations
 
+import importlib
+import sys
+
+import pytest
+
 from hermes_kernel.plugins import MANIFEST_GROUP, PLUGIN_GROUP
-from hermes_kernel.plugins.discovery import _Entry, declared_conflicts, records_from_entries
+from hermes_kernel.plugins.discovery import (
+    _Entry,
+    _with_help,
+    declared_conflicts,
+    records_from_entries,
+)
 from hermes_sdk import Kind
 
 
@@ -68,3 +78,41 @@ def test_declared_conflicts_name_the_earlier_plugin():
         ]
     )
     assert declared_conflicts(records) == {"b": ["declares tool 't', also declared by plugin 'a'"]}
+
+
+@pytest.fixture
+def packages(tmp_path, monkeypatch):
+    """A folder on sys.path to put plugin packages in."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+
+    def package(name: str, help_text: str | None) -> None:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("raise RuntimeError('imported')\n")
+        if help_text is not None:
+            (tmp_path / name / "hermes-help.toml").write_text(help_text, encoding="utf-8")
+
+    return package
+
+
+def test_a_commands_help_is_read_from_its_help_file_without_importing_it(packages):
+    packages("hermes_plugin_helped", '"command.go" = "Go somewhere."\n')
+    entries = [plugin("h", "hermes_plugin_helped", "d"), provides("command.go", "x", "d")]
+    [record] = records_from_entries(_with_help(entries))
+    assert record.help_for(Kind.COMMAND, "go") == "Go somewhere."
+    assert record.help_for(Kind.COMMAND, "other") == ""
+    assert "hermes_plugin_helped" not in sys.modules
+
+
+def test_help_is_looked_for_only_where_a_command_is_declared_and_a_bad_file_is_ignored(packages):
+    packages("hermes_plugin_toolish", '"tool.t" = "A tool."\n')
+    packages("hermes_plugin_broken_help", '"command.go" = [1]\n')
+    entries = [
+        plugin("t", "hermes_plugin_toolish", "dt"),
+        provides("tool.t", "x", "dt"),
+        plugin("b", "hermes_plugin_broken_help:attr", "db"),
+        provides("command.go", "x", "db"),
+    ]
+    scanned = {entry.name: entry for entry in _with_help(entries)}
+    assert scanned["t"].help_file is None, "no command declared: no help file looked up"
+    assert scanned["b"].help_file is not None and scanned["b"].help == ()

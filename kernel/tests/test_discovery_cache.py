@@ -19,6 +19,7 @@ RECORD = PluginRecord(
     declares=frozenset({(Kind.TOOL, "echo"), (Kind.HOOK, "hermes_pre_tool_call")}),
     has_manifest=True,
     problems=("a problem",),
+    help=(("command.echo", "Echo what you say."),),
 )
 
 
@@ -59,6 +60,23 @@ def test_rewriting_entry_points_in_place_invalidates(site, tmp_path):
     assert discovery_cache.load(tmp_path / "cache") == [RECORD]
     bump(metadata / "entry_points.txt")
     assert discovery_cache.load(tmp_path / "cache") is None
+
+
+def test_editing_or_adding_a_help_file_invalidates(site, tmp_path):
+    help_file = site / "hermes_plugin_p" / "hermes-help.toml"
+    help_file.parent.mkdir()
+    environment = discovery_cache.fingerprint()
+    watched = discovery_cache.watch_list([], [str(help_file)])
+    discovery_cache.store(tmp_path / "cache", environment, [RECORD], watched)
+    assert discovery_cache.load(tmp_path / "cache") == [RECORD]
+    help_file.write_text('"command.echo" = "Echo."\n')
+    assert discovery_cache.load(tmp_path / "cache") is None, "a help file added"
+    discovery_cache.store(
+        tmp_path / "cache", environment, [RECORD], discovery_cache.watch_list([], [str(help_file)])
+    )
+    assert discovery_cache.load(tmp_path / "cache") == [RECORD]
+    bump(help_file)
+    assert discovery_cache.load(tmp_path / "cache") is None, "a help file edited"
 
 
 def test_a_change_during_the_scan_is_not_cached(site, tmp_path):

@@ -6,6 +6,7 @@ import asyncio
 import io
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -103,6 +104,35 @@ def test_manifest_mismatches_warn_and_fail_in_strict_mode(make_plugin):
     ]
     with pytest.raises(PluginLoadError, match=r"plugin 'liar' .* does not declare it"):
         host_of(record, strict=True).load("liar")
+
+
+COMMAND = """
+from hermes_sdk import CommandSpec, hookimpl
+
+@hookimpl
+def hermes_cli_commands():
+    yield CommandSpec(name="go", description="Go somewhere.", factory=lambda: None)
+"""
+
+
+def test_a_help_file_that_disagrees_with_the_command_warns_and_fails_in_strict_mode(make_plugin):
+    record = replace(
+        make_plugin("stale", COMMAND, declares=["command.go"]),
+        help=(("command.go", "Go elsewhere."), ("command.gone", "Removed.")),
+    )
+    outcome = host_of(record).load("stale")
+    assert outcome.ok
+    assert outcome.warnings == [
+        "hermes-help.toml does not describe command 'go' as its spec does; "
+        "write: 'command.go' = 'Go somewhere.'",
+        "hermes-help.toml describes command 'gone', which the plugin does not register",
+    ]
+    with pytest.raises(PluginLoadError, match=r"plugin 'stale' .* does not describe command"):
+        host_of(record, strict=True).load("stale")
+    described = replace(record, help=(("command.go", "Go somewhere."),))
+    assert host_of(described, strict=True).load("stale").warnings == []
+    undescribed = replace(record, help=())
+    assert host_of(undescribed, strict=True).load("stale").warnings == [], "help is optional"
 
 
 def test_strict_mode_turns_a_failure_into_an_error(make_plugin):

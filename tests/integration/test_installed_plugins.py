@@ -100,9 +100,10 @@ def test_plugin_commands_work_beside_broken_plugins(plugin_venv, home):
 
 
 def test_help_lists_declared_plugin_commands_without_importing(plugin_venv, home):
+    """Each with its line from the help file its wheel ships, and its plugin's name."""
     run = plugin_venv.hermes("--help", home=home, env={"HERMES_TRACE_PLUGINS": "1"})
-    assert re.search(r"hello +\(from plugin good\)", run.out)
-    assert re.search(r"greet +\(from plugin hello\)", run.out)
+    assert re.search(r"hello +Say hello \(plugin good\)\n", run.out)
+    assert re.search(r"greet +Print a greeting \(plugin hello\)\n", run.out)
     assert "hermes trace:" not in run.err
 
 

@@ -379,7 +379,9 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
     """Yield ``hermes`` subcommands.
 
     Called once when the plugin is loaded. The kernel lists declared commands in
-    ``hermes --help`` from metadata alone and imports the plugin only when its command runs.
+    ``hermes --help`` from metadata alone, each with the line the plugin's help file gives it
+    (:mod:`hermes_sdk.help_file`: the spec's ``description``), and imports the plugin only
+    when its command runs.
     A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...).
     The running command finds a :class:`~hermes_sdk.events.CommandContext` in
     ``click.get_current_context().meta[COMMAND_CONTEXT]``: the home, its config and

@@ -1,7 +1,8 @@
 """The ``hermes`` entry point.
 
-Built-in subcommands are imported only when run; plugin subcommands are listed from package
-metadata and their plugin is imported only when the command runs. Errors a user can fix
+Built-in subcommands are imported only when run; plugin subcommands are listed, each with
+its plugin's one-line description of it, from package metadata and help files, and their
+plugin is imported only when the command runs. Errors a user can fix
 (a malformed config, a plugin failing in strict mode) end as one line and exit status 1.
 """
 
@@ -20,6 +21,7 @@ from hermes_kernel._version import __version__
 
 if TYPE_CHECKING:
     from hermes_kernel.app import App
+    from hermes_kernel.plugins.records import PluginRecord
     from hermes_sdk import Kind
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
@@ -112,20 +114,19 @@ def app_of(ctx: click.Context) -> App:
 class HermesGroup(click.Group):
     """A group whose commands come from a static table and from plugin metadata."""
 
-    def _plugin_commands(self, ctx: click.Context) -> dict[str, str]:  # command -> plugin
-        """Declared plugin command -> plugin name, from metadata; empty if config is broken."""
+    def plugin_commands(self, ctx: click.Context) -> dict[str, PluginRecord]:
+        """Declared plugin command -> the plugin declaring it, from metadata; empty if config
+        is broken."""
         from hermes_kernel.config.errors import ConfigError
 
         try:
             declared = app_of(ctx).host.declared(_command_kind())
         except ConfigError:
             return {}
-        return {
-            name: records[0].name for name, records in declared.items() if name not in _BUILTINS
-        }
+        return {name: records[0] for name, records in declared.items() if name not in _BUILTINS}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*_BUILTINS, *self._plugin_commands(ctx)})
+        return sorted({*_BUILTINS, *self.plugin_commands(ctx)})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in _BUILTINS:
@@ -136,7 +137,8 @@ class HermesGroup(click.Group):
         from hermes_sdk.events import COMMAND_CONTEXT
 
         host = app_of(ctx).host
-        declarer = self._plugin_commands(ctx).get(cmd_name)
+        record = self.plugin_commands(ctx).get(cmd_name)
+        declarer = record.name if record is not None else None
         if declarer is None and all(record.has_manifest for record in host.enabled()):
             return None  # nobody declares it, and no plugin without a manifest could
         provided = host.require(_command_kind(), cmd_name)
@@ -170,14 +172,39 @@ class HermesGroup(click.Group):
         return built
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Help text comes from our table and plugin metadata: listing commands imports nothing.
+        # Help text comes from our table, plugin metadata and help files: listing commands
+        # imports nothing.
         rows = [(name, help_text) for name, (_, help_text) in _BUILTINS.items()]
-        rows += [
-            (name, f"(from plugin {plugin})") for name, plugin in self._plugin_commands(ctx).items()
-        ]
+        for name, record in self.plugin_commands(ctx).items():
+            described = record.help_for(_command_kind(), name)
+            rows.append((name, plugin_command_help(described, record.name)))
         if rows:
             with formatter.section("Commands"):
-                formatter.write_dl(sorted(rows))
+                _write_rows(formatter, sorted(rows))
+
+
+def plugin_command_help(described: str, plugin: str) -> str:
+    """A plugin command's line in ``hermes --help``: what it does, then whose it is."""
+    if described.endswith(".") and not described.endswith(".."):
+        described = described[:-1]  # the plugin's name ends the sentence
+    return f"{described} (plugin {plugin})" if described else f"(plugin {plugin})"
+
+
+def _write_rows(formatter: click.HelpFormatter, rows: list[tuple[str, str]]) -> None:
+    """``formatter.write_dl``, except that no line breaks inside a hyphenated word: a
+    plugin's name (memory-builtin) stays whole, to be typed as it is shown."""
+    import textwrap
+
+    column = min(max(len(name) for name, _ in rows), 30) + 2
+    indent = " " * formatter.current_indent
+    width = max(formatter.width - formatter.current_indent - column, 10)
+    for name, text in rows:
+        lines = textwrap.wrap(text, width, break_on_hyphens=False)
+        if len(name) + 2 > column:  # a name wider than the column: its text below it
+            formatter.write(f"{indent}{name}\n")
+        else:
+            formatter.write(f"{indent}{name:<{column}}{lines.pop(0) if lines else ''}\n")
+        formatter.write("".join(f"{indent}{'':<{column}}{line}\n" for line in lines))
 
 
 def _command_context(app: App) -> CommandContext:
@@ -303,7 +330,7 @@ DEFAULT_COMMAND = "chat"
 def _declared(ctx: click.Context, name: str) -> bool:
     group = ctx.command
     assert isinstance(group, HermesGroup)
-    return name in group._plugin_commands(ctx)
+    return name in group.plugin_commands(ctx)
 
 
 def _missing(ctx: click.Context) -> str:

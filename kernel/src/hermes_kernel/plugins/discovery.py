@@ -2,7 +2,9 @@
 
 Each distribution's entry points are read once. ``hermes.plugins`` names the plugins;
 ``hermes.provides`` entries (``KIND.NAME = <same target>``) form the static manifest that lets
-the kernel import only the plugins a command needs.
+the kernel import only the plugins a command needs. A plugin that declares a command may ship
+a help file beside its code (:mod:`hermes_sdk.help_file`) saying what each command does; it is
+found without importing the plugin and read once per scan, like the metadata.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from hermes_kernel.plugins import MANIFEST_GROUP, PLUGIN_GROUP
 from hermes_kernel.plugins.records import PluginRecord
-from hermes_sdk import Kind, parse_manifest_key
+from hermes_sdk import Kind, manifest_key, parse_manifest_key
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,8 @@ class _Entry:
     version: str
     metadata_dir: str | None  # the .dist-info folder, when on disk
     summary: str = ""
+    help_file: str | None = None  # where its help file is (or would be), for the cache
+    help: tuple[tuple[str, str], ...] = ()  # (manifest key, one line) read from that file
 
 
 def _scan() -> list[_Entry]:
@@ -52,7 +56,37 @@ def _scan() -> list[_Entry]:
                 (meta.get("Summary") if meta is not None else None) or "",
             )
         )
-    return found
+    return _with_help(found)
+
+
+def _with_help(entries: list[_Entry]) -> list[_Entry]:
+    """Plugin entries of distributions that declare a command, with their help file read."""
+    prefix = f"{Kind.COMMAND.value}."
+    commanding = {
+        e.distribution for e in entries if e.group == MANIFEST_GROUP and e.name.startswith(prefix)
+    }
+    return [
+        _read_help(entry)
+        if entry.group == PLUGIN_GROUP and entry.distribution in commanding
+        else entry
+        for entry in entries
+    ]
+
+
+def _read_help(entry: _Entry) -> _Entry:
+    """``entry`` with its help file's lines. Help is cosmetic: a missing or unreadable file
+    leaves the commands undescribed (the plugin's own tests catch a broken one)."""
+    from hermes_sdk.help_file import help_file_of, parse_help
+
+    path = help_file_of(entry.value)
+    if path is None:
+        return entry
+    try:
+        lines = parse_help(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, ValueError):
+        lines = {}
+    described = tuple(sorted((manifest_key(*key), text) for key, text in lines.items()))
+    return replace(entry, help_file=str(path), help=described)
 
 
 def _attach_manifest(records: list[PluginRecord], manifest: list[_Entry]) -> list[PluginRecord]:
@@ -107,6 +141,7 @@ def records_from_entries(entries: list[_Entry]) -> list[PluginRecord]:
                 entry.version,
                 problems=problems,
                 summary=entry.summary,
+                help=entry.help,
             )
         )
     return _attach_manifest(records, [e for e in entries if e.group == MANIFEST_GROUP])
@@ -127,7 +162,9 @@ def discover(cache_dir: Path | None = None, rescan: bool = False) -> list[Plugin
     records = records_from_entries(entries)
     if cache_dir is not None:
         folders = sorted({e.metadata_dir for e in entries if e.metadata_dir is not None})
-        discovery_cache.store(cache_dir, environment, records, discovery_cache.watch_list(folders))
+        help_files = sorted({e.help_file for e in entries if e.help_file is not None})
+        watched = discovery_cache.watch_list(folders, help_files)
+        discovery_cache.store(cache_dir, environment, records, watched)
     return records
 
 

@@ -4,9 +4,10 @@ Scanning metadata means importing importlib.metadata and reading every installed
 distribution; the result only changes when something is installed, removed or upgraded.
 The cache is valid while (a) the interpreter and ``sys.path`` are the same, (b) every
 ``sys.path`` folder has the same mtime (installing or removing a distribution adds or
-removes a folder there), and (c) every plugin's ``entry_points.txt`` has the same mtime
-(an in-place reinstall). The fingerprint is taken before the scan and
-checked again after it, so an install that races with a scan is never cached as current.
+removes a folder there), and (c) every plugin's ``entry_points.txt`` and help file has the
+same mtime (an in-place reinstall; a help file edited in an editable install). The
+fingerprint is taken before the scan and checked again after it, so an install that races
+with a scan is never cached as current.
 ``hermes plugins list --verify`` and ``hermes doctor`` always rescan (and refresh the cache).
 """
 
@@ -16,6 +17,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from hermes_kernel.files import write_cache_json
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import Kind
 
-_FORMAT = 2
+_FORMAT = 3
 
 
 def _mtime(path: str) -> int | None:
@@ -55,6 +57,7 @@ def _to_json(record: PluginRecord) -> dict[str, Any]:
         "has_manifest": record.has_manifest,
         "problems": list(record.problems),
         "summary": record.summary,
+        "help": [list(line) for line in record.help],
     }
 
 
@@ -68,6 +71,7 @@ def _from_json(data: dict[str, Any]) -> PluginRecord:
         has_manifest=data["has_manifest"],
         problems=tuple(data["problems"]),
         summary=data["summary"],
+        help=tuple((key, text) for key, text in data["help"]),
     )
 
 
@@ -84,11 +88,12 @@ def load(cache_dir: Path) -> list[PluginRecord] | None:
         return None
 
 
-def watch_list(metadata_dirs: list[str]) -> list[list[Any]]:
-    """Each plugin distribution's entry_points.txt and its mtime now. (A reinstall that
-    replaces the whole folder also changes its sys.path folder, which is watched anyway.)"""
+def watch_list(metadata_dirs: list[str], help_files: Sequence[str] = ()) -> list[list[Any]]:
+    """Each plugin distribution's entry_points.txt, and each help file (present or not: one
+    added later counts as a change), with its mtime now. (A reinstall that replaces the
+    whole folder also changes its sys.path folder, which is watched anyway.)"""
     paths = [os.path.join(folder, "entry_points.txt") for folder in metadata_dirs]
-    return [[path, _mtime(path)] for path in paths]
+    return [[path, _mtime(path)] for path in [*paths, *help_files]]
 
 
 def store(

@@ -211,6 +211,14 @@ class PluginHost:
                 )
             for kind, name in sorted(record.declares - provided):
                 outcome.warnings.append(f"declares {kind.value} {name!r} but does not provide it")
+        if record.help and _help_disagrees(record, outcome.specs):
+            # A help file is optional; one that is shipped must be right. Its reader is
+            # imported only to say what is wrong, so loading a plugin costs nothing more.
+            from hermes_sdk import parse_manifest_key
+            from hermes_sdk.help_file import help_problems
+
+            lines = {parse_manifest_key(key): text for key, text in record.help}
+            outcome.warnings += help_problems(lines, outcome.specs)
         if outcome.warnings and self.strict:
             return self._reject(record, outcome, outcome.warnings[0])
         return outcome
@@ -367,3 +375,16 @@ class PluginHost:
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
         await self._anotify("hermes_post_tool_call", call=call, result=result)
+
+
+def _help_disagrees(record: PluginRecord, specs: Sequence[Spec]) -> bool:
+    """Whether a line of the plugin's help file is not the description of what it names, or
+    a command it registers has no line there."""
+    from hermes_sdk import manifest_key
+
+    described = {manifest_key(spec.kind, spec.name): spec.description for spec in specs}
+    lines = dict(record.help)
+    commands = [manifest_key(s.kind, s.name) for s in specs if s.kind is Kind.COMMAND]
+    return any(described.get(key) != text for key, text in lines.items()) or any(
+        key not in lines for key in commands
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hermes_sdk import Kind, Spec
+from hermes_sdk import Kind, Spec, manifest_key
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,12 @@ class PluginRecord:
     has_manifest: bool = False
     problems: tuple[str, ...] = ()  # metadata errors that make the plugin unloadable
     summary: str = ""  # the distribution's one-line description
+    help: tuple[tuple[str, str], ...] = ()  # (manifest key, one line) from its help file
+
+    def help_for(self, kind: Kind, name: str) -> str:
+        """What the plugin's help file says ``name`` of ``kind`` does ('' when it says nothing)."""
+        key = manifest_key(kind, name)
+        return next((text for k, text in self.help if k == key), "")
 
     @property
     def label(self) -> str:

@@ -35,8 +35,11 @@ from acp.schema import (
     AllowedOutcome,
     Implementation,
     PermissionOption,
+    PermissionOptionKind,
     PromptCapabilities,
+    StopReason,
     ToolCallUpdate,
+    ToolKind,
 )
 
 from hermes_sdk.runtime import (
@@ -59,19 +62,19 @@ SOURCE = "acp"
 RESTARTED = "\n\n[the model's reply was cut off; it starts again]\n\n"
 OUTPUT_SHOWN = 4000
 """Characters of a tool's output shown in the editor (the model gets all of it)."""
-STOP_REASONS = {
+STOP_REASONS: dict[str, StopReason] = {
     "done": "end_turn",
     "stopped": "cancelled",
     "interrupted": "cancelled",
     "budget": "max_turn_requests",
 }
-ANSWER_KINDS = {
+ANSWER_KINDS: dict[str, PermissionOptionKind] = {
     "once": "allow_once",
     "session": "allow_always",
     "always": "allow_always",
     "deny": "reject_once",
 }
-TOOL_KINDS = {
+TOOL_KINDS: dict[str, ToolKind] = {
     "terminal": "execute",
     "read_file": "read",
     "search_files": "search",
@@ -140,7 +143,11 @@ class HermesAgent(Agent):
         )
 
     async def new_session(
-        self, cwd: str, mcp_servers: Any = None, **kwargs: Any
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: Any = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
         if mcp_servers:
             log.warning("the editor's MCP servers are not used (configure mcp_servers: instead)")
@@ -151,7 +158,12 @@ class HermesAgent(Agent):
         return NewSessionResponse(session_id=session.session_id)
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         try:
             await self.runtime.resume_session(session_id)
@@ -302,7 +314,13 @@ class UnusableAgent(Agent):
     def __init__(self, problem: str) -> None:
         self.problem = problem
 
-    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(),
@@ -311,10 +329,23 @@ class UnusableAgent(Agent):
             ),
         )
 
-    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: Any = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
         raise RequestError.internal_error({"details": self.problem})
 
-    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         raise RequestError.internal_error({"details": self.problem})
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:

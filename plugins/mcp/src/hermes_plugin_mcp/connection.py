@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from hermes_plugin_mcp.results import redact, result_text
 from hermes_plugin_mcp.settings import ServerSettings, expand, server_environment
@@ -74,7 +74,7 @@ class ServerConnection:
         chat's live area shows it beside the running call."""
         self._task: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
-        self._errlog: IO[str] | None = None
+        self._errlog: TextIO | None = None
         self._reconnecting: asyncio.Lock | None = None
 
     # --- connecting --------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class ServerConnection:
 
         return streamable_http_client(settings.url, http_client=create_mcp_http_client(headers))
 
-    def _server_log(self) -> IO[str]:
+    def _server_log(self) -> TextIO:
         """Where a stdio server's stderr goes: HERMES_HOME/logs/mcp-NAME.log, not the screen."""
         if self._errlog is None:
             import os
@@ -212,8 +212,10 @@ class ServerConnection:
         if self._reconnecting is None:
             self._reconnecting = asyncio.Lock()
         async with self._reconnecting:
+            # Another task may have connected while this one waited for the lock; mypy keeps
+            # the narrowing from before the wait, so it takes this branch for unreachable.
             if self.client is not None:
-                return self.client
+                return self.client  # type: ignore[unreachable]
             if now < self.retry_at:
                 raise ToolFailed(
                     f"MCP server {self.name!r} is down ({self.error}); it is reconnected in "

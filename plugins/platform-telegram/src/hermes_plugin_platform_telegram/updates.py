@@ -42,7 +42,8 @@ def _utf16_slice(text: str, offset: int, length: int) -> str:
 
 def _chat(message: Mapping[str, Any]) -> ChatRef | None:
     chat = message.get("chat") or {}
-    kind = {"private": "private", "group": "group", "supergroup": "group"}.get(chat.get("type"))
+    kinds = {"private": "private", "group": "group", "supergroup": "group"}
+    kind = kinds.get(str(chat.get("type")))
     if kind is None:
         return None  # channels: the bot does not converse there
     thread = message.get("message_thread_id") if message.get("is_topic_message") else None

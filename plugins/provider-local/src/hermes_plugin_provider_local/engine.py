@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hermes_plugin_provider_local.models import ModelNotFound, resolve_model
 from hermes_sdk.models import (
@@ -357,7 +357,12 @@ class EmbeddedProvider:
             from llama_cpp import llama_chat_format
 
             handler = llama_chat_format.get_chat_completion_handler("chatml-function-calling")
-            result = handler(llama=model, tools=tools, tool_choice="auto", **arguments)
+            # Not streamed, so one response comes back (the handler's type allows a stream
+            # too); the tools are llama-cpp's TypedDicts, built as plain dicts.
+            result = cast(
+                dict[str, Any],
+                handler(llama=model, tools=cast(list[Any], tools), tool_choice="auto", **arguments),
+            )
         else:
             forced = {"type": "function", "function": {"name": choice}}
             result = model.create_chat_completion(tools=tools, tool_choice=forced, **arguments)

@@ -211,7 +211,7 @@ def diff(root: Path, change: Change) -> str:
     if change.delete_skill:
         names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
         return f"delete the skill folder {folder} ({len(names)} files: {', '.join(names)})"
-    chunks = []
+    chunks: list[str] = []
     for relative, text in change.files.items():
         before = _read(folder / relative).splitlines(keepends=True)
         after = (text or "").splitlines(keepends=True)

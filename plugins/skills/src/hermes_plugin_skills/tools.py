@@ -94,9 +94,9 @@ def skill_view(name: str, context: ToolContext, file: str | None = None) -> str:
             raise ValueError(f"{relative} is a binary file; it cannot be shown") from None
         return text[:VIEW_LIMIT]
     text = skill.path.read_text(encoding="utf-8")[:VIEW_LIMIT]
-    files = _linked_files(skill.folder)
-    footer = f"\n\n[files of this skill, read with skill_view(name, file): {', '.join(files)}]"
-    return f"[skill {skill.name} from {skill.folder}]\n{text}" + (footer if files else "")
+    linked = _linked_files(skill.folder)
+    footer = f"\n\n[files of this skill, read with skill_view(name, file): {', '.join(linked)}]"
+    return f"[skill {skill.name} from {skill.folder}]\n{text}" + (footer if linked else "")
 
 
 def skill_manage(

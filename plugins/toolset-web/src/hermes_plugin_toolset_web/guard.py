@@ -72,6 +72,7 @@ def legacy_ipv4(text: str) -> ipaddress.IPv4Address | None:
 def literal_address(host: str) -> IPAddress | None:
     """``host`` as an IP address when it is written as one, in any spelling."""
     bare = host.strip("[]").rstrip(".")
+    address: IPAddress | None
     try:
         address = ipaddress.ip_address(bare.split("%", 1)[0])
     except ValueError:

@@ -127,8 +127,10 @@ async def _one(web: _Web, url: str, context: ToolContext, summarize: bool) -> st
     return web.keep(context.session_id, key, f"{heading}\n{text}")
 
 
-async def web_extract(urls: list[str], summarize: bool = False, *, context: ToolContext) -> str:
-    if isinstance(urls, str):
+async def web_extract(
+    urls: list[str] | str, summarize: bool = False, *, context: ToolContext
+) -> str:
+    if isinstance(urls, str):  # models sometimes send one URL bare; the schema says a list
         urls = [urls]
     if not urls:
         raise RuntimeError("give at least one URL")

@@ -13,7 +13,9 @@ Subclass one in your plugin's tests and point it at your plugin::
 
 :class:`PluginTests` (the base of the others) registers the plugin exactly as the kernel does
 and checks that its ``hermes.provides`` manifest in pyproject.toml lists exactly what it
-registers, so Hermes can find it without importing it.
+registers, so Hermes can find it without importing it, and that its ``hermes-help.toml``
+gives each command its description (:mod:`hermes_sdk.help_file`), so ``hermes --help`` can
+say what the command does without importing it either.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, ClassVar
 import pytest
 
 from hermes_sdk.events import PromptContext
+from hermes_sdk.help_file import help_file_of, help_problems, parse_help
 from hermes_sdk.hookspecs import LIFECYCLE_HOOKS
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
 from hermes_sdk.specs import Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec
@@ -89,6 +92,16 @@ class PluginTests:
             f"registers: missing {sorted(set(actual) - set(declared))}, "
             f"extra {sorted(set(declared) - set(actual))}"
         )
+
+    def test_the_help_file_describes_every_command(self, registered: RegisteredPlugin) -> None:
+        plugin = self.plugin
+        module = plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
+        path = help_file_of(module)
+        if path is None:
+            return  # a single-module plugin: no folder of its own for the file
+        lines = parse_help(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        problems = help_problems(lines, registered.specs)
+        assert not problems, f"{path}: " + "; ".join(problems)
 
 
 Expected = str | Callable[[str], bool]
