@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import runpy
 from pathlib import Path
+from typing import Any
 
 from hermes_sdk import hookspecs
 
@@ -146,3 +147,25 @@ def test_author_guide_shows_the_tested_example_front_end_verbatim():
         assert text in guide, f"docs/authors/guide.md must include {relative} verbatim"
     manifest = (inbox / "pyproject.toml").read_text(encoding="utf-8")
     assert '"service.inbox" = "hermes_plugin_inbox"' in manifest
+
+
+def test_the_shared_pieces_example_in_the_author_guide_runs(tmp_path):
+    """The guide's example of the SDK's shared pieces, run as written."""
+    import re
+
+    guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("## 13. Shared pieces", 1)[1]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)[:1]
+    example: dict[str, Any] = {}
+    exec(compile(code, "guide.md#13", "exec"), example)  # the doc's own code, as written
+    home = tmp_path
+    (home / ".env").write_text('BOOKMARKS_TOKEN="tok-4242-secret"\n', encoding="utf-8")
+    assert example["add_bookmark"](home, "https://a.example") == ["https://a.example"]
+    assert example["add_bookmark"](home, "https://b.example") == [
+        "https://a.example",
+        "https://b.example",
+    ]
+    shown = example["sync_failed"](home, "HTTP 401 for tok-4242-secret")
+    assert shown == "sync failed: HTTP 401 for <redacted>"
+    proposal = example["propose_bookmark"](home, "https://c.example", "cli")
+    assert (home / "bookmarks" / "pending" / f"{proposal}.json").exists()

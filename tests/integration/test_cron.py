@@ -136,7 +136,7 @@ def test_tick_is_refused_while_a_scheduler_runs(home):
     try:
         result = home("cron", "tick")
     finally:
-        held.close()
+        held.release()
     assert result.code == 1
     assert f"the scheduler of this home runs in pid {os.getpid()}" in result.err
 

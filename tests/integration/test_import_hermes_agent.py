@@ -274,7 +274,7 @@ def test_a_running_hermes_agent_gateway_is_pointed_out(hermes, source):
 
 
 def test_secrets_with_quotes_and_spaces_read_back_as_they_were(hermes, source):
-    from hermes_kernel.config.dotenv import read_dotenv
+    from hermes_sdk.dotenv import read_dotenv
 
     tricky = "a \"b\" 'c' #d\\e"
     (source / ".env").write_text(f"OPENAI_API_KEY=plain\nTRICKY_TOKEN='{tricky}'\n")

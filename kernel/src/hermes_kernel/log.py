@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from hermes_kernel.redact import redact_text
+from hermes_sdk.redact import redact_text
 
 
 class RedactingFilter(logging.Filter):

@@ -37,7 +37,7 @@ def show(ctx: click.Context) -> None:
     import yaml
 
     from hermes_kernel.plugins.sections import check_plugin_sections
-    from hermes_kernel.redact import redact_data
+    from hermes_sdk.redact import redact_data
 
     app = app_of(ctx)
     settings = app.settings

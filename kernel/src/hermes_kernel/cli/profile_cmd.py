@@ -98,7 +98,7 @@ def create(ctx: click.Context, name: str, clone: bool) -> None:
 def use(ctx: click.Context, name: str) -> None:
     """Make NAME the profile every hermes command uses ('default' for the base home)."""
     from hermes_kernel.config.home import ACTIVE_PROFILE, DEFAULT_PROFILE
-    from hermes_kernel.files import atomic_write_text
+    from hermes_sdk.files import atomic_write_text
 
     base = _base(ctx)
     _checked(name)

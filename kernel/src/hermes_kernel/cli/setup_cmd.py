@@ -31,11 +31,12 @@ def setup(
 ) -> None:
     """Choose a provider, store its key in .env (mode 0600), and pick the default model
     and terminal backend. Keys never go into config.yaml."""
-    from hermes_kernel.config.dotenv import set_dotenv_value
     from hermes_kernel.config.edit import set_model
+    from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.config.settings import dotenv_path
     from hermes_kernel.providers.routes import run_ladder
     from hermes_sdk import Kind
+    from hermes_sdk.dotenv import DotenvError, set_dotenv_value
 
     app = app_of(ctx)
     asks = not unattended and sys.stdin.isatty()
@@ -75,7 +76,10 @@ def setup(
     if key is not None:
         if not endpoint.api_key_env:
             raise click.UsageError(f"provider {provider!r} takes no API key")
-        set_dotenv_value(dotenv_path(app.settings.home), endpoint.api_key_env, key)
+        try:
+            set_dotenv_value(dotenv_path(app.settings.home), endpoint.api_key_env, key)
+        except DotenvError as exc:
+            raise ConfigError(exc.problems) from None
 
     if model_name is None and asks:
         choices = ", ".join(endpoint.models)

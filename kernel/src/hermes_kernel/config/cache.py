@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_kernel._version import __version__
-from hermes_kernel.files import write_cache_json
+from hermes_sdk.files import write_cache_json
 
 _FORMAT = 1
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_kernel.config.errors import ConfigError
-from hermes_kernel.files import atomic_write_text
+from hermes_sdk.files import atomic_write_text
 
 
 def _one_line(path: Path, exc: Exception) -> ConfigError:

@@ -15,11 +15,11 @@ from typing import Any
 
 from hermes_kernel.config.cache import content_key, read_cached, write_cached
 from hermes_kernel.config.controls import PluginSettings
-from hermes_kernel.config.dotenv import read_dotenv
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.foreign_home import ForeignHomeError
 from hermes_kernel.config.home import resolve_home
 from hermes_kernel.config.yaml_source import YamlDocument
+from hermes_sdk.dotenv import DotenvError, read_dotenv
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
         problems.extend(exc.problems)
     try:
         dotenv = read_dotenv(dotenv_path(home))
-    except ConfigError as exc:
+    except DotenvError as exc:
         problems.extend(exc.problems)
         dotenv = {}
     if problems:

@@ -21,7 +21,7 @@ def _describe(error: Any) -> str:
     if error["type"] == "missing":
         return "required key is missing"
     got = error.get("input")
-    from hermes_kernel.redact import is_secret_key
+    from hermes_sdk.redact import is_secret_key
 
     parts = [str(part) for part in error["loc"]]
     if any(is_secret_key(p) or p.endswith("_env") or p == "credential_pools" for p in parts):

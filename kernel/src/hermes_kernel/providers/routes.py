@@ -8,8 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
-from hermes_kernel.config.dotenv import read_dotenv
-from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.settings import Settings, dotenv_path
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.plugins.host import PluginHost
@@ -27,6 +25,7 @@ from hermes_kernel.providers.pricing import PriceBook
 from hermes_kernel.providers.rungs import keys_for
 from hermes_kernel.providers.settings import ModelSettings
 from hermes_sdk import Kind, PriceTableSpec, ProviderSpec, RungSpec
+from hermes_sdk.dotenv import DotenvError, read_dotenv
 from hermes_sdk.ladder import LadderChoice, LadderContext
 from hermes_sdk.models import ProviderSettings
 
@@ -59,7 +58,7 @@ def fresh_secret(settings: Settings) -> Callable[[str], str | None]:
             return os.environ[name]
         try:
             return read_dotenv(dotenv_path(settings.home)).get(name)
-        except ConfigError:
+        except DotenvError:
             return None
 
     return read

@@ -295,7 +295,7 @@ def run(job: str) -> None:
         try:
             finished = _run_async(_run_here(context, settings, found))
         finally:
-            lock.close()
+            lock.release()
     click.echo(_describe_run(finished))
     if finished.output_path:
         click.echo(f"output: {finished.output_path}")
@@ -365,7 +365,7 @@ def status() -> None:
     context = _context()
     jobs = _guarded(_store(context).load)
     try:
-        scheduler_lock(context.home).close()
+        scheduler_lock(context.home).release()
         running = "no scheduler runs (start the gateway: hermes gateway run; or hermes cron tick)"
     except SchedulerBusy as exc:
         running = str(exc)
@@ -394,7 +394,7 @@ def tick() -> None:
     try:
         started = _run_async(_tick(context, settings))
     finally:
-        lock.close()
+        lock.release()
     click.echo(f"ran {len(started)} due jobs" if started else "nothing was due")
 
 

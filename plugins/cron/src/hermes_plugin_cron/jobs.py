@@ -12,15 +12,15 @@ written atomically, so two commands (or a command and the scheduler) never lose 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from hermes_sdk.files import atomic_write_text
+from hermes_sdk.locks import FileLock, LockTimeout
 
 __all__ = ["JobNotFound", "JobStore", "JobsFileError", "cron_dir"]
 
@@ -47,13 +47,15 @@ class JobStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / ".jobs.lock", "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        lock = FileLock(self.dir / ".jobs.lock")
+        try:
+            lock.acquire()
+        except LockTimeout as exc:
+            raise JobsFileError(f"{self.path}: cannot be changed now: {exc}") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def load(self) -> list[Job]:
         try:
@@ -74,19 +76,8 @@ class JobStore:
         return [job for job in jobs if isinstance(job.get("id"), str)]
 
     def _save(self, jobs: list[Job]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
         payload = {"jobs": jobs, "updated_at": datetime.now().astimezone().isoformat()}
-        handle, temporary = tempfile.mkstemp(dir=self.dir, prefix=".jobs-", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(payload, out, indent=2, ensure_ascii=False)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        atomic_write_text(self.path, json.dumps(payload, indent=2, ensure_ascii=False))
 
     def change(self, edit: Callable[[list[Job]], Any]) -> Any:
         """Run ``edit`` on the jobs under the lock and save them; returns what it returned."""

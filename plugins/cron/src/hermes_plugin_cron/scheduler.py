@@ -15,20 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime
-from typing import IO
 
 from hermes_plugin_cron.execute import deliver, run_job, save_output
 from hermes_plugin_cron.jobs import Job, JobStore, cron_dir
 from hermes_plugin_cron.runs import Batch, Claim, Run, RunLog
 from hermes_plugin_cron.schedule import MAX_INSTANTS, jitter_of, next_after, parse_schedule, zone
 from hermes_plugin_cron.settings import CronConfig
+from hermes_sdk.locks import FileLock, LockTimeout
 from hermes_sdk.runtime import Runtime
 
 __all__ = ["Scheduler", "SchedulerBusy", "scheduler_lock"]
@@ -40,24 +38,14 @@ class SchedulerBusy(RuntimeError):
     """Another process runs the scheduler for this home (a gateway)."""
 
 
-def scheduler_lock(home: str) -> IO[str]:
-    """The home's scheduler lock, held until the returned file is closed; raises
+def scheduler_lock(home: str) -> FileLock:
+    """The home's scheduler lock, held until it is released (or this process ends); raises
     SchedulerBusy (naming the holder) when another process holds it."""
-    path = cron_dir(home) / "scheduler.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+")  # noqa: SIM115 - held open: the lock lives as long as the file
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
+        return FileLock(cron_dir(home) / "scheduler.lock", timeout=0).acquire()
+    except LockTimeout as exc:
+        holder = f"pid {exc.holder}" if exc.holder else "another process"
         raise SchedulerBusy(f"the scheduler of this home runs in {holder}") from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
 
 
 def _epoch(text: object, default: float) -> float:

@@ -46,4 +46,4 @@ class CronService:
                 await asyncio.sleep(self.settings.tick_seconds)
         finally:
             await scheduler.aclose()
-            lock.close()
+            lock.release()

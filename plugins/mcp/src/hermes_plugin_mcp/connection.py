@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from hermes_plugin_mcp.results import redact, result_text
+from hermes_plugin_mcp.results import result_text
 from hermes_plugin_mcp.settings import ServerSettings, expand, server_environment
+from hermes_sdk.redact import redact_text
 
 __all__ = ["BREAKER_FAILURES", "BREAKER_SECONDS", "ConnectError", "ServerConnection", "ToolFailed"]
 
@@ -40,7 +41,7 @@ def one_line(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return redact(text)[:300]
+    return redact_text(text)[:300]
 
 
 class ServerConnection:

@@ -1,34 +1,15 @@
 """What an MCP tool returned, as the text the model reads: text as it is, every other kind of
-content described (never dropped in silence), structured content as JSON, capped; and error
-text with tokens taken out."""
+content described (never dropped in silence), structured content as JSON, capped."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-__all__ = ["RESULT_CHARS", "redact", "result_text"]
+__all__ = ["RESULT_CHARS", "result_text"]
 
 RESULT_CHARS = 50_000
 """Longer results are cut here; the engine's preview and spill rules then apply."""
-
-_SECRETS = (
-    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{16,})"),
-    re.compile(r"\b(sk-[A-Za-z0-9_-]{12,})"),
-    re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})"),
-    re.compile(r"(?i)\b((?:token|key|api_key|apikey|password|secret)=)([^\s&\"']+)"),
-)
-
-
-def redact(text: str) -> str:
-    """Tokens (ghp_, sk-, Bearer, token=, key=, password=) replaced by [REDACTED]."""
-    for pattern in _SECRETS:
-        if pattern.groups == 2:
-            text = pattern.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
-        else:
-            text = pattern.sub("[REDACTED]", text)
-    return text
 
 
 def _size(data: str | None) -> str:

@@ -10,11 +10,11 @@ cannot be read is an error, never "empty": treating it as empty would overwrite 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+
+from hermes_sdk.files import atomic_write_text
+from hermes_sdk.locks import FileLock, LockTimeout
 
 __all__ = ["DELIMITER", "MemoryUnreadable", "change_entries", "locked", "parse", "read_entries"]
 
@@ -22,7 +22,8 @@ DELIMITER = "\n§\n"
 
 
 class MemoryUnreadable(OSError):
-    """The file exists but is not readable UTF-8 text: fix or move it; nothing is written."""
+    """The file exists but is not readable UTF-8 text (fix or move it), or another process
+    keeps it locked; nothing is written."""
 
 
 def parse(text: str) -> list[str]:
@@ -53,32 +54,10 @@ def read_entries(path: Path) -> list[str]:
     return parse(text)
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> FileLock:
     """An exclusive lock on ``path``'s sidecar lock file (the file itself is replaced by a
-    rename, so it cannot carry the lock)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(f".{path.name}.lock")
-    with open(lock_path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _replace(path: Path, text: str) -> None:
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    rename, so it cannot carry the lock); MemoryUnreadable if another process keeps it."""
+    return FileLock(path.with_name(f".{path.name}.lock"))
 
 
 def change_entries(
@@ -90,10 +69,13 @@ def change_entries(
     ordered = sorted(set(paths))
     with contextlib.ExitStack() as stack:
         for path in ordered:
-            stack.enter_context(locked(path))
+            try:
+                stack.enter_context(locked(path))
+            except LockTimeout as exc:
+                raise MemoryUnreadable(f"{exc}; nothing was written") from None
         before = {path: read_entries(path) for path in ordered}
         after = change({path: list(entries) for path, entries in before.items()})
         for path in ordered:
             if after[path] != before[path]:
-                _replace(path, render(after[path]))
+                atomic_write_text(path, render(after[path]))
         return after

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_plugin_memory_builtin import pending
 from hermes_plugin_memory_builtin.files import change_entries, read_entries
 from hermes_plugin_memory_builtin.operations import (
+    MemoryRefused,
     Operation,
     apply,
     check,
@@ -17,6 +18,7 @@ from hermes_plugin_memory_builtin.operations import (
     size,
 )
 from hermes_plugin_memory_builtin.scopes import TARGETS, Budgets, MemoryPlace, place_for
+from hermes_sdk.proposals import ProposalQueue, UnknownProposal
 
 __all__ = ["Memory"]
 
@@ -26,6 +28,8 @@ class Memory:
         self.place: MemoryPlace = place_for(home, user_scope, config)
         self.budgets = Budgets.from_config(config)
         self.write_approval = bool((config.get("memory") or {}).get("write_approval", False))
+        # Writes waiting for the user (memory.write_approval), one queue per person.
+        self.pending = ProposalQueue(self.place.pending, "memory write", "/memory pending")
 
     def entries(self) -> dict[str, list[str]]:
         return {target: read_entries(self.place.path(target)) for target in TARGETS}
@@ -69,7 +73,8 @@ class Memory:
         else:
             planned = [check(Operation(action, target or "memory", content, old_text))]
         if self.write_approval:
-            proposal = pending.propose(self.place.pending, planned, source, session_id)
+            payload = {"session_id": session_id, "operations": [asdict(op) for op in planned]}
+            proposal = self.pending.propose(payload, source)
             return (
                 f"queued for the user's approval as {proposal} (memory.write_approval is on): "
                 "it is not in memory until they approve it with /memory approve " + proposal
@@ -79,25 +84,33 @@ class Memory:
     # --- /memory ------------------------------------------------------------------------
 
     def pending_text(self) -> str:
-        records = pending.pending(self.place.pending)
-        if not records:
+        proposals = self.pending.pending()
+        if not proposals:
             return "no memory writes are waiting for approval"
         lines = []
-        for record in records:
-            lines.append(f"{record['id']} (from {record.get('source', '?')}):")
-            for operation in record.get("operations", []):
+        for proposal in proposals:
+            lines.append(f"{proposal.id} (from {proposal.source}):")
+            for operation in proposal.payload.get("operations", []):
                 what = operation.get("content") or operation.get("old_text") or ""
                 lines.append(f"  {operation.get('action')} {operation.get('target')}: {what}")
         lines.append("approve one with /memory approve ID, or drop it with /memory reject ID")
         return "\n".join(lines)
 
+    def _operations(self, proposal_id: str) -> list[Operation]:
+        """The proposal's operations, checked again; MemoryRefused for an unknown id."""
+        try:
+            proposal = self.pending.get(proposal_id)
+        except UnknownProposal as exc:
+            raise MemoryRefused(str(exc)) from None
+        return [check(Operation(**operation)) for operation in proposal.payload["operations"]]
+
     def approve(self, proposal_id: str) -> str:
-        operations = pending.load(self.place.pending, proposal_id)
+        operations = self._operations(proposal_id)
         result = self.write(operations)  # refused (budget, vanished entry): it stays queued
-        pending.drop(self.place.pending, proposal_id)
+        self.pending.drop(proposal_id)
         return f"approved {proposal_id}: {result}"
 
     def reject(self, proposal_id: str) -> str:
-        pending.load(self.place.pending, proposal_id)  # refuses an unknown id
-        pending.drop(self.place.pending, proposal_id)
+        self._operations(proposal_id)  # refuses an unknown id
+        self.pending.drop(proposal_id)
         return f"rejected {proposal_id}; nothing was written"

@@ -26,6 +26,8 @@ from typing import Any
 from llama_cpp.llama import Llama, LlamaState
 from llama_cpp.llama_cache import BaseLlamaCache
 
+from hermes_sdk.files import atomic_write_bytes
+
 __all__ = ["PrefixCache", "cache_folder"]
 
 MIN_PREFIX = 64
@@ -97,8 +99,9 @@ class PrefixCache(BaseLlamaCache):
         entry = self.folder / f"{name}.tokens"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            _write(entry.with_suffix(".state"), bytes(value.llama_state))
-            _write(entry, np.asarray(tokens, dtype=np.int32).tobytes())
+            # A cache: never half a file, but no wait for the disk (a state is megabytes).
+            atomic_write_bytes(entry.with_suffix(".state"), bytes(value.llama_state), sync=False)
+            atomic_write_bytes(entry, np.asarray(tokens, dtype=np.int32).tobytes(), sync=False)
         except OSError:
             return  # a full disk costs the next run its head start, nothing else
         self.stored += 1
@@ -143,12 +146,3 @@ class PrefixCache(BaseLlamaCache):
         entries = sorted(self._files("tokens"), key=lambda p: p.stat().st_mtime)
         while entries and self.cache_size > self.capacity_bytes:
             self._drop(entries.pop(0))
-
-
-def _write(path: Path, data: bytes) -> None:
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        partial.write_bytes(data)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)  # a full disk leaves no half-written file behind

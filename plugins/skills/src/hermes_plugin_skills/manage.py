@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from hermes_plugin_skills.library import Library
 from hermes_plugin_skills.skillfile import NAME_RULE, SkillError, parse_skill_text
+from hermes_sdk.files import atomic_write_text
 from hermes_sdk.scan import scan_script, scan_text
 
 __all__ = ["ACTIONS", "Change", "SkillRefused", "apply", "diff", "plan"]
@@ -238,10 +238,5 @@ def apply(root: Path, change: Change) -> str:
         if text is None:
             target.unlink()
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.tmp")
-        temporary.write_text(text, encoding="utf-8")
-        if relative.startswith("scripts/"):
-            os.chmod(temporary, 0o755)
-        os.replace(temporary, target)
+        atomic_write_text(target, text, mode=0o755 if relative.startswith("scripts/") else None)
     return change.summary()

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import cache
 from pathlib import Path
+
+from hermes_sdk.files import atomic_write_bytes
 
 __all__ = ["BUNDLED", "seed"]
 
@@ -36,13 +37,6 @@ def bundle() -> tuple[str, dict[str, bytes]]:
     for name, data in files.items():
         whole.update(name.encode() + b"\0" + _digest(data).encode())
     return whole.hexdigest(), files
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.seed")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
 
 
 def seed(root: Path) -> list[str]:
@@ -75,9 +69,11 @@ def seed(root: Path) -> list[str]:
             continue
         elif current != seeded.get(name):
             continue  # the user edited it: theirs wins
-        _write(target, data)
+        atomic_write_bytes(target, data)
         seeded[name] = new
         written.append(name)
     root.mkdir(parents=True, exist_ok=True)
-    _write(manifest_path, json.dumps({"bundle": version, "files": seeded}, indent=1).encode())
+    atomic_write_bytes(
+        manifest_path, json.dumps({"bundle": version, "files": seeded}, indent=1).encode()
+    )
     return written

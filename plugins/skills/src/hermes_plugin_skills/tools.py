@@ -140,11 +140,12 @@ def review(home: str, action: str, proposal_id: str, how: str = "/skills") -> st
     SkillRefused (an unknown id, files edited since the change was proposed)."""
     root = user_root(home)
     if action == "pending":
-        records = proposals.pending(root)
-        if not records:
+        waiting = proposals.pending(root)
+        if not waiting:
             return "no skill changes are waiting for approval"
         lines = [
-            f"{r['id']}: {r['action']} {r['skill']} (from {r.get('source', '?')})" for r in records
+            f"{p.id}: {p.payload.get('action')} {p.payload.get('skill')} (from {p.source})"
+            for p in waiting
         ]
         lines.append(f"{how} diff ID shows one; {how} approve ID or {how} reject ID")
         return "\n".join(lines)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_sdk import ToolsetSpec, ToolSpec, hookimpl
+from hermes_sdk.files import atomic_write_text
 from hermes_sdk.tooling import ToolContext
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
@@ -55,11 +56,8 @@ def _valid(item: object) -> bool:
 
 
 def _save(path: Path, items: list[dict[str, str]]) -> None:
-    """Whole or not at all: written beside it, then moved over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
-    os.replace(partial, path)
+    """Whole or not at all, and on disk before the tool says it is saved."""
+    atomic_write_text(path, json.dumps(items, ensure_ascii=False))
 
 
 def _render(items: list[dict[str, str]]) -> str:

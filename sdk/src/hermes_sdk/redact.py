@@ -1,4 +1,6 @@
-"""Keep secrets out of what we print: config dumps, log lines, and (later) tool output.
+"""Keeping secrets out of what is printed or shown to a model: config dumps, log lines, tool
+output and error text. The kernel redacts every tool result and log line with these rules;
+a plugin that prints on its own (a ``hermes mcp test``, say) uses them too.
 
 Redaction works three ways: by key name (``api_key: ...``), by the known shape of common
 tokens, and by value (anything equal to a secret from .env). It catches mistakes; it is not
@@ -11,6 +13,8 @@ import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
+
+__all__ = ["REDACTED", "is_secret_key", "redact_data", "redact_text"]
 
 REDACTED = "<redacted>"
 
@@ -28,16 +32,19 @@ _SECRET_WORDS = frozenset(
     }
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key")})
+# A token by its shape. A label before the secret (``Bearer ``, ``token=``) is group 1 and
+# stays, so the reader still sees what was there.
 _TOKEN_SHAPES = re.compile(
-    r"sk-[A-Za-z0-9_-]{16,}"  # "sk-" API keys, as several providers issue
+    r"sk-[A-Za-z0-9_-]{12,}"  # "sk-" API keys, as several providers issue
     r"|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b"  # chat bot tokens (NUMBER:SECRET)
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}\b"  # GitHub tokens
+    r"|\bgh[pousr]_[A-Za-z0-9]{16,}\b"  # GitHub tokens
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # xox- tokens of a chat service
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
-    r"|(?i:aws_secret_access_key)\s*[=:]\s*[A-Za-z0-9/+=]{40}"  # AWS secret keys, as written
-    r"|\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*"  # Authorization headers
-    # Credentials in URLs and error text: ?token=..., api_key=..., password=...
-    r"|(?i:\b(?:access_token|token|api_key|apikey|key|password|passwd|secret)=)[^\s&\"'<>]{6,}"
+    r"|((?i:aws_secret_access_key)\s*[=:]\s*)[A-Za-z0-9/+=]{40}"  # AWS secret keys, as written
+    r"|((?i:\bbearer)\s+)[A-Za-z0-9._~+/-]{8,}=*"  # Authorization headers
+    # Credentials in URLs and error text: ?token=..., api_key=..., password=...; shorter
+    # values (key=1) are ordinary words.
+    r"|((?i:\b(?:access_token|token|api_key|apikey|key|password|passwd|secret)=))[^\s&\"'<>]{6,}"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
 )
 _MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words
@@ -57,13 +64,18 @@ def is_secret_key(key: str) -> bool:
     return words[-1] == "token" or bool(_SECRET_WORDS.intersection(words) or _SECRET_PAIRS & pairs)
 
 
+def _keep_label(match: re.Match[str]) -> str:
+    label = next((group for group in match.groups() if group), "")
+    return label + REDACTED
+
+
 def redact_text(text: str, secret_values: Iterable[str] = ()) -> str:
-    """``text`` with known token shapes and the given secret values replaced."""
+    """``text`` with known token shapes and the given secret values replaced by REDACTED."""
     for value in sorted(
         {v for v in secret_values if len(v) >= _MIN_SECRET_LENGTH}, key=len, reverse=True
     ):
         text = text.replace(value, REDACTED)
-    return _TOKEN_SHAPES.sub(REDACTED, text)
+    return _TOKEN_SHAPES.sub(_keep_label, text)
 
 
 def redact_data(data: Any, secret_values: Iterable[str] = ()) -> Any:
