@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JobNotFound", "JobStore", "JobsFileError", "cron_dir"]
+__all__ = ["JobNotFound", "JobStore", "JobsFileError", "cron_dir", "job_state"]
 
 Job = dict[str, Any]
 
@@ -137,6 +137,15 @@ class JobStore:
 
         result: Job = self.change(removed)
         return result
+
+
+def job_state(job: Job) -> str:
+    """active, paused, disabled, or done (a one-shot that ran)."""
+    if job.get("paused"):
+        return "paused"
+    if not job.get("enabled", True):
+        return "done" if (job.get("repeat") or {}).get("times") else "disabled"
+    return "active"
 
 
 def new_job_id() -> str:
