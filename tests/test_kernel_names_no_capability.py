@@ -69,12 +69,6 @@ EXCLUDED: Mapping[str, frozenset[str] | None] = {
     # the gateway becomes a front-end plugin
     "gateway/": None,
     "cli/gateway_cmd.py": None,
-    # hermes status and hermes doctor become the plugins' own status lines and checks
-    "cli/status_cmd.py": None,
-    "cli/doctor_cmd.py": None,
-    # the memory and skills plugins own their config sections
-    "config/model.py": frozenset({"MEMORY.md", "USER.md", "skills"}),
-    "config/controls.py": frozenset({"skills"}),
 }
 
 

@@ -127,10 +127,8 @@ def test_malformed_config_is_one_line_and_exit_1(hermes):
 def test_doctor_is_healthy_with_zero_plugins_and_reports_fixes(hermes):
     result = hermes("doctor")
     assert result.code == 0, result.out
-    assert (
-        "no plugin provides a model provider" in result.out
-        and "fix: install a provider plugin" in result.out
-    )
+    assert "no plugin provides a model provider" in result.out
+    assert "fix: install " in result.out and "hermes-plugin-openai" not in result.out
     dotenv = hermes.home / ".env"
     dotenv.write_text("KEY=secret-value\n")
     os.chmod(dotenv, 0o644)
@@ -179,3 +177,31 @@ def test_secrets_from_dotenv_are_redacted_in_log_lines(hermes, tmp_path: Path):
     (hermes.home / "config.yaml").write_text("plugins:\n  supersecretvalue: 1\n")
     result = hermes("plugins", "list")
     assert "unknown key" in result.err and "supersecretvalue" not in result.err
+
+
+def test_doctor_suggests_providers_the_catalog_can_install(hermes, tmp_path, monkeypatch):
+    # Once it named hermes-plugin-openai, a package that does not exist: the names now come
+    # from the catalog, so they are what `hermes plugins install` takes.
+    catalog = tmp_path / "catalog"
+    (catalog / "entries").mkdir(parents=True)
+    entries = Path(__file__).resolve().parents[2] / "plugin-catalog" / "entries"
+    for name in ("provider-openai", "provider-anthropic", "cron"):
+        (catalog / "entries" / f"{name}.yaml").write_text((entries / f"{name}.yaml").read_text())
+    monkeypatch.setenv("HERMES_CATALOG", str(catalog))
+    result = hermes("doctor")
+    assert (
+        "fix: install one: hermes plugins install provider-anthropic (or: provider-openai)"
+        in result.out
+    )
+    monkeypatch.setenv("HERMES_CATALOG", str(tmp_path / "nowhere"))
+    fallback = hermes("doctor").out
+    assert "fix: install a plugin that provides a model provider (see: hermes plugins catalog)" in (
+        fallback
+    )
+
+
+def test_status_of_the_kernel_alone_names_no_capability(hermes):
+    result = hermes("status")
+    assert result.code == 0, result.err
+    labels = [line.split(":", 1)[0] for line in result.out.splitlines() if line[:1] != " "]
+    assert labels == ["Home", "Model", "Plugins", "Gateway", "Sessions", "Disk"]

@@ -338,3 +338,111 @@ def test_tracing_prints_every_hook_call_with_plugin_and_duration(make_plugin):
         line.startswith("hermes trace: hermes_pre_tool_call plugin=t ") and line.endswith(" ms")
         for line in lines
     )
+
+
+STATUS = """
+from hermes_sdk import StatusLine, hookimpl
+
+@hookimpl
+def hermes_status_lines(context):
+    {body}
+"""
+
+
+def test_status_lines_import_only_their_declarers_and_name_a_failing_plugin(make_plugin):
+    from hermes_sdk import HealthContext, StatusLine
+
+    host = host_of(
+        make_plugin(
+            "jobs",
+            STATUS.format(body="yield StatusLine(label='Jobs', text=context.home)"),
+            declares=["hook.hermes_status_lines"],
+        ),
+        make_plugin(
+            "broken",
+            STATUS.format(body="raise RuntimeError('cannot count')"),
+            declares=["hook.hermes_status_lines"],
+        ),
+        make_plugin(
+            "wrong", STATUS.format(body="yield 'a string'"), declares=["hook.hermes_status_lines"]
+        ),
+        make_plugin("tools", EXPLODES_IF_IMPORTED, declares=["tool.alpha"]),
+    )
+    answers = dict(host.status_lines(HealthContext(home="/h")))
+    assert answers == {
+        "jobs": [StatusLine(label="Jobs", text="/h")],
+        "broken": "RuntimeError: cannot count",
+        "wrong": "hermes_status_lines must yield StatusLine objects",
+    }
+    assert set(host.outcomes) == {"jobs", "broken", "wrong"}, "no other plugin is imported"
+
+
+def test_a_hanging_status_contribution_is_a_line_at_its_deadline(make_plugin):
+    from hermes_sdk import HealthContext
+
+    release = threading.Event()
+    record = make_plugin(
+        "slow",
+        STATUS.format(body="import sys; sys.modules[__name__].RELEASE.wait(); yield from ()"),
+        declares=["hook.hermes_status_lines"],
+    )
+    host = host_of(record, hook_timeout=0.2)
+    host.load("slow")
+    import sys
+
+    sys.modules[record.target].RELEASE = release
+    started = time.monotonic()
+    try:
+        assert host.status_lines(HealthContext(home="/h")) == [("slow", "no answer within 0.2 s")]
+    finally:
+        release.set()
+    assert time.monotonic() - started < 2
+
+
+def test_a_session_does_not_import_plugins_with_only_command_hooks(make_plugin):
+    host = host_of(
+        make_plugin(
+            "status-only",
+            EXPLODES_IF_IMPORTED,
+            declares=["hook.hermes_status_lines", "hook.hermes_doctor_checks"],
+        ),
+        make_plugin(
+            "observer",
+            OBSERVER.format(name="observer", marker="", extra="pass"),
+            declares=["hook.hermes_pre_tool_call", "hook.hermes_post_tool_call"],
+        ),
+    )
+    host.load_observers()
+    assert set(host.outcomes) == {"observer"}
+
+
+def test_import_parts_come_from_declarers_and_a_failing_one_is_named(make_plugin):
+    from hermes_sdk.importing import HomeImport, ImportSection
+
+    source = """
+from hermes_sdk import hookimpl
+from hermes_sdk.importing import ImportSection
+
+@hookimpl
+def hermes_import_home(request):
+    {body}
+"""
+    host = host_of(
+        make_plugin(
+            "notes",
+            source.format(body="yield ImportSection('notes', added=[request.source_kind])"),
+            declares=["hook.hermes_import_home"],
+        ),
+        make_plugin(
+            "broken",
+            source.format(body="raise OSError('disk full')"),
+            declares=["hook.hermes_import_home"],
+        ),
+        make_plugin("tools", EXPLODES_IF_IMPORTED, declares=["tool.alpha"]),
+    )
+    request = HomeImport(source_kind="hermes-agent", source="/a", target="/b")
+    assert dict(host.import_home(request)) == {
+        "notes": [ImportSection("notes", added=["hermes-agent"])],
+        "broken": "OSError: disk full",
+    }
+    assert "tools" not in host.outcomes

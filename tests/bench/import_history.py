@@ -24,10 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from hermes_plugin_import_hermes_agent.importer import Options, import_home
+from hermes_plugin_import_hermes_agent.importer import import_home
 
-from hermes_kernel.cli.main import _command_archive
+from hermes_kernel.cli.main import command_archive
 from hermes_kernel.store.db import Database
+from hermes_sdk.importing import ImportRequest
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_agent" / "home" / "state.db"
 
@@ -117,7 +118,14 @@ def main() -> None:
         target.mkdir()
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         started = time.perf_counter()
-        report = import_home(source, target, Options(_command_archive, True, dry_run=False))
+        request = ImportRequest(
+            source=source,
+            target=target,
+            dry_run=False,
+            open_archive=command_archive,
+            import_parts=lambda home: [],  # sessions only: no plugin's files in this source
+        )
+        report = import_home(source, target, request)
         took = time.perf_counter() - started
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         (sessions,) = [s for s in report.sections if s.kind == "sessions"]

@@ -344,3 +344,34 @@ def test_a_file_that_is_not_text_is_one_line_and_a_rerun_finishes(hermes, source
     again = hermes("import", "hermes-agent", str(source), "--yes")
     assert again.code == 0, again.err
     assert "sessions: 6 came over" in again.out
+
+
+def test_an_unknown_source_lists_the_installed_importers_in_one_line(hermes, source):
+    unknown = hermes("import", "openclaw", "--yes")
+    assert unknown.code == 1
+    [line] = unknown.err.strip().splitlines()
+    assert line == (
+        "Error: no importer for 'openclaw'; installed: hermes-agent (a hermes-agent home, "
+        "default ~/.hermes)"
+    )
+    named = hermes("import", str(source))
+    assert named.code == 1
+    assert f"that folder is a hermes-agent home: hermes import hermes-agent {source}" in named.err
+    bare = hermes("import")
+    assert bare.code == 1 and "name what to import from; installed: hermes-agent" in bare.err
+
+
+def test_each_plugin_brings_its_own_part_and_a_missing_one_is_named(hermes, source, monkeypatch):
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "cron")
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 0, result.err
+    assert "  cron jobs:" not in result.out
+    assert (
+        "- cron/: its cron jobs: no installed plugin brings them over; install the one that "
+        "keeps them (hermes plugins install cron), then import again"
+    ) in result.out
+    assert not (hermes.home / "cron" / "jobs.json").exists()
+    monkeypatch.delenv("HERMES_DISABLE_PLUGINS")
+    again = hermes("import", "hermes-agent", str(source), "--yes")
+    assert "cron jobs: 2 came over" in again.out, "installed later, its part comes over then"
+    assert "memory entries: 0 came over, 3 already here" in again.out

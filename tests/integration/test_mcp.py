@@ -208,6 +208,47 @@ def test_mcp_list_and_test_commands(home):
     assert "clock" not in home("mcp", "list").out
 
 
+def test_status_names_each_configured_server_and_its_state(home):
+    # Once the kernel read mcp_servers itself and printed "no MCP plugin installed" with the
+    # plugin installed: the plugin now reports its servers (issue 38).
+    home.configure(
+        faults()
+        + "  old:\n    command: python3\n    enabled: false\n"
+        + "  gone:\n    command: no-such-mcp-server-program\n"
+        + "  remote:\n    url: https://mcp.example/mcp\n"
+        + "    headers:\n      Authorization: Bearer ${REMOTE_TOKEN}\n"
+    )
+    status = home("status")
+    assert status.code == 0, status.err
+    lines = status.out.splitlines()
+    assert "MCP:         4 configured, 3 enabled" in lines
+    assert "no MCP plugin installed" not in status.out
+    details = {line.strip().split(":", 1)[0]: line.strip() for line in lines if line[:1] == " "}
+    assert details["faults"].startswith("faults: enabled (")
+    assert details["old"] == "old: disabled (python3)"
+    assert details["gone"] == (
+        "gone: cannot start: command 'no-such-mcp-server-program' is not found "
+        "(no-such-mcp-server-program)"
+    )
+    assert details["remote"].startswith("remote: cannot start: ${REMOTE_TOKEN} not set (")
+    home.dotenv("REMOTE_TOKEN=t0k3n\n")
+    again = home("status").out
+    assert "remote: enabled (https://mcp.example/mcp (streamable_http))" in again
+    assert "t0k3n" not in again
+    doctor = home("doctor")
+    assert "[ok  ] MCP server 'faults'" in doctor.out
+    assert (
+        "[warn] MCP server 'gone': command 'no-such-mcp-server-program' is not found, "
+        "so its tools are missing"
+    ) in doctor.out
+    assert "MCP server 'old'" not in doctor.out, "a disabled server is not checked"
+
+
+def test_status_without_servers_says_how_to_add_one(home):
+    home.configure("")
+    assert "MCP:         none configured (hermes mcp add NAME ...)" in home("status").out
+
+
 def test_a_killed_hermes_leaves_no_server_behind(home, openai_server):
     import os
     import signal

@@ -339,3 +339,42 @@ def test_a_slow_hook_in_one_conversation_never_delays_another(faults, openai_ser
                 raise
             err = gateway.stderr.read() if gateway.stderr else ""
         assert code == 0, err
+
+
+# --- hermes status and hermes doctor ------------------------------------------------------
+
+
+@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
+def test_a_raising_status_contribution_is_one_line_naming_its_plugin(faults, isolated):
+    faults.configure(FAST_DEADLINE + ("  isolated: [faulty]\n" if isolated else ""))
+    fine = faults.venv.hermes("status", home=faults.home, env=faults.env(""))
+    assert fine.code == 0, fine.err
+    assert "Faulty:      answered in process" in fine.out
+    run = faults.venv.hermes("status", home=faults.home, env=faults.env("status_lines=raise"))
+    assert run.code == 0, run.err
+    [line] = [line for line in run.out.splitlines() if "faulty" in line.lower()]
+    assert line.startswith("faulty:") and "its status failed: " in line
+    assert "faulty was asked to raise" in line
+    assert run.out.splitlines()[-2].startswith("Sessions:"), "the rest of the screen is there"
+    assert "Traceback" not in run.err
+
+
+def test_a_hanging_status_contribution_costs_its_deadline_only(faults):
+    faults.configure(FAST_DEADLINE)
+    started = time.monotonic()
+    run = faults.venv.hermes("status", home=faults.home, env=faults.env("status_lines=hang"))
+    assert run.code == 0, run.err
+    assert "faulty:      its status failed: no answer within 1 s" in run.out.splitlines()
+    assert time.monotonic() - started < 20
+
+
+def test_a_raising_doctor_check_is_an_error_naming_its_plugin(faults):
+    faults.configure(FAST_DEADLINE)
+    fine = faults.venv.hermes("doctor", home=faults.home, env=faults.env(""))
+    assert "[ok  ] the faulty plugin answered its doctor check" in fine.out
+    run = faults.venv.hermes("doctor", home=faults.home, env=faults.env("doctor_checks=raise"))
+    assert run.code == 1
+    assert (
+        "[FAIL] plugin 'faulty': its doctor checks failed: RuntimeError: faulty was asked to "
+        "raise" in run.out
+    )

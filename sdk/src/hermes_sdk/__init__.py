@@ -16,6 +16,7 @@ from hermes_sdk.events import (
     ToolCall,
     ToolResult,
 )
+from hermes_sdk.health import Finding, HealthContext, StatusLine
 from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.specs import (
     BackendSpec,
@@ -23,6 +24,7 @@ from hermes_sdk.specs import (
     ConfigSectionSpec,
     ContextEngineSpec,
     FactorySpec,
+    ImporterSpec,
     Kind,
     MemoryProviderSpec,
     ModelPrice,
@@ -50,6 +52,9 @@ __all__ = [
     "ConfigSectionSpec",
     "ContextEngineSpec",
     "FactorySpec",
+    "Finding",
+    "HealthContext",
+    "ImporterSpec",
     "Kind",
     "LLMCall",
     "LLMResult",
@@ -70,6 +75,7 @@ __all__ = [
     "SlashCommandSpec",
     "SlashContext",
     "Spec",
+    "StatusLine",
     "ToolCall",
     "ToolResult",
     "ToolSourceSpec",

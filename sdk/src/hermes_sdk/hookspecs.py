@@ -7,8 +7,10 @@ Hooks come in two groups:
   plugin's registration hooks once, right after importing it and under the load deadline, so
   they must be cheap and must not do I/O. What they yield should match what the plugin's
   distribution declares in its ``hermes.provides`` entry points (see the author guide).
-* **Contribution hooks** (``hermes_prompt_sections``, ``hermes_check_command``) add to what
-  the kernel builds or decides; a failing one is logged and skipped.
+* **Contribution hooks** (``hermes_prompt_sections``, ``hermes_check_command``,
+  ``hermes_status_lines``, ``hermes_doctor_checks``, ``hermes_import_home``) add to what
+  the kernel builds or decides; a failing one is logged and skipped (``hermes status``,
+  ``hermes doctor`` and ``hermes import`` show it as one line naming the plugin).
 * **Lifecycle hooks** (``hermes_on_session_start`` ... ``hermes_post_tool_call``) observe a
   session as it runs. They return nothing. A lifecycle hook that raises is logged and skipped:
   it never fails the turn, and the other plugins' hooks still run.
@@ -44,11 +46,14 @@ from hermes_sdk.events import (
     ToolCall,
     ToolResult,
 )
+from hermes_sdk.health import Finding, HealthContext, StatusLine
+from hermes_sdk.importing import HomeImport, ImportSection
 from hermes_sdk.specs import (
     BackendSpec,
     CommandSpec,
     ConfigSectionSpec,
     ContextEngineSpec,
+    ImporterSpec,
     MemoryProviderSpec,
     PlatformSpec,
     PriceTableSpec,
@@ -371,6 +376,31 @@ def hermes_reviews() -> Iterable[ReviewSpec]:
     """
 
 
+@hookspec
+def hermes_importers() -> Iterable[ImporterSpec]:
+    """Yield importers: ``hermes import NAME [PATH]`` brings another tool's home over.
+
+    Called once when the plugin is loaded (``hermes import`` loads only the plugins that
+    declare ``importer.NAME``). An :class:`ImporterSpec`'s ``factory()`` builds the
+    :class:`~hermes_sdk.importing.Importer` when the command runs. The kernel owns the
+    command: ``--yes``, ``--dry-run``, ``--details``, ``--json``, the preview, the question
+    and the report are the same for every importer. The importer brings what belongs to no
+    plugin (settings, secrets, sessions through ``request.open_archive``) and passes each
+    home to ``request.import_parts``, so every plugin brings its own files over
+    (``hermes_import_home``). Names are unique: a second plugin with a taken name fails to
+    load. ``hermes import`` with an unknown NAME lists the installed ones.
+
+    Manifest key: ``importer.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_importers():
+            yield ImporterSpec(name="openclaw", description="an OpenClaw home",
+                               default_path="~/.openclaw", factory=OpenClawImporter)
+    """
+
+
 # --- Registration: CLI and configuration -------------------------------------------------
 
 
@@ -495,6 +525,97 @@ def hermes_check_command(command: str, normalized: str, backend: str) -> str | N
     """
 
 
+# --- Contributions: hermes status and hermes doctor --------------------------------------
+
+
+@hookspec
+def hermes_status_lines(context: HealthContext) -> Iterable[StatusLine]:
+    """Yield this plugin's lines for ``hermes status``: how its part of this home stands, at
+    a glance (a scheduler's jobs, an MCP client's servers, a gateway's platforms).
+
+    Called by ``hermes status`` only, which imports just the plugins whose manifest declares
+    this hook. ``context`` is a :class:`~hermes_sdk.health.HealthContext`: the home, config
+    and secrets. Read your own files and your own config section; never another plugin's.
+    Keep it cheap: no network, no servers started, no heavy imports. The kernel's own lines
+    (home, model, plugins) come first, then every contribution sorted by label, then
+    sessions and disk. A hook that raises or misses ``plugins.hook_timeout_seconds`` is
+    shown as one line naming the plugin; the rest of the screen is unaffected.
+
+    Manifest key: ``hook.hermes_status_lines``.
+
+    Example::
+
+        @hookimpl
+        def hermes_status_lines(context):
+            notes = list(Path(context.home, "notes").glob("*.md"))
+            yield StatusLine(label="Notes", text=f"{len(notes)} kept",
+                             details=tuple(p.stem for p in notes[:3]))
+    """
+
+
+@hookspec
+def hermes_doctor_checks(context: HealthContext) -> Iterable[Finding]:
+    """Yield this plugin's findings for ``hermes doctor``: what is right, and what is wrong
+    with its files, its config section or what it needs outside Hermes (a program on PATH,
+    a key in .env), each wrong one with the fix.
+
+    Called by ``hermes doctor`` only, after every plugin has loaded and every config
+    section is validated (so do not repeat a section's validation errors). ``context`` is a
+    :class:`~hermes_sdk.health.HealthContext`. Yield :class:`~hermes_sdk.health.Finding`
+    objects; an ``"error"`` makes ``hermes doctor`` exit 1. It may take a moment (a file
+    read, a look along PATH), never a network call. A hook that raises or misses
+    ``plugins.hook_timeout_seconds`` is one error finding naming the plugin.
+
+    Manifest key: ``hook.hermes_doctor_checks``.
+
+    Example::
+
+        @hookimpl
+        def hermes_doctor_checks(context):
+            if shutil.which("git") is None:
+                yield Finding(level="warning", message="git is not on PATH",
+                              fix="install git, e.g.: apt install git")
+    """
+
+
+@hookspec
+def hermes_import_home(request: HomeImport) -> Iterable[ImportSection]:
+    """Bring this plugin's own files over from another tool's home, for ``hermes import``.
+
+    Called by an importer (through ``ImportRequest.import_parts``) once per home it brings
+    over (the base home, then each profile), with a :class:`~hermes_sdk.importing.HomeImport`:
+    the kind of home (``source_kind``, e.g. ``"hermes-agent"``), its path, the target home,
+    the target's config and ``dry_run``. Yield nothing for a kind of home you do not know.
+    Otherwise read only the source, write only your own files in the target, in your own
+    format and under your own locks, and only what the target lacks (a second run brings
+    only what is new); yield one :class:`~hermes_sdk.importing.ImportSection` per kind of
+    thing, listing the source's top-level names you covered in ``reads``. In a dry run
+    write nothing. It may take a while (files are copied): the deadline is the longer of
+    ``plugins.hook_timeout_seconds`` and 300 s. A hook that raises is reported as a section
+    naming the plugin, and the rest of the import goes on.
+
+    Manifest key: ``hook.hermes_import_home``.
+
+    Example::
+
+        @hookimpl
+        def hermes_import_home(request):
+            if request.source_kind != "hermes-agent":
+                return
+            section = ImportSection(kind="notes", reads=["notes"])
+            for path in sorted(Path(request.source, "notes").glob("*.md")):
+                mine = Path(request.target, "notes", path.name)
+                if mine.exists():
+                    section.skip(path.name, "already there")
+                    continue
+                section.add(path.name)
+                if not request.dry_run:
+                    mine.parent.mkdir(parents=True, exist_ok=True)
+                    mine.write_bytes(path.read_bytes())
+            yield section
+    """
+
+
 # --- Lifecycle: sessions -----------------------------------------------------------------
 
 
@@ -612,14 +733,29 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_tool_sources": ToolSourceSpec,
     "hermes_skill_sources": SkillSourceSpec,
     "hermes_reviews": ReviewSpec,
+    "hermes_importers": ImporterSpec,
     "hermes_cli_commands": CommandSpec,
     "hermes_slash_commands": SlashCommandSpec,
     "hermes_config_sections": ConfigSectionSpec,
 }
 """Each registration hook and the spec type it must yield."""
 
-CONTRIBUTION_HOOKS: tuple[str, ...] = ("hermes_prompt_sections", "hermes_check_command")
+CONTRIBUTION_HOOKS: tuple[str, ...] = (
+    "hermes_prompt_sections",
+    "hermes_check_command",
+    "hermes_status_lines",
+    "hermes_doctor_checks",
+    "hermes_import_home",
+)
 """Hooks whose results the kernel collects (guarded like observers) at a fixed moment."""
+
+COMMAND_HOOKS: tuple[str, ...] = (
+    "hermes_status_lines",
+    "hermes_doctor_checks",
+    "hermes_import_home",
+)
+"""Contribution hooks that one command calls and a session never does: a chat does not
+import the plugins that implement only these."""
 
 LIFECYCLE_HOOKS: tuple[str, ...] = (
     "hermes_on_session_start",

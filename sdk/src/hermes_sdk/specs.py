@@ -25,6 +25,7 @@ __all__ = [
     "ConfigSectionSpec",
     "ContextEngineSpec",
     "FactorySpec",
+    "ImporterSpec",
     "Kind",
     "MemoryProviderSpec",
     "ModelPrice",
@@ -65,6 +66,7 @@ class Kind(enum.StrEnum):
     TOOL_SOURCE = "tool_source"
     PRICES = "prices"
     REVIEW = "review"
+    IMPORTER = "importer"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -373,6 +375,20 @@ class CommandSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImporterSpec(FactorySpec):
+    """An importer for ``hermes import NAME [PATH]``: brings the home of another tool
+    (``hermes-agent``) into this one. ``default_path`` is where that tool keeps its home
+    when PATH is not given (``~/.hermes``; ~ is expanded).
+
+    ``factory()`` takes no arguments and returns an :class:`~hermes_sdk.importing.Importer`;
+    it is called only when ``hermes import`` runs, so its modules stay out of start-up.
+    """
+
+    kind: ClassVar[Kind] = Kind.IMPORTER
+    default_path: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,26 +5,29 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hermes_kernel.cli.main import app_of
+from hermes_sdk import Finding, HealthContext, Kind
+
+if TYPE_CHECKING:
+    from hermes_kernel.config.settings import Settings
+    from hermes_kernel.plugins.host import PluginHost
+    from hermes_sdk.health import Level
 
 
-@dataclass(frozen=True)
-class Finding:
-    level: str  # ok | warning | error
-    message: str
-    fix: str = ""
+def _finding(level: Level, message: str, fix: str = "") -> Finding:
+    return Finding(level=level, message=message, fix=fix)
 
 
 def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
     home = Path(home)
     if not home.exists():
         return [
-            Finding(
+            _finding(
                 "warning",
                 f"HERMES_HOME {home} does not exist yet",
                 f"it is created on first use, or now with: mkdir -p {home}",
@@ -32,19 +35,19 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
         ]
     if not os.access(home, os.W_OK):
         return [
-            Finding(
+            _finding(
                 "error",
                 f"HERMES_HOME {home} is not writable",
                 f"fix its owner or mode: chown -R $USER {home}",
             )
         ]
-    findings = [Finding("ok", f"HERMES_HOME {home}")]
+    findings = [_finding("ok", f"HERMES_HOME {home}")]
     dotenv = home / ".env"
     if dotenv.exists():
         mode = stat.S_IMODE(dotenv.stat().st_mode)
         if mode & 0o077:
             findings.append(
-                Finding(
+                _finding(
                     "error",
                     f"{dotenv} holds secrets but is readable by others (mode {mode:o})",
                     f"chmod 600 {dotenv}",
@@ -66,28 +69,49 @@ def _store_findings(home: Path) -> list[Finding]:
     try:
         Database(path).close()
     except ForeignStoreError as exc:
-        return [Finding("error", exc.problem, exc.fix)]
+        return [_finding("error", exc.problem, exc.fix)]
     except StoreError as exc:
-        return [Finding("error", str(exc), "move it aside, or restore it from a backup")]
-    return [Finding("ok", f"state store {path}")]
+        return [_finding("error", str(exc), "move it aside, or restore it from a backup")]
+    return [_finding("ok", f"state store {path}")]
+
+
+def _plugin_findings(host: PluginHost, settings: Settings) -> list[Finding]:
+    """What each plugin checks of its own part (``hermes_doctor_checks``); a check that
+    raised or hung is one error naming the plugin."""
+    context = HealthContext(
+        home=str(settings.home), config=settings.raw, secrets=settings.secrets.merged()
+    )
+    findings: list[Finding] = []
+    for plugin, answer in host.doctor_checks(context):
+        if isinstance(answer, str):
+            findings.append(
+                _finding(
+                    "error",
+                    f"plugin {plugin!r}: its doctor checks failed: {answer}",
+                    "report it to the plugin's author, or: hermes plugins disable " + plugin,
+                )
+            )
+        else:
+            findings += answer
+    return findings
 
 
 def collect_findings(ctx: click.Context) -> list[Finding]:
     from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.config.foreign_home import ForeignHomeError
+    from hermes_kernel.distribution.catalog import install_hint
     from hermes_kernel.plugins.discovery import declared_conflicts
     from hermes_kernel.plugins.sections import check_plugin_sections
-    from hermes_sdk import Kind
 
     app = app_of(ctx)
-    findings = [Finding("ok", f"Python {sys.version.split()[0]} at {sys.executable}")]
+    findings = [_finding("ok", f"Python {sys.version.split()[0]} at {sys.executable}")]
     try:
         settings = app.settings
     except ForeignHomeError as exc:
-        return [*findings, Finding("error", exc.problem, exc.fix)]
+        return [*findings, _finding("error", exc.problem, exc.fix)]
     except ConfigError as exc:
         findings += [
-            Finding(
+            _finding(
                 "error",
                 problem,
                 "edit the file as the message says, then run: hermes config validate",
@@ -98,14 +122,16 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     app.rescan = True  # a health check looks at what is installed now, not at a cache
     findings += _home_findings(settings.home)
     findings += _store_findings(settings.home)
-    findings += [Finding("warning", finding, fix) for finding, fix in settings.unknown_keys]
+    findings += [_finding("warning", finding, fix) for finding, fix in settings.unknown_keys]
     host = app.host
     host.report_failures = False  # each failure becomes a finding instead
     enabled = host.enabled()
-    findings.append(Finding("ok", f"{len(host.records)} plugins installed, {len(enabled)} enabled"))
+    findings.append(
+        _finding("ok", f"{len(host.records)} plugins installed, {len(enabled)} enabled")
+    )
     for name, problems in declared_conflicts(enabled).items():
         findings += [
-            Finding("error", f"plugin {name!r} {p}", f"disable one: hermes plugins disable {name}")
+            _finding("error", f"plugin {name!r} {p}", f"disable one: hermes plugins disable {name}")
             for p in problems
         ]
     for outcome in host.load_all():
@@ -113,7 +139,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
         label = record.label if record else outcome.name
         if not outcome.ok:
             findings.append(
-                Finding(
+                _finding(
                     "error",
                     f"{label} failed to load: {outcome.error}",
                     f"reinstall or upgrade it, or: hermes plugins disable {outcome.name}",
@@ -121,24 +147,25 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
             )
         for warning in outcome.warnings:
             findings.append(
-                Finding("warning", f"{label} {warning}", "report it to the plugin's author")
+                _finding("warning", f"{label} {warning}", "report it to the plugin's author")
             )
     report = check_plugin_sections(settings, host)
     findings += [
-        Finding("error", p, "edit config.yaml as the message says") for p in report.problems
+        _finding("error", p, "edit config.yaml as the message says") for p in report.problems
     ]
     findings += [
-        Finding("warning", w, "fix the key's spelling, or enable the plugin that owns it")
+        _finding("warning", w, "fix the key's spelling, or enable the plugin that owns it")
         for w in report.warnings
     ]
     if not host.index.of_kind(Kind.PROVIDER):
         findings.append(
-            Finding(
+            _finding(
                 "warning",
                 "no plugin provides a model provider, so Hermes cannot chat",
-                "install a provider plugin, e.g.: pip install hermes-plugin-openai",
+                install_hint(Kind.PROVIDER, "a model provider"),
             )
         )
+    findings += _plugin_findings(host, settings)
     return findings
 
 
@@ -154,7 +181,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
         click.echo(
             json.dumps(
-                {"healthy": not errors, "findings": [f.__dict__ for f in findings]}, indent=2
+                {"healthy": not errors, "findings": [f.as_dict() for f in findings]}, indent=2
             )
         )
     else:

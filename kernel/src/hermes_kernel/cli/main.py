@@ -37,6 +37,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.gateway_cmd:gateway",
         "Serve the agent on chat platforms: run, status, stop.",
     ),
+    "import": (
+        "hermes_kernel.cli.import_cmd:import_home",
+        "Bring another tool's home over, through an importer.",
+    ),
     "logs": (
         "hermes_kernel.cli.logs_cmd:logs",
         "Show or follow the logs in HERMES_HOME/logs (agent, gateway, errors).",
@@ -217,13 +221,13 @@ def _command_context(app: App) -> CommandContext:
         provided=app.host.shared(lazily=True),
         secrets=settings.secrets.merged(),
         open_runtime=lambda: _command_runtime(app),
-        open_archive=_command_archive,
+        open_archive=command_archive,
         before_exit=app.close,
     )
 
 
 @contextlib.contextmanager
-def _command_archive(home: str) -> Iterator[SessionArchive]:
+def command_archive(home: str) -> Iterator[SessionArchive]:
     """A home's store, for a command that imports history into it."""
     from hermes_kernel.store.archive import StoreArchive
     from hermes_kernel.store.db import Database

@@ -1,9 +1,9 @@
 """``hermes status``: one screen of how this Hermes stands: the model in use, plugins (failed
-ones first), the gateway and its platforms, scheduled jobs, MCP servers, sessions and disk."""
+ones first), the gateway and its platforms, what each plugin reports of its own part
+(``hermes_status_lines``: jobs, servers, ...), sessions and disk."""
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_kernel.cli.main import app_of
-from hermes_sdk import Kind
+from hermes_sdk import HealthContext, StatusLine
 
 if TYPE_CHECKING:
     from hermes_kernel.app import App
@@ -24,24 +24,21 @@ def _line(label: str, text: str) -> None:
     click.echo(f"{label + ':':<{_LABEL}} {text}")
 
 
-def _jobs(app: App, home: Path) -> str:
-    """HERMES_HOME/cron/jobs.json (hermes-agent's format, which the scheduler plugin keeps)
-    in one line: how many, and how many failed last time."""
-    path = home / "cron" / "jobs.json"
-    if not path.exists():
-        return "none"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        jobs = [job for job in data.get("jobs", []) if isinstance(job, dict)]
-    except (OSError, ValueError, AttributeError):
-        return f"{path} cannot be read"
-    line = f"{len(jobs)} scheduled"
-    failed = sum(1 for job in jobs if job.get("last_status") == "error")
-    if failed:
-        line += f", {failed} failed on their last run (see: hermes cron status)"
-    if "cron" not in app.host.declared(Kind.SERVICE):
-        line += "; no scheduler plugin is installed to run them"
-    return line
+def _contributed(app: App) -> list[StatusLine]:
+    """What the plugins report of their own parts, sorted by label; a plugin whose hook
+    raised or hung is one line under its own name."""
+    settings = app.settings
+    context = HealthContext(
+        home=str(settings.home), config=settings.raw, secrets=settings.secrets.merged()
+    )
+    lines: list[tuple[str, str, StatusLine]] = []
+    for plugin, answer in app.host.status_lines(context):
+        if isinstance(answer, str):
+            failed = StatusLine(label=plugin, text=f"its status failed: {answer}")
+            lines.append((plugin, plugin, failed))
+        else:
+            lines.extend((line.label, plugin, line) for line in answer)
+    return [line for _, _, line in sorted(lines, key=lambda entry: entry[:2])]
 
 
 def _size(path: Path) -> int:
@@ -54,6 +51,21 @@ def _size(path: Path) -> int:
 
 def _mb(size: int) -> str:
     return f"{size / 1_048_576:.1f} MB"
+
+
+def _disk(home: Path) -> str:
+    """The home's size and its largest parts (whatever they are: the kernel names none of
+    the plugins' folders), the store's write-ahead log counted with the store."""
+    parts: dict[str, int] = {}
+    if home.is_dir():
+        for entry in home.iterdir():
+            name = entry.name.removesuffix("-wal").removesuffix("-shm")
+            if not entry.is_symlink():
+                parts[name] = parts.get(name, 0) + _size(entry)
+    shown = 52_429  # what rounds to 0.1 MB: smaller parts would all read "0.0 MB"
+    largest = sorted(((size, n) for n, size in parts.items() if size >= shown), reverse=True)
+    detail = ", ".join(f"{name} {_mb(size)}" for size, name in largest[:5])
+    return f"{_mb(sum(parts.values()))}" + (f" ({detail})" if detail else "")
 
 
 def _model(app: App) -> str:
@@ -130,7 +142,7 @@ def _sessions(home: Path) -> str:
 @click.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """One screen: model, plugins, gateway, scheduled jobs, MCP servers, sessions, disk."""
+    """One screen: model, plugins, gateway, what each plugin reports, sessions, disk."""
     from hermes_kernel.config.home import base_home, chosen_profile
 
     app = app_of(ctx)
@@ -149,17 +161,9 @@ def status(ctx: click.Context) -> None:
     _line("Gateway", first)
     for line in more:
         click.echo(" " * (_LABEL + 1) + line.strip())
-    _line("Jobs", _jobs(app, home))
-    servers = app.settings.raw.get("mcp_servers") or {}
-    _line(
-        "MCP",
-        f"{len(servers)} configured, no MCP plugin installed" if servers else "none configured",
-    )
+    for contributed in _contributed(app):
+        _line(contributed.label, contributed.text)
+        for detail in contributed.details:
+            click.echo(" " * (_LABEL + 1) + detail.strip())
     _line("Sessions", sessions)
-    parts = {
-        name: _size(home / name) for name in ("state.db", "logs", "cache", "skills", "memories")
-    }
-    parts["state.db"] += _size(home / "state.db-wal")
-    total = _size(home)
-    detail = ", ".join(f"{name} {_mb(size)}" for name, size in parts.items() if size)
-    _line("Disk", f"{_mb(total)}" + (f" ({detail})" if detail else ""))
+    _line("Disk", _disk(home))

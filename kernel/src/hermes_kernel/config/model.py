@@ -207,34 +207,6 @@ class TerminalConfig(BaseModel):
         return value
 
 
-class MemoryConfig(BaseModel):
-    """The ``memory:`` section: the built-in notes (MEMORY.md, USER.md) and one external
-    provider."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    memory_chars: int = Field(
-        default=2200, ge=200, le=100_000, description="Budget of MEMORY.md (the agent's notes)."
-    )
-    user_chars: int = Field(
-        default=1375, ge=200, le=100_000, description="Budget of USER.md (the user's profile)."
-    )
-    share_agent_notes: bool = Field(
-        default=False,
-        description="Gateway users share the owner's MEMORY.md (never USER.md); off: each "
-        "chat user has their own notes too.",
-    )
-    write_approval: bool = Field(
-        default=False,
-        description="Memory writes by the agent wait in /memory pending until you approve.",
-    )
-    provider: str | None = Field(
-        default=None,
-        pattern=r"^[a-z][a-z0-9_-]{0,63}$",
-        description="An external memory provider to use besides the built-in memory.",
-    )
-
-
 class LearningConfig(BaseModel):
     """The ``learning:`` section: when the background reviews plugins offer run after a turn."""
 
@@ -253,26 +225,6 @@ class LearningConfig(BaseModel):
         ge=0,
         description="Every this many user turns, run the plugins' periodic reviews in the "
         "background (0: never).",
-    )
-
-
-class SkillsConfig(BaseModel):
-    """The ``skills:`` section: where skills come from and how the agent may change them."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    write_approval: bool = Field(
-        default=False,
-        description="Skill changes by the agent wait in /skills pending until you approve.",
-    )
-    index_chars: int = Field(
-        default=6000,
-        ge=500,
-        le=100_000,
-        description="Most characters the skills index takes in the system prompt.",
-    )
-    external_dirs: list[str] = Field(
-        default_factory=list, description="More folders of skills, read-only (~ is expanded)."
     )
 
 
@@ -413,9 +365,7 @@ class KernelConfig(BaseModel):
     )
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
-    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
-    skills: SkillsConfig = Field(default_factory=SkillsConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     platforms: dict[str, PlatformAccessConfig] = Field(
         default_factory=dict, description="Per chat platform: who may use the agent."

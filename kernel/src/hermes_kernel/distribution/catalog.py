@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from hermes_kernel.distribution.environment import normalize as _normal
-from hermes_sdk import parse_manifest_key
+from hermes_sdk import Kind, parse_manifest_key
 
 _PLUGIN_NAME = r"^[a-z][a-z0-9_-]{0,63}$"
 _DISTRIBUTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -301,6 +301,21 @@ def load_catalog(folder: Path) -> Catalog:
                         f"{bundles}: bundle {bundle_name!r} names {plugin!r}, which has no entry"
                     )
     return catalog
+
+
+def install_hint(kind: Kind, what: str) -> str:
+    """How to get a plugin that provides ``kind`` (``what`` names it for people: "a model
+    provider"), naming the catalog's plugins of that kind, so the hint is always something
+    that can be installed."""
+    try:
+        catalog = load_catalog(catalog_folder())
+    except CatalogError:
+        return f"install a plugin that provides {what} (see: hermes plugins catalog)"
+    names = [entry.name for entry in catalog.search(None) if kind.value in entry.kinds]
+    if not names:
+        return f"install a plugin that provides {what}"
+    more = f" (or: {', '.join(names[1:])})" if names[1:] else ""
+    return f"install one: hermes plugins install {names[0]}{more}"
 
 
 def catalog_folder(explicit: str | None = None) -> Path:

@@ -40,15 +40,16 @@ _COLLECTED = frozenset(CONTRIBUTION_HOOKS)
 
 
 @dataclass(frozen=True)
-class _Failed:
-    """An implementation raised (already logged)."""
+class HookFailure:
+    """An implementation that raised or missed its deadline (already logged): ``reason`` is
+    one line for a command that shows it (``hermes status``)."""
 
-
-_FAILED = _Failed()
+    reason: str
 
 
 def _invoke(impl: HookImpl, hook: str, kwargs: dict[str, Any], tracer: Tracer | None) -> Any:
-    """One implementation's result, or ``_FAILED`` when it raised (SystemExit included)."""
+    """One implementation's result, or a :class:`HookFailure` when it raised (SystemExit
+    included)."""
     started = time.perf_counter()
     try:
         result: Any = impl.function(*(kwargs[name] for name in impl.argnames))
@@ -65,7 +66,7 @@ def _invoke(impl: HookImpl, hook: str, kwargs: dict[str, Any], tracer: Tracer | 
             shown,
             exc_info=log.isEnabledFor(logging.DEBUG),
         )
-        return _FAILED
+        return HookFailure(" ".join(f"{type(shown).__name__}: {shown}".split()))
     finally:
         if tracer is not None:
             tracer(hook, impl.plugin_name, time.perf_counter() - started)
@@ -124,10 +125,23 @@ class Hooks:
     def call(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
         """Call ``hook`` on every implementation from a thread that is not the event loop's;
         return (plugin, result) for those that returned in time without raising."""
+        return [
+            (plugin, result)
+            for plugin, result in self.answers(hook, kwargs)
+            if not isinstance(result, HookFailure)
+        ]
+
+    def answers(
+        self, hook: str, kwargs: dict[str, Any], *, at_least: float = 0.0
+    ) -> list[tuple[str, Any]]:
+        """:meth:`call`, with a :class:`HookFailure` as the result of each implementation
+        that raised or missed the deadline, for a command that shows every plugin's part.
+        ``at_least`` lengthens the deadline for a hook that does real work (an import)."""
         results: list[tuple[str, Any]] = []
         for impl in self.implementations(hook):
             future = self._submit(impl, hook, kwargs)
-            ends = time.monotonic() + self.deadline
+            deadline = self.deadline if self._stopping.is_set() else max(self.deadline, at_least)
+            ends = time.monotonic() + deadline
             while True:  # in slices, so a stop (SIGTERM) shortens the wait at once
                 left = min(ends, time.monotonic() + self.deadline) - time.monotonic()
                 try:
@@ -136,9 +150,8 @@ class Hooks:
                     if left > 0.25:
                         continue
                     self._missed(impl.plugin_name, hook)
-                    break
-                if result is not _FAILED:
-                    results.append((impl.plugin_name, result))
+                    result = HookFailure(f"no answer within {deadline:g} s")
+                results.append((impl.plugin_name, result))
                 break
         return results
 
@@ -173,7 +186,7 @@ class Hooks:
                 timer.cancel()
                 with self._lock:
                     self._waiting.discard(entry)
-            if result is not _FAILED:
+            if not isinstance(result, HookFailure):
                 results.append((impl.plugin_name, result))
         return results
 

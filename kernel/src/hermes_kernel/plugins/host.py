@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import pluggy
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
-from hermes_kernel.plugins.dispatch import Hooks
+from hermes_kernel.plugins.dispatch import HookFailure, Hooks
 from hermes_kernel.plugins.loader import load_plugin
 from hermes_kernel.plugins.policy import Decision, PluginPolicy
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
@@ -24,6 +24,9 @@ from hermes_sdk import (
     BackendSpec,
     CommandSpec,
     ConfigSectionSpec,
+    Finding,
+    HealthContext,
+    ImporterSpec,
     Kind,
     LLMCall,
     LLMResult,
@@ -37,13 +40,15 @@ from hermes_sdk import (
     SessionInfo,
     SlashCommandSpec,
     Spec,
+    StatusLine,
     ToolCall,
     ToolResult,
     ToolsetSpec,
     ToolSpec,
     new_plugin_manager,
 )
-from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.hookspecs import COMMAND_HOOKS, CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.importing import HomeImport, ImportSection
 from hermes_sdk.provided import SHARED_KINDS, ProvidedSpecs
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
 
@@ -53,11 +58,25 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes.plugins")
 
 SpecT = TypeVar("SpecT", bound=Spec)
+ItemT = TypeVar("ItemT")
 
 RESERVED_COMMANDS = frozenset(
-    {"config", "doctor", "help", "model", "plugins", "sessions", "setup", "version"}
+    {
+        "config",
+        "doctor",
+        "help",
+        "import",
+        "model",
+        "plugins",
+        "sessions",
+        "setup",
+        "version",
+    }
 )
 """Built-in subcommands a plugin's command may not replace."""
+
+IMPORT_SECONDS = 300.0
+"""The least time one plugin's ``hermes_import_home`` gets (it copies files)."""
 
 
 class PluginLoadError(Exception):
@@ -317,11 +336,22 @@ class PluginHost:
     def config_sections(self) -> list[ConfigSectionSpec]:
         return self._typed(Kind.CONFIG, ConfigSectionSpec)
 
+    def importers(self) -> list[ImporterSpec]:
+        return self._typed(Kind.IMPORTER, ImporterSpec)
+
     # --- lifecycle hooks, guarded ---------------------------------------------------------
 
     def load_observers(self) -> None:
-        """Load the plugins that implement lifecycle hooks, before a session starts."""
+        """Load the plugins that implement hooks a session calls, before one starts (not
+        those implementing only a command's hooks, such as ``hermes_status_lines``)."""
         for record in self._candidates(Kind.HOOK, None):
+            hooks = {name for kind, name in record.declares if kind is Kind.HOOK}
+            if not record.has_manifest or hooks - set(COMMAND_HOOKS):
+                self.load(record.name)
+
+    def load_implementing(self, hook: str) -> None:
+        """Load the plugins that declare ``hook`` (and those without a manifest), only."""
+        for record in self._candidates(Kind.HOOK, hook):
             self.load(record.name)
 
     def implements(self, hook: str) -> bool:
@@ -345,6 +375,39 @@ class PluginHost:
             else:
                 log.warning("plugin %r: hermes_prompt_sections must yield PromptSection", plugin)
         return sections
+
+    def _contributions(
+        self, hook: str, kwargs: dict[str, object], item: type[ItemT], at_least: float = 0.0
+    ) -> list[tuple[str, list[ItemT] | str]]:
+        """Each implementing plugin's items for a command's contribution hook, or one line
+        saying why it has none (it raised, hung, or yielded something else)."""
+        self.load_implementing(hook)
+        answers: list[tuple[str, list[ItemT] | str]] = []
+        for plugin, result in self.hooks.answers(hook, kwargs, at_least=at_least):
+            if isinstance(result, HookFailure):
+                answers.append((plugin, result.reason))
+                continue
+            items = list(result or [])
+            if all(isinstance(one, item) for one in items):
+                answers.append((plugin, cast("list[ItemT]", items)))
+            else:
+                answers.append((plugin, f"{hook} must yield {item.__name__} objects"))
+        return answers
+
+    def status_lines(self, context: HealthContext) -> list[tuple[str, list[StatusLine] | str]]:
+        """Each plugin's ``hermes status`` lines, or one line saying why it has none."""
+        return self._contributions("hermes_status_lines", {"context": context}, StatusLine)
+
+    def doctor_checks(self, context: HealthContext) -> list[tuple[str, list[Finding] | str]]:
+        """Each plugin's ``hermes doctor`` findings, or one line saying why it has none."""
+        return self._contributions("hermes_doctor_checks", {"context": context}, Finding)
+
+    def import_home(self, request: HomeImport) -> list[tuple[str, list[ImportSection] | str]]:
+        """Each plugin's sections of one home's import, or one line saying why it has none;
+        copying takes a while, so each gets ``IMPORT_SECONDS`` at least."""
+        return self._contributions(
+            "hermes_import_home", {"request": request}, ImportSection, IMPORT_SECONDS
+        )
 
     def check_command(self, command: str, normalized: str, backend: str) -> list[str]:
         """The plugins' verdicts on a command ("ask: ..." / "deny: ..."); None answers and

@@ -14,13 +14,17 @@ from typing import TYPE_CHECKING, Any
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    Finding,
+    HealthContext,
     ServiceSpec,
+    StatusLine,
     ToolsetSpec,
     ToolSpec,
     hookimpl,
 )
 
 if TYPE_CHECKING:
+    from hermes_sdk.importing import HomeImport, ImportSection
     from hermes_sdk.service import ServiceContext
 
 NAME = "cron"
@@ -95,3 +99,25 @@ def hermes_tools() -> Iterator[ToolSpec]:
         handler=_cronjob,
         takes_context=True,
     )
+
+
+@hookimpl
+def hermes_status_lines(context: HealthContext) -> Iterator[StatusLine]:
+    from hermes_plugin_cron.health import status_lines
+
+    yield from status_lines(context)
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    from hermes_plugin_cron.health import doctor_checks
+
+    yield from doctor_checks(context)
+
+
+@hookimpl
+def hermes_import_home(request: HomeImport) -> Iterator[ImportSection]:
+    from hermes_plugin_cron.importing import SOURCE_KINDS, import_jobs
+
+    if request.source_kind in SOURCE_KINDS:
+        yield import_jobs(request)

@@ -12,7 +12,15 @@ from typing import Any, TypeVar
 
 import click
 
-from hermes_plugin_cron.jobs import Job, JobNotFound, JobsFileError, JobStore, cron_dir, make_job
+from hermes_plugin_cron.jobs import (
+    Job,
+    JobNotFound,
+    JobsFileError,
+    JobStore,
+    cron_dir,
+    job_state,
+    make_job,
+)
 from hermes_plugin_cron.runs import Run, RunLog
 from hermes_plugin_cron.schedule import describe, next_after, parse_schedule, zone
 from hermes_plugin_cron.scheduler import Scheduler, SchedulerBusy, scheduler_lock
@@ -61,14 +69,6 @@ def _when(moment: float | str | None) -> str:
         except ValueError:
             return moment
     return datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
-
-
-def _state(job: Job) -> str:
-    if job.get("paused"):
-        return "paused"
-    if not job.get("enabled", True):
-        return "done" if (job.get("repeat") or {}).get("times") else "disabled"
-    return "active"
 
 
 @click.group()
@@ -162,7 +162,7 @@ def list_jobs(as_json: bool) -> None:
             str(job.get("name") or ""),
             job["id"],
             describe(job.get("schedule") or {}),
-            _state(job),
+            job_state(job),
             _when(job.get("next_run_at")),
             f"{_when(job.get('last_run_at'))} {job.get('last_status') or ''}".strip(),
         )
@@ -373,7 +373,7 @@ def status() -> None:
     failed = log.failed_since(log.marked(SEEN_MARK))
     log.mark(SEEN_MARK)
     log.close()
-    active = sum(1 for job in jobs if _state(job) == "active")
+    active = sum(1 for job in jobs if job_state(job) == "active")
     click.echo(f"{len(jobs)} jobs ({active} active); {running}")
     if failed:
         click.echo(f"{len(failed)} runs failed since you last looked:")

@@ -22,7 +22,7 @@ from typing import Any
 from hermes_sdk.files import atomic_write_text
 from hermes_sdk.locks import FileLock, LockTimeout
 
-__all__ = ["JobNotFound", "JobStore", "JobsFileError", "cron_dir"]
+__all__ = ["JobNotFound", "JobStore", "JobsFileError", "cron_dir", "job_state"]
 
 Job = dict[str, Any]
 
@@ -128,6 +128,15 @@ class JobStore:
 
         result: Job = self.change(removed)
         return result
+
+
+def job_state(job: Job) -> str:
+    """active, paused, disabled, or done (a one-shot that ran)."""
+    if job.get("paused"):
+        return "paused"
+    if not job.get("enabled", True):
+        return "done" if (job.get("repeat") or {}).get("times") else "disabled"
+    return "active"
 
 
 def new_job_id() -> str:

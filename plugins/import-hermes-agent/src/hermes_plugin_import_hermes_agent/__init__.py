@@ -1,26 +1,29 @@
-"""``import-hermes-agent``: ``hermes import hermes-agent``, which brings a hermes-agent home
-over (settings, secrets, persona, memory, skills, cron jobs, approved users, sessions,
-profiles) and only reads it. Importing this is cheap: the work is in the modules the
-command loads."""
+"""``import-hermes-agent``: the importer behind ``hermes import hermes-agent``, which brings a
+hermes-agent home over (settings, secrets, persona, approved users, sessions, profiles, and
+through the plugins that keep them, memory, skills and cron jobs) and only reads it.
+Importing this is cheap: the work is in the modules the importer loads."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_sdk import CommandSpec, hookimpl
+from hermes_sdk import ImporterSpec, hookimpl
 
-NAME = "import"
+NAME = "hermes-agent"
 
 
-def _command() -> Any:
-    from hermes_plugin_import_hermes_agent.command import import_group
+def _importer() -> Any:
+    from hermes_plugin_import_hermes_agent.importer import HermesAgentImporter
 
-    return import_group
+    return HermesAgentImporter()
 
 
 @hookimpl
-def hermes_cli_commands() -> Iterator[CommandSpec]:
-    yield CommandSpec(
-        name=NAME, description="Bring a home over from another agent", factory=_command
+def hermes_importers() -> Iterator[ImporterSpec]:
+    yield ImporterSpec(
+        name=NAME,
+        description="a hermes-agent home, default ~/.hermes",
+        default_path="~/.hermes",
+        factory=_importer,
     )

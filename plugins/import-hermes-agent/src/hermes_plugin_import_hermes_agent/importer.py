@@ -1,8 +1,11 @@
-"""Bring one hermes-agent home (and its profiles) into a Hermes home.
+"""Bring one hermes-agent home (and its profiles) into a Hermes home: the importer that
+``hermes import hermes-agent`` runs.
 
 The source is only read: its files are opened for reading, and its state.db is read from a
 copy. Everything is written in the target, and only what the target lacks, so an import
-run again brings only what is new.
+run again brings only what is new. What belongs to no plugin (settings, secrets, persona,
+approved users, sessions) is brought here; what a plugin keeps (memory entries, skills, cron
+jobs) that plugin brings over itself, through ``ImportRequest.import_parts``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,19 +29,24 @@ from hermes_plugin_import_hermes_agent.history import (
     readable_copy,
 )
 from hermes_plugin_import_hermes_agent.homefiles import (
-    MemoryLimits,
-    import_cron,
     import_env,
-    import_memories,
-    import_skills,
     import_soul,
     parse_env,
     read_text,
     write_atomically,
 )
-from hermes_plugin_import_hermes_agent.report import HomeReport, Section
 from hermes_plugin_import_hermes_agent.transcripts import read_transcripts, transcript_files
 from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
+from hermes_sdk.importing import (
+    HomeImport,
+    ImportedHome,
+    ImportRefused,
+    ImportRequest,
+    ImportSection,
+)
+
+SOURCE_KIND = "hermes-agent"
+"""What plugins are told the source is (``HomeImport.source_kind``)."""
 
 BATCH = 200
 """Sessions written per transaction: a crash loses at most one batch, which the next run
@@ -50,9 +57,6 @@ HANDLED = frozenset(
         "config.yaml",
         ".env",
         "SOUL.md",
-        "memories",
-        "skills",
-        "cron",
         "state.db",
         "profiles",
         "platforms",
@@ -74,21 +78,35 @@ WHY_NOT = {
     "gateway.pid": "hermes-agent's running gateway, if any",
     "gateway_state.json": "hermes-agent's gateway status",
 }
+PLUGIN_PARTS = {
+    "memories": ("memory entries", "memory-builtin"),
+    "skills": ("skills", "skills"),
+    "cron": ("cron jobs", "cron"),
+}
+"""Parts of a hermes-agent home that a plugin of ours brings over (hermes_import_home), and
+what they hold: without that plugin, they are left, saying so."""
 QUIET = ("cache", "audio_cache", "image_cache", "sandboxes", "plans", "workspace", "home")
 """Caches and scratch folders: left without a line each."""
 
-OpenArchive = Callable[[str], AbstractContextManager[SessionArchive]]
+
+class HermesAgentImporter:
+    """The :class:`~hermes_sdk.importing.Importer` for ``hermes import hermes-agent``."""
+
+    def detect(self, path: Path) -> bool:
+        return looks_like_hermes_agent(path)
+
+    def check(self, source: Path, target: Path) -> None:
+        check_source(source, target)
+
+    def run(self, request: ImportRequest) -> list[ImportedHome]:
+        return import_all(request.source, request.target, request)
 
 
-class ImportRefused(Exception):
-    """The import cannot start: one line saying why and what to do."""
-
-
-@dataclass(frozen=True)
-class Options:
-    open_archive: OpenArchive
-    scheduler_installed: bool
-    dry_run: bool
+def looks_like_hermes_agent(path: Path) -> bool:
+    """A folder with hermes-agent's files, and not a Hermes home."""
+    if not any((path / name).exists() for name in ("state.db", "config.yaml", "memories")):
+        return False
+    return not ((path / "state.db").exists() and _ours(path / "state.db"))
 
 
 def check_source(source: Path, target: Path) -> None:
@@ -132,12 +150,12 @@ def _ours(state_db: Path) -> bool:
 
 
 def import_home(
-    source: Path, target: Path, options: Options, profile: str | None = None
-) -> HomeReport:
-    report = HomeReport(str(source), str(target), profile)
+    source: Path, target: Path, options: ImportRequest, profile: str | None = None
+) -> ImportedHome:
+    report = ImportedHome(str(source), str(target), profile)
     running = running_gateway(source)
     if running is not None:
-        report.section(Section("hermes-agent")).note(
+        report.section(ImportSection("hermes-agent")).note(
             f"its gateway is running (pid {running}): what it saves after this copy comes "
             "over with the next import; stop it first for a final one"
         )
@@ -149,13 +167,20 @@ def import_home(
         )
     )
     report.section(import_soul(source, target, options.dry_run))
-    limits = MemoryLimits.of(settings)
-    report.section(import_memories(source, target, limits, options.dry_run))
-    report.section(import_skills(source, target, options.dry_run))
-    report.section(import_cron(source, target, options.scheduler_installed, options.dry_run))
+    parts = options.import_parts(
+        HomeImport(
+            source_kind=SOURCE_KIND,
+            source=str(source),
+            target=str(target),
+            config=settings,
+            dry_run=options.dry_run,
+        )
+    )
+    for part in parts:
+        report.section(part)
     report.section(_pairing(source, target, options))
     report.section(_sessions(source, target, options))
-    report.section(_other_files(source))
+    report.section(_other_files(source, {name for part in parts for name in part.reads}))
     return report
 
 
@@ -178,10 +203,14 @@ def running_gateway(source: Path) -> int | None:
 
 
 def _config(
-    source: Path, target: Path, env: Mapping[str, str], options: Options, report: HomeReport
+    source: Path,
+    target: Path,
+    env: Mapping[str, str],
+    options: ImportRequest,
+    report: ImportedHome,
 ) -> tuple[MappedConfig, dict[str, Any]]:
     """The mapping, and the target's settings with it (what this home will run with)."""
-    section = report.section(Section("settings (config.yaml)"))
+    section = report.section(ImportSection("settings (config.yaml)"))
     text = read_text(source / "config.yaml")
     data: Any = {}
     if text is not None:
@@ -283,8 +312,8 @@ def _merge(
 # --- pairing and sessions ---------------------------------------------------------------
 
 
-def _pairing(source: Path, target: Path, options: Options) -> Section:
-    section = Section("approved chat users (pairing)")
+def _pairing(source: Path, target: Path, options: ImportRequest) -> ImportSection:
+    section = ImportSection("approved chat users (pairing)")
     users: dict[tuple[str, str], PairedUser] = {}
     for folder in (source / "pairing", source / "platforms" / "pairing"):
         for path in sorted(folder.glob("*-approved.json")) if folder.is_dir() else []:
@@ -345,8 +374,8 @@ def _store(
     return added
 
 
-def _sessions(source: Path, target: Path, options: Options) -> Section:
-    section = Section("sessions")
+def _sessions(source: Path, target: Path, options: ImportRequest) -> ImportSection:
+    section = ImportSection("sessions")
     state_db = source / "state.db"
     logs = transcript_files(source)
     if not state_db.exists() and not logs:
@@ -407,7 +436,7 @@ def _sessions(source: Path, target: Path, options: Options) -> Section:
 
 
 @contextlib.contextmanager
-def _archive(target: Path, options: Options) -> Iterator[SessionArchive | None]:
+def _archive(target: Path, options: ImportRequest) -> Iterator[SessionArchive | None]:
     """The target's store; None in a dry run on a home that has none yet (nothing is
     created to answer what it holds: nothing)."""
     if options.dry_run and not (target / "state.db").exists():
@@ -417,11 +446,22 @@ def _archive(target: Path, options: Options) -> Iterator[SessionArchive | None]:
         yield archive
 
 
-def _other_files(source: Path) -> Section:
-    section = Section("other files")
+def _other_files(source: Path, brought: set[str]) -> ImportSection:
+    """What nothing brought over: ``brought`` is what the plugins' parts covered."""
+    section = ImportSection("other files")
     for entry in sorted(source.iterdir()):
         name = entry.name
         if name in HANDLED or name in QUIET or name.endswith(".lock") or name.startswith("."):
+            continue
+        if name in brought:
+            continue
+        if name in PLUGIN_PARTS:
+            what, plugin = PLUGIN_PARTS[name]
+            section.left(
+                name + "/",
+                f"its {what}: no installed plugin brings them over; install the one that "
+                f"keeps them (hermes plugins install {plugin}), then import again",
+            )
             continue
         section.left(
             name + ("/" if entry.is_dir() else ""),
@@ -440,7 +480,7 @@ def profiles_of(source: Path) -> list[Path]:
     return [p for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")]
 
 
-def import_all(source: Path, target: Path, options: Options) -> list[HomeReport]:
+def import_all(source: Path, target: Path, options: ImportRequest) -> list[ImportedHome]:
     """The home, then each profile into the target's profiles/ (the profiles of the base
     home the target is in, when the target is itself a profile)."""
     reports = [import_home(source, target, options)]
@@ -449,7 +489,7 @@ def import_all(source: Path, target: Path, options: Options) -> list[HomeReport]
         reports.append(import_home(folder, base / "profiles" / folder.name, options, folder.name))
     active = (read_text(source / "active_profile") or "").strip()
     if active and active != "default" and not (base / "active_profile").exists():
-        reports[0].section(Section("default profile")).add(active)
+        reports[0].section(ImportSection("default profile")).add(active)
         if not options.dry_run:
             write_atomically(base / "active_profile", active + "\n")
     return reports

@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_sdk import CommandSpec, ConfigSectionSpec, ToolSourceSpec, hookimpl
+from hermes_sdk import (
+    CommandSpec,
+    ConfigSectionSpec,
+    Finding,
+    HealthContext,
+    StatusLine,
+    ToolSourceSpec,
+    hookimpl,
+)
 from hermes_sdk.tool_sources import ToolSourceContext
 
 SECTION = "mcp_servers"
@@ -70,3 +78,17 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(name=SECTION, description="MCP servers", model=_section_model)
+
+
+@hookimpl
+def hermes_status_lines(context: HealthContext) -> Iterator[StatusLine]:
+    from hermes_plugin_mcp.health import status_lines
+
+    yield from status_lines(context)
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    from hermes_plugin_mcp.health import doctor_checks
+
+    yield from doctor_checks(context)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hermes_plugin_mcp.settings import ServerSettings, parse_servers
+from hermes_plugin_mcp.settings import ServerSettings, parse_servers, where
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
 SECTION = "mcp_servers"
@@ -18,12 +18,6 @@ SECTION = "mcp_servers"
 def _context() -> CommandContext:
     context: CommandContext = click.get_current_context().meta[COMMAND_CONTEXT]
     return context
-
-
-def _where(settings: ServerSettings) -> str:
-    if settings.command is not None:
-        return " ".join([settings.command, *settings.args])
-    return f"{settings.url} ({settings.transport})"
 
 
 @click.group()
@@ -41,7 +35,7 @@ def list_servers() -> None:
         click.echo("No MCP servers. Add one: hermes mcp add NAME --command CMD [ARG ...]")
     for name, settings in servers.items():
         state = "" if settings.enabled else "  (disabled)"
-        click.echo(f"{name}  {_where(settings)}{state}")
+        click.echo(f"{name}  {where(settings)}{state}")
 
 
 @mcp.command("test")

@@ -12,7 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hermes_sdk.sections import section_settings
 
-__all__ = ["SAFE_ENVIRONMENT", "ServerSettings", "ToolFilter", "expand", "server_environment"]
+__all__ = [
+    "SAFE_ENVIRONMENT",
+    "ServerSettings",
+    "ToolFilter",
+    "expand",
+    "parse_servers",
+    "server_environment",
+    "where",
+]
 
 SAFE_ENVIRONMENT = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
 """What a stdio server inherits from Hermes' environment (and XDG_*): never keys."""
@@ -58,6 +66,13 @@ class ServerSettings(BaseModel):
         if (self.command is None) == (self.url is None):
             raise ValueError("give either command (a stdio server) or url (an HTTP server)")
         return self
+
+
+def where(settings: ServerSettings) -> str:
+    """How a server is reached, in one line: its command line, or its URL and transport."""
+    if settings.command is not None:
+        return " ".join([settings.command, *settings.args])
+    return f"{settings.url} ({settings.transport})"
 
 
 def expand(text: str, secrets: Mapping[str, str]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from hermes_sdk import (
     CommandSpec,
+    ConfigSectionSpec,
     PromptContext,
     PromptSection,
     ReviewSpec,
@@ -19,6 +20,7 @@ from hermes_sdk import (
     ToolSpec,
     hookimpl,
 )
+from hermes_sdk.importing import HomeImport, ImportSection
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["memory_tool", "session_search", "slash_memory"]
@@ -187,3 +189,24 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
         handler=slash_memory,
         on_platforms=True,  # each person reviews the writes to their own memory
     )
+
+
+def _section_model() -> type[Any]:
+    from hermes_plugin_memory_builtin.section_model import MemoryConfig
+
+    return MemoryConfig
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(
+        name="memory", description="Built-in memory and the memory provider", model=_section_model
+    )
+
+
+@hookimpl
+def hermes_import_home(request: HomeImport) -> Iterator[ImportSection]:
+    from hermes_plugin_memory_builtin.importing import SOURCE_KINDS, import_memories
+
+    if request.source_kind in SOURCE_KINDS:
+        yield import_memories(request)

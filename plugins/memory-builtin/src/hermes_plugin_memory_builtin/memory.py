@@ -18,6 +18,7 @@ from hermes_plugin_memory_builtin.operations import (
     size,
 )
 from hermes_plugin_memory_builtin.scopes import TARGETS, Budgets, MemoryPlace, place_for
+from hermes_plugin_memory_builtin.settings import memory_settings
 from hermes_sdk.proposals import ProposalQueue, UnknownProposal
 
 __all__ = ["Memory"]
@@ -27,7 +28,7 @@ class Memory:
     def __init__(self, home: str, user_scope: str | None, config: Mapping[str, Any]) -> None:
         self.place: MemoryPlace = place_for(home, user_scope, config)
         self.budgets = Budgets.from_config(config)
-        self.write_approval = bool((config.get("memory") or {}).get("write_approval", False))
+        self.write_approval = memory_settings(config).write_approval
         # Writes waiting for the user (memory.write_approval), one queue per person.
         self.pending = ProposalQueue(self.place.pending, "memory write", "/memory pending")
 

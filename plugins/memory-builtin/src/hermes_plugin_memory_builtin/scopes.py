@@ -27,11 +27,10 @@ class Budgets:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Budgets:
-        section = config.get("memory") or {}
-        return cls(
-            memory=int(section.get("memory_chars", cls.memory)),
-            user=int(section.get("user_chars", cls.user)),
-        )
+        from hermes_plugin_memory_builtin.settings import memory_settings
+
+        settings = memory_settings(config)
+        return cls(memory=settings.memory_chars, user=settings.user_chars)
 
     def of(self, target: str) -> int:
         return self.memory if target == "memory" else self.user
@@ -61,5 +60,7 @@ def place_for(home: str, user_scope: str | None, config: Mapping[str, Any]) -> M
     if user_scope is None:
         return MemoryPlace(root / "MEMORY.md", root / "USER.md", root / "pending")
     own = root / "users" / scope_folder(user_scope)
-    shared = bool((config.get("memory") or {}).get("share_agent_notes", False))
+    from hermes_plugin_memory_builtin.settings import memory_settings
+
+    shared = memory_settings(config).share_agent_notes
     return MemoryPlace((root if shared else own) / "MEMORY.md", own / "USER.md", own / "pending")

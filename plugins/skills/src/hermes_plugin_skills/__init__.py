@@ -10,6 +10,7 @@ from typing import Any
 
 from hermes_sdk import (
     CommandSpec,
+    ConfigSectionSpec,
     PromptContext,
     PromptSection,
     ReviewSpec,
@@ -18,6 +19,7 @@ from hermes_sdk import (
     ToolSpec,
     hookimpl,
 )
+from hermes_sdk.importing import HomeImport, ImportSection
 
 
 def _command() -> Any:
@@ -131,3 +133,22 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="skills", description="list, check, install and remove skills", factory=_command
     )
+
+
+def _section_model() -> type[Any]:
+    from hermes_plugin_skills.section_model import SkillsConfig
+
+    return SkillsConfig
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(name="skills", description="Skills", model=_section_model)
+
+
+@hookimpl
+def hermes_import_home(request: HomeImport) -> Iterator[ImportSection]:
+    from hermes_plugin_skills.importing import SOURCE_KINDS, import_skills
+
+    if request.source_kind in SOURCE_KINDS:
+        yield import_skills(request)

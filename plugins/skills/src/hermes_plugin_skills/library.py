@@ -58,9 +58,10 @@ def sources(
         found.append(Source("project", project))
     found.append(Source("personal", Path("~/.agents/skills").expanduser()))
     found += [Source(f"plugin:{name}", folder) for name, folder in plugin_dirs]
-    section = config.get("skills") or {}
-    for folder in section.get("external_dirs") or []:
-        found.append(Source("external", Path(os.path.expanduser(str(folder)))))
+    from hermes_plugin_skills.settings import skills_settings
+
+    for folder in skills_settings(config).external_dirs:
+        found.append(Source("external", Path(os.path.expanduser(folder))))
     unique: dict[Path, Source] = {}
     for source in found:
         unique.setdefault(source.root, source)

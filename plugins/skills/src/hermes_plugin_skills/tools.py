@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_plugin_skills import proposals
-from hermes_plugin_skills.index import DEFAULT_INDEX_CHARS, ordered, render_index
+from hermes_plugin_skills.index import ordered, render_index
 from hermes_plugin_skills.library import Library, sources, user_root
 from hermes_plugin_skills.manage import SkillRefused, apply, diff, plan, safe_relative
 from hermes_plugin_skills.plugin_sources import plugin_folders
 from hermes_plugin_skills.seed import seed
+from hermes_plugin_skills.settings import skills_settings
 from hermes_plugin_skills.skillfile import FOLDERS
 from hermes_sdk import PromptContext, SlashContext
 from hermes_sdk.tooling import ToolContext
@@ -44,8 +45,7 @@ def index_for(context: PromptContext) -> str:
     library = open_library(
         context.home, context.cwd or "", context.config, plugin_folders(context.provided)
     )
-    section = context.config.get("skills") or {}
-    return render_index(library, int(section.get("index_chars", DEFAULT_INDEX_CHARS)))
+    return render_index(library, skills_settings(context.config).index_chars)
 
 
 def skills_list(context: ToolContext, query: str | None = None) -> str:
@@ -124,7 +124,7 @@ def skill_manage(
         file_content=file_content,
         replace_all=replace_all,
     )
-    if (context.config.get("skills") or {}).get("write_approval"):
+    if skills_settings(context.config).write_approval:
         proposal = proposals.propose(root, change, context.source)
         return (
             f"queued for the user's approval as {proposal} (skills.write_approval is on): "

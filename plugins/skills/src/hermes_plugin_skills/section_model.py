@@ -1,0 +1,31 @@
+"""The pydantic model of the ``skills:`` section, for ``hermes config validate``, ``hermes
+doctor``, ``config show`` and ``config set`` (``hermes_config_sections``). Its defaults and
+limits are :mod:`settings`' (which reads the section on every session, without pydantic)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hermes_plugin_skills.settings import DEFAULTS, INDEX
+
+__all__ = ["SkillsConfig"]
+
+
+class SkillsConfig(BaseModel):
+    """The ``skills:`` section: where skills come from and how the agent may change them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    write_approval: bool = Field(
+        default=DEFAULTS.write_approval,
+        description="Skill changes by the agent wait in /skills pending until you approve.",
+    )
+    index_chars: int = Field(
+        default=DEFAULTS.index_chars,
+        ge=INDEX[0],
+        le=INDEX[1],
+        description="Most characters the skills index takes in the system prompt.",
+    )
+    external_dirs: list[str] = Field(
+        default_factory=list, description="More folders of skills, read-only (~ is expanded)."
+    )
