@@ -7,7 +7,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -82,12 +82,12 @@ def _plugins(app: App) -> list[str]:
 
 
 def _gateway(home: Path) -> list[str]:
-    from hermes_kernel.gateway.status import read_status, running_pid
-
-    pid = running_pid(home)
-    if pid is None:
+    # Until plugins contribute their own status lines, the gateway plugin's status file
+    # (HERMES_HOME/gateway/status.json) is read here; its pid is alive only while it runs.
+    report = _read_json(home / "gateway" / "status.json")
+    pid = report.get("pid")
+    if report.get("state") != "running" or not isinstance(pid, int) or not _alive(pid):
         return ["not running (hermes gateway run)"]
-    report = read_status(home) or {}
     started = report.get("started_at")
     since = datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M") if started else "?"
     lines = [f"running (pid {pid}) since {since}"]
@@ -101,6 +101,24 @@ def _gateway(home: Path) -> list[str]:
         error = f" ({state['error']})" if state.get("error") else ""
         lines.append(f"  service {name}: {state.get('state')}{error}")
     return lines
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _sessions(home: Path) -> str:

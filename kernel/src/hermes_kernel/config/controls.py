@@ -24,8 +24,6 @@ KERNEL_SECTIONS = frozenset(
         "memory",
         "learning",
         "skills",
-        "gateway",
-        "platforms",
         "compression",
         "auxiliary",
     }
