@@ -146,3 +146,11 @@ def test_author_guide_shows_the_tested_example_front_end_verbatim():
         assert text in guide, f"docs/authors/guide.md must include {relative} verbatim"
     manifest = (inbox / "pyproject.toml").read_text(encoding="utf-8")
     assert '"service.inbox" = "hermes_plugin_inbox"' in manifest
+
+
+def test_the_author_guides_plugin_storage_example_runs(tmp_path, capsys):
+    guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("### Keeping state: plugin storage", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/authors/guide.md", "exec"), {"home": str(tmp_path)})
+    assert capsys.readouterr().out.strip() == "[('hello',)]"
