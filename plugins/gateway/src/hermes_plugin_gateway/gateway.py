@@ -127,7 +127,8 @@ async def open_gateway(
     context: CommandContext, settings: GatewayConfig, cwd: Path | None = None
 ) -> AsyncIterator[Gateway]:
     """The gateway of the command's home on a runtime of its own, closed on exit."""
-    assert context.open_runtime is not None, "a command of the gateway has a runtime"
+    if context.open_runtime is None:
+        raise RuntimeError("this Hermes gives its commands no runtime: upgrade hermes-kernel")
     where = Path(cwd or settings.cwd or Path.cwd()).expanduser()
     async with context.open_runtime(runtime_options(settings, where)) as runtime:
         yield Gateway(context, runtime, settings, where)
