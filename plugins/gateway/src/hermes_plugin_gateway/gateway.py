@@ -129,6 +129,11 @@ async def open_gateway(
     """The gateway of the command's home on a runtime of its own, closed on exit."""
     if context.open_runtime is None:
         raise RuntimeError("this Hermes gives its commands no runtime: upgrade hermes-kernel")
+    from hermes_sdk.http_transport import expect_many_requests
+
+    # Before the runtime exists: every HTTP client made from now on (the models', the
+    # platforms') shares pooled aiohttp connections, a fraction of httpx's own CPU per request.
+    expect_many_requests()
     where = Path(cwd or settings.cwd or Path.cwd()).expanduser()
     async with context.open_runtime(runtime_options(settings, where)) as runtime:
         yield Gateway(context, runtime, settings, where)
@@ -138,9 +143,6 @@ class Gateway:
     def __init__(
         self, context: CommandContext, runtime: Runtime, settings: GatewayConfig, cwd: Path
     ) -> None:
-        from hermes_sdk.http_transport import expect_many_requests
-
-        expect_many_requests()  # platforms and models share pooled aiohttp connections
         self.context = context
         self.runtime = runtime
         self.settings = settings
