@@ -198,7 +198,8 @@ class KernelRuntime(Runtime):
 
     # --- sessions -------------------------------------------------------------------------
 
-    def _engine(self, options: SessionOptions) -> TurnEngine:
+    def _built(self, options: SessionOptions) -> tuple[_EngineKey, TurnEngine | None]:
+        """The engine key of ``options``, and its engine if it is built already."""
         key: _EngineKey = (
             options.provider,
             options.model,
@@ -208,8 +209,11 @@ class KernelRuntime(Runtime):
             options.budget,
         )
         if key == (None, None, None, (), None, None):
-            return self.agent.engine
-        engine = self._engines.get(key)
+            return key, self.agent.engine
+        return key, self._engines.get(key)
+
+    def _engine(self, options: SessionOptions) -> TurnEngine:
+        key, engine = self._built(options)
         if engine is not None:
             return engine
         agent = self.agent
@@ -249,7 +253,10 @@ class KernelRuntime(Runtime):
 
     async def open_session(self, options: SessionOptions) -> SessionSummary:
         await self._start_tool_sources()
-        engine = await asyncio.to_thread(self._engine, options)
+        # An engine built already needs no worker thread (a gateway opens sessions all day,
+        # and a hop queues behind whatever the threads are doing).
+        _key, built = self._built(options)
+        engine = built if built is not None else await asyncio.to_thread(self._engine, options)
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
         session = await engine.open_session(
             options.source,

@@ -152,7 +152,7 @@ CREATE INDEX sessions_by_scope ON sessions(user_scope) WHERE user_scope IS NOT N
 """
 
 V5 = """
--- Version 5 made the gateway's tables here; a plugin's tables are its own now (see
+-- Version 5 made tables that a plugin owns now: a plugin's tables are its own (see
 -- plugin_schemas, version 7). Homes made before keep them, and their plugin goes on using
 -- them; a new home gets them from the plugin's own migrations.
 SELECT 1;
