@@ -169,3 +169,11 @@ def test_the_shared_pieces_example_in_the_author_guide_runs(tmp_path):
     assert shown == "sync failed: HTTP 401 for <redacted>"
     proposal = example["propose_bookmark"](home, "https://c.example", "cli")
     assert (home / "bookmarks" / "pending" / f"{proposal}.json").exists()
+
+
+def test_the_author_guides_plugin_storage_example_runs(tmp_path, capsys):
+    guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("### Keeping state: plugin storage", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/authors/guide.md", "exec"), {"home": str(tmp_path)})
+    assert capsys.readouterr().out.strip() == "[('hello',)]"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_TREES = [
     REPO / "plugins",
@@ -60,3 +62,41 @@ def test_plugin_packages_do_not_depend_on_the_kernel():
         for pyproject in tree.rglob("pyproject.toml"):
             deps = tomllib.loads(pyproject.read_text())["project"].get("dependencies", [])
             assert not [d for d in deps if d.startswith("hermes-kernel")], pyproject
+
+
+FRONT_ENDS = ("gateway", "chat")
+"""The front-ends the kernel used to hold: written on the SDK's runtime contract alone."""
+
+
+@pytest.mark.parametrize("name", FRONT_ENDS)
+def test_the_front_end_plugins_import_only_the_sdk(name):
+    import subprocess
+    import sys
+
+    folder = REPO / "plugins" / name
+    if name != "gateway" and not folder.exists():
+        pytest.skip(f"plugins/{name} is not in this tree yet")
+    sources = sorted((folder / "src").rglob("*.py"))
+    assert sources, f"plugins/{name} has no source"
+    offenders = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in sources
+        for line in kernel_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == [], f"plugins/{name} must reach the kernel through hermes_sdk only"
+    # Nor through another module: importing every module of the plugin loads no kernel code.
+    package = next(p.name for p in (folder / "src").iterdir() if p.name.startswith("hermes_"))
+    modules = sorted(
+        ".".join(
+            (package, *path.relative_to(folder / "src" / package).with_suffix("").parts)
+        ).removesuffix(".__init__")
+        for path in sources
+    )
+    probe = (
+        "import importlib, sys\n"
+        f"for module in {modules!r}:\n"
+        "    importlib.import_module(module)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'hermes_kernel'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", f"importing plugins/{name} loads {done.stdout.strip()}"

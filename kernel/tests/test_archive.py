@@ -12,6 +12,10 @@ from hermes_sdk.archive import ArchivedMessage, ArchivedSession, PairedUser
 from hermes_sdk.models import ToolCallRequest
 
 
+def nobody_keeps_access(users):
+    return None  # no plugin keeps chat access in these tests
+
+
 def message(role, content, at, **fields):
     return ArchivedMessage(role=role, content=content, created_at=at, **fields)
 
@@ -49,7 +53,7 @@ def store(tmp_path):
 
 
 def test_sessions_keep_their_ids_links_and_usage(store):
-    archive = StoreArchive(store.db)
+    archive = StoreArchive(store.db, nobody_keeps_access)
     assert archive.add([CHILD, PARENT]) == 2  # the child first: it is placed after its parent
     parent, child = store.sessions.get(PARENT.id), store.sessions.get(CHILD.id)
     assert child.parent_session_id == PARENT.id and child.source == "delegate"
@@ -65,7 +69,7 @@ def test_sessions_keep_their_ids_links_and_usage(store):
 
 
 def test_adding_again_adds_nothing_and_a_missing_parent_is_no_link(store):
-    archive = StoreArchive(store.db)
+    archive = StoreArchive(store.db, nobody_keeps_access)
     assert archive.add([CHILD]) == 1
     assert store.sessions.get(CHILD.id).parent_session_id is None  # its parent is not stored
     assert archive.add([PARENT, CHILD]) == 1
@@ -75,7 +79,7 @@ def test_adding_again_adds_nothing_and_a_missing_parent_is_no_link(store):
 def test_a_bad_record_writes_nothing_of_its_batch(store):
     bad = session("20250101_000002_cccccc", message("narrator", "?", 3.0))
     with pytest.raises(ValueError, match="message 1 has role 'narrator'"):
-        StoreArchive(store.db).add([PARENT, bad])
+        StoreArchive(store.db, nobody_keeps_access).add([PARENT, bad])
     assert store.sessions.count() == 0
 
 
@@ -88,14 +92,26 @@ def test_what_the_other_tool_compacted_is_history_not_view(store):
         message("assistant", "continuing", 1.3),
         view_starts_at=2,
     )
-    StoreArchive(store.db).add([compacted])
+    StoreArchive(store.db, nobody_keeps_access).add([compacted])
     record = store.compactions.latest(compacted.id)
     assert record is not None and record.boundary_seq == 2 and record.engine == "import"
     assert len(store.messages.of_session(compacted.id)) == 4  # all kept, all searchable
 
 
-def test_paired_users_are_let_in_once(store):
-    archive = StoreArchive(store.db)
+def test_paired_users_go_to_the_plugin_that_keeps_chat_access(store):
     users = [PairedUser("telegram", "42", "ada", 5.0), PairedUser("telegram", "43", "", 6.0)]
-    assert archive.add_paired(users) == 2
-    assert archive.add_paired(users) == 0
+    handed: list[list[PairedUser]] = []
+
+    def admit(given):
+        handed.append(list(given))
+        return 1  # one was new there
+
+    assert StoreArchive(store.db, admit).add_paired(users) == 1
+    assert handed == [users]
+    assert StoreArchive(store.db, admit).add_paired([]) == 0 and len(handed) == 1
+
+
+def test_paired_users_with_nobody_to_keep_them_are_refused_in_one_line(store):
+    archive = StoreArchive(store.db, nobody_keeps_access)
+    with pytest.raises(OSError, match="no installed plugin keeps who may write from chat"):
+        archive.add_paired([PairedUser("telegram", "42", "ada", 5.0)])

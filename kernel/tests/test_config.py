@@ -208,3 +208,13 @@ def test_a_damaged_config_cache_is_a_miss(tmp_path):
     for damaged in [{**entry, "document": None}, {"key": entry["key"]}, {**entry, "plugins": []}]:
         cache.write_text(json.dumps(damaged))
         assert settings_for(tmp_path).plugins.disabled == ("a",)
+
+
+def test_every_kernel_section_is_a_field_of_the_kernel_config():
+    from hermes_kernel.config.controls import KERNEL_SECTIONS
+    from hermes_kernel.config.model import KernelConfig
+
+    assert set(KernelConfig.model_fields) == set(KERNEL_SECTIONS)
+    empty = KernelConfig.model_validate(dict.fromkeys(KERNEL_SECTIONS))  # "compression:" alone
+    assert empty.compression.gateway_threshold == 0.85
+    assert not {"gateway", "platforms"} & KERNEL_SECTIONS  # the gateway plugin's sections

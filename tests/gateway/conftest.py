@@ -13,10 +13,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+
+if TYPE_CHECKING:
+    from hermes_plugin_gateway.gateway import Gateway
 
 OWNER = 42
 
@@ -89,31 +93,68 @@ def polling(telegram: FakeTelegram, timeout: float = 20.0) -> None:
 
 
 class RunningGateway:
+    """The gateway plugin's gateway on a runtime of the kernel, in a thread of this process
+    (signals stay the test's): what ``hermes gateway run`` serves."""
+
     def __init__(self, home: Path) -> None:
         from hermes_kernel.app import App
+        from hermes_kernel.cli.main import command_context
         from hermes_kernel.config.settings import Flags
-        from hermes_kernel.gateway.service import Gateway
 
+        self.home = home
         self.app = App(Flags(home=home))
-        self.gateway = Gateway(self.app)
+        self.context = command_context(self.app)
+        self.gateway: Gateway | None = None
+        self.built = threading.Event()
         self.loop = asyncio.new_event_loop()
         self.stop_event: asyncio.Event | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True, name="gateway")
 
     def _run(self) -> None:
+        from hermes_plugin_gateway.gateway import open_gateway
+        from hermes_plugin_gateway.settings import gateway_settings
+
         async def main() -> None:
             self.stop_event = asyncio.Event()
-            await self.gateway.run(self.stop_event)
+            async with open_gateway(self.context, gateway_settings(self.context.config)) as gw:
+                self.gateway = gw
+                self.built.set()
+                await gw.run(self.stop_event)
 
         try:
             self.loop.run_until_complete(main())
         except BaseException as exc:  # noqa: BLE001 - reported by stop()
             self.error = exc
+        finally:
+            self.built.set()
+            self.app.close()
 
     def start(self) -> RunningGateway:
         self.thread.start()
+        assert self.built.wait(60), "the gateway was not built"
+        if self.error is not None:
+            raise self.error
         return self
+
+    def sessions(self, source: str) -> list[Any]:
+        """The stored sessions of ``source``, newest first (read on a connection of the test's)."""
+        from hermes_kernel.store.state import StateStore, state_db_path
+
+        store = StateStore(state_db_path(self.home))
+        try:
+            return store.sessions.recent(source=source)
+        finally:
+            store.close()
+
+    def compactions(self, session_id: str) -> list[Any]:
+        from hermes_kernel.store.state import StateStore, state_db_path
+
+        store = StateStore(state_db_path(self.home))
+        try:
+            return store.compactions.of_session(session_id)
+        finally:
+            store.close()
 
     def call(self, function: Callable[[], object]) -> None:
         self.loop.call_soon_threadsafe(function)

@@ -46,8 +46,8 @@ def test_the_safety_net_compacts_even_with_automatic_compaction_off(
     telegram.user_says(OWNER, words("beta", 3500))
     telegram.wait_for_message(OWNER, "answer 2")
     assert len(summaries(openai_server)) == 1  # at 85% of the window, before the call
-    (session,) = gateway.gateway.store.sessions.recent(source="telegram")
-    (record,) = gateway.gateway.store.compactions.of_session(session.id)
+    (session,) = gateway.sessions("telegram")
+    (record,) = gateway.compactions(session.id)
     assert record.reason == "gateway"
     last = openai_server.requests[-1].json["messages"]
     assert "SUMMARY: the user sent numbered words." in last[1]["content"]

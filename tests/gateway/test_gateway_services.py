@@ -138,3 +138,21 @@ def test_a_front_end_in_another_process_delivers_through_the_running_gateway(
     assert delivery.state == "queued"
     telegram.wait_for_message(OWNER, "a note from a scheduled job")
     assert process.terminate() == 0
+
+
+def test_a_runtime_beside_the_gateway_in_its_process_delivers_through_it(
+    running_gateway, telegram, hermes
+):
+    import asyncio
+
+    from hermes_sdk.runtime import open_runtime
+
+    running_gateway(gateway="  stream: false\n")
+
+    async def deliver():
+        async with open_runtime(hermes.home) as runtime:  # its own event loop, this thread's
+            return await runtime.deliver("telegram", str(OWNER), "a note from beside it")
+
+    delivery = asyncio.run(deliver())
+    assert delivery.state == "sent"  # straight to the platform, not through the ledger's poll
+    telegram.wait_for_message(OWNER, "a note from beside it")

@@ -32,7 +32,7 @@ def test_a_dm_with_a_tool_call(running_gateway, telegram, openai_server, hermes)
     assert reply.reply_to is not None  # answers the user's message
     assert "from-the-tool" in tool_results(openai_server)[0]
     assert (OWNER, "typing") in telegram.chat_actions, "shown while the model took a second"
-    (session,) = gateway.gateway.store.sessions.recent(source="telegram")
+    (session,) = gateway.sessions("telegram")
     assert session.user_scope == f"telegram:{OWNER}"
     assert DEFAULT_TOKEN not in hermes.home.joinpath("state.db").read_bytes().decode("latin-1")
 
@@ -189,7 +189,7 @@ def test_new_starts_a_fresh_session_and_stop_stops(running_gateway, telegram, op
     telegram.user_says(OWNER, "/stop")
     telegram.wait_for_message(OWNER, "Dropped 1 waiting message")
     telegram.wait_for_message(OWNER, "Stopped.")
-    sessions = gateway.gateway.store.sessions.recent(source="telegram")
+    sessions = gateway.sessions("telegram")
     assert len(sessions) == 2 and sessions[1].end_reason == "new_session"
     telegram.user_says(OWNER, "three")
     telegram.wait_for_message(OWNER, "third")
@@ -202,6 +202,7 @@ def test_a_bad_token_is_reported_and_retried(running_gateway, telegram, hermes, 
     hermes_logger.addHandler(caplog.handler)
     gateway = running_gateway(wait=False, token="999:wrong-token-value")
     deadline = time.monotonic() + 10
+    assert gateway.gateway is not None
     state = gateway.gateway.platforms.states["telegram"]
     while state.restarts < 2 and time.monotonic() < deadline:
         time.sleep(0.05)

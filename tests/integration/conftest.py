@@ -109,13 +109,15 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
 
 @pytest.fixture(scope="session")
 def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """The chat, the OpenAI-compatible provider, the local backend and terminal toolset, Telegram, and
-    the fixture plugin that misbehaves at run time on request (tests/fixtures/faulty)."""
+    """The chat, the OpenAI-compatible provider, the local backend and terminal toolset, the
+    gateway and Telegram, and the fixture plugin that misbehaves at run time on request
+    (tests/fixtures/faulty)."""
     packages = [
         REPO / "plugins" / "chat",
         REPO / "plugins" / "provider-openai",
         REPO / "plugins" / "backend-local",
         REPO / "plugins" / "toolset-terminal",
+        REPO / "plugins" / "gateway",
         REPO / "plugins" / "platform-telegram",
         REPO / "tests" / "fixtures" / "faulty",
     ]

@@ -269,3 +269,91 @@ def test_a_compaction_in_a_front_ends_turn_is_a_notice_and_the_view_persists(hom
     notices = [e.text for e in second if isinstance(e, Notice)]
     assert any(text.startswith("compacted 2 earlier messages") for text in notices), second
     assert isinstance(second[-1], TurnEnded) and second[-1].ok
+
+
+# --- for front-ends that serve many people (a gateway) -----------------------------------
+
+
+def test_a_session_busy_in_another_process_ends_the_turn_as_busy(home, openai_server):
+    from hermes_kernel.store.state import StateStore, state_db_path
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            other = StateStore(state_db_path(home))  # another process's turn holds the lease
+            try:
+                with other.leases.holding(session.session_id):
+                    ended = await runtime.start_turn(session.session_id, "hi").result()
+            finally:
+                other.close()
+            return ended, await runtime.messages(session.session_id)
+
+    ended, messages = asyncio.run(scenario())
+    assert ended.status == "busy" and not ended.ok
+    assert "is busy: a turn is running in" in (ended.error or "")
+    assert messages == [] and openai_server.requests == []  # nothing was done or saved
+
+
+def test_compact_says_why_not_and_refuses_an_unknown_session(home, openai_server):
+    openai_server.queue(Reply.say("short"))
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            await runtime.start_turn(session.session_id, "hi").result()
+            why_not = await runtime.compact(session.session_id, "the plan")
+            with pytest.raises(SessionNotFound):
+                await runtime.compact("no-such-session")
+            return why_not
+
+    assert "nothing to compact" in (asyncio.run(scenario()) or "")
+
+
+def test_warm_up_before_serving_answers_with_warnings_only(home):
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            return await runtime.warm_up("test")
+
+    assert asyncio.run(scenario()) == []
+
+
+def test_a_plugins_tables_are_migrated_once_and_shared_with_other_connections(home):
+    from hermes_sdk.storage import StoreError, StoreSchema, open_store
+
+    first = StoreSchema(
+        name="notes", migrations=("CREATE TABLE notes_items (id INTEGER PRIMARY KEY, text TEXT)",)
+    )
+    second = StoreSchema(
+        name="notes", migrations=(*first.migrations, "ALTER TABLE notes_items ADD COLUMN at REAL")
+    )
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            store = runtime.plugin_store(first)
+            assert runtime.plugin_store(first) is store  # migrated once per runtime
+
+            def add(text: str) -> None:
+                with store.write(durable=True) as cursor:
+                    cursor.execute("INSERT INTO notes_items (text) VALUES (?)", (text,))
+
+            await store.run(add, "from the runtime")
+            await store.synced()
+            store.close()  # the runtime's own: it stays open with the runtime
+            return store.query_value("SELECT count(*) FROM notes_items")
+
+    assert asyncio.run(scenario()) == 1
+    with open_store(home, second) as upgraded:  # a connection of its own, one migration more
+        assert upgraded.query("SELECT text, at FROM notes_items") == [("from the runtime", None)]
+    with pytest.raises(StoreError, match="newer than the installed plugin understands"):
+        open_store(home, first)
+
+
+def test_delivery_with_no_delivery_plugin_installed_says_so(home, monkeypatch):
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "gateway")
+
+    async def scenario():
+        async with open_runtime(home) as runtime:
+            await runtime.deliver("telegram", "42", "hello")
+
+    with pytest.raises(DeliveryUnavailable, match="no installed plugin delivers messages"):
+        asyncio.run(scenario())

@@ -9,19 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_sdk.provided import ProvidedSpecs
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import SessionArchive
-    from hermes_sdk.runtime import Runtime
+    from hermes_sdk.runtime import Runtime, RuntimeOptions
 
 __all__ = [
     "COMMAND_CONTEXT",
     "CommandContext",
     "LLMCall",
     "LLMResult",
+    "OpenRuntime",
     "PromptContext",
     "PromptSection",
     "SessionInfo",
@@ -137,6 +138,18 @@ class SlashContext:
     fields are removed only in a major version."""
 
 
+class OpenRuntime(Protocol):
+    """``open_runtime()`` or ``open_runtime(RuntimeOptions(...))``."""
+
+    def __call__(
+        self, options: RuntimeOptions | None = None, /
+    ) -> AbstractAsyncContextManager[Runtime]: ...
+
+
+def _nothing(*_args: object) -> None:
+    return None
+
+
 COMMAND_CONTEXT = "hermes.command_context"
 """The key of :class:`CommandContext` in ``click.get_current_context().meta``."""
 
@@ -157,11 +170,12 @@ class CommandContext:
     fields are removed only in a major version."""
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Environment variables and HERMES_HOME/.env, for keys. Never log these values."""
-    open_runtime: Callable[[], AbstractAsyncContextManager[Runtime]] | None = None
+    open_runtime: OpenRuntime | None = None
     """``async with context.open_runtime() as runtime:`` the agent for a front-end command
     (``hermes serve``): models, tools and the store of this home, closed on exit. It raises
     ``click.ClickException`` (one line) if no model can be used. ``deliver`` sends through
-    a gateway that runs for this home, if one does."""
+    a gateway that runs for this home, if one does. A
+    :class:`~hermes_sdk.runtime.RuntimeOptions` sets its working folder and more."""
     open_archive: Callable[[str], AbstractContextManager[SessionArchive]] | None = None
     """``with context.open_archive(home) as archive:`` write sessions and paired users
     brought in from another tool into the store of ``home`` (this home, or a profile's):
@@ -170,3 +184,10 @@ class CommandContext:
     """Call it before a command leaves the process at once (``os._exit``: a tool thread that
     ignores a stop would hold up a normal exit): the kernel saves what it must (the plugins'
     load states) and ends the isolated plugins' processes."""
+
+    # --- for a long-running front-end (a gateway) ----------------------------------------
+
+    log_to: Callable[[str], None] = _nothing
+    """``context.log_to("gateway")``: this process writes ``HERMES_HOME/logs/gateway.log``
+    from now on, not ``agent.log`` (a long-running front-end keeps a log of its own;
+    ``hermes logs gateway`` shows it)."""

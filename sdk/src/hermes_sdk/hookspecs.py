@@ -34,7 +34,8 @@ return and a short example.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from hermes_sdk._markers import hookspec
 from hermes_sdk.events import (
@@ -53,6 +54,7 @@ from hermes_sdk.specs import (
     CommandSpec,
     ConfigSectionSpec,
     ContextEngineSpec,
+    DeliverySpec,
     ImporterSpec,
     MemoryProviderSpec,
     PlatformSpec,
@@ -68,6 +70,9 @@ from hermes_sdk.specs import (
     ToolSourceSpec,
     ToolSpec,
 )
+
+if TYPE_CHECKING:
+    from hermes_sdk.archive import PairedUser
 
 # --- Registration: providers -------------------------------------------------------------
 
@@ -170,7 +175,7 @@ def hermes_platforms() -> Iterable[PlatformSpec]:
     (the ``platforms.NAME`` config section and the secrets); it returns a
     :class:`~hermes_sdk.platform.PlatformAdapter`, or raises
     :class:`~hermes_sdk.platform.PlatformNotConfigured` with what the user must set.
-    Identity and authorization belong to the kernel, not to the adapter: an adapter reports
+    Identity and authorization belong to the gateway, not to the adapter: an adapter reports
     who wrote, never whether they may. Conformance suite: ``hermes_sdk.testing.PlatformTests``.
 
     Manifest key: ``platform.NAME``.
@@ -211,6 +216,39 @@ def hermes_services() -> Iterable[ServiceSpec]:
         @hookimpl
         def hermes_services():
             yield ServiceSpec(name="echo", description="Say hello once.", factory=lambda c: Echo())
+    """
+
+
+@hookspec
+def hermes_deliveries() -> Iterable[DeliverySpec]:
+    """Yield how messages reach chats for the rest of Hermes: what ``Runtime.deliver`` (a
+    scheduled job's result, a front-end's note) goes through.
+
+    Called once when the plugin is loaded. On a runtime's first ``deliver``, the kernel
+    calls ``factory(context)`` with a :class:`~hermes_sdk.delivery.DeliveryContext` (the
+    home, its config, the runtime's ``plugin_store`` and the installed specs) and awaits the
+    returned :class:`~hermes_sdk.delivery.Deliverer`'s ``deliver(platform, chat_id, text)``
+    for each message, on the runtime's event loop. Only one delivery serves a process: the
+    first by name. With none installed ``deliver`` raises ``DeliveryUnavailable``. The
+    gateway yields one: its delivery ledger, sent at once inside the gateway's process and
+    within seconds from any other.
+
+    Manifest key: ``delivery.NAME``.
+
+    Example::
+
+        class Outbox:
+            def __init__(self, context):
+                self.path = Path(context.home) / "outbox.txt"
+
+            async def deliver(self, platform, chat_id, text):
+                with self.path.open("a") as out:
+                    out.write(f"{platform}:{chat_id} {text}\n")
+                return Delivery(delivery_id=1, state="queued")
+
+        @hookimpl
+        def hermes_deliveries():
+            yield DeliverySpec(name="outbox", factory=Outbox)
     """
 
 
@@ -616,6 +654,30 @@ def hermes_import_home(request: HomeImport) -> Iterable[ImportSection]:
     """
 
 
+# --- Contributions: chat access ----------------------------------------------------------
+
+
+@hookspec
+def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> Iterable[PairedUser]:
+    """Let these chat-platform users in, as the owner approving their pairing would: an
+    importer brought them from another tool (``SessionArchive.add_paired``).
+
+    Called by the command that imports, with the home written into (this home or a
+    profile's) and the users. The plugin that keeps who may write to the agent (the
+    gateway) stores them and yields those that were not let in before. With no plugin
+    implementing it, ``add_paired`` raises OSError saying nothing keeps chat access.
+
+    Manifest key: ``hook.hermes_admit_chat_users``.
+
+    Example::
+
+        @hookimpl
+        def hermes_admit_chat_users(home, users):
+            with open_store(home, SCHEMA) as store:
+                yield from Pairings(store).admit(users)
+    """
+
+
 # --- Lifecycle: sessions -----------------------------------------------------------------
 
 
@@ -726,6 +788,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_terminal_backends": BackendSpec,
     "hermes_platforms": PlatformSpec,
     "hermes_services": ServiceSpec,
+    "hermes_deliveries": DeliverySpec,
     "hermes_memory_providers": MemoryProviderSpec,
     "hermes_context_engines": ContextEngineSpec,
     "hermes_toolsets": ToolsetSpec,
@@ -746,6 +809,7 @@ CONTRIBUTION_HOOKS: tuple[str, ...] = (
     "hermes_status_lines",
     "hermes_doctor_checks",
     "hermes_import_home",
+    "hermes_admit_chat_users",
 )
 """Hooks whose results the kernel collects (guarded like observers) at a fixed moment."""
 

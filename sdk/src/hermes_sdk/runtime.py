@@ -23,13 +23,16 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_sdk.budget import Budget
 from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
+
+if TYPE_CHECKING:
+    from hermes_sdk.storage import Store, StoreSchema
 
 __all__ = [
     "RESERVED_SLASH_NAMES",
@@ -45,6 +48,7 @@ __all__ = [
     "Question",
     "QuestionChoice",
     "Runtime",
+    "RuntimeOptions",
     "RuntimeTurn",
     "SessionBusy",
     "SessionMessage",
@@ -328,7 +332,8 @@ class TurnEnded:
 
     ``status``: ``done`` (``reply`` is the answer), ``stopped`` / ``interrupted`` (``reply``
     is what came before the stop), ``error`` (``error`` says what failed, in one line:
-    a model that could not be reached, a session busy in another process ...), ``budget`` or
+    a model that could not be reached ...), ``busy`` (another Hermes process is running a
+    turn on this session: nothing was done or saved; try again in a moment), ``budget`` or
     ``loop`` (the turn was cut short; ``error`` says why)."""
 
     session_id: str
@@ -384,6 +389,27 @@ class Delivery:
 
     delivery_id: int
     state: Literal["sent", "queued"]
+
+
+# --- front-ends that serve many people (a gateway) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeOptions:
+    """How to open a runtime (``CommandContext.open_runtime(options)``); every field left
+    as it is keeps the default."""
+
+    cwd: str | None = None
+    """The working directory of its sessions' tools; None: where the command runs."""
+    unattended: bool = False
+    """Nobody watches its sessions at a terminal to ``/compact`` (chats on a platform, a
+    server): past ``compression.gateway_threshold`` of the model's window a session is
+    compacted before the model call, even with automatic compaction off."""
+    question_timeout_s: float | None = None
+    """How long a :class:`Question` waits for its answer; None: ``approvals.timeout_seconds``."""
+    close_timeout_s: float | None = None
+    """On closing, how long background work still running (the reviews of the last turns)
+    may take to finish; None: two minutes."""
 
 
 # --- the runtime ---------------------------------------------------------------------------
@@ -550,16 +576,36 @@ class Runtime(abc.ABC):
     @abc.abstractmethod
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
         """Send ``text`` to a chat through the gateway's delivery ledger (retried, never
-        sent twice). Raises :class:`DeliveryUnavailable` if no platform of that name is
-        installed or no gateway serves this home."""
+        sent twice): the installed delivery plugin (``hermes_deliveries``) does it. Raises
+        :class:`DeliveryUnavailable` if no platform of that name is installed, no gateway
+        serves this home, or no delivery plugin is installed."""
+
+    # --- for front-ends that serve many people (a gateway) -------------------------------
+
+    @abc.abstractmethod
+    async def warm_up(self, source: str) -> list[str]:
+        """Get ready to serve: start the tool sources (MCP servers) and load the plugins
+        that build a ``source`` session's prompt, so the first conversations do not wait
+        for them. A long-running front-end awaits it once, before serving. Returns warnings
+        (a tool source that failed ...), one line each."""
+
+    @abc.abstractmethod
+    def plugin_store(self, schema: StoreSchema) -> Store:
+        """``schema``'s tables in this home's state store, on the runtime's own connection
+        (see :mod:`hermes_sdk.storage`); migrated on the first call, closed with the
+        runtime. Raises :class:`~hermes_sdk.storage.StoreError` if it cannot be migrated."""
 
 
 def open_runtime(
-    home: str | Path, *, cwd: str | Path | None = None
+    home: str | Path,
+    *,
+    cwd: str | Path | None = None,
+    options: RuntimeOptions | None = None,
 ) -> AbstractAsyncContextManager[Runtime]:
     """The runtime of the Hermes home at ``home``, outside any command: for a test of a
     front-end, or a program embedding Hermes. ``async with open_runtime(home) as runtime:``
     (closed on exit). A plugin's command uses ``CommandContext.open_runtime`` instead.
+    ``cwd`` is a shorthand for ``options.cwd``.
 
     The kernel provides it (entry point group ``hermes.runtime``), so this needs
     hermes-kernel installed; RuntimeError says so if it is not."""
@@ -569,7 +615,7 @@ def open_runtime(
     if not found:
         raise RuntimeError("no Hermes runtime is installed: pip install hermes-kernel")
     factory = found[0].load()
-    opened: AbstractAsyncContextManager[Runtime] = factory(
-        str(home), str(cwd) if cwd is not None else None
-    )
+    if cwd is not None:
+        options = replace(options or RuntimeOptions(), cwd=str(cwd))
+    opened: AbstractAsyncContextManager[Runtime] = factory(str(home), options or RuntimeOptions())
     return opened

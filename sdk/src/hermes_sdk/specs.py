@@ -24,6 +24,7 @@ __all__ = [
     "CommandSpec",
     "ConfigSectionSpec",
     "ContextEngineSpec",
+    "DeliverySpec",
     "FactorySpec",
     "ImporterSpec",
     "Kind",
@@ -67,6 +68,7 @@ class Kind(enum.StrEnum):
     PRICES = "prices"
     REVIEW = "review"
     IMPORTER = "importer"
+    DELIVERY = "delivery"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -225,6 +227,18 @@ class ServiceSpec(FactorySpec):
     @property
     def section(self) -> str:
         return self.config_section or self.name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeliverySpec(FactorySpec):
+    """How messages reach chats for the rest of Hermes (``Runtime.deliver``): the gateway's
+    delivery ledger. See :mod:`hermes_sdk.delivery`.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.delivery.DeliveryContext` and returns a
+    :class:`~hermes_sdk.delivery.Deliverer`.
+    """
+
+    kind: ClassVar[Kind] = Kind.DELIVERY
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

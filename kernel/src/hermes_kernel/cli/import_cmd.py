@@ -148,7 +148,7 @@ def import_home(
             source=origin,
             target=target,
             dry_run=trial,
-            open_archive=command_archive,
+            open_archive=lambda home: command_archive(app, home),
             import_parts=import_parts,
         )
         try:

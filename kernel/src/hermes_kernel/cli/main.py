@@ -25,17 +25,13 @@ if TYPE_CHECKING:
     from hermes_sdk import Kind
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
-    from hermes_sdk.runtime import Runtime
+    from hermes_sdk.runtime import Runtime, RuntimeOptions
 
 _BUILTINS: dict[str, tuple[str, str]] = {
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
     "doctor": (
         "hermes_kernel.cli.doctor_cmd:doctor",
         "Check this installation; each finding with its fix.",
-    ),
-    "gateway": (
-        "hermes_kernel.cli.gateway_cmd:gateway",
-        "Serve the agent on chat platforms: run, status, stop.",
     ),
     "import": (
         "hermes_kernel.cli.import_cmd:import_home",
@@ -48,10 +44,6 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "model": (
         "hermes_kernel.cli.model_cmd:model",
         "Show, explain, choose and test the model in use.",
-    ),
-    "pairing": (
-        "hermes_kernel.cli.pairing_cmd:pairing",
-        "Approve, list and revoke users of chat platforms.",
     ),
     "plugins": (
         "hermes_kernel.cli.plugins_cmd:plugins",
@@ -172,7 +164,7 @@ class HermesGroup(click.Group):
                 f"plugin {provided.plugin!r}: command {cmd_name!r} factory returned "
                 f"{type(built).__name__}, expected a click.Command"
             )
-        ctx.meta[COMMAND_CONTEXT] = _command_context(app_of(ctx))
+        ctx.meta[COMMAND_CONTEXT] = command_context(app_of(ctx))
         return built
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -211,7 +203,8 @@ def _write_rows(formatter: click.HelpFormatter, rows: list[tuple[str, str]]) -> 
         formatter.write("".join(f"{indent}{'':<{column}}{line}\n" for line in lines))
 
 
-def _command_context(app: App) -> CommandContext:
+def command_context(app: App) -> CommandContext:
+    """What a plugin's command gets (``ctx.meta[COMMAND_CONTEXT]``) of this invocation."""
     from hermes_sdk.events import CommandContext
 
     settings = app.settings
@@ -220,15 +213,17 @@ def _command_context(app: App) -> CommandContext:
         config=settings.raw,
         provided=app.host.shared(lazily=True),
         secrets=settings.secrets.merged(),
-        open_runtime=lambda: _command_runtime(app),
-        open_archive=command_archive,
+        open_runtime=lambda options=None: _command_runtime(app, options),
+        open_archive=lambda home: command_archive(app, home),
         before_exit=app.close,
+        log_to=app.use_log,
     )
 
 
 @contextlib.contextmanager
-def command_archive(home: str) -> Iterator[SessionArchive]:
-    """A home's store, for a command that imports history into it."""
+def command_archive(app: App, home: str) -> Iterator[SessionArchive]:
+    """A home's store, for a command that imports history into it; paired users go to the
+    plugin that keeps chat access (``hermes_admit_chat_users``)."""
     from hermes_kernel.store.archive import StoreArchive
     from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
@@ -239,18 +234,18 @@ def command_archive(home: str) -> Iterator[SessionArchive]:
     except StoreError as exc:
         raise OSError(str(exc)) from None
     try:
-        yield StoreArchive(db)
+        yield StoreArchive(db, lambda users: app.host.admit_chat_users(home, users))
     finally:
         db.close()
 
 
 @contextlib.asynccontextmanager
-async def _command_runtime(app: App) -> AsyncIterator[Runtime]:
+async def _command_runtime(app: App, options: RuntimeOptions | None) -> AsyncIterator[Runtime]:
     """A front-end command's runtime; no usable model is one line (ClickException)."""
     from hermes_kernel.runtime.standalone import RuntimeUnavailable, open_runtime
 
     try:
-        async with open_runtime(app) as runtime:
+        async with open_runtime(app, options) as runtime:
             yield runtime
     except RuntimeUnavailable as exc:  # raised on the way in only
         raise click.ClickException(str(exc)) from None

@@ -1,11 +1,10 @@
 """``hermes status``: one screen of how this Hermes stands: the model in use, plugins (failed
-ones first), the gateway and its platforms, what each plugin reports of its own part
-(``hermes_status_lines``: jobs, servers, ...), sessions and disk."""
+ones first), what each plugin reports of its own part (``hermes_status_lines``: a
+gateway's platforms, jobs, servers ...), sessions and disk."""
 
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,28 +92,6 @@ def _plugins(app: App) -> list[str]:
     return lines
 
 
-def _gateway(home: Path) -> list[str]:
-    from hermes_kernel.gateway.status import read_status, running_pid
-
-    pid = running_pid(home)
-    if pid is None:
-        return ["not running (hermes gateway run)"]
-    report = read_status(home) or {}
-    started = report.get("started_at")
-    since = datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M") if started else "?"
-    lines = [f"running (pid {pid}) since {since}"]
-    platforms = report.get("platforms") or {}
-    for name, state in sorted(platforms.items()):
-        error = f" ({state['error']})" if state.get("error") else ""
-        lines.append(f"  platform {name}: {state.get('state')}{error}")
-    if not platforms:
-        lines.append("  no platform is enabled")
-    for name, state in sorted((report.get("services") or {}).items()):
-        error = f" ({state['error']})" if state.get("error") else ""
-        lines.append(f"  service {name}: {state.get('state')}{error}")
-    return lines
-
-
 def _sessions(home: Path) -> str:
     from hermes_kernel.store.foreign import ForeignStoreError
     from hermes_kernel.store.state import StateStore, state_db_path
@@ -142,7 +119,7 @@ def _sessions(home: Path) -> str:
 @click.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """One screen: model, plugins, gateway, what each plugin reports, sessions, disk."""
+    """One screen: model, plugins, what each plugin reports, sessions, disk."""
     from hermes_kernel.config.home import base_home, chosen_profile
 
     app = app_of(ctx)
@@ -155,10 +132,6 @@ def status(ctx: click.Context) -> None:
     _line("Model", _model(app))
     first, *more = _plugins(app)
     _line("Plugins", first)
-    for line in more:
-        click.echo(" " * (_LABEL + 1) + line.strip())
-    first, *more = _gateway(home)
-    _line("Gateway", first)
     for line in more:
         click.echo(" " * (_LABEL + 1) + line.strip())
     for contributed in _contributed(app):

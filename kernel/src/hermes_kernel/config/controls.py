@@ -22,8 +22,6 @@ KERNEL_SECTIONS = frozenset(
         "approvals",
         "terminal",
         "learning",
-        "gateway",
-        "platforms",
         "compression",
         "auxiliary",
     }

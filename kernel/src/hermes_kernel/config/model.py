@@ -228,53 +228,6 @@ class LearningConfig(BaseModel):
     )
 
 
-class GatewayConfig(BaseModel):
-    """The ``gateway:`` section: how ``hermes gateway run`` serves chat platforms."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_concurrent_turns: int = Field(
-        default=16, ge=1, le=10_000, description="Turns running at once across all chats."
-    )
-    group_sessions: Literal["per_user", "shared"] = Field(
-        default="per_user",
-        description="In a group: a session per participant, or one the whole group shares "
-        "(threads and forum topics are always shared).",
-    )
-    stream: bool = Field(
-        default=True, description="Show a reply as it is written, by editing one message."
-    )
-    stream_interval_seconds: float = Field(
-        default=1.0, ge=0.05, le=60, description="Least time between two edits of that message."
-    )
-    typing: bool = Field(default=True, description="Show 'typing…' while the agent works.")
-    drain_seconds: float = Field(
-        default=30.0,
-        ge=0,
-        le=3600,
-        description="On stop, how long running turns may finish; the rest resume at the next "
-        "start.",
-    )
-    approval_timeout_seconds: float = Field(
-        default=300.0, gt=0, le=86_400, description="How long a question in the chat waits."
-    )
-    restart_backoff_seconds: float = Field(
-        default=30.0, gt=0, description="First wait before restarting a platform that failed."
-    )
-    restart_backoff_max_seconds: float = Field(
-        default=300.0, gt=0, description="Longest wait between restarts (the wait doubles)."
-    )
-    delivery_attempts: int = Field(
-        default=5, ge=1, le=100, description="Sends of one reply before it is abandoned."
-    )
-    delivery_max_age_hours: float = Field(
-        default=24.0, gt=0, description="A reply older than this is abandoned, not sent."
-    )
-    cwd: str | None = Field(
-        default=None, description="Working folder of gateway sessions (default: where it runs)."
-    )
-
-
 class CompressionConfig(BaseModel):
     """The ``compression:`` section: how a long session's view is kept within the window."""
 
@@ -323,32 +276,6 @@ class AuxiliaryConfig(BaseModel):
     model: str | None = Field(default=None, min_length=1)
 
 
-class PlatformAccessConfig(BaseModel):
-    """``platforms.<name>``: who may use the agent there. Other keys belong to the platform
-    plugin (its token variable, group behaviour ...)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    enabled: bool = Field(default=True, description="Start this platform with the gateway.")
-    allowed_users: list[str] = Field(
-        default_factory=list,
-        description="User ids allowed to use the agent (ids, not @names: names change hands).",
-    )
-    allow_all: bool = Field(
-        default=False,
-        description="Let anyone who finds the bot use the agent, its tools and your machine.",
-    )
-    pairing: bool = Field(
-        default=True, description="Unknown users may ask for a pairing code in a DM."
-    )
-
-    @field_validator("allowed_users", mode="before")
-    @classmethod
-    def _ids_as_text(cls, value: Any) -> Any:
-        # YAML reads 12345 as a number; ids are compared as text.
-        return [str(v) for v in value] if isinstance(value, list) else value
-
-
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -366,10 +293,6 @@ class KernelConfig(BaseModel):
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
-    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
-    platforms: dict[str, PlatformAccessConfig] = Field(
-        default_factory=dict, description="Per chat platform: who may use the agent."
-    )
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
 

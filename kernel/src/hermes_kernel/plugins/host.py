@@ -54,6 +54,7 @@ from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
 
 if TYPE_CHECKING:
     from hermes_kernel.plugins.isolation import IsolatedPlugin
+    from hermes_sdk.archive import PairedUser
 
 log = logging.getLogger("hermes.plugins")
 
@@ -353,6 +354,20 @@ class PluginHost:
         """Load the plugins that declare ``hook`` (and those without a manifest), only."""
         for record in self._candidates(Kind.HOOK, hook):
             self.load(record.name)
+
+    def admit_chat_users(self, home: str, users: Sequence[PairedUser]) -> int | None:
+        """``hermes_admit_chat_users``: how many of ``users`` the plugins that keep chat
+        access let in anew; None if no plugin keeps it. OSError if each one that does
+        failed (logged)."""
+        hook = "hermes_admit_chat_users"
+        for record in self._candidates(Kind.HOOK, hook):
+            self.load(record.name)
+        if not self.implements(hook):
+            return None
+        answers = self.hooks.call(hook, {"home": home, "users": list(users)})
+        if not answers:
+            raise OSError("the plugin that keeps chat access failed to let the users in")
+        return len({(u.platform, u.user_id) for _plugin, new in answers for u in new})
 
     def implements(self, hook: str) -> bool:
         """Whether a loaded plugin (not disabled) implements ``hook``

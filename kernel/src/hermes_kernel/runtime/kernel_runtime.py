@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,9 +26,11 @@ from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.turns import KernelTurn
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.messages import Message
+from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
 from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.tooling.history import history_searcher
-from hermes_sdk import Kind, SlashCommandSpec, SlashContext, ToolCall, ToolResult
+from hermes_sdk import DeliverySpec, Kind, SlashCommandSpec, SlashContext, ToolCall, ToolResult
+from hermes_sdk.delivery import Deliverer, DeliveryContext
 from hermes_sdk.runtime import (
     RESERVED_SLASH_NAMES,
     Budget,
@@ -53,14 +55,13 @@ from hermes_sdk.runtime import (
     TurnEnded,
     TurnUsage,
 )
+from hermes_sdk.storage import Store, StoreSchema
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
-__all__ = ["Deliver", "KernelRuntime", "tools_runtime"]
+__all__ = ["KernelRuntime", "tools_runtime"]
 
 log = logging.getLogger("hermes.runtime")
 
-Deliver = Callable[[str, str, str], Awaitable[Delivery]]
-"""(platform, chat id, text) -> the delivery; how this process reaches the gateway."""
 
 _EngineKey = tuple[
     str | None, str | None, tuple[str, ...] | None, tuple[str, ...], int | None, Budget | None
@@ -165,7 +166,6 @@ class KernelRuntime(Runtime):
         agent: Agent,
         questions: TurnQuestions,
         *,
-        deliver: Deliver | None = None,
         question_timeout: float = 120.0,
         on_open: Callable[[str], None] | None = None,
     ) -> None:
@@ -179,7 +179,8 @@ class KernelRuntime(Runtime):
         self.store = agent.store
         self.questions = questions
         self.question_timeout = question_timeout
-        self._deliver = deliver
+        self._deliverer: Deliverer | None = None
+        self._stores: dict[str, Store] = {}
         # Tool events of this runtime's turns go to them; the others to whoever watched
         # before (the chat's screen, another runtime), so two runtimes share one agent.
         agent.observer.events = _ToolEvents(questions, agent.observer.events)
@@ -197,7 +198,8 @@ class KernelRuntime(Runtime):
 
     # --- sessions -------------------------------------------------------------------------
 
-    def _engine(self, options: SessionOptions) -> TurnEngine:
+    def _built(self, options: SessionOptions) -> tuple[_EngineKey, TurnEngine | None]:
+        """The engine key of ``options``, and its engine if it is built already."""
         key: _EngineKey = (
             options.provider,
             options.model,
@@ -207,8 +209,11 @@ class KernelRuntime(Runtime):
             options.budget,
         )
         if key == (None, None, None, (), None, None):
-            return self.agent.engine
-        engine = self._engines.get(key)
+            return key, self.agent.engine
+        return key, self._engines.get(key)
+
+    def _engine(self, options: SessionOptions) -> TurnEngine:
+        key, engine = self._built(options)
         if engine is not None:
             return engine
         agent = self.agent
@@ -248,7 +253,10 @@ class KernelRuntime(Runtime):
 
     async def open_session(self, options: SessionOptions) -> SessionSummary:
         await self._start_tool_sources()
-        engine = await asyncio.to_thread(self._engine, options)
+        # An engine built already needs no worker thread (a gateway opens sessions all day,
+        # and a hop queues behind whatever the threads are doing).
+        _key, built = self._built(options)
+        engine = built if built is not None else await asyncio.to_thread(self._engine, options)
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
         session = await engine.open_session(
             options.source,
@@ -346,7 +354,8 @@ class KernelRuntime(Runtime):
                 on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
             )
         except LeaseHeldError as exc:
-            result = TurnResult("", "error", error=f"{exc} (is it open in another hermes?)")
+            # Another process runs a turn on it: nothing was done or saved.
+            result = TurnResult("", "busy", error=f"{exc} (is it open in another hermes?)")
         except SessionNotFound:
             result = TurnResult("", "error", error=f"no session {session_id!r}")
         except Exception as exc:
@@ -637,10 +646,45 @@ class KernelRuntime(Runtime):
     def stop_hooks(self) -> None:
         self.app.host.hooks.stop()
 
+    # --- for front-ends that serve many people (delivery, compaction, storage) ----------
+
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
-        if self._deliver is None:
-            raise DeliveryUnavailable("this process has no way to reach a gateway")
-        return await self._deliver(platform, chat_id, text)
+        if self._deliverer is None:
+            self._deliverer = await asyncio.to_thread(self._build_deliverer)
+        return await self._deliverer.deliver(platform, chat_id, text)
+
+    def _build_deliverer(self) -> Deliverer:
+        """The first delivery plugin by name (``hermes_deliveries``), built for this runtime."""
+        provided = sorted(self.app.host.provided(DeliverySpec.kind), key=lambda p: p.spec.name)
+        if not provided:
+            raise DeliveryUnavailable(
+                "no installed plugin delivers messages to chats (hermes plugins list)"
+            )
+        for unused in provided[1:]:
+            log.info("delivery %r of plugin %r is not used", unused.spec.name, unused.plugin)
+        spec = provided[0].spec
+        assert isinstance(spec, DeliverySpec)  # the index holds DeliverySpecs under DELIVERY
+        deliverer: Deliverer = spec.factory(
+            DeliveryContext(
+                home=self.home,
+                config=self.config,
+                store=self.plugin_store,
+                provided=self.app.host.shared(lazily=True),
+            )
+        )
+        return deliverer
+
+    async def warm_up(self, source: str) -> list[str]:
+        warnings = await self.agent.ensure_tools()
+        await asyncio.to_thread(self.agent.engine.warm_up, source, self.agent.cwd)
+        return warnings
+
+    def plugin_store(self, schema: StoreSchema) -> Store:
+        found = self._stores.get(schema.name)
+        if found is None:
+            migrate_schema(self.store.db, schema)
+            found = self._stores[schema.name] = PluginStore(self.store.db, owned=False)
+        return found
 
     # --- shutting down --------------------------------------------------------------------
 

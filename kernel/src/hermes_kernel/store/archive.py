@@ -19,9 +19,14 @@ IMPORT_ENGINE = "import"
 """The engine named on the compaction that stands for what the other tool had compacted."""
 
 
+Admit = Callable[[Sequence[PairedUser]], "int | None"]
+"""Paired users -> how many were let in anew; None if no plugin keeps chat access."""
+
+
 class StoreArchive(SessionArchive):
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, admit: Admit) -> None:
         self._db = db
+        self._admit = admit
 
     def stored(self, session_ids: Iterable[str]) -> set[str]:
         return _stored_in(self._db.query, set(session_ids))
@@ -45,15 +50,14 @@ class StoreArchive(SessionArchive):
         return added
 
     def add_paired(self, users: Sequence[PairedUser]) -> int:
-        added = 0
-        with self._db.write() as cursor:
-            for user in users:
-                cursor.execute(
-                    "INSERT INTO gateway_paired (platform, user_id, user_name, approved_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (platform, user_id) DO NOTHING",
-                    (user.platform, user.user_id, user.user_name, user.approved_at),
-                )
-                added += cursor.connection.changes()
+        if not users:
+            return 0
+        added = self._admit(users)
+        if added is None:
+            raise OSError(
+                "no installed plugin keeps who may write from chat platforms, so approved "
+                "users cannot be let in; install one (hermes plugins list), then import again"
+            )
         return added
 
 

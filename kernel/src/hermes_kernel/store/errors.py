@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from hermes_sdk import storage
 
-class StoreError(Exception):
-    """state.db cannot be used as it is (wrong schema, not a database, unwritable)."""
+
+class StoreError(storage.StoreError):
+    """state.db cannot be used as it is (wrong schema, not a database, unwritable); the
+    SDK's StoreError, so a plugin's store reports it as such."""
 
 
 class StoreBusyError(StoreError):

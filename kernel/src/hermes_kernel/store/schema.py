@@ -152,75 +152,10 @@ CREATE INDEX sessions_by_scope ON sessions(user_scope) WHERE user_scope IS NOT N
 """
 
 V5 = """
--- The gateway. Routes: the session a chat (or one participant in a group) talks in now;
--- /new points the route at a fresh session, nothing else changes it.
-CREATE TABLE gateway_routes (
-    key TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    updated_at REAL NOT NULL
-);
--- Inbox: each accepted message, stored before the platform is told it arrived, with the
--- progress of its turn, so a restart resumes an interrupted turn instead of dropping it.
-CREATE TABLE gateway_inbox (
-    id INTEGER PRIMARY KEY,
-    route_key TEXT NOT NULL,
-    platform TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    chat TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    user_name TEXT,
-    message_id TEXT NOT NULL,
-    text TEXT NOT NULL,
-    state TEXT NOT NULL
-        CHECK (state IN ('queued', 'running', 'resuming', 'done', 'dropped', 'failed')),
-    session_id TEXT,
-    received_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    UNIQUE (platform, chat_id, message_id)
-);
-CREATE INDEX gateway_inbox_open ON gateway_inbox(state)
-    WHERE state IN ('queued', 'running', 'resuming');
--- Outbox, the delivery ledger: a reply is an obligation before it is sent. 'attempting'
--- found after a crash means it may have gone out: it is sent again with a note saying so.
-CREATE TABLE gateway_outbox (
-    id INTEGER PRIMARY KEY,
-    inbox_id INTEGER REFERENCES gateway_inbox(id) ON DELETE SET NULL,
-    platform TEXT NOT NULL,
-    chat TEXT NOT NULL,
-    reply_to TEXT,
-    preview_id TEXT,
-    text TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('pending', 'attempting', 'delivered', 'abandoned')),
-    attempts INTEGER NOT NULL DEFAULT 0,
-    maybe_sent INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX gateway_outbox_open ON gateway_outbox(state)
-    WHERE state IN ('pending', 'attempting');
--- DM pairing: codes an unknown user was given, the users the owner let in, and failed
--- approvals (five in an hour lock approving for an hour).
-CREATE TABLE gateway_pairing (
-    platform TEXT NOT NULL,
-    code TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    user_name TEXT,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    PRIMARY KEY (platform, code)
-);
-CREATE TABLE gateway_paired (
-    platform TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    user_name TEXT,
-    approved_at REAL NOT NULL,
-    PRIMARY KEY (platform, user_id)
-);
-CREATE TABLE gateway_pairing_failures (
-    platform TEXT NOT NULL,
-    at REAL NOT NULL
-);
+-- Version 5 made tables that a plugin owns now: a plugin's tables are its own (see
+-- plugin_schemas, version 7). Homes made before keep them, and their plugin goes on using
+-- them; a new home gets them from the plugin's own migrations.
+SELECT 1;
 """
 
 V6 = """
@@ -248,5 +183,13 @@ CREATE TABLE compactions (
 CREATE INDEX compactions_by_session ON compactions(session_id, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
+V7 = """
+-- Plugins' own tables (hermes_sdk.storage): the version of each plugin's schema, by name.
+CREATE TABLE plugin_schemas (
+    name TEXT PRIMARY KEY,
+    version INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_plugin_gateway.settings import GatewayConfig, gateway_settings
+from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
-if TYPE_CHECKING:
-    from hermes_kernel.gateway.service import Gateway
+__all__ = ["gateway"]
+
+
+def _context() -> CommandContext:
+    context: CommandContext = click.get_current_context().meta[COMMAND_CONTEXT]
+    return context
 
 
 @click.group()
@@ -23,45 +29,46 @@ def gateway() -> None:
 
 
 @gateway.command()
-@click.pass_context
-def run(ctx: click.Context) -> None:
+def run() -> None:
     """Run the gateway in the foreground until stopped (SIGTERM or Ctrl+C drain it)."""
-    import asyncio
+    from hermes_plugin_gateway.status import GatewayRunning, PidLock
 
-    from hermes_kernel.gateway.service import Gateway
-    from hermes_kernel.gateway.status import GatewayRunning, PidLock
-
-    app = app_of(ctx)
-    app.use_log("gateway")
-    lock = PidLock(app.settings.home)
+    context = _context()
+    try:
+        settings = gateway_settings(context.config)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    context.log_to("gateway")
+    lock = PidLock(Path(context.home))
     try:
         lock.acquire()
     except GatewayRunning as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        asyncio.run(_serve(Gateway(app)))
+        asyncio.run(_serve(context, settings))
     finally:
         lock.release()
 
 
-async def _serve(service: Gateway) -> None:
-    import asyncio
-
+async def _serve(context: CommandContext, settings: GatewayConfig) -> None:
+    from hermes_plugin_gateway.gateway import open_gateway
     from hermes_sdk.leaving import Leaving
 
     stop = asyncio.Event()
+    async with open_gateway(context, settings) as service:
 
-    def stopping() -> None:
-        service.app.host.hooks.stop()  # hooks get a short deadline while turns drain
-        stop.set()
+        def stopping() -> None:
+            service.runtime.stop_hooks()  # hooks get a short deadline while turns drain
+            stop.set()
 
-    # Draining may take drain_seconds, closing the rest a few more: then it leaves anyway.
-    grace = service.settings.drain_seconds + 15
-    Leaving(stopping, grace).install(asyncio.get_running_loop())
-    click.echo(
-        f"hermes gateway running (pid {os.getpid()}); stop with: hermes gateway stop", err=True
-    )
-    await service.run(stop)
+        # Draining may take drain_seconds, background reviews as long again, closing the
+        # rest a few seconds more: then it leaves anyway.
+        Leaving(stopping, 2 * settings.drain_seconds + 15).install(asyncio.get_running_loop())
+        click.echo(
+            f"hermes gateway running (pid {os.getpid()}); stop with: hermes gateway stop",
+            err=True,
+        )
+        await service.run(stop)
     click.echo("hermes gateway stopped", err=True)
 
 
@@ -76,9 +83,9 @@ def _ago(timestamp: float | None) -> str:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Whether the gateway runs, and how each platform is doing. Exit status 1 if stopped."""
-    from hermes_kernel.gateway.status import read_status, running_pid
+    from hermes_plugin_gateway.status import read_status, running_pid
 
-    home = app_of(ctx).settings.home
+    home = Path(_context().home)
     pid = running_pid(home)
     report = read_status(home) or {}
     report = {**report, "running": pid is not None, "pid": pid}
@@ -119,13 +126,12 @@ def _states(parts: dict[str, dict[str, object]]) -> None:
 @click.option(
     "--timeout", default=60.0, show_default=True, help="Seconds to wait for it to finish."
 )
-@click.pass_context
-def stop(ctx: click.Context, timeout: float) -> None:
+def stop(timeout: float) -> None:
     """Stop the gateway: running turns finish (up to gateway.drain_seconds), the rest resume
     at the next start."""
-    from hermes_kernel.gateway.status import running_pid
+    from hermes_plugin_gateway.status import running_pid
 
-    home = app_of(ctx).settings.home
+    home = Path(_context().home)
     pid = running_pid(home)
     if pid is None:
         click.echo("The gateway is not running.")

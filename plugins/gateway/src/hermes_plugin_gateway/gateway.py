@@ -2,10 +2,10 @@
 
 A message goes: authorization (default deny; pairing in DMs) -> stored in the inbox ->
 its conversation's queue (one turn at a time per session; a cap across sessions) -> a turn
-(streamed preview, typing, approvals asked in the chat) -> the reply recorded in the ledger
-together with the message being done -> delivered. At start, what a crash or a stop left
-behind is picked up: replies that were not delivered go out (with a note if they may have
-gone out already), queued messages run, an interrupted turn resumes once.
+on the runtime (streamed preview, typing, approvals asked in the chat) -> the reply recorded
+in the ledger together with the message being done -> delivered. At start, what a crash or
+a stop left behind is picked up: replies that were not delivered go out (with a note if they
+may have gone out already), queued messages run, an interrupted turn resumes once.
 """
 
 from __future__ import annotations
@@ -17,37 +17,43 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hermes_kernel.config.model import GatewayConfig
-from hermes_kernel.engine.control import TurnControl
-from hermes_kernel.engine.run import TurnResult
-from hermes_kernel.gateway.access import Access
-from hermes_kernel.gateway.delivery import Deliveries, ReplyStream
-from hermes_kernel.gateway.intake import Intake
-from hermes_kernel.gateway.ledger import InboxItem, Ledger, OutboxItem
-from hermes_kernel.gateway.pairing import Pairings
-from hermes_kernel.gateway.platforms import Platforms
-from hermes_kernel.gateway.questions import Asker, ChatQuestions
-from hermes_kernel.gateway.routing import route_key, user_scope
-from hermes_kernel.gateway.services import Services, enabled_services
-from hermes_kernel.gateway.status import write_status
-from hermes_kernel.runtime.agent import Agent, AgentOptions
-from hermes_kernel.runtime.kernel_runtime import KernelRuntime, tools_runtime
-from hermes_kernel.runtime.questions import TurnQuestions
-from hermes_kernel.store.errors import LeaseHeldError
-from hermes_kernel.store.sessions import Session
-from hermes_sdk import SlashCommandSpec
+from hermes_plugin_gateway.access import Access
+from hermes_plugin_gateway.delivery import Deliveries, ReplyStream
+from hermes_plugin_gateway.intake import Intake
+from hermes_plugin_gateway.ledger import InboxItem, Ledger, OutboxItem
+from hermes_plugin_gateway.outbox import serving
+from hermes_plugin_gateway.pairing import Pairings
+from hermes_plugin_gateway.platforms import Platforms
+from hermes_plugin_gateway.questions import Asker, ChatQuestions
+from hermes_plugin_gateway.routing import route_key, user_scope
+from hermes_plugin_gateway.schema import SCHEMA
+from hermes_plugin_gateway.services import Services, enabled_services
+from hermes_plugin_gateway.settings import GatewayConfig
+from hermes_plugin_gateway.status import write_status
+from hermes_sdk import Kind, PlatformSpec, ServiceSpec, SlashCommandSpec
+from hermes_sdk.events import CommandContext
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
-from hermes_sdk.runtime import Delivery, DeliveryUnavailable
+from hermes_sdk.runtime import (
+    Delivery,
+    DeliveryUnavailable,
+    Question,
+    Runtime,
+    RuntimeOptions,
+    RuntimeTurn,
+    SessionBusy,
+    SessionNotFound,
+    SessionOptions,
+    TextDelta,
+    TurnEnded,
+)
 from hermes_sdk.service import ServiceContext
 
-if TYPE_CHECKING:
-    from hermes_kernel.app import App
-
-__all__ = ["Gateway"]
+__all__ = ["Gateway", "compose_reply", "open_gateway"]
 
 log = logging.getLogger("hermes.gateway")
 
@@ -76,6 +82,7 @@ RESUMED = (
     "before; a tool whose effect is UNKNOWN may or may not have acted, so check before "
     "repeating it. Continue where you left off.)\n\nThe message was:\n{text}"
 )
+BUSY = "another Hermes process is working in this conversation; try again in a moment"
 
 
 @dataclass
@@ -86,98 +93,114 @@ class Conversation:
     chat: ChatRef
     queue: deque[InboxItem] = field(default_factory=deque)
     task: asyncio.Task[None] | None = None
-    control: TurnControl | None = None
+    turn: RuntimeTurn | None = None
     stopped_by_user: bool = False
     dropped: set[int] = field(default_factory=set)
     """Messages /stop dropped after they were taken off the queue."""
     current: int | None = None
 
 
-def compose_reply(result: TurnResult, stopped_by_user: bool) -> str:
+def compose_reply(ended: TurnEnded, stopped_by_user: bool) -> str:
     """What the user reads for a finished turn."""
-    text = result.text.strip()
-    if result.status == "done":
+    text = ended.reply.strip()
+    if ended.status == "done":
         return text or "(no reply)"
-    if result.status in {"stopped", "interrupted"}:
+    if ended.status in {"stopped", "interrupted"}:
         return f"{text}\n\n_(stopped)_" if text else "Stopped."
-    note = f"⚠️ {result.error or result.status}"
+    note = f"⚠️ {BUSY if ended.status == 'busy' else ended.error or ended.status}"
     return f"{text}\n\n{note}" if text else note
 
 
-class Gateway:
-    def __init__(self, app: App, cwd: Path | None = None) -> None:
-        from hermes_sdk.http_transport import expect_many_requests
+def runtime_options(settings: GatewayConfig, cwd: Path) -> RuntimeOptions:
+    """The gateway's runtime: nobody at a terminal watches its sessions (the compaction
+    safety net applies), questions wait as long as the chats' do."""
+    return RuntimeOptions(
+        cwd=str(cwd),
+        unattended=True,
+        question_timeout_s=settings.approval_timeout_seconds,
+        close_timeout_s=max(1.0, settings.drain_seconds),
+    )
 
-        expect_many_requests()  # platforms and models share pooled aiohttp connections
-        raw = app.settings.raw
-        self.app = app
-        self.settings = GatewayConfig.model_validate(raw.get("gateway") or {})
-        self.questions = ChatQuestions(self.settings.approval_timeout_seconds)
-        # Questions of the services' turns go to their front-end, the rest to the chats.
-        self.turn_questions = TurnQuestions(self.questions.approver, self.questions.ask_for)
-        self.cwd = cwd or Path(self.settings.cwd or Path.cwd()).expanduser()
-        self.agent = Agent(
-            app,
-            AgentOptions(),
-            approver=self.turn_questions.approver,
-            ask_for=self.turn_questions.ask_for,
-            cwd=self.cwd,
-            in_gateway=True,
-            tool_runtime=tools_runtime,
-        )
-        self.store = self.agent.store
-        self.db = self.store.db
-        self.ledger = Ledger(self.db)
+
+@contextlib.asynccontextmanager
+async def open_gateway(
+    context: CommandContext, settings: GatewayConfig, cwd: Path | None = None
+) -> AsyncIterator[Gateway]:
+    """The gateway of the command's home on a runtime of its own, closed on exit."""
+    if context.open_runtime is None:
+        raise RuntimeError("this Hermes gives its commands no runtime: upgrade hermes-kernel")
+    from hermes_sdk.http_transport import expect_many_requests
+
+    # Before the runtime exists: every HTTP client made from now on (the models', the
+    # platforms') shares pooled aiohttp connections, a fraction of httpx's own CPU per request.
+    expect_many_requests()
+    where = Path(cwd or settings.cwd or Path.cwd()).expanduser()
+    async with context.open_runtime(runtime_options(settings, where)) as runtime:
+        yield Gateway(context, runtime, settings, where)
+
+
+class Gateway:
+    def __init__(
+        self, context: CommandContext, runtime: Runtime, settings: GatewayConfig, cwd: Path
+    ) -> None:
+        self.context = context
+        self.runtime = runtime
+        self.settings = settings
+        self.cwd = cwd
+        self.home = Path(context.home)
+        config = context.config
+        self.questions = ChatQuestions()
+        self.store = runtime.plugin_store(SCHEMA)
+        self.ledger = Ledger(self.store)
         self.intake = Intake(self.ledger, self._enqueue)
-        self.pairings = Pairings(self.store.db)
-        platforms_config: dict[str, Any] = raw.get("platforms") or {}
+        self.pairings = Pairings(self.store)
+        platforms_config: Mapping[str, Any] = config.get("platforms") or {}
         self.access = Access(platforms_config, self.pairings)
         specs = [
             spec
-            for spec in app.host.platforms()
-            if (platforms_config.get(spec.name) or {}).get("enabled", True) is not False
+            for spec in context.provided.of(Kind.PLATFORM)
+            if isinstance(spec, PlatformSpec)
+            and (platforms_config.get(spec.name) or {}).get("enabled", True) is not False
         ]
         self.platforms = Platforms(
             specs,
             lambda name: PlatformContext(
                 name=name,
-                home=str(app.settings.home),
+                home=context.home,
                 config=platforms_config.get(name) or {},
-                secrets=app.settings.secrets.merged(),
+                secrets=context.secrets,
             ),
             lambda name: _Host(self),
-            backoff=self.settings.restart_backoff_seconds,
-            backoff_max=self.settings.restart_backoff_max_seconds,
+            backoff=settings.restart_backoff_seconds,
+            backoff_max=settings.restart_backoff_max_seconds,
             on_running=self._platform_running,
         )
         self.deliveries = Deliveries(
             self.ledger,
             self.platforms.adapter,
-            attempts=self.settings.delivery_attempts,
-            max_age_seconds=self.settings.delivery_max_age_hours * 3600,
-        )
-        self.runtime = KernelRuntime(
-            self.agent,
-            self.turn_questions,
-            deliver=self._deliver,
-            question_timeout=self.settings.approval_timeout_seconds,
+            attempts=settings.delivery_attempts,
+            max_age_seconds=settings.delivery_max_age_hours * 3600,
         )
         self.services = Services(
-            enabled_services(app.host.services(), raw),
+            enabled_services(
+                [s for s in context.provided.of(Kind.SERVICE) if isinstance(s, ServiceSpec)],
+                config,
+            ),
             lambda spec: ServiceContext(
                 name=spec.name,
-                home=str(app.settings.home),
-                config=raw.get(spec.section) or {},
-                secrets=app.settings.secrets.merged(),
+                home=context.home,
+                config=config.get(spec.section) or {},
+                secrets=context.secrets,
                 in_gateway=True,
             ),
-            self.runtime,
-            backoff=self.settings.restart_backoff_seconds,
-            backoff_max=self.settings.restart_backoff_max_seconds,
+            runtime,
+            backoff=settings.restart_backoff_seconds,
+            backoff_max=settings.restart_backoff_max_seconds,
         )
         self.conversations: dict[str, Conversation] = {}
         self.stopping = False
         self.started_at = time.time()
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._slots: asyncio.Semaphore | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._picked_up: set[str] = set()
@@ -188,49 +211,44 @@ class Gateway:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then shut down cleanly."""
-        self.questions.loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         self._slots = asyncio.Semaphore(self.settings.max_concurrent_turns)
         in_flight = await asyncio.to_thread(self.ledger.after_crash)
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         await asyncio.to_thread(self.ledger.prune)
         # Tool sources (MCP servers) connect once, before any chat is served, and are shared.
-        for warning in await self.agent.ensure_tools():
+        for warning in await self.runtime.warm_up("gateway"):
             log.warning("gateway: %s", warning)
-        await asyncio.to_thread(self.agent.engine.warm_up, "gateway", self.cwd)
         _freeze_heap()
-        self.platforms.start()
-        self.services.start()
-        upkeep = asyncio.ensure_future(self._upkeep())
-        try:
-            await stop.wait()
-        finally:
-            upkeep.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await upkeep
-            await self.shutdown()
+        with serving(self.context.home, self):
+            self.platforms.start()
+            self.services.start()
+            upkeep = asyncio.ensure_future(self._upkeep())
+            try:
+                await stop.wait()
+            finally:
+                upkeep.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await upkeep
+                await self.shutdown()
 
     async def shutdown(self) -> None:
         """Let running turns finish up to ``drain_seconds``; stop the rest, which resume at
         the next start; messages still queued stay queued."""
         self.stopping = True
-        deadline = time.monotonic() + self.settings.drain_seconds
         running = [c.task for c in self.conversations.values() if c.task is not None]
         if running:
             log.info("gateway: letting %d running turns finish", len(running))
             await asyncio.wait(running, timeout=self.settings.drain_seconds)
         for conversation in self.conversations.values():
-            if conversation.control is not None:
-                conversation.control.stop()
+            if conversation.turn is not None:
+                conversation.turn.stop()
         left = [c.task for c in self.conversations.values() if c.task is not None]
         if left:
             await asyncio.wait(left, timeout=10)
         await self.services.stop()
-        await self.runtime.stop_all()
         await self.platforms.stop()
-        review_seconds = max(1.0, deadline - time.monotonic())
-        await self.runtime.aclose_engines()
-        await self.agent.aclose(review_seconds=review_seconds)
         self._write_status("stopped")
 
     def _platform_running(self, name: str) -> None:
@@ -242,7 +260,7 @@ class Gateway:
     async def _pick_up_inbox(self, platform: str) -> None:
         """What the last run left of this platform's messages: once it is connected, so a
         resumed turn can stream, show typing and ask for approvals."""
-        for item in await self.db.run(self.ledger.open_inbox):
+        for item in await self.store.run(self.ledger.open_inbox):
             if item.chat.platform == platform:
                 self._enqueue(item)
 
@@ -256,7 +274,7 @@ class Gateway:
             await asyncio.sleep(UPKEEP_SECONDS)
 
     async def _redeliver(self, platform: str | None) -> None:
-        for item in await self.db.run(self.ledger.open_outbox, platform):
+        for item in await self.store.run(self.ledger.open_outbox, platform):
             if self.deliveries.due(item):
                 await self.deliveries.deliver(item)
 
@@ -266,14 +284,14 @@ class Gateway:
         except Exception:  # noqa: BLE001 - status is best effort
             counts = {}
         write_status(
-            self.app.settings.home,
+            self.home,
             {
                 "state": state,
                 "pid": os.getpid(),
                 "started_at": self.started_at,
                 "platforms": dict(self.platforms.status()),
                 "services": dict(self.services.status()),
-                "turns_running": sum(1 for c in self.conversations.values() if c.control),
+                "turns_running": sum(1 for c in self.conversations.values() if c.turn),
                 "conversations": len(self.conversations),
                 **counts,
             },
@@ -288,7 +306,7 @@ class Gateway:
 
     async def receive(self, message: Inbound) -> None:
         # Config answers without touching the database: the common case stays on the loop.
-        if not self.access.allowed_by_config(message) and not await self.db.run(
+        if not self.access.allowed_by_config(message) and not await self.store.run(
             self.access.allowed, message
         ):
             await self._stranger(message)
@@ -335,15 +353,15 @@ class Gateway:
     async def _stop(self, key: str, message: Inbound) -> None:
         conversation = self.conversations.get(key)
         self.questions.cancel(message.chat)
-        running = conversation is not None and conversation.control is not None
+        running = conversation is not None and conversation.turn is not None
         if conversation is not None:
             conversation.queue.clear()
-            if conversation.current is not None and conversation.control is None:
+            if conversation.current is not None and conversation.turn is None:
                 conversation.dropped.add(conversation.current)
-            if conversation.control is not None:
+            if conversation.turn is not None:
                 conversation.stopped_by_user = True
-                conversation.control.stop()
-        dropped = await self.db.run(self.ledger.drop_queued, key)
+                conversation.turn.stop()
+        dropped = await self.store.run(self.ledger.drop_queued, key)
         note = "Stopping." if running else "Nothing is running."
         if dropped:
             note += f" Dropped {dropped} waiting message{'s' if dropped != 1 else ''}."
@@ -373,7 +391,7 @@ class Gateway:
                 except Exception:
                     log.exception("gateway: message %d failed", item.id)
                     with contextlib.suppress(Exception):
-                        await self.db.run(self.ledger.mark, item.id, "failed")
+                        await self.store.run(self.ledger.mark, item.id, "failed")
                         await self._reply(
                             None,
                             item.chat,
@@ -384,8 +402,8 @@ class Gateway:
             if not conversation.queue:
                 self.conversations.pop(conversation.key, None)
 
-    async def _deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
-        """A front-end's message to a chat (the runtime's ``deliver``)."""
+    async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
+        """A front-end's message to a chat (``Runtime.deliver`` in this process)."""
         if platform not in self.platforms.states:
             enabled = ", ".join(sorted(self.platforms.states)) or "none"
             raise DeliveryUnavailable(
@@ -408,7 +426,7 @@ class Gateway:
         # Recorded as being sent in the same write when the platform runs (one write less
         # on every reply's way out).
         sending = self.platforms.adapter(chat.platform) is not None
-        outbox_id = await self.db.run(
+        outbox_id = await self.store.run(
             self.ledger.reply_ready,
             item_id,
             chat,
@@ -435,12 +453,12 @@ class Gateway:
         if command == "/compact":
             await self._compact(conversation, item)
             return
-        if command[1:] in self._slash_commands():
+        if command and command[1:] in await self._slash_commands():
             text = await self._plugin_command(conversation, item, command[1:])
             await self._reply(item.id, item.chat, text, reply_to=item.message_id)
             return
         if item.state == "resuming":
-            await self.db.run(self.ledger.mark, item.id, "failed")
+            await self.store.run(self.ledger.mark, item.id, "failed")
             await self._reply(
                 item.id,
                 item.chat,
@@ -457,17 +475,18 @@ class Gateway:
                 return  # /stop dropped it while it waited for a turn slot
             await self._turn(conversation, item)
 
-    def _slash_commands(self) -> dict[str, SlashCommandSpec]:
+    async def _slash_commands(self) -> dict[str, SlashCommandSpec]:
         """The plugins' slash commands, loaded on the first message that starts with ``/``."""
         if self._slash is None:
-            self._slash = dict(self.runtime.slash_commands())
+            commands = await asyncio.to_thread(self.runtime.slash_commands)
+            self._slash = dict(commands)
         return self._slash
 
     async def _plugin_command(self, conversation: Conversation, item: InboxItem, name: str) -> str:
         """A plugin's ``/NAME`` from a chat, never seen by the model. It runs only if its
         plugin allows it on platforms (``on_platforms``: ``/memory``, on that person's own
         memory); others touch what everyone shares and are for the terminal."""
-        spec = self._slash_commands()[name]
+        spec = (await self._slash_commands())[name]
         if not spec.on_platforms:
             return f"/{name} is for the terminal (hermes chat): what it changes is shared"
         args = item.text.strip().partition(" ")[2]
@@ -483,51 +502,54 @@ class Gateway:
             return f"/{name} failed: {exc}"
         return str(output) if output else "(nothing to show)"
 
-    async def _session(self, conversation: Conversation, item: InboxItem) -> Session:
-        session_id = item.session_id or await self.db.run(self.ledger.route, conversation.key)
+    async def _session(self, conversation: Conversation, item: InboxItem) -> str:
+        """The id of the session the message's route talks in, opened if it has none (or
+        its session was deleted meanwhile)."""
+        session_id = item.session_id or await self.store.run(self.ledger.route, conversation.key)
         if session_id is not None:
-            session = await self.db.run(self.store.sessions.get, session_id)
-            if session is not None:
-                return session
-        session = await self.agent.engine.open_session(
-            item.chat.platform,
-            self.cwd,
-            user_scope=user_scope(item.chat, item.user_id, conversation.key),
+            with contextlib.suppress(SessionNotFound):
+                return (await self.runtime.resume_session(session_id)).session_id
+        opened = await self.runtime.open_session(
+            SessionOptions(
+                source=item.chat.platform,
+                user_scope=user_scope(item.chat, item.user_id, conversation.key),
+                cwd=str(self.cwd),
+            )
         )
-        await self.db.run(self.ledger.set_route, conversation.key, session.id)
-        return session
+        await self.store.run(self.ledger.set_route, conversation.key, opened.session_id)
+        return opened.session_id
 
     async def _new_session(self, conversation: Conversation, item: InboxItem) -> None:
-        old = await self.db.run(self.ledger.drop_route, conversation.key)
+        old = await self.store.run(self.ledger.drop_route, conversation.key)
         if old is not None:
-            await asyncio.to_thread(self.agent.tool_env.end_session, old)
-            with contextlib.suppress(KeyError):
-                await asyncio.to_thread(self.agent.engine.end_session, old, "new_session")
+            with contextlib.suppress(SessionNotFound):  # deleted meanwhile
+                await self.runtime.end_session(old, "new_session")
         await self._reply(item.id, item.chat, "Started a new conversation.")
 
     async def _compact(self, conversation: Conversation, item: InboxItem) -> None:
         """``/compact [FOCUS]`` from a chat: that conversation's session, compacted now."""
-        session_id = await self.db.run(self.ledger.route, conversation.key)
+        session_id = await self.store.run(self.ledger.route, conversation.key)
         focus = item.text.strip().partition(" ")[2].strip() or None
         said: list[str] = []
         if session_id is None:
             text = "Nothing to compact yet: we have not talked in this conversation."
         else:
             try:
-                why_not = await self.agent.engine.compact_session(session_id, focus, said.append)
-            except (LeaseHeldError, ValueError, KeyError) as exc:
-                why_not = str(exc).strip("'\"")
+                why_not = await self.runtime.compact(session_id, focus, said.append)
+            except SessionBusy:
+                why_not = BUSY
+            except SessionNotFound as exc:
+                why_not = str(exc)
             done = [line for line in said if line.startswith("compacted ")]
             if why_not is None and done:
                 text = f"Done: {done[-1]}."
             else:
-                text = f"Not compacted: {why_not}."
+                text = f"Not compacted: {why_not or 'nothing was compacted'}."
         await self._reply(item.id, item.chat, text, reply_to=item.message_id)
 
     async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
-        session = await self._session(conversation, item)
+        session_id = await self._session(conversation, item)
         resumed = item.state == "running"
-        started = "resuming" if resumed else "running"
         adapter = self.platforms.adapter(item.chat.platform)
         text = RESUMED.format(text=item.text) if resumed else item.text
         if resumed and adapter is not None:
@@ -535,55 +557,74 @@ class Gateway:
                 await adapter.send(
                     item.chat, "Hermes restarted while working on your message; continuing."
                 )
-        control = TurnControl()
-        conversation.control, conversation.stopped_by_user = control, False
+        # Marked before the turn starts: a crash from here on resumes it once, with a note
+        # that says to check what was done (nothing, if it came before the turn's first write).
+        await self.store.run(
+            self.ledger.mark, item.id, "resuming" if resumed else "running", session_id
+        )
+        conversation.stopped_by_user = False
         stream = None
         if adapter is not None and adapter.can_edit and self.settings.stream:
             stream = ReplyStream(
                 adapter, item.chat, item.message_id, self.settings.stream_interval_seconds
             )
-        if adapter is not None:
-            self.questions.askers[session.id] = Asker(adapter, item.chat, item.user_id)
+        asker = Asker(adapter, item.chat, item.user_id) if adapter is not None else None
         typing = None
         if adapter is not None and self.settings.typing:
             typing = asyncio.ensure_future(_keep_typing(adapter, item.chat))
         try:
-            result = await self.agent.engine.run_turn(
-                session.id,
-                text,
-                control,
-                on_text=stream.feed if stream else None,
-                # Marked running with the turn's first write: both are saved, or neither.
-                on_begin=lambda cursor: self.ledger.mark_in(cursor, item.id, started, session.id),
-            )
-        except LeaseHeldError:
-            result = TurnResult(
-                "",
-                "error",
-                error="another Hermes process is working in this conversation; try again "
-                "in a moment",
-            )
+            ended = await self._run_turn(conversation, session_id, text, stream, asker)
         finally:
-            conversation.control = None
-            self.questions.askers.pop(session.id, None)
             if typing is not None:
                 typing.cancel()
             preview = await stream.close() if stream is not None else None
         if (
             self.stopping
-            and result.status in {"stopped", "interrupted"}
+            and ended.status in {"stopped", "interrupted"}
             and not conversation.stopped_by_user
         ):
             # Stopped by the shutdown: the next start resumes it (once).
-            await self.db.run(self.ledger.mark, item.id, "running")
+            await self.store.run(self.ledger.mark, item.id, "running")
             return
-        reply = compose_reply(result, conversation.stopped_by_user)
+        reply = compose_reply(ended, conversation.stopped_by_user)
         await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
-        refreshed = await self.db.run(self.store.sessions.get, session.id)
-        self.agent.after_turn(refreshed or session, item.text, result)
         if not self._frozen_after_first_turn:
             self._frozen_after_first_turn = True
             _freeze_heap()  # now the provider and the platform's HTTP stack are loaded too
+
+    async def _run_turn(
+        self,
+        conversation: Conversation,
+        session_id: str,
+        text: str,
+        stream: ReplyStream | None,
+        asker: Asker | None,
+    ) -> TurnEnded:
+        """Run one turn and follow its events: the reply's text to the preview, questions to
+        the chat (answered no where nobody can be asked)."""
+        try:
+            turn = self.runtime.start_turn(session_id, text, answers_questions=asker is not None)
+        except SessionBusy:  # a service of this gateway runs a turn on it
+            return TurnEnded(session_id=session_id, status="busy", reply="")
+        conversation.turn = turn
+        try:
+            async for event in turn:
+                if isinstance(event, TextDelta):
+                    if stream is None:
+                        continue
+                    if event.restarted:
+                        stream.restart()
+                    stream.feed(event.text)
+                elif isinstance(event, Question):
+                    if asker is None:
+                        event.decline()
+                    else:
+                        self._spawn(self.questions.ask(asker, event))
+                elif isinstance(event, TurnEnded):
+                    return event
+            return await turn.result()
+        finally:
+            conversation.turn = None
 
 
 def _freeze_heap() -> None:

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hermes_sdk.files import atomic_write_text
+
 __all__ = ["GatewayRunning", "PidLock", "read_status", "running_pid", "write_status"]
 
 STALE_AFTER_SECONDS = 30.0
@@ -93,9 +95,8 @@ def running_pid(home: Path) -> int | None:
 def write_status(home: Path, status: dict[str, Any]) -> None:
     path = _status_path(home)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps({**status, "updated_at": time.time()}, indent=2))
-    temporary.replace(path)
+    # Rewritten every few seconds and only ever a snapshot: replaced whole, not synced.
+    atomic_write_text(path, json.dumps({**status, "updated_at": time.time()}, indent=2), sync=False)
 
 
 def read_status(home: Path) -> dict[str, Any] | None:

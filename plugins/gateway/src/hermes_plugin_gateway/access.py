@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_kernel.gateway.pairing import Pairings
+from hermes_plugin_gateway.pairing import Pairings
 from hermes_sdk.platform import Inbound
 
 __all__ = ["Access", "PlatformAccess"]

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from hermes_kernel.gateway.ledger import Ledger, OutboxItem
+from hermes_plugin_gateway.ledger import Ledger, OutboxItem
 from hermes_sdk.platform import ChatRef, MessageGone, NotSent, PlatformAdapter, split_message
 
 __all__ = ["DUPLICATE_NOTE", "Deliveries", "ReplyStream"]
@@ -51,6 +51,10 @@ class ReplyStream:
         self.text += delta
         if self._task is None and not self._broken:
             self._task = asyncio.ensure_future(self._run())
+
+    def restart(self) -> None:
+        """The model is asked again (its stream dropped): the text so far is void."""
+        self.text = ""
 
     async def _run(self) -> None:
         while not self._broken:
@@ -121,7 +125,7 @@ class Deliveries:
         adapter = self.adapter_for(item.chat.platform)
         if adapter is None:
             if marked:  # not attempted after all: back to pending, for when it runs
-                await self.ledger.db.run(
+                await self.ledger.store.run(
                     self.ledger.failed, item.id, "the platform is not running", abandon=False
                 )
             return False  # the platform is not running; tried again when it is
@@ -129,16 +133,16 @@ class Deliveries:
         if item.attempts >= self.attempts or too_old:
             why = "too old" if too_old else f"{item.attempts} failed attempts"
             log.error("reply %d to %s abandoned (%s)", item.id, item.chat.platform, why)
-            await self.ledger.db.run(self.ledger.failed, item.id, why, abandon=True)
+            await self.ledger.store.run(self.ledger.failed, item.id, why, abandon=True)
             return False
         self._in_flight.add(item.id)
         try:
             if not marked:
-                await self.ledger.db.run(self.ledger.attempting, item.id)
+                await self.ledger.store.run(self.ledger.attempting, item.id)
             # From here a crash of the process resends with the duplicate note. Surviving a
             # power cut too needs the mark synced: that runs while the reply is sent rather
             # than before, since on a disk that stalls it could hold up every reply.
-            synced = asyncio.ensure_future(self.ledger.db.synced())
+            synced = asyncio.ensure_future(self.ledger.store.synced())
             try:
                 await self._send(adapter, item)
             except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
@@ -148,7 +152,7 @@ class Deliveries:
                 )
                 # Unless the platform refused it, it may have gone out (a timeout after
                 # Telegram took it): the retry then says it may be a duplicate.
-                await self.ledger.db.run(
+                await self.ledger.store.run(
                     self.ledger.failed,
                     item.id,
                     str(exc),
@@ -165,7 +169,7 @@ class Deliveries:
                 return False
             finally:
                 await _quietly_synced(synced)
-            await self.ledger.db.run(self.ledger.delivered, item.id)
+            await self.ledger.store.run(self.ledger.delivered, item.id)
             return True
         finally:
             self._in_flight.discard(item.id)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from hermes_kernel.store.db import Database
+from hermes_sdk.archive import PairedUser
+from hermes_sdk.storage import Store, open_store
 
-__all__ = ["PairedUser", "PairingError", "PairingRequest", "Pairings"]
+__all__ = ["PairedUser", "PairingError", "PairingRequest", "Pairings", "admit"]
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
 CODE_LENGTH = 8
@@ -40,26 +42,18 @@ class PairingRequest:
     expires_at: float
 
 
-@dataclass(frozen=True)
-class PairedUser:
-    platform: str
-    user_id: str
-    user_name: str
-    approved_at: float
-
-
 def normalize_code(code: str) -> str:
     return "".join(code.split()).upper().replace("-", "")
 
 
 class Pairings:
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self._db = db
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+        self._store = store
         self._now = clock
 
     def is_paired(self, platform: str, user_id: str) -> bool:
         return bool(
-            self._db.query_value(
+            self._store.query_value(
                 "SELECT 1 FROM gateway_paired WHERE platform = ? AND user_id = ?",
                 (platform, user_id),
             )
@@ -69,7 +63,7 @@ class Pairings:
         """A new code for this user, or None: they asked less than 10 minutes ago, or 3
         codes already wait on this platform."""
         now = self._now()
-        with self._db.write() as cursor:
+        with self._store.write() as cursor:
             cursor.execute("DELETE FROM gateway_pairing WHERE expires_at <= ?", (now,))
             recent = cursor.execute(
                 "SELECT 1 FROM gateway_pairing WHERE platform = ? AND user_id = ? "
@@ -99,7 +93,7 @@ class Pairings:
 
     def locked_until(self, platform: str) -> float | None:
         now = self._now()
-        rows = self._db.query(
+        rows = self._store.query(
             "SELECT at FROM gateway_pairing_failures WHERE platform = ? AND at > ? "
             "ORDER BY at DESC",
             (platform, now - LOCK_SECONDS),
@@ -119,7 +113,7 @@ class Pairings:
                 f"{MAX_FAILURES} failed attempts"
             )
         wanted = normalize_code(code)
-        with self._db.write() as cursor:
+        with self._store.write() as cursor:
             rows = cursor.execute(
                 "SELECT user_id, user_name FROM gateway_pairing WHERE platform = ? AND code = ? "
                 "AND expires_at > ?",
@@ -153,7 +147,7 @@ class Pairings:
         return PairedUser(platform, user_id, user_name, now)
 
     def pending(self) -> list[PairingRequest]:
-        rows = self._db.query(
+        rows = self._store.query(
             "SELECT platform, code, user_id, user_name, created_at, expires_at "
             "FROM gateway_pairing WHERE expires_at > ? ORDER BY created_at",
             (self._now(),),
@@ -164,16 +158,39 @@ class Pairings:
         ]
 
     def paired(self) -> list[PairedUser]:
-        rows = self._db.query(
+        rows = self._store.query(
             "SELECT platform, user_id, user_name, approved_at FROM gateway_paired "
             "ORDER BY platform, approved_at"
         )
         return [PairedUser(str(p), str(u), str(n or ""), float(a)) for p, u, n, a in rows]
 
     def revoke(self, platform: str, user_id: str) -> bool:
-        with self._db.write() as cursor:
-            cursor.execute(
-                "DELETE FROM gateway_paired WHERE platform = ? AND user_id = ?",
+        with self._store.write() as cursor:
+            removed = cursor.execute(
+                "DELETE FROM gateway_paired WHERE platform = ? AND user_id = ? RETURNING 1",
                 (platform, user_id),
-            )
-            return bool(cursor.connection.changes())
+            ).fetchall()
+        return bool(removed)
+
+    def admit(self, users: Sequence[PairedUser]) -> list[PairedUser]:
+        """Let these users in as approved (an import from another tool), in one
+        transaction; those that were not paired before."""
+        added: list[PairedUser] = []
+        with self._store.write() as cursor:
+            for user in users:
+                rows = cursor.execute(
+                    "INSERT INTO gateway_paired (platform, user_id, user_name, approved_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (platform, user_id) DO NOTHING RETURNING 1",
+                    (user.platform, user.user_id, user.user_name, user.approved_at),
+                ).fetchall()
+                if rows:
+                    added.append(user)
+        return added
+
+
+def admit(home: str | Path, users: Sequence[PairedUser]) -> list[PairedUser]:
+    """``hermes_admit_chat_users``: :meth:`Pairings.admit` in the store of ``home``."""
+    from hermes_plugin_gateway.schema import SCHEMA
+
+    with open_store(home, SCHEMA) as store:
+        return Pairings(store).admit(users)

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_kernel.gateway.supervisor import Supervised, cancel_all, one_line, supervise
+from hermes_plugin_gateway.supervisor import Supervised, cancel_all, one_line, supervise
 from hermes_sdk import ServiceSpec
 from hermes_sdk.runtime import Runtime
 from hermes_sdk.service import ServiceContext, ServiceNotConfigured

@@ -1,10 +1,11 @@
-"""The gateway's durable state in state.db: routes (chat -> session), the inbox (messages
-and the progress of their turns) and the outbox (the delivery ledger).
+"""The gateway's durable state in its tables of the state store: routes (chat -> session),
+the inbox (messages and the progress of their turns) and the outbox (the delivery ledger).
 
 Every state change is one transaction. The order that makes a crash harmless:
-a message is stored (queued) before the platform is told it arrived; a turn marks it
-running; the reply is recorded (pending) in the same transaction that marks the message
-done; a send is marked attempting before it starts and delivered after it ends.
+a message is stored (queued) before the platform is told it arrived; it is marked running
+before its turn starts (so a crash from then on resumes the turn, once, with a note); the
+reply is recorded (pending) in the same transaction that marks the message done; a send is
+marked attempting before it starts and delivered after it ends.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_kernel.store.db import Database
 from hermes_sdk.platform import ChatRef, Inbound
+from hermes_sdk.storage import Store, StoreCursor
 
 __all__ = ["InboxItem", "Ledger", "OutboxItem"]
 
@@ -88,18 +89,20 @@ def _outbox(row: tuple[Any, ...]) -> OutboxItem:
 
 
 class Ledger:
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self.db = db
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
         self._now = clock
 
     # --- routes -----------------------------------------------------------------------------
 
     def route(self, key: str) -> str | None:
-        value = self.db.query_value("SELECT session_id FROM gateway_routes WHERE key = ?", (key,))
+        value = self.store.query_value(
+            "SELECT session_id FROM gateway_routes WHERE key = ?", (key,)
+        )
         return None if value is None else str(value)
 
     def set_route(self, key: str, session_id: str) -> None:
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             cursor.execute(
                 "INSERT INTO gateway_routes (key, session_id, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, "
@@ -109,7 +112,7 @@ class Ledger:
 
     def drop_route(self, key: str) -> str | None:
         """Forget the route (``/new``); returns the session it pointed at."""
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             rows = cursor.execute(
                 "DELETE FROM gateway_routes WHERE key = ? RETURNING session_id", (key,)
             ).fetchall()
@@ -127,7 +130,7 @@ class Ledger:
         message stored before. Not synced: the caller syncs before the platform is told."""
         now = self._now()
         stored: list[InboxItem | None] = []
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             for message, route_key in messages:
                 chat = message.chat
                 rows = cursor.execute(
@@ -168,36 +171,32 @@ class Ledger:
 
     def open_inbox(self) -> list[InboxItem]:
         """Messages whose turn has not finished, oldest first."""
-        rows = self.db.query(
+        rows = self.store.query(
             f"SELECT {_INBOX_COLUMNS} FROM gateway_inbox "
             "WHERE state IN ('queued', 'running', 'resuming') ORDER BY id"
         )
         return [_inbox(row) for row in rows]
 
     def mark(self, item_id: int, state: str, session_id: str | None = None) -> None:
-        # Not synced on its own: the WAL is replayed in order, so the engine's synced commit
-        # of an assistant message (before any tool runs) makes this durable too; lost
-        # without it, the turn had not acted yet and runs again from the start.
-        with self.db.write() as cursor:
-            self.mark_in(cursor, item_id, state, session_id)
-
-    def mark_in(self, cursor: Any, item_id: int, state: str, session_id: str | None = None) -> None:
-        """:meth:`mark` inside the caller's write transaction (a turn's first)."""
-        cursor.execute(
-            "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
-            "updated_at = ? WHERE id = ?",
-            (state, session_id, self._now(), item_id),
-        )
+        # Not synced on its own: the write-ahead log is replayed in order, so the next
+        # synced commit (the engine's, of an assistant message before any tool runs) makes
+        # this durable too; lost without it, the turn had not acted yet and runs again.
+        with self.store.write() as cursor:
+            cursor.execute(
+                "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
+                "updated_at = ? WHERE id = ?",
+                (state, session_id, self._now(), item_id),
+            )
 
     def drop_queued(self, route_key: str) -> int:
         """Drop the messages still waiting in one conversation (``/stop``)."""
-        with self.db.write() as cursor:
-            cursor.execute(
+        with self.store.write() as cursor:
+            return _changed(
+                cursor,
                 "UPDATE gateway_inbox SET state = 'dropped', updated_at = ? "
-                "WHERE route_key = ? AND state = 'queued'",
+                "WHERE route_key = ? AND state = 'queued' RETURNING 1",
                 (self._now(), route_key),
             )
-            return int(cursor.connection.changes())
 
     def reply_ready(
         self,
@@ -214,16 +213,16 @@ class Ledger:
         saves the send a write of its own. Synced with the ``attempting`` mark, which
         precedes every send (the WAL is ordered)."""
         now = self._now()
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             if item_id is not None:
                 cursor.execute(
                     "UPDATE gateway_inbox SET state = 'done', updated_at = ? WHERE id = ?",
                     (now, item_id),
                 )
-            cursor.execute(
+            rows = cursor.execute(
                 "INSERT INTO gateway_outbox (inbox_id, platform, chat, reply_to, preview_id, "
                 "text, state, attempts, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     item_id,
                     chat.platform,
@@ -236,19 +235,19 @@ class Ledger:
                     now,
                     now,
                 ),
-            )
-            return cursor.connection.last_insert_rowid()
+            ).fetchall()
+        return int(rows[0][0])
 
     # --- outbox -----------------------------------------------------------------------------
 
     def outbox_item(self, item_id: int) -> OutboxItem | None:
-        rows = self.db.query(
+        rows = self.store.query(
             f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox WHERE id = ?", (item_id,)
         )
         return _outbox(rows[0]) if rows else None
 
     def open_outbox(self, platform: str | None = None) -> list[OutboxItem]:
-        rows = self.db.query(
+        rows = self.store.query(
             f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox "
             "WHERE state IN ('pending', 'attempting') AND (? IS NULL OR platform = ?) ORDER BY id",
             (platform, platform),
@@ -258,16 +257,16 @@ class Ledger:
     def after_crash(self) -> int:
         """At start: sends that were in flight may have gone out; mark them so their next
         attempt says it may be a duplicate."""
-        with self.db.write() as cursor:
-            cursor.execute(
+        with self.store.write() as cursor:
+            return _changed(
+                cursor,
                 "UPDATE gateway_outbox SET state = 'pending', maybe_sent = 1, preview_id = NULL, "
-                "updated_at = 0 WHERE state = 'attempting'"
+                "updated_at = 0 WHERE state = 'attempting' RETURNING 1",
             )
-            return int(cursor.connection.changes())
 
     def attempting(self, item_id: int) -> None:
         """Mark a reply as being sent (not synced: the caller syncs while it sends)."""
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = 'attempting', attempts = attempts + 1, "
                 "updated_at = ? WHERE id = ?",
@@ -275,7 +274,7 @@ class Ledger:
             )
 
     def delivered(self, item_id: int) -> None:
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = 'delivered', last_error = NULL, "
                 "updated_at = ? WHERE id = ?",
@@ -285,7 +284,7 @@ class Ledger:
     def failed(self, item_id: int, error: str, *, abandon: bool, maybe_sent: bool = False) -> None:
         """A send failed: try again later, or give up. ``maybe_sent``: the failure leaves it
         open whether the reply went out (a timeout), so its next attempt carries the note."""
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ?, "
                 "maybe_sent = maybe_sent OR ? WHERE id = ?",
@@ -301,7 +300,7 @@ class Ledger:
     # --- upkeep -----------------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        rows = self.db.query(
+        rows = self.store.query(
             "SELECT 'inbox_' || state, count(*) FROM gateway_inbox "
             "WHERE state IN ('queued', 'running', 'resuming') GROUP BY state "
             "UNION ALL SELECT 'outbox_' || state, count(*) FROM gateway_outbox "
@@ -313,7 +312,7 @@ class Ledger:
         """Forget finished messages and replies after a week (kept that long so a platform
         re-sending an old update is still recognised)."""
         cutoff = self._now() - older_than_seconds
-        with self.db.write() as cursor:
+        with self.store.write() as cursor:
             cursor.execute(
                 "DELETE FROM gateway_outbox WHERE state IN ('delivered', 'abandoned') "
                 "AND updated_at < ?",
@@ -325,3 +324,8 @@ class Ledger:
                 "WHERE inbox_id IS NOT NULL)",
                 (cutoff,),
             )
+
+
+def _changed(cursor: StoreCursor, sql: str, bindings: Sequence[Any] = ()) -> int:
+    """How many rows an UPDATE ... RETURNING 1 changed."""
+    return len(cursor.execute(sql, bindings).fetchall())

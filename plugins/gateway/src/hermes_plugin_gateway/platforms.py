@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_kernel.gateway.supervisor import Supervised, cancel_all, one_line, supervise
+from hermes_plugin_gateway.supervisor import Supervised, cancel_all, one_line, supervise
 from hermes_sdk import PlatformSpec
 from hermes_sdk.platform import (
     PlatformAdapter,

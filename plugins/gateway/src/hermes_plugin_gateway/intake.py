@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from hermes_kernel.gateway.ledger import InboxItem, Ledger
+from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_sdk.platform import Inbound
 
 __all__ = ["Intake"]
@@ -51,7 +51,7 @@ class Intake:
             while self._pending:
                 batch, self._pending = self._pending, []
                 try:
-                    stored = await self._ledger.db.run(
+                    stored = await self._ledger.store.run(
                         self._ledger.accept_many, [(message, key) for message, key, _ in batch]
                     )
                 except Exception as exc:  # noqa: BLE001 - each sender gets the error
@@ -70,7 +70,7 @@ class Intake:
 
     async def _confirm(self, batch: list[_Waiting], stored: list[InboxItem | None]) -> None:
         try:
-            await self._ledger.db.synced()
+            await self._ledger.store.synced()
         except Exception as exc:  # noqa: BLE001 - each sender gets the error
             _fail(batch, exc)
             return

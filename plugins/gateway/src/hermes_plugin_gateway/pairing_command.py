@@ -5,26 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_plugin_gateway.pairing import Pairings
+from hermes_plugin_gateway.schema import SCHEMA
+from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
+from hermes_sdk.storage import open_store
 
-if TYPE_CHECKING:
-    from hermes_kernel.gateway.pairing import Pairings
+__all__ = ["pairing"]
 
 
 @contextmanager
 def _pairings(ctx: click.Context) -> Iterator[Pairings]:
-    from hermes_kernel.gateway.pairing import Pairings
-    from hermes_kernel.store.state import StateStore, state_db_path
-
-    store = StateStore(state_db_path(app_of(ctx).settings.home))
-    try:
-        yield Pairings(store.db)
-    finally:
-        store.close()
+    context: CommandContext = ctx.meta[COMMAND_CONTEXT]
+    with open_store(context.home, SCHEMA) as store:
+        yield Pairings(store)
 
 
 def _when(timestamp: float) -> str:
@@ -66,7 +62,7 @@ def list_pairing(ctx: click.Context) -> None:
 @click.pass_context
 def approve(ctx: click.Context, platform: str, code: str) -> None:
     """Let in the user who was given CODE on PLATFORM."""
-    from hermes_kernel.gateway.pairing import PairingError
+    from hermes_plugin_gateway.pairing import PairingError
 
     with _pairings(ctx) as pairings:
         try:

@@ -1,2 +1,0 @@
-"""The gateway: one long-running process that hosts chat platform plugins and owns their
-sessions (``hermes gateway run``)."""

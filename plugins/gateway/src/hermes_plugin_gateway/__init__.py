@@ -1,0 +1,106 @@
+"""``gateway``: one long-running process that serves the agent on chat platforms.
+
+``hermes gateway run`` hosts the platform plugins (``hermes_platforms``) and the services
+(``hermes_services``) on the runtime contract, and owns what they share: who may write
+(allowlists, DM pairing: ``hermes pairing``), which session a chat talks in, the inbox of
+messages and the delivery ledger of replies, and questions asked in the chat. Its delivery
+(``hermes_deliveries``) is how ``Runtime.deliver`` reaches a chat from any process.
+Importing this is cheap: nothing of the gateway loads until a command or a delivery runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_sdk import (
+    CommandSpec,
+    ConfigSectionSpec,
+    DeliverySpec,
+    HealthContext,
+    StatusLine,
+    hookimpl,
+)
+
+if TYPE_CHECKING:
+    from hermes_sdk.archive import PairedUser
+    from hermes_sdk.delivery import DeliveryContext
+
+NAME = "gateway"
+
+
+def _gateway_command() -> Any:
+    from hermes_plugin_gateway.command import gateway
+
+    return gateway
+
+
+def _pairing_command() -> Any:
+    from hermes_plugin_gateway.pairing_command import pairing
+
+    return pairing
+
+
+def _gateway_config() -> type[Any]:
+    from hermes_plugin_gateway.settings import GatewayConfig
+
+    return GatewayConfig
+
+
+def _platforms_config() -> type[Any]:
+    from hermes_plugin_gateway.settings import PlatformsConfig
+
+    return PlatformsConfig
+
+
+def _delivery(context: DeliveryContext) -> Any:
+    from hermes_plugin_gateway.outbox import LedgerDelivery
+
+    return LedgerDelivery(context)
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="gateway",
+        description="Serve the agent on chat platforms: run, status, stop.",
+        factory=_gateway_command,
+    )
+    yield CommandSpec(
+        name="pairing",
+        description="Approve, list and revoke users of chat platforms.",
+        factory=_pairing_command,
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(
+        name="gateway", description="How hermes gateway run serves chats", model=_gateway_config
+    )
+    yield ConfigSectionSpec(
+        name="platforms",
+        description="Per chat platform: whether it starts, who may use the agent",
+        model=_platforms_config,
+    )
+
+
+@hookimpl
+def hermes_deliveries() -> Iterator[DeliverySpec]:
+    yield DeliverySpec(
+        name=NAME, description="Messages to chats through the delivery ledger", factory=_delivery
+    )
+
+
+@hookimpl
+def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> list[PairedUser]:
+    from hermes_plugin_gateway.pairing import admit
+
+    return admit(home, users)
+
+
+@hookimpl
+def hermes_status_lines(context: HealthContext) -> Iterator[StatusLine]:
+    from hermes_plugin_gateway.health import status_lines
+
+    yield from status_lines(context)

@@ -1,0 +1,35 @@
+"""The gateway's part of ``hermes status``: whether it runs for this home, since when, and
+how each platform and service stands (read from the status file the running gateway keeps)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+from hermes_plugin_gateway.status import read_status, running_pid
+from hermes_sdk import HealthContext, StatusLine
+
+
+def status_lines(context: HealthContext) -> Iterator[StatusLine]:
+    home = Path(context.home)
+    report = read_status(home) or {}
+    pid = running_pid(home)
+    if report.get("state") != "running" or pid is None:
+        yield StatusLine(label="Gateway", text="not running (hermes gateway run)")
+        return
+    started = report.get("started_at")
+    since = datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M") if started else "?"
+    details: list[str] = []
+    platforms = report.get("platforms") or {}
+    for name, state in sorted(platforms.items()):
+        error = f" ({state['error']})" if state.get("error") else ""
+        details.append(f"platform {name}: {state.get('state')}{error}")
+    if not platforms:
+        details.append("no platform is enabled")
+    for name, state in sorted((report.get("services") or {}).items()):
+        error = f" ({state['error']})" if state.get("error") else ""
+        details.append(f"service {name}: {state.get('state')}{error}")
+    yield StatusLine(
+        label="Gateway", text=f"running (pid {pid}) since {since}", details=tuple(details)
+    )

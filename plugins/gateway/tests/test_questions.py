@@ -1,0 +1,124 @@
+"""Questions in the chat: only the person asked may answer, by button or by typing a choice;
+no answer in time, or /stop, is a no, and the chat is told when time ran out."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hermes_plugin_gateway.questions import Asker, ChatQuestions, question_text
+
+from hermes_sdk.platform import ButtonPress, ChatRef
+from hermes_sdk.runtime import Question, QuestionChoice
+
+CHAT = ChatRef("telegram", "5", "private")
+CHOICES = (
+    QuestionChoice(value="once", label="Allow once"),
+    QuestionChoice(value="deny", label="Deny"),
+)
+
+
+class RecordingAdapter:
+    """Records what the gateway shows (a platform, not the code under test)."""
+
+    max_message_chars = 4096
+    can_edit = True
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, list[str], str]] = []
+        self.said: list[str] = []
+
+    async def ask(self, chat, question, choices, request_id):
+        self.asked.append((question, [c.value for c in choices], request_id))
+
+    async def send(self, chat, text, *, reply_to=None):
+        self.said.append(text)
+        return ["1"]
+
+
+def approval(answers: list[str | None], timeout_s: float = 5.0) -> Question:
+    def reply(value: str | None) -> bool:
+        if answers:
+            return False  # answered already: closed
+        answers.append(value)
+        return True
+
+    return Question(
+        question_id="q1",
+        kind="approval",
+        text="Approve this command? It changes permissions recursively.\n\nchmod -R 777 x",
+        choices=CHOICES,
+        command="chmod -R 777 x",
+        timeout_s=timeout_s,
+        _reply=reply,
+    )
+
+
+async def asked(questions: ChatQuestions, adapter: RecordingAdapter, question: Question):
+    task = asyncio.ensure_future(questions.ask(Asker(adapter, CHAT, "42"), question))
+    while not adapter.asked:
+        await asyncio.sleep(0.01)
+    return task
+
+
+def test_an_approval_shows_its_command_in_a_code_block():
+    text = question_text(approval([]))
+    assert text.startswith("⚠️ Approve this command? It changes permissions recursively.")
+    assert text.endswith("```\nchmod -R 777 x\n```")
+
+
+def test_only_the_person_asked_answers_by_button():
+    answers: list[str | None] = []
+
+    async def scenario() -> tuple[str, str, str, bool]:
+        questions, adapter = ChatQuestions(), RecordingAdapter()
+        task = await asked(questions, adapter, approval(answers))
+        stranger = questions.pressed(
+            ButtonPress(chat=CHAT, request_id="q1", user_id="7", choice="once")
+        )
+        owner = questions.pressed(
+            ButtonPress(chat=CHAT, request_id="q1", user_id="42", choice="once")
+        )
+        again = questions.pressed(
+            ButtonPress(chat=CHAT, request_id="q1", user_id="42", choice="deny")
+        )
+        await asyncio.wait_for(task, 5)
+        return stranger, owner, again, questions.is_open("q1")
+
+    stranger, owner, again, still_open = asyncio.run(scenario())
+    assert stranger == "Only the person who asked can answer this."
+    assert owner == "Allow once" and answers == ["once"]
+    assert again == "This question is no longer open." and not still_open
+
+
+def test_a_typed_choice_answers_and_stop_says_no():
+    typed: list[str | None] = []
+    stopped: list[str | None] = []
+
+    async def scenario() -> tuple[bool, bool]:
+        questions, adapter = ChatQuestions(), RecordingAdapter()
+        task = await asked(questions, adapter, approval(typed))
+        elsewhere = questions.typed(ChatRef("telegram", "6", "private"), "42", "deny")
+        here = questions.typed(CHAT, "42", "Deny")
+        await asyncio.wait_for(task, 5)
+        second = await asked(questions, RecordingAdapter(), approval(stopped))
+        questions.cancel(CHAT)
+        await asyncio.wait_for(second, 5)
+        return elsewhere, here
+
+    elsewhere, here = asyncio.run(scenario())
+    assert not elsewhere and here and typed == ["deny"]
+    assert stopped == [None]  # declined: the command does not run
+
+
+def test_no_answer_in_time_is_a_no_and_the_chat_is_told():
+    answers: list[str | None] = []
+
+    async def scenario() -> RecordingAdapter:
+        questions, adapter = ChatQuestions(), RecordingAdapter()
+        task = await asked(questions, adapter, approval(answers, timeout_s=0.2))
+        await asyncio.wait_for(task, 5)
+        return adapter
+
+    adapter = asyncio.run(scenario())
+    assert answers == [None]
+    assert adapter.said == ["No answer within 0 s: taken as no."]  # 0.2 s, rounded

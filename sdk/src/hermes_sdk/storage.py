@@ -1,0 +1,135 @@
+"""Plugin storage: tables of a plugin's own in the home's state store (SQLite), with
+migrations of its own, written the way the kernel writes sessions.
+
+A plugin that keeps durable state (a gateway's delivery ledger and pairings, say) declares
+its tables once::
+
+    SCHEMA = StoreSchema(name="notes", migrations=(
+        "CREATE TABLE IF NOT EXISTS notes_items (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+    ))
+
+and gets a :class:`Store` where it runs: ``runtime.plugin_store(SCHEMA)`` in a front-end (it shares
+the runtime's connection, so the plugin's writes and the agent's never wait for each other
+across connections), or ``open_store(home, SCHEMA)`` anywhere else (a command, a test), which
+it closes. Each migration runs once, in order, in the transaction that records it; the
+version is kept per schema name, so plugins never collide. Name your tables after your
+schema (``notes_items``): the kernel's own tables and other plugins' share the database.
+
+The SQL is SQLite's. A write transaction takes the lock up front and is retried a bounded
+number of times while another process holds it; a failure to save is :class:`StoreError`,
+one line. Fields and methods may be added in minor SDK versions.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ParamSpec, Protocol, TypeVar
+
+__all__ = [
+    "STORE_ENTRY_POINTS",
+    "Store",
+    "StoreCursor",
+    "StoreError",
+    "StoreSchema",
+    "open_store",
+]
+
+STORE_ENTRY_POINTS = "hermes.store"
+"""The entry point group through which the kernel offers :func:`open_store`."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class StoreError(Exception):
+    """The store could not be read or saved (locked too long, disk full, a schema newer than
+    this Hermes knows); the message says what happened, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSchema:
+    """A plugin's tables: ``migrations[n]`` moves them from version ``n`` to ``n + 1``.
+    Never edit a migration that was released; add one."""
+
+    name: str
+    """Whose tables these are (the plugin's name); also the prefix of their names."""
+    migrations: tuple[str, ...]
+    """SQL scripts (several statements each allowed), applied in order."""
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"a store schema needs a plain name, got {self.name!r}")
+
+
+class StoreCursor(Protocol):
+    """The cursor of a write transaction: run statements, read what they return."""
+
+    def execute(self, statements: str, bindings: Sequence[Any] = ..., /) -> Any:
+        """Run SQL with ``?`` placeholders; the result iterates rows and has ``fetchall``."""
+        ...
+
+    def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+
+class Store(abc.ABC):
+    """A plugin's tables in the state store. Reads and writes are short and synchronous
+    (call them from a worker thread, or through :meth:`run` from an event loop)."""
+
+    @abc.abstractmethod
+    def write(self, durable: bool = False) -> AbstractContextManager[StoreCursor]:
+        """``with store.write() as cursor:`` one transaction: committed when the block ends,
+        rolled back if it raises. ``durable`` syncs the commit to disk before returning
+        (it survives a power cut, not only a crash of the process); without it a commit
+        survives a crash, and the next durable commit or :meth:`synced` covers it too."""
+
+    @abc.abstractmethod
+    def query(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of a read-only statement."""
+
+    def query_value(self, sql: str, bindings: Sequence[Any] = ()) -> Any:
+        """The first column of the first row, or None."""
+        rows = self.query(sql, bindings)
+        return rows[0][0] if rows else None
+
+    @abc.abstractmethod
+    async def run(self, operation: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a short store operation for an event loop: right there when nothing makes it
+        wait (the usual case, far cheaper than a thread hop under load), else in a worker
+        thread. The operation may be started over in the thread, so it must make at most
+        one write transaction, or be safe to run again."""
+
+    @abc.abstractmethod
+    async def synced(self) -> None:
+        """For an event loop: return once every commit so far survives a power cut. Waiters
+        share one disk sync, so many writers pay for one."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close a store from :func:`open_store`; a runtime's store closes with the runtime
+        (closing it is a no-op)."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def open_store(home: str | Path, schema: StoreSchema) -> Store:
+    """The store of the Hermes home at ``home`` with ``schema``'s tables migrated, on a
+    connection of its own (close it, or use it in a ``with`` block). Raises
+    :class:`StoreError` if the store cannot be opened or migrated.
+
+    The kernel provides it (entry point group ``hermes.store``), so this needs hermes-kernel
+    installed; RuntimeError says so if it is not."""
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group=STORE_ENTRY_POINTS), key=lambda point: point.name)
+    if not found:
+        raise RuntimeError("no Hermes store is installed: pip install hermes-kernel")
+    opener: Callable[[str, StoreSchema], Store] = found[0].load()
+    return opener(str(home), schema)
