@@ -15,7 +15,7 @@ from hermes_sdk.provided import ProvidedSpecs
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import SessionArchive
-    from hermes_sdk.runtime import Runtime
+    from hermes_sdk.runtime import Runtime, SessionHistory
 
 __all__ = [
     "COMMAND_CONTEXT",
@@ -170,3 +170,12 @@ class CommandContext:
     """Call it before a command leaves the process at once (``os._exit``: a tool thread that
     ignores a stop would hold up a normal exit): the kernel saves what it must (the plugins'
     load states) and ends the isolated plugins' processes."""
+
+    # --- stored sessions, without a model (SDK 0.x: added for `hermes sessions`) ---------
+
+    open_history: Callable[[], AbstractAsyncContextManager[SessionHistory]] | None = None
+    """``async with context.open_history() as history:`` the stored sessions of this home
+    (:class:`~hermes_sdk.runtime.SessionHistory`), closed on exit, for a command that only
+    reads or tidies them (``hermes sessions``). It builds no agent: it works with no model
+    set up, and loads no plugin (``open_runtime`` loads the tools and providers and fails
+    without a usable model). A damaged or foreign state.db ends the command with one line."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hermes_sdk import Kind
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
-    from hermes_sdk.runtime import Runtime
+    from hermes_sdk.runtime import Runtime, SessionHistory
 
 _BUILTINS: dict[str, tuple[str, str]] = {
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
@@ -56,10 +56,6 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "profile": (
         "hermes_kernel.cli.profile_cmd:profile",
         "List, create, switch, show and delete named profiles.",
-    ),
-    "sessions": (
-        "hermes_kernel.cli.sessions_cmd:sessions",
-        "List, show, search, export and delete chat sessions.",
     ),
     "setup": (
         "hermes_kernel.cli.setup_cmd:setup",
@@ -219,6 +215,7 @@ def _command_context(app: App) -> CommandContext:
         open_runtime=lambda: _command_runtime(app),
         open_archive=_command_archive,
         before_exit=app.close,
+        open_history=lambda: _command_history(app),
     )
 
 
@@ -250,6 +247,17 @@ async def _command_runtime(app: App) -> AsyncIterator[Runtime]:
             yield runtime
     except RuntimeUnavailable as exc:  # raised on the way in only
         raise click.ClickException(str(exc)) from None
+
+
+@contextlib.asynccontextmanager
+async def _command_history(app: App) -> AsyncIterator[SessionHistory]:
+    """The stored sessions of this home, for a command that reads or tidies them: no agent
+    is built, so no model is needed (a StoreError, such as a foreign state.db, is one line
+    from :func:`main`)."""
+    from hermes_kernel.runtime.history import open_history
+
+    async with open_history(app.settings.home, app.settings.raw) as history:
+        yield history
 
 
 def _provider_kind() -> Kind:

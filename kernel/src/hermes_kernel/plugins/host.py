@@ -54,9 +54,7 @@ log = logging.getLogger("hermes.plugins")
 
 SpecT = TypeVar("SpecT", bound=Spec)
 
-RESERVED_COMMANDS = frozenset(
-    {"config", "doctor", "help", "model", "plugins", "sessions", "setup", "version"}
-)
+RESERVED_COMMANDS = frozenset({"config", "doctor", "help", "model", "plugins", "setup", "version"})
 """Built-in subcommands a plugin's command may not replace."""
 
 
