@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from hermes_kernel.engine.budget import budget_from_config, spending_line
 from hermes_kernel.store.compactions import CompactionRecord
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.messages import Message
@@ -103,6 +102,10 @@ class StoreHistory(SessionHistory):
     def budget(self, session_id: str) -> Budget:
         """The limits that hold for the session: config.yaml's ``budget:``. (A runtime knows
         the ones a session was opened with.)"""
+        # The budget module reads the model usage types: imported when a budget is asked
+        # for, so that listing sessions does not pay for them.
+        from hermes_kernel.engine.budget import budget_from_config
+
         return budget_from_config(self.config.get("budget"))
 
     def _session(self, session_id: str) -> Session:
@@ -178,6 +181,8 @@ class StoreHistory(SessionHistory):
         return summary(await self.store.db.run(write))
 
     async def usage_report(self, session_id: str) -> list[str]:
+        from hermes_kernel.engine.budget import spending_line
+
         store, budget = self.store, self.budget(session_id)
 
         def report() -> list[str]:
@@ -204,6 +209,8 @@ class StoreHistory(SessionHistory):
         return await store.db.run(report)
 
     async def spending(self, session_id: str) -> str | None:
+        from hermes_kernel.engine.budget import spending_line
+
         session = await self.store.db.run(self._session, session_id)
         return spending_line(self.budget(session_id), session)
 
