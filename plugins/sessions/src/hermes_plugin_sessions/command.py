@@ -106,7 +106,7 @@ def show(session_id: str) -> None:
 
 @sessions.command("search")
 @click.argument("query")
-@click.option("-n", "--limit", default=20, show_default=True)
+@click.option("-n", "--limit", default=20, show_default=True, help="How many matches at most.")
 @click.option("--session", "session_id", metavar="ID", help="Search one session only.")
 @click.option(
     "--mode",
