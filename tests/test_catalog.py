@@ -29,7 +29,12 @@ def test_every_plugin_in_the_repository_has_an_entry_and_bundles_resolve():
     catalog = load_catalog(CATALOG)
     folders = {p.name for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").exists()}
     assert {e.package.removeprefix("hermes-plugin-") for e in catalog.entries.values()} >= folders
-    assert catalog.bundle_plugins("minimal") == ["provider-openai", "backend-local", "chat"]
+    assert catalog.bundle_plugins("minimal") == [
+        "provider-openai",
+        "backend-local",
+        "chat",
+        "sessions",
+    ]
     assert "gateway" in catalog.bundle_plugins("standard")  # both front-ends come standard
     server = catalog.bundle_plugins("server")
     assert set(catalog.bundle_plugins("standard")) < set(server)

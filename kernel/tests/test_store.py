@@ -16,8 +16,9 @@ from hermes_kernel.store.errors import LeaseHeldError, StoreBusyError, StoreErro
 from hermes_kernel.store.messages import Disposition
 from hermes_kernel.store.schema import MIGRATIONS
 from hermes_kernel.store.search import SearchMode
-from hermes_kernel.store.sessions import Usage
+from hermes_kernel.store.sessions import REVIEW_SOURCE, Usage
 from hermes_kernel.store.state import StateStore
+from hermes_sdk.runtime import SessionNotFound
 
 
 def test_a_new_store_is_wal_with_foreign_keys_at_the_latest_version(store):
@@ -191,6 +192,30 @@ def test_turn_leases_exclude_a_second_live_holder(store):
     store.leases.release(session.id, "me")
     store.leases.acquire(session.id, other)
     assert store.leases.holder(session.id) == other
+
+
+def test_deleting_sessions_is_all_or_none(store):
+    idle, busy = store.sessions.create("cli"), store.sessions.create("cli")
+    store.messages.append(idle.id, "user", "forget this topic")
+    store.leases.acquire(busy.id, "elsewhere:1:turn", ttl=30)  # a turn runs on it
+    with pytest.raises(LeaseHeldError, match=f"session {busy.id} is busy"):
+        store.sessions.delete([idle.id, busy.id])
+    with pytest.raises(SessionNotFound):
+        store.sessions.delete([idle.id, "no-such-session"])
+    assert {s.id for s in store.sessions.recent()} == {idle.id, busy.id}  # nothing deleted
+    store.leases.release(busy.id, "elsewhere:1:turn")
+    assert store.sessions.delete([idle.id, busy.id, idle.id]) == 2
+    assert store.sessions.recent() == [] and store.search("topic") == []
+
+
+def test_recent_sessions_filter_by_person_and_leave_out_reviews(store):
+    owner = store.sessions.create("cli")
+    alice = store.sessions.create("telegram", user_scope="telegram:alice")
+    review = store.sessions.create(REVIEW_SOURCE, parent_session_id=owner.id)
+    assert {s.id for s in store.sessions.recent()} == {owner.id, alice.id, review.id}
+    assert [s.id for s in store.sessions.recent(user_scope="telegram:alice")] == [alice.id]
+    assert review.id not in {s.id for s in store.sessions.recent(reviews=False)}
+    assert [s.id for s in store.sessions.recent(source="telegram", reviews=False)] == [alice.id]
 
 
 def test_an_expired_lease_or_a_dead_holder_can_be_taken_over(store):

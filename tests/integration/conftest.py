@@ -109,11 +109,13 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
 
 @pytest.fixture(scope="session")
 def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """The chat, the OpenAI-compatible provider, the local backend and terminal toolset, the
-    gateway and Telegram, and the fixture plugin that misbehaves at run time on request
+    """The chat and its sessions, the OpenAI-compatible provider, the local backend and
+    terminal toolset, the gateway and Telegram, and the fixture plugin that misbehaves at run
+    time on request
     (tests/fixtures/faulty)."""
     packages = [
         REPO / "plugins" / "chat",
+        REPO / "plugins" / "sessions",
         REPO / "plugins" / "provider-openai",
         REPO / "plugins" / "backend-local",
         REPO / "plugins" / "toolset-terminal",
@@ -153,11 +155,12 @@ HermesRunner = Callable[..., Run]
 
 @pytest.fixture(scope="session")
 def chat_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """The terminal chat, the OpenAI-compatible provider, the local backend with the terminal
-    toolset, the default context engine, the MCP client, and a fixture plugin with tools and
-    slash commands."""
+    """The terminal chat and its sessions, the OpenAI-compatible provider, the local backend
+    with the terminal toolset, the default context engine, the MCP client, and a fixture
+    plugin with tools and slash commands."""
     packages = [
         REPO / "plugins" / "chat",
+        REPO / "plugins" / "sessions",
         REPO / "plugins" / "provider-openai",
         REPO / "plugins" / "backend-local",
         REPO / "plugins" / "toolset-terminal",

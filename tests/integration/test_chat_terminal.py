@@ -53,6 +53,21 @@ def test_a_reply_streams_then_renders_and_a_tool_call_gets_its_line(
     assert term.wait_exit() == 0
 
 
+def test_sessions_lists_each_session_by_what_it_is_about(terminal, home, openai_server, chat_venv):
+    openai_server.queue(Reply.say("Lima."))
+    term = terminal("chat", home=home)
+    term.wait_for("/help for commands")
+    term.line("what is the capital of peru?")
+    term.wait_for("Lima.")
+    (session,) = sessions(chat_venv, home)
+    term.line("/sessions")
+    term.wait_for("/resume ID continues one")
+    (row,) = [line for line in term.text.splitlines() if session["id"] in line]
+    assert row.lstrip().startswith("*") and row.endswith("what is the capital of peru?")
+    term.line("/quit")
+    assert term.wait_exit() == 0
+
+
 def test_new_starts_a_second_session_and_model_switches_the_next_request(
     terminal, home, openai_server, chat_venv
 ):

@@ -15,7 +15,7 @@ from hermes_sdk.provided import ProvidedSpecs
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import SessionArchive
-    from hermes_sdk.runtime import Runtime, RuntimeOptions
+    from hermes_sdk.runtime import Runtime, RuntimeOptions, SessionHistory
 
 __all__ = [
     "COMMAND_CONTEXT",
@@ -191,3 +191,12 @@ class CommandContext:
     """``context.log_to("gateway")``: this process writes ``HERMES_HOME/logs/gateway.log``
     from now on, not ``agent.log`` (a long-running front-end keeps a log of its own;
     ``hermes logs gateway`` shows it)."""
+
+    # --- stored sessions, without a model (SDK 0.x: added for `hermes sessions`) ---------
+
+    open_history: Callable[[], AbstractAsyncContextManager[SessionHistory]] | None = None
+    """``async with context.open_history() as history:`` the stored sessions of this home
+    (:class:`~hermes_sdk.runtime.SessionHistory`), closed on exit, for a command that only
+    reads or tidies them (``hermes sessions``). It builds no agent: it works with no model
+    set up, and loads no plugin (``open_runtime`` loads the tools and providers and fails
+    without a usable model). A damaged or foreign state.db ends the command with one line."""

@@ -453,8 +453,9 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
     A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...).
     The running command finds a :class:`~hermes_sdk.events.CommandContext` in
     ``click.get_current_context().meta[COMMAND_CONTEXT]``: the home, its config and
-    secrets, ``open_runtime()`` for a front-end, and ``open_archive(home)`` for an importer
-    that writes sessions from another tool into a store (:mod:`hermes_sdk.archive`).
+    secrets, ``open_runtime()`` for a front-end, ``open_history()`` for a command that only
+    reads or tidies the stored sessions (no model needed), and ``open_archive(home)`` for an
+    importer that writes sessions from another tool into a store (:mod:`hermes_sdk.archive`).
 
     Manifest key: ``command.NAME``.
 

@@ -38,6 +38,7 @@ __all__ = [
     "RESERVED_SLASH_NAMES",
     "RUNTIME_ENTRY_POINTS",
     "Budget",
+    "CompactionMark",
     "Delivery",
     "DeliveryUnavailable",
     "ModelChoice",
@@ -51,6 +52,7 @@ __all__ = [
     "RuntimeOptions",
     "RuntimeTurn",
     "SessionBusy",
+    "SessionHistory",
     "SessionMessage",
     "SessionNotFound",
     "SessionOptions",
@@ -168,6 +170,8 @@ class SessionSummary:
     unpriced_calls: int = 0
     """Model calls whose price is unknown: the cost is then a lower bound, never "free"."""
     tool_call_count: int = 0
+    end_reason: str | None = None
+    """Why it ended (``cli_exit``, ``ended`` ...), when ``ended_at`` is set."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +187,11 @@ class SessionMessage:
     tool_call_id: str | None = None
     tool_name: str | None = None
     finish_reason: str | None = None
+    reasoning: str | None = None
+    """The model's reasoning beside an assistant message, when it gave one."""
+    disposition: Literal["ok", "error", "skipped", "unknown"] | None = None
+    """A tool message: what is known of the call's effect (``unknown``: it may have run
+    before a crash, and is never run again)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -412,16 +421,125 @@ class RuntimeOptions:
     may take to finish; None: two minutes."""
 
 
-# --- the runtime ---------------------------------------------------------------------------
+# --- stored sessions, without a model (SDK 0.x: added for `hermes sessions`) -------------
+# A command that only reads or tidies the history (list, show, search, export, delete) must
+# work before any model is set up and start in milliseconds, so it gets these without an
+# agent: ``CommandContext.open_history()``. A Runtime is a SessionHistory too.
 
 
-class Runtime(abc.ABC):
-    """The agent, as a front-end drives it. Every method is safe to call from the event loop
-    it was given on; none blocks it."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionMark:
+    """A place where a session's view was compacted: since then the model sees a summary
+    instead of the messages up to ``boundary_seq`` (the transcript keeps them all)."""
+
+    boundary_seq: int
+    """The ``seq`` of the last message the summary stands for: show the mark after it."""
+    created_at: float
+    reason: str
+    """Why: ``threshold`` (the view grew past it), ``overflow`` (the model refused it as too
+    long), ``manual`` (``/compact``) ..."""
+    engine: str
+    """The context engine that wrote the summary."""
+    by_model: bool
+    """False: the engine summarized without a model (it could not reach one)."""
+    messages_replaced: int
+    tokens_before: int
+    tokens_after: int
+
+
+class SessionHistory(abc.ABC):
+    """The stored sessions of a Hermes home: listed, searched, read and deleted. Opening it
+    builds no agent, so it needs no usable model and loads no tool; every method is safe to
+    call from the event loop it was opened on, and none blocks it."""
 
     home: str
     config: Mapping[str, Any]
     """config.yaml as loaded (secrets live in .env, never here); read your own section."""
+
+    @abc.abstractmethod
+    async def sessions(
+        self,
+        *,
+        source: str | None = None,
+        user_scope: str | None = None,
+        limit: int = 50,
+        background: bool = False,
+    ) -> list[SessionSummary]:
+        """Stored sessions, newest first (by start): ``limit`` at most, of ``source`` and of
+        ``user_scope`` (that person's) when given. Sessions of background work (the review
+        of a finished turn, source ``review``) are left out unless ``background``."""
+
+    @abc.abstractmethod
+    async def find_session(self, reference: str) -> SessionSummary:
+        """The stored session whose id is ``reference`` or starts with it (unique). Raises
+        :class:`SessionNotFound` with one line that says which: none, or several."""
+
+    @abc.abstractmethod
+    async def latest_session(self, source: str | None = None) -> SessionSummary | None:
+        """The session written to last (not the last one started), of ``source`` if given:
+        what "continue the last chat" means."""
+
+    @abc.abstractmethod
+    async def messages(self, session_id: str) -> list[SessionMessage]:
+        """The session's transcript, oldest first; raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def openings(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """The start (80 characters at most) of each session's first user message, by id:
+        what an untitled session is about. A session with no user message is left out."""
+
+    @abc.abstractmethod
+    async def children(self, session_id: str) -> list[SessionSummary]:
+        """The sessions opened for this one, oldest first: tasks handed to another agent
+        (source ``delegate``), reviews of its turns (``review``) ... (``parent_session_id``
+        names it). Empty for a session without any; raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def compactions(self, session_id: str) -> list[CompactionMark]:
+        """Where the session's view was compacted, oldest first (empty: never). Raises
+        :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def search(
+        self, query: HistoryQuery, *, user_scope: str | None = None, background: bool = False
+    ) -> list[HistoryHit]:
+        """Full-text search over stored messages, up to ``query.limit`` hits: best first for
+        words, newest first for substrings (``query.mode``). ``user_scope``: only that
+        person's sessions. Background sessions (reviews repeat the turns they review) are
+        left out unless ``background``."""
+
+    @abc.abstractmethod
+    async def set_title(self, session_id: str, title: str) -> SessionSummary:
+        """Give the session a title (blank: none); raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def usage_report(self, session_id: str) -> list[str]:
+        """What the session has used, as lines to show as they are: messages and tool calls,
+        tokens and cost, the budget spent, work delegated from it, each model's share.
+        Raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def spending(self, session_id: str) -> str | None:
+        """How much of its budget (``budget:`` in config.yaml, or the limits the session was
+        opened with) the session has spent, as one line to show as it is
+        (``budget: 12,345 of 40,000 tokens (31%); $0.0145 of $0.0200 (72%)``); None when no
+        limit is set. Raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def delete_sessions(self, session_ids: Sequence[str]) -> int:
+        """Delete these sessions with their messages and usage records (search forgets them
+        too; their children stay, without a parent), all or none; returns how many. Raises
+        :class:`SessionBusy` if a turn runs on one of them, in this process or another, and
+        :class:`SessionNotFound` if one is not stored: either way nothing is deleted."""
+
+
+# --- the runtime ---------------------------------------------------------------------------
+
+
+class Runtime(SessionHistory):
+    """The agent, as a front-end drives it: a :class:`SessionHistory` of the home, plus
+    sessions to run turns on. Every method is safe to call from the event loop it was given
+    on; none blocks it."""
 
     @abc.abstractmethod
     async def open_session(self, options: SessionOptions) -> SessionSummary:
@@ -451,26 +569,6 @@ class Runtime(abc.ABC):
         """The turn running on that session in this runtime, if any."""
 
     @abc.abstractmethod
-    async def messages(self, session_id: str) -> list[SessionMessage]:
-        """The session's transcript; raises :class:`SessionNotFound`."""
-
-    @abc.abstractmethod
-    async def sessions(
-        self,
-        *,
-        source: str | None = None,
-        user_scope: str | None = None,
-        limit: int = 50,
-    ) -> list[SessionSummary]:
-        """Stored sessions, newest first."""
-
-    @abc.abstractmethod
-    async def search(
-        self, query: HistoryQuery, *, user_scope: str | None = None
-    ) -> list[HistoryHit]:
-        """Full-text search over stored messages (``user_scope``: only that person's)."""
-
-    @abc.abstractmethod
     def models(self) -> Sequence[ModelChoice]:
         """The models sessions can be opened with: the configured one first."""
 
@@ -498,20 +596,6 @@ class Runtime(abc.ABC):
         ValueError (one line; the session keeps its model) or :class:`SessionNotFound`."""
 
     @abc.abstractmethod
-    async def latest_session(self, source: str | None = None) -> SessionSummary | None:
-        """The session written to last (not the last one started), of ``source`` if given:
-        what "continue the last chat" means."""
-
-    @abc.abstractmethod
-    async def find_session(self, reference: str) -> SessionSummary:
-        """The stored session whose id is ``reference`` or starts with it (unique). Raises
-        :class:`SessionNotFound` with one line that says which."""
-
-    @abc.abstractmethod
-    async def set_title(self, session_id: str, title: str) -> SessionSummary:
-        """Give the session a title; raises :class:`SessionNotFound`."""
-
-    @abc.abstractmethod
     async def undo(self, session_id: str) -> str | None:
         """Remove the last user message and everything after it; returns that message's
         text (None: nothing to undo). Raises :class:`SessionBusy` if a turn runs on it here
@@ -531,11 +615,6 @@ class Runtime(abc.ABC):
     @abc.abstractmethod
     def set_yolo(self, session_id: str, on: bool) -> None:
         """Turn asking before dangerous commands off (``on``) or back on for the session."""
-
-    @abc.abstractmethod
-    async def usage_report(self, session_id: str) -> list[str]:
-        """What the session has used, as lines to show as they are: messages and tool calls,
-        tokens and cost, the budget spent, work delegated from it, each model's share."""
 
     @abc.abstractmethod
     def tools_report(self, session_id: str | None = None) -> list[str]:

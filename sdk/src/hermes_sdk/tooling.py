@@ -17,7 +17,7 @@ import contextvars
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
@@ -83,6 +83,10 @@ class HistoryQuery:
     since: float | None = None
     until: float | None = None
     limit: int = 10
+    mode: Literal["auto", "words", "trigrams"] = "auto"
+    """``words``: whole words, best match first; ``trigrams``: any substring (code, CJK),
+    newest first; ``auto``: trigrams for code or CJK, else words, and the other one when
+    that finds nothing."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

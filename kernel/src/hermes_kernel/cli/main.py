@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hermes_sdk import Kind
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
-    from hermes_sdk.runtime import Runtime, RuntimeOptions
+    from hermes_sdk.runtime import Runtime, RuntimeOptions, SessionHistory
 
 _BUILTINS: dict[str, tuple[str, str]] = {
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
@@ -52,10 +52,6 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "profile": (
         "hermes_kernel.cli.profile_cmd:profile",
         "List, create, switch, show and delete named profiles.",
-    ),
-    "sessions": (
-        "hermes_kernel.cli.sessions_cmd:sessions",
-        "List, show, search, export and delete chat sessions.",
     ),
     "setup": (
         "hermes_kernel.cli.setup_cmd:setup",
@@ -217,6 +213,7 @@ def command_context(app: App) -> CommandContext:
         open_archive=lambda home: command_archive(app, home),
         before_exit=app.close,
         log_to=app.use_log,
+        open_history=lambda: _command_history(app),
     )
 
 
@@ -249,6 +246,17 @@ async def _command_runtime(app: App, options: RuntimeOptions | None) -> AsyncIte
             yield runtime
     except RuntimeUnavailable as exc:  # raised on the way in only
         raise click.ClickException(str(exc)) from None
+
+
+@contextlib.asynccontextmanager
+async def _command_history(app: App) -> AsyncIterator[SessionHistory]:
+    """The stored sessions of this home, for a command that reads or tidies them: no agent
+    is built, so no model is needed (a StoreError, such as a foreign state.db, is one line
+    from :func:`main`)."""
+    from hermes_kernel.runtime.history import open_history
+
+    async with open_history(app.settings.home, app.settings.raw) as history:
+        yield history
 
 
 def _provider_kind() -> Kind:

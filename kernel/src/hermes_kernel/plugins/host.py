@@ -62,17 +62,7 @@ SpecT = TypeVar("SpecT", bound=Spec)
 ItemT = TypeVar("ItemT")
 
 RESERVED_COMMANDS = frozenset(
-    {
-        "config",
-        "doctor",
-        "help",
-        "import",
-        "model",
-        "plugins",
-        "sessions",
-        "setup",
-        "version",
-    }
+    {"config", "doctor", "help", "import", "model", "plugins", "setup", "version"}
 )
 """Built-in subcommands a plugin's command may not replace."""
 

@@ -22,13 +22,12 @@ from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.routes import ModelSetup, model_setup
 from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
+from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.turns import KernelTurn
 from hermes_kernel.store.errors import LeaseHeldError
-from hermes_kernel.store.messages import Message
 from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
-from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
-from hermes_kernel.tooling.history import history_searcher
+from hermes_kernel.store.sessions import Session
 from hermes_sdk import DeliverySpec, Kind, SlashCommandSpec, SlashContext, ToolCall, ToolResult
 from hermes_sdk.delivery import Deliverer, DeliveryContext
 from hermes_sdk.runtime import (
@@ -44,7 +43,6 @@ from hermes_sdk.runtime import (
     Runtime,
     RuntimeTurn,
     SessionBusy,
-    SessionMessage,
     SessionNotFound,
     SessionOptions,
     SessionSummary,
@@ -56,7 +54,6 @@ from hermes_sdk.runtime import (
     TurnUsage,
 )
 from hermes_sdk.storage import Store, StoreSchema
-from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 __all__ = ["KernelRuntime", "tools_runtime"]
 
@@ -66,43 +63,6 @@ log = logging.getLogger("hermes.runtime")
 _EngineKey = tuple[
     str | None, str | None, tuple[str, ...] | None, tuple[str, ...], int | None, Budget | None
 ]
-
-
-def summary(session: Session) -> SessionSummary:
-    return SessionSummary(
-        session_id=session.id,
-        source=session.source,
-        title=session.title,
-        model=session.model,
-        provider=session.provider,
-        cwd=session.cwd,
-        user_scope=session.user_scope,
-        parent_session_id=session.parent_session_id,
-        started_at=session.started_at,
-        ended_at=session.ended_at,
-        message_count=session.message_count,
-        input_tokens=session.input_tokens,
-        output_tokens=session.output_tokens,
-        estimated_cost_usd=session.estimated_cost_usd,
-        cache_read_tokens=session.cache_read_tokens,
-        cache_write_tokens=session.cache_write_tokens,
-        reasoning_tokens=session.reasoning_tokens,
-        unpriced_calls=session.unpriced_calls,
-        tool_call_count=session.tool_call_count,
-    )
-
-
-def _message(message: Message) -> SessionMessage:
-    return SessionMessage(
-        seq=message.seq,
-        role=message.role,
-        content=message.content,
-        created_at=message.created_at,
-        tool_calls=tuple(message.tool_calls or ()),
-        tool_call_id=message.tool_call_id,
-        tool_name=message.tool_name,
-        finish_reason=message.finish_reason,
-    )
 
 
 def _usage(before: Session | None, after: Session | None) -> TurnUsage:
@@ -158,8 +118,9 @@ class _ToolEvents:
             )
 
 
-class KernelRuntime(Runtime):
-    """Built on an agent whose tool environment asks through ``questions``."""
+class KernelRuntime(StoreHistory, Runtime):
+    """Built on an agent whose tool environment asks through ``questions``; its stored
+    sessions are the agent's store (:class:`StoreHistory`)."""
 
     def __init__(
         self,
@@ -169,14 +130,12 @@ class KernelRuntime(Runtime):
         question_timeout: float = 120.0,
         on_open: Callable[[str], None] | None = None,
     ) -> None:
+        super().__init__(agent.store, str(agent.app.settings.home), agent.app.settings.raw)
         self.agent = agent
         self._on_open = on_open
         """Told each session this runtime opens (a tool's runtime marks them: nobody is
         there to approve their commands)."""
         self.app = agent.app
-        self.home = str(agent.app.settings.home)
-        self.config = agent.app.settings.raw
-        self.store = agent.store
         self.questions = questions
         self.question_timeout = question_timeout
         self._deliverer: Deliverer | None = None
@@ -309,6 +268,13 @@ class KernelRuntime(Runtime):
         except SessionNotFound:
             raise SessionNotFound(f"no session {session_id!r}") from None
 
+    # --- stored sessions (StoreHistory), as this runtime's engines see them -------------
+
+    def budget(self, session_id: str) -> Budget:
+        """The limits of the engine the session's turns run on (its own, if it was opened
+        with a budget), else config.yaml's."""
+        return self._bound.get(session_id, self.agent.engine).settings.budget
+
     # --- turns ----------------------------------------------------------------------------
 
     def start_turn(
@@ -381,36 +347,6 @@ class KernelRuntime(Runtime):
         if after is not None:
             self.agent.after_turn(after, text, result, review=session_id not in self._unreviewed)
 
-    # --- the store ------------------------------------------------------------------------
-
-    async def messages(self, session_id: str) -> list[SessionMessage]:
-        session = await self.store.db.run(self.store.sessions.get, session_id)
-        if session is None:
-            raise SessionNotFound(f"no session {session_id!r}")
-        stored = await self.store.db.run(self.store.messages.of_session, session_id)
-        return [_message(message) for message in stored]
-
-    async def sessions(
-        self, *, source: str | None = None, user_scope: str | None = None, limit: int = 50
-    ) -> list[SessionSummary]:
-        def listed() -> list[Session]:
-            # Filtered after the read: ask for more when filtering by person.
-            wanted = limit if user_scope is None else max(limit * 4, 200)
-            found = [
-                s
-                for s in self.store.sessions.recent(wanted, source=source)
-                if s.source != REVIEW_SOURCE and (user_scope is None or s.user_scope == user_scope)
-            ]
-            return found[:limit]
-
-        return [summary(session) for session in await self.store.db.run(listed)]
-
-    async def search(
-        self, query: HistoryQuery, *, user_scope: str | None = None
-    ) -> list[HistoryHit]:
-        search = history_searcher(self.store, user_scope)
-        return await self.store.db.run(search, query)
-
     def models(self) -> Sequence[ModelChoice]:
         setup = self.agent.setup
         primary = setup.routes[0]
@@ -474,25 +410,6 @@ class KernelRuntime(Runtime):
             engine = self._bound[session_id]
         return engine
 
-    async def latest_session(self, source: str | None = None) -> SessionSummary | None:
-        found = await self.store.db.run(self.store.sessions.latest, source)
-        return summary(found) if found is not None else None
-
-    async def find_session(self, reference: str) -> SessionSummary:
-        found = await self.store.db.run(self.store.sessions.find, reference)
-        if found is None:
-            raise SessionNotFound(f"no session {reference!r}; list them with: hermes sessions list")
-        return summary(found)
-
-    async def set_title(self, session_id: str, title: str) -> SessionSummary:
-        sessions = self.store.sessions
-        if await self.store.db.run(sessions.get, session_id) is None:
-            raise SessionNotFound(f"no session {session_id!r}")
-        await self.store.db.run(sessions.set_title, session_id, title.strip() or None)
-        stored = await self.store.db.run(sessions.get, session_id)
-        assert stored is not None  # it was there a moment ago; titles never delete
-        return summary(stored)
-
     async def undo(self, session_id: str) -> str | None:
         if session_id in self.questions.turns:
             raise SessionBusy(f"session {session_id} is running a turn; wait for it or stop it")
@@ -537,37 +454,6 @@ class KernelRuntime(Runtime):
             unasked.add(session_id)
         else:
             unasked.discard(session_id)
-
-    async def usage_report(self, session_id: str) -> list[str]:
-        from hermes_kernel.engine.budget import spending_line
-        from hermes_sdk.text import Totals
-
-        store, engine = self.store, self._bound.get(session_id, self.agent.engine)
-
-        def report() -> list[str]:
-            session = store.sessions.get(session_id)
-            if session is None:
-                raise SessionNotFound(f"no session {session_id!r}")
-            lines = [
-                f"session {session.id}: {session.message_count} messages, "
-                f"{session.tool_call_count} tool calls",
-                Totals.of(session).line(),
-            ]
-            spending = spending_line(engine.settings.budget, session)
-            if spending is not None:
-                lines.append(spending)
-            children = store.sessions.children(session.id, reviews=False)
-            if children:
-                total = sum((Totals.of(child) for child in children), Totals())
-                lines.append(f"and {len(children)} tasks it started: {total.line()}")
-            rows = store.sessions.usage_by_model(session.id)
-            if len(rows) > 1 or (rows and rows[0][1] != session.model):
-                for provider, model, calls, tokens_in, tokens_out, cost, unpriced in rows:
-                    totals = Totals(tokens_in, tokens_out, cost_usd=cost, unpriced_calls=unpriced)
-                    lines.append(f"  {provider} / {model}: {calls} calls, {totals.line()}")
-            return lines
-
-        return await store.db.run(report)
 
     def tools_report(self, session_id: str | None = None) -> list[str]:
         from hermes_kernel.tooling.listing import listing_lines, tool_rows

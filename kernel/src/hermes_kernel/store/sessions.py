@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from hermes_kernel.store.db import Database
+from hermes_kernel.store.leases import acquire_in, new_holder
 from hermes_sdk.runtime import SessionNotFound
 
 
@@ -190,10 +192,29 @@ class Sessions:
     def count(self) -> int:
         return int(self._db.query_value("SELECT COUNT(*) FROM sessions", ()) or 0)
 
-    def recent(self, limit: int = 20, source: str | None = None) -> list[Session]:
-        where, bindings = ("WHERE source = ?", (source, limit)) if source else ("", (limit,))
+    def recent(
+        self,
+        limit: int = 20,
+        source: str | None = None,
+        *,
+        user_scope: str | None = None,
+        reviews: bool = True,
+    ) -> list[Session]:
+        """The newest sessions, of ``source`` and ``user_scope`` when given; ``reviews``
+        False leaves out the sessions that review finished turns."""
+        clauses: list[str] = []
+        bindings: list[object] = []
+        for clause, value in (("source = ?", source), ("user_scope = ?", user_scope)):
+            if value is not None:
+                clauses.append(clause)
+                bindings.append(value)
+        if not reviews:
+            clauses.append("source != ?")
+            bindings.append(REVIEW_SOURCE)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY started_at DESC LIMIT ?", bindings
+            f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY started_at DESC LIMIT ?",
+            (*bindings, limit),
         )
         return [Session(*row) for row in rows]
 
@@ -295,12 +316,19 @@ class Sessions:
     def set_system_prompt(self, session_id: str, prompt: str) -> None:
         self._update(session_id, "system_prompt = ?", (prompt,))
 
-    def delete(self, session_id: str) -> None:
-        """Delete a session with its messages and usage records (search forgets them too)."""
+    def delete(self, session_ids: Sequence[str]) -> int:
+        """Delete sessions with their messages and usage records (search forgets them too)
+        in one transaction, so all or none: a turn running on one, in this process or
+        another, raises LeaseHeldError, and an id not stored SessionNotFound."""
+        holder = new_holder()
+        unique = list(dict.fromkeys(session_ids))
         with self._db.write() as cursor:
-            cursor.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-            if self._db_changes(cursor) == 0:
-                raise SessionNotFound(f"no session {session_id!r}")
+            for session_id in unique:
+                if session_in(cursor, session_id) is None:
+                    raise SessionNotFound(f"no session {session_id!r}")
+                acquire_in(cursor, session_id, holder, ttl=30.0)  # refused while a turn runs
+                cursor.execute("DELETE FROM sessions WHERE id = ?", (session_id,))  # lease too
+        return len(unique)
 
     def end(self, session_id: str, reason: str) -> None:
         self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))

@@ -95,10 +95,12 @@ class SlashCommands:
             self.view.info("no sessions yet")
             return
         current = self.chat.session.session_id if self.chat.session else None
+        openings = await self.runtime.openings([session.session_id for session in recent])
         table = Table(box=None, show_header=False, padding=(0, 1))
         for session in recent:
             mark = "*" if session.session_id == current else " "
-            about = session.title or one_line(await self._opening(session) or "(empty)", 48)
+            opening = openings.get(session.session_id, "")
+            about = session.title or one_line(opening or "(empty)", 48)
             table.add_row(
                 mark,
                 session.session_id,
@@ -108,13 +110,6 @@ class SlashCommands:
             )
         self.view.print(table)
         self.view.info("/resume ID continues one (any unique start of the id will do)")
-
-    async def _opening(self, session: SessionSummary) -> str:
-        """The session's first user message: what an untitled session is about."""
-        if not session.message_count:
-            return ""
-        messages = await self.runtime.messages(session.session_id)
-        return next((m.content or "" for m in messages if m.role == "user"), "")
 
     async def do_resume(self, args: str) -> None:
         reference = args.strip()

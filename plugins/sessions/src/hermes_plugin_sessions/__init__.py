@@ -1,0 +1,28 @@
+"""``sessions``: ``hermes sessions`` lists, shows, searches, exports and deletes the stored
+chat sessions.
+
+It reads them through the SDK's session history, which needs no model. Importing this is
+cheap: click loads when the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import CommandSpec, hookimpl
+
+
+def _command() -> Any:
+    from hermes_plugin_sessions.command import sessions
+
+    return sessions
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="sessions",
+        description="List, show, search, export and delete chat sessions.",
+        factory=_command,
+    )

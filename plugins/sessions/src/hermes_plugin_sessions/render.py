@@ -1,0 +1,172 @@
+"""What ``hermes sessions`` prints: a session's line in the list, its details, its transcript
+with the marks where its view was compacted, and its export as JSONL or Markdown.
+
+Everything here reads the SDK's records only. Stored text (a model's reply, a tool's output)
+goes through :func:`~hermes_sdk.text.printable` before it reaches the terminal: it must not
+clear the screen or set the title.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TextIO
+
+from hermes_sdk.runtime import CompactionMark, SessionMessage, SessionSummary
+from hermes_sdk.text import Totals, one_line, printable, when
+
+__all__ = [
+    "compaction_mark",
+    "details",
+    "list_line",
+    "list_row",
+    "message_json",
+    "search_line",
+    "transcript_lines",
+    "write_export",
+]
+
+
+def list_row(session: SessionSummary, opening: str) -> dict[str, Any]:
+    """One session for ``list --json``."""
+    return {
+        "id": session.session_id,
+        "title": session.title,
+        "opening": opening,
+        "source": session.source,
+        "parent_session_id": session.parent_session_id,
+        "started_at": session.started_at,
+        "ended_at": session.ended_at,
+        "messages": session.message_count,
+        "provider": session.provider,
+        "model": session.model,
+        "usage": Totals.of(session).as_json(),
+    }
+
+
+def list_line(session: SessionSummary, opening: str) -> str:
+    """id, start, messages, cost, model and what it is about (its title, else its opening)."""
+    about = session.title or one_line(opening or "(empty)", 50)
+    return (
+        f"{session.session_id}  {when(session.started_at)}  {session.message_count:>4} msgs  "
+        f"{Totals.of(session).cost_text():>8}  {session.model or '-'}  {about}"
+    )
+
+
+def details(
+    session: SessionSummary,
+    spending: str | None,
+    children: Sequence[SessionSummary],
+    compactions: int,
+) -> Iterator[str]:
+    """The lines above a session's transcript in ``show``: each session opened for it (work
+    handed to another agent, a review) is labelled by its source, with its usage."""
+    yield f"Session {session.session_id}: {session.title or '(untitled)'}"
+    yield f"  source: {session.source}; model: {session.provider} / {session.model}"
+    ended = f"{when(session.ended_at)} ({session.end_reason})" if session.ended_at else "open"
+    yield f"  started: {when(session.started_at)}; ended: {ended}"
+    if session.cwd:
+        yield f"  directory: {session.cwd}"
+    yield f"  {session.message_count} messages, {session.tool_call_count} tool calls"
+    yield f"  usage: {Totals.of(session).line()}"
+    if spending is not None:
+        yield f"  {spending}"
+    for child in children:
+        usage = Totals.of(child).line()
+        yield f"  {child.source} {child.session_id}: {child.title or ''}; {usage}"
+    if compactions:
+        yield (
+            f"  compacted {compactions} time(s); the model sees a summary of the "
+            "messages above each mark"
+        )
+
+
+def _call(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A stored tool call: ``{"id", "name", "arguments"}``, or the older
+    ``{"function": {...}}`` shape of imported sessions."""
+    function = call.get("function", call)
+    return function if isinstance(function, Mapping) else call
+
+
+def transcript_lines(message: SessionMessage) -> Iterator[str]:
+    """A message of ``show``'s transcript: its text, and each tool call it made."""
+    if message.role == "tool":
+        status = message.disposition or "ok"
+        yield f"[tool {message.tool_name} · {status}] {one_line(message.content or '', 300)}"
+        return
+    label = message.role
+    if message.finish_reason == "interrupted":
+        label += " (interrupted)"
+    if message.content:
+        yield f"{label}: {printable(message.content)}"
+    for call in message.tool_calls:
+        function = _call(call)
+        yield printable(f"{label} calls {function.get('name')}({function.get('arguments', '')})")
+
+
+def compaction_mark(mark: CompactionMark) -> str:
+    """The line ``show`` prints after the last message a compaction summarized."""
+    how = "by the model" if mark.by_model else "without a model"
+    return (
+        f"── compacted here, {when(mark.created_at)} ({mark.reason}): "
+        f"{mark.messages_replaced} messages up to this point summarized {how}, "
+        f"about {mark.tokens_before:,} -> {mark.tokens_after:,} tokens ──"
+    )
+
+
+def search_line(session_id: str, created_at: float, role: str, snippet: str, *, color: bool) -> str:
+    """A hit of ``search``: the store marks the matches ``[like this]``; in a terminal
+    they are shown bold yellow instead."""
+    text = " ".join(printable(snippet).split())
+    if color:
+        text = text.replace("[", "\x1b[1;33m").replace("]", "\x1b[0m")
+    return f"{session_id}  {when(created_at)}  {role:<9} {text}"
+
+
+def message_json(message: SessionMessage) -> dict[str, Any]:
+    """One message of a JSONL export; the fields a message lacks are left out."""
+    row: dict[str, Any] = {"seq": message.seq, "role": message.role, "content": message.content}
+    optional = {
+        "tool_calls": [dict(call) for call in message.tool_calls] or None,
+        "tool_call_id": message.tool_call_id,
+        "tool_name": message.tool_name,
+        "finish_reason": message.finish_reason,
+        "reasoning": message.reasoning,
+        "disposition": message.disposition,
+    }
+    row.update({key: value for key, value in optional.items() if value is not None})
+    row["created_at"] = message.created_at
+    return row
+
+
+def _write_markdown(out: TextIO, session: SessionSummary, messages: list[SessionMessage]) -> None:
+    out.write(f"# {session.title or 'Session ' + session.session_id}\n\n")
+    out.write(
+        f"- id: `{session.session_id}`\n- started: {when(session.started_at)}\n"
+        f"- model: {session.provider} / {session.model}\n"
+        f"- usage: {Totals.of(session).line()}\n\n"
+    )
+    for message in messages:
+        if message.role == "tool":
+            out.write(f"**tool `{message.tool_name}`** ({message.disposition or 'ok'}):\n\n")
+            out.write(f"```\n{message.content or ''}\n```\n\n")
+            continue
+        out.write(f"## {message.role}\n\n")
+        if message.content:
+            out.write(f"{message.content}\n\n")
+        for call in message.tool_calls:
+            function = _call(call)
+            out.write(f"- calls `{function.get('name')}` with `{function.get('arguments')}`\n")
+        if message.tool_calls:
+            out.write("\n")
+
+
+def write_export(
+    out: TextIO, fmt: str, session: SessionSummary, messages: list[SessionMessage]
+) -> None:
+    """``fmt`` ``md``: a readable Markdown transcript; ``jsonl``: one message a line."""
+    if fmt == "md":
+        _write_markdown(out, session, messages)
+        return
+    for message in messages:
+        out.write(json.dumps(message_json(message), ensure_ascii=False) + "\n")
