@@ -61,34 +61,18 @@ CAPABILITY_NAMES: Mapping[str, str] = {
     "api-server": _word(r"api[-_ ]server"),
 }
 
-# TEMPORARY, removed entry by entry as the work on them lands (issue 38): files other people
-# are moving out of the kernel or rewriting right now. A path maps to the names it may still
-# contain (None: any). Nothing else is excused; an entry whose file no longer names any of
-# its names fails the test, so this list only shrinks.
-EXCLUDED: Mapping[str, frozenset[str] | None] = {}
-
 
 def kernel_sources() -> Iterator[tuple[str, str]]:
     for path in sorted(KERNEL.rglob("*.py")):
         yield path.relative_to(KERNEL).as_posix(), path.read_text(encoding="utf-8")
 
 
-def _excused(relative: str) -> tuple[str | None, frozenset[str] | None]:
-    for prefix, names in EXCLUDED.items():
-        if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix)):
-            return prefix, names
-    return None, frozenset()
-
-
 def named_capabilities(relative: str, source: str) -> list[tuple[str, int, str]]:
     """(name, line number, line) for each capability ``source`` names and may not."""
-    _, excused = _excused(relative)
-    if excused is None:
-        return []
     found = []
     for number, line in enumerate(source.splitlines(), 1):
         for name, pattern in CAPABILITY_NAMES.items():
-            if name not in excused and re.search(pattern, line, re.IGNORECASE):
+            if re.search(pattern, line, re.IGNORECASE):
                 found.append((name, number, line.strip()))
     return found
 
@@ -103,26 +87,6 @@ def test_the_kernel_names_no_capability():
         "the kernel names a capability; let its plugin tell the kernel through a spec or a "
         "hook instead (say 'a provider', 'a front-end' in prose):\n" + "\n".join(found)
     )
-
-
-def test_every_excluded_path_still_needs_its_exclusion():
-    """An exclusion outlives its reason only until the work lands: then it must go."""
-    sources = dict(kernel_sources())
-    stale = []
-    for prefix, names in EXCLUDED.items():
-        matching = {
-            relative: source
-            for relative, source in sources.items()
-            if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix))
-        }
-        wanted = set(CAPABILITY_NAMES) if names is None else set(names)
-        if not any(
-            re.search(CAPABILITY_NAMES[name], source, re.IGNORECASE)
-            for source in matching.values()
-            for name in wanted
-        ):
-            stale.append(prefix)
-    assert not stale, f"remove these from EXCLUDED, they name nothing any more: {stale}"
 
 
 def test_the_check_catches_a_planted_name_and_spares_ordinary_words():
@@ -149,5 +113,4 @@ def test_the_check_catches_a_planted_name_and_spares_ordinary_words():
     ]
     for line in ordinary:
         assert not named_capabilities("engine/planted.py", line), line
-    assert not named_capabilities("cli/status_cmd.py", "source='delegate'")  # excluded for now
-    assert named_capabilities("config/model.py", "delegate = True")  # excused only for some
+    assert named_capabilities("config/model.py", "delegate = True")

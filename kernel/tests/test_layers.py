@@ -14,7 +14,7 @@ import pytest
 KERNEL = Path(__file__).resolve().parents[1] / "src" / "hermes_kernel"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"cli", "chat", "gateway"}),
+    frozenset({"cli"}),
     frozenset({"runtime"}),
     frozenset({"learning", "memory", "tooling"}),
     frozenset({"app"}),
@@ -28,22 +28,6 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"redact", "files", "_version"}),
 )
 """Top first. Packages on one line are peers: neither imports the other."""
-
-LEAVING = (
-    "hermes_kernel.chat",
-    "hermes_kernel.gateway",
-    "hermes_kernel.cli.chat_cmd",
-    "hermes_kernel.cli.gateway_cmd",
-    "hermes_kernel.cli.pairing_cmd",
-    "hermes_kernel.cli.status_cmd",
-    "hermes_kernel.runtime.standalone",
-)
-"""Front-ends on their way into plugins (issue 38), and the lines that still name them:
-their imports are not checked until they are gone. Remove an entry when its module goes."""
-
-
-def leaving(module: str) -> bool:
-    return any(module == name or module.startswith(name + ".") for name in LEAVING)
 
 
 def module_name(path: Path) -> str:
@@ -71,12 +55,8 @@ def graph() -> dict[str, dict[str, int]]:
     modules = set(paths)
     edges: dict[str, dict[str, int]] = {}
     for name, path in paths.items():
-        if leaving(name):
-            continue
         edges[name] = {
-            target: line
-            for line, target in kernel_imports(path, modules)
-            if target != name and not leaving(target)
+            target: line for line, target in kernel_imports(path, modules) if target != name
         }
     return edges
 
