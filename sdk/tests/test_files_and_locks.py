@@ -118,6 +118,19 @@ def test_a_lock_is_free_again_when_its_holder_dies(
     with FileLock(path, timeout=0) as lock:
         assert lock.held and lock_holder(path) == os.getpid()
     assert not lock.held and lock_holder(path) is None
+    assert path.read_text(encoding="utf-8") == "", "a released lock names no holder"
+
+
+def test_a_holder_that_wrote_no_pid_is_never_a_pid_to_signal(tmp_path: Path) -> None:
+    import fcntl
+
+    path = tmp_path / ".lock"
+    path.write_text("0\n", encoding="utf-8")
+    with open(path, "rb") as other:  # a lock taken by something that is not a FileLock
+        fcntl.flock(other, fcntl.LOCK_EX)
+        assert lock_holder(path) is None
+        with pytest.raises(LockTimeout, match="locked by another process; try again"):
+            FileLock(path, timeout=0).acquire()
 
 
 def test_a_waiter_gets_the_lock_when_the_holder_lets_go(tmp_path: Path) -> None:

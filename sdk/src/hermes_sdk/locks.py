@@ -17,6 +17,7 @@ system releases a lock when its process dies, so a crash never leaves one behind
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -74,9 +75,11 @@ class FileLock:
         return self
 
     def release(self) -> None:
-        """Release the lock (closing the file releases it); a no-op when not held."""
+        """Release the lock (the file is emptied, then closed); a no-op when not held."""
         fd, self._fd = self._fd, None
         if fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # emptied while still held: a pid in it is a holder's
             os.close(fd)
 
     def _wait(self, fd: int) -> None:
@@ -110,8 +113,9 @@ class FileLock:
 
 def lock_holder(path: Path | str) -> int | None:
     """The pid of the process holding ``path``'s lock; None when nobody holds it (a missing
-    file is not held); 0 when one holds it that wrote no pid (not a :class:`FileLock`, or
-    one the instant after it took a new lock file). It only looks: it holds nothing after."""
+    file is not held). It only looks: it holds nothing afterwards. One that holds the lock
+    without having written a pid (not a :class:`FileLock`, or one in the instant between
+    taking a lock and writing its pid) also reads as None: never a pid to signal."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -120,7 +124,7 @@ def lock_holder(path: Path | str) -> int | None:
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return _read_pid(path) or 0
+        return _read_pid(path)
     finally:
         os.close(fd)  # closing releases the shared lock taken just to look
     return None
@@ -128,6 +132,7 @@ def lock_holder(path: Path | str) -> int | None:
 
 def _read_pid(path: Path) -> int | None:
     try:
-        return int(path.read_text(encoding="utf-8").strip() or 0) or None
+        pid = int(path.read_text(encoding="utf-8").strip() or 0)
     except (OSError, ValueError):
         return None
+    return pid if pid > 0 else None
