@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hermes_sdk.dotenv import quote_dotenv_value, read_dotenv
 from hermes_sdk.testing import Reply
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_agent" / "home"
@@ -69,7 +70,7 @@ def test_a_whole_home_comes_over_and_the_source_is_unchanged(hermes, source):
     assert "display.skin: how hermes-agent's terminal looks" in result.out  # left, with why
 
     assert (home / ".env").stat().st_mode & 0o777 == 0o600
-    assert "OPENAI_API_KEY=sk-fixture-not-a-real-key" in (home / ".env").read_text()
+    assert read_dotenv(home / ".env")["OPENAI_API_KEY"] == "sk-fixture-not-a-real-key"
     assert "sk-fixture-not-a-real-key" not in result.out + result.err
     memory = (home / "memories" / "MEMORY.md").read_text()
     assert memory == "The project uses uv.\n§\nTests run with pytest -n 2.\n"
@@ -274,10 +275,11 @@ def test_a_running_hermes_agent_gateway_is_pointed_out(hermes, source):
 
 
 def test_secrets_with_quotes_and_spaces_read_back_as_they_were(hermes, source):
-    from hermes_sdk.dotenv import read_dotenv
-
     tricky = "a \"b\" 'c' #d\\e"
-    (source / ".env").write_text(f"OPENAI_API_KEY=plain\nTRICKY_TOKEN='{tricky}'\n")
+    # Written as python-dotenv (hermes-agent's reader, and the rules of ours) reads it back.
+    (source / ".env").write_text(
+        f"OPENAI_API_KEY=plain\nTRICKY_TOKEN={quote_dotenv_value(tricky)}\n"
+    )
     assert hermes("import", "hermes-agent", str(source), "--yes").code == 0
     assert read_dotenv(hermes.home / ".env") == {"OPENAI_API_KEY": "plain", "TRICKY_TOKEN": tricky}
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_plugin_import_hermes_agent.homefiles import import_env, import_soul, parse_env
+import pytest
+from hermes_plugin_import_hermes_agent.homefiles import import_env, import_soul, source_env
 from hermes_plugin_import_hermes_agent.importer import _other_files
+
+from hermes_sdk.dotenv import DotenvError, read_dotenv
 
 
 def write(path: Path, text: str) -> Path:
@@ -19,15 +22,19 @@ def write(path: Path, text: str) -> Path:
 def test_env_merges_secrets_keeps_this_homes_and_stays_private(tmp_path):
     target = tmp_path / "ours"
     write(target / ".env", "OPENAI_API_KEY=mine\n")
-    source_env = parse_env(
+    source = tmp_path / "ha"
+    write(
+        source / ".env",
         "# keys\nexport OPENAI_API_KEY='theirs'\nBRAVE_SEARCH_API_KEY=b\nTERMINAL_ENV=docker\n"
+        "EMPTY_API_KEY=\n",
     )
+    theirs = source_env(source)
+    assert "EMPTY_API_KEY" not in theirs, "a key set empty holds nothing to bring"
     section = import_env(
-        target, source_env, {"CUSTOM_API_KEY": "c d"}, {"TERMINAL_ENV"},
+        target, theirs, {"CUSTOM_API_KEY": "c d"}, {"TERMINAL_ENV"},
         {"BRAVE_SEARCH_API_KEY": "BRAVE_API_KEY"}, dry_run=False,
     )  # fmt: skip
-    text = (target / ".env").read_text()
-    assert parse_env(text) == {
+    assert read_dotenv(target / ".env") == {
         "OPENAI_API_KEY": "mine",
         "BRAVE_API_KEY": "b",
         "CUSTOM_API_KEY": "c d",
@@ -35,6 +42,16 @@ def test_env_merges_secrets_keeps_this_homes_and_stays_private(tmp_path):
     assert (target / ".env").stat().st_mode & 0o777 == 0o600
     assert ("TERMINAL_ENV", "a setting, not a secret: it is in config.yaml now") in section.left_out
     assert section.added == ["BRAVE_SEARCH_API_KEY as BRAVE_API_KEY", "CUSTOM_API_KEY"]
+
+
+def test_a_line_of_their_env_that_is_not_key_value_is_one_line_naming_it(tmp_path):
+    source = tmp_path / "ha"
+    write(source / ".env", "OPENAI_API_KEY=sk-one\nthis is not a setting\n")
+    with pytest.raises(DotenvError) as refused:
+        source_env(source)
+    assert str(refused.value) == (
+        f"{source / '.env'}:2: expected KEY=VALUE with KEY made of letters, digits and _"
+    )
 
 
 def test_only_a_persona_the_user_wrote_comes_over(tmp_path):

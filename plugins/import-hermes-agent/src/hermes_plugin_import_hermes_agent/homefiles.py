@@ -5,36 +5,16 @@ only in the target (never when ``dry_run``); each returns what it did for the re
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from hermes_sdk.dotenv import parse_dotenv, read_dotenv, set_dotenv_values
+from hermes_sdk.files import atomic_write_text
 from hermes_sdk.importing import ImportSection
 
 DEFAULT_SOUL = "You are Hermes Agent, an intelligent AI assistant created by Nous Research."
 """How hermes-agent's own SOUL.md begins: a file it wrote itself, not the user's persona."""
-
-
-def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` by rename, synced first, so a crash leaves the old file
-    or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 class NotText(OSError):
@@ -57,20 +37,13 @@ def read_text(path: Path) -> str | None:
 # --- .env ------------------------------------------------------------------------------
 
 
-def parse_env(text: str) -> dict[str, str]:
-    """KEY=VALUE lines (``export`` and quotes allowed), as hermes-agent's .env holds them."""
-    found: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key.strip()) and value:
-            found[key.strip()] = value
-    return found
+def source_env(source: Path) -> dict[str, str]:
+    """The secrets in the hermes-agent home's .env, read by the same strict rules as ours
+    (hermes-agent's are python-dotenv's): a line that is not KEY=VALUE is one line naming
+    file and line (DotenvError), never half a secret. Keys set empty hold nothing to bring."""
+    path = source / ".env"
+    values = parse_dotenv(path, read_text(path) or "")
+    return {name: value for name, value in values.items() if value}
 
 
 def import_env(
@@ -86,7 +59,7 @@ def import_env(
     the target already has keeps the target's value."""
     section = ImportSection("secrets (.env)")
     path = target / ".env"
-    existing = parse_env(read_text(path) or "")
+    existing = read_dotenv(path)
     wanted: dict[str, str] = {}
     for name, value in {**source_env, **moved_secrets}.items():
         if name in settings:
@@ -99,19 +72,8 @@ def import_env(
         wanted[ours] = value
         section.add(ours if ours == name else f"{name} as {ours}")
     if wanted and not dry_run:
-        lines = [line for line in (read_text(path) or "").splitlines() if line.strip()]
-        lines += [f"{name}={_quoted(value)}" for name, value in wanted.items()]
-        write_atomically(path, "\n".join(lines) + "\n", mode=0o600)
+        set_dotenv_values(path, wanted)  # this home's lines kept, the new ones added, 0600
     return section
-
-
-def _quoted(value: str) -> str:
-    """A value as Hermes's .env reader reads it back: double quotes, backslash escapes."""
-    if value and not any(ch in value for ch in " #'\"\\\n\r\t"):
-        return value
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    return f'"{escaped}"'
 
 
 # --- SOUL.md ---------------------------------------------------------------------------
@@ -129,7 +91,7 @@ def import_soul(source: Path, target: Path, dry_run: bool) -> ImportSection:
         return section
     section.add("SOUL.md")
     if not dry_run:
-        write_atomically(target / "SOUL.md", text)
+        atomic_write_text(target / "SOUL.md", text)
     return section
 
 

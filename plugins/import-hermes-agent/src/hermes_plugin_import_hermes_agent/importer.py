@@ -31,12 +31,12 @@ from hermes_plugin_import_hermes_agent.history import (
 from hermes_plugin_import_hermes_agent.homefiles import (
     import_env,
     import_soul,
-    parse_env,
     read_text,
-    write_atomically,
+    source_env,
 )
 from hermes_plugin_import_hermes_agent.transcripts import read_transcripts, transcript_files
 from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
+from hermes_sdk.files import atomic_write_text
 from hermes_sdk.importing import (
     HomeImport,
     ImportedHome,
@@ -159,11 +159,11 @@ def import_home(
             f"its gateway is running (pid {running}): what it saves after this copy comes "
             "over with the next import; stop it first for a final one"
         )
-    source_env = parse_env(read_text(source / ".env") or "")
-    mapped, settings = _config(source, target, source_env, options, report)
+    their_env = source_env(source)
+    mapped, settings = _config(source, target, their_env, options, report)
     report.section(
         import_env(
-            target, source_env, mapped.secrets, mapped.env_settings, ENV_RENAMES, options.dry_run
+            target, their_env, mapped.secrets, mapped.env_settings, ENV_RENAMES, options.dry_run
         )
     )
     report.section(import_soul(source, target, options.dry_run))
@@ -265,7 +265,7 @@ def _add_to_config(path: Path, additions: dict[str, Any], header: str) -> None:
     _add_missing(data, additions)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
-    write_atomically(path, above + buffer.getvalue())
+    atomic_write_text(path, above + buffer.getvalue())
 
 
 def _add_missing(ours: Any, theirs: Mapping[str, Any]) -> None:
@@ -491,5 +491,5 @@ def import_all(source: Path, target: Path, options: ImportRequest) -> list[Impor
     if active and active != "default" and not (base / "active_profile").exists():
         reports[0].section(ImportSection("default profile")).add(active)
         if not options.dry_run:
-            write_atomically(base / "active_profile", active + "\n")
+            atomic_write_text(base / "active_profile", active + "\n")
     return reports
