@@ -818,6 +818,7 @@ COMMAND_HOOKS: tuple[str, ...] = (
     "hermes_status_lines",
     "hermes_doctor_checks",
     "hermes_import_home",
+    "hermes_admit_chat_users",
 )
 """Contribution hooks that one command calls and a session never does: a chat does not
 import the plugins that implement only these."""

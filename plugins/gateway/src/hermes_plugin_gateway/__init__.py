@@ -17,6 +17,7 @@ from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
     DeliverySpec,
+    Finding,
     HealthContext,
     StatusLine,
     hookimpl,
@@ -104,3 +105,10 @@ def hermes_status_lines(context: HealthContext) -> Iterator[StatusLine]:
     from hermes_plugin_gateway.health import status_lines
 
     yield from status_lines(context)
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    from hermes_plugin_gateway.health import doctor_checks
+
+    yield from doctor_checks(context)

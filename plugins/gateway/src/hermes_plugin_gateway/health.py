@@ -1,14 +1,15 @@
 """The gateway's part of ``hermes status``: whether it runs for this home, since when, and
-how each platform and service stands (read from the status file the running gateway keeps)."""
+how each platform and service stands (read from the status file the running gateway keeps);
+and of ``hermes doctor``: a platform open to anyone who finds the bot."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 
 from hermes_plugin_gateway.status import read_status, running_pid
-from hermes_sdk import HealthContext, StatusLine
+from hermes_sdk import Finding, HealthContext, StatusLine
 
 
 def status_lines(context: HealthContext) -> Iterator[StatusLine]:
@@ -33,3 +34,18 @@ def status_lines(context: HealthContext) -> Iterator[StatusLine]:
     yield StatusLine(
         label="Gateway", text=f"running (pid {pid}) since {since}", details=tuple(details)
     )
+
+
+def doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    platforms = context.config.get("platforms")
+    if not isinstance(platforms, Mapping):
+        return
+    for name, section in sorted(platforms.items()):
+        if isinstance(section, Mapping) and section.get("allow_all") is True:
+            yield Finding(
+                level="warning",
+                message=f"platforms.{name}.allow_all is on: anyone who finds the bot can use "
+                "the agent and its tools on this machine",
+                fix=f"list the people's ids in platforms.{name}.allowed_users (or let them "
+                "pair: hermes pairing list), then remove allow_all",
+            )
