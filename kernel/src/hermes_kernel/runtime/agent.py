@@ -131,11 +131,12 @@ class Agent:
         ask_for: Callable[[str], Ask] | None = None,
         on_learned: Callable[[str], None] | None = None,
         cwd: Path | None = None,
-        in_gateway: bool = False,
+        unattended: bool = False,
         tool_runtime: Callable[[Agent], Runtime] | None = None,
     ) -> None:
         self.app = app
-        self.in_gateway = in_gateway
+        self.unattended = unattended
+        """Nobody can ``/compact`` its sessions: the compaction safety net applies."""
         self.options = options
         self.cwd = cwd or Path.cwd()
         settings = app.settings
@@ -228,7 +229,7 @@ class Agent:
             compactor=self.compression.compactor(
                 lambda name: name in tools and tools[name].parallel_safe
             ),
-            safety_net=self.in_gateway,
+            safety_net=self.unattended,
         )
         return engine
 

@@ -42,7 +42,7 @@ async def open_runtime(
             approver=questions.approver,
             ask_for=questions.ask_for,
             cwd=Path(options.cwd).expanduser() if options.cwd else None,
-            in_gateway=options.unattended,
+            unattended=options.unattended,
             tool_runtime=tools_runtime,
         )
     except NoProvider as exc:

@@ -55,11 +55,12 @@ def _reserved_variables(app: App) -> set[str]:
     return names
 
 
-def approval_policy(raw: Mapping[str, Any], yolo: bool = False) -> ApprovalPolicy:
-    """The ``approvals:`` section (validated at load) as a policy; ``yolo`` turns asking off."""
+def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
+    """The ``approvals:`` section (validated at load) as a policy. Asking is turned off per
+    session (``Approvals.unasked_sessions``), never for the whole process."""
     approvals = raw.get("approvals") or {}
     return ApprovalPolicy(
-        mode="off" if yolo else str(approvals.get("mode", "manual")),
+        mode=str(approvals.get("mode", "manual")),
         deny=tuple(approvals.get("deny") or ()),
         allow=tuple(approvals.get("allow") or ()),
         timeout_seconds=float(approvals.get("timeout_seconds", ApprovalPolicy.timeout_seconds)),
@@ -74,7 +75,6 @@ class ToolEnvironment:
         approver: Approver | None = None,
         ask: Ask | None = None,
         judge: Judge | None = None,
-        yolo: bool = False,
         cwd: str | None = None,
         store: StateStore | None = None,
         aside_route: Callable[[], ModelRoute] | None = None,
@@ -92,7 +92,7 @@ class ToolEnvironment:
         raw = settings.raw
         terminal = raw.get("terminal") or {}
         self.approvals = Approvals(
-            approval_policy(raw, yolo),
+            approval_policy(raw),
             approver=approver,
             judge=judge,
             remember=lambda rule: allow_approval_rule(settings.config_path, rule),
