@@ -44,9 +44,9 @@ fi
 # synced from), and inexactly: a plugin the user added with `hermes plugins install` stays.
 # (An exact sync deletes every package the lock does not name.) HERMES_EXACT_SYNC=1 makes
 # the sync exact and unconditional: the test command's environment holds the lock, nothing else.
-# Offline first: everything the lock names is usually in uv's cache already, and an online
-# sync may re-download a source distribution whose cached copy has gone stale, which for
-# llama-cpp-python means a 5-minute rebuild. Online only when something is missing.
+# Offline first: everything the lock names is usually in uv's cache already (no network, no
+# revalidation). Online only when something is missing. Every locked package is a wheel, so
+# neither way compiles anything.
 VENV="${UV_PROJECT_ENVIRONMENT:-$ROOT/.venv}"
 sync_inputs() {
   echo "$UV_PYTHON $("$UV" --version)"
@@ -64,7 +64,7 @@ if [ "${HERMES_EXACT_SYNC:-0}" = 1 ] || [ ! -x "$VENV/bin/python" ] || [ ! -f "$
    [ "$(cat "$stamp")" != "$wanted" ]; then
   if ! "$UV" sync --quiet --locked --all-packages --offline "${exactness[@]}" \
        --project "$ROOT" 2>/dev/null; then
-    echo "hermes: setting up the environment (the first time builds llama-cpp-python: ~5 min)" >&2
+    echo "hermes: setting up the environment (downloading; the first time takes a minute)" >&2
     "$UV" sync --quiet --locked --all-packages "${exactness[@]}" --project "$ROOT"
   fi
   echo "$wanted" >"$stamp"

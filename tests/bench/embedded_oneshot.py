@@ -88,7 +88,7 @@ print(json.dumps(figures))
 
 def follow_ups(home: Path) -> list[tuple[float, float]]:
     """The turns of one chat in one process: the first pays for the system prompt, the
-    follow-ups evaluate only what is new (llama-cpp-python keeps its evaluated prefix)."""
+    follow-ups evaluate only what is new (llama.cpp keeps its evaluated prefix)."""
     import json
 
     done = subprocess.run(

@@ -185,7 +185,7 @@ def embedded(runs: int) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     result = json.loads(output.strip().splitlines()[-1])
-    print("Embedded SmolLM2-135M (provider-local, in-process llama-cpp-python):")
+    print("Embedded SmolLM2-135M (provider-local, in-process llama.cpp via xllamacpp):")
     print(f"  time to first token, cold (new process, model load included): {result['cold']:.3f} s")
     print(
         f"  time to first token, warm (median of {runs}):                   {result['warm']:.3f} s"

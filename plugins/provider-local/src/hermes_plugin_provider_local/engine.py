@@ -1,15 +1,15 @@
-"""Run a GGUF model in-process with llama-cpp-python, as a ModelProvider.
+"""Run a GGUF model in-process with xllamacpp (llama.cpp's server code), as a ModelProvider.
 
 Generation is blocking C code, so it runs in a worker thread; streamed pieces are handed to
-the event loop as they come. One model is loaded per file and shared (loading is cheap, but
-memory is not), and a lock keeps one generation at a time per model: llama.cpp contexts are
-not thread-safe.
+the event loop as they come. One model is loaded per file and context size and shared
+(loading is cheap, but memory is not), and a lock keeps one generation at a time per model.
 
-Tool calls: a request that names the tool (``tool_choice``) gets a grammar-constrained call,
-which even a tiny model gets right; with ``tool_choice`` auto the chatml-function-calling
-format lets the model choose. Small models often write a call as plain text instead
-(``<tool_call>{...}</tool_call>`` or a bare JSON object); such text is parsed into a real call
-rather than shown to the user.
+Tool calls: a request that names the tool (``tool_choice``) gets a call constrained by a
+grammar built from the tool's schema, which even a tiny model gets right. With ``tool_choice``
+auto, a model whose chat template knows tools gets them natively (llama.cpp parses its calls);
+any other model finds them described in its system prompt. Small models often write a call
+as plain text instead (``<tool_call>{...}</tool_call>`` or a bare JSON object); such text is
+parsed into a real call rather than shown to the user.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal
 
 from hermes_plugin_provider_local.models import ModelNotFound, resolve_model
+from hermes_plugin_provider_local.prefix_cache import PrefixCache, cache_folder
+from hermes_plugin_provider_local.server import LoadedModel, ServerSettings
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -40,83 +42,101 @@ from hermes_sdk.models import (
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512  # a small model rambles; a turn can always ask for more
+DRY_MULTIPLIER = 0.8  # the strength llama.cpp's documentation suggests
 TINY_MODEL_BYTES = 300 * 1_048_576
 """Below this a model gets no tool schemas unless told to call one (see _offers_tools)."""
 DEFAULT_PREFIX_CACHE_MB = 512
 """HERMES_HOME/cache/embedded holds at most this much evaluated prompt state (0: none)."""
-_loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+
+
+class _Model:
+    """A loaded model, its lock (one generation at a time) and its prompt-state cache."""
+
+    def __init__(self, loaded: LoadedModel, cache: PrefixCache | None) -> None:
+        self.loaded = loaded
+        self.lock = threading.Lock()
+        self.cache = cache
+
+
+_loaded: dict[tuple[str, int], _Model] = {}
 _loading = threading.Lock()
 
 
 def _load(
     path: Path, n_ctx: int, threads: int | None, cache: tuple[Path, int] | None = None
-) -> tuple[Any, threading.Lock]:
-    """The loaded model (with its lock); ``cache`` is (HERMES_HOME, bytes) for the prefix
-    cache that carries the evaluated prompt over to the next process."""
+) -> _Model:
+    """The loaded model; ``cache`` is (HERMES_HOME, bytes) for the prefix cache that carries
+    the evaluated prompt over to the next process."""
     key = (str(path), n_ctx)
     with _loading:
         if key not in _loaded:
-            try:
-                from llama_cpp import Llama
-            except ImportError:
-                raise ProviderError(
-                    ErrorKind.BAD_REQUEST,
-                    "llama-cpp-python is not installed: `pip install hermes-plugin-provider-local`",
-                ) from None
-            try:
-                model = Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_threads=threads or os.cpu_count() or 2,
-                    verbose=False,
-                )
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise ProviderError(
-                    ErrorKind.BAD_REQUEST, f"cannot load {path.name}: {exc}"
-                ) from None
+            prefix: PrefixCache | None = None
             if cache is not None and cache[1] > 0:
-                from hermes_plugin_provider_local.prefix_cache import PrefixCache, cache_folder
-
                 home, capacity = cache
-                folder = cache_folder(home, path, n_ctx)
-                model.set_cache(PrefixCache(folder, n_ctx, model.n_vocab(), capacity))
+                prefix = PrefixCache(cache_folder(home, path, n_ctx), capacity)
+            settings = ServerSettings(
+                n_ctx=n_ctx,
+                threads=threads or os.cpu_count() or 2,
+                slot_folder=prefix.folder if prefix is not None else None,
+            )
+            loaded = LoadedModel(path, settings)
+            if prefix is not None:
+                prefix.restore(loaded)
             if not _loaded:
                 atexit.register(_close_all)
-            _loaded[key] = (model, threading.Lock())
+            _loaded[key] = _Model(loaded, prefix)
         return _loaded[key]
 
 
 def _close_all() -> None:
-    """Free models before interpreter teardown: llama-cpp-python's own finalizer runs too
-    late then, and prints a traceback on every exit."""
+    """Free models before interpreter teardown, when llama.cpp's threads can still stop."""
     with _loading:
-        for model, lock in _loaded.values():
+        for model in _loaded.values():
             # A generation still running in an abandoned worker thread keeps its model.
-            if lock.acquire(timeout=1.0):
-                close = getattr(model, "close", None)
-                if close is not None:
-                    close()
+            if model.lock.acquire(timeout=1.0):
+                model.loaded.close()
         _loaded.clear()
 
 
-def _wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """OpenAI-style dicts. Chat templates of small models ignore ``tool_calls``, so earlier
-    calls are also written into the content, where the model can see them."""
+CallStyle = Literal["native", "tagged", "told"]
+"""How earlier tool calls reach the model: as ``tool_calls`` (a template that knows tools),
+written as ``<tool_call>`` text (a model that was told that format), or told in words (a
+model that sees no tools: shown the tagged form, a tiny one copies it instead of answering)."""
+
+
+def _wire_messages(messages: Sequence[ChatMessage], style: CallStyle) -> list[dict[str, Any]]:
+    """OpenAI-style dicts, with earlier calls in ``style``."""
     wire: list[dict[str, Any]] = []
     for message in messages:
         content = message.content or ""
-        if message.tool_calls:
+        item: dict[str, Any] = {"role": message.role}
+        if message.tool_calls and style == "native":
+            item["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments or "{}"},
+                }
+                for c in message.tool_calls
+            ]
+        elif message.tool_calls:
             written = "\n".join(
-                f'<tool_call>{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}'
-                "</tool_call>"
+                _written_call(c.name, c.arguments)
+                if style == "tagged"
+                else f"(I called {c.name} with {c.arguments or '{}'}.)"
                 for c in message.tool_calls
             )
             content = f"{content}\n{written}".strip()
-        item: dict[str, Any] = {"role": message.role, "content": content}
+        item["content"] = content
         if message.role == "tool":
             item["tool_call_id"] = message.tool_call_id or ""
         wire.append(item)
     return wire
+
+
+def _written_call(name: str, arguments: str | None) -> str:
+    call = f'{{"name": {json.dumps(name)}, "arguments": {arguments or "{}"}}}'
+    return f"<tool_call>{call}</tool_call>"
 
 
 def _wire_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
@@ -173,33 +193,47 @@ def _whole(options: Any, key: str, default: int) -> int:
         ) from None
 
 
-def _in_tool_round(messages: Sequence[ChatMessage]) -> bool:
-    """Whether a tool result came after the user's last message (the turn is in a round)."""
-    for message in reversed(messages):
-        if message.role == "tool":
-            return True
-        if message.role == "user":
-            return False
-    return False
+def _described(messages: list[dict[str, Any]], tools: Sequence[ToolSchema]) -> None:
+    """Tell a model whose template knows no tools what it may call, and how, in its system
+    message (the format ``calls_in_text`` reads back)."""
+    lines = [
+        "You can call these tools. To call one, answer with only "
+        '<tool_call>{"name": NAME, "arguments": {...}}</tool_call>; otherwise answer normally.'
+    ]
+    lines += [
+        f"- {t.name}: {t.description} Arguments (JSON schema): {json.dumps(dict(t.parameters))}"
+        for t in tools
+    ]
+    note = "\n".join(lines)
+    if messages and messages[0]["role"] == "system":
+        messages[0] = dict(messages[0], content=f"{messages[0]['content']}\n\n{note}")
+    else:
+        messages.insert(0, {"role": "system", "content": note})
 
 
-def _classify(exc: Exception, n_ctx: int | None = None) -> ProviderError:
-    """What llama.cpp raised, classified; an overflow states the context the model was
-    loaded with, ``n_ctx``."""
-    text = str(exc)
-    if type(exc).__module__.startswith("jinja2"):  # the model's chat template refused
-        return ProviderError(ErrorKind.BAD_REQUEST, f"the model's chat template refused: {text}")
-    if "context window" in text or "exceed context" in text:
-        return ProviderError(
-            ErrorKind.CONTEXT_OVERFLOW,
-            f"the conversation is too long for the embedded model ({text})",
-            stated_window=n_ctx,
-        )
-    return ProviderError(ErrorKind.SERVER, f"the embedded model failed: {text}")
+def _call_schema(tools: Sequence[ToolSchema]) -> dict[str, Any]:
+    """The JSON a forced call must be: one of ``tools`` by name, with its arguments."""
+    shapes = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": t.name}, "arguments": dict(t.parameters)},
+            "required": ["name", "arguments"],
+        }
+        for t in tools
+    ]
+    return shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
+
+
+def _usage(answer: dict[str, Any]) -> ModelUsage:
+    raw = answer.get("usage") or {}
+    return ModelUsage(
+        input_tokens=max(1, int(raw.get("prompt_tokens") or 1)),
+        output_tokens=max(1, int(raw.get("completion_tokens") or 1)),
+    )
 
 
 class EmbeddedProvider:
-    """A :class:`hermes_sdk.models.ModelProvider` over llama-cpp-python."""
+    """A :class:`hermes_sdk.models.ModelProvider` over xllamacpp (llama.cpp)."""
 
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
@@ -249,52 +283,42 @@ class EmbeddedProvider:
         deliver: Callable[[str], None],
         stop: threading.Event,
     ) -> ModelResponse:
-        model, lock = _load(path, self._n_ctx, self._threads, self._cache)
-        arguments: dict[str, Any] = {
-            "messages": _wire_messages(request.messages),
+        model = _load(path, self._n_ctx, self._threads, self._cache)
+        offered = request.tools if self._offers_tools(path, request) else ()
+        with_tools = bool(offered) and request.tool_choice != "none"
+        style: CallStyle = (
+            "native" if model.loaded.native_tools else "tagged" if with_tools else "told"
+        )
+        body: dict[str, Any] = {
+            "messages": _wire_messages(request.messages, style),
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "temperature": 0.2 if request.temperature is None else request.temperature,
+            "cache_prompt": True,
+            # A small model falls into loops ("Hello - Hello - ..."), to max_tokens: llama.cpp's
+            # DRY sampler penalises extending a repeated sequence. (A repeat penalty would also
+            # keep it from quoting a tool's result.)
+            "dry_multiplier": DRY_MULTIPLIER,
         }
         if self._seed is not None:  # sampling starts from this seed on every call
-            arguments["seed"] = self._seed
-        offered = request.tools if self._offers_tools(path, request) else ()
-        with lock:
+            body["seed"] = self._seed
+        with model.lock:
             try:
-                if offered and request.tool_choice != "none":
-                    answer = self._with_tools(model, request, arguments, deliver)
-                    if answer.content or answer.tool_calls:
-                        return answer
-                    # chatml-function-calling sometimes says nothing at all (after a tool
-                    # result, typically): ask again in the model's own template.
-                    # With tools offered the text may be a call: hold it back until known.
-                    streamed = self._streamed(model, arguments, lambda _piece: None, stop)
-                    calls = calls_in_text(streamed.content, request.tools)
-                    if calls:
-                        return replace(
-                            streamed, content="", tool_calls=calls, finish_reason="tool_calls"
-                        )
-                    if streamed.content:
-                        deliver(streamed.content)
-                    return streamed
-                return self._streamed(model, arguments, deliver, stop)
+                if with_tools:
+                    return self._with_tools(model, request, body, deliver, stop)
+                return self._streamed(model, body, deliver, stop)
             except ProviderError:
                 raise
-            except (ValueError, RuntimeError) as exc:
-                raise _classify(exc, self._n_ctx) from None
-            except (KeyError, TypeError, IndexError) as exc:
+            except (KeyError, TypeError, IndexError, ValueError) as exc:
                 raise ProviderError(
                     ErrorKind.BAD_RESPONSE, f"the embedded model answered oddly: {exc!r}"
                 ) from None
-            except Exception as exc:
-                if type(exc).__module__.startswith("jinja2"):  # a chat template's own error
-                    raise _classify(exc) from None
-                raise
 
     def _offers_tools(self, path: Path, request: ModelRequest) -> bool:
         """Whether the model sees the tool schemas. A tiny model (the bundled 135M one, or
         any file under TINY_MODEL_BYTES) cannot choose among a dozen tools: their schemas
         are most of its prompt (seconds of evaluation) and it calls them at random, so by
-        default it gets only a tool it is told to call. ``tools: true`` in the provider's
+        default it gets only a tool it is told to call, and answers from a tool's result
+        without the schemas. ``tools: true`` in the provider's
         options offers them anyway, ``false`` never."""
         setting = self._settings.options.get("tools", "auto")
         if isinstance(request.tool_choice, str) and request.tool_choice not in (
@@ -304,8 +328,8 @@ class EmbeddedProvider:
         ):
             return setting is not False  # a named tool: a grammar makes even a tiny model right
         if setting == "auto":
-            if _in_tool_round(request.messages):
-                return True  # it was told to call one: let it answer from the result as before
+            # Not even after a tool result: shown the tools again, a tiny model calls the same
+            # one again and again instead of answering from the result.
             try:
                 return path.stat().st_size >= TINY_MODEL_BYTES
             except OSError:
@@ -314,59 +338,125 @@ class EmbeddedProvider:
 
     def _streamed(
         self,
-        model: Any,
-        arguments: dict[str, Any],
+        model: _Model,
+        body: dict[str, Any],
         deliver: Callable[[str], None],
         stop: threading.Event,
     ) -> ModelResponse:
         pieces: list[str] = []
-        finish: str | None = None
-        chunks: Iterator[dict[str, Any]] = model.create_chat_completion(**arguments, stream=True)
-        try:
-            for chunk in chunks:
-                choice = chunk["choices"][0]
+        finish: list[str] = []
+        final: dict[str, Any] = {}
+
+        def receive(chunk: dict[str, Any]) -> bool:
+            if chunk.get("usage"):
+                final.update(chunk)
+            for choice in chunk.get("choices") or ():
                 piece = (choice.get("delta") or {}).get("content") or ""
                 if piece:
                     pieces.append(piece)
                     deliver(piece)
-                finish = choice.get("finish_reason") or finish
-                if stop.is_set():
-                    finish = "stop"
-                    break
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
-        output = len(pieces)
-        total = int(getattr(model, "n_tokens", 0) or 0)
-        usage = ModelUsage(input_tokens=max(1, total - output), output_tokens=max(1, output))
-        return ModelResponse(content="".join(pieces), finish_reason=finish or "stop", usage=usage)
+                if choice.get("finish_reason"):
+                    finish.append(choice["finish_reason"])
+            if stop.is_set():
+                finish.append("stop")
+                return True
+            return False
+
+        model.loaded.stream(body, receive)
+        self._remember(model, final)
+        return ModelResponse(
+            content="".join(pieces),
+            finish_reason=finish[-1] if finish else "stop",
+            usage=_usage(final) if final else ModelUsage(1, max(1, len(pieces))),
+        )
 
     def _with_tools(
         self,
-        model: Any,
+        model: _Model,
         request: ModelRequest,
-        arguments: dict[str, Any],
+        body: dict[str, Any],
+        deliver: Callable[[str], None],
+        stop: threading.Event,
+    ) -> ModelResponse:
+        choice = request.tool_choice
+        named = [t for t in request.tools if t.name == choice]
+        if choice == "required" and not model.loaded.native_tools:
+            named = list(request.tools)  # any of them, but one of them
+        if named:
+            return self._forced(model, named, body, deliver, stop)
+        if model.loaded.native_tools:
+            body = dict(body, tools=_wire_tools(request.tools), tool_choice=choice or "auto")
+            answer = model.loaded.chat(body)
+            self._remember(model, answer)
+            return self._answer(answer, request.tools, deliver)
+        messages = list(body["messages"])
+        _described(messages, request.tools)
+        return self._held_back(model, dict(body, messages=messages), request.tools, deliver, stop)
+
+    def _held_back(
+        self,
+        model: _Model,
+        body: dict[str, Any],
+        tools: Sequence[ToolSchema],
+        deliver: Callable[[str], None],
+        stop: threading.Event,
+    ) -> ModelResponse:
+        """A completion whose text may be a call: held back until known, then shown if it is
+        not one."""
+        streamed = self._streamed(model, body, lambda _piece: None, stop)
+        calls = calls_in_text(streamed.content, tools)
+        if calls:
+            return replace(streamed, content="", tool_calls=calls, finish_reason="tool_calls")
+        if streamed.content:
+            deliver(streamed.content)
+        return streamed
+
+    def _forced(
+        self,
+        model: _Model,
+        tools: Sequence[ToolSchema],
+        body: dict[str, Any],
+        deliver: Callable[[str], None],
+        stop: threading.Event,
+    ) -> ModelResponse:
+        """A call the model must make: its JSON is constrained to one of ``tools``."""
+        messages = list(body["messages"])
+        _described(messages, tools)
+        schema = _call_schema(tools)
+        constrained = dict(
+            body,
+            messages=messages,
+            response_format={"type": "json_schema", "json_schema": {"schema": schema}},
+        )
+        try:
+            answer = model.loaded.chat(constrained)
+        except ProviderError as refused:
+            if refused.kind is not ErrorKind.BAD_REQUEST:
+                raise
+            # A schema llama.cpp cannot turn into a grammar: let the model write the call.
+            return self._held_back(model, dict(body, messages=messages), tools, deliver, stop)
+        self._remember(model, answer)
+        text = answer["choices"][0]["message"].get("content") or ""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or "name" not in data:
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE, f"the embedded model's forced call is not JSON: {text!r}"
+            )
+        call = ToolCallRequest("call_0", str(data["name"]), json.dumps(data.get("arguments", {})))
+        return ModelResponse(
+            content="", tool_calls=(call,), finish_reason="tool_calls", usage=_usage(answer)
+        )
+
+    def _answer(
+        self,
+        answer: dict[str, Any],
+        tools: Sequence[ToolSchema],
         deliver: Callable[[str], None],
     ) -> ModelResponse:
-        tools = _wire_tools(request.tools)
-        choice = request.tool_choice
-        if choice == "required" and len(request.tools) == 1:
-            choice = request.tools[0].name  # one tool to call: force it, grammar and all
-        if choice in (None, "auto", "required"):
-            from llama_cpp import llama_chat_format
-
-            handler = llama_chat_format.get_chat_completion_handler("chatml-function-calling")
-            # Not streamed, so one response comes back (the handler's type allows a stream
-            # too); the tools are llama-cpp's TypedDicts, built as plain dicts.
-            result = cast(
-                dict[str, Any],
-                handler(llama=model, tools=cast(list[Any], tools), tool_choice="auto", **arguments),
-            )
-        else:
-            forced = {"type": "function", "function": {"name": choice}}
-            result = model.create_chat_completion(tools=tools, tool_choice=forced, **arguments)
-        message = result["choices"][0]["message"]
+        message = answer["choices"][0]["message"]
         text = message.get("content") or ""
         calls = tuple(
             ToolCallRequest(
@@ -375,15 +465,21 @@ class EmbeddedProvider:
                 call["function"].get("arguments") or "{}",
             )
             for index, call in enumerate(message.get("tool_calls") or [])
-        ) or calls_in_text(text, request.tools)
+        ) or calls_in_text(text, tools)
         if calls:
             text = ""  # a call written as text is not a reply to show
         elif text:
             deliver(text)
-        raw_usage = result.get("usage") or {}
-        usage = ModelUsage(
-            input_tokens=int(raw_usage.get("prompt_tokens") or 1),
-            output_tokens=int(raw_usage.get("completion_tokens") or 1),
+        finish = "tool_calls" if calls else answer["choices"][0].get("finish_reason") or "stop"
+        return ModelResponse(
+            content=text, tool_calls=calls, finish_reason=finish, usage=_usage(answer)
         )
-        finish = "tool_calls" if calls else result["choices"][0].get("finish_reason") or "stop"
-        return ModelResponse(content=text, tool_calls=calls, finish_reason=finish, usage=usage)
+
+    @staticmethod
+    def _remember(model: _Model, answer: dict[str, Any]) -> None:
+        """Offer the evaluated prompt to the prefix cache, with what llama.cpp reused."""
+        timings = answer.get("timings") or {}
+        if model.cache is not None and timings:
+            reused = int(timings.get("cache_n") or 0)
+            evaluated = int(timings.get("prompt_n") or 0)
+            model.cache.after(model.loaded, reused, evaluated)

@@ -1,5 +1,5 @@
 """Where model files are: the bundled SmolLM2 weights, HERMES_HOME/models, or a path.
-Nothing here imports llama_cpp or the weights' package."""
+Nothing here imports xllamacpp or the weights' package."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ class ModelNotFound(Exception):
     """No model file for a name; the message says where we looked."""
 
 
-def llama_cpp_installed() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
+def runtime_installed() -> bool:
+    """Whether xllamacpp, which runs the model, is installed (found, not imported)."""
+    return importlib.util.find_spec("xllamacpp") is not None
 
 
 def bundled_model() -> Path | None:
