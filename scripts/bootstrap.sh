@@ -55,12 +55,14 @@ sync_inputs() {
 }
 wanted="$(sync_inputs | cksum)"
 stamp="$VENV/.hermes-synced-from"
-# The launcher's environment has no development tools (pytest, ruff, mypy: the test
-# command's environment has them); that is a third of what a first run would download.
+# The launcher's environment has the `launcher` group (uv for `hermes plugins install`,
+# pytest for plugin authors) but not the project's own development tools (ruff, mypy, the
+# protocol clients and MCP servers the suite talks to: the test command's environment has
+# them), a good part of a first download.
 if [ "${HERMES_EXACT_SYNC:-0}" = 1 ]; then
   exactness=(--exact)
 else
-  exactness=(--inexact --no-dev)
+  exactness=(--inexact --no-dev --group launcher)
 fi
 if [ "${HERMES_EXACT_SYNC:-0}" = 1 ] || [ ! -x "$VENV/bin/python" ] || [ ! -f "$stamp" ] ||
    [ "$(cat "$stamp")" != "$wanted" ]; then
