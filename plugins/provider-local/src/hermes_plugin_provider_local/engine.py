@@ -43,6 +43,7 @@ from hermes_sdk.models import (
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512  # a small model rambles; a turn can always ask for more
 DRY_MULTIPLIER = 0.8  # the strength llama.cpp's documentation suggests
+DRY_LAST_N = 128
 TINY_MODEL_BYTES = 300 * 1_048_576
 """Below this a model gets no tool schemas unless told to call one (see _offers_tools)."""
 DEFAULT_PREFIX_CACHE_MB = 512
@@ -298,6 +299,9 @@ class EmbeddedProvider:
             # DRY sampler penalises extending a repeated sequence. (A repeat penalty would also
             # keep it from quoting a tool's result.)
             "dry_multiplier": DRY_MULTIPLIER,
+            # Over the last tokens only: the whole context costs ~50 ms before the first
+            # token, and a loop is in what was just written.
+            "dry_penalty_last_n": DRY_LAST_N,
         }
         if self._seed is not None:  # sampling starts from this seed on every call
             body["seed"] = self._seed
