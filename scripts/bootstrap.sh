@@ -68,7 +68,7 @@ if [ "${HERMES_EXACT_SYNC:-0}" = 1 ] || [ ! -x "$VENV/bin/python" ] || [ ! -f "$
    [ "$(cat "$stamp")" != "$wanted" ]; then
   if ! "$UV" sync --quiet --locked --all-packages --offline "${exactness[@]}" \
        --project "$ROOT" 2>/dev/null; then
-    echo "hermes: setting up the environment (downloading; the first time takes a minute)" >&2
+    echo "hermes: setting up the environment (the first time downloads ~300 MB: under a minute)" >&2
     "$UV" sync --quiet --locked --all-packages "${exactness[@]}" --project "$ROOT"
   fi
   echo "$wanted" >"$stamp"
