@@ -25,7 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config"}),
     frozenset({"store"}),
     frozenset({"log", "__init__"}),
-    frozenset({"redact", "files", "_version"}),
+    frozenset({"redact", "files", "_version", "process"}),
 )
 """Top first. Packages on one line are peers: neither imports the other."""
 

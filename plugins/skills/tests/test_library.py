@@ -144,3 +144,48 @@ def test_a_skill_read_before_is_reused_until_its_file_changes(tmp_path: Path) ->
     assert (again.description, again.body.strip()) == ("Take better notes.", "Body two.")
     skill_md.write_text("not a skill any more")
     assert "notes" not in Library.load([Source("user", tmp_path)]).skills
+
+
+def _skill(root: Path, name: str, frontmatter: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\n{frontmatter}---\nDo the thing.\n")
+    return folder
+
+
+def test_parsed_frontmatter_is_kept_between_processes_without_yaml(tmp_path: Path) -> None:
+    """A second process reads each unchanged frontmatter from the cache, not from YAML;
+    an edited skill is parsed afresh, a damaged cache is a miss, and a frontmatter JSON
+    cannot hold (a date) is simply parsed each time."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "skills"
+    _skill(root, "alpha", "name: alpha\ndescription: First.\nmetadata: {owner: me}\n")
+    _skill(root, "dated", "name: dated\ndescription: Has a date.\ncreated: 2026-01-02\n")
+    cache = tmp_path / "cache" / "frontmatter.json"
+    first = Library.load([Source("user", root)], cache)
+    assert first.skills["alpha"].frontmatter["metadata"] == {"owner": "me"}
+    stored = json.loads(cache.read_text())
+    assert len(stored) == 1, "the dated skill's frontmatter is not JSON: left out"
+
+    probe = f"""
+import sys
+from pathlib import Path
+from hermes_plugin_skills.library import Library, Source
+library = Library.load([Source("user", Path({str(root)!r}))], Path({str(cache)!r}))
+print(sorted(library.skills), library.skills["alpha"].description, "yaml" in sys.modules)
+"""
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert run.stdout.split() == ["['alpha',", "'dated']", "First.", "True"], run.stderr
+    (root / "dated").rename(tmp_path / "elsewhere")  # only alpha now: no YAML at all
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert run.stdout.split() == ["['alpha']", "First.", "False"], run.stderr
+
+    (root / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: Edited.\n---\nX\n")
+    cache.write_text("{not json")
+    edited = Library.load([Source("user", root)], cache)
+    assert edited.skills["alpha"].description == "Edited."
+    assert list(json.loads(cache.read_text()).values()) == [
+        {"name": "alpha", "description": "Edited."}
+    ]

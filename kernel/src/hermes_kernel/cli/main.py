@@ -401,5 +401,18 @@ def main() -> None:
     sys.exit(result if isinstance(result, int) else 0)
 
 
+def run() -> None:
+    """The ``hermes`` console script: :func:`main` in a process that skips Python's own
+    start-up and shutdown costs (:mod:`hermes_kernel.process`)."""
+    from hermes_kernel import process
+
+    process.starting()
+    try:
+        main()
+    except SystemExit as exc:
+        process.leave(process.exit_status(exc))
+    process.leave(0)
+
+
 if __name__ == "__main__":
-    main()
+    run()

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_kernel import process
 from hermes_kernel.learning.review import DRAIN_SECONDS
 from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.runtime.agent import Agent, AgentOptions
@@ -49,6 +50,7 @@ async def open_runtime(
         raise RuntimeUnavailable(str(exc)) from None
     timeout = options.question_timeout_s or approval_policy(app.settings.raw).timeout_seconds
     runtime = KernelRuntime(agent, questions, question_timeout=timeout)
+    process.started()  # the agent is built: what follows is the front-end's own work
     try:
         yield runtime
     finally:

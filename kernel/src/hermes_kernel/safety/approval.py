@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hermes_kernel.safety.commands import Level, Verdict, classify, normalize
+from hermes_kernel.safety.verdicts import Level, Verdict
 from hermes_sdk.terminal import CommandRefused
 
 __all__ = [
@@ -76,6 +76,13 @@ class ApprovalPolicy:
     timeout_seconds: float = 120.0
 
 
+def _normalized(command: str) -> str:
+    """:func:`hermes_kernel.safety.commands.normalize`, loading the rules on first use."""
+    from hermes_kernel.safety.commands import normalize
+
+    return normalize(command)
+
+
 def _plugin_verdicts(answers: Sequence[str]) -> list[Verdict]:
     verdicts = []
     for answer in answers:
@@ -106,13 +113,15 @@ class Approvals:
     """Sessions whose user turned asking off (``--yolo``, ``/yolo``): as mode ``off``."""
 
     def verdict(self, command: str, backend: str) -> Verdict:
+        from hermes_kernel.safety.commands import classify  # the first check loads the rules
+
         found = [classify(command)]
         if self.plugin_check is not None:
-            found += _plugin_verdicts(self.plugin_check(command, normalize(command), backend))
+            found += _plugin_verdicts(self.plugin_check(command, _normalized(command), backend))
         return max(found, key=lambda v: v.level)
 
     def _denied_by_user_rule(self, command: str) -> str | None:
-        candidates = {command.strip(), normalize(command)}
+        candidates = {command.strip(), _normalized(command)}
         for pattern in self.policy.deny:
             if any(fnmatch.fnmatchcase(text, pattern) for text in candidates):
                 return pattern
@@ -123,7 +132,7 @@ class Approvals:
             return True
         if verdict.rule in self._allowed_always:
             return True
-        candidates = {command.strip(), normalize(command)}
+        candidates = {command.strip(), _normalized(command)}
         for entry in self.policy.allow:
             if entry == verdict.rule != "plugin":
                 return True

@@ -17,28 +17,11 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from dataclasses import dataclass
-from enum import IntEnum
 
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, parse
+from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
 
 __all__ = ["Level", "Verdict", "classify", "normalize"]
-
-
-class Level(IntEnum):
-    ALLOW = 0
-    ASK = 1
-    BLOCK = 2
-
-
-@dataclass(frozen=True)
-class Verdict:
-    level: Level
-    rule: str = ""
-    reason: str = ""
-
-
-ALLOWED = Verdict(Level.ALLOW)
 
 
 def normalize(command: str) -> str:

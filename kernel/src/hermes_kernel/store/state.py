@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_kernel.store.compactions import Compactions
 from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
-from hermes_kernel.store.search import SearchFilters, SearchHit, SearchMode, search
 from hermes_kernel.store.sessions import Sessions
+
+if TYPE_CHECKING:  # search is imported on the first search: most processes never make one
+    from hermes_kernel.store.search import SearchFilters, SearchHit, SearchMode
 
 
 def state_db_path(home: Path) -> Path:
@@ -36,13 +39,21 @@ class StateStore:
         self,
         query: str,
         *,
-        mode: SearchMode = SearchMode.AUTO,
+        mode: SearchMode | None = None,
         session_id: str | None = None,
         limit: int = 20,
         filters: SearchFilters | None = None,
     ) -> list[SearchHit]:
+        """Hits for ``query``; ``mode`` None is ``SearchMode.AUTO``."""
+        from hermes_kernel.store.search import SearchMode, search
+
         return search(
-            self.db, query, mode=mode, session_id=session_id, limit=limit, filters=filters
+            self.db,
+            query,
+            mode=mode or SearchMode.AUTO,
+            session_id=session_id,
+            limit=limit,
+            filters=filters,
         )
 
     def close(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hermes_kernel.store.search import SearchFilters, SearchMode
 from hermes_kernel.store.sessions import REVIEW_SOURCE
 from hermes_kernel.store.state import StateStore
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
@@ -27,6 +26,8 @@ def history_searcher(
     front-end's search (``most`` None: its own limit holds)."""
 
     def search(query: HistoryQuery) -> list[HistoryHit]:
+        from hermes_kernel.store.search import SearchFilters, SearchMode  # on first search
+
         # The owner (no scope) searches everything; a chat user only their own sessions.
         # Reviews repeat the turns they review, so they are left out unless asked for.
         filters = SearchFilters(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_plugin_skills.skillfile import Skill, SkillError, load_skill
+from hermes_plugin_skills.skillfile import FrontmatterCache, Skill, SkillError, load_skill
 
 __all__ = ["Library", "Source", "sources"]
 
@@ -99,14 +99,17 @@ class Library:
     writable_root: Path | None = None
 
     @classmethod
-    def load(cls, found: Sequence[Source]) -> Library:
+    def load(cls, found: Sequence[Source], cache_file: Path | None = None) -> Library:
+        """Every skill of ``found``; ``cache_file`` keeps parsed frontmatter between
+        processes (see :class:`FrontmatterCache`)."""
         library = cls()
+        frontmatter = FrontmatterCache(cache_file)
         for source in found:
             if source.writable:
                 library.writable_root = source.root
             for folder in skill_folders(source.root):
                 try:
-                    skill = load_skill(folder, source.name)
+                    skill = load_skill(folder, source.name, frontmatter)
                 except SkillError as exc:
                     library.errors.append((folder, str(exc)))
                     continue
@@ -115,6 +118,7 @@ class Library:
                     library.shadowed.append((first, skill))
                     continue
                 library.skills[skill.name] = skill
+        frontmatter.save()
         return library
 
     def get(self, name: str) -> Skill:

@@ -9,13 +9,19 @@ YAML that does not parse, a missing file) is an error, and that skill is left ou
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Skill", "SkillError", "load_skill", "parse_skill_text"]
+from hermes_sdk.files import write_cache_json
+
+__all__ = ["FrontmatterCache", "Skill", "SkillError", "load_skill", "parse_skill_text"]
 
 NAME_RULE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 KNOWN_FIELDS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
@@ -60,6 +66,43 @@ def _yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=loader)
 
 
+def _json_safe(value: Any) -> bool:
+    """Whether JSON gives ``value`` back unchanged (a date, or an integer key, would not)."""
+    try:
+        return bool(json.loads(json.dumps(value)) == value)
+    except (TypeError, ValueError):
+        return False
+
+
+class FrontmatterCache:
+    """Parsed frontmatter by the digest of its text, kept in one JSON file between
+    processes: every new session lists each skill's name and description in its prompt,
+    and for a one-shot, parsing YAML (importing the parser first) is most of that cost. A
+    frontmatter JSON cannot hold (a date) is parsed each time; a damaged file is a miss."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._known: dict[str, Any] = {}
+        self._used: dict[str, Any] = {}
+        if path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict):
+                    self._known = data
+
+    def parse(self, raw: str) -> Any:
+        digest = hashlib.sha256(raw.encode()).hexdigest()
+        meta = self._known[digest] if digest in self._known else _yaml_load(raw)
+        if _json_safe(meta):
+            self._used[digest] = meta
+        return copy.deepcopy(meta)  # a skill's frontmatter is its own
+
+    def save(self) -> None:
+        """Keep what this load used (the rest belonged to edited or removed skills)."""
+        if self.path is not None and self._used != self._known:
+            write_cache_json(self.path, self._used)
+
+
 def split_frontmatter(text: str) -> tuple[str, str]:
     """(frontmatter, body); SkillError when the file does not start with a ``---`` block."""
     text = text.lstrip("\ufeff")
@@ -80,10 +123,13 @@ def _first_line(body: str) -> str:
     return ""
 
 
-def parse_skill_text(text: str, folder: Path, source: str = "") -> Skill:
+def parse_skill_text(
+    text: str, folder: Path, source: str = "", frontmatter: FrontmatterCache | None = None
+) -> Skill:
     raw, body = split_frontmatter(text)
+    parse = frontmatter.parse if frontmatter is not None else _yaml_load
     try:
-        meta = _yaml_load(raw) if raw.strip() else {}
+        meta = parse(raw) if raw.strip() else {}
     except Exception as exc:  # noqa: BLE001 - any YAML error makes the skill unusable
         problem = " ".join(str(exc).split())[:200]
         raise SkillError(f"the frontmatter is not valid YAML: {problem}") from None
@@ -151,7 +197,9 @@ _parsed: dict[tuple[Path, str], tuple[tuple[int, int, int], Skill]] = {}
 lists every skill in its prompt, and a gateway starts sessions all day."""
 
 
-def load_skill(folder: Path, source: str = "") -> Skill:
+def load_skill(
+    folder: Path, source: str = "", frontmatter: FrontmatterCache | None = None
+) -> Skill:
     path = folder / "SKILL.md"
     try:
         stat = path.stat()
@@ -164,6 +212,6 @@ def load_skill(folder: Path, source: str = "") -> Skill:
         raise SkillError(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise SkillError(f"{path} cannot be read ({exc.strerror})") from None
-    skill = parse_skill_text(text, folder, source)
+    skill = parse_skill_text(text, folder, source, frontmatter)
     _parsed[(path, source)] = (version, skill)
     return skill

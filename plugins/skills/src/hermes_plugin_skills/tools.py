@@ -34,7 +34,8 @@ def open_library(
     root = user_root(home)
     with contextlib.suppress(OSError):  # a read-only home still lists what it has
         seed(root)
-    return Library.load(sources(home, cwd, config, plugin_dirs))
+    cache = Path(home) / "cache" / "skills-frontmatter.json"
+    return Library.load(sources(home, cwd, config, plugin_dirs), cache)
 
 
 def _library(context: ToolContext) -> Library:
