@@ -32,7 +32,7 @@ from hermes_sdk.testing import Reply, ScriptedOpenAIServer
 REPO = Path(__file__).resolve().parents[2]
 FAULT_SERVER = REPO / "plugins" / "mcp" / "tests" / "fault_server.py"
 TARGET_BEYOND_MS = 300.0
-FAIL_BEYOND_MS = 900.0  # where it stood before the start moved beside the kernel's
+FAIL_BEYOND_MS = 2_500.0  # a tripwire: one server stood at +1.9 s on 2 cores (Dec 2026)
 
 
 async def per_call(calls: int) -> tuple[float, float]:

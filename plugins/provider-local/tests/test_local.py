@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hermes_plugin_provider_local import resolve
-from hermes_plugin_provider_local.engine import EmbeddedProvider, calls_in_text
+from hermes_plugin_provider_local.engine import EmbeddedProvider, calls_in_text, looping
 from hermes_plugin_provider_local.models import (
     DEFAULT_MODEL,
     ModelNotFound,
@@ -130,3 +130,23 @@ def test_a_wrong_number_in_embedded_model_is_one_line_naming_the_key() -> None:
         EmbeddedProvider(
             ProviderSettings(base_url="embedded:", options={"prefix_cache_mb": "lots"})
         )
+
+
+@pytest.mark.parametrize(
+    ("text", "loop"),
+    [
+        ("- Hello " * 8, True),
+        ("welcome-to-the-world-of-writing" + "-writing" * 7, True),
+        ("HELLO\n\n## Authorship\n\nA user.\n\n## Authorship\n\nB.\n\n## Authorship\n\nC", True),
+        ("The weather in Paris is sunny, 21 degrees.", False),
+        ("ha ha ha ha ha ha", False),  # short: a laugh, not a loop
+        ("| a | b |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", False),
+        ("=" * 60, False),  # a rule under a heading
+        ("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15", False),
+        ("## Step one\nx\n## Step two\ny\n## Step three\n", False),
+    ],
+)
+def test_a_tiny_models_loop_is_told_from_repetition_that_belongs(text: str, loop: bool) -> None:
+    """The embedded provider ends a tiny model's reply at a loop (it rarely leaves one
+    before the token limit); text that merely repeats a little is left alone."""
+    assert looping(text) is loop

@@ -42,6 +42,8 @@ from hermes_sdk.models import (
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512  # a small model rambles; a turn can always ask for more
+TINY_MAX_TOKENS = 192
+"""A tiny model's replies, unless the request says: past this it is paraphrasing itself."""
 DRY_MULTIPLIER = 0.8  # the strength llama.cpp's documentation suggests
 DRY_LAST_N = 128
 TINY_MODEL_BYTES = 300 * 1_048_576
@@ -57,6 +59,10 @@ class _Model:
         self.loaded = loaded
         self.lock = threading.Lock()
         self.cache = cache
+        try:
+            self.tiny = loaded.path.stat().st_size < TINY_MODEL_BYTES
+        except OSError:
+            self.tiny = False
 
 
 _loaded: dict[tuple[str, int], _Model] = {}
@@ -182,6 +188,32 @@ def calls_in_text(text: str, tools: Sequence[ToolSchema]) -> tuple[ToolCallReque
     return tuple(calls)
 
 
+LOOP_REPEATS = 6
+LOOP_SPAN = 48
+LOOP_LINES = 3
+
+
+def looping(text: str) -> bool:
+    """Whether ``text`` ends in one short piece repeated :data:`LOOP_REPEATS` times over at
+    least :data:`LOOP_SPAN` characters ("- Hello - Hello - ..."), or in a line it has written
+    :data:`LOOP_LINES` times: a tiny model that starts such a loop rarely leaves it before
+    the token limit, seconds later."""
+    lines = [line.strip() for line in text.split("\n")[:-1] if line.strip()]  # finished
+    if lines and len(lines[-1]) >= 8 and lines.count(lines[-1]) >= LOOP_LINES:
+        return True  # the same line again and again ("## Authorship", between paraphrases)
+    longest = 48
+    tail = text[-LOOP_REPEATS * longest :]
+    for period in range(2, longest + 1):
+        span = period * LOOP_REPEATS
+        if span > len(tail):
+            return False
+        unit = tail[-period:]
+        words = any(ch.isalnum() for ch in unit)  # not a rule of ==== or a table's |---|
+        if span >= LOOP_SPAN and words and tail[-span:] == unit * LOOP_REPEATS:
+            return True
+    return False
+
+
 def _whole(options: Any, key: str, default: int) -> int:
     """An ``embedded_model:`` number; a wrong one is a one-line error naming the key."""
     value = options.get(key, default)
@@ -292,7 +324,8 @@ class EmbeddedProvider:
         )
         body: dict[str, Any] = {
             "messages": _wire_messages(request.messages, style),
-            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": request.max_tokens
+            or (TINY_MAX_TOKENS if model.tiny else DEFAULT_MAX_TOKENS),
             "temperature": 0.2 if request.temperature is None else request.temperature,
             "cache_prompt": True,
             # A small model falls into loops ("Hello - Hello - ..."), to max_tokens: llama.cpp's
@@ -350,6 +383,7 @@ class EmbeddedProvider:
         pieces: list[str] = []
         finish: list[str] = []
         final: dict[str, Any] = {}
+        written: list[str] = [""]  # the reply so far, for the loop check
 
         def receive(chunk: dict[str, Any]) -> bool:
             if chunk.get("usage"):
@@ -359,15 +393,22 @@ class EmbeddedProvider:
                 if piece:
                     pieces.append(piece)
                     deliver(piece)
+                    written[0] = (written[0] + piece)[-1024:]
                 if choice.get("finish_reason"):
                     finish.append(choice["finish_reason"])
             if stop.is_set():
                 finish.append("stop")
                 return True
+            if model.tiny and looping(written[0]):
+                finish.append("stop")  # a loop: the rest would be more of the same
+                return True
             return False
 
         model.loaded.stream(body, receive)
-        self._remember(model, final)
+        if final:
+            self._remember(model, final)
+        elif model.cache is not None:  # cut short: no timings came, so keep what it holds
+            model.cache.after(model.loaded, reused=0, evaluated=1)
         return ModelResponse(
             content="".join(pieces),
             finish_reason=finish[-1] if finish else "stop",
