@@ -45,7 +45,7 @@ def starting() -> None:
 
 def started() -> None:
     """Start-up is over (the agent is built): collect again, leaving out what start-up made,
-    which lives as long as the process (a cycle it left behind stays, a few kilobytes).
+    which lives as long as the process anyway (a garbage cycle it left behind stays too).
     Called more than once, or without :func:`starting`, it does nothing."""
     global _collecting_later  # noqa: PLW0603
     if _collecting_later:
