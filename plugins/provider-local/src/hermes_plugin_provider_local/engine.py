@@ -383,9 +383,10 @@ class EmbeddedProvider:
         pieces: list[str] = []
         finish: list[str] = []
         final: dict[str, Any] = {}
-        written: list[str] = [""]  # the reply so far, for the loop check
+        tail = ""  # the reply's last KB, for the loop check
 
         def receive(chunk: dict[str, Any]) -> bool:
+            nonlocal tail
             if chunk.get("usage"):
                 final.update(chunk)
             for choice in chunk.get("choices") or ():
@@ -393,13 +394,13 @@ class EmbeddedProvider:
                 if piece:
                     pieces.append(piece)
                     deliver(piece)
-                    written[0] = (written[0] + piece)[-1024:]
+                    tail = (tail + piece)[-1024:]
                 if choice.get("finish_reason"):
                     finish.append(choice["finish_reason"])
             if stop.is_set():
                 finish.append("stop")
                 return True
-            if model.tiny and looping(written[0]):
+            if model.tiny and looping(tail):
                 finish.append("stop")  # a loop: the rest would be more of the same
                 return True
             return False

@@ -10,12 +10,9 @@ here imports xllamacpp until a model is loaded.
 from __future__ import annotations
 
 import contextlib
-import http.client
-import json
 import os
 import secrets
 import shutil
-import socket
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,18 +34,6 @@ class ServerSettings:
     n_ctx: int
     threads: int
     slot_folder: Path | None
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self._path)
-        self.sock = sock
 
 
 class LoadedModel:
@@ -144,26 +129,18 @@ class LoadedModel:
         return bool(caps.get("supports_tools")) and bool(caps.get("supports_tool_calls"))
 
     def _call(self, method: str, url: str, body: dict[str, Any] | None) -> tuple[int, Any]:
-        connection = _UnixConnection(self._socket, timeout=60.0)
+        import httpx  # the SDK's HTTP client; it speaks HTTP over a Unix socket too
+
+        transport = httpx.HTTPTransport(uds=self._socket)
+        headers = {"Authorization": f"Bearer {self._key}"}
         try:
-            connection.request(
-                method,
-                url,
-                body=json.dumps(body) if body is not None else None,
-                headers={
-                    "Authorization": f"Bearer {self._key}",
-                    "Content-Type": "application/json",
-                },
-            )
-            response = connection.getresponse()
-            raw = response.read()
-        except OSError:
+            with httpx.Client(transport=transport, timeout=60.0) as client:
+                response = client.request(method, f"http://llama{url}", json=body, headers=headers)
+        except httpx.HTTPError:
             return 0, None
-        finally:
-            connection.close()
         with contextlib.suppress(ValueError):
-            return response.status, json.loads(raw or b"null")
-        return response.status, None
+            return response.status_code, response.json() if response.content else None
+        return response.status_code, None
 
 
 def _listen_on(params: Any, address: str) -> None:
