@@ -311,3 +311,65 @@ def test_a_stop_cancels_a_running_mcp_call(home, openai_server):
     while not (marks / "hang-cancelled").exists():
         assert time.monotonic() < deadline, "the server never heard the call was cancelled"
         time.sleep(0.1)
+
+
+def started(marks: Path) -> int:
+    return len(list(marks.glob("pid-*")))
+
+
+def test_a_remembered_server_starts_only_when_a_call_needs_it(home, openai_server):
+    marks = home.work / "marks"
+    marks.mkdir()
+    home.configure(faults("--marks", str(marks)))
+    openai_server.queue(Reply.say("first"))
+    assert ask(home)[0]["reply"] == "first"
+    assert started(marks) == 1  # nothing remembered yet: connected at start
+    openai_server.queue(Reply.say("second"))
+    assert ask(home)[0]["reply"] == "second"
+    assert started(marks) == 1, "a chat that calls none of its tools started the server"
+    names = tool_names(openai_server.requests[-1].json)
+    assert {"mcp_faults_echo", "mcp_faults_list_resources", "mcp_faults_get_prompt"} <= set(names)
+    echo = next(t for t in openai_server.requests[-1].json["tools"] if "echo" in str(t))
+    assert echo["function"]["parameters"]["properties"]["text"]["type"] == "string"
+    openai_server.queue(Reply.tool_call("mcp_faults_echo", {"text": "hi"}), Reply.say("called"))
+    assert ask(home)[0]["reply"] == "called"
+    assert tool_results(openai_server.requests[-1].json) == ["echo: hi"]
+    assert started(marks) == 2  # started by the call
+
+
+def test_changed_settings_or_a_damaged_memory_mean_a_connect_at_start(home, openai_server):
+    marks = home.work / "marks"
+    marks.mkdir()
+    home.configure(faults("--marks", str(marks)))
+    openai_server.queue(Reply.say("one"))
+    ask(home)
+    home.configure(faults("--marks", str(marks), timeout=30))  # another entry: not remembered
+    openai_server.queue(Reply.say("two"))
+    ask(home)
+    assert started(marks) == 2
+    memory = home.home / "cache" / "mcp-offers.json"
+    memory.write_text('{"faults": {"key": ')
+    openai_server.queue(Reply.say("three"))
+    payload, err = ask(home)
+    assert payload["reply"] == "three" and "Traceback" not in err
+    assert started(marks) == 3
+    assert "mcp_faults_echo" in tool_names(openai_server.requests[-1].json)
+    assert "echo" in memory.read_text(), "the memory is written again after a connect"
+
+
+def test_a_remembered_server_that_no_longer_starts_is_said_and_forgotten(home, openai_server):
+    broken = home.work / "broken"
+    home.configure(faults("--fail-if", str(broken)))
+    openai_server.queue(Reply.say("remembered"))
+    ask(home)
+    broken.write_text("now it fails")
+    openai_server.queue(Reply.tool_call("mcp_faults_echo", {"text": "hi"}), Reply.say("told"))
+    payload, _ = ask(home)
+    assert payload["reply"] == "told"
+    (result,) = tool_results(openai_server.requests[-1].json)
+    assert "MCP server 'faults' could not be reached" in result
+    openai_server.queue(Reply.say("answered anyway"))
+    payload, err = ask(home)  # forgotten: started at start, and its failure said there
+    assert payload["reply"] == "answered anyway"
+    assert "MCP server 'faults' did not start" in err
+    assert not [n for n in tool_names(openai_server.requests[-1].json) if "faults_echo" in n]

@@ -1,6 +1,6 @@
 """An MCP server of the tests' own, on the SDK, that misbehaves on request.
 
-    python fault_server.py [--start-delay S] [--fail-start]
+    python fault_server.py [--start-delay S] [--fail-start] [--fail-if PATH] [--marks DIR]
 
 Tools: ``echo`` (read-only), ``write_line`` (appends to a file: a side effect), ``hang``
 (never answers, until cancelled: it records that it was), ``crash`` (the process exits at
@@ -23,10 +23,11 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 parser = argparse.ArgumentParser()
 parser.add_argument("--start-delay", type=float, default=0.0)
 parser.add_argument("--fail-start", action="store_true")
+parser.add_argument("--fail-if", default=None, help="fail to start while this file exists")
 parser.add_argument("--marks", default=None, help="a folder for what the tests check")
 options = parser.parse_args()
 
-if options.fail_start:
+if options.fail_start or (options.fail_if and os.path.exists(options.fail_if)):
     print("fault_server: refusing to start", file=sys.stderr)
     sys.exit(3)
 time.sleep(options.start_delay)  # a slow start: before the server reads anything

@@ -43,6 +43,7 @@ def list_servers() -> None:
 def test(name: str) -> None:
     """Connect to one server and list its tools."""
     from hermes_plugin_mcp.connection import ConnectError, ServerConnection
+    from hermes_plugin_mcp.offers import OfferedTool, OfferMemory
 
     context = _context()
     servers, _problems = parse_servers(context.config.get(SECTION))
@@ -50,14 +51,20 @@ def test(name: str) -> None:
         known = ", ".join(servers) or "none"
         raise click.ClickException(f"no MCP server {name!r} in mcp_servers (configured: {known})")
     connection = ServerConnection(
-        name, servers[name], context.secrets, str(Path.cwd()), Path(context.home) / "logs"
+        name,
+        servers[name],
+        context.secrets,
+        str(Path.cwd()),
+        Path(context.home) / "logs",
+        memory=OfferMemory.in_home(context.home),
     )
 
-    async def run() -> tuple[float, list[Any]]:
+    async def run() -> tuple[float, list[OfferedTool]]:
         started = time.monotonic()
         try:
             await connection.connect()
-            return time.monotonic() - started, list(connection.listed)
+            assert connection.offer is not None  # connected: listed
+            return time.monotonic() - started, list(connection.offer.tools)
         finally:
             await connection.aclose()
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from hermes_plugin_mcp.offers import Offer, OfferMemory
 from hermes_plugin_mcp.results import result_text
 from hermes_plugin_mcp.settings import ServerSettings, expand, server_environment
 from hermes_sdk.redact import redact_text
@@ -53,6 +54,7 @@ class ServerConnection:
         cwd: str,
         log_folder: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
+        memory: OfferMemory | None = None,
     ) -> None:
         self.name = name
         self.settings = settings
@@ -60,10 +62,11 @@ class ServerConnection:
         self.cwd = cwd
         self.log_folder = log_folder
         self.clock = clock
+        self.memory = memory
         self.client: Any = None
-        self.listed: list[Any] = []
-        """The server's tools (mcp Tool objects), as listed when it first connected."""
-        self.capabilities: Any = None
+        self.offer: Offer | None = None
+        """What the server offers: as listed when it first connected, or remembered from an
+        earlier run (then it is not started until a call needs it)."""
         self.error: str | None = None
         """Why the server is down, when it is."""
         self.failures = 0
@@ -94,12 +97,20 @@ class ServerConnection:
         except TimeoutError:
             await self._stop()
             self.error = f"no answer within {seconds:.0f} s (connect_timeout)"
+            self._forget()
             raise ConnectError(self.error) from None
         except ConnectError as exc:
             await self._stop()
             self.error = str(exc)
+            self._forget()
             raise
         self.error = None
+
+    def _forget(self) -> None:
+        """A server that failed to start is not listed from memory at the next start: it is
+        started then, so its failure is said up front."""
+        if self.memory is not None:
+            self.memory.forget(self.name)
 
     def _transport(self) -> Any:
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -155,8 +166,9 @@ class ServerConnection:
                     cursor = page.next_cursor
                     if not cursor:
                         break
-                self.listed = listed
-                self.capabilities = client.server_capabilities
+                self.offer = Offer.of(listed, client.server_capabilities)
+                if self.memory is not None:
+                    self.memory.remember(self.name, self.settings, self.offer)
                 self.client = client
                 if not ready.done():
                     ready.set_result(None)
@@ -222,6 +234,10 @@ class ServerConnection:
                     f"MCP server {self.name!r} is down ({self.error}); it is reconnected in "
                     f"{self.retry_at - now:.0f} s"
                 )
+            if self._task is None:  # not running (remembered, or stopped): say why it waits
+                from hermes_sdk.tooling import progress_reporter
+
+                progress_reporter()(f"starting MCP server {self.name}")
             try:
                 await self.connect()
             except ConnectError as exc:

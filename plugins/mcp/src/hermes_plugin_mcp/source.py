@@ -1,7 +1,10 @@
-"""Every configured MCP server as one tool source: connected in parallel at start, each
-server's tools as ``mcp_<server>_<tool>`` in toolset ``mcp-<server>``, its resources and
-prompts through four generic tools when it has them, and, when a server failed, a tool
-whose description names it, so the model is told rather than left to improvise."""
+"""Every configured MCP server as one tool source: each server's tools as
+``mcp_<server>_<tool>`` in toolset ``mcp-<server>``, its resources and prompts through four
+generic tools when it has them, and, when a server failed, a tool whose description names it,
+so the model is told rather than left to improvise.
+
+A server whose offer is remembered from an earlier run (:mod:`hermes_plugin_mcp.offers`) is
+started by the first call that needs it; the others are connected in parallel at start."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 
 from hermes_plugin_mcp.connection import ConnectError, ServerConnection, ToolFailed
 from hermes_plugin_mcp.names import tool_name, toolset_name
+from hermes_plugin_mcp.offers import OfferMemory
 from hermes_plugin_mcp.settings import parse_servers
 from hermes_sdk import ToolSpec
 from hermes_sdk.tool_sources import ToolSourceContext
@@ -25,28 +29,30 @@ log = logging.getLogger("hermes.mcp")
 STATUS_TOOL = "mcp_servers"
 
 
-def _schema(raw: Any) -> dict[str, Any]:
-    schema = dict(raw) if isinstance(raw, dict) else {}
-    if schema.get("type") != "object":
-        schema = {"type": "object", "properties": schema.get("properties") or {}}
-    return schema
-
-
 class McpServers:
     """The :class:`~hermes_sdk.tool_sources.ToolSource` of ``mcp_servers:``."""
 
     def __init__(self, context: ToolSourceContext) -> None:
         servers, self._problems = parse_servers(context.config.get("mcp_servers"))
         logs = Path(context.home) / "logs"
+        memory = OfferMemory.in_home(context.home)
         self.connections = {
-            name: ServerConnection(name, settings, context.secrets, context.cwd, logs)
+            name: ServerConnection(
+                name, settings, context.secrets, context.cwd, logs, memory=memory
+            )
             for name, settings in servers.items()
             if settings.enabled
         }
         self.failed: dict[str, str] = {}
+        self.remembered: set[str] = set()
+        """Servers listed from memory, started by their first call."""
+        for name, connection in self.connections.items():
+            connection.offer = memory.recall(name, connection.settings)
+            if connection.offer is not None:
+                self.remembered.add(name)
 
     async def start(self) -> None:
-        names = list(self.connections)
+        names = [name for name in self.connections if name not in self.remembered]
         outcomes = await asyncio.gather(
             *(self.connections[name].connect() for name in names), return_exceptions=True
         )
@@ -76,8 +82,11 @@ class McpServers:
         self, server: str, connection: ServerConnection, taken: set[str]
     ) -> list[ToolSpec]:
         toolset = toolset_name(server)
+        offer = connection.offer
+        if offer is None:
+            return []
         specs = []
-        for tool in connection.listed:
+        for tool in offer.tools:
             if not connection.settings.tools.allows(tool.name):
                 continue
             name = tool_name(server, tool.name)
@@ -85,28 +94,25 @@ class McpServers:
                 log.warning("MCP server %s: tool %s clashes with another; left out", server, name)
                 continue
             taken.add(name)
-            hints = tool.annotations
-            read_only = bool(hints is not None and hints.read_only_hint)
             specs.append(
                 ToolSpec(
                     name=name,
                     description=f"{tool.description or tool.name} (MCP server {server})",
                     handler=_caller(connection, tool.name),
-                    parameters=_schema(tool.input_schema),
+                    parameters=tool.parameters,
                     toolset=toolset,
                     # Side effects unless the server says otherwise: persisted before they run.
-                    parallel_safe=read_only,
+                    parallel_safe=tool.read_only,
                     # The server's own timeout (and a reconnect) rules; the kernel's is a backstop.
                     timeout_seconds=connection.settings.timeout
                     + connection.settings.connect_timeout
                     + 5,
                 )
             )
-        capabilities = connection.capabilities
         generic: list[ToolSpec] = []
-        if capabilities is not None and capabilities.resources is not None:
+        if offer.resources:
             generic += _resource_tools(server, connection, toolset)
-        if capabilities is not None and capabilities.prompts is not None:
+        if offer.prompts:
             generic += _prompt_tools(server, connection, toolset)
         prefix = tool_name(server, "")
         # tools: {include, exclude} applies to these too, by their short names (read_resource).
@@ -119,12 +125,15 @@ class McpServers:
         async def status() -> str:
             lines = []
             for name, connection in self.connections.items():
+                tools = len(connection.offer.tools) if connection.offer is not None else 0
                 if name in self.failed:
                     lines.append(f"{name}: did not start ({self.failed[name]})")
-                elif connection.client is None:
-                    lines.append(f"{name}: down ({connection.error}); reconnected on next call")
+                elif connection.client is not None:
+                    lines.append(f"{name}: connected, {tools} tools")
+                elif connection.error is None:
+                    lines.append(f"{name}: not started yet ({tools} tools); starts on first call")
                 else:
-                    lines.append(f"{name}: connected, {len(connection.listed)} tools")
+                    lines.append(f"{name}: down ({connection.error}); reconnected on next call")
             return "\n".join(lines)
 
         return ToolSpec(
