@@ -302,11 +302,14 @@ def reap_orphans(client: Any) -> int:
     closing them); returns how many."""
     removed = 0
     host = socket.gethostname()
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        owner_host, _, pid = str(container.labels.get(OWNER_LABEL, "")).rpartition(":")
+    # The low-level listing carries the labels: the high-level one inspects each container
+    # after listing it, and fails outright when another process removed one meanwhile.
+    for container in client.api.containers(all=True, filters={"label": LABEL}):
+        labels = container.get("Labels") or {}
+        owner_host, _, pid = str(labels.get(OWNER_LABEL, "")).rpartition(":")
         if owner_host != host or not pid.isdigit() or _alive(int(pid)):
             continue
-        with contextlib.suppress(*_INFRASTRUCTURE):
-            container.remove(force=True)
+        with contextlib.suppress(*_INFRASTRUCTURE):  # gone already (NotFound) is fine too
+            client.api.remove_container(container["Id"], force=True)
             removed += 1
     return removed
