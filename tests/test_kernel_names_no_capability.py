@@ -59,6 +59,8 @@ CAPABILITY_NAMES: Mapping[str, str] = {
     "whatsapp": _word("whatsapp"),
     "acp": _word("acp"),
     "api-server": _word(r"api[-_ ]server"),
+    # other tools whose homes an importer brings over (it alone knows their files)
+    "hermes-agent": _word(r"hermes[-_ ]agent"),
 }
 
 

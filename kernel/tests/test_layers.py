@@ -18,6 +18,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"runtime"}),
     frozenset({"learning", "memory", "tooling"}),
     frozenset({"app"}),
+    frozenset({"foreign_homes"}),
     frozenset({"providers", "safety"}),
     frozenset({"engine"}),
     frozenset({"distribution"}),

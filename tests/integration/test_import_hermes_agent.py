@@ -377,3 +377,21 @@ def test_each_plugin_brings_its_own_part_and_a_missing_one_is_named(hermes, sour
     again = hermes("import", "hermes-agent", str(source), "--yes")
     assert "cron jobs: 2 came over" in again.out, "installed later, its part comes over then"
     assert "memory entries: 0 came over, 3 already here" in again.out
+
+
+def test_another_tools_state_db_that_no_importer_knows_is_refused_in_one_line(
+    hermes, tmp_path, monkeypatch
+):
+    import sqlite3
+
+    home = tmp_path / "other-tool"
+    home.mkdir()
+    with sqlite3.connect(home / "state.db") as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+    before = (home / "state.db").read_bytes()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    result = hermes("status")
+    assert result.code == 1
+    [line] = result.err.strip().splitlines()
+    assert "not a Hermes state store" in line and "hermes-agent" not in line
+    assert (home / "state.db").read_bytes() == before

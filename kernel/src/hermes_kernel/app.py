@@ -4,9 +4,14 @@ command pays only for what it touches (``hermes --version`` touches nothing)."""
 from __future__ import annotations
 
 import logging
+import os
 from functools import cached_property
+from pathlib import Path
 
+from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.config.home import resolve_home
 from hermes_kernel.config.settings import Flags, Settings, load_settings
+from hermes_kernel.foreign_homes import ForeignHomeError, recognize_home
 from hermes_kernel.log import RedactingFilter, log_to_files
 from hermes_kernel.plugins.discovery import discover
 from hermes_kernel.plugins.host import PluginHost
@@ -33,8 +38,15 @@ class App:
 
     @cached_property
     def settings(self) -> Settings:
-        """config.yaml and .env; raises ConfigError (reported by ``main``) when malformed."""
-        settings = load_settings(self.flags)
+        """config.yaml and .env; raises ConfigError (reported by ``main``) when malformed,
+        and ForeignHomeError when an importer recognises the home as its tool's."""
+        try:
+            settings = load_settings(self.flags)
+        except ConfigError:
+            self._refuse_foreign(resolve_home(self.flags.home, self.flags.profile, os.environ))
+            raise
+        if settings.unknown_keys:  # keys we do not know: perhaps another tool's home
+            self._refuse_foreign(settings.home)
         if self._redactor is not None:
             self._redactor.secret_values.extend(settings.secrets.values())
             # Keys in the environment (any *_API_KEY, GITHUB_TOKEN ...) are secrets too.
@@ -43,6 +55,11 @@ class App:
         for warning in settings.warnings:
             log.warning("%s", warning)
         return settings
+
+    def _refuse_foreign(self, home: Path) -> None:
+        found = recognize_home(home, self.flags.safe_mode)
+        if found is not None:
+            raise ForeignHomeError(found)
 
     def use_log(self, name: str) -> None:
         """Write HERMES_HOME/logs/NAME.log from now on (the gateway writes gateway.log)."""

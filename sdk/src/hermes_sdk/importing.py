@@ -134,7 +134,14 @@ class ImportRequest:
 
 
 class Importer(Protocol):
-    """What an :class:`~hermes_sdk.specs.ImporterSpec` factory builds."""
+    """What an :class:`~hermes_sdk.specs.ImporterSpec` factory builds.
+
+    It may also have ``recognize(home: Path) -> str | None``: when the kernel meets a home it
+    cannot read as its own (as HERMES_HOME: a config.yaml with keys it does not know, or a
+    state.db that is not its), it asks each importer; one that answers with the evidence, a
+    short phrase ("its config.yaml has that tool's keys a, b"), makes every command say in one
+    line that this is that tool's home and how to import it. Quick and read-only. Without
+    it, :meth:`detect` decides and the evidence is generic."""
 
     def detect(self, path: Path) -> bool:
         """Whether ``path`` looks like a home of this importer's source (quick, read-only)."""

@@ -57,7 +57,8 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
 
 
 def _store_findings(home: Path) -> list[Finding]:
-    """state.db opens as ours (a hermes-agent one, or a damaged one, is an error)."""
+    """state.db opens as ours (another tool's, or a damaged one, is an error)."""
+    from hermes_kernel.foreign_homes import recognize_home
     from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
     from hermes_kernel.store.foreign import ForeignStoreError
@@ -69,6 +70,9 @@ def _store_findings(home: Path) -> list[Finding]:
     try:
         Database(path).close()
     except ForeignStoreError as exc:
+        found = recognize_home(home)
+        if found is not None:
+            return [_finding("error", found.problem, found.fix)]
         return [_finding("error", exc.problem, exc.fix)]
     except StoreError as exc:
         return [_finding("error", str(exc), "move it aside, or restore it from a backup")]
@@ -98,8 +102,8 @@ def _plugin_findings(host: PluginHost, settings: Settings) -> list[Finding]:
 
 def collect_findings(ctx: click.Context) -> list[Finding]:
     from hermes_kernel.config.errors import ConfigError
-    from hermes_kernel.config.foreign_home import ForeignHomeError
     from hermes_kernel.distribution.catalog import install_hint
+    from hermes_kernel.foreign_homes import ForeignHomeError
     from hermes_kernel.plugins.discovery import declared_conflicts
     from hermes_kernel.plugins.sections import check_plugin_sections
 

@@ -395,10 +395,23 @@ def main() -> None:
             click.echo(f"hermes: error: {exc} (strict mode)", err=True)
             sys.exit(1)
         if isinstance(exc, StoreError):  # state.db unusable (a foreign one, damaged, locked)
-            click.echo(f"hermes: error: {exc}", err=True)
+            click.echo(f"hermes: error: {_store_problem(exc)}", err=True)
             sys.exit(1)
         raise
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def _store_problem(exc: Exception) -> str:
+    """The line for a state.db we cannot use; another tool's, when an importer knows it,
+    says whose and how to import it."""
+    from hermes_kernel.foreign_homes import recognize_home
+    from hermes_kernel.store.foreign import ForeignStoreError
+
+    if isinstance(exc, ForeignStoreError):
+        found = recognize_home(exc.path.parent)
+        if found is not None:
+            return found.line
+    return str(exc)
 
 
 def run() -> None:

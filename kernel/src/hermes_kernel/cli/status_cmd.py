@@ -102,7 +102,7 @@ def _sessions(home: Path) -> str:
     try:
         store = StateStore(path)
     except ForeignStoreError:
-        raise  # not a part to report on: the whole home is hermes-agent's (one line)
+        raise  # not a part to report on: the whole home is another tool's (one line)
     except Exception as exc:  # noqa: BLE001 - a status screen reports, it does not fail
         return f"{path} cannot be opened: {' '.join(str(exc).split())[:120]}"
     try:
@@ -124,7 +124,7 @@ def status(ctx: click.Context) -> None:
 
     app = app_of(ctx)
     home = app.settings.home
-    sessions = _sessions(home)  # first: a hermes-agent home is one line, not half a screen
+    sessions = _sessions(home)  # first: another tool's home is one line, not half a screen
     profile, _ = chosen_profile(
         base_home(app.flags.home, os.environ), app.flags.profile, os.environ
     )

@@ -16,7 +16,6 @@ from typing import Any
 from hermes_kernel.config.cache import content_key, read_cached, write_cached
 from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.config.errors import ConfigError
-from hermes_kernel.config.foreign_home import ForeignHomeError
 from hermes_kernel.config.home import resolve_home
 from hermes_kernel.config.yaml_source import YamlDocument
 from hermes_sdk.dotenv import DotenvError, read_dotenv
@@ -109,7 +108,6 @@ unknown key as (finding, fix) for ``hermes doctor``."""
 
 def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     """The slow path: PyYAML and pydantic, imported only here."""
-    from hermes_kernel.config.foreign_home import hermes_agent_keys
     from hermes_kernel.config.model import KernelConfig
     from hermes_kernel.config.validate import lenient_section, unknown_line
     from hermes_kernel.config.yaml_source import parse_yaml_mapping
@@ -119,10 +117,6 @@ def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
     document = parse_yaml_mapping(path, text)
-    foreign = hermes_agent_keys(document.data)
-    if foreign:
-        evidence = f"its config.yaml has hermes-agent's keys {', '.join(foreign[:4])}"
-        raise ForeignHomeError(path.parent, evidence)
     kernel, problems, unknown, cleaned = lenient_section(document, (), KernelConfig, document.data)
     if kernel is None:
         raise ConfigError(problems)
@@ -170,8 +164,6 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
     parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [], [])
     try:
         parsed = _load_config(home)
-    except ForeignHomeError:
-        raise  # the one line that matters: nothing else in that file is ours to check
     except ConfigError as exc:
         problems.extend(exc.problems)
     try:

@@ -119,15 +119,12 @@ class Database:
     # --- schema -----------------------------------------------------------------------
 
     def _refuse_foreign(self) -> None:
-        """A hermes-agent state.db (its own tables, and no version of ours) is refused with
-        the line that says how to import it, and left as it was."""
-        from hermes_kernel.store.foreign import FOREIGN_TABLES
-
-        marks = ", ".join("?" * len(FOREIGN_TABLES))
+        """A database with tables of its own and no version of ours is another tool's: it is
+        refused, and left as it was (our migrations set the version with the first tables,
+        in one transaction)."""
         row = self._conn.execute(
             "SELECT (SELECT user_version FROM pragma_user_version), "
-            f"EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN ({marks}))",
-            FOREIGN_TABLES,
+            "EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')"
         ).fetchone()
         if row is not None and row[0] == 0 and row[1]:
             from hermes_kernel.store.foreign import ForeignStoreError

@@ -1,5 +1,7 @@
-"""A state.db written by hermes-agent, met by accident: recognised by its tables and refused
-with one line that says how to bring it over, never a "table sessions already exists"."""
+"""A state.db that is not ours (it has tables, but no schema version of ours: another tool's,
+met by accident) is refused before anything is written to it, never a "table sessions already
+exists". Whose it is, and how to bring it over, is an importer's to say (see
+:mod:`hermes_kernel.foreign_homes`)."""
 
 from __future__ import annotations
 
@@ -7,34 +9,15 @@ from pathlib import Path
 
 from hermes_kernel.store.errors import StoreError
 
-FOREIGN_TABLES = ("schema_version", "sessions")
-"""Tables a hermes-agent state.db has; ours records its version in PRAGMA user_version,
-which theirs leaves at 0."""
-
-
-def foreign_home_fix(home: Path) -> str:
-    """The one command that brings it over, into another home: the import only reads it."""
-    return (
-        f"run `hermes import hermes-agent {home}` with HERMES_HOME set to a new folder, for "
-        f"example `HERMES_HOME={home}-new hermes import hermes-agent {home}` (it reads this "
-        "home and changes nothing in it)"
-    )
-
-
-def foreign_home_problem(home: Path, evidence: str) -> str:
-    return f"{home}: this is a hermes-agent home ({evidence})"
-
-
-def foreign_home_line(home: Path, evidence: str) -> str:
-    """What every command says about a hermes-agent home: what it is, and what to run."""
-    return f"{foreign_home_problem(home, evidence)}: {foreign_home_fix(home)}"
-
 
 class ForeignStoreError(StoreError):
-    """state.db is hermes-agent's: refused before anything is written to it."""
+    """state.db is not a Hermes store: refused, and left as it was."""
 
     def __init__(self, path: Path) -> None:
-        evidence = f"{path.name} is hermes-agent's"
-        super().__init__(foreign_home_line(path.parent, evidence))
-        self.problem = foreign_home_problem(path.parent, evidence)
-        self.fix = foreign_home_fix(path.parent)
+        self.path = path
+        self.problem = f"{path}: not a Hermes state store (it has tables, but no version of ours)"
+        self.fix = (
+            "point HERMES_HOME at another folder, or move the file aside and Hermes will "
+            "create a new one"
+        )
+        super().__init__(f"{self.problem}: {self.fix}")

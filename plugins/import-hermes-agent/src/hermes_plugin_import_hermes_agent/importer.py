@@ -95,6 +95,11 @@ class HermesAgentImporter:
     def detect(self, path: Path) -> bool:
         return looks_like_hermes_agent(path)
 
+    def recognize(self, home: Path) -> str | None:
+        from hermes_plugin_import_hermes_agent.recognize import hermes_agent_evidence
+
+        return hermes_agent_evidence(home)
+
     def check(self, source: Path, target: Path) -> None:
         check_source(source, target)
 
