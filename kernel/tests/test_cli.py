@@ -148,15 +148,18 @@ def test_doctor_reports_a_broken_config_with_exit_1(hermes):
 
 
 def test_doctor_lists_each_unknown_key_with_its_fix_and_stays_healthy(hermes):
-    (hermes.home / "config.yaml").write_text("approvals:\n  mdoe: off\nterminal:\n  zzz: 1\n")
+    # (Under approvals: an unknown key is an error instead: tests/chat/test_approvals.py.)
+    (hermes.home / "config.yaml").write_text("terminal:\n  share_backnd: true\n  zzz: 1\n")
     result = hermes("doctor", "--json")
     report = json.loads(result.out)
     unknown = [f for f in report["findings"] if "unknown key" in f["message"]]
     assert [(f["level"], f["message"].split(": ", 1)[1]) for f in unknown] == [
-        ("warning", "unknown key 'approvals.mdoe' is ignored"),
+        ("warning", "unknown key 'terminal.share_backnd' is ignored"),
         ("warning", "unknown key 'terminal.zzz' is ignored"),
     ]
-    assert unknown[0]["fix"] == "rename it to 'mode' if that is what you meant, or remove it"
+    assert unknown[0]["fix"] == (
+        "rename it to 'share_backend' if that is what you meant, or remove it"
+    )
     assert unknown[1]["fix"] == "remove it, or check its spelling against: hermes config show"
     assert not [f for f in report["findings"] if f["level"] == "error"]
 

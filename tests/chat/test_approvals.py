@@ -87,3 +87,39 @@ def test_smart_mode_asks_the_model_and_escalates_the_rest(
     assert RISKY in judged["messages"][1]["content"] and "tools" not in judged
     # Escalation reaches the user, and a one-shot run without a terminal has none: denied.
     assert tool_result(openai_server).startswith(outcome)
+
+
+def test_a_misspelled_approvals_key_fails_closed(hermes, openai_server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    hermes.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "approvals:\n  dney: ['*deploy*']\n"
+    )
+    chat = hermes("chat", "-q", "deploy it")
+    assert chat.code == 1
+    refusal = [line for line in chat.err.splitlines() if "runs no tools" in line]
+    assert len(refusal) == 1 and "Traceback" not in chat.err
+    assert "approvals.dney" in refusal[0] and "did you mean 'deny'?" in refusal[0]
+    assert not openai_server.requests, "the model was called with a deny rule not applied"
+    status = hermes("status")  # a command that runs no tools only warns, as before
+    assert status.code == 0 and "approvals.dney" in status.err
+    validate = hermes("config", "validate")
+    assert validate.code == 1 and "runs no tools" in validate.err
+    doctor = hermes("doctor")
+    assert doctor.code == 1 and "approvals.dney" in doctor.out
+    hermes.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "approvals:\n  deny: ['*deploy*']\n"
+    )
+    openai_server.queue(Reply.say("fixed"))
+    assert hermes("chat", "-q", "hi").code == 0, "fixed, it runs again"
+
+
+def test_an_unknown_key_elsewhere_is_still_only_a_warning(hermes, openai_server, tmp_path):
+    hermes.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "agent:\n  retires: 1\n"
+    )
+    openai_server.queue(Reply.say("fine"))
+    chat = hermes("chat", "-q", "hi")
+    assert chat.code == 0 and "agent.retires" in chat.err and "runs no tools" not in chat.err

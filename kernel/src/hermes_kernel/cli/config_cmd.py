@@ -68,9 +68,10 @@ def validate(ctx: click.Context) -> None:
     warnings = [f"{finding}; {fix}" for finding, fix in settings.unknown_keys] + report.warnings
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    for problem in report.problems:
+    problems = settings.misspelled_safety + report.problems
+    for problem in problems:
         click.echo(f"error: {problem}", err=True)
-    if report.problems:
+    if problems:
         ctx.exit(1)
     click.echo(f"{settings.config_path}: valid" + (" (with warnings)" if warnings else ""))
 
@@ -106,7 +107,7 @@ def _validator(ctx: click.Context, key: str | None = None) -> Any:
     def check(text: str) -> None:
         settings = app.settings
         try:
-            document, plugins, warnings, unknown = _parse_and_validate(
+            document, plugins, warnings, unknown, _safety = _parse_and_validate(
                 settings.config_path, text.encode()
             )
         except ConfigError as exc:

@@ -127,6 +127,10 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
     findings += _home_findings(settings.home)
     findings += _store_findings(settings.home)
     findings += [_finding("warning", finding, fix) for finding, fix in settings.unknown_keys]
+    findings += [
+        _finding("error", line, "rename the key to what it meant, or remove it")
+        for line in settings.misspelled_safety
+    ]
     host = app.host
     host.report_failures = False  # each failure becomes a finding instead
     enabled = host.enabled()

@@ -17,7 +17,7 @@ from typing import Any
 from hermes_kernel._version import __version__
 from hermes_sdk.files import write_cache_json
 
-_FORMAT = 1
+_FORMAT = 2  # 2: the unknown keys of safety sections
 
 
 def cache_file(home: Path) -> Path:
@@ -28,7 +28,8 @@ def _schema_stamp() -> list[int]:
     # Validation code edited in place (a development checkout) must not be served stale
     # results under an unchanged version number.
     here = Path(__file__).parent
-    return [(here / name).stat().st_mtime_ns for name in ("model.py", "controls.py", "validate.py")]
+    names = ("model.py", "controls.py", "validate.py", "settings.py")
+    return [(here / name).stat().st_mtime_ns for name in names]
 
 
 def content_key(path: Path, content: bytes) -> list[Any]:

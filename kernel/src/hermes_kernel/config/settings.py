@@ -69,6 +69,9 @@ class Settings:
     warnings: list[str] = field(default_factory=list)
     unknown_keys: list[tuple[str, str]] = field(default_factory=list)
     """Each key of config.yaml nothing knows (ignored), as (finding, fix)."""
+    misspelled_safety: list[str] = field(default_factory=list)
+    """One line per unknown key in a safety section (``approvals:``): a misspelled
+    ``deny`` would silently not apply, so what runs tools refuses to start (fails closed)."""
 
     @property
     def config_path(self) -> Path:
@@ -101,15 +104,18 @@ def _read_bytes(path: Path) -> bytes | None:
         raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
 
 
-ParsedConfig = tuple[YamlDocument, PluginSettings, list[str], list[tuple[str, str]]]
-"""The document (unknown keys left out), plugin controls, start-up warnings, and each
-unknown key as (finding, fix) for ``hermes doctor``."""
+ParsedConfig = tuple[YamlDocument, PluginSettings, list[str], list[tuple[str, str]], list[str]]
+"""The document (unknown keys left out), plugin controls, start-up warnings, each unknown
+key as (finding, fix) for ``hermes doctor``, and the unknown keys of safety sections."""
+
+SAFETY_SECTIONS = frozenset({"approvals"})
+"""Sections where an unknown key fails closed (see ``Settings.misspelled_safety``)."""
 
 
 def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     """The slow path: PyYAML and pydantic, imported only here."""
     from hermes_kernel.config.model import KernelConfig
-    from hermes_kernel.config.validate import lenient_section, unknown_line
+    from hermes_kernel.config.validate import dotted, lenient_section, unknown_line
     from hermes_kernel.config.yaml_source import parse_yaml_mapping
 
     try:
@@ -123,15 +129,23 @@ def _parse_and_validate(path: Path, content: bytes) -> ParsedConfig:
     document = replace(document, data=cleaned)  # what reads a section never meets them
     warnings = [unknown_line(document, unknown)] if unknown else []
     findings = [(key.finding(document), key.fix()) for key in unknown]
+    safety = [
+        f"{document.where(key.key_path)}: {dotted(key.key_path)} is not a setting"
+        + (f" (did you mean {key.meant!r}?)" if key.meant else "")
+        + f", and Hermes runs no tools while a key of {key.key_path[0]}: is misspelled (a "
+        "deny rule could silently not apply): fix it, then check with: hermes config validate"
+        for key in unknown
+        if key.key_path and key.key_path[0] in SAFETY_SECTIONS
+    ]
     plugins = PluginSettings.from_mapping(kernel.plugins.model_dump())
-    return document, plugins, warnings, findings
+    return document, plugins, warnings, findings, safety
 
 
 def _load_config(home: Path) -> ParsedConfig:
     path = config_path(home)
     content = _read_bytes(path)
     if content is None:
-        return YamlDocument(path, {}), PluginSettings(), [], []
+        return YamlDocument(path, {}), PluginSettings(), [], [], []
     key = content_key(path, content)
     cached = read_cached(home, key)
     if cached is not None:
@@ -139,10 +153,11 @@ def _load_config(home: Path) -> ParsedConfig:
             document = YamlDocument.from_json(path, cached["document"])
             plugins = PluginSettings.from_mapping(cached["plugins"])
             unknown = [(str(finding), str(fix)) for finding, fix in cached["unknown"]]
-            return document, plugins, list(cached["warnings"]), unknown
+            safety = [str(line) for line in cached["safety"]]
+            return document, plugins, list(cached["warnings"]), unknown, safety
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # a damaged (or older) cache entry is a miss
-    document, plugins, warnings, unknown = _parse_and_validate(path, content)
+    document, plugins, warnings, unknown, safety = _parse_and_validate(path, content)
     write_cached(
         home,
         key,
@@ -151,9 +166,10 @@ def _load_config(home: Path) -> ParsedConfig:
             "plugins": plugins.as_mapping(),
             "warnings": warnings,
             "unknown": [list(pair) for pair in unknown],  # JSON has no tuples
+            "safety": safety,
         },
     )
-    return document, plugins, warnings, unknown
+    return document, plugins, warnings, unknown, safety
 
 
 def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Settings:
@@ -161,7 +177,7 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
     env = dict(os.environ if environ is None else environ)
     home = resolve_home(flags.home, flags.profile, env)
     problems: list[str] = []
-    parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [], [])
+    parsed: ParsedConfig = (YamlDocument(config_path(home), {}), PluginSettings(), [], [], [])
     try:
         parsed = _load_config(home)
     except ConfigError as exc:
@@ -173,7 +189,7 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
         dotenv = {}
     if problems:
         raise ConfigError(problems)
-    document, plugins, warnings, unknown = parsed
+    document, plugins, warnings, unknown, safety = parsed
     return Settings(
         home=home,
         flags=flags,
@@ -183,4 +199,5 @@ def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Set
         environ=env,
         warnings=warnings,
         unknown_keys=unknown,
+        misspelled_safety=safety,
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_kernel.config.edit import allow_approval_rule
+from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import ModelRoute
@@ -81,6 +82,8 @@ class ToolEnvironment:
         ask_for: Callable[[str], Ask] | None = None,
     ) -> None:
         settings = app.settings
+        if settings.misspelled_safety:
+            raise ConfigError(settings.misspelled_safety)
         self.config = settings.raw
         self._secrets = settings.secrets
         self.store = store
