@@ -123,6 +123,33 @@ CASES = [
     ("find . -name '*.py'", ALLOW),
     ("systemctl status nginx", ALLOW),
     ("mv old.txt new.txt", ALLOW),
+    # --- a relative target judged where an earlier cd (or pushd) of the line lands
+    ("cd ~ && rm -rf .", BLOCK),
+    ("cd && rm -rf ./*", BLOCK),  # cd alone goes home
+    ("cd / && rm -rf *", BLOCK),
+    ("cd /etc; rm -rf .", BLOCK),
+    ("cd / && rm -rf opt", BLOCK),
+    ("cd ~/src && rm -rf ../..", BLOCK),  # /home
+    ("cd ~ && cd .. && rm -rf *", BLOCK),
+    ("cd /home && rm -rf alice", BLOCK),
+    ("pushd / && rm -rf etc", BLOCK),
+    ("cd -P / && rm -r -f usr", BLOCK),
+    ("cd ~ && chmod -R 777 .", BLOCK),
+    ("cd / && chmod -R 755 usr", BLOCK),
+    ("sh -c 'cd / && rm -rf usr'", BLOCK),
+    ("bash -c \"cd ~; rm -rf .\"", BLOCK),
+    ("cd - && rm -rf .", ASK),  # the previous directory: not known, judged as written
+    ('cd "$DIR" && rm -rf .', ASK),
+    ("cd .. && rm -rf .", ASK),
+    ("cd /tmp/build && rm -rf .", ASK),
+    ("cd build && rm -rf dist", ALLOW),
+    ("cd ~/proj && rm -rf node_modules", ALLOW),
+    ("cd ~ && rm -rf proj/build", ALLOW),
+    ("cd /opt/app && rm -rf lib", ALLOW),
+    ("pushd /srv && popd && rm -rf x", ALLOW),
+    ("cd / && ls -la", ALLOW),
+    ("cd ~ && rm notes.txt", ALLOW),  # not recursive
+    ("cd / && chmod 644 etc/motd", ALLOW),
 ]
 
 # Read as a shell reads it: what each command in a pipeline, list, substitution, process

@@ -15,8 +15,10 @@ the docs say so. What it catches is a model's (or a person's) mistake.
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 import unicodedata
+from collections.abc import Callable
 
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, parse
 from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
@@ -540,6 +542,94 @@ def _check_hermes(command: Command) -> Verdict | None:
     return None
 
 
+_HOME = "/home/\x00you"
+"""``~`` while a path is resolved, so that ``~/..`` is the folder of homes; mapped back."""
+_TARGETED = frozenset(_WORD_CHECKS) - {"kill", "pkill", "killall", "killall5"}
+"""The checks whose arguments are paths: judged where a ``cd`` earlier in the line lands."""
+
+
+class _Directory:
+    """Where each command of one line runs, as far as its ``cd``, ``pushd`` and ``popd``
+    tell: a path (``/srv``, ``~``, ``./build``), or None once it is not known (``cd -``,
+    ``cd "$dir"``) or never changed. Code inside code (``sh -c``) starts where its shell
+    was started."""
+
+    def __init__(self) -> None:
+        self._at: dict[int, str | None] = {}
+        self._stack: dict[int, list[str | None]] = {}
+
+    def of(self, command: Command) -> str | None:
+        for depth in range(command.depth, -1, -1):
+            if depth in self._at:
+                return self._at[depth]
+        return None
+
+    def follow(self, command: Command) -> None:
+        name = command.name
+        if name not in {"cd", "pushd", "popd"}:
+            return
+        # -P, -L ... are options; "-" alone is the previous directory.
+        args = [a for a in command.args if a == "-" or not a.startswith("-")]
+        here = self.of(command)
+        depth = command.depth
+        if name == "popd":
+            stack = self._stack.get(depth) or []
+            self._at[depth] = stack.pop() if stack else None
+            return
+        if name == "pushd":
+            self._stack.setdefault(depth, []).append(here)
+        target = args[0] if args else "~"
+        if target == "-" or SUBSTITUTED in target or EXPANDED in target or "$" in target:
+            self._at[depth] = None
+        elif target.startswith(("/", "~")):
+            self._at[depth] = _joined(target, "")
+        else:
+            self._at[depth] = _joined(here or ".", target)
+
+
+def _joined(base: str, path: str) -> str:
+    """``path`` from ``base`` (``~`` kept as ``~``), normalised: ``~/..`` is /home."""
+    if base.startswith("~"):
+        base = _HOME + base[1:]
+    resolved = posixpath.normpath(posixpath.join(base, path))
+    if resolved == _HOME or resolved.startswith(_HOME + "/"):
+        return "~" + resolved[len(_HOME) :]
+    return resolved
+
+
+def _where_it_lands(words: list[str], directory: str | None) -> list[str]:
+    """A path-taking command's words with its relative paths resolved from ``directory``."""
+    if directory is None or directory in {".", "./"} or words[0] not in _TARGETED:
+        return words
+    landed = [words[0]]
+    not_a_path = words[0] in {"chmod", "chown", "chgrp"}  # the mode or owner comes first
+    for word in words[1:]:
+        if word.startswith("-") or SUBSTITUTED in word or EXPANDED in word:
+            landed.append(word)
+        elif not_a_path:
+            not_a_path = False
+            landed.append(word)
+        else:
+            landed.append(word if word.startswith(("/", "~")) else _joined(directory, word))
+    return landed
+
+
+def _landed(
+    command: Command, directory: _Directory, check: Callable[[list[str]], Verdict | None]
+) -> Verdict | None:
+    """The hardline verdict of a path-taking command judged where an earlier ``cd`` of the
+    line took it (``cd ~ && rm -rf .``). Only a BLOCK counts: the project's own folder is not
+    known here, so a relative path stays judged as written otherwise (``cd ~/app && rm -rf
+    build`` is as harmless as it was)."""
+    here = directory.of(command)
+    landed = _where_it_lands(command.words, here)
+    if landed == command.words or (verdict := check(landed)) is None:
+        return None
+    if verdict.level is not Level.BLOCK:
+        return None
+    return Verdict(verdict.level, verdict.rule, f"{verdict.reason} (run in {here}, after cd)")
+
+
 def classify(command: str) -> Verdict:
     """The strictest verdict any rule gives ``command``."""
     parsed = parse(command)
@@ -548,12 +638,16 @@ def classify(command: str) -> Verdict:
         if _FORK_BOMB.search(" ".join(source.split())):
             verdicts.append(Verdict(Level.BLOCK, "fork-bomb", "a fork bomb"))
     downloaded = _downloads(parsed.commands)
+    directory = _Directory()
     for found in parsed.commands:
+        directory.follow(found)
         words = found.words
         if words:
             check = _WORD_CHECKS.get(words[0])
             if check is not None and (verdict := check(words)) is not None:
                 verdicts.append(verdict)
+            if check is not None and (landed := _landed(found, directory, check)) is not None:
+                verdicts.append(landed)
             segment = " ".join(w for w in words if SUBSTITUTED not in w)
             for name, pattern, reason in _BLOCK_PATTERNS:
                 if pattern.search(segment):
