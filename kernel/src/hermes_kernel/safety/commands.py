@@ -630,6 +630,30 @@ def _landed(
     return Verdict(verdict.level, verdict.rule, f"{verdict.reason} (run in {here}, after cd)")
 
 
+def _judge(
+    found: Command, directory: _Directory, downloaded: set[str], verdicts: list[Verdict]
+) -> None:
+    """Every rule's verdict on one command, added to ``verdicts``."""
+    words = found.words
+    if words:
+        check = _WORD_CHECKS.get(words[0])
+        if check is not None and (verdict := check(words)) is not None:
+            verdicts.append(verdict)
+        if check is not None and (landed := _landed(found, directory, check)) is not None:
+            verdicts.append(landed)
+        segment = " ".join(w for w in words if SUBSTITUTED not in w)
+        for name, pattern, reason in _BLOCK_PATTERNS:
+            if pattern.search(segment):
+                verdicts.append(Verdict(Level.BLOCK, name, reason))
+        if (verdict := _check_tools(found)) is not None:
+            verdicts.append(verdict)
+        if (verdict := _check_code(found, downloaded)) is not None:
+            verdicts.append(verdict)
+        if (verdict := _check_more(found)) is not None:
+            verdicts.append(verdict)
+    verdicts += _check_writes(found)
+
+
 def classify(command: str) -> Verdict:
     """The strictest verdict any rule gives ``command``."""
     parsed = parse(command)
@@ -641,24 +665,13 @@ def classify(command: str) -> Verdict:
     directory = _Directory()
     for found in parsed.commands:
         directory.follow(found)
-        words = found.words
-        if words:
-            check = _WORD_CHECKS.get(words[0])
-            if check is not None and (verdict := check(words)) is not None:
-                verdicts.append(verdict)
-            if check is not None and (landed := _landed(found, directory, check)) is not None:
-                verdicts.append(landed)
-            segment = " ".join(w for w in words if SUBSTITUTED not in w)
-            for name, pattern, reason in _BLOCK_PATTERNS:
-                if pattern.search(segment):
-                    verdicts.append(Verdict(Level.BLOCK, name, reason))
-            if (verdict := _check_tools(found)) is not None:
-                verdicts.append(verdict)
-            if (verdict := _check_code(found, downloaded)) is not None:
-                verdicts.append(verdict)
-            if (verdict := _check_more(found)) is not None:
-                verdicts.append(verdict)
-        verdicts += _check_writes(found)
+        before = len(verdicts)
+        _judge(found, directory, downloaded, verdicts)
+        if found.elsewhere:  # said so: the rules are the same, the machine is not this one
+            verdicts[before:] = [
+                Verdict(v.level, v.rule, f"{v.reason} (on {found.elsewhere})")
+                for v in verdicts[before:]
+            ]
     if parsed.unreadable:
         verdicts.append(
             Verdict(

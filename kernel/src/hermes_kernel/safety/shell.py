@@ -66,6 +66,8 @@ class Command:
     depth: int = 0
     prefixes: list[list[str]] = field(default_factory=list)
     """The prefixes taken off, each with its options: ``[["sudo", "-S"]]``."""
+    elsewhere: str = ""
+    """Where it runs when not here: ``host web1`` (ssh), ``container app`` (docker exec)."""
 
     @property
     def name(self) -> str:
@@ -128,8 +130,11 @@ class _Reader:
         if not self.parsed.unreadable:
             self.parsed.unreadable = why
 
-    def read_text(self, text: str, depth: int) -> list[Command]:
-        """Every command ``text`` runs (added to the result), in order."""
+    def read_text(
+        self, text: str, depth: int, fed_by: list[Command] | None = None
+    ) -> list[Command]:
+        """Every command ``text`` runs (added to the result), in order; ``fed_by`` is what
+        its standard input comes from (a remote shell's is ssh's)."""
         if depth > MAX_DEPTH:
             self.fail(f"code nested more than {MAX_DEPTH} levels deep")
             return []
@@ -137,7 +142,7 @@ class _Reader:
         tree = _parser().parse(data)
         if tree.root_node.has_error:
             self.fail("the shell grammar cannot read it")
-        return self.read(tree.root_node, depth)
+        return self.read(tree.root_node, depth, fed_by)
 
     # --- structure ---------------------------------------------------------------------
 
@@ -251,7 +256,37 @@ class _Reader:
                         found += self.read_text(" ".join(_echoed(producer)), depth + 1)
         elif name == "eval" and args and SUBSTITUTED not in " ".join(args) and fed_only is None:
             found += self.read_text(" ".join(args), depth + 1)
+        elif fed_only is None and (remote := _remote(command)) is not None:
+            where, line, argv = remote
+            if line is not None and SUBSTITUTED not in line:  # ssh: read as one shell line
+                inner = self.read_text(line, depth + 1, command.fed_by)
+            elif line is not None:  # computed when it runs: judged as `sh -c` of the same
+                inner = self.argv_command(["sh", "-c", line], depth + 1, command)
+            else:
+                inner = self.argv_command(argv, depth + 1, command)
+            for each in inner:
+                each.elsewhere = each.elsewhere or where
+            found += inner
         return found
+
+    def argv_command(self, argv: list[str], depth: int, parent: Command) -> list[Command]:
+        """A command given as its argument vector (``docker exec box rm -rf /``), and the
+        code it runs in turn (``docker exec box sh -c '...'``)."""
+        if depth > MAX_DEPTH:
+            self.fail(f"code nested more than {MAX_DEPTH} levels deep")
+            return []
+        prefixes: list[list[str]] = []
+        words, script = _strip_prefixes(list(argv), prefixes)
+        command = Command(
+            words,
+            script,
+            depth=depth,
+            prefixes=prefixes,
+            fed_by=parent.fed_by,
+            dynamic=parent.dynamic,  # its $(...) are the outer command's
+        )
+        self.parsed.commands.append(command)
+        return [command, *self.code_of(command, depth)]
 
     # --- words ---------------------------------------------------------------------------
 
@@ -331,6 +366,52 @@ def _code_argument(args: list[str]) -> str | None:
             return None
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
             return args[at + 1]
+    return None
+
+
+# ssh options that take a value (from ssh(1)): the host is the first word that is neither.
+_SSH_VALUED = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+# docker/podman exec options that take a value; the container is the first word after them.
+_EXEC_VALUED = frozenset(
+    {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"}
+)
+
+
+def _remote(command: Command) -> tuple[str, str | None, list[str]] | None:
+    """(where, shell line, argv) of a command this one runs elsewhere: ``ssh [opts] HOST
+    CMD...`` (a line the remote shell reads), ``docker|podman [container] exec [opts] NAME
+    CMD...`` and ``kubectl exec ... -- CMD...`` (an argument vector). None when it runs
+    nothing there (``ssh host`` alone is a login, judged by the user)."""
+    name, args = command.name, command.args
+    if name == "ssh":
+        rest = list(args)
+        while rest and rest[0].startswith("-") and rest[0] != "--":
+            option = rest.pop(0)
+            if option[-1] in _SSH_VALUED and len(option) == 2 and rest:
+                rest.pop(0)
+        if rest and rest[0] == "--":
+            rest.pop(0)
+        if len(rest) < 2:
+            return None
+        return f"host {rest[0]}", " ".join(rest[1:]), []
+    if name in ("docker", "podman"):
+        rest = list(args)
+        if rest[:2] == ["container", "exec"]:
+            rest = rest[1:]
+        if not rest or rest[0] != "exec":
+            return None
+        rest = rest[1:]
+        while rest and rest[0].startswith("-"):
+            option = rest.pop(0)
+            if option in _EXEC_VALUED and rest:
+                rest.pop(0)
+        if len(rest) < 2:
+            return None
+        return f"container {rest[0]}", None, rest[1:]
+    if name in ("kubectl", "oc") and "exec" in args and "--" in args:
+        after = args[args.index("--") + 1 :]
+        pod = next((a for a in args[args.index("exec") + 1 :] if not a.startswith("-")), "?")
+        return (f"pod {pod}", None, after) if after else None
     return None
 
 
