@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from hermes_kernel.safety.interpreters import SHELL_OUT, language, literal_shell_outs, program_texts
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, parse
 from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
 
@@ -91,6 +92,15 @@ def _recursive(letters: set[str]) -> bool:
     return bool(letters & {"r", "R"}) or any(_long(o, "--recursive", 6) for o in letters)
 
 
+FROM_INPUT = "\x00input\x00"
+"""A target the command reads from its input (``xargs rm -rf``) or from a variable: known
+only when it runs."""
+
+
+def _unknown(target: str) -> bool:
+    return FROM_INPUT in target or target.startswith("$") or SUBSTITUTED in target
+
+
 def _check_rm(words: list[str]) -> Verdict | None:
     letters, targets = _flags(words[1:])
     if not _recursive(letters):
@@ -100,6 +110,13 @@ def _check_rm(words: list[str]) -> Verdict | None:
             Level.BLOCK,
             "recursive-delete-system",
             "recursively deletes / or a system or home directory",
+        )
+    if any(_unknown(target) for target in targets):
+        return Verdict(
+            Level.ASK,
+            "recursive-delete-unknown",
+            "recursively deletes paths known only when it runs (read from its input, a file "
+            "or a variable)",
         )
     if any(t.startswith(("/", "~", "..")) or t in {"*", ".", ".*"} for t in targets):
         return Verdict(
@@ -114,6 +131,12 @@ def _check_permissions(words: list[str]) -> Verdict | None:
     if recursive and any(_protected_target(target) for target in targets[1:] or targets):
         return Verdict(
             Level.BLOCK, "recursive-chmod-system", f"{words[0]} -R on / or a system directory"
+        )
+    if recursive and any(_unknown(target) for target in targets[1:]):
+        return Verdict(
+            Level.ASK,
+            "recursive-chmod-unknown",
+            f"{words[0]} -R on paths known only when it runs (its input, a file or a variable)",
         )
     world = {"777", "0777", "a+rwx", "ugo+rwx", "o+w", "a+w"}
     outside = any(t.startswith(("/", "~")) for t in targets[1:])
@@ -357,7 +380,7 @@ def _check_tools(command: Command) -> Verdict | None:
     if name == "find" and (
         "-delete" in args
         or any(a in ("-exec", "-execdir", "-ok", "-okdir")
-               and b.rsplit("/", 1)[-1] in ("rm", "shred", "unlink")
+               and b.rsplit("/", 1)[-1] in _DELETERS
                for a, b in itertools.pairwise(args))
     ):  # fmt: skip
         return Verdict(Level.ASK, "find-delete", "deletes the files it finds")
@@ -464,24 +487,8 @@ def _check_code(command: Command, downloaded: set[str]) -> Verdict | None:
     return None
 
 
-_SHELL_OUT = re.compile(
-    r"\b(os\.system|os\.popen|subprocess|pty\.spawn|child_process|execSync|spawnSync|"
-    r"shell_exec|passthru|proc_open|IO\.popen|Runtime\.getRuntime|system\s*\(|exec\s*\(|"
-    r"eval\s*\()|`[^`]+`",
-)
 _PLAIN_SOURCES = frozenset({"cat", "echo", "printf"})
 _NETWORK = _DOWNLOADERS | {"ssh", "scp", "rsync", "ftp", "sftp", "telnet"}
-
-
-def _code_text(command: Command) -> str:
-    """The code an interpreter is given in the command line: -c/-e CODE, a here-string or a
-    here-document; '' when it runs a file."""
-    texts = [t for op, t in command.redirects if op in ("<<", "<<-", "<<<")]
-    args = command.args
-    for at, arg in enumerate(args[:-1]):
-        if arg.startswith("-") and not arg.startswith("--") and ("c" in arg[1:] or "e" in arg[1:]):
-            texts.append(args[at + 1])
-    return "\n".join(texts)
 
 
 def _check_more(command: Command) -> Verdict | None:
@@ -508,8 +515,19 @@ def _check_more(command: Command) -> Verdict | None:
     ):
         return Verdict(Level.ASK, *_SOURCE_REASON["decoded"])
     interpreter = bool(_INTERPRETER.match(name)) and name not in SHELLS and name != "eval"
-    if interpreter and _SHELL_OUT.search(_code_text(command)):
-        return Verdict(Level.ASK, "script-shell-out", "runs shell commands from inside a script")
+    if (lang := language(name)) is not None:
+        fed = [" ".join(p.args) for p in command.fed_by[-1:] if p.name in ("echo", "printf")]
+        texts = program_texts(lang, args, command.redirects, fed)
+        if any(SHELL_OUT.search(text) or literal_shell_outs(text) for text in texts):
+            return Verdict(
+                Level.ASK, "script-shell-out", f"runs shell commands from inside a {lang} script"
+            )
+        if any(SUBSTITUTED in text or EXPANDED in text for text in texts):
+            return Verdict(
+                Level.ASK,
+                "script-unknown",
+                f"runs {lang} code known only when it runs (it may run shell commands)",
+            )
     if (name in SHELLS or interpreter) and _reads_stdin(command):
         producers = [p for p in command.fed_by if p.name not in _PLAIN_SOURCES or p.dynamic]
         if producers and not _source_of(command.fed_by):
@@ -630,11 +648,70 @@ def _landed(
     return Verdict(verdict.level, verdict.rule, f"{verdict.reason} (run in {here}, after cd)")
 
 
+_ECHOES = frozenset({"echo", "printf"})
+
+
+def _with_inputs(command: Command) -> list[str]:
+    """Its words with the targets it takes from elsewhere added: the words an ``echo``
+    pipes into ``xargs`` (or :data:`FROM_INPUT` when its input is not fixed text: a pipe, a
+    file, ``-a FILE``), the lists after ``:::`` of ``parallel`` (else its input), and the
+    words a ``for`` variable takes."""
+    words = list(command.words)
+    if words and words[0] == "parallel":
+        rest = words[1:]
+        while rest and rest[0].startswith("-"):
+            rest.pop(0)
+        if ":::" in rest:
+            at = rest.index(":::")
+            words = rest[:at] + [w for w in rest[at + 1 :] if not w.startswith(":::")]
+        else:
+            words = [*rest, FROM_INPUT]
+    elif any(prefix[0] == "xargs" for prefix in command.prefixes):
+        producers = command.fed_by[-1:]
+        fixed = [p for p in producers if p.name in _ECHOES and not p.dynamic]
+        words += [w for p in fixed for w in p.args if not w.startswith("-")] or [FROM_INPUT]
+    if command.loops:
+        looped: list[str] = []
+        for word in words:
+            name = word.removeprefix("$").strip("{}")
+            if word.startswith("$") and name in command.loops:
+                values = command.loops[name]
+                looped += [FROM_INPUT if SUBSTITUTED in v else v for v in values]
+            else:
+                looped.append(word)
+        words = looped
+    return words
+
+
+def _find_from_protected(command: Command) -> Verdict | None:
+    """``find`` deleting (``-delete``, ``-exec rm ...``) from / or a system or home folder."""
+    args = command.args
+    starts = list(itertools.takewhile(lambda a: not a.startswith(("-", "(", "!")), args))
+    deletes = "-delete" in args or any(
+        a in ("-exec", "-execdir", "-ok", "-okdir") and b.rsplit("/", 1)[-1] in _DELETERS
+        for a, b in itertools.pairwise(args)
+    )
+    if deletes and any(_protected_target(start) for start in starts):
+        return Verdict(
+            Level.BLOCK,
+            "recursive-delete-system",
+            "deletes what it finds under / or a system or home directory",
+        )
+    return None
+
+
+_DELETERS = ("rm", "shred", "unlink")
+
+
 def _judge(
     found: Command, directory: _Directory, downloaded: set[str], verdicts: list[Verdict]
 ) -> None:
     """Every rule's verdict on one command, added to ``verdicts``."""
     words = found.words
+    if words and (words[0] == "parallel" or found.prefixes or found.loops):
+        words = _with_inputs(found)
+    if words and words[0] == "find" and (verdict := _find_from_protected(found)) is not None:
+        verdicts.append(verdict)
     if words:
         check = _WORD_CHECKS.get(words[0])
         if check is not None and (verdict := check(words)) is not None:

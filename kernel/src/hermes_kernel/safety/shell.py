@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
+from hermes_kernel.safety.interpreters import language, literal_shell_outs, program_texts
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -68,6 +70,9 @@ class Command:
     """The prefixes taken off, each with its options: ``[["sudo", "-S"]]``."""
     elsewhere: str = ""
     """Where it runs when not here: ``host web1`` (ssh), ``container app`` (docker exec)."""
+    loops: dict[str, list[str]] = field(default_factory=dict)
+    """The ``for`` variables around it, each with the words it takes (a word computed when
+    it runs stays as such: ``SUBSTITUTED``, a glob)."""
 
     @property
     def name(self) -> str:
@@ -176,10 +181,31 @@ class _Reader:
             return inner
         if kind == "function_definition":
             self.parsed.functions.append(_text(node))
+        if kind == "for_statement":
+            return self.for_loop(node, depth, fed_by)
         found = []
         for child in node.named_children:
             found += self.read(child, depth, fed_by)
         return found
+
+    def for_loop(self, node: Node, depth: int, fed_by: list[Command] | None) -> list[Command]:
+        """``for NAME in WORDS; do ...; done``: each command of its body knows the words
+        NAME takes (``rm -rf $d`` over ``/ /etc`` is judged as ``rm -rf / /etc``)."""
+        variable = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        values: list[str] = []
+        dynamic: list[list[Command]] = []
+        for child in node.children_by_field_name("value"):
+            values.append(self.word(child, depth, dynamic))
+        found = [command for group in dynamic for command in group]
+        if body is None:
+            return found
+        inner = self.read(body, depth, fed_by)
+        if variable is not None:
+            name = _text(variable)
+            for command in inner:
+                command.loops.setdefault(name, values or [SUBSTITUTED])  # no list: "$@"
+        return found + inner
 
     def redirect(
         self, node: Node, depth: int, dynamic: list[list[Command]] | None = None
@@ -256,6 +282,23 @@ class _Reader:
                         found += self.read_text(" ".join(_echoed(producer)), depth + 1)
         elif name == "eval" and args and SUBSTITUTED not in " ".join(args) and fed_only is None:
             found += self.read_text(" ".join(args), depth + 1)
+        elif (lang := language(name)) is not None:
+            # Its own words are read once, when it is; a statement's redirects (here-docs)
+            # come later, alone (fed_only).
+            fed = [
+                " ".join(_echoed(producer))
+                for producer in command.fed_by[-1:]
+                if producer.name in ("echo", "printf") and not producer.dynamic
+            ]
+            texts = (
+                program_texts(lang, args, command.redirects, fed)
+                if fed_only is None
+                else program_texts(lang, [], fed_only, [])
+            )
+            for text in texts:
+                for written in literal_shell_outs(text):
+                    if SUBSTITUTED not in written:
+                        found += self.read_text(written, depth + 1)
         elif fed_only is None and (remote := _remote(command)) is not None:
             where, line, argv = remote
             if line is not None and SUBSTITUTED not in line:  # ssh: read as one shell line
