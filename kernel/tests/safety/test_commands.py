@@ -235,6 +235,11 @@ CASES = [
     ("echo 'puts hello' | tclsh", ALLOW),
     ("Rscript -e 'print(summary(cars))'", ALLOW),
     ("osascript -e 'display dialog \"hi\"'", ALLOW),
+    ("ruby -e \"system 'ls'\"", ASK),
+    ("node -e \"console.log('exec ok')\"", ALLOW),  # words in a string, not a call
+    ("python3 -c \"print('system is up')\"", ALLOW),
+    ("ruby -e \"puts 'exec done'\"", ALLOW),
+    ("perl -e \"print 'exec now'\"", ALLOW),
 ]
 
 # Read as a shell reads it: what each command in a pipeline, list, substitution, process

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from hermes_kernel.safety.interpreters import SHELL_OUT, language, literal_shell_outs, program_texts
+from hermes_kernel.safety.interpreters import language, literal_shell_outs, program_texts, shell_out
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, parse
 from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
 
@@ -518,7 +518,7 @@ def _check_more(command: Command) -> Verdict | None:
     if (lang := language(name)) is not None:
         fed = [" ".join(p.args) for p in command.fed_by[-1:] if p.name in ("echo", "printf")]
         texts = program_texts(lang, args, command.redirects, fed)
-        if any(SHELL_OUT.search(text) or literal_shell_outs(text) for text in texts):
+        if any(shell_out(lang, text) or literal_shell_outs(lang, text) for text in texts):
             return Verdict(
                 Level.ASK, "script-shell-out", f"runs shell commands from inside a {lang} script"
             )

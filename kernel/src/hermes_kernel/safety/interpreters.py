@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["SHELL_OUT", "language", "literal_shell_outs", "program_texts"]
+__all__ = ["language", "literal_shell_outs", "program_texts", "shell_out"]
 
 _LANGUAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(python|pypy)[0-9.]*$"), "python"),
@@ -42,16 +42,31 @@ _CODE_OPTIONS = {
     "applescript": ("-e",),
 }
 
-SHELL_OUT = re.compile(
+_CALLS = re.compile(
     r"\b(os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess|pty\.spawn|commands\."
     r"|child_process|execSync|spawnSync|execFileSync|shell_exec|passthru|proc_open|popen"
     r"|IO\.popen|Open3|Kernel\.spawn|Runtime\.getRuntime|os\.execute|io\.popen|system2?\s*\("
-    r"|system\s+[\"'\w]|exec\s*\(|exec\s+[\"'\w]|spawn\s*\(|eval\s*\(|qx\s*[{(/\[|!]"
-    r"|do\s+shell\s+script)"
-    r"|%x\s*[{(\[|!]|\|\s*getline|\|&|\|\s*[\"']|`[^`]+`",
+    r"|exec\s*\(|spawn\s*\(|eval\s*\(|do\s+shell\s+script)",
     re.IGNORECASE,
 )
-"""A call that runs a shell command (or code it builds), in any of these languages."""
+"""Calls that run a shell command (or code they build), written with parentheses."""
+_EXTRA: dict[str, re.Pattern[str]] = {
+    # perl and ruby: `cmd`, qx{}, %x(), system "cmd", exec "cmd", open(F, "cmd |")
+    "perl": re.compile(r"`[^`]+`|\bqx\s*[{(/\[|!]|\b(system|exec)\s+[\"'$@(]|\bopen\b[^;]*\|"),
+    "ruby": re.compile(r"`[^`]+`|%x\s*[{(\[|!]|\b(system|exec|spawn)\s+[\"'(]"),
+    "php": re.compile(r"`[^`]+`|\b(system|exec|passthru|popen)\s*\("),
+    "tcl": re.compile(r"(?:^|[\[;{\s])exec\s+\S|\bopen\s+[\"{]?\|"),
+    "awk": re.compile(r"\|\s*getline|\|&|\|\s*[\"']|\bsystem\s*\("),
+}
+"""What else runs a shell command in that language (backticks are template strings in
+JavaScript, and ``exec ok`` is only words in Python, so these are not general)."""
+
+
+def shell_out(lang: str, text: str) -> bool:
+    """Whether ``text``, code in ``lang``, runs shell commands (or code it builds)."""
+    extra = _EXTRA.get(lang)
+    return bool(_CALLS.search(text) or (extra is not None and extra.search(text)))
+
 
 _QUOTED = r"(?P<q>[\"'])(?P<text>(?:\\.|(?!(?P=q)).)*)(?P=q)"
 _LITERAL_CALLS = re.compile(
@@ -61,18 +76,16 @@ _LITERAL_CALLS = re.compile(
     re.IGNORECASE,
 )
 _LIST_CALLS = re.compile(
-    r"(?:subprocess\.\w+|check_output|execFileSync|spawnSync|spawn|system|exec\w*)\s*\(\s*\[(?P<items>[^\]]*)\]"
+    r"(?:subprocess\.\w+|check_output|execFileSync|spawnSync|spawn|system|exec\w*)\s*\(\s*"
+    r"\[(?P<items>[^\]]*)\]"
 )
 _BACKTICKS = re.compile(r"`(?P<text>[^`]+)`")
 _QX = re.compile(
     r"(?:qx|%x)\s*(?:\{(?P<a>[^}]*)\}|\((?P<b>[^)]*)\)|\[(?P<c>[^\]]*)\]|/(?P<d>[^/]*)/)"
 )
 _PIPED = re.compile(
-    r"(?:\|\s*"
-    + _QUOTED
-    + r"|"
-    + _QUOTED.replace("q>", "r>").replace("(?P=q)", "(?P=r)").replace("text>", "cmd>")
-    + r"\s*\|\s*getline)"
+    r"\|\s*(?P<q>[\"'])(?P<text>(?:\\.|(?!(?P=q)).)*)(?P=q)"  # print | "cmd"
+    r"|(?P<r>[\"'])(?P<cmd>(?:\\.|(?!(?P=r)).)*)(?P=r)\s*\|\s*getline"  # "cmd" | getline
 )
 _PERL_OPEN = re.compile(r"\bopen\s*\(?[^\"';]*[\"']\s*(?P<text>\|[^\"']+|[^\"'|]+\|)\s*[\"']")
 _TCL_EXEC = re.compile(r"(?:^|[\[;{\s])exec\s+(?P<text>[^\]\n;}]+)")
@@ -120,19 +133,23 @@ def _awk_program(args: list[str]) -> list[str]:
     return rest[:1]
 
 
-def literal_shell_outs(text: str) -> list[str]:
-    """Each shell command ``text`` (an interpreter's code) runs that is written out in it."""
+def literal_shell_outs(lang: str, text: str) -> list[str]:
+    """Each shell command ``text`` (code in ``lang``) runs that is written out in it."""
     found = [_unescape(m.group("text")) for m in _LITERAL_CALLS.finditer(text)]
     for match in _LIST_CALLS.finditer(text):
         items = re.findall(r"[\"']((?:\\.|[^\"'])*)[\"']", match.group("items"))
         if items:
             found.append(" ".join(_unescape(item) for item in items))
-    found += [m.group("text") for m in _BACKTICKS.finditer(text)]
-    found += [next(g for g in m.groups() if g is not None) for m in _QX.finditer(text)]
-    for match in _PIPED.finditer(text):
-        found.append(_unescape(match.group("text") or match.group("cmd") or ""))
-    found += [m.group("text").strip("| ") for m in _PERL_OPEN.finditer(text)]
-    found += [m.group("text") for m in _TCL_EXEC.finditer(text)]
+    if lang in ("perl", "ruby", "php"):
+        found += [m.group("text") for m in _BACKTICKS.finditer(text)]
+        found += [next(g for g in m.groups() if g is not None) for m in _QX.finditer(text)]
+    if lang == "perl":
+        found += [m.group("text").strip("| ") for m in _PERL_OPEN.finditer(text)]
+    if lang == "awk":
+        for match in _PIPED.finditer(text):
+            found.append(_unescape(match.group("text") or match.group("cmd") or ""))
+    if lang == "tcl":
+        found += [m.group("text") for m in _TCL_EXEC.finditer(text)]
     return [line.strip() for line in found if line.strip()]
 
 

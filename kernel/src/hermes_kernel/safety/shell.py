@@ -296,7 +296,7 @@ class _Reader:
                 else program_texts(lang, [], fed_only, [])
             )
             for text in texts:
-                for written in literal_shell_outs(text):
+                for written in literal_shell_outs(lang, text):
                     if SUBSTITUTED not in written:
                         found += self.read_text(written, depth + 1)
         elif fed_only is None and (remote := _remote(command)) is not None:
