@@ -83,7 +83,10 @@ def recognize_home(home: Path, safe_mode: bool = False) -> ForeignHome | None:
     """:func:`recognize` with the importers installed. Only they are loaded, under the
     environment's plugin controls: the config.yaml that would choose plugins is the home's
     own, and unreadable as ours."""
-    host = PluginHost(
-        discover(home / "cache"), PluginPolicy.from_sources(PluginSettings(), os.environ, safe_mode)
-    )
-    return recognize(home, host.importers())
+    try:
+        policy = PluginPolicy.from_sources(PluginSettings(), os.environ, safe_mode)
+        importers = PluginHost(discover(home / "cache"), policy).importers()
+    except Exception as exc:  # noqa: BLE001 - asked while reporting another error: never mask it
+        log.debug("could not ask the importers about %s: %s", home, exc)
+        return None
+    return recognize(home, importers)

@@ -41,7 +41,9 @@ def test_a_dead_owners_container_is_removed_and_a_live_ones_kept(client, docker_
     orphan = _labelled(client, docker_test_image, _dead_pid())
     ours = _labelled(client, docker_test_image, os.getpid())
     try:
-        assert reap_orphans(client) >= 1
+        # Any Hermes starting a Docker backend on this machine meanwhile (another test's)
+        # sweeps too and may remove it first: what counts is that it is gone.
+        reap_orphans(client)
         ids = {c["Id"] for c in client.api.containers(all=True, filters={"label": LABEL})}
         assert orphan not in ids
         assert ours in ids
