@@ -139,19 +139,11 @@ def check_source(source: Path, target: Path) -> None:
 
 def _ours(state_db: Path) -> bool:
     """Whether ``state_db`` is Hermes's own store (its turn leases, and no table of
-    hermes-agent's schema bookkeeping). Opened immutable: no lock taken, no file made."""
-    import sqlite3
-    from urllib.parse import quote
+    hermes-agent's schema bookkeeping)."""
+    from hermes_plugin_import_hermes_agent.recognize import read_schema
 
-    try:
-        with contextlib.closing(
-            sqlite3.connect(f"file:{quote(str(state_db))}?mode=ro&immutable=1", uri=True)
-        ) as connection:
-            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            tables = {str(row[0]) for row in rows}
-    except sqlite3.DatabaseError:
-        return False
-    return "turn_leases" in tables and "schema_version" not in tables
+    schema = read_schema(state_db)
+    return schema is not None and "turn_leases" in schema[1] and "schema_version" not in schema[1]
 
 
 def import_home(

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["hermes_agent_evidence", "hermes_agent_keys"]
+__all__ = ["hermes_agent_evidence", "hermes_agent_keys", "read_schema"]
 
 _MARKER_KEYS: tuple[tuple[str, ...], ...] = (
     ("_config_version",),
@@ -56,10 +56,9 @@ def _config_keys(home: Path) -> list[str]:
     return hermes_agent_keys(data) if isinstance(data, Mapping) else []
 
 
-def _state_db_is_theirs(state_db: Path) -> bool:
-    """hermes-agent's state.db: its tables (its schema bookkeeping, its sessions), and no
-    version of Hermes's (Hermes records its own in PRAGMA user_version). Opened immutable:
-    no lock taken, no file made."""
+def read_schema(state_db: Path) -> tuple[int, set[str]] | None:
+    """``state_db``'s ``user_version`` and table names, or None if it is not a database.
+    Opened immutable: no lock taken, no file made."""
     import sqlite3
     from urllib.parse import quote
 
@@ -67,12 +66,20 @@ def _state_db_is_theirs(state_db: Path) -> bool:
         with contextlib.closing(
             sqlite3.connect(f"file:{quote(str(state_db))}?mode=ro&immutable=1", uri=True)
         ) as connection:
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
             rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            tables = {str(row[0]) for row in rows}
+            return version, {str(row[0]) for row in rows}
     except sqlite3.DatabaseError:
-        return False
-    return version == 0 and bool(tables & {"schema_version", "sessions"})
+        return None
+
+
+def _state_db_is_theirs(state_db: Path) -> bool:
+    """hermes-agent's state.db: its tables (its schema bookkeeping, its sessions), and no
+    version of Hermes's (Hermes records its own in PRAGMA user_version)."""
+    schema = read_schema(state_db)
+    return (
+        schema is not None and schema[0] == 0 and bool(schema[1] & {"schema_version", "sessions"})
+    )
 
 
 def hermes_agent_evidence(home: Path) -> str | None:
