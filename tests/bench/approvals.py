@@ -17,8 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+import tree_sitter_bash
+from tree_sitter import Language, Parser
+
 from hermes_kernel.safety.commands import classify
-from hermes_kernel.safety.shell import _parser, prepare
+from hermes_kernel.safety.shell import prepare
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "kernel" / "tests" / "safety" / "test_commands.py"
@@ -52,7 +55,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
     work = commands()
-    grammar = _parser()
+    grammar = Parser(Language(tree_sitter_bash.language()))
     for command in work:  # warm: caches, the grammar loaded
         classify(command)
     floor, _ = per_command(work, lambda c: grammar.parse(prepare(c).encode()), args.rounds)

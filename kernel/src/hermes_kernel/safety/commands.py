@@ -20,8 +20,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from hermes_kernel.safety.interpreters import language, literal_shell_outs, program_texts, shell_out
-from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, parse
+from hermes_kernel.safety.interpreters import language, literal_shell_outs, shell_out
+from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, fixed_input, parse
 from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
 
 __all__ = ["Level", "Verdict", "classify", "normalize"]
@@ -373,6 +373,10 @@ def _check_writes(command: Command) -> list[Verdict]:
     return verdicts
 
 
+_DELETERS = ("rm", "shred", "unlink")
+"""What ``find -exec`` deletes with."""
+
+
 def _check_tools(command: Command) -> Verdict | None:
     name, args = command.name, command.args
     if name == "git":
@@ -516,8 +520,7 @@ def _check_more(command: Command) -> Verdict | None:
         return Verdict(Level.ASK, *_SOURCE_REASON["decoded"])
     interpreter = bool(_INTERPRETER.match(name)) and name not in SHELLS and name != "eval"
     if (lang := language(name)) is not None:
-        fed = [" ".join(p.args) for p in command.fed_by[-1:] if p.name in ("echo", "printf")]
-        texts = program_texts(lang, args, command.redirects, fed)
+        texts = command.code
         if any(shell_out(lang, text) or literal_shell_outs(lang, text) for text in texts):
             return Verdict(
                 Level.ASK, "script-shell-out", f"runs shell commands from inside a {lang} script"
@@ -648,9 +651,6 @@ def _landed(
     return Verdict(verdict.level, verdict.rule, f"{verdict.reason} (run in {here}, after cd)")
 
 
-_ECHOES = frozenset({"echo", "printf"})
-
-
 def _with_inputs(command: Command) -> list[str]:
     """Its words with the targets it takes from elsewhere added: the words an ``echo``
     pipes into ``xargs`` (or :data:`FROM_INPUT` when its input is not fixed text: a pipe, a
@@ -667,9 +667,7 @@ def _with_inputs(command: Command) -> list[str]:
         else:
             words = [*rest, FROM_INPUT]
     elif any(prefix[0] == "xargs" for prefix in command.prefixes):
-        producers = command.fed_by[-1:]
-        fixed = [p for p in producers if p.name in _ECHOES and not p.dynamic]
-        words += [w for p in fixed for w in p.args if not w.startswith("-")] or [FROM_INPUT]
+        words += fixed_input(command) or [FROM_INPUT]
     if command.loops:
         looped: list[str] = []
         for word in words:
@@ -698,9 +696,6 @@ def _find_from_protected(command: Command) -> Verdict | None:
             "deletes what it finds under / or a system or home directory",
         )
     return None
-
-
-_DELETERS = ("rm", "shred", "unlink")
 
 
 def _judge(

@@ -24,7 +24,16 @@ from hermes_kernel.safety.interpreters import language, literal_shell_outs, prog
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = ["EXPANDED", "SHELLS", "SUBSTITUTED", "Command", "Parsed", "parse", "prepare"]
+__all__ = [
+    "EXPANDED",
+    "SHELLS",
+    "SUBSTITUTED",
+    "Command",
+    "Parsed",
+    "fixed_input",
+    "parse",
+    "prepare",
+]
 
 SUBSTITUTED = "\x00$(...)\x00"
 """What a ``$(...)`` / ``<(...)`` stands for in a word: output known only when it runs (the
@@ -73,6 +82,10 @@ class Command:
     loops: dict[str, list[str]] = field(default_factory=dict)
     """The ``for`` variables around it, each with the words it takes (a word computed when
     it runs stays as such: ``SUBSTITUTED``, a glob)."""
+    code: list[str] = field(default_factory=list)
+    """For an interpreter that can run shell commands (:func:`interpreters.language`), the
+    code its command line gives it (its code option, awk's program, here-documents, what an
+    echo pipes in)."""
 
     @property
     def name(self) -> str:
@@ -285,16 +298,13 @@ class _Reader:
         elif (lang := language(name)) is not None:
             # Its own words are read once, when it is; a statement's redirects (here-docs)
             # come later, alone (fed_only).
-            fed = [
-                " ".join(_echoed(producer))
-                for producer in command.fed_by[-1:]
-                if producer.name in ("echo", "printf") and not producer.dynamic
-            ]
+            fed = fixed_input(command)
             texts = (
-                program_texts(lang, args, command.redirects, fed)
+                program_texts(lang, args, command.redirects, [" ".join(fed)] if fed else [])
                 if fed_only is None
                 else program_texts(lang, [], fed_only, [])
             )
+            command.code += texts
             for text in texts:
                 for written in literal_shell_outs(lang, text):
                     if SUBSTITUTED not in written:
@@ -456,6 +466,15 @@ def _remote(command: Command) -> tuple[str, str | None, list[str]] | None:
         pod = next((a for a in args[args.index("exec") + 1 :] if not a.startswith("-")), "?")
         return (f"pod {pod}", None, after) if after else None
     return None
+
+
+def fixed_input(command: Command) -> list[str] | None:
+    """The words piped into ``command`` when they are fixed text (``echo a b | ...``,
+    ``printf ...``), else None (a file, a program's output, nothing)."""
+    producer = command.fed_by[-1] if command.fed_by else None
+    if producer is None or producer.name not in ("echo", "printf") or producer.dynamic:
+        return None
+    return _echoed(producer)
 
 
 def _echoed(producer: Command) -> list[str]:
