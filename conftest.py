@@ -19,6 +19,8 @@ _GROUP_OF_FIXTURE = {
     "docker_url": "services",
     "docker_test_image": "services",
     "ssh_server": "services",
+    "synapse": "matrix",
+    "mail_server": "mail",
     "plugin_venv": "venvs",
     "bare_venv": "venvs",
     "chat_venv": "venvs",

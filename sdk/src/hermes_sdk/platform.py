@@ -31,6 +31,8 @@ __all__ = [
     "PlatformContext",
     "PlatformHost",
     "PlatformNotConfigured",
+    "TypedAnswers",
+    "choices_prompt",
     "split_message",
 ]
 
@@ -148,6 +150,12 @@ class PlatformHost(Protocol):
         leave its buttons for the person asked; once answered or expired, take them away."""
         ...
 
+    async def allows(self, user_id: str) -> bool:
+        """Whether ``user_id`` may use the agent on this platform (configured or paired).
+        For what must be decided before any message (accepting an invitation to a room);
+        a message itself goes to :meth:`receive`, which decides on its own."""
+        ...
+
 
 class PlatformAdapter(Protocol):
     """A connection to one chat platform. Every method may raise; the gateway logs the
@@ -158,6 +166,11 @@ class PlatformAdapter(Protocol):
     gateway edits a streamed message only while its text fits."""
     can_edit: bool
     """Whether :meth:`edit` works: replies are streamed by editing a message if so."""
+    # Optional (read with getattr; True when absent):
+    #   sends_notes: bool. False: only replies and questions are sent, never a note of its
+    #   own (a restart's "continuing", a question's timeout). Email: one mail per turn.
+    #   pairs_by_default: bool. False: strangers get no pairing code unless the user sets
+    #   ``platforms.<name>.pairing: true`` (email: an answer to any sender is backscatter).
 
     async def run(self, host: PlatformHost) -> None:
         """Connect, then hand every event to ``host`` until cancelled. Raise to report a
@@ -189,6 +202,51 @@ class PlatformAdapter(Protocol):
     async def aclose(self) -> None:
         """Release connections; called once, after :meth:`run` ended."""
         ...
+
+
+def choices_prompt(question: str, choices: Sequence[Choice]) -> str:
+    """A question for a platform without buttons: the choices to type, under it."""
+    options = ", ".join(f"**{choice.value}**" for choice in choices)
+    return f"{question}\n\nReply with one of: {options}"
+
+
+class TypedAnswers:
+    """Typed replies as button presses, for platforms without buttons.
+
+    Remember each question shown (:meth:`asked`); a message in the same chat whose whole
+    text is one of its choices (value, label or number, any case) is then the press of
+    that choice (:meth:`press_for`). Handing it to :meth:`PlatformHost.pressed` keeps the
+    rule that only the person asked may answer, in a group too, where such a reply names
+    nobody and would otherwise be dropped as not addressed to the bot.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self._open: dict[str, tuple[ChatRef, tuple[Choice, ...]]] = {}
+        self._limit = limit
+
+    def asked(self, chat: ChatRef, choices: Sequence[Choice], request_id: str) -> None:
+        self._open[request_id] = (chat, tuple(choices))
+        while len(self._open) > self._limit:
+            del self._open[next(iter(self._open))]
+
+    def press_for(self, chat: ChatRef, user_id: str, text: str) -> ButtonPress | None:
+        wanted = text.strip().strip(".!").lower().lstrip("/")
+        if not wanted:
+            return None
+        for request_id, (asked_in, choices) in reversed(self._open.items()):
+            if asked_in.platform != chat.platform or asked_in.chat_id != chat.chat_id:
+                continue
+            for number, choice in enumerate(choices, 1):
+                if wanted in {choice.value.lower(), choice.label.lower(), str(number)}:
+                    return ButtonPress(
+                        chat=asked_in, user_id=user_id, request_id=request_id, choice=choice.value
+                    )
+        return None
+
+    def settle(self, request_id: str, still_open: bool) -> None:
+        """After a press: forget an answered (or expired) question."""
+        if not still_open:
+            self._open.pop(request_id, None)
 
 
 _FENCE = "```"

@@ -21,14 +21,15 @@ __all__ = ["Access", "PlatformAccess"]
 class PlatformAccess:
     allowed_users: frozenset[str] = frozenset()
     allow_all: bool = False
-    pairing: bool = True
+    pairing: bool | None = None
+    """As written; unset: the platform's default (on, but off for email)."""
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> PlatformAccess:
         return cls(
             allowed_users=frozenset(str(u) for u in section.get("allowed_users") or ()),
             allow_all=section.get("allow_all") is True,
-            pairing=section.get("pairing", True) is not False,
+            pairing=None if section.get("pairing") is None else section["pairing"] is not False,
         )
 
 
@@ -43,8 +44,11 @@ class Access:
         return self._rules.get(platform, PlatformAccess())
 
     def allowed_by_config(self, message: Inbound) -> bool:
-        rules = self.rules(message.chat.platform)
-        return rules.allow_all or message.user_id in rules.allowed_users
+        return self.allowed_by_user(message.chat.platform, message.user_id)
+
+    def allowed_by_user(self, platform: str, user_id: str) -> bool:
+        rules = self.rules(platform)
+        return rules.allow_all or user_id in rules.allowed_users
 
     def allowed(self, message: Inbound) -> bool:
         """By config, or by a pairing the owner approved (a database read)."""
@@ -52,5 +56,6 @@ class Access:
             return True
         return self.pairings.is_paired(message.chat.platform, message.user_id)
 
-    def may_pair(self, message: Inbound) -> bool:
-        return message.chat.chat_type == "private" and self.rules(message.chat.platform).pairing
+    def may_pair(self, message: Inbound, default: bool = True) -> bool:
+        pairing = self.rules(message.chat.platform).pairing
+        return message.chat.chat_type == "private" and (default if pairing is None else pairing)

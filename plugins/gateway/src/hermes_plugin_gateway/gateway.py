@@ -170,7 +170,7 @@ class Gateway:
                 config=platforms_config.get(name) or {},
                 secrets=context.secrets,
             ),
-            lambda name: _Host(self),
+            lambda name: _Host(self, name),
             backoff=settings.restart_backoff_seconds,
             backoff_max=settings.restart_backoff_max_seconds,
             on_running=self._platform_running,
@@ -324,9 +324,15 @@ class Gateway:
     async def pressed(self, press: ButtonPress) -> str:
         return self.questions.pressed(press)
 
+    async def allows(self, platform: str, user_id: str) -> bool:
+        if self.access.allowed_by_user(platform, user_id):
+            return True
+        return bool(await self.store.run(self.pairings.is_paired, platform, user_id))
+
     async def _stranger(self, message: Inbound) -> None:
         platform = message.chat.platform
-        if not self.access.may_pair(message):
+        adapter = self.platforms.adapter(platform)
+        if not self.access.may_pair(message, default=_pairs_by_default(adapter)):
             log.info("%s: ignored a message from user %s (not allowed)", platform, message.user_id)
             return
         code = await asyncio.to_thread(
@@ -345,7 +351,6 @@ class Gateway:
             message.user_id,
             message.user_name or "no name",
         )
-        adapter = self.platforms.adapter(platform)
         if adapter is not None:
             with contextlib.suppress(Exception):  # they can write again in 10 minutes
                 await adapter.send(message.chat, PAIRING.format(platform=platform, code=code))
@@ -552,7 +557,7 @@ class Gateway:
         resumed = item.state == "running"
         adapter = self.platforms.adapter(item.chat.platform)
         text = RESUMED.format(text=item.text) if resumed else item.text
-        if resumed and adapter is not None:
+        if resumed and adapter is not None and sends_notes(adapter):
             with contextlib.suppress(Exception):
                 await adapter.send(
                     item.chat, "Hermes restarted while working on your message; continuing."
@@ -627,6 +632,15 @@ class Gateway:
             conversation.turn = None
 
 
+def sends_notes(adapter: PlatformAdapter) -> bool:
+    """Whether the platform takes notes beside the reply (email: one mail per turn)."""
+    return getattr(adapter, "sends_notes", True) is not False
+
+
+def _pairs_by_default(adapter: PlatformAdapter | None) -> bool:
+    return adapter is None or getattr(adapter, "pairs_by_default", True) is not False
+
+
 def _freeze_heap() -> None:
     """Exempt what is loaded so far (modules, plugins, config) from garbage collection.
 
@@ -655,8 +669,9 @@ async def _keep_typing(adapter: PlatformAdapter, chat: ChatRef) -> None:
 class _Host:
     """What a platform adapter sees of the gateway."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Gateway, platform: str) -> None:
         self._gateway = gateway
+        self._platform = platform
 
     async def receive(self, message: Inbound) -> None:
         await self._gateway.receive(message)
@@ -666,3 +681,6 @@ class _Host:
 
     def question_open(self, request_id: str) -> bool:
         return self._gateway.questions.is_open(request_id)
+
+    async def allows(self, user_id: str) -> bool:
+        return await self._gateway.allows(self._platform, user_id)

@@ -110,6 +110,8 @@ class ChatQuestions:
 
 
 async def _say(asker: Asker, text: str) -> None:
+    if getattr(asker.adapter, "sends_notes", True) is False:
+        return  # the reply says how the turn ended; a note would be one more mail
     try:
         await asker.adapter.send(asker.chat, text)
     except Exception as exc:  # noqa: BLE001 - a note the user may miss; nothing depends on it

@@ -1,6 +1,7 @@
 """Which session a message belongs to, and whose memory it uses.
 
-A DM is its own conversation. In a group each participant has their own by default
+A DM is its own conversation, and each thread in it one more (email threads, Matrix
+threads). In a group each participant has their own by default
 (``gateway.group_sessions: shared`` makes it one for the group); a thread or forum topic is
 always shared. Keys are routing handles, never credentials: knowing one grants nothing.
 """
@@ -15,6 +16,8 @@ __all__ = ["route_key", "user_scope"]
 def route_key(message: Inbound, group_sessions: str = "per_user") -> str:
     chat = message.chat
     if chat.chat_type == "private":
+        if chat.thread_id is not None:
+            return f"{chat.platform}:dm:{chat.chat_id}:{chat.thread_id}"
         return f"{chat.platform}:dm:{chat.chat_id}"
     if chat.thread_id is not None:
         return f"{chat.platform}:thread:{chat.chat_id}:{chat.thread_id}"

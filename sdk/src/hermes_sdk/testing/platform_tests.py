@@ -65,6 +65,9 @@ class RecordingHost:
     def question_open(self, request_id: str) -> bool:
         return False  # every press answers its question here
 
+    async def allows(self, user_id: str) -> bool:
+        return True
+
 
 async def _eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
     deadline = time.monotonic() + timeout
@@ -83,6 +86,10 @@ def _squeezed(text: str) -> str:
 
 class PlatformTests:
     """Conformance suite for :class:`~hermes_sdk.platform.PlatformAdapter` implementations."""
+
+    user: str = USER
+    """The test user's id as the platform writes it (set it where ids have a form, such as
+    Matrix's ``@name:server``)."""
 
     def make_adapter(self, context: PlatformContext) -> PlatformAdapter:
         raise NotImplementedError("subclasses build their adapter from context")
@@ -126,7 +133,7 @@ class PlatformTests:
 
     async def _dm(self, host: RecordingHost, text: str) -> Inbound:
         before = len(host.messages)
-        self.user_says(USER, text)
+        self.user_says(self.user, text)
         await _eventually(lambda: len(host.messages) > before)
         return host.messages[-1]
 
@@ -136,7 +143,7 @@ class PlatformTests:
         async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
             message = await self._dm(host, "hello there")
             assert message.text == "hello there"
-            assert message.user_id == USER
+            assert message.user_id == self.user
             assert message.chat.chat_type == "private"
             assert message.addressed
             assert message.message_id
@@ -146,7 +153,7 @@ class PlatformTests:
     def test_messages_arrive_once_and_in_order(self, tmp_path: Path) -> None:
         async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
             for number in range(5):
-                self.user_says(USER, f"message {number}")
+                self.user_says(self.user, f"message {number}")
             await _eventually(lambda: len(host.messages) >= 5)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == [f"message {n}" for n in range(5)]
@@ -160,7 +167,7 @@ class PlatformTests:
             chat = (await self._dm(host, "hi")).chat
             ids = await adapter.send(chat, "a reply")
             assert len(ids) == 1 and ids[0]
-            assert await _eventually(lambda: "a reply" in self.seen_by(USER))
+            assert await _eventually(lambda: "a reply" in self.seen_by(self.user))
 
         self.run_with(tmp_path, scenario)
 
@@ -173,7 +180,7 @@ class PlatformTests:
             ids = await adapter.send(chat, text)
             assert len(ids) >= 3
             seen = await _eventually(
-                lambda: self.seen_by(USER) if len(self.seen_by(USER)) >= len(ids) else None
+                lambda: self.seen_by(self.user) if len(self.seen_by(self.user)) >= len(ids) else None
             )
             assert all(len(t) <= adapter.max_message_chars for t in seen)
             assert _squeezed("".join(seen)) == _squeezed(text)
@@ -185,7 +192,7 @@ class PlatformTests:
             chat = (await self._dm(host, "hi")).chat
             literal = "if a < b && c > d: print('<b>not bold</b>') &amp;"
             await adapter.send(chat, literal)
-            assert await _eventually(lambda: literal in self.seen_by(USER))
+            assert await _eventually(lambda: literal in self.seen_by(self.user))
 
         self.run_with(tmp_path, scenario)
 
@@ -206,8 +213,8 @@ class PlatformTests:
             (message_id,) = await adapter.send(chat, "draft")
             await adapter.edit(chat, message_id, "final text")
             await adapter.edit(chat, message_id, "final text")  # the same again: no error
-            assert await _eventually(lambda: "final text" in self.seen_by(USER))
-            assert "draft" not in self.seen_by(USER)
+            assert await _eventually(lambda: "final text" in self.seen_by(self.user))
+            assert "draft" not in self.seen_by(self.user)
 
         self.run_with(tmp_path, scenario)
 
@@ -228,10 +235,10 @@ class PlatformTests:
             chat = (await self._dm(host, "hi")).chat
             choices = [Choice("yes", "Yes"), Choice("no", "No")]
             await adapter.ask(chat, "Proceed?", choices, "req1")
-            await _eventually(lambda: any("Proceed?" in t for t in self.seen_by(USER)))
-            self.press(USER, "req1", "no")
+            await _eventually(lambda: any("Proceed?" in t for t in self.seen_by(self.user)))
+            self.press(self.user, "req1", "no")
             press = await _eventually(lambda: host.presses[-1] if host.presses else None)
-            assert (press.request_id, press.choice, press.user_id) == ("req1", "no", USER)
+            assert (press.request_id, press.choice, press.user_id) == ("req1", "no", self.user)
             assert press.chat == chat
 
         self.run_with(tmp_path, scenario)

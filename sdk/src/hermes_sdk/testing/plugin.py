@@ -13,6 +13,7 @@ from hermes_sdk.registration import SpecIndex
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
+from hermes_sdk.testing.synapse import Synapse, synapse_server
 from hermes_sdk.testing.services import (
     ServiceUnavailable,
     SSHServer,
@@ -56,6 +57,16 @@ def ssh_server() -> Iterator[SSHServer]:
             yield server
     except ServiceUnavailable as exc:
         _unavailable("an SSH server", exc)
+
+
+@pytest.fixture(scope="session")
+def synapse() -> Iterator[Synapse]:
+    """A real Matrix homeserver (Synapse) on 127.0.0.1; ``synapse.register()`` makes a user."""
+    try:
+        with synapse_server() as server:
+            yield server
+    except ServiceUnavailable as exc:
+        _unavailable("a Synapse homeserver", exc)
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""The email platform."""

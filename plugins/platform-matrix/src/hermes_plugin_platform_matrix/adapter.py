@@ -1,0 +1,457 @@
+"""The Matrix adapter: a /sync long poll in, formatted messages out, through mautrix's
+client-server API.
+
+Each sync's events are handed to the gateway room by room (rooms at once, a room's events
+in order), and the sync position is saved only after all of them are stored, so a restart
+resumes exactly where the last stored message was. A gap the server leaves in a busy room
+(a ``limited`` timeline) is fetched back, not skipped. End-to-end encrypted rooms are not
+supported: a message that cannot be read gets one line to its sender and to the log, and
+nothing is ever sent as plaintext into an encrypted room but that line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_plugin_platform_matrix.events import (
+    Bot,
+    RoomFacts,
+    is_encrypted_message,
+    is_message,
+    read_message,
+    replied_to,
+    thread_of,
+)
+from hermes_plugin_platform_matrix.render import message_content
+from hermes_plugin_platform_matrix.settings import MatrixSettings
+from hermes_plugin_platform_matrix.state import MatrixState
+from hermes_sdk.platform import (
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    TypedAnswers,
+    choices_prompt,
+    split_message,
+)
+
+__all__ = ["EncryptedRoom", "MatrixAdapter"]
+
+log = logging.getLogger("hermes.matrix")
+
+MAX_MESSAGE_CHARS = 4000
+"""Well under the 64 KiB event limit with the HTML copy beside the text."""
+SYNC_TIMEOUT_MS = 30_000
+BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+TYPING_MS = 6_000
+GAP_LIMIT = 500
+"""The most events fetched back for one room after a gap (a long absence)."""
+UNREADABLE = (
+    "🔒 I could not read that message: it is end-to-end encrypted, and this Hermes does not "
+    "support encrypted rooms. Write to me in a room without encryption."
+)
+_FILTER = json.dumps(
+    {
+        "presence": {"not_types": ["*"]},
+        "account_data": {"not_types": ["*"]},
+        "room": {
+            "timeline": {"limit": 100},
+            "ephemeral": {"not_types": ["*"]},
+            "account_data": {"not_types": ["*"]},
+            "state": {"lazy_load_members": True},
+        },
+    },
+    separators=(",", ":"),
+)
+_FIRST_FILTER = json.dumps(
+    {
+        "presence": {"not_types": ["*"]},
+        "account_data": {"not_types": ["*"]},
+        "room": {"timeline": {"limit": 20}, "ephemeral": {"not_types": ["*"]}},
+    },
+    separators=(",", ":"),
+)
+"""The very first sync (no position saved yet) skips history: Hermes answers only what was
+written from FIRST_START_GRACE_MS before it started."""
+FIRST_START_GRACE_MS = 30_000
+
+
+class EncryptedRoom(NotSent):
+    """The room is end-to-end encrypted; nothing is sent into it in plaintext."""
+
+
+class _Bounded(OrderedDict[str, Any]):
+    def remember(self, key: str, value: Any, limit: int = 4096) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > limit:
+            self.popitem(last=False)
+
+
+class MatrixAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = True
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = MatrixSettings.from_context(context)
+        self.state = MatrixState(context.home)
+        self.api: Any = None  # mautrix's ClientAPI, made on the event loop in run()
+        self.bot: Bot | None = None
+        self._members: dict[str, int] = {}
+        self._encrypted: dict[str, bool] = {}
+        self._senders = _Bounded()  # event id -> its sender (the bot's own events too)
+        self._bot_threads: set[tuple[str, str]] = set()
+        self._answers = TypedAnswers()
+        self._told: dict[str, float] = {}  # room -> when it was last told it is encrypted
+        self._started_ms = 0
+
+    # --- connecting --------------------------------------------------------------------------
+
+    async def _connect(self) -> Bot:
+        from mautrix.client.api import ClientAPI
+        from mautrix.errors import MatrixRequestError, MUnknownToken
+
+        settings = self.settings
+        self.api = ClientAPI(base_url=settings.homeserver, default_retry_count=0)
+        if settings.access_token:
+            self.api.api.token = settings.access_token
+            try:
+                whoami = await self.api.whoami()
+            except MUnknownToken:
+                raise RuntimeError(
+                    "the homeserver refused MATRIX_ACCESS_TOKEN (M_UNKNOWN_TOKEN); make a new "
+                    "one or log in with MATRIX_PASSWORD"
+                ) from None
+            user_id = str(whoami.user_id)
+            if settings.user_id and settings.user_id != user_id:
+                raise RuntimeError(
+                    f"MATRIX_ACCESS_TOKEN belongs to {user_id}, not platforms.matrix.user_id "
+                    f"{settings.user_id}; fix one of them"
+                )
+        else:
+            user_id = await self._password_login(MatrixRequestError, MUnknownToken)
+        self.api.mxid = user_id
+        name = ""
+        try:
+            name = str(await self.api.get_displayname(user_id) or "")
+        except MatrixRequestError:
+            pass
+        return Bot(user_id, name)
+
+    async def _password_login(self, request_error: type[Exception], unknown: type[Exception]) -> str:
+        settings = self.settings
+        saved = self.state.device(settings.homeserver, settings.user_id)
+        if saved is not None:
+            self.api.api.token = saved["access_token"]
+            try:
+                await self.api.whoami()
+                return settings.user_id
+            except unknown:
+                log.info("matrix: the saved login of %s expired; logging in again", settings.user_id)
+        try:
+            login = await self.api.login(
+                identifier=settings.user_id,
+                password=settings.password,
+                device_name=settings.device_name,
+                device_id=saved["device_id"] if saved else None,
+                store_access_token=True,
+            )
+        except request_error as exc:
+            if getattr(exc, "http_status", 0) == 403:
+                raise RuntimeError(
+                    f"the homeserver refused MATRIX_PASSWORD for {settings.user_id} (403)"
+                ) from None
+            raise
+        self.state.save_device(
+            settings.homeserver, str(login.user_id), str(login.device_id), str(login.access_token)
+        )
+        return str(login.user_id)
+
+    # --- receiving ---------------------------------------------------------------------------
+
+    async def run(self, host: PlatformHost) -> None:
+        from mautrix.errors import MatrixConnectionError, MatrixRequestError, MUnknownToken
+
+        self._started_ms = int(time.time() * 1000)
+        self.bot = bot = await self._connect()
+        homeserver = self.settings.homeserver
+        since = self.state.since(homeserver, bot.user_id)
+        failures = 0
+        log.info("matrix: syncing as %s", bot.user_id)
+        while True:
+            try:
+                data = await self.api.sync(
+                    since=since,
+                    timeout=SYNC_TIMEOUT_MS if since else 0,
+                    filter_id=_FILTER if since else _FIRST_FILTER,
+                )
+            except MUnknownToken:
+                self.state.forget_device()
+                raise RuntimeError(
+                    "the homeserver ended this login (M_UNKNOWN_TOKEN); it is made again on "
+                    "restart with MATRIX_PASSWORD, or set a new MATRIX_ACCESS_TOKEN"
+                ) from None
+            except (MatrixConnectionError, OSError, TimeoutError, MatrixRequestError) as exc:
+                if isinstance(exc, MatrixRequestError) and 400 <= exc.http_status < 500:
+                    if exc.http_status != 429:
+                        raise
+                delay = BACKOFF[min(failures, len(BACKOFF) - 1)]
+                failures += 1
+                log.warning("matrix: sync failed (%s); again in %s s", _short(exc), delay)
+                await asyncio.sleep(delay)
+                continue
+            failures = 0
+            await self._handle(host, data, since)
+            since = str(data["next_batch"])
+            await asyncio.to_thread(self.state.save_since, homeserver, bot.user_id, since)
+
+    async def _handle(self, host: PlatformHost, data: Mapping[str, Any], since: str | None) -> None:
+        rooms = data.get("rooms") or {}
+        for room_id, invited in (rooms.get("invite") or {}).items():
+            await self._invited(host, room_id, invited)
+        for room_id in rooms.get("leave") or {}:
+            self._members.pop(room_id, None)
+        joined = rooms.get("join") or {}
+        await asyncio.gather(
+            *(self._room(host, room_id, room, since) for room_id, room in joined.items())
+        )
+
+    async def _invited(self, host: PlatformHost, room_id: str, invited: Mapping[str, Any]) -> None:
+        assert self.bot is not None
+        inviter = ""
+        for event in (invited.get("invite_state") or {}).get("events") or ():
+            if event.get("type") == "m.room.member" and event.get("state_key") == self.bot.user_id:
+                inviter = str(event.get("sender") or "")
+        if not inviter or not await _allows(host, inviter):
+            log.info("matrix: ignored an invitation to %s from %s (not allowed)", room_id, inviter)
+            return
+        await self.api.join_room(room_id)
+        log.info("matrix: joined %s, invited by %s", room_id, inviter)
+
+    async def _room(
+        self, host: PlatformHost, room_id: str, room: Mapping[str, Any], since: str | None
+    ) -> None:
+        timeline = room.get("timeline") or {}
+        events = list(timeline.get("events") or ())
+        for event in (room.get("state") or {}).get("events") or ():
+            self._note_state(room_id, event)
+        if since is None:  # the first sync: history is not answered
+            oldest = self._started_ms - FIRST_START_GRACE_MS
+            events = [e for e in events if int(e.get("origin_server_ts") or 0) >= oldest]
+        elif timeline.get("limited") and timeline.get("prev_batch"):
+            events = await self._gap(room_id, str(timeline["prev_batch"]), since) + events
+        for event in events:
+            self._note_state(room_id, event)
+            await self._dispatch(host, room_id, event)
+
+    async def _gap(self, room_id: str, prev_batch: str, since: str) -> list[dict[str, Any]]:
+        """What the server left out of a limited timeline: the events between the last sync
+        and the ones it sent, oldest first."""
+        from mautrix.api import Method
+
+        fetched: list[dict[str, Any]] = []
+        start = prev_batch
+        while len(fetched) < GAP_LIMIT:
+            page = await self.api.api.request(
+                Method.GET,
+                f"/_matrix/client/v3/rooms/{_quote(room_id)}/messages",
+                query_params={
+                    "from": start,
+                    "to": since,
+                    "dir": "b",
+                    "limit": "100",
+                },
+            )
+            chunk = page.get("chunk") or []
+            fetched.extend(chunk)
+            if not chunk or not page.get("end") or page.get("end") == start:
+                break
+            start = str(page["end"])
+        if len(fetched) >= GAP_LIMIT:
+            log.warning("matrix: more than %d messages in %s while away; the oldest are skipped", GAP_LIMIT, room_id)
+        return list(reversed(fetched))
+
+    def _note_state(self, room_id: str, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "m.room.member":
+            self._members.pop(room_id, None)  # counted again when next needed
+        elif kind == "m.room.encryption" and "state_key" in event:
+            self._encrypted[room_id] = True
+        if event.get("event_id") and event.get("sender"):
+            self._senders.remember(str(event["event_id"]), str(event["sender"]))
+
+    async def _dispatch(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
+        assert self.bot is not None
+        bot = self.bot
+        if is_encrypted_message(event) and event.get("sender") != bot.user_id:
+            self._encrypted[room_id] = True
+            await self._unreadable(host, room_id, event)
+            return
+        if not is_message(event, bot):
+            return
+        thread = thread_of(event)
+        reply = replied_to(event)
+        facts = RoomFacts(
+            direct=await self._member_count(room_id) <= 2,
+            in_thread_with_bot=thread is not None
+            and ((room_id, thread) in self._bot_threads or await self._sender_of(room_id, thread) == bot.user_id),
+            replied_to_bot=reply is not None and await self._sender_of(room_id, reply) == bot.user_id,
+        )
+        message = read_message(room_id, event, bot, facts, self.settings.require_mention)
+        press = self._answers.press_for(message.chat, message.user_id, message.text)
+        if press is not None:
+            toast = await host.pressed(press)
+            still_open = host.question_open(press.request_id)
+            self._answers.settle(press.request_id, still_open)
+            if still_open:  # not theirs to answer: say why, the question stays
+                await self._notice(message.chat, toast)
+            return
+        if message.addressed:
+            await host.receive(message)
+
+    async def _unreadable(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
+        sender = str(event.get("sender") or "")
+        log.warning(
+            "matrix: could not read an encrypted message from %s in %s: encrypted rooms are "
+            "not supported",
+            sender,
+            room_id,
+        )
+        loop = asyncio.get_running_loop()
+        if not await _allows(host, sender) or loop.time() - self._told.get(room_id, -1e9) < 60:
+            return
+        self._told[room_id] = loop.time()
+        thread = thread_of(event)
+        await self._notice(ChatRef("matrix", room_id, "group", thread), UNREADABLE, plaintext_ok=True)
+
+    async def _member_count(self, room_id: str) -> int:
+        count = self._members.get(room_id)
+        if count is None:
+            members = await self.api.get_joined_members(room_id)
+            count = self._members[room_id] = len(members)
+        return count
+
+    async def _sender_of(self, room_id: str, event_id: str) -> str:
+        from mautrix.errors import MatrixRequestError
+
+        known = self._senders.get(event_id)
+        if known is None:
+            try:
+                event = await self.api.get_event(room_id, event_id)
+                known = str(event.sender)
+            except MatrixRequestError:
+                known = ""
+            self._senders.remember(event_id, known)
+        return str(known)
+
+    async def _is_encrypted(self, room_id: str) -> bool:
+        from mautrix.errors import MNotFound
+        from mautrix.types import EventType
+
+        known = self._encrypted.get(room_id)
+        if known is None:
+            try:
+                await self.api.get_state_event(room_id, EventType.ROOM_ENCRYPTION)
+                known = True
+            except MNotFound:
+                known = False
+            self._encrypted[room_id] = known
+        return known
+
+    # --- sending -----------------------------------------------------------------------------
+
+    async def _post(self, chat: ChatRef, content: dict[str, Any], plaintext_ok: bool = False) -> str:
+        from mautrix.types import EventType
+
+        if not plaintext_ok and await self._is_encrypted(chat.chat_id):
+            raise EncryptedRoom(
+                f"room {chat.chat_id} is end-to-end encrypted, which this Hermes does not "
+                "support; nothing was sent"
+            )
+        event_id = str(await self.api.send_message_event(chat.chat_id, EventType.ROOM_MESSAGE, content))
+        assert self.bot is not None
+        self._senders.remember(event_id, self.bot.user_id)
+        if chat.thread_id is not None:
+            self._bot_threads.add((chat.chat_id, chat.thread_id))
+        return event_id
+
+    @staticmethod
+    def _relate(content: dict[str, Any], chat: ChatRef, reply_to: str | None) -> None:
+        if chat.thread_id is not None:
+            content["m.relates_to"] = {
+                "rel_type": "m.thread",
+                "event_id": chat.thread_id,
+                "is_falling_back": reply_to is None,
+                "m.in_reply_to": {"event_id": reply_to or chat.thread_id},
+            }
+        elif reply_to is not None:
+            content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        ids = []
+        for number, chunk in enumerate(split_message(text, MAX_MESSAGE_CHARS)):
+            content = message_content(chunk)
+            # A DM needs no quote of the message answered; a group room does, to say whose.
+            quote = reply_to if number == 0 and chat.chat_type != "private" else None
+            self._relate(content, chat, quote)
+            ids.append(await self._post(chat, content))
+        return ids
+
+    async def _notice(self, chat: ChatRef, text: str, plaintext_ok: bool = False) -> None:
+        content = message_content(text, "m.notice")
+        self._relate(content, chat, None)
+        try:
+            await self._post(chat, content, plaintext_ok=plaintext_ok)
+        except Exception as exc:  # noqa: BLE001 - a note the user may miss
+            log.info("matrix: could not send a notice: %s", _short(exc))
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        if self._senders.get(message_id) is None or self.bot is None:
+            if await self._sender_of(chat.chat_id, message_id) == "":
+                raise MessageGone(f"no message {message_id} in {chat.chat_id}")
+        new = message_content(text)
+        content = {
+            **new,
+            "body": f"* {text}",
+            "m.new_content": new,
+            "m.relates_to": {"rel_type": "m.replace", "event_id": message_id},
+        }
+        content.pop("formatted_body", None)
+        content.pop("format", None)
+        await self._post(chat, content)
+
+    async def typing(self, chat: ChatRef) -> None:
+        await self.api.set_typing(chat.chat_id, timeout=TYPING_MS)
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        self._answers.asked(chat, choices, request_id)
+        await self.send(chat, choices_prompt(question, choices))
+
+    async def aclose(self) -> None:
+        if self.api is not None:
+            await self.api.api.session.close()
+
+
+async def _allows(host: PlatformHost, user_id: str) -> bool:
+    allows = getattr(host, "allows", None)
+    return bool(await allows(user_id)) if callable(allows) else False
+
+
+def _short(exc: BaseException) -> str:
+    return (str(exc) or type(exc).__name__).splitlines()[0][:200]
+
+
+def _quote(value: str) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe="")

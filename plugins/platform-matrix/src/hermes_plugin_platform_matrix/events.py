@@ -1,0 +1,140 @@
+"""Matrix events, as the gateway's messages: who wrote, in which room and thread, and
+whether the bot was addressed. Pure functions of the event and what the adapter knows of
+the room, so each rule is tested without a server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_sdk.platform import ChatRef, Inbound
+
+__all__ = ["PLATFORM", "Bot", "RoomFacts", "is_encrypted_message", "read_message"]
+
+PLATFORM = "matrix"
+_FILES = {"m.image": "an image", "m.file": "a file", "m.audio": "a voice or audio message", "m.video": "a video"}
+
+
+@dataclass(frozen=True, slots=True)
+class Bot:
+    user_id: str
+    display_name: str = ""
+
+    @property
+    def localpart(self) -> str:
+        return self.user_id[1:].split(":", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomFacts:
+    """What decides how a room's message is treated."""
+
+    direct: bool
+    """Only the bot and one person are in it."""
+    in_thread_with_bot: bool = False
+    replied_to_bot: bool = False
+
+
+def is_encrypted_message(event: Mapping[str, Any]) -> bool:
+    return event.get("type") == "m.room.encrypted"
+
+
+def relation(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    content = event.get("content")
+    related = content.get("m.relates_to") if isinstance(content, Mapping) else None
+    return related if isinstance(related, Mapping) else {}
+
+
+def thread_of(event: Mapping[str, Any]) -> str | None:
+    related = relation(event)
+    if related.get("rel_type") == "m.thread" and related.get("event_id"):
+        return str(related["event_id"])
+    return None
+
+
+def replied_to(event: Mapping[str, Any]) -> str | None:
+    reply = relation(event).get("m.in_reply_to")
+    if isinstance(reply, Mapping) and reply.get("event_id"):
+        if relation(event).get("is_falling_back") is True:
+            return None  # a thread's fallback, not a reply the person chose
+        return str(reply["event_id"])
+    return None
+
+
+def is_message(event: Mapping[str, Any], bot: Bot) -> bool:
+    """A person's new message (not the bot's own, not an edit, not a bot's notice)."""
+    if event.get("type") != "m.room.message" or event.get("sender") == bot.user_id:
+        return False
+    content = event.get("content")
+    if not isinstance(content, Mapping) or "msgtype" not in content:
+        return False  # redacted
+    return relation(event).get("rel_type") != "m.replace" and content.get("msgtype") != "m.notice"
+
+
+def _mentions(content: Mapping[str, Any], bot: Bot) -> bool:
+    mentions = content.get("m.mentions")
+    if isinstance(mentions, Mapping):
+        ids = mentions.get("user_ids")
+        if isinstance(ids, list) and bot.user_id in ids:
+            return True
+    formatted = str(content.get("formatted_body") or "")
+    if f"matrix.to/#/{bot.user_id}" in formatted:
+        return True
+    body = str(content.get("body") or "")
+    names = [bot.user_id, bot.localpart] + ([bot.display_name] if bot.display_name else [])
+    return any(
+        re.search(rf"(?<![\w@]){re.escape(name)}(?![\w])", body, re.IGNORECASE) for name in names
+    )
+
+
+def _without_reply_fallback(body: str) -> str:
+    """Clients quote the message replied to as ``> ...`` lines before a blank line."""
+    lines = body.split("\n")
+    if not lines or not lines[0].startswith("> "):
+        return body
+    for number, line in enumerate(lines):
+        if not line.startswith(">"):
+            return "\n".join(lines[number:]).lstrip("\n")
+    return body
+
+
+def text_of(content: Mapping[str, Any]) -> str:
+    msgtype = str(content.get("msgtype") or "")
+    body = _without_reply_fallback(str(content.get("body") or ""))
+    if msgtype in _FILES:
+        return (
+            f"[The user sent {_FILES[msgtype]}, {body!r}. Hermes cannot open files from Matrix "
+            "yet; say so if the request needs it.]"
+        )
+    if msgtype == "m.emote":
+        return f"* {body}"
+    return body
+
+
+def read_message(
+    room_id: str, event: Mapping[str, Any], bot: Bot, facts: RoomFacts, require_mention: bool
+) -> Inbound | None:
+    """The gateway's message for a person's event, or None for what it should not see
+    (an unaddressed message in a group room, when mentions are required)."""
+    content = event["content"]
+    thread = thread_of(event)
+    addressed = (
+        facts.direct
+        or not require_mention
+        or _mentions(content, bot)
+        or facts.replied_to_bot
+        or facts.in_thread_with_bot
+    )
+    if not addressed:
+        return None
+    sender = str(event["sender"])
+    return Inbound(
+        chat=ChatRef(PLATFORM, room_id, "private" if facts.direct else "group", thread),
+        user_id=sender,
+        user_name=sender,
+        text=text_of(content),
+        message_id=str(event["event_id"]),
+        addressed=True,
+    )
