@@ -1,1 +1,23 @@
-"""The email platform."""
+"""The ``email`` platform: a mailbox Hermes reads over IMAP and answers over SMTP, one
+session per thread. Importing this is cheap; the mail libraries load when it starts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import PlatformSpec, hookimpl
+from hermes_sdk.platform import PlatformContext
+
+
+def _build(context: PlatformContext) -> Any:
+    from hermes_plugin_platform_email.adapter import EmailAdapter
+
+    return EmailAdapter(context)
+
+
+@hookimpl
+def hermes_platforms() -> Iterator[PlatformSpec]:
+    yield PlatformSpec(
+        name="email", description="Email (IMAP IDLE in, SMTP or drafts out)", factory=_build
+    )

@@ -13,6 +13,7 @@ from hermes_sdk.registration import SpecIndex
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
+from hermes_sdk.testing.mailserver import MailServer, mail_server as _mail_server
 from hermes_sdk.testing.synapse import Synapse, synapse_server
 from hermes_sdk.testing.services import (
     ServiceUnavailable,
@@ -67,6 +68,16 @@ def synapse() -> Iterator[Synapse]:
             yield server
     except ServiceUnavailable as exc:
         _unavailable("a Synapse homeserver", exc)
+
+
+@pytest.fixture(scope="session")
+def mail_server() -> Iterator[MailServer]:
+    """Real Dovecot (IMAP) and an SMTP server on 127.0.0.1; ``add_user()`` makes a mailbox."""
+    try:
+        with _mail_server() as server:
+            yield server
+    except ServiceUnavailable as exc:
+        _unavailable("Dovecot and an SMTP server", exc)
 
 
 @pytest.fixture
