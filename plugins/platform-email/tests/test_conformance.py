@@ -68,4 +68,6 @@ class TestEmailConformance(PlatformTests):
 
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         question = self._from_hermes()[-1]
-        self.person.send(self.hermes.address, f"Re: {question['Subject']}", choice, in_reply_to=question)
+        self.person.send(
+            self.hermes.address, f"Re: {question['Subject']}", choice, in_reply_to=question
+        )

@@ -153,7 +153,10 @@ class EmailAdapter:
                 delay = BACKOFF[min(failures, len(BACKOFF) - 1)]
                 failures += 1
                 log.warning(
-                    "email: cannot reach %s (%s); again in %s s", self.settings.imap_host, exc, delay
+                    "email: cannot reach %s (%s); again in %s s",
+                    self.settings.imap_host,
+                    exc,
+                    delay,
                 )
                 self._stop.wait(delay)
                 continue
@@ -187,7 +190,9 @@ class EmailAdapter:
             self.state.advance(folder, uidvalidity, _unread_before(client, started))
         idle = client.has_capability("IDLE")
         if not idle:
-            log.info("email: the server has no IDLE; polling every %s s", self.settings.poll_seconds)
+            log.info(
+                "email: the server has no IDLE; polling every %s s", self.settings.poll_seconds
+            )
         while not self._stop.is_set():
             while self._take_new(host, loop, uidvalidity):
                 pass  # until a search finds nothing new: mail may arrive while we read
@@ -212,7 +217,9 @@ class EmailAdapter:
             if not self._stop.is_set():
                 client.idle_done()
 
-    def _take_new(self, host: PlatformHost, loop: asyncio.AbstractEventLoop, uidvalidity: int) -> int:
+    def _take_new(
+        self, host: PlatformHost, loop: asyncio.AbstractEventLoop, uidvalidity: int
+    ) -> int:
         """Hand over the mail after the saved position; how many there were."""
         assert self.state is not None
         folder = self.settings.folder
@@ -340,7 +347,7 @@ class EmailAdapter:
         )
 
     def _save_draft(self, message: EmailMessage) -> None:
-        from imapclient import DRAFTS
+        from imapclient.imapclient import DRAFTS
 
         client = self._imap()
         try:
@@ -377,14 +384,14 @@ class EmailAdapter:
 def _unread_before(client: Any, started: float) -> int:
     """The UID to read after on a first start: unread mail of the grace period comes after
     it; everything else is history."""
-    newest = max([0, *client.search(["ALL"])])
+    newest = int(max([0, *client.search(["ALL"])]))
     unread = sorted(client.search(["UNSEEN"]))
     if not unread:
         return newest
     dates = client.fetch(unread, ["INTERNALDATE"])
     oldest = started - FIRST_START_GRACE_SECONDS
     fresh = [uid for uid in unread if dates[uid][b"INTERNALDATE"].timestamp() >= oldest]
-    return fresh[0] - 1 if fresh else newest
+    return int(fresh[0]) - 1 if fresh else newest
 
 
 def _chain(mail: Mail) -> tuple[str, ...]:

@@ -40,7 +40,9 @@ class MailState:
     def __init__(self, home: str) -> None:
         folder = Path(home) / "platforms" / "email"
         folder.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(folder / "state.db", check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(
+            folder / "state.db", check_same_thread=False, isolation_level=None
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()

@@ -11,7 +11,11 @@ from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 __all__ = ["EmailSettings", "is_loopback"]
 
 Tls = Literal["implicit", "starttls", "none"]
-_PORTS: dict[str, tuple[int, int]] = {"implicit": (993, 465), "starttls": (143, 587), "none": (143, 25)}
+_PORTS: dict[str, tuple[int, int]] = {
+    "implicit": (993, 465),
+    "starttls": (143, 587),
+    "none": (143, 25),
+}
 
 
 def is_loopback(host: str) -> bool:

@@ -12,6 +12,7 @@ nothing is ever sent as plaintext into an encrypted room but that line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -116,7 +117,7 @@ class MatrixAdapter:
     # --- connecting --------------------------------------------------------------------------
 
     async def _connect(self) -> Bot:
-        from mautrix.client.api import ClientAPI
+        from mautrix.client.api import ClientAPI  # type: ignore[attr-defined]
         from mautrix.errors import MatrixRequestError, MUnknownToken
 
         settings = self.settings
@@ -140,13 +141,13 @@ class MatrixAdapter:
             user_id = await self._password_login(MatrixRequestError, MUnknownToken)
         self.api.mxid = user_id
         name = ""
-        try:
+        with contextlib.suppress(MatrixRequestError):
             name = str(await self.api.get_displayname(user_id) or "")
-        except MatrixRequestError:
-            pass
         return Bot(user_id, name)
 
-    async def _password_login(self, request_error: type[Exception], unknown: type[Exception]) -> str:
+    async def _password_login(
+        self, request_error: type[Exception], unknown: type[Exception]
+    ) -> str:
         settings = self.settings
         saved = self.state.device(settings.homeserver, settings.user_id)
         if saved is not None:
@@ -155,7 +156,9 @@ class MatrixAdapter:
                 await self.api.whoami()
                 return settings.user_id
             except unknown:
-                log.info("matrix: the saved login of %s expired; logging in again", settings.user_id)
+                log.info(
+                    "matrix: the saved login of %s expired; logging in again", settings.user_id
+                )
         try:
             login = await self.api.login(
                 identifier=settings.user_id,
@@ -200,9 +203,9 @@ class MatrixAdapter:
                     "restart with MATRIX_PASSWORD, or set a new MATRIX_ACCESS_TOKEN"
                 ) from None
             except (MatrixConnectionError, OSError, TimeoutError, MatrixRequestError) as exc:
-                if isinstance(exc, MatrixRequestError) and 400 <= exc.http_status < 500:
-                    if exc.http_status != 429:
-                        raise
+                refused = isinstance(exc, MatrixRequestError) and 400 <= exc.http_status < 500
+                if refused and exc.http_status != 429:  # type: ignore[union-attr]
+                    raise
                 delay = BACKOFF[min(failures, len(BACKOFF) - 1)]
                 failures += 1
                 log.warning("matrix: sync failed (%s); again in %s s", _short(exc), delay)
@@ -276,7 +279,11 @@ class MatrixAdapter:
                 break
             start = str(page["end"])
         if len(fetched) >= GAP_LIMIT:
-            log.warning("matrix: more than %d messages in %s while away; the oldest are skipped", GAP_LIMIT, room_id)
+            log.warning(
+                "matrix: more than %d messages in %s while away; the oldest are skipped",
+                GAP_LIMIT,
+                room_id,
+            )
         return list(reversed(fetched))
 
     def _note_state(self, room_id: str, event: Mapping[str, Any]) -> None:
@@ -302,8 +309,12 @@ class MatrixAdapter:
         facts = RoomFacts(
             direct=await self._member_count(room_id) <= 2,
             in_thread_with_bot=thread is not None
-            and ((room_id, thread) in self._bot_threads or await self._sender_of(room_id, thread) == bot.user_id),
-            replied_to_bot=reply is not None and await self._sender_of(room_id, reply) == bot.user_id,
+            and (
+                (room_id, thread) in self._bot_threads
+                or await self._sender_of(room_id, thread) == bot.user_id
+            ),
+            replied_to_bot=reply is not None
+            and await self._sender_of(room_id, reply) == bot.user_id,
         )
         message = read_message(room_id, event, bot, facts, self.settings.require_mention)
         press = self._answers.press_for(message.chat, message.user_id, message.text)
@@ -330,7 +341,9 @@ class MatrixAdapter:
             return
         self._told[room_id] = loop.time()
         thread = thread_of(event)
-        await self._notice(ChatRef("matrix", room_id, "group", thread), UNREADABLE, plaintext_ok=True)
+        await self._notice(
+            ChatRef("matrix", room_id, "group", thread), UNREADABLE, plaintext_ok=True
+        )
 
     async def _member_count(self, room_id: str) -> int:
         count = self._members.get(room_id)
@@ -368,7 +381,9 @@ class MatrixAdapter:
 
     # --- sending -----------------------------------------------------------------------------
 
-    async def _post(self, chat: ChatRef, content: dict[str, Any], plaintext_ok: bool = False) -> str:
+    async def _post(
+        self, chat: ChatRef, content: dict[str, Any], plaintext_ok: bool = False
+    ) -> str:
         from mautrix.types import EventType
 
         if not plaintext_ok and await self._is_encrypted(chat.chat_id):
@@ -376,7 +391,9 @@ class MatrixAdapter:
                 f"room {chat.chat_id} is end-to-end encrypted, which this Hermes does not "
                 "support; nothing was sent"
             )
-        event_id = str(await self.api.send_message_event(chat.chat_id, EventType.ROOM_MESSAGE, content))
+        event_id = str(
+            await self.api.send_message_event(chat.chat_id, EventType.ROOM_MESSAGE, content)
+        )
         assert self.bot is not None
         self._senders.remember(event_id, self.bot.user_id)
         if chat.thread_id is not None:
@@ -414,9 +431,8 @@ class MatrixAdapter:
             log.info("matrix: could not send a notice: %s", _short(exc))
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
-        if self._senders.get(message_id) is None or self.bot is None:
-            if await self._sender_of(chat.chat_id, message_id) == "":
-                raise MessageGone(f"no message {message_id} in {chat.chat_id}")
+        if await self._sender_of(chat.chat_id, message_id) == "":
+            raise MessageGone(f"no message {message_id} in {chat.chat_id}")
         new = message_content(text)
         content = {
             **new,

@@ -14,7 +14,12 @@ from hermes_sdk.platform import ChatRef, Inbound
 __all__ = ["PLATFORM", "Bot", "RoomFacts", "is_encrypted_message", "read_message"]
 
 PLATFORM = "matrix"
-_FILES = {"m.image": "an image", "m.file": "a file", "m.audio": "a voice or audio message", "m.video": "a video"}
+_FILES = {
+    "m.image": "an image",
+    "m.file": "a file",
+    "m.audio": "a voice or audio message",
+    "m.video": "a video",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +120,10 @@ def text_of(content: Mapping[str, Any]) -> str:
 
 def read_message(
     room_id: str, event: Mapping[str, Any], bot: Bot, facts: RoomFacts, require_mention: bool
-) -> Inbound | None:
-    """The gateway's message for a person's event, or None for what it should not see
-    (an unaddressed message in a group room, when mentions are required)."""
+) -> Inbound:
+    """The gateway's message for a person's event; ``addressed`` is False for what the
+    gateway should not see (an unaddressed message in a group room, when mentions are
+    required), which may still answer an open question."""
     content = event["content"]
     thread = thread_of(event)
     addressed = (
@@ -127,8 +133,6 @@ def read_message(
         or facts.replied_to_bot
         or facts.in_thread_with_bot
     )
-    if not addressed:
-        return None
     sender = str(event["sender"])
     return Inbound(
         chat=ChatRef(PLATFORM, room_id, "private" if facts.direct else "group", thread),
@@ -136,5 +140,5 @@ def read_message(
         user_name=sender,
         text=text_of(content),
         message_id=str(event["event_id"]),
-        addressed=True,
+        addressed=bool(addressed),
     )

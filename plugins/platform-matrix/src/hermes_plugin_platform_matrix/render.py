@@ -14,9 +14,11 @@ __all__ = ["message_content"]
 def _renderer() -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable(
-        "strikethrough"
-    ).enable("table")
+    return (
+        MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
+        .enable("strikethrough")
+        .enable("table")
+    )
 
 
 def message_content(markdown: str, msgtype: str = "m.text") -> dict[str, Any]:
@@ -29,4 +31,6 @@ def message_content(markdown: str, msgtype: str = "m.text") -> dict[str, Any]:
 
 
 def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )

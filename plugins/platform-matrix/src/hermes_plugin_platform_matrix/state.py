@@ -29,9 +29,12 @@ class MatrixState:
     def device(self, homeserver: str, user_id: str) -> dict[str, str] | None:
         """The saved login of ``user_id`` on ``homeserver``, if any."""
         data = self._read("device.json")
-        if data.get("homeserver") == homeserver and data.get("user_id") == user_id:
-            if data.get("access_token") and data.get("device_id"):
-                return {"access_token": str(data["access_token"]), "device_id": str(data["device_id"])}
+        same = data.get("homeserver") == homeserver and data.get("user_id") == user_id
+        if same and data.get("access_token") and data.get("device_id"):
+            return {
+                "access_token": str(data["access_token"]),
+                "device_id": str(data["device_id"]),
+            }
         return None
 
     def save_device(self, homeserver: str, user_id: str, device_id: str, token: str) -> None:

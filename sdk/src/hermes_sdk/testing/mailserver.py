@@ -106,7 +106,9 @@ class MailServer:
         with self._lock:
             taken = list(self.sent)
         return [
-            _parse(data) for _, recipients, data in taken if address.lower() in [r.lower() for r in recipients]
+            _parse(data)
+            for _, recipients, data in taken
+            if address.lower() in [r.lower() for r in recipients]
         ]
 
 
@@ -246,7 +248,7 @@ class _Handler:
     def __init__(self, server: MailServer) -> None:
         self.server = server
 
-    async def handle_DATA(self, smtp_server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's name
+    async def handle_DATA(self, smtp_server: Any, session: Any, envelope: Any) -> str:
         self.server.deliver(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content)
         return "250 Message accepted for delivery"
 
@@ -266,7 +268,9 @@ def _authenticator(passwd: Path) -> Any:
 @contextlib.contextmanager
 def mail_server() -> Iterator[MailServer]:
     """A private Dovecot and SMTP server on 127.0.0.1, stopped afterwards."""
-    dovecot = shutil.which("dovecot") or ("/usr/sbin/dovecot" if Path("/usr/sbin/dovecot").exists() else None)
+    dovecot = shutil.which("dovecot") or (
+        "/usr/sbin/dovecot" if Path("/usr/sbin/dovecot").exists() else None
+    )
     if dovecot is None:
         raise ServiceUnavailable("Dovecot is not installed (apt-get install dovecot-imapd)")
     if os.geteuid() != 0:
@@ -291,7 +295,7 @@ def mail_server() -> Iterator[MailServer]:
         # the daemon would hold open (and a wait on them would never end).
         with open(base / "start.log", "wb") as output:
             started = subprocess.run(
-                [dovecot, "-c", str(config)], stdout=output, stderr=subprocess.STDOUT
+                [dovecot, "-c", str(config)], stdout=output, stderr=subprocess.STDOUT, check=False
             )
         if started.returncode != 0:
             why = (base / "start.log").read_text(errors="replace").strip()[-400:]
@@ -308,10 +312,17 @@ def mail_server() -> Iterator[MailServer]:
         try:
             deadline = time.monotonic() + 15
             while True:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", imap_port), timeout=1):
+                with (
+                    contextlib.suppress(OSError),
+                    socket.create_connection(("127.0.0.1", imap_port), timeout=1),
+                ):
                     break
                 if time.monotonic() > deadline:
-                    log = (base / "dovecot.log").read_text(errors="replace")[-500:] if (base / "dovecot.log").exists() else ""
+                    log = (
+                        (base / "dovecot.log").read_text(errors="replace")[-500:]
+                        if (base / "dovecot.log").exists()
+                        else ""
+                    )
                     raise ServiceUnavailable(f"Dovecot did not listen: {log}")
                 time.sleep(0.05)
             yield server

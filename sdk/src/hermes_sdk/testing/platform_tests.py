@@ -180,7 +180,9 @@ class PlatformTests:
             ids = await adapter.send(chat, text)
             assert len(ids) >= 3
             seen = await _eventually(
-                lambda: self.seen_by(self.user) if len(self.seen_by(self.user)) >= len(ids) else None
+                lambda: (
+                    self.seen_by(self.user) if len(self.seen_by(self.user)) >= len(ids) else None
+                )
             )
             assert all(len(t) <= adapter.max_message_chars for t in seen)
             assert _squeezed("".join(seen)) == _squeezed(text)

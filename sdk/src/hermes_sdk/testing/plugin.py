@@ -11,10 +11,10 @@ import pytest
 from hermes_sdk._markers import new_plugin_manager
 from hermes_sdk.registration import SpecIndex
 from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
+from hermes_sdk.testing.mailserver import MailServer
+from hermes_sdk.testing.mailserver import mail_server as _mail_server
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
-from hermes_sdk.testing.mailserver import MailServer, mail_server as _mail_server
-from hermes_sdk.testing.synapse import Synapse, synapse_server
 from hermes_sdk.testing.services import (
     ServiceUnavailable,
     SSHServer,
@@ -22,6 +22,7 @@ from hermes_sdk.testing.services import (
     docker_daemon,
     sshd_server,
 )
+from hermes_sdk.testing.synapse import Synapse, synapse_server
 
 
 def _unavailable(what: str, exc: ServiceUnavailable) -> None:

@@ -61,10 +61,20 @@ def _venv() -> Path:
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     steps = (
         [uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
-        [uv, "pip", "install", "--quiet", "--python", str(python), f"matrix-synapse=={SYNAPSE_VERSION}"],
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(python),
+            f"matrix-synapse=={SYNAPSE_VERSION}",
+        ],
     )
     for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, env=env, timeout=600)
+        done = subprocess.run(
+            step, check=False, capture_output=True, text=True, env=env, timeout=600
+        )
         if done.returncode != 0:
             raise ServiceUnavailable(f"could not install matrix-synapse: {done.stderr[-400:]}")
     (venv / ".complete").touch()
@@ -203,7 +213,9 @@ class MatrixUser:
         return set(members["joined"])
 
     def send(self, room_id: str, content: Mapping[str, Any], kind: str = "m.room.message") -> str:
-        path = f"/_matrix/client/v3/rooms/{_q(room_id)}/send/{kind}/t{time.time_ns()}{next(self._txn)}"
+        path = (
+            f"/_matrix/client/v3/rooms/{_q(room_id)}/send/{kind}/t{time.time_ns()}{next(self._txn)}"
+        )
         event: str = self.call("PUT", path, content)["event_id"]
         return event
 
@@ -287,9 +299,11 @@ def synapse_server() -> Iterator[Synapse]:
         try:
             deadline = time.monotonic() + 60
             while True:
-                with contextlib.suppress(OSError):
-                    with urllib.request.urlopen(f"{url}/_matrix/client/versions", timeout=2):
-                        break
+                with (
+                    contextlib.suppress(OSError),
+                    urllib.request.urlopen(f"{url}/_matrix/client/versions", timeout=2),
+                ):
+                    break
                 if process.poll() is not None or time.monotonic() > deadline:
                     tail = log.read_text(errors="replace")[-600:]
                     raise ServiceUnavailable(f"Synapse did not start: {tail}")

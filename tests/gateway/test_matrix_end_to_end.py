@@ -1,0 +1,139 @@
+"""Conversations through the real Matrix plugin, a real Synapse and the scripted model."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from hermes_sdk.testing import Reply
+from hermes_sdk.testing.synapse import MatrixUser, Synapse
+
+from .conftest import RunningGateway, wait_until
+
+
+@pytest.fixture
+def matrix_gateway(
+    hermes, openai_server, synapse: Synapse, tmp_path, monkeypatch
+) -> Iterator[Callable[..., RunningGateway]]:
+    """Start the gateway with only Matrix, as ``bot``, letting ``allowed`` in."""
+    monkeypatch.chdir(tmp_path)
+    started: list[RunningGateway] = []
+
+    def start(bot: MatrixUser, allowed: MatrixUser, extra: str = "") -> RunningGateway:
+        hermes.config(
+            f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+            "learning:\n  review: false\n  nudge_every_turns: 0\n"
+            "gateway:\n  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
+            "  drain_seconds: 5\n  stream: false\n"
+            "platforms:\n  telegram:\n    enabled: false\n"
+            f"  matrix:\n    homeserver: {synapse.url}\n    allowed_users: ['{allowed.user_id}']\n"
+            f"{extra}"
+        )
+        hermes.dotenv(f"MATRIX_ACCESS_TOKEN={bot.token}\n")
+        gateway = RunningGateway(hermes.home).start()
+        started.append(gateway)
+        return gateway
+
+    yield start
+    for gateway in started:
+        if gateway.thread.is_alive():
+            gateway.stop()
+
+
+def bot_says(person: MatrixUser, room: str, bot: MatrixUser, text: str) -> dict[str, Any]:
+    found: list[dict[str, Any]] = []
+
+    def seen() -> bool:
+        found[:] = [c for c in person.seen(room, bot.user_id) if text in str(c.get("body"))]
+        return bool(found)
+
+    wait_until(seen, timeout=30)
+    return found[-1]
+
+
+def user_texts(request: Any) -> list[str]:
+    return [str(m["content"]) for m in request.json["messages"] if m["role"] == "user"]
+
+
+def test_an_allowed_dm_is_answered_and_a_stranger_gets_nothing(
+    matrix_gateway, synapse, openai_server
+):
+    bot, owner, stranger = synapse.register(), synapse.register(), synapse.register()
+    openai_server.queue(Reply.say("Hello from **Hermes**."))
+    matrix_gateway(bot, owner)
+    dm = owner.create_room([bot.user_id])
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)  # invite accepted
+    owner.say(dm, "hi there")
+    reply = bot_says(owner, dm, bot, "Hello from **Hermes**.")
+    assert "<strong>Hermes</strong>" in reply["formatted_body"]  # Markdown, with plain text
+    (request,) = openai_server.requests
+    assert user_texts(request) == ["hi there"]
+
+    ignored = stranger.create_room([bot.user_id])  # a stranger's invitation is ignored
+    group = owner.create_room([bot.user_id, stranger.user_id], direct=False)
+    stranger.join(group)
+    wait_until(lambda: bot.user_id in owner.joined_members(group), timeout=30)
+    stranger.say(group, f"{bot.user_id} do something for me", mentions=[bot.user_id])
+    owner.say(group, "chatter that names nobody")
+    time.sleep(3)
+    assert len(openai_server.requests) == 1, "neither the stranger nor the chatter reached the model"
+    assert bot.user_id not in stranger.joined_members(ignored)
+
+
+def test_a_restart_neither_replays_nor_loses_a_message(matrix_gateway, synapse, openai_server):
+    bot, owner = synapse.register(), synapse.register()
+    openai_server.queue(Reply.say("First answer."), Reply.say("Second answer."))
+    gateway = matrix_gateway(bot, owner)
+    dm = owner.create_room([bot.user_id])
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)
+    owner.say(dm, "first question")
+    bot_says(owner, dm, bot, "First answer.")
+    gateway.stop()
+    owner.say(dm, "second question, written while Hermes was down")
+    matrix_gateway(bot, owner)
+    bot_says(owner, dm, bot, "Second answer.")
+    time.sleep(2)
+    assert len(openai_server.requests) == 2
+    assert user_texts(openai_server.requests[1]) == [
+        "first question",
+        "second question, written while Hermes was down",
+    ]
+    replies = [c["body"] for c in owner.seen(dm, bot.user_id)]
+    assert replies == ["First answer.", "Second answer."]
+
+
+def test_a_thread_is_a_session_of_its_own(matrix_gateway, synapse, openai_server):
+    bot, owner = synapse.register(), synapse.register()
+    openai_server.queue(Reply.say("In the room."), Reply.say("In the thread."), Reply.say("Still."))
+    gateway = matrix_gateway(bot, owner)
+    dm = owner.create_room([bot.user_id])
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)
+    root = owner.say(dm, "a message in the room")
+    bot_says(owner, dm, bot, "In the room.")
+    owner.say(dm, "a reply in the thread", thread=root)
+    reply = bot_says(owner, dm, bot, "In the thread.")
+    assert reply["m.relates_to"]["rel_type"] == "m.thread"
+    assert reply["m.relates_to"]["event_id"] == root
+    owner.say(dm, "more in the thread", thread=root)
+    bot_says(owner, dm, bot, "Still.")
+    assert user_texts(openai_server.requests[1]) == ["a reply in the thread"]  # a new session
+    assert user_texts(openai_server.requests[2]) == ["a reply in the thread", "more in the thread"]
+    assert len(gateway.sessions("matrix")) == 2
+
+
+def test_an_encrypted_message_gets_one_line(matrix_gateway, synapse, openai_server):
+    bot, owner = synapse.register(), synapse.register()
+    matrix_gateway(bot, owner)
+    room = owner.create_room([bot.user_id], encrypted=True)
+    wait_until(lambda: bot.user_id in owner.joined_members(room), timeout=30)
+    owner.send(
+        room,
+        {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgA", "session_id": "x"},
+        kind="m.room.encrypted",
+    )
+    notice = bot_says(owner, room, bot, "end-to-end encrypted")
+    assert notice["msgtype"] == "m.notice"
+    assert not openai_server.requests
