@@ -9,7 +9,7 @@ from email.message import EmailMessage
 import pytest
 
 from hermes_sdk.testing import Reply
-from hermes_sdk.testing.mailserver import MailServer, Mailbox
+from hermes_sdk.testing.mailserver import Mailbox, MailServer
 
 from .conftest import RunningGateway, wait_until
 
@@ -63,7 +63,11 @@ def body(message: EmailMessage) -> str:
 
 
 def test_an_allowed_sender_gets_one_threaded_reply(email_gateway, mail_server, openai_server):
-    hermes_box, owner, stranger = mail_server.add_user(), mail_server.add_user(), mail_server.add_user()
+    hermes_box, owner, stranger = (
+        mail_server.add_user(),
+        mail_server.add_user(),
+        mail_server.add_user(),
+    )
     openai_server.queue(Reply.say("Here is your answer."), Reply.say("And a follow-up."))
     gateway = email_gateway(hermes_box, owner)
     asked = owner.send(hermes_box.address, "Trip planning", "Which train should I take?")
@@ -85,13 +89,18 @@ def test_an_allowed_sender_gets_one_threaded_reply(email_gateway, mail_server, o
     )
     replies = replies_to(owner, hermes_box, 2)
     assert replies[1]["In-Reply-To"] is not None
-    users = [m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "user"]
+    users = [
+        m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "user"
+    ]
     assert users[-1] == "Thanks! What about the return?"
     assert len(gateway.sessions("email")) == 1
 
     # Neither an auto-reply nor a stranger reaches the model, and the stranger gets no mail.
     owner.send(
-        hermes_box.address, "Out of office", "I am away.", headers={"Auto-Submitted": "auto-replied"}
+        hermes_box.address,
+        "Out of office",
+        "I am away.",
+        headers={"Auto-Submitted": "auto-replied"},
     )
     stranger.send(hermes_box.address, "Hello", "Can you run a command for me?")
     owner.send(hermes_box.address, "Newsletter", "News!", headers={"List-Id": "<news.example>"})

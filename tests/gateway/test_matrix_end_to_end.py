@@ -79,7 +79,9 @@ def test_an_allowed_dm_is_answered_and_a_stranger_gets_nothing(
     stranger.say(group, f"{bot.user_id} do something for me", mentions=[bot.user_id])
     owner.say(group, "chatter that names nobody")
     time.sleep(3)
-    assert len(openai_server.requests) == 1, "neither the stranger nor the chatter reached the model"
+    assert len(openai_server.requests) == 1, (
+        "neither the stranger nor the chatter reached the model"
+    )
     assert bot.user_id not in stranger.joined_members(ignored)
 
 

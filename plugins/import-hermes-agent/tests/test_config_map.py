@@ -193,3 +193,39 @@ def test_a_key_for_a_built_in_endpoint_goes_to_the_variable_it_reads():
     mapped = map_config({"model": {"provider": "openrouter", "api_key": "sk-or-1"}}, {})
     assert mapped.config["model"] == {"provider": "openrouter"}
     assert mapped.secrets == {"OPENROUTER_API_KEY": "sk-or-1"}
+
+
+def test_matrix_and_email_settings_move_from_env_into_config():
+    env = {
+        "MATRIX_HOMESERVER": "https://matrix.example.org",
+        "MATRIX_USER_ID": "@hermes:example.org",
+        "MATRIX_ACCESS_TOKEN": "syt_secret",
+        "MATRIX_ALLOWED_USERS": "@ann:example.org,@bob:example.org",
+        "MATRIX_REQUIRE_MENTION": "false",
+        "EMAIL_ADDRESS": "hermes@example.org",
+        "EMAIL_PASSWORD": "app-password",
+        "EMAIL_IMAP_HOST": "imap.example.org",
+        "EMAIL_SMTP_HOST": "smtp.example.org",
+        "EMAIL_ALLOWED_USERS": "ann@example.org",
+        "EMAIL_POLL_INTERVAL": "30",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["matrix"] == {
+        "homeserver": "https://matrix.example.org",
+        "user_id": "@hermes:example.org",
+        "require_mention": False,
+        "allowed_users": ["@ann:example.org", "@bob:example.org"],
+    }
+    assert mapped.config["platforms"]["email"] == {
+        "address": "hermes@example.org",
+        "imap_host": "imap.example.org",
+        "smtp_host": "smtp.example.org",
+        "imap_port": 993,
+        "smtp_port": 587,
+        "tls": "implicit",
+        "smtp_tls": "starttls",
+        "poll_seconds": 30,
+        "allowed_users": ["ann@example.org"],
+    }
+    assert {"MATRIX_ACCESS_TOKEN", "EMAIL_PASSWORD"}.isdisjoint(mapped.env_settings)
+    assert {"MATRIX_HOMESERVER", "EMAIL_IMAP_HOST"} <= mapped.env_settings

@@ -72,7 +72,7 @@ RULES = {
 command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
-PLATFORMS_HERE = frozenset({"telegram"})
+PLATFORMS_HERE = frozenset({"telegram", "matrix", "email"})
 ENV_SETTINGS = frozenset(
     {
         "TERMINAL_ENV",
@@ -83,6 +83,12 @@ ENV_SETTINGS = frozenset(
         "TERMINAL_CWD",
         "MESSAGING_CWD",
         "SEARXNG_URL",
+        *(f"MATRIX_{name}" for name in ("HOMESERVER", "USER_ID", "REQUIRE_MENTION")),
+        *(
+            f"EMAIL_{name}"
+            for name in ("ADDRESS", "IMAP_HOST", "IMAP_PORT", "SMTP_HOST", "SMTP_PORT")
+        ),
+        "EMAIL_POLL_INTERVAL",
     }
 )
 """Settings hermes-agent keeps in .env; here .env holds secrets only, so they move."""
@@ -565,6 +571,42 @@ class _Mapper:
         if self.env.get("SEARXNG_URL"):
             self.put("web.search.searxng_url", self.env["SEARXNG_URL"], ".env SEARXNG_URL")
 
+    def matrix_and_email(self) -> None:
+        """hermes-agent's MATRIX_* and EMAIL_* settings (its secrets keep their names:
+        MATRIX_ACCESS_TOKEN, MATRIX_PASSWORD and EMAIL_PASSWORD are read as they are)."""
+        env = self.env
+        for theirs, ours in (("HOMESERVER", "homeserver"), ("USER_ID", "user_id")):
+            if env.get(f"MATRIX_{theirs}"):
+                self.put(
+                    f"platforms.matrix.{ours}",
+                    env[f"MATRIX_{theirs}"].strip(),
+                    f".env MATRIX_{theirs}",
+                )
+        if env.get("MATRIX_REQUIRE_MENTION"):
+            value = env["MATRIX_REQUIRE_MENTION"].strip().lower() not in ("0", "false", "no")
+            self.put("platforms.matrix.require_mention", value, ".env MATRIX_REQUIRE_MENTION")
+        for theirs in ("ADDRESS", "IMAP_HOST", "SMTP_HOST"):
+            if env.get(f"EMAIL_{theirs}"):
+                self.put(
+                    f"platforms.email.{theirs.lower()}",
+                    env[f"EMAIL_{theirs}"].strip(),
+                    f".env EMAIL_{theirs}",
+                )
+        if not env.get("EMAIL_ADDRESS"):
+            return
+        # hermes-agent reads IMAP over TLS always, and sends by SMTP over TLS on 465 and with
+        # STARTTLS on any other port (587 unless set).
+        imap_port = _port(env.get("EMAIL_IMAP_PORT"), 993)
+        smtp_port = _port(env.get("EMAIL_SMTP_PORT"), 587)
+        self.put("platforms.email.imap_port", imap_port, ".env EMAIL_IMAP_PORT")
+        self.put("platforms.email.smtp_port", smtp_port, ".env EMAIL_SMTP_PORT")
+        self.put("platforms.email.tls", "implicit", ".env EMAIL_IMAP_PORT")
+        smtp_tls = "implicit" if smtp_port == 465 else "starttls"
+        self.put("platforms.email.smtp_tls", smtp_tls, ".env EMAIL_SMTP_PORT")
+        if env.get("EMAIL_POLL_INTERVAL", "").strip().isdigit():
+            seconds = int(env["EMAIL_POLL_INTERVAL"])
+            self.put("platforms.email.poll_seconds", seconds, ".env EMAIL_POLL_INTERVAL")
+
     def platforms(self) -> None:
         """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""
         everyone = self.env.get("GATEWAY_ALLOWED_USERS", "")
@@ -590,6 +632,7 @@ class _Mapper:
                     list(dict.fromkeys(users)),
                     f".env {name}",
                 )
+        self.matrix_and_email()
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)
@@ -644,3 +687,8 @@ def _env_refs(value: Any) -> Any:
 def map_config(source: Mapping[str, Any], env: Mapping[str, str]) -> MappedConfig:
     """Hermes settings for hermes-agent's ``source`` config and ``env`` (its .env)."""
     return _Mapper(source, env).run()
+
+
+def _port(value: str | None, default: int) -> int:
+    text = (value or "").strip()
+    return int(text) if text.isdigit() and 0 < int(text) < 65536 else default

@@ -340,9 +340,9 @@ class EmailAdapter:
             port=settings.smtp_port,
             username=settings.username,
             password=settings.password,
-            use_tls=settings.tls == "implicit",
-            start_tls=settings.tls == "starttls",
-            tls_context=self._tls_context() if settings.tls != "none" else None,
+            use_tls=settings.smtp_tls == "implicit",
+            start_tls=settings.smtp_tls == "starttls",
+            tls_context=self._tls_context() if settings.smtp_tls != "none" else None,
             timeout=60,
         )
 

@@ -46,6 +46,8 @@ class EmailSettings:
     smtp_host: str
     smtp_port: int
     tls: Tls
+    """For IMAP, and for SMTP unless ``smtp_tls`` says otherwise."""
+    smtp_tls: Tls
     folder: str
     draft_mode: bool
     name: str
@@ -61,29 +63,30 @@ class EmailSettings:
                 "set platforms.email.address to the mailbox Hermes reads (hermes@example.org)"
             )
         tls = str(config.get("tls") or "implicit")
-        if tls not in _PORTS:
-            raise PlatformNotConfigured(
-                f"platforms.email.tls must be implicit, starttls or none, not {tls!r}"
-            )
+        smtp_tls = str(config.get("smtp_tls") or tls)
+        for key, value in (("tls", tls), ("smtp_tls", smtp_tls)):
+            if value not in _PORTS:
+                raise PlatformNotConfigured(
+                    f"platforms.email.{key} must be implicit, starttls or none, not {value!r}"
+                )
         imap_host = str(config.get("imap_host") or "").strip()
         smtp_host = str(config.get("smtp_host") or "").strip()
         if not imap_host or not smtp_host:
             raise PlatformNotConfigured(
                 "set platforms.email.imap_host and smtp_host (your provider's mail servers)"
             )
-        if tls == "none":
-            for host in (imap_host, smtp_host):
-                if not is_loopback(host):
-                    raise PlatformNotConfigured(
-                        f"platforms.email.tls: none would send the password in the clear to "
-                        f"{host}; it is allowed only for servers on this machine (127.0.0.1)"
-                    )
+        for host, plain in ((imap_host, tls == "none"), (smtp_host, smtp_tls == "none")):
+            if plain and not is_loopback(host):
+                raise PlatformNotConfigured(
+                    f"platforms.email.tls: none would send the password in the clear to "
+                    f"{host}; it is allowed only for servers on this machine (127.0.0.1)"
+                )
         password = context.secrets.get("EMAIL_PASSWORD", "")
         if not password:
             raise PlatformNotConfigured(
                 "set EMAIL_PASSWORD in HERMES_HOME/.env (an app password works)"
             )
-        imap_default, smtp_default = _PORTS[tls]
+        imap_default, smtp_default = _PORTS[tls][0], _PORTS[smtp_tls][1]
         cap = config.get("max_replies_per_hour", 10)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise PlatformNotConfigured(
@@ -99,6 +102,7 @@ class EmailSettings:
             smtp_host=smtp_host,
             smtp_port=_port(config, "smtp_port", smtp_default),
             tls=tls,  # type: ignore[arg-type]  # checked above
+            smtp_tls=smtp_tls,  # type: ignore[arg-type]
             folder=str(config.get("folder") or "INBOX"),
             draft_mode=config.get("draft_mode") is True,
             name=str(config.get("name") or "Hermes"),
