@@ -213,7 +213,8 @@ def choices_prompt(question: str, choices: Sequence[Choice]) -> str:
 class TypedAnswers:
     """Typed replies as button presses, for platforms without buttons.
 
-    Remember each question shown (:meth:`asked`); a message in the same chat whose whole
+    Remember each question shown (:meth:`prompt` gives its text, :meth:`asked` only
+    remembers); a message in the same chat whose whole
     text is one of its choices (value, label or number, any case) is then the press of
     that choice (:meth:`press_for`). Handing it to :meth:`PlatformHost.pressed` keeps the
     rule that only the person asked may answer, in a group too, where such a reply names
@@ -228,6 +229,13 @@ class TypedAnswers:
         self._open[request_id] = (chat, tuple(choices))
         while len(self._open) > self._limit:
             del self._open[next(iter(self._open))]
+
+    def prompt(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> str:
+        """What ``ask`` sends: the question with its choices, remembered as asked."""
+        self.asked(chat, choices, request_id)
+        return choices_prompt(question, choices)
 
     def press_for(self, chat: ChatRef, user_id: str, text: str) -> ButtonPress | None:
         wanted = text.strip().strip(".!").lower().lstrip("/")

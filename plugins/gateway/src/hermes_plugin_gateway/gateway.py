@@ -29,7 +29,7 @@ from hermes_plugin_gateway.ledger import InboxItem, Ledger, OutboxItem
 from hermes_plugin_gateway.outbox import serving
 from hermes_plugin_gateway.pairing import Pairings
 from hermes_plugin_gateway.platforms import Platforms
-from hermes_plugin_gateway.questions import Asker, ChatQuestions
+from hermes_plugin_gateway.questions import Asker, ChatQuestions, sends_notes
 from hermes_plugin_gateway.routing import route_key, user_scope
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_plugin_gateway.services import Services, enabled_services
@@ -630,11 +630,6 @@ class Gateway:
             return await turn.result()
         finally:
             conversation.turn = None
-
-
-def sends_notes(adapter: PlatformAdapter) -> bool:
-    """Whether the platform takes notes beside the reply (email: one mail per turn)."""
-    return getattr(adapter, "sends_notes", True) is not False
 
 
 def _pairs_by_default(adapter: PlatformAdapter | None) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from hermes_sdk.platform import ButtonPress, ChatRef, Choice, PlatformAdapter
 from hermes_sdk.runtime import Question
 
-__all__ = ["Asker", "ChatQuestions", "question_text"]
+__all__ = ["Asker", "ChatQuestions", "question_text", "sends_notes"]
 
 log = logging.getLogger("hermes.gateway")
 
@@ -109,8 +109,13 @@ class ChatQuestions:
                 pending.give(None)
 
 
+def sends_notes(adapter: PlatformAdapter) -> bool:
+    """Whether the platform takes notes beside the reply (email: one mail per turn)."""
+    return getattr(adapter, "sends_notes", True) is not False
+
+
 async def _say(asker: Asker, text: str) -> None:
-    if getattr(asker.adapter, "sends_notes", True) is False:
+    if not sends_notes(asker.adapter):
         return  # the reply says how the turn ended; a note would be one more mail
     try:
         await asker.adapter.send(asker.chat, text)

@@ -33,7 +33,6 @@ from hermes_sdk.platform import (
     PlatformContext,
     PlatformHost,
     TypedAnswers,
-    choices_prompt,
     split_message,
 )
 
@@ -368,8 +367,7 @@ class EmailAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        self._answers.asked(chat, choices, request_id)
-        await self.send(chat, choices_prompt(question, choices))
+        await self.send(chat, self._answers.prompt(chat, question, choices, request_id))
 
     async def aclose(self) -> None:
         self._stop.set()

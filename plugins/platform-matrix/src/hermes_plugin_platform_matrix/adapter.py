@@ -40,7 +40,6 @@ from hermes_sdk.platform import (
     PlatformContext,
     PlatformHost,
     TypedAnswers,
-    choices_prompt,
     split_message,
 )
 
@@ -450,8 +449,7 @@ class MatrixAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        self._answers.asked(chat, choices, request_id)
-        await self.send(chat, choices_prompt(question, choices))
+        await self.send(chat, self._answers.prompt(chat, question, choices, request_id))
 
     async def aclose(self) -> None:
         if self.api is not None:

@@ -31,19 +31,13 @@ from email.utils import make_msgid
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.testing.services import ServiceUnavailable
+from hermes_sdk.testing.services import ServiceUnavailable, free_port
 
 __all__ = ["MailServer", "Mailbox", "mail_server"]
 
 MAIL_USER = "hermes-mail"
 DOMAIN = "mail.test"
 PASSWORD = "mail-secret"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _mail_uid() -> tuple[int, int]:
@@ -289,7 +283,7 @@ def mail_server() -> Iterator[MailServer]:
         passwd = base / "users"
         passwd.touch()
         passwd.chmod(0o644)
-        imap_port, smtp_port = _free_port(), _free_port()
+        imap_port, smtp_port = free_port(), free_port()
         config = _dovecot_config(base, imap_port, uid, passwd, mail_root)
         # Dovecot forks into the background: its output goes to a file, not to pipes that
         # the daemon would hold open (and a wait on them would never end).

@@ -190,7 +190,8 @@ class SSHServer:
     home: str
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -233,7 +234,7 @@ def sshd_server(user: str = "hermes-test") -> Iterator[SSHServer]:
         authorized = base / "authorized_keys"
         authorized.write_text((base / "client_key.pub").read_text())
         authorized.chmod(0o644)  # sshd reads it as the user
-        port = _free_port()
+        port = free_port()
         config = base / "sshd_config"
         config.write_text(
             f"Port {port}\nListenAddress 127.0.0.1\nHostKey {base / 'host_key'}\n"

@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.testing.services import ServiceUnavailable
+from hermes_sdk.testing.services import ServiceUnavailable, free_port
 
 __all__ = ["MatrixUser", "Synapse", "synapse_server"]
 
@@ -39,12 +38,6 @@ SERVER_NAME = "hermes.test"
 _ROOT = Path(tempfile.gettempdir()) / "hermes-test-synapse"
 _LIMITS = {"per_second": 10_000, "burst_count": 10_000}
 _counter = itertools.count()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _venv() -> Path:
@@ -284,7 +277,7 @@ def synapse_server() -> Iterator[Synapse]:
     python = _venv()
     with tempfile.TemporaryDirectory(prefix="hermes-synapse-") as folder:
         base = Path(folder)
-        port = _free_port()
+        port = free_port()
         config = _configure(python, base, port)
         log = base / "synapse.out"
         with open(log, "ab") as output:
