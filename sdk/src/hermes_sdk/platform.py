@@ -34,6 +34,7 @@ __all__ = [
     "TypedAnswers",
     "choices_prompt",
     "split_message",
+    "unread_attachment_note",
 ]
 
 
@@ -255,6 +256,13 @@ class TypedAnswers:
         """After a press: forget an answered (or expired) question."""
         if not still_open:
             self._open.pop(request_id, None)
+
+
+def unread_attachment_note(what: str) -> str:
+    """The text that stands for an attachment Hermes cannot read yet (``what``: "a photo",
+    "a file, notes.pdf (application/pdf, 5120 bytes)"), so the agent can tell the user it
+    was not read, instead of answering as if nothing came."""
+    return f"[{what}, which Hermes cannot open yet; it only reads text for now]"
 
 
 _FENCE = "```"

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_sdk.platform import ButtonPress, ChatRef, Inbound
+from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, unread_attachment_note
 
 __all__ = ["Bot", "GroupPolicy", "read_update"]
 
@@ -90,7 +90,6 @@ MEDIA = {
     "poll": "a poll",
 }
 """What a message without text may carry, as the agent is told about it."""
-MEDIA_NOTE = "[{what}, which Hermes cannot open yet; it only reads text for now]"
 
 
 def _text(message: Mapping[str, Any]) -> str | None:
@@ -102,10 +101,10 @@ def _text(message: Mapping[str, Any]) -> str | None:
         return str(text)
     sticker = message.get("sticker")
     if sticker is not None:
-        return str(sticker.get("emoji") or "") or MEDIA_NOTE.format(what="a sticker")
+        return str(sticker.get("emoji") or "") or unread_attachment_note("a sticker")
     for field, what in MEDIA.items():
         if message.get(field):
-            return MEDIA_NOTE.format(what=what)
+            return unread_attachment_note(what)
     return None  # a service message: someone joined, a title changed ...
 
 

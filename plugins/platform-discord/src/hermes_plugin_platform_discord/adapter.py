@@ -1,0 +1,277 @@
+"""The Discord adapter, on discord.py: its gateway connection (heartbeats, RESUME after a drop,
+backoff) brings messages and button presses; replies go out over REST, split at 2,000
+characters, in Markdown, which Discord renders itself.
+
+Exactly once: discord.py resumes a dropped session, and Discord replays the events of the
+gap, sometimes ones already seen. Each message keeps its Discord id as ``message_id``, and
+the gateway's ledger admits an id once, so a replay never costs a second turn. A message
+answered in a server channel gets a thread whose id is the message's own, so even a
+message delivered twice opens one thread, one session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_plugin_platform_discord.reading import chat_of, read_message
+from hermes_plugin_platform_discord.settings import DiscordSettings
+from hermes_sdk.platform import (
+    ButtonPress,
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    split_message,
+)
+
+if TYPE_CHECKING:
+    import discord
+
+__all__ = ["DiscordAdapter"]
+
+log = logging.getLogger("hermes.discord")
+
+MAX_MESSAGE_CHARS = 2000
+THREAD_NAME_CHARS = 80
+THREAD_ARCHIVE_MINUTES = 1440
+_THREAD_EXISTS = 160004  # "A thread has already been created for this message"
+
+
+def _not_sent(exc: BaseException) -> bool:
+    """A refusal (4xx other than rate limits): retrying the same message cannot help."""
+    import discord
+
+    status = getattr(exc, "status", 0)
+    return isinstance(exc, discord.HTTPException) and 400 <= status < 500 and status != 429
+
+
+class DiscordAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = True
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = DiscordSettings.from_context(context)
+        self._client: discord.Client | None = None
+        self._logged_in = False
+        self._chains: dict[str, asyncio.Future[None]] = {}  # each chat's latest hand-over
+        self._thread_names: dict[str, str] = {}  # message id -> the thread name it would get
+        self._threads: set[str] = set()  # threads known to exist
+
+    # --- the client ----------------------------------------------------------------------
+
+    def _point_at_server(self) -> None:
+        """A test server's URLs, when configured: discord.py keeps both as class attributes."""
+        import discord.gateway
+        import discord.http
+        import yarl
+
+        if self.settings.api_url is not None:
+            discord.http.Route.BASE = self.settings.api_url
+        if self.settings.gateway_url is not None:
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(self.settings.gateway_url)
+
+    def _new_client(self) -> discord.Client:
+        import discord
+
+        self._point_at_server()
+        intents = discord.Intents.default()
+        intents.message_content = True  # privileged: enabled in the Developer Portal too
+        return discord.Client(
+            intents=intents,
+            # A DM or a mention is answered as soon as the guilds are in, not 2 s later.
+            guild_ready_timeout=0.5,
+            max_messages=None,  # no message cache: the gateway's store has them
+            allowed_mentions=discord.AllowedMentions.none(),  # a reply never pings @everyone
+        )
+
+    async def _ready_client(self) -> discord.Client:
+        """The client, logged in for REST (``hermes send`` sends without the gateway)."""
+        import discord
+
+        if self._client is None:
+            self._client = self._new_client()
+        if not self._logged_in:
+            try:
+                await self._client.login(self.settings.token)
+            except discord.LoginFailure:
+                raise RuntimeError(
+                    "Discord refused the bot token (401 Unauthorized); reset it in the "
+                    "Developer Portal and set DISCORD_BOT_TOKEN again"
+                ) from None
+            self._logged_in = True
+        return self._client
+
+    # --- receiving -----------------------------------------------------------------------
+
+    async def run(self, host: PlatformHost) -> None:
+        import discord
+
+        client = await self._ready_client()
+        bot_id = client.user.id if client.user is not None else 0
+
+        async def on_ready() -> None:
+            log.info("discord: connected as %s (%d servers)", client.user, len(client.guilds))
+
+        async def on_resumed() -> None:
+            log.info("discord: the session resumed")
+
+        async def on_message(message: discord.Message) -> None:
+            inbound = read_message(
+                message,
+                bot_id,
+                allowed_guilds=self.settings.allowed_guilds,
+                require_mention=self.settings.require_mention,
+            )
+            if inbound is None:
+                return
+            if inbound.chat.thread_id == inbound.message_id:
+                self._thread_names[inbound.message_id] = inbound.text
+            await self._in_order(inbound.chat, lambda: host.receive(inbound))
+
+        async def on_interaction(interaction: discord.Interaction) -> None:
+            if interaction.type is discord.InteractionType.component:
+                await self._pressed(host, interaction)
+
+        for handler in (on_ready, on_resumed, on_message, on_interaction):
+            client.event(handler)
+        try:
+            await client.connect(reconnect=True)
+        finally:
+            await self.aclose()
+
+    async def _in_order(self, chat: ChatRef, hand_over: Callable[[], Awaitable[None]]) -> None:
+        """discord.py runs each event's handler as a task of its own; chain them per chat
+        so the gateway gets one chat's messages in the order Discord sent them."""
+        key = f"{chat.chat_id}/{chat.thread_id}"
+        before = self._chains.get(key)
+
+        async def after() -> None:
+            if before is not None:
+                await asyncio.wait({before})
+            await hand_over()
+
+        task = asyncio.ensure_future(after())
+        self._chains[key] = task
+        try:
+            await task
+        finally:
+            if self._chains.get(key) is task:
+                del self._chains[key]
+
+    async def _pressed(self, host: PlatformHost, interaction: discord.Interaction) -> None:
+        data: Any = interaction.data or {}
+        request_id, _, choice = str(data.get("custom_id") or "").rpartition(":")
+        chat = chat_of(interaction.channel)
+        if not request_id or chat is None:
+            return
+        press = ButtonPress(
+            chat=chat, user_id=str(interaction.user.id), request_id=request_id, choice=choice
+        )
+        toast = await host.pressed(press)
+        if host.question_open(request_id):
+            # Not the answer (someone else pressed): say so to that person only, and leave
+            # the buttons for the one asked.
+            await interaction.response.send_message(toast[:MAX_MESSAGE_CHARS], ephemeral=True)
+            return
+        asked = interaction.message.content if interaction.message is not None else ""
+        answered = f"{asked}\n\n*{toast}*" if toast else asked
+        await interaction.response.edit_message(content=answered[:MAX_MESSAGE_CHARS], view=None)
+
+    # --- sending -------------------------------------------------------------------------
+
+    async def _target(self, client: discord.Client, chat: ChatRef) -> int:
+        """The channel to post in; a thread for an answered channel message is started
+        first (once: its id is the message's, and a second start is refused)."""
+        import discord
+
+        if chat.thread_id is None:
+            return int(chat.chat_id)
+        thread = chat.thread_id
+        if chat.chat_type == "group" and thread not in self._threads:
+            known = client.get_channel(int(thread))
+            if known is None:
+                name = self._thread_names.get(thread) or "Hermes"
+                try:
+                    await client.http.start_thread_with_message(
+                        int(chat.chat_id),
+                        int(thread),
+                        name=name[:THREAD_NAME_CHARS],
+                        auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+                        reason=None,
+                    )
+                except discord.HTTPException as exc:
+                    if exc.code != _THREAD_EXISTS:
+                        raise
+            self._threads.add(thread)
+        return int(thread)
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        import discord
+
+        client = await self._ready_client()
+        try:
+            target = await self._target(client, chat)
+            channel = client.get_partial_messageable(target)
+            ids = []
+            for number, chunk in enumerate(split_message(text, MAX_MESSAGE_CHARS)):
+                reference = None
+                # In a thread started from the message, the message itself opens the thread.
+                if number == 0 and reply_to is not None and reply_to != chat.thread_id:
+                    reference = discord.MessageReference(
+                        message_id=int(reply_to), channel_id=target, fail_if_not_exists=False
+                    )
+                sent = await channel.send(chunk, reference=reference)  # type: ignore[arg-type]
+                ids.append(str(sent.id))
+            return ids
+        except discord.HTTPException as exc:
+            if _not_sent(exc):
+                raise NotSent(f"Discord refused the message: {exc.text or exc}") from None
+            raise
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        import discord
+
+        client = await self._ready_client()
+        target = int(chat.thread_id or chat.chat_id)
+        message = client.get_partial_messageable(target).get_partial_message(int(message_id))
+        try:
+            await message.edit(content=text[:MAX_MESSAGE_CHARS])
+        except discord.NotFound:
+            raise MessageGone(f"Discord message {message_id} no longer exists") from None
+
+    async def typing(self, chat: ChatRef) -> None:
+        client = await self._ready_client()
+        await client.http.send_typing(await self._target(client, chat))
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        import discord
+
+        client = await self._ready_client()
+        view = discord.ui.View(timeout=None)
+        for choice in choices:
+            view.add_item(
+                discord.ui.Button(
+                    label=choice.label[:80],
+                    custom_id=f"{request_id}:{choice.value}"[:100],
+                    style=discord.ButtonStyle.secondary,
+                )
+            )
+        channel = client.get_partial_messageable(await self._target(client, chat))
+        await channel.send(question[:MAX_MESSAGE_CHARS], view=view)
+        # Presses are read from the interaction itself (on_interaction), which a restart
+        # does not forget; the view object is not needed after sending.
+        view.stop()
+
+    async def aclose(self) -> None:
+        client, self._client, self._logged_in = self._client, None, False
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()

@@ -1,0 +1,104 @@
+"""What a Discord message or button press means to the gateway: which chat (a DM, a server
+channel or a thread), who wrote it, whether it is meant for the bot, and its text."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from hermes_sdk.platform import ChatRef, Inbound, unread_attachment_note
+
+if TYPE_CHECKING:
+    import discord
+
+__all__ = ["chat_of", "read_message"]
+
+PLATFORM = "discord"
+
+
+def chat_of(channel: object, message_id: int | None = None) -> ChatRef | None:
+    """The chat of a message in ``channel``. A DM is private. A thread is a session in its
+    channel. A server channel's message that is answered gets a thread of its own, whose
+    id is the message's (as Discord numbers a thread started from a message), so the reply
+    and everything said in that thread later share one session, however often the message
+    is delivered."""
+    import discord
+
+    if isinstance(channel, discord.DMChannel) or getattr(channel, "type", None) == (
+        discord.ChannelType.private
+    ):
+        return ChatRef(PLATFORM, str(getattr(channel, "id", "")), "private")
+    if isinstance(channel, discord.Thread):
+        return ChatRef(PLATFORM, str(channel.parent_id), "group", thread_id=str(channel.id))
+    if getattr(channel, "guild", None) is None and not hasattr(channel, "id"):
+        return None
+    thread = None if message_id is None else str(message_id)
+    return ChatRef(PLATFORM, str(getattr(channel, "id", "")), "group", thread_id=thread)
+
+
+def _mention_pattern(bot_id: int) -> re.Pattern[str]:
+    return re.compile(rf"<@!?{bot_id}>")
+
+
+def _addressed(message: discord.Message, bot_id: int) -> bool:
+    import discord
+
+    if any(user.id == bot_id for user in message.mentions):
+        return True
+    resolved = message.reference.resolved if message.reference is not None else None
+    if isinstance(resolved, discord.Message) and resolved.author.id == bot_id:
+        return True
+    channel = message.channel
+    return isinstance(channel, discord.Thread) and channel.owner_id == bot_id
+
+
+def _text(message: discord.Message, bot_id: int) -> str:
+    text = _mention_pattern(bot_id).sub("", message.content)
+    text = re.sub(r"[ \t]{2,}", " ", text).strip()
+    notes = [
+        unread_attachment_note(
+            f"a file, {attachment.filename} ({attachment.content_type or 'unknown type'}, "
+            f"{attachment.size} bytes)"
+        )
+        for attachment in message.attachments
+    ]
+    return "\n".join(part for part in (text, *notes) if part)
+
+
+def read_message(
+    message: discord.Message,
+    bot_id: int,
+    *,
+    allowed_guilds: frozenset[str],
+    require_mention: bool,
+) -> Inbound | None:
+    """The gateway's view of ``message``, or None for what it does not handle: the bot's own
+    and other bots' messages, servers not listed, chatter not meant for the bot, system
+    messages (joins, pins) and empty ones."""
+    import discord
+
+    if message.author.bot or message.author.id == bot_id:
+        return None
+    if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+        return None
+    if message.guild is not None and allowed_guilds and str(message.guild.id) not in allowed_guilds:
+        return None
+    in_channel = message.guild is not None and not isinstance(message.channel, discord.Thread)
+    addressed = message.guild is None or _addressed(message, bot_id)
+    if not addressed and require_mention:
+        return None
+    # Only an answered channel message opens a thread; chatter (require_mention: false)
+    # is answered in the channel itself.
+    chat = chat_of(message.channel, message.id if in_channel and addressed else None)
+    text = _text(message, bot_id)
+    if chat is None or not text:
+        return None
+    author = message.author
+    return Inbound(
+        chat=chat,
+        user_id=str(author.id),
+        user_name=f"@{author.name}",
+        text=text,
+        message_id=str(message.id),
+        addressed=addressed,
+    )
