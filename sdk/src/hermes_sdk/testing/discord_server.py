@@ -259,12 +259,12 @@ class FakeDiscord:
         self._replays = count
 
     def deliver_again(self) -> None:
-        """Send the last dispatch again, with a new sequence number."""
+        """Send the last person's message again, with a new sequence number."""
         for session in self._sessions.values():
-            if session.events:
-                _, event = session.events[-1]
-                self._dispatch(str(event["t"]), event["d"])
-                return
+            for _, event in reversed(session.events):
+                if event["t"] == "MESSAGE_CREATE" and event["d"]["id"] in self.user_messages:
+                    self._dispatch("MESSAGE_CREATE", event["d"])
+                    return
 
     def connected(self) -> bool:
         return any(session.socket is not None for session in self._sessions.values())
@@ -451,7 +451,7 @@ class FakeDiscord:
                     self.typing.append(channel_id)
                 return web.Response(status=204)
             case "POST", ["channels", channel_id, "messages"]:
-                return self._post_message(channel_id, body)
+                return await self._post_message(channel_id, body)
             case "PATCH", ["channels", channel_id, "messages", message_id]:
                 return self._edit_message(channel_id, message_id, body)
             case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
@@ -478,7 +478,7 @@ class FakeDiscord:
             or channel_id in self._dms.values()
         )
 
-    def _post_message(self, channel_id: str, body: Mapping[str, Any]) -> web.Response:
+    async def _post_message(self, channel_id: str, body: Mapping[str, Any]) -> web.Response:
         if not self._known_channel(channel_id):
             return _error(404, 10003, "Unknown Channel")
         content = str(body.get("content") or "")
@@ -495,7 +495,11 @@ class FakeDiscord:
         with self._lock:
             self.messages[message.id] = message
             self._lock.notify_all()
-        return _json(self._as_message(message))
+            sessions = list(self._sessions.values())
+        payload = self._as_message(message)
+        for session in sessions:  # the bot hears its own messages, as on Discord
+            await self._send_event(session, "MESSAGE_CREATE", payload)
+        return _json(payload)
 
     def _edit_message(
         self, channel_id: str, message_id: str, body: Mapping[str, Any]
