@@ -1,7 +1,6 @@
-"""x
-
-Importing this module is cheap: httpx is imported when the gateway starts the platform.
-"""
+"""The ``slack`` platform: a Slack app in DMs, and in channels when mentioned (answered in
+the message's thread, its session), over Socket Mode or the Events API. Importing this is
+cheap; slack_sdk is imported when the gateway starts the platform."""
 
 from __future__ import annotations
 
@@ -12,19 +11,16 @@ from hermes_sdk import PlatformSpec, hookimpl
 from hermes_sdk.platform import PlatformContext
 
 
-def build(context: PlatformContext) -> Any:
-    """The factory the gateway calls. ``context.config`` is this platform's section of
-    config.yaml (under ``platforms:``); ``context.secrets`` holds the environment and
-    HERMES_HOME/.env."""
-    from hermes_plugin_platform_slack.adapter import ChatAdapter
+def _build(context: PlatformContext) -> Any:
+    from hermes_plugin_platform_slack.adapter import SlackAdapter
 
-    return ChatAdapter(context)
+    return SlackAdapter(context)
 
 
 @hookimpl
 def hermes_platforms() -> Iterator[PlatformSpec]:
     yield PlatformSpec(
-        name="platform_slack",
-        description="x",
-        factory=build,
+        name="slack",
+        description="Slack apps (Socket Mode or Events API, Block Kit buttons, threads)",
+        factory=_build,
     )

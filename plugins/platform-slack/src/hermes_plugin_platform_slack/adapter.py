@@ -1,0 +1,293 @@
+"""The Slack adapter, on slack_sdk: events arrive over Socket Mode (or the Events API over
+HTTP, signature checked), replies go out through the Web API as mrkdwn, split in pieces,
+and questions carry Block Kit buttons.
+
+Exactly once: an event is acknowledged only after the gateway has stored it, so one lost
+on the way is delivered again by Slack; one delivered again after it was stored (a
+redelivery, a reconnect, the ``message`` and ``app_mention`` twins of one mention) keeps
+its ts as ``message_id``, and the gateway's ledger admits a ts once.
+
+slack_sdk rather than slack-bolt: Bolt acknowledges events before its listeners run, and
+the acknowledgement must wait for the store here; slack_sdk is the layer Bolt is built on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_plugin_platform_slack.reading import Bot, read_event, read_press
+from hermes_plugin_platform_slack.render import to_mrkdwn
+from hermes_plugin_platform_slack.settings import SlackSettings
+from hermes_sdk.platform import (
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    split_message,
+)
+
+if TYPE_CHECKING:
+    from slack_sdk.socket_mode.aiohttp import SocketModeClient
+    from slack_sdk.socket_mode.request import SocketModeRequest
+    from slack_sdk.web.async_client import AsyncWebClient
+
+__all__ = ["SlackAdapter"]
+
+log = logging.getLogger("hermes.slack")
+
+MAX_MESSAGE_CHARS = 4000
+"""Slack truncates at 40,000 characters but asks for far less; 4,000 reads well."""
+_REFUSALS = {
+    "channel_not_found",
+    "not_in_channel",
+    "is_archived",
+    "msg_too_long",
+    "no_text",
+    "invalid_blocks",
+    "restricted_action",
+}
+
+
+class SlackAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = True
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = SlackSettings.from_context(context)
+        self.bot: Bot | None = None
+        self._web: AsyncWebClient | None = None
+        self._chains: dict[str, asyncio.Future[None]] = {}
+        self.events_port: int | None = None
+        """The Events API listener's port, once it listens."""
+
+    def _client(self) -> AsyncWebClient:
+        from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        if self._web is None:
+            options = {} if self.settings.api_url is None else {"base_url": self.settings.api_url}
+            self._web = AsyncWebClient(token=self.settings.bot_token, **options)
+            # A 429 waits out its Retry-After instead of failing the reply.
+            self._web.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=3))
+        return self._web
+
+    async def _call(self, method: str, **arguments: Any) -> Mapping[str, Any]:
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            response = await self._client().api_call(method, json=arguments)
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "")
+            if error == "message_not_found":
+                raise MessageGone(f"Slack message {arguments.get('ts')} no longer exists") from None
+            if error in _REFUSALS:
+                raise NotSent(f"Slack refused {method}: {error}") from None
+            raise
+        return response.data if isinstance(response.data, dict) else {}
+
+    # --- receiving -----------------------------------------------------------------------
+
+    async def run(self, host: PlatformHost) -> None:
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            auth = await self._client().auth_test()
+        except SlackApiError as exc:
+            raise RuntimeError(
+                f"Slack refused the bot token ({exc.response.get('error')}); check "
+                "SLACK_BOT_TOKEN"
+            ) from None
+        self.bot = Bot(user_id=str(auth["user_id"]), bot_id=str(auth.get("bot_id") or ""))
+        if self.settings.mode == "events":
+            await self._serve_events(host)
+        else:
+            await self._serve_socket_mode(host)
+
+    async def _serve_socket_mode(self, host: PlatformHost) -> None:
+        from slack_sdk.socket_mode.aiohttp import SocketModeClient
+        from slack_sdk.socket_mode.response import SocketModeResponse
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        options = {} if self.settings.api_url is None else {"base_url": self.settings.api_url}
+        client = SocketModeClient(
+            app_token=self.settings.app_token,
+            web_client=AsyncWebClient(**options),
+            trace_enabled=False,
+        )
+
+        async def on_request(client: SocketModeClient, request: SocketModeRequest) -> None:
+            # Not acknowledged when handing over fails: Slack delivers it again.
+            await self._handle(host, request.type, request.payload)
+            await client.send_socket_mode_response(
+                SocketModeResponse(envelope_id=request.envelope_id)
+            )
+
+        client.socket_mode_request_listeners.append(on_request)
+        try:
+            await client.connect()
+            log.info("slack: connected over Socket Mode as %s", self.bot and self.bot.user_id)
+            await asyncio.Event().wait()  # slack_sdk reconnects on its own until cancelled
+        finally:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+    async def _handle(self, host: PlatformHost, kind: str, payload: Mapping[str, Any]) -> None:
+        assert self.bot is not None
+        if kind == "events_api":
+            event = payload.get("event") or {}
+            inbound = read_event(event, self.bot, require_mention=self.settings.require_mention)
+            if inbound is not None:
+                await self._in_order(inbound.chat, lambda: host.receive(inbound))
+        elif kind == "interactive":
+            await self._pressed(host, payload)
+
+    async def _in_order(self, chat: ChatRef, hand_over: Callable[[], Awaitable[None]]) -> None:
+        """slack_sdk runs each envelope's listener as a task of its own; chain them per chat
+        so the gateway gets one chat's messages in the order Slack sent them."""
+        key = f"{chat.chat_id}/{chat.thread_id}"
+        before = self._chains.get(key)
+
+        async def after() -> None:
+            if before is not None:
+                await asyncio.wait({before})
+            await hand_over()
+
+        task = asyncio.ensure_future(after())
+        self._chains[key] = task
+        try:
+            await task
+        finally:
+            if self._chains.get(key) is task:
+                del self._chains[key]
+
+    async def _pressed(self, host: PlatformHost, payload: Mapping[str, Any]) -> None:
+        read = read_press(payload)
+        if read is None:
+            return
+        press, message_ts = read
+        toast = await host.pressed(press)
+        thread = {"thread_ts": press.chat.thread_id} if press.chat.thread_id else {}
+        if host.question_open(press.request_id):
+            # Not the answer (someone else pressed): tell that person only; the buttons
+            # stay for the one asked.
+            await self._call(
+                "chat.postEphemeral",
+                channel=press.chat.chat_id,
+                user=press.user_id,
+                text=to_mrkdwn(toast),
+                **thread,
+            )
+            return
+        asked = str((payload.get("message") or {}).get("text") or "")
+        answered = f"{asked}\n\n_{to_mrkdwn(toast)}_" if toast else asked
+        await self._call(
+            "chat.update",
+            channel=press.chat.chat_id,
+            ts=message_ts,
+            text=answered,
+            blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": answered[:3000]}}],
+        )
+
+    async def _serve_events(self, host: PlatformHost) -> None:
+        """The Events API: Slack POSTs each event, signed with the signing secret."""
+        from aiohttp import web
+        from slack_sdk.signature import SignatureVerifier
+
+        from hermes_sdk.listener import listening
+
+        verifier = SignatureVerifier(self.settings.signing_secret)
+
+        async def receive(request: web.Request) -> web.StreamResponse:
+            body = await request.read()
+            if not verifier.is_valid_request(body, dict(request.headers)):
+                log.warning("slack: refused an events request with a bad or old signature")
+                return web.Response(status=401, text="invalid signature")
+            if request.content_type == "application/x-www-form-urlencoded":
+                form = await request.post()
+                payload = json.loads(str(form.get("payload") or "{}"))
+                await self._handle(host, "interactive", payload)
+                return web.Response(status=200)
+            payload = json.loads(body or b"{}")
+            if payload.get("type") == "url_verification":
+                return web.json_response({"challenge": payload.get("challenge")})
+            await self._handle(host, "events_api", payload)
+            return web.Response(status=200)
+
+        route = [("POST", self.settings.events_path, receive)]
+        async with listening(
+            route, self.settings.events_host, self.settings.events_port, owner="platforms.slack"
+        ) as port:
+            log.info("slack: Events API on %s:%d%s", self.settings.events_host, port, route[0][1])
+            self.events_port = port
+            await asyncio.Event().wait()
+
+    # --- sending -------------------------------------------------------------------------
+
+    def _where(self, chat: ChatRef) -> dict[str, Any]:
+        where: dict[str, Any] = {"channel": chat.chat_id}
+        if chat.thread_id is not None:
+            where["thread_ts"] = chat.thread_id
+            if self.bot is not None:
+                self.bot.threads.add((chat.chat_id, chat.thread_id))
+        return where
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        ids = []
+        for chunk in split_message(text, MAX_MESSAGE_CHARS):
+            sent = await self._call(
+                "chat.postMessage", **self._where(chat), text=to_mrkdwn(chunk), unfurl_links=False
+            )
+            ids.append(str(sent.get("ts")))
+        return ids
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        await self._call(
+            "chat.update",
+            channel=chat.chat_id,
+            ts=message_id,
+            text=to_mrkdwn(text[: MAX_MESSAGE_CHARS * 2]),
+        )
+
+    async def typing(self, chat: ChatRef) -> None:
+        # Slack gives bots no typing indicator outside its AI-assistant threads (which need
+        # a scope most apps do not have): nothing to show.
+        return None
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        text = to_mrkdwn(question)
+        buttons = [
+            {
+                "type": "button",
+                "action_id": f"choice-{number}",
+                "text": {"type": "plain_text", "text": choice.label[:75]},
+                "value": f"{request_id}:{choice.value}"[:2000],
+            }
+            for number, choice in enumerate(choices)
+        ]
+        await self._call(
+            "chat.postMessage",
+            **self._where(chat),
+            text=text,
+            blocks=[
+                {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}},
+                {"type": "actions", "block_id": "choices", "elements": buttons},
+            ],
+        )
+
+    async def aclose(self) -> None:
+        web, self._web = self._web, None
+        if web is not None:
+            session = getattr(web, "session", None)
+            if session is not None:
+                with contextlib.suppress(Exception):
+                    await session.close()
+

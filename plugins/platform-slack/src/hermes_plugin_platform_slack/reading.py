@@ -1,0 +1,102 @@
+"""What a Slack event or button press means to the gateway: which chat (a DM, a channel or
+a thread), who wrote it, whether it is meant for the bot, and its text."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, unread_attachment_note
+
+__all__ = ["Bot", "read_event", "read_press"]
+
+PLATFORM = "slack"
+_HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
+
+
+@dataclass
+class Bot:
+    user_id: str
+    bot_id: str
+    threads: set[tuple[str, str]] = field(default_factory=set)
+    """(channel, thread_ts) of the threads the bot answers in: said there without a mention
+    is still said to it."""
+
+
+def _chat(event: Mapping[str, Any], thread_ts: str | None) -> ChatRef:
+    channel = str(event.get("channel") or "")
+    private = event.get("channel_type") == "im" or channel.startswith("D")
+    return ChatRef(PLATFORM, channel, "private" if private else "group", thread_id=thread_ts)
+
+
+def _text(event: Mapping[str, Any], bot: Bot) -> str:
+    text = str(event.get("text") or "").replace(f"<@{bot.user_id}>", "")
+    text = html.unescape(re.sub(r"[ \t]{2,}", " ", text).strip())
+    notes = [
+        unread_attachment_note(
+            f"a file, {file.get('name') or 'unnamed'} ({file.get('mimetype') or 'unknown type'}"
+            f", {file.get('size', '?')} bytes)"
+        )
+        for file in event.get("files") or ()
+    ]
+    return "\n".join(part for part in (text, *notes) if part)
+
+
+def read_event(event: Mapping[str, Any], bot: Bot, *, require_mention: bool) -> Inbound | None:
+    """The gateway's view of an Events API ``event``, or None for what it does not handle
+    (the bot's own and other bots' messages, edits and deletions, chatter not meant for the
+    bot). A mention arrives as both ``message`` and ``app_mention``: both give the same
+    ``message_id`` (the ts), and the gateway admits it once."""
+    kind = event.get("type")
+    if kind not in ("message", "app_mention") or event.get("subtype") not in _HANDLED_SUBTYPES:
+        return None
+    user = str(event.get("user") or "")
+    if not user or event.get("bot_id") or user == bot.user_id:
+        return None
+    ts = str(event.get("ts") or "")
+    thread = event.get("thread_ts")
+    private = _chat(event, None).chat_type == "private"
+    mentioned = kind == "app_mention" or f"<@{bot.user_id}>" in str(event.get("text") or "")
+    in_our_thread = thread is not None and (str(event.get("channel")), str(thread)) in bot.threads
+    addressed = private or mentioned or in_our_thread
+    if not addressed and require_mention:
+        return None
+    if private:
+        chat = _chat(event, str(thread) if thread else None)
+    else:
+        # An answered channel message is answered in its thread (a new one starts at the
+        # message itself), so the reply and what follows there are one session.
+        chat = _chat(event, str(thread or ts) if addressed else None)
+    text = _text(event, bot)
+    if not ts or not text:
+        return None
+    return Inbound(
+        chat=chat,
+        user_id=user,
+        user_name=user,
+        text=text,
+        message_id=ts,
+        addressed=addressed,
+    )
+
+
+def read_press(payload: Mapping[str, Any]) -> tuple[ButtonPress, str] | None:
+    """A ``block_actions`` payload as a press, with the pressed message's ts."""
+    if payload.get("type") != "block_actions":
+        return None
+    actions = payload.get("actions") or ()
+    container = payload.get("container") or {}
+    channel = str((payload.get("channel") or {}).get("id") or container.get("channel_id") or "")
+    if not actions or not channel:
+        return None
+    request_id, _, choice = str(actions[0].get("value") or "").rpartition(":")
+    if not request_id:
+        return None
+    thread = container.get("thread_ts") or (payload.get("message") or {}).get("thread_ts")
+    chat = _chat({"channel": channel}, str(thread) if thread else None)
+    user = str((payload.get("user") or {}).get("id") or "")
+    press = ButtonPress(chat=chat, user_id=user, request_id=request_id, choice=choice)
+    return press, str(container.get("message_ts") or "")

@@ -1,0 +1,49 @@
+"""The Slack adapter passes the platform conformance suite: unmodified slack_sdk against the
+SDK's Slack server on loopback (Web API and Socket Mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hermes_plugin_platform_slack.adapter import SlackAdapter
+
+from hermes_sdk.platform import PlatformContext
+from hermes_sdk.testing import PlatformTests
+from hermes_sdk.testing.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+
+
+class TestSlackConformance(PlatformTests):
+    user = "U0PERSON"
+
+    @pytest.fixture(autouse=True)
+    def server(self) -> Iterator[None]:
+        with FakeSlack() as fake:
+            self.slack = fake
+            yield
+
+    def make_adapter(self, context: PlatformContext) -> SlackAdapter:
+        return SlackAdapter(context)
+
+    def platform_context(self, home: str, configured: bool = True) -> PlatformContext:
+        secrets = {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN}
+        return PlatformContext(
+            name="slack",
+            home=home,
+            config={"api_url": self.slack.api_url},
+            secrets=secrets if configured else {},
+        )
+
+    def user_says(self, user_id: str, text: str) -> None:
+        self.slack.user_says(user_id, text)
+
+    def seen_by(self, user_id: str) -> list[str]:
+        return [m.visible for m in self.slack.sent(self.slack.dm_channel(user_id))]
+
+    def press(self, user_id: str, request_id: str, choice: str) -> None:
+        for message in self.slack.sent(self.slack.dm_channel(user_id)):
+            for button in message.buttons():
+                if button.get("value") == f"{request_id}:{choice}":
+                    self.slack.press(user_id, message, str(button["action_id"]))
+                    return
+        raise AssertionError(f"no button {choice!r} for {request_id}")
