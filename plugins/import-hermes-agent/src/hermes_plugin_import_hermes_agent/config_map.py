@@ -72,7 +72,78 @@ RULES = {
 command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
-PLATFORMS_HERE = frozenset({"telegram", "matrix", "email"})
+PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack"})
+_CHANNELS = "Hermes limits Discord by server (platforms.discord.allowed_guilds), not by channel"
+_THREADS = "Hermes always answers a mention in a server channel in a thread of its own"
+_NO_BOTS = "Hermes never answers other bots"
+_HISTORY = "Hermes reads the messages sent to it, not a channel's history"
+_PINGS = "Hermes's messages on Discord ping no one"
+_FILES = "Hermes does not download attachments: the agent is told that a file was sent"
+_SLASH = "hermes-agent's slash commands; Hermes registers none on Discord"
+_ROLES = "Hermes lets people in by user id (allowed_users), not by role"
+_PROMPTS = "Hermes has no per-channel prompts or skills"
+_LABEL = "only a label: Hermes names the home chat by its id (cron.home_chats)"
+_HOME_THREAD = "Hermes's cron delivers to the home channel itself, not into a thread"
+_WEBHOOK = "hermes-agent's webhook receiver: set up platforms.webhook here yourself"
+CHAT_LEFT: dict[str, dict[str, str]] = {
+    "discord": {
+        "allowed_roles": _ROLES,
+        "dm_role_auth_guild": _ROLES,
+        "allowed_channels": _CHANNELS,
+        "ignored_channels": _CHANNELS,
+        "free_response_channels": "Hermes answers mentions in every channel of allowed_guilds, "
+        "and require_mention holds in all of them",
+        "ignore_no_mention": "Hermes answers a message meant for it (a mention, a reply to it, "
+        "a message in its thread) and no other",
+        "auto_thread": _THREADS,
+        "no_thread_channels": _THREADS,
+        "thread_require_mention": "Hermes answers without a mention in the threads it started, "
+        "and needs one elsewhere",
+        "allow_bots": _NO_BOTS,
+        "bots_require_inline_mention": _NO_BOTS,
+        "reactions": "Hermes marks no message with reactions",
+        "history_backfill": _HISTORY,
+        "history_backfill_limit": _HISTORY,
+        "missed_message_backfill": _HISTORY,
+        **{f"missed_message_backfill_{k}": _HISTORY
+           for k in ("channels", "window_seconds", "limit", "max_dispatches")},
+        "allow_mentions": _PINGS,
+        **{f"allow_mention_{k}": _PINGS for k in ("everyone", "roles", "users", "replied_user")},
+        "approval_mentions": _PINGS,
+        "reply_to_mode": "Hermes's first part of an answer replies to the message (hermes-agent's "
+        "'first')",
+        "allow_any_attachment": _FILES,
+        "max_attachment_bytes": _FILES,
+        "command_sync_policy": _SLASH,
+        "hide_slash_commands": _SLASH,
+        "proxy": "Hermes's Discord platform has no proxy setting",
+        "server_actions": "limits hermes-agent's Discord tool; Hermes has no such tool",
+        "channel_prompts": _PROMPTS,
+        "channel_skill_bindings": _PROMPTS,
+        "home_channel_name": _LABEL,
+        "home_channel_thread_id": _HOME_THREAD,
+    },
+    "slack": {
+        "allowed_channels": "Hermes does not limit Slack by channel: platforms.slack.allowed_users "
+        "says who may talk to it",
+        "free_response_channels": "Hermes's require_mention holds in every channel, with no "
+        "exception by channel",
+        "strict_mention": "Hermes has one mention rule, platforms.slack.require_mention",
+        "mention_patterns": "Hermes knows it is addressed by an @mention, not by text patterns",
+        "allow_bots": "Hermes has no setting to answer other bots",
+        "reactions": "Hermes has no reactions setting",
+        "channel_prompts": _PROMPTS,
+        "channel_skill_bindings": _PROMPTS,
+        "home_channel_name": _LABEL,
+        "home_channel_thread_id": _HOME_THREAD,
+    },
+    "webhook": {
+        name: _WEBHOOK for name in ("enabled", "port", "max_body_bytes", "body_max_bytes")
+    },
+}  # fmt: skip
+"""Discord, Slack and webhook settings of hermes-agent's with no meaning here, by their
+config.yaml key under ``discord:`` / ``slack:`` and their .env name (``DISCORD_`` + the key
+in capitals); the tokens are secrets and keep their names."""
 ENV_SETTINGS = frozenset(
     {
         "TERMINAL_ENV",
@@ -89,8 +160,12 @@ ENV_SETTINGS = frozenset(
             for name in ("ADDRESS", "IMAP_HOST", "IMAP_PORT", "SMTP_HOST", "SMTP_PORT")
         ),
         "EMAIL_POLL_INTERVAL",
+        *(f"{platform}_{name}" for platform in ("DISCORD", "SLACK")
+          for name in ("REQUIRE_MENTION", "HOME_CHANNEL")),
+        *(f"{platform.upper()}_{key.upper()}" for platform, keys in CHAT_LEFT.items()
+          for key in keys),
     }
-)
+)  # fmt: skip
 """Settings hermes-agent keeps in .env; here .env holds secrets only, so they move."""
 ENV_RENAMES = {"BRAVE_SEARCH_API_KEY": "BRAVE_API_KEY"}
 
@@ -111,6 +186,9 @@ WHY_LEFT = {
     "skills": "Hermes does not render or disable skills by setting",
     "delegation": "Hermes's subagents use the parent's endpoint, or delegation.provider",
     "cron": "a setting of hermes-agent's scheduler, not of Hermes's",
+    "discord": "a setting of hermes-agent's Discord adapter that Hermes's does not have",
+    "slack": "a setting of hermes-agent's Slack adapter that Hermes's does not have",
+    "webhook": _WEBHOOK,
 }
 """Why a key of that section has no meaning here (the first part of its dotted name)."""
 DEFAULT_WHY = "no setting of Hermes means this"
