@@ -146,7 +146,7 @@ def test_platform_allowlists_move_from_env_into_config():
     env = {
         "TELEGRAM_ALLOWED_USERS": "42, 43",
         "GATEWAY_ALLOWED_USERS": "7",
-        "DISCORD_ALLOWED_USERS": "9",
+        "WHATSAPP_ALLOWED_USERS": "9",
         "TELEGRAM_BOT_TOKEN": "123:abc",
     }
     mapped = map_config({"unauthorized_dm_behavior": "ignore"}, env)
@@ -154,7 +154,7 @@ def test_platform_allowlists_move_from_env_into_config():
         "allowed_users": ["42", "43", "7"],
         "pairing": False,
     }
-    assert ".env DISCORD_ALLOWED_USERS" in dict(mapped.left)
+    assert dict(mapped.left)[".env WHATSAPP_ALLOWED_USERS"] == "Hermes has no whatsapp platform"
     assert "TELEGRAM_BOT_TOKEN" not in mapped.env_settings  # a secret: it stays in .env
     assert map_config({}, {"TELEGRAM_ALLOWED_USERS": "*"}).config["platforms"] == {
         "telegram": {"allow_all": True}
@@ -229,3 +229,101 @@ def test_matrix_and_email_settings_move_from_env_into_config():
     }
     assert {"MATRIX_ACCESS_TOKEN", "EMAIL_PASSWORD"}.isdisjoint(mapped.env_settings)
     assert {"MATRIX_HOMESERVER", "EMAIL_IMAP_HOST"} <= mapped.env_settings
+
+
+def test_discord_settings_move_from_env_and_config_into_config():
+    env = {
+        "DISCORD_BOT_TOKEN": "discord-token",
+        "DISCORD_ALLOWED_USERS": "111111111111111111,<@!222222222222222222>,someone",
+        "DISCORD_REQUIRE_MENTION": "false",
+        "DISCORD_HOME_CHANNEL": "333333333333333333",
+        "DISCORD_HOME_CHANNEL_NAME": "general",
+    }
+    source = {"discord": {"allow_from": ["444"], "dm_role_auth_guild": "555555555555555555"}}
+    mapped = map_config(source, env)
+    assert mapped.config["platforms"]["discord"] == {
+        "allowed_users": ["111111111111111111", "222222222222222222"],
+        "require_mention": False,
+    }
+    assert mapped.config["cron"] == {"home_chats": {"discord": "333333333333333333"}}
+    left = dict(mapped.left)
+    assert "numeric user id" in left[".env DISCORD_ALLOWED_USERS: someone"]
+    assert left["discord.allow_from"] == "hermes-agent used .env DISCORD_ALLOWED_USERS instead"
+    # hermes-agent has no server allowlist: its one guild id is for role checks in DMs.
+    assert left["discord.dm_role_auth_guild"].endswith("not by role")
+    assert "allowed_guilds" not in mapped.config["platforms"]["discord"]
+    assert left[".env DISCORD_HOME_CHANNEL_NAME"].startswith("only a label")
+    assert "DISCORD_BOT_TOKEN" not in mapped.env_settings  # a secret: it stays in .env
+    assert {"DISCORD_ALLOWED_USERS", "DISCORD_REQUIRE_MENTION", "DISCORD_HOME_CHANNEL",
+            "DISCORD_HOME_CHANNEL_NAME"} <= mapped.env_settings  # fmt: skip
+
+
+def test_discord_config_section_wins_over_env_as_in_hermes_agent():
+    source = {"discord": {"require_mention": False, "allow_from": ["666", "777"]}}
+    mapped = map_config(source, {"DISCORD_REQUIRE_MENTION": "true", "GATEWAY_ALLOWED_USERS": "7"})
+    assert mapped.config["platforms"]["discord"] == {
+        "require_mention": False,
+        "allowed_users": ["666", "777", "7"],
+    }
+    reasons = dict(mapped.left)
+    assert (
+        reasons[".env DISCORD_REQUIRE_MENTION"]
+        == "hermes-agent used discord.require_mention instead"
+    )
+
+
+def test_slack_allowed_users_move_and_its_tokens_stay_secrets():
+    env = {
+        "SLACK_BOT_TOKEN": "xoxb-1",
+        "SLACK_APP_TOKEN": "xapp-1",
+        "SLACK_SIGNING_SECRET": "signing",
+        "SLACK_ALLOWED_USERS": "U0123, U0456",
+        "SLACK_REQUIRE_MENTION": "no",
+        "SLACK_HOME_CHANNEL": "C0789",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["slack"] == {
+        "require_mention": False,
+        "allowed_users": ["U0123", "U0456"],
+    }
+    assert mapped.config["cron"] == {"home_chats": {"slack": "C0789"}}
+    assert {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}.isdisjoint(
+        mapped.env_settings
+    )
+    assert {"SLACK_ALLOWED_USERS", "SLACK_REQUIRE_MENTION", "SLACK_HOME_CHANNEL"} <= (
+        mapped.env_settings
+    )
+    assert "xoxb-1" not in repr(mapped.config) + repr(mapped.mapped) + repr(mapped.left)
+
+
+def test_discord_and_slack_settings_hermes_lacks_are_left_with_their_reason():
+    source = {
+        "discord": {"auto_thread": True, "free_response_channels": "1,2",
+                    "missed_message_backfill": {"enabled": True}, "voice_fx": {"enabled": True}},
+        "slack": {"require_mention": True, "allowed_channels": ["C1"]},
+    }  # fmt: skip
+    env = {"DISCORD_ALLOWED_CHANNELS": "3", "SLACK_STRICT_MENTION": "true", "WEBHOOK_PORT": "8644",
+           "DISCORD_SOMETHING_NEW": "kept"}  # fmt: skip
+    mapped, named = accounted(source, env)
+    assert mapped.config["platforms"] == {"slack": {"require_mention": True}}
+    left = dict(mapped.left)
+    assert left["discord.auto_thread"] == (
+        "Hermes always answers a mention in a server channel in a thread of its own"
+    )
+    assert left["discord.free_response_channels"].startswith(
+        "Hermes answers mentions in every channel of allowed_guilds"
+    )
+    assert left["discord.missed_message_backfill.enabled"].startswith("Hermes reads the messages")
+    assert left["discord.voice_fx.enabled"].startswith(
+        "a setting of hermes-agent's Discord adapter"
+    )
+    assert left["slack.allowed_channels"].startswith("Hermes does not limit Slack by channel")
+    assert left[".env DISCORD_ALLOWED_CHANNELS"].startswith("Hermes limits Discord by server")
+    assert "require_mention" in left[".env SLACK_STRICT_MENTION"]
+    assert left[".env WEBHOOK_PORT"].startswith("hermes-agent's webhook receiver")
+    assert {"DISCORD_ALLOWED_CHANNELS", "SLACK_STRICT_MENTION", "WEBHOOK_PORT"} <= (
+        mapped.env_settings
+    )
+    # A name hermes-agent does not read is no setting of its: it stays in .env as it was.
+    assert "DISCORD_SOMETHING_NEW" not in mapped.env_settings
+    assert set(leaves(source)) <= named

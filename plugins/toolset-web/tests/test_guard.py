@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hermes_plugin_toolset_web.fetch import fetch, guarded_client
-from hermes_plugin_toolset_web.guard import Refused, SsrfGuard
+from hermes_plugin_toolset_web.fetch import fetch
+
+from hermes_sdk.ssrf import Refused, SsrfGuard
+from hermes_sdk.ssrf_http import guarded_client
 
 REFUSED = [
     "http://127.0.0.1/",

@@ -157,6 +157,13 @@ class PlatformHost(Protocol):
         a message itself goes to :meth:`receive`, which decides on its own."""
         ...
 
+    async def forward(self, platform: str, chat_id: str, text: str) -> None:
+        """Send ``text`` to a chat of another platform (``telegram``, ``"12345"``) through
+        the gateway's delivery ledger: sent once, and kept while that platform reconnects.
+        For a platform whose replies belong elsewhere (a webhook's route delivers to a chat).
+        Raises :class:`~hermes_sdk.runtime.DeliveryUnavailable` when no such platform runs."""
+        ...
+
 
 class PlatformAdapter(Protocol):
     """A connection to one chat platform. Every method may raise; the gateway logs the
@@ -172,6 +179,10 @@ class PlatformAdapter(Protocol):
     #   own (a restart's "continuing", a question's timeout). Email: one mail per turn.
     #   pairs_by_default: bool. False: strangers get no pairing code unless the user sets
     #   ``platforms.<name>.pairing: true`` (email: an answer to any sender is backscatter).
+    #   verifies_senders: bool (False when absent). True: the adapter proved every sender
+    #   itself, with a secret only an allowed sender has (a webhook's HMAC signature), and
+    #   hands over nothing else; the gateway then admits its messages without
+    #   ``allowed_users``. Never set it on a platform where anyone can write to the bot.
 
     async def run(self, host: PlatformHost) -> None:
         """Connect, then hand every event to ``host`` until cancelled. Raise to report a

@@ -306,8 +306,10 @@ class Gateway:
 
     async def receive(self, message: Inbound) -> None:
         # Config answers without touching the database: the common case stays on the loop.
-        if not self.access.allowed_by_config(message) and not await self.store.run(
-            self.access.allowed, message
+        if (
+            not self.access.allowed_by_config(message)
+            and not _verifies_senders(self.platforms.adapter(message.chat.platform))
+            and not await self.store.run(self.access.allowed, message)
         ):
             await self._stranger(message)
             return
@@ -632,6 +634,10 @@ class Gateway:
             conversation.turn = None
 
 
+def _verifies_senders(adapter: PlatformAdapter | None) -> bool:
+    return adapter is not None and getattr(adapter, "verifies_senders", False) is True
+
+
 def _pairs_by_default(adapter: PlatformAdapter | None) -> bool:
     return adapter is None or getattr(adapter, "pairs_by_default", True) is not False
 
@@ -679,3 +685,6 @@ class _Host:
 
     async def allows(self, user_id: str) -> bool:
         return await self._gateway.allows(self._platform, user_id)
+
+    async def forward(self, platform: str, chat_id: str, text: str) -> None:
+        await self._gateway.deliver(platform, chat_id, text)

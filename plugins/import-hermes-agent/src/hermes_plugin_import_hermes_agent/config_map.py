@@ -105,13 +105,15 @@ CHAT_LEFT: dict[str, dict[str, str]] = {
         "history_backfill": _HISTORY,
         "history_backfill_limit": _HISTORY,
         "missed_message_backfill": _HISTORY,
-        **{f"missed_message_backfill_{k}": _HISTORY
-           for k in ("channels", "window_seconds", "limit", "max_dispatches")},
+        **{
+            f"missed_message_backfill_{k}": _HISTORY
+            for k in ("channels", "window_seconds", "limit", "max_dispatches")
+        },
         "allow_mentions": _PINGS,
         **{f"allow_mention_{k}": _PINGS for k in ("everyone", "roles", "users", "replied_user")},
         "approval_mentions": _PINGS,
-        "reply_to_mode": "Hermes's first part of an answer replies to the message (hermes-agent's "
-        "'first')",
+        "reply_to_mode": "Hermes's answer replies to the message with its first part only "
+        "(hermes-agent's 'first')",
         "allow_any_attachment": _FILES,
         "max_attachment_bytes": _FILES,
         "command_sync_policy": _SLASH,
@@ -128,19 +130,18 @@ CHAT_LEFT: dict[str, dict[str, str]] = {
         "says who may talk to it",
         "free_response_channels": "Hermes's require_mention holds in every channel, with no "
         "exception by channel",
-        "strict_mention": "Hermes has one mention rule, platforms.slack.require_mention",
+        "strict_mention": "Hermes answers without a mention in the threads it answers in; "
+        "its one mention rule is require_mention",
         "mention_patterns": "Hermes knows it is addressed by an @mention, not by text patterns",
-        "allow_bots": "Hermes has no setting to answer other bots",
-        "reactions": "Hermes has no reactions setting",
+        "allow_bots": _NO_BOTS,
+        "reactions": "Hermes marks no message with reactions",
         "channel_prompts": _PROMPTS,
         "channel_skill_bindings": _PROMPTS,
         "home_channel_name": _LABEL,
         "home_channel_thread_id": _HOME_THREAD,
     },
-    "webhook": {
-        name: _WEBHOOK for name in ("enabled", "port", "max_body_bytes", "body_max_bytes")
-    },
-}  # fmt: skip
+    "webhook": {name: _WEBHOOK for name in ("enabled", "port", "max_body_bytes", "body_max_bytes")},
+}
 """Discord, Slack and webhook settings of hermes-agent's with no meaning here, by their
 config.yaml key under ``discord:`` / ``slack:`` and their .env name (``DISCORD_`` + the key
 in capitals); the tokens are secrets and keep their names."""
@@ -160,12 +161,18 @@ ENV_SETTINGS = frozenset(
             for name in ("ADDRESS", "IMAP_HOST", "IMAP_PORT", "SMTP_HOST", "SMTP_PORT")
         ),
         "EMAIL_POLL_INTERVAL",
-        *(f"{platform}_{name}" for platform in ("DISCORD", "SLACK")
-          for name in ("REQUIRE_MENTION", "HOME_CHANNEL")),
-        *(f"{platform.upper()}_{key.upper()}" for platform, keys in CHAT_LEFT.items()
-          for key in keys),
+        *(
+            f"{platform}_{name}"
+            for platform in ("DISCORD", "SLACK")
+            for name in ("REQUIRE_MENTION", "HOME_CHANNEL")
+        ),
+        *(
+            f"{platform.upper()}_{key.upper()}"
+            for platform, keys in CHAT_LEFT.items()
+            for key in keys
+        ),
     }
-)  # fmt: skip
+)
 """Settings hermes-agent keeps in .env; here .env holds secrets only, so they move."""
 ENV_RENAMES = {"BRAVE_SEARCH_API_KEY": "BRAVE_API_KEY"}
 
@@ -685,6 +692,84 @@ class _Mapper:
             seconds = int(env["EMAIL_POLL_INTERVAL"])
             self.put("platforms.email.poll_seconds", seconds, ".env EMAIL_POLL_INTERVAL")
 
+    def allow(self, platform: str, users: str, source: str) -> None:
+        """``platforms.<platform>.allowed_users`` (or ``allow_all``) from hermes-agent's
+        comma-separated list."""
+        found = [u.strip() for u in users.split(",") if u.strip()]
+        if "*" in found:
+            self.put(f"platforms.{platform}.allow_all", True, source)
+            return
+        if platform == "discord":  # hermes-agent also takes names, resolved when it connects
+            ids = []
+            for entry in found:
+                cleaned = _discord_id(entry)
+                if cleaned.isdigit():
+                    ids.append(cleaned)
+                else:
+                    self.out.left.append(
+                        (
+                            f"{source}: {entry}",
+                            "a Discord username: Hermes lets people in by numeric user id "
+                            "(Developer Mode on, then right-click > Copy User ID)",
+                        )
+                    )
+            found = ids
+        if found:
+            self.put(f"platforms.{platform}.allowed_users", list(dict.fromkeys(found)), source)
+
+    def first(self, platform: str, key: str) -> tuple[Any, str]:
+        """hermes-agent's value of a Discord or Slack setting and where it is, from the place
+        hermes-agent reads first (its ``discord:`` / ``slack:`` section, then
+        ``platforms.NAME.extra``, then .env); a value it overrules is left, saying so."""
+        found = []
+        for path in (f"{platform}.{key}", f"platforms.{platform}.extra.{key}"):
+            value = self.take(path)
+            if value is not None:
+                found.append((value, path))
+        name = f"{platform.upper()}_{key.upper()}"
+        if self.env.get(name, "").strip():
+            found.append((self.env[name].strip(), f".env {name}"))
+        for _, path in found[1:]:
+            self.out.left.append((path, f"hermes-agent used {found[0][1]} instead"))
+        return found[0] if found else (None, "")
+
+    def discord_and_slack(self) -> None:
+        """hermes-agent's Discord and Slack settings; what has no meaning here is left, by
+        CHAT_LEFT. Their tokens are secrets that keep their names: DISCORD_BOT_TOKEN,
+        SLACK_BOT_TOKEN, SLACK_APP_TOKEN (hermes-agent always uses Socket Mode, Hermes's
+        default ``mode``) and SLACK_SIGNING_SECRET."""
+        for platform in ("discord", "slack"):
+            value, where = self.first(platform, "require_mention")
+            if value is not None:
+                self.put(f"platforms.{platform}.require_mention", _flag(value), where)
+            home = f"{platform.upper()}_HOME_CHANNEL"
+            if self.env.get(home, "").strip():
+                self.put(f"cron.home_chats.{platform}", self.env[home].strip(), f".env {home}")
+        # An allowlist in config.yaml counts only where .env has none (.env's is read above).
+        used = ".env DISCORD_ALLOWED_USERS" if self.env.get("DISCORD_ALLOWED_USERS") else None
+        for path in ("discord.allow_from", "platforms.discord.extra.allow_from"):
+            users = self.take(path)
+            if users is None:
+                continue
+            if used:
+                self.out.left.append((path, f"hermes-agent used {used} instead"))
+                continue
+            used = path
+            if isinstance(users, list):
+                users = ",".join(str(user) for user in users)
+            self.allow("discord", f"{users},{self.env.get('GATEWAY_ALLOWED_USERS', '')}", path)
+        for platform, reasons in CHAT_LEFT.items():
+            section = self.get(platform)
+            for path in leaves(section, platform) if isinstance(section, Mapping) else []:
+                if not self.is_taken(path):
+                    self.taken.add(path)
+                    key = path.partition(".")[2].split(".")[0]
+                    self.out.left.append((path, reasons.get(key, WHY_LEFT[platform])))
+            for name in sorted(self.env):
+                prefix, _, rest = name.partition("_")
+                if prefix == platform.upper() and rest.lower() in reasons:
+                    self.out.left.append((f".env {name}", reasons[rest.lower()]))
+
     def platforms(self) -> None:
         """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""
         everyone = self.env.get("GATEWAY_ALLOWED_USERS", "")
@@ -701,16 +786,9 @@ class _Mapper:
                 if value.strip().lower() in ("1", "true", "yes"):
                     self.put(f"platforms.{platform}.allow_all", True, f".env {name}")
                 continue
-            users = [u.strip() for u in f"{value},{everyone}".split(",") if u.strip()]
-            if "*" in users:
-                self.put(f"platforms.{platform}.allow_all", True, f".env {name}")
-            elif users:
-                self.put(
-                    f"platforms.{platform}.allowed_users",
-                    list(dict.fromkeys(users)),
-                    f".env {name}",
-                )
+            self.allow(platform, f"{value},{everyone}", f".env {name}")
         self.matrix_and_email()
+        self.discord_and_slack()
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)
@@ -765,6 +843,23 @@ def _env_refs(value: Any) -> Any:
 def map_config(source: Mapping[str, Any], env: Mapping[str, str]) -> MappedConfig:
     """Hermes settings for hermes-agent's ``source`` config and ``env`` (its .env)."""
     return _Mapper(source, env).run()
+
+
+def _flag(value: Any) -> bool:
+    """A yes/no as hermes-agent's Discord and Slack adapters read it (only a no is false)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() not in ("false", "0", "no", "off")
+
+
+def _discord_id(entry: str) -> str:
+    """A Discord allowlist entry without the ``<@...>`` or ``user:`` hermes-agent accepts."""
+    entry = entry.strip()
+    if entry.startswith("<@") and entry.endswith(">"):
+        entry = entry[2:-1].lstrip("!")
+    if entry.lower().startswith("user:"):
+        entry = entry[5:]
+    return entry.strip()
 
 
 def _port(value: str | None, default: int) -> int:

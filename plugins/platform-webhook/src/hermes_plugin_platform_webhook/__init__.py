@@ -1,7 +1,6 @@
-"""x
-
-Importing this module is cheap: httpx is imported when the gateway starts the platform.
-"""
+"""The ``webhook`` platform: signed HTTP requests on named routes start turns whose replies
+go to a chat (``telegram:CHAT``) or a callback URL. Importing this is cheap; aiohttp and
+Jinja are imported when the gateway starts the platform."""
 
 from __future__ import annotations
 
@@ -12,19 +11,16 @@ from hermes_sdk import PlatformSpec, hookimpl
 from hermes_sdk.platform import PlatformContext
 
 
-def build(context: PlatformContext) -> Any:
-    """The factory the gateway calls. ``context.config`` is this platform's section of
-    config.yaml (under ``platforms:``); ``context.secrets`` holds the environment and
-    HERMES_HOME/.env."""
-    from hermes_plugin_platform_webhook.adapter import ChatAdapter
+def _build(context: PlatformContext) -> Any:
+    from hermes_plugin_platform_webhook.adapter import WebhookAdapter
 
-    return ChatAdapter(context)
+    return WebhookAdapter(context)
 
 
 @hookimpl
 def hermes_platforms() -> Iterator[PlatformSpec]:
     yield PlatformSpec(
-        name="platform_webhook",
-        description="x",
-        factory=build,
+        name="webhook",
+        description="Webhooks (HMAC-signed JSON on named routes; replies to a chat or a URL)",
+        factory=_build,
     )

@@ -54,6 +54,8 @@ class RecordingHost:
     def __init__(self) -> None:
         self.messages: list[Inbound] = []
         self.presses: list[ButtonPress] = []
+        self.forwarded: list[tuple[str, str, str]] = []
+        """(platform, chat id, text) handed to :meth:`forward`."""
 
     async def receive(self, message: Inbound) -> None:
         self.messages.append(message)
@@ -67,6 +69,9 @@ class RecordingHost:
 
     async def allows(self, user_id: str) -> bool:
         return True
+
+    async def forward(self, platform: str, chat_id: str, text: str) -> None:
+        self.forwarded.append((platform, chat_id, text))
 
 
 async def _eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:

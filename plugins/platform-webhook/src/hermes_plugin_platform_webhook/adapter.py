@@ -1,0 +1,186 @@
+"""The webhook adapter: named routes on an HTTP listener. A request signed with its route's
+secret (HMAC-SHA256 over the raw body) becomes one turn, in a session of its own, whose
+reply goes to a chat of another platform or is POSTed to a callback URL.
+
+Exactly once: the delivery id (``X-GitHub-Delivery``, ``X-Hermes-Delivery``, or the body's
+hash when neither is sent) is the message id, and the gateway's ledger admits an id once,
+so a sender's retry of the same delivery never runs a second turn. A request is answered
+202 only after the gateway stored it: a sender that got no answer may safely retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hermes_plugin_platform_webhook.settings import Route, WebhookSettings
+from hermes_sdk.platform import (
+    ButtonPress,
+    ChatRef,
+    Choice,
+    Inbound,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+)
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+__all__ = ["WebhookAdapter"]
+
+log = logging.getLogger("hermes.webhook")
+
+PLATFORM = "webhook"
+SIGNATURE_HEADERS = ("X-Hub-Signature-256", "X-Hermes-Signature-256")
+DELIVERY_HEADERS = ("X-GitHub-Delivery", "X-Hermes-Delivery")
+EVENT_HEADERS = ("X-GitHub-Event", "X-Hermes-Event")
+CALLBACK_TIMEOUT_SECONDS = 20.0
+
+
+def _header(request: web.Request, names: Sequence[str]) -> str:
+    return next((request.headers[name] for name in names if name in request.headers), "")
+
+
+class WebhookAdapter:
+    max_message_chars = 100_000  # one reply, one delivery: never split
+    can_edit = False
+    sends_notes = False  # nobody reads "continuing after a restart" on a webhook
+    pairs_by_default = False
+    verifies_senders = True  # every message is a request signed with its route's secret
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = WebhookSettings.from_context(context)
+        self.host: PlatformHost | None = None
+        self.port: int | None = None
+        """The listener's port, once it listens."""
+
+    def _route_of(self, chat: ChatRef) -> Route:
+        route = self.settings.routes.get(chat.chat_id)
+        if route is None:
+            raise NotSent(f"webhook route {chat.chat_id!r} is no longer configured")
+        return route
+
+    # --- receiving -----------------------------------------------------------------------
+
+    async def run(self, host: PlatformHost) -> None:
+        import asyncio
+
+        from hermes_sdk.listener import listening
+
+        self.host = host
+        routes = [("POST", "/webhooks/{route}", self._request)]
+        async with listening(
+            routes, self.settings.host, self.settings.port, owner="platforms.webhook"
+        ) as port:
+            self.port = port
+            names = ", ".join(sorted(self.settings.routes))
+            log.info("webhook: listening on %s:%d (routes: %s)", self.settings.host, port, names)
+            await asyncio.Event().wait()
+
+    async def _request(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        from hermes_sdk.listener import signature_matches
+
+        name = request.match_info["route"]
+        route = self.settings.routes.get(name)
+        if route is None:
+            return web.json_response({"error": f"no webhook route {name!r}"}, status=404)
+        body = await request.read()
+        signature = _header(request, SIGNATURE_HEADERS)
+        if not signature_matches(route.secret, body, signature):
+            log.warning(
+                "webhook: refused a request to route %s from %s: %s",
+                name,
+                request.remote,
+                "a bad signature" if signature else "no signature",
+            )
+            return web.json_response({"error": "bad or missing signature"}, status=401)
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return web.json_response({"error": "the body must be JSON"}, status=400)
+        delivery = _header(request, DELIVERY_HEADERS).strip()[:128]
+        delivery = delivery or hashlib.sha256(body).hexdigest()[:32]
+        try:
+            text = route.prompt.render(
+                payload, route=name, event=_header(request, EVENT_HEADERS), delivery=delivery
+            )
+        except ValueError as exc:
+            log.warning("webhook: %s", exc)
+            return web.json_response({"error": str(exc)}, status=422)
+        assert self.host is not None
+        await self.host.receive(
+            Inbound(
+                # A session per delivery: one payload's turn never leaks into the next.
+                chat=ChatRef(PLATFORM, name, "private", thread_id=delivery),
+                user_id=f"route:{name}",
+                user_name=f"webhook {name}",
+                text=text,
+                message_id=delivery,
+            )
+        )
+        return web.json_response({"accepted": delivery}, status=202)
+
+    # --- replies -------------------------------------------------------------------------
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        route = self._route_of(chat)
+        if route.callback_url is not None:
+            await self._post_callback(route, chat, text)
+        else:
+            assert self.host is not None and route.deliver_platform and route.deliver_chat
+            await self.host.forward(route.deliver_platform, route.deliver_chat, text)
+        return [f"{chat.thread_id or route.name}:reply"]
+
+    async def _post_callback(self, route: Route, chat: ChatRef, text: str) -> None:
+        from hermes_sdk.ssrf import Refused, SsrfGuard
+        from hermes_sdk.ssrf_http import guarded_client
+
+        assert route.callback_url is not None
+        guard = SsrfGuard(self.settings.allow_private_hosts)
+        body = {"route": route.name, "delivery": chat.thread_id, "text": text}
+        try:
+            guard.check_url(route.callback_url)
+            async with guarded_client(guard, CALLBACK_TIMEOUT_SECONDS, "Hermes webhook") as client:
+                response = await client.post(route.callback_url, json=body)
+        except Refused as exc:
+            raise NotSent(
+                f"{exc} (for a callback on this network: platforms.webhook.allow_private_hosts)"
+            ) from None
+        if 400 <= response.status_code < 500 and response.status_code != 429:
+            raise NotSent(f"the callback answered {response.status_code}")
+        response.raise_for_status()  # 5xx, 429: may have arrived; retried with a note
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        raise MessageGone("a webhook reply cannot be edited")
+
+    async def typing(self, chat: ChatRef) -> None:
+        return None
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        """Nobody can answer a question on a webhook: a command that needs approval is
+        denied at once (with the reason in the turn), instead of waiting out the timeout."""
+        assert self.host is not None
+        refusal = next((c for c in choices if c.value == "deny"), choices[-1] if choices else None)
+        if refusal is None:
+            return
+        log.info("webhook: route %s: a question was answered %r (no one to ask)", chat.chat_id, refusal.value)
+        await self.host.pressed(
+            ButtonPress(
+                chat=chat,
+                user_id=f"route:{chat.chat_id}",
+                request_id=request_id,
+                choice=refusal.value,
+            )
+        )
+
+    async def aclose(self) -> None:
+        return None

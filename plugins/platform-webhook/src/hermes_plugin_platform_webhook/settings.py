@@ -1,0 +1,108 @@
+"""``platforms.webhook``: where it listens, and its named routes, each with its secret, its
+prompt template and where the reply goes. Checked whole before anything listens."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from hermes_plugin_platform_webhook.prompt import Prompt
+from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+
+__all__ = ["Route", "WebhookSettings"]
+
+DEFAULT_PORT = 8644
+_ROUTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_CHAT_TARGET = re.compile(r"^(?P<platform>[a-z][a-z0-9_-]*):(?P<chat>\S+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    name: str
+    secret: str
+    prompt: Prompt
+    deliver_platform: str | None
+    """With ``deliver_chat``: the chat the reply goes to (``telegram``, ``12345``)."""
+    deliver_chat: str | None
+    callback_url: str | None
+    """Or: the URL the reply is POSTed to, as JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookSettings:
+    host: str
+    port: int
+    routes: Mapping[str, Route]
+    allow_private_hosts: tuple[str, ...]
+
+    @classmethod
+    def from_context(cls, context: PlatformContext) -> WebhookSettings:
+        config = context.config
+        raw_routes = config.get("routes")
+        if not isinstance(raw_routes, Mapping) or not raw_routes:
+            raise PlatformNotConfigured(
+                "add a route under platforms.webhook.routes (NAME: {secret_env, prompt, "
+                "deliver})"
+            )
+        routes = {
+            str(name): _route(str(name), value, context.secrets)
+            for name, value in raw_routes.items()
+        }
+        port = config.get("port", DEFAULT_PORT)
+        if not isinstance(port, int) or not 0 <= port < 65536:
+            raise PlatformNotConfigured(f"platforms.webhook.port must be a port number, not {port!r}")
+        private = config.get("allow_private_hosts") or ()
+        return cls(
+            host=str(config.get("host") or "127.0.0.1"),
+            port=port,
+            routes=routes,
+            allow_private_hosts=tuple(str(host) for host in private),
+        )
+
+
+def _route(name: str, value: Any, secrets: Mapping[str, str]) -> Route:
+    where = f"platforms.webhook.routes.{name}"
+    if not _ROUTE_NAME.match(name):
+        raise PlatformNotConfigured(
+            f"webhook route name {name!r} must be letters, digits, - and _ (it is the URL path)"
+        )
+    if not isinstance(value, Mapping):
+        raise PlatformNotConfigured(f"{where} must be a mapping with secret_env and deliver")
+    variable = str(value.get("secret_env") or "").strip()
+    if not variable:
+        raise PlatformNotConfigured(
+            f"set {where}.secret_env to the .env variable that holds the route's signing secret"
+        )
+    secret = secrets.get(variable, "")
+    if len(secret) < 16:
+        raise PlatformNotConfigured(
+            f"set {variable} in HERMES_HOME/.env to the route's signing secret "
+            f"({'too short: at least 16 characters' if secret else 'missing'})"
+        )
+    deliver = str(value.get("deliver") or "").strip()
+    platform = chat = url = None
+    target = _CHAT_TARGET.match(deliver)
+    if deliver.startswith(("http://", "https://")):
+        if not urlsplit(deliver).hostname:
+            raise PlatformNotConfigured(f"{where}.deliver {deliver!r} has no host")
+        url = deliver
+    elif target is not None:
+        platform, chat = target["platform"], target["chat"]
+        if platform == "webhook":
+            raise PlatformNotConfigured(f"{where}.deliver cannot be another webhook")
+    else:
+        raise PlatformNotConfigured(
+            f"set {where}.deliver to PLATFORM:CHAT (telegram:123456) or a callback "
+            f"https:// URL, not {deliver!r}"
+        )
+    return Route(
+        name=name,
+        secret=secret,
+        prompt=Prompt.compile(value.get("prompt"), where=f"{where}.prompt"),
+        deliver_platform=platform,
+        deliver_chat=chat,
+        callback_url=url,
+    )
