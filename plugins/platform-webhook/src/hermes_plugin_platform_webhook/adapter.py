@@ -26,6 +26,7 @@ from hermes_sdk.platform import (
     NotSent,
     PlatformContext,
     PlatformHost,
+    split_message,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def _header(request: web.Request, names: Sequence[str]) -> str:
 
 
 class WebhookAdapter:
-    max_message_chars = 100_000  # one reply, one delivery: never split
+    max_message_chars = 4000  # a chat's limit; a longer reply goes as several deliveries
     can_edit = False
     sends_notes = False  # nobody reads "continuing after a restart" on a webhook
     pairs_by_default = False
@@ -131,12 +132,15 @@ class WebhookAdapter:
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         route = self._route_of(chat)
-        if route.callback_url is not None:
-            await self._post_callback(route, chat, text)
-        else:
-            assert self.host is not None and route.deliver_platform and route.deliver_chat
-            await self.host.forward(route.deliver_platform, route.deliver_chat, text)
-        return [f"{chat.thread_id or route.name}:reply"]
+        ids = []
+        for number, piece in enumerate(split_message(text, self.max_message_chars)):
+            if route.callback_url is not None:
+                await self._post_callback(route, chat, piece)
+            else:
+                assert self.host is not None and route.deliver_platform and route.deliver_chat
+                await self.host.forward(route.deliver_platform, route.deliver_chat, piece)
+            ids.append(f"{chat.thread_id or route.name}:{number}")
+        return ids
 
     async def _post_callback(self, route: Route, chat: ChatRef, text: str) -> None:
         from hermes_sdk.ssrf import Refused, SsrfGuard
@@ -172,7 +176,7 @@ class WebhookAdapter:
         refusal = next((c for c in choices if c.value == "deny"), choices[-1] if choices else None)
         if refusal is None:
             return
-        log.info("webhook: route %s: a question was answered %r (no one to ask)", chat.chat_id, refusal.value)
+        log.info("webhook: route %s: answered %r (no one to ask)", chat.chat_id, refusal.value)
         await self.host.pressed(
             ButtonPress(
                 chat=chat,
