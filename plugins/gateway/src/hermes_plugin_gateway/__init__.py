@@ -42,6 +42,12 @@ def _pairing_command() -> Any:
     return pairing
 
 
+def _send_command() -> Any:
+    from hermes_plugin_gateway.send_command import send
+
+    return send
+
+
 def _gateway_config() -> type[Any]:
     from hermes_plugin_gateway.settings import GatewayConfig
 
@@ -66,6 +72,11 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="gateway",
         description="Serve the agent on chat platforms: run, status, stop.",
         factory=_gateway_command,
+    )
+    yield CommandSpec(
+        name="send",
+        description="Send a message to a chat: through the running gateway, or directly.",
+        factory=_send_command,
     )
     yield CommandSpec(
         name="pairing",

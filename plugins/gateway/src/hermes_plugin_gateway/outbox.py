@@ -23,7 +23,7 @@ from hermes_sdk.runtime import Delivery, DeliveryUnavailable
 if TYPE_CHECKING:
     from hermes_plugin_gateway.gateway import Gateway
 
-__all__ = ["LedgerDelivery", "serving"]
+__all__ = ["LedgerDelivery", "gateway_serves", "serving"]
 
 _SERVING: dict[str, Gateway] = {}
 """Home -> the gateway serving it in this process."""
@@ -43,6 +43,13 @@ def serving(home: str | Path, gateway: Gateway) -> Iterator[None]:
     finally:
         if _SERVING.get(key) is gateway:
             del _SERVING[key]
+
+
+def gateway_serves(home: str | Path) -> bool:
+    """Whether a gateway serves ``home``: in this process, or as a running process."""
+    from hermes_plugin_gateway.status import running_pid
+
+    return _key(home) in _SERVING or running_pid(Path(home)) is not None
 
 
 class LedgerDelivery:

@@ -1,0 +1,141 @@
+"""Webhooks through the gateway: a signed request starts a turn whose reply reaches Telegram
+(the SDK's fake Bot API); a bad signature and a replayed delivery never reach the model.
+And ``hermes send``, through a running gateway and directly."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+import urllib.error
+import urllib.request
+
+from hermes_sdk.testing import Reply
+from hermes_sdk.testing.services import free_port
+
+from .conftest import OWNER, wait_until
+
+SECRET = "a-long-enough-github-webhook-secret"
+
+
+def webhook_config(port: int) -> str:
+    return (
+        "  webhook:\n"
+        f"    port: {port}\n"
+        "    routes:\n"
+        "      github:\n"
+        "        secret_env: GH_WEBHOOK_SECRET\n"
+        "        prompt: 'Review PR #{{ pull_request.number }}: {{ pull_request.title }}'\n"
+        f"        deliver: telegram:{OWNER}\n"
+    )
+
+
+def post(port: int, payload: dict, *, secret: str = SECRET, delivery: str = "d-1") -> int:
+    body = json.dumps(payload).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/webhooks/github",
+        data=body,
+        headers={
+            "Content-Type": "application/json",
+            "X-Hub-Signature-256": signature,
+            "X-GitHub-Delivery": delivery,
+            "X-GitHub-Event": "pull_request",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def listening(port: int) -> None:
+    def up() -> bool:
+        try:
+            post(port, {}, secret="wrong-secret-wrong-secret", delivery="probe")
+        except (ConnectionError, urllib.error.URLError):
+            return False
+        return True
+
+    wait_until(up)
+
+
+PR = {"pull_request": {"number": 7, "title": "Fix the flaky test"}, "action": "opened"}
+
+
+def test_a_signed_request_is_answered_in_telegram(
+    running_gateway, telegram, openai_server, monkeypatch, caplog
+):
+    monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
+    port = free_port()
+    openai_server.queue(Reply.say("PR 7 looks good."))
+    gateway = running_gateway(webhook_config(port))
+    listening(port)
+    assert post(port, PR) == 202
+    telegram.wait_for_message(OWNER, "PR 7 looks good.")
+    (request,) = openai_server.requests
+    users = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
+    assert users == ["Review PR #7: Fix the flaky test"]
+    (session,) = gateway.sessions("webhook")
+    assert SECRET not in caplog.text
+
+
+def test_a_bad_signature_gets_401_and_no_model_call(
+    running_gateway, telegram, openai_server, monkeypatch
+):
+    monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
+    port = free_port()
+    running_gateway(webhook_config(port))
+    listening(port)
+    assert post(port, PR, secret="not-the-secret-at-all-no") == 401
+    body = json.dumps(PR).encode()
+    unsigned = urllib.request.Request(f"http://127.0.0.1:{port}/webhooks/github", data=body)
+    try:
+        urllib.request.urlopen(unsigned, timeout=10)
+        raise AssertionError("an unsigned request was accepted")
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 401
+    time.sleep(0.5)
+    assert openai_server.requests == []
+
+
+def test_a_replayed_delivery_runs_once(running_gateway, telegram, openai_server, monkeypatch):
+    monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
+    port = free_port()
+    openai_server.queue(Reply.say("Reviewed once."), Reply.say("never said"))
+    running_gateway(webhook_config(port))
+    listening(port)
+    assert post(port, PR, delivery="same-id") == 202
+    telegram.wait_for_message(OWNER, "Reviewed once.")
+    assert post(port, PR, delivery="same-id") == 202  # the sender retries: accepted, not run
+    time.sleep(1.0)
+    assert len(openai_server.requests) == 1
+    assert len([m for m in telegram.sent(OWNER) if "Reviewed once." in m.visible]) == 1
+
+
+def test_hermes_send_directly_and_through_the_gateway(
+    gateway_home, running_gateway, telegram, hermes, tmp_path
+):
+    gateway_home()
+    note = tmp_path / "note.txt"
+    note.write_text("line from a file\n")
+    direct = hermes("send", "--to", f"telegram:{OWNER}", "--file", str(note), "hello", "directly")
+    assert direct.code == 0, direct.err
+    assert "directly" in direct.out
+    sent = telegram.wait_for_message(OWNER, "hello directly")
+    assert "line from a file" in sent.visible
+
+    wrong = hermes("send", "--to", "nowhere", "x")
+    assert wrong.code != 0 and "PLATFORM:CHAT" in wrong.err
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x00\x01\xff")
+    refused = hermes("send", "--to", f"telegram:{OWNER}", "--file", str(binary))
+    assert refused.code == 1 and "text files" in refused.err
+
+    running_gateway()
+    queued = hermes("send", "--to", f"telegram:{OWNER}", "via the gateway")
+    assert queued.code == 0, queued.err
+    assert "queued" in queued.out
+    telegram.wait_for_message(OWNER, "via the gateway")
