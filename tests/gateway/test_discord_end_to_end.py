@@ -112,7 +112,9 @@ def test_an_approval_by_button_and_a_strangers_press_is_refused(
         Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}), Reply.say("Opened it.")
     )
     discord_gateway()
-    asked = discord.user_says(OWNER, "open up that folder", channel_id=discord.channel_id, mention=True)
+    asked = discord.user_says(
+        OWNER, "open up that folder", channel_id=discord.channel_id, mention=True
+    )
     question = discord.wait_for_message(asked, "Approve this command?")
     assert "chmod -R 777" in question.content and question.buttons
     once = next(b["custom_id"] for b in question.buttons if b["custom_id"].endswith(":once"))

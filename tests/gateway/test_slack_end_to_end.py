@@ -92,7 +92,10 @@ def test_a_mention_in_a_channel_is_answered_once_in_its_thread(slack_gateway, sl
     slack.wait_for_message(slack.channel, "Still here.")
     time.sleep(0.5)
     # The message and app_mention twins of the mention started one turn, not two.
-    assert user_texts(openai_server) == [["summarise the plan"], ["summarise the plan", "and next?"]]
+    assert user_texts(openai_server) == [
+        ["summarise the plan"],
+        ["summarise the plan", "and next?"],
+    ]
     assert len(replies(slack, slack.channel, "Here, in the thread.")) == 1
     assert len(gateway.sessions("slack")) == 1
     assert all(m.thread_ts == asked for m in slack.sent(slack.channel))

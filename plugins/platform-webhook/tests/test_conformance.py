@@ -26,7 +26,7 @@ SECRET = "a-long-test-signing-secret"
 
 
 class _Callback(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.server.received.append(json.loads(body))  # type: ignore[attr-defined]
         self.send_response(204)

@@ -43,7 +43,7 @@ async def listening(
                 f"cannot listen on {host}:{port} ({exc.strerror or exc}); set {owner}.port "
                 "to a free port"
             ) from None
-        server = site._server  # noqa: SLF001 - aiohttp exposes the bound socket only here
+        server = site._server
         sockets = getattr(server, "sockets", None) or ()
         yield int(sockets[0].getsockname()[1]) if sockets else port
     finally:

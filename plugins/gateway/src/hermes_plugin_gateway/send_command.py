@@ -75,12 +75,16 @@ async def _send(context: CommandContext, platform: str, chat: str, text: str) ->
     if gateway_serves(context.home):
         from hermes_sdk.runtime import DeliveryUnavailable
 
+        if context.open_runtime is None:
+            raise click.ClickException("this Hermes kernel cannot open a runtime; update it")
         async with context.open_runtime() as runtime:
             try:
                 delivery = await runtime.deliver(platform, chat, text)
             except DeliveryUnavailable as exc:
                 raise click.ClickException(str(exc)) from None
-        return f"queued for {platform}:{chat} (delivery {delivery.delivery_id}); the gateway sends it"
+        return (
+            f"queued for {platform}:{chat} (delivery {delivery.delivery_id}); the gateway sends it"
+        )
     return await _send_directly(context, platform, chat, text)
 
 
@@ -89,16 +93,22 @@ async def _send_directly(context: CommandContext, platform: str, chat: str, text
     from hermes_sdk.platform import ChatRef, PlatformContext, PlatformNotConfigured
 
     specs = {
-        spec.name: spec for spec in context.provided.of(Kind.PLATFORM) if isinstance(spec, PlatformSpec)
+        spec.name: spec
+        for spec in context.provided.of(Kind.PLATFORM)
+        if isinstance(spec, PlatformSpec)
     }
     spec = specs.get(platform)
     if spec is None:
         installed = ", ".join(sorted(specs)) or "none"
-        raise click.ClickException(f"no platform {platform!r} is installed (installed: {installed})")
+        raise click.ClickException(
+            f"no platform {platform!r} is installed (installed: {installed})"
+        )
     section = (context.config.get("platforms") or {}).get(platform) or {}
     try:
         adapter = spec.factory(
-            PlatformContext(name=platform, home=context.home, config=section, secrets=context.secrets)
+            PlatformContext(
+                name=platform, home=context.home, config=section, secrets=context.secrets
+            )
         )
     except PlatformNotConfigured as exc:
         raise click.ClickException(f"{platform}: {exc}") from None

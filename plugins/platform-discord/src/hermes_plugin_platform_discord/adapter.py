@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_plugin_platform_discord.reading import chat_of, read_message
 from hermes_plugin_platform_discord.settings import DiscordSettings
@@ -39,7 +39,7 @@ log = logging.getLogger("hermes.discord")
 
 MAX_MESSAGE_CHARS = 2000
 THREAD_NAME_CHARS = 80
-THREAD_ARCHIVE_MINUTES = 1440
+THREAD_ARCHIVE_MINUTES: Literal[1440] = 1440
 _THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 
 

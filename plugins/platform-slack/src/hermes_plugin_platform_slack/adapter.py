@@ -34,7 +34,7 @@ from hermes_sdk.platform import (
 )
 
 if TYPE_CHECKING:
-    from slack_sdk.socket_mode.aiohttp import SocketModeClient
+    from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
     from slack_sdk.socket_mode.request import SocketModeRequest
     from slack_sdk.web.async_client import AsyncWebClient
 
@@ -72,11 +72,15 @@ class SlackAdapter:
         from slack_sdk.web.async_client import AsyncWebClient
 
         if self._web is None:
-            options = {} if self.settings.api_url is None else {"base_url": self.settings.api_url}
-            self._web = AsyncWebClient(token=self.settings.bot_token, **options)
+            self._web = AsyncWebClient(token=self.settings.bot_token, base_url=self._base_url())
             # A 429 waits out its Retry-After instead of failing the reply.
             self._web.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=3))
         return self._web
+
+    def _base_url(self) -> str:
+        from slack_sdk.web.async_base_client import AsyncBaseClient
+
+        return self.settings.api_url or str(AsyncBaseClient.BASE_URL)
 
     async def _call(self, method: str, **arguments: Any) -> Mapping[str, Any]:
         from slack_sdk.errors import SlackApiError
@@ -101,8 +105,7 @@ class SlackAdapter:
             auth = await self._client().auth_test()
         except SlackApiError as exc:
             raise RuntimeError(
-                f"Slack refused the bot token ({exc.response.get('error')}); check "
-                "SLACK_BOT_TOKEN"
+                f"Slack refused the bot token ({exc.response.get('error')}); check SLACK_BOT_TOKEN"
             ) from None
         self.bot = Bot(user_id=str(auth["user_id"]), bot_id=str(auth.get("bot_id") or ""))
         if self.settings.mode == "events":
@@ -115,14 +118,13 @@ class SlackAdapter:
         from slack_sdk.socket_mode.response import SocketModeResponse
         from slack_sdk.web.async_client import AsyncWebClient
 
-        options = {} if self.settings.api_url is None else {"base_url": self.settings.api_url}
         client = SocketModeClient(
             app_token=self.settings.app_token,
-            web_client=AsyncWebClient(**options),
+            web_client=AsyncWebClient(base_url=self._base_url()),
             trace_enabled=False,
         )
 
-        async def on_request(client: SocketModeClient, request: SocketModeRequest) -> None:
+        async def on_request(client: AsyncBaseSocketModeClient, request: SocketModeRequest) -> None:
             # Not acknowledged when handing over fails: Slack delivers it again.
             await self._handle(host, request.type, request.payload)
             await client.send_socket_mode_response(
@@ -131,12 +133,12 @@ class SlackAdapter:
 
         client.socket_mode_request_listeners.append(on_request)
         try:
-            await client.connect()
+            await client.connect()  # type: ignore[no-untyped-call] # slack_sdk leaves it unannotated
             log.info("slack: connected over Socket Mode as %s", self.bot and self.bot.user_id)
             await asyncio.Event().wait()  # slack_sdk reconnects on its own until cancelled
         finally:
             with contextlib.suppress(Exception):
-                await client.close()
+                await client.close()  # type: ignore[no-untyped-call] # likewise
 
     async def _handle(self, host: PlatformHost, kind: str, payload: Mapping[str, Any]) -> None:
         assert self.bot is not None
@@ -290,4 +292,3 @@ class SlackAdapter:
             if session is not None:
                 with contextlib.suppress(Exception):
                     await session.close()
-

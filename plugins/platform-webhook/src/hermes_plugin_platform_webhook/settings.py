@@ -44,8 +44,7 @@ class WebhookSettings:
         raw_routes = config.get("routes")
         if not isinstance(raw_routes, Mapping) or not raw_routes:
             raise PlatformNotConfigured(
-                "add a route under platforms.webhook.routes (NAME: {secret_env, prompt, "
-                "deliver})"
+                "add a route under platforms.webhook.routes (NAME: {secret_env, prompt, deliver})"
             )
         routes = {
             str(name): _route(str(name), value, context.secrets)
@@ -53,7 +52,9 @@ class WebhookSettings:
         }
         port = config.get("port", DEFAULT_PORT)
         if not isinstance(port, int) or not 0 <= port < 65536:
-            raise PlatformNotConfigured(f"platforms.webhook.port must be a port number, not {port!r}")
+            raise PlatformNotConfigured(
+                f"platforms.webhook.port must be a port number, not {port!r}"
+            )
         private = config.get("allow_private_hosts") or ()
         return cls(
             host=str(config.get("host") or "127.0.0.1"),

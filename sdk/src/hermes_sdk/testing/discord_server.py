@@ -148,8 +148,13 @@ class FakeDiscord:
         return str(next(self._ids))
 
     def _user(self, user_id: str, name: str, bot: bool = False) -> dict[str, Any]:
-        user = {"id": user_id, "username": name, "discriminator": "0", "avatar": None}
-        user["global_name"] = name.title()
+        user: dict[str, Any] = {
+            "id": user_id,
+            "username": name,
+            "discriminator": "0",
+            "avatar": None,
+            "global_name": name.title(),
+        }
         if bot:
             user["bot"] = True
         return user
@@ -483,7 +488,9 @@ class FakeDiscord:
             return _error(404, 10003, "Unknown Channel")
         content = str(body.get("content") or "")
         if len(content) > MAX_MESSAGE_CHARS:
-            return _error(400, 50035, "Invalid Form Body: content: Must be 2000 or fewer in length.")
+            return _error(
+                400, 50035, "Invalid Form Body: content: Must be 2000 or fewer in length."
+            )
         reference = body.get("message_reference") or {}
         message = SentMessage(
             id=self._snowflake(),
@@ -584,4 +591,3 @@ def _buttons(components: Any) -> list[dict[str, Any]]:
         for item in row.get("components") or ()
         if item.get("type") == 2
     ]
-

@@ -12,6 +12,7 @@ Importing this imports aiohttp (``hermes-sdk[http]``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -63,7 +64,7 @@ class LoopbackApp:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server  # noqa: SLF001 - aiohttp exposes the bound port only here
+        server = site._server
         assert isinstance(server, asyncio.base_events.Server)
         self.port = int(server.sockets[0].getsockname()[1])
 
@@ -76,9 +77,7 @@ class LoopbackApp:
             return
         if self._runner is not None:
             runner = self._runner
-            try:
+            with contextlib.suppress(Exception):  # stopping anyway
                 self.call(runner.cleanup(), timeout=10)
-            except Exception:  # noqa: BLE001 - stopping anyway
-                pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)

@@ -35,7 +35,7 @@ from aiohttp import WSMsgType, web
 
 from hermes_sdk.testing.loopback_app import LoopbackApp
 
-__all__ = ["BOT_TOKEN", "APP_TOKEN", "FakeSlack", "SentMessage"]
+__all__ = ["APP_TOKEN", "BOT_TOKEN", "FakeSlack", "SentMessage"]
 
 BOT_TOKEN = "xoxb-test-fake-slack-bot-token"
 APP_TOKEN = "xapp-test-fake-slack-app-token"
@@ -173,7 +173,9 @@ class FakeSlack:
                 "api_app_id": "A0HERMES",
                 "event_id": f"Ev{uuid.uuid4().hex[:10]}",
                 "event_time": int(time.time()),
-                "authorizations": [{"team_id": self.team, "user_id": self.bot_user, "is_bot": True}],
+                "authorizations": [
+                    {"team_id": self.team, "user_id": self.bot_user, "is_bot": True}
+                ],
                 "event": dict(event),
             },
         )
@@ -238,9 +240,7 @@ class FakeSlack:
     def deliver_again(self) -> None:
         """Deliver the last event envelope again, even though it was acknowledged."""
         with self._lock:
-            last = next(
-                (d for d in reversed(self.deliveries) if d["type"] == "events_api"), None
-            )
+            last = next((d for d in reversed(self.deliveries) if d["type"] == "events_api"), None)
         if last is not None:
             envelope = _Envelope(str(last["envelope_id"]), "events_api", last["payload"])
             envelope.attempt = int(last["retry_attempt"]) + 1
@@ -418,7 +418,12 @@ class FakeSlack:
         with self._lock:
             self.messages[(channel, message.ts)] = message
             self._lock.notify_all()
-        return {"ok": True, "channel": channel, "ts": message.ts, "message": self._as_event(message)}
+        return {
+            "ok": True,
+            "channel": channel,
+            "ts": message.ts,
+            "message": self._as_event(message),
+        }
 
     def _api_chat_update(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         key = (str(arguments.get("channel") or ""), str(arguments.get("ts") or ""))
