@@ -190,6 +190,9 @@ MUTANTS = [
            "test_a_private_message_arrives"),
     Mutant("platform", "send-returns-no-ids", "src/{module}/adapter.py",
            "        return ids\n", "        return []\n", "test_send_returns_message_ids"),
+    Mutant("platform", "ids-messages-by-delivery", "src/{module}/adapter.py",
+           'message_id=str(message["id"]),', 'message_id=str(update["id"]),',
+           "test_a_message_delivered_again_keeps_its_id"),
     Mutant("platform", "starts-without-a-token", "src/{module}/adapter.py",
            "if not token:", "if False:", "test_missing_credentials_are_a_clear_error"),
     # --- front-ends ------------------------------------------------------------------------------

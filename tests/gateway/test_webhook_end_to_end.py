@@ -139,3 +139,25 @@ def test_hermes_send_directly_and_through_the_gateway(
     assert queued.code == 0, queued.err
     assert "queued" in queued.out
     telegram.wait_for_message(OWNER, "via the gateway")
+
+
+def test_githubs_ping_and_unlisted_events_start_no_turn(
+    running_gateway, telegram, openai_server, monkeypatch
+):
+    monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
+    port = free_port()
+    openai_server.queue(Reply.say("A push, noted."))
+    running_gateway(webhook_config(port) + "        events: [push]\n")
+    listening(port)
+    body = json.dumps({"zen": "Keep it logically awesome."}).encode()
+    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    ping = urllib.request.Request(
+        f"http://127.0.0.1:{port}/webhooks/github",
+        data=body,
+        headers={"X-Hub-Signature-256": signature, "X-GitHub-Event": "ping"},
+    )
+    with urllib.request.urlopen(ping, timeout=10) as response:
+        assert response.status == 200 and json.load(response) == {"pong": "github"}
+    assert post(port, PR, delivery="pr-1") == 202  # a pull_request: not listed, not run
+    time.sleep(0.5)
+    assert openai_server.requests == []

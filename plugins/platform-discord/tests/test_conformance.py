@@ -43,6 +43,9 @@ class TestDiscordConformance(PlatformTests):
     def seen_by(self, user_id: str) -> list[str]:
         return [m.content for m in self.discord.sent(self.discord.dm_channel(user_id))]
 
+    def deliver_again(self, user_id: str) -> None:
+        self.discord.deliver_again()
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         channel = self.discord.dm_channel(user_id)
         (asked,) = [

@@ -40,6 +40,9 @@ class TestSlackConformance(PlatformTests):
     def seen_by(self, user_id: str) -> list[str]:
         return [m.visible for m in self.slack.sent(self.slack.dm_channel(user_id))]
 
+    def deliver_again(self, user_id: str) -> None:
+        self.slack.deliver_again()
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         for message in self.slack.sent(self.slack.dm_channel(user_id)):
             for button in message.buttons():

@@ -36,6 +36,9 @@ class TestTelegramConformance(PlatformTests):
     def seen_by(self, user_id: str) -> list[str]:
         return [message.visible for message in self.telegram.sent(int(user_id))]
 
+    def deliver_again(self, user_id: str) -> None:
+        self.telegram.deliver_again(int(user_id))
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         (question,) = [
             m

@@ -93,7 +93,11 @@ class TestWebhookConformance(PlatformTests):
         raise AssertionError("the webhook listener never came up")
 
     def user_says(self, user_id: str, text: str) -> None:
-        self.poster.submit(self._post, json.dumps({"text": text}).encode())
+        self.last_body = json.dumps({"text": text}).encode()
+        self.poster.submit(self._post, self.last_body)
+
+    def deliver_again(self, user_id: str) -> None:
+        self.poster.submit(self._post, self.last_body)  # a sender's retry: the same body
 
     def seen_by(self, user_id: str) -> list[str]:
         return [str(item["text"]) for item in self.callback_server.received]  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ MAX_MESSAGE_CHARS = 2000
 THREAD_NAME_CHARS = 80
 THREAD_ARCHIVE_MINUTES: Literal[1440] = 1440
 _THREAD_EXISTS = 160004  # "A thread has already been created for this message"
+_UNKNOWN_CHANNEL = 10003
 
 
 def _not_sent(exc: BaseException) -> bool:
@@ -62,6 +63,7 @@ class DiscordAdapter:
         self._chains: dict[str, asyncio.Future[None]] = {}  # each chat's latest hand-over
         self._thread_names: dict[str, str] = {}  # message id -> the thread name it would get
         self._threads: set[str] = set()  # threads known to exist
+        self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM channel opened with them
 
     # --- the client ----------------------------------------------------------------------
 
@@ -142,6 +144,11 @@ class DiscordAdapter:
             client.event(handler)
         try:
             await client.connect(reconnect=True)
+        except discord.PrivilegedIntentsRequired:
+            raise RuntimeError(
+                "Discord refused the Message Content intent; turn it on in the Developer "
+                "Portal (your application > Bot > Privileged Gateway Intents)"
+            ) from None
         finally:
             await self.aclose()
 
@@ -165,6 +172,8 @@ class DiscordAdapter:
                 del self._chains[key]
 
     async def _pressed(self, host: PlatformHost, interaction: discord.Interaction) -> None:
+        import discord
+
         data: Any = interaction.data or {}
         request_id, _, choice = str(data.get("custom_id") or "").rpartition(":")
         chat = chat_of(interaction.channel)
@@ -174,14 +183,17 @@ class DiscordAdapter:
             chat=chat, user_id=str(interaction.user.id), request_id=request_id, choice=choice
         )
         toast = await host.pressed(press)
-        if host.question_open(request_id):
-            # Not the answer (someone else pressed): say so to that person only, and leave
-            # the buttons for the one asked.
-            await interaction.response.send_message(toast[:MAX_MESSAGE_CHARS], ephemeral=True)
-            return
-        asked = interaction.message.content if interaction.message is not None else ""
-        answered = f"{asked}\n\n*{toast}*" if toast else asked
-        await interaction.response.edit_message(content=answered[:MAX_MESSAGE_CHARS], view=None)
+        try:
+            if host.question_open(request_id):
+                # Not the answer (someone else pressed): say so to that person only, and
+                # leave the buttons for the one asked.
+                await interaction.response.send_message(toast[:MAX_MESSAGE_CHARS], ephemeral=True)
+                return
+            asked = interaction.message.content if interaction.message is not None else ""
+            answered = f"{asked}\n\n*{toast}*" if toast else asked
+            await interaction.response.edit_message(content=answered[:MAX_MESSAGE_CHARS], view=None)
+        except discord.HTTPException as exc:  # the press counted; showing it is a courtesy
+            log.info("discord: could not show the answer to a press: %s", exc)
 
     # --- sending -------------------------------------------------------------------------
 
@@ -217,6 +229,8 @@ class DiscordAdapter:
         client = await self._ready_client()
         try:
             target = await self._target(client, chat)
+            if chat.chat_type == "private" and chat.chat_id in self._dm_of_user:
+                target = self._dm_of_user[chat.chat_id]
             channel = client.get_partial_messageable(target)
             ids = []
             for number, chunk in enumerate(split_message(text, MAX_MESSAGE_CHARS)):
@@ -226,7 +240,17 @@ class DiscordAdapter:
                     reference = discord.MessageReference(
                         message_id=int(reply_to), channel_id=target, fail_if_not_exists=False
                     )
-                sent = await channel.send(chunk, reference=reference)  # type: ignore[arg-type]
+                try:
+                    sent = await channel.send(chunk, reference=reference)  # type: ignore[arg-type]
+                except discord.NotFound as exc:
+                    if exc.code != _UNKNOWN_CHANNEL or chat.chat_type != "private" or ids:
+                        raise
+                    # A user's id rather than a DM channel's (``hermes send --to
+                    # discord:USER``): open the DM with that user and send there.
+                    opened = await client.http.start_private_message(int(chat.chat_id))
+                    target = self._dm_of_user[chat.chat_id] = int(opened["id"])
+                    channel = client.get_partial_messageable(target)
+                    sent = await channel.send(chunk, reference=reference)  # type: ignore[arg-type]
                 ids.append(str(sent.id))
             return ids
         except discord.HTTPException as exc:

@@ -176,26 +176,29 @@ class SlackAdapter:
         press, message_ts = read
         toast = await host.pressed(press)
         thread = {"thread_ts": press.chat.thread_id} if press.chat.thread_id else {}
-        if host.question_open(press.request_id):
-            # Not the answer (someone else pressed): tell that person only; the buttons
-            # stay for the one asked.
+        try:
+            if host.question_open(press.request_id):
+                # Not the answer (someone else pressed): tell that person only; the buttons
+                # stay for the one asked.
+                await self._call(
+                    "chat.postEphemeral",
+                    channel=press.chat.chat_id,
+                    user=press.user_id,
+                    text=to_mrkdwn(toast),
+                    **thread,
+                )
+                return
+            asked = str((payload.get("message") or {}).get("text") or "")
+            answered = f"{asked}\n\n_{to_mrkdwn(toast)}_" if toast else asked
             await self._call(
-                "chat.postEphemeral",
+                "chat.update",
                 channel=press.chat.chat_id,
-                user=press.user_id,
-                text=to_mrkdwn(toast),
-                **thread,
+                ts=message_ts,
+                text=answered,
+                blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": answered[:3000]}}],
             )
-            return
-        asked = str((payload.get("message") or {}).get("text") or "")
-        answered = f"{asked}\n\n_{to_mrkdwn(toast)}_" if toast else asked
-        await self._call(
-            "chat.update",
-            channel=press.chat.chat_id,
-            ts=message_ts,
-            text=answered,
-            blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": answered[:3000]}}],
-        )
+        except Exception as exc:  # noqa: BLE001 - the press counted; showing it is a courtesy
+            log.info("slack: could not show the answer to a press: %s", exc)
 
     async def _serve_events(self, host: PlatformHost) -> None:
         """The Events API: Slack POSTs each event, signed with the signing secret."""

@@ -106,12 +106,15 @@ class WebhookAdapter:
             payload = json.loads(body)
         except ValueError:
             return web.json_response({"error": "the body must be JSON"}, status=400)
+        event = _header(request, EVENT_HEADERS)
+        if event == "ping":  # GitHub's hello when a webhook is added: no turn for it
+            return web.json_response({"pong": name})
+        if route.events and event not in route.events:
+            return web.json_response({"ignored": f"event {event!r}"}, status=202)
         delivery = _header(request, DELIVERY_HEADERS).strip()[:128]
         delivery = delivery or hashlib.sha256(body).hexdigest()[:32]
         try:
-            text = route.prompt.render(
-                payload, route=name, event=_header(request, EVENT_HEADERS), delivery=delivery
-            )
+            text = route.prompt.render(payload, route=name, event=event, delivery=delivery)
         except ValueError as exc:
             log.warning("webhook: %s", exc)
             return web.json_response({"error": str(exc)}, status=422)

@@ -29,6 +29,8 @@ class Route:
     deliver_chat: str | None
     callback_url: str | None
     """Or: the URL the reply is POSTed to, as JSON."""
+    events: frozenset[str]
+    """The events (``X-GitHub-Event``) that start a turn; empty: every event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +101,12 @@ def _route(name: str, value: Any, secrets: Mapping[str, str]) -> Route:
             f"set {where}.deliver to PLATFORM:CHAT (telegram:123456) or a callback "
             f"https:// URL, not {deliver!r}"
         )
+    events = value.get("events") or ()
+    if isinstance(events, str):
+        events = [events]
     return Route(
         name=name,
+        events=frozenset(str(event) for event in events),
         secret=secret,
         prompt=Prompt.compile(value.get("prompt"), where=f"{where}.prompt"),
         deliver_platform=platform,

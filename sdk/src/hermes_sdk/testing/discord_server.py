@@ -103,6 +103,9 @@ class FakeDiscord:
         self.callbacks: list[dict[str, Any]] = []
         """Interaction responses: ``{"interaction", "user_id", "type", "data"}``."""
         self.identifies = 0
+        self.refuse_intents = False
+        """Close an IDENTIFY with 4014, as Discord does when the bot asks for a privileged
+        intent (Message Content) the Developer Portal has not turned on."""
         self.resumes = 0
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
@@ -335,6 +338,9 @@ class FakeDiscord:
             elif op == 2:
                 if data.get("token") != self.token:
                     await socket.close(code=4004, message=b"Authentication failed.")
+                    break
+                if self.refuse_intents:
+                    await socket.close(code=4014, message=b"Disallowed intent(s).")
                     break
                 self.identifies += 1
                 session = _Session(self._snowflake())

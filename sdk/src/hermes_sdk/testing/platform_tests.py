@@ -13,13 +13,16 @@ say how a user acts on that fake and what they see::
         def user_says(self, user_id, text): ...   # a DM from user_id
         def seen_by(self, user_id): ...           # texts the user sees now, oldest first
         def press(self, user_id, request_id, choice): ...
+        def deliver_again(self, user_id): ...     # optional: the last message, sent again
 
 The suite runs the adapter's :meth:`run` against a recording host and checks: a DM arrives
 as an :class:`~hermes_sdk.platform.Inbound` addressed to the bot; sends return ids; long
 replies are split within the limit without losing text; text that looks like markup is
 shown literally; edits replace text, an identical edit is not an error and a missing
 message raises ``MessageGone``; buttons come back as ``ButtonPress``; a context without
-credentials raises ``PlatformNotConfigured``.
+credentials raises ``PlatformNotConfigured``; a message the platform delivers again (a replay
+after a reconnect, a redelivery) keeps its ``message_id``, which is how the gateway answers it
+exactly once.
 """
 
 from __future__ import annotations
@@ -115,6 +118,12 @@ class PlatformTests:
         """The user presses the button ``choice`` of the question ``request_id``."""
         raise NotImplementedError
 
+    def deliver_again(self, user_id: str) -> None:
+        """Optional: the platform delivers the user's last message to the bot again, as it
+        does after a reconnect or when an acknowledgement was lost. Leave it unimplemented
+        only if your fake cannot do that (the test that uses it then skips, saying so)."""
+        raise NotImplementedError
+
     # --- harness -------------------------------------------------------------------------
 
     def run_with(
@@ -162,6 +171,22 @@ class PlatformTests:
             await _eventually(lambda: len(host.messages) >= 5)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == [f"message {n}" for n in range(5)]
+
+        self.run_with(tmp_path, scenario)
+
+    def test_a_message_delivered_again_keeps_its_id(self, tmp_path: Path) -> None:
+        async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
+            first = await self._dm(host, "only once, please")
+            try:
+                self.deliver_again(self.user)
+            except NotImplementedError:
+                pytest.skip("this fake cannot deliver a message again (deliver_again)")
+            # Handing it over again is allowed (the gateway drops it by its id); a new id
+            # would make it a second message, and a second answer.
+            with contextlib.suppress(AssertionError):
+                await _eventually(lambda: len(host.messages) > 1, timeout=2.0)
+            for again in host.messages[1:]:
+                assert (again.message_id, again.chat) == (first.message_id, first.chat)
 
         self.run_with(tmp_path, scenario)
 

@@ -113,6 +113,9 @@ class FakeSlack:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        retrier = self._retrier
+        if retrier is not None:
+            self._server.loop.call_soon_threadsafe(retrier.cancel)
         self._server.stop()
 
     @property
@@ -402,6 +405,8 @@ class FakeSlack:
 
     def _api_chat_postMessage(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         channel = str(arguments.get("channel") or "")
+        if channel.startswith("U"):  # a user's id: Slack posts in the app's DM with them
+            channel = self.dm_channel(channel)
         if not self._known(channel):
             return {"ok": False, "error": "channel_not_found"}
         text = str(arguments.get("text") or "")

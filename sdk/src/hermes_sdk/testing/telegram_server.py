@@ -132,6 +132,7 @@ class FakeTelegram:
         self.rejected: list[tuple[str, int, str]] = []
         """Calls answered with an error: (method, error_code, description)."""
         self.confirmed_offset = 0
+        self._said: dict[int, dict[str, Any]] = {}  # each user's last message
         self._http = _Server(("127.0.0.1", port), _Handler)
         self._http.daemon_threads = True
         self._http.owner = self  # type: ignore[attr-defined] # the handler finds us here
@@ -176,6 +177,13 @@ class FakeTelegram:
             self._updates.append({"update_id": update_id, kind: payload})
             self._lock.notify_all()
         return update_id
+
+    def deliver_again(self, user_id: int) -> None:
+        """The user's last message again, as a new update (Telegram resends an update whose
+        confirmation was lost): the message keeps its ``message_id``."""
+        with self._lock:
+            last = self._said[user_id]
+        self._push("message", dict(last))
 
     def _message_id(self) -> int:
         with self._lock:
@@ -223,6 +231,8 @@ class FakeTelegram:
             message["is_topic_message"] = True
         if reply_to is not None:
             message["reply_to_message"] = reply_to.as_telegram(self.bot)
+        with self._lock:
+            self._said[user_id] = message
         self._push("message", message)
         return message_id
 

@@ -1,0 +1,140 @@
+"""What the conformance suite does not cover: servers, mentions, attachments, and the two
+set-up mistakes a new user makes (a wrong token, the Message Content intent left off)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hermes_plugin_platform_discord.adapter import DiscordAdapter
+
+from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+from hermes_sdk.testing.discord_server import FakeDiscord
+from hermes_sdk.testing.platform_tests import RecordingHost
+
+PERSON = "1200000000000000042"
+
+
+@pytest.fixture
+def discord() -> Iterator[FakeDiscord]:
+    with FakeDiscord() as fake:
+        restore = fake.point_discord_py()
+        try:
+            yield fake
+        finally:
+            restore()
+
+
+def context(
+    discord: FakeDiscord, home: Path, token: str | None = None, **config: object
+) -> PlatformContext:
+    return PlatformContext(
+        name="discord",
+        home=str(home),
+        config={"api_url": discord.api_url, "gateway_url": discord.gateway_url, **config},
+        secrets={"DISCORD_BOT_TOKEN": token or discord.token},
+    )
+
+
+async def hand_over(adapter: DiscordAdapter, host: RecordingHost, count: int) -> None:
+    task = asyncio.ensure_future(adapter.run(host))
+    try:
+        for _ in range(200):
+            if len(host.messages) >= count or task.done():
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # and nothing more
+        if task.done():
+            task.result()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await adapter.aclose()
+
+
+def test_in_a_server_only_mentions_and_replies_count(discord, tmp_path):
+    host = RecordingHost()
+    adapter = DiscordAdapter(context(discord, tmp_path))
+    discord.user_says(PERSON, "chatter", channel_id=discord.channel_id)
+    asked = discord.user_says(PERSON, "look at this", channel_id=discord.channel_id, mention=True)
+    discord.user_says(
+        PERSON,
+        "notes",
+        attachments=[
+            {
+                "filename": "notes.pdf",
+                "size": 5120,
+                "url": "http://x/notes.pdf",
+                "content_type": "application/pdf",
+            }
+        ],
+    )
+    asyncio.run(hand_over(adapter, host, 2))
+    mention, attachment = host.messages
+    assert (mention.text, mention.message_id, mention.chat.thread_id) == (
+        "look at this",
+        asked,
+        asked,
+    )
+    assert mention.chat.chat_type == "group" and mention.addressed
+    assert attachment.text.startswith("notes\n[a file, notes.pdf (application/pdf, 5120 bytes)")
+
+
+def test_servers_not_listed_are_ignored(discord, tmp_path):
+    host = RecordingHost()
+    adapter = DiscordAdapter(context(discord, tmp_path, allowed_guilds=["42"]))
+    discord.user_says(PERSON, "hello", channel_id=discord.channel_id, mention=True)
+    discord.user_says(PERSON, "a DM still counts")
+    asyncio.run(hand_over(adapter, host, 1))
+    assert [m.text for m in host.messages] == ["a DM still counts"]
+
+
+def test_a_wrong_token_is_one_clear_line(discord, tmp_path):
+    adapter = DiscordAdapter(context(discord, tmp_path, token="not-the-token"))
+    with pytest.raises(RuntimeError, match="refused the bot token") as raised:
+        asyncio.run(hand_over(adapter, RecordingHost(), 1))
+    assert "\n" not in str(raised.value) and "not-the-token" not in str(raised.value)
+
+
+def test_the_message_content_intent_left_off_is_one_clear_line(discord, tmp_path):
+    discord.refuse_intents = True
+    adapter = DiscordAdapter(context(discord, tmp_path))
+    with pytest.raises(RuntimeError, match="Message Content intent"):
+        asyncio.run(hand_over(adapter, RecordingHost(), 1))
+
+
+def test_settings_say_what_to_fix(tmp_path):
+    with pytest.raises(PlatformNotConfigured, match="numeric ids"):
+        DiscordAdapter(
+            PlatformContext(
+                name="discord",
+                home=str(tmp_path),
+                config={"allowed_guilds": ["my-server"]},
+                secrets={"DISCORD_BOT_TOKEN": "x"},
+            )
+        )
+    with pytest.raises(PlatformNotConfigured, match="ws:// or wss://"):
+        DiscordAdapter(
+            PlatformContext(
+                name="discord",
+                home=str(tmp_path),
+                config={"gateway_url": "http://example.org"},
+                secrets={"DISCORD_BOT_TOKEN": "x"},
+            )
+        )
+
+
+def test_a_message_to_a_user_id_opens_the_dm(discord, tmp_path):
+    from hermes_sdk.platform import ChatRef
+
+    async def send() -> list[str]:
+        adapter = DiscordAdapter(context(discord, tmp_path))
+        try:
+            return await adapter.send(ChatRef("discord", PERSON, "private"), "from hermes send")
+        finally:
+            await adapter.aclose()
+
+    (sent,) = asyncio.run(send())
+    assert [m.content for m in discord.sent(discord.dm_channel(PERSON))] == ["from hermes send"]
