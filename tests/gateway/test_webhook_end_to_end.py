@@ -161,3 +161,23 @@ def test_githubs_ping_and_unlisted_events_start_no_turn(
     assert post(port, PR, delivery="pr-1") == 202  # a pull_request: not listed, not run
     time.sleep(0.5)
     assert openai_server.requests == []
+
+
+def test_a_template_that_fails_on_a_payload_is_a_422(
+    running_gateway, telegram, openai_server, monkeypatch
+):
+    monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
+    port = free_port()
+    config = webhook_config(port).replace(
+        "'Review PR #{{ pull_request.number }}: {{ pull_request.title }}'",
+        "'{{ pull_request.number + 1 }}'",
+    )
+    running_gateway(config)
+    listening(port)
+    assert post(port, {"pull_request": {"number": "seven"}}, delivery="bad-1") == 422
+    assert post(port, {"pull_request": {"number": 6}}, delivery="ok-1") == 202
+    wait_until(lambda: openai_server.requests)
+    users = [
+        m["content"] for m in openai_server.requests[0].json["messages"] if m["role"] == "user"
+    ]
+    assert users == ["7"]

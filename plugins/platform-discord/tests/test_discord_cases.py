@@ -136,5 +136,5 @@ def test_a_message_to_a_user_id_opens_the_dm(discord, tmp_path):
         finally:
             await adapter.aclose()
 
-    (sent,) = asyncio.run(send())
+    assert len(asyncio.run(send())) == 1
     assert [m.content for m in discord.sent(discord.dm_channel(PERSON))] == ["from hermes send"]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hermes_plugin_platform_webhook.adapter import WebhookAdapter
 
-from hermes_sdk.platform import Choice, PlatformAdapter, PlatformContext
+from hermes_sdk.platform import Choice, NotSent, PlatformAdapter, PlatformContext
 from hermes_sdk.testing import PlatformTests
 from hermes_sdk.testing.platform_tests import RecordingHost
 from hermes_sdk.testing.services import free_port
@@ -93,11 +93,11 @@ class TestWebhookConformance(PlatformTests):
         raise AssertionError("the webhook listener never came up")
 
     def user_says(self, user_id: str, text: str) -> None:
-        self.last_body = json.dumps({"text": text}).encode()
-        self.poster.submit(self._post, self.last_body)
+        self.last = (json.dumps({"text": text}).encode(), f"delivery-{len(text)}-{text[:20]}")
+        self.poster.submit(self._post, *self.last)
 
     def deliver_again(self, user_id: str) -> None:
-        self.poster.submit(self._post, self.last_body)  # a sender's retry: the same body
+        self.poster.submit(self._post, *self.last)  # a sender's retry: the same delivery id
 
     def seen_by(self, user_id: str) -> list[str]:
         return [str(item["text"]) for item in self.callback_server.received]  # type: ignore[attr-defined]
@@ -107,14 +107,53 @@ class TestWebhookConformance(PlatformTests):
 
     def test_a_button_press_comes_back(self, tmp_path: Path) -> None:
         """Replaces the suite's test: nobody can answer on a webhook, so a question is
-        answered "deny" at once, by the route itself."""
+        refused (NotSent), which the gateway takes as a no at once."""
 
         async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
             chat = (await self._dm(host, "hi")).chat
             choices = [Choice("once", "Once"), Choice("deny", "Deny")]
-            await adapter.ask(chat, "Run it?", choices, "req1")
-            (press,) = host.presses
-            assert (press.request_id, press.choice, press.user_id) == ("req1", "deny", self.user)
-            assert press.chat == chat
+            with pytest.raises(NotSent):
+                await adapter.ask(chat, "Run it?", choices, "req1")
+            assert host.presses == [] and self.seen_by(self.user) == []
 
         self.run_with(tmp_path, scenario)
+
+    def test_a_long_reply_is_numbered_for_the_callback(self, tmp_path: Path) -> None:
+        async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
+            chat = (await self._dm(host, "hi")).chat
+            await adapter.send(chat, "\n\n".join(["word " * 600] * 4))
+            received = self.callback_server.received  # type: ignore[attr-defined]
+            assert [(r["part"], r["parts"]) for r in received] == [(n, 4) for n in range(1, 5)]
+            assert {r["delivery"] for r in received} == {chat.thread_id}
+
+        self.run_with(tmp_path, scenario)
+
+
+def test_bad_settings_say_what_to_fix(tmp_path: Path) -> None:
+    route = {"secret_env": "S", "deliver": "telegram:1"}
+    cases = [
+        ({"routes": {"r": {**route, "events": 5}}}, "a list of event names"),
+        ({"routes": {"r": route}, "port": True}, "port number"),
+        ({"routes": {"r": route}, "allow_private_hosts": ["10.0.0.0/33"]}, "allow_private_hosts"),
+        ({"routes": {"r": {**route, "prompt": "{{ oops"}}}, "not a valid template"),
+        ({"routes": {"r": {**route, "deliver": "somewhere"}}}, "PLATFORM:CHAT"),
+        ({"routes": {}}, "add a route"),
+    ]
+    from hermes_sdk.platform import PlatformNotConfigured
+
+    for config, wanted in cases:
+        context = PlatformContext(
+            name="webhook", home=str(tmp_path), config=config, secrets={"S": SECRET}
+        )
+        with pytest.raises(PlatformNotConfigured, match=wanted) as raised:
+            WebhookAdapter(context)
+        assert "\n" not in str(raised.value) and SECRET not in repr(raised.value)
+    adapter = WebhookAdapter(
+        PlatformContext(
+            name="webhook",
+            home=str(tmp_path),
+            config={"routes": {"r": route}},
+            secrets={"S": SECRET},
+        )
+    )
+    assert SECRET not in repr(adapter.settings)

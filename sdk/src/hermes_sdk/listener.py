@@ -55,5 +55,6 @@ def signature_matches(secret: str, body: bytes, signature: str, prefix: str = "s
     (GitHub's ``X-Hub-Signature-256`` form), compared in constant time."""
     if not secret or not signature.startswith(prefix):
         return False
-    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, signature[len(prefix) :].strip().lower())
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode()
+    given = signature[len(prefix) :].strip().lower().encode("utf-8", "replace")
+    return hmac.compare_digest(expected, given)

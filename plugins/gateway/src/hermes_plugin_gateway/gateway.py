@@ -675,6 +675,10 @@ class _Host:
         self._platform = platform
 
     async def receive(self, message: Inbound) -> None:
+        if message.chat.platform != self._platform:
+            # Who may write is judged by platform: a message must come as its own platform's.
+            log.warning("%s: dropped a message labelled %r", self._platform, message.chat.platform)
+            return
         await self._gateway.receive(message)
 
     async def pressed(self, press: ButtonPress) -> str:

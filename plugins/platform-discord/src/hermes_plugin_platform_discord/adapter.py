@@ -232,7 +232,7 @@ class DiscordAdapter:
             if chat.chat_type == "private" and chat.chat_id in self._dm_of_user:
                 target = self._dm_of_user[chat.chat_id]
             channel = client.get_partial_messageable(target)
-            ids = []
+            ids: list[str] = []
             for number, chunk in enumerate(split_message(text, MAX_MESSAGE_CHARS)):
                 reference = None
                 # In a thread started from the message, the message itself opens the thread.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
@@ -41,7 +41,7 @@ def _url(value: object, key: str, schemes: set[str]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class DiscordSettings:
-    token: str
+    token: str = field(repr=False)
     allowed_guilds: frozenset[str]
     """Servers whose channels it listens in; empty: every server the bot was added to (who
     may talk to it is still the gateway's allowlist)."""
@@ -63,6 +63,7 @@ class DiscordSettings:
             )
         api_url = _url(config.get("api_url"), "api_url", {"http", "https"})
         gateway_url = _url(config.get("gateway_url"), "gateway_url", {"ws", "wss"})
+        _ids(config.get("allowed_users"), "allowed_users")  # the gateway reads them; @names fail
         return cls(
             token=token,
             allowed_guilds=_ids(config.get("allowed_guilds"), "allowed_guilds"),

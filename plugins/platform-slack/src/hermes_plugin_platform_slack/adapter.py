@@ -211,7 +211,11 @@ class SlackAdapter:
 
         async def receive(request: web.Request) -> web.StreamResponse:
             body = await request.read()
-            if not verifier.is_valid_request(body, dict(request.headers)):
+            try:
+                valid = verifier.is_valid_request(body, dict(request.headers))
+            except Exception:  # noqa: BLE001 - a malformed timestamp or body is not valid
+                valid = False
+            if not valid:
                 log.warning("slack: refused an events request with a bad or old signature")
                 return web.Response(status=401, text="invalid signature")
             if request.content_type == "application/x-www-form-urlencoded":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -15,10 +15,10 @@ DEFAULT_EVENTS_PORT = 8645
 
 @dataclass(frozen=True, slots=True)
 class SlackSettings:
-    bot_token: str
-    app_token: str
+    bot_token: str = field(repr=False)
+    app_token: str = field(repr=False)
     """Socket Mode's app-level token (``xapp-``); '' in Events API mode."""
-    signing_secret: str
+    signing_secret: str = field(repr=False)
     """The Events API's signing secret; '' in Socket Mode."""
     mode: Literal["socket", "events"]
     require_mention: bool
@@ -61,7 +61,7 @@ class SlackSettings:
                 f"platforms.slack.api_url must be an http(s) URL, not {api_url!r}"
             )
         port = config.get("port", DEFAULT_EVENTS_PORT)
-        if not isinstance(port, int) or not 0 <= port < 65536:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
             raise PlatformNotConfigured(f"platforms.slack.port must be a port number, not {port!r}")
         return cls(
             bot_token=bot_token,

@@ -10,15 +10,14 @@ so a sender's retry of the same delivery never runs a second turn. A request is 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hermes_plugin_platform_webhook.settings import Route, WebhookSettings
 from hermes_sdk.platform import (
-    ButtonPress,
     ChatRef,
     Choice,
     Inbound,
@@ -111,13 +110,16 @@ class WebhookAdapter:
             return web.json_response({"pong": name})
         if route.events and event not in route.events:
             return web.json_response({"ignored": f"event {event!r}"}, status=202)
-        delivery = _header(request, DELIVERY_HEADERS).strip()[:128]
-        delivery = delivery or hashlib.sha256(body).hexdigest()[:32]
+        # Without a delivery id every request is a delivery of its own: a monitor that posts
+        # the same alert twice means it twice.
+        delivery = _header(request, DELIVERY_HEADERS).strip()[:128] or uuid.uuid4().hex
         try:
             text = route.prompt.render(payload, route=name, event=event, delivery=delivery)
         except ValueError as exc:
             log.warning("webhook: %s", exc)
             return web.json_response({"error": str(exc)}, status=422)
+        if text.lstrip().startswith("/"):  # a payload's text is never a chat command (/new)
+            text = f"(webhook {name}) {text}"
         assert self.host is not None
         await self.host.receive(
             Inbound(
@@ -134,24 +136,39 @@ class WebhookAdapter:
     # --- replies -------------------------------------------------------------------------
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        from hermes_sdk.runtime import DeliveryUnavailable
+
         route = self._route_of(chat)
         ids = []
-        for number, piece in enumerate(split_message(text, self.max_message_chars)):
+        pieces = split_message(text, self.max_message_chars)
+        for number, piece in enumerate(pieces, 1):
             if route.callback_url is not None:
-                await self._post_callback(route, chat, piece)
+                await self._post_callback(route, chat, piece, number, len(pieces))
             else:
                 assert self.host is not None and route.deliver_platform and route.deliver_chat
-                await self.host.forward(route.deliver_platform, route.deliver_chat, piece)
+                try:
+                    await self.host.forward(route.deliver_platform, route.deliver_chat, piece)
+                except DeliveryUnavailable as exc:
+                    raise NotSent(f"route {route.name}: {exc}") from None
             ids.append(f"{chat.thread_id or route.name}:{number}")
         return ids
 
-    async def _post_callback(self, route: Route, chat: ChatRef, text: str) -> None:
+    async def _post_callback(
+        self, route: Route, chat: ChatRef, text: str, part: int, parts: int
+    ) -> None:
         from hermes_sdk.ssrf import Refused, SsrfGuard
         from hermes_sdk.ssrf_http import guarded_client
 
         assert route.callback_url is not None
         guard = SsrfGuard(self.settings.allow_private_hosts)
-        body = {"route": route.name, "delivery": chat.thread_id, "text": text}
+        # ``delivery`` and ``part`` identify a piece: a retried piece can be dropped by them.
+        body = {
+            "route": route.name,
+            "delivery": chat.thread_id,
+            "part": part,
+            "parts": parts,
+            "text": text,
+        }
         try:
             guard.check_url(route.callback_url)
             async with guarded_client(guard, CALLBACK_TIMEOUT_SECONDS, "Hermes webhook") as client:
@@ -160,9 +177,11 @@ class WebhookAdapter:
             raise NotSent(
                 f"{exc} (for a callback on this network: platforms.webhook.allow_private_hosts)"
             ) from None
+        # Never the URL in these messages: a callback URL often carries a token.
         if 400 <= response.status_code < 500 and response.status_code != 429:
-            raise NotSent(f"the callback answered {response.status_code}")
-        response.raise_for_status()  # 5xx, 429: may have arrived; retried with a note
+            raise NotSent(f"route {route.name}: the callback answered {response.status_code}")
+        if response.status_code >= 300:  # 5xx, 429: it may have arrived; retried
+            raise RuntimeError(f"route {route.name}: the callback answered {response.status_code}")
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         raise MessageGone("a webhook reply cannot be edited")
@@ -173,21 +192,11 @@ class WebhookAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        """Nobody can answer a question on a webhook: a command that needs approval is
-        denied at once (with the reason in the turn), instead of waiting out the timeout."""
-        assert self.host is not None
-        refusal = next((c for c in choices if c.value == "deny"), choices[-1] if choices else None)
-        if refusal is None:
-            return
-        log.info("webhook: route %s: answered %r (no one to ask)", chat.chat_id, refusal.value)
-        await self.host.pressed(
-            ButtonPress(
-                chat=chat,
-                user_id=f"route:{chat.chat_id}",
-                request_id=request_id,
-                choice=refusal.value,
-            )
-        )
+        """Nobody can answer a question on a webhook: refusing to show it makes the gateway
+        take it as a no at once (a command that needs approval is not run), instead of
+        waiting out the timeout."""
+        log.info("webhook: route %s: a question was declined (no one to ask)", chat.chat_id)
+        raise NotSent("nobody can answer a question on a webhook")
 
     async def aclose(self) -> None:
         return None

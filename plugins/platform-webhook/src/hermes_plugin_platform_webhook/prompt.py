@@ -43,13 +43,11 @@ class Prompt:
     def render(self, payload: Any, *, route: str, event: str, delivery: str) -> str:
         """The prompt for one request; a field the payload lacks is empty. Raises
         ValueError (one line) when the template fails on this payload."""
-        from jinja2 import TemplateError
-
         fields: dict[str, Any] = dict(payload) if isinstance(payload, Mapping) else {}
         fields.update(payload=payload, route=route, event=event, delivery=delivery)
         try:
             text = self.template.render(fields)
-        except TemplateError as exc:
+        except Exception as exc:  # noqa: BLE001 - a template can fail in any way on a payload
             raise ValueError(f"the prompt template of route '{route}' failed: {exc}") from None
         if len(text) > MAX_PROMPT_CHARS:
             text = text[:MAX_PROMPT_CHARS] + "\n[cut: the payload was longer]"

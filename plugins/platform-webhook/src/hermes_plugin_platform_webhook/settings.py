@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,7 +22,7 @@ _CHAT_TARGET = re.compile(r"^(?P<platform>[a-z][a-z0-9_-]*):(?P<chat>\S+)$")
 @dataclass(frozen=True, slots=True)
 class Route:
     name: str
-    secret: str
+    secret: str = field(repr=False)
     prompt: Prompt
     deliver_platform: str | None
     """With ``deliver_chat``: the chat the reply goes to (``telegram``, ``12345``)."""
@@ -53,16 +53,29 @@ class WebhookSettings:
             for name, value in raw_routes.items()
         }
         port = config.get("port", DEFAULT_PORT)
-        if not isinstance(port, int) or not 0 <= port < 65536:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
             raise PlatformNotConfigured(
                 f"platforms.webhook.port must be a port number, not {port!r}"
             )
         private = config.get("allow_private_hosts") or ()
+        if isinstance(private, str):
+            private = [private]
+        if not isinstance(private, list | tuple):
+            raise PlatformNotConfigured(
+                "platforms.webhook.allow_private_hosts is a list of hosts, host:port or networks"
+            )
+        allowed = tuple(str(host) for host in private)
+        try:
+            from hermes_sdk.ssrf import SsrfGuard
+
+            SsrfGuard(allowed)
+        except ValueError as exc:
+            raise PlatformNotConfigured(f"platforms.webhook.allow_private_hosts: {exc}") from None
         return cls(
             host=str(config.get("host") or "127.0.0.1"),
             port=port,
             routes=routes,
-            allow_private_hosts=tuple(str(host) for host in private),
+            allow_private_hosts=allowed,
         )
 
 
@@ -104,6 +117,8 @@ def _route(name: str, value: Any, secrets: Mapping[str, str]) -> Route:
     events = value.get("events") or ()
     if isinstance(events, str):
         events = [events]
+    if not isinstance(events, list | tuple):
+        raise PlatformNotConfigured(f"{where}.events is a list of event names, like [push]")
     return Route(
         name=name,
         events=frozenset(str(event) for event in events),

@@ -21,6 +21,7 @@ is what a person sees.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import itertools
 import json
@@ -322,7 +323,8 @@ class FakeSlack:
             for envelope in list(self._unacked.values()):
                 if self._sockets and now - envelope.sent_at > self.ack_seconds:
                     envelope.attempt += 1
-                    await self._send(envelope)
+                    with contextlib.suppress(Exception):  # a socket closing meanwhile
+                        await self._send(envelope)
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse(autoping=True)
