@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_plugin_platform_slack.reading import Bot, read_event, read_press
 from hermes_plugin_platform_slack.render import to_mrkdwn
 from hermes_plugin_platform_slack.settings import SlackSettings
+from hermes_plugin_platform_slack.threads import AnsweredThreads
 from hermes_sdk.platform import (
     ChatRef,
     Choice,
@@ -64,6 +65,7 @@ class SlackAdapter:
         self.bot: Bot | None = None
         self._web: AsyncWebClient | None = None
         self._chains: dict[str, asyncio.Future[None]] = {}
+        self.threads = AnsweredThreads(context.home)
         self.events_port: int | None = None
         """The Events API listener's port, once it listens."""
 
@@ -107,7 +109,9 @@ class SlackAdapter:
             raise RuntimeError(
                 f"Slack refused the bot token ({exc.response.get('error')}); check SLACK_BOT_TOKEN"
             ) from None
-        self.bot = Bot(user_id=str(auth["user_id"]), bot_id=str(auth.get("bot_id") or ""))
+        self.bot = Bot(
+            user_id=str(auth["user_id"]), bot_id=str(auth.get("bot_id") or ""), threads=self.threads
+        )
         if self.settings.mode == "events":
             await self._serve_events(host)
         else:
@@ -243,8 +247,8 @@ class SlackAdapter:
         where: dict[str, Any] = {"channel": chat.chat_id}
         if chat.thread_id is not None:
             where["thread_ts"] = chat.thread_id
-            if self.bot is not None:
-                self.bot.threads.add((chat.chat_id, chat.thread_id))
+            if chat.chat_type == "group":
+                self.threads.add(chat.chat_id, chat.thread_id)
         return where
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:

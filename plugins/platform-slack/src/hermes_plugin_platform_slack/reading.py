@@ -7,7 +7,7 @@ import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, unread_attachment_note
 
@@ -17,11 +17,15 @@ PLATFORM = "slack"
 _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
 
 
+class Threads(Protocol):
+    def __contains__(self, key: object) -> bool: ...
+
+
 @dataclass
 class Bot:
     user_id: str
     bot_id: str
-    threads: set[tuple[str, str]] = field(default_factory=set)
+    threads: Threads = field(default_factory=set)
     """(channel, thread_ts) of the threads the bot answers in: said there without a mention
     is still said to it."""
 

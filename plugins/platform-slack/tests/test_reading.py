@@ -1,0 +1,48 @@
+"""Which Slack events reach the gateway, as what."""
+
+from __future__ import annotations
+
+from hermes_plugin_platform_slack.reading import Bot, read_event
+
+BOT = Bot(user_id="U0HERMES", bot_id="B0HERMES")
+
+
+def event(**fields: object) -> dict[str, object]:
+    return {
+        "type": "message",
+        "channel": "C0GENERAL",
+        "user": "U0PERSON",
+        "ts": "1.000100",
+        **fields,
+    }
+
+
+def test_what_is_not_for_the_bot_is_dropped() -> None:
+    dropped = [
+        event(text="chatter"),  # a channel, no mention
+        event(text="mine", user="U0HERMES"),  # the bot's own
+        event(text="another bot", bot_id="B0OTHER"),
+        event(text="edited", subtype="message_changed", channel_type="im", channel="D0X"),
+        event(text="", channel_type="im", channel="D0X"),
+    ]
+    assert [read_event(e, BOT, require_mention=True) for e in dropped] == [None] * len(dropped)
+
+
+def test_a_mention_is_answered_in_its_thread_and_files_become_a_note() -> None:
+    files = [{"name": "plan.pdf", "mimetype": "application/pdf", "size": 2048}]
+    inbound = read_event(
+        event(type="app_mention", text="<@U0HERMES> read this &amp; that", files=files),
+        BOT,
+        require_mention=True,
+    )
+    assert inbound is not None
+    assert (inbound.chat.chat_type, inbound.chat.thread_id) == ("group", "1.000100")
+    assert inbound.text.startswith("read this & that\n[a file, plan.pdf (application/pdf, 2048")
+
+
+def test_a_thread_the_bot_answers_in_needs_no_mention() -> None:
+    bot = Bot(user_id="U0HERMES", bot_id="B0HERMES", threads={("C0GENERAL", "0.5")})
+    inbound = read_event(event(text="and then?", thread_ts="0.5"), bot, require_mention=True)
+    assert inbound is not None and inbound.chat.thread_id == "0.5" and inbound.addressed
+    other = read_event(event(text="and then?", thread_ts="0.7"), bot, require_mention=True)
+    assert other is None

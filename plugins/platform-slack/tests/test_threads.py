@@ -1,0 +1,62 @@
+"""A thread the bot answered in stays its thread after a restart: a follow-up there needs no
+mention."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hermes_plugin_platform_slack.adapter import SlackAdapter
+
+from hermes_sdk.platform import PlatformContext
+from hermes_sdk.testing.platform_tests import RecordingHost
+from hermes_sdk.testing.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+def adapter(slack: FakeSlack, home: Path) -> SlackAdapter:
+    return SlackAdapter(
+        PlatformContext(
+            name="slack",
+            home=str(home),
+            config={"api_url": slack.api_url},
+            secrets={"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN},
+        )
+    )
+
+
+async def running(slack_adapter: SlackAdapter, host: RecordingHost, count: int) -> None:
+    task = asyncio.ensure_future(slack_adapter.run(host))
+    try:
+        for _ in range(300):
+            if len(host.messages) >= count:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # and whatever else comes
+        if len(host.messages) >= 1 and host.messages[0].chat.thread_id:
+            await slack_adapter.send(host.messages[0].chat, "answered in the thread")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await slack_adapter.aclose()
+
+
+def test_a_follow_up_needs_no_mention_after_a_restart(slack, tmp_path):
+    asked = slack.user_says("U0PERSON", "plan it", channel=slack.channel, mention=True)
+    first = RecordingHost()
+    asyncio.run(running(adapter(slack, tmp_path), first, 1))
+    assert first.messages[0].chat.thread_id == asked
+
+    slack.user_says("U0PERSON", "and the next step?", channel=slack.channel, thread_ts=asked)
+    slack.user_says("U0PERSON", "elsewhere, no mention", channel=slack.channel, thread_ts="1.0")
+    again = RecordingHost()
+    asyncio.run(running(adapter(slack, tmp_path), again, 1))
+    texts = [m.text for m in again.messages]
+    assert "and the next step?" in texts and "elsewhere, no mention" not in texts
