@@ -180,3 +180,20 @@ def test_a_reconnect_while_a_turn_runs_gives_one_reply(discord_gateway, discord,
     assert len(replies(discord, dm, "after the reconnect")) == 1
     assert len(openai_server.requests) == 1
     assert discord.resumes == 1
+
+
+def test_a_session_that_cannot_resume_reads_back_the_gap(discord_gateway, discord, openai_server):
+    openai_server.queue(Reply.say("first answer"), Reply.say("read back after the gap"))
+    discord_gateway()
+    time.sleep(1.0)  # past on_ready: the first session is fully up
+    dm = discord.dm_channel(OWNER)
+    discord.user_says(OWNER, "one")
+    discord.wait_for_message(dm, "first answer")
+    discord.expire_on_resume = True  # Discord forgot the session: no replay of the gap
+    discord.drop()
+    discord.user_says(OWNER, "two")  # said while the bot was away
+    discord.wait_for_message(dm, "read back after the gap", timeout=40)
+    assert discord.identifies == 2  # a new session, not a resumed one
+    assert user_texts(openai_server)[-1] == ["one", "two"]
+    time.sleep(0.5)
+    assert len(openai_server.requests) == 2  # nothing answered twice

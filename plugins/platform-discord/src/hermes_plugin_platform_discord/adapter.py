@@ -3,10 +3,12 @@ backoff) brings messages and button presses; replies go out over REST, split at 
 characters, in Markdown, which Discord renders itself.
 
 Exactly once: discord.py resumes a dropped session, and Discord replays the events of the
-gap, sometimes ones already seen. Each message keeps its Discord id as ``message_id``, and
-the gateway's ledger admits an id once, so a replay never costs a second turn. A message
-answered in a server channel gets a thread whose id is the message's own, so even a
-message delivered twice opens one thread, one session.
+gap, sometimes ones already seen. When Discord cannot resume (the session expired), the
+adapter reads back what was said meanwhile in the chats it has heard from. Each message
+keeps its Discord id as ``message_id``, and the gateway's ledger admits an id once, so a
+replay or a read-back never costs a second turn. A message answered in a server channel
+gets a thread whose id is the message's own, so even a message delivered twice opens one
+thread, one session.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ THREAD_NAME_CHARS = 80
 THREAD_ARCHIVE_MINUTES: Literal[1440] = 1440
 _THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 _UNKNOWN_CHANNEL = 10003
+CATCH_UP_MESSAGES = 50
+"""Per chat, at most this many messages are read back after a session that could not be
+resumed."""
 
 
 def _not_sent(exc: BaseException) -> bool:
@@ -63,7 +68,8 @@ class DiscordAdapter:
         self._chains: dict[str, asyncio.Future[None]] = {}  # each chat's latest hand-over
         self._thread_names: dict[str, str] = {}  # message id -> the thread name it would get
         self._threads: set[str] = set()  # threads known to exist
-        self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM channel opened with them
+        self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM opened with them
+        self._last_seen: dict[int, int] = {}  # channel -> the newest message handed over
 
     # --- the client ----------------------------------------------------------------------
 
@@ -119,6 +125,8 @@ class DiscordAdapter:
 
         async def on_ready() -> None:
             log.info("discord: connected as %s (%d servers)", client.user, len(client.guilds))
+            if self._last_seen:  # a new session, not a resumed one: the gap was not replayed
+                await self._catch_up(client, on_message)
 
         async def on_resumed() -> None:
             log.info("discord: the session resumed")
@@ -134,6 +142,8 @@ class DiscordAdapter:
                 return
             if inbound.chat.thread_id == inbound.message_id:
                 self._thread_names[inbound.message_id] = inbound.text
+            channel = message.channel.id
+            self._last_seen[channel] = max(self._last_seen.get(channel, 0), message.id)
             await self._in_order(inbound.chat, lambda: host.receive(inbound))
 
         async def on_interaction(interaction: discord.Interaction) -> None:
@@ -151,6 +161,33 @@ class DiscordAdapter:
             ) from None
         finally:
             await self.aclose()
+
+    async def _catch_up(
+        self, client: discord.Client, on_message: Callable[[discord.Message], Awaitable[None]]
+    ) -> None:
+        """After a session Discord could not resume, read what was said meanwhile in the
+        chats this process has heard from, and hand it over like any message. What was
+        handed over already keeps its id, so the gateway's ledger admits none twice."""
+        import discord
+
+        for channel_id, after in list(self._last_seen.items()):
+            try:
+                channel = await client.fetch_channel(channel_id)
+                if not isinstance(channel, discord.abc.Messageable):
+                    continue
+                missed = [
+                    message
+                    async for message in channel.history(
+                        after=discord.Object(after), limit=CATCH_UP_MESSAGES, oldest_first=True
+                    )
+                ]
+            except discord.HTTPException as exc:
+                log.info("discord: could not catch up on channel %s: %s", channel_id, exc)
+                continue
+            if missed:
+                log.info("discord: catching up on %d message(s) in %s", len(missed), channel_id)
+            for message in missed:
+                await on_message(message)
 
     async def _in_order(self, chat: ChatRef, hand_over: Callable[[], Awaitable[None]]) -> None:
         """discord.py runs each event's handler as a task of its own; chain them per chat

@@ -103,6 +103,10 @@ class FakeDiscord:
         self.callbacks: list[dict[str, Any]] = []
         """Interaction responses: ``{"interaction", "user_id", "type", "data"}``."""
         self.identifies = 0
+        self.expire_on_resume = False
+        """Answer the next RESUME with INVALID_SESSION (``d: false``), as Discord does for a
+        session that timed out: the client identifies anew, and the events of the gap are
+        not replayed (read them back with GET messages)."""
         self.refuse_intents = False
         """Close an IDENTIFY with 4014, as Discord does when the bot asks for a privileged
         intent (Message Content) the Developer Portal has not turned on."""
@@ -355,6 +359,9 @@ class FakeDiscord:
                     await self._send_event(session, name, event)
             elif op == 6:
                 found = self._sessions.get(str(data.get("session_id")))
+                if self.expire_on_resume:
+                    self.expire_on_resume = False
+                    found = None
                 if found is None or data.get("token") != self.token:
                     await socket.send_str(json.dumps({"op": 9, "d": False}))
                     continue
@@ -455,6 +462,12 @@ class FakeDiscord:
             case "POST", ["users", "@me", "channels"]:
                 channel_id = self.dm_channel(str(body["recipient_id"]))
                 return _json(self._channel_object(channel_id))
+            case "GET", ["channels", channel_id]:
+                if not self._known_channel(channel_id):
+                    return _error(404, 10003, "Unknown Channel")
+                return _json(self._channel_object(channel_id))
+            case "GET", ["channels", channel_id, "messages"]:
+                return self._history(channel_id, request.query)
             case "POST", ["channels", channel_id, "typing"]:
                 if not self._known_channel(channel_id):
                     return _error(404, 10003, "Unknown Channel")
@@ -468,6 +481,20 @@ class FakeDiscord:
             case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
                 return await self._start_thread(channel_id, message_id, body)
         return _error(404, 0, f"404: Not Found ({request.method} {'/'.join(path)})")
+
+    def _history(self, channel_id: str, query: Mapping[str, str]) -> web.Response:
+        """GET messages ``after`` an id: the ``limit`` oldest after it, newest first."""
+        if not self._known_channel(channel_id):
+            return _error(404, 10003, "Unknown Channel")
+        after = int(query.get("after") or 0)
+        limit = min(int(query.get("limit") or 50), 100)
+        with self._lock:
+            said = [m for m in self.user_messages.values() if m["channel_id"] == channel_id]
+            said += [
+                self._as_message(m) for m in self.messages.values() if m.channel_id == channel_id
+            ]
+        newer = sorted((m for m in said if int(m["id"]) > after), key=lambda m: int(m["id"]))
+        return _json(list(reversed(newer[:limit])))
 
     def _application(self) -> dict[str, Any]:
         return {
