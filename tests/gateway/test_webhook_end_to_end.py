@@ -19,10 +19,9 @@ from .conftest import OWNER, wait_until
 SECRET = "a-long-enough-github-webhook-secret"
 
 
-def webhook_config(port: int) -> str:
+def webhook_config() -> str:
     return (
         "  webhook:\n"
-        f"    port: {port}\n"
         "    routes:\n"
         "      github:\n"
         "        secret_env: GH_WEBHOOK_SECRET\n"
@@ -71,7 +70,7 @@ def test_a_signed_request_is_answered_in_telegram(
     monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
     port = free_port()
     openai_server.queue(Reply.say("PR 7 looks good."))
-    gateway = running_gateway(webhook_config(port))
+    gateway = running_gateway(webhook_config(), gateway=f"  http_port: {port}\n")
     listening(port)
     assert post(port, PR) == 202
     telegram.wait_for_message(OWNER, "PR 7 looks good.")
@@ -87,7 +86,7 @@ def test_a_bad_signature_gets_401_and_no_model_call(
 ):
     monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
     port = free_port()
-    running_gateway(webhook_config(port))
+    running_gateway(webhook_config(), gateway=f"  http_port: {port}\n")
     listening(port)
     assert post(port, PR, secret="not-the-secret-at-all-no") == 401
     body = json.dumps(PR).encode()
@@ -105,7 +104,7 @@ def test_a_replayed_delivery_runs_once(running_gateway, telegram, openai_server,
     monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
     port = free_port()
     openai_server.queue(Reply.say("Reviewed once."), Reply.say("never said"))
-    running_gateway(webhook_config(port))
+    running_gateway(webhook_config(), gateway=f"  http_port: {port}\n")
     listening(port)
     assert post(port, PR, delivery="same-id") == 202
     telegram.wait_for_message(OWNER, "Reviewed once.")
@@ -147,7 +146,7 @@ def test_githubs_ping_and_unlisted_events_start_no_turn(
     monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
     port = free_port()
     openai_server.queue(Reply.say("A push, noted."))
-    running_gateway(webhook_config(port) + "        events: [push]\n")
+    running_gateway(webhook_config() + "        events: [push]\n", gateway=f"  http_port: {port}\n")
     listening(port)
     body = json.dumps({"zen": "Keep it logically awesome."}).encode()
     signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
@@ -168,11 +167,11 @@ def test_a_template_that_fails_on_a_payload_is_a_422(
 ):
     monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
     port = free_port()
-    config = webhook_config(port).replace(
+    config = webhook_config().replace(
         "'Review PR #{{ pull_request.number }}: {{ pull_request.title }}'",
         "'{{ pull_request.number + 1 }}'",
     )
-    running_gateway(config)
+    running_gateway(config, gateway=f"  http_port: {port}\n")
     listening(port)
     assert post(port, {"pull_request": {"number": "seven"}}, delivery="bad-1") == 422
     assert post(port, {"pull_request": {"number": 6}}, delivery="ok-1") == 202

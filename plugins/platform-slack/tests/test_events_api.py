@@ -45,23 +45,25 @@ def run_events(
         PlatformContext(
             name="slack",
             home=str(home),
-            config={"api_url": slack.api_url, "mode": "events", "port": port},
+            config={"api_url": slack.api_url, "mode": "events"},
             secrets={"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SECRET},
         )
     )
-    host = RecordingHost()
+    host = RecordingHost(http_port=port)
 
     async def main() -> None:
         task = asyncio.ensure_future(adapter.run(host))
         try:
-            while adapter.events_port is None:
+            while adapter.events_url is None:
                 assert not task.done(), task.result()
                 await asyncio.sleep(0.02)
-            await scenario(f"http://127.0.0.1:{port}/slack/events", host)
+            assert adapter.events_url == f"http://127.0.0.1:{port}/slack/events"
+            await scenario(adapter.events_url, host)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             await adapter.aclose()
+            await host.aclose()
 
     asyncio.run(main())
     return host

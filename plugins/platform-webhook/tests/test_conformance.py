@@ -50,7 +50,7 @@ class TestWebhookConformance(PlatformTests):
         thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
         thread.start()
         self.callback_server = server
-        self.port = free_port()
+        self.port = self.http_port = free_port()
         self.poster = ThreadPoolExecutor(1)  # in order, and off the adapter's event loop
         yield
         self.poster.shutdown(wait=True)
@@ -66,7 +66,6 @@ class TestWebhookConformance(PlatformTests):
             name="webhook",
             home=home,
             config={
-                "port": self.port,
                 "routes": {"ci": route},
                 "allow_private_hosts": ["127.0.0.1"],
             },
@@ -133,7 +132,7 @@ def test_bad_settings_say_what_to_fix(tmp_path: Path) -> None:
     route = {"secret_env": "S", "deliver": "telegram:1"}
     cases = [
         ({"routes": {"r": {**route, "events": 5}}}, "a list of event names"),
-        ({"routes": {"r": route}, "port": True}, "port number"),
+        ({"routes": {"r": route}, "port": 8000}, "gateway.http_port"),
         ({"routes": {"r": route}, "allow_private_hosts": ["10.0.0.0/33"]}, "allow_private_hosts"),
         ({"routes": {"r": {**route, "prompt": "{{ oops"}}}, "not a valid template"),
         ({"routes": {"r": {**route, "deliver": "somewhere"}}}, "PLATFORM:CHAT"),

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from hermes_sdk.listener import Handler
 
 __all__ = [
     "ButtonPress",
@@ -162,6 +165,17 @@ class PlatformHost(Protocol):
         the gateway's delivery ledger: sent once, and kept while that platform reconnects.
         For a platform whose replies belong elsewhere (a webhook's route delivers to a chat).
         Raises :class:`~hermes_sdk.runtime.DeliveryUnavailable` when no such platform runs."""
+        ...
+
+    async def http_route(self, prefix: str, handler: Handler) -> str:
+        """Serve HTTP requests whose path starts with ``prefix`` (``/webhooks/``) with
+        ``handler`` (an aiohttp handler: ``async def handler(request) -> Response``) on the
+        gateway's one HTTP listener, until this platform's :meth:`PlatformAdapter.run`
+        ends; returns the listener's base URL (``http://127.0.0.1:8644``). The listener
+        binds ``gateway.http_host`` and ``gateway.http_port`` when first asked. Raises
+        :class:`PlatformNotConfigured` when the port cannot be bound or another platform
+        serves ``prefix``. Check every request yourself (a signature): the listener lets
+        anyone who reaches the port in."""
         ...
 
 

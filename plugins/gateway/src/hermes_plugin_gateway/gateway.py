@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_plugin_gateway.access import Access
 from hermes_plugin_gateway.delivery import Deliveries, ReplyStream
@@ -52,6 +52,9 @@ from hermes_sdk.runtime import (
     TurnEnded,
 )
 from hermes_sdk.service import ServiceContext
+
+if TYPE_CHECKING:  # aiohttp is imported only when a platform asks for an HTTP route
+    from hermes_sdk.listener import Handler, SharedListener
 
 __all__ = ["Gateway", "compose_reply", "open_gateway"]
 
@@ -174,7 +177,11 @@ class Gateway:
             backoff=settings.restart_backoff_seconds,
             backoff_max=settings.restart_backoff_max_seconds,
             on_running=self._platform_running,
+            on_stopped=self._platform_stopped,
         )
+        self.http: SharedListener | None = None
+        """The HTTP listener platforms share (webhooks, Slack's Events API); bound when
+        first asked for a route."""
         self.deliveries = Deliveries(
             self.ledger,
             self.platforms.adapter,
@@ -249,7 +256,22 @@ class Gateway:
             await asyncio.wait(left, timeout=10)
         await self.services.stop()
         await self.platforms.stop()
+        if self.http is not None:
+            await self.http.close()
         self._write_status("stopped")
+
+    def _platform_stopped(self, name: str) -> None:
+        if self.http is not None:
+            self.http.release(name)
+
+    async def http_route(self, platform: str, prefix: str, handler: Handler) -> str:
+        from hermes_sdk.listener import SharedListener
+
+        if self.http is None:
+            self.http = SharedListener(
+                self.settings.http_host, self.settings.http_port, setting="gateway.http_port"
+            )
+        return await self.http.route(platform, prefix, handler)
 
     def _platform_running(self, name: str) -> None:
         if name not in self._picked_up:
@@ -692,3 +714,6 @@ class _Host:
 
     async def forward(self, platform: str, chat_id: str, text: str) -> None:
         await self._gateway.deliver(platform, chat_id, text)
+
+    async def http_route(self, prefix: str, handler: Handler) -> str:
+        return await self._gateway.http_route(self._platform, prefix, handler)

@@ -39,6 +39,7 @@ class Platforms:
         backoff: float = 30.0,
         backoff_max: float = 300.0,
         on_running: Callable[[str], None] | None = None,
+        on_stopped: Callable[[str], None] | None = None,
     ) -> None:
         self.specs = specs
         self._context = context
@@ -46,6 +47,7 @@ class Platforms:
         self.backoff = backoff
         self.backoff_max = backoff_max
         self.on_running = on_running
+        self.on_stopped = on_stopped
         self.states: dict[str, PlatformState] = {
             spec.name: PlatformState(spec.name) for spec in specs
         }
@@ -95,6 +97,8 @@ class Platforms:
             return one_line(exc)
         finally:
             state.adapter = None
+            if self.on_stopped is not None:
+                self.on_stopped(name)
             with contextlib.suppress(Exception):  # closing must not hide the failure
                 await adapter.aclose()
 

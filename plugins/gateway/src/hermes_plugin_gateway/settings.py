@@ -59,6 +59,14 @@ class GatewayConfig(BaseModel):
     cwd: str | None = Field(
         default=None, description="Working folder of gateway sessions (default: where it runs)."
     )
+    http_host: str = Field(
+        default="127.0.0.1",
+        description="Address of the HTTP listener platforms share (webhooks, Slack's Events "
+        "API); bound only when such a platform runs.",
+    )
+    http_port: int = Field(
+        default=8644, ge=0, le=65535, description="Port of that HTTP listener (0: any free one)."
+    )
 
 
 class PlatformAccessConfig(BaseModel):

@@ -66,8 +66,8 @@ class SlackAdapter:
         self._web: AsyncWebClient | None = None
         self._chains: dict[str, asyncio.Future[None]] = {}
         self.threads = AnsweredThreads(context.home)
-        self.events_port: int | None = None
-        """The Events API listener's port, once it listens."""
+        self.events_url: str | None = None
+        """Where the Events API is served, once it is."""
 
     def _client(self) -> AsyncWebClient:
         from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
@@ -209,11 +209,11 @@ class SlackAdapter:
         from aiohttp import web
         from slack_sdk.signature import SignatureVerifier
 
-        from hermes_sdk.listener import listening
-
         verifier = SignatureVerifier(self.settings.signing_secret)
 
         async def receive(request: web.Request) -> web.StreamResponse:
+            if request.method != "POST":
+                return web.Response(status=405, text="the Events API POSTs")
             body = await request.read()
             try:
                 valid = verifier.is_valid_request(body, dict(request.headers))
@@ -233,13 +233,10 @@ class SlackAdapter:
             await self._handle(host, "events_api", payload)
             return web.Response(status=200)
 
-        route = [("POST", self.settings.events_path, receive)]
-        async with listening(
-            route, self.settings.events_host, self.settings.events_port, owner="platforms.slack"
-        ) as port:
-            log.info("slack: Events API on %s:%d%s", self.settings.events_host, port, route[0][1])
-            self.events_port = port
-            await asyncio.Event().wait()
+        base = await host.http_route(self.settings.events_path, receive)
+        self.events_url = base + self.settings.events_path
+        log.info("slack: Events API at %s", self.events_url)
+        await asyncio.Event().wait()
 
     # --- sending -------------------------------------------------------------------------
 

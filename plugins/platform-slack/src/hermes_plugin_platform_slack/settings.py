@@ -10,8 +10,6 @@ from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
 __all__ = ["SlackSettings"]
 
-DEFAULT_EVENTS_PORT = 8645
-
 
 @dataclass(frozen=True, slots=True)
 class SlackSettings:
@@ -24,9 +22,8 @@ class SlackSettings:
     require_mention: bool
     api_url: str | None
     """Another Web API base (``.../api/``), for a test server; None: Slack's own."""
-    events_host: str
-    events_port: int
     events_path: str
+    """Where the Events API POSTs, on the gateway's HTTP listener."""
 
     @classmethod
     def from_context(cls, context: PlatformContext) -> SlackSettings:
@@ -60,9 +57,12 @@ class SlackSettings:
             raise PlatformNotConfigured(
                 f"platforms.slack.api_url must be an http(s) URL, not {api_url!r}"
             )
-        port = config.get("port", DEFAULT_EVENTS_PORT)
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
-            raise PlatformNotConfigured(f"platforms.slack.port must be a port number, not {port!r}")
+        for moved in ("host", "port"):
+            if moved in config:
+                raise PlatformNotConfigured(
+                    f"platforms.slack.{moved} is gateway.http_{moved} (the HTTP listener the "
+                    "platforms share)"
+                )
         return cls(
             bot_token=bot_token,
             app_token=app_token,
@@ -70,7 +70,5 @@ class SlackSettings:
             mode="events" if mode == "events" else "socket",
             require_mention=config.get("require_mention", True) is not False,
             api_url=api_url if api_url is None or api_url.endswith("/") else api_url + "/",
-            events_host=str(config.get("host") or "127.0.0.1"),
-            events_port=port,
             events_path="/" + str(config.get("path") or "slack/events").lstrip("/"),
         )

@@ -1,11 +1,12 @@
-"""The webhook adapter: named routes on an HTTP listener. A request signed with its route's
-secret (HMAC-SHA256 over the raw body) becomes one turn, in a session of its own, whose
-reply goes to a chat of another platform or is POSTed to a callback URL.
+"""The webhook adapter: named routes on the gateway's HTTP listener (``/webhooks/NAME``).
+A request signed with its route's secret (HMAC-SHA256 over the raw body) becomes one turn,
+in a session of its own, whose reply goes to a chat of another platform or is POSTed to a
+callback URL.
 
-Exactly once: the delivery id (``X-GitHub-Delivery``, ``X-Hermes-Delivery``, or the body's
-hash when neither is sent) is the message id, and the gateway's ledger admits an id once,
-so a sender's retry of the same delivery never runs a second turn. A request is answered
-202 only after the gateway stored it: a sender that got no answer may safely retry.
+Exactly once: the delivery id (``X-GitHub-Delivery`` or ``X-Hermes-Delivery``) is the
+message id, and the gateway's ledger admits an id once, so a sender's retry of the same
+delivery never runs a second turn. A request is answered 202 only after the gateway stored
+it: a sender that got no answer may safely retry.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ SIGNATURE_HEADERS = ("X-Hub-Signature-256", "X-Hermes-Signature-256")
 DELIVERY_HEADERS = ("X-GitHub-Delivery", "X-Hermes-Delivery")
 EVENT_HEADERS = ("X-GitHub-Event", "X-Hermes-Event")
 CALLBACK_TIMEOUT_SECONDS = 20.0
+PATH_PREFIX = "/webhooks/"
 
 
 def _header(request: web.Request, names: Sequence[str]) -> str:
@@ -56,8 +58,8 @@ class WebhookAdapter:
     def __init__(self, context: PlatformContext) -> None:
         self.settings = WebhookSettings.from_context(context)
         self.host: PlatformHost | None = None
-        self.port: int | None = None
-        """The listener's port, once it listens."""
+        self.url: str | None = None
+        """The listener's base URL, once it listens."""
 
     def _route_of(self, chat: ChatRef) -> Route:
         route = self.settings.routes.get(chat.chat_id)
@@ -70,24 +72,20 @@ class WebhookAdapter:
     async def run(self, host: PlatformHost) -> None:
         import asyncio
 
-        from hermes_sdk.listener import listening
-
         self.host = host
-        routes = [("POST", "/webhooks/{route}", self._request)]
-        async with listening(
-            routes, self.settings.host, self.settings.port, owner="platforms.webhook"
-        ) as port:
-            self.port = port
-            names = ", ".join(sorted(self.settings.routes))
-            log.info("webhook: listening on %s:%d (routes: %s)", self.settings.host, port, names)
-            await asyncio.Event().wait()
+        self.url = await host.http_route(PATH_PREFIX, self._request)
+        names = ", ".join(sorted(self.settings.routes))
+        log.info("webhook: %s%s<route> (routes: %s)", self.url, PATH_PREFIX, names)
+        await asyncio.Event().wait()
 
     async def _request(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
         from hermes_sdk.listener import signature_matches
 
-        name = request.match_info["route"]
+        if request.method != "POST":
+            return web.json_response({"error": "webhooks are POSTed"}, status=405)
+        name = request.path.removeprefix(PATH_PREFIX).strip("/")
         route = self.settings.routes.get(name)
         if route is None:
             return web.json_response({"error": f"no webhook route {name!r}"}, status=404)

@@ -1,5 +1,6 @@
-"""``platforms.webhook``: where it listens, and its named routes, each with its secret, its
-prompt template and where the reply goes. Checked whole before anything listens."""
+"""``platforms.webhook``: its named routes, each with its secret, its prompt template and
+where the reply goes. Checked whole before anything listens (the gateway's HTTP listener:
+``gateway.http_host`` and ``gateway.http_port``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
 __all__ = ["Route", "WebhookSettings"]
 
-DEFAULT_PORT = 8644
 _ROUTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _CHAT_TARGET = re.compile(r"^(?P<platform>[a-z][a-z0-9_-]*):(?P<chat>\S+)$")
 
@@ -35,8 +35,6 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class WebhookSettings:
-    host: str
-    port: int
     routes: Mapping[str, Route]
     allow_private_hosts: tuple[str, ...]
 
@@ -52,11 +50,12 @@ class WebhookSettings:
             str(name): _route(str(name), value, context.secrets)
             for name, value in raw_routes.items()
         }
-        port = config.get("port", DEFAULT_PORT)
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
-            raise PlatformNotConfigured(
-                f"platforms.webhook.port must be a port number, not {port!r}"
-            )
+        for moved in ("host", "port"):
+            if moved in config:
+                raise PlatformNotConfigured(
+                    f"platforms.webhook.{moved} is gateway.http_{moved} (the HTTP listener the "
+                    "platforms share)"
+                )
         private = config.get("allow_private_hosts") or ()
         if isinstance(private, str):
             private = [private]
@@ -72,8 +71,6 @@ class WebhookSettings:
         except ValueError as exc:
             raise PlatformNotConfigured(f"platforms.webhook.allow_private_hosts: {exc}") from None
         return cls(
-            host=str(config.get("host") or "127.0.0.1"),
-            port=port,
             routes=routes,
             allow_private_hosts=allowed,
         )

@@ -52,9 +52,12 @@ USER = "4242"
 
 
 class RecordingHost:
-    """A stand-in for the gateway that records what the adapter hands over."""
+    """A stand-in for the gateway that records what the adapter hands over. Its HTTP
+    listener (for :meth:`http_route`) binds 127.0.0.1:``http_port`` (0: a free port)."""
 
-    def __init__(self) -> None:
+    def __init__(self, http_port: int = 0) -> None:
+        self.http_port = http_port
+        self._listener: Any = None
         self.messages: list[Inbound] = []
         self.presses: list[ButtonPress] = []
         self.forwarded: list[tuple[str, str, str]] = []
@@ -75,6 +78,18 @@ class RecordingHost:
 
     async def forward(self, platform: str, chat_id: str, text: str) -> None:
         self.forwarded.append((platform, chat_id, text))
+
+    async def http_route(self, prefix: str, handler: Any) -> str:
+        from hermes_sdk.listener import SharedListener
+
+        if self._listener is None:
+            self._listener = SharedListener("127.0.0.1", self.http_port, setting="http_port")
+        url: str = await self._listener.route("test", prefix, handler)
+        return url
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            await self._listener.close()
 
 
 async def _eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
@@ -98,6 +113,9 @@ class PlatformTests:
     user: str = USER
     """The test user's id as the platform writes it (set it where ids have a form, such as
     Matrix's ``@name:server``)."""
+    http_port: int = 0
+    """Where the recording host's HTTP listener binds (:meth:`PlatformHost.http_route`), for
+    a platform reached over HTTP: set it to a free port your harness posts to."""
 
     def make_adapter(self, context: PlatformContext) -> PlatformAdapter:
         raise NotImplementedError("subclasses build their adapter from context")
@@ -133,7 +151,7 @@ class PlatformTests:
 
         async def main() -> None:
             adapter = self.make_adapter(self.platform_context(str(home)))
-            host = RecordingHost()
+            host = RecordingHost(self.http_port)
             task = asyncio.ensure_future(adapter.run(host))
             try:
                 await scenario(adapter, host)
@@ -142,6 +160,7 @@ class PlatformTests:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
                 await adapter.aclose()
+                await host.aclose()
 
         asyncio.run(main())
 
@@ -180,7 +199,9 @@ class PlatformTests:
             try:
                 self.deliver_again(self.user)
             except NotImplementedError:
-                pytest.skip("this fake cannot deliver a message again (deliver_again)")
+                pytest.skip(
+                    "this test peer cannot deliver a message again on demand (deliver_again)"
+                )
             # Handing it over again is allowed (the gateway drops it by its id); a new id
             # would make it a second message, and a second answer.
             with contextlib.suppress(AssertionError):
