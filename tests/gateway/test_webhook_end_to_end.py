@@ -180,3 +180,49 @@ def test_a_template_that_fails_on_a_payload_is_a_422(
         m["content"] for m in openai_server.requests[0].json["messages"] if m["role"] == "user"
     ]
     assert users == ["7"]
+
+
+def test_webhooks_and_slacks_events_api_share_the_gateways_listener(
+    running_gateway, telegram, openai_server, monkeypatch
+):
+    from slack_sdk.signature import SignatureVerifier
+
+    from hermes_sdk.testing.slack_server import BOT_TOKEN, FakeSlack
+
+    slack_secret = "slack-signing-secret-for-the-test"
+    monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", slack_secret)
+    port = free_port()
+    openai_server.queue(Reply.say("webhook answered"), Reply.say("slack answered"))
+    with FakeSlack() as slack:
+        slack_config = (
+            f"  slack:\n    mode: events\n    api_url: {slack.api_url}\n"
+            "    allowed_users: [U0OWNER]\n"
+        )
+        running_gateway(webhook_config() + slack_config, gateway=f"  http_port: {port}\n")
+        listening(port)
+        assert post(port, PR, delivery="shared-1") == 202
+        telegram.wait_for_message(OWNER, "webhook answered")
+
+        event = {
+            "type": "message",
+            "channel_type": "im",
+            "channel": slack.dm_channel("U0OWNER"),
+            "user": "U0OWNER",
+            "text": "hello over the shared port",
+            "ts": "1800000000.000900",
+        }
+        body = json.dumps({"type": "event_callback", "event": event}).encode()
+        timestamp = str(int(time.time()))
+        signature = SignatureVerifier(slack_secret).generate_signature(
+            timestamp=timestamp, body=body
+        )
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/slack/events",
+            data=body,
+            headers={"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": str(signature)},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+        slack.wait_for_message(slack.dm_channel("U0OWNER"), "slack answered")

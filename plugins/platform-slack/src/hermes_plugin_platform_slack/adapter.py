@@ -19,6 +19,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 from hermes_plugin_platform_slack.reading import Bot, read_event, read_press
 from hermes_plugin_platform_slack.render import to_mrkdwn
@@ -222,12 +223,16 @@ class SlackAdapter:
             if not valid:
                 log.warning("slack: refused an events request with a bad or old signature")
                 return web.Response(status=401, text="invalid signature")
-            if request.content_type == "application/x-www-form-urlencoded":
-                form = await request.post()
-                payload = json.loads(str(form.get("payload") or "{}"))
-                await self._handle(host, "interactive", payload)
-                return web.Response(status=200)
-            payload = json.loads(body or b"{}")
+            try:
+                if body.startswith(b"payload="):  # a button press comes as a form
+                    form = parse_qs(body.decode())
+                    await self._handle(host, "interactive", json.loads(form["payload"][0]))
+                    return web.Response(status=200)
+                payload = json.loads(body)
+            except (ValueError, KeyError, UnicodeDecodeError):
+                return web.Response(status=400, text="neither an event nor a press")
+            if not isinstance(payload, dict):
+                return web.Response(status=400, text="neither an event nor a press")
             if payload.get("type") == "url_verification":
                 return web.json_response({"challenge": payload.get("challenge")})
             await self._handle(host, "events_api", payload)
