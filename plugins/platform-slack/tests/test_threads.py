@@ -60,3 +60,28 @@ def test_a_follow_up_needs_no_mention_after_a_restart(slack, tmp_path):
     asyncio.run(running(adapter(slack, tmp_path), again, 1))
     texts = [m.text for m in again.messages]
     assert "and the next step?" in texts and "elsewhere, no mention" not in texts
+
+
+class _FailsOnce(RecordingHost):
+    """A gateway whose first store fails (a full disk, a locked database)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = 0
+
+    async def receive(self, message):  # type: ignore[no-untyped-def]
+        if not self.failed:
+            self.failed += 1
+            raise OSError("disk full")
+        await super().receive(message)
+
+
+def test_an_event_not_stored_is_not_acknowledged_and_comes_again(tmp_path):
+    with FakeSlack(ack_seconds=0.5) as slack:
+        slack.user_says("U0PERSON", "keep this")
+        host = _FailsOnce()
+        asyncio.run(running(adapter(slack, tmp_path), host, 1))
+        assert host.failed == 1 and [m.text for m in host.messages] == ["keep this"]
+        attempts = [d["retry_attempt"] for d in slack.deliveries if d["type"] == "events_api"]
+        assert attempts[0] == 0 and max(attempts) >= 1  # Slack delivered it again
+        assert slack.unacknowledged() == 0
