@@ -74,6 +74,14 @@ def gateway_home(hermes, telegram, openai_server, tmp_path, monkeypatch) -> Call
     return write
 
 
+def user_texts(openai_server: Any) -> list[list[str]]:
+    """The user messages of each model request, in order."""
+    return [
+        [str(m["content"]) for m in request.json["messages"] if m["role"] == "user"]
+        for request in openai_server.requests
+    ]
+
+
 def wait_until(condition: Callable[[], object], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -183,6 +191,35 @@ def running_gateway(gateway_home, telegram) -> Iterator[Callable[..., RunningGat
     yield start
     for gateway in started:
         gateway.stop()
+
+
+@pytest.fixture
+def one_platform_gateway(
+    hermes, openai_server, tmp_path, monkeypatch
+) -> Iterator[Callable[..., RunningGateway]]:
+    """Start the gateway with Telegram off and one other platform: ``section`` is its
+    config (under ``platforms:``, indented two spaces), ``dotenv`` its secrets, and
+    ``gateway`` more lines under ``gateway:``."""
+    monkeypatch.chdir(tmp_path)
+    started: list[RunningGateway] = []
+
+    def start(section: str, dotenv: str, gateway: str = "  stream: false\n") -> RunningGateway:
+        hermes.config(
+            f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+            "learning:\n  review: false\n  nudge_every_turns: 0\n"
+            "gateway:\n  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
+            f"  drain_seconds: 5\n  approval_timeout_seconds: 20\n{gateway}"
+            f"platforms:\n  telegram:\n    enabled: false\n{section}"
+        )
+        hermes.dotenv(dotenv)
+        gateway_ = RunningGateway(hermes.home).start()
+        started.append(gateway_)
+        return gateway_
+
+    yield start
+    for gateway_ in started:
+        if gateway_.thread.is_alive():
+            gateway_.stop()
 
 
 class GatewayProcess:

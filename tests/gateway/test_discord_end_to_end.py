@@ -13,7 +13,7 @@ import pytest
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.discord_server import FakeDiscord, SentMessage
 
-from .conftest import RunningGateway, wait_until
+from .conftest import RunningGateway, user_texts, wait_until
 
 OWNER = "1200000000000000042"
 STRANGER = "1200000000000000777"
@@ -26,40 +26,19 @@ def discord() -> Iterator[FakeDiscord]:
 
 
 @pytest.fixture
-def discord_gateway(
-    hermes, openai_server, discord: FakeDiscord, tmp_path, monkeypatch
-) -> Iterator[Callable[..., RunningGateway]]:
+def discord_gateway(one_platform_gateway, discord: FakeDiscord) -> Callable[..., RunningGateway]:
     """Start the gateway with only Discord, letting OWNER in."""
-    monkeypatch.chdir(tmp_path)
-    started: list[RunningGateway] = []
 
     def start(extra: str = "", gateway: str = "  stream: false\n") -> RunningGateway:
-        hermes.config(
-            f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-            "learning:\n  review: false\n  nudge_every_turns: 0\n"
-            "gateway:\n  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
-            f"  drain_seconds: 5\n  approval_timeout_seconds: 20\n{gateway}"
-            "platforms:\n  telegram:\n    enabled: false\n"
+        section = (
             f"  discord:\n    api_url: {discord.api_url}\n    gateway_url: {discord.gateway_url}\n"
             f"    allowed_users: ['{OWNER}']\n{extra}"
         )
-        hermes.dotenv(f"DISCORD_BOT_TOKEN={discord.token}\n")
-        gateway_ = RunningGateway(hermes.home).start()
-        started.append(gateway_)
+        started = one_platform_gateway(section, f"DISCORD_BOT_TOKEN={discord.token}\n", gateway)
         discord.wait_until_connected()
-        return gateway_
+        return started
 
-    yield start
-    for gateway_ in started:
-        if gateway_.thread.is_alive():
-            gateway_.stop()
-
-
-def user_texts(openai_server) -> list[list[str]]:
-    return [
-        [str(m["content"]) for m in request.json["messages"] if m["role"] == "user"]
-        for request in openai_server.requests
-    ]
+    return start
 
 
 def replies(discord: FakeDiscord, channel: str, text: str) -> list[SentMessage]:

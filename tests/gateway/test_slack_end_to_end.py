@@ -12,7 +12,7 @@ import pytest
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack, SentMessage
 
-from .conftest import RunningGateway, wait_until
+from .conftest import RunningGateway, user_texts, wait_until
 
 OWNER = "U0OWNER"
 STRANGER = "U0STRANGER"
@@ -25,39 +25,17 @@ def slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def slack_gateway(
-    hermes, openai_server, slack: FakeSlack, tmp_path, monkeypatch
-) -> Iterator[Callable[..., RunningGateway]]:
+def slack_gateway(one_platform_gateway, slack: FakeSlack) -> Callable[..., RunningGateway]:
     """Start the gateway with only Slack, letting OWNER in."""
-    monkeypatch.chdir(tmp_path)
-    started: list[RunningGateway] = []
 
     def start(extra: str = "", gateway: str = "  stream: false\n") -> RunningGateway:
-        hermes.config(
-            f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-            "learning:\n  review: false\n  nudge_every_turns: 0\n"
-            "gateway:\n  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
-            f"  drain_seconds: 5\n  approval_timeout_seconds: 20\n{gateway}"
-            "platforms:\n  telegram:\n    enabled: false\n"
-            f"  slack:\n    api_url: {slack.api_url}\n    allowed_users: ['{OWNER}']\n{extra}"
-        )
-        hermes.dotenv(f"SLACK_BOT_TOKEN={BOT_TOKEN}\nSLACK_APP_TOKEN={APP_TOKEN}\n")
-        gateway_ = RunningGateway(hermes.home).start()
-        started.append(gateway_)
+        section = f"  slack:\n    api_url: {slack.api_url}\n    allowed_users: ['{OWNER}']\n{extra}"
+        secrets = f"SLACK_BOT_TOKEN={BOT_TOKEN}\nSLACK_APP_TOKEN={APP_TOKEN}\n"
+        started = one_platform_gateway(section, secrets, gateway)
         slack.wait_until_connected()
-        return gateway_
+        return started
 
-    yield start
-    for gateway_ in started:
-        if gateway_.thread.is_alive():
-            gateway_.stop()
-
-
-def user_texts(openai_server) -> list[list[str]]:
-    return [
-        [str(m["content"]) for m in request.json["messages"] if m["role"] == "user"]
-        for request in openai_server.requests
-    ]
+    return start
 
 
 def replies(slack: FakeSlack, channel: str, text: str) -> list[SentMessage]:

@@ -16,7 +16,8 @@ restarted with backoff while the other platforms carry on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ButtonPress",
+    "ChatOrder",
     "ChatRef",
     "Choice",
     "Inbound",
@@ -281,6 +283,42 @@ class TypedAnswers:
         """After a press: forget an answered (or expired) question."""
         if not still_open:
             self._open.pop(request_id, None)
+
+
+class ChatOrder:
+    """One chat's hand-overs in the order they began, for libraries that run each incoming
+    event's handler as a task of its own (discord.py, slack_sdk): the second message of a
+    chat waits for the first to be stored, however the tasks are scheduled. Different
+    chats (and threads) still go at once::
+
+        order = ChatOrder()
+        async def on_message(message):              # one task per event
+            inbound = read(message)
+            await order.run(inbound.chat, lambda: host.receive(inbound))
+
+    :meth:`run` must be called in the order the events came (a handler's first step, before
+    any await), and returns once this hand-over is done; its exception is raised there.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str, str | None], asyncio.Future[None]] = {}
+
+    async def run(self, chat: ChatRef, hand_over: Callable[[], Awaitable[None]]) -> None:
+        key = (chat.platform, chat.chat_id, chat.thread_id)
+        before = self._last.get(key)
+
+        async def after() -> None:
+            if before is not None:
+                await asyncio.wait({before})  # its failure is raised by its own caller
+            await hand_over()
+
+        task = asyncio.ensure_future(after())
+        self._last[key] = task
+        try:
+            await task
+        finally:
+            if self._last.get(key) is task:
+                del self._last[key]
 
 
 def unread_attachment_note(what: str) -> str:

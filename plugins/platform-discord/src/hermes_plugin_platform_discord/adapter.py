@@ -13,7 +13,6 @@ thread, one session.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -23,6 +22,7 @@ from hermes_plugin_platform_discord.reading import chat_of, read_message
 from hermes_plugin_platform_discord.settings import DiscordSettings
 from hermes_sdk.platform import (
     ButtonPress,
+    ChatOrder,
     ChatRef,
     Choice,
     MessageGone,
@@ -65,7 +65,7 @@ class DiscordAdapter:
         self.settings = DiscordSettings.from_context(context)
         self._client: discord.Client | None = None
         self._logged_in = False
-        self._chains: dict[str, asyncio.Future[None]] = {}  # each chat's latest hand-over
+        self._order = ChatOrder()  # the library runs each event as a task: keep chat order
         self._thread_names: dict[str, str] = {}  # message id -> the thread name it would get
         self._threads: set[str] = set()  # threads known to exist
         self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM opened with them
@@ -144,7 +144,7 @@ class DiscordAdapter:
                 self._thread_names[inbound.message_id] = inbound.text
             channel = message.channel.id
             self._last_seen[channel] = max(self._last_seen.get(channel, 0), message.id)
-            await self._in_order(inbound.chat, lambda: host.receive(inbound))
+            await self._order.run(inbound.chat, lambda: host.receive(inbound))
 
         async def on_interaction(interaction: discord.Interaction) -> None:
             if interaction.type is discord.InteractionType.component:
@@ -188,25 +188,6 @@ class DiscordAdapter:
                 log.info("discord: catching up on %d message(s) in %s", len(missed), channel_id)
             for message in missed:
                 await on_message(message)
-
-    async def _in_order(self, chat: ChatRef, hand_over: Callable[[], Awaitable[None]]) -> None:
-        """discord.py runs each event's handler as a task of its own; chain them per chat
-        so the gateway gets one chat's messages in the order Discord sent them."""
-        key = f"{chat.chat_id}/{chat.thread_id}"
-        before = self._chains.get(key)
-
-        async def after() -> None:
-            if before is not None:
-                await asyncio.wait({before})
-            await hand_over()
-
-        task = asyncio.ensure_future(after())
-        self._chains[key] = task
-        try:
-            await task
-        finally:
-            if self._chains.get(key) is task:
-                del self._chains[key]
 
     async def _pressed(self, host: PlatformHost, interaction: discord.Interaction) -> None:
         import discord

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -26,6 +26,7 @@ from hermes_plugin_platform_slack.render import to_mrkdwn
 from hermes_plugin_platform_slack.settings import SlackSettings
 from hermes_plugin_platform_slack.threads import AnsweredThreads
 from hermes_sdk.platform import (
+    ChatOrder,
     ChatRef,
     Choice,
     MessageGone,
@@ -65,7 +66,7 @@ class SlackAdapter:
         self.settings = SlackSettings.from_context(context)
         self.bot: Bot | None = None
         self._web: AsyncWebClient | None = None
-        self._chains: dict[str, asyncio.Future[None]] = {}
+        self._order = ChatOrder()  # the library runs each event as a task: keep chat order
         self.threads = AnsweredThreads(context.home)
         self.events_url: str | None = None
         """Where the Events API is served, once it is."""
@@ -151,28 +152,9 @@ class SlackAdapter:
             event = payload.get("event") or {}
             inbound = read_event(event, self.bot, require_mention=self.settings.require_mention)
             if inbound is not None:
-                await self._in_order(inbound.chat, lambda: host.receive(inbound))
+                await self._order.run(inbound.chat, lambda: host.receive(inbound))
         elif kind == "interactive":
             await self._pressed(host, payload)
-
-    async def _in_order(self, chat: ChatRef, hand_over: Callable[[], Awaitable[None]]) -> None:
-        """slack_sdk runs each envelope's listener as a task of its own; chain them per chat
-        so the gateway gets one chat's messages in the order Slack sent them."""
-        key = f"{chat.chat_id}/{chat.thread_id}"
-        before = self._chains.get(key)
-
-        async def after() -> None:
-            if before is not None:
-                await asyncio.wait({before})
-            await hand_over()
-
-        task = asyncio.ensure_future(after())
-        self._chains[key] = task
-        try:
-            await task
-        finally:
-            if self._chains.get(key) is task:
-                del self._chains[key]
 
     async def _pressed(self, host: PlatformHost, payload: Mapping[str, Any]) -> None:
         read = read_press(payload)

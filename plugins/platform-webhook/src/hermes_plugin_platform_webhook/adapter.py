@@ -116,12 +116,16 @@ class WebhookAdapter:
         except ValueError as exc:
             log.warning("webhook: %s", exc)
             return web.json_response({"error": str(exc)}, status=422)
+        if not text.strip():
+            return web.json_response(
+                {"error": f"the prompt of route {name!r} is empty for this payload"}, status=422
+            )
         if text.lstrip().startswith("/"):  # a payload's text is never a chat command (/new)
             text = f"(webhook {name}) {text}"
         assert self.host is not None
         await self.host.receive(
             Inbound(
-                # A session per delivery: one payload's turn never leaks into the next.
+                # A session per delivery (the route's memory is shared, as one user's is).
                 chat=ChatRef(PLATFORM, name, "private", thread_id=delivery),
                 user_id=f"route:{name}",
                 user_name=f"webhook {name}",
