@@ -32,7 +32,7 @@ _GROUP_OF_FIXTURE = {
 _GROUP_OF_PATH = {
     Path("plugins/provider-local/tests"): "embedded-model",
     Path("sdk/tests/test_suites_catch_broken_plugins.py"): "mutants",
-    Path("tests/test_platform_mutants.py"): "mutants",
+    Path("tests/test_platform_mutants.py"): "platform-mutants",  # mostly waiting: its own
     Path("plugins/mcp/tests/test_everything.py"): "npm",  # one npm install
 }
 _ROOT = Path(__file__).parent
