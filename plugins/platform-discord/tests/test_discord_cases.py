@@ -138,3 +138,12 @@ def test_a_message_to_a_user_id_opens_the_dm(discord, tmp_path):
 
     assert len(asyncio.run(send())) == 1
     assert [m.content for m in discord.sent(discord.dm_channel(PERSON))] == ["from hermes send"]
+
+
+def test_what_it_remembers_of_threads_is_bounded():
+    from hermes_plugin_platform_discord.adapter import REMEMBERED, _remember
+
+    memory: dict[str, object] = {}
+    for number in range(REMEMBERED + 500):
+        _remember(memory, str(number), None)
+    assert len(memory) == REMEMBERED and "0" not in memory and str(REMEMBERED + 499) in memory

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
+import pytest
 from hermes_plugin_platform_webhook.adapter import WebhookAdapter
 
 from hermes_sdk.platform import PlatformContext
@@ -90,3 +91,19 @@ def test_the_reply_goes_to_the_routes_chat(tmp_path):
     assert host.forwarded == [("telegram", "42", "Looks good.")]
     (message,) = host.messages
     assert message.user_id == "route:ci" and message.chat.thread_id == message.message_id
+
+
+def test_a_reply_outside_a_turn_is_refused_in_one_line(tmp_path):
+    from hermes_sdk.platform import ChatRef, NotSent
+
+    route = {"secret_env": "S", "deliver": "telegram:42"}
+    adapter = WebhookAdapter(
+        PlatformContext(
+            name="webhook",
+            home=str(tmp_path),
+            config={"routes": {"ci": route}},
+            secrets={"S": SECRET},
+        )
+    )
+    with pytest.raises(NotSent, match="not a chat"):  # hermes send --to webhook:ci
+        asyncio.run(adapter.send(ChatRef("webhook", "ci", "private"), "hello"))

@@ -49,6 +49,17 @@ CATCH_UP_MESSAGES = 50
 resumed."""
 
 
+REMEMBERED = 1024
+"""How many thread names and known threads are kept (the oldest are forgotten first; a
+forgotten thread is looked up again, and started only if Discord has none)."""
+
+
+def _remember(memory: dict[str, Any], key: str, value: Any) -> None:
+    memory[key] = value
+    while len(memory) > REMEMBERED:
+        del memory[next(iter(memory))]
+
+
 def _not_sent(exc: BaseException) -> bool:
     """A refusal (4xx other than rate limits): retrying the same message cannot help."""
     import discord
@@ -66,8 +77,9 @@ class DiscordAdapter:
         self._client: discord.Client | None = None
         self._logged_in = False
         self._order = ChatOrder()  # the library runs each event as a task: keep chat order
+        # Both bounded: a gateway runs for months, and only recent threads matter here.
         self._thread_names: dict[str, str] = {}  # message id -> the thread name it would get
-        self._threads: set[str] = set()  # threads known to exist
+        self._threads: dict[str, None] = {}  # threads known to exist, oldest first
         self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM opened with them
         self._last_seen: dict[int, int] = {}  # channel -> the newest message handed over
 
@@ -141,7 +153,7 @@ class DiscordAdapter:
             if inbound is None:
                 return
             if inbound.chat.thread_id == inbound.message_id:
-                self._thread_names[inbound.message_id] = inbound.text
+                _remember(self._thread_names, inbound.message_id, inbound.text[:THREAD_NAME_CHARS])
             channel = message.channel.id
             self._last_seen[channel] = max(self._last_seen.get(channel, 0), message.id)
             await self._order.run(inbound.chat, lambda: host.receive(inbound))
@@ -226,19 +238,19 @@ class DiscordAdapter:
         if chat.chat_type == "group" and thread not in self._threads:
             known = client.get_channel(int(thread))
             if known is None:
-                name = self._thread_names.get(thread) or "Hermes"
+                name = self._thread_names.pop(thread, "") or "Hermes"
                 try:
                     await client.http.start_thread_with_message(
                         int(chat.chat_id),
                         int(thread),
-                        name=name[:THREAD_NAME_CHARS],
+                        name=name,
                         auto_archive_duration=THREAD_ARCHIVE_MINUTES,
                         reason=None,
                     )
                 except discord.HTTPException as exc:
                     if exc.code != _THREAD_EXISTS:
                         raise
-            self._threads.add(thread)
+            _remember(self._threads, thread, None)
         return int(thread)
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:

@@ -24,16 +24,17 @@ def chat_of(channel: object, message_id: int | None = None) -> ChatRef | None:
     is delivered."""
     import discord
 
+    channel_id = getattr(channel, "id", None)
+    if channel_id is None:  # an interaction Discord sent without its channel
+        return None
     if isinstance(channel, discord.DMChannel) or getattr(channel, "type", None) == (
         discord.ChannelType.private
     ):
-        return ChatRef(PLATFORM, str(getattr(channel, "id", "")), "private")
+        return ChatRef(PLATFORM, str(channel_id), "private")
     if isinstance(channel, discord.Thread):
-        return ChatRef(PLATFORM, str(channel.parent_id), "group", thread_id=str(channel.id))
-    if getattr(channel, "guild", None) is None and not hasattr(channel, "id"):
-        return None
+        return ChatRef(PLATFORM, str(channel.parent_id), "group", thread_id=str(channel_id))
     thread = None if message_id is None else str(message_id)
-    return ChatRef(PLATFORM, str(getattr(channel, "id", "")), "group", thread_id=thread)
+    return ChatRef(PLATFORM, str(channel_id), "group", thread_id=thread)
 
 
 def _mention_pattern(bot_id: int) -> re.Pattern[str]:

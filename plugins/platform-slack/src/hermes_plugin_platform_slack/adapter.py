@@ -76,7 +76,14 @@ class SlackAdapter:
         from slack_sdk.web.async_client import AsyncWebClient
 
         if self._web is None:
-            self._web = AsyncWebClient(token=self.settings.bot_token, base_url=self._base_url())
+            import aiohttp
+
+            # One session for every call (slack_sdk opens one per request without it).
+            self._web = AsyncWebClient(
+                token=self.settings.bot_token,
+                base_url=self._base_url(),
+                session=aiohttp.ClientSession(),
+            )
             # A 429 waits out its Retry-After instead of failing the reply.
             self._web.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=3))
         return self._web
@@ -282,8 +289,5 @@ class SlackAdapter:
 
     async def aclose(self) -> None:
         web, self._web = self._web, None
-        if web is not None:
-            session = getattr(web, "session", None)
-            if session is not None:
-                with contextlib.suppress(Exception):
-                    await session.close()
+        if web is not None and web.session is not None:
+            await web.session.close()

@@ -141,13 +141,15 @@ class WebhookAdapter:
         from hermes_sdk.runtime import DeliveryUnavailable
 
         route = self._route_of(chat)
+        if self.host is None:  # hermes send --to webhook:...: nothing to answer
+            raise NotSent("a webhook is not a chat: its replies go out from a turn it started")
         ids = []
         pieces = split_message(text, self.max_message_chars)
         for number, piece in enumerate(pieces, 1):
             if route.callback_url is not None:
                 await self._post_callback(route, chat, piece, number, len(pieces))
             else:
-                assert self.host is not None and route.deliver_platform and route.deliver_chat
+                assert route.deliver_platform and route.deliver_chat
                 try:
                     await self.host.forward(route.deliver_platform, route.deliver_chat, piece)
                 except DeliveryUnavailable as exc:

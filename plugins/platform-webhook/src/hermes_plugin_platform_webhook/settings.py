@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from hermes_plugin_platform_webhook.prompt import Prompt
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+from hermes_sdk.ssrf import SsrfGuard
 
 __all__ = ["Route", "WebhookSettings"]
 
@@ -65,9 +66,7 @@ class WebhookSettings:
             )
         allowed = tuple(str(host) for host in private)
         try:
-            from hermes_sdk.ssrf import SsrfGuard
-
-            SsrfGuard(allowed)
+            SsrfGuard(allowed)  # the entries are read now, not at the first reply
         except ValueError as exc:
             raise PlatformNotConfigured(f"platforms.webhook.allow_private_hosts: {exc}") from None
         return cls(

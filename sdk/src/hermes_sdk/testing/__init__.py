@@ -21,6 +21,10 @@ Fixtures, available in any test once hermes-sdk is installed:
 
 * :class:`~hermes_sdk.testing.telegram_server.FakeTelegram`: a Telegram Bot API server on
   loopback (long polling, sending, editing, buttons, 429s) with a control API to act as users.
+* :class:`~hermes_sdk.testing.discord_server.FakeDiscord` (Discord's gateway WebSocket and
+  REST, for unmodified discord.py: RESUME, replays, expired sessions, buttons, threads) and
+  :class:`~hermes_sdk.testing.slack_server.FakeSlack` (Slack's Web API and Socket Mode, for
+  unmodified slack_sdk: envelopes, acknowledgements, redelivery), on loopback.
 
 Conformance: subclass :class:`ProviderTests` in a provider plugin's tests,
 :class:`TerminalBackendTests` in a terminal backend's, :class:`PlatformTests` in a chat
