@@ -135,6 +135,16 @@ class PlatformContext:
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Environment variables and HERMES_HOME/.env, for tokens. Never log these values."""
 
+    def token(self, variable: str, how_to_get_one: str) -> str:
+        """The bot's token: from the variable ``platforms.<name>.token_env`` names, else
+        ``variable``, in the environment or HERMES_HOME/.env. Missing or blank, it raises
+        :class:`PlatformNotConfigured` saying what to set and ``how_to_get_one``."""
+        chosen = str(self.config.get("token_env") or variable)
+        value = self.secrets.get(chosen, "").strip()
+        if not value:
+            raise PlatformNotConfigured(f"set {chosen} in HERMES_HOME/.env to {how_to_get_one}")
+        return value
+
 
 class PlatformHost(Protocol):
     """What the gateway offers an adapter while it runs."""

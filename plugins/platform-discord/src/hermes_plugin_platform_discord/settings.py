@@ -54,13 +54,10 @@ class DiscordSettings:
     @classmethod
     def from_context(cls, context: PlatformContext) -> DiscordSettings:
         config = context.config
-        variable = str(config.get("token_env") or TOKEN_VARIABLE)
-        token = context.secrets.get(variable, "").strip()
-        if not token:
-            raise PlatformNotConfigured(
-                f"set {variable} in HERMES_HOME/.env to your bot's token (Discord Developer "
-                "Portal > your application > Bot > Reset Token)"
-            )
+        token = context.token(
+            TOKEN_VARIABLE,
+            "your bot's token (Discord Developer Portal > your application > Bot > Reset Token)",
+        )
         api_url = _url(config.get("api_url"), "api_url", {"http", "https"})
         gateway_url = _url(config.get("gateway_url"), "gateway_url", {"ws", "wss"})
         _ids(config.get("allowed_users"), "allowed_users")  # the gateway reads them; @names fail

@@ -20,7 +20,6 @@ from hermes_sdk.platform import (
     MessageGone,
     PlatformContext,
     PlatformHost,
-    PlatformNotConfigured,
     split_message,
 )
 
@@ -52,12 +51,7 @@ class TelegramAdapter:
 
     def __init__(self, context: PlatformContext) -> None:
         config = context.config
-        variable = str(config.get("token_env") or DEFAULT_TOKEN_VARIABLE)
-        token = context.secrets.get(variable, "").strip()
-        if not token:
-            raise PlatformNotConfigured(
-                f"set {variable} in HERMES_HOME/.env to the token @BotFather gave your bot"
-            )
+        token = context.token(DEFAULT_TOKEN_VARIABLE, "the token @BotFather gave your bot")
         self.poll_timeout = int(config.get("poll_timeout_seconds", 25))
         self.groups = GroupPolicy(
             require_mention=bool(config.get("require_mention", True)),
