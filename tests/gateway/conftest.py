@@ -167,11 +167,24 @@ class RunningGateway:
     def call(self, function: Callable[[], object]) -> None:
         self.loop.call_soon_threadsafe(function)
 
+    def _where_it_is(self) -> str:
+        """The gateway thread's stack and its loop's tasks: what a stop that hangs waits on."""
+        import io
+        import traceback
+
+        out = io.StringIO()
+        frame = sys._current_frames().get(self.thread.ident or 0)
+        if frame is not None:
+            out.writelines(traceback.format_stack(frame))
+        for task in asyncio.all_tasks(self.loop):  # read from outside the loop: a diagnosis
+            task.print_stack(limit=4, file=out)
+        return out.getvalue()
+
     def stop(self) -> None:
         if self.stop_event is not None:
             self.loop.call_soon_threadsafe(self.stop_event.set)
         self.thread.join(60)
-        assert not self.thread.is_alive(), "the gateway did not stop"
+        assert not self.thread.is_alive(), f"the gateway did not stop:\n{self._where_it_is()}"
         if self.error is not None:
             raise self.error
 

@@ -13,7 +13,7 @@ thread, one session.
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +44,7 @@ THREAD_NAME_CHARS = 80
 THREAD_ARCHIVE_MINUTES: Literal[1440] = 1440
 _THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 _UNKNOWN_CHANNEL = 10003
+CLOSE_SECONDS = 10.0
 CATCH_UP_MESSAGES = 50
 """Per chat, at most this many messages are read back after a session that could not be
 resumed."""
@@ -327,5 +328,13 @@ class DiscordAdapter:
     async def aclose(self) -> None:
         client, self._client, self._logged_in = self._client, None, False
         if client is not None:
-            with contextlib.suppress(Exception):
-                await client.close()
+            try:
+                # Bounded: a close handshake Discord never answers must not hold the
+                # gateway's stop (or a platform's restart).
+                await asyncio.wait_for(client.close(), CLOSE_SECONDS)
+            except TimeoutError:
+                log.warning(
+                    "discord: closing the connection took over %s s; left it", CLOSE_SECONDS
+                )
+            except Exception as exc:  # noqa: BLE001 - closing anyway
+                log.info("discord: closing: %s", exc)
