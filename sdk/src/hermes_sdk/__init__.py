@@ -42,6 +42,7 @@ from hermes_sdk.specs import (
     ToolsetSpec,
     ToolSourceSpec,
     ToolSpec,
+    TranscriberSpec,
     manifest_key,
     parse_manifest_key,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "ToolSourceSpec",
     "ToolSpec",
     "ToolsetSpec",
+    "TranscriberSpec",
     "__version__",
     "hookimpl",
     "hookspec",

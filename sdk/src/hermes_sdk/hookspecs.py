@@ -69,6 +69,7 @@ from hermes_sdk.specs import (
     ToolsetSpec,
     ToolSourceSpec,
     ToolSpec,
+    TranscriberSpec,
 )
 
 if TYPE_CHECKING:
@@ -249,6 +250,31 @@ def hermes_deliveries() -> Iterable[DeliverySpec]:
         @hookimpl
         def hermes_deliveries():
             yield DeliverySpec(name="outbox", factory=Outbox)
+    """
+
+
+# --- Registration: transcribers ----------------------------------------------------------
+
+
+@hookspec
+def hermes_transcribers() -> Iterable[TranscriberSpec]:
+    """Yield speech-to-text engines for the audio users send (a voice note).
+
+    Called once when the plugin is loaded. When a message arrives with audio, the kernel
+    builds each transcriber once per process, calling ``factory(context)`` with a
+    :class:`~hermes_sdk.transcription.TranscriberContext`, and awaits
+    ``transcribe(attachment)`` of one after another: those named in ``media.transcribers``
+    first, in that order, then the rest by name. The first to return text wins; one that
+    raises ``TranscriberUnavailable`` (not set up here) passes to the next. The text is
+    stored with the message and stands for the audio from then on.
+
+    Manifest key: ``transcriber.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_transcribers():
+            yield TranscriberSpec(name="whisper-server", factory=WhisperServer)
     """
 
 
@@ -790,6 +816,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_platforms": PlatformSpec,
     "hermes_services": ServiceSpec,
     "hermes_deliveries": DeliverySpec,
+    "hermes_transcribers": TranscriberSpec,
     "hermes_memory_providers": MemoryProviderSpec,
     "hermes_context_engines": ContextEngineSpec,
     "hermes_toolsets": ToolsetSpec,

@@ -16,12 +16,14 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = [
     "ChatMessage",
     "ErrorKind",
+    "ImagePart",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
     "ModelUsage",
     "ProviderError",
     "ProviderSettings",
+    "SightReporter",
     "ToolCallRequest",
     "ToolSchema",
     "classify_http_error",
@@ -50,6 +52,27 @@ class ChatMessage:
     reasoning_details: tuple[Mapping[str, Any], ...] = ()
     """Opaque reasoning blocks a provider returned with this (assistant) message and wants
     back on the next request, such as Anthropic's signed thinking blocks."""
+    images: tuple[ImagePart, ...] = ()
+    """Pictures for a model that sees, on a user message: the provider sends each in its
+    wire format (an OpenAI ``image_url`` part, an Anthropic image block) after the text.
+    Only sent to a model that sees; a message without them is sent exactly as before."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image ready for a model: re-encoded within its size limit, metadata stripped."""
+
+    mime: str
+    """``image/jpeg``, ``image/png``, ``image/gif`` or ``image/webp``."""
+    data: bytes
+
+    def base64(self) -> str:
+        import base64
+
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.mime};base64,{self.base64()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +140,15 @@ class ModelProvider(Protocol):
     ) -> ModelResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class SightReporter(Protocol):
+    """A provider that knows whether a model takes images says so: True (it sees), False
+    (text only) or None (it does not know). ``model.vision`` and ``providers.NAME.vision``
+    in config.yaml decide first; a model nobody vouches for is sent text only."""
+
+    def sees(self, model: str) -> bool | None: ...
 
 
 class ErrorKind(enum.StrEnum):

@@ -32,6 +32,7 @@ from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 if TYPE_CHECKING:
+    from hermes_sdk.media import Attachment
     from hermes_sdk.storage import Store, StoreSchema
 
 __all__ = [
@@ -192,6 +193,9 @@ class SessionMessage:
     disposition: Literal["ok", "error", "skipped", "unknown"] | None = None
     """A tool message: what is known of the call's effect (``unknown``: it may have run
     before a crash, and is never run again)."""
+    attachments: tuple[Attachment, ...] = ()
+    """Files sent with it: the user's (a photo, a voice note with its transcript) or the
+    ones a reply carried (a spoken answer)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -351,6 +355,9 @@ class TurnEnded:
     error: str | None = None
     usage: TurnUsage = field(default_factory=TurnUsage)
     tool_calls: int = 0
+    attachments: tuple[Attachment, ...] = ()
+    """Files the reply carries (a spoken answer from ``text_to_speech``): a front-end sends
+    them after the text, or names where they are kept."""
 
     @property
     def ok(self) -> bool:
@@ -556,10 +563,18 @@ class Runtime(SessionHistory):
 
     @abc.abstractmethod
     def start_turn(
-        self, session_id: str, text: str, *, answers_questions: bool = False
+        self,
+        session_id: str,
+        text: str,
+        *,
+        answers_questions: bool = False,
+        attachments: Sequence[Attachment] = (),
     ) -> RuntimeTurn:
         """Start a turn with ``text`` as the user's message; it runs whether or not its
-        events are read. With ``answers_questions`` False nobody can answer, so questions
+        events are read. ``attachments`` are files sent with it, made with a
+        :class:`~hermes_sdk.media.MediaCache`: a model that sees gets the images as they
+        are, and the rest reach it as text (a transcript, a document's text, a description).
+        With ``answers_questions`` False nobody can answer, so questions
         are not shown and are answered no (a dangerous command is denied unless the
         configured approvals mode lets it run). Raises :class:`SessionBusy` if a turn of
         this runtime is running on the session, :class:`SessionNotFound` if it is unknown."""

@@ -43,6 +43,7 @@ __all__ = [
     "ToolSourceSpec",
     "ToolSpec",
     "ToolsetSpec",
+    "TranscriberSpec",
     "manifest_key",
     "parse_manifest_key",
 ]
@@ -69,6 +70,7 @@ class Kind(enum.StrEnum):
     REVIEW = "review"
     IMPORTER = "importer"
     DELIVERY = "delivery"
+    TRANSCRIBER = "transcriber"
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -239,6 +241,17 @@ class DeliverySpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.DELIVERY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TranscriberSpec(FactorySpec):
+    """A speech-to-text engine for audio that users send (see :mod:`hermes_sdk.transcription`).
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.transcription.TranscriberContext` and
+    returns a :class:`~hermes_sdk.transcription.Transcriber`.
+    """
+
+    kind: ClassVar[Kind] = Kind.TRANSCRIBER
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

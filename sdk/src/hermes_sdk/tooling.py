@@ -23,6 +23,7 @@ from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
 
 if TYPE_CHECKING:
+    from hermes_sdk.media import Attachment
     from hermes_sdk.runtime import Runtime
 
 __all__ = [
@@ -130,6 +131,17 @@ class ToolContext:
     complete: Callable[[str, str], str] | None = None
     secrets: Callable[[str], str | None] | None = None
     get_runtime: Callable[[], Runtime] | None = None
+    send: Callable[[Attachment], None] | None = None
+
+    def send_file(self, attachment: Attachment) -> None:
+        """Send a file to the user with the turn's reply (a spoken answer, a chart): make it
+        with a :class:`~hermes_sdk.media.MediaCache` first. A chat platform sends it after
+        the reply's text (a voice note for OGG/Opus audio, where the platform has them);
+        the terminal names where it is kept. Raises Unsupported where nobody receives files
+        (a plugin run in a process of its own)."""
+        if self.send is None:
+            raise Unsupported("this run cannot send files to the user")
+        self.send(attachment)
 
     def runtime(self) -> Runtime:
         """The agent's runtime, for a tool that runs agents of its own (a delegated task):

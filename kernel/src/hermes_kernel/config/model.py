@@ -114,6 +114,11 @@ class ModelConfig(BaseModel):
         description="The model's context window in tokens; unset: what the provider says, "
         "else 128000.",
     )
+    vision: bool | None = Field(
+        default=None,
+        description="Whether the model takes images; unset: what the provider's table says, "
+        "else not (images then reach it as descriptions).",
+    )
 
 
 class CustomProvider(BaseModel):
@@ -134,6 +139,10 @@ class CustomProvider(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     context_length: int | None = Field(
         default=None, ge=256, description="Context window of this endpoint's models, in tokens."
+    )
+    vision: bool | None = Field(
+        default=None,
+        description="Whether this endpoint's models take images (unset: ask its provider).",
     )
 
 

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from hermes_sdk.media import Attachment
+
 T = TypeVar("T")
 
 
@@ -30,6 +32,9 @@ class TurnControl:
         self.loop: asyncio.AbstractEventLoop | None = None
         """The turn's event loop once it runs: tools in worker threads reach the model
         client through it (a model aside)."""
+        self.outbound: list[Attachment] = []
+        """Files the turn's tools sent to the user (ToolContext.send_file), in order: they
+        go out with the reply."""
 
     def interrupt(self) -> None:
         self.soft.set()

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.media import MediaSupport
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.store.sessions import Session
 from hermes_kernel.store.state import StateStore
@@ -129,3 +130,5 @@ class EngineParts:
     health: RouteHealth
     rebuilt_prompt: Callable[[Session], str]
     """The session's system prompt built again, for a compaction."""
+    media: MediaSupport
+    """Reads the files users send, and shows them to the model (images, or their text)."""

@@ -22,6 +22,7 @@ from hermes_kernel.store.leases import release_in
 from hermes_kernel.store.messages import Disposition, Message, MessageFields, append_in
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
+from hermes_sdk.media import Attachment
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
 from hermes_sdk.tool_calls import lenient_arguments
 
@@ -35,6 +36,8 @@ class TurnResult:
     tool_calls: int = 0
     recoveries: int = 0
     """Tools that failed and then, later in the turn, succeeded: the model found a way."""
+    attachments: tuple[Attachment, ...] = ()
+    """Files the turn's tools sent to the user, to go out with the reply."""
 
 
 def _details(response: ModelResponse) -> list[dict[str, Any]] | None:
@@ -92,7 +95,15 @@ class TurnRun:
     def result(
         self, text: str, status: str, iteration: int, error: str | None = None
     ) -> TurnResult:
-        return TurnResult(text, status, error, iteration, self.calls_made, self.recoveries)
+        return TurnResult(
+            text,
+            status,
+            error,
+            iteration,
+            self.calls_made,
+            self.recoveries,
+            tuple(self.control.outbound),
+        )
 
     def usage(self, response: ModelResponse) -> Usage:
         return call_usage(self.routes[self.route_start], response.usage, self.parts.pricing)
@@ -114,8 +125,13 @@ class TurnRun:
         self.remember(ChatMessage("system", self.session.system_prompt or ""), None)
         if compacted is not None:
             self.remember(summary_message(compacted), None)
+        sees = self.parts.media.sees(self.routes[self.route_start])
         for message in transcript:
-            self.remember(to_chat(message), message.seq)
+            chat = to_chat(message)
+            if message.attachments and message.role == "user":  # a reply's files: sent, not read
+                files = [Attachment.from_dict(item) for item in message.attachments]
+                chat = self.parts.media.with_attachments(chat, files, sees)
+            self.remember(chat, message.seq)
 
     async def save_reply(self, content: str | None, **fields: Unpack[MessageFields]) -> None:
         """The turn's last message, saved together with the lease's release."""
@@ -137,11 +153,17 @@ class TurnRun:
         *,
         user_seq: int | None = None,
         compacted: CompactionRecord | None = None,
+        attachments: tuple[Attachment, ...] = (),
     ) -> TurnResult:
         """Run the turn whose user message (seq ``user_seq``, after ``transcript``) is saved
         already. The view begins with the ``compacted`` summary when there is one."""
         self.load_view(compacted, transcript)
-        self.remember(ChatMessage("user", await self.with_recall(user_text)), user_seq)
+        user = ChatMessage("user", await self.with_recall(user_text))
+        if attachments:
+            media = self.parts.media
+            sees = media.sees(self.routes[self.route_start])
+            user = await asyncio.to_thread(media.with_attachments, user, attachments, sees)
+        self.remember(user, user_seq)
         settings = self.parts.settings
         guard = BudgetGuard(settings.budget, self.parts.pricing)
         if guard.active:
@@ -165,12 +187,14 @@ class TurnRun:
             except ProviderError as exc:
                 return self.result("", "error", iteration, str(exc))
             if not response.tool_calls:
+                sent = [item.as_dict() for item in self.control.outbound]
                 await self.save_reply(
                     response.content,
                     finish_reason=response.finish_reason,
                     reasoning=response.reasoning,
                     reasoning_details=_details(response),
                     usage=self.usage(response),
+                    attachments=sent or None,
                 )
                 return self.result(response.content, "done", iteration)
             await self.tool_round(response)

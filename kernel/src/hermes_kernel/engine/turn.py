@@ -23,6 +23,7 @@ from typing import Any
 from hermes_kernel.engine import recovery
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.media import MediaSupport
 from hermes_kernel.engine.models import ModelRoute, RouteHealth
 from hermes_kernel.engine.parts import (
     EngineObserver,
@@ -38,13 +39,20 @@ from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.leases import acquire_in, new_holder, release_in
 from hermes_kernel.store.messages import Message, append_in, of_session_in
-from hermes_kernel.store.sessions import REVIEW_SOURCE, Session, new_session_id, session_in
+from hermes_kernel.store.sessions import (
+    REVIEW_SOURCE,
+    Session,
+    Usage,
+    new_session_id,
+    session_in,
+)
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import (
     PromptContext,
     SessionInfo,
     ToolSpec,
 )
+from hermes_sdk.media import Attachment
 from hermes_sdk.models import ModelUsage, ToolSchema
 from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.runtime import SessionNotFound
@@ -96,6 +104,7 @@ class TurnEngine:
         prefetch: Callable[[Session, str], str | None] | None = None,
         compactor: Compactor | None = None,
         safety_net: bool = False,
+        media: MediaSupport | None = None,
     ) -> None:
         if not routes:
             raise ValueError("a turn engine needs at least one model route")
@@ -139,6 +148,7 @@ class TurnEngine:
             safety_net=safety_net,
             health=self.health,
             rebuilt_prompt=self.rebuilt_prompt,
+            media=media or MediaSupport(self.config),
         )
 
     # --- sessions -----------------------------------------------------------------------
@@ -259,6 +269,7 @@ class TurnEngine:
         *,
         on_begin: Callable[[Any], None] | None = None,
         on_restart: Callable[[], None] | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> TurnResult:
         """Run one turn. Raises LeaseHeldError if another turn holds the session (in this
         process or another); every other failure is a TurnResult with an error.
@@ -271,12 +282,21 @@ class TurnEngine:
         would have waited for a lock, so it must only write through the cursor.
 
         ``on_restart`` is called when a reply whose text had begun to stream is asked for
-        again (a dropped stream): what ``on_text`` got of it so far is void."""
+        again (a dropped stream): what ``on_text`` got of it so far is void.
+
+        ``attachments`` are read first (transcribed, described, their text extracted), so
+        what stands for each is stored with the user's message."""
         control = control or TurnControl()
         control.loop = asyncio.get_running_loop()
         holder = new_holder()  # per turn: two turns in one process exclude each other too
         db = self.store.db
-        begun = await db.run(self._begin, session_id, holder, user_text, on_begin)
+        read: tuple[Attachment, ...] = ()
+        if attachments:
+            usages: list[Usage] = []
+            read = await self.parts.media.read(attachments, self.routes[0], on_notice, usages)
+            for usage in usages:
+                await db.run(self.store.sessions.add_usage, session_id, usage)
+        begun = await db.run(self._begin, session_id, holder, user_text, on_begin, read)
         if begun.session.system_prompt is None:  # imported: its prompt is built on first use
             begun = await self._with_prompt(begun)
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
@@ -290,6 +310,7 @@ class TurnEngine:
                 tool_choice,
                 user_seq=begun.user_seq,
                 compacted=begun.compacted,
+                attachments=read,
             )
         except StoreError as exc:
             return TurnResult(
@@ -316,6 +337,7 @@ class TurnEngine:
         holder: str,
         user_text: str,
         on_begin: Callable[[Any], None] | None,
+        attachments: Sequence[Attachment] = (),
     ) -> _Begun:
         """A turn's first write, one transaction: take the lease, repair what a crash left,
         save the user's message. The session, its latest compaction, and the transcript
@@ -323,7 +345,13 @@ class TurnEngine:
         with self.store.db.write() as cursor:
             session, compacted, after = self._lease_in(cursor, session_id, holder)
             transcript = recovery.repaired_in(cursor, session_id, self._read_only, after)
-            user = append_in(cursor, session_id, "user", user_text)
+            user = append_in(
+                cursor,
+                session_id,
+                "user",
+                user_text,
+                attachments=[item.as_dict() for item in attachments] or None,
+            )
             if on_begin is not None:
                 on_begin(cursor)
         return _Begun(session, transcript, compacted, user.seq)

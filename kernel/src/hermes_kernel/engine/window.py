@@ -72,8 +72,13 @@ _PER_MESSAGE = 4
 """Tokens a message costs besides its text (its role and separators)."""
 
 
+IMAGE_TOKENS = 1_600
+"""What one image costs, estimated: a full-size image is about 1,600 tokens at Anthropic
+(1568 x 1568 / 750) and at most a little more at OpenAI's high detail."""
+
+
 def message_tokens(message: ChatMessage) -> int:
-    tokens = _PER_MESSAGE + estimate_tokens(message.content)
+    tokens = _PER_MESSAGE + estimate_tokens(message.content) + IMAGE_TOKENS * len(message.images)
     for call in message.tool_calls:
         tokens += _PER_MESSAGE + estimate_tokens(call.name) + estimate_tokens(call.arguments)
     return tokens

@@ -23,6 +23,7 @@ from hermes_sdk.models import (
     ModelResponse,
     ProviderError,
     ProviderSettings,
+    SightReporter,
 )
 
 RETRY_WAIT_CAP = 5.0  # a longer Retry-After means: use another key now
@@ -141,6 +142,11 @@ class PooledProvider:
         if not isinstance(provider, WindowReporter):
             return None
         return await provider.context_window(model)
+
+    def sees(self, model: str) -> bool | None:
+        """What the endpoint's provider says of whether its model takes images."""
+        provider = self._provider(self._keys[self._current])
+        return provider.sees(model) if isinstance(provider, SightReporter) else None
 
     async def aclose(self) -> None:
         for key in self._keys:

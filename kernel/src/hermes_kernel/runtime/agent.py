@@ -19,6 +19,7 @@ from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
 from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
 from hermes_kernel.runtime.compression import Compression
+from hermes_kernel.runtime.media import Transcribers, media_support
 from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
 from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.safety.judge import model_judge
@@ -159,6 +160,8 @@ class Agent:
         self.loop: asyncio.AbstractEventLoop | None = None
         """The loop turns run on (the runtime sets it): a judge asks the model from a thread."""
         self.compression = Compression(app)
+        self.transcribers = Transcribers(app)
+        self.media = media_support(app, self.transcribers, self.compression.auxiliary)
 
         def aside() -> ModelRoute:
             """The model asked on the side (a judge, a summary): auxiliary, else primary."""
@@ -230,6 +233,7 @@ class Agent:
                 lambda name: name in tools and tools[name].parallel_safe
             ),
             safety_net=self.unattended,
+            media=self.media,
         )
         return engine
 
@@ -321,6 +325,7 @@ class Agent:
         await self.engine.finish_indexing()
         await _close_routes(self.setup)
         await self.compression.aclose()
+        await self.transcribers.aclose()
         self.store.close()
 
 

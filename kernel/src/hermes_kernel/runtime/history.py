@@ -21,6 +21,7 @@ from hermes_kernel.store.sessions import Session
 from hermes_kernel.store.state import StateStore, state_db_path
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk.budget import Budget
+from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
     CompactionMark,
     SessionBusy,
@@ -75,6 +76,7 @@ def session_message(message: Message) -> SessionMessage:
         reasoning=message.reasoning,
         # The store writes only the values of its Disposition enum, which are these.
         disposition=cast(_Disposition | None, message.disposition),
+        attachments=tuple(Attachment.from_dict(item) for item in message.attachments or ()),
     )
 
 

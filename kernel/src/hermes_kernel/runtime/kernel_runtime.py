@@ -30,6 +30,7 @@ from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
 from hermes_kernel.store.sessions import Session
 from hermes_sdk import DeliverySpec, Kind, SlashCommandSpec, SlashContext, ToolCall, ToolResult
 from hermes_sdk.delivery import Deliverer, DeliveryContext
+from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
     RESERVED_SLASH_NAMES,
     Budget,
@@ -278,7 +279,12 @@ class KernelRuntime(StoreHistory, Runtime):
     # --- turns ----------------------------------------------------------------------------
 
     def start_turn(
-        self, session_id: str, text: str, *, answers_questions: bool = False
+        self,
+        session_id: str,
+        text: str,
+        *,
+        answers_questions: bool = False,
+        attachments: Sequence[Attachment] = (),
     ) -> RuntimeTurn:
         engine = self._bound.get(session_id)
         if engine is None:
@@ -298,13 +304,19 @@ class KernelRuntime(StoreHistory, Runtime):
         for line in self._pending_notices:
             turn.emit(Notice(text=line))
         self._pending_notices.clear()
-        turn.task = asyncio.ensure_future(self._run(engine, turn, text))
+        turn.task = asyncio.ensure_future(self._run(engine, turn, text, tuple(attachments)))
         return turn
 
     def running(self, session_id: str) -> RuntimeTurn | None:
         return self.questions.turns.get(session_id)
 
-    async def _run(self, engine: TurnEngine, turn: KernelTurn, text: str) -> None:
+    async def _run(
+        self,
+        engine: TurnEngine,
+        turn: KernelTurn,
+        text: str,
+        attachments: tuple[Attachment, ...] = (),
+    ) -> None:
         db, sessions = self.store.db, self.store.sessions
         session_id = turn.session_id
         before: Session | None = None
@@ -318,6 +330,7 @@ class KernelRuntime(StoreHistory, Runtime):
                 on_text=lambda delta: turn.emit(TextDelta(text=delta)),
                 on_notice=lambda line: turn.emit(Notice(text=line)),
                 on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
+                attachments=attachments,
             )
         except LeaseHeldError as exc:
             # Another process runs a turn on it: nothing was done or saved.
@@ -342,6 +355,7 @@ class KernelRuntime(StoreHistory, Runtime):
                     error=result.error,
                     usage=_usage(before, after),
                     tool_calls=result.tool_calls,
+                    attachments=result.attachments,
                 )
             )
         if after is not None:

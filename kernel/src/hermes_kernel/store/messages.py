@@ -40,6 +40,8 @@ class Message:
     created_at: float
     updated_at: float | None
     reasoning_details: list[dict[str, Any]] | None = None
+    attachments: list[dict[str, Any]] | None = None
+    """Files sent with it, as :meth:`hermes_sdk.media.Attachment.as_dict` stores them."""
 
 
 _COLUMNS = ", ".join(f.name for f in fields(Message))
@@ -48,6 +50,7 @@ _COLUMNS = ", ".join(f.name for f in fields(Message))
 def _message(row: Sequence[Any]) -> Message:
     values = list(row)
     values[5] = json.loads(values[5]) if values[5] else None
+    values[-2] = json.loads(values[-2]) if values[-2] else None
     values[-1] = json.loads(values[-1]) if values[-1] else None
     return Message(*values)
 
@@ -72,6 +75,8 @@ class MessageFields(TypedDict, total=False):
     reasoning: str | None
     reasoning_details: list[dict[str, Any]] | None
     disposition: str | None
+    attachments: list[dict[str, Any]] | None
+    """Files sent with the message (``Attachment.as_dict``)."""
     usage: Usage | None
     """Token usage of the model call that produced it, added to the session's totals."""
 
@@ -89,6 +94,7 @@ def append_in(
     reasoning_details = fields.get("reasoning_details")
     disposition = fields.get("disposition")
     usage = fields.get("usage")
+    attachments = fields.get("attachments")
     now = time.time()
     if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
         raise SessionNotFound(f"no session {session_id!r}")
@@ -102,7 +108,7 @@ def append_in(
     cursor.execute(
         "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
         "tool_name, finish_reason, reasoning, disposition, created_at, "
-        "reasoning_details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "reasoning_details, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             session_id,
             seq,
@@ -116,6 +122,7 @@ def append_in(
             disposition,
             now,
             json.dumps(reasoning_details) if reasoning_details else None,
+            json.dumps(attachments) if attachments else None,
         ),
     )
     message_id = cursor.connection.last_insert_rowid()
@@ -141,6 +148,7 @@ def append_in(
         now,
         None,
         reasoning_details,
+        attachments,
     )
 
 

@@ -191,5 +191,12 @@ CREATE TABLE plugin_schemas (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
+V8 = """
+-- Files sent with a message (hermes_sdk.media): JSON, one object per attachment with its
+-- kind, sniffed type, size, cached path and name, and the text that stands for it (a
+-- transcript, a document's text, an image's description), so that text outlives the file.
+ALTER TABLE messages ADD COLUMN attachments TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

@@ -172,6 +172,7 @@ class ToolEnvironment:
             complete=self._completer(control),
             secrets=lambda name: self._secrets.merged().get(name),
             get_runtime=self.runtime,
+            send=control.outbound.append,
         )
 
     def _completer(self, control: TurnControl) -> Callable[[str, str], str] | None:

@@ -91,7 +91,16 @@ def _user_blocks(message: ChatMessage) -> list[dict[str, Any]]:
                 "content": message.content or "(no output)",
             }
         ]
-    return [{"type": "text", "text": message.content if message.content.strip() else "(empty)"}]
+    text = {"type": "text", "text": message.content if message.content.strip() else "(empty)"}
+    # Images first, then the words about them: the order Anthropic's guide recommends.
+    images = [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.mime, "data": image.base64()},
+        }
+        for image in message.images
+    ]
+    return [*images, text]
 
 
 def conversation(
@@ -339,6 +348,14 @@ class MessagesProvider:
     async def context_window(self, model: str) -> int | None:
         """A Claude model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
         return CLAUDE_WINDOW if model.lower().rsplit("/", 1)[-1].startswith("claude") else None
+
+    def sees(self, model: str) -> bool | None:
+        """Claude 3 and every later model take images; Claude 2 and Instant do not (a
+        :class:`~hermes_sdk.models.SightReporter`). Another name is unknown."""
+        name = model.lower().rsplit("/", 1)[-1]
+        if name.startswith(("claude-2", "claude-instant")):
+            return False
+        return True if name.startswith("claude") else None
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False))

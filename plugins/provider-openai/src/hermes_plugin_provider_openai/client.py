@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import orjson
 
+from hermes_plugin_provider_openai.sight import known_sight
 from hermes_plugin_provider_openai.windows import known_window, note_stated_window
 from hermes_sdk.http import (
     JSON_HEADERS,
@@ -36,6 +37,14 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.images:  # only a model that sees gets them; others get text, as before
+        wire["content"] = [
+            {"type": "text", "text": message.content},
+            *(
+                {"type": "image_url", "image_url": {"url": image.data_url()}}
+                for image in message.images
+            ),
+        ]
     if message.tool_calls:
         # Some servers (llama.cpp) reject null content beside tool calls: send "".
         wire["content"] = message.content or ""
@@ -246,6 +255,11 @@ class ChatCompletionsProvider:
     async def context_window(self, model: str) -> int | None:
         """A well-known model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
         return known_window(model)
+
+    def sees(self, model: str) -> bool | None:
+        """Whether a well-known model takes images (a
+        :class:`~hermes_sdk.models.SightReporter`); None for one the table does not know."""
+        return known_sight(model)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = orjson.dumps(payload(request, False, self._wire))

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_sdk.testing._scripted import RecordedRequest, Reply, ScriptedServer, StreamEvent, pieces
+from hermes_sdk.testing.image_checks import anthropic_image_problem
 
 __all__ = ["RecordedRequest", "Reply", "ScriptedAnthropicServer", "anthropic_error"]
 
@@ -122,7 +123,7 @@ class ScriptedAnthropicServer(ScriptedServer):
         return self.error_body(400, f"prompt is too long: {tokens} tokens > {limit} maximum")
 
     def protocol_problem(self, body: Any) -> str | None:
-        return tool_result_problem(body)
+        return tool_result_problem(body) or anthropic_image_problem(body)
 
     def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

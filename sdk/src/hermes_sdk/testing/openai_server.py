@@ -31,6 +31,7 @@ from hermes_sdk.testing._scripted import (
     StreamEvent,
     pieces,
 )
+from hermes_sdk.testing.image_checks import openai_image_problem
 
 __all__ = ["RecordedRequest", "Reply", "ScriptedOpenAIServer", "tool_message_problem"]
 
@@ -68,7 +69,7 @@ class ScriptedOpenAIServer(ScriptedServer):
         return (None, "[DONE]")
 
     def protocol_problem(self, body: Any) -> str | None:
-        return tool_message_problem(body)
+        return tool_message_problem(body) or openai_image_problem(body)
 
     def prompt_tokens(self, body: Mapping[str, Any]) -> int:
         return prompt_tokens(body)
