@@ -79,6 +79,8 @@ RESERVED_SLASH_NAMES = frozenset(
         "usage",
         "tools",
         "compact",
+        "image",
+        "file",
         "stop",
         "retry",
         "undo",

@@ -73,8 +73,8 @@ _PER_MESSAGE = 4
 
 
 IMAGE_TOKENS = 1_600
-"""What one image costs, estimated: a full-size image is about 1,600 tokens at Anthropic
-(1568 x 1568 / 750) and at most a little more at OpenAI's high detail."""
+"""What one image costs, estimated: an image scaled to 1568 pixels a side is about 1,600
+tokens (1568 x 1568 / 750) at the services that publish how they count."""
 
 
 def message_tokens(message: ChatMessage) -> int:

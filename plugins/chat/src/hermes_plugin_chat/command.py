@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from hermes_plugin_chat.session import ChatOptions
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
+
+if TYPE_CHECKING:
+    from hermes_sdk.media import Attachment
 
 
 def read_query(query: str) -> str:
@@ -31,6 +35,20 @@ def read_query(query: str) -> str:
     "--toolsets", metavar="A,B", help="Give the model only these toolsets' tools ('' for none)."
 )
 @click.option("--yolo", is_flag=True, help="Run dangerous commands without asking for approval.")
+@click.option(
+    "--image",
+    "images",
+    metavar="PATH",
+    multiple=True,
+    help="Send this image with the (first) message; repeatable.",
+)
+@click.option(
+    "--file",
+    "files",
+    metavar="PATH",
+    multiple=True,
+    help="Send this file (a PDF, DOCX, CSV, text, audio) with the (first) message; repeatable.",
+)
 @click.pass_context
 def chat(
     ctx: click.Context,
@@ -42,10 +60,14 @@ def chat(
     provider: str | None,
     toolsets: str | None,
     yolo: bool,
+    images: tuple[str, ...],
+    files: tuple[str, ...],
 ) -> None:
     """Chat with the agent. Without -q: an interactive chat (type /help in it)."""
     if resume and continue_last:
         raise click.UsageError("use --resume ID or --continue, not both")
+    context: CommandContext = ctx.meta[COMMAND_CONTEXT]
+    attachments = _attachments(context, images, files) if images or files else ()
     options = ChatOptions(
         provider=provider,
         model=model,
@@ -55,8 +77,8 @@ def chat(
         yolo=yolo,
         resume=resume,
         continue_last=continue_last,
+        attachments=attachments,
     )
-    context: CommandContext = ctx.meta[COMMAND_CONTEXT]
     if query is None and not sys.stdin.isatty():
         query = "-"  # piped in: answer it once, like -q -
     if query is not None:
@@ -68,6 +90,24 @@ def chat(
     from hermes_plugin_chat.repl import run_interactive
 
     _leave(ctx, context, run_interactive(context, options))
+
+
+def _attachments(
+    context: CommandContext, images: tuple[str, ...], files: tuple[str, ...]
+) -> tuple[Attachment, ...]:
+    """The files, checked (type sniffed, size capped) and kept in the media cache; a refused
+    one ends the command with its one line, before anything is sent."""
+    from hermes_sdk.media import MediaCache, MediaRefused
+
+    cache = MediaCache.of_home(context.home, context.config)
+    try:
+        return (
+            *(cache.ingest_path(path, expect="image") for path in images),
+            *(cache.ingest_path(path) for path in files),
+        )
+    except MediaRefused as exc:
+        print(f"hermes: error: {exc}", file=sys.stderr)
+        raise click.exceptions.Exit(1) from None
 
 
 def _leave(ctx: click.Context, context: CommandContext, code: int) -> None:

@@ -31,6 +31,13 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("skills", "/skills", "the installed skill sources", during_turn=True, fallback=True),
     Builtin("memory", "/memory", "the memory provider in use", during_turn=True, fallback=True),
     Builtin("compact", "/compact [FOCUS]", "make room: older messages become a summary"),
+    Builtin("image", "/image PATH", "send this image with your next message", during_turn=True),
+    Builtin(
+        "file",
+        "/file PATH",
+        "send this file (PDF, DOCX, audio ...) with your next message",
+        during_turn=True,
+    ),
     Builtin("stop", "/stop", "stop the running turn (as Ctrl+C does)", during_turn=True),
     Builtin("retry", "/retry", "ask the last message again"),
     Builtin("undo", "/undo", "remove the last message and the reply to it"),

@@ -97,7 +97,9 @@ async def _ask(runtime: Runtime, options: ChatOptions, query: str, as_json: bool
     leaving.install(asyncio.get_running_loop())
     before = Totals.of(chat.session)
     try:
-        ended = await chat.run_turn(query, watcher, attended=attended)
+        ended = await chat.run_turn(
+            query, watcher, attended=attended, attachments=options.attachments
+        )
     except (ValueError, SessionBusy, SessionNotFound) as exc:  # could not open or start
         error_line(str(exc))
         return 1
@@ -147,9 +149,14 @@ def _report(
                 for call in watcher.tool_calls
             ],
         }
+        if ended.attachments:  # only when there are: the text-only object stays as it was
+            payload["files"] = [item.as_dict() for item in ended.attachments]
         print(json.dumps(payload, ensure_ascii=False))
-    elif ended.reply:
-        print(ended.reply)
+    else:
+        if ended.reply:
+            print(ended.reply)
+        for item in ended.attachments:
+            print(f"hermes: sent {item.label()} ({item.mime}): {item.path}", file=sys.stderr)
     if ended.error:
         error_line(ended.error)
     elif code in (130, 143):

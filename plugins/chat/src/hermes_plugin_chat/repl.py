@@ -34,6 +34,7 @@ from hermes_plugin_chat.slash import SlashCommands
 from hermes_plugin_chat.view import PROMPT_MARK, ChatView
 from hermes_sdk.events import CommandContext
 from hermes_sdk.leaving import Leaving, run_until_done
+from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import Question, Runtime, SessionBusy, SessionNotFound, TurnEnded
 from hermes_sdk.text import Totals
 
@@ -134,6 +135,8 @@ class Repl:
         questions.redraw = self.redraw
         self.turn: asyncio.Task[None] | None = None
         self.queued: list[str] = []
+        self.attached: list[Attachment] = list(chat.options.attachments)
+        """Files for the next message (``--image``, ``/image``, ``/file``)."""
         self.last_ctrl_c = 0.0
         self.pastes: dict[str, str] = {}
         self.plugin_commands = dict(runtime.slash_commands())
@@ -348,7 +351,10 @@ class Repl:
     async def _turn(self, text: str) -> None:
         view = self.view
         try:
-            ended = await self.chat.run_turn(text, self.watcher(), attended=True)
+            attached, self.attached = tuple(self.attached), []
+            ended = await self.chat.run_turn(
+                text, self.watcher(), attended=True, attachments=attached
+            )
         except (ValueError, SessionBusy, SessionNotFound) as exc:  # one line to act on
             view.end_turn()
             view.error(str(exc))
@@ -377,6 +383,8 @@ class Repl:
             view.info("(stopped after this step for your next message)")
         elif ended.error:
             (view.warn if ended.status in ("budget", "loop") else view.error)(ended.error)
+        for item in ended.attachments:
+            view.info(f"sent {item.label()} ({item.mime}): {item.path}")
 
     async def stop_turn(self) -> None:
         """Stop the running turn and wait until it has saved what it must."""

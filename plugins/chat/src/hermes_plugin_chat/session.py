@@ -8,9 +8,10 @@ without a word, leaves nothing behind in the session list.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
     ModelInfo,
     Notice,
@@ -42,6 +43,8 @@ class ChatOptions:
     yolo: bool = False
     resume: str | None = None
     continue_last: bool = False
+    attachments: tuple[Attachment, ...] = ()
+    """Files for the first message (``--image``, ``--file``)."""
 
 
 @dataclass
@@ -150,11 +153,20 @@ class ChatSession:
 
     # --- turns ------------------------------------------------------------------------------
 
-    async def run_turn(self, text: str, watcher: TurnWatcher, *, attended: bool) -> TurnEnded:
+    async def run_turn(
+        self,
+        text: str,
+        watcher: TurnWatcher,
+        *,
+        attended: bool,
+        attachments: Sequence[Attachment] = (),
+    ) -> TurnEnded:
         """One turn, its events handed to ``watcher``; the session is opened first if this
         is its first message. ``attended``: someone can answer questions."""
         session_id = await self._ensure_session()
-        turn = self.runtime.start_turn(session_id, text, answers_questions=attended)
+        turn = self.runtime.start_turn(
+            session_id, text, answers_questions=attended, attachments=attachments
+        )
         self.turn = turn
         try:
             async for event in turn:

@@ -4,13 +4,14 @@ waits for the running turn: the user is told to let it finish or /stop it."""
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from rich.table import Table
 from rich.text import Text
 
 from hermes_plugin_chat.commands import BUILTINS
 from hermes_sdk import Kind
+from hermes_sdk.media import describe_size
 from hermes_sdk.runtime import SessionBusy, SessionNotFound, SessionSummary
 from hermes_sdk.text import one_line, printable, when
 
@@ -269,6 +270,32 @@ class SlashCommands:
             self.view.info(f"not compacted: {why_not}")
 
     # --- toggles ----------------------------------------------------------------------------
+
+    def do_image(self, args: str) -> None:
+        self._attach(args, "image")
+
+    def do_file(self, args: str) -> None:
+        self._attach(args, None)
+
+    def _attach(self, args: str, expect: Literal["image"] | None) -> None:
+        from hermes_sdk.media import MediaCache, MediaRefused
+
+        path = args.strip().strip("'\"")
+        if not path:
+            self.view.warn(f"/{expect or 'file'} PATH: name the file to send")
+            return
+        runtime = self.repl.runtime
+        try:
+            item = MediaCache.of_home(runtime.home, runtime.config).ingest_path(path, expect=expect)
+        except MediaRefused as exc:
+            self.view.error(str(exc))
+            return
+        self.repl.attached.append(item)
+        count = len(self.repl.attached)
+        self.view.info(
+            f"attached {item.label()} ({item.mime}, {describe_size(item.size)}); "
+            f"{count} file{'s' if count > 1 else ''} go with your next message"
+        )
 
     def do_verbose(self, _args: str) -> None:
         self.view.verbose = not self.view.verbose
