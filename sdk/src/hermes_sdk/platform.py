@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from hermes_sdk.listener import Handler
+    from hermes_sdk.media import Attachment, MediaCache
 
 __all__ = [
     "ButtonPress",
@@ -104,6 +105,10 @@ class Inbound:
     addressed: bool = True
     """In a group: the bot was mentioned, replied to or given a command. Adapters forward
     unaddressed group messages only if the chat is configured to answer everything."""
+    attachments: tuple[Attachment, ...] = ()
+    """Files that came with it (a photo, a voice note, a document), made with
+    :meth:`PlatformContext.media`. ``text`` is then the caption, possibly empty. Download
+    only what an allowed sender sent (:meth:`PlatformHost.allows`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +139,17 @@ class PlatformContext:
     """The platform's section of config.yaml (``platforms.<name>``), as written."""
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Environment variables and HERMES_HOME/.env, for tokens. Never log these values."""
+    root_config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as loaded, for settings every platform shares (``media:``)."""
+
+    def media(self) -> MediaCache:
+        """Where the files users send are kept (``HERMES_HOME/cache/media``), checked with
+        ``media:``'s caps: ``ingest`` sniffs a file's type, refuses a disguised or an
+        oversized one (:class:`~hermes_sdk.media.MediaRefused`, one line to show the user),
+        and ``check_size`` refuses before a download when the size is announced."""
+        from hermes_sdk.media import MediaCache
+
+        return MediaCache.of_home(self.home, self.root_config)
 
     def token(self, variable: str, how_to_get_one: str) -> str:
         """The bot's token: from the variable ``platforms.<name>.token_env`` names, else
@@ -209,6 +225,9 @@ class PlatformAdapter(Protocol):
     #   itself, with a secret only an allowed sender has (a webhook's HMAC signature), and
     #   hands over nothing else; the gateway then admits its messages without
     #   ``allowed_users``. Never set it on a platform where anyone can write to the bot.
+    #   send_file(chat, attachment, *, caption=None) -> list[str]: send a file (a reply's
+    #   spoken answer, hermes_sdk.media.Attachment); OGG/Opus audio as a voice note where
+    #   the platform has them. Absent: the user is told in a line that a file was made.
 
     async def run(self, host: PlatformHost) -> None:
         """Connect, then hand every event to ``host`` until cancelled. Raise to report a

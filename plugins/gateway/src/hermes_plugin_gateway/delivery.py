@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from hermes_plugin_gateway.ledger import Ledger, OutboxItem
+from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, MessageGone, NotSent, PlatformAdapter, split_message
 
 __all__ = ["DUPLICATE_NOTE", "Deliveries", "ReplyStream"]
@@ -175,6 +176,9 @@ class Deliveries:
             self._in_flight.discard(item.id)
 
     async def _send(self, adapter: PlatformAdapter, item: OutboxItem) -> None:
+        if item.attachment is not None:
+            await _send_file(adapter, item.chat, item.attachment, item.text or None)
+            return
         text = f"{DUPLICATE_NOTE}\n\n{item.text}" if item.maybe_sent else item.text
         if item.preview_id and adapter.can_edit:
             chunks = split_message(text, adapter.max_message_chars)
@@ -187,3 +191,19 @@ class Deliveries:
                     await adapter.send(item.chat, chunk)
                 return
         await adapter.send(item.chat, text, reply_to=item.reply_to)
+
+
+async def _send_file(
+    adapter: PlatformAdapter, chat: ChatRef, attachment: Attachment, caption: str | None
+) -> None:
+    """A file through the adapter's optional ``send_file``; where it has none, or the file
+    is no longer kept, the user gets a line saying so instead."""
+    send_file = getattr(adapter, "send_file", None)
+    if not attachment.exists():
+        await adapter.send(chat, f"({attachment.label()} was made but is no longer kept)")
+    elif send_file is None:
+        await adapter.send(
+            chat, f"(Hermes made {attachment.label()}, which {chat.platform} cannot receive here)"
+        )
+    else:
+        await send_file(chat, attachment, caption=caption)

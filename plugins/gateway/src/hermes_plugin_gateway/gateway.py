@@ -37,6 +37,7 @@ from hermes_plugin_gateway.settings import GatewayConfig
 from hermes_plugin_gateway.status import write_status
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec, SlashCommandSpec
 from hermes_sdk.events import CommandContext
+from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
 from hermes_sdk.runtime import (
     Delivery,
@@ -172,6 +173,7 @@ class Gateway:
                 home=context.home,
                 config=platforms_config.get(name) or {},
                 secrets=context.secrets,
+                root_config=context.config,
             ),
             lambda name: _Host(self, name),
             backoff=settings.restart_backoff_seconds,
@@ -340,7 +342,7 @@ class Gateway:
         if _command(text) in {"/stop", "/cancel"}:
             await self._stop(key, message)
             return
-        if self.questions.typed(message.chat, message.user_id, text):
+        if not message.attachments and self.questions.typed(message.chat, message.user_id, text):
             return
         # Queued by the intake once stored (a message the platform sent again is not).
         await self.intake.accept(message, key)
@@ -450,8 +452,10 @@ class Gateway:
         *,
         reply_to: str | None = None,
         preview_id: str | None = None,
+        attachment: Attachment | None = None,
     ) -> tuple[int, bool]:
-        """Record the reply in the ledger and try to send it: its id, and whether it went."""
+        """Record the reply in the ledger and try to send it: its id, and whether it went.
+        With ``attachment``, the entry sends that file (``text``: its caption)."""
         # Recorded as being sent in the same write when the platform runs (one write less
         # on every reply's way out).
         sending = self.platforms.adapter(chat.platform) is not None
@@ -463,10 +467,23 @@ class Gateway:
             reply_to=reply_to,
             preview_id=preview_id,
             attempting=sending,
+            attachment=attachment,
         )
         now = time.time()
         sent = await self.deliveries.deliver(
-            OutboxItem(outbox_id, chat, reply_to, preview_id, text, "pending", 0, False, now, now),
+            OutboxItem(
+                outbox_id,
+                chat,
+                reply_to,
+                preview_id,
+                text,
+                "pending",
+                0,
+                False,
+                now,
+                now,
+                attachment,
+            ),
             marked=sending,
         )
         return outbox_id, sent
@@ -602,7 +619,9 @@ class Gateway:
         if adapter is not None and self.settings.typing:
             typing = asyncio.ensure_future(_keep_typing(adapter, item.chat))
         try:
-            ended = await self._run_turn(conversation, session_id, text, stream, asker)
+            ended = await self._run_turn(
+                conversation, session_id, text, stream, asker, item.attachments
+            )
         finally:
             if typing is not None:
                 typing.cancel()
@@ -617,6 +636,8 @@ class Gateway:
             return
         reply = compose_reply(ended, conversation.stopped_by_user)
         await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
+        for attachment in ended.attachments:  # each one an obligation of its own
+            await self._reply(None, item.chat, "", attachment=attachment)
         if not self._frozen_after_first_turn:
             self._frozen_after_first_turn = True
             _freeze_heap()  # now the provider and the platform's HTTP stack are loaded too
@@ -628,11 +649,14 @@ class Gateway:
         text: str,
         stream: ReplyStream | None,
         asker: Asker | None,
+        attachments: tuple[Attachment, ...] = (),
     ) -> TurnEnded:
         """Run one turn and follow its events: the reply's text to the preview, questions to
         the chat (answered no where nobody can be asked)."""
         try:
-            turn = self.runtime.start_turn(session_id, text, answers_questions=asker is not None)
+            turn = self.runtime.start_turn(
+                session_id, text, answers_questions=asker is not None, attachments=attachments
+            )
         except SessionBusy:  # a service of this gateway runs a turn on it
             return TurnEnded(session_id=session_id, status="busy", reply="")
         conversation.turn = turn

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, Inbound
 from hermes_sdk.storage import Store, StoreCursor
 
@@ -34,6 +35,7 @@ class InboxItem:
     state: str
     session_id: str | None
     received_at: float
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,13 +50,17 @@ class OutboxItem:
     maybe_sent: bool
     created_at: float
     updated_at: float
+    attachment: Attachment | None = None
+    """A file to send instead of text (one per entry, so each is sent once)."""
 
 
 _INBOX_COLUMNS = (
-    "id, route_key, chat, user_id, user_name, message_id, text, state, session_id, received_at"
+    "id, route_key, chat, user_id, user_name, message_id, text, state, session_id, received_at, "
+    "attachments"
 )
 _OUTBOX_COLUMNS = (
-    "id, chat, reply_to, preview_id, text, state, attempts, maybe_sent, created_at, updated_at"
+    "id, chat, reply_to, preview_id, text, state, attempts, maybe_sent, created_at, updated_at, "
+    "attachment"
 )
 
 
@@ -70,6 +76,7 @@ def _inbox(row: tuple[Any, ...]) -> InboxItem:
         state=str(row[7]),
         session_id=row[8],
         received_at=float(row[9]),
+        attachments=tuple(Attachment.from_dict(item) for item in json.loads(row[10] or "[]")),
     )
 
 
@@ -85,6 +92,7 @@ def _outbox(row: tuple[Any, ...]) -> OutboxItem:
         maybe_sent=bool(row[7]),
         created_at=float(row[8]),
         updated_at=float(row[9]),
+        attachment=Attachment.from_dict(json.loads(row[10])) if row[10] else None,
     )
 
 
@@ -135,8 +143,8 @@ class Ledger:
                 chat = message.chat
                 rows = cursor.execute(
                     "INSERT INTO gateway_inbox (route_key, platform, chat_id, chat, user_id, "
-                    "user_name, message_id, text, state, received_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
+                    "user_name, message_id, text, state, received_at, updated_at, attachments) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?) "
                     "ON CONFLICT (platform, chat_id, message_id) DO NOTHING RETURNING id",
                     (
                         route_key,
@@ -149,6 +157,9 @@ class Ledger:
                         message.text,
                         now,
                         now,
+                        json.dumps([item.as_dict() for item in message.attachments])
+                        if message.attachments
+                        else None,
                     ),
                 ).fetchall()
                 stored.append(
@@ -163,6 +174,7 @@ class Ledger:
                         state="queued",
                         session_id=None,
                         received_at=now,
+                        attachments=message.attachments,
                     )
                     if rows
                     else None
@@ -207,6 +219,7 @@ class Ledger:
         reply_to: str | None = None,
         preview_id: str | None = None,
         attempting: bool = False,
+        attachment: Attachment | None = None,
     ) -> int:
         """Record the reply as an obligation and close its message, in one transaction;
         ``attempting`` records it as being sent already (its first attempt starts now), which
@@ -221,8 +234,8 @@ class Ledger:
                 )
             rows = cursor.execute(
                 "INSERT INTO gateway_outbox (inbox_id, platform, chat, reply_to, preview_id, "
-                "text, state, attempts, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "text, state, attempts, created_at, updated_at, attachment) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     item_id,
                     chat.platform,
@@ -234,6 +247,7 @@ class Ledger:
                     int(attempting),
                     now,
                     now,
+                    json.dumps(attachment.as_dict()) if attachment is not None else None,
                 ),
             ).fetchall()
         return int(rows[0][0])

@@ -83,4 +83,12 @@ CREATE TABLE IF NOT EXISTS gateway_pairing_failures (
 );
 """
 
-SCHEMA = StoreSchema(name="gateway", migrations=(V1,))
+V2 = """
+-- Files: those a message came with (JSON list, hermes_sdk.media.Attachment.as_dict), kept
+-- with it so a turn resumed after a restart still has them; and the one file an outbox
+-- entry sends (a spoken reply), each file an obligation of its own.
+ALTER TABLE gateway_inbox ADD COLUMN attachments TEXT;
+ALTER TABLE gateway_outbox ADD COLUMN attachment TEXT;
+"""
+
+SCHEMA = StoreSchema(name="gateway", migrations=(V1, V2))

@@ -107,7 +107,11 @@ async def _send_directly(context: CommandContext, platform: str, chat: str, text
     try:
         adapter = spec.factory(
             PlatformContext(
-                name=platform, home=context.home, config=section, secrets=context.secrets
+                name=platform,
+                home=context.home,
+                config=section,
+                secrets=context.secrets,
+                root_config=context.config,
             )
         )
     except PlatformNotConfigured as exc:

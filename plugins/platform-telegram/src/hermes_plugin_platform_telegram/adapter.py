@@ -8,15 +8,19 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from hermes_plugin_platform_telegram.client import BotApi, TelegramError, TelegramUnreachable
+from hermes_plugin_platform_telegram.files import DOWNLOAD_LIMIT, FileRef, file_of, upload_method
 from hermes_plugin_platform_telegram.render import to_html
 from hermes_plugin_platform_telegram.updates import Bot, GroupPolicy, read_update
+from hermes_sdk.media import Attachment, MediaRefused, describe_size, kind_of_mime
 from hermes_sdk.platform import (
     ButtonPress,
     ChatRef,
     Choice,
+    Inbound,
     MessageGone,
     PlatformContext,
     PlatformHost,
@@ -65,6 +69,7 @@ class TelegramAdapter:
         )
         self.bot: Bot | None = None
         self._chats: dict[object, asyncio.Task[None]] = {}  # each chat's latest hand-over
+        self.media = context.media()
 
     # --- receiving ---------------------------------------------------------------------------
 
@@ -182,7 +187,61 @@ class TelegramAdapter:
                     },
                 )
             return
+        message = update.get("message") or {}
+        ref = file_of(message)
+        if ref is not None:
+            with_file = await self._with_file(host, event, ref, str(message.get("caption") or ""))
+            if with_file is None:
+                return
+            event = with_file
         await host.receive(event)
+
+    async def _with_file(
+        self, host: PlatformHost, event: Inbound, ref: FileRef, caption: str
+    ) -> Inbound | None:
+        """The message with its file downloaded and checked; a refused file gets its one
+        line back in the chat (and the message goes on only if it had a caption). A
+        stranger's file is never downloaded: the gateway refuses or pairs them first."""
+        if not await host.allows(event.user_id):
+            return event
+        try:
+            if ref.size is not None:
+                if ref.size > DOWNLOAD_LIMIT:
+                    raise MediaRefused(
+                        f"{ref.name} is refused: Telegram lets bots download files up to "
+                        f"20 MB, and it is {describe_size(ref.size)}"
+                    )
+                self.media.check_size(
+                    ref.expect or kind_of_mime(ref.declared or ""), ref.size, ref.name
+                )
+            data = await self.api.download(ref.file_id, DOWNLOAD_LIMIT)
+            attachment = await asyncio.to_thread(
+                self.media.ingest, data, name=ref.name, declared=ref.declared, expect=ref.expect
+            )
+        except MediaRefused as exc:
+            log.info("telegram: %s", exc)
+            await self._quietly("sendMessage", {**self._target(event.chat), "text": str(exc)})
+            return replace(event, text=caption) if caption.strip() else None
+        except (TelegramError, TelegramUnreachable) as exc:
+            log.warning("telegram: %s could not be downloaded: %s", ref.name, exc)
+            note = f"[{ref.name} was sent but could not be downloaded: {exc}]"
+            return replace(event, text=f"{caption}\n\n{note}".strip())
+        return replace(event, text=caption, attachments=(attachment,))
+
+    async def send_file(
+        self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
+    ) -> list[str]:
+        """A file as Telegram shows it best: OGG/Opus audio as a voice note, other audio as
+        a track, a JPEG or PNG as a photo, anything else as a document."""
+        method, field = upload_method(attachment)
+        params = self._target(chat)
+        if caption:
+            params["caption"] = caption[:1024]  # Telegram's caption limit
+        data = await asyncio.to_thread(attachment.read_bytes)
+        sent = await self.api.upload(
+            method, params, field, (attachment.name, data, attachment.mime)
+        )
+        return [str(sent["message_id"])]
 
     async def _quietly(self, method: str, params: dict[str, Any]) -> None:
         try:

@@ -4,6 +4,7 @@ token (it is part of every URL)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from typing import Any
@@ -69,6 +70,7 @@ class BotApi:
         self, token: str, api_url: str, *, timeout: float = 30.0, max_flood_wait: float = 300.0
     ) -> None:
         self._base = f"{api_url.rstrip('/')}/bot{token}/"
+        self._files = f"{api_url.rstrip('/')}/file/bot{token}/"
         self._client = httpx.AsyncClient(
             timeout=timeout,
             transport=pooled_transport(
@@ -111,6 +113,53 @@ class BotApi:
                 waited += delay
                 continue
             raise TelegramError(method, code, description)
+
+    async def download(self, file_id: str, limit: int) -> bytes:
+        """A file users sent (getFile, then its path), read up to ``limit`` bytes; raises
+        TelegramError (too big, gone) or TelegramUnreachable."""
+        found = await self.call("getFile", {"file_id": file_id})
+        path = str((found or {}).get("file_path") or "")
+        if not path:
+            raise TelegramError("getFile", 400, "no file_path for this file")
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with self._client.stream("GET", self._files + path, timeout=120) as response:
+                if response.status_code != 200:
+                    raise TelegramError("download", response.status_code, "the file was not served")
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise TelegramError("download", 413, f"the file is over {limit} bytes")
+                    chunks.append(chunk)
+        except httpx.HTTPError as exc:
+            raise TelegramUnreachable(f"download: {type(exc).__name__}") from None
+        return b"".join(chunks)
+
+    async def upload(
+        self,
+        method: str,
+        params: dict[str, Any],
+        field: str,
+        file: tuple[str, bytes, str],
+    ) -> Any:
+        """A method whose ``field`` is a file (sendVoice ...), as a multipart upload; the
+        other parameters are form fields. Errors as :meth:`call` raises them."""
+        form = {
+            key: value if isinstance(value, str) else json.dumps(value)
+            for key, value in params.items()
+        }
+        try:
+            response = await self._client.post(
+                self._base + method, data=form, files={field: file}, timeout=120
+            )
+            data = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise TelegramUnreachable(f"{method}: {type(exc).__name__}") from None
+        if data.get("ok"):
+            return data.get("result")
+        code = int(data.get("error_code") or response.status_code)
+        raise TelegramError(method, code, str(data.get("description") or "no description"))
 
     async def aclose(self) -> None:
         await self._client.aclose()

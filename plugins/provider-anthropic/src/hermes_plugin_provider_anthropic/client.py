@@ -100,7 +100,7 @@ def _user_blocks(message: ChatMessage) -> list[dict[str, Any]]:
         }
         for image in message.images
     ]
-    return [*images, text]
+    return [*images, text] if message.content.strip() or not images else images
 
 
 def conversation(

@@ -39,7 +39,7 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.images:  # only a model that sees gets them; others get text, as before
         wire["content"] = [
-            {"type": "text", "text": message.content},
+            *([{"type": "text", "text": message.content}] if message.content else []),
             *(
                 {"type": "image_url", "image_url": {"url": image.data_url()}}
                 for image in message.images

@@ -7,7 +7,9 @@ query string; ``{"ok": true, "result": ...}`` or an error with ``error_code``,
 polling with offsets, sendMessage (the 4,096-character limit counted on the visible text,
 "can't parse entities" for bad HTML or MarkdownV2), editMessageText ("message is not
 modified", "message to edit not found"), editMessageReplyMarkup, sendChatAction and
-answerCallbackQuery; 401 for a bad token; 429 with retry_after on demand.
+answerCallbackQuery; files both ways (:mod:`hermes_sdk.testing.telegram_files`: getFile,
+downloads, sendPhoto, sendVoice, sendAudio, sendDocument as multipart uploads); 401 for a
+bad token; 429 with retry_after on demand.
 
 Tests drive it as the users would, and read what the bot did::
 
@@ -36,9 +38,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
+from hermes_sdk.testing.telegram_files import (
+    SentFile,
+    TelegramFailure,
+    TelegramFiles,
+    multipart_parameters,
+)
 from hermes_sdk.testing.telegram_markup import ParseError, visible_text
 
-__all__ = ["FakeTelegram", "SentMessage"]
+__all__ = ["FakeTelegram", "SentFile", "SentMessage"]
 
 MAX_MESSAGE_CHARS = 4096
 DEFAULT_TOKEN = "123456789:TEST-fake-bot-token-for-loopback"
@@ -48,12 +56,7 @@ class _Dropped(Exception):
     """A held call that never reached "Telegram": the connection is closed unanswered."""
 
 
-class _Failure(Exception):
-    def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
-        super().__init__(description)
-        self.code = code
-        self.description = description
-        self.retry_after = retry_after
+_Failure = TelegramFailure
 
 
 @dataclass
@@ -103,7 +106,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class FakeTelegram:
+class FakeTelegram(TelegramFiles):
     """The fake Bot API; a context manager listening on 127.0.0.1 (an ephemeral port)."""
 
     def __init__(
@@ -133,6 +136,7 @@ class FakeTelegram:
         """Calls answered with an error: (method, error_code, description)."""
         self.confirmed_offset = 0
         self._said: dict[int, dict[str, Any]] = {}  # each user's last message
+        self._init_files()
         self._http = _Server(("127.0.0.1", port), _Handler)
         self._http.daemon_threads = True
         self._http.owner = self  # type: ignore[attr-defined] # the handler finds us here
@@ -203,6 +207,36 @@ class FakeTelegram:
         """A user sends ``text``: in a DM with the bot by default, else in ``chat_id`` (a
         negative id is a supergroup). ``@<bot>`` in the text and ``/commands`` get their
         entities as Telegram sets them. Returns the message id."""
+        return self._user_message(
+            user_id,
+            {"text": text},
+            text,
+            chat_id=chat_id,
+            username=username,
+            thread_id=thread_id,
+            reply_to=reply_to,
+        )
+
+    def _user_sends(
+        self, user_id: int, fields: dict[str, Any], caption: str | None, chat_id: int | None
+    ) -> int:
+        content = {**fields, **({"caption": caption} if caption else {})}
+        return self._user_message(user_id, content, caption or "", chat_id=chat_id)
+
+    def _new_message_id(self) -> int:
+        return self._message_id()
+
+    def _user_message(
+        self,
+        user_id: int,
+        content: dict[str, Any],
+        text: str,
+        *,
+        chat_id: int | None = None,
+        username: str | None = None,
+        thread_id: int | None = None,
+        reply_to: SentMessage | None = None,
+    ) -> int:
         chat = chat_id if chat_id is not None else user_id
         sender = {
             "id": user_id,
@@ -221,11 +255,11 @@ class FakeTelegram:
             "from": sender,
             "chat": chat_info,
             "date": int(time.time()),
-            "text": text,
+            **content,
         }
         entities = self._entities(text)
         if entities:
-            message["entities"] = entities
+            message["caption_entities" if "caption" in content else "entities"] = entities
         if thread_id is not None:
             message["message_thread_id"] = thread_id
             message["is_topic_message"] = True
@@ -485,7 +519,9 @@ class FakeTelegram:
 def _parameters(handler: BaseHTTPRequestHandler, body: bytes) -> dict[str, Any]:
     params: dict[str, Any] = dict(parse_qsl(urlsplit(handler.path).query))
     kind = handler.headers.get("Content-Type", "")
-    if body and "json" in kind:
+    if body and kind.startswith("multipart/form-data"):
+        params.update(multipart_parameters(kind, body))
+    elif body and "json" in kind:
         loaded = json.loads(body)
         if isinstance(loaded, dict):
             params.update(loaded)
@@ -517,6 +553,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         path = urlsplit(self.path).path.strip("/")
+        if path.startswith("file/bot"):  # a download: GET /file/bot<token>/<file_path>
+            token, _, file_path = path.removeprefix("file/bot").partition("/")
+            self._file(owner.file_content(token, file_path))
+            return
         try:
             params = _parameters(self, body)
         except ValueError:
@@ -561,6 +601,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(200, {"ok": True, "result": sent})
         else:
             self._reply(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+
+    def _file(self, data: bytes | None) -> None:
+        if data is None:
+            self._reply(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _reply(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()

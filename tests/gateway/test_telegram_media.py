@@ -1,0 +1,102 @@
+"""Files through the real Telegram plugin and the fake Bot API: a photo reaches a model that
+sees as an image part, and a text-only model as the auxiliary model's description; a
+disguised or oversized file gets one line back and never reaches the model; a stranger's
+file is never downloaded."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image
+
+from hermes_sdk.testing import Reply
+from hermes_sdk.testing.image_checks import images_in
+from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+
+from ..media.conftest import photo_bytes
+from .conftest import OWNER
+
+STRANGER = 777
+
+
+def test_a_photo_reaches_a_vision_model_as_an_image(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("A red picture."))
+    running_gateway(model="  vision: true\n")
+    telegram.user_sends_photo(OWNER, photo_bytes(), caption="what is this?")
+    telegram.wait_for_message(OWNER, "A red picture.")
+    body = openai_server.requests[0].json
+    user = body["messages"][-1]
+    assert user["content"][0] == {"type": "text", "text": "what is this?"}
+    ((mime, data),) = images_in(body)
+    image = Image.open(io.BytesIO(data))
+    assert mime == "image/jpeg" and max(image.size) <= 1568 and not image.getexif()
+    assert telegram.downloads == ["files/file_2.jpg"]  # the largest size, not the thumbnail
+
+
+def test_a_photo_without_a_caption_is_a_message_too(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("Seen."))
+    running_gateway(model="  vision: true\n")
+    telegram.user_sends_photo(OWNER, photo_bytes())
+    telegram.wait_for_message(OWNER, "Seen.")
+    content = openai_server.requests[0].json["messages"][-1]["content"]
+    assert [part["type"] for part in content] == ["image_url"]
+
+
+def test_a_photo_reaches_a_text_only_model_as_a_description(
+    running_gateway, telegram, openai_server
+):
+    with ScriptedOpenAIServer() as helper:
+        helper.queue(Reply.say("A solid red rectangle."))
+        openai_server.queue(Reply.say("It is red."))
+        running_gateway(
+            top=f"providers:\n  eyes:\n    base_url: {helper.base_url}\n    models: [gpt-4o]\n"
+            "auxiliary:\n  provider: eyes\n  model: gpt-4o\n"
+        )
+        telegram.user_sends_photo(OWNER, photo_bytes(), caption="colour?")
+        telegram.wait_for_message(OWNER, "It is red.")
+        assert len(images_in(helper.requests[0].json)) == 1
+        sent = openai_server.requests[0].json["messages"][-1]["content"]
+        assert sent.startswith("colour?\n\n[image: photo.jpg, image/jpeg,")
+        assert sent.endswith("(described by gpt-4o)\nA solid red rectangle.")
+
+
+def test_a_disguised_file_gets_one_line_and_never_reaches_the_model(
+    running_gateway, telegram, openai_server
+):
+    running_gateway()
+    telegram.user_sends_document(
+        OWNER, Path("/bin/true").read_bytes(), file_name="invoice.pdf", mime_type="application/pdf"
+    )
+    line = telegram.wait_for_message(OWNER, "invoice.pdf is refused")
+    assert line.visible == (
+        "invoice.pdf is refused: it is an executable program (application/x-executable) "
+        "named as application/pdf"
+    )
+    telegram.user_says(OWNER, "still there?")
+    openai_server.queue(Reply.say("Yes."))
+    telegram.wait_for_message(OWNER, "Yes.")
+    assert len(openai_server.requests) == 1  # only the text message
+
+
+def test_an_oversized_file_is_refused_before_it_is_downloaded(
+    running_gateway, telegram, openai_server
+):
+    running_gateway(top="media:\n  max_mb:\n    document: 1\n")
+    telegram.user_sends_document(
+        OWNER,
+        b"%PDF-1.4 small",
+        file_name="big.pdf",
+        mime_type="application/pdf",
+        file_size=5_000_000,
+    )
+    line = telegram.wait_for_message(OWNER, "big.pdf is refused")
+    assert "5.0 MB is over the 1.0 MB cap for a document (media.max_mb.document)" in line.visible
+    assert telegram.downloads == [] and openai_server.requests == []
+
+
+def test_a_strangers_file_is_not_downloaded(running_gateway, telegram, openai_server):
+    running_gateway()
+    telegram.user_sends_photo(STRANGER, photo_bytes(), caption="hi")
+    telegram.wait_for_message(STRANGER, "pair")  # the pairing answer, as for any message
+    assert telegram.downloads == [] and openai_server.requests == []
