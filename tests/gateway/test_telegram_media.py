@@ -6,15 +6,14 @@ file is never downloaded."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 from PIL import Image
 
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.image_checks import images_in
+from hermes_sdk.testing.media_files import disguised_program, photo_bytes
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 
-from ..media.conftest import photo_bytes
 from .conftest import OWNER
 
 STRANGER = 777
@@ -66,7 +65,7 @@ def test_a_disguised_file_gets_one_line_and_never_reaches_the_model(
 ):
     running_gateway()
     telegram.user_sends_document(
-        OWNER, Path("/bin/true").read_bytes(), file_name="invoice.pdf", mime_type="application/pdf"
+        OWNER, disguised_program(), file_name="invoice.pdf", mime_type="application/pdf"
     )
     line = telegram.wait_for_message(OWNER, "invoice.pdf is refused")
     assert line.visible == (
