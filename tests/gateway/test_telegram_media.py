@@ -6,12 +6,21 @@ file is never downloaded."""
 from __future__ import annotations
 
 import io
+import json
+import subprocess
 
+import pytest
 from PIL import Image
 
 from hermes_sdk.testing import Reply
+from hermes_sdk.testing.audio_server import ScriptedAudioServer
 from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.media_files import disguised_program, photo_bytes
+from hermes_sdk.testing.media_files import (
+    disguised_program,
+    photo_bytes,
+    speech_available,
+    spoken_ogg,
+)
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 
 from .conftest import OWNER
@@ -99,3 +108,65 @@ def test_a_strangers_file_is_not_downloaded(running_gateway, telegram, openai_se
     telegram.user_sends_photo(STRANGER, photo_bytes(), caption="hi")
     telegram.wait_for_message(STRANGER, "pair")  # the pairing answer, as for any message
     assert telegram.downloads == [] and openai_server.requests == []
+
+
+needs_speech = pytest.mark.skipif(
+    speech_available() is not None, reason=f"needs espeak-ng and ffmpeg: {speech_available()}"
+)
+
+
+@needs_speech
+def test_a_voice_note_is_transcribed_and_answered(running_gateway, telegram, openai_server):
+    with ScriptedAudioServer(transcripts=["remind me to water the plants"]) as audio:
+        openai_server.queue(Reply.say("I will remind you."))
+        running_gateway(top=f"voice:\n  transcription:\n    base_url: {audio.base_url}\n")
+        voice = spoken_ogg("remind me to water the plants")
+        telegram.user_sends_voice(OWNER, voice, duration=2)
+        telegram.wait_for_message(OWNER, "I will remind you.")
+        (upload,) = audio.uploads
+        assert upload.filename == "voice.ogg" and upload.content_type == "audio/ogg"
+        assert upload.data == voice and upload.model == "whisper-1"
+        sent = openai_server.requests[0].json["messages"][-1]["content"]
+        assert sent.startswith("[audio: voice.ogg, audio/ogg,")
+        assert sent.endswith("(transcribed by openai-compatible)\nremind me to water the plants")
+
+
+def test_a_voice_note_with_no_transcriber_set_up_still_reaches_the_model(
+    running_gateway, telegram, openai_server
+):
+    openai_server.queue(Reply.say("I cannot listen to it."))
+    running_gateway()
+    telegram.user_sends_voice(OWNER, b"OggS" + bytes(200), duration=1)
+    telegram.wait_for_message(OWNER, "I cannot listen to it.")
+    sent = openai_server.requests[0].json["messages"][-1]["content"]
+    assert sent.startswith("[audio: voice.ogg, audio/ogg,")
+
+
+@needs_speech
+def test_a_spoken_reply_is_delivered_as_a_voice_note(
+    running_gateway, telegram, openai_server, tmp_path
+):
+    spoken = "Good morning. It is sunny, and your first meeting is at ten."
+    openai_server.queue(
+        Reply.tool_call("text_to_speech", {"text": spoken}),
+        Reply.say("Here it is, spoken."),
+    )
+    running_gateway(top="agent:\n  add_toolsets: [voice]\n")
+    telegram.user_says(OWNER, "say good morning out loud")
+    telegram.wait_for_message(OWNER, "Here it is, spoken.")
+    note = telegram.wait_for_file(OWNER)
+    assert note.method == "sendVoice" and note.upload.content_type == "audio/ogg"
+    assert note.upload.filename == "reply.ogg"
+    path = tmp_path / "received.ogg"
+    path.write_bytes(note.upload.data)
+    probed = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,channels,sample_rate"
+         ":format=duration", "-of", "json", str(path)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    facts = json.loads(probed.stdout)
+    stream = facts["streams"][0]
+    assert (stream["codec_name"], stream["channels"], stream["sample_rate"]) == ("opus", 1, "48000")
+    assert 2.5 < float(facts["format"]["duration"]) < 12.0  # 12 words at espeak's pace
+    tools = [tool["function"]["name"] for tool in openai_server.requests[0].json["tools"]]
+    assert "text_to_speech" in tools

@@ -289,9 +289,15 @@ class ToolSourceSpec(FactorySpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolsetSpec(Spec):
-    """A named group of tools that can be enabled or disabled together."""
+    """A named group of tools that can be enabled or disabled together.
+
+    ``opt_in``: its tools are given only where the user asks for the toolset by name
+    (``agent.add_toolsets``, ``agent.toolsets``, ``--toolsets``): for tools most sessions
+    do not need (speaking replies aloud), whose schemas would cost every request tokens.
+    """
 
     kind: ClassVar[Kind] = Kind.TOOLSET
+    opt_in: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

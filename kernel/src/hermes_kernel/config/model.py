@@ -159,7 +159,13 @@ class AgentConfig(BaseModel):
     )
     toolsets: list[str] | None = Field(
         default=None,
-        description="Toolsets whose tools the model gets; unset: every installed toolset.",
+        description="Toolsets whose tools the model gets; unset: every installed toolset "
+        "but the opt-in ones.",
+    )
+    add_toolsets: list[str] = Field(
+        default_factory=list,
+        description="Opt-in toolsets to give as well (voice): with toolsets unset, the "
+        "installed ones and these.",
     )
     backend: str | None = Field(
         default=None,

@@ -104,11 +104,14 @@ class _Observer:
 
 
 def choose_tools(
-    specs: list[ToolSpec], toolsets: tuple[str, ...] | None
+    specs: list[ToolSpec],
+    toolsets: tuple[str, ...] | None,
+    opt_in: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, ToolSpec], list[str]]:
-    """The tools of the chosen toolsets, and a warning per toolset nobody provides."""
+    """The tools of the chosen toolsets, and a warning per toolset nobody provides. With
+    none chosen: every toolset's but the ``opt_in`` ones'."""
     if toolsets is None:
-        return {spec.name: spec for spec in specs}, []
+        return {spec.name: spec for spec in specs if spec.toolset not in opt_in}, []
     known = {spec.toolset for spec in specs}
     warnings = [
         f"toolset {name!r} is not installed (known: {', '.join(sorted(known)) or 'none'})"
@@ -151,11 +154,16 @@ class Agent:
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:
             toolsets = tuple(agent_section["toolsets"])
+        added = agent_section.get("add_toolsets") or ()
+        self.opt_in = frozenset(
+            spec.name for spec in app.host.toolsets() if spec.opt_in and spec.name not in added
+        )
+        """Toolsets given only when asked for by name."""
         self.toolsets = toolsets
         app.host.load_observers()
         self.memory = ExternalMemory(app)
         self.sources = ToolSources(app, str(cwd or Path.cwd()))
-        self.tools, self.warnings = choose_tools(self.all_tools(), toolsets)
+        self.tools, self.warnings = choose_tools(self.all_tools(), toolsets, self.opt_in)
         self.warnings += self.memory.warnings
         self.loop: asyncio.AbstractEventLoop | None = None
         """The loop turns run on (the runtime sets it): a judge asks the model from a thread."""
@@ -276,7 +284,7 @@ class Agent:
         warnings = await self.sources.start()
         added = self.sources.tools()
         if added:
-            chosen, _unknown = choose_tools(added, self.toolsets)
+            chosen, _unknown = choose_tools(added, self.toolsets, self.opt_in)
             self.tools.update(chosen)
             self.engine = self._engine(self.setup)
         return warnings
