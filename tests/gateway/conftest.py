@@ -177,7 +177,19 @@ class RunningGateway:
         if frame is not None:
             out.writelines(traceback.format_stack(frame))
         for task in asyncio.all_tasks(self.loop):  # read from outside the loop: a diagnosis
-            task.print_stack(limit=4, file=out)
+            out.write(f"{task!r} awaits, innermost last:\n")
+            awaited: Any = task.get_coro()
+            while awaited is not None:  # print_stack shows only a suspended task's top frame
+                frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+                if frame is None:
+                    out.write(f"    -> {awaited!r}\n")  # a future: what it waits on
+                    break
+                out.write(
+                    f"    {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}\n"
+                )
+                awaited = getattr(awaited, "cr_await", None) or getattr(
+                    awaited, "gi_yieldfrom", None
+                )
         return out.getvalue()
 
     def stop(self) -> None:

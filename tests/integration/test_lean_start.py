@@ -1,7 +1,8 @@
 """A one-shot imports only what it uses: aiohttp's pool is the gateway's, httpx's own
 command line is never loaded inside hermes (it pulls in rich's widgets and pygments), and
 pydantic only when a config must be validated (not on a start whose config is cached, even
-though a loaded provider declares a config section)."""
+though a loaded provider declares a config section), and nothing of the media layer's
+libraries for a turn without files."""
 
 from __future__ import annotations
 
@@ -47,3 +48,7 @@ def test_a_one_shot_does_not_import_aiohttp_or_httpx_command_line(tmp_path: Path
     assert not {m for m in modules if m.split(".")[0] == "aiohttp"}
     assert "httpx._main" not in modules and "pygments" not in modules
     assert "pydantic" not in modules
+    # Media costs a text-only turn nothing: no image, document or type-sniffing library, and
+    # no transcriber plugin.
+    heavy = {"PIL", "pypdf", "docx", "filetype", "hermes_plugin_voice"}
+    assert not {m for m in modules if m.split(".")[0] in heavy}

@@ -5,6 +5,7 @@ requests answered by the client, cancel; and the front-end conformance suite."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import sys
@@ -13,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, Client, RequestError, spawn_agent_process, text_block
+from acp import (
+    PROTOCOL_VERSION,
+    Client,
+    RequestError,
+    image_block,
+    spawn_agent_process,
+    text_block,
+)
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
@@ -29,6 +37,8 @@ from acp.schema import (
 
 from hermes_sdk.testing import FrontendTests, Reply
 from hermes_sdk.testing.frontend_tests import scripted_home
+from hermes_sdk.testing.image_checks import images_in
+from hermes_sdk.testing.media_files import disguised_program, photo_bytes
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 
@@ -239,3 +249,45 @@ def test_with_no_usable_model_the_editor_is_told_why(tmp_path: Path) -> None:
             return str(raised.value.data)
 
     assert "no-such-endpoint" in asyncio.run(scenario())
+
+
+def test_an_image_block_reaches_a_model_that_sees(frontend_home: Path, openai_server) -> None:
+    config = frontend_home / "config.yaml"
+    config.write_text(config.read_text().replace("test-model", "test-model\n  vision: true"))
+    openai_server.queue(Reply.say("A red photo."))
+    photo = base64.b64encode(photo_bytes((640, 480))).decode()
+
+    async def scenario() -> tuple[Any, str]:
+        async with editor(frontend_home) as (conn, client):
+            answer = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
+            blocks = [text_block("What is this?"), image_block(photo, "image/jpeg")]
+            await conn.prompt(session_id=session.session_id, prompt=blocks)
+            return answer, "".join(client.text[session.session_id])
+
+    answer, shown = asyncio.run(scenario())
+    assert answer.agent_capabilities.prompt_capabilities.image is True
+    assert shown == "A red photo."
+    ((mime, data),) = images_in(openai_server.requests[0].json)
+    assert mime == "image/jpeg" and data.startswith(b"\xff\xd8")
+
+
+def test_a_disguised_image_block_is_refused_in_one_line(frontend_home: Path, openai_server) -> None:
+    program = base64.b64encode(disguised_program()).decode()
+
+    async def scenario() -> RequestError:
+        async with editor(frontend_home) as (conn, _client):
+            session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
+            with pytest.raises(RequestError) as caught:
+                await conn.prompt(
+                    session_id=session.session_id,
+                    prompt=[text_block("look"), image_block(program, "image/png")],
+                )
+            return caught.value
+
+    error = asyncio.run(scenario())
+    assert error.data == {
+        "details": "image.png is refused: it is an executable program "
+        "(application/x-executable) named as image"
+    }
+    assert openai_server.requests == []

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from hermes_plugin_gateway.ledger import Ledger
 from hermes_plugin_gateway.pairing import Pairings
-from hermes_plugin_gateway.schema import SCHEMA
+from hermes_plugin_gateway.schema import SCHEMA, V1
 
 from hermes_sdk.archive import PairedUser
-from hermes_sdk.storage import open_store
+from hermes_sdk.storage import StoreSchema, open_store
+
+AS_THE_KERNEL_MADE_THEM = StoreSchema(name=SCHEMA.name, migrations=(V1,))
 
 
 def test_a_home_whose_tables_came_before_the_plugin_keeps_its_routes_and_pairings(home):
-    with open_store(home, SCHEMA) as store:
+    with open_store(home, AS_THE_KERNEL_MADE_THEM) as store:
         Ledger(store).set_route("telegram:dm:5", "20250101_000000_aaaaaa")
         Pairings(store).admit([PairedUser("telegram", "42", "ada", 5.0)])
         with store.write() as cursor:  # as the kernel left them: tables, but no version

@@ -1,6 +1,7 @@
 """The ACP agent: editor sessions as Hermes sessions, prompt turns with streamed updates.
 
-A prompt's text (and the text of resources the editor embeds) is the user's message. The
+A prompt's text (and the text of resources the editor embeds) is the user's message; its
+images, audio and binary resources (a PDF) come with it as attachments. The
 reply streams as agent message chunks; each tool call is a tool call update (started, then
 completed or failed with its output); an approval question is a permission request the
 editor answers; ``session/cancel`` stops the turn, and the prompt ends "cancelled".
@@ -8,6 +9,7 @@ editor answers; ``session/cancel`` stops the turn, and the prompt ends "cancelle
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -42,6 +44,8 @@ from acp.schema import (
     ToolKind,
 )
 
+from hermes_sdk.media import Attachment, AttachmentKind, MediaCache, MediaRefused
+from hermes_sdk.media_urls import from_data_url
 from hermes_sdk.runtime import (
     Question,
     Runtime,
@@ -100,6 +104,30 @@ def _prompt_text(blocks: list[Any]) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+def _prompt_files(blocks: list[Any], cache: MediaCache) -> list[Attachment]:
+    """The prompt's images, audio and embedded binary resources (a PDF the editor attached),
+    each sniffed and capped as every file Hermes takes. Raises MediaRefused (one line)."""
+    import base64
+    import binascii
+
+    files: list[Attachment] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind in ("image", "audio"):
+            url = f"data:{block.mime_type};base64,{block.data}"
+            expect: AttachmentKind = "image" if kind == "image" else "audio"
+            files.append(from_data_url(url, cache, expect=expect))
+        elif kind == "resource" and getattr(block.resource, "blob", None) is not None:
+            resource = block.resource
+            name = str(resource.uri).rstrip("/").rsplit("/", 1)[-1] or "file"
+            try:
+                data = base64.b64decode(resource.blob, validate=True)
+            except (binascii.Error, ValueError):
+                raise MediaRefused(f"{name} is refused: its blob is not valid base64") from None
+            files.append(cache.ingest(data, name=name, declared=resource.mime_type))
+    return files
+
+
 def _title(event: ToolStarted) -> str:
     shown = event.arguments.get("command") or event.arguments.get("path")
     if isinstance(shown, str) and shown:
@@ -135,7 +163,10 @@ class HermesAgent(Agent):
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    embedded_context=True, image=True, audio=True
+                ),
             ),
             agent_info=Implementation(
                 name="hermes", title="Hermes", version=version("hermes-plugin-acp")
@@ -190,7 +221,12 @@ class HermesAgent(Agent):
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         text = _prompt_text(prompt)
-        if not text:
+        try:
+            cache = MediaCache.of_home(self.runtime.home, self.runtime.config)
+            files = await asyncio.to_thread(_prompt_files, prompt, cache)
+        except MediaRefused as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from None
+        if not text and not files:
             raise RequestError.invalid_params({"details": "the prompt has no text"})
         if self.runtime.running(session_id) is None:
             try:
@@ -198,7 +234,9 @@ class HermesAgent(Agent):
             except SessionNotFound as exc:
                 raise RequestError.resource_not_found(session_id) from exc
         try:
-            turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+            turn = self.runtime.start_turn(
+                session_id, text, answers_questions=True, attachments=files
+            )
         except SessionBusy:
             raise RequestError.invalid_request(
                 {"details": "a prompt is still running in this session; cancel it first"}

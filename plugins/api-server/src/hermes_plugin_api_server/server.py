@@ -29,8 +29,10 @@ from hermes_plugin_api_server.wire import (
     model_list,
     new_completion_id,
     sse,
+    user_images,
     user_input,
 )
+from hermes_sdk.media import Attachment, MediaRefused
 from hermes_sdk.runtime import (
     Runtime,
     RuntimeTurn,
@@ -51,6 +53,8 @@ SESSION_HEADER = "X-Hermes-Session-Id"
 TOOL_EVENTS_HEADER = "X-Hermes-Tool-Events"
 SOURCE = "api"
 STOPPING_WAIT_SECONDS = 10.0
+MAX_IMAGES = 10
+"""Images one request may carry."""
 RESTARTED = "\n\n[the model's reply was cut off; it starts again]\n\n"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -185,11 +189,16 @@ class ApiServer:
         except ValueError as exc:
             return _error(400, str(exc), "invalid_request_error", "model_not_available")
         try:
-            text = user_input(body.get("messages"), new)
+            images = user_images(body.get("messages"))
+            text = user_input(body.get("messages"), new, with_images=bool(images))
         except ValueError as exc:
             return _error(400, str(exc), "invalid_request_error")
         try:
-            turn = await self._start(session_id, text)
+            attachments = await self._images(images)
+        except MediaRefused as exc:
+            return _error(400, str(exc), "invalid_request_error", "invalid_image")
+        try:
+            turn = await self._start(session_id, text, attachments)
         except SessionBusy:
             return _error(
                 409,
@@ -277,7 +286,26 @@ class ApiServer:
                     await send(chunk(completion_id, model, created, usage=event))
         await send("[DONE]")
 
-    async def _start(self, session_id: str, text: str) -> RuntimeTurn:
+    async def _images(self, urls: list[str]) -> tuple[Attachment, ...]:
+        """Each ``image_url`` as an attachment: a data: URL decoded, an http(s) URL fetched
+        through the web tools' SSRF guard; every one sniffed and capped."""
+        if not urls:
+            return ()
+        assert self.runtime is not None
+        from hermes_sdk.media import MediaCache
+        from hermes_sdk.media_urls import attachment_from_url
+
+        if len(urls) > MAX_IMAGES:
+            raise MediaRefused(f"{len(urls)} images is over the {MAX_IMAGES} one message takes")
+        cache = MediaCache.of_home(self.runtime.home, self.runtime.config)
+        config = self.runtime.config
+        return tuple(
+            [await attachment_from_url(url, cache, config, expect="image") for url in urls]
+        )
+
+    async def _start(
+        self, session_id: str, text: str, attachments: tuple[Attachment, ...] = ()
+    ) -> RuntimeTurn:
         """Start the turn. A turn whose client went away is still stopping for a moment:
         the session's next request waits for that rather than getting 409."""
         assert self.runtime is not None
@@ -285,7 +313,7 @@ class ApiServer:
         if abandoned is not None and self.runtime.running(session_id) is abandoned:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(abandoned.result(), STOPPING_WAIT_SECONDS)
-        return self.runtime.start_turn(session_id, text)
+        return self.runtime.start_turn(session_id, text, attachments=attachments)
 
     # --- sessions ---------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ __all__ = [
     "model_list",
     "new_completion_id",
     "sse",
+    "user_images",
     "user_input",
 ]
 
@@ -59,7 +60,31 @@ def _text(content: Any) -> str:
     return ""
 
 
-def user_input(messages: Any, new_session: bool) -> str:
+def user_images(messages: Any) -> list[str]:
+    """The URLs of the last user message's ``image_url`` parts (``data:`` or http(s)), in
+    order: the part's ``image_url.url``, or ``image_url`` itself when a client sends a bare
+    string."""
+    if not isinstance(messages, list):
+        return []
+    for item in reversed(messages):
+        if isinstance(item, Mapping) and item.get("role") == "user":
+            content = item.get("content")
+            if not isinstance(content, list):
+                return []
+            urls = []
+            for part in content:
+                if not isinstance(part, Mapping) or part.get("type") != "image_url":
+                    continue
+                image = part.get("image_url")
+                url = image.get("url") if isinstance(image, Mapping) else image
+                if not isinstance(url, str) or not url:
+                    raise ValueError("an image_url part has no url")
+                urls.append(url)
+            return urls
+    return []
+
+
+def user_input(messages: Any, new_session: bool, *, with_images: bool = False) -> str:
     """The turn's user message: the last user message. A new session also gets what came
     before it (the client's instructions and the earlier exchange), since clients that keep
     no session send the whole conversation every time. Raises ValueError (a 400)."""
@@ -74,7 +99,7 @@ def user_input(messages: Any, new_session: bool) -> str:
     if last_user is None:
         raise ValueError("messages has no user message: the last one is the turn's input")
     text = _text(messages[last_user].get("content")).strip()
-    if not text:
+    if not text and not with_images:
         raise ValueError("the last user message has no text")
     if not new_session:
         return text

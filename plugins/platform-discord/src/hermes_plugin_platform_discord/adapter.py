@@ -165,15 +165,24 @@ class DiscordAdapter:
 
         for handler in (on_ready, on_resumed, on_message, on_interaction):
             client.event(handler)
+        # In a task of its own, watched rather than awaited: on Python 3.11, discord.py's
+        # reconnect loop can swallow a cancel (asyncio.wait_for loses one that arrives as
+        # the connection drops) and sleep on into its backoff. Stopping must not wait for
+        # that: the platform's task ends at once, and closing the client ends the loop.
+        connecting = asyncio.ensure_future(client.connect(reconnect=True))
         try:
-            await client.connect(reconnect=True)
+            await asyncio.wait({connecting})
+            connecting.result()
         except discord.PrivilegedIntentsRequired:
             raise RuntimeError(
                 "Discord refused the Message Content intent; turn it on in the Developer "
                 "Portal (your application > Bot > Privileged Gateway Intents)"
             ) from None
         finally:
+            connecting.cancel()
             await self.aclose()
+            if not connecting.done():  # closed, it leaves its loop; bounded all the same
+                await asyncio.wait({connecting}, timeout=CLOSE_SECONDS)
 
     async def _catch_up(
         self, client: discord.Client, on_message: Callable[[discord.Message], Awaitable[None]]
@@ -328,13 +337,15 @@ class DiscordAdapter:
     async def aclose(self) -> None:
         client, self._client, self._logged_in = self._client, None, False
         if client is not None:
-            try:
-                # Bounded: a close handshake Discord never answers must not hold the
-                # gateway's stop (or a platform's restart).
-                await asyncio.wait_for(client.close(), CLOSE_SECONDS)
-            except TimeoutError:
+            # Bounded: a close handshake Discord never answers must not hold the gateway's
+            # stop (or a platform's restart). Not wait_for: on its timeout it waits for the
+            # close it cancels to end, and discord.py's close can go on past a cancel.
+            closing = asyncio.ensure_future(client.close())
+            done, _ = await asyncio.wait({closing}, timeout=CLOSE_SECONDS)
+            if not done:
+                closing.cancel()
                 log.warning(
                     "discord: closing the connection took over %s s; left it", CLOSE_SECONDS
                 )
-            except Exception as exc:  # noqa: BLE001 - closing anyway
-                log.info("discord: closing: %s", exc)
+            elif not closing.cancelled() and closing.exception() is not None:
+                log.info("discord: closing: %s", closing.exception())
