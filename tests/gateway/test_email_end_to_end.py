@@ -10,6 +10,7 @@ import pytest
 
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.mailserver import Mailbox, MailServer
+from hermes_sdk.testing.media_files import disguised_program
 
 from .conftest import RunningGateway, wait_until
 
@@ -139,3 +140,33 @@ def test_after_a_restart_each_message_is_processed_once(email_gateway, mail_serv
     ]
     assert [body(m) for m in replies] == ["One.", "Two."]
     assert len(openai_server.requests) == 2
+
+
+def test_attachments_are_read_and_a_disguised_one_is_named_refused(
+    email_gateway, mail_server, openai_server
+):
+    hermes_box, owner = mail_server.add_user(), mail_server.add_user()
+    openai_server.queue(Reply.say("The total is 22."), Reply.say("I could not open it."))
+    email_gateway(hermes_box, owner)
+    owner.send(
+        hermes_box.address,
+        "Figures",
+        "Add these up, please.",
+        attachment=("figures.csv", b"month,total\nJan,10\nFeb,12\n", "text/csv"),
+    )
+    replies_to(owner, hermes_box, 1)
+    sent = str(openai_server.requests[0].json["messages"][-1]["content"])
+    assert "Add these up, please." in sent
+    assert "[document: figures.csv, text/csv, 26 bytes] (its text)\n[3 rows]" in sent
+    owner.send(
+        hermes_box.address,
+        "Invoice",
+        "Is this invoice right?",
+        attachment=("invoice.pdf", disguised_program(), "application/pdf"),
+    )
+    replies_to(owner, hermes_box, 2)
+    sent = str(openai_server.requests[1].json["messages"][-1]["content"])
+    assert sent.endswith(
+        "[invoice.pdf is refused: it is an executable program (application/x-executable) "
+        "named as application/pdf]"
+    )

@@ -76,7 +76,7 @@ def test_a_new_thread_reads_with_its_subject_and_a_reply_without_its_quote():
     assert reply.references == ("<zero@example.org>",)
 
 
-def test_html_becomes_text_and_attachments_a_note():
+def test_html_becomes_text_and_attachments_are_kept_for_the_adapter():
     message = EmailMessage()
     message["From"] = "ann@example.org"
     message["Subject"] = "Report"
@@ -87,7 +87,8 @@ def test_html_becomes_text_and_attachments_a_note():
     read = read_mail(message.as_bytes(), OWN)
     assert isinstance(read, Mail)
     assert "See **this** report" in read.text
-    assert "Attachment 'q3.pdf' (application/pdf" in read.text
+    (pdf,) = read.files
+    assert (pdf.name, pdf.declared, pdf.data) == ("q3.pdf", "application/pdf", b"%PDF-1.4 ...")
 
 
 def settings(**config: object) -> EmailSettings:

@@ -17,13 +17,20 @@ import logging
 import ssl
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from email.message import EmailMessage
 from email.utils import formataddr, formatdate, make_msgid
 from typing import Any
 
 from hermes_plugin_platform_email.mailstate import MailState, Threaded
-from hermes_plugin_platform_email.reading import HERMES_HEADER, Mail, Skipped, read_mail
+from hermes_plugin_platform_email.reading import (
+    HERMES_HEADER,
+    Mail,
+    MailFile,
+    Skipped,
+    read_mail,
+)
 from hermes_plugin_platform_email.settings import EmailSettings
 from hermes_sdk.platform import (
     ChatRef,
@@ -35,6 +42,7 @@ from hermes_sdk.platform import (
     TypedAnswers,
     split_message,
 )
+from hermes_sdk.platform_files import IncomingFile, receive_files
 
 __all__ = ["EmailAdapter"]
 
@@ -70,6 +78,7 @@ class EmailAdapter:
         self._stop = threading.Event()
         self._reader: threading.Thread | None = None
         self._domain = self.settings.address.rpartition("@")[2]
+        self.media = context.media()
 
     # --- connecting --------------------------------------------------------------------------
 
@@ -267,12 +276,34 @@ class EmailAdapter:
         thread = self.state.thread_of(message_id, _chain(read))
         self.state.remember(Threaded(message_id, thread, read.subject, _chain(read)))
         message = _inbound(read, message_id, thread)
+        if read.files:
+            message = await self._with_files(host, message, read.files)
         press = self._answers.press_for(message.chat, message.user_id, message.text)
         if press is not None:
             await host.pressed(press)
             self._answers.settle(press.request_id, host.question_open(press.request_id))
             return
         await host.receive(message)
+
+    async def _with_files(
+        self, host: PlatformHost, message: Inbound, files: tuple[MailFile, ...]
+    ) -> Inbound:
+        """The mail's attachments checked and kept (see
+        :func:`~hermes_sdk.platform_files.receive_files`). Email sends one mail per turn, so
+        a refused file is named in the text, with why, for the reply to say so."""
+        incoming = [
+            IncomingFile(
+                name=file.name,
+                declared=file.declared,
+                size=len(file.data),
+                download=_already(file.data),
+            )
+            for file in files
+        ]
+        read = await receive_files(host, message, incoming, self.media)
+        kept = read.message or replace(message, text="")
+        text = "\n\n".join([kept.text, *(f"[{line}]" for line in read.refusals)]).strip()
+        return replace(kept, text=text or "(an empty message)")
 
     # --- sending -----------------------------------------------------------------------------
 
@@ -401,6 +432,15 @@ def _chain(mail: Mail) -> tuple[str, ...]:
 
 def _references(message: EmailMessage) -> tuple[str, ...]:
     return tuple(str(message.get("References", "")).split())
+
+
+def _already(data: bytes) -> Callable[[int], Awaitable[bytes]]:
+    """A download of what the mail already holds."""
+
+    async def download(_limit: int) -> bytes:
+        return data
+
+    return download
 
 
 def _inbound(mail: Mail, message_id: str, thread: str) -> Inbound:

@@ -43,6 +43,8 @@ class Mail:
     in_reply_to: str | None
     references: tuple[str, ...]
     text: str
+    files: tuple[MailFile, ...] = ()
+    """Its attachments, read by the adapter for an allowed sender."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,17 +120,22 @@ def _without_quotes(text: str) -> str:
     return (reply or text).strip()
 
 
-def _attachments(message: EmailMessage) -> list[str]:
-    notes = []
+@dataclass(frozen=True, slots=True)
+class MailFile:
+    """An attachment as the mail carries it, before it is checked."""
+
+    name: str
+    declared: str
+    data: bytes
+
+
+def _attachments(message: EmailMessage) -> list[MailFile]:
+    files = []
     for part in message.iter_attachments():
-        name = part.get_filename() or "unnamed"
         payload = part.get_payload(decode=True)
-        size = len(payload) if isinstance(payload, bytes) else 0
-        notes.append(
-            f"[Attachment {name!r} ({part.get_content_type()}, {max(1, size // 1024)} KB): "
-            "Hermes cannot open email attachments yet; say so if the request needs it.]"
-        )
-    return notes
+        data = payload if isinstance(payload, bytes) else b""
+        files.append(MailFile(part.get_filename() or "unnamed", part.get_content_type(), data))
+    return files
 
 
 def read_mail(raw: bytes, own_address: str) -> Mail | Skipped:
@@ -151,8 +158,8 @@ def read_mail(raw: bytes, own_address: str) -> Mail | Skipped:
     in_reply_to = (_ids(parsed.get("In-Reply-To")) or (None,))[0]
     references = _ids(parsed.get("References"))
     text = _without_quotes(_body(parsed))[:_MAX_TEXT]
-    notes = _attachments(parsed)
+    files = _attachments(parsed)
     if not in_reply_to and not references and subject:
         text = f"Subject: {subject}\n\n{text}"  # a new thread: its subject says what it is about
-    text = "\n\n".join([text, *notes]).strip() or "(an empty message)"
-    return Mail(message_id, sender, name, subject, in_reply_to, references, text)
+    text = text.strip() or ("" if files else "(an empty message)")
+    return Mail(message_id, sender, name, subject, in_reply_to, references, text, tuple(files))

@@ -15,7 +15,7 @@ from hermes_plugin_platform_telegram.client import BotApi, TelegramError, Telegr
 from hermes_plugin_platform_telegram.files import DOWNLOAD_LIMIT, FileRef, file_of, upload_method
 from hermes_plugin_platform_telegram.render import to_html
 from hermes_plugin_platform_telegram.updates import Bot, GroupPolicy, read_update
-from hermes_sdk.media import Attachment, MediaRefused, describe_size, kind_of_mime
+from hermes_sdk.media import Attachment, MediaRefused, describe_size
 from hermes_sdk.platform import (
     ButtonPress,
     ChatRef,
@@ -26,6 +26,7 @@ from hermes_sdk.platform import (
     PlatformHost,
     split_message,
 )
+from hermes_sdk.platform_files import IncomingFile, receive_files
 
 __all__ = ["TelegramAdapter"]
 
@@ -199,34 +200,30 @@ class TelegramAdapter:
     async def _with_file(
         self, host: PlatformHost, event: Inbound, ref: FileRef, caption: str
     ) -> Inbound | None:
-        """The message with its file downloaded and checked; a refused file gets its one
-        line back in the chat (and the message goes on only if it had a caption). A
-        stranger's file is never downloaded: the gateway refuses or pairs them first."""
-        if not await host.allows(event.user_id):
-            return event
-        try:
-            if ref.size is not None:
-                if ref.size > DOWNLOAD_LIMIT:
-                    raise MediaRefused(
-                        f"{ref.name} is refused: Telegram lets bots download files up to "
-                        f"20 MB, and it is {describe_size(ref.size)}"
-                    )
-                self.media.check_size(
-                    ref.expect or kind_of_mime(ref.declared or ""), ref.size, ref.name
+        """The message with its file downloaded and checked (see
+        :func:`~hermes_sdk.platform_files.receive_files`); a refused file gets its one line
+        back in the chat, and the message goes on only if it had a caption."""
+
+        async def download(limit: int) -> bytes:
+            if ref.size is not None and ref.size > DOWNLOAD_LIMIT:
+                raise MediaRefused(
+                    f"{ref.name} is refused: Telegram lets bots download files up to 20 MB, "
+                    f"and it is {describe_size(ref.size)}"
                 )
-            data = await self.api.download(ref.file_id, DOWNLOAD_LIMIT)
-            attachment = await asyncio.to_thread(
-                self.media.ingest, data, name=ref.name, declared=ref.declared, expect=ref.expect
-            )
-        except MediaRefused as exc:
-            log.info("telegram: %s", exc)
-            await self._quietly("sendMessage", {**self._target(event.chat), "text": str(exc)})
-            return replace(event, text=caption) if caption.strip() else None
-        except (TelegramError, TelegramUnreachable) as exc:
-            log.warning("telegram: %s could not be downloaded: %s", ref.name, exc)
-            note = f"[{ref.name} was sent but could not be downloaded: {exc}]"
-            return replace(event, text=f"{caption}\n\n{note}".strip())
-        return replace(event, text=caption, attachments=(attachment,))
+            return await self.api.download(ref.file_id, min(limit, DOWNLOAD_LIMIT))
+
+        incoming = IncomingFile(
+            name=ref.name,
+            declared=ref.declared,
+            size=ref.size,
+            download=download,
+            expect=ref.expect,
+        )
+        read = await receive_files(host, replace(event, text=caption), [incoming], self.media)
+        for line in read.refusals:
+            log.info("telegram: %s", line)
+            await self._quietly("sendMessage", {**self._target(event.chat), "text": line})
+        return read.message
 
     async def send_file(
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
