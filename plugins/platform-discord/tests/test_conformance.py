@@ -46,6 +46,9 @@ class TestDiscordConformance(PlatformTests):
     def deliver_again(self, user_id: str) -> None:
         self.discord.deliver_again()
 
+    def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
+        self.discord.user_sends_file(user_id, data, name, mime)
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         channel = self.discord.dm_channel(user_id)
         (asked,) = [

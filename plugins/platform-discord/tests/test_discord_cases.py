@@ -12,6 +12,7 @@ from hermes_plugin_platform_discord.adapter import DiscordAdapter
 
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 from hermes_sdk.testing.discord_server import FakeDiscord
+from hermes_sdk.testing.media_files import disguised_program
 from hermes_sdk.testing.platform_tests import RecordingHost
 
 PERSON = "1200000000000000042"
@@ -59,18 +60,7 @@ def test_in_a_server_only_mentions_and_replies_count(discord, tmp_path):
     adapter = DiscordAdapter(context(discord, tmp_path))
     discord.user_says(PERSON, "chatter", channel_id=discord.channel_id)
     asked = discord.user_says(PERSON, "look at this", channel_id=discord.channel_id, mention=True)
-    discord.user_says(
-        PERSON,
-        "notes",
-        attachments=[
-            {
-                "filename": "notes.pdf",
-                "size": 5120,
-                "url": "http://x/notes.pdf",
-                "content_type": "application/pdf",
-            }
-        ],
-    )
+    discord.user_sends_file(PERSON, b"%PDF-1.4 notes", "notes.pdf", "application/pdf", "notes")
     asyncio.run(hand_over(adapter, host, 2))
     mention, attachment = host.messages
     assert (mention.text, mention.message_id, mention.chat.thread_id) == (
@@ -79,7 +69,30 @@ def test_in_a_server_only_mentions_and_replies_count(discord, tmp_path):
         asked,
     )
     assert mention.chat.chat_type == "group" and mention.addressed
-    assert attachment.text.startswith("notes\n[a file, notes.pdf (application/pdf, 5120 bytes)")
+    assert attachment.text == "notes"
+    (pdf,) = attachment.attachments
+    assert (pdf.kind, pdf.mime, pdf.name, pdf.size) == (
+        "document",
+        "application/pdf",
+        "notes.pdf",
+        14,
+    )
+    assert Path(pdf.path).read_bytes() == b"%PDF-1.4 notes"
+    assert pdf.path.startswith(str(tmp_path / "cache" / "media"))
+
+
+def test_a_disguised_file_is_refused_in_one_line_in_the_chat(discord, tmp_path):
+    host = RecordingHost()
+    adapter = DiscordAdapter(context(discord, tmp_path))
+    discord.user_sends_file(PERSON, disguised_program(), "cat.png", "image/png")
+    discord.user_says(PERSON, "and hello")
+    asyncio.run(hand_over(adapter, host, 1))
+    assert [m.text for m in host.messages] == ["and hello"]
+    (line,) = [m.content for m in discord.messages.values()]
+    assert line == (
+        "cat.png is refused: it is an executable program (application/x-executable) "
+        "named as image/png"
+    )
 
 
 def test_servers_not_listed_are_ignored(discord, tmp_path):

@@ -43,6 +43,9 @@ class TestSlackConformance(PlatformTests):
     def deliver_again(self, user_id: str) -> None:
         self.slack.deliver_again()
 
+    def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
+        self.slack.user_sends_file(user_id, data, name, mime)
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         for message in self.slack.sent(self.slack.dm_channel(user_id)):
             for button in message.buttons():
@@ -50,3 +53,16 @@ class TestSlackConformance(PlatformTests):
                     self.slack.press(user_id, message, str(button["action_id"]))
                     return
         raise AssertionError(f"no button {choice!r} for {request_id}")
+
+
+def test_the_bot_token_goes_only_to_slacks_file_hosts(tmp_path) -> None:
+    context = PlatformContext(
+        name="slack",
+        home=str(tmp_path),
+        config={},
+        secrets={"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN},
+    )
+    adapter = SlackAdapter(context)
+    assert adapter._sends_token_to("https://files.slack.com/files-pri/T0-F0/download/a.pdf")
+    assert not adapter._sends_token_to("https://files.slack.com.evil.example/a.pdf")
+    assert not adapter._sends_token_to("http://127.0.0.1:9/a.pdf")  # no api_url set to it

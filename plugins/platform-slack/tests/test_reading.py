@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_plugin_platform_slack.reading import Bot, read_event
+from hermes_plugin_platform_slack.reading import Bot, SharedFile, read_event, shared_files
 
 BOT = Bot(user_id="U0HERMES", bot_id="B0HERMES")
 
@@ -28,8 +28,11 @@ def test_what_is_not_for_the_bot_is_dropped() -> None:
     assert [read_event(e, BOT, require_mention=True) for e in dropped] == [None] * len(dropped)
 
 
-def test_a_mention_is_answered_in_its_thread_and_files_become_a_note() -> None:
-    files = [{"name": "plan.pdf", "mimetype": "application/pdf", "size": 2048}]
+def test_a_mention_is_answered_in_its_thread_and_its_files_are_listed() -> None:
+    files = [
+        {"name": "plan.pdf", "mimetype": "application/pdf", "size": 2048, "url_private": "u"},
+        {"name": "link", "mode": "external", "url_private": "v"},
+    ]
     inbound = read_event(
         event(type="app_mention", text="<@U0HERMES> read this &amp; that", files=files),
         BOT,
@@ -37,7 +40,9 @@ def test_a_mention_is_answered_in_its_thread_and_files_become_a_note() -> None:
     )
     assert inbound is not None
     assert (inbound.chat.chat_type, inbound.chat.thread_id) == ("group", "1.000100")
-    assert inbound.text.startswith("read this & that\n[a file, plan.pdf (application/pdf, 2048")
+    assert inbound.text == "read this & that"
+    shared = shared_files({"files": files})
+    assert shared == [SharedFile(name="plan.pdf", mimetype="application/pdf", size=2048, url="u")]
 
 
 def test_a_thread_the_bot_answers_in_needs_no_mention() -> None:

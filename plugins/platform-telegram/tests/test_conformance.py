@@ -39,6 +39,9 @@ class TestTelegramConformance(PlatformTests):
     def deliver_again(self, user_id: str) -> None:
         self.telegram.deliver_again(int(user_id))
 
+    def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
+        self.telegram.user_sends_document(int(user_id), data, file_name=name, mime_type=mime)
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         (question,) = [
             m

@@ -18,19 +18,21 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_plugin_platform_discord.reading import chat_of, read_message
+from hermes_plugin_platform_discord.reading import chat_of, incoming_files, read_message
 from hermes_plugin_platform_discord.settings import DiscordSettings
 from hermes_sdk.platform import (
     ButtonPress,
     ChatOrder,
     ChatRef,
     Choice,
+    Inbound,
     MessageGone,
     NotSent,
     PlatformContext,
     PlatformHost,
     split_message,
 )
+from hermes_sdk.platform_files import IncomingFile, receive_files
 
 if TYPE_CHECKING:
     import discord
@@ -75,6 +77,7 @@ class DiscordAdapter:
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = DiscordSettings.from_context(context)
+        self.media = context.media()
         self._client: discord.Client | None = None
         self._logged_in = False
         self._order = ChatOrder()  # the library runs each event as a task: keep chat order
@@ -157,7 +160,8 @@ class DiscordAdapter:
                 _remember(self._thread_names, inbound.message_id, inbound.text[:THREAD_NAME_CHARS])
             channel = message.channel.id
             self._last_seen[channel] = max(self._last_seen.get(channel, 0), message.id)
-            await self._order.run(inbound.chat, lambda: host.receive(inbound))
+            files = incoming_files(message)
+            await self._order.run(inbound.chat, lambda: self._hand_over(host, inbound, files))
 
         async def on_interaction(interaction: discord.Interaction) -> None:
             if interaction.type is discord.InteractionType.component:
@@ -183,6 +187,21 @@ class DiscordAdapter:
             await self.aclose()
             if not connecting.done():  # closed, it leaves its loop; bounded all the same
                 await asyncio.wait({connecting}, timeout=CLOSE_SECONDS)
+
+    async def _hand_over(
+        self, host: PlatformHost, inbound: Inbound, files: list[IncomingFile]
+    ) -> None:
+        """The message, with its files read (see :mod:`hermes_sdk.platform_files`); each
+        refused file gets its one line back in the chat."""
+        read = await receive_files(host, inbound, files, self.media)
+        for line in read.refusals:
+            log.info("discord: %s", line)
+            try:
+                await self.send(inbound.chat, line, reply_to=inbound.message_id)
+            except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
+                log.info("discord: could not say that a file was refused: %s", exc)
+        if read.message is not None:
+            await host.receive(read.message)
 
     async def _catch_up(
         self, client: discord.Client, on_message: Callable[[discord.Message], Awaitable[None]]

@@ -4,14 +4,16 @@ channel or a thread), who wrote it, whether it is meant for the bot, and its tex
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from hermes_sdk.platform import ChatRef, Inbound, unread_attachment_note
+from hermes_sdk.platform import ChatRef, Inbound
+from hermes_sdk.platform_files import IncomingFile
 
 if TYPE_CHECKING:
     import discord
 
-__all__ = ["chat_of", "read_message"]
+__all__ = ["chat_of", "incoming_files", "read_message"]
 
 PLATFORM = "discord"
 
@@ -55,15 +57,29 @@ def _addressed(message: discord.Message, bot_id: int) -> bool:
 
 def _text(message: discord.Message, bot_id: int) -> str:
     text = _mention_pattern(bot_id).sub("", message.content)
-    text = re.sub(r"[ \t]{2,}", " ", text).strip()
-    notes = [
-        unread_attachment_note(
-            f"a file, {attachment.filename} ({attachment.content_type or 'unknown type'}, "
-            f"{attachment.size} bytes)"
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def incoming_files(message: discord.Message) -> list[IncomingFile]:
+    """The message's attachments, downloaded from Discord's CDN when they are read."""
+    return [
+        IncomingFile(
+            name=attachment.filename,
+            declared=attachment.content_type,
+            size=attachment.size,
+            download=_reader(attachment),
         )
         for attachment in message.attachments
     ]
-    return "\n".join(part for part in (text, *notes) if part)
+
+
+def _reader(attachment: discord.Attachment) -> Callable[[int], Awaitable[bytes]]:
+    async def download(limit: int) -> bytes:
+        if attachment.size > limit:  # announced sizes are checked first; this is a bound
+            raise ValueError(f"it is over {limit} bytes")
+        return await attachment.read()
+
+    return download
 
 
 def read_message(
@@ -92,7 +108,7 @@ def read_message(
     # is answered in the channel itself.
     chat = chat_of(message.channel, message.id if in_channel and addressed else None)
     text = _text(message, bot_id)
-    if chat is None or not text:
+    if chat is None or (not text and not message.attachments):
         return None
     author = message.author
     return Inbound(

@@ -21,7 +21,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from hermes_plugin_platform_slack.reading import Bot, read_event, read_press
+from hermes_plugin_platform_slack.reading import (
+    Bot,
+    SharedFile,
+    read_event,
+    read_press,
+    shared_files,
+)
 from hermes_plugin_platform_slack.render import to_mrkdwn
 from hermes_plugin_platform_slack.settings import SlackSettings
 from hermes_plugin_platform_slack.threads import AnsweredThreads
@@ -29,12 +35,14 @@ from hermes_sdk.platform import (
     ChatOrder,
     ChatRef,
     Choice,
+    Inbound,
     MessageGone,
     NotSent,
     PlatformContext,
     PlatformHost,
     split_message,
 )
+from hermes_sdk.platform_files import IncomingFile, receive_files
 
 if TYPE_CHECKING:
     from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
@@ -68,6 +76,7 @@ class SlackAdapter:
         self._web: AsyncWebClient | None = None
         self._order = ChatOrder()  # the library runs each event as a task: keep chat order
         self.threads = AnsweredThreads(context.home)
+        self.media = context.media()
         self.events_url: str | None = None
         """Where the Events API is served, once it is."""
 
@@ -159,9 +168,62 @@ class SlackAdapter:
             event = payload.get("event") or {}
             inbound = read_event(event, self.bot, require_mention=self.settings.require_mention)
             if inbound is not None:
-                await self._order.run(inbound.chat, lambda: host.receive(inbound))
+                files = [self._incoming(file) for file in shared_files(event)]
+                await self._order.run(inbound.chat, lambda: self._hand_over(host, inbound, files))
         elif kind == "interactive":
             await self._pressed(host, payload)
+
+    async def _hand_over(
+        self, host: PlatformHost, inbound: Inbound, files: list[IncomingFile]
+    ) -> None:
+        """The message, with its files read (see :mod:`hermes_sdk.platform_files`); each
+        refused file gets its one line back in the chat."""
+        read = await receive_files(host, inbound, files, self.media)
+        for line in read.refusals:
+            log.info("slack: %s", line)
+            try:
+                await self.send(inbound.chat, line)
+            except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
+                log.info("slack: could not say that a file was refused: %s", exc)
+        if read.message is not None:
+            await host.receive(read.message)
+
+    def _incoming(self, file: SharedFile) -> IncomingFile:
+        async def download(limit: int) -> bytes:
+            return await self._download(file.url, limit)
+
+        return IncomingFile(
+            name=file.name, declared=file.mimetype, size=file.size, download=download
+        )
+
+    def _sends_token_to(self, url: str) -> bool:
+        """The bot token goes only to Slack's own file hosts (or the API host set for a
+        test): a file URL elsewhere would hand the token to a stranger."""
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(url).hostname or "").lower()
+        if host == "slack.com" or host.endswith(".slack.com"):
+            return True
+        configured = self.settings.api_url
+        return configured is not None and host == (urlsplit(configured).hostname or "").lower()
+
+    async def _download(self, url: str, limit: int) -> bytes:
+        if not self._sends_token_to(url):
+            raise ValueError(f"it is not on Slack's file hosts ({url[:80]})")
+        session = self._client().session
+        assert session is not None  # the client is built with one
+        headers = {"Authorization": f"Bearer {self.settings.bot_token}"}
+        async with session.get(url, headers=headers) as response:
+            if response.status != 200:
+                raise ValueError(f"Slack answered {response.status}")
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.content.iter_chunked(65_536):
+                size += len(chunk)
+                if size > limit:
+                    raise ValueError(f"it is over {limit} bytes")
+                chunks.append(chunk)
+        return b"".join(chunks)
 
     async def _pressed(self, host: PlatformHost, payload: Mapping[str, Any]) -> None:
         read = read_press(payload)

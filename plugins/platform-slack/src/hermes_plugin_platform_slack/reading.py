@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, unread_attachment_note
+from hermes_sdk.platform import ButtonPress, ChatRef, Inbound
 
-__all__ = ["Bot", "read_event", "read_press"]
+__all__ = ["Bot", "SharedFile", "read_event", "read_press", "shared_files"]
 
 PLATFORM = "slack"
 _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -38,15 +38,36 @@ def _chat(event: Mapping[str, Any], thread_ts: str | None) -> ChatRef:
 
 def _text(event: Mapping[str, Any], bot: Bot) -> str:
     text = str(event.get("text") or "").replace(f"<@{bot.user_id}>", "")
-    text = html.unescape(re.sub(r"[ \t]{2,}", " ", text).strip())
-    notes = [
-        unread_attachment_note(
-            f"a file, {file.get('name') or 'unnamed'} ({file.get('mimetype') or 'unknown type'}"
-            f", {file.get('size', '?')} bytes)"
+    return html.unescape(re.sub(r"[ \t]{2,}", " ", text).strip())
+
+
+@dataclass(frozen=True)
+class SharedFile:
+    """A file of a ``file_share`` event, before it is downloaded."""
+
+    name: str
+    mimetype: str | None
+    size: int | None
+    url: str
+
+
+def shared_files(event: Mapping[str, Any]) -> list[SharedFile]:
+    """The files an event shares (hosted ones: an external link has no content to read)."""
+    found = []
+    for file in event.get("files") or ():
+        url = file.get("url_private_download") or file.get("url_private")
+        if not isinstance(url, str) or file.get("mode") == "external":
+            continue
+        size = file.get("size")
+        found.append(
+            SharedFile(
+                name=str(file.get("name") or "file"),
+                mimetype=file.get("mimetype"),
+                size=size if isinstance(size, int) else None,
+                url=url,
+            )
         )
-        for file in event.get("files") or ()
-    ]
-    return "\n".join(part for part in (text, *notes) if part)
+    return found
 
 
 def read_event(event: Mapping[str, Any], bot: Bot, *, require_mention: bool) -> Inbound | None:
@@ -75,7 +96,7 @@ def read_event(event: Mapping[str, Any], bot: Bot, *, require_mention: bool) -> 
         # message itself), so the reply and what follows there are one session.
         chat = _chat(event, str(thread or ts) if addressed else None)
     text = _text(event, bot)
-    if not ts or not text:
+    if not ts or (not text and not event.get("files")):
         return None
     return Inbound(
         chat=chat,

@@ -114,6 +114,10 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
+        app.router.add_get("/attachments/{path:.*}", self._attachment)
+        self._files: dict[str, bytes] = {}  # CDN path -> content
+        self.downloads: list[str] = []
+        """CDN paths the bot downloaded, in order."""
         self._server = LoopbackApp(app, "fake-discord")
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -225,6 +229,43 @@ class FakeDiscord:
         self.user_messages[message_id] = message
         self._dispatch("MESSAGE_CREATE", message)
         return message_id
+
+    def attachment(
+        self, channel_id: str, data: bytes, filename: str, content_type: str
+    ) -> dict[str, Any]:
+        """An uploaded file as Discord describes it in a message, served from the fake CDN
+        (``GET /attachments/CHANNEL/ID/NAME``, as cdn.discordapp.com serves them)."""
+        attachment_id = self._snowflake()
+        path = f"{channel_id}/{attachment_id}/{filename}"
+        with self._lock:
+            self._files[path] = data
+        return {
+            "id": attachment_id,
+            "filename": filename,
+            "size": len(data),
+            "url": f"{self._server.url}/attachments/{path}",
+            "proxy_url": f"{self._server.url}/attachments/{path}",
+            "content_type": content_type,
+        }
+
+    def user_sends_file(
+        self, user_id: str | int, data: bytes, filename: str, content_type: str, text: str = ""
+    ) -> str:
+        """``user_id`` uploads a file in their DM with the bot (with ``text`` as its message)."""
+        channel = self.dm_channel(user_id)
+        return self.user_says(
+            user_id, text, attachments=[self.attachment(channel, data, filename, content_type)]
+        )
+
+    async def _attachment(self, request: web.Request) -> web.Response:
+        path = request.match_info["path"]
+        with self._lock:
+            data = self._files.get(path)
+            if data is not None:
+                self.downloads.append(path)
+        if data is None:
+            return web.Response(status=404, text="Not Found")
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def press(self, user_id: str | int, message: SentMessage, custom_id: str) -> str:
         """``user_id`` presses the button ``custom_id`` under ``message``; returns the

@@ -142,6 +142,12 @@ class PlatformTests:
         only if your fake cannot do that (the test that uses it then skips, saying so)."""
         raise NotImplementedError
 
+    def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
+        """Optional: the user sends a file (``data``, named ``name``, of the type the app
+        declares) to the bot in a private chat, with no text. Leave it unimplemented only
+        for a platform that carries no files (the file tests then skip, saying so)."""
+        raise NotImplementedError
+
     # --- harness -------------------------------------------------------------------------
 
     def run_with(
@@ -208,6 +214,44 @@ class PlatformTests:
                 await _eventually(lambda: len(host.messages) > 1, timeout=2.0)
             for again in host.messages[1:]:
                 assert (again.message_id, again.chat) == (first.message_id, first.chat)
+
+        self.run_with(tmp_path, scenario)
+
+    def _send_file(self, data: bytes, name: str, mime: str) -> None:
+        try:
+            self.user_sends_file(self.user, data, name, mime)
+        except NotImplementedError:
+            pytest.skip("this platform's test peer sends no files (user_sends_file)")
+
+    def test_a_file_arrives_as_an_attachment(self, tmp_path: Path) -> None:
+        document = b"%PDF-1.4\n% a small document\n"
+
+        async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
+            self._send_file(document, "report.pdf", "application/pdf")
+            await _eventually(lambda: host.messages)
+            (file,) = host.messages[0].attachments
+            assert (file.kind, file.mime, file.name) == (
+                "document",
+                "application/pdf",
+                "report.pdf",
+            )
+            assert Path(file.path).read_bytes() == document
+            assert Path(file.path).is_relative_to(tmp_path / "cache" / "media")
+
+        self.run_with(tmp_path, scenario)
+
+    def test_a_disguised_file_is_refused_in_one_line(self, tmp_path: Path) -> None:
+        from hermes_sdk.testing.media_files import disguised_program
+
+        async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
+            self._send_file(disguised_program(), "cute-cat.png", "image/png")
+            refused = await _eventually(
+                lambda: [t for t in self.seen_by(self.user) if "cute-cat.png is refused" in t]
+            )
+            assert len(refused) == 1 and "\n" not in refused[0].strip()
+            assert "executable" in refused[0]
+            await asyncio.sleep(0.3)
+            assert host.messages == [], "a refused file alone hands nothing over"
 
         self.run_with(tmp_path, scenario)
 

@@ -105,6 +105,10 @@ class FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._web_api)
         app.router.add_get("/link/", self._socket)
+        app.router.add_get("/files-pri/{path:.*}", self._file)
+        self._files: dict[str, bytes] = {}
+        self.downloads: list[str] = []
+        """File paths downloaded with the bot token, in order."""
         self._server = LoopbackApp(app, "fake-slack")
         self._retrier: asyncio.Task[None] | None = None
 
@@ -167,6 +171,48 @@ class FakeSlack:
         if mention and channel:
             self._event({**event, "type": "app_mention"})
         return ts
+
+    def file(self, data: bytes, name: str, mimetype: str) -> dict[str, Any]:
+        """An uploaded file as Slack describes it in a ``file_share`` event: its
+        ``url_private_download`` needs the bot token (without it Slack answers its sign-in
+        page, an HTML 200, as here)."""
+        file_id = f"F0{next(self._clock):06d}"
+        path = f"{self.team}-{file_id}/download/{name}"
+        with self._lock:
+            self._files[path] = data
+        url = f"{self._server.url}/files-pri/{path}"
+        return {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "size": len(data),
+            "mode": "hosted",
+            "url_private": url,
+            "url_private_download": url,
+        }
+
+    def user_sends_file(
+        self, user: str, data: bytes, name: str, mimetype: str, text: str = ""
+    ) -> str:
+        """``user`` uploads a file in their DM with the bot; returns the message's ts."""
+        return self.user_says(user, text, files=[self.file(data, name, mimetype)])
+
+    async def _file(self, request: web.Request) -> web.Response:
+        path = request.match_info["path"]
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if token != BOT_TOKEN:
+            page = (
+                "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
+            )
+            return web.Response(text=page, content_type="text/html")
+        with self._lock:
+            data = self._files.get(path)
+            if data is not None:
+                self.downloads.append(path)
+        if data is None:
+            return web.Response(status=404, text="file_not_found")
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def _event(self, event: Mapping[str, Any]) -> None:
         self._deliver(
