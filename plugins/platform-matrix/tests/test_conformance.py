@@ -41,6 +41,9 @@ class TestMatrixConformance(PlatformTests):
     def user_says(self, user_id: str, text: str) -> None:
         self._person(user_id).say(self.room, text)
 
+    def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
+        self._person(user_id).send_file(self.room, data, name, mime)
+
     def seen_by(self, user_id: str) -> list[str]:
         return [str(c.get("body")) for c in self._person(user_id).seen(self.room, self.bot.user_id)]
 

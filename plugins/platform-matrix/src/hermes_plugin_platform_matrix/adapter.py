@@ -23,8 +23,10 @@ from typing import Any
 from hermes_plugin_platform_matrix.events import (
     Bot,
     RoomFacts,
+    SharedMedia,
     is_encrypted_message,
     is_message,
+    media_of,
     read_message,
     replied_to,
     thread_of,
@@ -42,6 +44,7 @@ from hermes_sdk.platform import (
     TypedAnswers,
     split_message,
 )
+from hermes_sdk.platform_files import IncomingFile, receive_files
 
 __all__ = ["EncryptedRoom", "MatrixAdapter"]
 
@@ -103,6 +106,7 @@ class MatrixAdapter:
     def __init__(self, context: PlatformContext) -> None:
         self.settings = MatrixSettings.from_context(context)
         self.state = MatrixState(context.home)
+        self.media = context.media()
         self.api: Any = None  # mautrix's ClientAPI, made on the event loop in run()
         self.bot: Bot | None = None
         self._members: dict[str, int] = {}
@@ -324,8 +328,31 @@ class MatrixAdapter:
             if still_open:  # not theirs to answer: say why, the question stays
                 await self._notice(message.chat, toast)
             return
-        if message.addressed:
+        if not message.addressed:
+            return
+        shared = media_of(event.get("content") or {})
+        if shared is None:
             await host.receive(message)
+            return
+        read = await receive_files(host, message, [self._incoming(shared)], self.media)
+        for line in read.refusals:
+            log.info("matrix: %s", line)
+            await self._notice(message.chat, line)
+        if read.message is not None:
+            await host.receive(read.message)
+
+    def _incoming(self, shared: SharedMedia) -> IncomingFile:
+        async def download(limit: int) -> bytes:
+            from mautrix.types import ContentURI
+
+            if shared.size is not None and shared.size > limit:
+                raise ValueError(f"it is over {limit} bytes")
+            data: bytes = await self.api.download_media(ContentURI(shared.url))
+            return data
+
+        return IncomingFile(
+            name=shared.name, declared=shared.mimetype, size=shared.size, download=download
+        )
 
     async def _unreadable(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
         sender = str(event.get("sender") or "")

@@ -11,7 +11,15 @@ from typing import Any
 
 from hermes_sdk.platform import ChatRef, Inbound
 
-__all__ = ["PLATFORM", "Bot", "RoomFacts", "is_encrypted_message", "read_message"]
+__all__ = [
+    "PLATFORM",
+    "Bot",
+    "RoomFacts",
+    "SharedMedia",
+    "is_encrypted_message",
+    "media_of",
+    "read_message",
+]
 
 PLATFORM = "matrix"
 _FILES = {
@@ -105,13 +113,49 @@ def _without_reply_fallback(body: str) -> str:
     return body
 
 
+@dataclass(frozen=True, slots=True)
+class SharedMedia:
+    """The file of an ``m.image`` / ``m.audio`` / ``m.video`` / ``m.file`` event."""
+
+    name: str
+    mimetype: str | None
+    size: int | None
+    url: str
+    """Its ``mxc://`` URI."""
+
+
+def media_of(content: Mapping[str, Any]) -> SharedMedia | None:
+    """The event's file, if it carries one Hermes can download (an encrypted file, which
+    has ``file`` rather than ``url``, cannot be read here)."""
+    if content.get("msgtype") not in _FILES:
+        return None
+    url = content.get("url")
+    if not isinstance(url, str) or not url.startswith("mxc://"):
+        return None
+    info = content.get("info")
+    info = info if isinstance(info, Mapping) else {}
+    size = info.get("size")
+    name = str(content.get("filename") or content.get("body") or "file")
+    mimetype = info.get("mimetype")
+    return SharedMedia(
+        name,
+        mimetype if isinstance(mimetype, str) else None,
+        size if isinstance(size, int) else None,
+        url,
+    )
+
+
 def text_of(content: Mapping[str, Any]) -> str:
     msgtype = str(content.get("msgtype") or "")
     body = _without_reply_fallback(str(content.get("body") or ""))
     if msgtype in _FILES:
+        if media_of(content) is not None:
+            # The file comes as an attachment; a body other than its name is a caption.
+            filename = content.get("filename")
+            return body if filename and body != filename else ""
         return (
-            f"[The user sent {_FILES[msgtype]}, {body!r}. Hermes cannot open files from Matrix "
-            "yet; say so if the request needs it.]"
+            f"[The user sent {_FILES[msgtype]}, {body!r}, which Hermes cannot open here (an "
+            "encrypted file); say so if the request needs it.]"
         )
     if msgtype == "m.emote":
         return f"* {body}"
