@@ -132,6 +132,7 @@ class ToolContext:
     secrets: Callable[[str], str | None] | None = None
     get_runtime: Callable[[], Runtime] | None = None
     send: Callable[[Attachment], None] | None = None
+    look: Callable[[str, Sequence[Attachment]], str] | None = None
 
     def send_file(self, attachment: Attachment) -> None:
         """Send a file to the user with the turn's reply (a spoken answer, a chart): make it
@@ -187,6 +188,16 @@ class ToolContext:
         if self.complete is None:
             raise Unsupported("this run has no model to ask")
         return self.complete(instructions, text)
+
+    def ask_model_about_images(self, question: str, images: Sequence[Attachment]) -> str:
+        """The answer of a model that sees (the auxiliary model, else the session's, if it
+        sees) to ``question`` about ``images`` (made with a
+        :class:`~hermes_sdk.media.MediaCache`; scaled and stripped of metadata before they
+        go). Blocks the calling worker thread; raises Unsupported when no model here sees,
+        RuntimeError when the call fails."""
+        if self.look is None:
+            raise Unsupported("this run has no model to look at images")
+        return self.look(question, images)
 
     def section(self, name: str) -> Mapping[str, Any]:
         """config.yaml's section ``name`` (empty when absent)."""

@@ -23,6 +23,7 @@ KERNEL_SECTIONS = frozenset(
         "terminal",
         "learning",
         "compression",
+        "media",
         "auxiliary",
     }
 )

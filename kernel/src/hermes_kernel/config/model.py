@@ -291,6 +291,46 @@ class AuxiliaryConfig(BaseModel):
     model: str | None = Field(default=None, min_length=1)
 
 
+class MediaCaps(BaseModel):
+    """``media.max_mb``: the largest file of each kind, in megabytes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    image: float = Field(default=20, gt=0, le=1000)
+    audio: float = Field(default=25, gt=0, le=1000)
+    video: float = Field(default=50, gt=0, le=5000)
+    document: float = Field(default=20, gt=0, le=1000)
+    file: float = Field(default=20, gt=0, le=1000)
+
+
+class MediaConfig(BaseModel):
+    """The ``media:`` section: files users send (images, documents, audio)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_mb: MediaCaps = Field(default_factory=MediaCaps)
+    cache_mb: float = Field(
+        default=1000, gt=0, description="HERMES_HOME/cache/media's size; the oldest go first."
+    )
+    keep_days: float = Field(
+        default=30, gt=0, description="Files unused this long are removed (their text stays)."
+    )
+    document_chars: int = Field(
+        default=30_000, ge=1000, le=1_000_000, description="A document's text is cut here."
+    )
+    image_max_side: int = Field(
+        default=1568, ge=256, le=8000, description="Longest side of an image sent to a model."
+    )
+    images: Literal["describe", "tool"] = Field(
+        default="describe",
+        description="For a model that does not see: describe (the auxiliary model describes "
+        "each image) or tool (the model gets where it is kept, for a tool that looks at it).",
+    )
+    transcribers: list[str] = Field(
+        default_factory=list, description="Transcribers asked first, in this order."
+    )
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -310,6 +350,7 @@ class KernelConfig(BaseModel):
     learning: LearningConfig = Field(default_factory=LearningConfig)
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod

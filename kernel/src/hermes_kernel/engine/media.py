@@ -144,6 +144,12 @@ class MediaSupport:
         if sees:
             return image
         model = f"{route.name} / {route.model}"
+        if self.section.get("images") == "tool":
+            say(
+                f"{image.label()}: {model} does not see images; it gets where the image is "
+                "kept, to look at it with a tool (media.images: tool)"
+            )
+            return image
         helper = self.describer()
         if helper is None or not self.sees(helper):
             say(
@@ -224,6 +230,16 @@ class MediaSupport:
             image, max_side=side if isinstance(side, int) and side >= 256 else IMAGE_MAX_SIDE
         )
 
+    def _fallback(self, attachment: Attachment) -> str:
+        if (
+            attachment.kind == "image"
+            and not attachment.text
+            and self.section.get("images") == "tool"
+            and attachment.exists()
+        ):
+            return f"{attachment.heading()} kept at {attachment.path}"
+        return attachment.fallback()
+
     def with_attachments(
         self, message: ChatMessage, attachments: Sequence[Attachment], sees: bool
     ) -> ChatMessage:
@@ -239,6 +255,6 @@ class MediaSupport:
                 except MediaRefused as exc:
                     texts.append(f"{attachment.heading()} [{exc}]")
                     continue
-            texts.append(attachment.fallback())
+            texts.append(self._fallback(attachment))
         content = "\n\n".join(part for part in (message.content, *texts) if part)
         return replace(message, content=content, images=tuple(images))

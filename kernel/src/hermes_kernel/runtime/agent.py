@@ -190,6 +190,7 @@ class Agent:
             store=self.store,
             aside_route=aside,
             ask_for=ask_for,
+            media=self.media,
         )
         self.warnings += self.tool_env.warnings
         self.tool_env.runtime = self.tool_runtime

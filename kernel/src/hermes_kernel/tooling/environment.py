@@ -16,6 +16,7 @@ from hermes_kernel.config.edit import allow_approval_rule
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.control import TurnControl
+from hermes_kernel.engine.media import MediaSupport
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
 from hermes_kernel.safety.environment import command_environment
@@ -25,7 +26,8 @@ from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk import BackendSpec, Kind
-from hermes_sdk.tooling import ToolContext
+from hermes_sdk.media import Attachment
+from hermes_sdk.tooling import ToolContext, Unsupported
 
 if TYPE_CHECKING:
     from hermes_kernel.app import App
@@ -68,6 +70,13 @@ def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
     )
 
 
+LOOK_INSTRUCTIONS = (
+    "You look at images for an assistant that cannot see them. Answer its question about "
+    "the images exactly and completely: read every piece of text in them word for word, "
+    "give numbers and values, and say plainly what you cannot make out."
+)
+
+
 class ToolEnvironment:
     def __init__(
         self,
@@ -80,6 +89,7 @@ class ToolEnvironment:
         store: StateStore | None = None,
         aside_route: Callable[[], ModelRoute] | None = None,
         ask_for: Callable[[str], Ask] | None = None,
+        media: MediaSupport | None = None,
     ) -> None:
         settings = app.settings
         if settings.misspelled_safety:
@@ -88,6 +98,8 @@ class ToolEnvironment:
         self._secrets = settings.secrets
         self.store = store
         self.aside_route = aside_route
+        self.media = media
+        """Whether a model sees, and images made ready for one (ToolContext.look)."""
         """The model tools may ask for a summary (ToolContext.ask_model), current at call
         time: the session's primary model."""
         self.provided = app.host.shared()
@@ -173,7 +185,29 @@ class ToolEnvironment:
             secrets=lambda name: self._secrets.merged().get(name),
             get_runtime=self.runtime,
             send=control.outbound.append,
+            look=self._looker(control),
         )
+
+    def _looker(self, control: TurnControl) -> Callable[[str, Sequence[Attachment]], str] | None:
+        route_of, media = self.aside_route, self.media
+        if route_of is None or media is None:
+            return None
+
+        def look(question: str, images: Sequence[Attachment]) -> str:
+            if control.loop is None:
+                raise RuntimeError("no turn is running to ask the model from")
+            route = route_of()
+            if not media.sees(route):
+                raise Unsupported(
+                    f"no model here sees images ({route.name} / {route.model} does not): set "
+                    "auxiliary: to a vision model, or model.vision: true if it sees"
+                )
+            parts = [media.model_image(image) for image in images]
+            return complete_from_thread(
+                route, control.loop, LOOK_INSTRUCTIONS, question, images=parts
+            )
+
+        return look
 
     def _completer(self, control: TurnControl) -> Callable[[str, str], str] | None:
         route = self.aside_route
