@@ -141,3 +141,11 @@ def test_a_missing_program_says_what_to_install(tmp_path: Path, monkeypatch) -> 
     with pytest.raises(SpeechFailed, match=r"espeak-ng is not installed \(apt-get install"):
         asyncio.run(text_to_speech("hello", context=_context(tmp_path, {}, [])))
     assert duration_seconds(b"not audio") is None
+
+
+def test_a_piped_wavs_length_is_read_from_its_size() -> None:
+    from hermes_sdk.testing.audio_server import tone_wav
+
+    wav = bytearray(tone_wav(2.0))
+    wav[40:44] = (0x7FFFFFFF).to_bytes(4, "little")  # as a WAV written to a pipe says
+    assert duration_seconds(bytes(wav)) == pytest.approx(2.0, abs=0.01)

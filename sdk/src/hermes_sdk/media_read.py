@@ -48,6 +48,11 @@ def model_image(
     try:
         with Image.open(io.BytesIO(raw)) as opened:
             opened.seek(0)  # an animation's first frame
+            # A JPEG is decoded at a fraction of its size when that still covers max_side
+            # (libjpeg's DCT scaling): a 12-megapixel photo decodes at 1/2 or 1/4.
+            width, height = opened.size
+            scale = min(1.0, max_side / max(width, height, 1))
+            opened.draft("RGB", (int(width * scale), int(height * scale)))
             image = ImageOps.exif_transpose(opened)
             image.load()
     except (UnidentifiedImageError, OSError, ValueError) as exc:

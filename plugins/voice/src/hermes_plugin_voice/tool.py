@@ -21,8 +21,9 @@ def _spoken_note(text: str, context: ToolContext) -> str:
             f"text is {len(text)} characters, over voice.speech.max_chars ({settings.max_chars}): "
             "speak a shorter answer"
         )
-    note = to_voice_note(speak(text, settings, context.secret), settings.timeout_seconds)
-    seconds = duration_seconds(note)
+    wav = speak(text, settings, context.secret)
+    seconds = duration_seconds(wav)
+    note = to_voice_note(wav, settings.timeout_seconds)
     cache = MediaCache.of_home(context.home, context.config)
     attachment = cache.ingest(note, name="reply.ogg", declared="audio/ogg")
     context.send_file(attachment)
