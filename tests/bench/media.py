@@ -6,6 +6,7 @@
    working directory) against a loopback model server. With ``--base``, the same one-shot
    of another installation (main before the media layer) runs too, and the two requests
    are compared: their Content-Length and their JSON, key order included. Target: equal.
+   Both one-shots are also timed, alternating run by run. Target: no slower than base.
 2. **A photo.** A 12-megapixel phone JPEG (4000 x 3000, with EXIF) sent with ``--image``:
    the one-shot's wall time against the text-only one-shot's (the floor, the same run),
    and the image's bytes as sent (scaled to 1568 px, re-encoded) against the file's.
@@ -88,6 +89,23 @@ def no_cost_to_text(hermes: str, base: str | None, cwd: Path) -> None:
                 print(f"  differs at {key!r}")
 
 
+def one_shot_against_base(hermes: str, base: str | None, cwd: Path, runs: int) -> None:
+    """The text-only one-shot of both installations, alternating run by run so the
+    machine's noise falls on both alike: the one-shot bench's figure, without its floor."""
+    if base is None:
+        return
+    with ScriptedOpenAIServer(default=Reply.say("Hello!")) as server:
+        ours_home, base_home = _home(server), _home(server)
+        _one_shot(hermes, ours_home, cwd)
+        _one_shot(base, base_home, cwd)
+        ours, theirs = [], []
+        for _ in range(runs):
+            ours.append(_one_shot(hermes, ours_home, cwd))
+            theirs.append(_one_shot(base, base_home, cwd))
+    mine, before = statistics.median(ours), statistics.median(theirs)
+    print(f"text-only one-shot: {mine:.0f} ms here, {before:.0f} ms for base: {mine / before:.2f}x")
+
+
 def _phone_photo() -> bytes:
     from PIL import Image
 
@@ -161,6 +179,7 @@ def main() -> int:
     hermes = str(Path(sys.executable).parent / "hermes")
     cwd = Path(tempfile.mkdtemp(prefix="hermes-media-bench-cwd-"))
     no_cost_to_text(hermes, args.base, cwd)
+    one_shot_against_base(hermes, args.base, cwd, 3 * args.runs)
     a_photo(hermes, cwd, args.runs)
     a_spoken_reply(args.runs)
     return 0
