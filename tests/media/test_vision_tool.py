@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.image_checks import images_in
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 
 
-def test_a_text_only_model_looks_through_the_tool(hermes, photo):
+@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
+def test_a_text_only_model_looks_through_the_tool(hermes, photo, isolated):
     kept = (
         hermes.home
         / "cache"
@@ -23,6 +26,7 @@ def test_a_text_only_model_looks_through_the_tool(hermes, photo):
             f"providers:\n  eyes:\n    base_url: {helper.base_url}\n    models: [gpt-4o]\n"
             "auxiliary:\n  provider: eyes\n  model: gpt-4o\n"
             "media:\n  images: tool\nagent:\n  add_toolsets: [vision]\n"
+            + ("plugins:\n  isolated: [toolset-vision]\n" if isolated else "")
         )
         main.queue(
             Reply.tool_call("vision_analyze", {"image": str(kept), "question": "What colour?"}),

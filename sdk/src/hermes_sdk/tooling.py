@@ -139,7 +139,7 @@ class ToolContext:
         with a :class:`~hermes_sdk.media.MediaCache` first. A chat platform sends it after
         the reply's text (a voice note for OGG/Opus audio, where the platform has them);
         the terminal names where it is kept. Raises Unsupported where nobody receives files
-        (a plugin run in a process of its own)."""
+        (a run with no user)."""
         if self.send is None:
             raise Unsupported("this run cannot send files to the user")
         self.send(attachment)

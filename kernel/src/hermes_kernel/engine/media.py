@@ -188,7 +188,9 @@ class MediaSupport:
 
     async def _audio(self, audio: Attachment, say: Callable[[str], None]) -> Attachment:
         why_not: list[str] = []
-        for named in self.transcribers():
+        # Built on first use: loading their plugins (imports, settings) stays off the loop.
+        transcribers = await asyncio.to_thread(self.transcribers)
+        for named in transcribers:
             started = time.monotonic()
             try:
                 async with asyncio.timeout(TRANSCRIBE_SECONDS):

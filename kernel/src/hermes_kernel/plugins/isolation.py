@@ -428,6 +428,10 @@ class IsolatedPlugin:
             return context.ask_model(*args)
         if name == "secret":
             return context.secret(*args)
+        if name == "send":
+            return context.send_file(*args)
+        if name == "look":
+            return context.ask_model_about_images(*args)
         backend = context.backend()
         if name == "backend":
             return {
@@ -461,6 +465,10 @@ def _fields_of(context: ToolContext) -> ContextFields:
         offers.add("complete")
     if context.secrets is not None:
         offers.add("secret")
+    if context.send is not None:
+        offers.add("send")
+    if context.look is not None:
+        offers.add("look")
     return ContextFields(
         session_id=context.session_id,
         home=context.home,

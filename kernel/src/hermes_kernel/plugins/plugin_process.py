@@ -213,6 +213,8 @@ class Served:
             search=offered("search"),
             complete=offered("complete"),
             secrets=offered("secret"),
+            send=offered("send"),
+            look=offered("look"),
         )
 
     def _backend_of(self, call: int) -> Callable[[], TerminalBackend]:
