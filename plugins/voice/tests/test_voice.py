@@ -13,7 +13,7 @@ import hermes_plugin_voice
 import pytest
 from hermes_plugin_voice.speech import SpeechFailed, duration_seconds
 from hermes_plugin_voice.tool import text_to_speech
-from hermes_plugin_voice.transcription import OpenAICompatibleTranscriber
+from hermes_plugin_voice.transcription import VOICE_REPLY_HINT, OpenAICompatibleTranscriber
 
 from hermes_sdk.media import Attachment, MediaCache
 from hermes_sdk.testing import PluginTests
@@ -64,6 +64,28 @@ def test_a_voice_note_is_uploaded_as_multipart_and_transcribed(tmp_path: Path) -
         assert upload.filename == "voice.ogg" and upload.content_type == "audio/ogg"
         assert upload.data == Path(note.path).read_bytes() and upload.data.startswith(b"OggS")
         assert upload.authorization == "Bearer sk-stt"
+
+
+@needs_speech
+def test_with_reply_to_voice_the_transcript_asks_for_a_spoken_answer(tmp_path: Path) -> None:
+    with ScriptedAudioServer(transcripts=["what time is it"]) as audio:
+        config = {
+            "voice": {
+                "transcription": {"base_url": audio.base_url},
+                "speech": {"reply_to_voice": True},
+            }
+        }
+        transcriber = _transcriber(config)
+        note = _voice_note(tmp_path)
+
+        async def transcribed() -> str:
+            try:
+                return str(await transcriber.transcribe(note))
+            finally:
+                await transcriber.aclose()
+
+        text = asyncio.run(transcribed())
+    assert text == f"what time is it\n{VOICE_REPLY_HINT}"
 
 
 def test_without_a_server_it_says_what_to_set() -> None:

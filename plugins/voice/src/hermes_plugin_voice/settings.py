@@ -47,6 +47,11 @@ class SpeechSettings(BaseModel):
     api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
     espeak_voice: str = Field(default="en", description="espeak-ng's -v (en, en-us, de ...).")
     max_chars: int = Field(default=4000, ge=10, le=100_000, description="Longest text spoken.")
+    reply_to_voice: bool = Field(
+        default=False,
+        description="Answer a voice message with a voice message too (text_to_speech, with "
+        "the voice toolset added), as well as in text.",
+    )
     timeout_seconds: float = Field(default=120.0, gt=0, le=900)
 
 

@@ -13,7 +13,12 @@ from hermes_sdk.transcription import TranscriberContext, TranscriberUnavailable
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["OpenAICompatibleTranscriber", "error_line"]
+__all__ = ["VOICE_REPLY_HINT", "OpenAICompatibleTranscriber", "error_line"]
+
+VOICE_REPLY_HINT = (
+    "[The user spoke this in a voice message: answer with text_to_speech as well as in text "
+    "(voice.speech.reply_to_voice).]"
+)
 
 # Names these servers accept (they judge the format by the file name's extension).
 _UPLOAD_NAMES = {"audio/ogg": "voice.ogg", "audio/mpeg": "audio.mp3", "audio/x-wav": "audio.wav"}
@@ -33,7 +38,9 @@ def error_line(status: int, body: str) -> str:
 
 class OpenAICompatibleTranscriber:
     def __init__(self, context: TranscriberContext) -> None:
-        self.settings = settings_from(context.config).transcription
+        voice = settings_from(context.config)
+        self.settings = voice.transcription
+        self.ask_for_voice = voice.speech.reply_to_voice
         key_variable = self.settings.api_key_env
         self.key = context.secrets(key_variable) if key_variable else None
         self._client: httpx.AsyncClient | None = None
@@ -67,9 +74,12 @@ class OpenAICompatibleTranscriber:
         if response.status_code != 200:
             raise RuntimeError(error_line(response.status_code, response.text))
         try:
-            return str(response.json()["text"])
+            text = str(response.json()["text"]).strip()
         except (ValueError, KeyError, TypeError):
             raise RuntimeError("the server's answer has no transcript (no 'text')") from None
+        if self.ask_for_voice and text:
+            text += f"\n{VOICE_REPLY_HINT}"
+        return text
 
     async def aclose(self) -> None:
         if self._client is not None:
