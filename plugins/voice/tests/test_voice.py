@@ -171,3 +171,26 @@ def test_a_piped_wavs_length_is_read_from_its_size() -> None:
     wav = bytearray(tone_wav(2.0))
     wav[40:44] = (0x7FFFFFFF).to_bytes(4, "little")  # as a WAV written to a pipe says
     assert duration_seconds(bytes(wav)) == pytest.approx(2.0, abs=0.01)
+
+
+def test_doctor_says_what_voice_can_do_here(tmp_path: Path, monkeypatch) -> None:
+    from hermes_plugin_voice.health import voice_findings
+
+    from hermes_sdk.health import HealthContext
+
+    def findings(config: dict[str, Any]) -> list[tuple[str, str]]:
+        context = HealthContext(home=str(tmp_path), config=config)
+        return [(f.level, f.message) for f in voice_findings(context)]
+
+    assert findings({}) == [
+        ("ok", "voice notes are not transcribed (voice.transcription.base_url turns it on)")
+    ]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    spoken = {
+        "agent": {"add_toolsets": ["voice"]},
+        "voice": {"transcription": {"base_url": "http://w/v1"}},
+    }
+    assert findings(spoken) == [
+        ("ok", "voice notes are transcribed by http://w/v1"),
+        ("warning", "text_to_speech needs ffmpeg, espeak-ng, which is not on PATH"),
+    ]

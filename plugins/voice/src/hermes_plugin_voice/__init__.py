@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermes_sdk import ConfigSectionSpec, ToolsetSpec, ToolSpec, TranscriberSpec, hookimpl
+from hermes_sdk.health import Finding, HealthContext
 from hermes_sdk.transcription import TranscriberContext
 
 TOOLSET = "voice"
@@ -74,3 +75,10 @@ def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
         name="voice", description="Voice notes and spoken replies", model=_section_model
     )
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    from hermes_plugin_voice.health import voice_findings
+
+    yield from voice_findings(context)
