@@ -168,5 +168,5 @@ def test_attachments_are_read_and_a_disguised_one_is_named_refused(
     sent = str(openai_server.requests[1].json["messages"][-1]["content"])
     assert sent.endswith(
         "[invoice.pdf is refused: it is an executable program (application/x-executable) "
-        "named as application/pdf]"
+        "sent as application/pdf]"
     )

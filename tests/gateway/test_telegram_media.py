@@ -79,7 +79,7 @@ def test_a_disguised_file_gets_one_line_and_never_reaches_the_model(
     line = telegram.wait_for_message(OWNER, "invoice.pdf is refused")
     assert line.visible == (
         "invoice.pdf is refused: it is an executable program (application/x-executable) "
-        "named as application/pdf"
+        "sent as application/pdf"
     )
     telegram.user_says(OWNER, "still there?")
     openai_server.queue(Reply.say("Yes."))

@@ -115,7 +115,7 @@ def test_a_disguised_program_is_refused_in_one_line_and_nothing_is_sent(hermes, 
         assert result.code == 1 and result.out == ""
         assert result.err.strip().splitlines() == [
             "hermes: error: cute-cat.png is refused: it is an executable program "
-            "(application/x-executable) named as image"
+            "(application/x-executable) sent as an image"
         ]
         assert server.requests == []
 
@@ -130,7 +130,7 @@ def test_an_oversized_image_is_refused_in_one_line(hermes, photo):
         assert result.code == 1
         lines = result.err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("hermes: error: holiday.jpg is refused: ")
-        assert "over the 50 KB cap for a image (media.max_mb.image)" in lines[0]
+        assert "over the 50 KB cap for an image (media.max_mb.image)" in lines[0]
         assert server.requests == []
 
 

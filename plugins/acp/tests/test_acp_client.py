@@ -288,6 +288,6 @@ def test_a_disguised_image_block_is_refused_in_one_line(frontend_home: Path, ope
     error = asyncio.run(scenario())
     assert error.data == {
         "details": "image.png is refused: it is an executable program "
-        "(application/x-executable) named as image"
+        "(application/x-executable) sent as an image"
     }
     assert openai_server.requests == []

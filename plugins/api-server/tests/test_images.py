@@ -120,7 +120,7 @@ def test_a_disguised_file_and_a_broken_data_url_are_refused(home, openai_server)
     message = _refusal(home, f"data:image/png;base64,{program}")
     assert message == (
         "image.png is refused: it is an executable program (application/x-executable) "
-        "named as image"
+        "sent as an image"
     )
     assert _refusal(home, "data:image/png;base64,@@@") == (
         "a data: URL is refused: its base64 data is not valid"

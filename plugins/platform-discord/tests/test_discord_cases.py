@@ -91,7 +91,7 @@ def test_a_disguised_file_is_refused_in_one_line_in_the_chat(discord, tmp_path):
     (line,) = [m.content for m in discord.messages.values()]
     assert line == (
         "cat.png is refused: it is an executable program (application/x-executable) "
-        "named as image/png"
+        "sent as image/png"
     )
 
 

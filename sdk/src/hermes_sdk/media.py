@@ -52,6 +52,13 @@ AttachmentKind = Literal["image", "audio", "video", "document", "file"]
 text is read (PDF, DOCX, CSV, text and code). ``video`` and ``file``: named, not read."""
 
 _KINDS: tuple[AttachmentKind, ...] = get_args(AttachmentKind)
+_A_KIND: dict[AttachmentKind, str] = {
+    "image": "an image",
+    "audio": "audio",
+    "video": "a video",
+    "document": "a document",
+    "file": "a file",
+}
 
 _EXECUTABLE_MIMES = frozenset(
     {
@@ -75,7 +82,12 @@ _DOCUMENT_MIMES = frozenset(
 _ZIP_DOCUMENTS = {
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
-_TEXT_NAMES = {".csv": "text/csv", ".md": "text/markdown", ".json": "application/json"}
+_TEXT_NAMES = {
+    ".csv": "text/csv",
+    ".md": "text/markdown",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+}
 
 
 class MediaRefused(ValueError):
@@ -92,10 +104,12 @@ def describe_size(size: int) -> str:
 
 def kind_of_mime(mime: str) -> AttachmentKind:
     """The kind a MIME type stands for (``image/png``: image)."""
+    if mime.endswith(("+json", "+xml")):  # SVG is text a model reads, not a picture it sees
+        return "document"
     top = mime.partition("/")[0]
     if top in ("image", "audio", "video"):
         return top  # type: ignore[return-value]  # one of the three literals, just checked
-    if top == "text" or mime in _DOCUMENT_MIMES or mime.endswith(("+json", "+xml")):
+    if top == "text" or mime in _DOCUMENT_MIMES:
         return "document"
     return "file"
 
@@ -296,7 +310,7 @@ class MediaCache:
             label = name or f"the {kind}"
             raise MediaRefused(
                 f"{label} is refused: {describe_size(size)} is over the {describe_size(cap)} "
-                f"cap for a {kind} (media.max_mb.{kind})"
+                f"cap for {_A_KIND[kind]} (media.max_mb.{kind})"
             )
 
     def ingest(
@@ -315,14 +329,13 @@ class MediaCache:
             raise MediaRefused(f"{label} is refused: it is empty")
         mime = sniff(data, name)
         kind = kind_of_mime(mime)
-        claimed = (expect, expect) if expect is not None else _claimed_kind(name, declared)
+        claimed = (expect, _A_KIND[expect]) if expect is not None else _claimed_kind(name, declared)
         if mime in _EXECUTABLE_MIMES and (claimed is None or claimed[0] != "file"):
-            said = f" named as {claimed[1]}" if claimed else ""
+            said = f" sent as {claimed[1]}" if claimed else ""
             raise MediaRefused(f"{label} is refused: it is {_what(mime)}{said}")
         if claimed is not None and not _compatible(claimed[0], kind):
             raise MediaRefused(
-                f"{label} is refused: it is sent as {claimed[1]} ({claimed[0]}) but its "
-                f"content is {_what(mime)}"
+                f"{label} is refused: it is sent as {claimed[1]} but its content is {_what(mime)}"
             )
         self.check_size(kind, len(data), name)
         digest = hashlib.sha256(data).hexdigest()[:32]
