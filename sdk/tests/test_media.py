@@ -173,3 +173,30 @@ def test_an_attachment_survives_the_store_as_a_dict(cache):
     found = cache.ingest(b"a,b\n", name="t.csv").with_text("[1 rows]", "its text")
     assert Attachment.from_dict(found.as_dict()) == found
     assert Attachment.from_dict({"kind": "weird"}).kind == "file"
+
+
+def test_awkward_images_are_read_or_refused_never_a_crash(cache):
+    thin = io.BytesIO()
+    Image.new("RGB", (4000, 2), "white").save(thin, "JPEG")
+    part = model_image(cache.ingest(thin.getvalue(), name="line.jpg"))
+    assert Image.open(io.BytesIO(part.data)).size[0] == 1568
+    bomb = io.BytesIO()
+    Image.new("1", (9000, 9000)).save(bomb, "PNG")  # 81 megapixels of nothing
+    with pytest.raises(
+        MediaRefused, match=r"bomb\.png could not be read as an image: it is 9000 x 9000 pixels"
+    ):
+        model_image(cache.ingest(bomb.getvalue(), name="bomb.png"))
+
+
+def test_awkward_documents_are_a_note_never_a_crash(cache):
+    docx_mime = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    broken = cache.ingest(b"PK\x03\x04" + bytes(200), name="broken.docx", declared=docx_mime)
+    assert document_text(broken).startswith("[")
+    wide = cache.ingest(b"a,b\n" + b"x" * 200_000 + b",1\n", name="wide.csv")
+    assert document_text(wide, max_chars=5000).endswith("(media.document_chars)]")
+
+
+def test_a_program_is_refused_whatever_it_is_called(cache):
+    for name, declared in [("setup.exe", None), ("tool", "application/x-msdownload")]:
+        with pytest.raises(MediaRefused, match="is refused: it is an executable program"):
+            cache.ingest(disguised_program(), name=name, declared=declared)

@@ -193,3 +193,34 @@ def test_a_pdf_a_docx_and_a_csv_reach_the_model_as_text(hermes, tmp_path):
         assert "wordprocessingml.document" in sent and "Minutes of the meeting" in sent
         assert "[table 1]\nowner |" in sent
         assert json.loads(result.out)["reply"] == "22 in all."
+
+
+def test_a_fallback_that_does_not_see_gets_a_note_instead_of_the_image(hermes, photo):
+    with ScriptedOpenAIServer() as main, ScriptedOpenAIServer() as backup:
+        hermes.config(
+            f"model:\n  base_url: {main.base_url}\n  default: gpt-4o\n"
+            "  fallback_providers: [{provider: backup, model: test-model}]\n"
+            f"providers:\n  backup:\n    base_url: {backup.base_url}\n    models: [test-model]\n"
+            "agent:\n  retries: 1\n"
+        )
+        main.queue(Reply.error(500))
+        backup.queue(Reply.say("The backup answered."))
+        result = hermes("chat", "-q", "What is it?", "--image", str(photo))
+        assert result.code == 0, result.err
+        assert len(images_in(main.requests[0].json)) == 1  # the primary saw it
+        sent = backup.requests[0].json["messages"][-1]["content"]
+        assert isinstance(sent, str) and not images_in(backup.requests[0].json)
+        assert sent == "What is it?\n\n[an image was attached here; this model cannot see it]"
+
+
+def test_model_vision_speaks_for_the_main_model_only(hermes, photo):
+    with ScriptedOpenAIServer() as main, ScriptedOpenAIServer() as helper:
+        hermes.config(
+            f"model:\n  base_url: {main.base_url}\n  default: my-text-model\n  vision: false\n"
+            f"providers:\n  eyes:\n    base_url: {helper.base_url}\n    models: [gpt-4o-mini]\n"
+            "auxiliary:\n  provider: eyes\n  model: gpt-4o-mini\n"
+        )
+        helper.queue(Reply.say("A red rectangle."))  # the auxiliary still sees, by its table
+        main.queue(Reply.say("Red."))
+        assert hermes("chat", "-q", "Colour?", "--image", str(photo)).code == 0
+        assert "A red rectangle." in main.requests[0].json["messages"][-1]["content"]

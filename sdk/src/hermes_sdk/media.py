@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 __all__ = [
     "Attachment",
@@ -292,12 +292,14 @@ class MediaCache:
     same file sent twice is kept once). Thread-safe; cleaning runs at most once a minute."""
 
     CLEAN_EVERY_SECONDS = 60.0
+    _cleaned_at: ClassVar[dict[str, float]] = {}
+    """When each folder was last cleaned: per folder, not per cache (caches are cheap to
+    make, one per request), so a busy server scans its folder once a minute at most."""
+    _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, folder: str | Path, limits: MediaLimits | None = None) -> None:
         self.folder = Path(folder)
         self.limits = limits or MediaLimits()
-        self._lock = threading.Lock()
-        self._cleaned_at = 0.0
 
     @classmethod
     def of_home(cls, home: str | Path, config: Mapping[str, Any] | None = None) -> MediaCache:
@@ -330,8 +332,8 @@ class MediaCache:
         mime = sniff(data, name)
         kind = kind_of_mime(mime)
         claimed = (expect, _A_KIND[expect]) if expect is not None else _claimed_kind(name, declared)
-        if mime in _EXECUTABLE_MIMES and (claimed is None or claimed[0] != "file"):
-            said = f" sent as {claimed[1]}" if claimed else ""
+        if mime in _EXECUTABLE_MIMES:  # a program is never taken, whatever it says it is
+            said = f" sent as {claimed[1]}" if claimed and claimed[0] != "file" else ""
             raise MediaRefused(f"{label} is refused: it is {_what(mime)}{said}")
         if claimed is not None and not _compatible(claimed[0], kind):
             raise MediaRefused(
@@ -381,8 +383,12 @@ class MediaCache:
 
     def clean_soon(self) -> None:
         now = time.monotonic()
-        if now - self._cleaned_at >= self.CLEAN_EVERY_SECONDS:
-            self._cleaned_at = now
+        key = str(self.folder)
+        with MediaCache._lock:
+            due = now - MediaCache._cleaned_at.get(key, -1e9) >= self.CLEAN_EVERY_SECONDS
+            if due:
+                MediaCache._cleaned_at[key] = now
+        if due:
             self.clean()
 
     def clean(self) -> int:

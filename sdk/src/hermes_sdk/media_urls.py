@@ -59,8 +59,10 @@ async def attachment_from_url(
     """The file at ``url`` (a ``data:`` URL, or http(s) through the SSRF guard), checked and
     kept. ``config`` is config.yaml as loaded, for ``web.allow_private_hosts``. Raises
     MediaRefused, one line naming the URL and why."""
-    if url.startswith("data:"):
-        return from_data_url(url, cache, expect=expect)
+    import asyncio
+
+    if url.startswith("data:"):  # decoding, hashing and writing megabytes: off the loop
+        return await asyncio.to_thread(from_data_url, url, cache, expect=expect)
     scheme = urlsplit(url).scheme.lower()
     if scheme not in ("http", "https"):
         raise MediaRefused(
@@ -94,6 +96,6 @@ async def attachment_from_url(
             f"(media.max_mb.{expect or 'file'})"
         )
     name = urlsplit(fetched.url).path.rsplit("/", 1)[-1] or f"{expect or 'file'}"
-    return cache.ingest(
-        fetched.body, name=name, declared=fetched.content_type or None, expect=expect
+    return await asyncio.to_thread(
+        cache.ingest, fetched.body, name=name, declared=fetched.content_type or None, expect=expect
     )

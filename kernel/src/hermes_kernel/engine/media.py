@@ -47,17 +47,21 @@ DESCRIBE_INSTRUCTIONS = (
 )
 
 
-def configured_sight(raw: Mapping[str, Any], endpoint: str) -> bool | None:
-    """Whether config.yaml says the endpoint's model sees (``providers.NAME.vision``, then
-    ``model.vision``), or None when it does not say."""
+def configured_sight(raw: Mapping[str, Any], endpoint: str, model_name: str) -> bool | None:
+    """Whether config.yaml says the route's model sees, or None when it does not say:
+    ``providers.NAME.vision`` for that endpoint's models, then ``model.vision`` for the
+    model ``model.default`` names (not the auxiliary or a fallback model)."""
     providers = raw.get("providers")
     entry = providers.get(endpoint) if isinstance(providers, Mapping) else None
     if isinstance(entry, Mapping) and isinstance(entry.get("vision"), bool):
         return bool(entry["vision"])
     model = raw.get("model")
-    if isinstance(model, Mapping) and isinstance(model.get("vision"), bool):
-        return bool(model["vision"])
-    return None
+    if not isinstance(model, Mapping) or not isinstance(model.get("vision"), bool):
+        return None
+    default = model.get("default")
+    if default is not None and str(default) != model_name:
+        return None
+    return bool(model["vision"])
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class MediaSupport:
         key = (route.name, route.model)
         known = self._sight.get(key)
         if known is None:
-            known = configured_sight(self.config, route.name)
+            known = configured_sight(self.config, route.name, route.model)
             if known is None and isinstance(route.provider, SightReporter):
                 try:
                     known = route.provider.sees(route.model)
@@ -116,16 +120,22 @@ class MediaSupport:
         sees = self.sees(route)
         done: list[Attachment] = []
         for attachment in attachments:
-            if attachment.text:
-                done.append(attachment)
-            elif attachment.kind == "image":
-                done.append(await self._image(attachment, route, sees, say, usages))
-            elif attachment.kind == "audio":
-                done.append(await self._audio(attachment, say))
-            elif attachment.kind == "document":
-                done.append(await self._document(attachment))
-            else:
-                done.append(attachment)
+            try:
+                if attachment.text:
+                    done.append(attachment)
+                elif attachment.kind == "image":
+                    done.append(await self._image(attachment, route, sees, say, usages))
+                elif attachment.kind == "audio":
+                    done.append(await self._audio(attachment, say))
+                elif attachment.kind == "document":
+                    done.append(await self._document(attachment))
+                else:
+                    done.append(attachment)
+            except Exception as exc:
+                log.warning("reading %s failed", attachment.label(), exc_info=True)
+                why = " ".join(str(exc).split())[:200] or type(exc).__name__
+                say(f"{attachment.label()} could not be read: {why}")
+                done.append(attachment.with_text(f"[it could not be read: {why}]"))
         return tuple(done)
 
     async def _image(
@@ -231,6 +241,22 @@ class MediaSupport:
         return model_image(
             image, max_side=side if isinstance(side, int) and side >= 256 else IMAGE_MAX_SIDE
         )
+
+    def for_route(
+        self, route: ModelRoute, messages: Sequence[ChatMessage]
+    ) -> Sequence[ChatMessage]:
+        """``messages`` as ``route`` can take them: the same list for a model that sees (or
+        when no message has images), else each image replaced by a line saying one was
+        there (a fallback that does not see took over after the images were prepared)."""
+        if not any(message.images for message in messages) or self.sees(route):
+            return messages
+        note = "[an image was attached here; this model cannot see it]"
+        return [
+            replace(message, content="\n\n".join(filter(None, [message.content, note])), images=())
+            if message.images
+            else message
+            for message in messages
+        ]
 
     def _fallback(self, attachment: Attachment) -> str:
         if (

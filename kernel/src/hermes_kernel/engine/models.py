@@ -159,14 +159,18 @@ async def ask_model(
     on_retry: Callable[[str], None] | None = None,
     on_attempt: Callable[[], None] | None = None,
     tool_choice: str | None = None,
+    view: Callable[[ModelRoute, Sequence[ChatMessage]], Sequence[ChatMessage]] | None = None,
 ) -> tuple[ModelResponse, int]:
     """The model's answer and the index of the route that gave it (the caller stays on that
     route for the rest of the turn); raises the last ProviderError. ``on_attempt`` is
-    called before every attempt: text streamed by a failed attempt is to be discarded."""
+    called before every attempt: text streamed by a failed attempt is to be discarded.
+    ``view`` adapts the messages to a route (images left out for a model that does not
+    see, when a fallback takes over)."""
     last: ProviderError | None = None
     for index, route in enumerate(routes):
+        sent = view(route, messages) if view is not None else messages
         request = ModelRequest(
-            model=route.model, messages=messages, tools=tools, tool_choice=tool_choice
+            model=route.model, messages=sent, tools=tools, tool_choice=tool_choice
         )
         call = LLMCall(
             session_id=session_id,

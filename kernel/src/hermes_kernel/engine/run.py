@@ -157,7 +157,11 @@ class TurnRun:
     ) -> TurnResult:
         """Run the turn whose user message (seq ``user_seq``, after ``transcript``) is saved
         already. The view begins with the ``compacted`` summary when there is one."""
-        self.load_view(compacted, transcript)
+        if any(message.attachments for message in transcript):
+            # Images are read (and made again when their prepared copy is gone) off the loop.
+            await asyncio.to_thread(self.load_view, compacted, transcript)
+        else:
+            self.load_view(compacted, transcript)
         user = ChatMessage("user", await self.with_recall(user_text))
         if attachments:
             media = self.parts.media
@@ -369,6 +373,7 @@ class TurnRun:
             on_retry=self.on_notice,
             on_attempt=attempt,
             tool_choice=tool_choice,
+            view=parts.media.for_route,
         )
         if self.primary_first:
             parts.health.record(self.route_start, index)

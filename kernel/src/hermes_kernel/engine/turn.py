@@ -293,7 +293,8 @@ class TurnEngine:
         read: tuple[Attachment, ...] = ()
         if attachments:
             usages: list[Usage] = []
-            read = await self.parts.media.read(attachments, self.routes[0], on_notice, usages)
+            route = self.health.order(self.routes)[0][0]  # the route the turn starts on
+            read = await self.parts.media.read(attachments, route, on_notice, usages)
             for usage in usages:
                 await db.run(self.store.sessions.add_usage, session_id, usage)
         begun = await db.run(self._begin, session_id, holder, user_text, on_begin, read)

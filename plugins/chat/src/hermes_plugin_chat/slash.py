@@ -11,7 +11,7 @@ from rich.text import Text
 
 from hermes_plugin_chat.commands import BUILTINS
 from hermes_sdk import Kind
-from hermes_sdk.media import describe_size
+from hermes_sdk.media import Attachment, describe_size
 from hermes_sdk.runtime import SessionBusy, SessionNotFound, SessionSummary
 from hermes_sdk.text import one_line, printable, when
 
@@ -175,8 +175,17 @@ class SlashCommands:
         return text
 
     async def do_retry(self, _args: str) -> None:
+        session = self.chat.session
+        files: tuple[Attachment, ...] = ()
+        if session is not None:  # the files of the message asked again go with it again
+            said = [m for m in await self.runtime.messages(session.session_id) if m.role == "user"]
+            files = said[-1].attachments if said else ()
         text = await self.do_undo("")
-        if text:
+        if text is None:
+            return
+        if files:
+            self.repl.attached[:0] = list(files)
+        if text or files:
             self.repl.send(text)
 
     # --- model and usage --------------------------------------------------------------------

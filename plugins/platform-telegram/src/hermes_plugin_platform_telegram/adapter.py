@@ -191,7 +191,10 @@ class TelegramAdapter:
         message = update.get("message") or {}
         ref = file_of(message)
         if ref is not None:
-            with_file = await self._with_file(host, event, ref, str(message.get("caption") or ""))
+            # The caption as read (a group's @mention of the bot taken out); without one the
+            # text is only the note that stood for the file.
+            caption = event.text if message.get("caption") else ""
+            with_file = await self._with_file(host, event, ref, caption)
             if with_file is None:
                 return
             event = with_file

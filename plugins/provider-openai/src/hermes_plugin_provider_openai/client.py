@@ -85,6 +85,10 @@ class WireCache:
         return wire
 
     def _one(self, message: ChatMessage) -> dict[str, Any]:
+        if message.images:
+            # Not kept: a turn makes its images' messages anew, so an entry would never be
+            # found again, and each holds the images twice (bytes and base64).
+            return _message(message)
         if len(self._by_id) > self.LIMIT:
             self._by_id.clear()
         cached = self._by_id.get(id(message))

@@ -4,6 +4,7 @@ audio is uploaded as it came (an OGG/Opus voice note is a format these servers t
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from hermes_plugin_voice.settings import settings_from
@@ -62,12 +63,10 @@ class OpenAICompatibleTranscriber:
         name = _UPLOAD_NAMES.get(audio.mime, audio.name or "audio.ogg")
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         url = f"{settings.base_url.rstrip('/')}/audio/transcriptions"
+        data = await asyncio.to_thread(audio.read_bytes)
         try:
             response = await self._client.post(
-                url,
-                data=fields,
-                files={"file": (name, audio.read_bytes(), audio.mime)},
-                headers=headers,
+                url, data=fields, files={"file": (name, data, audio.mime)}, headers=headers
             )
         except httpx.HTTPError as exc:
             raise RuntimeError(f"{url} could not be reached: {type(exc).__name__}") from None
