@@ -44,6 +44,11 @@ class TestMatrixConformance(PlatformTests):
     def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
         self._person(user_id).send_file(self.room, data, name, mime)
 
+    def files_seen_by(self, user_id: str) -> list[tuple[str, bytes]]:
+        person = self._person(user_id)
+        sent = [c for c in person.seen(self.room, self.bot.user_id) if c.get("url")]
+        return [(str(c.get("filename") or c["body"]), person.download(c["url"])) for c in sent]
+
     def seen_by(self, user_id: str) -> list[str]:
         return [str(c.get("body")) for c in self._person(user_id).seen(self.room, self.bot.user_id)]
 

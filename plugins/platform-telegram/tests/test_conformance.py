@@ -42,6 +42,10 @@ class TestTelegramConformance(PlatformTests):
     def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
         self.telegram.user_sends_document(int(user_id), data, file_name=name, mime_type=mime)
 
+    def files_seen_by(self, user_id: str) -> list[tuple[str, bytes]]:
+        sent = [f for f in self.telegram.files_sent if f.chat_id == int(user_id)]
+        return [(f.upload.filename, f.upload.data) for f in sent]
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         (question,) = [
             m

@@ -34,6 +34,7 @@ from hermes_plugin_platform_matrix.events import (
 from hermes_plugin_platform_matrix.render import message_content
 from hermes_plugin_platform_matrix.settings import MatrixSettings
 from hermes_plugin_platform_matrix.state import MatrixState
+from hermes_sdk.media import Attachment
 from hermes_sdk.platform import (
     ChatRef,
     Choice,
@@ -460,6 +461,36 @@ class MatrixAdapter:
             self._relate(content, chat, quote)
             ids.append(await self._post(chat, content))
         return ids
+
+    async def send_file(
+        self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
+    ) -> list[str]:
+        """The file uploaded to the homeserver's media repository and sent as ``m.image``,
+        ``m.audio`` (OGG/Opus as a voice message, MSC3245, as Element records them),
+        ``m.video`` or ``m.file``."""
+        if await self._is_encrypted(chat.chat_id):  # before the upload: nothing would be sent
+            raise EncryptedRoom(
+                f"room {chat.chat_id} is end-to-end encrypted, which this Hermes does not "
+                "support; nothing was sent"
+            )
+        data = await asyncio.to_thread(attachment.read_bytes)
+        uri = await self.api.upload_media(
+            data, mime_type=attachment.mime, filename=attachment.name, size=len(data)
+        )
+        msgtype = {"image": "m.image", "audio": "m.audio", "video": "m.video"}.get(
+            attachment.kind, "m.file"
+        )
+        content: dict[str, Any] = {
+            "msgtype": msgtype,
+            "body": caption or attachment.name,
+            "filename": attachment.name,
+            "url": str(uri),
+            "info": {"mimetype": attachment.mime, "size": len(data)},
+        }
+        if msgtype == "m.audio" and attachment.mime == "audio/ogg":
+            content["org.matrix.msc3245.voice"] = {}
+        self._relate(content, chat, None)
+        return [await self._post(chat, content)]
 
     async def _notice(self, chat: ChatRef, text: str, plaintext_ok: bool = False) -> None:
         content = message_content(text, "m.notice")

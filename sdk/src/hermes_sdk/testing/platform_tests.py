@@ -142,6 +142,11 @@ class PlatformTests:
         only if your fake cannot do that (the test that uses it then skips, saying so)."""
         raise NotImplementedError
 
+    def files_seen_by(self, user_id: str) -> list[tuple[str, bytes]]:
+        """Optional: the files the bot sent in that private chat, as (name, content), for a
+        platform whose adapter has ``send_file``."""
+        raise NotImplementedError
+
     def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
         """Optional: the user sends a file (``data``, named ``name``, of the type the app
         declares) to the bot in a private chat, with no text. Leave it unimplemented only
@@ -252,6 +257,26 @@ class PlatformTests:
             assert "executable" in refused[0]
             await asyncio.sleep(0.3)
             assert host.messages == [], "a refused file alone hands nothing over"
+
+        self.run_with(tmp_path, scenario)
+
+    def test_a_file_is_sent(self, tmp_path: Path) -> None:
+        from hermes_sdk.media import MediaCache
+        from hermes_sdk.testing.audio_server import tone_wav
+
+        async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
+            send_file = getattr(adapter, "send_file", None)
+            if send_file is None:
+                pytest.skip("this adapter sends no files (send_file): the user gets a note")
+            chat = (await self._dm(host, "send me something")).chat
+            spoken = MediaCache.of_home(tmp_path).ingest(tone_wav(0.5), name="reply.wav")
+            ids = await send_file(chat, spoken)
+            assert len(ids) == 1 and ids[0]
+            try:
+                seen = await _eventually(lambda: self.files_seen_by(self.user))
+            except NotImplementedError:
+                pytest.skip("this platform's test peer cannot show sent files (files_seen_by)")
+            assert (seen[0][0], seen[0][1]) == ("reply.wav", tone_wav(0.5))
 
         self.run_with(tmp_path, scenario)
 

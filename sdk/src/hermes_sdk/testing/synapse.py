@@ -255,6 +255,17 @@ class MatrixUser:
         }
         return self.send(room_id, content)
 
+    def download(self, uri: str) -> bytes:
+        """A file of the media repository (``mxc://server/id``), as this user's client
+        downloads it (authenticated media)."""
+        server_name, _, media_id = uri.removeprefix("mxc://").partition("/")
+        path = f"/_matrix/client/v1/media/download/{server_name}/{media_id}"
+        request = urllib.request.Request(self.server.url + path)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            data: bytes = response.read()
+        return data
+
     def events(self, room_id: str, limit: int = 200) -> list[dict[str, Any]]:
         """The room's message events, oldest first."""
         query = urllib.parse.urlencode(
