@@ -18,7 +18,6 @@ from hermes_sdk.testing.image_checks import images_in
 from hermes_sdk.testing.media_files import (
     disguised_program,
     photo_bytes,
-    speech_available,
     spoken_ogg,
 )
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
@@ -110,9 +109,7 @@ def test_a_strangers_file_is_not_downloaded(running_gateway, telegram, openai_se
     assert telegram.downloads == [] and openai_server.requests == []
 
 
-needs_speech = pytest.mark.skipif(
-    speech_available() is not None, reason=f"needs espeak-ng and ffmpeg: {speech_available()}"
-)
+needs_speech = pytest.mark.usefixtures("speech_tools")
 
 
 @needs_speech

@@ -11,11 +11,8 @@ import subprocess
 import pytest
 
 from hermes_sdk.testing import Reply
-from hermes_sdk.testing.media_files import speech_available
 
-pytestmark = pytest.mark.skipif(
-    speech_available() is not None, reason=f"needs espeak-ng and ffmpeg: {speech_available()}"
-)
+pytestmark = pytest.mark.usefixtures("speech_tools")
 
 
 def test_a_spoken_reply_is_a_file_of_the_turn(hermes, openai_server):

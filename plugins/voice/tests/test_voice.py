@@ -18,13 +18,11 @@ from hermes_plugin_voice.transcription import VOICE_REPLY_HINT, OpenAICompatible
 from hermes_sdk.media import Attachment, MediaCache
 from hermes_sdk.testing import PluginTests
 from hermes_sdk.testing.audio_server import ScriptedAudioServer
-from hermes_sdk.testing.media_files import speech_available, spoken_ogg
+from hermes_sdk.testing.media_files import spoken_ogg
 from hermes_sdk.tooling import ToolContext
 from hermes_sdk.transcription import TranscriberContext, TranscriberUnavailable
 
-needs_speech = pytest.mark.skipif(
-    speech_available() is not None, reason=f"needs espeak-ng and ffmpeg: {speech_available()}"
-)
+needs_speech = pytest.mark.usefixtures("speech_tools")
 
 
 class TestPlugin(PluginTests):

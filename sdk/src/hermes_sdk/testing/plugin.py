@@ -32,6 +32,16 @@ def _unavailable(what: str, exc: ServiceUnavailable) -> None:
 
 
 @pytest.fixture(scope="session")
+def speech_tools() -> None:
+    """espeak-ng and ffmpeg (Debian packages), for tests that speak or encode voice notes."""
+    from hermes_sdk.testing.media_files import speech_available
+
+    missing = speech_available()
+    if missing is not None:
+        _unavailable("espeak-ng and ffmpeg", ServiceUnavailable(missing))
+
+
+@pytest.fixture(scope="session")
 def docker_url() -> Iterator[str]:
     """The URL of a real Docker daemon (started for the test session if need be)."""
     try:
