@@ -16,14 +16,24 @@ so the agent can say so::
 from __future__ import annotations
 
 import asyncio
+import logging
 import mimetypes
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from hermes_sdk.media import Attachment, AttachmentKind, MediaCache, MediaRefused, kind_of_mime
 from hermes_sdk.platform import Inbound, PlatformHost
 
-__all__ = ["MAX_FILES", "FilesRead", "IncomingFile", "receive_files"]
+__all__ = [
+    "MAX_FILES",
+    "FilesRead",
+    "IncomingFile",
+    "hand_over_with_files",
+    "read_capped",
+    "receive_files",
+]
+
+log = logging.getLogger("hermes.platform")
 
 MAX_FILES = 10
 """Files of one message that are read; the rest are named only."""
@@ -100,3 +110,37 @@ async def receive_files(
     if not kept and not text.strip():
         return FilesRead(None, refusals)
     return FilesRead(replace(message, text=text, attachments=tuple(kept)), refusals)
+
+
+async def read_capped(chunks: AsyncIterable[bytes], limit: int) -> bytes:
+    """A download's body (``response.content.iter_chunked(...)``, ``aiter_bytes()``), read
+    until it passes ``limit``: then ValueError, before the rest is read."""
+    read: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise ValueError(f"it is over {limit} bytes")
+        read.append(chunk)
+    return b"".join(read)
+
+
+async def hand_over_with_files(
+    host: PlatformHost,
+    message: Inbound,
+    files: Sequence[IncomingFile],
+    media: MediaCache,
+    tell: Callable[[str], Awaitable[object]],
+) -> None:
+    """:func:`receive_files`, then each refusal told in the chat with ``tell`` (a notice:
+    one that cannot be sent is logged) and the message handed to the gateway, if anything
+    is left of it."""
+    read = await receive_files(host, message, files, media)
+    for line in read.refusals:
+        log.info("%s: %s", message.chat.platform, line)
+        try:
+            await tell(line)
+        except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
+            log.info("%s: could not say that a file was refused: %s", message.chat.platform, exc)
+    if read.message is not None:
+        await host.receive(read.message)

@@ -25,14 +25,13 @@ from hermes_sdk.platform import (
     ChatOrder,
     ChatRef,
     Choice,
-    Inbound,
     MessageGone,
     NotSent,
     PlatformContext,
     PlatformHost,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, receive_files
+from hermes_sdk.platform_files import hand_over_with_files
 
 if TYPE_CHECKING:
     import discord
@@ -161,7 +160,16 @@ class DiscordAdapter:
             channel = message.channel.id
             self._last_seen[channel] = max(self._last_seen.get(channel, 0), message.id)
             files = incoming_files(message)
-            await self._order.run(inbound.chat, lambda: self._hand_over(host, inbound, files))
+            await self._order.run(
+                inbound.chat,
+                lambda: hand_over_with_files(
+                    host,
+                    inbound,
+                    files,
+                    self.media,
+                    lambda line: self.send(inbound.chat, line, reply_to=inbound.message_id),
+                ),
+            )
 
         async def on_interaction(interaction: discord.Interaction) -> None:
             if interaction.type is discord.InteractionType.component:
@@ -187,21 +195,6 @@ class DiscordAdapter:
             await self.aclose()
             if not connecting.done():  # closed, it leaves its loop; bounded all the same
                 await asyncio.wait({connecting}, timeout=CLOSE_SECONDS)
-
-    async def _hand_over(
-        self, host: PlatformHost, inbound: Inbound, files: list[IncomingFile]
-    ) -> None:
-        """The message, with its files read (see :mod:`hermes_sdk.platform_files`); each
-        refused file gets its one line back in the chat."""
-        read = await receive_files(host, inbound, files, self.media)
-        for line in read.refusals:
-            log.info("discord: %s", line)
-            try:
-                await self.send(inbound.chat, line, reply_to=inbound.message_id)
-            except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
-                log.info("discord: could not say that a file was refused: %s", exc)
-        if read.message is not None:
-            await host.receive(read.message)
 
     async def _catch_up(
         self, client: discord.Client, on_message: Callable[[discord.Message], Awaitable[None]]

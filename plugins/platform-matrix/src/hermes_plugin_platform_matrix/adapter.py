@@ -45,7 +45,7 @@ from hermes_sdk.platform import (
     TypedAnswers,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, receive_files
+from hermes_sdk.platform_files import IncomingFile, hand_over_with_files, read_capped
 
 __all__ = ["EncryptedRoom", "MatrixAdapter"]
 
@@ -335,12 +335,13 @@ class MatrixAdapter:
         if shared is None:
             await host.receive(message)
             return
-        read = await receive_files(host, message, [self._incoming(shared)], self.media)
-        for line in read.refusals:
-            log.info("matrix: %s", line)
-            await self._notice(message.chat, line)
-        if read.message is not None:
-            await host.receive(read.message)
+        await hand_over_with_files(
+            host,
+            message,
+            [self._incoming(shared)],
+            self.media,
+            lambda line: self._notice(message.chat, line),
+        )
 
     def _incoming(self, shared: SharedMedia) -> IncomingFile:
         async def download(limit: int) -> bytes:
@@ -355,14 +356,7 @@ class MatrixAdapter:
             params = {"allow_redirect": "true"}
             async with http.session.get(url, params=params, headers=headers) as response:
                 response.raise_for_status()
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.content.iter_chunked(65_536):
-                    size += len(chunk)
-                    if size > limit:
-                        raise ValueError(f"it is over {limit} bytes")
-                    chunks.append(chunk)
-            return b"".join(chunks)
+                return await read_capped(response.content.iter_chunked(65_536), limit)
 
         return IncomingFile(
             name=shared.name, declared=shared.mimetype, size=shared.size, download=download

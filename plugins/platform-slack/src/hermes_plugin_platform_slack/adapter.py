@@ -35,14 +35,13 @@ from hermes_sdk.platform import (
     ChatOrder,
     ChatRef,
     Choice,
-    Inbound,
     MessageGone,
     NotSent,
     PlatformContext,
     PlatformHost,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, receive_files
+from hermes_sdk.platform_files import IncomingFile, hand_over_with_files, read_capped
 
 if TYPE_CHECKING:
     from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
@@ -169,24 +168,14 @@ class SlackAdapter:
             inbound = read_event(event, self.bot, require_mention=self.settings.require_mention)
             if inbound is not None:
                 files = [self._incoming(file) for file in shared_files(event)]
-                await self._order.run(inbound.chat, lambda: self._hand_over(host, inbound, files))
+                await self._order.run(
+                    inbound.chat,
+                    lambda: hand_over_with_files(
+                        host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+                    ),
+                )
         elif kind == "interactive":
             await self._pressed(host, payload)
-
-    async def _hand_over(
-        self, host: PlatformHost, inbound: Inbound, files: list[IncomingFile]
-    ) -> None:
-        """The message, with its files read (see :mod:`hermes_sdk.platform_files`); each
-        refused file gets its one line back in the chat."""
-        read = await receive_files(host, inbound, files, self.media)
-        for line in read.refusals:
-            log.info("slack: %s", line)
-            try:
-                await self.send(inbound.chat, line)
-            except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
-                log.info("slack: could not say that a file was refused: %s", exc)
-        if read.message is not None:
-            await host.receive(read.message)
 
     def _incoming(self, file: SharedFile) -> IncomingFile:
         async def download(limit: int) -> bytes:
@@ -216,14 +205,7 @@ class SlackAdapter:
         async with session.get(url, headers=headers) as response:
             if response.status != 200:
                 raise ValueError(f"Slack answered {response.status}")
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.content.iter_chunked(65_536):
-                size += len(chunk)
-                if size > limit:
-                    raise ValueError(f"it is over {limit} bytes")
-                chunks.append(chunk)
-        return b"".join(chunks)
+            return await read_capped(response.content.iter_chunked(65_536), limit)
 
     async def _pressed(self, host: PlatformHost, payload: Mapping[str, Any]) -> None:
         read = read_press(payload)
