@@ -42,6 +42,9 @@ class SessionInfo:
     cwd: str | None = None
     user_scope: str | None = None
     """Whose session it is ("telegram:42"); None for the owner at the terminal."""
+    home: str | None = None
+    """HERMES_HOME of the agent the session runs in (a profile's, when one is chosen): where
+    a plugin keeps its own files for it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

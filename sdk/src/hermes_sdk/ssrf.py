@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-__all__ = ["Refused", "SsrfGuard"]
+__all__ = ["Refused", "SsrfGuard", "Unresolved"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -40,6 +40,11 @@ _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 class Refused(Exception):
     """A request the guard does not let through; the message says what and why, in one
     line, for the model."""
+
+
+class Unresolved(Refused):
+    """A name that does not resolve: no judgement on the host, which is simply unknown (a
+    typo, no network). A caller may report it apart from the refusals that are."""
 
 
 def legacy_ipv4(text: str) -> ipaddress.IPv4Address | None:
@@ -183,7 +188,7 @@ class SsrfGuard:
             try:
                 infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
             except (socket.gaierror, UnicodeError) as exc:
-                raise Refused(f"refused {host}: the name does not resolve ({exc})") from None
+                raise Unresolved(f"refused {host}: the name does not resolve ({exc})") from None
             candidates = []
             for info in infos:
                 resolved = literal_address(str(info[4][0]))

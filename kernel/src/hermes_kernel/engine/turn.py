@@ -67,9 +67,10 @@ ended meanwhile (a busy gateway ends dozens a second). Search indexes what is le
 each query, so results never miss a message; this only keeps that step short."""
 
 
-def _session_info(session: Session) -> SessionInfo:
+def _session_info(session: Session, home: Path) -> SessionInfo:
     return SessionInfo(
         session_id=session.id,
+        home=str(home),
         source=session.source,
         model=session.model,
         provider=session.provider,
@@ -168,7 +169,7 @@ class TurnEngine:
         session_id = new_session_id()
         prompt = self._system_prompt(session_id, source, cwd, user_scope, instructions)
         session = self._create(session_id, source, cwd, user_scope, prompt, parent_session_id)
-        self.observer.on_session_start(_session_info(session))
+        self.observer.on_session_start(_session_info(session, self.home))
         return session
 
     async def open_session(
@@ -190,7 +191,9 @@ class TurnEngine:
             self._create, session_id, source, cwd, user_scope, prompt, parent_session_id
         )
         if self.observer.observes("on_session_start"):
-            await asyncio.to_thread(self.observer.on_session_start, _session_info(session))
+            await asyncio.to_thread(
+                self.observer.on_session_start, _session_info(session, self.home)
+            )
         return session
 
     def warm_up(self, source: str, cwd: Path | None = None) -> None:
@@ -246,7 +249,7 @@ class TurnEngine:
         session = self.store.sessions.get(session_id)
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
-        self.observer.on_session_start(_session_info(session))
+        self.observer.on_session_start(_session_info(session, self.home))
         return session
 
     def end_session(self, session_id: str, reason: str) -> None:
@@ -254,7 +257,7 @@ class TurnEngine:
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         self.store.sessions.end(session_id, reason)
-        self.observer.on_session_end(_session_info(session), reason)
+        self.observer.on_session_end(_session_info(session, self.home), reason)
 
     # --- a turn -------------------------------------------------------------------------
 
