@@ -64,7 +64,11 @@ def renderers() -> list[psutil.Process]:
     """The renderer processes of this test process's browser."""
     found = []
     for pid in browser_trees(owner_tag()):
-        for child in psutil.Process(pid).children(recursive=True):
+        try:
+            children = psutil.Process(pid).children(recursive=True)
+        except psutil.Error:
+            continue  # it ended meanwhile
+        for child in children:
             try:
                 if "--type=renderer" in child.cmdline():
                     found.append(child)

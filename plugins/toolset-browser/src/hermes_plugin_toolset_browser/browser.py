@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from hermes_plugin_toolset_browser.processes import (
     MARKER,
     OwnerRecord,
     clean_leftovers,
+    end_own_browsers,
     forget,
     owner_tag,
     remember,
@@ -40,6 +42,8 @@ __all__ = ["Browsers", "browsers", "close_session", "shut_down"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_LAUNCH_SECONDS = 60.0  # a loaded machine starts Chromium slowly; a page's timeout is not this
 
 _ARGUMENTS = (
     # WebRTC may use UDP, which no proxy carries: none that bypasses the guard.
@@ -108,9 +112,10 @@ class Browsers:
 
     async def _make_room(self, keep: int) -> None:
         while len(self._sessions) > keep:
-            oldest = min(self._sessions.values(), key=lambda s: s.last_used)
-            if oldest.lock.locked():
+            idle = [s for s in self._sessions.values() if not s.lock.locked()]
+            if not idle:
                 return  # every session is busy: the cap yields rather than cut a call
+            oldest = min(idle, key=lambda s: s.last_used)
             log.info("browser: session %s closed to make room", oldest.session_id)
             await self.close_session(oldest.session_id)
 
@@ -130,6 +135,7 @@ class Browsers:
         if self._browser is not None and self._browser.is_connected():
             return self._browser
         if self._browser is not None:
+            log.warning("the browser stopped answering; a new one starts")
             await self._lose_browser()
         if not self._cleaned:
             self._cleaned = True
@@ -152,15 +158,19 @@ class Browsers:
             if os.name == "posix" and os.geteuid() == 0:
                 # Chromium's sandbox refuses root. The OS account, not this, is the boundary.
                 arguments.append("--no-sandbox")
-            self._browser = await chromium.launch(
-                executable_path=executable,
-                headless=section.headless,
-                args=arguments,
-                timeout=section.timeout_seconds * 1000,
-                handle_sigint=False,  # Hermes decides when Ctrl-C ends the browser
-                handle_sigterm=False,
-                handle_sighup=False,
-            )
+            try:
+                self._browser = await chromium.launch(
+                    executable_path=executable,
+                    headless=section.headless,
+                    args=arguments,
+                    timeout=_LAUNCH_SECONDS * 1000,
+                    handle_sigint=False,  # Hermes decides when Ctrl-C ends the browser
+                    handle_sigterm=False,
+                    handle_sighup=False,
+                )
+            except BaseException:
+                await asyncio.to_thread(end_own_browsers)  # a half-started one is not left
+                raise
         self._browser.on("disconnected", lambda _browser: log.info("the browser is gone"))
         if self._reaper is None or self._reaper.done():
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
@@ -171,12 +181,14 @@ class Browsers:
         return self._browser
 
     async def _lose_browser(self) -> None:
-        """The browser died: its sessions are gone; each is told on its next call."""
+        """The browser died (or its connection did): its sessions are gone, each is told on
+        its next call, and whatever is left of it is ended before the next one starts."""
         self._lost |= set(self._sessions)
         for session in list(self._sessions.values()):
             await session.close()
         self._sessions.clear()
         self._browser = None
+        await asyncio.to_thread(end_own_browsers)
 
     async def _reap(self) -> None:
         """Close idle sessions, and the browser once none is left."""
@@ -193,6 +205,7 @@ class Browsers:
                         log.info("browser: session %s idle, closed", session.session_id)
                         await self.close_session(session.session_id)
                 if not self._sessions and self._browser is not None:
+                    log.info("browser: no session uses it, closed")
                     await self.close_all()
                     return
 
@@ -238,12 +251,17 @@ _thread = LoopThread("hermes-browser")
 _browsers: Browsers | None = None
 
 
+_making = threading.Lock()
+
+
 def browsers() -> Browsers:
+    """The process's one manager (made by the first of however many threads ask at once)."""
     global _browsers  # noqa: PLW0603 - one browser manager per process
-    if _browsers is None:
-        _browsers = _thread.call(_make(), timeout=10)
-        atexit.register(shut_down)
-    return _browsers
+    with _making:
+        if _browsers is None:
+            _browsers = _thread.call(_make(), timeout=10)
+            atexit.register(shut_down)
+        return _browsers
 
 
 async def _make() -> Browsers:

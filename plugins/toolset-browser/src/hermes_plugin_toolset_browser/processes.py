@@ -27,6 +27,7 @@ __all__ = [
     "OwnerRecord",
     "browser_trees",
     "clean_leftovers",
+    "end_own_browsers",
     "forget",
     "open_records",
     "owner_tag",
@@ -157,18 +158,38 @@ def _leftovers(stale: dict[str, tuple[Path, OwnerRecord | None]]) -> list[psutil
         if record is not None and _alive(record.driver_pid, record.driver_started):
             assert record.driver_pid is not None  # _alive is False without one
             victims[record.driver_pid] = psutil.Process(record.driver_pid)
-    tags = {f"{MARKER}{tag}" for tag in stale}
-    for process in psutil.process_iter(["cmdline"]):
-        arguments = process.info.get("cmdline") or []
-        if any(argument in tags for argument in arguments):
-            victims[process.pid] = process
-    for process in list(victims.values()):
+    victims.update({process.pid: process for process in _tagged(set(stale))})
+    return _with_children(victims)
+
+
+def _tagged(tags: set[str]) -> list[psutil.Process]:
+    import psutil
+
+    marks = {f"{MARKER}{tag}" for tag in tags}
+    return [
+        process
+        for process in psutil.process_iter(["cmdline"])
+        if any(argument in marks for argument in process.info.get("cmdline") or [])
+    ]
+
+
+def _with_children(processes: dict[int, psutil.Process]) -> list[psutil.Process]:
+    import psutil
+
+    for process in list(processes.values()):
         try:
             for child in process.children(recursive=True):
-                victims[child.pid] = child
+                processes[child.pid] = child
         except psutil.Error:
             pass
-    return list(victims.values())
+    return list(processes.values())
+
+
+def end_own_browsers() -> int:
+    """End every browser this process started that is still running: for a browser that
+    failed to start in time, or that lost its connection, so none is left beside the next."""
+    victims = _with_children({process.pid: process for process in _tagged({owner_tag()})})
+    return _end(victims) if victims else 0
 
 
 def _end(victims: list[psutil.Process]) -> int:
