@@ -21,12 +21,14 @@ _GROUP_OF_FIXTURE = {
     "ssh_server": "services",
     "synapse": "matrix",
     "mail_server": "mail",
-    "plugin_venv": "venvs",
-    "bare_venv": "venvs",
-    "chat_venv": "venvs",
-    "fault_venv": "venvs",
-    "fixture_wheels": "venvs",
-    "workspace_wheels": "venvs",
+    # One group per venv: each is built once, and the two workers build different ones at
+    # once (one group for them all ran five minutes of builds and tests on one worker).
+    "plugin_venv": "venv-plugins",
+    "bare_venv": "venv-bare",
+    "chat_venv": "venv-chat",
+    "fault_venv": "venv-faults",
+    "fixture_wheels": "wheels",
+    "workspace_wheels": "wheels",
 }
 # Test directories or files -> their group, for what a fixture name cannot tell.
 _GROUP_OF_PATH = {
@@ -34,6 +36,8 @@ _GROUP_OF_PATH = {
     Path("sdk/tests/test_suites_catch_broken_plugins.py"): "mutants",
     Path("tests/test_platform_mutants.py"): "platform-mutants",  # mostly waiting: its own
     Path("plugins/mcp/tests/test_everything.py"): "npm",  # one npm install
+    # One Chromium for the module: a worker of its own would start a second.
+    Path("plugins/toolset-browser/tests/test_browser_tools.py"): "browser",
 }
 _ROOT = Path(__file__).parent
 

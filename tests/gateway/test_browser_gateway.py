@@ -18,8 +18,6 @@ from hermes_sdk.testing import Reply
 
 from .conftest import OWNER
 
-pytestmark = pytest.mark.xdist_group("browser")
-
 PEOPLE = [OWNER, *range(2001, 2050)]
 MAX_SESSIONS = 8
 

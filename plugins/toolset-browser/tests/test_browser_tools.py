@@ -24,8 +24,6 @@ from hermes_sdk.tooling import ToolContext
 
 from .site import Secret, Site
 
-pytestmark = pytest.mark.xdist_group("browser")
-
 # One set of settings for the module: a change of settings starts the browser again.
 BROWSER = {"timeout_seconds": 4, "action_timeout_seconds": 3}
 

@@ -12,14 +12,11 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 from hermes_plugin_toolset_browser.processes import MARKER, OwnerRecord
 
 from hermes_sdk.testing import Reply
 
 from .site import Site
-
-pytestmark = pytest.mark.xdist_group("browser")
 
 
 def write_home(home: Path, site: Site, model_url: str) -> dict[str, str]:
