@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,6 +17,7 @@ import psutil
 import pytest
 from hermes_plugin_toolset_browser.browser import browsers
 from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag
+from hermes_plugin_toolset_browser.settings import BrowserSettings, find_chromium
 
 from hermes_sdk.media import Attachment
 from hermes_sdk.testing import ToolsTests
@@ -346,3 +348,39 @@ class TestBrowserTools(ToolsTests):
         return context(
             _CONFORMANCE_SITE, tmp_path, "conformance", look=lambda q, images: "A sign-in form"
         )
+
+
+def test_attached_to_a_browser_the_user_runs_the_guard_holds_and_it_stays_open(
+    site, secret, tmp_path
+):
+    profile = tmp_path / "profile"
+    users = subprocess.Popen(
+        [
+            find_chromium(BrowserSettings()),
+            "--headless",
+            "--no-sandbox",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 20
+        while not port_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        port = port_file.read_text().split()[0]
+        ctx = context(site, tmp_path, session="attached", cdp_url=f"http://127.0.0.1:{port}")
+        page = call("browser_navigate", ctx, url=site.url("/exfil"))
+        assert "ARTICLE-BODY" in page and "refused 169.254.169.254" in page
+        assert browser_trees(owner_tag()) == []  # Hermes started no browser of its own
+        assert call("browser_close", ctx) == "closed this session's pages and cookies"
+        asyncio.run(browsers().thread.run(browsers().close_all()))
+        time.sleep(0.3)
+        assert users.poll() is None, "the user's browser was closed"
+        assert secret.hits == []
+    finally:
+        users.kill()
+        users.wait(10)

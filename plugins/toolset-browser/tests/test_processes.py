@@ -81,8 +81,11 @@ def test_no_chromium_is_left_after_hermes_exits(site, openai_server, tmp_path):
         Reply.tool_call("browser_navigate", {"url": site.url("/app")}),
         Reply.say("It shows the tide tables.", delay_seconds=1),
     )
+    environment["OPENAI_API_KEY"] = "sk-canary-never-in-chromium"
     run = hermes(environment, "what does the page say?")
     tree = browser_tree(run)
+    for process in alive(tree):  # pages run in Chromium: it holds no key of Hermes's
+        assert "sk-canary-never-in-chromium" not in process.environ().values()
     output, _ = run.communicate(timeout=60)
     assert run.returncode == 0, output.decode()
     assert "It shows the tide tables." in output.decode()

@@ -3,13 +3,13 @@ stdio (``command``) or HTTP (``url``), with ``${VAR}`` taken from the environmen
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hermes_sdk.environment import SAFE_VARIABLES, safe_environment
 from hermes_sdk.sections import section_settings
 
 __all__ = [
@@ -22,8 +22,9 @@ __all__ = [
     "where",
 ]
 
-SAFE_ENVIRONMENT = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
-"""What a stdio server inherits from Hermes' environment (and XDG_*): never keys."""
+SAFE_ENVIRONMENT = tuple(sorted(SAFE_VARIABLES))
+"""What a stdio server inherits from Hermes' environment by name (and LC_*, XDG_*): never
+keys. The SDK's list (:mod:`hermes_sdk.environment`), kept under this name for importers."""
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -89,12 +90,8 @@ def expand(text: str, secrets: Mapping[str, str]) -> str:
 
 def server_environment(settings: ServerSettings, secrets: Mapping[str, str]) -> dict[str, str]:
     """A stdio server's whole environment: the safe part of ours, and its own ``env``."""
-    inherited = {
-        name: value
-        for name, value in os.environ.items()
-        if name in SAFE_ENVIRONMENT or name.startswith("XDG_")
-    }
-    return {**inherited, **{key: expand(value, secrets) for key, value in settings.env.items()}}
+    own = {key: expand(value, secrets) for key, value in settings.env.items()}
+    return {**safe_environment(), **own}
 
 
 def parse_servers(raw: Any) -> tuple[dict[str, ServerSettings], list[str]]:

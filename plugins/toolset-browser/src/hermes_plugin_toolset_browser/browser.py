@@ -32,6 +32,7 @@ from hermes_plugin_toolset_browser.processes import (
 )
 from hermes_plugin_toolset_browser.session import BrowserSession
 from hermes_plugin_toolset_browser.settings import Settings, find_chromium
+from hermes_sdk.environment import safe_environment
 from hermes_sdk.ssrf import SsrfGuard
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+_WINDOW_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS")
 _LAUNCH_SECONDS = 60.0  # a loaded machine starts Chromium slowly; a page's timeout is not this
 
 _ARGUMENTS = (
@@ -158,11 +160,14 @@ class Browsers:
             if os.name == "posix" and os.geteuid() == 0:
                 # Chromium's sandbox refuses root. The OS account, not this, is the boundary.
                 arguments.append("--no-sandbox")
+            # Pages run in Chromium: it holds none of the keys Hermes may have.
+            environment: dict[str, str | float | bool] = {**safe_environment(_WINDOW_VARIABLES)}
             try:
                 self._browser = await chromium.launch(
                     executable_path=executable,
                     headless=section.headless,
                     args=arguments,
+                    env=environment,
                     timeout=_LAUNCH_SECONDS * 1000,
                     handle_sigint=False,  # Hermes decides when Ctrl-C ends the browser
                     handle_sigterm=False,

@@ -62,7 +62,9 @@ class BrowserSettings(BaseModel):
         description="keep: downloads are kept in HERMES_HOME/browser/downloads/SESSION "
         "(at most max_download_mb each); refuse: none is.",
     )
-    max_download_mb: float = Field(default=50.0, gt=0)
+    max_download_mb: float = Field(
+        default=50.0, gt=0, description="A kept download larger than this is removed."
+    )
 
 
 class Settings(BaseModel):
