@@ -57,6 +57,9 @@ def _group_of(item: pytest.Item) -> str | None:
     return None
 
 
+# First: xdist's worker reads the xdist_group marks in this same hook, and registers after
+# this file loads, so without tryfirst it ran before the marks existed and no group held.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         group = _group_of(item)

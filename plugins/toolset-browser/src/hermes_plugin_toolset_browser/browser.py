@@ -51,6 +51,7 @@ _ARGUMENTS = (
     # WebRTC may use UDP, which no proxy carries: none that bypasses the guard.
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-quic",  # QUIC is UDP too: every connection is TCP through the guard's proxy
     "--disable-background-networking",
     "--disable-dev-shm-usage",  # containers give /dev/shm 64 MB, too little for pages
     "--disable-breakpad",
