@@ -18,6 +18,7 @@ import pytest
 _GROUP_OF_FIXTURE = {
     "docker_url": "services",
     "docker_test_image": "services",
+    "docker_python_image": "services",
     "ssh_server": "services",
     "synapse": "matrix",
     "mail_server": "mail",

@@ -73,12 +73,15 @@ class LLMResult:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
-    """One tool call the model asked for."""
+    """One tool call the model asked for, or a running tool made (``parent_call_id``)."""
 
     session_id: str
     call_id: str
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    parent_call_id: str | None = None
+    """Set for a call a running tool made (:meth:`~hermes_sdk.tooling.ToolContext.tool_caller`):
+    the id of the call it ran inside."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -312,6 +312,9 @@ class ToolSpec(Spec):
     ``timeout_seconds`` is the longest the kernel waits for one call before the model is
     told it timed out with its effect unknown; None uses ``tools.timeout_seconds`` (300). A
     tool with limits of its own (a command's timeout) sets it above them.
+    ``describe``, when set, writes the description the model sees from the other tools the
+    session offers and config.yaml as loaded (a tool that calls other tools lists them);
+    the kernel calls it once per engine, and uses ``description`` when it raises.
     """
 
     kind: ClassVar[Kind] = Kind.TOOL
@@ -323,6 +326,7 @@ class ToolSpec(Spec):
     parallel_safe: bool = False
     takes_context: bool = False
     timeout_seconds: float | None = None
+    describe: Callable[[Mapping[str, ToolSpec], Mapping[str, Any]], str] | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.kind, self.name, _TOOL_NAME)

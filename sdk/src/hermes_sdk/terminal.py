@@ -365,11 +365,23 @@ class OutputCollector:
     def stdout(self, data: bytes | str) -> None:
         text = data if isinstance(data, str) else self._decoders[0].decode(data)
         self._pending += text
-        if len(self._pending) > 2 * self._HOLD:
-            ready, self._pending = self._pending[: -self._HOLD], self._pending[-self._HOLD :]
+        # Everything but what may be (the start of) the trailer goes on at once, so that a
+        # reader of on_output sees a line as soon as the command writes it.
+        ready_end = self._trailer_start()
+        if ready_end:
+            ready, self._pending = self._pending[:ready_end], self._pending[ready_end:]
             self._out.add(ready)
             if self.on_output is not None:
                 self.on_output(ready)
+
+    def _trailer_start(self) -> int:
+        """Where the cwd trailer may begin in what is pending (its length when nowhere)."""
+        at = self._pending.rfind(self.marker[0])
+        if at < 0:
+            return len(self._pending)
+        tail = self._pending[at:]
+        could_be = self.marker.startswith(tail) or tail.startswith(self.marker)
+        return at if could_be and len(tail) <= self._HOLD else len(self._pending)
 
     def stderr(self, data: bytes | str) -> None:
         self._err.add(data if isinstance(data, str) else self._decoders[1].decode(data))

@@ -4,7 +4,8 @@ A :class:`~hermes_sdk.specs.ToolSpec` with ``takes_context=True`` gets a :class:
 as the keyword argument ``context``. Through it a tool reaches the session's terminal backend
 (built on first use, behind the kernel's safety checks), learns that the user stopped the
 turn, asks the user a question when someone is there to answer, searches past sessions and
-asks the auxiliary model for a short piece of text.
+asks the auxiliary model for a short piece of text, and calls the session's other tools
+(:meth:`ToolContext.tool_caller`) the way the model calls them.
 
 Any handler (with or without a context) may call :func:`report_progress` while it runs: the
 chat shows the line beside the running call.
@@ -12,10 +13,12 @@ chat shows the line beside the running call.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,12 +28,18 @@ from hermes_sdk.terminal import BackendUnavailable, TerminalBackend
 if TYPE_CHECKING:
     from hermes_sdk.media import Attachment
     from hermes_sdk.runtime import Runtime
+    from hermes_sdk.specs import ToolSpec
 
 __all__ = [
     "HistoryHit",
     "HistoryQuery",
+    "NestedDisposition",
+    "NestedResult",
+    "ToolCaller",
     "ToolContext",
+    "ToolFailed",
     "Unsupported",
+    "call_tools_with",
     "progress_reporter",
     "report_progress",
     "show_progress_with",
@@ -72,6 +81,84 @@ def show_progress_with(show: Callable[[str], None] | None) -> contextvars.Token[
 
 class Unsupported(RuntimeError):
     """What this run cannot do (no history store, no model): say so to the model."""
+
+
+class ToolFailed(Exception):
+    """The call failed, and ``str()`` is what the model should read, lines and all (a
+    script's traceback): the kernel records an error result with this text, redacted and
+    cut at 8,000 characters, instead of the one-line ``Type: message`` of other exceptions."""
+
+
+# --- calling tools from inside a tool ---------------------------------------------------------
+
+NestedDisposition = Literal["ok", "error", "skipped", "unknown"]
+"""What is known about a nested call's effect: it returned (``ok``), returned an error or
+was refused (``error``), never started (``skipped``), or may have run (``unknown``: it was
+interrupted or passed its deadline)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NestedResult:
+    """What one tool call made from inside a running tool returned: the very text the model
+    would have seen for the same call (redacted, budgeted)."""
+
+    tool: str
+    content: str
+    disposition: NestedDisposition
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.disposition == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCaller:
+    """Calls the session's tools from inside the running tool call it was made for.
+
+    Each call passes every check a model's call passes (its schema, the safety checks and
+    approvals, its deadline, redaction, the result budget), is recorded before it runs as a
+    child of the running call, and stops when the user stops the turn. Calls made through a
+    nested call cannot nest again. Get one with :meth:`ToolContext.tool_caller`.
+    """
+
+    tools: Mapping[str, ToolSpec]
+    """The tools this turn offers, by name (the calling tool itself left out)."""
+    run: Callable[[str, Mapping[str, Any]], Awaitable[NestedResult]]
+    """For the kernel: runs one nested call on ``loop``."""
+    loop: asyncio.AbstractEventLoop
+
+    def start(
+        self, tool: str, arguments: Mapping[str, Any]
+    ) -> concurrent.futures.Future[NestedResult]:
+        """Start ``tool(**arguments)`` from any thread but the event loop's; cancelling the
+        future stops the call (its effect is then recorded as unknown)."""
+        return asyncio.run_coroutine_threadsafe(_awaited(self.run(tool, arguments)), self.loop)
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> NestedResult:
+        """``tool(**arguments)``'s result, blocking the calling worker thread. A failing
+        call is a result with ``disposition`` "error", never an exception."""
+        return self.start(tool, arguments).result()
+
+    async def acall(self, tool: str, arguments: Mapping[str, Any]) -> NestedResult:
+        """The same from a coroutine handler."""
+        if asyncio.get_running_loop() is self.loop:
+            return await self.run(tool, arguments)
+        return await asyncio.wrap_future(self.start(tool, arguments))
+
+
+async def _awaited(work: Awaitable[NestedResult]) -> NestedResult:
+    return await work
+
+
+_caller: contextvars.ContextVar[ToolCaller | None] = contextvars.ContextVar(
+    "hermes_tool_caller", default=None
+)
+
+
+def call_tools_with(caller: ToolCaller | None) -> contextvars.Token[Any]:
+    """For the kernel: the :class:`ToolCaller` of the tool call whose context this is."""
+    return _caller.set(caller)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,6 +285,17 @@ class ToolContext:
         if self.look is None:
             raise Unsupported("this run has no model to look at images")
         return self.look(question, images)
+
+    def tool_caller(self) -> ToolCaller:
+        """Calls the session's other tools from inside this call, as the model calls them
+        (a script that loops over files in one call instead of many model rounds). Call it
+        in the handler itself (its context says which call it is); the caller it returns
+        may then be used from any thread. Raises Unsupported in a call that is itself
+        nested, and where the run offers no tools."""
+        caller = _caller.get()
+        if caller is None:
+            raise Unsupported("this run cannot call tools from inside a tool")
+        return caller
 
     def section(self, name: str) -> Mapping[str, Any]:
         """config.yaml's section ``name`` (empty when absent)."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import itertools
+import json
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
@@ -25,6 +28,7 @@ from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.media import Attachment
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
 from hermes_sdk.tool_calls import lenient_arguments
+from hermes_sdk.tooling import NestedResult, ToolCaller
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,9 @@ class TurnRun:
             timeout=parts.settings.tool_timeout,
         )
         self.runner.progress = self._progress
+        self.runner.caller_for = self._caller_for
+        self.round_message_id: int | None = None
+        """The stored id of the assistant message whose tool calls run now."""
         self.history: list[ChatMessage] = []
         self.seqs: list[int | None] = []
         """The stored seq of each history entry (None: the system prompt, a summary)."""
@@ -109,11 +116,11 @@ class TurnRun:
         return call_usage(self.routes[self.route_start], response.usage, self.parts.pricing)
 
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
+        return (await self.save_message(role, content, **fields)).seq
+
+    async def save_message(self, role: str, content: str | None, **fields: Any) -> Message:
         store = self.parts.store
-        message = await store.db.run(
-            store.messages.append, self.session.id, role, content, **fields
-        )
-        return message.seq
+        return await store.db.run(store.messages.append, self.session.id, role, content, **fields)
 
     def remember(self, message: ChatMessage, seq: int | None) -> None:
         self.history.append(message)
@@ -390,7 +397,7 @@ class TurnRun:
         side_effects = any(
             not self.runner.is_parallel_safe(call.name) for call in response.tool_calls
         )
-        seq = await self.save(
+        stored = await self.save_message(
             "assistant",
             response.content,
             tool_calls=stored_calls(response.tool_calls),
@@ -400,6 +407,7 @@ class TurnRun:
             usage=self.usage(response),
             durable=side_effects,
         )
+        seq, self.round_message_id = stored.seq, stored.id
         self.remember(
             ChatMessage(
                 "assistant",
@@ -415,13 +423,83 @@ class TurnRun:
             response.tool_calls, self.control, self.persist, self.before, round_key=f"m{seq}"
         )
 
-    def tool_call(self, call: ToolCallRequest) -> ToolCall:
+    def tool_call(self, call: ToolCallRequest, parent_call_id: str | None = None) -> ToolCall:
         return ToolCall(
             session_id=self.session.id,
             call_id=call.id,
             tool=call.name,
             arguments=lenient_arguments(call.arguments),
+            parent_call_id=parent_call_id,
         )
+
+    # --- calls a running tool makes -------------------------------------------------------
+
+    def _caller_for(self, parent: ToolCallRequest) -> ToolCaller | None:
+        """What the running ``parent`` call calls other tools with: each of its calls is
+        numbered, recorded before it runs as the parent's child, and run as a model's is."""
+        message_id = self.round_message_id
+        if message_id is None:
+            return None
+        positions = itertools.count(1)
+        tools = {name: spec for name, spec in self.runner.tools.items() if name != parent.name}
+
+        async def run(tool: str, arguments: Mapping[str, Any]) -> NestedResult:
+            return await self.run_nested(parent, message_id, next(positions), tool, arguments)
+
+        return ToolCaller(tools, run, asyncio.get_running_loop())
+
+    async def run_nested(
+        self,
+        parent: ToolCallRequest,
+        message_id: int,
+        position: int,
+        tool: str,
+        arguments: Mapping[str, Any],
+    ) -> NestedResult:
+        if tool == parent.name:
+            return NestedResult(tool, f"error: {tool} cannot call itself", "error")
+        try:
+            text = json.dumps(dict(arguments), ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            return NestedResult(tool, f"error: arguments are not JSON ({exc}); not run", "error")
+        call = ToolCallRequest(id=f"{parent.id}.{position}", name=tool, arguments=text)
+        store = self.parts.store
+        row = await store.db.run(
+            store.nested.begin,
+            self.session.id,
+            message_id,
+            parent.id,
+            position,
+            tool,
+            text,
+            durable=not self.runner.is_parallel_safe(tool),
+        )
+        seen = self.tool_call(call, parent.id)
+        await observed(self.parts.observer.pre_tool_call(seen))
+        started = time.perf_counter()
+        try:
+            outcome = await self.runner.run_one(call, self.control, nested=True)
+        except asyncio.CancelledError:  # the calling tool gave up on it (its own limit)
+            await store.db.run(
+                store.nested.finish,
+                row,
+                "abandoned by the calling tool while running: its effect is UNKNOWN",
+                Disposition.UNKNOWN,
+                time.perf_counter() - started,
+            )
+            raise
+        outcome = self.runner.budgeted(outcome, f"m{message_id}-nested")
+        await store.db.run(
+            store.nested.finish, row, outcome.content, outcome.disposition, outcome.seconds
+        )
+        result = ToolResult(
+            call_id=call.id,
+            ok=outcome.disposition is Disposition.OK,
+            content=outcome.content,
+            duration_s=outcome.seconds,
+        )
+        await observed(self.parts.observer.post_tool_call(seen, result))
+        return NestedResult(tool, outcome.content, outcome.disposition.value, outcome.seconds)
 
     def _progress(self, call: ToolCallRequest, text: str) -> None:
         """A running call's progress, to whoever shows it (any thread may report)."""

@@ -32,11 +32,18 @@ from hermes_sdk.models import ToolCallRequest
 from hermes_sdk.redact import redact_text
 from hermes_sdk.terminal import BackendUnavailable, CommandRefused
 from hermes_sdk.tool_calls import ArgumentsRejected, call_tool, check_arguments
-from hermes_sdk.tooling import ToolContext, show_progress_with
+from hermes_sdk.tooling import (
+    ToolCaller,
+    ToolContext,
+    ToolFailed,
+    call_tools_with,
+    show_progress_with,
+)
 
 RESULT_LIMIT = 100_000
 ROUND_LIMIT = 200_000
 ERROR_LIMIT = 2_000
+FAILURE_LIMIT = 8_000  # a ToolFailed's text: a traceback, meant to be read
 PREVIEW = 2_000
 PARALLEL_LIMIT = 8
 STOP_GRACE_SECONDS = 1.0
@@ -86,6 +93,8 @@ class ToolRunner:
         self.round_limit = round_limit
         self.progress: Callable[[ToolCallRequest, str], None] | None = None
         """Told each line a running call reports (``report_progress``), from any thread."""
+        self.caller_for: Callable[[ToolCallRequest], ToolCaller | None] | None = None
+        """How a running call calls other tools (``ToolContext.tool_caller``); None: never."""
 
     def is_parallel_safe(self, name: str) -> bool:
         spec = self.tools.get(name)
@@ -160,7 +169,10 @@ class ToolRunner:
             message = message[:ERROR_LIMIT] + " […]"
         return ToolOutcome(call, f"error: {message}", Disposition.ERROR)
 
-    async def run_one(self, call: ToolCallRequest, control: TurnControl) -> ToolOutcome:
+    async def run_one(
+        self, call: ToolCallRequest, control: TurnControl, *, nested: bool = False
+    ) -> ToolOutcome:
+        """One call's outcome; a ``nested`` one (made by a running call) cannot nest again."""
         if control.stopped:
             return ToolOutcome(
                 call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED
@@ -175,6 +187,8 @@ class ToolRunner:
         if self.progress is not None:
             show = self.progress
             context.run(show_progress_with, lambda text: show(call, text))
+        caller = None if nested or self.caller_for is None else self.caller_for(call)
+        context.run(call_tools_with, caller)
         task = asyncio.get_running_loop().create_task(
             self._invoke(spec, arguments), context=context
         )
@@ -212,6 +226,11 @@ class ToolRunner:
             )
         except BackendUnavailable as exc:
             return ToolOutcome(call, self._degraded(exc), Disposition.ERROR, seconds)
+        except ToolFailed as exc:
+            text = redact_text(str(exc), self.secret_values)
+            if len(text) > FAILURE_LIMIT:
+                text = text[:FAILURE_LIMIT] + " […]"
+            return ToolOutcome(call, f"error: {text}", Disposition.ERROR, seconds)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a tool's failure is a result
             failed = self._error(call, exc.original if isinstance(exc, PluginExit) else exc)
             return ToolOutcome(call, failed.content, failed.disposition, seconds)
@@ -233,6 +252,10 @@ class ToolRunner:
         preview = outcome.content[:PREVIEW]
         note = f"\n[… {len(outcome.content):,} characters, {reason}; {where}]"
         return ToolOutcome(outcome.call, preview + note, outcome.disposition, outcome.seconds)
+
+    def budgeted(self, outcome: ToolOutcome, round_key: str) -> ToolOutcome:
+        """``outcome`` within the per-result limit (a nested call's: it has no round)."""
+        return self._budget(outcome, 0, round_key)
 
     def _budget(self, outcome: ToolOutcome, used: int, round_key: str) -> ToolOutcome:
         if len(outcome.content) > self.result_limit:

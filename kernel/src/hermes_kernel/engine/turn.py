@@ -79,6 +79,19 @@ def _session_info(session: Session, home: Path) -> SessionInfo:
     )
 
 
+def described(spec: ToolSpec, tools: Mapping[str, ToolSpec], config: Mapping[str, Any]) -> str:
+    """The description the model sees: what ``spec.describe`` writes from the other tools
+    the engine offers and the config, else (or when it fails) the spec's own."""
+    if spec.describe is None:
+        return spec.description
+    others = {name: other for name, other in tools.items() if name != spec.name}
+    try:
+        return spec.describe(others, config) or spec.description
+    except Exception:  # noqa: BLE001 - a plugin's failure leaves the plain description
+        log.warning("tool %s: describe failed; its own description is used", spec.name)
+        return spec.description
+
+
 @dataclass(frozen=True)
 class _Begun:
     session: Session
@@ -131,7 +144,8 @@ class TurnEngine:
         self.health = RouteHealth()
         self._index_timer: asyncio.TimerHandle | None = None
         self.schemas = [
-            ToolSchema(spec.name, spec.description, spec.parameters) for spec in self.tools.values()
+            ToolSchema(spec.name, described(spec, self.tools, self.config), spec.parameters)
+            for spec in self.tools.values()
         ]
         self.parts = EngineParts(
             store=store,

@@ -198,5 +198,27 @@ V8 = """
 ALTER TABLE messages ADD COLUMN attachments TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
+V9 = """
+-- Tool calls a running tool made (hermes_sdk.tooling.ToolCaller: a script's calls), each a
+-- child of the call it ran inside: message_id is the assistant message holding that call,
+-- parent_call_id its id there. A row is written before the call runs; disposition stays
+-- NULL until it ends, so a row without one after a crash is a call whose effect is unknown.
+CREATE TABLE nested_calls (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    parent_call_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    tool_name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    content TEXT,
+    disposition TEXT,
+    seconds REAL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX nested_calls_by_parent ON nested_calls(message_id, parent_call_id, position);
+CREATE INDEX nested_calls_by_session ON nested_calls(session_id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

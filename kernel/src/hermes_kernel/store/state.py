@@ -9,6 +9,7 @@ from hermes_kernel.store.compactions import Compactions
 from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
+from hermes_kernel.store.nested import NestedCalls
 from hermes_kernel.store.sessions import Sessions
 
 if TYPE_CHECKING:  # search is imported on the first search: most processes never make one
@@ -20,7 +21,8 @@ def state_db_path(home: Path) -> Path:
 
 
 class StateStore:
-    """Sessions, messages, compactions, search and turn leases in ``HERMES_HOME/state.db``."""
+    """Sessions, messages, nested calls, compactions, search and turn leases in
+    ``HERMES_HOME/state.db``."""
 
     def __init__(
         self,
@@ -34,6 +36,7 @@ class StateStore:
         self.messages = Messages(self.db)
         self.leases = TurnLeases(self.db)
         self.compactions = Compactions(self.db)
+        self.nested = NestedCalls(self.db)
 
     def search(
         self,

@@ -226,6 +226,10 @@ def hermes_on_session_start(session: SessionInfo) -> None:
     if not home or home in _cleaned_homes:
         return
     _cleaned_homes.add(home)
+    import os
+
+    if not os.path.isdir(os.path.join(home, "browser", "owners")):
+        return  # no browser was ever started from this home: nothing to import or clean
     from hermes_plugin_toolset_browser.processes import clean_leftovers
 
     clean_leftovers(home)

@@ -12,8 +12,9 @@ Fixtures, available in any test once hermes-sdk is installed:
 * ``anthropic_server``: a :class:`ScriptedAnthropicServer`, the same for the Anthropic
   Messages API (the same :class:`Reply` objects, rendered as Anthropic events).
 
-* ``docker_url`` / ``docker_test_image``: a real Docker daemon (started if need be) and a
-  busybox image built offline; ``ssh_server``: a real sshd on loopback with a test user
+* ``docker_url`` / ``docker_test_image`` / ``docker_python_image``: a real Docker daemon
+  (started if need be), a busybox image built offline, and the same with this machine's
+  Python 3 in it; ``ssh_server``: a real sshd on loopback with a test user
   (:class:`SSHServer`). Both need root; they skip with the reason elsewhere, and fail when
   ``HERMES_REQUIRE_SERVICES=1``.
 

@@ -20,6 +20,7 @@ from hermes_sdk.testing.services import (
     SSHServer,
     busybox_image,
     docker_daemon,
+    python_image,
     sshd_server,
 )
 from hermes_sdk.testing.synapse import Synapse, synapse_server
@@ -58,6 +59,16 @@ def docker_test_image(docker_url: str) -> str:
         return busybox_image(docker_url)
     except ServiceUnavailable as exc:
         _unavailable("the busybox test image", exc)
+        raise
+
+
+@pytest.fixture(scope="session")
+def docker_python_image(docker_url: str) -> str:
+    """The busybox image plus this machine's Python 3, built offline; its name."""
+    try:
+        return python_image(docker_url)
+    except ServiceUnavailable as exc:
+        _unavailable("the Python test image", exc)
         raise
 
 

@@ -6,7 +6,8 @@ stop it afterwards. When a peer cannot be started here (not root, not installed)
 fixtures skip with the reason, unless ``HERMES_REQUIRE_SERVICES=1`` is set (CI sets it):
 then they fail, so a backend never goes untested silently.
 
-The Docker test image is built offline from busybox-static (no registry is needed).
+The Docker test images are built offline (no registry is needed): one from busybox-static,
+and one that adds this machine's own Python 3 to it.
 """
 
 from __future__ import annotations
@@ -27,15 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "PYTHON_TEST_IMAGE",
     "TEST_IMAGE",
     "SSHServer",
     "ServiceUnavailable",
     "busybox_image",
     "docker_daemon",
+    "python_image",
     "sshd_server",
 ]
 
 TEST_IMAGE = "hermes-test-busybox:1"
+PYTHON_TEST_IMAGE = "hermes-test-python:1"
 _DOCKER_ROOT = Path(tempfile.gettempdir()) / "hermes-test-dockerd"
 
 
@@ -47,18 +51,20 @@ class ServiceUnavailable(Exception):
 
 
 class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str) -> None:
-        super().__init__("localhost", timeout=5)
+    def __init__(self, path: str, timeout: float = 5) -> None:
+        super().__init__("localhost", timeout=timeout)
         self.path = path
 
     def connect(self) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(5)
+        self.sock.settimeout(self.timeout)
         self.sock.connect(self.path)
 
 
-def _docker_request(socket_path: str, method: str, url: str, body: bytes | None = None) -> int:
-    connection = _UnixConnection(socket_path)
+def _docker_request(
+    socket_path: str, method: str, url: str, body: bytes | None = None, timeout: float = 5
+) -> int:
+    connection = _UnixConnection(socket_path, timeout)
     try:
         connection.request(method, url, body=body, headers={"Content-Type": "application/x-tar"})
         response = connection.getresponse()
@@ -129,52 +135,144 @@ def docker_daemon() -> Iterator[str]:
         log.close()
 
 
-def busybox_image(docker_url: str, name: str = TEST_IMAGE) -> str:
-    """Build (once) a ~2 MB image from busybox-static, offline; returns its name."""
-    socket_path = docker_url[len("unix://") :]
-    if _docker_request(socket_path, "GET", f"/images/{name}/json") == 200:
-        return name
+class _Tar:
+    """An image's root folder, written as a tar in memory."""
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+        self.tar = tarfile.open(fileobj=self.buffer, mode="w")  # noqa: SIM115 - closed in data()
+
+    def add(
+        self,
+        path: str,
+        data: bytes = b"",
+        mode: int = 0o644,
+        kind: bytes = tarfile.REGTYPE,
+        link: str = "",
+    ) -> None:
+        info = tarfile.TarInfo(path)
+        info.type, info.mode, info.size, info.linkname = kind, mode, len(data), link
+        self.tar.addfile(info, io.BytesIO(data) if data else None)
+
+    def data(self) -> bytes:
+        self.tar.close()
+        return self.buffer.getvalue()
+
+
+def _busybox_root(tar: _Tar) -> None:
     busybox = shutil.which("busybox")
     if busybox is None:
         raise ServiceUnavailable("busybox is not installed (apt-get install busybox-static)")
     applets = subprocess.run(
         [busybox, "--list"], capture_output=True, text=True, check=True
     ).stdout.split()
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w") as tar:
+    for folder in ("bin", "etc", "tmp", "root", "workspace"):
+        tar.add(folder, mode=0o1777 if folder == "tmp" else 0o755, kind=tarfile.DIRTYPE)
+    tar.add("bin/busybox", Path(busybox).read_bytes(), 0o755)
+    for applet in applets:
+        if applet != "busybox":
+            tar.add(f"bin/{applet}", kind=tarfile.SYMTYPE, link="busybox", mode=0o777)
+    tar.add("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
+    tar.add("etc/group", b"root:x:0:\n")
 
-        def add(
-            path: str,
-            data: bytes = b"",
-            mode: int = 0o644,
-            kind: bytes = tarfile.REGTYPE,
-            link: str = "",
-        ) -> None:
-            info = tarfile.TarInfo(path)
-            info.type, info.mode, info.size, info.linkname = kind, mode, len(data), link
-            tar.addfile(info, io.BytesIO(data) if data else None)
 
-        for folder in ("bin", "etc", "tmp", "root", "workspace"):
-            add(folder, mode=0o1777 if folder == "tmp" else 0o755, kind=tarfile.DIRTYPE)
-        add("bin/busybox", Path(busybox).read_bytes(), 0o755)
-        for applet in applets:
-            if applet != "busybox":
-                add(f"bin/{applet}", kind=tarfile.SYMTYPE, link="busybox", mode=0o777)
-        add("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
-        add("etc/group", b"root:x:0:\n")
+def _import_image(socket_path: str, name: str, root: bytes, path: str) -> str:
     repository, _, tag = name.partition(":")
     changes = "&".join(
-        f"changes={change}" for change in ("ENV%20PATH%3D%2Fbin", "CMD%20%5B%22%2Fbin%2Fsh%22%5D")
+        f"changes={change}"
+        for change in (
+            f"ENV%20PATH%3D{path.replace('/', '%2F').replace(':', '%3A')}",
+            "CMD%20%5B%22%2Fbin%2Fsh%22%5D",
+        )
     )
     status = _docker_request(
         socket_path,
         "POST",
         f"/images/create?fromSrc=-&repo={repository}&tag={tag or 'latest'}&{changes}",
-        archive.getvalue(),
+        root,
+        timeout=120,
     )
     if status != 200:
-        raise ServiceUnavailable(f"docker could not import the test image (HTTP {status})")
+        raise ServiceUnavailable(f"docker could not import the test image {name} (HTTP {status})")
     return name
+
+
+def busybox_image(docker_url: str, name: str = TEST_IMAGE) -> str:
+    """Build (once) a ~2 MB image from busybox-static, offline; returns its name."""
+    socket_path = docker_url[len("unix://") :]
+    if _docker_request(socket_path, "GET", f"/images/{name}/json") == 200:
+        return name
+    tar = _Tar()
+    _busybox_root(tar)
+    return _import_image(socket_path, name, tar.data(), "/bin")
+
+
+_STDLIB_LEFT_OUT = {
+    "test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "ensurepip",
+    "lib2to3",
+    "pydoc_data",
+}
+
+
+def _libraries(binary: str) -> list[str]:
+    """The shared libraries ``binary`` loads (ldd), the loader included."""
+    done = subprocess.run(["ldd", binary], capture_output=True, text=True, check=False)
+    found = []
+    for line in done.stdout.splitlines():
+        words = line.split()
+        path = words[2] if "=>" in words and len(words) > 2 else words[0] if words else ""
+        if path.startswith("/"):
+            found.append(path)
+    return found
+
+
+def python_image(docker_url: str, name: str = PYTHON_TEST_IMAGE) -> str:
+    """Build (once) the busybox image plus this machine's system Python 3 (the interpreter,
+    the libraries it loads and its standard library, ~60 MB), offline; returns its name."""
+    socket_path = docker_url[len("unix://") :]
+    if _docker_request(socket_path, "GET", f"/images/{name}/json") == 200:
+        return name
+    python = Path("/usr/bin/python3").resolve()
+    version = python.name.removeprefix("python")
+    stdlib = Path(f"/usr/lib/python{version}")
+    if not python.is_file() or not stdlib.is_dir() or shutil.which("ldd") is None:
+        raise ServiceUnavailable(
+            "no system Python 3 to copy into the test image (apt-get install python3)"
+        )
+    tar = _Tar()
+    _busybox_root(tar)
+    libraries = set(_libraries(str(python)))
+    for module in (stdlib / "lib-dynload").glob("*.so"):
+        libraries.update(_libraries(str(module)))
+    folders: set[str] = set()
+
+    def add_file(source: Path, target: str, mode: int = 0o644) -> None:
+        parent = target.rsplit("/", 1)[0]
+        missing = []
+        while parent and parent not in folders:
+            missing.append(parent)
+            folders.add(parent)
+            parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
+        for folder in reversed(missing):
+            tar.add(folder, mode=0o755, kind=tarfile.DIRTYPE)
+        tar.add(target, source.read_bytes(), mode)
+
+    folders.update({"bin", "etc", "tmp", "root", "workspace"})
+    add_file(python, f"usr/bin/{python.name}", 0o755)
+    tar.add("usr/bin/python3", kind=tarfile.SYMTYPE, link=python.name, mode=0o777)
+    for library in sorted(libraries):
+        add_file(Path(library).resolve(), library.lstrip("/"), 0o755)
+    for source in sorted(stdlib.rglob("*")):
+        relative = source.relative_to(stdlib)
+        if relative.parts[0] in _STDLIB_LEFT_OUT or relative.parts[0].startswith("config-"):
+            continue
+        if source.is_file() and "__pycache__" not in relative.parts:
+            add_file(source, f"usr/lib/python{version}/{relative}")
+    return _import_image(socket_path, name, tar.data(), "/usr/bin:/bin")
 
 
 # --- SSH ------------------------------------------------------------------------------------
