@@ -7,16 +7,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pwd
 import sqlite3
 import subprocess
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from hermes_sdk.runtime import SessionOptions, open_runtime
-from hermes_sdk.testing import Reply
+from hermes_sdk.testing import Reply, SSHServer
 
 LIST_AND_READ = textwrap.dedent(
     """
@@ -70,10 +72,9 @@ def test_one_round_lists_and_reads_three_files_with_every_call_recorded(
     assert len(openai_server.requests) == 2  # the call, then the answer: one tool round
     assert "found 5 files" in content
     for number in (1, 2, 3):
-        assert (
-            f"note{number}.txt => {number}|body of note {number}" in content.replace("     ", "")
-            or f"body of note {number}" in content
-        )
+        line = next(line for line in content.splitlines() if line.startswith(f"note{number}"))
+        assert line.endswith(f"body of note {number}"), line
+    assert "note4.txt =>" not in content
     assert "[execute_code: 4 tool calls" in content
     rows = nested_rows(hermes.home)
     assert [(row["position"], row["tool_name"]) for row in rows] == [
@@ -252,15 +253,32 @@ def _sleeping() -> bool:
     return bool(found.stdout.strip())
 
 
-def test_the_same_script_runs_in_the_docker_backend(
-    hermes, openai_server, workspace, docker_url, docker_python_image
-):
-    configure(
-        hermes,
-        openai_server,
-        f"docker:\n  host: {docker_url}\n  image: {docker_python_image}\n  network: none\n",
-        agent="  backend: docker\n",
+@pytest.fixture(params=["docker", "ssh"])
+def remote_backend(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(the agent: lines, the backend's own section) for a backend that is not this shell."""
+    if request.param == "docker":
+        url = request.getfixturevalue("docker_url")
+        image = request.getfixturevalue("docker_python_image")
+        section = f"docker:\n  host: {url}\n  image: {image}\n  network: none\n"
+        return "  backend: docker\n", section
+    server: SSHServer = request.getfixturevalue("ssh_server")
+    workspace = Path(server.home) / f"code-test-{uuid.uuid4().hex[:8]}"
+    workspace.mkdir()
+    account = pwd.getpwnam(server.user)
+    os.chown(workspace, account.pw_uid, account.pw_gid)
+    section = (
+        f"ssh:\n  host: {server.host}\n  port: {server.port}\n  user: {server.user}\n"
+        f"  key_file: {server.key_file}\n  known_hosts: {server.known_hosts}\n"
+        f"  use_agent: false\n  workspace: {workspace}\n"
     )
+    return "  backend: ssh\n", section
+
+
+def test_the_same_script_runs_in_docker_and_over_ssh(
+    hermes, openai_server, workspace, remote_backend
+):
+    agent, section = remote_backend
+    configure(hermes, openai_server, section, agent=agent)
     setup = "\n".join(
         f"write_file(path='note{n}.txt', content='title {n}\\nbody of note {n}\\n')"
         for n in range(1, 6)
@@ -271,3 +289,5 @@ def test_the_same_script_runs_in_the_docker_backend(
     assert "[execute_code: 9 tool calls" in content
     rows = nested_rows(hermes.home)
     assert len(rows) == 9 and all(row["disposition"] == "ok" for row in rows)
+    # The script ran there, not here: this machine's workspace holds only its own notes.
+    assert sorted(path.name for path in workspace.iterdir())[:1] == ["note1.txt"]

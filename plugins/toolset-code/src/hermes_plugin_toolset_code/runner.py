@@ -224,7 +224,7 @@ def _summary(run: _Run, seconds: float) -> str:
 
 
 def _report(run: _Run, result: CommandResult, output: KeptOutput, seconds: float) -> str:
-    text = output.text()
+    text = output.text().rstrip("\n")
     if output.cut:
         text += (
             f"\n[… {output.cut:,} more characters of output cut: stdout is kept up to "

@@ -18,7 +18,8 @@ Fixtures, available in any test once hermes-sdk is installed:
   (:class:`SSHServer`). Both need root; they skip with the reason elsewhere, and fail when
   ``HERMES_REQUIRE_SERVICES=1``.
 
-* :func:`tool_context`: a ToolContext around a real backend, to test a tool's handler.
+* :func:`tool_context`: a ToolContext around a real backend, to test a tool's handler;
+  :func:`call_with_tools` calls one that calls other tools (``context.tool_caller()``).
 
 * :class:`~hermes_sdk.testing.telegram_server.FakeTelegram`: a Telegram Bot API server on
   loopback (long polling, sending, editing, buttons, 429s) with a control API to act as users.
@@ -64,6 +65,8 @@ _EXPORTS = {
     "TerminalBackendTests": "backend_tests",
     "ToolsTests": "plugin_tests",
     "anthropic_error": "anthropic_server",
+    "call_with_tools": "contexts",
+    "direct_caller": "contexts",
     "register_checked": "registered",
     "tool_context": "contexts",
 }
@@ -73,7 +76,7 @@ if TYPE_CHECKING:
     from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer, anthropic_error
     from hermes_sdk.testing.backend_tests import TerminalBackendTests
     from hermes_sdk.testing.context_tests import ContextEngineTests, StandInModel
-    from hermes_sdk.testing.contexts import tool_context
+    from hermes_sdk.testing.contexts import call_with_tools, direct_caller, tool_context
     from hermes_sdk.testing.frontend_tests import FrontendClient, FrontendTests
     from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
     from hermes_sdk.testing.platform_tests import PlatformTests
@@ -107,6 +110,8 @@ __all__ = [
     "TerminalBackendTests",
     "ToolsTests",
     "anthropic_error",
+    "call_with_tools",
+    "direct_caller",
     "register_checked",
     "tool_context",
 ]

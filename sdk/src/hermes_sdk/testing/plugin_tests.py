@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
@@ -35,11 +35,10 @@ from hermes_sdk.help_file import help_file_of, help_problems, parse_help
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
 from hermes_sdk.specs import Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec
-from hermes_sdk.testing.contexts import tool_context
+from hermes_sdk.testing.contexts import call_with_tools, tool_context
 from hermes_sdk.testing.registered import RegisteredPlugin
 from hermes_sdk.tool_calls import (
     ArgumentsRejected,
-    call_tool,
     check_arguments,
     result_problem,
     schema_problem,
@@ -122,6 +121,11 @@ class ToolsTests(PluginTests):
         (``tool_context(backend)``) or config."""
         return tool_context(home=str(tmp_path), cwd=str(tmp_path))
 
+    def callable_tools(self, tmp_path: Path) -> Sequence[ToolSpec]:
+        """The tools a tool under test may call through ``context.tool_caller()`` (run
+        directly, see :func:`~hermes_sdk.testing.direct_caller`); override for such a tool."""
+        return ()
+
     def tools(self, registered: RegisteredPlugin) -> dict[str, ToolSpec]:
         tools = {n: s for n, s in registered.provided(Kind.TOOL).items() if isinstance(s, ToolSpec)}
         assert tools, "a tools plugin provides at least one tool"
@@ -161,7 +165,8 @@ class ToolsTests(PluginTests):
         for name, tool in self.tools(registered).items():
             assert name in self.examples, f"add an example for {name!r} to examples"
             arguments, expected = self.examples[name]
-            result = asyncio.run(call_tool(tool, arguments, context))
+            callable_tools = self.callable_tools(tmp_path)
+            result = asyncio.run(call_with_tools(tool, arguments, context, callable_tools))
             problem = result_problem(result)
             assert problem is None, f"{name}{dict(arguments)} {problem}"
             if callable(expected):
