@@ -155,3 +155,16 @@ def test_functions_are_written_for_every_shape_of_schema():
 def test_settings_refuse_a_tool_a_script_may_never_call():
     with pytest.raises(Exception, match="memory can never be called from a script"):
         settings_from({"code": {"tools": ["terminal", "memory"]}})
+
+
+def test_doctor_names_the_interpreter_and_a_bad_section(tmp_path):
+    from hermes_plugin_toolset_code.health import findings
+
+    from hermes_sdk import HealthContext
+
+    (good,) = findings(HealthContext(home=str(tmp_path), config={}))
+    assert good.level == "ok" and good.message.startswith("code: scripts run with /")
+    (missing,) = findings(HealthContext(home=str(tmp_path), config={"code": {"python": "nope3"}}))
+    assert missing.level == "error" and "nope3 is not on PATH" in missing.message
+    (bad,) = findings(HealthContext(home=str(tmp_path), config={"code": {"tools": ["memory"]}}))
+    assert bad.level == "error" and "memory" in bad.message

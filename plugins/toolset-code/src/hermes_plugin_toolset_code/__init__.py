@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from hermes_sdk import ConfigSectionSpec, ToolsetSpec, ToolSpec, hookimpl
+from hermes_sdk import ConfigSectionSpec, Finding, HealthContext, ToolsetSpec, ToolSpec, hookimpl
 
 TOOLSET = "code"
 _TIMEOUT = 3700.0  # above code.timeout_seconds (at most 3600) plus the set-up
@@ -78,3 +78,10 @@ def _section_model() -> type[Any]:
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(name="code", description="execute_code", model=_section_model)
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    from hermes_plugin_toolset_code.health import findings
+
+    yield from findings(context)
