@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 import pytest
 from hermes_plugin_toolset_browser.browser import browsers
-from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag
+from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag, renderer_processes
 
 from hermes_sdk.testing import Reply
 
@@ -57,19 +57,8 @@ def pages():
 
 
 def renderers() -> list[psutil.Process]:
-    found = []
-    for pid in browser_trees(owner_tag()):
-        try:
-            children = psutil.Process(pid).children(recursive=True)
-        except psutil.Error:
-            continue  # it ended meanwhile
-        for child in children:
-            try:
-                if "--type=renderer" in child.cmdline():
-                    found.append(child)
-            except psutil.Error:
-                continue
-    return found
+    """The renderer processes of this test process's browser."""
+    return renderer_processes(owner_tag())
 
 
 def test_fifty_sessions_browsing_leave_at_most_one_browser(

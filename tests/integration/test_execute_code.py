@@ -88,6 +88,8 @@ def test_one_round_lists_and_reads_three_files_with_every_call_recorded(
     # Children of the very execute_code call, on the assistant message that holds it.
     (call,) = [c for c in payload["tool_calls"] if c["name"] == "execute_code"]
     assert {row["parent_call_id"] for row in rows} == {call["id"]}
+    nested = [c for c in payload["tool_calls"] if c["name"] != "execute_code"]
+    assert [c.get("parent") for c in nested] == [call["id"]] * 4 and "parent" not in call
     with sqlite3.connect(hermes.home / "state.db") as db:
         (calls_json,) = db.execute(
             "SELECT tool_calls FROM messages WHERE id = ?", (rows[0]["message_id"],)

@@ -16,7 +16,7 @@ import hermes_plugin_toolset_browser
 import psutil
 import pytest
 from hermes_plugin_toolset_browser.browser import browsers
-from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag
+from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag, renderer_processes
 from hermes_plugin_toolset_browser.settings import BrowserSettings, find_chromium
 
 from hermes_sdk.media import Attachment
@@ -62,19 +62,7 @@ def ref(snapshot: str, role: str, name: str) -> str:
 
 def renderers() -> list[psutil.Process]:
     """The renderer processes of this test process's browser."""
-    found = []
-    for pid in browser_trees(owner_tag()):
-        try:
-            children = psutil.Process(pid).children(recursive=True)
-        except psutil.Error:
-            continue  # it ended meanwhile
-        for child in children:
-            try:
-                if "--type=renderer" in child.cmdline():
-                    found.append(child)
-            except psutil.Error:
-                continue
-    return found
+    return renderer_processes(owner_tag())
 
 
 def test_a_page_built_by_script_is_in_the_snapshot_and_a_click_changes_it(site, tmp_path):
@@ -384,3 +372,18 @@ def test_attached_to_a_browser_the_user_runs_the_guard_holds_and_it_stays_open(
     finally:
         users.kill()
         users.wait(10)
+
+
+def test_a_failed_navigation_is_explained_by_its_own_hosts_refusal(tmp_path):
+    from hermes_plugin_toolset_browser.session import BrowserSession
+
+    session = BrowserSession("explain", BrowserSettings(), tmp_path)
+    session.begin_action("localhost")
+    session._refused("localhost", "refused localhost: loopback", True)
+    session._refused("169.254.169.254", "refused 169.254.169.254: link-local", True)
+    assert session.refusal_explaining() == "refused localhost: loopback"  # not a page's fetch
+    session.begin_action("example.org")  # refused nothing itself: the redirect's target did
+    session._refused("10.0.0.5", "refused 10.0.0.5: private", True)
+    assert session.refusal_explaining() == "refused 10.0.0.5: private"
+    session.begin_action()
+    assert session.refusal_explaining() is None  # earlier actions' refusals explain nothing

@@ -264,6 +264,8 @@ class ToolStarted:
     call_id: str
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    parent_call_id: str | None = None
+    """Set for a call a running tool made (a script's): the call it runs inside."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,6 +287,8 @@ class ToolFinished:
     duration_s: float = 0.0
     arguments: Mapping[str, Any] = field(default_factory=dict)
     """The call's arguments, as :class:`ToolStarted` had them."""
+    parent_call_id: str | None = None
+    """As :class:`ToolStarted` had it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

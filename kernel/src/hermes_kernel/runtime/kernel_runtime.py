@@ -90,7 +90,14 @@ class _ToolEvents:
     def tool_started(self, call: ToolCall) -> None:
         turn = self._turns.get(call.session_id)
         if turn is not None:
-            turn.emit(ToolStarted(call_id=call.call_id, tool=call.tool, arguments=call.arguments))
+            turn.emit(
+                ToolStarted(
+                    call_id=call.call_id,
+                    tool=call.tool,
+                    arguments=call.arguments,
+                    parent_call_id=call.parent_call_id,
+                )
+            )
         elif self._before is not None:
             self._before.tool_started(call)
 
@@ -115,6 +122,7 @@ class _ToolEvents:
                     content=result.content,
                     duration_s=result.duration_s,
                     arguments=call.arguments,
+                    parent_call_id=call.parent_call_id,
                 )
             )
 

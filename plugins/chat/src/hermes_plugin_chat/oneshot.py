@@ -145,6 +145,8 @@ def _report(
                     "arguments": dict(call.arguments),
                     "ok": call.ok,
                     "duration_s": round(call.duration_s, 3),
+                    # Only for a call a tool made (a script's): the others stay as they were.
+                    **({"parent": call.parent_call_id} if call.parent_call_id else {}),
                 }
                 for call in watcher.tool_calls
             ],

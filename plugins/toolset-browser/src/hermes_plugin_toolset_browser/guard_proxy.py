@@ -45,7 +45,7 @@ class GuardProxy:
     def __init__(
         self,
         guard: SsrfGuard,
-        refused: Callable[[str, bool], None],
+        refused: Callable[[str, str, bool], None],
         connect_timeout: float = 15.0,
     ) -> None:
         self._guard = guard
@@ -104,7 +104,7 @@ class GuardProxy:
         try:
             addresses = await asyncio.to_thread(self._guard.addresses, host, port)
         except Refused as exc:
-            self._refused(f"{exc} (port {port})", not isinstance(exc, Unresolved))
+            self._refused(host, f"{exc} (port {port})", not isinstance(exc, Unresolved))
             await _reply(writer, _NOT_ALLOWED)
             return
         upstream = await self._connect(addresses, port)

@@ -32,6 +32,7 @@ __all__ = [
     "open_records",
     "owner_tag",
     "remember",
+    "renderer_processes",
 ]
 
 log = logging.getLogger(__name__)
@@ -231,4 +232,24 @@ def browser_trees(tag: str | None = None) -> list[int]:
             continue
         if tag is None or marks[0] == f"{MARKER}{tag}":
             found.append(process.pid)
+    return found
+
+
+def renderer_processes(tag: str | None = None) -> list[psutil.Process]:
+    """The renderer processes (one per site or tab) of the browsers :func:`browser_trees`
+    finds: for the tests, which count them and kill one to test a crash."""
+    import psutil
+
+    found = []
+    for pid in browser_trees(tag):
+        try:
+            children = psutil.Process(pid).children(recursive=True)
+        except psutil.Error:
+            continue  # it ended meanwhile
+        for child in children:
+            try:
+                if "--type=renderer" in child.cmdline():
+                    found.append(child)
+            except psutil.Error:
+                continue
     return found

@@ -53,7 +53,10 @@ class BrowserSession:
         self.last_used = time.monotonic()
         self.notes: deque[str] = deque(maxlen=_NOTES_KEPT)
         self.refusals: list[str] = []  # since the last call, for its result
-        self.last_refusal: str | None = None  # to explain a navigation that failed
+        self.recent_refusals: list[tuple[str, str]] = []
+        """(host, line) refused since the current action began: to explain one that failed."""
+        self.navigating_to: str | None = None
+        """The host a navigation asked for, whose refusal explains its failure best."""
         self.context: BrowserContext | None = None
         self.proxy: GuardProxy | None = None
         self._page: Page | None = None
@@ -120,8 +123,22 @@ class BrowserSession:
     def note(self, line: str) -> None:
         self.notes.append(line if len(line) <= _NOTE_CHARS else line[:_NOTE_CHARS] + " …")
 
-    def _refused(self, line: str, judged: bool) -> None:
-        self.last_refusal = line
+    def begin_action(self, host: str | None = None) -> None:
+        """A new action starts: earlier refusals explain nothing about it."""
+        self.recent_refusals.clear()
+        self.navigating_to = host
+
+    def refusal_explaining(self) -> str | None:
+        """The refusal that best explains a failed action: its own host's, else the newest
+        (the host a redirect led to)."""
+        for host, line in reversed(self.recent_refusals):
+            if host == self.navigating_to:
+                return line
+        return self.recent_refusals[-1][1] if self.recent_refusals else None
+
+    def _refused(self, host: str, line: str, judged: bool) -> None:
+        self.recent_refusals.append((host, line))
+        del self.recent_refusals[:-_NOTES_KEPT]
         if not judged:  # an unknown name: the page's news, not the guard's
             self.note(f"[network] {line}")
             return

@@ -65,6 +65,7 @@ def _plain_errors(
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+        session.begin_action()
         try:
             return await action(session)
         except PlaywrightTimeout as exc:
@@ -83,7 +84,8 @@ def _first_line(exc: Exception) -> str:
 def _explained(session: BrowserSession, message: str) -> str:
     """Chromium says only that the proxy refused: the guard's own line says why."""
     session.take_refusals()
-    refused, session.last_refusal = session.last_refusal, None
+    refused = session.refusal_explaining()
+    session.begin_action()
     if "ERR_SOCKS_CONNECTION_FAILED" in message and refused:
         return refused
     if "ERR_SOCKS_CONNECTION_FAILED" in message:
@@ -174,7 +176,7 @@ async def navigate(url: str, *, context: ToolContext) -> str:
 
     async def go(session: BrowserSession) -> str:
         page = await session.page(fresh=True)
-        session.last_refusal = None
+        session.begin_action(urlsplit(address).hostname)
         response = await _goto(session, page, address)
         await _settle(session, page)
         status = f"HTTP {response.status}" if response is not None else "no response"
