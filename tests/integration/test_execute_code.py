@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.runtime import SessionOptions, open_runtime
+from hermes_sdk.runtime import Question, SessionOptions, open_runtime
 from hermes_sdk.testing import Reply, SSHServer
 
 LIST_AND_READ = textwrap.dedent(
@@ -127,6 +127,39 @@ def test_a_dangerous_command_in_a_script_is_refused_as_the_models_own(
     assert model_sees.startswith("refused") or "denied" in model_sees, model_sees
     assert model_sees in content  # word for word what the model was told
     assert nested_rows(hermes.home)[-1]["disposition"] == "error"
+
+
+@pytest.mark.parametrize("answer", ["once", "deny"])
+def test_a_scripts_dangerous_command_asks_the_user_as_the_models_own(
+    hermes, openai_server, workspace, answer
+):
+    configure(hermes, openai_server)
+    (workspace / "scratch").mkdir()
+    code = "print(terminal(command='chmod -R 777 ./scratch'))\n"
+    openai_server.queue(Reply.tool_call("execute_code", {"code": code}), Reply.say("ok"))
+
+    async def scenario() -> list[Question]:
+        async with open_runtime(hermes.home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            turn = runtime.start_turn(session.session_id, "go", answers_questions=True)
+            asked = []
+            async for event in turn:
+                if isinstance(event, Question):
+                    asked.append(event)
+                    assert event.answer(answer)
+            return asked
+
+    asked = asyncio.run(scenario())
+    assert [(q.kind, q.command) for q in asked] == [("approval", "chmod -R 777 ./scratch")]
+    (result,) = [
+        m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "tool"
+    ]
+    if answer == "once":
+        assert result.startswith("exit code 0")
+        assert (workspace / "scratch").stat().st_mode & 0o777 == 0o777
+    else:
+        assert "the user denied this command" in result
+        assert (workspace / "scratch").stat().st_mode & 0o777 != 0o777
 
 
 def test_an_endless_loop_is_stopped_at_its_time_limit(hermes, openai_server, workspace):

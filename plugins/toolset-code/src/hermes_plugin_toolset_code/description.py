@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_plugin_toolset_code.settings import allowed_tools, settings_from
+from hermes_plugin_toolset_code.defaults import allowed_tools, shown_settings
 from hermes_plugin_toolset_code.stubs import function_lines
 from hermes_sdk import ToolSpec
 
@@ -14,8 +14,8 @@ __all__ = ["description"]
 
 
 def description(base: str, tools: Mapping[str, ToolSpec], config: Mapping[str, Any]) -> str:
-    settings = settings_from(config)
-    allowed = allowed_tools(settings, tools)
+    settings = shown_settings(config)
+    allowed = allowed_tools(settings.tools, tools)
     limits = (
         f"Limits: {settings.timeout_seconds:g} s, {settings.max_tool_calls} tool calls, "
         f"{settings.max_output_chars:,} characters of output"

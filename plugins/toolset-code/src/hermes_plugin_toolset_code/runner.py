@@ -85,7 +85,7 @@ def _clean_start(folder: str) -> str:
 def execute(code: str, context: ToolContext, settings: CodeSettings) -> str:
     caller = context.tool_caller()
     offered = dict(caller.tools)
-    allowed = allowed_tools(settings, offered)
+    allowed = allowed_tools(settings.tools, offered)
     backend = context.backend()
     folder = f"/tmp/hermes-code-{uuid.uuid4().hex[:16]}"
     frame = f"\x1dhermes-call-{uuid.uuid4().hex[:12]}:"

@@ -1,4 +1,5 @@
-"""The ``code:`` section: which tools a script may call, and the limits a script runs under."""
+"""The ``code:`` section, validated: which tools a script may call, and the limits a script
+runs under (the defaults are in :mod:`~hermes_plugin_toolset_code.defaults`)."""
 
 from __future__ import annotations
 
@@ -7,38 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hermes_plugin_toolset_code.defaults import DEFAULT_TOOLS, DEFAULTS, NEVER, allowed_tools
 from hermes_sdk.sections import section_settings
 
 __all__ = ["DEFAULT_TOOLS", "NEVER", "CodeSettings", "allowed_tools", "settings_from"]
-
-DEFAULT_TOOLS = (
-    "terminal",
-    "process",
-    "read_file",
-    "write_file",
-    "patch",
-    "search_files",
-    "web_search",
-    "web_extract",
-    "session_search",
-    "skills_list",
-    "skill_view",
-)
-"""What a script may call unless ``code.tools`` says otherwise (those installed)."""
-
-NEVER = frozenset(
-    {
-        "execute_code",  # a script that starts scripts
-        "delegate_task",  # agents of their own, in a loop nobody reads
-        "clarify",  # questions to the user belong to the model, not a loop
-        "send_message",  # messages to people
-        "memory",  # long-lived writes the model should decide one by one
-        "skill_manage",
-        "cronjob",  # work that outlives the turn
-    }
-)
-"""Tools a script never calls, whatever ``code.tools`` says: they talk to people, keep
-something for later, or start more agents, which one model decision each should do."""
 
 
 class CodeSettings(BaseModel):
@@ -50,20 +23,26 @@ class CodeSettings(BaseModel):
         f"Never: {', '.join(sorted(NEVER))}.",
     )
     timeout_seconds: float = Field(
-        default=300.0, gt=0, le=3600, description="A script's wall time at most; then it is killed."
+        default=DEFAULTS["timeout_seconds"],
+        gt=0,
+        le=3600,
+        description="A script's wall time at most; then it is killed.",
     )
     max_tool_calls: int = Field(
-        default=50, ge=1, le=10_000, description="Tool calls one script may make."
+        default=DEFAULTS["max_tool_calls"],
+        ge=1,
+        le=10_000,
+        description="Tool calls one script may make.",
     )
     max_output_chars: int = Field(
-        default=50_000,
+        default=DEFAULTS["max_output_chars"],
         ge=1000,
         le=1_000_000,
         description="The script's stdout kept for the model; the rest is cut, and the result "
         "says so.",
     )
     memory_mb: int = Field(
-        default=1024,
+        default=DEFAULTS["memory_mb"],
         ge=0,
         description="The script's address space at most (RLIMIT_AS), in MiB; 0: no bound.",
     )
@@ -88,9 +67,3 @@ class CodeSettings(BaseModel):
 def settings_from(config: Mapping[str, Any]) -> CodeSettings:
     section = config.get("code") if hasattr(config, "get") else None
     return section_settings("code", CodeSettings, section)
-
-
-def allowed_tools(settings: CodeSettings, offered: Mapping[str, Any]) -> list[str]:
-    """The tools of ``offered`` a script may call, sorted."""
-    wanted = set(offered) if "*" in settings.tools else set(settings.tools)
-    return sorted(name for name in wanted - NEVER if name in offered)
