@@ -94,6 +94,14 @@ def main() -> int:
         home = base / way.replace(" ", "-")
         home.mkdir()
         results[way] = run(home, workspace, replies)
+    # The channel's own cost: one script of 100 calls against one of none, both one round.
+    loop = "for _ in range(100):\n    read_file(path='notes/note01.md')\nprint('done')\n"
+    channel = {}
+    for label, code in (("100 calls", loop), ("no calls", "print('done')\n")):
+        home = base / f"channel-{label.replace(' ', '-')}"
+        home.mkdir()
+        replies = [Reply.tool_call("execute_code", {"code": code}), Reply.say(ANSWER)]
+        channel[label] = run(home, workspace, replies)["seconds"]
     steps = args.notes + 1
     print(
         f"task: {steps} tool calls (list {args.notes} notes of {args.note_chars} chars, read each)"
@@ -110,6 +118,8 @@ def main() -> int:
         f"prompt tokens {code_figures['prompt_tokens'] / rounds_figures['prompt_tokens']:.2f}x, "
         f"wall {code_figures['seconds'] / rounds_figures['seconds']:.2f}x"
     )
+    per_call = (channel["100 calls"] - channel["no calls"]) / 100 * 1000
+    print(f"a script's tool call (read_file, local backend), channel and all: {per_call:.1f} ms")
     return 0
 
 

@@ -62,7 +62,7 @@ def call_tool(name, **arguments):
                 pass
         os.write(1, ("%s%d\\n" % (_FRAME, number)).encode())
         answer = os.path.join(_DIR, "result-%d.json" % number)
-        pause = 0.001
+        pause = 0.0002
         while True:
             try:
                 with open(answer, encoding="utf-8") as reply_file:
@@ -70,7 +70,7 @@ def call_tool(name, **arguments):
                 break
             except (OSError, ValueError):  # not there yet, or still being written
                 time.sleep(pause)
-                pause = min(pause * 2, 0.05)
+                pause = min(pause * 1.5, 0.02)
         for path in (request, answer):
             try:
                 os.unlink(path)
