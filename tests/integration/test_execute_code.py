@@ -183,6 +183,19 @@ def _runs_in(pid: str, folder: Path) -> bool:
         return False
 
 
+def test_a_script_killed_at_its_limit_stops_the_call_it_was_waiting_for(
+    hermes, openai_server, workspace
+):
+    configure(hermes, openai_server, "code:\n  timeout_seconds: 1\n")
+    code = "terminal(command='sleep 2.5 && touch after-the-limit')\n"
+    _, content = run_script(hermes, openai_server, code)
+    assert "code.timeout_seconds (1 s)" in content
+    time.sleep(3)
+    assert not (workspace / "after-the-limit").exists()  # the command was killed too
+    (row,) = nested_rows(hermes.home)
+    assert row["disposition"] == "unknown" and "effect is UNKNOWN" in row["content"]
+
+
 def test_a_tool_call_loop_is_stopped_at_its_call_limit(hermes, openai_server, workspace):
     configure(hermes, openai_server, "code:\n  max_tool_calls: 3\n")
     code = "for n in range(100):\n    read_file(path='note1.txt')\nprint('never')\n"

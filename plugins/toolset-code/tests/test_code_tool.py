@@ -109,14 +109,17 @@ def test_a_script_from_a_run_without_a_tool_caller_is_refused_in_one_line(tmp_pa
 
 def test_frames_split_across_chunks_are_found_and_taken_out():
     for size in (1, 2, 3, 7, 100):
-        calls: list[int] = []
+        calls: list[str] = []
         output = KeptOutput(1000)
         reader = FrameReader(FRAME, calls.append, output)
-        stream = f"before{FRAME}1\nmiddle\x1d not a frame{FRAME}22\nafter"
+        stream = (
+            f"{FRAME}folder=/tmp/hermes-code-x\nbefore{FRAME}41-1\nmiddle\x1d not a frame"
+            f"{FRAME}../../etc\n{FRAME}41-22\nafter"
+        )
         for start in range(0, len(stream), size):
             reader.feed(stream[start : start + size])
         reader.finish()
-        assert calls == [1, 22], size
+        assert calls == ["folder=/tmp/hermes-code-x", "41-1", "41-22"], size
         assert output.text() == "beforemiddle\x1d not a frameafter", size
 
 
@@ -140,6 +143,7 @@ def test_functions_are_written_for_every_shape_of_schema():
     )
     bare = ToolSpec(name="bare", description="No arguments at all.", handler=lambda: "")
     assert signature(odd) == "odd_tool(n, **more)"
+    assert "def odd_tool(n, **more):" in module_source([odd])
     assert signature(bare) == "bare()"
     namespace: dict[str, object] = {}
     sent: list[tuple[str, dict]] = []
@@ -168,3 +172,81 @@ def test_doctor_names_the_interpreter_and_a_bad_section(tmp_path):
     assert missing.level == "error" and "nope3 is not on PATH" in missing.message
     (bad,) = findings(HealthContext(home=str(tmp_path), config={"code": {"tools": ["memory"]}}))
     assert bad.level == "error" and "memory" in bad.message
+
+
+def test_a_script_that_forks_or_spawns_keeps_its_calls_apart_and_runs_once(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    code = textwrap.dedent(
+        """
+        import multiprocessing, os
+        print("started", flush=True)  # else the child's copy of the buffer prints it again
+        pid = os.fork()
+        if pid == 0:
+            open("child.txt", "w").write(read_file("a.txt"))
+            os._exit(0)
+        mine = read_file("b.txt")
+        os.waitpid(pid, 0)
+        print("parent got beta:", "beta" in mine)
+        print("child got alpha:", "alpha" in open("child.txt").read())
+        child = multiprocessing.get_context("spawn").Process(target=print, args=("spawned",))
+        child.start()
+        child.join()
+        """
+    )
+    result = execute(context_in(tmp_path), code)
+    assert result.count("started") == 1  # a spawned child does not run the script again
+    assert "parent got beta: True" in result and "child got alpha: True" in result
+    assert "spawned" in result
+    assert "[execute_code: 2 tool calls" in result
+
+
+def test_odd_input_from_the_script_is_handled_call_by_call(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "caf\udce9.txt").write_text("odd name\n")  # not UTF-8 on disk
+    code = textwrap.dedent(
+        """
+        import os
+        for name in sorted(os.listdir(".")):
+            print(repr(name), read_file(name)[-12:].strip())
+        try:
+            write_file(path="x.txt", content=b"bytes")
+        except TypeError as error:
+            print("TypeError:", error)
+        import sys
+        sys.stdout.flush()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the script hides its own stdout
+        sys.stderr.write("still answered: " + read_file("a.txt"))
+        """
+    )
+    result = execute(context_in(tmp_path), code)
+    assert "odd name" in result and "alpha" in result
+    assert "TypeError: tool arguments are JSON values" in result and "decode it" in result
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_a_section_that_is_not_a_mapping_is_one_line(tmp_path):
+    with pytest.raises(ValueError, match="code: must be a section of settings"):
+        settings_from({"code": True})
+
+
+def test_no_tools_configured_means_none_described():
+    from hermes_plugin_toolset_code.description import description
+
+    tools = {spec.name: spec for spec in sibling_tools()}
+    text = description("base", tools, {"code": {"tools": []}})
+    assert "No tool functions are available" in text
+    assert "read_file(path" in description("base", tools, {})
+
+
+def test_doctor_names_what_stops_execute_code(tmp_path, monkeypatch):
+    from hermes_plugin_toolset_code.health import findings
+
+    from hermes_sdk import HealthContext
+
+    isolated = {"plugins": {"isolated": ["toolset-code"]}}
+    found = list(findings(HealthContext(home=str(tmp_path), config=isolated)))
+    assert any("cannot run isolated" in f.message for f in found)
+    monkeypatch.setenv("HERMES_WRITE_SAFE_ROOT", str(tmp_path))
+    found = list(findings(HealthContext(home=str(tmp_path), config={})))
+    assert any(f.level == "warning" and "HERMES_WRITE_SAFE_ROOT" in f.message for f in found)

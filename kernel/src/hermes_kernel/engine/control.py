@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -80,4 +81,26 @@ class TurnControl:
             await asyncio.wait_for(self.hard.wait(), timeout=seconds)
         except TimeoutError:
             return False
+        return True
+
+
+class LinkedCancel(threading.Event):
+    """A cancel event of its own that also reads as set once ``parent`` is: a call made
+    inside a tool (set when the calling tool gives up on it) within its turn (set when the
+    user stops)."""
+
+    def __init__(self, parent: threading.Event) -> None:
+        super().__init__()
+        self.parent = parent
+
+    def is_set(self) -> bool:
+        return super().is_set() or self.parent.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
+            if left <= 0:
+                return self.is_set()
+            super().wait(left)
         return True

@@ -14,7 +14,7 @@ from typing import Any, Unpack
 
 from hermes_kernel.engine.budget import BudgetGuard
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
-from hermes_kernel.engine.control import Stopped, TurnControl
+from hermes_kernel.engine.control import LinkedCancel, Stopped, TurnControl
 from hermes_kernel.engine.models import ask_model, call_usage, observed
 from hermes_kernel.engine.parts import EngineParts
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
@@ -459,47 +459,74 @@ class TurnRun:
         if tool == parent.name:
             return NestedResult(tool, f"error: {tool} cannot call itself", "error")
         try:
-            text = json.dumps(dict(arguments), ensure_ascii=False)
+            # ASCII: text a script read from odd file names (lone surrogates) is kept as
+            # escapes, which the store can hold.
+            text = json.dumps(dict(arguments))
         except (TypeError, ValueError) as exc:
             return NestedResult(tool, f"error: arguments are not JSON ({exc}); not run", "error")
         call = ToolCallRequest(id=f"{parent.id}.{position}", name=tool, arguments=text)
         store = self.parts.store
-        row = await store.db.run(
-            store.nested.begin,
-            self.session.id,
-            message_id,
-            parent.id,
-            position,
-            tool,
-            text,
-            durable=not self.runner.is_parallel_safe(tool),
+        begin = asyncio.ensure_future(
+            store.db.run(
+                store.nested.begin,
+                self.session.id,
+                message_id,
+                parent.id,
+                position,
+                tool,
+                text,
+                durable=not self.runner.is_parallel_safe(tool),
+            )
         )
-        seen = self.tool_call(call, parent.id)
-        await observed(self.parts.observer.pre_tool_call(seen))
-        started = time.perf_counter()
         try:
-            outcome = await self.runner.run_one(call, self.control, nested=True)
-        except asyncio.CancelledError:  # the calling tool gave up on it (its own limit)
-            await store.db.run(
-                store.nested.finish,
-                row,
-                "abandoned by the calling tool while running: its effect is UNKNOWN",
-                Disposition.UNKNOWN,
-                time.perf_counter() - started,
+            row = await asyncio.shield(begin)
+        except asyncio.CancelledError:  # abandoned before it started: the record says so
+            row = await begin
+            skipped = ToolOutcome(
+                call, "not started: the calling tool gave up on it", Disposition.SKIPPED
+            )
+            await asyncio.shield(
+                store.db.run(store.nested.finish, row, skipped.content, skipped.disposition, 0.0)
             )
             raise
-        outcome = self.runner.budgeted(outcome, f"m{message_id}-nested")
-        await store.db.run(
-            store.nested.finish, row, outcome.content, outcome.disposition, outcome.seconds
-        )
+        # The call's own cancel event: set when the calling tool gives up on it, and read
+        # as set when the user stops the turn, so a command it runs is killed either way.
+        cancel = LinkedCancel(self.control.cancel)
+        context = replace(self.runner.tool_context(), cancel=cancel)
+        seen = self.tool_call(call, parent.id)
+        started = time.perf_counter()
+        outcome: ToolOutcome | None = None
+        try:
+            await observed(self.parts.observer.pre_tool_call(seen))
+            outcome = await self.runner.run_one(
+                call, self.control, nested=True, tool_context=context
+            )
+            outcome = self.runner.budgeted(outcome, f"m{message_id}-nested")
+        finally:
+            if outcome is None:  # cancelled (or failed) while it ran
+                cancel.set()
+                outcome = ToolOutcome(
+                    call,
+                    "abandoned by the calling tool while running: its effect is UNKNOWN",
+                    Disposition.UNKNOWN,
+                    time.perf_counter() - started,
+                )
+            await asyncio.shield(self._end_nested(row, seen, outcome))
+        return NestedResult(tool, outcome.content, outcome.disposition.value, outcome.seconds)
+
+    async def _end_nested(self, row: int, seen: ToolCall, outcome: ToolOutcome) -> None:
+        """Complete a nested call's record, and tell observers it ended (always paired)."""
+        store = self.parts.store
+        # Text the store cannot encode (lone surrogates from odd bytes) is replaced, not lost.
+        content = outcome.content.encode("utf-8", "replace").decode("utf-8")
+        await store.db.run(store.nested.finish, row, content, outcome.disposition, outcome.seconds)
         result = ToolResult(
-            call_id=call.id,
+            call_id=seen.call_id,
             ok=outcome.disposition is Disposition.OK,
-            content=outcome.content,
+            content=content,
             duration_s=outcome.seconds,
         )
         await observed(self.parts.observer.post_tool_call(seen, result))
-        return NestedResult(tool, outcome.content, outcome.disposition.value, outcome.seconds)
 
     def _progress(self, call: ToolCallRequest, text: str) -> None:
         """A running call's progress, to whoever shows it (any thread may report)."""

@@ -148,9 +148,12 @@ class ToolRunner:
             )
         return self._context
 
-    async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+    async def _invoke(
+        self, spec: ToolSpec, arguments: dict[str, Any], context: ToolContext | None = None
+    ) -> Any:
+        given = context if context is not None else self.tool_context
         try:
-            return await call_tool(spec, arguments, self.tool_context, offload=plugin_workers.run)
+            return await call_tool(spec, arguments, given, offload=plugin_workers.run)
         except (SystemExit, KeyboardInterrupt) as exc:
             # From a coroutine handler: as itself it would end the event loop, not the call.
             raise PluginExit(exc) from None
@@ -170,9 +173,15 @@ class ToolRunner:
         return ToolOutcome(call, f"error: {message}", Disposition.ERROR)
 
     async def run_one(
-        self, call: ToolCallRequest, control: TurnControl, *, nested: bool = False
+        self,
+        call: ToolCallRequest,
+        control: TurnControl,
+        *,
+        nested: bool = False,
+        tool_context: ToolContext | None = None,
     ) -> ToolOutcome:
-        """One call's outcome; a ``nested`` one (made by a running call) cannot nest again."""
+        """One call's outcome; a ``nested`` one (made by a running call) cannot nest again.
+        ``tool_context`` replaces the turn's (a nested call's own cancel event)."""
         if control.stopped:
             return ToolOutcome(
                 call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED
@@ -190,7 +199,7 @@ class ToolRunner:
         caller = None if nested or self.caller_for is None else self.caller_for(call)
         context.run(call_tools_with, caller)
         task = asyncio.get_running_loop().create_task(
-            self._invoke(spec, arguments), context=context
+            self._invoke(spec, arguments, tool_context), context=context
         )
         deadline = spec.timeout_seconds or self.timeout
         try:

@@ -201,15 +201,17 @@ class SSHBackend(TerminalBackend):
                 return timed_out, interrupted
             else:
                 select.select([channel], [], [], _TICK)
-                now = time.monotonic()
-                if killed_at is None:
-                    timed_out = deadline is not None and now > deadline
-                    interrupted = cancel is not None and cancel.is_set() and not timed_out
-                    if timed_out or interrupted:
-                        killed_at = now
-                        self._kill(pidfile)
-                elif now - killed_at > _KILL_GRACE:
-                    return timed_out, interrupted
+            # Checked after every read too: a command that prints without pause would
+            # otherwise never let its deadline or a stop be seen.
+            now = time.monotonic()
+            if killed_at is None:
+                timed_out = deadline is not None and now > deadline
+                interrupted = cancel is not None and cancel.is_set() and not timed_out
+                if timed_out or interrupted:
+                    killed_at = now
+                    self._kill(pidfile)
+            elif now - killed_at > _KILL_GRACE:
+                return timed_out, interrupted
 
     def _kill(self, pidfile: str) -> None:
         with contextlib.suppress(BackendUnavailable, paramiko.SSHException, OSError, EOFError):

@@ -72,7 +72,9 @@ def shown_settings(config: Mapping[str, Any]) -> Shown:
     section = config.get("code") if hasattr(config, "get") else None
     values = section if isinstance(section, Mapping) else {}
     tools = values.get("tools")
-    listed = tuple(str(name) for name in tools) if isinstance(tools, list | tuple) else ()
+    listed = (
+        tuple(str(name) for name in tools) if isinstance(tools, list | tuple) else DEFAULT_TOOLS
+    )
 
     def number(key: str) -> Any:
         value = values.get(key)
@@ -80,7 +82,7 @@ def shown_settings(config: Mapping[str, Any]) -> Shown:
         return value if ok else DEFAULTS[key]
 
     return Shown(
-        tools=listed or DEFAULT_TOOLS,
+        tools=listed,
         timeout_seconds=float(number("timeout_seconds")),
         max_tool_calls=int(number("max_tool_calls")),
         max_output_chars=int(number("max_output_chars")),

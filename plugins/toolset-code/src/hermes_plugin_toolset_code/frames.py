@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 __all__ = ["FrameReader", "KeptOutput"]
+
+_MESSAGE = re.compile(r"folder=/[^\x00]*|[0-9]{1,9}-[0-9]{1,9}")
+"""What a frame may carry: the run's folder, or a call's ID (PID-N)."""
 
 
 class KeptOutput:
@@ -34,10 +38,11 @@ class KeptOutput:
 
 
 class FrameReader:
-    """Splits the stream into the script's output and its call frames (``FRAME`` + a
-    number + newline). A frame split across chunks is held until its end arrives."""
+    """Splits the stream into the script's output and its frames (``FRAME`` + a message +
+    newline). A frame split across chunks is held until its end arrives; one whose message
+    is not a folder or a call ID is dropped."""
 
-    def __init__(self, frame: str, on_call: Callable[[int], None], output: KeptOutput) -> None:
+    def __init__(self, frame: str, on_call: Callable[[str], None], output: KeptOutput) -> None:
         self.frame = frame
         self.on_call = on_call
         self.output = output
@@ -55,10 +60,10 @@ class FrameReader:
                 self._pending = self._pending[at:]
                 return
             self._emit(self._pending[:at])
-            number = self._pending[at + len(self.frame) : end]
+            message = self._pending[at + len(self.frame) : end]
             self._pending = self._pending[end + 1 :]
-            if number.isdigit():
-                self.on_call(int(number))
+            if _MESSAGE.fullmatch(message):
+                self.on_call(message)
         keep = self._frame_start()
         self._emit(self._pending[:keep])
         self._pending = self._pending[keep:]

@@ -3,6 +3,7 @@ a script gets when the backend is this machine. Nothing is run."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 
@@ -19,6 +20,22 @@ def findings(context: HealthContext) -> Iterator[Finding]:
         problem = str(exc).splitlines()[0]
         yield Finding(level="error", message=f"code: {problem}", fix="fix config.yaml's code:")
         return
+    plugins = context.config.get("plugins")
+    isolated = plugins.get("isolated") if isinstance(plugins, dict) else None
+    if isinstance(isolated, list) and "toolset-code" in isolated:
+        yield Finding(
+            level="error",
+            message="code: toolset-code cannot run isolated: its scripts call the other tools "
+            "of the agent's process",
+            fix="remove toolset-code from plugins.isolated",
+        )
+    if context.secrets.get("HERMES_WRITE_SAFE_ROOT") or os.environ.get("HERMES_WRITE_SAFE_ROOT"):
+        yield Finding(
+            level="warning",
+            message="code: HERMES_WRITE_SAFE_ROOT is set, so Hermes cannot write a script's "
+            "answers to its folder in the temporary directory; execute_code fails",
+            fix="unset HERMES_WRITE_SAFE_ROOT to use execute_code",
+        )
     agent = context.config.get("agent")
     backend = agent.get("backend", "local") if isinstance(agent, dict) else "local"
     if backend != "local":

@@ -1,45 +1,65 @@
-"""The one file a script runs as: written into the session's environment, run there with
-``python3 -I``, removed when it ends.
+"""The program a script runs in: sent on the stdin of ``python3 -I -B -`` in the session's
+environment, so nothing of it is ever written where another user could read it.
 
-It installs the ``hermes_tools`` module, bounds the process's memory, and runs the model's
-script. A tool call travels like this: the script writes ``call-N.json`` in the run's
-folder and then one short line, the frame, to its stdout; Hermes, which reads that stdout
-as it arrives, takes the frame out of the output, runs the call and writes
-``result-N.json``, which the script waits for. The frame is shorter than PIPE_BUF, so it
-reaches the pipe whole even when the script's children write too. The channel needs
-nothing from a backend but running a command with streamed stdout and writing a file, so
-it works the same on this machine, in a container and over SSH.
+It makes a private folder (0700), names it to Hermes in its first frame, installs the
+``hermes_tools`` module, bounds the process's memory and runs the model's script. A tool
+call travels like this: the script writes ``call-ID.json`` in that folder and then one short
+line, the frame, to the stdout it started with; Hermes, which reads that stdout as it
+arrives, takes the frame out of the output, runs the call and writes ``result-ID.json``,
+which the script waits for. The frame is shorter than PIPE_BUF, so it reaches the pipe
+whole even when the script's children write too, and it goes to a copy of the original
+stdout, so a script that redirects its own stdout keeps its channel. IDs carry the process
+id, so a script that forks keeps its calls apart. The channel needs nothing from a backend
+but running a command with stdin and streamed stdout, and writing a file, so it works the
+same on this machine, in a container and over SSH.
 """
 
 from __future__ import annotations
 
 from string import Template
 
-__all__ = ["CLEAN_FLAG", "program_source"]
+__all__ = ["FOLDER_FRAME", "program_source"]
 
-CLEAN_FLAG = "--clean"
-"""``python3 run.py --clean`` removes the run's folder (after a script that was killed)."""
+FOLDER_FRAME = "folder="
+"""After the frame marker: the first line names the run's folder (``MARKER folder=PATH``);
+every other one is a call's ID (``MARKER PID-N``)."""
 
 _PROGRAM = Template('''\
-# Written by Hermes for one execute_code call; removed when it ends.
+# Sent by Hermes for one execute_code call.
 import json
 import linecache
 import os
 import shutil
 import sys
+import tempfile
 import threading
 import time
 import types
 
 _FRAME = $frame
-_DIR = os.path.dirname(os.path.abspath(__file__))
 _MEMORY_BYTES = $memory_bytes
 _SCRIPT = $script
 _FUNCTIONS = $functions
+_OWNER = os.getpid()
+_CHANNEL = os.dup(1)  # the frames' own copy of stdout: the script may redirect fd 1
+_DIR = tempfile.mkdtemp(prefix="hermes-code-")  # 0700
 
 
 class ToolCallRefused(RuntimeError):
     """Hermes did not run the call: a tool the script may not call, or a limit reached."""
+
+
+def _json_value(value):
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(
+        "tool arguments are JSON values (str, int, float, bool, None, list, dict); got %s%s"
+        % (type(value).__name__, ": decode it to str first" if isinstance(value, bytes) else "")
+    )
+
+
+def _send(text):
+    os.write(_CHANNEL, ("%s%s\\n" % (_FRAME, text)).encode())
 
 
 _lock = threading.Lock()
@@ -48,20 +68,21 @@ _calls = [0]
 
 def call_tool(name, **arguments):
     """Call the tool ``name`` with ``arguments``; its result text."""
+    request = json.dumps({"tool": name, "arguments": arguments}, default=_json_value)
     with _lock:
         _calls[0] += 1
-        number = _calls[0]
-        request = os.path.join(_DIR, "call-%d.json" % number)
-        with open(request + ".part", "w", encoding="utf-8") as out:
-            json.dump({"tool": name, "arguments": arguments}, out, default=str)
-        os.replace(request + ".part", request)
+        ident = "%d-%d" % (os.getpid(), _calls[0])
+        path = os.path.join(_DIR, "call-%s.json" % ident)
+        with open(path + ".part", "w", encoding="utf-8") as out:
+            out.write(request)
+        os.replace(path + ".part", path)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
-        os.write(1, ("%s%d\\n" % (_FRAME, number)).encode())
-        answer = os.path.join(_DIR, "result-%d.json" % number)
+        _send(ident)
+        answer = os.path.join(_DIR, "result-%s.json" % ident)
         pause = 0.0002
         while True:
             try:
@@ -71,9 +92,9 @@ def call_tool(name, **arguments):
             except (OSError, ValueError):  # not there yet, or still being written
                 time.sleep(pause)
                 pause = min(pause * 1.5, 0.02)
-        for path in (request, answer):
+        for done in (path, answer):
             try:
-                os.unlink(path)
+                os.unlink(done)
             except OSError:
                 pass
     if reply.get("refused"):
@@ -102,9 +123,10 @@ def _bound_memory():
 
 
 def _main():
-    if sys.argv[1:] == [$clean_flag]:
-        shutil.rmtree(_DIR, ignore_errors=True)
-        return
+    _send("$folder_frame" + _DIR)
+    # Read from stdin, this program has no file: without the name "<stdin>" a child the
+    # script starts with multiprocessing's "spawn" does not look for one to run again.
+    vars(sys.modules["__main__"]).pop("__file__", None)
     tools = _install_tools()
     _bound_memory()
     lines = _SCRIPT.splitlines(True)
@@ -125,19 +147,21 @@ def _main():
         traceback.print_exception(type(exc), exc, frames or exc.__traceback__)
         sys.exit(1)
     finally:
-        shutil.rmtree(_DIR, ignore_errors=True)
+        if os.getpid() == _OWNER:  # not in a child the script forked
+            shutil.rmtree(_DIR, ignore_errors=True)
 
 
-_main()
+if __name__ == "__main__":  # a child started with "spawn" imports this: it must not run
+    _main()
 ''')
 
 
 def program_source(*, frame: str, script: str, functions: str, memory_bytes: int) -> str:
-    """The program for one run: ``frame`` starts each call's line on stdout."""
+    """The program for one run: ``frame`` starts each line it sends Hermes."""
     return _PROGRAM.substitute(
         frame=repr(frame),
         memory_bytes=repr(memory_bytes),
         functions=repr(functions),
         script=repr(script),
-        clean_flag=repr(CLEAN_FLAG),
+        folder_frame=FOLDER_FRAME,
     )

@@ -1,10 +1,10 @@
-"""One ``execute_code`` call: write the program into the session's environment, run it,
-answer the calls it makes as they arrive, and report what it printed.
+"""One ``execute_code`` call: run the program in the session's environment, answer the calls
+it makes as they arrive, and report what it printed.
 
-Three threads take part: the handler's, which runs the command and waits; the backend's
-reader, which hands stdout to :class:`~hermes_plugin_toolset_code.frames.FrameReader`; and
-a dispatcher, which answers one call at a time, so that a call never holds up the reading
-of the script's output.
+Four threads take part: the handler's, which runs the command and waits; the backend's
+reader, which hands stdout to :class:`~hermes_plugin_toolset_code.frames.FrameReader`; a
+dispatcher, which answers one call at a time, so that a call never holds up the reading of
+the script's output; and a watcher, which turns the user's stop into the script's.
 """
 
 from __future__ import annotations
@@ -17,21 +17,18 @@ import shlex
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_plugin_toolset_code.defaults import allowed_tools
 from hermes_plugin_toolset_code.frames import FrameReader, KeptOutput
-from hermes_plugin_toolset_code.program import CLEAN_FLAG, program_source
-from hermes_plugin_toolset_code.settings import CodeSettings, allowed_tools
+from hermes_plugin_toolset_code.program import FOLDER_FRAME, program_source
+from hermes_plugin_toolset_code.settings import CodeSettings
 from hermes_plugin_toolset_code.stubs import module_source
-from hermes_sdk.terminal import CommandResult, TerminalBackend
-from hermes_sdk.tooling import (
-    NestedResult,
-    ToolCaller,
-    ToolContext,
-    ToolFailed,
-    progress_reporter,
-)
+from hermes_sdk.terminal import CommandRefused, CommandResult, TerminalBackend
+from hermes_sdk.text import one_line
+from hermes_sdk.tooling import ToolCaller, ToolContext, ToolFailed, progress_reporter
 
 __all__ = ["ScriptFailed", "execute"]
 
@@ -53,19 +50,19 @@ class ScriptFailed(ToolFailed):
 
 @dataclass
 class _Run:
-    """What one run knows while it goes on (shared by its three threads)."""
+    """What one run knows while it goes on (shared by its threads)."""
 
     settings: CodeSettings
     backend: TerminalBackend
     caller: ToolCaller
     allowed: list[str]
-    folder: str
+    folder: str | None = None
+    """The script's private folder, once its first frame named it."""
     calls: int = 0
     refused: int = 0
     stop_reason: str | None = None
     ended: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)
-    in_flight: concurrent.futures.Future[NestedResult] | None = None
     channel_error: str | None = None
 
     def stop_script(self, reason: str) -> None:
@@ -74,11 +71,11 @@ class _Run:
         self.stop.set()
 
 
-def _clean_start(folder: str) -> str:
-    """The command: the program in a clean environment (PATH, HOME and the locale only)."""
+def _command(python: str) -> str:
+    """The program from stdin, in a clean environment (PATH, HOME and the locale only)."""
     return (
-        f'chmod 700 {shlex.quote(folder)} && exec env -i PATH="$PATH" HOME="$HOME" '
-        'LANG="${LANG:-C.UTF-8}" TZ="${TZ:-}" '
+        'env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" TZ="${TZ:-}" '
+        f"{shlex.quote(python)} -I -B -"
     )
 
 
@@ -87,7 +84,6 @@ def execute(code: str, context: ToolContext, settings: CodeSettings) -> str:
     offered = dict(caller.tools)
     allowed = allowed_tools(settings.tools, offered)
     backend = context.backend()
-    folder = f"/tmp/hermes-code-{uuid.uuid4().hex[:16]}"
     frame = f"\x1dhermes-call-{uuid.uuid4().hex[:12]}:"
     program = program_source(
         frame=frame,
@@ -95,11 +91,10 @@ def execute(code: str, context: ToolContext, settings: CodeSettings) -> str:
         functions=module_source([offered[name] for name in allowed]),
         memory_bytes=settings.memory_mb * 1024 * 1024,
     )
-    backend.write_file(f"{folder}/run.py", program.encode("utf-8"))
-    run = _Run(settings, backend, caller, allowed, folder)
+    run = _Run(settings, backend, caller, allowed)
     output = KeptOutput(settings.max_output_chars)
-    requests: queue.Queue[int | None] = queue.Queue()
-    reader = FrameReader(frame, requests.put, output)
+    requests: queue.Queue[str | None] = queue.Queue()
+    reader = FrameReader(frame, lambda message: _received(run, message, requests), output)
     flood_at = max(settings.max_output_chars * FLOOD_FACTOR, FLOOD_FLOOR)
 
     def on_output(text: str) -> None:
@@ -113,14 +108,14 @@ def execute(code: str, context: ToolContext, settings: CodeSettings) -> str:
     dispatcher.start()
     watcher = threading.Thread(target=_watch_user, args=(run, context), daemon=True)
     watcher.start()
-    command = (
-        _clean_start(folder)
-        + f"{shlex.quote(settings.python)} -I -B {shlex.quote(folder + '/run.py')}"
-    )
     started = time.perf_counter()
     try:
         result = backend.run(
-            command, timeout=settings.timeout_seconds, on_output=on_output, cancel=run.stop
+            _command(settings.python),
+            timeout=settings.timeout_seconds,
+            stdin=program,
+            on_output=on_output,
+            cancel=run.stop,
         )
     finally:
         run.ended.set()
@@ -133,6 +128,14 @@ def execute(code: str, context: ToolContext, settings: CodeSettings) -> str:
     return _report(run, result, output, seconds)
 
 
+def _received(run: _Run, message: str, requests: queue.Queue[str | None]) -> None:
+    if message.startswith(FOLDER_FRAME):
+        if run.folder is None:  # only the first: a script cannot move its channel
+            run.folder = message.removeprefix(FOLDER_FRAME)
+        return
+    requests.put(message)
+
+
 def _watch_user(run: _Run, context: ToolContext) -> None:
     """The user's stop ends the script (its running call stops with the turn)."""
     while not run.ended.is_set():
@@ -141,21 +144,24 @@ def _watch_user(run: _Run, context: ToolContext) -> None:
             return
 
 
-def _serve(run: _Run, requests: queue.Queue[int | None], report: Any) -> None:
+def _serve(run: _Run, requests: queue.Queue[str | None], report: Callable[[str], None]) -> None:
     """Answer the script's calls, in order, until it ends."""
     while True:
-        number = requests.get()
-        if number is None:
+        ident = requests.get()
+        if ident is None or run.ended.is_set():
             return
         try:
-            reply = _answer(run, number, report)
-            if reply is None:  # the script ended while its call ran
+            reply = _answer(run, ident, report)
+            if reply is None or run.ended.is_set():  # nobody waits for the answer now
                 return
-            data = json.dumps(reply, ensure_ascii=False).encode("utf-8")
-            run.backend.write_file(f"{run.folder}/result-{number}.json", data)
-        except Exception as exc:  # noqa: BLE001 - any failure of the channel ends the run
-            run.channel_error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-            run.stop_script(f"Hermes lost the call channel ({run.channel_error})")
+            data = json.dumps(reply).encode("ascii")  # ASCII: escapes survive any text
+            run.backend.write_file(f"{run.folder}/result-{ident}.json", data)
+        except Exception as exc:  # noqa: BLE001 - a failure of the channel ends the run
+            run.channel_error = one_line(f"{type(exc).__name__}: {exc}", 300)
+            how = "write to" if isinstance(exc, CommandRefused) else "reach"
+            run.stop_script(
+                f"Hermes could not {how} the script's folder {run.folder} ({run.channel_error})"
+            )
             return
 
 
@@ -164,13 +170,13 @@ def _refused(text: str, run: _Run) -> dict[str, Any]:
     return {"refused": True, "content": text}
 
 
-def _answer(run: _Run, number: int, report: Any) -> dict[str, Any] | None:
-    raw = run.backend.read_file(f"{run.folder}/call-{number}.json")
+def _answer(run: _Run, ident: str, report: Callable[[str], None]) -> dict[str, Any] | None:
+    raw = run.backend.read_file(f"{run.folder}/call-{ident}.json")
     try:
         request = json.loads(raw)
         tool, arguments = request["tool"], request["arguments"]
     except (ValueError, KeyError, TypeError):
-        return _refused(f"call {number} was not readable; call tools through hermes_tools", run)
+        return _refused(f"call {ident} was not readable; call tools through hermes_tools", run)
     if not isinstance(tool, str) or not isinstance(arguments, dict):
         return _refused("call_tool(name, **arguments): name is a string", run)
     if tool not in run.allowed:
@@ -178,36 +184,40 @@ def _answer(run: _Run, number: int, report: Any) -> dict[str, Any] | None:
         return _refused(
             f"{tool!r} is not a tool a script may call here; it may call: {offered}", run
         )
-    if run.calls >= run.settings.max_tool_calls:
-        limit = run.settings.max_tool_calls
+    limit = run.settings.max_tool_calls
+    if run.calls >= limit:
         return _refused(
             f"this script has made its {limit} tool calls (code.max_tool_calls = {limit}); "
             "no more are run",
             run,
         )
+    if run.ended.is_set():  # the script was stopped while this call waited its turn
+        return None
     run.calls += 1
     report(f"{tool} (call {run.calls})")
     future = run.caller.start(tool, arguments)
-    run.in_flight = future
-    try:
-        while True:
-            try:
-                result = future.result(_ANSWER_TICK)
-                break
-            except concurrent.futures.TimeoutError:
-                if run.ended.is_set():
-                    future.cancel()  # recorded as abandoned: its effect is unknown
-                    return None
-    finally:
-        run.in_flight = None
+    while True:
+        try:
+            result = future.result(_ANSWER_TICK)
+            break
+        except concurrent.futures.TimeoutError:
+            if run.ended.is_set():
+                future.cancel()  # the kernel stops it and records its effect as unknown
+                return None
+        except Exception as exc:  # noqa: BLE001 - this call failed, not the script
+            text = one_line(f"{type(exc).__name__}: {exc}", 300)
+            return {"refused": False, "content": f"error: Hermes could not run it ({text})"}
     return {"refused": False, "content": result.content, "disposition": result.disposition}
 
 
 def _clean_up(run: _Run) -> None:
-    """A killed script could not remove its folder: the program does it when asked."""
-    command = f"{shlex.quote(run.settings.python)} -I -B {shlex.quote(run.folder + '/run.py')}"
+    """A killed script could not remove its folder (nor its last call files)."""
+    if run.folder is None:
+        return
+    folder = shlex.quote(run.folder)
+    command = f"rm -f -- {folder}/call-* {folder}/result-*; rmdir -- {folder}"
     try:
-        run.backend.run(f"{command} {CLEAN_FLAG}", cwd="/", timeout=30)
+        run.backend.run(command, cwd="/", timeout=30)
     except Exception as exc:  # noqa: BLE001 - a leftover folder in /tmp is not worth failing for
         log.debug("could not remove %s: %s", run.folder, exc)
 
@@ -257,8 +267,7 @@ def _report(run: _Run, result: CommandResult, output: KeptOutput, seconds: float
 
 
 def _missing_interpreter(result: CommandResult, python: str) -> bool:
+    missing = "not found" in result.stderr or "No such file" in result.stderr
     return (
-        result.exit_code == 127
-        and ("not found" in result.stderr or "No such file" in result.stderr)
-        and python.rsplit("/", maxsplit=1)[-1] in result.stderr
+        result.exit_code == 127 and missing and python.rsplit("/", maxsplit=1)[-1] in result.stderr
     )

@@ -66,4 +66,8 @@ class CodeSettings(BaseModel):
 
 def settings_from(config: Mapping[str, Any]) -> CodeSettings:
     section = config.get("code") if hasattr(config, "get") else None
+    if section is not None and not isinstance(section, Mapping):
+        raise ValueError(
+            f"code: must be a section of settings (timeout_seconds: ...), not {section!r}"
+        )
     return section_settings("code", CodeSettings, section)

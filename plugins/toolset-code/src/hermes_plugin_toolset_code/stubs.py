@@ -1,8 +1,9 @@
 """The ``hermes_tools`` functions a script calls, written from the tools' JSON schemas, and
 the list of them the model reads in ``execute_code``'s description.
 
-A function takes its tool's arguments as keyword arguments (``terminal(command="ls")``);
-an argument left out is not sent, so the tool's own default applies. A tool whose name or
+A function takes its tool's arguments as keyword arguments (``terminal(command="ls")``;
+the required ones in order too); an argument left out is not sent, so the tool's own
+default applies. A tool whose name or
 arguments are not Python names is still reachable with ``call_tool(name, **arguments)``.
 """
 
@@ -60,10 +61,12 @@ def function_lines(tools: Sequence[ToolSpec]) -> list[str]:
 
 def _function(spec: ToolSpec) -> str:
     required, optional, more = _arguments(spec)
-    parameters = [*required, *(f"{name}=_UNSET" for name in optional)]
+    # Required arguments may be given in order too (``read_file("a.md")``), as the
+    # description writes them; optional ones only by name.
+    parameters = [*required, *(["*", *(f"{name}=_UNSET" for name in optional)] if optional else [])]
     if more:
         parameters.append("**more")
-    head = f"def {spec.name}(*, {', '.join(parameters)}):" if parameters else f"def {spec.name}():"
+    head = f"def {spec.name}({', '.join(parameters)}):"
     sent = ", ".join(f"{name!r}: {name}" for name in [*required, *optional])
     body = [
         f"    {_summary(spec.description)!r}",

@@ -82,7 +82,10 @@ def direct_caller(
             return NestedResult(name, f"error: {exc}", "error")
         except Exception as exc:  # noqa: BLE001 - a tool's failure is a result
             return NestedResult(name, f"error: {type(exc).__name__}: {exc}", "error")
-        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        if value is None:
+            text = "(no output)"  # as the kernel words it
+        else:
+            text = value if isinstance(value, str) else json.dumps(value, default=str)
         return NestedResult(name, text, "ok")
 
     return ToolCaller(offered, run, loop)
