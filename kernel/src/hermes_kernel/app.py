@@ -51,10 +51,16 @@ class App:
             self._redactor.secret_values.extend(settings.secrets.values())
             # Keys in the environment (any *_API_KEY, GITHUB_TOKEN ...) are secrets too.
             self._redactor.secret_values.extend(secret_environment_values(settings.environ))
-            log_to_files(settings.home, self._redactor, self.log_name)
+            log_to_files(settings.home, self._redactor, self.log_name, self._log_level(settings))
         for warning in settings.warnings:
             log.warning("%s", warning)
         return settings
+
+    @staticmethod
+    def _log_level(settings: Settings) -> str:
+        section = settings.raw.get("logging")
+        level = section.get("level") if isinstance(section, dict) else None
+        return level if isinstance(level, str) else "INFO"
 
     def _refuse_foreign(self, home: Path) -> None:
         found = recognize_home(home, self.flags.safe_mode)
@@ -65,7 +71,7 @@ class App:
         """Write HERMES_HOME/logs/NAME.log from now on (the gateway writes gateway.log)."""
         self.log_name = name
         if "settings" in self.__dict__ and self._redactor is not None:
-            log_to_files(self.settings.home, self._redactor, name)
+            log_to_files(self.settings.home, self._redactor, name, self._log_level(self.settings))
 
     @cached_property
     def records(self) -> list[PluginRecord]:

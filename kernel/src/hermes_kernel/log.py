@@ -41,6 +41,9 @@ def setup_logging(verbose: bool) -> RedactingFilter:
             handler.close()  # an earlier run's log file (in one process: the tests)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter("%(message)s"))
+    handler.setLevel(logging.DEBUG if verbose else logging.INFO)
+    if not verbose:  # what the agent did is for the log files; the screen shows it already
+        handler.addFilter(lambda record: not record.name.startswith(ACTIVITY))
     redactor = RedactingFilter()
     handler.addFilter(redactor)
     logger.addHandler(handler)
@@ -48,6 +51,9 @@ def setup_logging(verbose: bool) -> RedactingFilter:
     logger.propagate = False
     return redactor
 
+
+ACTIVITY = "hermes.activity"
+"""The logger of what the agent did (turns, model calls, tool calls): files only, unless -v."""
 
 LOG_NAMES = ("agent", "gateway", "errors")
 MAX_BYTES = 5 * 1024 * 1024
@@ -91,17 +97,23 @@ class _LazyRotatingFile(logging.Handler):
         super().close()
 
 
-def log_to_files(home: Path, redactor: RedactingFilter, main: str = "agent") -> None:
-    """Also write the ``hermes`` records to HERMES_HOME/logs/MAIN.log (info and up) and
-    errors.log (warnings and up). Called again with another ``main`` (the gateway), it
-    moves the main log there."""
+def log_to_files(
+    home: Path, redactor: RedactingFilter, main: str = "agent", level: str = "INFO"
+) -> None:
+    """Also write the ``hermes`` records to HERMES_HOME/logs/MAIN.log (``level`` and up,
+    ``logging.level``) and errors.log (warnings and up). Called again with another ``main``
+    (the gateway), it moves the main log there."""
     logger = logging.getLogger("hermes")
     for handler in list(logger.handlers):
         if isinstance(handler, _LazyRotatingFile):
             logger.removeHandler(handler)
             handler.close()
     folder = home / "logs"
-    for name, level in ((main, logging.INFO), ("errors", logging.WARNING)):
-        handler = _LazyRotatingFile(folder / f"{name}.log", level)
+    named = logging.getLevelName(level)
+    main_level = named if isinstance(named, int) else logging.INFO
+    if main_level < logger.level or logger.level == logging.NOTSET:
+        logger.setLevel(main_level)  # DEBUG in the file even when the terminal shows INFO
+    for name, level_number in ((main, main_level), ("errors", logging.WARNING)):
+        handler = _LazyRotatingFile(folder / f"{name}.log", level_number)
         handler.addFilter(redactor)
         logger.addHandler(handler)

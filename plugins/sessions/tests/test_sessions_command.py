@@ -137,3 +137,52 @@ def test_deleting_asks_first(home: Path, openai_server: ScriptedOpenAIServer) ->
     assert f"Delete 1 session(s) ({session})?" in refused.stdout
     assert refused.returncode != 0 and "deleted" not in refused.stdout
     assert session in hermes(home, "sessions", "list").stdout
+
+
+def _age(home: Path, session_id: str, days: float, ended: bool = True) -> None:
+    """Make a stored session look ``days`` old (started, and ended unless not ``ended``)."""
+    import sqlite3
+
+    moment = time.time() - days * 86_400
+    with sqlite3.connect(home / "state.db") as db:
+        db.execute(
+            "UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?",
+            (moment, moment if ended else None, session_id),
+        )
+
+
+def test_rename_stats_and_prune(home: Path, openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(*(Reply.say(f"answer {n}") for n in range(4)))
+    old, open_old, recent, other = (
+        asyncio.run(stored_session(home, f"question {n}")) for n in range(4)
+    )
+    _age(home, old, 40)
+    _age(home, open_old, 40, ended=False)  # a chat still open, or left by a crash
+    _age(home, other, 10)
+
+    renamed = hermes(home, "sessions", "rename", recent[:14], "Tea notes")
+    assert renamed.returncode == 0, renamed.stderr
+    assert renamed.stdout.strip() == f"{recent}: titled 'Tea notes'"
+    assert "Tea notes" in hermes(home, "sessions", "list").stdout
+    missing = hermes(home, "sessions", "rename", "nope", "x")
+    assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
+
+    stats = hermes(home, "sessions", "stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    report = json.loads(stats.stdout)
+    assert report["sessions"] == 4 and report["messages"] == 8
+    assert report["by_source"]["test"]["sessions"] == 4
+    shown = hermes(home, "sessions", "stats").stdout
+    assert shown.startswith("4 sessions (1 open)") and "\ntest " in shown
+
+    dry = hermes(home, "sessions", "prune", "--older-than", "30", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("would delete 1 session(s) that ended over 30 days ago")
+    assert old in dry.stdout and open_old not in dry.stdout.splitlines()[1]
+    assert "kept 1 session(s) started over 30 days ago that never ended" in dry.stdout
+    pruned = hermes(home, "sessions", "prune", "--older-than", "30", "--yes")
+    assert pruned.stdout.startswith("deleted 1 session(s)"), pruned.stderr
+    left = hermes(home, "sessions", "list").stdout
+    assert old not in left and all(s in left for s in (open_old, recent, other))
+    bad = hermes(home, "sessions", "prune", "--older-than", "-3")
+    assert bad.returncode == 2 and "--older-than" in bad.stderr

@@ -62,9 +62,11 @@ __all__ = [
     "ToolFinished",
     "ToolProgress",
     "ToolStarted",
+    "ToolUsage",
     "TurnEnded",
     "TurnEvent",
     "TurnUsage",
+    "UsageByDay",
     "open_runtime",
 ]
 
@@ -175,6 +177,38 @@ class SessionSummary:
     tool_call_count: int = 0
     end_reason: str | None = None
     """Why it ended (``cli_exit``, ``ended`` ...), when ``ended_at`` is set."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageByDay:
+    """Model usage of one day (local time), source, provider and model, summed."""
+
+    day: str
+    """``YYYY-MM-DD``."""
+    source: str
+    """Where the sessions ran: ``cli``, ``telegram``, ``cron`` ..."""
+    provider: str | None
+    model: str | None
+    model_calls: int
+    """Calls recorded one by one; a session imported with totals only counts none."""
+    sessions: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cost_usd: float
+    unpriced_calls: int
+    """Calls (or imported sessions) whose price is unknown: the cost is then a lower bound."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUsage:
+    """Calls of one tool on one day (local time), those a script made included."""
+
+    day: str
+    tool: str
+    calls: int
+    failed: int
+    """Calls whose result was an error, or whose effect is unknown."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -537,6 +571,16 @@ class SessionHistory(abc.ABC):
         opened with) the session has spent, as one line to show as it is
         (``budget: 12,345 of 40,000 tokens (31%); $0.0145 of $0.0200 (72%)``); None when no
         limit is set. Raises :class:`SessionNotFound`."""
+
+    @abc.abstractmethod
+    async def usage(self, since: float | None = None) -> list[UsageByDay]:
+        """Model usage by day, source, provider and model, from ``since`` (a Unix time; None:
+        all), oldest day first. Sessions imported with totals only count on the day they
+        started, under their own model."""
+
+    @abc.abstractmethod
+    async def tool_usage(self, since: float | None = None) -> list[ToolUsage]:
+        """Tool calls by day and tool, from ``since`` (None: all), oldest day first."""
 
     @abc.abstractmethod
     async def delete_sessions(self, session_ids: Sequence[str]) -> int:

@@ -29,13 +29,9 @@ def path(ctx: click.Context) -> None:
     click.echo(str(config_path(resolve_home(app.flags.home, app.flags.profile, os.environ))))
 
 
-@config.command("show")
-@click.pass_context
-def show(ctx: click.Context) -> None:
-    """Print the effective configuration: validated values with defaults filled in (plugin
-    sections included, which imports the plugins that own them), secrets redacted."""
-    import yaml
-
+def _effective(ctx: click.Context) -> dict[str, Any]:
+    """The effective configuration: validated values with defaults filled in (plugin sections
+    included, which imports the plugins that own them), secrets redacted."""
     from hermes_kernel.plugins.sections import check_plugin_sections
     from hermes_sdk.redact import redact_data
 
@@ -49,11 +45,56 @@ def show(ctx: click.Context) -> None:
         if key != "plugins":
             effective[key] = report.values.get(key, value)
     effective.update({k: v for k, v in report.values.items() if k not in effective})
-    shown = redact_data(effective, settings.secrets.values())
-    path = settings.config_path
+    shown: dict[str, Any] = redact_data(effective, settings.secrets.values())
+    return shown
+
+
+@config.command("show")
+@click.pass_context
+def show(ctx: click.Context) -> None:
+    """Print the effective configuration: validated values with defaults filled in (plugin
+    sections included, which imports the plugins that own them), secrets redacted."""
+    import yaml
+
+    shown = _effective(ctx)
+    path = app_of(ctx).settings.config_path
     source = path if path.exists() else f"{path} (not created yet)"
     click.echo(f"# {source}: effective values, secrets redacted")
     click.echo(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True).rstrip())
+
+
+@config.command("get")
+@click.argument("key")
+@click.pass_context
+def get_command(ctx: click.Context, key: str) -> None:
+    """Print KEY's effective value (dotted: model.default, agent.retries): what is set, or
+    its default. Text and numbers print as they are, sections and lists as YAML."""
+    import difflib
+
+    import yaml
+
+    if not _KEY.match(key):
+        raise click.UsageError(f"{key!r} is not a dotted key like model.default or agent.retries")
+    value: Any = _effective(ctx)
+    walked: list[str] = []
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            where = ".".join(walked) or "config.yaml"
+            known = sorted(value) if isinstance(value, dict) else []
+            close = difflib.get_close_matches(part, known, n=1)
+            hint = f"; did you mean {'.'.join([*walked, close[0]])}?" if close else ""
+            listing = f" (it has: {', '.join(known)})" if known and not close else ""
+            raise click.ClickException(f"{where} has no {part!r}{hint}{listing}")
+        value = value[part]
+        walked.append(part)
+    if isinstance(value, dict | list):
+        click.echo(yaml.safe_dump(value, sort_keys=False, allow_unicode=True).rstrip())
+    elif value is None:
+        click.echo("null")
+    elif isinstance(value, bool):
+        click.echo("true" if value else "false")
+    else:
+        click.echo(str(value))
 
 
 @config.command("validate")

@@ -291,7 +291,10 @@ def _command_kind() -> Kind:
     help="Use this HERMES_HOME (default: $HERMES_HOME or ~/.hermes).",
 )
 @click.option(
-    "--profile", metavar="NAME", help="Use the named profile in HERMES_HOME/profiles/NAME."
+    "-p",
+    "--profile",
+    metavar="NAME",
+    help="Use the named profile in HERMES_HOME/profiles/NAME.",
 )
 @click.option(
     "--safe-mode", is_flag=True, help="Load no plugins except those named in HERMES_LOAD_PLUGINS."

@@ -331,6 +331,23 @@ class MediaConfig(BaseModel):
     )
 
 
+class LoggingConfig(BaseModel):
+    """The ``logging:`` section: what HERMES_HOME/logs records."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO",
+        description="agent.log and gateway.log keep records from this level up (errors.log: "
+        "warnings and up, always).",
+    )
+    content: bool = Field(
+        default=False,
+        description="true adds what was said to the activity lines (the user's message, the "
+        "reply, tool arguments and results, cut short and with secrets redacted).",
+    )
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -351,6 +368,7 @@ class KernelConfig(BaseModel):
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod

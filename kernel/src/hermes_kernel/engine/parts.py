@@ -102,6 +102,8 @@ class EngineSettings:
     """Seconds a tool call may run (``tools.timeout_seconds``) unless its spec sets its own."""
     budget: Budget = field(default_factory=Budget)
     """Spending limits (``budget:``), checked before every model call."""
+    log_content: bool = False
+    """The activity log adds what was said (``logging.content``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

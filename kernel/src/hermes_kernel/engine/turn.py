@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_kernel.engine import recovery
+from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.media import MediaSupport
@@ -142,6 +143,7 @@ class TurnEngine:
         self.compactor = compactor
         """Keeps a session's view within the model's window; None: never compacted."""
         self.health = RouteHealth()
+        self.activity = ActivityLog(self.settings.log_content)
         self._index_timer: asyncio.TimerHandle | None = None
         self.schemas = [
             ToolSchema(spec.name, described(spec, self.tools, self.config), spec.parameters)
@@ -314,15 +316,18 @@ class TurnEngine:
             read = await self.parts.media.read(attachments, route, on_notice, usages)
             for usage in usages:
                 await db.run(self.store.sessions.add_usage, session_id, usage)
+        started = time.perf_counter()
         begun = await db.run(self._begin, session_id, holder, user_text, on_begin, read)
+        self.activity.turn_started(session_id, begun.session.source, user_text)
         if begun.session.system_prompt is None:  # imported: its prompt is built on first use
             begun = await self._with_prompt(begun)
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         run: TurnRun | None = None
+        result = TurnResult("", "error", error="the turn ended unexpectedly")
         try:
             run = TurnRun(self.parts, begun.session, holder, control, on_text, on_notice)
             run.on_restart = on_restart
-            return await run.run(
+            result = await run.run(
                 begun.transcript,
                 user_text,
                 tool_choice,
@@ -330,11 +335,17 @@ class TurnEngine:
                 compacted=begun.compacted,
                 attachments=read,
             )
+            return result
         except StoreError as exc:
-            return TurnResult(
+            result = TurnResult(
                 "", "error", error=f"{exc}; the turn stopped before acting on unsaved state"
             )
+            return result
+        except asyncio.CancelledError:
+            result = TurnResult("", "stopped", error="cancelled")
+            raise
         finally:
+            self.activity.turn_ended(session_id, result, time.perf_counter() - started)
             renewer.cancel()
             await asyncio.wait({renewer})
             if run is None or not run.released:  # released with the reply in the usual case

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.budget import budget_from_config
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
@@ -65,10 +66,17 @@ class AgentOptions:
 class _Observer:
     """The plugins' lifecycle hooks, plus the shell's view of tool calls."""
 
-    def __init__(self, app: App, events: ToolEvents | None, memory: ExternalMemory) -> None:
+    def __init__(
+        self,
+        app: App,
+        events: ToolEvents | None,
+        memory: ExternalMemory,
+        activity: ActivityLog | None = None,
+    ) -> None:
         self._host = app.host
         self.events = events
         self.memory = memory
+        self.activity = activity or ActivityLog()
 
     def on_session_start(self, session: SessionInfo) -> None:
         self._host.on_session_start(session)
@@ -80,6 +88,7 @@ class _Observer:
         await self._host.pre_llm_call(call)
 
     async def post_llm_call(self, call: LLMCall, result: LLMResult) -> None:
+        self.activity.model_call(call, result)
         await self._host.post_llm_call(call, result)
 
     async def pre_tool_call(self, call: ToolCall) -> None:
@@ -88,6 +97,7 @@ class _Observer:
         await self._host.pre_tool_call(call)
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        self.activity.tool_call(call, result)
         if self.events is not None:
             self.events.tool_finished(call, result)
         await self._host.post_tool_call(call, result)
@@ -150,6 +160,7 @@ class Agent:
             retry=RetryPolicy(attempts=max(1, int(agent_section.get("retries", 3)))),
             tool_timeout=float((settings.raw.get("tools") or {}).get("timeout_seconds", 300.0)),
             budget=budget_from_config(settings.raw.get("budget")),
+            log_content=bool((settings.raw.get("logging") or {}).get("content", False)),
         )
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:
@@ -194,7 +205,9 @@ class Agent:
         )
         self.warnings += self.tool_env.warnings
         self.tool_env.runtime = self.tool_runtime
-        self.observer = _Observer(app, events, self.memory)
+        self.observer = _Observer(
+            app, events, self.memory, ActivityLog(self.engine_settings.log_content)
+        )
         self.background_watchers: list[Callable[[str], None]] = []
         """Told one line per piece of background work done (a review kept something)."""
         if on_learned is not None:
@@ -227,7 +240,11 @@ class Agent:
             tools,
             settings.home,
             # A review's tool calls are not shown in the chat; plugins still observe them.
-            observer=_Observer(self.app, None, self.memory) if review else self.observer,
+            observer=(
+                _Observer(self.app, None, self.memory, self.observer.activity)
+                if review
+                else self.observer
+            ),
             settings=engine_settings or self.engine_settings,
             secret_values=[
                 *settings.secrets.values(),

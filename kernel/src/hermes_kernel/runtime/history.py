@@ -29,6 +29,8 @@ from hermes_sdk.runtime import (
     SessionMessage,
     SessionNotFound,
     SessionSummary,
+    ToolUsage,
+    UsageByDay,
 )
 from hermes_sdk.text import Totals
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
@@ -181,6 +183,18 @@ class StoreHistory(SessionHistory):
             return self._session(session_id)
 
         return summary(await self.store.db.run(write))
+
+    async def usage(self, since: float | None = None) -> list[UsageByDay]:
+        from hermes_kernel.store.usage import usage_by_day
+
+        rows = await self.store.db.run(usage_by_day, self.store.db, since or 0.0)
+        return [UsageByDay(**row) for row in rows]
+
+    async def tool_usage(self, since: float | None = None) -> list[ToolUsage]:
+        from hermes_kernel.store.usage import tool_usage_by_day
+
+        rows = await self.store.db.run(tool_usage_by_day, self.store.db, since or 0.0)
+        return [ToolUsage(**row) for row in rows]
 
     async def usage_report(self, session_id: str) -> list[str]:
         from hermes_kernel.engine.budget import spending_line

@@ -1,5 +1,5 @@
-"""``sessions``: ``hermes sessions`` lists, shows, searches, exports and deletes the stored
-chat sessions.
+"""``sessions``: ``hermes sessions`` lists, shows, searches, exports, renames, counts, prunes
+and deletes the stored chat sessions.
 
 It reads them through the SDK's session history, which needs no model. Importing this is
 cheap: click loads when the command runs.
@@ -23,6 +23,6 @@ def _command() -> Any:
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="sessions",
-        description="List, show, search, export and delete chat sessions.",
+        description="List, show, search, export, rename, count, prune and delete chat sessions.",
         factory=_command,
     )

@@ -1,4 +1,5 @@
-"""``hermes sessions``: the stored chats, searched, shown, exported and deleted.
+"""``hermes sessions``: the stored chats, searched, shown, exported, renamed, counted, pruned
+and deleted.
 
 Each command opens the home's :class:`~hermes_sdk.runtime.SessionHistory` (no agent, so no
 model is needed) for as long as it runs. An unknown or ambiguous id, or a session busy with
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -22,6 +24,8 @@ from hermes_plugin_sessions.render import (
     list_line,
     list_row,
     search_line,
+    session_stats,
+    stats_lines,
     transcript_lines,
     write_export,
 )
@@ -185,3 +189,95 @@ def delete(session_ids: tuple[str, ...], yes: bool) -> None:
 
     for deleted in _with_history(remove):
         click.echo(f"deleted {deleted}")
+
+
+@sessions.command("rename")
+@click.argument("session_id", metavar="ID")
+@click.argument("title")
+def rename(session_id: str, title: str) -> None:
+    """Give a session a title (an empty TITLE removes it)."""
+
+    async def retitle(history: SessionHistory) -> SessionSummary:
+        session = await history.find_session(session_id)
+        return await history.set_title(session.session_id, title)
+
+    renamed = _with_history(retitle)
+    shown = f"titled {renamed.title!r}" if renamed.title else "untitled"
+    click.echo(f"{renamed.session_id}: {shown}")
+
+
+_EVERY = 10_000_000  # "all of them", for the history's limit
+
+
+@sessions.command("prune")
+@click.option(
+    "--older-than",
+    "days",
+    type=click.FloatRange(min=0, min_open=True),
+    required=True,
+    metavar="DAYS",
+    help="Delete sessions that ended more than DAYS days ago.",
+)
+@click.option("--source", metavar="NAME", help="Only sessions from this source (cli, ...).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be deleted.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+def prune(days: float, source: str | None, dry_run: bool, yes: bool) -> None:
+    """Delete the sessions that ended before DAYS days ago, with their messages. A session
+    that never ended (a chat still open, or one a crash left) and one running a turn are
+    kept."""
+    cutoff = time.time() - days * 86_400
+
+    async def work(history: SessionHistory) -> tuple[list[SessionSummary], int, list[str]]:
+        found = await history.sessions(source=source, limit=_EVERY, background=True)
+        old = [s for s in found if s.ended_at is not None and s.ended_at < cutoff]
+        never_ended = sum(1 for s in found if s.ended_at is None and s.started_at < cutoff)
+        if dry_run or not old:
+            return old, never_ended, []
+        if not yes:
+            click.confirm(
+                f"Delete {len(old)} session(s) that ended over {days:g} days ago?", abort=True
+            )
+        busy = []
+        for start in range(0, len(old), 200):
+            batch = [s.session_id for s in old[start : start + 200]]
+            try:
+                await history.delete_sessions(batch)
+            except SessionBusy:  # all or none: one by one, keeping the busy ones
+                for session_id in batch:
+                    try:
+                        await history.delete_sessions([session_id])
+                    except SessionBusy:
+                        busy.append(session_id)
+        return old, never_ended, busy
+
+    old, never_ended, busy = _with_history(work)
+    verb = "would delete" if dry_run else "deleted"
+    click.echo(f"{verb} {len(old) - len(busy)} session(s) that ended over {days:g} days ago")
+    if dry_run:
+        for session in old:
+            click.echo(
+                f"  {session.session_id}  {session.source}  {session.message_count} messages"
+            )
+    for session_id in busy:
+        click.echo(f"kept {session_id}: a turn runs on it now")
+    if never_ended:
+        click.echo(
+            f"kept {never_ended} session(s) started over {days:g} days ago that never ended "
+            "(still open, or left by a crash): hermes sessions delete ID removes one"
+        )
+
+
+@sessions.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def stats(as_json: bool) -> None:
+    """How many sessions, messages, tool calls, tokens and how much cost, by source."""
+
+    async def read(history: SessionHistory) -> list[SessionSummary]:
+        return await history.sessions(limit=_EVERY, background=True)
+
+    report = session_stats(_with_history(read))
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False))
+        return
+    for line in stats_lines(report):
+        click.echo(line)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from hermes_sdk.runtime import CompactionMark, SessionMessage, SessionSummary
-from hermes_sdk.text import Totals, one_line, printable, when
+from hermes_sdk.text import Totals, describe_cost, one_line, printable, when
 
 __all__ = [
     "compaction_mark",
@@ -22,6 +22,8 @@ __all__ = [
     "list_row",
     "message_json",
     "search_line",
+    "session_stats",
+    "stats_lines",
     "transcript_lines",
     "write_export",
 ]
@@ -170,3 +172,60 @@ def write_export(
         return
     for message in messages:
         out.write(json.dumps(message_json(message), ensure_ascii=False) + "\n")
+
+
+def _tally(sessions: Sequence[SessionSummary]) -> dict[str, Any]:
+    totals = Totals()
+    for session in sessions:
+        totals = totals + Totals.of(session)
+    return {
+        "sessions": len(sessions),
+        "open": sum(1 for session in sessions if session.ended_at is None),
+        "messages": sum(session.message_count for session in sessions),
+        "tool_calls": sum(session.tool_call_count for session in sessions),
+        "input_tokens": totals.input_tokens,
+        "output_tokens": totals.output_tokens,
+        "cost_usd": totals.cost_usd,
+        "unpriced_calls": totals.unpriced_calls,
+    }
+
+
+def session_stats(sessions: Sequence[SessionSummary]) -> dict[str, Any]:
+    """Counts over every stored session, and by source (``cli``, ``telegram`` ...)."""
+    by_source: dict[str, list[SessionSummary]] = {}
+    for session in sessions:
+        by_source.setdefault(session.source, []).append(session)
+    starts = [session.started_at for session in sessions]
+    return {
+        **_tally(sessions),
+        "first_started_at": min(starts) if starts else None,
+        "last_started_at": max(starts) if starts else None,
+        "by_source": {name: _tally(found) for name, found in sorted(by_source.items())},
+    }
+
+
+def stats_lines(report: Mapping[str, Any]) -> Iterator[str]:
+    if not report["sessions"]:
+        yield "No sessions yet. Start one with: hermes chat"
+        return
+
+    def row(label: str, tally: Mapping[str, Any]) -> str:
+        cost = describe_cost(tally["cost_usd"], tally["unpriced_calls"])
+        return (
+            f"{label:<12} {tally['sessions']:>7,} {tally['messages']:>9,} "
+            f"{tally['tool_calls']:>10,} {tally['input_tokens']:>12,} "
+            f"{tally['output_tokens']:>10,}  {cost}"
+        )
+
+    yield (
+        f"{report['sessions']:,} sessions ({report['open']:,} open), from "
+        f"{when(report['first_started_at'])} to {when(report['last_started_at'])}"
+    )
+    yield (
+        f"{'source':<12} {'sessions':>7} {'messages':>9} {'tool calls':>10} "
+        f"{'tokens in':>12} {'out':>10}  cost"
+    )
+    for name, tally in report["by_source"].items():
+        yield row(name, tally)
+    if len(report["by_source"]) > 1:
+        yield row("all", report)

@@ -1,0 +1,75 @@
+"""Usage summed by day, for reports over months (``hermes insights``): model calls by day,
+source, provider and model, and tool calls by day and tool. Days are local days. Sessions
+imported with totals only (no call records) count on the day they started."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_kernel.store.db import Database
+
+__all__ = ["tool_usage_by_day", "usage_by_day"]
+
+_DAY = "date({}, 'unixepoch', 'localtime')"
+
+_MODEL_CALLS = f"""
+SELECT {_DAY.format("c.created_at")}, s.source, c.provider, c.model, count(*),
+       count(DISTINCT s.id), sum(c.input_tokens), sum(c.output_tokens),
+       sum(c.cache_read_tokens), sum(coalesce(c.cost_usd, 0)), sum(c.cost_usd IS NULL)
+FROM model_calls c JOIN sessions s ON s.id = c.session_id
+WHERE c.created_at >= ?
+GROUP BY 1, 2, 3, 4
+"""
+
+_SESSION_TOTALS = f"""
+SELECT {_DAY.format("s.started_at")}, s.source, s.provider, s.model, 0, count(*),
+       sum(s.input_tokens), sum(s.output_tokens), sum(s.cache_read_tokens),
+       sum(s.estimated_cost_usd), sum(s.unpriced_calls)
+FROM sessions s
+WHERE s.started_at >= ? AND s.input_tokens + s.output_tokens > 0
+  AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.session_id = s.id)
+GROUP BY 1, 2, 3, 4
+"""
+
+_TOOLS = f"""
+SELECT day, tool, count(*), sum(failed) FROM (
+  SELECT {_DAY.format("created_at")} AS day, tool_name AS tool,
+         coalesce(disposition, 'unknown') NOT IN ('ok') AS failed
+  FROM messages WHERE role = 'tool' AND tool_name IS NOT NULL AND created_at >= ?
+  UNION ALL
+  SELECT {_DAY.format("created_at")}, tool_name,
+         coalesce(disposition, 'unknown') NOT IN ('ok')
+  FROM nested_calls WHERE created_at >= ?
+)
+GROUP BY day, tool ORDER BY day, tool
+"""
+
+_FIELDS = (
+    "day",
+    "source",
+    "provider",
+    "model",
+    "model_calls",
+    "sessions",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cost_usd",
+    "unpriced_calls",
+)
+
+
+def usage_by_day(db: Database, since: float) -> list[dict[str, Any]]:
+    rows = db.query(_MODEL_CALLS, (since,)) + db.query(_SESSION_TOTALS, (since,))
+    found = [dict(zip(_FIELDS, row, strict=True)) for row in rows]
+    for row in found:
+        for key in _FIELDS[4:]:
+            row[key] = (float if key == "cost_usd" else int)(row[key] or 0)
+    return sorted(found, key=lambda row: (row["day"], row["source"], str(row["model"])))
+
+
+def tool_usage_by_day(db: Database, since: float) -> list[dict[str, Any]]:
+    return [
+        {"day": day, "tool": tool, "calls": int(calls), "failed": int(failed or 0)}
+        for day, tool, calls, failed in db.query(_TOOLS, (since, since))
+    ]
