@@ -395,3 +395,42 @@ def test_another_tools_state_db_that_no_importer_knows_is_refused_in_one_line(
     [line] = result.err.strip().splitlines()
     assert "not a Hermes state store" in line and "hermes-agent" not in line
     assert (home / "state.db").read_bytes() == before
+
+
+def _agent_backup(home: Path, zip_path: Path, prefix: str = "") -> Path:
+    """A zip laid out as hermes-agent 0.19's `hermes backup` writes one (hermes_cli/backup.py):
+    the home's files at the root (or under `.hermes/` for a zipped folder), and a memory
+    provider's files from outside the home under `_external/`."""
+    import zipfile
+
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(home.rglob("*")):
+            if path.is_file() and not path.name.endswith(("-wal", "-shm")):
+                archive.write(path, arcname=prefix + path.relative_to(home).as_posix())
+        archive.writestr("_external/home/ada/.honcho/config.json", "{}")
+    return zip_path
+
+
+@pytest.mark.parametrize("prefix", ["", ".hermes/"])
+def test_a_hermes_agent_backup_zip_is_imported_and_left_as_it_was(hermes, source, tmp_path, prefix):
+    zip_path = _agent_backup(source, tmp_path / "hermes-backup.zip", prefix)
+    before = zip_path.read_bytes()
+    result = hermes("import", "hermes-agent", str(zip_path), "--yes")
+    assert result.code == 0, result.err
+    assert "sessions: 6 came over" in result.out
+    assert f"{zip_path} -> {hermes.home}" in result.out  # the zip is named, not a temp folder
+    assert zip_path.read_bytes() == before
+    found = hermes("sessions", "search", "hermes-fixture-marker-7")
+    assert found.code == 0 and "fixture-marke" in found.out, found.err
+    assert not (hermes.home / "_external").exists()
+
+
+def test_a_zip_that_is_not_a_hermes_agent_backup_is_refused_in_one_line(hermes, tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "photos.zip", "w") as archive:
+        archive.writestr("holiday.jpg", b"\xff\xd8")
+    result = hermes("import", "hermes-agent", str(tmp_path / "photos.zip"), "--yes")
+    assert result.code == 1
+    assert f"the zip {tmp_path / 'photos.zip'} has no state.db, config.yaml" in result.err
+    assert len(result.err.strip().splitlines()) == 1

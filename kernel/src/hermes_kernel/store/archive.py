@@ -172,6 +172,7 @@ def _insert_session(cursor: Any, session: ArchivedSession, parent: str | None) -
             session.id,
             Usage(*tokens, estimated_cost_usd=session.cost_usd, model=session.model,
                   provider=session.provider),
+            at=session.started_at,  # when it was used, not when it came over
         )  # fmt: skip
 
 

@@ -83,9 +83,16 @@ USAGE_SQL = "UPDATE sessions SET {} WHERE id = ?".format(
 )
 
 
-def add_usage_in(cursor: Any, session_id: str, usage: Usage, message_id: int | None = None) -> None:
+def add_usage_in(
+    cursor: Any,
+    session_id: str,
+    usage: Usage,
+    message_id: int | None = None,
+    at: float | None = None,
+) -> None:
     """Record one model call's ``usage`` and add it to its session's totals, inside the
-    caller's write transaction."""
+    caller's write transaction. ``at``: when it was used (default now; an imported session's
+    totals were used when it started, and usage by day counts them on that day)."""
     cost = usage.estimated_cost_usd
     values = (
         usage.input_tokens,
@@ -103,7 +110,15 @@ def add_usage_in(cursor: Any, session_id: str, usage: Usage, message_id: int | N
         "INSERT INTO model_calls (session_id, message_id, provider, model, input_tokens, "
         "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (session_id, message_id, usage.provider, usage.model, *values[:5], cost, time.time()),
+        (
+            session_id,
+            message_id,
+            usage.provider,
+            usage.model,
+            *values[:5],
+            cost,
+            time.time() if at is None else at,
+        ),
     )
 
 

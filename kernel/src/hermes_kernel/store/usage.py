@@ -1,6 +1,11 @@
 """Usage summed by day, for reports over months (``hermes insights``): model calls by day,
-source, provider and model, and tool calls by day and tool. Days are local days. Sessions
-imported with totals only (no call records) count on the day they started."""
+source, provider and model, and tool calls by day and tool. Days are local days.
+
+Sessions imported with totals only count on the day they started, and as no model call: the
+importer records their totals as one record made at the session's start (no call is answered
+before its session exists), and sessions stored before calls were recorded one by one have
+none. An imported tool result carries no disposition: the other tool ran the call and kept
+its result, so it does not count as failed (a live one always carries one)."""
 
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ __all__ = ["tool_usage_by_day", "usage_by_day"]
 _DAY = "date({}, 'unixepoch', 'localtime')"
 
 _MODEL_CALLS = f"""
-SELECT {_DAY.format("c.created_at")}, s.source, c.provider, c.model, count(*),
+SELECT {_DAY.format("c.created_at")}, s.source, c.provider, c.model,
+       sum(c.message_id IS NOT NULL OR c.created_at <> s.started_at),
        count(DISTINCT s.id), sum(c.input_tokens), sum(c.output_tokens),
        sum(c.cache_read_tokens), sum(coalesce(c.cost_usd, 0)), sum(c.cost_usd IS NULL)
 FROM model_calls c JOIN sessions s ON s.id = c.session_id
@@ -34,7 +40,7 @@ GROUP BY 1, 2, 3, 4
 _TOOLS = f"""
 SELECT day, tool, count(*), sum(failed) FROM (
   SELECT {_DAY.format("created_at")} AS day, tool_name AS tool,
-         coalesce(disposition, 'unknown') NOT IN ('ok') AS failed
+         coalesce(disposition, 'ok') <> 'ok' AS failed
   FROM messages WHERE role = 'tool' AND tool_name IS NOT NULL AND created_at >= ?
   UNION ALL
   SELECT {_DAY.format("created_at")}, tool_name,

@@ -90,7 +90,18 @@ QUIET = ("cache", "audio_cache", "image_cache", "sandboxes", "plans", "workspace
 
 
 class HermesAgentImporter:
-    """The :class:`~hermes_sdk.importing.Importer` for ``hermes import hermes-agent``."""
+    """The :class:`~hermes_sdk.importing.Importer` for ``hermes import hermes-agent``: a
+    home, or one of hermes-agent's backup zips (unpacked once, into a private folder)."""
+
+    def __init__(self) -> None:
+        from hermes_plugin_import_hermes_agent.backup_zip import UnpackedZips
+
+        self._zips = UnpackedZips()
+
+    def _home(self, source: Path) -> Path:
+        from hermes_plugin_import_hermes_agent.backup_zip import is_backup_zip
+
+        return self._zips.home_of(source) if is_backup_zip(source) else source
 
     def detect(self, path: Path) -> bool:
         return looks_like_hermes_agent(path)
@@ -101,10 +112,24 @@ class HermesAgentImporter:
         return hermes_agent_evidence(home)
 
     def check(self, source: Path, target: Path) -> None:
-        check_source(source, target)
+        home = self._home(source)
+        try:
+            check_source(home, target)
+        except ImportRefused as exc:
+            if home == source:
+                raise
+            # About the zip, not the folder it was unpacked into.
+            raise ImportRefused(str(exc).replace(str(home), f"the zip {source}")) from None
 
     def run(self, request: ImportRequest) -> list[ImportedHome]:
-        return import_all(request.source, request.target, request)
+        home = self._home(request.source)
+        homes = import_all(home, request.target, request)
+        if home != request.source:  # say the zip, not the folder it was unpacked into
+            for imported in homes:
+                inside = Path(imported.source).relative_to(home).as_posix()
+                where = "" if inside == "." else f" ({inside})"
+                imported.source = f"{request.source}{where}"
+        return homes
 
 
 def looks_like_hermes_agent(path: Path) -> bool:

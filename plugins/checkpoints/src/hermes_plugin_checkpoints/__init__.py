@@ -1,0 +1,1 @@
+"""Undo for file edits (work in progress)."""

@@ -1,0 +1,121 @@
+"""The ``checkpoints:`` section of config.yaml, and the bounds a snapshot obeys.
+
+The slash command and ``hermes checkpoints`` get config.yaml from the kernel. The
+``hermes_pre_tool_call`` observer gets no config (``SessionInfo`` carries none), so for a
+session it reads the section from the session's home once, and again only when the file
+changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hermes_sdk.sections import section_settings
+
+__all__ = ["Bounds", "CheckpointSettings", "bounds_from", "bounds_of_home"]
+
+log = logging.getLogger("hermes.checkpoints")
+
+
+class CheckpointSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        default=True, description="false: no snapshots are taken; restoring still works."
+    )
+    max_count: int = Field(
+        default=50,
+        ge=1,
+        le=1000,
+        description="Checkpoints kept per working folder; the oldest are dropped (and their "
+        "files' old versions deleted) past it.",
+    )
+    max_mb: float = Field(
+        default=200.0,
+        gt=0,
+        description="A working folder larger than this (its files git would keep: ignored "
+        "ones do not count) is not snapshotted; one log line says so.",
+    )
+    max_files: int = Field(
+        default=20_000,
+        ge=1,
+        description="A working folder with more files than this is not snapshotted either.",
+    )
+    timeout_seconds: float = Field(
+        default=3.0,
+        gt=0,
+        le=60,
+        description="A snapshot taking longer is abandoned (the tool runs anyway). Keep it "
+        "below plugins.hook_timeout_seconds (5 s by default).",
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="More .gitignore patterns left out of snapshots (build/, *.log), beside "
+        "the folder's own .gitignore files.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What one snapshot may take: settings as plain values, for the git side."""
+
+    enabled: bool = True
+    max_count: int = 50
+    max_bytes: int = 200 * 1024 * 1024
+    max_files: int = 20_000
+    timeout_seconds: float = 3.0
+    exclude: tuple[str, ...] = ()
+
+
+def bounds_from(config: Mapping[str, Any] | None) -> Bounds:
+    """The bounds config.yaml (as loaded) sets. ValueError, one line per problem, when the
+    section is wrong."""
+    section = config.get("checkpoints") if isinstance(config, Mapping) else None
+    settings = section_settings("checkpoints", CheckpointSettings, section)
+    return Bounds(
+        enabled=settings.enabled,
+        max_count=settings.max_count,
+        max_bytes=int(settings.max_mb * 1024 * 1024),
+        max_files=settings.max_files,
+        timeout_seconds=settings.timeout_seconds,
+        exclude=tuple(settings.exclude),
+    )
+
+
+_cache: dict[str, tuple[tuple[int, int], Bounds]] = {}
+_cache_lock = threading.Lock()
+
+
+def bounds_of_home(home: str) -> Bounds:
+    """The bounds HERMES_HOME/config.yaml sets, re-read only when the file changes. A file
+    that cannot be read, or a wrong section, gives the defaults (the kernel reports the
+    section's problems itself; this logs one line)."""
+    path = Path(home) / "config.yaml"
+    try:
+        info = os.stat(path)
+    except OSError:
+        return Bounds()
+    stamp = (info.st_mtime_ns, info.st_size)
+    with _cache_lock:
+        cached = _cache.get(home)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    import yaml
+
+    bounds = Bounds()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        bounds = bounds_from(data if isinstance(data, Mapping) else {})
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        log.warning("checkpoints: %s: %s; the defaults are used", path, exc)
+    with _cache_lock:
+        _cache[home] = (stamp, bounds)
+    return bounds

@@ -1,0 +1,30 @@
+"""``insights``: ``hermes insights`` shows what the agent has used over the last days:
+tokens and cost by day, by model, by tool and by platform, as bar charts or as JSON.
+
+It reads the figures through the SDK's session history, which needs no model. Importing
+this is cheap: click loads when the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import CommandSpec, hookimpl
+
+__all__ = ["hermes_cli_commands"]
+
+
+def _command() -> Any:
+    from hermes_plugin_insights.command import insights
+
+    return insights
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="insights",
+        description="Tokens and cost by day, model, tool and platform, as charts or JSON.",
+        factory=_command,
+    )
