@@ -407,3 +407,36 @@ def test_a_pip_made_venv_is_changed_with_pip_and_rolled_back_with_it(
     assert pip_freeze() == before
     assert (home / "config.yaml").read_bytes() == config
     assert listed(venv, home, tools, "--verify")["good"]["state"] == "loaded"
+
+
+def test_hermes_update_shows_installs_and_rolls_back_a_release_that_fails(
+    venv, home, tools, fixture_wheels, tmp_path
+):
+    from hermes_kernel.distribution.wheels import file_sha256
+
+    wheel = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
+    links = ["--find-links", str(fixture_wheels)]
+    env = {**tools, "HERMES_CATALOG": str(_catalog(tmp_path / "now", wheel))}
+    ok(venv.hermes("plugins", "install", "good", "--yes", "--enable", *links, home=home, env=env))
+    assert ok(venv.hermes("update", "--check", home=home, env=env)).out.strip() == (
+        "everything is up to date"
+    )
+
+    _build(FIXTURES / "install" / "good-broken", tmp_path / "broken-wheels")
+    broken = next((tmp_path / "broken-wheels").glob("hermes_plugin_good-0.2.0-*.whl"))
+    release = {"pypi": "hermes-plugin-good", "version": "0.2.0", "sha256": file_sha256(broken)}
+    env = {**tools, "HERMES_CATALOG": str(_catalog(tmp_path / "next", broken, source=release))}
+    before = freeze(venv)
+    check = ok(venv.hermes("update", "--check", home=home, env=env))
+    assert "hermes-plugin-good: 0.1.0 -> 0.2.0" in check.out
+    assert "1 update(s) ready" in check.out
+    assert freeze(venv) == before  # --check changes nothing
+
+    run = venv.hermes(
+        "update", "--yes", "--find-links", str(broken.parent), *links, home=home, env=env
+    )
+    assert run.code == 1, run.out
+    assert "verification failed" in run.err and "rolled back" in run.err
+    assert freeze(venv) == before  # the old release, and no package the new one brought
+    hello = ok(venv.hermes("hello", home=home, env=env))
+    assert hello.out.strip() == "hello, world, from the good plugin"  # the old plugin answers

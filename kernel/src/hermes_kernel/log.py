@@ -5,6 +5,7 @@ worse), rotated by size; secrets are redacted on every way out."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,7 +34,12 @@ class _Formatter(logging.Formatter):
 
 
 def setup_logging(verbose: bool) -> RedactingFilter:
-    """Send the ``hermes`` loggers to stderr; return the filter so secrets can be added."""
+    """Send the ``hermes`` loggers to stderr; return the filter so secrets can be added.
+
+    With ``HERMES_LOG_STDERR=0`` (and no ``-v``) the records are not repeated on stderr
+    while a log file takes them: for a process whose stderr a service manager keeps in a
+    file of its own, which then holds only what is not a record (a start-up error, a
+    crash's traceback)."""
     logger = logging.getLogger("hermes")
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
@@ -44,6 +50,8 @@ def setup_logging(verbose: bool) -> RedactingFilter:
     handler.setLevel(logging.DEBUG if verbose else logging.INFO)
     if not verbose:  # what the agent did is for the log files; the screen shows it already
         handler.addFilter(lambda record: not record.name.startswith(ACTIVITY))
+    if not verbose and os.environ.get(QUIET_STDERR, "").strip().lower() in ("0", "no", "off"):
+        handler.addFilter(lambda record: not _files_take_records(logger))
     redactor = RedactingFilter()
     handler.addFilter(redactor)
     logger.addHandler(handler)
@@ -55,7 +63,12 @@ def setup_logging(verbose: bool) -> RedactingFilter:
 ACTIVITY = "hermes.activity"
 """The logger of what the agent did (turns, model calls, tool calls): files only, unless -v."""
 
-LOG_NAMES = ("agent", "gateway", "errors")
+QUIET_STDERR = "HERMES_LOG_STDERR"
+"""``HERMES_LOG_STDERR=0``: records go to the log files only (see :func:`setup_logging`)."""
+
+LOG_NAMES = ("agent", "gateway", "gateway-output", "errors")
+"""What ``hermes logs`` shows: HERMES_HOME/logs/NAME.log. ``gateway-output`` is not written
+here: it is what a service manager kept of a long-running front-end's stdout and stderr."""
 MAX_BYTES = 5 * 1024 * 1024
 """A log is rotated at this size; ``BACKUPS`` older copies are kept (``agent.log.1`` ...)."""
 BACKUPS = 3
@@ -70,10 +83,10 @@ class _LazyRotatingFile(logging.Handler):
         super().__init__(level)
         self.path = path
         self._file: logging.Handler | None = None
-        self._unwritable = False
+        self.unwritable = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self._unwritable:
+        if self.unwritable:
             return
         if self._file is None:
             from logging.handlers import RotatingFileHandler
@@ -85,7 +98,7 @@ class _LazyRotatingFile(logging.Handler):
                 )
             except OSError as exc:
                 # A read-only home: said once, in one line; the terminal still gets it all.
-                self._unwritable = True
+                self.unwritable = True
                 print(f"hermes: warning: cannot write {self.path}: {exc.strerror}", file=sys.stderr)
                 return
             self._file.setFormatter(logging.Formatter(LINE_FORMAT))
@@ -95,6 +108,13 @@ class _LazyRotatingFile(logging.Handler):
         if self._file is not None:
             self._file.close()
         super().close()
+
+
+def _files_take_records(logger: logging.Logger) -> bool:
+    return any(
+        isinstance(handler, _LazyRotatingFile) and not handler.unwritable
+        for handler in logger.handlers
+    )
 
 
 def log_to_files(

@@ -1,5 +1,5 @@
-"""``hermes logs``: read HERMES_HOME/logs (agent.log, gateway.log, errors.log), the last lines
-or as they come, filtered by level."""
+"""``hermes logs``: read HERMES_HOME/logs (agent.log, gateway.log, gateway-output.log,
+errors.log), the last lines or as they come, filtered by level."""
 
 from __future__ import annotations
 
@@ -71,7 +71,8 @@ def _follow(path: Path, wanted: _AtLeast, position: int) -> None:
 @click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=50, show_default=True)
 @click.pass_context
 def logs(ctx: click.Context, name: str, follow: bool, level: str, count: int) -> None:
-    """Show a log from HERMES_HOME/logs: agent (default), gateway or errors."""
+    """Show a log from HERMES_HOME/logs: agent (default), gateway, errors, or gateway-output
+    (what the gateway's service printed besides its log: start-up errors, crashes)."""
     path = app_of(ctx).settings.home / "logs" / f"{name}.log"
     wanted = _AtLeast(_LEVELS.index(level.upper()))
     if not path.exists() and not follow:

@@ -39,7 +39,7 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     ),
     "logs": (
         "hermes_kernel.cli.logs_cmd:logs",
-        "Show or follow the logs in HERMES_HOME/logs (agent, gateway, errors).",
+        "Show or follow the logs in HERMES_HOME/logs (agent, gateway, errors ...).",
     ),
     "model": (
         "hermes_kernel.cli.model_cmd:model",
@@ -64,6 +64,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "tools": (
         "hermes_kernel.cli.tools_cmd:tools",
         "List the tools the model can be given; show one's schema.",
+    ),
+    "update": (
+        "hermes_kernel.cli.update_cmd:update",
+        "Move plugins (and Hermes) to the catalog's newest releases; verified or rolled back.",
     ),
 }
 

@@ -137,7 +137,12 @@ def _settle(app: App, enable: bool) -> Callable[[Verified, set[str]], None]:
 
 
 def _run_change(
-    ctx: click.Context, args: list[str], enable: bool, what: str, require_plugins: bool = True
+    ctx: click.Context,
+    args: list[str],
+    enable: bool,
+    what: str,
+    require_plugins: bool = True,
+    sources: list[str] | None = None,
 ) -> None:
     from hermes_kernel.distribution.environment import InstallerError
     from hermes_kernel.distribution.transaction import transaction
@@ -152,6 +157,7 @@ def _run_change(
             lambda: env.install(args, what),
             _settle(app, enable),
             require_plugins=require_plugins,
+            sources=sources or [],
         )
     except InstallerError as exc:
         raise click.ClickException(str(exc)) from None
@@ -200,7 +206,7 @@ def install(
                 _preview(env, targets, extra)
                 args = [a for t in targets for a in t.args]
             _confirm(yes)
-            _run_change(ctx, [*args, *extra], enable, "installing")
+            _run_change(ctx, [*args, *extra], enable, "installing", sources=extra)
     except (InstallerError, CatalogError) as exc:
         raise click.ClickException(str(exc)) from None
     _warn_if_resynced(env)
@@ -320,6 +326,6 @@ def upgrade(
             _preview(env, targets, extra)
             _confirm(yes)
             args = [a for t in targets for a in t.args]
-            _run_change(ctx, [*args, *extra], False, "upgrading")
+            _run_change(ctx, [*args, *extra], False, "upgrading", sources=extra)
     except (InstallerError, CatalogError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -230,8 +231,10 @@ class Environment:
             for name, item in json.loads(out).items()
         }
 
-    def restore(self, before: dict[str, Installed]) -> list[str]:
-        """Put the environment back to ``before``; the differences that remain (none, normally)."""
+    def restore(self, before: dict[str, Installed], sources: Sequence[str] = ()) -> list[str]:
+        """Put the environment back to ``before``; the differences that remain (none,
+        normally). ``sources`` (``--find-links DIR`` ...) are where the change looked for
+        packages: the old ones are put back from there too."""
         now = self.snapshot()
         changed = [key for key, dist in now.items() if before.get(key) != dist]
         self.uninstall([now[key].name for key in changed], "rolling back")
@@ -242,7 +245,7 @@ class Environment:
                 lines = [" ".join(dist.spec()) for dist in missing]
                 requirements = Path(folder) / "restore.txt"
                 requirements.write_text("\n".join(lines) + "\n")
-                self.install(["--no-deps", "-r", str(requirements)], "rolling back")
+                self.install(["--no-deps", *sources, "-r", str(requirements)], "rolling back")
         after = self.snapshot()
         return sorted(
             {key for key in before.keys() | after.keys() if before.get(key) != after.get(key)}

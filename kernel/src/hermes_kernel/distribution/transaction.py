@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,8 +85,11 @@ def transaction(
     change: Callable[[], None],
     after_install: Callable[[Verified, set[str]], None] | None = None,
     require_plugins: bool = True,
+    sources: Sequence[str] = (),
 ) -> Outcome:
-    """Run ``change`` (installer calls) and verify; on any failure restore and re-raise."""
+    """Run ``change`` (installer calls) and verify; on any failure restore and re-raise.
+    ``sources`` are the installer's extra places to look (``--find-links DIR``), which a
+    rollback needs too when the old packages came from there."""
     before = env.snapshot()
     saved = {
         path: path.read_bytes() if path.exists() else None for path in _files(env, config_path)
@@ -117,7 +120,7 @@ def transaction(
             after_install(verified, added)
         return Outcome(changed, verified)
     except BaseException as exc:
-        left = _roll_back(env, before, saved)
+        left = _roll_back(env, before, saved, sources)
         if left:
             raise InstallerError(
                 f"{exc}\nrollback incomplete: these packages differ from before: {', '.join(left)}"
@@ -133,11 +136,14 @@ def _files(env: Environment, config_path: Path) -> list[Path]:
 
 
 def _roll_back(
-    env: Environment, before: dict[str, Installed], saved: dict[Path, bytes | None]
+    env: Environment,
+    before: dict[str, Installed],
+    saved: dict[Path, bytes | None],
+    sources: Sequence[str] = (),
 ) -> list[str]:
     for path, content in saved.items():
         if content is None:
             path.unlink(missing_ok=True)
         else:
             path.write_bytes(content)
-    return env.restore(before)
+    return env.restore(before, sources)

@@ -12,12 +12,12 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_plugin_checkpoints.shadow import Bounds
 from hermes_sdk.sections import section_settings
 
 __all__ = ["Bounds", "CheckpointSettings", "bounds_from", "bounds_of_home"]
@@ -61,18 +61,6 @@ class CheckpointSettings(BaseModel):
         description="More .gitignore patterns left out of snapshots (build/, *.log), beside "
         "the folder's own .gitignore files.",
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Bounds:
-    """What one snapshot may take: settings as plain values, for the git side."""
-
-    enabled: bool = True
-    max_count: int = 50
-    max_bytes: int = 200 * 1024 * 1024
-    max_files: int = 20_000
-    timeout_seconds: float = 3.0
-    exclude: tuple[str, ...] = ()
 
 
 def bounds_from(config: Mapping[str, Any] | None) -> Bounds:

@@ -70,7 +70,7 @@ def _delivery(context: DeliveryContext) -> Any:
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="gateway",
-        description="Serve the agent on chat platforms: run, status, stop.",
+        description="Serve the agent on chat platforms: run, status, stop; install as a service.",
         factory=_gateway_command,
     )
     yield CommandSpec(

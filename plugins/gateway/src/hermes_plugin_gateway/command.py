@@ -1,4 +1,5 @@
-"""``hermes gateway``: run the process that serves chat platforms, see how it is doing, stop it."""
+"""``hermes gateway``: run the process that serves chat platforms, see how it is doing, stop it;
+install it as a service of the user's service manager (:mod:`.service_command`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,14 @@ from pathlib import Path
 
 import click
 
+from hermes_plugin_gateway.service_command import (
+    install,
+    restart,
+    service_state,
+    start,
+    stop_service,
+    uninstall,
+)
 from hermes_plugin_gateway.settings import GatewayConfig, gateway_settings
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
@@ -25,7 +34,12 @@ def _context() -> CommandContext:
 
 @click.group()
 def gateway() -> None:
-    """Serve the agent on chat platforms (Telegram ...): run, status, stop."""
+    """Serve the agent on chat platforms (Telegram ...): run, status, stop; install it as a
+    service (systemd, launchd), then start, restart, uninstall."""
+
+
+for _command in (install, uninstall, start, restart):
+    gateway.add_command(_command)
 
 
 @gateway.command()
@@ -87,15 +101,19 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
     home = Path(_context().home)
     pid = running_pid(home)
+    service = service_state(home)
     report = read_status(home) or {}
-    report = {**report, "running": pid is not None, "pid": pid}
+    report = {**report, "running": pid is not None, "pid": pid, "service": service}
     if as_json:
         click.echo(json.dumps(report, indent=2))
         ctx.exit(0 if pid else 1)
     if pid is None:
-        click.echo("The gateway is not running. Start it with: hermes gateway run")
+        how = "hermes gateway start" if service else "hermes gateway run"
+        click.echo(f"The gateway is not running. Start it with: {how}")
+        _service_line(service)
         ctx.exit(1)
     click.echo(f"The gateway runs (pid {pid}) since {_ago(report.get('started_at'))}.")
+    _service_line(service)
     platforms = report.get("platforms") or {}
     if not platforms:
         click.echo("No platform is enabled.")
@@ -110,6 +128,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"{report.get('outbox_pending', 0) + report.get('outbox_attempting', 0)}; "
         f"abandoned (last week): {report.get('outbox_abandoned', 0)}."
     )
+
+
+def _service_line(service: dict[str, str | None] | None) -> None:
+    if service is not None:
+        state = service["state"] or "state unknown: no service manager to ask"
+        click.echo(f"Service: {service['name']} ({service['kind']}, {state}), {service['path']}")
 
 
 def _states(parts: dict[str, dict[str, object]]) -> None:
@@ -128,10 +152,12 @@ def _states(parts: dict[str, dict[str, object]]) -> None:
 )
 def stop(timeout: float) -> None:
     """Stop the gateway: running turns finish (up to gateway.drain_seconds), the rest resume
-    at the next start."""
+    at the next start. Its service, if installed, starts it again at the next login."""
     from hermes_plugin_gateway.status import running_pid
 
     home = Path(_context().home)
+    if stop_service(home):
+        return
     pid = running_pid(home)
     if pid is None:
         click.echo("The gateway is not running.")

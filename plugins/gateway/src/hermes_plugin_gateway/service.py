@@ -12,19 +12,19 @@ not name. Run some other way (``python -m``), the ``hermes`` script of this Pyth
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import re
 import subprocess
 import sys
-import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
 __all__ = [
     "OUTPUT_LOG",
+    "ActiveState",
     "ServiceError",
     "ServiceManager",
     "ServicePlan",
@@ -108,6 +108,8 @@ def _executable(path: Path) -> bool:
 
 def hermes_command(argv0: str) -> Path:
     """The absolute path of the ``hermes`` being run (see the module's docstring)."""
+    import sysconfig
+
     ran = Path(os.path.abspath(argv0))
     if ran.name == "hermes" and _executable(ran):
         return ran
@@ -140,33 +142,32 @@ def plan_service(
     workdir: Path | None,
     writable: tuple[Path, ...],
     argv0: str,
-    environ: dict[str, str],
+    environ: Mapping[str, str],
 ) -> ServicePlan:
     """The service of ``home``: sessions start in ``workdir`` (default: gateway.cwd, else the
     current folder), and the agent may change the home, that folder and ``writable``."""
     configured = Path(configured_cwd).expanduser() if configured_cwd else None
-    if workdir is not None and configured is not None:
-        if os.path.realpath(workdir) != os.path.realpath(configured):
-            raise ServiceError(
-                f"gateway.cwd in config.yaml ({configured}) says where sessions start; "
-                "change it there, or leave out --workdir"
-            )
+    if configured and workdir and os.path.realpath(workdir) != os.path.realpath(configured):
+        raise ServiceError(
+            f"gateway.cwd in config.yaml ({configured}) says where sessions start; "
+            "change it there, or leave out --workdir"
+        )
     chosen = check_path(workdir or configured or Path.cwd(), "the working folder")
     if not chosen.is_dir():
         raise ServiceError(f"the working folder {chosen} does not exist; create it first")
     home = check_path(home, "HERMES_HOME")
-    folders: list[Path] = []
-    for folder in (home, chosen, *(check_path(w, "--writable") for w in writable)):
+    folders = [home, chosen]
+    for extra in writable:
+        folder = check_path(extra, "--writable")
         if not folder.is_dir():
             raise ServiceError(f"--writable {folder} is not a folder; create it first")
-        if folder not in folders:
-            folders.append(folder)
+        folders.append(folder)
     return ServicePlan(
         slug=service_slug(home, Path.home()),
         home=home,
         command=(str(check_path(hermes_command(argv0), "the hermes command")), "gateway", "run"),
         workdir=chosen,
-        writable=tuple(folders),
+        writable=tuple(dict.fromkeys(folders)),
         output=home / "logs" / f"{OUTPUT_LOG}.log",
         drain_seconds=drain_seconds,
         stop_seconds=stop_seconds(drain_seconds),
@@ -176,6 +177,8 @@ def plan_service(
 
 def changes(old: str, new: str) -> list[str]:
     """The lines that differ, ``-`` as on disk and ``+`` as install would write them."""
+    import difflib
+
     return [
         f"  {line}"
         for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
@@ -195,9 +198,7 @@ def first_line(*texts: str) -> str:
 def run_tool(argv: list[str], timeout: float | None = 30) -> subprocess.CompletedProcess[str]:
     """Run a service manager's command; ServiceError if it is missing or hangs."""
     try:
-        return subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout, check=False
-        )
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise ServiceError(f"{argv[0]} is not installed") from None
     except subprocess.TimeoutExpired:
@@ -205,6 +206,7 @@ def run_tool(argv: list[str], timeout: float | None = 30) -> subprocess.Complete
 
 
 ActiveState = Literal["active", "starting", "inactive", "failed"]
+"""A service's state as ``hermes gateway status`` says it."""
 
 
 class ServiceManager(Protocol):
@@ -217,6 +219,8 @@ class ServiceManager(Protocol):
     """The unit's name (hermes-gateway.service) or the agent's label."""
     path: Path
     """The unit file or the plist."""
+    inspect: str
+    """The manager's own command that shows how it is doing."""
 
     def render(self, plan: ServicePlan) -> str: ...
 
@@ -234,23 +238,30 @@ class ServiceManager(Protocol):
         manager cannot be asked)."""
         ...
 
-    def apply(self, changed: bool) -> None:
-        """After the file is written: load it, start it at login from now on, and start it
-        (restart it when ``changed`` and it was running)."""
+    def load(self) -> None:
+        """After the file is written or changed: the manager reads it, and starts it at
+        login from now on."""
         ...
 
-    def start(self) -> None: ...
+    def start(self) -> None:
+        """Start it if it is not running."""
+        ...
 
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """Stop it, waiting for the drain; it starts again at the next login."""
+        ...
 
-    def restart(self) -> None: ...
+    def restart(self) -> None:
+        """Stop it if it runs (waiting for the drain) and start it again, as now written."""
+        ...
 
     def remove(self) -> None:
         """Stop it and unload it, before its file is deleted."""
         ...
 
     def forget(self) -> None:
-        """After its file is deleted (or restored): the manager rereads what is there."""
+        """After its file is deleted or restored: the manager rereads what is there (never
+        raises: best effort)."""
         ...
 
     def main_pid(self) -> int | None: ...
@@ -259,8 +270,12 @@ class ServiceManager(Protocol):
         """None when the manager cannot be asked."""
         ...
 
+    def note(self) -> str | None:
+        """A line to say once it runs: when it runs and when not."""
+        ...
 
-def manager_for(plan_slug: str | None, environ: dict[str, str]) -> ServiceManager:
+
+def manager_for(plan_slug: str | None, environ: Mapping[str, str]) -> ServiceManager:
     """This system's manager for the home ``plan_slug`` names."""
     if sys.platform == "darwin":
         from hermes_plugin_gateway.launchd import LaunchAgent

@@ -22,7 +22,9 @@ __all__ = ["Style", "report_lines"]
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _MOST_ROWS = 15  # of the model, platform and tool charts; --json has them all
 _MOST_DAY_ROWS = 62  # longer spans are shown by week, then by month
-_LABEL_WIDTH = 28
+_LABEL_WIDTH = 32
+_SHORTEST_BAR = 6
+_SHORTEST_LABEL = 10  # 2026-12-03
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +68,20 @@ def _chart(
         for i, heading in enumerate(headings)
     ]
     figures = sum(width + 2 for width in widths)
-    label_width = min(_LABEL_WIDTH, max(len(row.label) for row in rows))
-    # The bar takes what is left; on a narrow terminal the labels give way first.
-    room = style.width - 2 - label_width - 2 - figures
-    if room < 10:
-        label_width = max(8, label_width - (10 - room))
-        room = style.width - 2 - label_width - 2 - figures
-    cells = max(1, room)
+    longest = min(_LABEL_WIDTH, max(len(row.label) for row in rows))
+    # Labels and the bar share what the figures leave. A bar too short to read takes from
+    # long labels (down to a date's width); past that the bar goes, then labels are cut.
+    free = style.width - 4 - figures
+    label_width = min(longest, max(_SHORTEST_LABEL, free - _SHORTEST_BAR))
+    cells = free - label_width
+    if cells < 1:
+        cells, label_width = 0, max(3, min(longest, free))
     head = "".join(f"  {heading:>{width}}" for heading, width in zip(headings, widths, strict=True))
-    yield f"{title:<{2 + label_width + 2 + cells}}{head}".rstrip()
+    before_figures = 2 + label_width + 2 + cells
+    if len(title) > before_figures:  # the headings go on a line of their own
+        yield title
+        title = ""
+    yield f"{title:<{before_figures}}{head}".rstrip()
     most = max(row.value for row in rows)
     for row in rows:
         label = one_line(row.label, label_width)
@@ -99,9 +106,11 @@ def _usage_cells(tally: Tally, style: Style) -> tuple[str, ...]:
     return (f"{tally.tokens:,}", _cost(tally, style))
 
 
-def _more(rows: int) -> Iterator[str]:
-    if rows > _MOST_ROWS:
-        yield f"  ... and {rows - _MOST_ROWS:,} more (hermes insights --json lists them all)"
+def _more(rows: int, style: Style) -> list[str]:
+    if rows <= _MOST_ROWS:
+        return []
+    line = f"  ... and {rows - _MOST_ROWS:,} more (hermes insights --json lists them all)"
+    return _wrapped(line, style.width)
 
 
 def _day_rows(report: Report, style: Style) -> tuple[str, list[_Row]]:
@@ -148,6 +157,10 @@ def _wrapped(line: str, width: int) -> list[str]:
     )
 
 
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}{'' if number == 1 else 's'}"
+
+
 def _model_label(key: ModelKey) -> str:
     model = key.model or "(no model named)"
     return f"{model} ({key.provider})" if key.provider else model
@@ -160,9 +173,11 @@ def _totals(report: Report) -> Iterator[str]:
     total, tools = report.total, report.tools
     failed = f" ({tools.failed:,} failed)" if tools.failed else ""
     yield (
-        f"  {report.sessions:,} sessions started, {total.model_calls:,} model calls, "
-        f"{tools.calls:,} tool calls{failed}"
+        f"  {_count(report.sessions, 'session')} started, "
+        f"{_count(total.model_calls, 'model call')}, {_count(tools.calls, 'tool call')}{failed}"
     )
+    if report.totals_only:
+        yield f"  ({report.totals_only:,} of them imported with totals only, not call by call)"
     yield (
         f"  tokens: {total.tokens:,} ({total.input_tokens:,} in, {total.output_tokens:,} out, "
         f"{total.cache_read_tokens:,} cache read)"
@@ -175,6 +190,12 @@ def _totals(report: Report) -> Iterator[str]:
 
 def report_lines(report: Report, style: Style) -> Iterator[str]:
     """The whole report, for a home with usage in the window (see :attr:`Report.empty`)."""
+    for line in _lines(report, style):
+        # An output that cannot encode a name's characters gets "?" for them, not an error.
+        yield line if style.unicode else line.encode("ascii", "replace").decode("ascii")
+
+
+def _lines(report: Report, style: Style) -> Iterator[str]:
     for line in _totals(report):
         yield from _wrapped(line, style.width)
     usage = ("tokens", "cost")
@@ -189,7 +210,7 @@ def report_lines(report: Report, style: Style) -> Iterator[str]:
             for key, tally in report.by_model[:_MOST_ROWS]
         ]
         yield from _chart("By model", usage, rows, style)
-        yield from _more(len(report.by_model))
+        yield from _more(len(report.by_model), style)
     if report.by_platform:
         yield ""
         rows = [
@@ -197,11 +218,11 @@ def report_lines(report: Report, style: Style) -> Iterator[str]:
             for source, sessions, tally in report.by_platform[:_MOST_ROWS]
         ]
         yield from _chart("By platform", ("sessions", *usage), rows, style)
-        yield from _more(len(report.by_platform))
+        yield from _more(len(report.by_platform), style)
     if report.by_tool:
         yield ""
         yield from _chart("By tool", ("calls", "failed"), _tool_rows(report), style)
-        yield from _more(len(report.by_tool))
+        yield from _more(len(report.by_tool), style)
     if any(tally.unpriced_calls and tally.cost_known for tally in _tallies(report)):
         yield ""
         yield f"{style.at_least}: some calls have no known price; the cost is at least this."

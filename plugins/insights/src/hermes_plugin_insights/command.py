@@ -44,7 +44,7 @@ class _Days(click.IntRange):
         try:
             days: int = super().convert(value, param, ctx)
         except click.BadParameter:
-            raise _OneLine(f"{value} is not a whole number of days, 1 or more.") from None
+            raise _OneLine(f"{str(value)!r} is not a whole number of days, 1 or more.") from None
         return days
 
 
@@ -108,8 +108,7 @@ def insights(days: int, as_json: bool) -> None:
 def _nothing(window: Window, any_session: bool) -> str:
     if not any_session:
         return "No usage yet: this home has no sessions. Start one with: hermes chat"
+    span = "today" if window.days == 1 else f"in the last {window.days:,} days"
+    since = "" if window.days == 1 else f" (since {window.first.isoformat()})"
     longer = max(365, window.days * 4)
-    return (
-        f"No usage in the last {window.days:,} days (since {window.first.isoformat()}); "
-        f"hermes insights --days {longer} looks further back."
-    )
+    return f"No usage {span}{since}; hermes insights --days {longer} looks further back."

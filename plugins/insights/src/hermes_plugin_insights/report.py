@@ -141,6 +141,9 @@ class Report:
     """Most calls first."""
     unpriced_models: tuple[str, ...] = field(default=())
     """The models some of whose calls have no known price."""
+    totals_only: int = 0
+    """Sessions whose usage came as totals, not call by call (imported from another tool):
+    their tokens and cost count, their model calls do not."""
 
     @property
     def empty(self) -> bool:
@@ -154,6 +157,7 @@ class Report:
             "to": self.window.last.isoformat(),
             "totals": {
                 "sessions": self.sessions,
+                "sessions_with_totals_only": self.totals_only,
                 **self.total.as_json(),
                 "tool_calls": self.tools.calls,
                 "failed_tool_calls": self.tools.failed,
@@ -195,6 +199,7 @@ def build_report(
     by_model: dict[ModelKey, Tally] = {}
     by_platform: dict[str, Tally] = {}
     unpriced: set[str] = set()
+    totals_only = 0
     for row in usage:
         tally = Tally.of(row)
         day = dt.date.fromisoformat(row.day)
@@ -205,6 +210,8 @@ def build_report(
         by_platform[row.source] = by_platform.get(row.source, Tally()) + tally
         if row.unpriced_calls:
             unpriced.add(row.model or "(no model named)")
+        if not row.model_calls and tally.used:
+            totals_only += row.sessions
     tools = ToolTally()
     tools_by_day: dict[dt.date, ToolTally] = {}
     by_tool: dict[str, ToolTally] = {}
@@ -235,4 +242,5 @@ def build_report(
         by_platform=sorted(platforms, key=lambda item: (-item[2].tokens, -item[1], item[0])),
         by_tool=sorted(by_tool.items(), key=lambda item: (-item[1].calls, item[0])),
         unpriced_models=tuple(sorted(unpriced)),
+        totals_only=totals_only,
     )

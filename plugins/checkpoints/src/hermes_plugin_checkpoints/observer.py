@@ -1,0 +1,102 @@
+"""Snapshots before tools run: which folder each session works in, and the snapshot taken
+in ``hermes_pre_tool_call`` within ``checkpoints.timeout_seconds``.
+
+The kernel awaits the hook before the tool runs, so the snapshot is complete when the tool
+starts; its deadline (``plugins.hook_timeout_seconds``, 5 s) is longer than ours, so the
+kernel never has to abandon it: a folder too big to snapshot in time is skipped instead,
+and the tool runs as it would without this plugin. A folder is skipped (one log line per
+folder and reason, per process) when it is over the bounds, is the home folder or ``/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_plugin_checkpoints.settings import bounds_of_home
+from hermes_plugin_checkpoints.shadow import CheckpointError, ShadowRepo, Snapshot, folder_problem
+from hermes_plugin_checkpoints.writes import change_of
+from hermes_sdk import SessionInfo, ToolCall
+
+__all__ = ["Where", "before_tool", "session_ended", "session_started", "where_of"]
+
+log = logging.getLogger("hermes.checkpoints")
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A session's working folder (resolved) and the home its checkpoints are kept in."""
+
+    folder: Path
+    home: Path
+
+
+_sessions: dict[str, Where] = {}
+_said: set[tuple[Path, str]] = set()
+_lock = threading.Lock()  # two gateway conversations may start at once
+
+
+def session_started(session: SessionInfo) -> None:
+    if not session.cwd or not session.home:
+        return
+    where = Where(Path(session.cwd).resolve(), Path(session.home).resolve())
+    with _lock:
+        _sessions[session.session_id] = where
+
+
+def session_ended(session: SessionInfo) -> None:
+    with _lock:
+        _sessions.pop(session.session_id, None)
+
+
+def where_of(session_id: str | None) -> Where | None:
+    if session_id is None:
+        return None
+    with _lock:
+        return _sessions.get(session_id)
+
+
+def _say_once(folder: Path, topic: str, line: str, level: int = logging.INFO) -> None:
+    with _lock:
+        first = (folder, topic) not in _said
+        _said.add((folder, topic))
+    log.log(level if first else logging.DEBUG, "checkpoints: %s", line)
+
+
+def before_tool(call: ToolCall) -> Snapshot | None:
+    """Snapshot the session's folder if ``call`` changes files in it; what was done, or
+    None when nothing was to be done. Never raises for a folder or git problem: the tool
+    runs anyway, and the problem is logged."""
+    where = where_of(call.session_id)
+    if where is None:
+        return None
+    bounds = bounds_of_home(str(where.home))
+    if not bounds.enabled:
+        return None
+    target = change_of(call.tool, call.arguments, where.folder)
+    if target is None:
+        return None
+    problem = folder_problem(where.folder, where.home)
+    if problem is not None:
+        _say_once(where.folder, "folder", f"{problem}; no checkpoints are taken")
+        return None
+    deadline = time.monotonic() + bounds.timeout_seconds
+    repo = ShadowRepo(where.home, where.folder, bounds)
+    try:
+        snapshot = repo.snapshot(
+            tool=call.tool, target=target, session=call.session_id, deadline=deadline
+        )
+    except CheckpointError as exc:
+        _say_once(
+            where.folder, "error", f"no checkpoint before {call.tool}: {exc}", logging.WARNING
+        )
+        return None
+    if snapshot.skipped:
+        _say_once(where.folder, "skipped", snapshot.skipped)
+    elif snapshot.created and snapshot.checkpoint is not None:
+        made = snapshot.checkpoint
+        log.debug("checkpoints: %s %s of %s", made.id, made.what, repo.folder)
+    return snapshot
