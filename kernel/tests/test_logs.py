@@ -98,3 +98,30 @@ def test_a_read_only_home_is_one_line_and_loses_nothing_on_the_terminal(tmp_path
     assert "hermes: warning: first" in err and "hermes: warning: second" in err
     assert err.count("cannot write") == 2  # once per file (agent.log, errors.log), no traceback
     assert "Traceback" not in err
+
+
+def test_hermes_log_stderr_0_keeps_records_in_the_files_only(tmp_path, capsys, monkeypatch):
+    # A service's stderr is kept in a file of its own (gateway-output.log): records are not
+    # repeated there while a log file takes them; without one they still reach stderr.
+    monkeypatch.setenv("HERMES_LOG_STDERR", "0")
+    logger = logging.getLogger("hermes")
+    redactor = hermes_log.setup_logging(verbose=False)
+    try:
+        logging.getLogger("hermes.x").warning("before the files")
+        hermes_log.log_to_files(tmp_path, redactor)
+        logging.getLogger("hermes.x").warning("in the files")
+    finally:
+        for handler in list(logger.handlers):
+            handler.close()
+            logger.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert "before the files" in err and "in the files" not in err
+    assert "in the files" in (tmp_path / "logs" / "agent.log").read_text()
+
+
+def test_hermes_logs_shows_what_a_service_kept_of_the_output(hermes):
+    folder = hermes.home / "logs"
+    folder.mkdir()
+    (folder / "gateway-output.log").write_text("hermes: error: config.yaml: bad\n")
+    code, out, _ = hermes("logs", "gateway-output")
+    assert (code, out) == (0, "hermes: error: config.yaml: bad\n")

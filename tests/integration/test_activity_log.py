@@ -37,16 +37,21 @@ def test_a_one_shot_logs_each_model_and_tool_call_without_words_or_keys(hermes, 
     models = [line for line in lines if " INFO hermes.activity: model call: " in line]
     tools = [line for line in lines if " INFO hermes.activity: tool call: " in line]
     assert len(models) == 2 and len(tools) == 1, log
-    assert re.search(r"local-endpoint / test-model, \d+ messages: ok in \d+ ms, [\d,]+ tokens in", models[0])
+    assert re.search(
+        r"local-endpoint / test-model, \d+ messages: ok in \d+ ms, [\d,]+ tokens in", models[0]
+    )
     assert re.search(r"tool call: session \S+, terminal ok in \d+ ms$", tools[0])
     assert any("turn started: session" in line for line in lines)
-    assert any(re.search(r"turn ended: session \S+: done in .*2 model call\(s\), 1 tool call", line) for line in lines)
+    assert any(
+        re.search(r"turn ended: session \S+: done in .*2 model call\(s\), 1 tool call", line)
+        for line in lines
+    )
     assert "quokka" not in log and "locker" not in log
     assert KEY not in log and "sk-canary" not in log
 
 
 def test_content_is_logged_when_asked_and_keys_never_are(hermes, openai_server):
-    configure(hermes, openai_server, f"logging:\n  content: true\n")
+    configure(hermes, openai_server, "logging:\n  content: true\n")
     openai_server.queue(Reply.say(f"the key you gave me was {KEY}"))
     assert hermes("chat", "-q", f"{SAID}; my key is {KEY}").code == 0
     log = (hermes.home / "logs" / "agent.log").read_text()

@@ -71,9 +71,7 @@ def hermes_environment(home: Path, model_url: str | None = None) -> dict[str, st
             f"model:\n  base_url: {model_url}\n  default: test-model\n"
             "learning:\n  review: false\n  nudge_every_turns: 0\n"
         )
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "GIT_"))
-    }
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "GIT_"))}
     environment.update(HERMES_HOME=str(home), OPENAI_API_KEY="sk-test")
     environment.pop("VIRTUAL_ENV", None)
     return environment

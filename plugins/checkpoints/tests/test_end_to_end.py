@@ -71,7 +71,8 @@ def test_rollback_in_the_chat_undoes_write_file(workspace, home, openai_server):
         chat.send("/rollback\r")
         chat.expect("Restored")
         chat.expect("undo")
-        chat.sendcontrol("d")
+        time.sleep(0.3)
+        chat.send("/quit\r")
         chat.expect(pexpect.EOF)
     finally:
         chat.close(force=True)

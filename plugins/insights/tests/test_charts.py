@@ -106,3 +106,15 @@ def test_an_unpriced_model_is_unknown_and_a_mix_a_lower_bound() -> None:
     assert as_json["totals"]["cost_usd"] == 0.5 and as_json["totals"]["unpriced_calls"] == 2
     (unpriced,) = [m for m in as_json["by_model"] if m["model"] == "mystery"]
     assert unpriced["cost_usd"] is None and unpriced["provider"] is None
+
+
+def test_only_the_biggest_are_charted_and_the_rest_are_counted() -> None:
+    tools = [
+        ToolUsage(day=TODAY.isoformat(), tool=f"tool_{n:02}", calls=n, failed=0)
+        for n in range(1, 21)
+    ]
+    lines = list(report_lines(report(30, [usage(TODAY, 10)], tools), Style()))
+    charted = [line.split()[0] for line in lines if line.startswith("  tool_")]
+    assert charted == [f"tool_{n:02}" for n in range(20, 5, -1)]  # most calls first
+    assert "  ... and 5 more (hermes insights --json lists them all)" in lines
+    assert len(report(30, [usage(TODAY, 10)], tools).as_json()["by_tool"]) == 20

@@ -160,7 +160,7 @@ def test_rename_stats_and_prune(home: Path, openai_server: ScriptedOpenAIServer)
     _age(home, open_old, 40, ended=False)  # a chat still open, or left by a crash
     _age(home, other, 10)
 
-    renamed = hermes(home, "sessions", "rename", recent[:14], "Tea notes")
+    renamed = hermes(home, "sessions", "rename", recent, "Tea notes")
     assert renamed.returncode == 0, renamed.stderr
     assert renamed.stdout.strip() == f"{recent}: titled 'Tea notes'"
     assert "Tea notes" in hermes(home, "sessions", "list").stdout
@@ -173,7 +173,7 @@ def test_rename_stats_and_prune(home: Path, openai_server: ScriptedOpenAIServer)
     assert report["sessions"] == 4 and report["messages"] == 8
     assert report["by_source"]["test"]["sessions"] == 4
     shown = hermes(home, "sessions", "stats").stdout
-    assert shown.startswith("4 sessions (1 open)") and "\ntest " in shown
+    assert shown.startswith("4 sessions (2 open)") and "\ntest " in shown
 
     dry = hermes(home, "sessions", "prune", "--older-than", "30", "--dry-run")
     assert dry.returncode == 0, dry.stderr

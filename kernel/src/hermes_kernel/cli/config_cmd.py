@@ -40,10 +40,16 @@ def _effective(ctx: click.Context) -> dict[str, Any]:
     report = check_plugin_sections(settings, app.host, include_absent=True)
     for message in report.warnings + report.problems:
         click.echo(f"warning: {message} (shown as written)", err=True)
+    from hermes_kernel.config.model import KernelConfig
+
+    # The kernel's own sections with their defaults filled in (config.yaml validated once
+    # already: a problem would have ended the command).
+    kernel = KernelConfig.model_validate(settings.raw).model_dump(mode="json", exclude={"plugins"})
     effective: dict[str, Any] = {"plugins": settings.plugins.as_mapping()}
     for key, value in settings.raw.items():
         if key != "plugins":
-            effective[key] = report.values.get(key, value)
+            effective[key] = report.values.get(key, kernel.get(key, value))
+    effective.update({k: v for k, v in kernel.items() if k not in effective})
     effective.update({k: v for k, v in report.values.items() if k not in effective})
     shown: dict[str, Any] = redact_data(effective, settings.secrets.values())
     return shown

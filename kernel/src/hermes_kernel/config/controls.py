@@ -25,6 +25,7 @@ KERNEL_SECTIONS = frozenset(
         "compression",
         "media",
         "auxiliary",
+        "logging",
     }
 )
 """Top-level config.yaml keys the kernel owns; plugins cannot claim them."""

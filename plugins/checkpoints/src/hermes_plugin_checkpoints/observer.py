@@ -34,7 +34,12 @@ class Where:
     home: Path
 
 
+TIDY_SECONDS = 4.0
+"""Packing a folder's snapshots at a session's end at most (under the hook deadline, 5 s)."""
+
 _sessions: dict[str, Where] = {}
+_touched: dict[str, set[Path]] = {}
+"""The folders each session snapshotted, to tidy when it ends."""
 _said: set[tuple[Path, str]] = set()
 _lock = threading.Lock()  # two gateway conversations may start at once
 
@@ -48,8 +53,15 @@ def session_started(session: SessionInfo) -> None:
 
 
 def session_ended(session: SessionInfo) -> None:
+    """Forget the session; pack what its snapshots left loose (within ``TIDY_SECONDS``)."""
     with _lock:
-        _sessions.pop(session.session_id, None)
+        where = _sessions.pop(session.session_id, None)
+        folders = _touched.pop(session.session_id, set())
+    if where is None or not folders:
+        return
+    deadline = time.monotonic() + TIDY_SECONDS
+    for folder in sorted(folders):
+        ShadowRepo(where.home, folder).tidy(deadline)
 
 
 def where_of(session_id: str | None) -> Where | None:
@@ -94,6 +106,8 @@ def before_tool(call: ToolCall) -> Snapshot | None:
             where.folder, "error", f"no checkpoint before {call.tool}: {exc}", logging.WARNING
         )
         return None
+    with _lock:
+        _touched.setdefault(call.session_id, set()).add(where.folder)
     if snapshot.skipped:
         _say_once(where.folder, "skipped", snapshot.skipped)
     elif snapshot.created and snapshot.checkpoint is not None:

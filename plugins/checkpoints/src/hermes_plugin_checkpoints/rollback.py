@@ -26,6 +26,7 @@ from hermes_sdk.text import when
 __all__ = ["describe_restored", "listing", "rollback"]
 
 USAGE = "usage: /rollback [N] | /rollback list | /rollback ID [PATH]"
+_HEADER = "  N    ID            WHEN              WHAT"
 _MOST_STEPS = 9999  # /rollback N takes up to four digits; a longer number is an id
 
 
@@ -33,7 +34,7 @@ def listing(repo: ShadowRepo, checkpoints: Sequence[Checkpoint]) -> list[str]:
     """The checkpoints as lines, newest first, each with the N ``/rollback N`` takes."""
     if not checkpoints:
         return [f"no checkpoints of {repo.folder} yet"]
-    lines = [f"Checkpoints of {repo.folder}, newest first:", "  N    ID            WHEN"]
+    lines = [f"Checkpoints of {repo.folder}, newest first:", _HEADER]
     steps = 0
     for checkpoint in checkpoints:
         step = ""
@@ -44,18 +45,24 @@ def listing(repo: ShadowRepo, checkpoints: Sequence[Checkpoint]) -> list[str]:
     return lines
 
 
+def _names(names: tuple[str, ...]) -> str:
+    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+    return ", ".join(names[:8]) + more
+
+
 def describe_restored(repo: ShadowRepo, restored: Restored) -> str:
     checkpoint = restored.checkpoint
     place = f"{restored.path} in {repo.folder}" if restored.path else str(repo.folder)
-    files = f"{restored.written} file{'s' if restored.written != 1 else ''}"
     lines = [
         f"Restored {place} as it was {checkpoint.what} (checkpoint {checkpoint.id}, "
-        f"{when(checkpoint.created)}): {files}."
+        f"{when(checkpoint.created)})."
     ]
+    if restored.put_back:
+        lines.append(f"Put back: {_names(restored.put_back)}.")
     if restored.removed:
-        shown = ", ".join(restored.removed[:10])
-        more = f" and {len(restored.removed) - 10} more" if len(restored.removed) > 10 else ""
-        lines.append(f"Removed (not in that checkpoint): {shown}{more}.")
+        lines.append(f"Removed (made since): {_names(restored.removed)}.")
+    if not restored.put_back and not restored.removed:
+        lines.append("Nothing differed: no file was changed.")
     lines.append(
         f"To undo this: /rollback {restored.before.id}, or: hermes checkpoints restore "
         f"{restored.before.id} --dir {repo.folder}"

@@ -47,6 +47,8 @@ Kind = Literal["tool", "restore"]
 REFS = "refs/checkpoints/"
 COMMAND_SECONDS = 120.0
 """A git command run for the user (list, restore) at most; a snapshot has its own budget."""
+TIDY_LOOSE = 200
+"""Loose objects (a file each) past which :meth:`ShadowRepo.tidy` packs them."""
 ALWAYS_EXCLUDED = (
     ".git",
     "node_modules/",
@@ -145,7 +147,8 @@ class Restored:
     """The folder as it was just before: restoring it undoes this restore."""
     path: str
     """The path restored, relative to the folder; "" for all of it."""
-    written: int
+    put_back: tuple[str, ...]
+    """Files written back as the checkpoint has them (changed or deleted since)."""
     removed: tuple[str, ...]
     """Files the checkpoint did not have, removed (they are kept in ``before``)."""
 
@@ -240,8 +243,11 @@ class ShadowRepo:
             self._bare("init", "--quiet", "--bare", str(self.git_dir))
             self._bare("config", "--file", str(self.git_dir / "config"), "core.bare", "false")
             atomic_write_text(self.root / "folder", f"{self.folder}\n", sync=False)
-        # A git killed at its deadline leaves its lock behind; under our lock none is live.
+        # A git killed at its deadline leaves its lock (and a repack its temporary packs)
+        # behind; under our lock none is live.
         (self.git_dir / "index.lock").unlink(missing_ok=True)
+        for left in (self.git_dir / "objects" / "pack").glob("*tmp*"):
+            left.unlink(missing_ok=True)
         exclude = self.git_dir / "info" / "exclude"
         wanted = self._excludes()
         try:
@@ -322,10 +328,6 @@ class ShadowRepo:
         if len(matches) > 1:
             raise CheckpointError(f"{wanted} names {len(matches)} checkpoints; give more of it")
         return matches[0]
-
-    def _files(self, commit: str) -> set[str]:
-        out = self._git("ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
-        return {os.fsdecode(name) for name in out.split(b"\0") if name}
 
     # --- snapshots --------------------------------------------------------------------------
 
@@ -418,6 +420,25 @@ class ShadowRepo:
         with suppress(CheckpointError):
             self._git("prune", "--expire=now", deadline=deadline)
 
+    def tidy(self, deadline: float) -> bool:
+        """Pack the file versions a session's snapshots left loose (one file each) and drop
+        those no checkpoint keeps, if the lock is free and there is something to do. True
+        when it was done; a repack cut off by ``deadline`` is redone next time."""
+        if not self.exists():
+            return False
+        try:
+            with FileLock(self.root / "lock", timeout=0):
+                self._ensure()
+                counts = self._git("count-objects", "-v", deadline=deadline).decode()
+                numbers = dict(line.split(": ", 1) for line in counts.splitlines() if ": " in line)
+                if int(numbers.get("count", 0)) < TIDY_LOOSE and int(numbers.get("packs", 0)) < 2:
+                    return False
+                self._git("repack", "-a", "-d", "-q", deadline=deadline)
+                self._git("prune", "--expire=now", deadline=deadline)
+                return True
+        except (LockTimeout, CheckpointError, ValueError):
+            return False
+
     # --- restoring --------------------------------------------------------------------------
 
     def restore(self, checkpoint: Checkpoint, path: str = "") -> Restored:
@@ -431,18 +452,35 @@ class ShadowRepo:
             ).checkpoint
             if before is None:  # not reached: a forced snapshot is never skipped
                 raise CheckpointError("could not save the folder as it is now; nothing restored")
-            wanted = {f for f in self._files(checkpoint.commit) if _within(f, relative)}
-            present = {f for f in self._files(before.commit) if _within(f, relative)}
-            if not wanted and not present:
+            if relative and not (
+                self._has(checkpoint.commit, relative) or self._has(before.commit, relative)
+            ):
                 raise CheckpointError(
-                    f"{relative or 'the folder'} is not in checkpoint {checkpoint.id}, "
-                    "nor in the folder now; nothing restored"
+                    f"{relative} is not in checkpoint {checkpoint.id}, nor in the folder now; "
+                    "nothing restored"
                 )
-            removed = tuple(sorted(f for f in present - wanted if ".git" not in Path(f).parts))
-            spec = f":(literal){relative}" if relative else "."
-            source = f"--source={checkpoint.commit}"
-            self._git("restore", source, "--staged", "--worktree", "--", spec)
-        return Restored(checkpoint, before, relative, len(wanted), removed)
+            changes = [
+                (status, name)
+                for status, name in self._changes(before.commit, checkpoint.commit)
+                if _within(name, relative) and ".git" not in Path(name).parts
+            ]
+            if changes:
+                spec = f":(literal){relative}" if relative else "."
+                source = f"--source={checkpoint.commit}"
+                self._git("restore", source, "--staged", "--worktree", "--", spec)
+        put_back = tuple(sorted(name for status, name in changes if status != "D"))
+        removed = tuple(sorted(name for status, name in changes if status == "D"))
+        return Restored(checkpoint, before, relative, put_back, removed)
+
+    def _has(self, commit: str, relative: str) -> bool:
+        out = self._git("ls-tree", "-z", "--name-only", "--full-tree", commit, "--", relative)
+        return bool(out.strip(b"\0"))
+
+    def _changes(self, old: str, new: str) -> list[tuple[str, str]]:
+        """(status, path) of each file that differs from ``old`` to ``new``: A, M, T or D."""
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+        fields = [os.fsdecode(field) for field in out.split(b"\0") if field]
+        return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
 
     def relative(self, path: str) -> str:
         """``path`` (absolute, or relative to the folder) as a path inside the folder."""

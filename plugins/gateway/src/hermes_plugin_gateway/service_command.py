@@ -131,21 +131,15 @@ def install(workdir: Path | None, writable: tuple[Path, ...], force: bool, no_st
         text = manager.render(plan)
         old = _read(manager.path)
         if old is not None and old != text and not force:
-            raise click.ClickException(
-                "\n".join(
-                    [
-                        f"{manager.path} differs from what install writes now "
-                        "(- there, + install):",
-                        *changes(old, text),
-                        "Keep it, or replace it with: hermes gateway install --force",
-                    ]
-                )
-            )
+            raise _differs(manager.path, old, text)
         if not no_start:
             manager.reachable()
             _refuse_hand_started(plan.home, manager)
         checker = manager.verify(text)
-        plan.output.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            plan.output.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ServiceError(f"cannot create {plan.output.parent}: {exc.strerror}") from None
         if old != text:
             _write(manager.path, text)
         checked = f"checked with {checker}" if checker else "not checked: no checker here"
@@ -182,6 +176,19 @@ def install(workdir: Path | None, writable: tuple[Path, ...], force: bool, no_st
     note = manager.note()
     if note:
         click.echo(note)
+
+
+def _differs(path: Path, old: str, text: str) -> click.ClickException:
+    """Refused: the user's edits, or another install's unit, are not overwritten unasked."""
+    return click.ClickException(
+        "\n".join(
+            [
+                f"{path} differs from what install writes now (- there, + install):",
+                *changes(old, text),
+                "Keep it, or replace it with: hermes gateway install --force",
+            ]
+        )
+    )
 
 
 def _write(path: Path, text: str) -> None:

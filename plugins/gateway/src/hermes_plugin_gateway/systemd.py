@@ -83,6 +83,13 @@ WantedBy=default.target
 """
 
 
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no USER and a uid without a passwd entry (a container)
+        return "$USER"
+
+
 class SystemdUserService:
     """One home's unit in the user's systemd (``systemctl --user``)."""
 
@@ -151,13 +158,12 @@ class SystemdUserService:
             )
         done = self._systemctl("show", "--property=Version")
         if done.returncode != 0:
-            user = getpass.getuser()
             raise ServiceError(
                 f"systemctl --user cannot reach your systemd user manager "
-                f"({first_line(done.stderr, done.stdout)}): run this in your login session, "
-                f"or once `loginctl enable-linger {user}` and then with "
-                f"XDG_RUNTIME_DIR=/run/user/{os.getuid()}; without systemd (a container), "
-                "run `hermes gateway run` under another supervisor"
+                f"({first_line(done.stderr, done.stdout)}): run this in your login session "
+                f"(or once: loginctl enable-linger {_user()}, then with "
+                f"XDG_RUNTIME_DIR=/run/user/{os.getuid()}); without systemd (a container), "
+                "run `hermes gateway run` under its supervisor"
             )
         self._reached = True
 
@@ -205,7 +211,7 @@ class SystemdUserService:
 
     def note(self) -> str | None:
         """Said after it starts: without lingering it stops when the user logs out."""
-        user = getpass.getuser()
+        user = _user()
         if Path("/var/lib/systemd/linger", user).exists():
             return None
         return (
