@@ -72,13 +72,15 @@ def test_rollback_goes_n_back_removes_new_files_and_can_be_undone(workspace, hom
     snapshot(repo, "notes.txt")  # 1 back
     (workspace / "notes.txt").write_text("third\n")
     (workspace / "new.txt").write_text("made after both\n")
+    (workspace / "src" / "app.py").unlink()
     repository = fingerprint(workspace / ".git")
     slash = context(workspace, home)
 
     said = rollback("2", slash)
     assert (workspace / "notes.txt").read_text() == ORIGINAL
     assert not (workspace / "new.txt").exists()
-    assert "Put back: notes.txt.\nRemoved (made since): new.txt." in said
+    assert "Put back: notes.txt, src/app.py.\nRemoved (made since): new.txt." in said
+    assert (workspace / "src" / "app.py").read_text() == "print('hello')\n"
     assert (workspace / "build.log").exists()  # ignored by the user's .gitignore: untouched
     assert fingerprint(workspace / ".git") == repository
 
@@ -89,6 +91,7 @@ def test_rollback_goes_n_back_removes_new_files_and_can_be_undone(workspace, hom
 
     rollback("", slash)  # 1 back, counting only the checkpoints taken before tools
     assert (workspace / "notes.txt").read_text() == "second\n"
+    assert "Nothing differed" in rollback("", slash)
     assert "before restoring" in rollback("list", slash)
 
 

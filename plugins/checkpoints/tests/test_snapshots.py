@@ -168,3 +168,20 @@ def test_the_session_end_packs_what_its_snapshots_left_loose(hooks, workspace, h
     hooks.hermes_on_session_end(session=session, reason="exit")
     assert (objects()["count"], objects()["packs"]) == ("0", "1")
     assert [c.number for c in repo.checkpoints()] == [1]
+
+
+def test_without_git_the_tool_runs_and_doctor_says_how_to_get_it(
+    hooks, workspace, home, caplog, monkeypatch, tmp_path
+):
+    from hermes_sdk import HealthContext
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
+    start(hooks, workspace, home)
+    with caplog.at_level(logging.INFO, logger="hermes.checkpoints"):
+        call(hooks, "write_file", path="notes.txt", content="x")
+    assert "git is not installed" in caplog.text
+    ((finding,),) = hooks.hermes_doctor_checks(context=HealthContext(home=str(home)))
+    assert (finding.level, finding.fix) == (
+        "warning",
+        "install git (Debian/Ubuntu: apt install git)",
+    )

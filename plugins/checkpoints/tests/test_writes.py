@@ -77,3 +77,10 @@ def test_a_terminal_workdir_elsewhere_is_not_the_folder():
     assert change_of("terminal", {"command": "echo x > f", "workdir": "/tmp"}, FOLDER) is None
     assert change_of("terminal", {"command": "ls"}, FOLDER) is None
     assert change_of("execute_code", {"code": "open('f', 'w')"}, FOLDER) == "(a script)"
+
+
+def test_a_token_in_the_command_is_not_kept_in_the_description():
+    command = "curl -H 'Authorization: Bearer sk-abcdefghijklmnopqrstuvwxyz123456' -o out.json x"
+    described = change_of("terminal", {"command": command}, FOLDER)
+    assert described is not None and described.startswith("curl -H")
+    assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in described

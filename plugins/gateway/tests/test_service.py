@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -84,16 +85,17 @@ def unit_dir(user: Path) -> Path:
 def verify(unit: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """The real systemd-analyze on the unit as installed: a user unit needs a runtime folder,
     which a scratch one serves (no manager needs to run)."""
-    runtime = tmp_path / "verify-runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    return subprocess.run(
-        [_analyze(), "--user", "verify", str(unit)],
-        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    # Short: systemd reads the user's socket units too, and a socket path in a deep pytest
+    # folder (a worker's) passes the 108 bytes a socket address may hold.
+    with tempfile.TemporaryDirectory(prefix="hermes-rt-", dir="/tmp") as runtime:
+        return subprocess.run(
+            [_analyze(), "--user", "verify", str(unit)],
+            env={**os.environ, "XDG_RUNTIME_DIR": runtime},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
 
 def settings(unit: Path) -> dict[str, list[str]]:

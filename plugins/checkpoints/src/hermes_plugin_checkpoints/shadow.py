@@ -204,19 +204,32 @@ class ShadowRepo:
         stdin: bytes | None = None,
         fine: tuple[int, ...] = (0,),
     ) -> bytes:
-        program = shutil.which("git")
-        if program is None:
-            raise CheckpointError("git is not installed (it keeps the checkpoints): install it")
+        """Run git on the shadow repository with the folder as its work tree; its output.
+        CheckpointError (one line) when it fails, or ``deadline`` (monotonic) passes."""
         timeout = COMMAND_SECONDS if deadline is None else deadline - time.monotonic()
         if timeout <= 0:
             raise CheckpointError(f"out of time (checkpoints.timeout_seconds) before git {args[0]}")
+        where = [f"--git-dir={self.git_dir}", f"--work-tree={self.folder}"]
+        return self._run([*where, *args], timeout, stdin, fine, cwd=self.folder)
+
+    def _run(
+        self,
+        args: list[str],
+        timeout: float,
+        stdin: bytes | None = None,
+        fine: tuple[int, ...] = (0,),
+        cwd: Path | None = None,
+    ) -> bytes:
+        program = shutil.which("git")
+        if program is None:
+            raise CheckpointError("git is not installed (it keeps the checkpoints): install it")
         environment = _environment()
         environment["GIT_CONFIG_GLOBAL"] = str(self.base / "gitconfig")
-        command = [program, f"--git-dir={self.git_dir}", f"--work-tree={self.folder}", *args]
+        name = next((a for a in args if not a.startswith("--")), "")
         try:
             done = subprocess.run(
-                command,
-                cwd=self.folder,
+                [program, *args],
+                cwd=cwd,
                 env=environment,
                 input=stdin,
                 capture_output=True,
@@ -225,14 +238,14 @@ class ShadowRepo:
             )
         except subprocess.TimeoutExpired:
             raise CheckpointError(
-                f"git {args[0]} took longer than {timeout:.1f} s (checkpoints.timeout_seconds)"
+                f"git {name} took longer than {timeout:.1f} s (checkpoints.timeout_seconds)"
             ) from None
         except OSError as exc:
             raise CheckpointError(f"cannot run git: {exc.strerror or exc}") from None
         if done.returncode not in fine:
             said = one_line(done.stderr.decode("utf-8", "replace"), 300)
             said = said or f"exit status {done.returncode}"
-            raise CheckpointError(f"git {args[0]} failed: {said}")
+            raise CheckpointError(f"git {name} failed: {said}")
         return done.stdout
 
     def _ensure(self) -> None:
@@ -240,8 +253,9 @@ class ShadowRepo:
             atomic_write_text(self.base / "gitconfig", _GIT_CONFIG, sync=False)
         if not (self.git_dir / "HEAD").is_file():
             self.root.mkdir(parents=True, exist_ok=True)
-            self._bare("init", "--quiet", "--bare", str(self.git_dir))
-            self._bare("config", "--file", str(self.git_dir / "config"), "core.bare", "false")
+            self._run(["init", "--quiet", "--bare", str(self.git_dir)], COMMAND_SECONDS)
+            config = ["config", "--file", str(self.git_dir / "config"), "core.bare", "false"]
+            self._run(config, COMMAND_SECONDS)
             atomic_write_text(self.root / "folder", f"{self.folder}\n", sync=False)
         # A git killed at its deadline leaves its lock (and a repack its temporary packs)
         # behind; under our lock none is live.
@@ -256,20 +270,6 @@ class ShadowRepo:
             current = None
         if current != wanted:
             atomic_write_text(exclude, wanted, sync=False)
-
-    def _bare(self, *args: str) -> None:
-        """A git command outside the shadow repository (creating it)."""
-        program = shutil.which("git")
-        if program is None:
-            raise CheckpointError("git is not installed (it keeps the checkpoints): install it")
-        environment = _environment()
-        environment["GIT_CONFIG_GLOBAL"] = str(self.base / "gitconfig")
-        done = subprocess.run(
-            [program, *args], env=environment, capture_output=True, timeout=30, check=False
-        )
-        if done.returncode != 0:
-            said = one_line(done.stderr.decode("utf-8", "replace"), 300)
-            raise CheckpointError(f"git {args[0]} failed: {said}")
 
     def _excludes(self) -> str:
         lines = [*ALWAYS_EXCLUDED, *self.bounds.exclude]

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_sdk.redact import redact_text
 from hermes_sdk.text import one_line
 
 __all__ = ["change_of", "command_writes"]
@@ -79,7 +80,9 @@ def change_of(tool: str, arguments: Mapping[str, Any], folder: Path) -> str | No
             return None
         workdir = arguments.get("workdir")
         base = _resolve(workdir, folder) if isinstance(workdir, str) and workdir else folder
-        return one_line(command, 80) if command_writes(command, base, folder) else None
+        if not command_writes(command, base, folder):
+            return None
+        return one_line(redact_text(command), 80)  # kept in the checkpoint's description
     return None
 
 

@@ -171,6 +171,8 @@ class Deliveries:
             finally:
                 await _quietly_synced(synced)
             await self.ledger.store.run(self.ledger.delivered, item.id)
+            retry = f" (attempt {item.attempts + 1})" if item.attempts else ""
+            log.info("reply %d delivered to %s%s", item.id, item.chat.platform, retry)
             return True
         finally:
             self._in_flight.discard(item.id)

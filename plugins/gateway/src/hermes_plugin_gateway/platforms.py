@@ -86,6 +86,7 @@ class Platforms:
 
     async def _run(self, name: str, state: PlatformState, adapter: PlatformAdapter) -> str:
         state.adapter, state.state, state.error = adapter, "running", ""
+        log.info("platform %s: connected", name)
         if self.on_running is not None:
             self.on_running(name)
         try:

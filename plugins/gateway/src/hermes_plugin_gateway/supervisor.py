@@ -58,6 +58,10 @@ async def supervise(
     while True:
         state.state, state.retry_at = "starting", None
         started = time.monotonic()
+        if state.restarts:
+            log.info("%s: connecting again (restart %d)", what, state.restarts)
+        else:
+            log.info("%s: connecting", what)
         try:
             error = await attempt()
         except not_configured as exc:
