@@ -23,7 +23,14 @@ def hooks(register_plugin, hermes_plugin_manager):
 
 
 def start(hooks, folder: Path, home: Path, session_id: str = "s1") -> None:
-    session = SessionInfo(session_id=session_id, source="cli", cwd=str(folder), home=str(home))
+    """A session starts, as the kernel starts one: with the config it loaded."""
+    import yaml
+
+    path = home / "config.yaml"
+    config = yaml.safe_load(path.read_text()) if path.exists() else {}
+    session = SessionInfo(
+        session_id=session_id, source="cli", cwd=str(folder), home=str(home), config=config
+    )
     hooks.hermes_on_session_start(session=session)
 
 

@@ -45,6 +45,9 @@ class SessionInfo:
     home: str | None = None
     """HERMES_HOME of the agent the session runs in (a profile's, when one is chosen): where
     a plugin keeps its own files for it."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as the agent loaded it (secrets live in .env, never here): an observer
+    reads its own section here, never the file."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

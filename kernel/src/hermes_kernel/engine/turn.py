@@ -68,10 +68,13 @@ ended meanwhile (a busy gateway ends dozens a second). Search indexes what is le
 each query, so results never miss a message; this only keeps that step short."""
 
 
-def _session_info(session: Session, home: Path) -> SessionInfo:
+def _session_info(
+    session: Session, home: Path, config: Mapping[str, Any] | None = None
+) -> SessionInfo:
     return SessionInfo(
         session_id=session.id,
         home=str(home),
+        config=config or {},
         source=session.source,
         model=session.model,
         provider=session.provider,
@@ -185,7 +188,7 @@ class TurnEngine:
         session_id = new_session_id()
         prompt = self._system_prompt(session_id, source, cwd, user_scope, instructions)
         session = self._create(session_id, source, cwd, user_scope, prompt, parent_session_id)
-        self.observer.on_session_start(_session_info(session, self.home))
+        self.observer.on_session_start(_session_info(session, self.home, self.config))
         return session
 
     async def open_session(
@@ -208,7 +211,7 @@ class TurnEngine:
         )
         if self.observer.observes("on_session_start"):
             await asyncio.to_thread(
-                self.observer.on_session_start, _session_info(session, self.home)
+                self.observer.on_session_start, _session_info(session, self.home, self.config)
             )
         return session
 
@@ -265,7 +268,7 @@ class TurnEngine:
         session = self.store.sessions.get(session_id)
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
-        self.observer.on_session_start(_session_info(session, self.home))
+        self.observer.on_session_start(_session_info(session, self.home, self.config))
         return session
 
     def end_session(self, session_id: str, reason: str) -> None:
@@ -273,7 +276,7 @@ class TurnEngine:
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         self.store.sessions.end(session_id, reason)
-        self.observer.on_session_end(_session_info(session, self.home), reason)
+        self.observer.on_session_end(_session_info(session, self.home, self.config), reason)
 
     # --- a turn -------------------------------------------------------------------------
 

@@ -13,11 +13,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from hermes_plugin_checkpoints.settings import bounds_of_home
-from hermes_plugin_checkpoints.shadow import CheckpointError, ShadowRepo, Snapshot, folder_problem
+from hermes_plugin_checkpoints.shadow import (
+    Bounds,
+    CheckpointError,
+    ShadowRepo,
+    Snapshot,
+    folder_problem,
+)
 from hermes_plugin_checkpoints.writes import change_of
 from hermes_sdk import SessionInfo, ToolCall
 
@@ -28,10 +35,23 @@ log = logging.getLogger("hermes.checkpoints")
 
 @dataclass(frozen=True, slots=True)
 class Where:
-    """A session's working folder (resolved) and the home its checkpoints are kept in."""
+    """A session's working folder (resolved), the home its checkpoints are kept in, and the
+    config the agent loaded (its ``checkpoints:`` section is read on the first write)."""
 
     folder: Path
     home: Path
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def bounds(self) -> Bounds:
+        """The section's bounds; a wrong section logs one line and gives the defaults (the
+        kernel reports its problems too). pydantic loads here, not at start-up."""
+        from hermes_plugin_checkpoints.settings import bounds_from
+
+        try:
+            return bounds_from(self.config)
+        except ValueError as exc:
+            log.warning("checkpoints: %s; the defaults are used", " ".join(str(exc).split()))
+            return Bounds()
 
 
 TIDY_SECONDS = 4.0
@@ -47,7 +67,7 @@ _lock = threading.Lock()  # two gateway conversations may start at once
 def session_started(session: SessionInfo) -> None:
     if not session.cwd or not session.home:
         return
-    where = Where(Path(session.cwd).resolve(), Path(session.home).resolve())
+    where = Where(Path(session.cwd).resolve(), Path(session.home).resolve(), session.config)
     with _lock:
         _sessions[session.session_id] = where
 
@@ -85,7 +105,7 @@ def before_tool(call: ToolCall) -> Snapshot | None:
     where = where_of(call.session_id)
     if where is None:
         return None
-    bounds = bounds_of_home(str(where.home))
+    bounds = where.bounds()
     if not bounds.enabled:
         return None
     target = change_of(call.tool, call.arguments, where.folder)

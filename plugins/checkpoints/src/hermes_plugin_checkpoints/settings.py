@@ -1,18 +1,10 @@
-"""The ``checkpoints:`` section of config.yaml, and the bounds a snapshot obeys.
-
-The slash command and ``hermes checkpoints`` get config.yaml from the kernel. The
-``hermes_pre_tool_call`` observer gets no config (``SessionInfo`` carries none), so for a
-session it reads the section from the session's home once, and again only when the file
-changes.
-"""
+"""The ``checkpoints:`` section of config.yaml, and the bounds a snapshot obeys. Every
+caller gets the config from the kernel (the observer from ``SessionInfo.config``)."""
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hermes_plugin_checkpoints.shadow import Bounds
 from hermes_sdk.sections import section_settings
 
-__all__ = ["Bounds", "CheckpointSettings", "bounds_from", "bounds_of_home"]
+__all__ = ["Bounds", "CheckpointSettings", "bounds_from"]
 
 log = logging.getLogger("hermes.checkpoints")
 
@@ -76,34 +68,3 @@ def bounds_from(config: Mapping[str, Any] | None) -> Bounds:
         timeout_seconds=settings.timeout_seconds,
         exclude=tuple(settings.exclude),
     )
-
-
-_cache: dict[str, tuple[tuple[int, int], Bounds]] = {}
-_cache_lock = threading.Lock()
-
-
-def bounds_of_home(home: str) -> Bounds:
-    """The bounds HERMES_HOME/config.yaml sets, re-read only when the file changes. A file
-    that cannot be read, or a wrong section, gives the defaults (the kernel reports the
-    section's problems itself; this logs one line)."""
-    path = Path(home) / "config.yaml"
-    try:
-        info = os.stat(path)
-    except OSError:
-        return Bounds()
-    stamp = (info.st_mtime_ns, info.st_size)
-    with _cache_lock:
-        cached = _cache.get(home)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    import yaml
-
-    bounds = Bounds()
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        bounds = bounds_from(data if isinstance(data, Mapping) else {})
-    except (OSError, ValueError, yaml.YAMLError) as exc:
-        log.warning("checkpoints: %s: %s; the defaults are used", path, exc)
-    with _cache_lock:
-        _cache[home] = (stamp, bounds)
-    return bounds
