@@ -77,17 +77,21 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
     )
 
 
+_sessions: dict[str, SessionInfo] = {}
+"""The sessions started, kept here so that a session that never writes never imports the
+snapshot machinery (the one-shot's start-up)."""
+
+
 @hookimpl
 def hermes_on_session_start(session: SessionInfo) -> None:
-    from hermes_plugin_checkpoints.observer import session_started
-
-    session_started(session)
+    _sessions[session.session_id] = session
 
 
 @hookimpl
 def hermes_on_session_end(session: SessionInfo, reason: str) -> None:
     import sys
 
+    _sessions.pop(session.session_id, None)
     observer = sys.modules.get("hermes_plugin_checkpoints.observer")
     if observer is not None:
         observer.session_ended(session)
@@ -97,8 +101,12 @@ def hermes_on_session_end(session: SessionInfo, reason: str) -> None:
 def hermes_pre_tool_call(call: ToolCall) -> None:
     if call.tool not in MAY_WRITE:
         return
-    from hermes_plugin_checkpoints.observer import before_tool
+    session = _sessions.get(call.session_id)
+    if session is None:
+        return
+    from hermes_plugin_checkpoints.observer import before_tool, session_started
 
+    session_started(session)  # idempotent: the observer learns the session on its first write
     before_tool(call)
 
 
