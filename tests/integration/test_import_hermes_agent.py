@@ -434,3 +434,16 @@ def test_a_zip_that_is_not_a_hermes_agent_backup_is_refused_in_one_line(hermes, 
     assert result.code == 1
     assert f"the zip {tmp_path / 'photos.zip'} has no state.db, config.yaml" in result.err
     assert len(result.err.strip().splitlines()) == 1
+
+
+def test_a_zip_made_on_windows_with_backslashes_is_imported(hermes, source, tmp_path):
+    import zipfile
+
+    zip_path = tmp_path / "windows.zip"
+    with zipfile.ZipFile(zip_path, "w") as archive:
+        for path in sorted(source.rglob("*")):
+            if path.is_file() and not path.name.endswith(("-wal", "-shm")):
+                archive.write(path, arcname=path.relative_to(source).as_posix().replace("/", "\\"))
+    result = hermes("import", "hermes-agent", str(zip_path), "--yes")
+    assert result.code == 0, result.err
+    assert "sessions: 6 came over" in result.out

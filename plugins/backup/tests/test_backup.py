@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -72,6 +74,11 @@ def home(tmp_path: Path, openai_server: ScriptedOpenAIServer) -> Path:
     (path / "cache").mkdir()
     (path / "cache" / "big.bin").write_bytes(b"x" * 1000)
     (path / "gateway.pid").write_text("123\n")
+    (path / "venvs" / "mcp").mkdir(parents=True)  # a plugin's cache, tagged as one
+    (path / "venvs" / "mcp" / "CACHEDIR.TAG").write_bytes(
+        b"Signature: 8a477f597d28d172789f06886806bc55\n"
+    )
+    (path / "venvs" / "mcp" / "lib.py").write_text("x = 1\n")
     os.symlink("/etc/hostname", path / "a-link")
     openai_server.queue(Reply.say("Noted: quince-marker-41."), Reply.say("Yes."))
     asyncio.run(chat(path, "remember quince-marker-41", "ok?"))
@@ -90,7 +97,7 @@ def test_a_round_trip_keeps_files_modes_and_every_count(home: Path, tmp_path: Pa
         manifest = json.loads(archive.read("hermes-backup.json"))
         mode = archive.getinfo("memories/MEMORY.md").external_attr >> 16
     assert {"config.yaml", "state.db", "memories/MEMORY.md"} <= names
-    assert not {".env", "cache/big.bin", "gateway.pid", "a-link"} & names
+    assert not {".env", "cache/big.bin", "gateway.pid", "a-link", "venvs/mcp/lib.py"} & names
     assert not any(name.endswith(("-wal", "-shm")) for name in names)
     assert manifest["format"] == 1 and manifest["secrets"] is False
     assert stat.S_IMODE(mode) == 0o640
@@ -182,3 +189,52 @@ def test_a_backup_must_be_a_zip_in_a_folder_that_exists(home: Path, tmp_path: Pa
     assert wrong.returncode == 1 and "a backup is a .zip file" in wrong.stderr
     nowhere = hermes(home, "backup", str(tmp_path / "no" / "b.zip"))
     assert nowhere.returncode == 1 and "no such folder" in nowhere.stderr
+
+
+def test_a_forced_restore_into_a_home_on_another_disk_keeps_or_replaces_it_whole(
+    home: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "b.zip"
+    assert hermes(home, "backup", str(target)).returncode == 0
+    elsewhere = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path / "elsewhere"
+    real = Path(tempfile.mkdtemp(prefix="hermes-home-", dir=elsewhere))
+    try:
+        (real / "config.yaml").write_text("model:\n  default: old\n")
+        (real / "profiles" / "work").mkdir(parents=True)
+        (real / "profiles" / "work" / ".env").write_text("OPENAI_API_KEY=sk-profile-key\n")
+        link = tmp_path / "linked-home"
+        link.symlink_to(real)
+        forced = hermes(link, "restore", str(target), "--force")
+        assert forced.returncode == 0, forced.stderr
+        assert counts(real / "state.db") == counts(home / "state.db")
+        assert not (real / "config.yaml").read_text().startswith("model:\n  default: old")
+        assert not [p.name for p in real.iterdir() if p.name.startswith(".hermes-")]
+        # A backup never takes a profile's secrets unasked, nor a restore's safety copy.
+        again = tmp_path / "again.zip"
+        (real / "profiles" / "work").mkdir(parents=True, exist_ok=True)
+        (real / "profiles" / "work" / ".env").write_text("OPENAI_API_KEY=sk-profile-key\n")
+        assert hermes(link, "backup", str(again)).returncode == 0
+        with zipfile.ZipFile(again) as archive:
+            assert not [
+                n for n in archive.namelist() if n.endswith(".env") or "before-restore" in n
+            ]
+    finally:
+        shutil.rmtree(real, ignore_errors=True)
+
+
+def test_modes_a_zip_asks_for_are_tamed_and_odd_names_are_fine(tmp_path: Path) -> None:
+    path = tmp_path / "m.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("hermes-backup.json", json.dumps({"format": 1}))
+        entry = zipfile.ZipInfo("bin/tool")
+        entry.external_attr = (stat.S_IFREG | 0o4777) << 16
+        archive.writestr(entry, b"#!/bin/sh\n")
+        archive.writestr("notes 12:30.md", b"at half past\n")
+    new = tmp_path / "new"
+    result = hermes(new, "restore", str(path))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE((new / "bin" / "tool").stat().st_mode) == 0o755
+    assert (new / "notes 12:30.md").read_text() == "at half past\n"
+    empty = hermes(tmp_path / "typo", "backup", str(tmp_path / "e.zip"))
+    assert empty.returncode == 1 and "holds nothing to back up" in empty.stderr
+    assert not (tmp_path / "e.zip").exists()

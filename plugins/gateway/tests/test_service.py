@@ -139,7 +139,8 @@ def test_install_no_start_writes_a_unit_systemd_analyze_accepts(
     assert environment["HERMES_HOME"] == str(home)
     assert environment["HERMES_PROFILE"] == "default"  # `hermes profile use` cannot move it
     assert environment["HERMES_LOG_STDERR"] == "0"
-    assert environment["PATH"] == os.environ["PATH"]
+    absolute = [p for p in os.environ["PATH"].split(os.pathsep) if p and os.path.isabs(p)]
+    assert environment["PATH"] == os.pathsep.join(dict.fromkeys(absolute))  # never "." or ""
     output = home / "logs" / "gateway-output.log"
     assert values["StandardOutput"] == values["StandardError"] == [f"append:{output}"]
     assert output.parent.is_dir()  # systemd opens the file, not its folder

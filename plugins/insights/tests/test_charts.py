@@ -90,6 +90,13 @@ def test_names_from_the_store_cannot_drive_the_terminal() -> None:
     assert any(line.startswith("  evil␛]0;pwned") for line in lines)
 
 
+def test_an_unpriced_models_name_cannot_drive_the_terminal_either() -> None:
+    evil = usage(TODAY, 10, model="m\x1b]0;TITLE\x07", cost=0.0, unpriced=1)
+    lines = list(report_lines(report(30, [evil], []), Style()))
+    assert not any("\x1b" in line or "\x07" in line for line in lines)
+    assert any("no price is known for m␛]0;TITLE" in line for line in lines)
+
+
 def test_an_unpriced_model_is_unknown_and_a_mix_a_lower_bound() -> None:
     rows = [
         usage(TODAY, 100, cost=0.5),

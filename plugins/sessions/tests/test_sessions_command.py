@@ -149,16 +149,25 @@ def _age(home: Path, session_id: str, days: float, ended: bool = True) -> None:
             "UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?",
             (moment, moment if ended else None, session_id),
         )
+        db.execute("UPDATE messages SET created_at = ? WHERE session_id = ?", (moment, session_id))
 
 
 def test_rename_stats_and_prune(home: Path, openai_server: ScriptedOpenAIServer) -> None:
-    openai_server.queue(*(Reply.say(f"answer {n}") for n in range(4)))
+    openai_server.queue(*(Reply.say(f"answer {n}") for n in range(5)))
     old, open_old, recent, other = (
         asyncio.run(stored_session(home, f"question {n}")) for n in range(4)
     )
     _age(home, old, 40)
     _age(home, open_old, 40, ended=False)  # a chat still open, or left by a crash
     _age(home, other, 10)
+    resumed = asyncio.run(stored_session(home, "question 5"))
+    _age(home, resumed, 40)  # ended 40 days ago, but it gets a message today:
+    import sqlite3
+
+    with sqlite3.connect(home / "state.db") as db:
+        db.execute(
+            "UPDATE messages SET created_at = ? WHERE session_id = ?", (time.time(), resumed)
+        )
 
     renamed = hermes(home, "sessions", "rename", recent, "Tea notes")
     assert renamed.returncode == 0, renamed.stderr
@@ -170,10 +179,10 @@ def test_rename_stats_and_prune(home: Path, openai_server: ScriptedOpenAIServer)
     stats = hermes(home, "sessions", "stats", "--json")
     assert stats.returncode == 0, stats.stderr
     report = json.loads(stats.stdout)
-    assert report["sessions"] == 4 and report["messages"] == 8
-    assert report["by_source"]["test"]["sessions"] == 4
+    assert report["sessions"] == 5 and report["messages"] == 10
+    assert report["by_source"]["test"]["sessions"] == 5
     shown = hermes(home, "sessions", "stats").stdout
-    assert shown.startswith("4 sessions (2 open)") and "\ntest " in shown
+    assert shown.startswith("5 sessions (2 open)") and "\ntest " in shown
 
     dry = hermes(home, "sessions", "prune", "--older-than", "30", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -183,6 +192,6 @@ def test_rename_stats_and_prune(home: Path, openai_server: ScriptedOpenAIServer)
     pruned = hermes(home, "sessions", "prune", "--older-than", "30", "--yes")
     assert pruned.stdout.startswith("deleted 1 session(s)"), pruned.stderr
     left = hermes(home, "sessions", "list").stdout
-    assert old not in left and all(s in left for s in (open_old, recent, other))
+    assert old not in left and all(s in left for s in (open_old, recent, other, resumed))
     bad = hermes(home, "sessions", "prune", "--older-than", "-3")
     assert bad.returncode == 2 and "--older-than" in bad.stderr

@@ -6,7 +6,8 @@ is copied with SQLite's online backup API in one step, which reads one consisten
 while writers carry on (WAL), and the copy is checked (``quick_check``) before it goes in.
 Its ``-wal``/``-shm``/``-journal`` companions are folded into that copy and left out.
 
-Left out as well: ``cache/`` (rebuilt on use), records of processes that ran (``*.pid``,
+Left out as well: ``cache/`` and any folder tagged as a cache (``CACHEDIR.TAG``), records
+of processes that ran (``*.pid``,
 ``*.lock``, ``browser/owners``), sockets and other special files, and symbolic links (named
 in the report: a link's target is not the home's). ``.env`` goes in only when asked.
 
@@ -16,6 +17,7 @@ moves the files in, so a bad zip changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -62,6 +64,8 @@ class BackupReport:
     databases: list[str] = field(default_factory=list)
     secrets: bool = False
     skipped_links: list[str] = field(default_factory=list)
+    skipped_names: list[str] = field(default_factory=list)
+    """Files whose names are not UTF-8 (a zip cannot name them portably)."""
     bytes_written: int = 0
 
 
@@ -91,6 +95,11 @@ def _companion_of_database(path: Path) -> bool:
     return False
 
 
+def is_secrets(relative: PurePosixPath) -> bool:
+    """A ``.env`` (or ``.env.NAME``) anywhere: the home's, a profile's."""
+    return relative.name == SECRETS or relative.name.startswith(SECRETS + ".")
+
+
 def _left_out(relative: PurePosixPath, include_secrets: bool) -> bool:
     if relative.parts[0] in _LEFT_OUT_DIRS:
         return True
@@ -98,12 +107,27 @@ def _left_out(relative: PurePosixPath, include_secrets: bool) -> bool:
         return True
     if relative.name.endswith(_LEFT_OUT_SUFFIXES):
         return True
-    return str(relative) == SECRETS and not include_secrets
+    if "-before-restore-" in relative.name and relative.suffix == ".zip":
+        return True  # a restore's safety copy of a home, secrets and all
+    return is_secrets(relative) and not include_secrets
+
+
+CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
+"""A folder holding a CACHEDIR.TAG that starts with this is a cache (the Cache Directory
+Tagging Specification, which backup tools honour): it is left out, whoever made it."""
+
+
+def _is_cache(folder: Path) -> bool:
+    try:
+        with (folder / "CACHEDIR.TAG").open("rb") as tag:
+            return tag.read(len(CACHEDIR_SIGNATURE)) == CACHEDIR_SIGNATURE
+    except OSError:
+        return False
 
 
 def _walk(home: Path) -> Iterator[tuple[Path, PurePosixPath]]:
     for folder, names, files in os.walk(home):
-        names.sort()
+        names[:] = sorted(name for name in names if not _is_cache(Path(folder) / name))
         for name in sorted(files) + [n for n in names if (Path(folder) / n).is_symlink()]:
             path = Path(folder) / name
             yield path, PurePosixPath(path.relative_to(home).as_posix())
@@ -112,14 +136,20 @@ def _walk(home: Path) -> Iterator[tuple[Path, PurePosixPath]]:
 def _copy_database(source: Path, target: Path) -> None:
     """``source`` copied to ``target`` in one consistent snapshot, and checked."""
     # Read-only, and no waiting forever for a writer that holds the file.
-    reader = sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True, timeout=30)
-    writer = sqlite3.connect(target)
     try:
-        reader.backup(writer)  # pages=-1: the whole database in one step, one read snapshot
-        result = writer.execute("PRAGMA quick_check").fetchone()
-    finally:
-        writer.close()
-        reader.close()
+        reader = sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True, timeout=30)
+        writer = sqlite3.connect(target)
+        try:
+            reader.backup(writer)  # pages=-1: the whole database, one step, one read snapshot
+            result = writer.execute("PRAGMA quick_check").fetchone()
+        finally:
+            writer.close()
+            reader.close()
+    except sqlite3.Error as exc:
+        raise BackupError(
+            f"{source} looks like a database but SQLite cannot copy it ({exc}); repair it or "
+            "move it out of the home, then back up again"
+        ) from None
     if not result or result[0] != "ok":
         raise BackupError(f"{source}: the copy failed its check ({result}); nothing was written")
 
@@ -133,8 +163,8 @@ def _zip_info(relative: str, info: os.stat_result) -> zipfile.ZipInfo:
 
 def write_backup(home: Path, target: Path, *, include_secrets: bool, version: str) -> BackupReport:
     """Write ``home`` to the zip ``target`` (mode 0600, replaced only when complete)."""
-    if not home.is_dir():
-        raise BackupError(f"{home} is not a folder: nothing to back up (is HERMES_HOME right?)")
+    if not home.is_dir() or home_is_empty(home):
+        raise BackupError(f"{home} holds nothing to back up: is HERMES_HOME (or -p) right?")
     report = BackupReport(target)
     partial = target.with_name(target.name + ".part")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -149,6 +179,11 @@ def write_backup(home: Path, target: Path, *, include_secrets: bool, version: st
             for path, relative in _walk(home):
                 if inside_home and path.resolve() in (target.resolve(), partial.resolve()):
                     continue  # the backup itself, written into the home
+                try:
+                    str(relative).encode("utf-8")
+                except UnicodeEncodeError:
+                    report.skipped_names.append(str(relative).encode("utf-8", "replace").decode())
+                    continue
                 if _left_out(relative, include_secrets):
                     continue
                 if path.is_symlink():
@@ -173,7 +208,7 @@ def write_backup(home: Path, target: Path, *, include_secrets: bool, version: st
                         archive.open(_zip_info(str(relative), info), "w", force_zip64=True) as out,
                     ):
                         shutil.copyfileobj(data, out, 1 << 20)
-                report.secrets = report.secrets or str(relative) == SECRETS
+                report.secrets = report.secrets or is_secrets(relative)
                 report.files += 1
                 entries.append({"path": str(relative), "mode": stat.S_IMODE(info.st_mode)})
             manifest = {
@@ -197,11 +232,12 @@ def write_backup(home: Path, target: Path, *, include_secrets: bool, version: st
 # --- restore --------------------------------------------------------------------------------
 
 
-def home_is_empty(home: Path) -> bool:
+def home_is_empty(home: Path, ignore: set[str] | None = None) -> bool:
     """Nothing but what a command leaves by running (``cache/``, ``logs/``) is there."""
     if not home.exists():
         return True
-    return all(entry.name in _RUNTIME_ONLY for entry in home.iterdir())
+    skipped = _RUNTIME_ONLY | (ignore or set())
+    return all(entry.name in skipped for entry in home.iterdir())
 
 
 def _manifest(archive: zipfile.ZipFile, zip_path: Path) -> dict[str, object]:
@@ -234,7 +270,8 @@ def _manifest(archive: zipfile.ZipFile, zip_path: Path) -> dict[str, object]:
 def _safe_name(name: str) -> PurePosixPath | None:
     """The entry's path inside the home, or None for one that would land outside it."""
     path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or name.startswith(("\\", "/")) or ":" in name:
+    drive = len(name) > 1 and name[1] == ":" and name[0].isalpha()  # C:... on Windows
+    if path.is_absolute() or ".." in path.parts or name.startswith(("\\", "/")) or drive:
         return None
     return path
 
@@ -253,13 +290,14 @@ def _unpack(archive: zipfile.ZipFile, into: Path, report: RestoreReport) -> None
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with archive.open(entry) as data, target.open("wb") as out:
             shutil.copyfileobj(data, out, 1 << 20)
-        os.chmod(target, stat.S_IMODE(mode) if mode else 0o600)
+        # Never a set-id bit or a mode others may write through, whatever the zip says.
+        os.chmod(target, (stat.S_IMODE(mode) & 0o755) if mode else 0o600)
         modified = time.mktime((*entry.date_time, 0, 0, -1))
         os.utime(target, (modified, modified))
         if _is_sqlite(target):
             _check_database(target, relative)
             report.databases.append(str(relative))
-        report.secrets = report.secrets or str(relative) == SECRETS
+        report.secrets = report.secrets or is_secrets(relative)
         report.files += 1
 
 
@@ -287,6 +325,30 @@ def _in_use(home: Path) -> str | None:
     return None
 
 
+def _swap(home: Path, staging: Path, aside: Path) -> None:
+    """Move the home's entries aside, then the restored ones in; on any failure the moved
+    entries go back, so the home is never left half-replaced."""
+    own = {staging.name, aside.name}
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for entry in sorted(home.iterdir()):
+            if entry.name not in own:
+                os.replace(entry, aside / entry.name)
+                moved_aside.append(entry.name)
+        for entry in sorted(staging.iterdir()):
+            os.replace(entry, home / entry.name)
+            moved_in.append(entry.name)
+    except BaseException:
+        for name in moved_in:
+            with contextlib.suppress(OSError):
+                os.replace(home / name, staging / name)
+        for name in moved_aside:
+            with contextlib.suppress(OSError):
+                os.replace(aside / name, home / name)
+        raise
+
+
 def restore_backup(
     zip_path: Path, home: Path, *, force: bool, version: str, stamp: str
 ) -> RestoreReport:
@@ -312,25 +374,19 @@ def restore_backup(
                 raise BackupError(
                     f"{home} is in use: a running process holds {busy} (a gateway?); stop it first"
                 )
-        home.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{home.name}-restore-", dir=home.parent))
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Staged inside the home itself: the same filesystem as its files, even when the
+        # home is a mount point or a link to another disk, so every move below is a rename.
+        staging = Path(tempfile.mkdtemp(prefix=".hermes-restore-", dir=home))
+        aside = Path(tempfile.mkdtemp(prefix=".hermes-replaced-", dir=home))
         try:
             _unpack(archive, staging, report)
-            if not home_is_empty(home):
-                saved = home.parent / f"{home.name}-before-restore-{stamp}.zip"
+            if not home_is_empty(home, ignore={staging.name, aside.name}):
+                saved = home.resolve().parent / f"{home.name}-before-restore-{stamp}.zip"
                 write_backup(home, saved, include_secrets=True, version=version)
                 report.saved_first = saved
-                for entry in home.iterdir():
-                    if entry.is_dir() and not entry.is_symlink():
-                        shutil.rmtree(entry)
-                    else:
-                        entry.unlink()
-            home.mkdir(parents=True, exist_ok=True, mode=0o700)
-            for entry in staging.iterdir():
-                destination = home / entry.name
-                if destination.exists():  # cache/ or logs/ the command itself left
-                    shutil.rmtree(destination) if destination.is_dir() else destination.unlink()
-                os.replace(entry, destination)
+            _swap(home, staging, aside)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
     return report

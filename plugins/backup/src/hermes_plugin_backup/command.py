@@ -69,6 +69,8 @@ def backup(path: Path | None, include_secrets: bool) -> None:
         click.echo(f"secrets (.env) are not in it{hint}")
     for link in report.skipped_links:
         click.echo(f"left out {link}: a symbolic link (its target is not the home's)")
+    for name in report.skipped_names:
+        click.echo(f"left out {name}: its name is not UTF-8; rename it to keep it")
 
 
 @click.command()

@@ -171,8 +171,15 @@ def plan_service(
         output=home / "logs" / f"{OUTPUT_LOG}.log",
         drain_seconds=drain_seconds,
         stop_seconds=stop_seconds(drain_seconds),
-        path=environ.get("PATH") or os.defpath,
+        path=_absolute_path(environ.get("PATH") or os.defpath),
     )
+
+
+def _absolute_path(path: str) -> str:
+    """PATH without empty or relative entries: a service would look up commands in its
+    working folder, which the agent can write to."""
+    kept = [part for part in path.split(os.pathsep) if part and os.path.isabs(part)]
+    return os.pathsep.join(dict.fromkeys(kept)) or os.defpath
 
 
 def changes(old: str, new: str) -> list[str]:

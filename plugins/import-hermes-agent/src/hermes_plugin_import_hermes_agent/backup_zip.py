@@ -30,6 +30,7 @@ def is_backup_zip(path: Path) -> bool:
 
 def _prefix(names: list[str]) -> str:
     """``.hermes/`` when every entry is under it (a zipped folder), else nothing."""
+    names = [name.replace("\\", "/") for name in names]
     firsts = {
         PurePosixPath(name).parts[0]
         for name in names
@@ -70,13 +71,14 @@ def _unpack(zip_path: Path, into: Path) -> None:
         names = archive.namelist()
         prefix = _prefix(names)
         for entry in archive.infolist():
-            name = entry.filename
-            if entry.is_dir() or not name.startswith(prefix):
+            # Zips made on Windows (PowerShell's Compress-Archive) may separate with "\".
+            name = entry.filename.replace("\\", "/")
+            if entry.is_dir() or name.endswith("/") or not name.startswith(prefix):
                 continue
             relative = PurePosixPath(name[len(prefix) :])
             if not relative.parts or relative.parts[0] == _EXTERNAL:
                 continue
-            if relative.is_absolute() or ".." in relative.parts or "\\" in name:
+            if relative.is_absolute() or ".." in relative.parts or ":" in relative.parts[0]:
                 raise ImportRefused(
                     f"{zip_path} holds {name!r}, a path outside the home: it was not imported"
                 )

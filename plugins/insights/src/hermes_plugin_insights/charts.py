@@ -184,7 +184,8 @@ def _totals(report: Report) -> Iterator[str]:
     )
     cost = f"  cost: {total.cost_text()}"
     if report.unpriced_models:
-        cost += f"; no price is known for {', '.join(report.unpriced_models)}"
+        named = ", ".join(one_line(model, 60) for model in report.unpriced_models)
+        cost += f"; no price is known for {named}"
     yield cost
 
 

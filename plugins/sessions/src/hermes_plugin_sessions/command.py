@@ -222,14 +222,19 @@ _EVERY = 10_000_000  # "all of them", for the history's limit
 @click.option("--dry-run", is_flag=True, help="Only say what would be deleted.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 def prune(days: float, source: str | None, dry_run: bool, yes: bool) -> None:
-    """Delete the sessions that ended before DAYS days ago, with their messages. A session
-    that never ended (a chat still open, or one a crash left) and one running a turn are
-    kept."""
+    """Delete the sessions that ended, and last had a message, more than DAYS days ago, with
+    their messages. A session that never ended (a chat still open, or one a crash left), one
+    resumed since, and one running a turn are kept."""
     cutoff = time.time() - days * 86_400
 
     async def work(history: SessionHistory) -> tuple[list[SessionSummary], int, list[str]]:
         found = await history.sessions(source=source, limit=_EVERY, background=True)
-        old = [s for s in found if s.ended_at is not None and s.ended_at < cutoff]
+        ended = [s for s in found if s.ended_at is not None and s.ended_at < cutoff]
+        old = []
+        for session in ended:  # one resumed since it ended is in use: its last word counts
+            messages = await history.messages(session.session_id)
+            if not messages or messages[-1].created_at < cutoff:
+                old.append(session)
         never_ended = sum(1 for s in found if s.ended_at is None and s.started_at < cutoff)
         if dry_run or not old:
             return old, never_ended, []
