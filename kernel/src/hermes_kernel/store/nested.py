@@ -97,15 +97,6 @@ class NestedCalls:
                 (content, disposition, seconds, row_id),
             )
 
-    def of_call(self, message_id: int, parent_call_id: str) -> list[NestedCallRecord]:
-        """The calls one parent call made, in the order it made them."""
-        rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM nested_calls WHERE message_id = ? AND parent_call_id = ? "
-            "ORDER BY position",
-            (message_id, parent_call_id),
-        )
-        return [_record(row) for row in rows]
-
     def of_session(self, session_id: str) -> list[NestedCallRecord]:
         """Every nested call of a session, oldest first."""
         rows = self._db.query(

@@ -31,11 +31,14 @@ def _stamp() -> str:
 
 
 def _size(count: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if count < 1024 or unit == "GB":
-            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:,.1f} {unit}"
-        count /= 1024  # type: ignore[assignment]  # a float from here on, for the figure
-    return f"{count} bytes"
+    if count < 1024:
+        return f"{count:,} bytes"
+    size = float(count)
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        if size < 1024 or unit == "GB":
+            break
+    return f"{size:,.1f} {unit}"
 
 
 @click.command()

@@ -247,20 +247,28 @@ def uninstall() -> None:
     )
 
 
-@click.command()
-def start() -> None:
-    """Start the gateway's service (installed with hermes gateway install), now and at each
-    login."""
+def _bring_up(restart: bool) -> tuple[ServiceManager, int]:
+    """Start (or restart) this home's installed service and wait until it serves."""
     home = Path(_context().home)
     try:
         manager = _installed(home)
         manager.reachable()
         _refuse_hand_started(home, manager)
         manager.load()
-        manager.start()
-        pid = _wait_serving(home, manager)
+        if restart:
+            manager.restart()
+        else:
+            manager.start()
+        return manager, _wait_serving(home, manager)
     except ServiceError as exc:
         raise _fail(exc) from None
+
+
+@click.command()
+def start() -> None:
+    """Start the gateway's service (installed with hermes gateway install), now and at each
+    login."""
+    manager, pid = _bring_up(restart=False)
     click.echo(f"The gateway runs (pid {pid}) as {manager.name}.")
 
 
@@ -268,16 +276,7 @@ def start() -> None:
 def restart() -> None:
     """Restart the gateway's service: running turns finish (up to gateway.drain_seconds), the
     rest resume once it is back. After an upgrade of Hermes or a plugin."""
-    home = Path(_context().home)
-    try:
-        manager = _installed(home)
-        manager.reachable()
-        _refuse_hand_started(home, manager)
-        manager.load()
-        manager.restart()
-        pid = _wait_serving(home, manager)
-    except ServiceError as exc:
-        raise _fail(exc) from None
+    manager, pid = _bring_up(restart=True)
     click.echo(f"Restarted: the gateway runs (pid {pid}) as {manager.name}.")
 
 
