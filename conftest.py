@@ -39,6 +39,7 @@ _GROUP_OF_PATH = {
     Path("plugins/mcp/tests/test_everything.py"): "npm",  # one npm install
     # One Chromium for the module: a worker of its own would start a second.
     Path("plugins/toolset-browser/tests/test_browser_tools.py"): "browser",
+    Path("tests/browser"): "browser",
 }
 _ROOT = Path(__file__).parent
 

@@ -171,6 +171,42 @@ def test_the_shared_pieces_example_in_the_author_guide_runs(tmp_path):
     assert (home / "bookmarks" / "pending" / f"{proposal}.json").exists()
 
 
+def test_the_author_guides_pending_writes_example_runs(tmp_path):
+    """The guide's queue of pending bookmarks, run as written on top of §13's example."""
+    import re
+
+    import pytest
+
+    from hermes_sdk.pending_writes import PendingContext
+    from hermes_sdk.proposals import UnknownProposal
+
+    guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
+    shared, queues = guide.split("## 13. Shared pieces", 1)[1].split(
+        "### Offering pending writes to every front-end", 1
+    )
+    namespace: dict[str, Any] = {}
+    for code in (re.findall(r"```python\n(.*?)```", part, re.S)[0] for part in (shared, queues)):
+        exec(compile(code, "guide.md#13", "exec"), namespace)  # the doc's own code, as written
+    (spec,) = namespace["hermes_pending_writes"]()
+    assert spec.name == "bookmarks"
+    queue = spec.factory(PendingContext(home=str(tmp_path)))
+    namespace["add_bookmark"](tmp_path, "https://a.example")
+    first = namespace["propose_bookmark"](tmp_path, "https://b.example", "cli")
+    second = namespace["propose_bookmark"](tmp_path, "https://c.example", "cli")
+    writes = queue.pending()
+    assert {w.id for w in writes} == {first, second}
+    (write,) = [w for w in writes if w.id == first]
+    assert write.title == "bookmark https://b.example"
+    assert '+ "https://b.example"\n' in write.diff
+    assert queue.approve(first) == "bookmarked https://b.example"
+    assert queue.reject(second) == f"dropped {second}"
+    assert queue.pending() == []
+    with pytest.raises(UnknownProposal):
+        queue.approve(second)
+    marks = (tmp_path / "bookmarks" / "bookmarks.json").read_text(encoding="utf-8")
+    assert "https://b.example" in marks and "https://c.example" not in marks
+
+
 def test_the_author_guides_plugin_storage_example_runs(tmp_path, capsys):
     guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
     section = guide.split("### Keeping state: plugin storage", 1)[1]

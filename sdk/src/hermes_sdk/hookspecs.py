@@ -57,6 +57,7 @@ from hermes_sdk.specs import (
     DeliverySpec,
     ImporterSpec,
     MemoryProviderSpec,
+    PendingWritesSpec,
     PlatformSpec,
     PriceTableSpec,
     ProviderSpec,
@@ -465,6 +466,56 @@ def hermes_importers() -> Iterable[ImporterSpec]:
     """
 
 
+@hookspec
+def hermes_pending_writes() -> Iterable[PendingWritesSpec]:
+    """Yield queues of writes that wait for the user's approval: what the agent changed
+    while ``write_approval`` was on (a memory entry, a skill edit), for every front-end to
+    show and decide.
+
+    Called once when the plugin is loaded. When a front-end asks (``Runtime.pending_writes``,
+    ``Runtime.decide_pending_write``) the kernel calls ``factory(context)`` with a
+    :class:`~hermes_sdk.pending_writes.PendingContext` (the home, its config and whose
+    writes: ``user_scope``, None for the owner) and calls the returned
+    :class:`~hermes_sdk.pending_writes.PendingWrites`' ``pending()``, ``approve(id)`` or
+    ``reject(id)``, each in a worker thread under ``plugins.hook_timeout_seconds``. Each
+    :class:`~hermes_sdk.pending_writes.PendingWrite` carries one line saying what approving
+    does and a unified diff of the files it would change. ``approve`` and ``reject`` return
+    one line to show, raise :class:`~hermes_sdk.proposals.UnknownProposal` for an id that is
+    not waiting, and ``approve`` raises ValueError (one line) when the write cannot be made,
+    leaving it pending. A queue whose ``pending()`` raises or hangs is left out of the list
+    (logged, and named in ``Runtime.warnings``); the other queues are still shown. Names are
+    unique: a second plugin with a taken name fails to load.
+
+    Manifest key: ``pending.NAME``.
+
+    Example::
+
+        class Glossary:
+            def __init__(self, context):
+                self.queue = ProposalQueue(Path(context.home) / "glossary" / "pending",
+                                           "glossary entry", "hermes glossary pending")
+
+            def pending(self):
+                return [PendingWrite(queue="glossary", id=p.id, title=f"add {p.payload['term']}",
+                                     diff="", created_at=p.created_at, source=p.source)
+                        for p in self.queue.pending()]
+
+            def approve(self, write_id):
+                add_term(self.queue.get(write_id).payload)  # UnknownProposal if not waiting
+                self.queue.drop(write_id)
+                return f"approved {write_id}"
+
+            def reject(self, write_id):
+                self.queue.get(write_id)
+                self.queue.drop(write_id)
+                return f"rejected {write_id}"
+
+        @hookimpl
+        def hermes_pending_writes():
+            yield PendingWritesSpec(name="glossary", description="new terms", factory=Glossary)
+    """
+
+
 # --- Registration: CLI and configuration -------------------------------------------------
 
 
@@ -825,6 +876,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_skill_sources": SkillSourceSpec,
     "hermes_reviews": ReviewSpec,
     "hermes_importers": ImporterSpec,
+    "hermes_pending_writes": PendingWritesSpec,
     "hermes_cli_commands": CommandSpec,
     "hermes_slash_commands": SlashCommandSpec,
     "hermes_config_sections": ConfigSectionSpec,

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_sdk.budget import Budget
+from hermes_sdk.health import StatusLine
+from hermes_sdk.pending_writes import PendingWrite
 from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
@@ -45,6 +47,8 @@ __all__ = [
     "ModelChoice",
     "ModelInfo",
     "Notice",
+    "PendingWrite",
+    "PluginState",
     "ProvidedName",
     "ProviderChoice",
     "Question",
@@ -58,6 +62,7 @@ __all__ = [
     "SessionNotFound",
     "SessionOptions",
     "SessionSummary",
+    "StatusLine",
     "TextDelta",
     "ToolFinished",
     "ToolProgress",
@@ -261,6 +266,35 @@ class ProvidedName:
 
     name: str
     plugin: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginState:
+    """An installed plugin and how it stands, as ``hermes plugins list --json`` has it."""
+
+    name: str
+    distribution: str
+    version: str
+    summary: str
+    state: Literal["loaded", "enabled", "disabled", "failed"]
+    """``loaded`` (imported in this process, fine), ``enabled`` (allowed, not imported
+    here yet), ``disabled`` (by config or the plugin controls), ``failed`` (its load failed
+    here, or it cannot load: ``error`` says why)."""
+    reason: str
+    """Why it is enabled or disabled (``default``, ``plugins.disabled in config.yaml`` ...)."""
+    error: str | None
+    """Why it failed to load, in one line: here, or the last time it was loaded (state
+    ``enabled`` with an error: not imported since); None if it did not fail."""
+    load_ms: float | None
+    """How long its load took in this process; None if it was not loaded here."""
+    isolated: bool
+    """Listed in ``plugins.isolated``: it runs in a host process of its own."""
+    run_time: str | None
+    """What happened after it loaded (its host restarted, its hooks disabled for missing
+    their deadline), in this process or the last run that loaded it; None: nothing."""
+    provides: tuple[str, ...]
+    """Manifest keys (``tool.read_file``, ``hook.hermes_pre_tool_call``): what it
+    registered, if loaded here, else what its manifest declares."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -706,6 +740,36 @@ class Runtime(SessionHistory):
     ) -> str | None:
         """Run a plugin's slash command (a coroutine on the loop, else in a worker thread)
         and return what it printed. Its errors propagate: show them as one line."""
+
+    # --- what a front-end shows of the whole agent (SDK 0.x: added for a web front-end) ---
+
+    @abc.abstractmethod
+    async def status(self) -> list[StatusLine]:
+        """What ``hermes status`` shows, line for line: ``Home``, ``Model``, ``Plugins``
+        (failed ones as details), each plugin's own lines (``hermes_status_lines``),
+        ``Sessions`` and ``Disk``. Computed in a worker thread; a plugin whose status hook
+        fails is one line under its own name."""
+
+    @abc.abstractmethod
+    def plugins(self) -> list[PluginState]:
+        """Every installed plugin and how it stands, by name (``hermes plugins list``)."""
+
+    @abc.abstractmethod
+    async def pending_writes(self, *, user_scope: str | None = None) -> list[PendingWrite]:
+        """The writes waiting for the user's approval in every queue (``hermes_pending_writes``:
+        memory writes, skill edits when ``write_approval`` is on), oldest first; ``user_scope``:
+        that person's (None: the owner's). A queue whose plugin raises or misses its deadline
+        is left out, logged and named in :meth:`warnings`."""
+
+    @abc.abstractmethod
+    async def decide_pending_write(
+        self, queue: str, write_id: str, *, approve: bool, user_scope: str | None = None
+    ) -> str:
+        """Approve (make the change) or reject (drop it) one pending write; returns one line
+        to show. Raises :class:`~hermes_sdk.proposals.UnknownProposal` (one line) for an
+        unknown queue or id, ValueError (one line; the write stays pending) when approving
+        cannot be done, and TimeoutError when the plugin does not answer within
+        ``plugins.hook_timeout_seconds``."""
 
     @abc.abstractmethod
     def watch_background(self, callback: Callable[[str], None]) -> None:

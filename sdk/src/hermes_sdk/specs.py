@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from hermes_sdk.ladder import Endpoint, LadderContext, RungResult
+    from hermes_sdk.pending_writes import PendingContext, PendingWrites
 
 __all__ = [
     "BackendSpec",
@@ -30,6 +31,7 @@ __all__ = [
     "Kind",
     "MemoryProviderSpec",
     "ModelPrice",
+    "PendingWritesSpec",
     "PlatformSpec",
     "PriceTableSpec",
     "ProviderSpec",
@@ -71,6 +73,8 @@ class Kind(enum.StrEnum):
     IMPORTER = "importer"
     DELIVERY = "delivery"
     TRANSCRIBER = "transcriber"
+    PENDING = "pending"
+    """A queue of writes waiting for the user's approval (:class:`PendingWritesSpec`)."""
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -401,6 +405,21 @@ class ReviewSpec(Spec):
             raise ValueError(
                 f"review {self.name!r}: keeps_with must name at least one of its tools"
             )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingWritesSpec(Spec):
+    """A queue of writes that wait for the user's approval (memory writes, skill edits when
+    ``write_approval`` is on), offered to front-ends through ``Runtime.pending_writes``. See
+    :mod:`hermes_sdk.pending_writes`.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.pending_writes.PendingContext` and
+    returns a :class:`~hermes_sdk.pending_writes.PendingWrites`; it is called in a worker
+    thread whenever a front-end looks at or decides the queue, so it should be cheap.
+    """
+
+    kind: ClassVar[Kind] = Kind.PENDING
+    factory: Callable[[PendingContext], PendingWrites]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

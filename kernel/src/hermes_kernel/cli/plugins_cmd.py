@@ -7,7 +7,7 @@ import json
 import click
 
 from hermes_kernel.cli.main import app_of
-from hermes_kernel.cli.plugin_rows import PluginRow, describe_last_load, plugin_rows
+from hermes_kernel.plugins.rows import PluginRow, describe_last_load, plugin_rows
 from hermes_kernel.plugins.status_cache import read_status
 
 

@@ -23,12 +23,22 @@ from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.routes import ModelSetup, model_setup
 from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
 from hermes_kernel.runtime.history import StoreHistory, summary
+from hermes_kernel.runtime.pending import PendingQueues
 from hermes_kernel.runtime.questions import TurnQuestions
+from hermes_kernel.runtime.status import plugin_states, status_lines
 from hermes_kernel.runtime.turns import KernelTurn
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
 from hermes_kernel.store.sessions import Session
-from hermes_sdk import DeliverySpec, Kind, SlashCommandSpec, SlashContext, ToolCall, ToolResult
+from hermes_sdk import (
+    DeliverySpec,
+    Kind,
+    SlashCommandSpec,
+    SlashContext,
+    StatusLine,
+    ToolCall,
+    ToolResult,
+)
 from hermes_sdk.delivery import Deliverer, DeliveryContext
 from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
@@ -39,6 +49,8 @@ from hermes_sdk.runtime import (
     ModelChoice,
     ModelInfo,
     Notice,
+    PendingWrite,
+    PluginState,
     ProvidedName,
     ProviderChoice,
     Runtime,
@@ -163,6 +175,7 @@ class KernelRuntime(StoreHistory, Runtime):
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
         self._pending_notices: list[str] = []
         """Tool sources that failed to start: told to the next turn that starts."""
+        self._pending_writes = PendingQueues(self.app.host, self.home, self.config)
 
     # --- sessions -------------------------------------------------------------------------
 
@@ -389,7 +402,7 @@ class KernelRuntime(StoreHistory, Runtime):
 
     def warnings(self) -> Sequence[str]:
         agent = self.agent
-        return [*agent.warnings, *self._slash_warnings()]
+        return [*agent.warnings, *self._slash_warnings(), *self._pending_writes.warnings()]
 
     def describe_model(self, provider: str | None = None, model: str | None = None) -> ModelInfo:
         if provider is None and model is None:
@@ -547,6 +560,24 @@ class KernelRuntime(StoreHistory, Runtime):
         else:
             output = await asyncio.to_thread(spec.handler, args, context)
         return None if output is None else str(output)
+
+    # --- what a front-end shows of the whole agent ---------------------------------------
+
+    async def status(self) -> list[StatusLine]:
+        return await asyncio.to_thread(status_lines, self.app)
+
+    def plugins(self) -> list[PluginState]:
+        return plugin_states(self.app.host, self.app.settings.home)
+
+    async def pending_writes(self, *, user_scope: str | None = None) -> list[PendingWrite]:
+        return await self._pending_writes.writes(user_scope)
+
+    async def decide_pending_write(
+        self, queue: str, write_id: str, *, approve: bool, user_scope: str | None = None
+    ) -> str:
+        return await self._pending_writes.decide(
+            queue, write_id, approve=approve, user_scope=user_scope
+        )
 
     def watch_background(self, callback: Callable[[str], None]) -> None:
         self.agent.background_watchers.append(callback)

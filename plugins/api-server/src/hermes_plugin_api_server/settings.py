@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_sdk.addresses import is_loopback
 from hermes_sdk.sections import section_settings
 from hermes_sdk.service import ServiceNotConfigured
 
-__all__ = ["ApiServerConfig", "ServerSettings", "is_loopback", "settings_from"]
+__all__ = ["ApiServerConfig", "ServerSettings", "settings_from"]
 
 DEFAULT_PORT = 8642
 
@@ -38,15 +38,6 @@ class ServerSettings:
     keys: tuple[str, ...]
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 4 * 1024 * 1024
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def keys_from(secrets: Mapping[str, str]) -> tuple[str, ...]:

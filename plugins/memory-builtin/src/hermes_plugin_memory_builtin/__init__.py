@@ -1,7 +1,8 @@
 """Hermes built-in memory: MEMORY.md (the agent's notes) and USER.md (the user's profile),
 the ``memory`` tool that curates them, their snapshot in each new session's prompt, the
 ``session_search`` tool over past sessions, a periodic background review that keeps what a
-conversation says about the user, and ``/memory`` and ``hermes memory`` for pending writes."""
+conversation says about the user, and ``/memory`` and ``hermes memory`` for pending writes
+(offered to every front-end too, as the pending-writes queue ``memory``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    PendingWritesSpec,
     PromptContext,
     PromptSection,
     ReviewSpec,
@@ -21,6 +23,7 @@ from hermes_sdk import (
     hookimpl,
 )
 from hermes_sdk.importing import HomeImport, ImportSection
+from hermes_sdk.pending_writes import PendingContext, PendingWrites
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["memory_tool", "session_search", "slash_memory"]
@@ -188,6 +191,21 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
         description="show memory, or review writes waiting for approval (pending, approve, reject)",
         handler=slash_memory,
         on_platforms=True,  # each person reviews the writes to their own memory
+    )
+
+
+def _pending_writes(context: PendingContext) -> PendingWrites:
+    from hermes_plugin_memory_builtin.pending import MemoryWrites
+
+    return MemoryWrites(context)
+
+
+@hookimpl
+def hermes_pending_writes() -> Iterator[PendingWritesSpec]:
+    yield PendingWritesSpec(
+        name="memory",
+        description="memory writes waiting for approval (memory.write_approval)",
+        factory=_pending_writes,
     )
 
 

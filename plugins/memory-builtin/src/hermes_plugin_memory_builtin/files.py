@@ -16,7 +16,15 @@ from pathlib import Path
 from hermes_sdk.files import atomic_write_text
 from hermes_sdk.locks import FileLock, LockTimeout
 
-__all__ = ["DELIMITER", "MemoryUnreadable", "change_entries", "locked", "parse", "read_entries"]
+__all__ = [
+    "DELIMITER",
+    "MemoryUnreadable",
+    "change_entries",
+    "locked",
+    "parse",
+    "read_entries",
+    "render",
+]
 
 DELIMITER = "\n§\n"
 

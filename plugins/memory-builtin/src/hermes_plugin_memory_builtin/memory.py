@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_plugin_memory_builtin.files import change_entries, read_entries
+from hermes_plugin_memory_builtin.files import (
+    MemoryUnreadable,
+    change_entries,
+    read_entries,
+    render,
+)
 from hermes_plugin_memory_builtin.operations import (
+    PREVIEW,
     MemoryRefused,
     Operation,
     apply,
@@ -21,11 +28,12 @@ from hermes_plugin_memory_builtin.scopes import TARGETS, Budgets, MemoryPlace, p
 from hermes_plugin_memory_builtin.settings import memory_settings
 from hermes_sdk.proposals import ProposalQueue, UnknownProposal
 
-__all__ = ["Memory"]
+__all__ = ["Memory", "planned_operations"]
 
 
 class Memory:
     def __init__(self, home: str, user_scope: str | None, config: Mapping[str, Any]) -> None:
+        self.home = Path(home)
         self.place: MemoryPlace = place_for(home, user_scope, config)
         self.budgets = Budgets.from_config(config)
         self.write_approval = memory_settings(config).write_approval
@@ -103,7 +111,33 @@ class Memory:
             proposal = self.pending.get(proposal_id)
         except UnknownProposal as exc:
             raise MemoryRefused(str(exc)) from None
-        return [check(Operation(**operation)) for operation in proposal.payload["operations"]]
+        return planned_operations(proposal.payload)
+
+    def title(self, operations: Sequence[Operation]) -> str:
+        """One line: what applying ``operations`` does, file by file."""
+        return "; ".join(_title(op, self.place.path(op.target).name) for op in operations)
+
+    def diff(self, operations: Sequence[Operation]) -> str:
+        """A unified diff of the files ``operations`` would change if applied now; "" when
+        they cannot be (an entry they replace is gone, a file is over its budget)."""
+        paths = {target: self.place.path(target) for target in TARGETS}
+        try:
+            before = {target: read_entries(path) for target, path in paths.items()}
+            after, _ = apply(before, operations, self.budgets)
+        except (MemoryRefused, MemoryUnreadable):
+            return ""
+        chunks: list[str] = []
+        for target, path in paths.items():
+            if after[target] == before[target]:
+                continue
+            label = _label(path, self.home)
+            chunks += difflib.unified_diff(
+                render(before[target]).splitlines(keepends=True),
+                render(after[target]).splitlines(keepends=True),
+                f"a/{label}",
+                f"b/{label}",
+            )
+        return "".join(chunks)
 
     def approve(self, proposal_id: str) -> str:
         operations = self._operations(proposal_id)
@@ -115,3 +149,33 @@ class Memory:
         self._operations(proposal_id)  # refuses an unknown id
         self.pending.drop(proposal_id)
         return f"rejected {proposal_id}; nothing was written"
+
+
+def planned_operations(payload: Mapping[str, Any]) -> list[Operation]:
+    """A queued write's operations, checked again; MemoryRefused if one no longer passes
+    (or the proposal holds none)."""
+    raw = payload.get("operations")
+    if not isinstance(raw, list) or not raw:
+        raise MemoryRefused("the queued write holds no operations")
+    try:
+        return [check(Operation(**operation)) for operation in raw]
+    except TypeError as exc:
+        raise MemoryRefused(f"the queued write is damaged: {exc}") from None
+
+
+def _title(operation: Operation, file: str) -> str:
+    content = " ".join(operation.content.split())[:PREVIEW]
+    old = " ".join(operation.old_text.split())[:PREVIEW]
+    if operation.action == "add":
+        return f"add to {file}: {content}"
+    if operation.action == "replace":
+        return f"replace in {file}: {old} -> {content}"
+    return f"remove from {file}: {old}"
+
+
+def _label(path: Path, home: Path) -> str:
+    """``path`` as a diff names it: relative to the home."""
+    try:
+        return path.relative_to(home).as_posix()
+    except ValueError:
+        return path.as_posix()

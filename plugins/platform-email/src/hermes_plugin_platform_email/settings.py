@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hermes_sdk.addresses import is_loopback
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
-__all__ = ["EmailSettings", "is_loopback"]
+__all__ = ["EmailSettings"]
 
 Tls = Literal["implicit", "starttls", "none"]
 _PORTS: dict[str, tuple[int, int]] = {
@@ -16,15 +16,6 @@ _PORTS: dict[str, tuple[int, int]] = {
     "starttls": (143, 587),
     "none": (143, 25),
 }
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() in {"localhost", "localhost.localdomain"}:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _port(config: Any, key: str, default: int) -> int:

@@ -8,12 +8,12 @@ clear the screen or set the title.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from hermes_sdk.runtime import CompactionMark, SessionMessage, SessionSummary
 from hermes_sdk.text import Totals, describe_cost, one_line, printable, when
+from hermes_sdk.transcripts import message_json, tool_call_function, write_export
 
 __all__ = [
     "compaction_mark",
@@ -83,13 +83,6 @@ def details(
         )
 
 
-def _call(call: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A stored tool call: ``{"id", "name", "arguments"}``, or the older
-    ``{"function": {...}}`` shape of imported sessions."""
-    function = call.get("function", call)
-    return function if isinstance(function, Mapping) else call
-
-
 def transcript_lines(message: SessionMessage) -> Iterator[str]:
     """A message of ``show``'s transcript: its text, and each tool call it made."""
     if message.role == "tool":
@@ -102,7 +95,7 @@ def transcript_lines(message: SessionMessage) -> Iterator[str]:
     if message.content:
         yield f"{label}: {printable(message.content)}"
     for call in message.tool_calls:
-        function = _call(call)
+        function = tool_call_function(call)
         yield printable(f"{label} calls {function.get('name')}({function.get('arguments', '')})")
 
 
@@ -123,55 +116,6 @@ def search_line(session_id: str, created_at: float, role: str, snippet: str, *, 
     if color:
         text = text.replace("[", "\x1b[1;33m").replace("]", "\x1b[0m")
     return f"{session_id}  {when(created_at)}  {role:<9} {text}"
-
-
-def message_json(message: SessionMessage) -> dict[str, Any]:
-    """One message of a JSONL export; the fields a message lacks are left out."""
-    row: dict[str, Any] = {"seq": message.seq, "role": message.role, "content": message.content}
-    optional = {
-        "tool_calls": [dict(call) for call in message.tool_calls] or None,
-        "tool_call_id": message.tool_call_id,
-        "tool_name": message.tool_name,
-        "finish_reason": message.finish_reason,
-        "reasoning": message.reasoning,
-        "disposition": message.disposition,
-    }
-    row.update({key: value for key, value in optional.items() if value is not None})
-    row["created_at"] = message.created_at
-    return row
-
-
-def _write_markdown(out: TextIO, session: SessionSummary, messages: list[SessionMessage]) -> None:
-    out.write(f"# {session.title or 'Session ' + session.session_id}\n\n")
-    out.write(
-        f"- id: `{session.session_id}`\n- started: {when(session.started_at)}\n"
-        f"- model: {session.provider} / {session.model}\n"
-        f"- usage: {Totals.of(session).line()}\n\n"
-    )
-    for message in messages:
-        if message.role == "tool":
-            out.write(f"**tool `{message.tool_name}`** ({message.disposition or 'ok'}):\n\n")
-            out.write(f"```\n{message.content or ''}\n```\n\n")
-            continue
-        out.write(f"## {message.role}\n\n")
-        if message.content:
-            out.write(f"{message.content}\n\n")
-        for call in message.tool_calls:
-            function = _call(call)
-            out.write(f"- calls `{function.get('name')}` with `{function.get('arguments')}`\n")
-        if message.tool_calls:
-            out.write("\n")
-
-
-def write_export(
-    out: TextIO, fmt: str, session: SessionSummary, messages: list[SessionMessage]
-) -> None:
-    """``fmt`` ``md``: a readable Markdown transcript; ``jsonl``: one message a line."""
-    if fmt == "md":
-        _write_markdown(out, session, messages)
-        return
-    for message in messages:
-        out.write(json.dumps(message_json(message), ensure_ascii=False) + "\n")
 
 
 def _tally(sessions: Sequence[SessionSummary]) -> dict[str, Any]:

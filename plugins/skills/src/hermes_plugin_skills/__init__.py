@@ -1,7 +1,8 @@
 """Hermes skills: SKILL.md methods (agentskills.io format) from the user's folders, the
 project, plugins and a bundled set; a compact index in each new session's prompt, tools to
 load and improve them, a background review that keeps what a turn taught as a skill,
-``/skills`` for changes waiting for approval, and ``hermes skills``."""
+``/skills`` for changes waiting for approval (offered to every front-end too, as the
+pending-writes queue ``skills``), and ``hermes skills``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    PendingWritesSpec,
     PromptContext,
     PromptSection,
     ReviewSpec,
@@ -20,6 +22,7 @@ from hermes_sdk import (
     hookimpl,
 )
 from hermes_sdk.importing import HomeImport, ImportSection
+from hermes_sdk.pending_writes import PendingContext, PendingWrites
 
 
 def _command() -> Any:
@@ -132,6 +135,21 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="skills", description="list, check, install and remove skills", factory=_command
+    )
+
+
+def _pending_writes(context: PendingContext) -> PendingWrites:
+    from hermes_plugin_skills.pending import SkillWrites
+
+    return SkillWrites(context)
+
+
+@hookimpl
+def hermes_pending_writes() -> Iterator[PendingWritesSpec]:
+    yield PendingWritesSpec(
+        name="skills",
+        description="skill changes waiting for approval (skills.write_approval)",
+        factory=_pending_writes,
     )
 
 

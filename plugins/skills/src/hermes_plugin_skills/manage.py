@@ -19,7 +19,7 @@ from hermes_plugin_skills.skillfile import NAME_RULE, SkillError, parse_skill_te
 from hermes_sdk.files import atomic_write_text
 from hermes_sdk.scan import scan_script, scan_text
 
-__all__ = ["ACTIONS", "Change", "SkillRefused", "apply", "diff", "plan"]
+__all__ = ["ACTIONS", "Change", "SkillRefused", "apply", "diff", "file_diff", "plan", "stale"]
 
 ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
 FILE_FOLDERS = ("scripts", "references", "assets", "templates")
@@ -206,30 +206,53 @@ def _read(path: Path) -> str:
         return "(binary or unreadable)\n"
 
 
-def diff(root: Path, change: Change) -> str:
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def file_diff(root: Path, change: Change) -> str:
+    """A unified diff of every file ``change`` would write or remove (each of the skill's
+    files, when it deletes the skill), against the files as they are now; "" if none."""
     folder = root / change.skill
-    if change.delete_skill:
-        names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-        return f"delete the skill folder {folder} ({len(names)} files: {', '.join(names)})"
+    files = dict.fromkeys(_files(folder)) if change.delete_skill else change.files
     chunks: list[str] = []
-    for relative, text in change.files.items():
+    for relative, text in files.items():
         before = _read(folder / relative).splitlines(keepends=True)
         after = (text or "").splitlines(keepends=True)
         chunks += difflib.unified_diff(
             before, after, f"a/{change.skill}/{relative}", f"b/{change.skill}/{relative}"
         )
-    return "".join(chunks) or "(no change)"
+    return "".join(chunks)
+
+
+def diff(root: Path, change: Change) -> str:
+    """What the change would do, to show: a unified diff, or the files a deletion removes."""
+    folder = root / change.skill
+    if change.delete_skill:
+        names = _files(folder)
+        return f"delete the skill folder {folder} ({len(names)} files: {', '.join(names)})"
+    return file_diff(root, change) or "(no change)"
+
+
+def stale(root: Path, change: Change) -> str | None:
+    """Why the change can no longer be made (a file it touches was changed since it was
+    planned), or None."""
+    folder = root / change.skill
+    for relative, digest in change.base.items():
+        if _hash(folder / relative) != digest:
+            return (
+                f"{change.skill}/{relative} changed since this was proposed; reject it and "
+                "propose again"
+            )
+    return None
 
 
 def apply(root: Path, change: Change) -> str:
     """Make the change; SkillRefused if a file was changed since the plan was made."""
     folder = root / change.skill
-    for relative, digest in change.base.items():
-        if _hash(folder / relative) != digest:
-            raise SkillRefused(
-                f"{change.skill}/{relative} changed since this was proposed; reject it and "
-                "propose again"
-            )
+    why = stale(root, change)
+    if why is not None:
+        raise SkillRefused(why)
     if change.delete_skill:
         shutil.rmtree(folder)
         return f"deleted skill {change.skill}"

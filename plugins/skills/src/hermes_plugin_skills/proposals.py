@@ -3,13 +3,15 @@ in ``skills/.pending/``, reviewed with /skills pending, /skills diff ID, approve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from hermes_plugin_skills.manage import Change, SkillRefused
 from hermes_sdk.proposals import Proposal, ProposalQueue, UnknownProposal
 
-__all__ = ["drop", "load", "pending", "propose", "queue"]
+__all__ = ["change_of", "drop", "load", "pending", "propose", "queue"]
 
 
 def queue(root: Path) -> ProposalQueue:
@@ -30,6 +32,11 @@ def load(root: Path, proposal_id: str) -> Change:
         record = queue(root).get(proposal_id).payload
     except UnknownProposal as exc:
         raise SkillRefused(str(exc)) from None
+    return change_of(record)
+
+
+def change_of(record: Mapping[str, Any]) -> Change:
+    """The change a proposal's payload holds; KeyError if it lacks one."""
     return Change(
         action=record["action"],
         skill=record["skill"],

@@ -1,4 +1,5 @@
-"""One row per installed plugin, as ``hermes plugins list`` and ``info`` present it."""
+"""One row per installed plugin, as ``hermes plugins list`` and ``info`` present it, and as
+``hermes status`` and the runtime's ``plugins()`` sum it up."""
 
 from __future__ import annotations
 

@@ -1,0 +1,56 @@
+"""``web_ui``: Hermes in the browser.
+
+``hermes web`` serves it alone; with ``web_ui.enabled: true`` the gateway hosts it beside
+the chat platforms. It is a front-end on the SDK's runtime contract and nothing else: chat
+with streamed replies, tool calls and approval buttons; stored sessions; status and usage;
+pending memory and skill writes; the plugins. Importing this is cheap: aiohttp, jinja2 and
+markdown-it load when it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_sdk import CommandSpec, ConfigSectionSpec, ServiceSpec, hookimpl
+from hermes_sdk.service import ServiceContext
+
+NAME = "web_ui"
+
+
+def _service(context: ServiceContext) -> Any:
+    from hermes_plugin_web_ui.server import WebUi
+    from hermes_plugin_web_ui.settings import settings_from
+
+    return WebUi(settings_from(context.config, context.secrets, home=context.home))
+
+
+def _command() -> Any:
+    from hermes_plugin_web_ui.command import web
+
+    return web
+
+
+def _config_model() -> type[Any]:
+    from hermes_plugin_web_ui.settings import WebUiConfig
+
+    return WebUiConfig
+
+
+@hookimpl
+def hermes_services() -> Iterator[ServiceSpec]:
+    yield ServiceSpec(name=NAME, description="Hermes in the browser (hermes web)", factory=_service)
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="web",
+        description="Open Hermes in the browser: chat, sessions, status.",
+        factory=_command,
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(name=NAME, description="The web UI (hermes web)", model=_config_model)

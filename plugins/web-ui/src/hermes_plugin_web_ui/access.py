@@ -1,0 +1,124 @@
+"""Who may use the UI: login cookies, CSRF tokens, the login throttle and the Host check.
+
+A visitor gets a signed cookie (``sid.expires.login.signature``): ``login`` is 1 once the
+key was given (or always, when no key is set: loopback only). Its CSRF token is an HMAC of
+the sid, so it needs no server-side state and survives a restart; every request that
+changes something must carry it. The signing key comes from a random secret kept in the
+home (0600) mixed with WEB_UI_KEY, so changing the key logs everybody out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_sdk.files import atomic_write_bytes
+
+__all__ = ["Access", "LoginThrottle", "Visitor", "load_secret"]
+
+COOKIE = "hermes_web"
+SECRET_FILE = "web-ui/secret"
+
+
+def load_secret(home: str) -> bytes:
+    """The home's signing secret, made on first use."""
+    path = Path(home) / SECRET_FILE
+    try:
+        secret = path.read_bytes()
+        if len(secret) >= 32:
+            return secret
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    secret = os.urandom(32)
+    atomic_write_bytes(path, secret, mode=0o600)
+    return secret
+
+
+@dataclass(frozen=True, slots=True)
+class Visitor:
+    sid: str
+    expires: int
+    logged_in: bool
+
+
+class Access:
+    """Signs and reads the cookie, and makes and checks CSRF tokens."""
+
+    def __init__(self, secret: bytes, key: str | None, lifetime_s: float) -> None:
+        self.key = key
+        self._signing = hmac.new(secret, (key or "").encode(), hashlib.sha256).digest()
+        self._lifetime = lifetime_s
+
+    def _sign(self, text: str) -> str:
+        return hmac.new(self._signing, text.encode(), hashlib.sha256).hexdigest()
+
+    def new_visitor(self, *, logged_in: bool) -> Visitor:
+        expires = int(time.time() + self._lifetime)
+        return Visitor(secrets.token_urlsafe(18), expires, logged_in or self.key is None)
+
+    def cookie_value(self, visitor: Visitor) -> str:
+        body = f"{visitor.sid}.{visitor.expires}.{int(visitor.logged_in)}"
+        return f"{body}.{self._sign(body)}"
+
+    def read(self, value: str | None) -> Visitor | None:
+        """The visitor a cookie names; None for a missing, forged or expired one."""
+        if not value or value.count(".") != 3:
+            return None
+        body, _, signature = value.rpartition(".")
+        if not hmac.compare_digest(signature, self._sign(body)):
+            return None
+        sid, expires, login = body.split(".")
+        if not expires.isdigit() or int(expires) < time.time():
+            return None
+        return Visitor(sid, int(expires), login == "1" or self.key is None)
+
+    def csrf_token(self, visitor: Visitor) -> str:
+        return self._sign(f"csrf:{visitor.sid}")
+
+    def csrf_ok(self, visitor: Visitor | None, token: str | None) -> bool:
+        if visitor is None or not token:
+            return False
+        return hmac.compare_digest(token, self.csrf_token(visitor))
+
+    def key_ok(self, given: str) -> bool:
+        if self.key is None:
+            return True
+        return hmac.compare_digest(given.encode(), self.key.encode())
+
+
+class LoginThrottle:
+    """Wrong keys from one address: after ``allowed`` within ``window_s``, that address is
+    refused until the window has passed, so a key cannot be guessed at speed."""
+
+    def __init__(self, allowed: int = 5, window_s: float = 60.0) -> None:
+        self.allowed = allowed
+        self.window_s = window_s
+        self._failures: dict[str, list[float]] = {}
+
+    def _recent(self, address: str) -> list[float]:
+        now = time.monotonic()
+        recent = [t for t in self._failures.get(address, []) if now - t < self.window_s]
+        if recent:
+            self._failures[address] = recent
+        else:
+            self._failures.pop(address, None)
+        return recent
+
+    def blocked(self, address: str) -> bool:
+        return len(self._recent(address)) >= self.allowed
+
+    def failed(self, address: str) -> None:
+        self._recent(address)
+        self._failures.setdefault(address, []).append(time.monotonic())
+        if len(self._failures) > 10_000:  # a flood of addresses: forget the oldest
+            oldest = min(self._failures, key=lambda a: self._failures[a][-1])
+            del self._failures[oldest]
+
+    def succeeded(self, address: str) -> None:
+        self._failures.pop(address, None)

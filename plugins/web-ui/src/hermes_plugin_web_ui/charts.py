@@ -1,0 +1,107 @@
+"""Usage as charts: inline SVG drawn on the server, so the status page needs no script and
+no chart library."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+from hermes_sdk.runtime import UsageByDay
+
+__all__ = ["Bar", "bar_chart", "by_day", "by_model", "row_chart"]
+
+_HEIGHT = 140
+_BAR_GAP = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    label: str
+    tokens: int
+    cost_usd: float
+    calls: int
+    unpriced_calls: int
+
+    def title(self) -> str:
+        cost = f"${self.cost_usd:.4f}" + (" or more" if self.unpriced_calls else "")
+        return f"{self.label}: {self.tokens:,} tokens, {cost}, {self.calls} model calls"
+
+
+def by_day(rows: Sequence[UsageByDay], days: int) -> list[Bar]:
+    """One bar per day of the last ``days`` (empty days too, so the axis is time)."""
+    totals: dict[str, list[float]] = {}
+    for row in rows:
+        entry = totals.setdefault(row.day, [0, 0.0, 0, 0])
+        entry[0] += row.input_tokens + row.output_tokens
+        entry[1] += row.cost_usd
+        entry[2] += row.model_calls
+        entry[3] += row.unpriced_calls
+    today = time.time()
+    bars = []
+    for back in range(days - 1, -1, -1):
+        day = time.strftime("%Y-%m-%d", time.localtime(today - back * 86400))
+        tokens, cost, calls, unpriced = totals.get(day, [0, 0.0, 0, 0])
+        bars.append(Bar(day, int(tokens), float(cost), int(calls), int(unpriced)))
+    return bars
+
+
+def by_model(rows: Sequence[UsageByDay]) -> list[Bar]:
+    """One bar per provider / model, the largest first."""
+    totals: dict[str, list[float]] = {}
+    for row in rows:
+        label = f"{row.provider or '?'} / {row.model or '?'}"
+        entry = totals.setdefault(label, [0, 0.0, 0, 0])
+        entry[0] += row.input_tokens + row.output_tokens
+        entry[1] += row.cost_usd
+        entry[2] += row.model_calls
+        entry[3] += row.unpriced_calls
+    bars = [Bar(label, int(t), float(c), int(n), int(u)) for label, (t, c, n, u) in totals.items()]
+    return sorted(bars, key=lambda bar: bar.tokens, reverse=True)
+
+
+def bar_chart(bars: Sequence[Bar], *, label: str) -> Markup:
+    """Vertical bars of tokens, one per entry, each titled with its figures (hover)."""
+    width = max(len(bars), 1) * 14
+    top = max((bar.tokens for bar in bars), default=0) or 1
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {_HEIGHT}" role="img" '
+        f'aria-label="{escape(label)}" preserveAspectRatio="none">'
+    ]
+    for index, bar in enumerate(bars):
+        height = round(_HEIGHT * bar.tokens / top, 1)
+        x = index * 14
+        parts.append(
+            f'<rect x="{x + _BAR_GAP / 2}" y="{_HEIGHT - height}" width="{14 - _BAR_GAP}" '
+            f'height="{height}"><title>{escape(bar.title())}</title></rect>'
+        )
+    parts.append("</svg>")
+    # The axis is HTML below the chart: text inside a stretched SVG would be stretched too.
+    first, last = (bars[0].label, bars[-1].label) if bars else ("", "")
+    parts.append(f'<div class="axis"><span>{escape(first)}</span><span>{escape(last)}</span></div>')
+    return Markup("".join(parts))
+
+
+def row_chart(bars: Sequence[Bar]) -> Markup:
+    """Horizontal bars, one labelled row per entry (models). SVG rather than styled divs:
+    the pages' Content-Security-Policy allows no inline style."""
+    top = max((bar.tokens for bar in bars), default=0) or 1
+    row_height = 22
+    parts = [
+        f'<svg class="rows" viewBox="0 0 760 {max(len(bars), 1) * row_height}" role="img" '
+        'aria-label="tokens by model">'
+    ]
+    for index, bar in enumerate(bars):
+        y = index * row_height
+        length = round(300 * bar.tokens / top, 1)
+        cost = f"${bar.cost_usd:.4f}" + ("+" if bar.unpriced_calls else "")
+        parts.append(
+            f'<text x="0" y="{y + 15}">{escape(bar.label[:44])}</text>'
+            f'<rect x="280" y="{y + 4}" width="{length}" height="14">'
+            f"<title>{escape(bar.title())}</title></rect>"
+            f'<text x="{286 + length}" y="{y + 15}">{bar.tokens:,} tok · {cost}</text>'
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))

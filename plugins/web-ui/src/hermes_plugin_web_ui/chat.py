@@ -1,0 +1,243 @@
+"""The chat's API for the page's script: send a message (or a slash command), follow the
+turn's events (server-sent events, resumable with Last-Event-ID), answer a question, stop.
+
+Turns run with ``answers_questions``: an approval is a question the page shows as buttons.
+A turn keeps running when its page closes; opening the session again shows it, live.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from hermes_plugin_web_ui.live import LiveTurn, LiveTurns
+from hermes_sdk.runtime import Runtime, SessionBusy, SessionNotFound, SessionOptions
+
+if TYPE_CHECKING:
+    from hermes_plugin_web_ui.pages import Pages
+
+__all__ = ["SOURCE", "ChatApi"]
+
+log = logging.getLogger("hermes.web_ui")
+
+SOURCE = "web"
+MAX_MESSAGE_CHARS = 100_000
+_CHAT_API: web.AppKey[ChatApi] = web.AppKey("chat_api")
+HELP = """/new                   a new session
+/undo                  take back your last message and what followed
+/compact [focus]       summarize the older part of the conversation now
+/title TEXT            name this session
+/usage                 what this session has used
+/model [PROVIDER/MODEL] the model; with a name, use that one from now on
+/yolo on|off           stop or start asking before dangerous commands
+/stop                  stop the running turn"""
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+class ChatApi:
+    def __init__(self, runtime: Runtime, pages: Pages) -> None:
+        self.runtime = runtime
+        self.pages = pages
+        self.live = LiveTurns()
+        self._resumed: set[str] = set()
+
+    @staticmethod
+    def of(app: web.Application) -> ChatApi:
+        return app[_CHAT_API]
+
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/api/turns", self.send)
+        router.add_get("/api/sessions/{session_id}/events", self.events)
+        router.add_post("/api/sessions/{session_id}/stop", self.stop)
+        router.add_post("/api/questions/{question_id}", self.answer)
+
+    def attach(self, app: web.Application) -> None:
+        app[_CHAT_API] = self
+
+    async def stop_all(self) -> None:
+        self.live.stop_all()
+
+    # --- sending ----------------------------------------------------------------------------
+
+    async def send(self, request: web.Request) -> web.Response:
+        body = await _json(request)
+        text = body.get("text")
+        session_id = body.get("session_id") or None
+        if not isinstance(text, str) or not text.strip():
+            return _error(400, "write a message first")
+        if len(text) > MAX_MESSAGE_CHARS:
+            return _error(413, f"a message holds {MAX_MESSAGE_CHARS:,} characters at most")
+        if session_id is not None and not isinstance(session_id, str):
+            return _error(400, "session_id must be a string")
+        if text.startswith("/"):
+            return await self._slash(text, session_id)
+        try:
+            if session_id is None:
+                opened = await self.runtime.open_session(SessionOptions(source=SOURCE))
+                session_id = opened.session_id
+                self._resumed.add(session_id)
+                before = 0
+            else:
+                before = await self._resume(session_id)
+            turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+        except SessionNotFound as exc:
+            return _error(404, str(exc))
+        except SessionBusy:
+            return _error(409, "a turn is running on this session: wait for it, or stop it")
+        except ValueError as exc:  # the model cannot be used
+            return _error(400, str(exc))
+        self.live.add(LiveTurn(turn, text, before))
+        return web.json_response({"session_id": session_id})
+
+    async def _resume(self, session_id: str) -> int:
+        """Make the stored session ready for a turn here; its message count before it."""
+        if session_id not in self._resumed and self.runtime.running(session_id) is None:
+            summary = await self.runtime.resume_session(session_id)
+            self._resumed.add(session_id)
+            return summary.message_count
+        return (await self.runtime.find_session(session_id)).message_count
+
+    # --- following --------------------------------------------------------------------------
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        live = self.live.get(request.match_info["session_id"])
+        if live is None:
+            return web.Response(status=204)  # EventSource stops asking
+        after = _after(request.headers.get("Last-Event-ID") or request.query.get("after"))
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        try:
+            await response.write(b"retry: 1000\n\n")
+            async for index, entry in live.follow(after):
+                if index < 0:
+                    await response.write(b": still here\n\n")
+                    continue
+                data = json.dumps(entry, ensure_ascii=False)
+                await response.write(f"id: {index}\ndata: {data}\n\n".encode())
+            await response.write(b"event: close\ndata: {}\n\n")
+        except ConnectionError:
+            pass  # the page went away; the turn goes on
+        return response
+
+    async def answer(self, request: web.Request) -> web.Response:
+        body = await _json(request)
+        value = body.get("value")
+        question_id = request.match_info["question_id"]
+        live = self.live.question(question_id)
+        if live is None or not isinstance(value, str):
+            return _error(409, "that question is no longer open")
+        if not await live.answer(question_id, value):
+            return _error(400, f"{value!r} is not one of the answers")
+        return web.json_response({"answered": value})
+
+    async def stop(self, request: web.Request) -> web.Response:
+        live = self.live.get(request.match_info["session_id"])
+        if live is None or live.done:
+            return web.json_response({"stopped": False, "output": "nothing is running"})
+        live.turn.stop()
+        return web.json_response({"stopped": True})
+
+    # --- slash commands ---------------------------------------------------------------------
+
+    async def _slash(self, text: str, session_id: str | None) -> web.Response:
+        name, _, args = text[1:].partition(" ")
+        name, args = name.strip().lower(), args.strip()
+        try:
+            output = await self._run_slash(name, args, session_id)
+        except (SessionNotFound, SessionBusy, ValueError) as exc:
+            output = str(exc) or "a turn is running on this session: wait for it, or stop it"
+        except Exception as exc:  # noqa: BLE001 - a plugin's command failed: one line
+            output = f"/{name} failed: {' '.join(str(exc).split())[:300]}"
+        if isinstance(output, dict):
+            return web.json_response(output)
+        return web.json_response({"output": output or "(nothing to show)"})
+
+    async def _run_slash(self, name: str, args: str, session_id: str | None) -> Any:
+        runtime = self.runtime
+        if name == "help":
+            plugins = "\n".join(
+                f"/{n:<22}{spec.description}"
+                for n, spec in sorted(runtime.slash_commands().items())
+            )
+            return HELP + ("\n" + plugins if plugins else "")
+        if name == "new":
+            return {"new": True}
+        if name == "stop":
+            live = self.live.get(session_id) if session_id else None
+            if live is None or live.done:
+                return "nothing is running"
+            live.turn.stop()
+            return "stopping…"
+        builtin = {"undo", "compact", "title", "usage", "model", "yolo"}
+        if name in builtin and session_id is None:
+            if name == "model":
+                info = runtime.describe_model()
+                return f"{info.provider} / {info.model}"
+            return f"/{name} needs a session: send a message first"
+        if name in builtin:
+            assert session_id is not None
+            await self._resume(session_id)
+        if name == "undo":
+            assert session_id is not None
+            taken = await runtime.undo(session_id)
+            return {
+                "output": "nothing to undo" if taken is None else f"took back: {taken}",
+                "reload": taken is not None,
+            }
+        if name == "compact":
+            assert session_id is not None
+            failed = await runtime.compact(session_id, args or None)
+            return failed or "compacted: the model now sees a summary of the older messages"
+        if name == "title":
+            assert session_id is not None
+            summary = await runtime.set_title(session_id, args)
+            return f"title: {summary.title}" if summary.title else "the title is cleared"
+        if name == "usage":
+            assert session_id is not None
+            return "\n".join(await runtime.usage_report(session_id))
+        if name == "model":
+            assert session_id is not None
+            if not args:
+                summary = await runtime.find_session(session_id)
+                return f"{summary.provider} / {summary.model}"
+            provider, _, model = args.partition("/")
+            info = await runtime.use_model(session_id, provider or None, model or None)
+            return f"from now on: {info.provider} / {info.model}"
+        if name == "yolo":
+            assert session_id is not None
+            if args not in {"on", "off"}:
+                return "usage: /yolo on|off"
+            runtime.set_yolo(session_id, args == "on")
+            return "dangerous commands run without asking" if args == "on" else "asking again"
+        if name in runtime.slash_commands():
+            return await runtime.run_slash(name, args, session_id)
+        return f"unknown command /{name}; /help lists them"
+
+
+async def _json(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        raise web.HTTPBadRequest(text="the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(text="the body must be a JSON object")
+    return body
+
+
+def _after(value: str | None) -> int:
+    try:
+        return max(int(value or -1), -1)
+    except ValueError:
+        return -1

@@ -1,0 +1,192 @@
+"""Turns the browser is watching: each turn's events kept in order, so a page that opens
+(or reconnects) mid-turn replays them from any point, and questions answered by id.
+
+The runtime gives a turn's events once; a :class:`LiveTurn` reads them all as they come and
+keeps them as JSON-ready dicts until the session's next turn, or a while after the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from hermes_plugin_web_ui.render import markdown_html
+from hermes_sdk.runtime import (
+    Notice,
+    Question,
+    RuntimeTurn,
+    TextDelta,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    TurnEnded,
+    TurnEvent,
+)
+
+__all__ = ["LiveTurn", "LiveTurns", "event_json"]
+
+MAX_RESULT_CHARS = 20_000
+"""A tool result longer than this is cut in the page (the model read it whole)."""
+KEEP_FINISHED_S = 15 * 60.0
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… {len(text) - limit:,} more characters not shown"
+
+
+def _arguments(arguments: Any) -> dict[str, Any]:
+    shown: dict[str, Any] = {}
+    for name, value in dict(arguments).items():
+        shown[name] = _cut(value, 4000) if isinstance(value, str) else value
+    return shown
+
+
+def event_json(event: TurnEvent) -> dict[str, Any]:
+    """One event as the page's script reads it."""
+    if isinstance(event, TextDelta):
+        return {"type": "text", "text": event.text, "restarted": event.restarted}
+    if isinstance(event, Notice):
+        return {"type": "notice", "text": event.text}
+    if isinstance(event, ToolStarted):
+        return {
+            "type": "tool_started",
+            "call_id": event.call_id,
+            "tool": event.tool,
+            "arguments": _arguments(event.arguments),
+            "parent": event.parent_call_id,
+        }
+    if isinstance(event, ToolProgress):
+        return {"type": "tool_progress", "call_id": event.call_id, "text": event.text}
+    if isinstance(event, ToolFinished):
+        return {
+            "type": "tool_finished",
+            "call_id": event.call_id,
+            "tool": event.tool,
+            "ok": event.ok,
+            "content": _cut(event.content, MAX_RESULT_CHARS),
+            "duration_s": round(event.duration_s, 3),
+            "parent": event.parent_call_id,
+        }
+    if isinstance(event, Question):
+        return {
+            "type": "question",
+            "id": event.question_id,
+            "kind": event.kind,
+            "text": event.text,
+            "command": event.command,
+            "choices": [{"value": c.value, "label": c.label} for c in event.choices],
+            "free_text": event.free_text,
+            "timeout_s": event.timeout_s,
+        }
+    assert isinstance(event, TurnEnded)
+    return {
+        "type": "ended",
+        "status": event.status,
+        "error": event.error,
+        "html": str(markdown_html(event.reply)) if event.reply else "",
+        "tool_calls": event.tool_calls,
+        "input_tokens": event.usage.input_tokens,
+        "output_tokens": event.usage.output_tokens,
+        "cost_usd": event.usage.estimated_cost_usd,
+    }
+
+
+class LiveTurn:
+    """One turn's events, in order, for any number of watchers."""
+
+    def __init__(self, turn: RuntimeTurn, text: str, before_seq: int) -> None:
+        self.turn = turn
+        self.session_id = turn.session_id
+        self.before_seq = before_seq
+        """Messages stored before this turn: a page shows those, then replays the turn."""
+        self.events: list[dict[str, Any]] = [{"type": "user", "text": text}]
+        self.questions: dict[str, Question] = {}
+        self.ended_at: float | None = None
+        self._changed = asyncio.Condition()
+        self._pump = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for event in self.turn:
+                if isinstance(event, Question):
+                    self.questions[event.question_id] = event
+                await self._add(event_json(event))
+        except Exception as exc:  # noqa: BLE001 - the page must hear the end whatever happened
+            await self._add({"type": "ended", "status": "error", "error": str(exc), "html": ""})
+        finally:
+            self.ended_at = time.monotonic()
+            self.questions.clear()  # the runtime answered any still open "no"
+            async with self._changed:
+                self._changed.notify_all()
+
+    async def _add(self, entry: dict[str, Any]) -> None:
+        async with self._changed:
+            self.events.append(entry)
+            self._changed.notify_all()
+
+    @property
+    def done(self) -> bool:
+        return self.ended_at is not None
+
+    async def answer(self, question_id: str, value: str) -> bool:
+        question = self.questions.get(question_id)
+        if question is None:
+            return False
+        answered = question.answer(value) or (question.free_text and question.answer_text(value))
+        if answered:
+            self.questions.pop(question_id, None)
+            await self._add({"type": "answered", "id": question_id, "value": value})
+        return answered
+
+    async def follow(self, after: int) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        """Every event with an index above ``after``, as it comes, until the turn ends.
+        Yields nothing new for ``heartbeat`` waits: the caller sends a keep-alive then."""
+        position = after + 1
+        while True:
+            async with self._changed:
+                while position >= len(self.events) and not self.done:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), 15.0)
+                        continue
+                    break  # a quiet quarter-minute: let the caller keep the line alive
+                fresh = self.events[position:]
+            if not fresh and self.done:
+                return
+            for entry in fresh:
+                yield position, entry
+                position += 1
+            if not fresh:
+                yield -1, {}
+
+
+class LiveTurns:
+    """The turns of this UI's sessions: one per session, the running or the last one."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, LiveTurn] = {}
+
+    def get(self, session_id: str) -> LiveTurn | None:
+        return self._by_session.get(session_id)
+
+    def add(self, live: LiveTurn) -> None:
+        now = time.monotonic()
+        for session_id, old in list(self._by_session.items()):
+            if old.ended_at is not None and now - old.ended_at > KEEP_FINISHED_S:
+                del self._by_session[session_id]
+        self._by_session[live.session_id] = live
+
+    def question(self, question_id: str) -> LiveTurn | None:
+        for live in self._by_session.values():
+            if question_id in live.questions:
+                return live
+        return None
+
+    def stop_all(self) -> None:
+        for live in self._by_session.values():
+            if not live.done:
+                live.turn.stop()

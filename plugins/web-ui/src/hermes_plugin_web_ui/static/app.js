@@ -1,0 +1,233 @@
+// Hermes web UI: the chat page's live part. Everything a model or a tool wrote is put in
+// with textContent; the only HTML inserted is the reply the server rendered (escaped
+// Markdown). The server's Content-Security-Policy forbids inline scripts and styles.
+"use strict";
+
+(function () {
+  const log = document.getElementById("log");
+  const composer = document.getElementById("composer");
+  if (!log || !composer) return;
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const input = composer.querySelector("textarea");
+  const sendButton = document.getElementById("send");
+  const stopButton = document.getElementById("stop");
+  let source = null;
+  let textBlock = null; // where streamed text goes: reset when a tool starts
+  let lastEvent = -1;
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function scroll() {
+    window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  async function post(url, body) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    let data = {};
+    try { data = await response.json(); } catch (e) { data = { error: response.statusText }; }
+    if (!response.ok && !data.error) data.error = response.statusText;
+    return data;
+  }
+
+  function notice(text, className) {
+    log.appendChild(el("pre", className || "notice", text));
+    scroll();
+  }
+
+  function busy(on) {
+    sendButton.disabled = on;
+    stopButton.hidden = !on;
+  }
+
+  function assistantText() {
+    if (!textBlock) {
+      const message = el("div", "msg assistant live");
+      textBlock = el("div", "md streaming");
+      message.appendChild(textBlock);
+      log.appendChild(message);
+    }
+    return textBlock;
+  }
+
+  function toolBox(event) {
+    const box = el("details", "tool running");
+    box.id = "tool-" + event.call_id;
+    const summary = el("summary");
+    summary.appendChild(el("span", "tool-name", event.tool));
+    summary.appendChild(document.createTextNode(" "));
+    const args = JSON.stringify(event.arguments);
+    summary.appendChild(el("code", "args", args.length > 160 ? args.slice(0, 157) + "…" : args));
+    summary.appendChild(el("span", "state", "running…"));
+    box.appendChild(summary);
+    box.appendChild(el("pre", "arguments", JSON.stringify(event.arguments, null, 2)));
+    box.appendChild(el("pre", "progress"));
+    const parent = event.parent && document.getElementById("tool-" + event.parent);
+    (parent || log).appendChild(box);
+    textBlock = null;
+  }
+
+  function question(event) {
+    const card = el("div", "question " + event.kind);
+    card.id = "question-" + event.id;
+    card.appendChild(el("p", "ask", event.text));
+    if (event.command) card.appendChild(el("pre", "command", event.command));
+    const buttons = el("div", "choices");
+    for (const choice of event.choices) {
+      const button = el("button", "choice", choice.label);
+      button.type = "button";
+      button.dataset.value = choice.value;
+      button.addEventListener("click", () => answer(event.id, choice.value, card));
+      buttons.appendChild(button);
+    }
+    card.appendChild(buttons);
+    if (event.free_text) {
+      const form = el("form", "free");
+      const field = el("input");
+      field.placeholder = "or answer in your words";
+      form.appendChild(field);
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        if (field.value.trim()) answer(event.id, field.value.trim(), card);
+      });
+      card.appendChild(form);
+    }
+    log.appendChild(card);
+    textBlock = null;
+    scroll();
+    const first = buttons.querySelector("button");
+    if (first) first.focus();
+  }
+
+  function closeQuestion(card, text) {
+    if (!card || card.classList.contains("closed")) return;
+    card.classList.add("closed");
+    for (const control of card.querySelectorAll("button, input")) control.disabled = true;
+    card.appendChild(el("p", "answered", text));
+  }
+
+  async function answer(id, value, card) {
+    const result = await post("/api/questions/" + encodeURIComponent(id), { value: value });
+    if (result.error) closeQuestion(card, result.error);
+  }
+
+  const handlers = {
+    user(event) {
+      const message = el("div", "msg user");
+      message.appendChild(el("div", "text", event.text));
+      log.appendChild(message);
+      textBlock = null;
+    },
+    text(event) {
+      const block = assistantText();
+      if (event.restarted) block.textContent = "";
+      block.textContent += event.text;
+    },
+    notice(event) { notice(event.text); },
+    tool_started: toolBox,
+    tool_progress(event) {
+      const box = document.getElementById("tool-" + event.call_id);
+      if (box) box.querySelector(".progress").textContent += event.text + "\n";
+    },
+    tool_finished(event) {
+      const box = document.getElementById("tool-" + event.call_id);
+      if (!box) return;
+      box.classList.remove("running");
+      box.classList.add(event.ok ? "ok" : "failed");
+      box.querySelector(".state").textContent = (event.ok ? "ok" : "failed") + " · " + event.duration_s + " s";
+      box.appendChild(el("pre", "result", event.content));
+    },
+    question: question,
+    answered(event) {
+      closeQuestion(document.getElementById("question-" + event.id), "answered: " + event.value);
+    },
+    ended(event) {
+      for (const card of log.querySelectorAll(".question:not(.closed)")) closeQuestion(card, "closed");
+      if (event.html) {
+        const block = assistantText();
+        block.innerHTML = event.html; // rendered and escaped by the server
+        block.classList.remove("streaming");
+      } else if (textBlock) {
+        textBlock.classList.remove("streaming");
+      }
+      if (event.status !== "done") notice("[" + event.status + (event.error ? ": " + event.error : "") + "]", "notice " + event.status);
+      for (const box of log.querySelectorAll(".tool.running")) box.classList.remove("running");
+      textBlock = null;
+      busy(false);
+      input.focus();
+    },
+  };
+
+  function follow(sessionId, after) {
+    if (source) source.close();
+    busy(true);
+    lastEvent = after;
+    source = new EventSource("/api/sessions/" + encodeURIComponent(sessionId) + "/events?after=" + after);
+    source.onmessage = (message) => {
+      const index = Number(message.lastEventId);
+      if (index <= lastEvent) return;
+      lastEvent = index;
+      const event = JSON.parse(message.data);
+      const handler = handlers[event.type];
+      if (handler) handler(event);
+      scroll();
+    };
+    source.addEventListener("close", () => { source.close(); source = null; busy(false); });
+    source.onerror = () => {
+      if (source && source.readyState === EventSource.CLOSED) { source = null; busy(false); }
+    };
+  }
+
+  async function send(text) {
+    const sessionId = log.dataset.session || null;
+    busy(true);
+    const result = await post("/api/turns", { text: text, session_id: sessionId });
+    if (result.error) {
+      notice(result.error, "notice error");
+      busy(false);
+      return;
+    }
+    if (result.new) { window.location.assign("/chat"); return; }
+    if (result.reload) { window.location.reload(); return; }
+    if (result.output !== undefined) { notice(result.output); busy(false); return; }
+    if (result.session_id && result.session_id !== sessionId) {
+      log.dataset.session = result.session_id;
+      history.replaceState(null, "", "/chat/" + result.session_id);
+      const heading = document.querySelector(".chat-head h1");
+      if (heading) heading.textContent = "Session " + result.session_id;
+    }
+    textBlock = null;
+    follow(result.session_id, -1);
+  }
+
+  composer.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = input.value;
+    if (!text.trim() || sendButton.disabled) return;
+    input.value = "";
+    send(text);
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      composer.requestSubmit();
+    }
+  });
+  stopButton.addEventListener("click", async () => {
+    const sessionId = log.dataset.session;
+    if (sessionId) await post("/api/sessions/" + encodeURIComponent(sessionId) + "/stop", {});
+  });
+
+  if (log.dataset.session && Number(log.dataset.live) >= 0) follow(log.dataset.session, -1);
+  scroll();
+  input.focus();
+})();
