@@ -7,6 +7,7 @@ in the repository)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -204,6 +205,18 @@ def test_a_user_chats_approves_searches_resumes_and_approves_a_memory_write(
     assert "approved" in page.inner_text(".flash").lower()
     assert page.locator("article.pending").count() == 0
     assert "Keeps a zebra named Zed." in user_file.read_text()
+
+    # A file attached to a message reaches the model and shows in the transcript.
+    notes = web.work / "zebras.txt"  # type: ignore[attr-defined]
+    notes.write_text("zebra count: 12\n", encoding="utf-8")
+    page.goto(web.url + f"/chat/{first_session}")
+    page.set_input_files("#files", str(notes))
+    assert "zebras.txt" in page.inner_text("#chosen")
+    openai_server.queue(Reply.say("Twelve zebras."))
+    send(page, "How many are there?")
+    page.wait_for_selector(".md:has-text('Twelve zebras.')")
+    assert "zebra count: 12" in json.dumps(openai_server.requests[-1].json["messages"][-1])
+    assert page.inner_text(".msg.user a.file") == "zebras.txt"
 
     # Status: the same facts as `hermes status`, and usage as charts.
     page.goto(web.url + "/status")

@@ -7,13 +7,15 @@ A turn keeps running when its page closes; opening the session again shows it, l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from hermes_plugin_web_ui.live import LiveTurn, LiveTurns
+from hermes_sdk.media import Attachment, MediaCache, MediaRefused
 from hermes_sdk.runtime import Runtime, SessionBusy, SessionNotFound, SessionOptions
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ log = logging.getLogger("hermes.web_ui")
 
 SOURCE = "web"
 MAX_MESSAGE_CHARS = 100_000
+MAX_FILES = 10
 _CHAT_API: web.AppKey[ChatApi] = web.AppKey("chat_api")
 HELP = """/new                   a new session
 /undo                  take back your last message and what followed
@@ -66,9 +69,17 @@ class ChatApi:
     # --- sending ----------------------------------------------------------------------------
 
     async def send(self, request: web.Request) -> web.Response:
-        body = await _json(request)
+        try:
+            if request.content_type == "multipart/form-data":
+                body, attachments = await self._multipart(request)
+            else:
+                body, attachments = await _json(request), ()
+        except MediaRefused as exc:
+            return _error(400, str(exc))
         text = body.get("text")
         session_id = body.get("session_id") or None
+        if attachments and isinstance(text, str) and not text.strip():
+            text = "(sent files)"
         if not isinstance(text, str) or not text.strip():
             return _error(400, "write a message first")
         if len(text) > MAX_MESSAGE_CHARS:
@@ -85,15 +96,46 @@ class ChatApi:
                 before = 0
             else:
                 before = await self._resume(session_id)
-            turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+            turn = self.runtime.start_turn(
+                session_id, text, answers_questions=True, attachments=attachments
+            )
         except SessionNotFound as exc:
             return _error(404, str(exc))
         except SessionBusy:
             return _error(409, "a turn is running on this session: wait for it, or stop it")
         except ValueError as exc:  # the model cannot be used
             return _error(400, str(exc))
-        self.live.add(LiveTurn(turn, text, before))
+        self.live.add(LiveTurn(turn, text, before, attachments))
         return web.json_response({"session_id": session_id})
+
+    async def _multipart(
+        self, request: web.Request
+    ) -> tuple[dict[str, Any], tuple[Attachment, ...]]:
+        """A message with files: ``text``, ``session_id`` and ``files`` parts. Each file is
+        sniffed and kept in the media cache (refused if it is not what it says, a program,
+        or over its kind's cap)."""
+        cache = MediaCache.of_home(self.runtime.home, self.runtime.config)
+        fields: dict[str, Any] = {}
+        attachments: list[Attachment] = []
+        reader = await request.multipart()
+        async for part in reader:
+            if not isinstance(part, BodyPartReader):
+                continue
+            if part.name == "files" and part.filename is not None:
+                if len(attachments) >= MAX_FILES:
+                    raise MediaRefused(f"a message takes {MAX_FILES} files at most")
+                data = await part.read()
+                if not data and not part.filename:
+                    continue  # the empty part a form sends when no file was chosen
+                declared = part.headers.get("Content-Type")
+                attachments.append(
+                    await asyncio.to_thread(
+                        cache.ingest, bytes(data), name=part.filename, declared=declared
+                    )
+                )
+            elif part.name in {"text", "session_id"}:
+                fields[part.name] = await part.text()
+        return fields, tuple(attachments)
 
     async def _resume(self, session_id: str) -> int:
         """Make the stored session ready for a turn here; its message count before it."""

@@ -13,7 +13,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from hermes_plugin_web_ui.render import markdown_html
+from hermes_plugin_web_ui.render import markdown_html, media_url
+from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
     Notice,
     Question,
@@ -26,7 +27,7 @@ from hermes_sdk.runtime import (
     TurnEvent,
 )
 
-__all__ = ["LiveTurn", "LiveTurns", "event_json"]
+__all__ = ["LiveTurn", "LiveTurns", "attachment_json", "event_json"]
 
 MAX_RESULT_CHARS = 20_000
 """A tool result longer than this is cut in the page (the model read it whole)."""
@@ -44,6 +45,16 @@ def _arguments(arguments: Any) -> dict[str, Any]:
     for name, value in dict(arguments).items():
         shown[name] = _cut(value, 4000) if isinstance(value, str) else value
     return shown
+
+
+def attachment_json(attachment: Attachment) -> dict[str, Any]:
+    """A file of a message as the page shows it: a link (an image inline) to /media/."""
+    return {
+        "name": attachment.name,
+        "kind": attachment.kind,
+        "size": attachment.size,
+        "url": media_url(attachment),
+    }
 
 
 def event_json(event: TurnEvent) -> dict[str, Any]:
@@ -93,18 +104,27 @@ def event_json(event: TurnEvent) -> dict[str, Any]:
         "input_tokens": event.usage.input_tokens,
         "output_tokens": event.usage.output_tokens,
         "cost_usd": event.usage.estimated_cost_usd,
+        "attachments": [attachment_json(item) for item in event.attachments],
     }
 
 
 class LiveTurn:
     """One turn's events, in order, for any number of watchers."""
 
-    def __init__(self, turn: RuntimeTurn, text: str, before_seq: int) -> None:
+    def __init__(
+        self,
+        turn: RuntimeTurn,
+        text: str,
+        before_seq: int,
+        attachments: tuple[Attachment, ...] = (),
+    ) -> None:
         self.turn = turn
         self.session_id = turn.session_id
         self.before_seq = before_seq
         """Messages stored before this turn: a page shows those, then replays the turn."""
-        self.events: list[dict[str, Any]] = [{"type": "user", "text": text}]
+        self.events: list[dict[str, Any]] = [
+            {"type": "user", "text": text, "attachments": [attachment_json(a) for a in attachments]}
+        ]
         self.questions: dict[str, Question] = {}
         self.ended_at: float | None = None
         self._changed = asyncio.Condition()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import logging
+import mimetypes
+import re
 import time
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -13,7 +15,15 @@ import jinja2
 from aiohttp import web
 
 from hermes_plugin_web_ui.charts import bar_chart, by_day, by_model, row_chart
-from hermes_plugin_web_ui.render import code_css, diff_html, markdown_html, snippet_html, when
+from hermes_plugin_web_ui.render import (
+    code_css,
+    diff_html,
+    markdown_html,
+    media_url,
+    snippet_html,
+    when,
+)
+from hermes_sdk.media import MediaCache
 from hermes_sdk.proposals import UnknownProposal
 from hermes_sdk.runtime import Runtime, SessionMessage, SessionNotFound, SessionSummary
 from hermes_sdk.tooling import HistoryQuery
@@ -28,6 +38,8 @@ log = logging.getLogger("hermes.web_ui")
 
 USAGE_DAYS = 30
 SESSIONS_SHOWN = 100
+MEDIA_NAME = re.compile(r"[0-9a-f]{32}(\.[a-z0-9]{1,8})?")
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 
 
@@ -43,6 +55,7 @@ def _environment() -> jinja2.Environment:
     environment.filters["markdown"] = markdown_html
     environment.filters["diff"] = diff_html
     environment.filters["function"] = tool_call_function
+    environment.filters["media_url"] = media_url
     return environment
 
 
@@ -69,6 +82,7 @@ class Pages:
         router.add_post("/pending/{queue}/{write_id}", self.decide)
         router.add_get("/plugins", self.plugins)
         router.add_get("/static/{name}", self.static)
+        router.add_get("/media/{name}", self.media)
 
     # --- rendering --------------------------------------------------------------------------
 
@@ -105,6 +119,22 @@ class Pages:
         body, kind = entry
         response = web.Response(body=body, content_type=kind)
         response.headers["Cache-Control"] = "max-age=3600"
+        return response
+
+    async def media(self, request: web.Request) -> web.StreamResponse:
+        """A file of a message, from the media cache by its content-hash name. Raster
+        images are shown inline; anything else is a download (never rendered here)."""
+        name = request.match_info["name"]
+        if not MEDIA_NAME.fullmatch(name):
+            raise web.HTTPNotFound()
+        path = MediaCache.of_home(self.runtime.home, self.runtime.config).folder / name
+        if not path.is_file():
+            raise web.HTTPNotFound(text="that file is no longer kept (the media cache was cleaned)")
+        response = web.FileResponse(path)
+        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        response.content_type = kind if kind in INLINE_TYPES else "application/octet-stream"
+        if kind not in INLINE_TYPES:
+            response.headers["Content-Disposition"] = "attachment"
         return response
 
     # --- access -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
@@ -13,7 +14,9 @@ from markupsafe import Markup, escape
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-__all__ = ["code_css", "diff_html", "markdown_html", "snippet_html", "when"]
+    from hermes_sdk.media import Attachment
+
+__all__ = ["code_css", "diff_html", "markdown_html", "media_url", "snippet_html", "when"]
 
 _HIGHLIGHT_CLASS = "hl"
 _MAX_HIGHLIGHTED = 200_000
@@ -106,3 +109,9 @@ def when(timestamp: float | None) -> str:
     if timestamp is None:
         return ""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+def media_url(attachment: Attachment) -> str:
+    """Where the page fetches a message's file: by its name in the media cache (the
+    content's hash), never by a path."""
+    return f"/media/{Path(attachment.path).name}"

@@ -34,7 +34,8 @@ class WebUiConfig(BaseModel):
     """How long a login lasts."""
     secure_cookie: bool = False
     """Mark the login cookie Secure: set it when a TLS proxy serves the UI over https."""
-    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    """The largest request: a message with its attachments (each also within media.max_mb)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ class WebSettings:
     allowed_hosts: tuple[str, ...] = ()
     login_seconds: float = 14 * 86400.0
     secure_cookie: bool = False
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = 32 * 1024 * 1024
 
 
 def settings_from(

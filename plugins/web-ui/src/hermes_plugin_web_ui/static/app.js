@@ -11,6 +11,8 @@
   const input = composer.querySelector("textarea");
   const sendButton = document.getElementById("send");
   const stopButton = document.getElementById("stop");
+  const fileInput = document.getElementById("files");
+  const chosen = document.getElementById("chosen");
   let source = null;
   let textBlock = null; // where streamed text goes: reset when a tool starts
   let lastEvent = -1;
@@ -26,11 +28,33 @@
     window.scrollTo(0, document.body.scrollHeight);
   }
 
+  function files(list) {
+    const box = el("div", "files");
+    for (const item of list || []) {
+      const link = el("a", item.kind === "image" ? "" : "file", item.kind === "image" ? undefined : item.name);
+      link.href = item.url;
+      if (item.kind === "image") {
+        const image = el("img");
+        image.src = item.url;
+        image.alt = item.name;
+        link.appendChild(image);
+        link.target = "_blank";
+      } else {
+        link.download = item.name;
+      }
+      box.appendChild(link);
+    }
+    return box;
+  }
+
   async function post(url, body) {
+    const form = body instanceof FormData;
+    const headers = { "X-CSRF-Token": csrf };
+    if (!form) headers["Content-Type"] = "application/json";
     const response = await fetch(url, {
       method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-      body: JSON.stringify(body),
+      headers: headers,
+      body: form ? body : JSON.stringify(body),
       credentials: "same-origin",
     });
     let data = {};
@@ -124,6 +148,7 @@
     user(event) {
       const message = el("div", "msg user");
       message.appendChild(el("div", "text", event.text));
+      if (event.attachments && event.attachments.length) message.appendChild(files(event.attachments));
       log.appendChild(message);
       textBlock = null;
     },
@@ -159,6 +184,7 @@
       } else if (textBlock) {
         textBlock.classList.remove("streaming");
       }
+      if (event.attachments && event.attachments.length) log.appendChild(files(event.attachments));
       if (event.status !== "done") notice("[" + event.status + (event.error ? ": " + event.error : "") + "]", "notice " + event.status);
       for (const box of log.querySelectorAll(".tool.running")) box.classList.remove("running");
       textBlock = null;
@@ -190,7 +216,16 @@
   async function send(text) {
     const sessionId = log.dataset.session || null;
     busy(true);
-    const result = await post("/api/turns", { text: text, session_id: sessionId });
+    let body = { text: text, session_id: sessionId };
+    if (fileInput && fileInput.files.length) {
+      body = new FormData();
+      body.append("text", text);
+      if (sessionId) body.append("session_id", sessionId);
+      for (const file of fileInput.files) body.append("files", file, file.name);
+      fileInput.value = "";
+      chosen.hidden = true;
+    }
+    const result = await post("/api/turns", body);
     if (result.error) {
       notice(result.error, "notice error");
       busy(false);
@@ -212,7 +247,8 @@
   composer.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = input.value;
-    if (!text.trim() || sendButton.disabled) return;
+    const withFiles = fileInput && fileInput.files.length > 0;
+    if ((!text.trim() && !withFiles) || sendButton.disabled) return;
     input.value = "";
     send(text);
   });
@@ -222,6 +258,13 @@
       composer.requestSubmit();
     }
   });
+  if (fileInput) {
+    fileInput.addEventListener("change", () => {
+      const names = Array.from(fileInput.files).map((file) => file.name);
+      chosen.textContent = names.length ? "attached: " + names.join(", ") : "";
+      chosen.hidden = names.length === 0;
+    });
+  }
   stopButton.addEventListener("click", async () => {
     const sessionId = log.dataset.session;
     if (sessionId) await post("/api/sessions/" + encodeURIComponent(sessionId) + "/stop", {});
