@@ -146,7 +146,7 @@ def test_a_page_opened_while_a_turn_runs_replays_it_and_can_stop_it(
             status, stopped = await browser.post(f"/api/sessions/{session}/stop", {})
             assert stopped == {"stopped": True}
             events = await browser.events(session)
-            assert events[0] == {"type": "user", "text": "Talk slowly"}
+            assert events[0] == {"type": "user", "text": "Talk slowly", "attachments": []}
             assert events[-1]["type"] == "ended" and events[-1]["status"] == "stopped"
             later = await browser.events(session, after=len(events) - 2)
             assert later == events[-1:]  # Last-Event-ID: only what the page has not seen

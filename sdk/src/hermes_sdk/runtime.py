@@ -28,14 +28,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_sdk.budget import Budget
-from hermes_sdk.health import StatusLine
-from hermes_sdk.pending_writes import PendingWrite
 from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 if TYPE_CHECKING:
+    from hermes_sdk.health import StatusLine
     from hermes_sdk.media import Attachment
+    from hermes_sdk.pending_writes import PendingWrite
     from hermes_sdk.storage import Store, StoreSchema
+
+_LAZY = {"PendingWrite": "hermes_sdk.pending_writes", "StatusLine": "hermes_sdk.health"}
+"""Re-exported, imported on first use: a one-shot never reads them (start-up time)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)
 
 __all__ = [
     "RESERVED_SLASH_NAMES",

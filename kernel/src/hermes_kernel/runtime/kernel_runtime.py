@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
@@ -23,9 +24,7 @@ from hermes_kernel.providers.ladder import NoProvider
 from hermes_kernel.providers.routes import ModelSetup, model_setup
 from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
 from hermes_kernel.runtime.history import StoreHistory, summary
-from hermes_kernel.runtime.pending import PendingQueues
 from hermes_kernel.runtime.questions import TurnQuestions
-from hermes_kernel.runtime.status import plugin_states, status_lines
 from hermes_kernel.runtime.turns import KernelTurn
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
@@ -67,6 +66,9 @@ from hermes_sdk.runtime import (
     TurnUsage,
 )
 from hermes_sdk.storage import Store, StoreSchema
+
+if TYPE_CHECKING:
+    from hermes_kernel.runtime.pending import PendingQueues
 
 __all__ = ["KernelRuntime", "tools_runtime"]
 
@@ -175,7 +177,7 @@ class KernelRuntime(StoreHistory, Runtime):
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
         self._pending_notices: list[str] = []
         """Tool sources that failed to start: told to the next turn that starts."""
-        self._pending_writes = PendingQueues(self.app.host, self.home, self.config)
+        self._pending_queues: PendingQueues | None = None  # made on first use
 
     # --- sessions -------------------------------------------------------------------------
 
@@ -402,7 +404,8 @@ class KernelRuntime(StoreHistory, Runtime):
 
     def warnings(self) -> Sequence[str]:
         agent = self.agent
-        return [*agent.warnings, *self._slash_warnings(), *self._pending_writes.warnings()]
+        queues = self._pending_queues.warnings() if self._pending_queues is not None else ()
+        return [*agent.warnings, *self._slash_warnings(), *queues]
 
     def describe_model(self, provider: str | None = None, model: str | None = None) -> ModelInfo:
         if provider is None and model is None:
@@ -563,19 +566,32 @@ class KernelRuntime(StoreHistory, Runtime):
 
     # --- what a front-end shows of the whole agent ---------------------------------------
 
+    def _pending_writes(self) -> PendingQueues:
+        """The plugins' queues of writes awaiting approval; imported on first use, so a
+        one-shot that never lists them never loads them."""
+        if self._pending_queues is None:
+            from hermes_kernel.runtime.pending import PendingQueues
+
+            self._pending_queues = PendingQueues(self.app.host, self.home, self.config)
+        return self._pending_queues
+
     async def status(self) -> list[StatusLine]:
+        from hermes_kernel.runtime.status import status_lines
+
         return await asyncio.to_thread(status_lines, self.app)
 
     def plugins(self) -> list[PluginState]:
+        from hermes_kernel.runtime.status import plugin_states
+
         return plugin_states(self.app.host, self.app.settings.home)
 
     async def pending_writes(self, *, user_scope: str | None = None) -> list[PendingWrite]:
-        return await self._pending_writes.writes(user_scope)
+        return await self._pending_writes().writes(user_scope)
 
     async def decide_pending_write(
         self, queue: str, write_id: str, *, approve: bool, user_scope: str | None = None
     ) -> str:
-        return await self._pending_writes.decide(
+        return await self._pending_writes().decide(
             queue, write_id, approve=approve, user_scope=user_scope
         )
 
