@@ -263,7 +263,7 @@ def test_requests_without_the_cookie_or_with_a_forged_token_are_refused(
     )
     assert forged_form.status == 403
     cookies = {c["name"]: c for c in stranger.cookies()}
-    assert cookies["hermes_web"]["httpOnly"] and cookies["hermes_web"]["sameSite"] == "Strict"
+    assert cookies["hermes_web"]["httpOnly"] and cookies["hermes_web"]["sameSite"] == "Lax"
     stranger.close()
     output = web.stop()
     logs = output + "".join(

@@ -28,6 +28,11 @@ class Running:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.bound_port}"
 
+    @property
+    def login_path(self) -> str:
+        """The path that logs a browser in: this run's token (or just /login with a key)."""
+        return "/" + self.server.login_url.split("/", 3)[3]
+
 
 @contextlib.contextmanager
 def serving(home: Path, key: str | None = None, **options: object) -> Iterator[Running]:

@@ -36,26 +36,39 @@ def _jar() -> aiohttp.ClientSession:
     return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
 
-def test_on_loopback_without_a_key_pages_open_but_posts_need_the_cookie_and_token(
+def test_without_a_key_the_printed_url_logs_in_and_posts_need_the_cookie_and_token(
     ui: Any,
 ) -> None:
-    asyncio.run(_on_loopback_without_a_key_pages_open_but_posts_need_the_cookie_and_token(ui))
+    asyncio.run(_without_a_key(ui))
 
 
-async def _on_loopback_without_a_key_pages_open_but_posts_need_the_cookie_and_token(
-    ui: Any,
-) -> None:
+async def _without_a_key(ui: Any) -> None:
+    """Another account on this machine reaches 127.0.0.1 too: without WEB_UI_KEY the key
+    is the token of this run, in the URL hermes web prints (and in a 0600 file)."""
+    token = ui.server.login_token
+    assert token and ui.login_path == f"/login?token={token}"
+    url_file = ui.home / "web-ui" / "login-url"
+    assert url_file.read_text().strip() == ui.server.login_url
+    assert url_file.stat().st_mode & 0o777 == 0o600
     async with _jar() as http:
+        status, _, _ = await _page(http, ui.base_url + "/chat")
+        assert status == 303  # nobody walks in
+        async with http.get(ui.base_url + "/login?token=guess-0000000000") as response:
+            assert response.status == 401
+            assert "login-url" in await response.text()  # where the right one is
+        status, _, csrf = await _page(http, ui.base_url + ui.login_path)
+        assert status == 303
         status, _, csrf = await _page(http, ui.base_url + "/chat")
         assert status == 200 and len(csrf) == 64
         async with http.get(ui.base_url + "/sessions") as response:
             assert response.status == 200
-        set_cookie = (await _set_cookie(ui.base_url + "/chat")).lower()
-        assert "httponly" in set_cookie and "samesite=strict" in set_cookie
+        set_cookie = (await _set_cookie(ui.base_url + ui.login_path)).lower()
+        assert "httponly" in set_cookie and "samesite=lax" in set_cookie
         assert "secure" not in set_cookie  # plain http on loopback; web_ui.secure_cookie sets it
         slash = {"text": "/help"}
         async with http.post(ui.base_url + "/api/turns", json=slash) as response:
             assert response.status == 403  # the cookie alone is not enough
+            assert "CSRF" in (await response.json())["error"]
         headers = {"X-CSRF-Token": csrf}
         async with http.post(ui.base_url + "/api/turns", json=slash, headers=headers) as response:
             assert response.status == 200
@@ -63,11 +76,20 @@ async def _on_loopback_without_a_key_pages_open_but_posts_need_the_cookie_and_to
         cross = {**headers, "Origin": "http://evil.example"}
         async with http.post(ui.base_url + "/api/turns", json=slash, headers=cross) as response:
             assert response.status == 403  # another site's page, even with the token
+            assert "another site" in (await response.json())["error"]
+        weird = {"X-CSRF-Token": "é" * 64}
+        async with http.post(ui.base_url + "/api/turns", json=slash, headers=weird) as response:
+            assert response.status == 403
     async with (
         aiohttp.ClientSession() as bare,  # no cookie at all
         bare.post(ui.base_url + "/api/turns", json=slash) as response,
     ):
         assert response.status == 401
+    async with (
+        aiohttp.ClientSession(cookies={"hermes_web": "é.1.1.x"}) as odd,
+        odd.get(ui.base_url + "/chat", allow_redirects=False) as response,
+    ):
+        assert response.status == 303  # a stranger's cookie is no login, and no crash
 
 
 def test_a_foreign_host_name_is_refused_without_a_key(ui: Any) -> None:
@@ -81,8 +103,10 @@ async def _a_foreign_host_name_is_refused_without_a_key(ui: Any) -> None:
         async with http.get(ui.base_url + "/sessions", headers=headers) as response:
             assert response.status == 421
         headers = {"Host": f"localhost:{ui.server.bound_port}"}
-        async with http.get(ui.base_url + "/sessions", headers=headers) as response:
-            assert response.status == 200
+        async with http.get(
+            ui.base_url + "/sessions", headers=headers, allow_redirects=False
+        ) as response:
+            assert response.status == 303  # known: on to the login
 
 
 def test_with_a_key_everything_waits_for_the_login(
@@ -170,7 +194,8 @@ def test_login_goes_back_only_to_a_page_of_this_server(ui_with_key: Any) -> None
 
 async def _login_goes_back_only_to_a_page_of_this_server(ui_with_key: Any) -> None:
     base = ui_with_key.base_url
-    for target in ("//evil.example/x", "https://evil.example", "/\\evil.example", "/status"):
+    targets = ("//evil.example/x", "https://evil.example", "/\\evil.example", "/\t/evil.example")
+    for target in (*targets, "/status"):
         async with _jar() as http:
             _, _, csrf = await _page(http, base + "/login")
             form = {"csrf": csrf, "key": KEY, "next": target}
@@ -187,18 +212,26 @@ def test_serving_beyond_loopback_needs_a_long_enough_key(tmp_path: Path) -> None
         settings_from({}, {"WEB_UI_KEY": "short"}, home=home, host="0.0.0.0")
     with pytest.raises(ServiceNotConfigured, match=r"web_ui\.port"):
         settings_from({"port": "many"}, {}, home=home)
+    with pytest.raises(ServiceNotConfigured, match=r"hermes\.example\.org"):
+        settings_from({"allowed_hosts": ["hermes.example.org"]}, {}, home=home)
+    assert settings_from({"allowed_hosts": ["localhost"]}, {}, home=home).allowed_hosts
+    assert "key" not in repr(settings_from({}, {"WEB_UI_KEY": KEY}, home=home)).split("home")[0]
     settings = settings_from({"host": "0.0.0.0"}, {"WEB_UI_KEY": KEY}, home=home)
     assert settings.key == KEY
     assert settings_from({}, {}, home=home, host="::1").key is None
 
 
-def test_the_signing_secret_is_kept_private_and_reused(ui: Any, serve_web_ui: Any) -> None:
-    secret = ui.home / "web-ui" / "secret"
+def test_the_signing_secret_is_kept_private_and_a_login_outlives_a_restart(
+    ui_with_key: Any, serve_web_ui: Any
+) -> None:
+    secret = ui_with_key.home / "web-ui" / "secret"
     assert secret.stat().st_mode & 0o777 == 0o600
     assert len(secret.read_bytes()) == 32
-    with serve_web_ui(ui.home) as again:
-        assert (
-            again.server.access.csrf_token(ui.server.access.new_visitor(logged_in=True)) != ""
-        )  # the same home, the same secret: cookies survive a restart
-        visitor = ui.server.access.new_visitor(logged_in=True)
-        assert again.server.access.read(ui.server.access.cookie_value(visitor)) == visitor
+    visitor = ui_with_key.server.access.new_visitor(logged_in=True)
+    cookie = ui_with_key.server.access.cookie_value(visitor)
+    with serve_web_ui(ui_with_key.home, key=KEY) as again:
+        assert again.server.access.read(cookie) == visitor  # the same home and key
+    with serve_web_ui(ui_with_key.home, key=KEY + "-changed") as changed:
+        assert changed.server.access.read(cookie) is None  # a new key logs everybody out
+    with serve_web_ui(ui_with_key.home) as tokened:
+        assert tokened.server.access.read(cookie) is None  # each run's token is its own

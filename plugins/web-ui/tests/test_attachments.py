@@ -42,9 +42,9 @@ def test_an_image_reaches_the_model_and_shows_in_the_transcript(
 ) -> None:
     _vision(home, openai_server)
 
-    async def scenario(base: str) -> None:
+    async def scenario(base: str, login: str) -> None:
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
-            async with http.get(base + "/chat") as response:
+            async with http.get(base + login) as response:
                 csrf = CSRF.search(await response.text()).group(1)  # type: ignore[union-attr]
             openai_server.queue(Reply.say("A red square."))
             status, body = await _send_files(
@@ -78,4 +78,4 @@ def test_an_image_reaches_the_model_and_shows_in_the_transcript(
             assert len(openai_server.requests) == requests  # nothing reached the model
 
     with serve_web_ui(home) as running:
-        asyncio.run(scenario(running.base_url))
+        asyncio.run(scenario(running.base_url, running.login_path))

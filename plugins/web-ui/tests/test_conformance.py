@@ -100,6 +100,7 @@ class TestWebUiFrontend(FrontendTests):
             serving = asyncio.ensure_future(server.run(runtime))
             await asyncio.wait_for(server.ready.wait(), 30)
             client = WebClient(f"http://127.0.0.1:{server.bound_port}")
+            await client.open(server.login_url.split(str(server.bound_port), 1)[1])
             try:
                 yield client
             finally:

@@ -19,12 +19,17 @@ CSRF = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
 class Browser:
     """What the page's script does, with aiohttp: enough to drive the pages in tests."""
 
-    def __init__(self, base_url: str) -> None:
-        self.base = base_url
+    def __init__(self, ui: Any) -> None:
+        self.base = ui.base_url
+        self.login_path = ui.login_path
         self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
         self.csrf = ""
+        self.logged_in = False
 
     async def get(self, path: str) -> tuple[int, str]:
+        if not self.logged_in:
+            self.logged_in = True
+            await self.get(self.login_path)  # the URL hermes web prints
         async with self.http.get(self.base + path) as response:
             text = await response.text()
         found = CSRF.search(text)
@@ -66,7 +71,7 @@ def test_sessions_are_listed_searched_with_marks_and_exported(
     ui: Any, openai_server: ScriptedOpenAIServer
 ) -> None:
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             openai_server.queue(Reply.say("Use `tar -czf` for that."))
             first, _ = await browser.turn("How do I archive [logs] with tar?")
@@ -107,7 +112,7 @@ def test_a_reply_is_rendered_as_markdown_and_never_as_markup(
     )
 
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             openai_server.queue(Reply.say(reply))
             session, events = await browser.turn("Show me")
@@ -129,7 +134,7 @@ def test_a_page_opened_while_a_turn_runs_replays_it_and_can_stop_it(
     ui: Any, openai_server: ScriptedOpenAIServer
 ) -> None:
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             openai_server.queue(Reply.say("word " * 300, chunk_delay_seconds=0.05))
             await browser.get("/chat")
@@ -138,7 +143,7 @@ def test_a_page_opened_while_a_turn_runs_replays_it_and_can_stop_it(
             session = body["session_id"]
             await asyncio.sleep(0.5)
             _, page = await browser.get(f"/chat/{session}")
-            assert 'data-live="0"' in page  # the page replays the turn from its start
+            assert f'data-live="{body["turn"]}"' in page  # the page replays that turn
             status, busy = await browser.post(
                 "/api/turns", {"text": "again", "session_id": session}
             )
@@ -160,7 +165,7 @@ def test_slash_commands_undo_title_compact_and_unknown(
     ui: Any, openai_server: ScriptedOpenAIServer
 ) -> None:
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             session: str | None = None
             for number in range(3):
@@ -192,7 +197,7 @@ def test_slash_commands_undo_title_compact_and_unknown(
 
 def test_bad_requests_get_one_line_errors(ui: Any) -> None:
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             await browser.get("/chat")
             assert (await browser.post("/api/turns", {"text": "  "}))[0] == 400
@@ -217,7 +222,7 @@ def test_bad_requests_get_one_line_errors(ui: Any) -> None:
 
 def test_the_first_page_with_everything_it_loads_is_under_100_kb(ui: Any) -> None:
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             total = 0
             for path in ("/chat", "/static/app.js", "/static/app.css"):
@@ -237,7 +242,7 @@ def test_the_first_page_with_everything_it_loads_is_under_100_kb(ui: Any) -> Non
 
 def test_status_pending_and_plugins_pages_render(ui: Any) -> None:
     async def scenario() -> None:
-        browser = Browser(ui.base_url)
+        browser = Browser(ui)
         try:
             status, page = await browser.get("/status")
             assert status == 200 and "<dt>Model</dt>" in page and 'class="chart"' in page
@@ -247,6 +252,56 @@ def test_status_pending_and_plugins_pages_render(ui: Any) -> None:
             assert status == 200 and "web-ui" in page
             status, body = await browser.post("/pending/memory/abcdef", {})
             assert status == 400 and "approve or reject" in body["text"]
+        finally:
+            await browser.http.close()
+
+    run(scenario())
+
+
+def test_a_question_answered_after_it_timed_out_says_so(
+    home: Any, openai_server: ScriptedOpenAIServer, serve_web_ui: Any, tmp_path: Any
+) -> None:
+    (home / "config.yaml").write_text(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "agent:\n  backend: local\n  retries: 1\nlearning:\n  review: false\n"
+        "approvals:\n  mode: manual\n  timeout_seconds: 1\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "work" / "scratch").mkdir()
+
+    async def scenario(ui: Any) -> None:
+        browser = Browser(ui)
+        try:
+            openai_server.queue(
+                Reply.tool_call("terminal", {"command": "chmod -R 777 ./scratch"}),
+                Reply.say("It was not allowed."),
+            )
+            _, events = await browser.turn("open it up")
+            (question,) = [e for e in events if e["type"] == "question"]
+            status, body = await browser.post(f"/api/questions/{question['id']}", {"value": "once"})
+            assert status == 409 and "no longer open" in body["error"]
+            assert events[-1]["type"] == "ended"
+            assert (tmp_path / "work" / "scratch").stat().st_mode & 0o777 != 0o777
+        finally:
+            await browser.http.close()
+
+    with serve_web_ui(home) as ui:
+        run(scenario(ui))
+
+
+def test_a_path_is_a_message_and_new_ends_the_session(
+    ui: Any, openai_server: ScriptedOpenAIServer
+) -> None:
+    async def scenario() -> None:
+        browser = Browser(ui)
+        try:
+            openai_server.queue(Reply.say("That file maps names to addresses."))
+            session, events = await browser.turn("/etc/hosts: what is this file?")
+            assert events[-1]["html"].startswith("<p>That file maps")
+            _, body = await browser.post("/api/turns", {"text": "/new", "session_id": session})
+            assert body == {"new": True}
+            _, page = await browser.get(f"/sessions/{session}")
+            assert "(new session)" in page  # ended: what its tools held is let go
         finally:
             await browser.http.close()
 

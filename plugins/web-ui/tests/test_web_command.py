@@ -92,6 +92,30 @@ def test_a_real_run_serves_the_page_and_stops_on_sigterm(home: Path, web_ui_key:
     assert "stopped" in stderr and web_ui_key not in stderr
 
 
+def test_without_a_key_the_printed_url_is_the_login(home: Path) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [HERMES, "web", "--port", str(port)],
+        env={**os.environ, "HERMES_HOME": str(home)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        while line and not line.startswith("hermes web:"):
+            line = process.stderr.readline()  # an INFO line of the service may come first
+        assert line.startswith(f"hermes web: http://127.0.0.1:{port}/login?token="), line
+        url = line.split()[2]
+        with httpx.Client(follow_redirects=True) as browser:
+            assert browser.get(f"http://127.0.0.1:{port}/chat").url.path == "/login"
+            assert browser.get(url).url.path == "/chat"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
 def test_the_gateway_hosts_it_when_enabled(home: Path) -> None:
     port = free_port()
     config = home / "config.yaml"
@@ -105,9 +129,17 @@ def test_the_gateway_hosts_it_when_enabled(home: Path) -> None:
     )
     try:
         assert wait_for(f"http://127.0.0.1:{port}/health").status_code == 200
-        page = httpx.get(f"http://127.0.0.1:{port}/status")
+        # No WEB_UI_KEY: the gateway leaves the URL with this run's token where only the
+        # owner can read it.
+        url_file = home / "web-ui" / "login-url"
+        assert url_file.stat().st_mode & 0o777 == 0o600
+        with httpx.Client(follow_redirects=True) as browser:
+            assert browser.get(f"http://127.0.0.1:{port}/status").url.path == "/login"
+            browser.get(url_file.read_text().strip())
+            page = browser.get(f"http://127.0.0.1:{port}/status")
         assert page.status_code == 200 and "<dt>Gateway</dt>" in page.text
     finally:
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
+    assert not url_file.exists()  # gone with the run

@@ -49,6 +49,7 @@ def __getattr__(name: str) -> Any:
 
     return getattr(import_module(module), name)
 
+
 __all__ = [
     "RESERVED_SLASH_NAMES",
     "RUNTIME_ENTRY_POINTS",

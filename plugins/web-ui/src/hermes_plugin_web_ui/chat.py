@@ -8,8 +8,10 @@ A turn keeps running when its page closes; opening the session again shows it, l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import BodyPartReader, web
@@ -28,6 +30,8 @@ log = logging.getLogger("hermes.web_ui")
 SOURCE = "web"
 MAX_MESSAGE_CHARS = 100_000
 MAX_FILES = 10
+SLASH_COMMAND = re.compile(r"/[a-z][\w-]*(\s|$)")
+"""What a command looks like: "/etc/hosts: what is this?" is a message, not a command."""
 _CHAT_API: web.AppKey[ChatApi] = web.AppKey("chat_api")
 HELP = """/new                   a new session
 /undo                  take back your last message and what followed
@@ -63,8 +67,14 @@ class ChatApi:
     def attach(self, app: web.Application) -> None:
         app[_CHAT_API] = self
 
-    async def stop_all(self) -> None:
-        self.live.stop_all()
+    async def close(self) -> None:
+        """The UI is going away: stop its turns, then end the sessions it opened or
+        resumed, so what their tools hold (a container, a connection) is let go."""
+        await self.live.stop_all()
+        for session_id in sorted(self._resumed):
+            if self.runtime.running(session_id) is None:
+                with contextlib.suppress(Exception):  # ending is tidying: never fail the stop
+                    await self.runtime.end_session(session_id, "web ui stopped")
 
     # --- sending ----------------------------------------------------------------------------
 
@@ -86,7 +96,7 @@ class ChatApi:
             return _error(413, f"a message holds {MAX_MESSAGE_CHARS:,} characters at most")
         if session_id is not None and not isinstance(session_id, str):
             return _error(400, "session_id must be a string")
-        if text.startswith("/"):
+        if SLASH_COMMAND.match(text):
             return await self._slash(text, session_id)
         try:
             if session_id is None:
@@ -105,8 +115,9 @@ class ChatApi:
             return _error(409, "a turn is running on this session: wait for it, or stop it")
         except ValueError as exc:  # the model cannot be used
             return _error(400, str(exc))
-        self.live.add(LiveTurn(turn, text, before, attachments))
-        return web.json_response({"session_id": session_id})
+        live = LiveTurn(turn, text, before, attachments, self.live.next_id())
+        self.live.add(live)
+        return web.json_response({"session_id": session_id, "turn": live.turn_id})
 
     async def _multipart(
         self, request: web.Request
@@ -118,13 +129,15 @@ class ChatApi:
         fields: dict[str, Any] = {}
         attachments: list[Attachment] = []
         reader = await request.multipart()
+        budget = max(cache.limits.max_bytes.values())
         async for part in reader:
             if not isinstance(part, BodyPartReader):
                 continue
             if part.name == "files" and part.filename is not None:
                 if len(attachments) >= MAX_FILES:
                     raise MediaRefused(f"a message takes {MAX_FILES} files at most")
-                data = await part.read()
+                data = await _read_capped(part, budget)
+                budget -= len(data)
                 if not data and not part.filename:
                     continue  # the empty part a form sends when no file was chosen
                 declared = part.headers.get("Content-Type")
@@ -149,14 +162,16 @@ class ChatApi:
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         live = self.live.get(request.match_info["session_id"])
-        if live is None:
-            return web.Response(status=204)  # EventSource stops asking
+        asked = request.query.get("turn", "")
+        if live is None or (asked.isdigit() and int(asked) != live.turn_id):
+            return web.Response(status=204)  # nothing (or another turn) now: the page stops
         after = _after(request.headers.get("Last-Event-ID") or request.query.get("after"))
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
                 "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no",
+                "X-Content-Type-Options": "nosniff",  # sent before the headers middleware runs
             }
         )
         await response.prepare(request)
@@ -180,8 +195,12 @@ class ChatApi:
         live = self.live.question(question_id)
         if live is None or not isinstance(value, str):
             return _error(409, "that question is no longer open")
-        if not await live.answer(question_id, value):
-            return _error(400, f"{value!r} is not one of the answers")
+        try:
+            answered = await live.answer(question_id, value)
+        except ValueError as exc:
+            return _error(400, str(exc))
+        if not answered:
+            return _error(409, "that question is closed: it timed out or was answered")
         return web.json_response({"answered": value})
 
     async def stop(self, request: web.Request) -> web.Response:
@@ -215,6 +234,10 @@ class ChatApi:
             )
             return HELP + ("\n" + plugins if plugins else "")
         if name == "new":
+            if session_id is not None and self.runtime.running(session_id) is None:
+                with contextlib.suppress(SessionNotFound):
+                    await self.runtime.end_session(session_id, "new session")
+                self._resumed.discard(session_id)
             return {"new": True}
         if name == "stop":
             live = self.live.get(session_id) if session_id else None
@@ -266,6 +289,22 @@ class ChatApi:
         if name in runtime.slash_commands():
             return await runtime.run_slash(name, args, session_id)
         return f"unknown command /{name}; /help lists them"
+
+
+async def _read_capped(part: BodyPartReader, limit: int) -> bytes:
+    """A file part, read in chunks and refused as soon as it passes ``limit`` (what the
+    message may still carry): never a whole oversized upload in memory."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await part.read_chunk(256 * 1024):
+        size += len(chunk)
+        if size > limit:
+            raise MediaRefused(
+                f"{part.filename or 'a file'} is refused: the message's files are over the "
+                "largest media cap (media.max_mb)"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _json(request: web.Request) -> dict[str, Any]:

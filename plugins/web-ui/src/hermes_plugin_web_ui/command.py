@@ -58,12 +58,12 @@ async def _serve(server: WebUi, context: CommandContext, open_browser: bool) -> 
                 raise click.ClickException(
                     f"cannot listen on {where}: {exc.strerror or exc}"
                 ) from None
-        login = "log in with WEB_UI_KEY" if server.settings.key else "no login needed on loopback"
-        click.echo(f"hermes web: {server.url} ({login}); Ctrl+C stops it", err=True)
+        login = "log in with WEB_UI_KEY" if server.settings.key else "the URL logs you in"
+        click.echo(f"hermes web: {server.login_url} ({login}); Ctrl+C stops it", err=True)
         if open_browser:
             import webbrowser
 
-            webbrowser.open(server.url)
+            webbrowser.open(server.login_url)
         await asyncio.wait(
             {serving, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED
         )

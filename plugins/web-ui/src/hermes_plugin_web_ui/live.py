@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -117,8 +118,12 @@ class LiveTurn:
         text: str,
         before_seq: int,
         attachments: tuple[Attachment, ...] = (),
+        turn_id: int = 1,
     ) -> None:
         self.turn = turn
+        self.turn_id = turn_id
+        """Which of the session's turns in this UI: a page resuming its stream names it, so
+        it never continues another turn's events."""
         self.session_id = turn.session_id
         self.before_seq = before_seq
         """Messages stored before this turn: a page shows those, then replays the turn."""
@@ -154,12 +159,16 @@ class LiveTurn:
         return self.ended_at is not None
 
     async def answer(self, question_id: str, value: str) -> bool:
+        """Answer an open question. Raises ValueError if ``value`` is not an answer it
+        takes; False if it closed meanwhile (timed out, or answered in another tab)."""
         question = self.questions.get(question_id)
         if question is None:
             return False
+        if value not in {choice.value for choice in question.choices} and not question.free_text:
+            raise ValueError(f"{value!r} is not one of the answers")
         answered = question.answer(value) or (question.free_text and question.answer_text(value))
+        self.questions.pop(question_id, None)  # answered now, or closed before
         if answered:
-            self.questions.pop(question_id, None)
             await self._add({"type": "answered", "id": question_id, "value": value})
         return answered
 
@@ -189,6 +198,10 @@ class LiveTurns:
 
     def __init__(self) -> None:
         self._by_session: dict[str, LiveTurn] = {}
+        self._numbers = itertools.count(1)
+
+    def next_id(self) -> int:
+        return next(self._numbers)
 
     def get(self, session_id: str) -> LiveTurn | None:
         return self._by_session.get(session_id)
@@ -206,7 +219,12 @@ class LiveTurns:
                 return live
         return None
 
-    def stop_all(self) -> None:
-        for live in self._by_session.values():
-            if not live.done:
-                live.turn.stop()
+    async def stop_all(self, wait_s: float = 10.0) -> None:
+        """Stop every running turn, and wait (a while) for them to end."""
+        running = [live for live in self._by_session.values() if not live.done]
+        for live in running:
+            live.turn.stop()
+        if running:
+            await asyncio.wait(
+                [asyncio.ensure_future(live.turn.result()) for live in running], timeout=wait_s
+            )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from aiohttp import web
 
+from hermes_plugin_web_ui.access import VISITOR
 from hermes_plugin_web_ui.charts import bar_chart, by_day, by_model, row_chart
 from hermes_plugin_web_ui.render import (
     code_css,
@@ -31,6 +32,7 @@ from hermes_sdk.transcripts import EXPORT_FORMATS, tool_call_function, write_exp
 
 if TYPE_CHECKING:
     from hermes_plugin_web_ui.server import WebUi
+
 
 __all__ = ["Pages"]
 
@@ -64,6 +66,8 @@ class Pages:
         self.runtime = runtime
         self.web_ui = web_ui
         self.templates = _environment()
+        self._flash: dict[str, str] = {}
+        """A decision's outcome, by visitor, until their next look at the pending page."""
         self._static = self._load_static()
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
@@ -89,13 +93,11 @@ class Pages:
     def render(
         self, request: web.Request, template: str, *, status: int = 200, **values: Any
     ) -> web.Response:
-        from hermes_plugin_web_ui.server import VISITOR
-
         visitor = request.get(VISITOR)
         html = self.templates.get_template(template).render(
             csrf=self.web_ui.access.csrf_token(visitor) if visitor else "",
             logged_in=bool(visitor and visitor.logged_in),
-            with_login=self.web_ui.settings.key is not None,
+            where_the_key_is=self._where_the_key_is(),
             path=request.path,
             **values,
         )
@@ -146,24 +148,26 @@ class Pages:
         raise web.HTTPSeeOther("/chat")
 
     async def login_page(self, request: web.Request) -> web.Response:
-        if self.web_ui.settings.key is None:
-            raise web.HTTPSeeOther("/chat")
-        return self.render(
-            request, "login.html", next=_local(request.query.get("next")), error=None
-        )
+        token = request.query.get("token")
+        target = _local(request.query.get("next"))
+        if token is not None and self.web_ui.login_token is not None:
+            return self._log_in(request, token, target)  # the URL hermes web printed
+        return self.render(request, "login.html", next=target, error=None)
 
     async def login(self, request: web.Request) -> web.Response:
         form = await request.post()
-        target = _local(str(form.get("next", "")))
+        return self._log_in(request, str(form.get("key", "")), _local(str(form.get("next", ""))))
+
+    def _log_in(self, request: web.Request, given: str, target: str) -> web.Response:
         address = request.remote or "?"
         if self.web_ui.throttle.blocked(address):
             log.warning("web ui: refused a login from %s: too many wrong keys", address)
             error = "too many wrong keys: wait a minute"
             return self.render(request, "login.html", status=429, next=target, error=error)
-        if not self.web_ui.access.key_ok(str(form.get("key", ""))):
+        if not self.web_ui.access.key_ok(given):
             self.web_ui.throttle.failed(address)
             log.warning("web ui: refused a login from %s: wrong key", address)
-            error = "wrong key: it is WEB_UI_KEY in HERMES_HOME/.env"
+            error = f"wrong key: {self._where_the_key_is()}"
             return self.render(request, "login.html", status=401, next=target, error=error)
         self.web_ui.throttle.succeeded(address)
         log.info("web ui: login from %s", address)
@@ -171,8 +175,16 @@ class Pages:
         self.web_ui.set_cookie(response, self.web_ui.access.new_visitor(logged_in=True))
         raise response
 
+    def _where_the_key_is(self) -> str:
+        if self.web_ui.login_token is None:
+            return "it is WEB_UI_KEY in HERMES_HOME/.env"
+        return (
+            "open the URL hermes web printed (it is also in HERMES_HOME/web-ui/login-url), "
+            "or set WEB_UI_KEY in HERMES_HOME/.env"
+        )
+
     async def logout(self, request: web.Request) -> web.Response:
-        response = web.HTTPSeeOther("/login" if self.web_ui.settings.key else "/chat")
+        response = web.HTTPSeeOther("/login")
         response.del_cookie("hermes_web", path="/")
         raise response
 
@@ -184,7 +196,7 @@ class Pages:
         session_id = request.match_info.get("session_id")
         session: SessionSummary | None = None
         messages: list[SessionMessage] = []
-        live_from = -1
+        live_from = 0  # the turn the page follows on load (0: none)
         if session_id is not None:
             try:
                 session = await self.runtime.find_session(session_id)
@@ -192,14 +204,21 @@ class Pages:
                 return self.render(request, "error.html", status=404, message=str(exc))
             if session.session_id != session_id:
                 raise web.HTTPSeeOther(f"/chat/{session.session_id}")
-            messages = await self.runtime.messages(session_id)
             live = ChatApi.of(request.app).live.get(session_id)
-            if live is not None and not live.done:  # the page replays the running turn
+            running = live is not None and not live.done  # asked before reading: no gap
+            messages = await self.runtime.messages(session_id)
+            if live is not None and running:  # the page replays the running turn
                 messages = [m for m in messages if m.seq <= live.before_seq]
-                live_from = 0
-        model = self.runtime.describe_model(
-            session.provider if session else None, session.model if session else None
-        )
+                live_from = live.turn_id
+        warnings = list(self.runtime.warnings())
+        if session is not None:
+            model = f"{session.provider or '?'} / {session.model or '?'}"
+        else:
+            try:
+                info = self.runtime.describe_model()
+                model = f"{info.provider} / {info.model}"
+            except ValueError as exc:
+                model, warnings = "no model", [str(exc), *warnings]
         return self.render(
             request,
             "chat.html",
@@ -208,7 +227,7 @@ class Pages:
             results=_results(messages),
             live=live_from,
             model=model,
-            warnings=list(self.runtime.warnings()),
+            warnings=warnings,
         )
 
     # --- sessions ---------------------------------------------------------------------------
@@ -290,7 +309,9 @@ class Pages:
             days=USAGE_DAYS,
         )
 
-    async def pending(self, request: web.Request, message: str | None = None) -> web.Response:
+    async def pending(self, request: web.Request) -> web.Response:
+        visitor = request.get(VISITOR)
+        message = self._flash.pop(visitor.sid, None) if visitor else None
         writes = await self.runtime.pending_writes()
         return self.render(request, "pending.html", writes=writes, message=message)
 
@@ -306,8 +327,13 @@ class Pages:
             )
         except (UnknownProposal, ValueError) as exc:
             message = str(exc)
+        except TimeoutError:
+            message = f"the {queue} plugin did not answer in time: try again"
         log.info("web ui: %s %s/%s: %s", action, queue, write_id, message)
-        return await self.pending(request, message)
+        visitor = request.get(VISITOR)
+        if visitor is not None:
+            self._flash[visitor.sid] = message  # shown once, by the page the browser loads next
+        raise web.HTTPSeeOther("/pending")
 
     async def plugins(self, request: web.Request) -> web.Response:
         states = sorted(self.runtime.plugins(), key=lambda p: (p.state != "failed", p.name))
@@ -318,6 +344,8 @@ def _local(target: str | None) -> str:
     """Where to go after logging in: a path of this server only (never ``//elsewhere``)."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
         return "/chat"
+    if any(character <= " " or character == "\x7f" for character in target):
+        return "/chat"  # a tab or a newline is dropped on the way: "/\t/evil" is "//evil"
     return target
 
 

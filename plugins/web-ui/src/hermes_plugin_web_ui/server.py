@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from aiohttp import web
+from markupsafe import escape
 
-from hermes_plugin_web_ui.access import COOKIE, Access, LoginThrottle, Visitor, load_secret
+from hermes_plugin_web_ui.access import (
+    COOKIE,
+    VISITOR,
+    Access,
+    LoginThrottle,
+    Visitor,
+    load_secret,
+)
 from hermes_plugin_web_ui.settings import WebSettings
 from hermes_sdk.addresses import is_loopback
+from hermes_sdk.files import atomic_write_text
 from hermes_sdk.runtime import Runtime
 
-__all__ = ["CSRF_HEADER", "VISITOR", "WebUi"]
+__all__ = ["CSRF_HEADER", "WebUi"]
 
 log = logging.getLogger("hermes.web_ui")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-VISITOR: web.RequestKey[Visitor] = web.RequestKey("visitor", Visitor)
+URL_FILE = "web-ui/login-url"
 OPEN_PATHS = ("/login", "/static/", "/health")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
@@ -47,7 +58,10 @@ class WebUi:
 
     def __init__(self, settings: WebSettings) -> None:
         self.settings = settings
-        self.access = Access(load_secret(settings.home), settings.key, settings.login_seconds)
+        self.login_token = None if settings.key else secrets.token_urlsafe(24)
+        """Without WEB_UI_KEY, the key of this run: it is in the URL ``hermes web`` prints."""
+        key = settings.key or self.login_token or ""
+        self.access = Access(load_secret(settings.home), key, settings.login_seconds)
         self.throttle = LoginThrottle()
         self.bound_port: int | None = None
         self.ready = asyncio.Event()
@@ -64,7 +78,7 @@ class WebUi:
         pages.add_routes(app.router)
         chat.add_routes(app.router)
         chat.attach(app)
-        app.on_shutdown.append(lambda _app: chat.stop_all())
+        app.on_shutdown.append(lambda _app: chat.close())
         return app
 
     async def run(self, runtime: Runtime) -> None:
@@ -77,13 +91,22 @@ class WebUi:
             await site.start()
             addresses = runner.addresses
             self.bound_port = int(addresses[0][1]) if addresses else self.settings.port
-            login = "login with WEB_UI_KEY" if self.settings.key else "no login (loopback only)"
+            login = "log in with WEB_UI_KEY" if self.settings.key else f"open {self._url_file}"
             log.info("web ui on %s (%s)", self.url, login)
+            if self.login_token is not None:
+                atomic_write_text(self._url_file, self.login_url + "\n", mode=0o600)
             self.ready.set()
             await asyncio.Event().wait()
         finally:
             self.ready.clear()
+            if self.login_token is not None:
+                self._url_file.unlink(missing_ok=True)
             await runner.cleanup()
+
+    @property
+    def _url_file(self) -> Path:
+        """Where a gateway-hosted UI without a key leaves its login URL (0600)."""
+        return Path(self.settings.home) / URL_FILE
 
     @property
     def url(self) -> str:
@@ -92,6 +115,13 @@ class WebUi:
         if ":" in shown:
             shown = f"[{shown}]"
         return f"http://{shown}:{self.bound_port or self.settings.port}/"
+
+    @property
+    def login_url(self) -> str:
+        """The URL to open: with this run's token when there is no WEB_UI_KEY."""
+        if self.login_token is None:
+            return self.url
+        return f"{self.url}login?token={self.login_token}"
 
     # --- who is asking ----------------------------------------------------------------------
 
@@ -104,27 +134,37 @@ class WebUi:
             self.access.cookie_value(visitor),
             max_age=int(self.settings.login_seconds),
             httponly=True,
-            samesite="Strict",
+            # Lax: a link from elsewhere arrives logged in (Strict sent no cookie, and the page
+            # then replaced the login); posts from elsewhere still carry none, and need the
+            # CSRF token besides.
+            samesite="Lax",
             secure=self.settings.secure_cookie,
             path="/",
         )
 
+    def _known_host(self, host: str) -> bool:
+        name = (urlsplit(f"//{host}").hostname or "").lower()
+        known = name in self.settings.allowed_hosts or name == self.settings.host
+        return known or is_loopback(name)
+
     def _host_allowed(self, request: web.Request) -> bool:
-        """Without a key, only a Host this server answers to: a page elsewhere that points
-        its own name at 127.0.0.1 (DNS rebinding) is refused."""
-        if self.settings.key is not None:
+        """Without a key, or with ``allowed_hosts`` set, only a Host this server answers
+        to: a page elsewhere that points its own name at 127.0.0.1 (DNS rebinding) is
+        refused."""
+        if self.settings.key is not None and not self.settings.allowed_hosts:
             return True
-        host = (urlsplit(f"//{request.host}").hostname or "").lower()
-        return (
-            is_loopback(host) or host in self.settings.allowed_hosts or host == self.settings.host
-        )
+        return self._known_host(request.host)
 
     def _origin_allowed(self, request: web.Request) -> bool:
-        """A browser names the page a request comes from: it must be this server."""
+        """A browser names the page a request comes from: it must be this server (by the
+        Host it was asked for, or a name in ``allowed_hosts``, as behind a proxy)."""
         origin = request.headers.get("Origin")
         if origin is None:  # not from a browser page (a script, curl): the token decides
             return True
-        return urlsplit(origin).netloc.lower() == request.host.lower()
+        netloc = urlsplit(origin).netloc.lower()
+        return netloc == request.host.lower() or (
+            bool(self.settings.allowed_hosts) and self._known_host(netloc)
+        )
 
     # --- middlewares ------------------------------------------------------------------------
 
@@ -160,21 +200,34 @@ class WebUi:
                 request.path,
                 request.remote,
             )
-            return web.json_response({"error": "log in first"}, status=401)
+            return _refusal(request, 401, "log in first (your login ended): reload the page")
         if request.method not in SAFE_METHODS:
+            if not self._origin_allowed(request):
+                log.info(
+                    "web ui: refused %s %s from %s: sent from a page of %s",
+                    request.method,
+                    request.path,
+                    request.remote,
+                    request.headers.get("Origin"),
+                )
+                return _refusal(
+                    request,
+                    403,
+                    "refused: sent from a page of another site (behind a proxy, pass the "
+                    "Host header on, or list the name in web_ui.allowed_hosts)",
+                )
             token = request.headers.get(CSRF_HEADER)
             if token is None and request.content_type == "application/x-www-form-urlencoded":
                 token = str((await request.post()).get("csrf", "")) or None
-            if not self.access.csrf_ok(visitor, token) or not self._origin_allowed(request):
+            if not self.access.csrf_ok(visitor, token):
                 log.info(
                     "web ui: refused %s %s from %s: missing or wrong CSRF token",
                     request.method,
                     request.path,
                     request.remote,
                 )
-                return web.json_response(
-                    {"error": "the request's CSRF token is missing or wrong: reload the page"},
-                    status=403,
+                return _refusal(
+                    request, 403, "the request's CSRF token is missing or wrong: reload the page"
                 )
         if visitor is not None:
             request[VISITOR] = visitor
@@ -182,3 +235,15 @@ class WebUi:
         if fresh is not None and not response.prepared:
             self.set_cookie(response, fresh)
         return response
+
+
+def _refusal(request: web.Request, status: int, message: str) -> web.Response:
+    """JSON for the page's script; for a form a person sent, a page saying it."""
+    if request.path.startswith("/api/"):
+        return web.json_response({"error": message}, status=status)
+    page = (
+        '<!doctype html><meta charset="utf-8"><title>Refused · Hermes</title>'
+        f'<link rel="stylesheet" href="/static/app.css"><main><p class="error">{escape(message)}'
+        '</p><p><a href="/chat">Back to the chat</a></p></main>'
+    )
+    return web.Response(status=status, text=page, content_type="text/html")

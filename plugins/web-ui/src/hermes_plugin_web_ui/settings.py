@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,8 +28,9 @@ class WebUiConfig(BaseModel):
     """Where to listen. Any address but a loopback one needs WEB_UI_KEY in .env."""
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     allowed_hosts: list[str] = []
-    """Host names the browser may use to reach it besides the address it listens on
-    ("hermes.example.org" behind a proxy); requests naming another host are refused."""
+    """Host names the browser may use to reach it besides loopback ones ("hermes.example.org"
+    behind a proxy): when set, requests naming another host are refused. A name that is not
+    loopback needs WEB_UI_KEY."""
     login_days: float = Field(default=14.0, gt=0, le=365)
     """How long a login lasts."""
     secure_cookie: bool = False
@@ -42,8 +43,8 @@ class WebUiConfig(BaseModel):
 class WebSettings:
     host: str
     port: int
-    key: str | None
-    """WEB_UI_KEY: None serves without a login (loopback only)."""
+    key: str | None = field(repr=False)
+    """WEB_UI_KEY; None: a token made for each run is the key (loopback only)."""
     home: str
     allowed_hosts: tuple[str, ...] = ()
     login_seconds: float = 14 * 86400.0
@@ -73,6 +74,13 @@ def settings_from(
             f"refusing to serve the web UI on {host} without a key: put {KEY_ENV}=<a long "
             "random string> in HERMES_HOME/.env, or serve on 127.0.0.1"
         )
+    allowed = tuple(name.strip().lower() for name in section.allowed_hosts if name.strip())
+    public = [name for name in allowed if not is_loopback(name)]
+    if key is None and public:
+        raise ServiceNotConfigured(
+            f"web_ui.allowed_hosts names {public[0]}, which is not this machine: reaching the "
+            f"web UI by it needs {KEY_ENV} in HERMES_HOME/.env"
+        )
     if key is not None and len(key) < MIN_KEY_LENGTH:
         raise ServiceNotConfigured(
             f"{KEY_ENV} is {len(key)} characters: use at least {MIN_KEY_LENGTH} (e.g. the "
@@ -83,7 +91,7 @@ def settings_from(
         port=port,
         key=key,
         home=home,
-        allowed_hosts=tuple(name.lower() for name in section.allowed_hosts),
+        allowed_hosts=allowed,
         login_seconds=section.login_days * 86400.0,
         secure_cookie=section.secure_cookie,
         max_body_bytes=section.max_body_bytes,

@@ -16,6 +16,7 @@
   let source = null;
   let textBlock = null; // where streamed text goes: reset when a tool starts
   let lastEvent = -1;
+  let turnEnded = true;
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -51,12 +52,17 @@
     const form = body instanceof FormData;
     const headers = { "X-CSRF-Token": csrf };
     if (!form) headers["Content-Type"] = "application/json";
-    const response = await fetch(url, {
-      method: "POST",
-      headers: headers,
-      body: form ? body : JSON.stringify(body),
-      credentials: "same-origin",
-    });
+    let response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers: headers,
+        body: form ? body : JSON.stringify(body),
+        credentials: "same-origin",
+      });
+    } catch (e) {
+      return { error: "Hermes cannot be reached (is hermes web still running?)" };
+    }
     let data = {};
     try { data = await response.json(); } catch (e) { data = { error: response.statusText }; }
     if (!response.ok && !data.error) data.error = response.statusText;
@@ -140,6 +146,7 @@
   }
 
   async function answer(id, value, card) {
+    for (const control of card.querySelectorAll("button, input")) control.disabled = true;
     const result = await post("/api/questions/" + encodeURIComponent(id), { value: value });
     if (result.error) closeQuestion(card, result.error);
   }
@@ -176,6 +183,7 @@
       closeQuestion(document.getElementById("question-" + event.id), "answered: " + event.value);
     },
     ended(event) {
+      turnEnded = true;
       for (const card of log.querySelectorAll(".question:not(.closed)")) closeQuestion(card, "closed");
       if (event.html) {
         const block = assistantText();
@@ -193,11 +201,13 @@
     },
   };
 
-  function follow(sessionId, after) {
+  function follow(sessionId, turn, after) {
     if (source) source.close();
     busy(true);
     lastEvent = after;
-    source = new EventSource("/api/sessions/" + encodeURIComponent(sessionId) + "/events?after=" + after);
+    turnEnded = false;
+    const url = "/api/sessions/" + encodeURIComponent(sessionId) + "/events?turn=" + turn + "&after=" + after;
+    source = new EventSource(url);
     source.onmessage = (message) => {
       const index = Number(message.lastEventId);
       if (index <= lastEvent) return;
@@ -209,7 +219,11 @@
     };
     source.addEventListener("close", () => { source.close(); source = null; busy(false); });
     source.onerror = () => {
-      if (source && source.readyState === EventSource.CLOSED) { source = null; busy(false); }
+      if (source && source.readyState === EventSource.CLOSED) {
+        source = null;
+        busy(false);
+        if (!turnEnded) notice("the connection to this turn was lost: reload the page to see how it ended", "notice error");
+      }
     };
   }
 
@@ -228,6 +242,7 @@
     const result = await post("/api/turns", body);
     if (result.error) {
       notice(result.error, "notice error");
+      if (!input.value) input.value = text; // nothing typed is lost
       busy(false);
       return;
     }
@@ -241,7 +256,7 @@
       if (heading) heading.textContent = "Session " + result.session_id;
     }
     textBlock = null;
-    follow(result.session_id, -1);
+    follow(result.session_id, result.turn, -1);
   }
 
   composer.addEventListener("submit", (e) => {
@@ -270,7 +285,7 @@
     if (sessionId) await post("/api/sessions/" + encodeURIComponent(sessionId) + "/stop", {});
   });
 
-  if (log.dataset.session && Number(log.dataset.live) >= 0) follow(log.dataset.session, -1);
+  if (log.dataset.session && Number(log.dataset.live) > 0) follow(log.dataset.session, Number(log.dataset.live), -1);
   scroll();
   input.focus();
 })();
