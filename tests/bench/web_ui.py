@@ -87,7 +87,8 @@ def main() -> None:
         try:
             wait_ready(f"http://127.0.0.1:{model_port}/v1/models")
             wait_ready(base + "/health")
-            run(base, model_port, args.requests)
+            login_url = (home / "web-ui" / "login-url").read_text().strip()
+            run(base, login_url, model_port, args.requests)
             runtime_ms = runtime_turns(home, args.requests)
             print(f"  the runtime alone {runtime_ms:6.2f} ms  (the same turn, in-process, no HTTP)")
         finally:
@@ -117,8 +118,9 @@ def runtime_turns(home: Path, count: int) -> float:
     return asyncio.run(measure())
 
 
-def run(base: str, model_port: int, count: int) -> None:
-    client = httpx.Client(base_url=base, timeout=60)
+def run(base: str, login_url: str, model_port: int, count: int) -> None:
+    client = httpx.Client(base_url=base, timeout=60, follow_redirects=True)
+    client.get(login_url)  # the URL hermes web prints: this run's token logs the client in
     page = client.get("/chat")
     csrf = CSRF.search(page.text)
     assert csrf, "no CSRF token in the chat page"
