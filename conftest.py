@@ -22,6 +22,7 @@ _GROUP_OF_FIXTURE = {
     "ssh_server": "services",
     "synapse": "matrix",
     "mail_server": "mail",
+    "postgres": "postgres",
     # One group per venv: each is built once, and the two workers build different ones at
     # once (one group for them all ran five minutes of builds and tests on one worker).
     "plugin_venv": "venv-plugins",

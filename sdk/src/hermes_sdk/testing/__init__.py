@@ -52,6 +52,7 @@ _EXPORTS = {
     "MemoryProviderTests": "plugin_tests",
     "PlatformTests": "platform_tests",
     "PluginTests": "plugin_tests",
+    "PostgresServer": "postgres",
     "ProviderTests": "provider_tests",
     "RecordedRequest": "_scripted",
     "RegisteredPlugin": "registered",
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
         SkillSourceTests,
         ToolsTests,
     )
+    from hermes_sdk.testing.postgres import PostgresServer
     from hermes_sdk.testing.provider_tests import ProviderTests
     from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
     from hermes_sdk.testing.services import SSHServer
@@ -97,6 +99,7 @@ __all__ = [
     "MemoryProviderTests",
     "PlatformTests",
     "PluginTests",
+    "PostgresServer",
     "ProviderTests",
     "RecordedRequest",
     "RegisteredPlugin",

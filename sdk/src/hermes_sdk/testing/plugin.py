@@ -14,6 +14,7 @@ from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
 from hermes_sdk.testing.mailserver import MailServer
 from hermes_sdk.testing.mailserver import mail_server as _mail_server
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+from hermes_sdk.testing.postgres import PostgresServer, postgres_server
 from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
 from hermes_sdk.testing.services import (
     ServiceUnavailable,
@@ -90,6 +91,17 @@ def synapse() -> Iterator[Synapse]:
             yield server
     except ServiceUnavailable as exc:
         _unavailable("a Synapse homeserver", exc)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL on 127.0.0.1 for the test run; ``postgres.create_database()`` gives
+    each test an empty database's URL."""
+    try:
+        with postgres_server() as server:
+            yield server
+    except ServiceUnavailable as exc:
+        _unavailable("a PostgreSQL server", exc)
 
 
 @pytest.fixture(scope="session")
