@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 
 import click
 
 from hermes_plugin_web_ui.server import WebUi
 from hermes_plugin_web_ui.settings import settings_from
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
-from hermes_sdk.service import ServiceNotConfigured
+from hermes_sdk.service import ServiceNotConfigured, serve_in_foreground
 
 __all__ = ["web"]
 
@@ -36,38 +34,26 @@ def web(host: str | None, port: int | None, open_browser: bool) -> None:
         raise click.ClickException(str(exc)) from None
     if context.open_runtime is None:
         raise click.ClickException("this Hermes cannot host front-ends (upgrade hermes-kernel)")
-    asyncio.run(_serve(WebUi(settings), context, open_browser))
+    server = WebUi(settings)
 
-
-async def _serve(server: WebUi, context: CommandContext, open_browser: bool) -> None:
-    assert context.open_runtime is not None
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(number, stop.set)
-    async with context.open_runtime() as runtime:
-        serving = asyncio.ensure_future(server.run(runtime))
-        ready = asyncio.ensure_future(server.ready.wait())
-        await asyncio.wait({serving, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if serving.done():
-            ready.cancel()
-            try:
-                serving.result()
-            except OSError as exc:  # the port is taken, the address is not ours ...
-                where = f"{server.settings.host}:{server.settings.port}"
-                raise click.ClickException(
-                    f"cannot listen on {where}: {exc.strerror or exc}"
-                ) from None
-        login = "log in with WEB_UI_KEY" if server.settings.key else "the URL logs you in"
+    def listening() -> None:
+        login = "log in with WEB_UI_KEY" if settings.key else "the URL logs you in"
         click.echo(f"hermes web: {server.login_url} ({login}); Ctrl+C stops it", err=True)
         if open_browser:
             import webbrowser
 
             webbrowser.open(server.login_url)
-        await asyncio.wait(
-            {serving, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED
+
+    try:
+        asyncio.run(
+            serve_in_foreground(
+                server,
+                context.open_runtime,
+                server.ready,
+                where=f"{settings.host}:{settings.port}",
+                on_ready=listening,
+            )
         )
-        serving.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
+    except ServiceNotConfigured as exc:  # the port is taken, the address is not ours ...
+        raise click.ClickException(str(exc)) from None
     click.echo("hermes web: stopped", err=True)
