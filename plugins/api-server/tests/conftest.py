@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +11,7 @@ import pytest
 from hermes_plugin_api_server.server import ApiServer
 from hermes_plugin_api_server.settings import ServerSettings
 
-from hermes_sdk.runtime import open_runtime
-from hermes_sdk.testing import ScriptedOpenAIServer
+from hermes_sdk.testing import ScriptedOpenAIServer, service_in_thread
 
 KEY = "sk-test-0123456789abcdef"
 
@@ -22,7 +19,6 @@ KEY = "sk-test-0123456789abcdef"
 @dataclass
 class Running:
     server: ApiServer
-    loop: asyncio.AbstractEventLoop
     home: Path
 
     @property
@@ -34,39 +30,8 @@ class Running:
 def serving(home: Path, settings: ServerSettings) -> Iterator[Running]:
     """The server in a thread of its own (its own event loop), as the gateway or
     ``hermes serve`` would run it; stopped and its runtime closed on exit."""
-    server = ApiServer(settings)
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    failed: list[BaseException] = []
-
-    async def main() -> None:
-        async with open_runtime(home) as runtime:
-            task = asyncio.ensure_future(server.run(runtime))
-            waiter = asyncio.ensure_future(server.ready.wait())
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            started.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    def thread_main() -> None:
-        try:
-            loop.run_until_complete(main())
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
-            failed.append(exc)
-            started.set()
-
-    thread = threading.Thread(target=thread_main, daemon=True)
-    thread.start()
-    assert started.wait(30), "the API server did not start"
-    if failed:
-        raise failed[0]
-    try:
-        yield Running(server, loop, home)
-    finally:
-        for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
-        thread.join(30)
-        loop.close()
+    with service_in_thread(home, ApiServer(settings)) as server:
+        yield Running(server, home)
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +11,7 @@ import pytest
 from hermes_plugin_web_ui.server import WebUi
 from hermes_plugin_web_ui.settings import WebSettings
 
-from hermes_sdk.runtime import open_runtime
-from hermes_sdk.testing import ScriptedOpenAIServer
+from hermes_sdk.testing import ScriptedOpenAIServer, service_in_thread
 
 KEY = "web-ui-test-key-0123456789"
 
@@ -39,39 +36,8 @@ def serving(home: Path, key: str | None = None, **options: object) -> Iterator[R
     """The UI in a thread of its own (its own event loop), as the gateway or ``hermes web``
     runs it; stopped and its runtime closed on exit."""
     settings = WebSettings(host="127.0.0.1", port=0, key=key, home=str(home), **options)  # type: ignore[arg-type]  # the test passes WebSettings' own fields
-    server = WebUi(settings)
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    failed: list[BaseException] = []
-
-    async def main() -> None:
-        async with open_runtime(home) as runtime:
-            task = asyncio.ensure_future(server.run(runtime))
-            waiter = asyncio.ensure_future(server.ready.wait())
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            started.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    def thread_main() -> None:
-        try:
-            loop.run_until_complete(main())
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
-            failed.append(exc)
-            started.set()
-
-    thread = threading.Thread(target=thread_main, daemon=True)
-    thread.start()
-    assert started.wait(30), "the web UI did not start"
-    if failed:
-        raise failed[0]
-    try:
+    with service_in_thread(home, WebUi(settings)) as server:
         yield Running(server, home)
-    finally:
-        for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
-        thread.join(30)
-        loop.close()
 
 
 @pytest.fixture

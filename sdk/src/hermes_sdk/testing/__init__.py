@@ -69,6 +69,7 @@ _EXPORTS = {
     "call_with_tools": "contexts",
     "direct_caller": "contexts",
     "register_checked": "registered",
+    "service_in_thread": "frontend_tests",
     "tool_context": "contexts",
 }
 
@@ -78,7 +79,11 @@ if TYPE_CHECKING:
     from hermes_sdk.testing.backend_tests import TerminalBackendTests
     from hermes_sdk.testing.context_tests import ContextEngineTests, StandInModel
     from hermes_sdk.testing.contexts import call_with_tools, direct_caller, tool_context
-    from hermes_sdk.testing.frontend_tests import FrontendClient, FrontendTests
+    from hermes_sdk.testing.frontend_tests import (
+        FrontendClient,
+        FrontendTests,
+        service_in_thread,
+    )
     from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
     from hermes_sdk.testing.platform_tests import PlatformTests
     from hermes_sdk.testing.plugin_tests import (
@@ -116,6 +121,7 @@ __all__ = [
     "call_with_tools",
     "direct_caller",
     "register_checked",
+    "service_in_thread",
     "tool_context",
 ]
 assert set(__all__) == set(_EXPORTS), "export a name in both"

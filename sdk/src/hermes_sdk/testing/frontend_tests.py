@@ -22,19 +22,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import pytest
 
 from hermes_sdk.testing._scripted import Reply
 from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
 
-__all__ = ["FrontendClient", "FrontendTests", "scripted_home"]
+__all__ = ["FrontendClient", "FrontendTests", "scripted_home", "service_in_thread"]
 
 LONG_REPLY = "word " * 400  # streamed slowly: about 25 s unless stopped
 RISKY = "chmod -R 777 ./scratch"  # asks for approval (world-writable), harmless in a temp dir
@@ -56,6 +57,57 @@ class FrontendClient(Protocol):
     async def stop(self) -> None:
         """Stop the turn running now, as a user of this front-end does (cancel, close)."""
         ...
+
+
+class _ServesWhenReady(Protocol):
+    ready: asyncio.Event
+
+    async def run(self, runtime: Any) -> None: ...
+
+
+ServiceT = TypeVar("ServiceT", bound=_ServesWhenReady)
+
+
+@contextlib.contextmanager
+def service_in_thread(home: Path, service: ServiceT) -> Iterator[ServiceT]:
+    """Run a front-end service (an object with ``run(runtime)`` and a ``ready`` event) on
+    the real runtime of ``home``, in a thread with its own event loop, as the gateway or
+    its own command runs it; yields it once ready, so a synchronous test can call it over
+    the network. Cancelled, and its runtime closed, on exit; a failure to start is raised."""
+    from hermes_sdk.runtime import open_runtime
+
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    failed: list[BaseException] = []
+
+    async def main() -> None:
+        async with open_runtime(home) as runtime:
+            task = asyncio.ensure_future(service.run(runtime))
+            waiter = asyncio.ensure_future(service.ready.wait())
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            started.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def thread_main() -> None:
+        try:
+            loop.run_until_complete(main())
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            failed.append(exc)
+            started.set()
+
+    thread = threading.Thread(target=thread_main, daemon=True)
+    thread.start()
+    assert started.wait(30), "the service did not start in 30 s"
+    if failed:
+        raise failed[0]
+    try:
+        yield service
+    finally:
+        for task in asyncio.all_tasks(loop):
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join(30)
+        loop.close()
 
 
 def _run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
