@@ -357,3 +357,20 @@ def test_delivery_with_no_delivery_plugin_installed_says_so(home, monkeypatch):
 
     with pytest.raises(DeliveryUnavailable, match="no installed plugin delivers messages"):
         asyncio.run(scenario())
+
+
+def test_describing_a_model_again_and_again_builds_its_clients_once(home):
+    """A web page describes its session's model on every view: the runtime must not build
+    (and keep) model clients each time."""
+
+    async def scenario() -> None:
+        async with open_runtime(home) as runtime:
+            default = runtime.describe_model()
+            for _ in range(20):
+                named = runtime.describe_model(default.provider, "other-model")
+            assert (named.provider, named.model) == (default.provider, "other-model")
+            assert len(runtime._setups) == 1  # type: ignore[attr-defined]  # the kernel's own
+            with pytest.raises(ValueError, match="nowhere"):
+                runtime.describe_model("nowhere", "x")
+
+    asyncio.run(scenario())

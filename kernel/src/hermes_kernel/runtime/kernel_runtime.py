@@ -170,6 +170,8 @@ class KernelRuntime(StoreHistory, Runtime):
         # sources (servers a plugin reaches) have started, so it is looked up, never kept here.
         self._engines: dict[_EngineKey, TurnEngine] = {}
         self._setups: list[ModelSetup] = []
+        self._described: dict[tuple[str | None, str | None], ModelSetup] = {}
+        """Setups made only to describe a model, by (provider, model)."""
         self._bound: dict[str, TurnEngine] = {}
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._unreviewed: set[str] = set()
@@ -411,11 +413,17 @@ class KernelRuntime(StoreHistory, Runtime):
         if provider is None and model is None:
             setup = self.agent.setup
         else:
-            try:
-                setup = model_setup(self.app.host, self.app.settings, provider, model)
-            except NoProvider as exc:
-                raise ValueError(str(exc)) from None
-            self._setups.append(setup)
+            # Kept per choice: a front-end describes a session's model on every page it
+            # shows, and each setup holds model clients until the runtime closes.
+            described = self._described.get((provider, model))
+            if described is None:
+                try:
+                    described = model_setup(self.app.host, self.app.settings, provider, model)
+                except NoProvider as exc:
+                    raise ValueError(str(exc)) from None
+                self._described[(provider, model)] = described
+                self._setups.append(described)
+            setup = described
         primary = setup.routes[0]
         return ModelInfo(provider=primary.name, model=primary.model, notice=setup.notice or None)
 
