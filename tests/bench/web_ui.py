@@ -16,7 +16,6 @@ import argparse
 import gzip
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,25 +25,11 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from api_server import free_port, wait_ready
+
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_ready(url: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"{url} did not come up")
 
 
 def timed(call: object, count: int) -> list[float]:

@@ -215,7 +215,7 @@ def test_serving_beyond_loopback_needs_a_long_enough_key(tmp_path: Path) -> None
     with pytest.raises(ServiceNotConfigured, match=r"hermes\.example\.org"):
         settings_from({"allowed_hosts": ["hermes.example.org"]}, {}, home=home)
     assert settings_from({"allowed_hosts": ["localhost"]}, {}, home=home).allowed_hosts
-    assert "key" not in repr(settings_from({}, {"WEB_UI_KEY": KEY}, home=home)).split("home")[0]
+    assert KEY not in repr(settings_from({}, {"WEB_UI_KEY": KEY}, home=home))
     settings = settings_from({"host": "0.0.0.0"}, {"WEB_UI_KEY": KEY}, home=home)
     assert settings.key == KEY
     assert settings_from({}, {}, home=home, host="::1").key is None

@@ -40,6 +40,17 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def start(home: Path, *args: str) -> subprocess.Popen[str]:
+    """``hermes ARGS`` running on ``home``, its stderr readable."""
+    return subprocess.Popen(
+        [HERMES, *args],
+        env={**os.environ, "HERMES_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def wait_for(url: str) -> httpx.Response:
     deadline = time.monotonic() + 60
     while True:
@@ -74,12 +85,7 @@ def test_a_port_in_use_is_one_line(home: Path) -> None:
 def test_a_real_run_serves_the_page_and_stops_on_sigterm(home: Path, web_ui_key: str) -> None:
     (home / ".env").write_text(f"WEB_UI_KEY={web_ui_key}\n")
     port = free_port()
-    process = subprocess.Popen(
-        [HERMES, "web", "--port", str(port)],
-        env={**os.environ, "HERMES_HOME": str(home)},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start(home, "web", "--port", str(port))
     try:
         assert wait_for(f"http://127.0.0.1:{port}/health").json() == {"status": "ok"}
         login = httpx.get(f"http://127.0.0.1:{port}/chat", follow_redirects=True)
@@ -94,12 +100,7 @@ def test_a_real_run_serves_the_page_and_stops_on_sigterm(home: Path, web_ui_key:
 
 def test_without_a_key_the_printed_url_is_the_login(home: Path) -> None:
     port = free_port()
-    process = subprocess.Popen(
-        [HERMES, "web", "--port", str(port)],
-        env={**os.environ, "HERMES_HOME": str(home)},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start(home, "web", "--port", str(port))
     try:
         assert process.stderr is not None
         line = process.stderr.readline()
@@ -120,13 +121,7 @@ def test_the_gateway_hosts_it_when_enabled(home: Path) -> None:
     port = free_port()
     config = home / "config.yaml"
     config.write_text(config.read_text() + f"web_ui:\n  enabled: true\n  port: {port}\n")
-    process = subprocess.Popen(
-        [HERMES, "gateway", "run"],
-        env={**os.environ, "HERMES_HOME": str(home)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start(home, "gateway", "run")
     try:
         assert wait_for(f"http://127.0.0.1:{port}/health").status_code == 200
         # No WEB_UI_KEY: the gateway leaves the URL with this run's token where only the

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from hermes_sdk.proposals import Proposal
 
 __all__ = ["PendingContext", "PendingWrite", "PendingWrites"]
 
@@ -45,6 +48,18 @@ class PendingWrite:
     """When it was proposed (Unix time)."""
     source: str | None
     """What proposed it (``"cli"``, ``"review"``, a platform), when known."""
+
+    @classmethod
+    def of_proposal(cls, queue: str, proposal: Proposal, title: str, diff: str) -> PendingWrite:
+        """A proposal of a :class:`~hermes_sdk.proposals.ProposalQueue`, described."""
+        return cls(
+            queue=queue,
+            id=proposal.id,
+            title=title,
+            diff=diff,
+            created_at=proposal.created_at,
+            source=proposal.source,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,14 +36,7 @@ class MemoryWrites:
             title, diff = f"a write that cannot be made: {_one_line(exc)}", ""
         else:
             title, diff = self.memory.title(operations), self.memory.diff(operations)
-        return PendingWrite(
-            queue=QUEUE,
-            id=proposal.id,
-            title=title,
-            diff=diff,
-            created_at=proposal.created_at,
-            source=proposal.source,
-        )
+        return PendingWrite.of_proposal(QUEUE, proposal, title, diff)
 
     def approve(self, write_id: str) -> str:
         self.memory.pending.get(write_id)  # UnknownProposal if it is not waiting

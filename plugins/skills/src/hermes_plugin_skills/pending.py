@@ -41,14 +41,7 @@ class SkillWrites:
         else:
             title = change.summary()
             diff = "" if stale(self.root, change) else file_diff(self.root, change)
-        return PendingWrite(
-            queue=QUEUE,
-            id=proposal.id,
-            title=title,
-            diff=diff,
-            created_at=proposal.created_at,
-            source=proposal.source,
-        )
+        return PendingWrite.of_proposal(QUEUE, proposal, title, diff)
 
     def _waiting(self, write_id: str) -> None:
         """UnknownProposal unless ``write_id`` waits (and this is the owner's queue)."""

@@ -12,16 +12,13 @@ import contextlib
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import BodyPartReader, web
 
 from hermes_plugin_web_ui.live import LiveTurn, LiveTurns
 from hermes_sdk.media import Attachment, MediaCache, MediaRefused
 from hermes_sdk.runtime import Runtime, SessionBusy, SessionNotFound, SessionOptions
-
-if TYPE_CHECKING:
-    from hermes_plugin_web_ui.pages import Pages
 
 __all__ = ["SOURCE", "ChatApi"]
 
@@ -48,9 +45,8 @@ def _error(status: int, message: str) -> web.Response:
 
 
 class ChatApi:
-    def __init__(self, runtime: Runtime, pages: Pages) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.pages = pages
         self.live = LiveTurns()
         self._resumed: set[str] = set()
 

@@ -37,7 +37,8 @@ log = logging.getLogger("hermes.web_ui")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 URL_FILE = "web-ui/login-url"
-OPEN_PATHS = ("/login", "/static/", "/health")
+OPEN_PATHS = frozenset({"/login", "/health"})
+"""What anyone may fetch, with the stylesheet and script under /static/."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 SECURITY_HEADERS = {
@@ -74,7 +75,7 @@ class WebUi:
             middlewares=[self._headers, self._guard], client_max_size=self.settings.max_body_bytes
         )
         pages = Pages(runtime, self)
-        chat = ChatApi(runtime, pages)
+        chat = ChatApi(runtime)
         pages.add_routes(app.router)
         chat.add_routes(app.router)
         chat.attach(app)
@@ -172,12 +173,11 @@ class WebUi:
     async def _headers(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             response = await handler(request)
-        except web.HTTPException as exc:
-            response = exc
+        except web.HTTPException as exc:  # a redirect or an error page: headers too
+            exc.headers.update({k: v for k, v in SECURITY_HEADERS.items() if k not in exc.headers})
+            raise
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
-        if isinstance(response, web.HTTPException) and response.status >= 300:
-            raise response
         return response
 
     @web.middleware
@@ -190,7 +190,7 @@ class WebUi:
         if visitor is None and request.method in SAFE_METHODS:
             # A first visit: a cookie to carry the CSRF token (and, without a key, the login).
             visitor = fresh = self.access.new_visitor(logged_in=False)
-        open_path = request.path == "/login" or request.path.startswith(OPEN_PATHS[1:])
+        open_path = request.path in OPEN_PATHS or request.path.startswith("/static/")
         if not open_path and (visitor is None or not visitor.logged_in):
             if request.method in SAFE_METHODS and not request.path.startswith("/api/"):
                 raise web.HTTPSeeOther(f"/login?next={quote(request.path_qs, safe='')}")
