@@ -41,6 +41,8 @@ _GROUP_OF_PATH = {
     # One Chromium for the module: a worker of its own would start a second.
     Path("plugins/toolset-browser/tests/test_browser_tools.py"): "browser",
     Path("tests/browser"): "browser",
+    # Its PostgreSQL half asks for the server as the test runs: one server for the file.
+    Path("kernel/tests/test_store_suite.py"): "postgres",
 }
 _ROOT = Path(__file__).parent
 

@@ -147,9 +147,9 @@ class RunningGateway:
 
     def sessions(self, source: str) -> list[Any]:
         """The stored sessions of ``source``, newest first (read on a connection of the test's)."""
-        from hermes_kernel.store.state import StateStore, state_db_path
+        from hermes_kernel.config.store_location import open_state_store
 
-        store = StateStore(state_db_path(self.home))
+        store = open_state_store(self.home)  # state.db, or the PostgreSQL store.url names
         try:
             return store.sessions.recent(source=source)
         finally:

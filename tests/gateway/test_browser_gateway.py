@@ -80,7 +80,7 @@ def test_fifty_sessions_browsing_leave_at_most_one_browser(
         extra="    allow_all: true\n",
         top=(
             f"web:\n  allow_private_hosts: ['127.0.0.1:{port}']\n"
-            f"browser:\n  timeout_seconds: 2\n  max_sessions: {MAX_SESSIONS}\n"
+            f"browser:\n  timeout_seconds: 5\n  max_sessions: {MAX_SESSIONS}\n"
         ),
     )
     for number, person in enumerate(PEOPLE):
@@ -94,8 +94,10 @@ def test_fifty_sessions_browsing_leave_at_most_one_browser(
         reply = telegram.wait_for_message(person, "Seen:", timeout=120)
         if number % 10 == 3:
             assert "timed out" in reply.visible, reply.visible
-    served = [p for p in PEOPLE if "BUILT" in telegram.wait_for_message(p, "Seen:").visible]
-    assert len(served) >= 44  # all but the five that hung, and the killed renderer's page
+    replies = {p: telegram.wait_for_message(p, "Seen:").visible for p in PEOPLE}
+    unserved = {p: text for p, text in replies.items() if "BUILT" not in text}
+    # All but the five that hung, and the killed renderer's page.
+    assert len(unserved) <= 6, unserved
     assert len(browser_trees(owner_tag())) <= 1
     assert browsers().session_count() <= MAX_SESSIONS
     # Closed contexts' renderers exit (Chromium keeps a spare, and one per site a page used).

@@ -75,6 +75,7 @@ from hermes_sdk.specs import (
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import PairedUser
+    from hermes_sdk.storage import StoreSchema
 
 # --- Registration: providers -------------------------------------------------------------
 
@@ -756,6 +757,27 @@ def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> Iterable[
     """
 
 
+@hookspec
+def hermes_store_schemas() -> Iterable[StoreSchema]:
+    """Yield the :class:`~hermes_sdk.storage.StoreSchema` of each set of tables this plugin
+    keeps in the state store: what ``hermes store migrate`` copies into another store (from
+    state.db into PostgreSQL, or back) besides the kernel's own tables. A plugin with
+    tables that does not implement it keeps them where they were, and the command names
+    them as left behind.
+
+    Called by that command only. Yield the same schema objects the plugin opens its store
+    with, its ``postgresql`` migrations included.
+
+    Manifest key: ``hook.hermes_store_schemas``.
+
+    Example::
+
+        @hookimpl
+        def hermes_store_schemas():
+            yield SCHEMA
+    """
+
+
 # --- Lifecycle: sessions -----------------------------------------------------------------
 
 
@@ -890,6 +912,7 @@ CONTRIBUTION_HOOKS: tuple[str, ...] = (
     "hermes_doctor_checks",
     "hermes_import_home",
     "hermes_admit_chat_users",
+    "hermes_store_schemas",
 )
 """Hooks whose results the kernel collects (guarded like observers) at a fixed moment."""
 
@@ -898,6 +921,7 @@ COMMAND_HOOKS: tuple[str, ...] = (
     "hermes_doctor_checks",
     "hermes_import_home",
     "hermes_admit_chat_users",
+    "hermes_store_schemas",
 )
 """Contribution hooks that one command calls and a session never does: a chat does not
 import the plugins that implement only these."""

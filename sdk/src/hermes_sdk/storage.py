@@ -15,9 +15,16 @@ it closes. Each migration runs once, in order, in the transaction that records i
 version is kept per schema name, so plugins never collide. Name your tables after your
 schema (``notes_items``): the kernel's own tables and other plugins' share the database.
 
-The SQL is SQLite's. A write transaction takes the lock up front and is retried a bounded
-number of times while another process holds it; a failure to save is :class:`StoreError`,
-one line. Fields and methods may be added in minor SDK versions.
+The SQL is SQLite's, with ``?`` placeholders. A home may keep its store in PostgreSQL instead
+(``store.url``: a team's gateway workers on several hosts share it); a plugin runs there only
+if its schema gives the same tables in PostgreSQL's SQL too (``postgresql=``), and its
+statements are run with ``?`` placeholders there as well: write them in the SQL both engines
+share (``CAST(? AS TEXT) IS NULL`` where SQLite would accept a bare ``? IS NULL``), and ask
+:attr:`Store.dialect` where they cannot be. On both, every write transaction is serialized
+with every other (in every process, on every host): read, then write, in one transaction,
+and nothing changes in between. A write transaction takes the lock up front and is retried a
+bounded number of times while another process holds it; a failure to save is
+:class:`StoreError`, one line. Fields and methods may be added in minor SDK versions.
 """
 
 from __future__ import annotations
@@ -59,6 +66,10 @@ class StoreSchema:
     """Whose tables these are (the plugin's name); also the prefix of their names."""
     migrations: tuple[str, ...]
     """SQL scripts (several statements each allowed), applied in order."""
+    postgresql: tuple[str, ...] = ()
+    """The same tables in PostgreSQL's SQL, versioned on their own (PostgreSQL's version 1
+    may hold what SQLite reached in several); empty: this plugin cannot run on a store in
+    PostgreSQL, and says so in one line when a home is set up that way."""
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
@@ -73,6 +84,11 @@ class StoreCursor(Protocol):
         ...
 
     def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+    def changes(self) -> int:
+        """How many rows the last INSERT, UPDATE or DELETE changed (a claim that found its
+        row taken changed none)."""
+        ...
 
 
 class Store(abc.ABC):
@@ -89,6 +105,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def query(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Every row of a read-only statement."""
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``: which SQL the statements run as."""
+        return "sqlite"
 
     def query_value(self, sql: str, bindings: Sequence[Any] = ()) -> Any:
         """The first column of the first row, or None."""

@@ -58,25 +58,33 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
 
 def _store_findings(home: Path) -> list[Finding]:
     """state.db opens as ours (another tool's, or a damaged one, is an error)."""
+    from hermes_kernel.config.store_location import open_database, store_location
     from hermes_kernel.foreign_homes import recognize_home
-    from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
     from hermes_kernel.store.foreign import ForeignStoreError
     from hermes_kernel.store.state import state_db_path
 
     path = state_db_path(home)
-    if not path.exists():
+    url = store_location(home).url
+    if url is None and not path.exists():
         return []
     try:
-        Database(path).close()
+        db = open_database(home)
+        where = db.where
+        db.close()
     except ForeignStoreError as exc:
         found = recognize_home(home)
         if found is not None:
             return [_finding("error", found.problem, found.fix)]
         return [_finding("error", exc.problem, exc.fix)]
     except StoreError as exc:
-        return [_finding("error", str(exc), "move it aside, or restore it from a backup")]
-    return [_finding("ok", f"state store {path}")]
+        fix = (
+            "check store.url and the server"
+            if url
+            else "move it aside, or restore it from a backup"
+        )
+        return [_finding("error", str(exc), fix)]
+    return [_finding("ok", f"state store {where}")]
 
 
 def _plugin_findings(host: PluginHost, settings: Settings) -> list[Finding]:

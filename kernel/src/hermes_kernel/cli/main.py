@@ -61,6 +61,10 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.status_cmd:status",
         "One screen: the model, the plugins and what they report, sessions, disk.",
     ),
+    "store": (
+        "hermes_kernel.cli.store_cmd:store",
+        "Say where the state is kept; copy it into PostgreSQL, or back into state.db.",
+    ),
     "tools": (
         "hermes_kernel.cli.tools_cmd:tools",
         "List the tools the model can be given; show one's schema.",
@@ -225,13 +229,12 @@ def command_context(app: App) -> CommandContext:
 def command_archive(app: App, home: str) -> Iterator[SessionArchive]:
     """A home's store, for a command that imports history into it; paired users go to the
     plugin that keeps chat access (``hermes_admit_chat_users``)."""
+    from hermes_kernel.config.store_location import open_database
     from hermes_kernel.store.archive import StoreArchive
-    from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
-    from hermes_kernel.store.state import state_db_path
 
     try:
-        db = Database(state_db_path(Path(home)))
+        db = open_database(Path(home))
     except StoreError as exc:
         raise OSError(str(exc)) from None
     try:

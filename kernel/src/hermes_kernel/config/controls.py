@@ -13,6 +13,7 @@ from typing import Any
 KERNEL_SECTIONS = frozenset(
     {
         "plugins",
+        "store",
         "model",
         "agent",
         "tools",

@@ -348,6 +348,41 @@ class LoggingConfig(BaseModel):
     )
 
 
+class StoreConfig(BaseModel):
+    """The ``store:`` section: where sessions, messages and plugins' tables are kept."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(
+        default=None,
+        description="postgresql://USER@HOST:PORT/DATABASE keeps the state store in PostgreSQL "
+        "(14 or later), shared by gateway workers on several hosts; the password goes in .env "
+        "as HERMES_STORE_PASSWORD. Unset: state.db in HERMES_HOME.",
+    )
+    pool_size: int = Field(
+        default=8, ge=1, le=200, description="Connections this process keeps to PostgreSQL."
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _a_postgresql_url_without_password(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        if parts.scheme not in ("postgresql", "postgres"):
+            raise ValueError(
+                "store.url must start with postgresql:// (leave it out to keep state.db)"
+            )
+        if parts.password is not None:
+            raise ValueError(
+                "store.url holds a password: put it in .env as HERMES_STORE_PASSWORD and take "
+                "it out of the URL"
+            )
+        return value
+
+
 class KernelConfig(BaseModel):
     """The whole config.yaml as the kernel sees it; other top-level keys belong to plugins."""
 
@@ -369,6 +404,7 @@ class KernelConfig(BaseModel):
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
 
     @field_validator("providers", "credential_pools")
     @classmethod

@@ -172,6 +172,12 @@ def _load_config(home: Path) -> ParsedConfig:
     return document, plugins, warnings, unknown, safety
 
 
+def load_document(home: Path) -> YamlDocument:
+    """The home's config.yaml as validated (unknown keys dropped), through the cache; for what
+    needs one section and has no Settings (a plugin's store opened by the home alone)."""
+    return _load_config(home)[0]
+
+
 def load_settings(flags: Flags, environ: Mapping[str, str] | None = None) -> Settings:
     """Read HERMES_HOME's config.yaml and .env; raise ConfigError listing every problem."""
     env = dict(os.environ if environ is None else environ)

@@ -55,6 +55,7 @@ from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
 if TYPE_CHECKING:
     from hermes_kernel.plugins.isolation import IsolatedPlugin
     from hermes_sdk.archive import PairedUser
+    from hermes_sdk.storage import StoreSchema
 
 log = logging.getLogger("hermes.plugins")
 
@@ -358,6 +359,18 @@ class PluginHost:
         if not answers:
             raise OSError("the plugin that keeps chat access failed to let the users in")
         return len({(u.platform, u.user_id) for _plugin, new in answers for u in new})
+
+    def store_schemas(self) -> list[StoreSchema]:
+        """``hermes_store_schemas``: the tables each loaded plugin keeps in the state store
+        (a plugin whose hook failed is logged and left out)."""
+        hook = "hermes_store_schemas"
+        for record in self._candidates(Kind.HOOK, hook):
+            self.load(record.name)
+        found: dict[str, StoreSchema] = {}
+        for _plugin, schemas in self.hooks.call(hook, {}):
+            for schema in schemas:
+                found.setdefault(schema.name, schema)
+        return [found[name] for name in sorted(found)]
 
     def implements(self, hook: str) -> bool:
         """Whether a loaded plugin (not disabled) implements ``hook``

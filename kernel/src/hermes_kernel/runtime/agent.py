@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from hermes_kernel.config.store_location import open_state_store
 from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.budget import budget_from_config
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
@@ -25,7 +26,6 @@ from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, Nob
 from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.safety.judge import model_judge
 from hermes_kernel.store.sessions import Session
-from hermes_kernel.store.state import StateStore, state_db_path
 from hermes_kernel.tooling.environment import Ask, ToolEnvironment
 from hermes_kernel.tooling.sources import ToolSources
 from hermes_sdk import (
@@ -186,7 +186,7 @@ class Agent:
             """The model asked on the side (a judge, a summary): auxiliary, else primary."""
             return self.compression.auxiliary() or self.setup.routes[0]
 
-        self.store = StateStore(state_db_path(settings.home))
+        self.store = open_state_store(settings.home, settings.document.data)
         self.opened_by_tools: set[str] = set()
         """Sessions that tools opened (work handed to other agents): nobody approves their
         commands."""

@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from hermes_kernel.config.store_location import open_state_store
 from hermes_kernel.store.compactions import CompactionRecord
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.messages import Message
 from hermes_kernel.store.sessions import Session
-from hermes_kernel.store.state import StateStore, state_db_path
+from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk.budget import Budget
 from hermes_sdk.media import Attachment
@@ -242,7 +243,7 @@ async def open_history(home: Path, config: Mapping[str, Any]) -> AsyncIterator[S
     """The history of the home at ``home`` (``CommandContext.open_history``), its store
     closed on exit. Raises StoreError if state.db cannot be used (a foreign or damaged
     one)."""
-    store = StateStore(state_db_path(home))
+    store = open_state_store(home, config)
     try:
         yield StoreHistory(store, str(home), config)
     finally:

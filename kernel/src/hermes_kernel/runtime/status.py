@@ -107,18 +107,20 @@ def _plugins(app: App) -> StatusLine:
 
 
 def _sessions(home: Path) -> str:
+    from hermes_kernel.config.store_location import open_state_store, store_location
     from hermes_kernel.store.foreign import ForeignStoreError
-    from hermes_kernel.store.state import StateStore, state_db_path
+    from hermes_kernel.store.state import state_db_path
 
     path = state_db_path(home)
-    if not path.exists():
+    where = store_location(home).url or str(path)
+    if where == str(path) and not path.exists():
         return "none yet"
     try:
-        store = StateStore(path)
+        store = open_state_store(home)
     except ForeignStoreError:
         raise  # not a part to report on: the whole home is another tool's (one line)
     except Exception as exc:  # noqa: BLE001 - a status screen reports, it does not fail
-        return f"{path} cannot be opened: {' '.join(str(exc).split())[:120]}"
+        return f"{where} cannot be opened: {' '.join(str(exc).split())[:120]}"
     try:
         count = store.sessions.count()
         latest = store.sessions.latest()

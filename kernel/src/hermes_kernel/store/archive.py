@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.sessions import Usage, add_usage_in
 from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
@@ -24,7 +24,7 @@ Admit = Callable[[Sequence[PairedUser]], "int | None"]
 
 
 class StoreArchive(SessionArchive):
-    def __init__(self, db: Database, admit: Admit) -> None:
+    def __init__(self, db: StoreBackend, admit: Admit) -> None:
         self._db = db
         self._admit = admit
 

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.sessions import Usage, add_usage_in
 
 
@@ -75,7 +75,7 @@ def latest_in(cursor: Any, session_id: str) -> CompactionRecord | None:
 
 
 class Compactions:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreBackend) -> None:
         self._db = db
 
     def latest(self, session_id: str) -> CompactionRecord | None:

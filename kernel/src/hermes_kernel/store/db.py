@@ -24,6 +24,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import apsw
 
+from hermes_kernel.store.backend import Dialect, scalar
 from hermes_kernel.store.errors import StoreBusyError, StoreError, WouldBlock
 from hermes_kernel.store.group_sync import GroupSync
 from hermes_kernel.store.schema import MIGRATIONS
@@ -64,10 +65,11 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def scalar(cursor: apsw.Cursor, sql: str, bindings: Sequence[Any] = ()) -> Any:
-    """The first column of the first row (None if no row), inside a transaction."""
-    rows = cursor.execute(sql, bindings).fetchall()
-    return rows[0][0] if rows else None
+class SqliteCursor(apsw.Cursor):
+    """apsw's cursor, with what :class:`~hermes_kernel.store.backend.Cursor` adds."""
+
+    def changes(self) -> int:
+        return int(self.connection.changes())
 
 
 def _retry_delay(attempt: int) -> float:
@@ -76,7 +78,10 @@ def _retry_delay(attempt: int) -> float:
 
 
 class Database:
-    """A connection to state.db with the schema at the version this kernel expects."""
+    """A connection to state.db with the schema at the version this kernel expects (a
+    :class:`~hermes_kernel.store.backend.StoreBackend`)."""
+
+    dialect = Dialect.SQLITE
 
     def __init__(
         self,
@@ -99,6 +104,7 @@ class Database:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = apsw.Connection(str(path))
+            self._conn.cursor_factory = SqliteCursor
             self._conn.set_busy_timeout(busy_timeout_ms)
             self._refuse_foreign()  # before journal_mode, which would rewrite its header
             # journal_mode needs the database readable: this is where a non-database fails.
@@ -131,6 +137,10 @@ class Database:
 
             self._conn.close()
             raise ForeignStoreError(self.path)
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
 
     @property
     def version(self) -> int:
@@ -175,7 +185,7 @@ class Database:
                 time.sleep(_retry_delay(attempt))
 
     @contextmanager
-    def write(self, durable: bool = False, wait: bool = True) -> Iterator[apsw.Cursor]:
+    def write(self, durable: bool = False, wait: bool = True) -> Iterator[SqliteCursor]:
         """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
         on any exception. Raises StoreBusyError after bounded retries of a held lock, and
         StoreError for any other database failure (disk full, I/O error ...).
@@ -195,7 +205,7 @@ class Database:
         wait = wait and not inline
         self._take_lock(wait, inline)
         try:
-            cursor = self._conn.cursor()
+            cursor = SqliteCursor(self._conn)
             self._begin(cursor, wait)
             try:
                 yield cursor
@@ -352,7 +362,7 @@ class Database:
             except apsw.BusyError:
                 return  # another process writes: its commit starts the log over
             try:
-                version = int(scalar(cursor, "PRAGMA user_version"))
+                version = int(cursor.execute("PRAGMA user_version").fetchall()[0][0] or 0)
                 cursor.execute(f"PRAGMA user_version = {version}")
                 cursor.execute("COMMIT")
             except BaseException:

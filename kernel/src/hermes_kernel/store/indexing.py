@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from hermes_kernel.store.db import Database, scalar
+from hermes_kernel.store.backend import Dialect, StoreBackend, scalar
 
 
-def index_pending(db: Database) -> int:
-    """Index every message not indexed yet; return how many. Cheap when there are none."""
+def index_pending(db: StoreBackend) -> int:
+    """Index every message not indexed yet; return how many. Cheap when there are none.
+    PostgreSQL indexes each row as it is written: nothing is ever pending there."""
+    if db.dialect is not Dialect.SQLITE:
+        return 0
     with db.write() as cursor:
         upto = int(scalar(cursor, "SELECT indexed_upto FROM fts_progress WHERE id = 1") or 0)
         newest = int(scalar(cursor, "SELECT coalesce(max(id), 0) FROM messages") or 0)
@@ -19,6 +22,6 @@ def index_pending(db: Database) -> int:
                 "FROM messages WHERE id > ? AND id <= ? ORDER BY id",
                 (upto, newest),
             )
-            added = int(cursor.connection.changes())
+            added = int(cursor.changes())
         cursor.execute("UPDATE fts_progress SET indexed_upto = ? WHERE id = 1", (newest,))
         return added

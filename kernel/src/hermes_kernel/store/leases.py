@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import LeaseHeldError
 
 DEFAULT_TTL_SECONDS = 60.0
@@ -66,7 +66,7 @@ def release_in(cursor: Any, session_id: str, holder: str) -> None:
 
 
 class TurnLeases:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreBackend) -> None:
         self._db = db
 
     def acquire(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> None:
@@ -81,7 +81,7 @@ class TurnLeases:
                 "UPDATE turn_leases SET expires_at = ? WHERE session_id = ? AND holder = ?",
                 (time.time() + ttl, session_id, holder),
             )
-            return bool(cursor.connection.changes())
+            return bool(cursor.changes())
 
     @contextmanager
     def holding(self, session_id: str, ttl: float = 30.0) -> Iterator[None]:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypedDict, Unpack
 
-from hermes_kernel.store.db import Database, scalar
+from hermes_kernel.store.backend import StoreBackend, scalar
 from hermes_kernel.store.sessions import Usage, add_usage_in
 from hermes_sdk.runtime import SessionNotFound
 
@@ -105,10 +105,11 @@ def append_in(
             (session_id,),
         )
     )
-    cursor.execute(
+    inserted = cursor.execute(
         "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
         "tool_name, finish_reason, reasoning, disposition, created_at, "
-        "reasoning_details, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "reasoning_details, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "RETURNING id",
         (
             session_id,
             seq,
@@ -125,7 +126,7 @@ def append_in(
             json.dumps(attachments) if attachments else None,
         ),
     )
-    message_id = cursor.connection.last_insert_rowid()
+    message_id = int(inserted.fetchall()[0][0])
     cursor.execute(
         "UPDATE sessions SET message_count = message_count + 1, "
         "tool_call_count = tool_call_count + ? WHERE id = ?",
@@ -153,7 +154,7 @@ def append_in(
 
 
 class Messages:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreBackend) -> None:
         self._db = db
 
     def append(
@@ -201,9 +202,11 @@ class Messages:
                 (session_id, seq),
             )
             cursor.execute(
-                "UPDATE sessions SET message_count = max(0, message_count - ?), "
-                "tool_call_count = max(0, tool_call_count - ?) WHERE id = ?",
-                (len(rows), calls, session_id),
+                "UPDATE sessions SET "
+                "message_count = CASE WHEN message_count > ? THEN message_count - ? ELSE 0 END, "
+                "tool_call_count = CASE WHEN tool_call_count > ? THEN tool_call_count - ? "
+                "ELSE 0 END WHERE id = ?",
+                (len(rows), len(rows), calls, calls, session_id),
             )
         return len(rows)
 

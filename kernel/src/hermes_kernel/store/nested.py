@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import StoreBackend
 
 __all__ = ["NestedCallRecord", "NestedCalls"]
 
@@ -65,7 +65,7 @@ def _record(row: Sequence[Any]) -> NestedCallRecord:
 
 
 class NestedCalls:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreBackend) -> None:
         self._db = db
 
     def begin(
@@ -83,12 +83,12 @@ class NestedCalls:
         (for a call that may change the world)."""
         now = time.time()
         with self._db.write(durable) as cursor:
-            cursor.execute(
+            inserted = cursor.execute(
                 "INSERT INTO nested_calls (session_id, message_id, parent_call_id, position, "
-                "tool_name, arguments, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "tool_name, arguments, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (session_id, message_id, parent_call_id, position, tool_name, arguments, now),
             )
-            return int(cursor.connection.last_insert_rowid())
+            return int(inserted.fetchall()[0][0])
 
     def finish(self, row_id: int, content: str, disposition: str, seconds: float) -> None:
         with self._db.write() as cursor:

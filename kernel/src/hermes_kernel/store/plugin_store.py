@@ -1,39 +1,48 @@
-"""Plugins' own tables in state.db (:mod:`hermes_sdk.storage`): a :class:`~hermes_sdk.storage.Store`
-over the kernel's :class:`Database`, with each schema's migrations tracked by name in
-``plugin_schemas``. The kernel knows no plugin's tables; it only runs their migrations."""
+"""Plugins' own tables in the state store (:mod:`hermes_sdk.storage`): a
+:class:`~hermes_sdk.storage.Store` over the kernel's database (state.db or PostgreSQL), with
+each schema's migrations tracked by name in ``plugin_schemas``. The kernel knows no plugin's
+tables; it only runs their migrations (a schema's ``postgresql`` ones on PostgreSQL)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
-from hermes_kernel.store.db import Database, scalar
+from hermes_kernel.store.backend import Dialect, StoreBackend, scalar
 from hermes_kernel.store.errors import StoreError
 from hermes_sdk.storage import Store, StoreCursor, StoreSchema
 
-__all__ = ["PluginStore", "migrate_schema", "open_store"]
+__all__ = ["PluginStore", "migrate_schema"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def migrate_schema(db: Database, schema: StoreSchema) -> None:
+def migrate_schema(db: StoreBackend, schema: StoreSchema) -> None:
     """Bring ``schema``'s tables to its latest version, in one transaction."""
-    latest = len(schema.migrations)
+    migrations = schema.migrations
+    if db.dialect is Dialect.POSTGRESQL:
+        migrations = schema.postgresql
+        if not migrations:
+            raise StoreError(
+                f"the plugin {schema.name!r} keeps tables in SQLite only, and store.url puts "
+                "the store in PostgreSQL: disable the plugin, or upgrade it to a version whose "
+                "schema has PostgreSQL migrations"
+            )
+    latest = len(migrations)
     with db.write() as cursor:
         current = int(
             scalar(cursor, "SELECT version FROM plugin_schemas WHERE name = ?", (schema.name,)) or 0
         )
         if current > latest:
             raise StoreError(
-                f"{db.path}: the tables of {schema.name!r} have version {current}, newer than "
+                f"{db.where}: the tables of {schema.name!r} have version {current}, newer than "
                 f"the installed plugin understands ({latest}); upgrade it"
             )
         if current == latest:
             return
-        for migration in schema.migrations[current:]:
+        for migration in migrations[current:]:
             cursor.execute(migration)
         cursor.execute(
             "INSERT INTO plugin_schemas (name, version) VALUES (?, ?) "
@@ -43,15 +52,19 @@ def migrate_schema(db: Database, schema: StoreSchema) -> None:
 
 
 class PluginStore(Store):
-    """A plugin's view of a :class:`Database`; ``owned``: closing it closes the database."""
+    """A plugin's view of the store's database; ``owned``: closing it closes the database."""
 
-    def __init__(self, db: Database, *, owned: bool) -> None:
+    def __init__(self, db: StoreBackend, *, owned: bool) -> None:
         self._db = db
         self._owned = owned
 
     @property
-    def path(self) -> Path:
-        return self._db.path
+    def where(self) -> str:
+        return self._db.where
+
+    @property
+    def dialect(self) -> str:
+        return self._db.dialect.value
 
     @contextmanager
     def write(self, durable: bool = False) -> Iterator[StoreCursor]:
@@ -70,16 +83,3 @@ class PluginStore(Store):
     def close(self) -> None:
         if self._owned:
             self._db.close()
-
-
-def open_store(home: str, schema: StoreSchema) -> Store:
-    """``hermes_sdk.storage.open_store`` (the ``hermes.store`` entry point)."""
-    from hermes_kernel.store.state import state_db_path
-
-    db = Database(state_db_path(Path(home)))
-    try:
-        migrate_schema(db, schema)
-    except BaseException:
-        db.close()
-        raise
-    return PluginStore(db, owned=True)

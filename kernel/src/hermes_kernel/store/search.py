@@ -9,7 +9,7 @@ import enum
 import re
 from dataclasses import dataclass, replace
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import Dialect, StoreBackend
 from hermes_kernel.store.errors import StoreBusyError
 from hermes_kernel.store.indexing import index_pending
 
@@ -92,7 +92,7 @@ def _quote(text: str) -> str:
 
 
 def search(
-    db: Database,
+    db: StoreBackend,
     query: str,
     *,
     mode: SearchMode = SearchMode.AUTO,
@@ -120,6 +120,8 @@ def search(
     if session_id:
         filters = replace(filters or SearchFilters(), session_id=session_id)
     scope, scope_binding = (filters or SearchFilters()).sql()
+    if db.dialect is Dialect.POSTGRESQL:
+        return _search_postgresql(db, text, mode, scope, scope_binding, limit)
     if mode is SearchMode.WORDS:
         terms = query_terms(text)
         if not terms:
@@ -171,6 +173,43 @@ def search(
 def word_snippet(content: str, terms: list[str], width: int = 120) -> str:
     """About ``width`` characters around the first matching term, terms in [brackets]."""
     pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+    found = pattern.search(content)
+    start = max(0, (found.start() if found else 0) - width // 3)
+    end = min(len(content), start + width)
+    excerpt = pattern.sub(lambda m: f"[{m.group(0)}]", content[start:end])
+    return ("…" if start else "") + excerpt + ("…" if end < len(content) else "")
+
+
+def _search_postgresql(
+    db: StoreBackend,
+    text: str,
+    mode: SearchMode,
+    scope: str,
+    scope_binding: list[object],
+    limit: int,
+) -> list[SearchHit]:
+    from hermes_kernel.store import search_postgresql
+
+    if mode is SearchMode.WORDS:
+        terms = query_terms(text)
+        if not terms:
+            return []
+        rows = search_postgresql.word_rows(db, terms, scope, scope_binding, limit, RANK_WINDOW)
+        return [
+            SearchHit(row[0], row[1], row[2], row[3], word_snippet(str(row[4] or ""), terms))
+            for row in rows
+        ]
+    rows = search_postgresql.substring_rows(db, text, scope, scope_binding, limit)
+    return [
+        SearchHit(row[0], row[1], row[2], row[3], substring_snippet(str(row[4] or ""), text))
+        for row in rows
+    ]
+
+
+def substring_snippet(content: str, needle: str, width: int = 96) -> str:
+    """About ``width`` characters around the first place ``needle`` occurs (any case), each
+    occurrence in [brackets], as SQLite's ``snippet()`` marks a trigram match."""
+    pattern = re.compile(re.escape(needle), re.IGNORECASE)
     found = pattern.search(content)
     start = max(0, (found.start() if found else 0) - width // 3)
     end = min(len(content), start + width)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.leases import acquire_in, new_holder
 from hermes_sdk.runtime import SessionNotFound
 
@@ -104,7 +104,7 @@ def add_usage_in(
         0 if cost is not None else 1,
     )
     cursor.execute(USAGE_SQL, (*values, session_id))
-    if int(cursor.connection.changes()) == 0:
+    if int(cursor.changes()) == 0:
         raise SessionNotFound(f"no session {session_id!r}")
     cursor.execute(
         "INSERT INTO model_calls (session_id, message_id, provider, model, input_tokens, "
@@ -160,7 +160,7 @@ FROM sessions WHERE id IN (SELECT id FROM family)
 
 
 class Sessions:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: StoreBackend) -> None:
         self._db = db
 
     def create(
@@ -291,8 +291,10 @@ class Sessions:
             return {}
         marks = ", ".join("?" for _ in session_ids)
         rows = self._db.query(
-            f"SELECT session_id, substr(content, 1, ?), min(seq) FROM messages "
-            f"WHERE role = 'user' AND session_id IN ({marks}) GROUP BY session_id",
+            f"SELECT m.session_id, substr(m.content, 1, ?) FROM messages m "
+            f"WHERE m.role = 'user' AND m.session_id IN ({marks}) AND m.seq = ("
+            "SELECT min(f.seq) FROM messages f WHERE f.session_id = m.session_id "
+            "AND f.role = 'user')",
             (width, *session_ids),
         )
         return {row[0]: str(row[1] or "") for row in rows}
@@ -360,4 +362,4 @@ class Sessions:
 
     @staticmethod
     def _db_changes(cursor: Any) -> int:
-        return int(cursor.connection.changes())
+        return int(cursor.changes())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.compactions import Compactions
 from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
@@ -22,16 +23,21 @@ def state_db_path(home: Path) -> Path:
 
 class StateStore:
     """Sessions, messages, nested calls, compactions, search and turn leases in
-    ``HERMES_HOME/state.db``."""
+    ``HERMES_HOME/state.db`` at ``path``, or in the database ``db``."""
 
     def __init__(
         self,
-        path: Path,
+        path: Path | None = None,
         *,
+        db: StoreBackend | None = None,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         write_attempts: int = WRITE_ATTEMPTS,
     ) -> None:
-        self.db = Database(path, busy_timeout_ms=busy_timeout_ms, write_attempts=write_attempts)
+        if db is None and path is None:
+            raise TypeError("StateStore needs a path or a database")
+        self.db: StoreBackend = db or Database(
+            path or Path(), busy_timeout_ms=busy_timeout_ms, write_attempts=write_attempts
+        )
         self.sessions = Sessions(self.db)
         self.messages = Messages(self.db)
         self.leases = TurnLeases(self.db)

@@ -9,26 +9,36 @@ its result, so it does not count as failed (a live one always carries one)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from hermes_kernel.store.db import Database
+from hermes_kernel.store.backend import Dialect, StoreBackend
 
 __all__ = ["tool_usage_by_day", "usage_by_day"]
 
-_DAY = "date({}, 'unixepoch', 'localtime')"
+_DAYS = {
+    Dialect.SQLITE: "date({}, 'unixepoch', 'localtime')",
+    # The connection's time zone is UTC: the local day is the UTC day shifted by this
+    # machine's offset now (a day either side of a clock change may be an hour off).
+    Dialect.POSTGRESQL: "to_char(to_timestamp({} + {offset}), 'YYYY-MM-DD')",
+}
 
-_MODEL_CALLS = f"""
-SELECT {_DAY.format("c.created_at")}, s.source, c.provider, c.model,
-       sum(c.message_id IS NOT NULL OR c.created_at <> s.started_at),
+
+def _queries(dialect: Dialect) -> tuple[str, str, str]:
+    offset = int(time.localtime().tm_gmtoff)
+    day = _DAYS[dialect].replace("{offset}", str(offset))
+    model_calls = f"""
+SELECT {day.format("c.created_at")}, s.source, c.provider, c.model,
+       sum(CASE WHEN c.message_id IS NOT NULL OR c.created_at <> s.started_at THEN 1 ELSE 0 END),
        count(DISTINCT s.id), sum(c.input_tokens), sum(c.output_tokens),
-       sum(c.cache_read_tokens), sum(coalesce(c.cost_usd, 0)), sum(c.cost_usd IS NULL)
+       sum(c.cache_read_tokens), sum(coalesce(c.cost_usd, 0)),
+       sum(CASE WHEN c.cost_usd IS NULL THEN 1 ELSE 0 END)
 FROM model_calls c JOIN sessions s ON s.id = c.session_id
 WHERE c.created_at >= ?
 GROUP BY 1, 2, 3, 4
 """
-
-_SESSION_TOTALS = f"""
-SELECT {_DAY.format("s.started_at")}, s.source, s.provider, s.model, 0, count(*),
+    session_totals = f"""
+SELECT {day.format("s.started_at")}, s.source, s.provider, s.model, 0, count(*),
        sum(s.input_tokens), sum(s.output_tokens), sum(s.cache_read_tokens),
        sum(s.estimated_cost_usd), sum(s.unpriced_calls)
 FROM sessions s
@@ -36,19 +46,20 @@ WHERE s.started_at >= ? AND s.input_tokens + s.output_tokens > 0
   AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.session_id = s.id)
 GROUP BY 1, 2, 3, 4
 """
-
-_TOOLS = f"""
+    tools = f"""
 SELECT day, tool, count(*), sum(failed) FROM (
-  SELECT {_DAY.format("created_at")} AS day, tool_name AS tool,
-         coalesce(disposition, 'ok') <> 'ok' AS failed
+  SELECT {day.format("created_at")} AS day, tool_name AS tool,
+         CASE WHEN coalesce(disposition, 'ok') <> 'ok' THEN 1 ELSE 0 END AS failed
   FROM messages WHERE role = 'tool' AND tool_name IS NOT NULL AND created_at >= ?
   UNION ALL
-  SELECT {_DAY.format("created_at")}, tool_name,
-         coalesce(disposition, 'unknown') NOT IN ('ok')
+  SELECT {day.format("created_at")}, tool_name,
+         CASE WHEN coalesce(disposition, 'unknown') <> 'ok' THEN 1 ELSE 0 END
   FROM nested_calls WHERE created_at >= ?
-)
+) AS calls
 GROUP BY day, tool ORDER BY day, tool
 """
+    return model_calls, session_totals, tools
+
 
 _FIELDS = (
     "day",
@@ -65,8 +76,9 @@ _FIELDS = (
 )
 
 
-def usage_by_day(db: Database, since: float) -> list[dict[str, Any]]:
-    rows = db.query(_MODEL_CALLS, (since,)) + db.query(_SESSION_TOTALS, (since,))
+def usage_by_day(db: StoreBackend, since: float) -> list[dict[str, Any]]:
+    model_calls, session_totals, _tools = _queries(db.dialect)
+    rows = db.query(model_calls, (since,)) + db.query(session_totals, (since,))
     found = [dict(zip(_FIELDS, row, strict=True)) for row in rows]
     for row in found:
         for key in _FIELDS[4:]:
@@ -74,8 +86,8 @@ def usage_by_day(db: Database, since: float) -> list[dict[str, Any]]:
     return sorted(found, key=lambda row: (row["day"], row["source"], str(row["model"])))
 
 
-def tool_usage_by_day(db: Database, since: float) -> list[dict[str, Any]]:
+def tool_usage_by_day(db: StoreBackend, since: float) -> list[dict[str, Any]]:
     return [
         {"day": day, "tool": tool, "calls": int(calls), "failed": int(failed or 0)}
-        for day, tool, calls, failed in db.query(_TOOLS, (since, since))
+        for day, tool, calls, failed in db.query(_queries(db.dialect)[2], (since, since))
     ]

@@ -26,6 +26,7 @@ from hermes_sdk import (
 if TYPE_CHECKING:
     from hermes_sdk.archive import PairedUser
     from hermes_sdk.delivery import DeliveryContext
+    from hermes_sdk.storage import StoreSchema
 
 NAME = "gateway"
 
@@ -109,6 +110,13 @@ def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> list[Pair
     from hermes_plugin_gateway.pairing import admit
 
     return admit(home, users)
+
+
+@hookimpl
+def hermes_store_schemas() -> list[StoreSchema]:
+    from hermes_plugin_gateway.schema import SCHEMA
+
+    return [SCHEMA]
 
 
 @hookimpl

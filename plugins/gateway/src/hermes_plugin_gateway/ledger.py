@@ -263,7 +263,8 @@ class Ledger:
     def open_outbox(self, platform: str | None = None) -> list[OutboxItem]:
         rows = self.store.query(
             f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox "
-            "WHERE state IN ('pending', 'attempting') AND (? IS NULL OR platform = ?) ORDER BY id",
+            "WHERE state IN ('pending', 'attempting') "
+            "AND (CAST(? AS TEXT) IS NULL OR platform = ?) ORDER BY id",
             (platform, platform),
         )
         return [_outbox(row) for row in rows]
@@ -301,7 +302,7 @@ class Ledger:
         with self.store.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ?, "
-                "maybe_sent = maybe_sent OR ? WHERE id = ?",
+                "maybe_sent = CASE WHEN ? = 1 THEN 1 ELSE maybe_sent END WHERE id = ?",
                 (
                     "abandoned" if abandon else "pending",
                     error[:500],

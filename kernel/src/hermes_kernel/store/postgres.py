@@ -1,0 +1,281 @@
+"""The state store on a shared PostgreSQL (``store.url: postgresql://...``), through psycopg 3
+and a connection pool, for several gateway workers on several hosts.
+
+It keeps SQLite's semantics rather than inventing new ones: every write transaction first
+takes one transaction-scoped advisory lock, so writes are serialized across every process
+and host exactly as ``BEGIN IMMEDIATE`` serializes them in state.db, and code that reads and
+then writes (the next ``seq``, a lease, a ledger claim) is correct on both engines without
+retry loops. Reads never take it. Commits are durable when they return (PostgreSQL's
+``synchronous_commit``), so ``durable`` asks nothing more.
+
+The SQL is the store's own, written with ``?`` placeholders: :func:`to_pyformat` turns them
+into psycopg's ``%s`` (outside quotes and comments). Values come back as SQLite gives them:
+a boolean parameter is stored as an integer, and a ``numeric`` (the ``sum`` of integers) is
+an int, or a float when it has a fraction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any, ParamSpec, TypeVar
+
+import psycopg
+import psycopg_pool
+from psycopg.adapt import Dumper, Loader
+
+from hermes_kernel.store.backend import Dialect, redacted
+from hermes_kernel.store.errors import StoreBusyError, StoreError, WouldBlock
+
+log = logging.getLogger("hermes.store")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+WRITE_LOCK = 0x4845524D4553  # "HERMES": the advisory lock every write transaction takes
+CONNECT_TIMEOUT_SECONDS = 10.0
+LOCK_TIMEOUT = "30s"
+"""How long a write waits for the lock: transactions are milliseconds, so only a process
+stuck inside one holds it this long (and the server ends that one, below)."""
+IDLE_IN_TRANSACTION_TIMEOUT = "60s"
+"""A process that stops inside a transaction (SIGSTOP, a hung host) loses it, and its lock."""
+
+
+@functools.lru_cache(maxsize=1024)
+def to_pyformat(sql: str) -> str:
+    """``?`` placeholders as psycopg's ``%s``, and a literal ``%`` as ``%%``; quoted strings,
+    quoted names and comments are left as they are (a ``?`` there is text)."""
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        char = sql[i]
+        if char in "'\"":
+            end = sql.find(char, i + 1)
+            end = n - 1 if end < 0 else end
+            out.append(sql[i : end + 1].replace("%", "%%"))
+            i = end + 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            end = n if end < 0 else end
+            out.append(sql[i:end].replace("%", "%%"))
+            i = end
+        elif char == "?":
+            out.append("%s")
+            i += 1
+        elif char == "%":
+            out.append("%%")
+            i += 1
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+class _BoolAsInteger(Dumper):
+    """True and False as 1 and 0: the store's flag columns are integers, as in SQLite."""
+
+    oid = psycopg.postgres.types["int4"].oid
+
+    def dump(self, obj: Any) -> bytes:
+        return b"1" if obj else b"0"
+
+
+class _NumericAsNumber(Loader):
+    """A ``numeric`` as an int when whole (``sum`` of integers), else a float."""
+
+    def load(self, data: Any) -> int | float:
+        value = Decimal(bytes(data).decode())
+        return int(value) if value == value.to_integral_value() else float(value)
+
+
+class PostgresCursor:
+    """psycopg's cursor behind the store's :class:`~hermes_kernel.store.backend.Cursor`."""
+
+    def __init__(self, cursor: psycopg.Cursor[tuple[Any, ...]]) -> None:
+        self._cursor = cursor
+
+    def execute(self, statements: str, bindings: Sequence[Any] = (), /) -> PostgresCursor:
+        if bindings:
+            self._cursor.execute(to_pyformat(statements), tuple(bindings))
+        else:
+            self._cursor.execute(statements.encode())  # several statements, no placeholders
+        return self
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self._cursor.fetchall() if self._cursor.description is not None else []
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._cursor.fetchone() if self._cursor.description is not None else None
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self.fetchall())
+
+    def changes(self) -> int:
+        return max(0, self._cursor.rowcount)
+
+
+class PostgresDatabase:
+    """The state store in a PostgreSQL database (a
+    :class:`~hermes_kernel.store.backend.StoreBackend`)."""
+
+    dialect = Dialect.POSTGRESQL
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        password: str | None = None,
+        pool_size: int = 8,
+        migrations: Sequence[str] | None = None,
+    ) -> None:
+        self.url = url
+        self._local = threading.local()  # .connection: this thread's write transaction
+        kwargs: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": int(CONNECT_TIMEOUT_SECONDS),
+            "application_name": "hermes",
+            "options": (
+                f"-c lock_timeout={LOCK_TIMEOUT} "
+                f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT} "
+                "-c TimeZone=UTC"
+            ),
+        }
+        if password:
+            kwargs["password"] = password
+        self._pool = psycopg_pool.ConnectionPool(
+            url,
+            kwargs=kwargs,
+            min_size=1,
+            max_size=max(1, pool_size),
+            configure=self._configure,
+            check=psycopg_pool.ConnectionPool.check_connection,
+            timeout=CONNECT_TIMEOUT_SECONDS,
+            reconnect_timeout=CONNECT_TIMEOUT_SECONDS,
+            name="hermes-store",
+            open=False,
+        )
+        try:
+            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        except psycopg_pool.PoolTimeout:
+            reason = self._why_unreachable()
+            self._pool.close(timeout=0)
+            raise StoreError(
+                f"cannot reach the state store at {self.where}: {reason}; check store.url "
+                "(and HERMES_STORE_PASSWORD in .env), and that PostgreSQL runs"
+            ) from None
+        except BaseException:
+            self._pool.close(timeout=0)
+            raise
+        try:
+            from hermes_kernel.store.schema_postgresql import MIGRATIONS, migrate
+
+            migrate(self, MIGRATIONS if migrations is None else migrations)
+        except BaseException:
+            self._pool.close(timeout=0)
+            raise
+
+    def _why_unreachable(self) -> str:
+        """The driver's own reason, from one direct attempt (the pool only says it timed out)."""
+        try:
+            psycopg.connect(self.url, connect_timeout=3).close()
+        except psycopg.Error as exc:
+            return _first_line(exc)
+        return "no connection within the time allowed"
+
+    @staticmethod
+    def _configure(connection: psycopg.Connection[Any]) -> None:
+        connection.adapters.register_dumper(bool, _BoolAsInteger)
+        connection.adapters.register_loader("numeric", _NumericAsNumber)
+
+    @property
+    def where(self) -> str:
+        return redacted(self.url)
+
+    @property
+    def version(self) -> int:
+        from hermes_kernel.store.schema_postgresql import current_version
+
+        return current_version(self)
+
+    # --- transactions -----------------------------------------------------------------
+
+    @contextmanager
+    def write(self, durable: bool = False, wait: bool = True) -> Iterator[PostgresCursor]:
+        """A write transaction, serialized with every other write of every process (see the
+        module's doc); committed on success, rolled back on any exception. ``wait=False``
+        raises :class:`WouldBlock` at once when another transaction holds the lock."""
+        if getattr(self._local, "connection", None) is not None:
+            raise StoreError(f"{self.where}: a write transaction inside another (a bug)")
+        try:
+            with self._pool.connection() as connection, connection.transaction():
+                lock = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+                row = connection.execute(f"SELECT {lock}({WRITE_LOCK})").fetchone()
+                if not wait and row is not None and row[0] is False:
+                    raise WouldBlock
+                self._local.connection = connection
+                try:
+                    yield PostgresCursor(connection.cursor())
+                finally:
+                    self._local.connection = None
+        except psycopg.errors.LockNotAvailable:
+            raise StoreBusyError(
+                f"{self.where}: another process held the store's write lock for "
+                f"{LOCK_TIMEOUT}; try again, or look for a stuck hermes process"
+            ) from None
+        except psycopg_pool.PoolTimeout:
+            raise StoreBusyError(
+                f"{self.where}: no free connection to the state store; raise store.pool_size "
+                "or check that PostgreSQL is reachable"
+            ) from None
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.where}: could not save: {_first_line(exc)}") from exc
+
+    def query(
+        self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Run a read-only statement and return all rows (inside this thread's write
+        transaction, if one is open, so it sees what that transaction wrote)."""
+        params = tuple(bindings) if not isinstance(bindings, dict) else bindings
+        statement = to_pyformat(sql) if params else sql
+        open_write = getattr(self._local, "connection", None)
+        try:
+            if open_write is not None:
+                rows: list[tuple[Any, ...]] = open_write.execute(
+                    statement, params or None
+                ).fetchall()
+                return rows
+            with self._pool.connection() as connection:
+                cursor = connection.execute(statement, params or None)
+                return cursor.fetchall() if cursor.description is not None else []
+        except psycopg_pool.PoolTimeout:
+            raise StoreBusyError(
+                f"{self.where}: no free connection to the state store; raise store.pool_size "
+                "or check that PostgreSQL is reachable"
+            ) from None
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.where}: could not read: {_first_line(exc)}") from exc
+
+    def query_value(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        rows = self.query(sql, bindings)
+        return rows[0][0] if rows else None
+
+    async def run(self, operation: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """A store operation for an event loop: in a worker thread, since every statement
+        waits for the network."""
+        return await asyncio.to_thread(operation, *args, **kwargs)
+
+    async def synced(self) -> None:
+        """Every commit is durable when it returns."""
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,174 @@
+"""Copy a home's state from one store to another (``hermes store migrate``): from state.db
+into PostgreSQL, or back. The target must be empty; both are at this kernel's schema (opening
+them migrates them), and each plugin's tables are made in the target from the plugin's own
+schema (``hermes_store_schemas``) before its rows are copied.
+
+Rows are copied table by table in batches, in the order the tables were made (so a table is
+filled before those that refer to it), with their ids: references between rows stay right,
+and PostgreSQL's id sequences are moved past the copied ids at the end. Turn leases are not
+copied (they belong to processes of the old store), nor SQLite's search bookkeeping: each
+engine indexes the text itself. Counts are compared at the end; the source is never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hermes_kernel.store.backend import Dialect, StoreBackend
+from hermes_kernel.store.errors import StoreError
+from hermes_kernel.store.plugin_store import migrate_schema
+from hermes_sdk.storage import StoreSchema
+
+KERNEL_TABLES = ("sessions", "messages", "model_calls", "compactions", "nested_calls")
+"""The kernel's tables that hold state, in the order they refer to each other."""
+BATCH_ROWS = 2_000
+
+
+@dataclass(frozen=True)
+class Copied:
+    table: str
+    rows: int
+
+
+def tables_of(db: StoreBackend, prefix: str) -> list[str]:
+    """The tables whose names start with ``prefix``, in the order they were made."""
+    if db.dialect is Dialect.SQLITE:
+        rows = db.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ? "
+            "ORDER BY rowid",
+            (len(prefix), prefix),
+        )
+    else:
+        rows = db.query(
+            "SELECT c.relname FROM pg_catalog.pg_class c "
+            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname = current_schema() "
+            "AND substr(c.relname, 1, ?) = ? ORDER BY c.oid",
+            (len(prefix), prefix),
+        )
+    return [str(row[0]) for row in rows]
+
+
+def columns_of(db: StoreBackend, table: str) -> list[str]:
+    """The columns a row can be inserted with (not PostgreSQL's generated ones)."""
+    if db.dialect is Dialect.SQLITE:
+        return [str(row[1]) for row in db.query(f"PRAGMA table_info({table})")]
+    rows = db.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+        "current_schema() AND table_name = ? AND is_generated = 'NEVER' ORDER BY ordinal_position",
+        (table,),
+    )
+    return [str(row[0]) for row in rows]
+
+
+def _count(db: StoreBackend, table: str) -> int:
+    return int(db.query_value(f"SELECT count(*) FROM {table}") or 0)
+
+
+def _rows(db: StoreBackend, table: str, columns: Sequence[str]) -> list[list[tuple[object, ...]]]:
+    """The table's rows in batches: by id where it has one (a million messages are read a
+    batch at a time), else all at once (small tables: routes, pairings)."""
+    listed = ", ".join(columns)
+    if "id" not in columns:
+        everything = db.query(f"SELECT {listed} FROM {table}")
+        return [everything] if everything else []
+    batches: list[list[tuple[object, ...]]] = []
+    last = None
+    while True:
+        where = "" if last is None else "WHERE id > ? "
+        batch = db.query(
+            f"SELECT {listed} FROM {table} {where}ORDER BY id LIMIT {BATCH_ROWS}",
+            () if last is None else (last,),
+        )
+        if not batch:
+            return batches
+        batches.append(batch)
+        last = batch[-1][list(columns).index("id")]
+
+
+def copy_table(source: StoreBackend, target: StoreBackend, table: str) -> int:
+    """Copy every row of ``table`` (made in both already); how many."""
+    wanted = set(columns_of(target, table))
+    columns = [column for column in columns_of(source, table) if column in wanted]
+    deferred = ["parent_session_id"] if table == "sessions" else []
+    inserted = [column for column in columns if column not in deferred]
+    statement = (
+        f"INSERT INTO {table} ({', '.join(inserted)}) VALUES ({', '.join('?' for _ in inserted)})"
+    )
+    positions = [columns.index(column) for column in inserted]
+    copied = 0
+    for batch in _rows(source, table, columns):
+        with target.write() as cursor:
+            for row in batch:
+                cursor.execute(statement, [row[i] for i in positions])
+        copied += len(batch)
+    if deferred:  # a parent may come after its child: links are made once all exist
+        links = source.query(
+            "SELECT id, parent_session_id FROM sessions WHERE parent_session_id IS NOT NULL"
+        )
+        with target.write() as cursor:
+            for session_id, parent in links:
+                cursor.execute(
+                    "UPDATE sessions SET parent_session_id = ? WHERE id = ?", (parent, session_id)
+                )
+    if target.dialect is Dialect.POSTGRESQL and "id" in columns:
+        sequence = target.query_value("SELECT pg_get_serial_sequence(?, 'id')", (table,))
+        if sequence is not None:  # an identity: new rows must get ids past the copied ones
+            target.query(
+                f"SELECT setval(?, coalesce((SELECT max(id) FROM {table}), 0) + 1, false)",
+                (sequence,),
+            )
+    return copied
+
+
+def transfer(
+    source: StoreBackend,
+    target: StoreBackend,
+    schemas: Sequence[StoreSchema],
+    progress: Callable[[Copied], None] = lambda _copied: None,
+) -> list[Copied]:
+    """Copy the kernel's tables and each schema's from ``source`` into ``target``."""
+    held = [table for table in (*KERNEL_TABLES, *_plugin_tables(target, schemas)) if
+            _exists(target, table) and _count(target, table)]  # fmt: skip
+    if held:
+        raise StoreError(
+            f"{target.where} already holds state ({', '.join(held[:3])}); copy into an empty "
+            "store (a new database, or move the old state.db aside)"
+        )
+    for schema in schemas:
+        migrate_schema(target, schema)
+    plan = list(KERNEL_TABLES)
+    for schema in schemas:
+        plan += [table for table in tables_of(source, f"{schema.name}_") if table not in plan]
+    done: list[Copied] = []
+    for table in plan:
+        if not _exists(target, table):
+            raise StoreError(
+                f"{target.where} has no table {table} after the migrations of its plugin; "
+                "upgrade the plugin, or disable it before copying"
+            )
+        copied = Copied(table, copy_table(source, target, table))
+        if _count(target, table) != _count(source, table):
+            raise StoreError(
+                f"{table}: {_count(source, table)} rows in {source.where}, but "
+                f"{_count(target, table)} arrived in {target.where}; nothing was switched"
+            )
+        done.append(copied)
+        progress(copied)
+    return done
+
+
+def _plugin_tables(db: StoreBackend, schemas: Sequence[StoreSchema]) -> list[str]:
+    return [table for schema in schemas for table in tables_of(db, f"{schema.name}_")]
+
+
+def _exists(db: StoreBackend, table: str) -> bool:
+    return table in tables_of(db, table)
+
+
+def left_behind(source: StoreBackend, schemas: Sequence[StoreSchema]) -> list[str]:
+    """Plugins' schemas in the source that no loaded plugin declared: their tables stay."""
+    declared = {schema.name for schema in schemas}
+    rows = source.query("SELECT name FROM plugin_schemas ORDER BY name")
+    return [str(row[0]) for row in rows if str(row[0]) not in declared]
