@@ -43,6 +43,7 @@ _GROUP_OF_PATH = {
     Path("tests/browser"): "browser",
     # Its PostgreSQL half asks for the server as the test runs: one server for the file.
     Path("kernel/tests/test_store_suite.py"): "postgres",
+    Path("plugins/cron/tests/test_run_log.py"): "postgres",
 }
 _ROOT = Path(__file__).parent
 

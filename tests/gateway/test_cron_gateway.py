@@ -23,8 +23,8 @@ def reports(telegram) -> list[str]:
 
 
 def run_statuses(home) -> list[str]:
-    with sqlite3.connect(home / "cron" / "runs.db") as db:
-        return [row[0] for row in db.execute("SELECT status FROM runs ORDER BY id")]
+    with sqlite3.connect(home / "state.db") as db:
+        return [row[0] for row in db.execute("SELECT status FROM cron_runs ORDER BY id")]
 
 
 def test_a_job_result_is_delivered_to_a_chat(

@@ -168,13 +168,13 @@ def test_a_run_killed_halfway_is_unknown_and_never_rerun(home, openai_server):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    database = home.home / "cron" / "runs.db"
+    database = home.home / "state.db"
     deadline = time.monotonic() + 30
     while True:
         assert time.monotonic() < deadline, "the run never started"
         if database.exists() and openai_server.requests:
             with sqlite3.connect(database) as db:
-                if db.execute("SELECT 1 FROM runs WHERE status = 'running'").fetchone():
+                if db.execute("SELECT 1 FROM cron_runs WHERE status = 'running'").fetchone():
                     break
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)

@@ -1,5 +1,5 @@
 """``hermes store migrate``: a home's state copied from state.db into PostgreSQL and back,
-with the gateway's tables (through its ``hermes_store_schemas``), ids and links kept, search
+with the gateway's and the scheduler's tables (through its ``hermes_store_schemas``), ids and links kept, search
 working on the new engine, and config.yaml pointed at it."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 
 import psycopg
+from hermes_plugin_cron.runs import RunLog
 from hermes_plugin_gateway.schema import SCHEMA
 
 from hermes_kernel.config.store_location import open_state_store
@@ -38,6 +39,11 @@ def fill(home) -> dict[str, str]:
             "INSERT INTO gateway_paired (platform, user_id, user_name, approved_at) "
             "VALUES ('telegram', '42', 'Ann', 2.0)"
         )
+    runs = RunLog.open(home)
+    try:
+        runs.claim_manual("job-1", "daily report", 1000.0)
+    finally:
+        runs.close()
     return {"parent": parent.id, "child": child.id}
 
 
@@ -69,6 +75,12 @@ def test_a_home_moves_into_postgresql_and_back(hermes, postgres):
         assert connection.execute("SELECT session_id FROM gateway_routes").fetchall() == [
             (ids["parent"],)
         ]
+    runs = RunLog.open(hermes.home)  # the scheduler's records came too, and go on
+    try:
+        assert [run.job_name for run in runs.of_job("job-1")] == ["daily report"]
+        assert runs.claim_manual("job-1", "daily report", 2000.0) == 2
+    finally:
+        runs.close()
 
     again = hermes("store", "migrate", "--to", url)
     assert again.code == 1 and "already keeps its state there" in again.err

@@ -26,9 +26,21 @@ def _describe(error: Any) -> str:
     parts = [str(part) for part in error["loc"]]
     if any(is_secret_key(p) or p.endswith("_env") or p == "credential_pools" for p in parts):
         return message  # never echo what may be a secret (a key pasted for a variable name)
+    if isinstance(got, str) and _holds_a_password(got):
+        return message  # a URL with a password in it: the message says to move it out
     if got is not None and not isinstance(got, dict | list):
         return f"{message} (got {got!r})"
     return message
+
+
+def _holds_a_password(text: str) -> bool:
+    """A URL with ``user:password@`` in it (``postgresql://u:pw@host/db``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return "://" in text and urlsplit(text).password is not None
+    except ValueError:
+        return True  # not a URL we can read: do not echo it either
 
 
 def dotted(key_path: KeyPath) -> str:

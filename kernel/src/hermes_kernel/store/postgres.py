@@ -147,6 +147,7 @@ class PostgresDatabase:
         }
         if password:
             kwargs["password"] = password
+        self._check_reachable(kwargs)  # one line with the driver's reason, at once
         self._pool = psycopg_pool.ConnectionPool(
             url,
             kwargs=kwargs,
@@ -162,12 +163,8 @@ class PostgresDatabase:
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
         except psycopg_pool.PoolTimeout:
-            reason = self._why_unreachable()
             self._pool.close(timeout=0)
-            raise StoreError(
-                f"cannot reach the state store at {self.where}: {reason}; check store.url "
-                "(and HERMES_STORE_PASSWORD in .env), and that PostgreSQL runs"
-            ) from None
+            raise self._unreachable("no connection within the time allowed") from None
         except BaseException:
             self._pool.close(timeout=0)
             raise
@@ -179,13 +176,19 @@ class PostgresDatabase:
             self._pool.close(timeout=0)
             raise
 
-    def _why_unreachable(self) -> str:
-        """The driver's own reason, from one direct attempt (the pool only says it timed out)."""
+    def _check_reachable(self, kwargs: dict[str, Any]) -> None:
+        """One direct connection first: the pool retries a refused login for its whole
+        timeout and then says only that it timed out."""
         try:
-            psycopg.connect(self.url, connect_timeout=3).close()
+            psycopg.connect(self.url, **kwargs).close()
         except psycopg.Error as exc:
-            return _first_line(exc)
-        return "no connection within the time allowed"
+            raise self._unreachable(_first_line(exc)) from None
+
+    def _unreachable(self, reason: str) -> StoreError:
+        return StoreError(
+            f"cannot reach the state store at {self.where}: {reason}; check store.url "
+            "(and HERMES_STORE_PASSWORD in .env), and that PostgreSQL runs"
+        )
 
     @staticmethod
     def _configure(connection: psycopg.Connection[Any]) -> None:

@@ -5,8 +5,10 @@ add one. The numbering is PostgreSQL's own: version 1 here holds what SQLite rea
 
 Search: ``words`` is a stored ``tsvector`` of the text (``simple`` configuration: no stemming,
 as SQLite's unicode61; diacritics folded, as SQLite's ``remove_diacritics``) under a GIN
-index; substrings (CJK, code) use ``pg_trgm``'s GIN index over the folded text, which
-``ILIKE`` uses. ``hermes_fold`` is that folding, declared immutable so an index can use it.
+index; substrings (CJK, code) use ``pg_trgm``'s GIN index over ``folded``, the text lower-cased
+with its diacritics removed (``hermes_fold``, declared immutable so a generated column can use
+it). ``folded`` is stored, not computed per search: folding a row costs more than matching it,
+and a search may look at thousands.
 """
 
 from __future__ import annotations
@@ -70,13 +72,14 @@ CREATE TABLE messages (
     updated_at DOUBLE PRECISION,
     reasoning_details TEXT,
     attachments TEXT,
+    folded TEXT GENERATED ALWAYS AS (hermes_fold(content)) STORED,
     words tsvector GENERATED ALWAYS AS
         (to_tsvector('simple'::regconfig, coalesce(hermes_fold(content), ''))) STORED,
     UNIQUE (session_id, seq)
 );
 CREATE INDEX messages_tool_call ON messages(session_id, tool_call_id);
 CREATE INDEX messages_words ON messages USING gin (words);
-CREATE INDEX messages_trigrams ON messages USING gin (hermes_fold(content) gin_trgm_ops);
+CREATE INDEX messages_trigrams ON messages USING gin (folded gin_trgm_ops);
 
 CREATE TABLE turn_leases (
     session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,

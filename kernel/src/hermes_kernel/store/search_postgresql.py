@@ -37,18 +37,18 @@ def substring_rows(
     db: StoreBackend, text: str, scope: str, scope_binding: list[object], limit: int
 ) -> list[tuple[Any, ...]]:
     if len(text) >= 3:
-        # The trigram index answers ILIKE over the same folded text it was built from.
+        # The trigram index answers LIKE over the folded text it was built from.
         escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return db.query(
             f"SELECT {_COLUMNS} FROM messages m "
-            f"WHERE hermes_fold(m.content) ILIKE '%' || hermes_fold(?) || '%' {scope} "
+            f"WHERE m.folded LIKE '%' || hermes_fold(?) || '%' {scope} "
             "ORDER BY m.id DESC LIMIT ?",
             [escaped, *scope_binding, limit],
         )
     # Trigrams need three characters: a shorter substring is a plain (slower) scan.
     return db.query(
         f"SELECT {_COLUMNS} FROM messages m "
-        f"WHERE strpos(hermes_fold(m.content), hermes_fold(?)) > 0 {scope} "
+        f"WHERE strpos(m.folded, hermes_fold(?)) > 0 {scope} "
         "ORDER BY m.id DESC LIMIT ?",
         [text, *scope_binding, limit],
     )

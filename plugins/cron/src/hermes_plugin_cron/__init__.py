@@ -26,6 +26,7 @@ from hermes_sdk import (
 if TYPE_CHECKING:
     from hermes_sdk.importing import HomeImport, ImportSection
     from hermes_sdk.service import ServiceContext
+    from hermes_sdk.storage import StoreSchema
 
 NAME = "cron"
 
@@ -58,6 +59,13 @@ def _cronjob(**arguments: Any) -> Any:
     from hermes_plugin_cron.tool import cronjob
 
     return cronjob(**arguments)
+
+
+@hookimpl
+def hermes_store_schemas() -> list[StoreSchema]:
+    from hermes_plugin_cron.runs import SCHEMA
+
+    return [SCHEMA]
 
 
 @hookimpl

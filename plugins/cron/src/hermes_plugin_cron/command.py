@@ -17,7 +17,6 @@ from hermes_plugin_cron.jobs import (
     JobNotFound,
     JobsFileError,
     JobStore,
-    cron_dir,
     job_state,
     make_job,
 )
@@ -50,7 +49,7 @@ def _store(context: CommandContext) -> JobStore:
 
 
 def _runs(context: CommandContext) -> RunLog:
-    return RunLog(cron_dir(context.home) / "runs.db")
+    return RunLog.open(context.home)
 
 
 def _guarded(work: Callable[[], T]) -> T:

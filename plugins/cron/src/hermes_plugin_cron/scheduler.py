@@ -89,7 +89,7 @@ class Scheduler:
         self.runtime = runtime
         self.clock = clock
         self.jobs = JobStore(home)
-        self.runs = RunLog(cron_dir(home) / "runs.db")
+        self.runs = RunLog.open(home)
         self._slots: asyncio.Semaphore | None = None
         self._job_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[None]] = set()

@@ -64,6 +64,9 @@ class PostgresServer:
     port: int
     bin_dir: Path
     user: str = USER
+    data_dir: Path = Path()
+    """The cluster's folder (``pg_hba.conf`` is there): a test may change how clients log in,
+    then :meth:`reload`."""
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
@@ -98,6 +101,10 @@ class PostgresServer:
         if done.returncode != 0:
             raise RuntimeError(f"psql failed: {done.stderr.strip()}")
         return done.stdout.strip()
+
+    def reload(self) -> None:
+        """Make the server read its configuration files again (``pg_hba.conf``)."""
+        self.psql("SELECT pg_reload_conf()")
 
     def create_database(self, name: str | None = None) -> str:
         """A fresh, empty database (UTF-8, with pg_trgm and unaccent available); its URL."""
@@ -169,7 +176,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    running = PostgresServer("127.0.0.1", port, bin_dir)
+    running = PostgresServer("127.0.0.1", port, bin_dir, data_dir=data)
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -1,0 +1,131 @@
+"""What only the PostgreSQL store has: its URL and password, a database that is not ours,
+connections the server drops, the placeholders, and a write lock across processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import psycopg
+import pytest
+
+from hermes_kernel.config.settings import Flags, load_settings
+from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.store.backend import redacted
+from hermes_kernel.store.errors import StoreError
+from hermes_kernel.store.postgres import PostgresDatabase, to_pyformat
+from hermes_kernel.store.state import StateStore
+
+
+def test_placeholders_outside_quotes_and_comments_only():
+    assert to_pyformat("SELECT ? WHERE a LIKE '%?' -- what?\nAND b = ?") == (
+        "SELECT %s WHERE a LIKE '%%?' -- what?\nAND b = %s"
+    )
+    assert to_pyformat('SELECT "odd?name", 5 % ?') == 'SELECT "odd?name", 5 %% %s'
+
+
+def test_a_password_never_shows_in_the_url_it_prints():
+    assert redacted("postgresql://u:s3cret@h:5/d?sslmode=require") == (
+        "postgresql://u:***@h:5/d?sslmode=require"
+    )
+    assert redacted("postgresql://u@h/d") == "postgresql://u@h/d"
+
+
+def test_a_url_with_a_password_or_another_engine_is_refused_in_config(tmp_path):
+    for url, said in (
+        ("postgresql://u:pw@h/d", "put it in .env as HERMES_STORE_PASSWORD"),
+        ("mysql://u@h/d", "must start with postgresql://"),
+    ):
+        (tmp_path / "config.yaml").write_text(f"store:\n  url: {url}\n")
+        with pytest.raises(ConfigError, match=said) as refused:
+            load_settings(Flags(home=tmp_path), {})
+        assert "pw" not in str(refused.value).replace("password", "")
+
+
+def test_a_database_with_another_applications_tables_is_refused_and_left_alone(postgres):
+    url = postgres.create_database()
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE invoices (id int)")
+    with pytest.raises(StoreError, match="holds tables that are not Hermes's") as refused:
+        PostgresDatabase(url)
+    assert len(str(refused.value).splitlines()) == 1
+    with psycopg.connect(url) as connection:
+        tables = connection.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+    assert tables == [("invoices",)]
+
+
+def test_a_password_that_is_wrong_is_one_line_without_the_password(postgres):
+    url = postgres.create_database()
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE ROLE guarded LOGIN PASSWORD 'right-one'")
+        name = url.rsplit("/", 1)[1]  # the owner may make tables and trusted extensions
+        connection.execute(f'ALTER DATABASE "{name}" OWNER TO guarded')
+    guarded = url.replace("//hermes@", "//guarded@")
+    hba = postgres.data_dir / "pg_hba.conf"
+    original = hba.read_text()
+    hba.write_text("host all guarded 127.0.0.1/32 scram-sha-256\n" + original)
+    postgres.reload()
+    try:
+        with pytest.raises(StoreError) as refused:
+            PostgresDatabase(guarded, password="wrong-one")
+        message = str(refused.value)
+        assert "password authentication failed" in message and "wrong-one" not in message
+        assert len(message.splitlines()) == 1
+        store = StateStore(db=PostgresDatabase(guarded, password="right-one"))
+        store.close()
+    finally:
+        hba.write_text(original)
+        postgres.reload()
+
+
+def test_connections_the_server_drops_are_replaced(postgres):
+    store = StateStore(db=PostgresDatabase(postgres.create_database()))
+    try:
+        session = store.sessions.create("cli")
+        with psycopg.connect(store.db.where) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = 'hermes' AND pid <> pg_backend_pid()"
+            )
+        time.sleep(0.2)
+        store.messages.append(session.id, "user", "after the restart")
+        assert store.sessions.get(session.id).message_count == 1
+    finally:
+        store.close()
+
+
+HOLD = """
+import sys, time
+from hermes_kernel.store.postgres import PostgresDatabase
+db = PostgresDatabase(sys.argv[1])
+with db.write() as cursor:
+    cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('held', 'x', 0)")
+    print("holding", flush=True)
+    time.sleep(1.5)
+db.close()
+"""
+
+
+def test_a_write_in_another_process_is_waited_for_and_a_no_wait_write_is_refused(postgres):
+    from hermes_kernel.store.errors import WouldBlock
+
+    url = postgres.create_database()
+    store = StateStore(db=PostgresDatabase(url))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(HOLD), url], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with pytest.raises(WouldBlock), store.db.write(wait=False) as cursor:
+            cursor.execute("SELECT 1")
+        started = time.monotonic()
+        with store.db.write() as cursor:  # waits for the other process's commit
+            seen = cursor.execute("SELECT count(*) FROM sessions WHERE id = 'held'").fetchall()
+        assert seen == [(1,)] and time.monotonic() - started > 0.5
+    finally:
+        holder.wait(20)
+        store.close()
