@@ -11,8 +11,8 @@ import time
 import psycopg
 import pytest
 
-from hermes_kernel.config.settings import Flags, load_settings
 from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.config.settings import Flags, load_settings
 from hermes_kernel.store.backend import redacted
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.postgres import PostgresDatabase, to_pyformat

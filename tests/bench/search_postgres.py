@@ -81,8 +81,8 @@ def main() -> int:
         store = StateStore(db=PostgresDatabase(url))
         have = 0
         try:
-            for size in sorted(args.sizes):
-                size = (size // PER_SESSION) * PER_SESSION
+            for asked in sorted(args.sizes):
+                size = (asked // PER_SESSION) * PER_SESSION
                 started = time.perf_counter()
                 store.db.query("DROP INDEX IF EXISTS messages_words, messages_trigrams")
                 fill(url, have, size - have, rng)
