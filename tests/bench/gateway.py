@@ -21,12 +21,17 @@ Printed per N: added latency p50/p99 (and as a ratio to the floor), messages per
 the gateway's CPU time per message, its peak RSS, and RSS per active session (growth from
 the idle gateway to the end, divided by N). Target at 1,000 sessions on 2 cores: p99 added
 <= 50 ms.
+
+``--store postgresql`` keeps the home's store in the test kit's PostgreSQL (Debian's server
+on loopback, a fresh database per run) instead of state.db; CPU per message then adds the
+database server's processes to the gateway's, so the two stores compare whole.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import statistics
@@ -139,11 +144,12 @@ async def user(
 
 
 def start_gateway(
-    home: Path, telegram: TimedTelegram, model_url: str, users: int
+    home: Path, telegram: TimedTelegram, model_url: str, users: int, store_url: str | None = None
 ) -> subprocess.Popen[bytes]:
     allowed = ", ".join(str(USER_BASE + n) for n in range(users))
+    store = f"store:\n  url: {store_url}\n" if store_url else ""
     (home / "config.yaml").write_text(
-        f"model:\n  base_url: {model_url}\n  default: test-model\n"
+        f"{store}model:\n  base_url: {model_url}\n  default: test-model\n"
         f"gateway:\n  max_concurrent_turns: {users}\n"
         "platforms:\n  telegram:\n"
         f"    api_url: {telegram.api_url}\n    poll_timeout_seconds: 5\n"
@@ -182,11 +188,12 @@ def run_load(users: int, args: argparse.Namespace) -> dict[str, float]:
         home = Path(tmp)
         floor_added = asyncio.run(floor(telegram, model.base_url, args.latency))
         calls_before = len(telegram.calls)
-        process = start_gateway(home, telegram, model.base_url, users)
+        store_url = args.postgres.create_database() if args.postgres else None
+        process = start_gateway(home, telegram, model.base_url, users, store_url)
         try:
             wait_polling(telegram, process, calls_before)
             idle = rss_kib(process.pid, "VmRSS:")
-            cpu_before = cpu_seconds(process.pid)
+            cpu_before = cpu_seconds(process.pid) + server_cpu_seconds(args.postgres)
             results: list[float] = []
             started = time.perf_counter()
 
@@ -211,7 +218,7 @@ def run_load(users: int, args: argparse.Namespace) -> dict[str, float]:
             elapsed = time.perf_counter() - started
             end = rss_kib(process.pid, "VmRSS:")
             peak = rss_kib(process.pid, "VmHWM:")
-            cpu = cpu_seconds(process.pid) - cpu_before
+            cpu = cpu_seconds(process.pid) + server_cpu_seconds(args.postgres) - cpu_before
         finally:
             process.terminate()
             process.wait(60)
@@ -227,6 +234,31 @@ def run_load(users: int, args: argparse.Namespace) -> dict[str, float]:
         "per_session_kib": (end - idle) / users,
         "disk_worst_ms": disk.worst_ms,
     }
+
+
+def server_cpu_seconds(server: Any) -> float:
+    """CPU time of the kit's PostgreSQL (0 without one): every process of the server's
+    process group, and what its ended backends used (the postmaster's waited children)."""
+    if server is None:
+        return 0.0
+    import psutil
+
+    postmaster = next(
+        process
+        for process in psutil.process_iter(["name", "cmdline"])
+        if process.info["name"] == "postgres"
+        and str(server.port) in (process.info["cmdline"] or [])
+    )
+    group = os.getpgid(postmaster.pid)
+    total = postmaster.cpu_times().children_user + postmaster.cpu_times().children_system
+    for process in psutil.process_iter(["name"]):
+        try:
+            if process.info["name"] == "postgres" and os.getpgid(process.pid) == group:
+                times = process.cpu_times()
+                total += times.user + times.system
+        except (psutil.NoSuchProcess, ProcessLookupError):
+            continue
+    return total
 
 
 class DiskProbe:
@@ -272,6 +304,12 @@ def main() -> None:
     parser.add_argument("--think", type=float, nargs=2, default=[5.0, 15.0])
     parser.add_argument("--runs", type=int, default=3, help="runs per N; the median is shown")
     parser.add_argument("--seed", type=int, default=1, help="seeds every user's schedule")
+    parser.add_argument(
+        "--store",
+        choices=["sqlite", "postgresql"],
+        default="sqlite",
+        help="the home's store: state.db, or the test kit's PostgreSQL",
+    )
     args = parser.parse_args()
     print(
         f"model latency {args.latency * 1000:.0f} ms; {args.messages} messages per user; think {args.think[0]:.0f}-{args.think[1]:.0f} s"
@@ -279,6 +317,16 @@ def main() -> None:
     print(
         f"{'users':>6} {'msgs':>6} {'added p50':>10} {'added p99':>10} {'floor':>8} {'p99/floor':>9} {'msg/s':>7} {'CPU/msg':>8} {'peak RSS':>9} {'RSS/session':>12}  p99 of each run (slowest disk sync meanwhile)"
     )
+    with contextlib.ExitStack() as stack:
+        args.postgres = None
+        if args.store == "postgresql":
+            from hermes_sdk.testing.postgres import postgres_server
+
+            args.postgres = stack.enter_context(postgres_server())
+        report(args)
+
+
+def report(args: argparse.Namespace) -> None:
     for users in args.users:
         rows = sorted((run_load(users, args) for _ in range(args.runs)), key=lambda r: r["p99_ms"])
         row = rows[len(rows) // 2]

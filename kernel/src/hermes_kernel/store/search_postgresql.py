@@ -33,22 +33,37 @@ def word_rows(
     )
 
 
+RECENT_ROWS = 5_000
+"""A substring search first looks at this many of the newest messages alone."""
+
+
 def substring_rows(
     db: StoreBackend, text: str, scope: str, scope_binding: list[object], limit: int
 ) -> list[tuple[Any, ...]]:
-    if len(text) >= 3:
-        # The trigram index answers LIKE over the folded text it was built from.
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return db.query(
-            f"SELECT {_COLUMNS} FROM messages m "
-            f"WHERE m.folded LIKE '%' || hermes_fold(?) || '%' {scope} "
-            "ORDER BY m.id DESC LIMIT ?",
-            [escaped, *scope_binding, limit],
-        )
-    # Trigrams need three characters: a shorter substring is a plain (slower) scan.
+    """The newest ``limit`` messages holding ``text``.
+
+    PostgreSQL cannot tell how common a substring is (it guesses a hundred rows), so it
+    reads every match from the trigram index and sorts them: a substring in 2% of a million
+    messages cost 70 ms. So the newest :data:`RECENT_ROWS` messages are searched first, by
+    a bounded scan (a few milliseconds, and enough for any common substring); only when
+    they hold fewer than ``limit`` matches is the index asked, and then the matches are few.
+    """
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    match, needle = (
+        ("m.folded LIKE '%' || hermes_fold(?) || '%'", escaped)
+        if len(text) >= 3
+        else ("strpos(m.folded, hermes_fold(?)) > 0", text)  # trigrams need three characters
+    )
+    recent = db.query(
+        f"WITH recent AS MATERIALIZED (SELECT {_COLUMNS.replace('m.', '')}, folded "
+        f"FROM messages ORDER BY id DESC LIMIT {RECENT_ROWS}) "
+        f"SELECT {_COLUMNS} FROM recent m WHERE {match} {scope} ORDER BY m.id DESC LIMIT ?",
+        [needle, *scope_binding, limit],
+    )
+    if len(recent) >= limit:
+        return recent
+    # The trigram index answers LIKE over the folded text it was built from.
     return db.query(
-        f"SELECT {_COLUMNS} FROM messages m "
-        f"WHERE strpos(m.folded, hermes_fold(?)) > 0 {scope} "
-        "ORDER BY m.id DESC LIMIT ?",
-        [text, *scope_binding, limit],
+        f"SELECT {_COLUMNS} FROM messages m WHERE {match} {scope} ORDER BY m.id DESC LIMIT ?",
+        [needle, *scope_binding, limit],
     )
