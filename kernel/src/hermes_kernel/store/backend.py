@@ -47,6 +47,11 @@ class Cursor(Protocol):
         """Rows the last INSERT, UPDATE or DELETE changed."""
         ...
 
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]], /) -> Any:
+        """Run one statement for each row of bindings (a copy's batch: one round trip for
+        many rows on PostgreSQL)."""
+        ...
+
 
 class StoreBackend(Protocol):
     """A database holding the state store, with its schema at this kernel's version."""

@@ -106,6 +106,9 @@ class PostgresCursor:
             self._cursor.execute(statements.encode())  # several statements, no placeholders
         return self
 
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]], /) -> None:
+        self._cursor.executemany(to_pyformat(statement), [tuple(row) for row in rows])
+
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self._cursor.fetchall() if self._cursor.description is not None else []
 

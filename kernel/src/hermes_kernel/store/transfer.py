@@ -100,8 +100,7 @@ def copy_table(source: StoreBackend, target: StoreBackend, table: str) -> int:
     copied = 0
     for batch in _rows(source, table, columns):
         with target.write() as cursor:
-            for row in batch:
-                cursor.execute(statement, [row[i] for i in positions])
+            cursor.executemany(statement, [[row[i] for i in positions] for row in batch])
         copied += len(batch)
     if deferred:  # a parent may come after its child: links are made once all exist
         links = source.query(

@@ -1,0 +1,74 @@
+"""``hermes store migrate`` speed: a state.db of N messages copied into PostgreSQL.
+
+    uv run python tests/bench/store_migrate.py [--messages 100000]
+
+The copy is the command's own (``transfer``: batches of 2,000 rows, one transaction each,
+into the kernel's PostgreSQL schema with its search indexes kept up as rows arrive). The
+floor, measured in the same run: the same messages sent with COPY into a table of the same
+columns without any index, the fastest way into PostgreSQL there is. The server is the test
+kit's (Debian's PostgreSQL on loopback, fsync off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from store import fill
+
+from hermes_kernel.store.postgres import PostgresDatabase
+from hermes_kernel.store.state import StateStore
+from hermes_kernel.store.transfer import transfer
+from hermes_sdk.testing.postgres import postgres_server
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hermes-migrate-bench-") as scratch:
+        source = StateStore(Path(scratch) / "state.db")
+        fill(source, args.messages, random.Random(7))
+        rows = source.db.query(
+            "SELECT session_id, seq, role, content, created_at FROM messages ORDER BY id"
+        )
+        with postgres_server() as server:
+            floor_url = server.create_database("floor")
+            with psycopg.connect(floor_url) as connection:
+                connection.execute(
+                    "CREATE TABLE messages (session_id TEXT, seq BIGINT, role TEXT, "
+                    "content TEXT, created_at DOUBLE PRECISION)"
+                )
+                started = time.perf_counter()
+                with connection.cursor() as cursor, cursor.copy("COPY messages FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                floor = time.perf_counter() - started
+            target = PostgresDatabase(server.create_database("target"))
+            try:
+                started = time.perf_counter()
+                copied = transfer(source.db, target, [])
+                ours = time.perf_counter() - started
+            finally:
+                target.close()
+        source.close()
+    messages = next(c.rows for c in copied if c.table == "messages")
+    total = sum(c.rows for c in copied)
+    print(
+        f"{messages:,} messages ({total:,} rows in all) copied in {ours:.1f} s: "
+        f"{messages / ours:,.0f} messages/s; floor (COPY, no indexes) {floor:.1f} s, "
+        f"{messages / floor:,.0f}/s; ratio {ours / floor:.1f}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
