@@ -4,8 +4,9 @@
 
 The copy is the command's own (``transfer``: batches of 2,000 rows, one transaction each,
 into the kernel's PostgreSQL schema with its search indexes kept up as rows arrive). The
-floor, measured in the same run: the same messages sent with COPY into a table of the same
-columns without any index, the fastest way into PostgreSQL there is. The server is the test
+floor, measured in the same run: the same sessions and messages sent with COPY, the fastest
+way into PostgreSQL there is, into the same schema (its generated columns and search indexes
+cost the same to both). The server is the test
 kit's (Debian's PostgreSQL on loopback, fsync off).
 """
 
@@ -41,16 +42,20 @@ def main() -> int:
             "SELECT session_id, seq, role, content, created_at FROM messages ORDER BY id"
         )
         with postgres_server() as server:
-            floor_url = server.create_database("floor")
-            with psycopg.connect(floor_url) as connection:
-                connection.execute(
-                    "CREATE TABLE messages (session_id TEXT, seq BIGINT, role TEXT, "
-                    "content TEXT, created_at DOUBLE PRECISION)"
-                )
+            floor_db = PostgresDatabase(server.create_database("floor"))  # the same schema
+            floor_db.close()
+            sessions = source.db.query("SELECT id, source, started_at FROM sessions")
+            with psycopg.connect(floor_db.url) as connection, connection.cursor() as cursor:
                 started = time.perf_counter()
-                with connection.cursor() as cursor, cursor.copy("COPY messages FROM STDIN") as copy:
+                with cursor.copy("COPY sessions (id, source, started_at) FROM STDIN") as copy:
+                    for row in sessions:
+                        copy.write_row(row)
+                with cursor.copy(
+                    "COPY messages (session_id, seq, role, content, created_at) FROM STDIN"
+                ) as copy:
                     for row in rows:
                         copy.write_row(row)
+                connection.commit()
                 floor = time.perf_counter() - started
             target = PostgresDatabase(server.create_database("target"))
             try:
@@ -64,7 +69,7 @@ def main() -> int:
     total = sum(c.rows for c in copied)
     print(
         f"{messages:,} messages ({total:,} rows in all) copied in {ours:.1f} s: "
-        f"{messages / ours:,.0f} messages/s; floor (COPY, no indexes) {floor:.1f} s, "
+        f"{messages / ours:,.0f} messages/s; floor (COPY into the same schema) {floor:.1f} s, "
         f"{messages / floor:,.0f}/s; ratio {ours / floor:.1f}x"
     )
     return 0

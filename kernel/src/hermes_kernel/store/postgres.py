@@ -21,6 +21,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, ParamSpec, TypeVar
@@ -138,6 +139,7 @@ class PostgresDatabase:
     ) -> None:
         self.url = url
         self._local = threading.local()  # .connection: this thread's write transaction
+        self._threads = ThreadPoolExecutor(max(1, pool_size), thread_name_prefix="hermes-store")
         kwargs: dict[str, Any] = {
             "autocommit": True,
             "connect_timeout": int(CONNECT_TIMEOUT_SECONDS),
@@ -272,13 +274,18 @@ class PostgresDatabase:
 
     async def run(self, operation: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """A store operation for an event loop: in a worker thread, since every statement
-        waits for the network."""
-        return await asyncio.to_thread(operation, *args, **kwargs)
+        waits for the network. The threads are the store's own, one per pooled connection:
+        in the loop's default executor (six threads on two cores, shared with tools and
+        every other ``to_thread``) store calls queued behind each other and everything
+        else."""
+        call = functools.partial(operation, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
 
     async def synced(self) -> None:
         """Every commit is durable when it returns."""
 
     def close(self) -> None:
+        self._threads.shutdown(wait=False)
         self._pool.close()
 
 
