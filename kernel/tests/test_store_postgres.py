@@ -24,18 +24,28 @@ def test_placeholders_outside_quotes_and_comments_only():
         "SELECT %s WHERE a LIKE '%%?' -- what?\nAND b = %s"
     )
     assert to_pyformat('SELECT "odd?name", 5 % ?') == 'SELECT "odd?name", 5 %% %s'
+    assert to_pyformat("/* it's ? */ SELECT ?") == "/* it's ? */ SELECT %s"
+    assert to_pyformat("SELECT E'a\\'?', 'b''?', ?") == "SELECT E'a\\'?', 'b''?', %s"
+    assert to_pyformat("DO $body$ SELECT '?' $body$; SELECT ?, $1") == (
+        "DO $body$ SELECT '?' $body$; SELECT %s, $1"
+    )
 
 
 def test_a_password_never_shows_in_the_url_it_prints():
     assert redacted("postgresql://u:s3cret@h:5/d?sslmode=require") == (
         "postgresql://u:***@h:5/d?sslmode=require"
     )
+    assert redacted("postgresql://u@h/d?password=s3cret&x=1") == (
+        "postgresql://u@h/d?password=***&x=1"
+    )
     assert redacted("postgresql://u@h/d") == "postgresql://u@h/d"
+    assert "s3cret" not in redacted("postgresql://u:s3cret@h:notaport/d")
 
 
 def test_a_url_with_a_password_or_another_engine_is_refused_in_config(tmp_path):
     for url, said in (
         ("postgresql://u:pw@h/d", "put it in .env as HERMES_STORE_PASSWORD"),
+        ("postgresql://u@h/d?password=pw", "put it in .env as HERMES_STORE_PASSWORD"),
         ("mysql://u@h/d", "must start with postgresql://"),
     ):
         (tmp_path / "config.yaml").write_text(f"store:\n  url: {url}\n")
@@ -59,27 +69,24 @@ def test_a_database_with_another_applications_tables_is_refused_and_left_alone(p
 
 
 def test_a_password_that_is_wrong_is_one_line_without_the_password(postgres):
-    url = postgres.create_database()
-    with psycopg.connect(url) as connection:
-        connection.execute("CREATE ROLE guarded LOGIN PASSWORD 'right-one'")
-        name = url.rsplit("/", 1)[1]  # the owner may make tables and trusted extensions
-        connection.execute(f'ALTER DATABASE "{name}" OWNER TO guarded')
-    guarded = url.replace("//hermes@", "//guarded@")
-    hba = postgres.data_dir / "pg_hba.conf"
-    original = hba.read_text()
-    hba.write_text("host all guarded 127.0.0.1/32 scram-sha-256\n" + original)
-    postgres.reload()
-    try:
+    with postgres.password_role(postgres.create_database(), "guarded", "right-one") as url:
         with pytest.raises(StoreError) as refused:
-            PostgresDatabase(guarded, password="wrong-one")
+            PostgresDatabase(url, password="wrong-one")
         message = str(refused.value)
         assert "password authentication failed" in message and "wrong-one" not in message
         assert len(message.splitlines()) == 1
-        store = StateStore(db=PostgresDatabase(guarded, password="right-one"))
-        store.close()
+        StateStore(db=PostgresDatabase(url, password="right-one")).close()
+
+
+def test_the_urls_own_connection_settings_are_kept(postgres):
+    url = postgres.create_database() + "?application_name=team-bot&options=-c%20work_mem%3D8MB"
+    db = PostgresDatabase(url)
+    try:
+        assert db.query("SELECT current_setting('application_name')") == [("team-bot",)]
+        assert db.query_value("SELECT current_setting('work_mem')") == "8MB"
+        assert db.query_value("SELECT current_setting('lock_timeout')") == "30s"
     finally:
-        hba.write_text(original)
-        postgres.reload()
+        db.close()
 
 
 def test_connections_the_server_drops_are_replaced(postgres):

@@ -395,6 +395,25 @@ def test_concurrent_writers_never_share_a_seq_or_a_lease(engine, request, tmp_pa
             store.close()
 
 
+def test_usage_by_model_and_a_familys_spend(store):
+    parent = store.sessions.create("cli", model="m1", provider="p")
+    child = store.sessions.create("research", model="m2", provider="p", parent_session_id=parent.id)
+    store.sessions.add_usage(parent.id, Usage(input_tokens=10, estimated_cost_usd=0.5))
+    store.sessions.add_usage(parent.id, Usage(input_tokens=4, estimated_cost_usd=None))
+    store.sessions.add_usage(child.id, Usage(output_tokens=6, estimated_cost_usd=0.25))
+    assert store.sessions.usage_by_model(parent.id) == [("?", "?", 2, 14, 0, 0.5, 1)]
+    spend = store.sessions.family_spend(child.id)
+    assert (spend.tokens, spend.cost_usd, spend.unpriced_calls) == (20, 0.75, 1)
+
+
+def test_text_with_a_nul_character_is_kept_not_refused(store):
+    session = store.sessions.create("cli")
+    store.messages.append(session.id, "tool", "before\x00after", tool_name="t", tool_call_id="c")
+    (saved,) = store.messages.of_session(session.id)
+    assert saved.content in ("before\x00after", "before\ufffdafter")  # PostgreSQL: U+FFFD
+    assert len(store.search("before")) == 1
+
+
 def test_attachments_and_reasoning_details_round_trip(store):
     session = store.sessions.create("cli")
     files = [{"kind": "image", "name": "cat.jpg", "text": "a cat"}]

@@ -122,3 +122,24 @@ def test_a_url_that_cannot_be_reached_is_one_line(hermes):
     assert len(result.err.strip().splitlines()) == 1
     bad = hermes("store", "migrate", "--to", "mysql://x")
     assert bad.code == 2 and "postgresql:// URL, or sqlite" in bad.err
+
+
+def test_the_first_move_logs_in_with_the_password_in_dotenv(hermes, postgres):
+    hermes.config("model: test-model\n")
+    fill(hermes.home)
+    with postgres.password_role(postgres.create_database(), "teambot", "s3cret-pw") as url:
+        refused = hermes("store", "migrate", "--to", url)  # no password given yet
+        assert refused.code == 1 and "password" in refused.err
+        hermes.dotenv("HERMES_STORE_PASSWORD=s3cret-pw\n")
+        moved = hermes("store", "migrate", "--to", url)
+        assert moved.code == 0, moved.err
+        assert "s3cret-pw" not in moved.out + moved.err
+        assert "s3cret-pw" not in (hermes.home / "config.yaml").read_text()
+        store = open_state_store(hermes.home)  # the home opens it with the same password
+        try:
+            assert store.sessions.count() == 2
+        finally:
+            store.close()
+    inline = hermes("store", "migrate", "--to", url.replace("teambot@", "teambot:s3cret-pw@"))
+    assert inline.code == 2 and "HERMES_STORE_PASSWORD" in inline.err
+    assert "s3cret-pw" not in inline.err

@@ -90,6 +90,10 @@ class StoreCursor(Protocol):
         row taken changed none)."""
         ...
 
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]], /) -> Any:
+        """Run one statement for each row of bindings (one round trip on PostgreSQL)."""
+        ...
+
 
 class Store(abc.ABC):
     """A plugin's tables in the state store. Reads and writes are short and synchronous

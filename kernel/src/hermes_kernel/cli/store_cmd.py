@@ -3,6 +3,8 @@ state.db and a shared PostgreSQL."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from hermes_kernel.cli.main import app_of
@@ -51,7 +53,11 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
     """
     from hermes_kernel.config.edit import set_value, unset_value
     from hermes_kernel.config.errors import ConfigError
-    from hermes_kernel.config.store_location import open_database, store_location
+    from hermes_kernel.config.store_location import (
+        open_database,
+        store_location,
+        store_password,
+    )
     from hermes_kernel.store.backend import StoreBackend
     from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
@@ -65,6 +71,13 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
     to_sqlite = target_text.strip().lower() == SQLITE
     if not to_sqlite and not target_text.startswith(("postgresql://", "postgres://")):
         raise click.UsageError("--to takes a postgresql:// URL, or sqlite for state.db")
+    if not to_sqlite:
+        from hermes_kernel.config.model import StoreConfig
+
+        try:
+            StoreConfig.check_url(target_text)  # what config.yaml will accept, no password
+        except ValueError as exc:
+            raise click.UsageError(f"--to: {exc}") from None
     if to_sqlite and current.url is None:
         raise click.ClickException(f"this home already keeps its state in {state_db_path(home)}")
     if not to_sqlite and current.url == target_text:
@@ -86,7 +99,7 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
         else:
             from hermes_kernel.store.postgres import PostgresDatabase
 
-            target = PostgresDatabase(target_text, password=current.password)
+            target = PostgresDatabase(target_text, password=store_password(home))
         try:
             for name in left_behind(source, schemas):
                 click.echo(f"left behind: the tables of {name!r} (no loaded plugin declares them)")
@@ -99,7 +112,14 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
         finally:
             target.close()
     except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        if to_sqlite:  # a half-made state.db would only be refused by the next try
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                leftover.unlink(missing_ok=True)
+            raise click.ClickException(f"{exc} (nothing was kept; try again)") from None
+        raise click.ClickException(
+            f"{exc}; what was copied stays there: drop the database and create it again "
+            "before trying again"
+        ) from None
     finally:
         source.close()
     click.echo(f"copied {total} rows into {where}; {source.where} is unchanged")

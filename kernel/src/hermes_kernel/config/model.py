@@ -366,16 +366,23 @@ class StoreConfig(BaseModel):
     @field_validator("url")
     @classmethod
     def _a_postgresql_url_without_password(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        from urllib.parse import urlsplit
+        return None if value is None else cls.check_url(value)
 
-        parts = urlsplit(value)
+    @staticmethod
+    def check_url(value: str) -> str:
+        """A postgresql:// URL that holds no password (ValueError saying what to fix)."""
+        from urllib.parse import parse_qs, urlsplit
+
+        try:
+            parts = urlsplit(value)
+            password = parts.password
+        except ValueError:
+            raise ValueError("store.url is not a URL that can be read") from None
         if parts.scheme not in ("postgresql", "postgres"):
             raise ValueError(
                 "store.url must start with postgresql:// (leave it out to keep state.db)"
             )
-        if parts.password is not None:
+        if password is not None or "password" in parse_qs(parts.query):
             raise ValueError(
                 "store.url holds a password: put it in .env as HERMES_STORE_PASSWORD and take "
                 "it out of the URL"

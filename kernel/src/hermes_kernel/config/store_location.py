@@ -31,7 +31,7 @@ class StoreLocation:
 def store_location(home: Path, config: Mapping[str, Any] | None = None) -> StoreLocation:
     """What the home's config.yaml (``config``, when the caller has read it already) and .env
     say."""
-    from hermes_kernel.config.settings import dotenv_path, load_document
+    from hermes_kernel.config.settings import load_document
 
     if config is None:
         config = load_document(home).data
@@ -39,12 +39,18 @@ def store_location(home: Path, config: Mapping[str, Any] | None = None) -> Store
     url = section.get("url") if isinstance(section, dict) else None
     if not url:
         return StoreLocation()
+    return StoreLocation(str(url), store_password(home), int(section.get("pool_size") or 8))
+
+
+def store_password(home: Path) -> str | None:
+    """``HERMES_STORE_PASSWORD`` from the environment or the home's .env (None: none)."""
+    from hermes_kernel.config.settings import dotenv_path
     from hermes_sdk.dotenv import read_dotenv
 
     password = os.environ.get(PASSWORD_VARIABLE) or read_dotenv(dotenv_path(home)).get(
         PASSWORD_VARIABLE
     )
-    return StoreLocation(str(url), password or None, int(section.get("pool_size") or 8))
+    return password or None
 
 
 def open_database(home: Path, config: Mapping[str, Any] | None = None) -> StoreBackend:

@@ -34,11 +34,14 @@ def _describe(error: Any) -> str:
 
 
 def _holds_a_password(text: str) -> bool:
-    """A URL with ``user:password@`` in it (``postgresql://u:pw@host/db``)."""
-    from urllib.parse import urlsplit
+    """A URL with a password in it (``postgresql://u:pw@host/db``, ``...?password=pw``)."""
+    from urllib.parse import parse_qs, urlsplit
 
+    if "://" not in text:
+        return False
     try:
-        return "://" in text and urlsplit(text).password is not None
+        parts = urlsplit(text)
+        return parts.password is not None or "password" in parse_qs(parts.query)
     except ValueError:
         return True  # not a URL we can read: do not echo it either
 

@@ -108,12 +108,14 @@ def _plugins(app: App) -> StatusLine:
 
 def _sessions(home: Path) -> str:
     from hermes_kernel.config.store_location import open_state_store, store_location
+    from hermes_kernel.store.backend import redacted
     from hermes_kernel.store.foreign import ForeignStoreError
     from hermes_kernel.store.state import state_db_path
 
     path = state_db_path(home)
-    where = store_location(home).url or str(path)
-    if where == str(path) and not path.exists():
+    url = store_location(home).url
+    where = redacted(url) if url else str(path)
+    if url is None and not path.exists():
         return "none yet"
     try:
         store = open_state_store(home)

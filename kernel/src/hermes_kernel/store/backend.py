@@ -88,10 +88,19 @@ def scalar(cursor: Cursor, sql: str, bindings: Sequence[Any] = ()) -> Any:
 
 
 def redacted(url: str) -> str:
-    """The URL without a password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL without a password (in its user part or its query), for messages and logs."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "(a database URL that cannot be read)"
+    if password is not None:
+        user, _, host = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}")
+    if "password=" in parts.query:
+        query = "&".join(
+            "password=***" if item.startswith("password=") else item
+            for item in parts.query.split("&")
+        )
+        parts = parts._replace(query=query)
+    return urlunsplit(parts)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,9 @@ from typing import Any, ParamSpec, TypeVar
 
 import psycopg
 import psycopg_pool
+from psycopg.abc import Buffer
 from psycopg.adapt import Dumper, Loader
+from psycopg.types.string import StrDumperUnknown
 
 from hermes_kernel.store.backend import Dialect, redacted
 from hermes_kernel.store.errors import StoreBusyError, StoreError, WouldBlock
@@ -47,22 +50,46 @@ IDLE_IN_TRANSACTION_TIMEOUT = "60s"
 """A process that stops inside a transaction (SIGSTOP, a hung host) loses it, and its lock."""
 
 
+_DOLLAR_TAG = re.compile(r"\$[A-Za-z_]*\$")
+
+
+def _literal_end(sql: str, i: int) -> int:
+    """Where the quoted string, quoted name, comment or dollar-quoted body starting at ``i``
+    ends (the index after it); ``i`` itself if none starts there."""
+    char = sql[i]
+    if char == "'" and i > 0 and sql[i - 1] in "eE":  # E'...': a backslash escapes
+        j = i + 1
+        while j < len(sql) and sql[j] != "'":
+            j += 2 if sql[j] == "\\" else 1
+        return min(j + 1, len(sql))
+    if char in "'\"":
+        end = sql.find(char, i + 1)  # '' inside a string is two strings back to back
+        return len(sql) if end < 0 else end + 1
+    if sql.startswith("--", i):
+        end = sql.find("\n", i)
+        return len(sql) if end < 0 else end
+    if sql.startswith("/*", i):
+        end = sql.find("*/", i + 2)
+        return len(sql) if end < 0 else end + 2
+    tag = _DOLLAR_TAG.match(sql, i) if char == "$" else None
+    if tag is not None:
+        end = sql.find(tag.group(0), tag.end())
+        return len(sql) if end < 0 else end + len(tag.group(0))
+    return i
+
+
 @functools.lru_cache(maxsize=1024)
 def to_pyformat(sql: str) -> str:
     """``?`` placeholders as psycopg's ``%s``, and a literal ``%`` as ``%%``; quoted strings,
-    quoted names and comments are left as they are (a ``?`` there is text)."""
+    quoted names, comments and dollar-quoted bodies are left as they are (a ``?`` there is
+    text). So PostgreSQL's own ``?`` operators (jsonb) cannot be written in the store's SQL:
+    use their functions (``jsonb_exists``)."""
     out: list[str] = []
     i, n = 0, len(sql)
     while i < n:
         char = sql[i]
-        if char in "'\"":
-            end = sql.find(char, i + 1)
-            end = n - 1 if end < 0 else end
-            out.append(sql[i : end + 1].replace("%", "%%"))
-            i = end + 1
-        elif sql.startswith("--", i):
-            end = sql.find("\n", i)
-            end = n if end < 0 else end
+        end = _literal_end(sql, i)
+        if end > i:
             out.append(sql[i:end].replace("%", "%%"))
             i = end
         elif char == "?":
@@ -86,12 +113,43 @@ class _BoolAsInteger(Dumper):
         return b"1" if obj else b"0"
 
 
+class _TextWithoutNul(StrDumperUnknown):
+    """Text with any NUL character as U+FFFD: PostgreSQL's text cannot hold NUL, which
+    SQLite stores (a tool's binary output, a pasted message); refusing the row would lose
+    the whole write, a gateway's batch of messages with it."""
+
+    def dump(self, obj: Any) -> Buffer | None:
+        return super().dump(obj.replace("\x00", "\ufffd") if "\x00" in obj else obj)
+
+
 class _NumericAsNumber(Loader):
     """A ``numeric`` as an int when whole (``sum`` of integers), else a float."""
 
     def load(self, data: Any) -> int | float:
         value = Decimal(bytes(data).decode())
         return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _connection_settings(url: str) -> dict[str, Any]:
+    """What every connection is opened with: the URL's own settings win (a keyword given
+    to psycopg would override them), and ours are added to its ``options``."""
+    try:
+        given = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        given = {}
+    ours = (
+        f"-c lock_timeout={LOCK_TIMEOUT} "
+        f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT} -c TimeZone=UTC"
+    )
+    settings: dict[str, Any] = {
+        "autocommit": True,
+        "options": f"{given['options']} {ours}" if given.get("options") else ours,
+    }
+    if "connect_timeout" not in given:
+        settings["connect_timeout"] = int(CONNECT_TIMEOUT_SECONDS)
+    if "application_name" not in given:
+        settings["application_name"] = "hermes"
+    return settings
 
 
 class PostgresCursor:
@@ -140,16 +198,7 @@ class PostgresDatabase:
         self.url = url
         self._local = threading.local()  # .connection: this thread's write transaction
         self._threads = ThreadPoolExecutor(max(1, pool_size), thread_name_prefix="hermes-store")
-        kwargs: dict[str, Any] = {
-            "autocommit": True,
-            "connect_timeout": int(CONNECT_TIMEOUT_SECONDS),
-            "application_name": "hermes",
-            "options": (
-                f"-c lock_timeout={LOCK_TIMEOUT} "
-                f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT} "
-                "-c TimeZone=UTC"
-            ),
-        }
+        kwargs = _connection_settings(url)
         if password:
             kwargs["password"] = password
         self._check_reachable(kwargs)  # one line with the driver's reason, at once
@@ -198,6 +247,7 @@ class PostgresDatabase:
     @staticmethod
     def _configure(connection: psycopg.Connection[Any]) -> None:
         connection.adapters.register_dumper(bool, _BoolAsInteger)
+        connection.adapters.register_dumper(str, _TextWithoutNul)
         connection.adapters.register_loader("numeric", _NumericAsNumber)
 
     @property

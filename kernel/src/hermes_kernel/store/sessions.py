@@ -318,7 +318,8 @@ class Sessions:
         """Per (provider, model): calls, input and output tokens, cost, unpriced calls."""
         rows = self._db.query(
             "SELECT coalesce(provider, '?'), coalesce(model, '?'), count(*), sum(input_tokens), "
-            "sum(output_tokens), coalesce(sum(cost_usd), 0), sum(cost_usd IS NULL) "
+            "sum(output_tokens), coalesce(sum(cost_usd), 0), "
+            "sum(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END) "
             "FROM model_calls WHERE session_id = ? GROUP BY 1, 2 ORDER BY 1, 2",
             (session_id,),
         )

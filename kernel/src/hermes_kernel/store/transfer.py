@@ -12,7 +12,7 @@ engine indexes the text itself. Counts are compared at the end; the source is ne
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from hermes_kernel.store.backend import Dialect, StoreBackend
@@ -66,14 +66,19 @@ def _count(db: StoreBackend, table: str) -> int:
     return int(db.query_value(f"SELECT count(*) FROM {table}") or 0)
 
 
-def _rows(db: StoreBackend, table: str, columns: Sequence[str]) -> list[list[tuple[object, ...]]]:
-    """The table's rows in batches: by id where it has one (a million messages are read a
-    batch at a time), else all at once (small tables: routes, pairings)."""
+def _rows(
+    db: StoreBackend, table: str, columns: Sequence[str]
+) -> Iterator[list[tuple[object, ...]]]:
+    """The table's rows in batches, read as they are copied: by id where it has one (a
+    million messages are never all in memory), else all at once (small tables: routes,
+    pairings)."""
     listed = ", ".join(columns)
     if "id" not in columns:
         everything = db.query(f"SELECT {listed} FROM {table}")
-        return [everything] if everything else []
-    batches: list[list[tuple[object, ...]]] = []
+        if everything:
+            yield everything
+        return
+    at = list(columns).index("id")
     last = None
     while True:
         where = "" if last is None else "WHERE id > ? "
@@ -82,9 +87,9 @@ def _rows(db: StoreBackend, table: str, columns: Sequence[str]) -> list[list[tup
             () if last is None else (last,),
         )
         if not batch:
-            return batches
-        batches.append(batch)
-        last = batch[-1][list(columns).index("id")]
+            return
+        yield batch
+        last = batch[-1][at]
 
 
 def copy_table(source: StoreBackend, target: StoreBackend, table: str) -> int:

@@ -266,13 +266,14 @@ class RunLog:
         (it may have acted), a queued one ``missed`` (it never started). Call while holding
         the scheduler lock, so no live scheduler owns them."""
         me = owner_tag()
+        host = socket.gethostname()
         changed = 0
         with self._store.write() as cursor:
             for run_id, status, owner in cursor.execute(
                 "SELECT id, status, owner FROM cron_runs WHERE status IN ('queued', 'running')"
             ).fetchall():
-                if owner == me:
-                    continue
+                if owner == me or (owner and not str(owner).startswith(f"{host}:")):
+                    continue  # ours, or another host's: only that host knows if it runs
                 if status == "running":
                     new, reason = "unknown", "Hermes stopped while it ran: its effect is unknown"
                 else:
@@ -364,23 +365,27 @@ def _import_legacy(store: Store, path: Path) -> None:
         contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as legacy,
         store.write() as cursor,
     ):
-        for old, new in _LEGACY_TABLES.items():
-            found = _legacy_rows(legacy, old)
-            if found is None or cursor.execute(f"SELECT count(*) FROM {new}").fetchall()[0][0]:
-                continue
-            names, rows = found
-            insert = (
-                f"INSERT INTO {new} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
-            )
-            for row in rows:
-                cursor.execute(insert, row)
-    if store.dialect == "postgresql":  # ids were copied: new rows must get ids past them
+        if cursor.execute("SELECT count(*) FROM cron_runs").fetchall()[0][0]:
+            already = True  # brought in before (a crash came before the rename)
+        else:
+            already = False
+            for old, new in _LEGACY_TABLES.items():
+                found = _legacy_rows(legacy, old)
+                if found is None:
+                    continue
+                names, rows = found
+                marks = ", ".join("?" for _ in names)
+                insert = f"INSERT INTO {new} ({', '.join(names)}) VALUES ({marks})"
+                if rows:
+                    cursor.executemany(insert, rows)
+    if store.dialect == "postgresql" and not already:  # ids were copied: move past them
         for table in ("cron_runs", "cron_requests"):
             store.query(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                 f"coalesce((SELECT max(id) FROM {table}), 0) + 1, false)"
             )
-    path.rename(path.with_name("runs.db.imported"))
+    with contextlib.suppress(FileNotFoundError):  # another process set it aside first
+        path.rename(path.with_name("runs.db.imported"))
 
 
 def _legacy_rows(

@@ -106,6 +106,25 @@ class PostgresServer:
         """Make the server read its configuration files again (``pg_hba.conf``)."""
         self.psql("SELECT pg_reload_conf()")
 
+    @contextlib.contextmanager
+    def password_role(self, url: str, role: str, password: str) -> Iterator[str]:
+        """A role that must log in with ``password`` (scram-sha-256, as a real server asks),
+        owning the database of ``url``; the URL for it, without the password. The cluster
+        trusts every other login, as before, and this one too once the block ends."""
+        database = url.rsplit("/", 1)[1]
+        quoted = password.replace("'", "''")
+        self.psql(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{quoted}'")
+        self.psql(f'ALTER DATABASE "{database}" OWNER TO "{role}"')
+        hba = self.data_dir / "pg_hba.conf"
+        original = hba.read_text()
+        hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n" + original)
+        self.reload()
+        try:
+            yield f"postgresql://{role}@{self.host}:{self.port}/{database}"
+        finally:
+            hba.write_text(original)
+            self.reload()
+
     def create_database(self, name: str | None = None) -> str:
         """A fresh, empty database (UTF-8, with pg_trgm and unaccent available); its URL."""
         name = name or f"test_{os.getpid()}_{next(_counter)}"
