@@ -286,10 +286,7 @@ class PostgresDatabase:
                 f"{LOCK_TIMEOUT}; try again, or look for a stuck hermes process"
             ) from None
         except psycopg_pool.PoolTimeout:
-            raise StoreBusyError(
-                f"{self.where}: no free connection to the state store; raise store.pool_size "
-                "or check that PostgreSQL is reachable"
-            ) from None
+            raise self._no_free_connection() from None
         except psycopg.Error as exc:
             raise StoreError(f"{self.where}: could not save: {_first_line(exc)}") from exc
 
@@ -311,12 +308,15 @@ class PostgresDatabase:
                 cursor = connection.execute(statement, params or None)
                 return cursor.fetchall() if cursor.description is not None else []
         except psycopg_pool.PoolTimeout:
-            raise StoreBusyError(
-                f"{self.where}: no free connection to the state store; raise store.pool_size "
-                "or check that PostgreSQL is reachable"
-            ) from None
+            raise self._no_free_connection() from None
         except psycopg.Error as exc:
             raise StoreError(f"{self.where}: could not read: {_first_line(exc)}") from exc
+
+    def _no_free_connection(self) -> StoreBusyError:
+        return StoreBusyError(
+            f"{self.where}: no free connection to the state store; raise store.pool_size "
+            "or check that PostgreSQL is reachable"
+        )
 
     def query_value(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> Any:
         rows = self.query(sql, bindings)
