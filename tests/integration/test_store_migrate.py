@@ -110,6 +110,7 @@ def test_a_database_that_is_not_empty_is_refused_and_nothing_switches(hermes, po
     assert "store" not in before
     refused = hermes("store", "migrate", "--to", url)
     assert refused.code == 1 and "already holds state" in refused.err
+    assert "drop" not in refused.err  # nothing was copied: its data must not be dropped
     assert (hermes.home / "config.yaml").read_text() == before
 
 

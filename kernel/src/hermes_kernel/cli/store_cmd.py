@@ -62,7 +62,7 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
     from hermes_kernel.store.db import Database
     from hermes_kernel.store.errors import StoreError
     from hermes_kernel.store.state import state_db_path
-    from hermes_kernel.store.transfer import left_behind, transfer
+    from hermes_kernel.store.transfer import check_empty, left_behind, transfer
 
     app = app_of(ctx)
     settings = app.settings
@@ -88,6 +88,7 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
         source = open_database(home, settings.document.data)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
+    copying = False  # once rows may have gone in, a failure leaves some there
     try:
         if to_sqlite:
             path = state_db_path(home)
@@ -101,6 +102,8 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
 
             target = PostgresDatabase(target_text, password=store_password(home))
         try:
+            check_empty(target, schemas)
+            copying = True
             for name in left_behind(source, schemas):
                 click.echo(f"left behind: the tables of {name!r} (no loaded plugin declares them)")
             total = 0
@@ -112,13 +115,15 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
         finally:
             target.close()
     except StoreError as exc:
-        if to_sqlite:  # a half-made state.db would only be refused by the next try
+        if to_sqlite:  # made here, from nothing: a half-made state.db would block a retry
             for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
                 leftover.unlink(missing_ok=True)
             raise click.ClickException(f"{exc} (nothing was kept; try again)") from None
+        if not copying:
+            raise click.ClickException(str(exc)) from None
         raise click.ClickException(
-            f"{exc}; what was copied stays there: drop the database and create it again "
-            "before trying again"
+            f"{exc}; part of the copy is in that database now: drop it and create it again "
+            "(it held nothing before) before trying again"
         ) from None
     finally:
         source.close()

@@ -133,13 +133,7 @@ def transfer(
     progress: Callable[[Copied], None] = lambda _copied: None,
 ) -> list[Copied]:
     """Copy the kernel's tables and each schema's from ``source`` into ``target``."""
-    held = [table for table in (*KERNEL_TABLES, *_plugin_tables(target, schemas)) if
-            _exists(target, table) and _count(target, table)]  # fmt: skip
-    if held:
-        raise StoreError(
-            f"{target.where} already holds state ({', '.join(held[:3])}); copy into an empty "
-            "store (a new database, or move the old state.db aside)"
-        )
+    check_empty(target, schemas)
     for schema in schemas:
         migrate_schema(target, schema)
     plan = list(KERNEL_TABLES)
@@ -161,6 +155,17 @@ def transfer(
         done.append(copied)
         progress(copied)
     return done
+
+
+def check_empty(target: StoreBackend, schemas: Sequence[StoreSchema]) -> None:
+    """StoreError, before anything is written, if ``target`` holds state already."""
+    held = [table for table in (*KERNEL_TABLES, *_plugin_tables(target, schemas)) if
+            _exists(target, table) and _count(target, table)]  # fmt: skip
+    if held:
+        raise StoreError(
+            f"{target.where} already holds state ({', '.join(held[:3])}); copy into an empty "
+            "store (a new database, or move the old state.db aside)"
+        )
 
 
 def _plugin_tables(db: StoreBackend, schemas: Sequence[StoreSchema]) -> list[str]:
