@@ -156,16 +156,8 @@ CREATE TABLE IF NOT EXISTS hermes_schema (
 
 
 def current_version(db: StoreBackend) -> int:
-    rows = db.query(
-        "SELECT version FROM hermes_schema WHERE id = 1"
-        if _has_version_table(db)
-        else "SELECT 0 WHERE false"
-    )
-    return int(rows[0][0]) if rows else 0
-
-
-def _has_version_table(db: StoreBackend) -> bool:
-    return bool(db.query_value("SELECT to_regclass('hermes_schema') IS NOT NULL"))
+    """The schema's version (an open database has been through :func:`migrate`)."""
+    return int(db.query_value("SELECT version FROM hermes_schema WHERE id = 1") or 0)
 
 
 def migrate(db: StoreBackend, migrations: Sequence[str]) -> None:

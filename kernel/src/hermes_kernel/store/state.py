@@ -33,11 +33,11 @@ class StateStore:
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         write_attempts: int = WRITE_ATTEMPTS,
     ) -> None:
-        if db is None and path is None:
-            raise TypeError("StateStore needs a path or a database")
-        self.db: StoreBackend = db or Database(
-            path or Path(), busy_timeout_ms=busy_timeout_ms, write_attempts=write_attempts
-        )
+        if db is None:
+            if path is None:
+                raise TypeError("StateStore needs a path or a database")
+            db = Database(path, busy_timeout_ms=busy_timeout_ms, write_attempts=write_attempts)
+        self.db: StoreBackend = db
         self.sessions = Sessions(self.db)
         self.messages = Messages(self.db)
         self.leases = TurnLeases(self.db)
