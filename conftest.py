@@ -44,6 +44,7 @@ _GROUP_OF_PATH = {
     # Its PostgreSQL half asks for the server as the test runs: one server for the file.
     Path("kernel/tests/test_store_suite.py"): "postgres",
     Path("plugins/cron/tests/test_run_log.py"): "postgres",
+    Path("plugins/gateway/tests/test_claims.py"): "postgres",
 }
 _ROOT = Path(__file__).parent
 

@@ -7,9 +7,6 @@ is a process on this host that no longer exists (it crashed), without waiting fo
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,26 +14,11 @@ from typing import Any
 
 from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import LeaseHeldError
+from hermes_sdk.leases import holder_is_dead, new_holder
+
+__all__ = ["DEFAULT_TTL_SECONDS", "TurnLeases", "acquire_in", "new_holder", "release_in"]
 
 DEFAULT_TTL_SECONDS = 60.0
-
-
-def new_holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
-def _holder_is_dead(holder: str) -> bool:
-    host, _, rest = holder.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False  # another host: only expiry can free it
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False  # alive, owned by another user
-    return False
 
 
 def acquire_in(cursor: Any, session_id: str, holder: str, ttl: float) -> None:
@@ -47,7 +29,7 @@ def acquire_in(cursor: Any, session_id: str, holder: str, ttl: float) -> None:
     ).fetchall()
     if rows:
         current, expires_at = str(rows[0][0]), float(rows[0][1] or 0)
-        if current != holder and expires_at > now and not _holder_is_dead(current):
+        if current != holder and expires_at > now and not holder_is_dead(current):
             raise LeaseHeldError(session_id, current, expires_at - now)
     cursor.execute(
         "INSERT INTO turn_leases (session_id, holder, acquired_at, expires_at) "

@@ -107,11 +107,32 @@ class Deliveries:
         self.max_age = max_age_seconds
         self._now = clock
         self._in_flight: set[int] = set()
+        self._marking: set[int] = set()
+        self._delivered: list[tuple[int, asyncio.Future[None]]] = []
+        self._recorder: asyncio.Task[None] | None = None
+
+    async def deliver_due(self, items: list[OutboxItem]) -> None:
+        """Send every reply of ``items`` that is due, at once (a slow platform API must not
+        make each wait for the one before), with one write marking them all attempted."""
+        due = [item for item in items if self.due(item) and self.adapter_for(item.chat.platform)]
+        if not due:
+            return
+        ids = {item.id for item in due}
+        self._marking |= ids  # not due for a second caller meanwhile
+        try:
+            await self.ledger.store.run(self.ledger.attempting, *ids)
+        finally:
+            self._marking -= ids
+        for failure in await asyncio.gather(
+            *(self.deliver(item, marked=True) for item in due), return_exceptions=True
+        ):
+            if isinstance(failure, Exception):
+                log.warning("gateway: a reply could not be sent: %s", failure)
 
     def due(self, item: OutboxItem) -> bool:
         """Whether a pending reply should be tried now: at once the first time, then after
         10 s, 20 s, 40 s ... (at most 5 minutes) since the last attempt."""
-        if item.id in self._in_flight:
+        if item.id in self._in_flight or item.id in self._marking:
             return False
         if item.attempts == 0:
             return True
@@ -170,12 +191,39 @@ class Deliveries:
                 return False
             finally:
                 await _quietly_synced(synced)
-            await self.ledger.store.run(self.ledger.delivered, item.id)
+            await self._record_delivered(item.id)
             retry = f" (attempt {item.attempts + 1})" if item.attempts else ""
             log.info("reply %d delivered to %s%s", item.id, item.chat.platform, retry)
             return True
         finally:
             self._in_flight.discard(item.id)
+
+    async def _record_delivered(self, item_id: int) -> None:
+        """Record a reply as delivered, in one write with every other that went out while
+        the last such write ran: until it is recorded, the death of this process sends it
+        again (marked as a possible duplicate), so under load this write must not queue."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._delivered.append((item_id, future))
+        if self._recorder is None:
+            self._recorder = asyncio.ensure_future(self._record())
+        await future
+
+    async def _record(self) -> None:
+        try:
+            while self._delivered:
+                batch, self._delivered = self._delivered, []
+                try:
+                    await self.ledger.store.run(self.ledger.delivered, *(i for i, _ in batch))
+                except Exception as exc:  # noqa: BLE001 - each sender gets the error
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+        finally:
+            self._recorder = None
 
     async def _send(self, adapter: PlatformAdapter, item: OutboxItem) -> None:
         if item.attachment is not None:

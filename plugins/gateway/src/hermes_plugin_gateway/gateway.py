@@ -6,6 +6,11 @@ on the runtime (streamed preview, typing, approvals asked in the chat) -> the re
 in the ledger together with the message being done -> delivered. At start, what a crash or
 a stop left behind is picked up: replies that were not delivered go out (with a note if they
 may have gone out already), queued messages run, an interrupted turn resumes once.
+
+Several gateways (workers, on several hosts) may serve one store in PostgreSQL. The one that
+holds the platforms' lease connects the chat platforms, takes messages in and sends every
+reply; any worker takes stored messages to run (:mod:`.claims`) and records their replies in
+the ledger. A gateway alone is a worker that holds the lease.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_plugin_gateway.access import Access
+from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.delivery import Deliveries, ReplyStream
 from hermes_plugin_gateway.intake import Intake
-from hermes_plugin_gateway.ledger import InboxItem, Ledger, OutboxItem
+from hermes_plugin_gateway.ledger import ClaimLost, InboxItem, Ledger, OutboxItem
 from hermes_plugin_gateway.outbox import serving
 from hermes_plugin_gateway.pairing import Pairings
 from hermes_plugin_gateway.platforms import Platforms
@@ -35,8 +41,10 @@ from hermes_plugin_gateway.schema import SCHEMA
 from hermes_plugin_gateway.services import Services, enabled_services
 from hermes_plugin_gateway.settings import GatewayConfig
 from hermes_plugin_gateway.status import write_status
+from hermes_plugin_gateway.supervisor import one_line
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec, SlashCommandSpec
 from hermes_sdk.events import CommandContext
+from hermes_sdk.leases import LEASES, Leases, hold, new_holder
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
 from hermes_sdk.runtime import (
@@ -53,6 +61,7 @@ from hermes_sdk.runtime import (
     TurnEnded,
 )
 from hermes_sdk.service import ServiceContext
+from hermes_sdk.storage import open_store
 
 if TYPE_CHECKING:  # aiohttp is imported only when a platform asks for an HTTP route
     from hermes_sdk.listener import Handler, SharedListener
@@ -67,6 +76,15 @@ TYPING_AFTER_SECONDS = 0.5
 message, which under load queues in front of the replies themselves."""
 UPKEEP_SECONDS = 1.0
 STATUS_EVERY_SECONDS = 5.0
+PLATFORMS_LEASE = "gateway-platforms"
+"""Whoever holds it connects the chat platforms (Telegram lets one poller in)."""
+SHARED_POLL_SECONDS = 0.1
+"""Workers sharing a store look this often for messages another worker took in, and the
+one with the platforms for replies others recorded. A gateway alone is woken instead."""
+PULSE_SECONDS = 1.0
+BUSY_RETRY_SECONDS = 75.0
+"""A turn resumed after its worker died waits this long for the session's lease, which a
+dead host's turn holds until it expires (60 s)."""
 
 HELP = (
     "I am Hermes, your agent. Write to me as you would to a person.\n\n"
@@ -156,7 +174,15 @@ class Gateway:
         self.questions = ChatQuestions()
         self.store = runtime.plugin_store(SCHEMA)
         self.ledger = Ledger(self.store)
-        self.intake = Intake(self.ledger, self._enqueue)
+        self.intake = Intake(self.ledger, self._stored)
+        self.worker = new_holder()
+        """This process among the workers serving the store (``host:pid:token``)."""
+        self.claims = Claims(self.store, self.worker, settings.worker_timeout_seconds)
+        self.leases = Leases(runtime.plugin_store(LEASES))
+        self.leading = False
+        """Whether this worker holds the platforms (connects them, sends the replies)."""
+        self.peers = 0
+        """Other live workers on the store (0: this gateway serves it alone)."""
         self.pairings = Pairings(self.store)
         platforms_config: Mapping[str, Any] = config.get("platforms") or {}
         self.access = Access(platforms_config, self.pairings)
@@ -184,8 +210,14 @@ class Gateway:
         self.http: SharedListener | None = None
         """The HTTP listener platforms share (webhooks, Slack's Events API); bound when
         first asked for a route."""
+        # On PostgreSQL the sends' marks go through connections of their own: queued behind
+        # the turns' store work, a reply sent but not yet marked delivered would go again
+        # (as a possible duplicate) if this worker died in between.
+        self._sends_store = (
+            open_store(self.home, SCHEMA) if self.store.dialect == "postgresql" else None
+        )
         self.deliveries = Deliveries(
-            self.ledger,
+            Ledger(self._sends_store) if self._sends_store is not None else self.ledger,
             self.platforms.adapter,
             attempts=settings.delivery_attempts,
             max_age_seconds=settings.delivery_max_age_hours * 3600,
@@ -212,7 +244,7 @@ class Gateway:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._slots: asyncio.Semaphore | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        self._picked_up: set[str] = set()
+        self._wake: asyncio.Event | None = None
         self._frozen_after_first_turn = False
         self._slash: dict[str, SlashCommandSpec] | None = None
 
@@ -222,25 +254,29 @@ class Gateway:
         """Serve until ``stop`` is set, then shut down cleanly."""
         self.loop = asyncio.get_running_loop()
         self._slots = asyncio.Semaphore(self.settings.max_concurrent_turns)
-        in_flight = await asyncio.to_thread(self.ledger.after_crash)
-        if in_flight:
-            log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
+        self._wake = asyncio.Event()
+        await self._pulse()  # counted as alive before it takes a message
         await asyncio.to_thread(self.ledger.prune)
         # Tool sources (MCP servers) connect once, before any chat is served, and are shared.
         for warning in await self.runtime.warm_up("gateway"):
             log.warning("gateway: %s", warning)
         _freeze_heap()
         with serving(self.context.home, self):
-            self.platforms.start()
             self.services.start()
-            upkeep = asyncio.ensure_future(self._upkeep())
+            lease = self.settings.leader_lease_seconds
+            leading = asyncio.ensure_future(
+                hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
+            )
+            loops = [
+                asyncio.ensure_future(coroutine)
+                for coroutine in (self._upkeep(), self._dispatch(), self._keep_alive())
+            ]
             try:
                 await stop.wait()
             finally:
-                upkeep.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await upkeep
+                await _cancelled(*loops)
                 await self.shutdown()
+                await _cancelled(leading)  # releases the lease: another worker takes it at once
 
     async def shutdown(self) -> None:
         """Let running turns finish up to ``drain_seconds``; stop the rest, which resume at
@@ -260,6 +296,12 @@ class Gateway:
         await self.platforms.stop()
         if self.http is not None:
             await self.http.close()
+        try:  # what it took and did not finish: to the other workers, or the next start
+            await self.store.run(self.claims.leave)
+        except Exception as exc:  # noqa: BLE001 - they go back once this worker is missed
+            log.warning("gateway: could not hand its messages back: %s", one_line(exc))
+        if self._sends_store is not None:
+            self._sends_store.close()
         self._write_status("stopped")
 
     def _platform_stopped(self, name: str) -> None:
@@ -276,31 +318,112 @@ class Gateway:
         return await self.http.route(platform, prefix, handler)
 
     def _platform_running(self, name: str) -> None:
-        if name not in self._picked_up:
-            self._picked_up.add(name)
-            self._spawn(self._pick_up_inbox(name))
+        # Its messages may be taken now (those the last run left too: connected first, so
+        # a resumed turn can stream, show typing and ask for approvals).
+        self._woken()
         self._spawn(self._redeliver(name))
 
-    async def _pick_up_inbox(self, platform: str) -> None:
-        """What the last run left of this platform's messages: once it is connected, so a
-        resumed turn can stream, show typing and ask for approvals."""
-        for item in await self.store.run(self.ledger.open_inbox):
-            if item.chat.platform == platform:
+    async def _lead(self, leading: bool) -> None:
+        """The platforms' lease won or lost (or, first, not won): this worker connects the
+        chat platforms and sends every reply, or leaves that to the worker that holds it."""
+        self.leading = leading
+        if not leading:
+            await self.platforms.stop()
+            log.info("gateway: another worker holds the chat platforms; this one runs turns")
+            return
+        # Sends that were in flight when the last holder stopped may have gone out: their
+        # next attempt says so.
+        in_flight = await self.store.run(self.ledger.after_crash)
+        if in_flight:
+            log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
+        if self.peers:
+            log.warning("gateway: this worker now holds the chat platforms")
+        self.platforms.start()
+
+    async def _dispatch(self) -> None:
+        """Take stored messages to run, as many as there are free turn slots: woken when
+        this gateway stores one or finishes one, and polling for what other workers stored."""
+        assert self._wake is not None
+        while not self.stopping:
+            poll = SHARED_POLL_SECONDS if self.peers else UPKEEP_SECONDS
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(poll):  # wait_for may swallow a cancel (3.11)
+                    await self._wake.wait()
+            self._wake.clear()
+            free = self.settings.max_concurrent_turns - len(self.conversations)
+            # The worker with the platforms takes messages of connected ones only (a turn
+            # resumed there can stream and ask); the others take any: their replies wait
+            # in the ledger for it.
+            platforms = (
+                [name for name in self.platforms.states if self.platforms.adapter(name)]
+                if self.leading
+                else None
+            )
+            try:
+                items = await self.store.run(self.claims.claim, platforms, free)
+            except Exception as exc:  # noqa: BLE001 - the store may be back at the next poll
+                log.warning("gateway: could not take messages from the inbox: %s", one_line(exc))
+                await asyncio.sleep(UPKEEP_SECONDS)
+                continue
+            for item in items:
                 self._enqueue(item)
+
+    def _stored(self, item: InboxItem) -> None:
+        # Alone, this gateway runs what it stores at once. Among workers it polls like the
+        # others, so a busy worker (this one takes messages in and sends every reply)
+        # leaves messages to the less busy.
+        if not self.peers:
+            self._woken()
+
+    def _woken(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
 
     async def _upkeep(self) -> None:
         last_status = 0.0
         while True:
-            await self._redeliver(None)
+            if self.leading:
+                await self._redeliver(None)
             if time.monotonic() - last_status >= STATUS_EVERY_SECONDS:
                 last_status = time.monotonic()
                 await asyncio.to_thread(self._write_status, "running")
-            await asyncio.sleep(UPKEEP_SECONDS)
+            await asyncio.sleep(SHARED_POLL_SECONDS if self.peers else UPKEEP_SECONDS)
+
+    async def _keep_alive(self) -> None:
+        # A loop of its own: sending a burst of replies must not make this worker look dead.
+        while True:
+            await asyncio.sleep(PULSE_SECONDS)
+            await self._pulse()
+
+    async def _pulse(self) -> None:
+        """Tell the other workers this one is alive; learn of dead ones, and of turns here
+        that a /stop in a chat the platforms' worker serves asked to stop."""
+        try:
+            pulse = await self.store.run(self.claims.pulse)
+        except Exception as exc:  # noqa: BLE001 - tried again in a second
+            log.warning("gateway: could not tell the store this worker is alive: %s", one_line(exc))
+            return
+        self.peers = pulse.peers
+        if pulse.freed:
+            log.warning("gateway: %d messages of a worker that stopped are taken up", pulse.freed)
+            self._woken()
+        if pulse.was_dead:
+            log.error(
+                "gateway: this worker went unheard for over %g s and the others took its "
+                "messages; stopping its turns",
+                self.settings.worker_timeout_seconds,
+            )
+        for conversation in self.conversations.values():
+            if conversation.turn is None:
+                continue
+            if conversation.current in pulse.to_stop:
+                conversation.stopped_by_user = True
+                conversation.turn.stop()
+            elif pulse.was_dead:
+                conversation.turn.stop()
 
     async def _redeliver(self, platform: str | None) -> None:
-        for item in await self.store.run(self.ledger.open_outbox, platform):
-            if self.deliveries.due(item):
-                await self.deliveries.deliver(item)
+        await self.deliveries.deliver_due(await self.store.run(self.ledger.open_outbox, platform))
 
     def _write_status(self, state: str) -> None:
         try:
@@ -315,6 +438,9 @@ class Gateway:
                 "started_at": self.started_at,
                 "platforms": dict(self.platforms.status()),
                 "services": dict(self.services.status()),
+                "worker": self.worker,
+                "leading": self.leading,
+                "peers": self.peers,
                 "turns_running": sum(1 for c in self.conversations.values() if c.turn),
                 "conversations": len(self.conversations),
                 **counts,
@@ -392,7 +518,9 @@ class Gateway:
             if conversation.turn is not None:
                 conversation.stopped_by_user = True
                 conversation.turn.stop()
-        dropped = await self.store.run(self.ledger.drop_queued, key)
+        # A turn of this chat that runs in another worker stops at that worker's next pulse.
+        dropped, elsewhere = await self.store.run(self.claims.request_stop, key)
+        running = running or elsewhere
         note = "Stopping." if running else "Nothing is running."
         if dropped:
             note += f" Dropped {dropped} waiting message{'s' if dropped != 1 else ''}."
@@ -422,7 +550,7 @@ class Gateway:
                 except Exception:
                     log.exception("gateway: message %d failed", item.id)
                     with contextlib.suppress(Exception):
-                        await self.store.run(self.ledger.mark, item.id, "failed")
+                        await self.store.run(self.ledger.mark, item.id, "failed", None, self.worker)
                         await self._reply(
                             None,
                             item.chat,
@@ -432,6 +560,7 @@ class Gateway:
             conversation.task = None
             if not conversation.queue:
                 self.conversations.pop(conversation.key, None)
+            self._woken()  # a turn slot is free, and this route's next message may run
 
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
         """A front-end's message to a chat (``Runtime.deliver`` in this process)."""
@@ -459,16 +588,21 @@ class Gateway:
         # Recorded as being sent in the same write when the platform runs (one write less
         # on every reply's way out).
         sending = self.platforms.adapter(chat.platform) is not None
-        outbox_id = await self.store.run(
-            self.ledger.reply_ready,
-            item_id,
-            chat,
-            text,
-            reply_to=reply_to,
-            preview_id=preview_id,
-            attempting=sending,
-            attachment=attachment,
-        )
+        try:
+            outbox_id = await self.store.run(
+                self.ledger.reply_ready,
+                item_id,
+                chat,
+                text,
+                reply_to=reply_to,
+                preview_id=preview_id,
+                attempting=sending,
+                attachment=attachment,
+                worker=self.worker,
+            )
+        except ClaimLost as exc:
+            log.warning("gateway: %s (stopped, or taken over by another worker)", exc)
+            return 0, False
         now = time.time()
         sent = await self.deliveries.deliver(
             OutboxItem(
@@ -504,7 +638,7 @@ class Gateway:
             await self._reply(item.id, item.chat, text, reply_to=item.message_id)
             return
         if item.state == "resuming":
-            await self.store.run(self.ledger.mark, item.id, "failed")
+            await self.store.run(self.ledger.mark, item.id, "failed", None, self.worker)
             await self._reply(
                 item.id,
                 item.chat,
@@ -598,16 +732,17 @@ class Gateway:
         resumed = item.state == "running"
         adapter = self.platforms.adapter(item.chat.platform)
         text = RESUMED.format(text=item.text) if resumed else item.text
+        # Marked before the turn starts: a crash from here on resumes it once, with a note
+        # that says to check what was done (nothing, if it came before the turn's first write).
+        if not await self.store.run(
+            self.ledger.mark, item.id, "resuming" if resumed else "running", session_id, self.worker
+        ):
+            return  # /stop dropped it meanwhile, or this worker was taken for dead
         if resumed and adapter is not None and sends_notes(adapter):
             with contextlib.suppress(Exception):
                 await adapter.send(
                     item.chat, "Hermes restarted while working on your message; continuing."
                 )
-        # Marked before the turn starts: a crash from here on resumes it once, with a note
-        # that says to check what was done (nothing, if it came before the turn's first write).
-        await self.store.run(
-            self.ledger.mark, item.id, "resuming" if resumed else "running", session_id
-        )
         conversation.stopped_by_user = False
         stream = None
         if adapter is not None and adapter.can_edit and self.settings.stream:
@@ -622,6 +757,16 @@ class Gateway:
             ended = await self._run_turn(
                 conversation, session_id, text, stream, asker, item.attachments
             )
+            waited_until = time.monotonic() + BUSY_RETRY_SECONDS
+            while ended.status == "busy" and resumed and not self.stopping:
+                if time.monotonic() > waited_until:
+                    break
+                # The turn that was interrupted still holds the session: its worker died
+                # on another host, and its lease runs out.
+                await asyncio.sleep(2.0)
+                ended = await self._run_turn(
+                    conversation, session_id, text, stream, asker, item.attachments
+                )
         finally:
             if typing is not None:
                 typing.cancel()
@@ -631,8 +776,8 @@ class Gateway:
             and ended.status in {"stopped", "interrupted"}
             and not conversation.stopped_by_user
         ):
-            # Stopped by the shutdown: the next start resumes it (once).
-            await self.store.run(self.ledger.mark, item.id, "running")
+            # Stopped by the shutdown: another worker, or the next start, resumes it (once).
+            await self.store.run(self.ledger.mark, item.id, "running", None, self.worker)
             return
         reply = compose_reply(ended, conversation.stopped_by_user)
         await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
@@ -678,6 +823,14 @@ class Gateway:
             return await turn.result()
         finally:
             conversation.turn = None
+
+
+async def _cancelled(*tasks: asyncio.Task[Any] | asyncio.Future[Any]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def _verifies_senders(adapter: PlatformAdapter | None) -> bool:

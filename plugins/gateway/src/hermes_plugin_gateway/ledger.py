@@ -20,7 +20,21 @@ from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, Inbound
 from hermes_sdk.storage import Store, StoreCursor
 
-__all__ = ["InboxItem", "Ledger", "OutboxItem"]
+__all__ = [
+    "INBOX_COLUMNS",
+    "OPEN_STATES",
+    "ClaimLost",
+    "InboxItem",
+    "Ledger",
+    "OutboxItem",
+    "changed_rows",
+    "inbox_item",
+]
+
+
+class ClaimLost(Exception):
+    """A worker wrote for a message it no longer holds: it was taken for dead, and the
+    message went to another worker (or /stop dropped it). Nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,9 @@ class OutboxItem:
     """A file to send instead of text (one per entry, so each is sent once)."""
 
 
-_INBOX_COLUMNS = (
+OPEN_STATES = "('queued', 'running', 'resuming')"
+"""A message whose turn has not finished (SQL list)."""
+INBOX_COLUMNS = (
     "id, route_key, chat, user_id, user_name, message_id, text, state, session_id, received_at, "
     "attachments"
 )
@@ -64,7 +80,7 @@ _OUTBOX_COLUMNS = (
 )
 
 
-def _inbox(row: tuple[Any, ...]) -> InboxItem:
+def inbox_item(row: tuple[Any, ...]) -> InboxItem:
     return InboxItem(
         id=int(row[0]),
         route_key=str(row[1]),
@@ -184,30 +200,26 @@ class Ledger:
     def open_inbox(self) -> list[InboxItem]:
         """Messages whose turn has not finished, oldest first."""
         rows = self.store.query(
-            f"SELECT {_INBOX_COLUMNS} FROM gateway_inbox "
+            f"SELECT {INBOX_COLUMNS} FROM gateway_inbox "
             "WHERE state IN ('queued', 'running', 'resuming') ORDER BY id"
         )
-        return [_inbox(row) for row in rows]
+        return [inbox_item(row) for row in rows]
 
-    def mark(self, item_id: int, state: str, session_id: str | None = None) -> None:
+    def mark(
+        self, item_id: int, state: str, session_id: str | None = None, worker: str | None = None
+    ) -> bool:
+        """Move an open message to ``state``; False if it is no longer open, or (with
+        ``worker``) no longer that worker's to move."""
         # Not synced on its own: the write-ahead log is replayed in order, so the next
         # synced commit (the engine's, of an assistant message before any tool runs) makes
         # this durable too; lost without it, the turn had not acted yet and runs again.
         with self.store.write() as cursor:
-            cursor.execute(
-                "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
-                "updated_at = ? WHERE id = ?",
-                (state, session_id, self._now(), item_id),
-            )
-
-    def drop_queued(self, route_key: str) -> int:
-        """Drop the messages still waiting in one conversation (``/stop``)."""
-        with self.store.write() as cursor:
-            return _changed(
-                cursor,
-                "UPDATE gateway_inbox SET state = 'dropped', updated_at = ? "
-                "WHERE route_key = ? AND state = 'queued' RETURNING 1",
-                (self._now(), route_key),
+            return bool(
+                cursor.execute(
+                    "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
+                    f"updated_at = ? WHERE id = ? AND state IN {OPEN_STATES} {_HELD_BY}",
+                    (state, session_id, self._now(), item_id, worker, worker),
+                ).fetchall()
             )
 
     def reply_ready(
@@ -220,18 +232,24 @@ class Ledger:
         preview_id: str | None = None,
         attempting: bool = False,
         attachment: Attachment | None = None,
+        worker: str | None = None,
     ) -> int:
         """Record the reply as an obligation and close its message, in one transaction;
+        with ``worker``, only while that worker holds the message (else :class:`ClaimLost`,
+        and nothing is written);
         ``attempting`` records it as being sent already (its first attempt starts now), which
         saves the send a write of its own. Synced with the ``attempting`` mark, which
         precedes every send (the WAL is ordered)."""
         now = self._now()
         with self.store.write() as cursor:
             if item_id is not None:
-                cursor.execute(
-                    "UPDATE gateway_inbox SET state = 'done', updated_at = ? WHERE id = ?",
-                    (now, item_id),
-                )
+                closed = cursor.execute(
+                    "UPDATE gateway_inbox SET state = 'done', updated_at = ? "
+                    f"WHERE id = ? AND state <> 'dropped' {_HELD_BY}",
+                    (now, item_id, worker, worker),
+                ).fetchall()
+                if not closed:
+                    raise ClaimLost(f"message {item_id} is no longer this worker's to answer")
             rows = cursor.execute(
                 "INSERT INTO gateway_outbox (inbox_id, platform, chat, reply_to, preview_id, "
                 "text, state, attempts, created_at, updated_at, attachment) "
@@ -273,27 +291,29 @@ class Ledger:
         """At start: sends that were in flight may have gone out; mark them so their next
         attempt says it may be a duplicate."""
         with self.store.write() as cursor:
-            return _changed(
+            return changed_rows(
                 cursor,
                 "UPDATE gateway_outbox SET state = 'pending', maybe_sent = 1, preview_id = NULL, "
                 "updated_at = 0 WHERE state = 'attempting' RETURNING 1",
             )
 
-    def attempting(self, item_id: int) -> None:
-        """Mark a reply as being sent (not synced: the caller syncs while it sends)."""
+    def attempting(self, *item_ids: int) -> None:
+        """Mark replies as being sent (not synced: the caller syncs while it sends)."""
+        now = self._now()
         with self.store.write() as cursor:
-            cursor.execute(
+            cursor.executemany(
                 "UPDATE gateway_outbox SET state = 'attempting', attempts = attempts + 1, "
                 "updated_at = ? WHERE id = ?",
-                (self._now(), item_id),
+                [(now, item_id) for item_id in item_ids],
             )
 
-    def delivered(self, item_id: int) -> None:
+    def delivered(self, *item_ids: int) -> None:
+        now = self._now()
         with self.store.write() as cursor:
-            cursor.execute(
+            cursor.executemany(
                 "UPDATE gateway_outbox SET state = 'delivered', last_error = NULL, "
                 "updated_at = ? WHERE id = ?",
-                (self._now(), item_id),
+                [(now, item_id) for item_id in item_ids],
             )
 
     def failed(self, item_id: int, error: str, *, abandon: bool, maybe_sent: bool = False) -> None:
@@ -341,6 +361,11 @@ class Ledger:
             )
 
 
-def _changed(cursor: StoreCursor, sql: str, bindings: Sequence[Any] = ()) -> int:
+_HELD_BY = "AND (CAST(? AS TEXT) IS NULL OR worker = ?) RETURNING 1"
+"""The end of an UPDATE that only counts for the worker that holds the message (bound
+twice: the worker, or None for any)."""
+
+
+def changed_rows(cursor: StoreCursor, sql: str, bindings: Sequence[Any] = ()) -> int:
     """How many rows an UPDATE ... RETURNING 1 changed."""
     return len(cursor.execute(sql, bindings).fetchall())

@@ -104,7 +104,12 @@ class Platforms:
                 await adapter.aclose()
 
     async def stop(self) -> None:
+        """Disconnect every platform; :meth:`start` connects them again (another worker
+        may hold them meanwhile: ``standby``)."""
         await cancel_all(self._tasks)
+        for state in self.states.values():
+            if state.state != "not configured":
+                state.state, state.error, state.adapter, state.retry_at = "standby", "", None, None
 
     def status(self) -> Mapping[str, Any]:
         return {name: state.as_dict() for name, state in self.states.items()}

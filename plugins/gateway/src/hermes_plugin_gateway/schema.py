@@ -91,6 +91,25 @@ ALTER TABLE gateway_inbox ADD COLUMN attachments TEXT;
 ALTER TABLE gateway_outbox ADD COLUMN attachment TEXT;
 """
 
+_WORKERS = """
+-- Workers: several gateway processes (on several hosts) may serve one store in PostgreSQL.
+-- Each takes messages from the inbox (worker: who took it; a route's next message waits
+-- until its current one is done, so a chat is answered in order, one turn at a time), and
+-- says it is alive here; a worker that stops saying so loses what it took to the others.
+-- stop_requested: /stop reached a turn that runs in another worker.
+ALTER TABLE gateway_inbox ADD COLUMN worker TEXT;
+ALTER TABLE gateway_inbox ADD COLUMN stop_requested INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX {exists}gateway_inbox_route_open ON gateway_inbox(route_key, id)
+    WHERE state IN ('queued', 'running', 'resuming');
+CREATE TABLE {exists}gateway_workers (
+    worker TEXT PRIMARY KEY,
+    started_at {real} NOT NULL,
+    seen_at {real} NOT NULL
+);
+"""
+V3 = _WORKERS.format(exists="IF NOT EXISTS ", real="REAL")
+POSTGRESQL_V2 = _WORKERS.format(exists="", real="DOUBLE PRECISION")
+
 POSTGRESQL_V1 = """
 -- The same tables as SQLite's V1 and V2, in PostgreSQL's SQL.
 CREATE TABLE gateway_routes (
@@ -158,4 +177,6 @@ CREATE TABLE gateway_pairing_failures (
 );
 """
 
-SCHEMA = StoreSchema(name="gateway", migrations=(V1, V2), postgresql=(POSTGRESQL_V1,))
+SCHEMA = StoreSchema(
+    name="gateway", migrations=(V1, V2, V3), postgresql=(POSTGRESQL_V1, POSTGRESQL_V2)
+)

@@ -56,6 +56,20 @@ class GatewayConfig(BaseModel):
     delivery_max_age_hours: float = Field(
         default=24.0, gt=0, description="A reply older than this is abandoned, not sent."
     )
+    leader_lease_seconds: float = Field(
+        default=15.0,
+        ge=1,
+        le=600,
+        description="Workers sharing a store in PostgreSQL: how long the chat platforms' "
+        "connections stay with a worker that stopped renewing its lease (a dead host).",
+    )
+    worker_timeout_seconds: float = Field(
+        default=15.0,
+        ge=2,
+        le=600,
+        description="Workers sharing a store in PostgreSQL: how long a worker may go unheard "
+        "before the messages it took go to the others.",
+    )
     cwd: str | None = Field(
         default=None, description="Working folder of gateway sessions (default: where it runs)."
     )

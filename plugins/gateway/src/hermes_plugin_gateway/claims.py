@@ -1,0 +1,172 @@
+"""Which gateway worker answers which message, when several serve one store.
+
+Every gateway process is a worker, named like a lease holder (``host:pid:token``). A message
+in the inbox is taken (``worker`` set) by one worker in one write transaction, and only if
+it is the oldest open message of its route: a route's next message waits until its current
+one is done, so each chat is answered in order, one turn per session at a time, whichever
+worker runs it. The store's write lock serializes the claims of all workers, so two never
+take the same message (PostgreSQL's ``SKIP LOCKED`` would add nothing under it).
+
+Workers say they are alive once a second. One that has not for ``timeout`` seconds, or whose
+process on this host is gone, is dead: what it took goes back to the inbox, and a turn it
+had started is resumed by another worker, once, as after a crash. A worker's writes for a
+message it took (the turn starting, the reply) only count while it still holds the message,
+so a worker taken for dead that wakes up cannot answer twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hermes_plugin_gateway.ledger import (
+    INBOX_COLUMNS,
+    OPEN_STATES,
+    InboxItem,
+    changed_rows,
+    inbox_item,
+)
+from hermes_sdk.leases import holder_is_dead
+from hermes_sdk.storage import Store
+
+__all__ = ["Claims", "Pulse"]
+
+
+@dataclass(frozen=True)
+class Pulse:
+    """What a worker learns when it says it is alive."""
+
+    peers: int
+    """Other live workers."""
+    freed: int
+    """Messages taken back from dead workers."""
+    to_stop: tuple[int, ...]
+    """This worker's running messages whose chat asked to /stop."""
+    was_dead: bool
+    """This worker had been taken for dead (it stalled): what it held went to others."""
+
+
+class Claims:
+    def __init__(
+        self,
+        store: Store,
+        worker: str,
+        timeout: float = 15.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.worker = worker
+        self.timeout = timeout
+        self._now = clock
+        self._registered = False
+
+    def claim(self, platforms: Sequence[str] | None, limit: int) -> list[InboxItem]:
+        """Take up to ``limit`` messages that may run now, oldest first: each the oldest
+        open one of its route, with none of the route's taken. ``platforms``: only these
+        platforms' (None: any). Reads first, so an idle poll takes no write lock."""
+        if limit <= 0 or platforms == []:
+            return []
+        sql, bindings = _claimable(platforms, limit)
+        if not self.store.query(sql, bindings):
+            return []
+        with self.store.write() as cursor:
+            items = [inbox_item(row) for row in cursor.execute(sql, bindings).fetchall()]
+            if items:
+                cursor.executemany(
+                    "UPDATE gateway_inbox SET worker = ? WHERE id = ? AND worker IS NULL",
+                    [(self.worker, item.id) for item in items],
+                )
+        return items
+
+    def pulse(self) -> Pulse:
+        """Say this worker is alive; free what dead workers took; and read which of this
+        worker's turns a /stop from another worker's chat asked to stop."""
+        now = self._now()
+        with self.store.write() as cursor:
+            mine = cursor.execute(
+                "UPDATE gateway_workers SET seen_at = ? WHERE worker = ? RETURNING 1",
+                (now, self.worker),
+            ).fetchall()
+            if not mine:
+                cursor.execute(
+                    "INSERT INTO gateway_workers (worker, started_at, seen_at) VALUES (?, ?, ?)",
+                    (self.worker, now, now),
+                )
+            was_dead = self._registered and not mine
+            self._registered = True
+            others = cursor.execute(
+                "SELECT worker, seen_at FROM gateway_workers WHERE worker <> ?", (self.worker,)
+            ).fetchall()
+            dead = [
+                (str(worker),)
+                for worker, seen_at in others
+                if float(seen_at) < now - self.timeout or holder_is_dead(str(worker))
+            ]
+            if dead:
+                cursor.executemany("DELETE FROM gateway_workers WHERE worker = ?", dead)
+            freed = 0
+            if dead or not mine:
+                freed = changed_rows(
+                    cursor,
+                    f"UPDATE gateway_inbox SET worker = NULL WHERE state IN {OPEN_STATES} "
+                    "AND worker IS NOT NULL "
+                    "AND worker NOT IN (SELECT worker FROM gateway_workers) RETURNING 1",
+                )
+            to_stop = cursor.execute(
+                "SELECT id FROM gateway_inbox WHERE worker = ? AND stop_requested = 1 "
+                "AND state IN ('running', 'resuming')",
+                (self.worker,),
+            ).fetchall()
+        return Pulse(
+            peers=len(others) - len(dead),
+            freed=freed,
+            to_stop=tuple(int(row[0]) for row in to_stop),
+            was_dead=was_dead,
+        )
+
+    def request_stop(self, route_key: str) -> tuple[int, bool]:
+        """``/stop`` in a chat: drop its waiting messages, and ask whichever worker runs its
+        turn to stop it. How many were dropped, and whether a turn was running."""
+        now = self._now()
+        with self.store.write() as cursor:
+            dropped = changed_rows(
+                cursor,
+                "UPDATE gateway_inbox SET state = 'dropped', updated_at = ? "
+                "WHERE route_key = ? AND state = 'queued' RETURNING 1",
+                (now, route_key),
+            )
+            running = changed_rows(
+                cursor,
+                "UPDATE gateway_inbox SET stop_requested = 1, updated_at = ? "
+                "WHERE route_key = ? AND state IN ('running', 'resuming') RETURNING 1",
+                (now, route_key),
+            )
+        return dropped, running > 0
+
+    def leave(self) -> int:
+        """A worker that stops: what it took and did not finish goes back to the inbox (a
+        turn its stop interrupted resumes elsewhere, or at the next start), and it is no
+        longer counted as alive. How many messages it gave back."""
+        with self.store.write() as cursor:
+            given = changed_rows(
+                cursor,
+                "UPDATE gateway_inbox SET worker = NULL "
+                f"WHERE worker = ? AND state IN {OPEN_STATES} RETURNING 1",
+                (self.worker,),
+            )
+            cursor.execute("DELETE FROM gateway_workers WHERE worker = ?", (self.worker,))
+        return given
+
+
+def _claimable(platforms: Sequence[str] | None, limit: int) -> tuple[str, tuple[object, ...]]:
+    only = ""
+    if platforms is not None:
+        only = f"AND i.platform IN ({', '.join('?' for _ in platforms)}) "
+    sql = (
+        f"SELECT {', '.join('i.' + c for c in INBOX_COLUMNS.split(', '))} FROM gateway_inbox i "
+        f"WHERE i.state IN {OPEN_STATES} AND i.worker IS NULL {only}"
+        "AND NOT EXISTS (SELECT 1 FROM gateway_inbox o WHERE o.route_key = i.route_key "
+        f"AND o.state IN {OPEN_STATES} AND o.id < i.id) ORDER BY i.id LIMIT ?"
+    )
+    return sql, (*(platforms or ()), limit)
