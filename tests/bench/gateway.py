@@ -237,8 +237,9 @@ def run_load(users: int, args: argparse.Namespace) -> dict[str, float]:
 
 
 def server_cpu_seconds(server: Any) -> float:
-    """CPU time of the kit's PostgreSQL (0 without one): every process of the server's
-    process group, and what its ended backends used (the postmaster's waited children)."""
+    """CPU time of the kit's PostgreSQL (0 without one): the postmaster, its live children
+    (every backend; each is a session of its own, so not found by process group), and what
+    its ended children used (the postmaster waited for them)."""
     if server is None:
         return 0.0
     import psutil
@@ -249,15 +250,14 @@ def server_cpu_seconds(server: Any) -> float:
         if process.info["name"] == "postgres"
         and str(server.port) in (process.info["cmdline"] or [])
     )
-    group = os.getpgid(postmaster.pid)
-    total = postmaster.cpu_times().children_user + postmaster.cpu_times().children_system
-    for process in psutil.process_iter(["name"]):
+    times = postmaster.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in postmaster.children():
         try:
-            if process.info["name"] == "postgres" and os.getpgid(process.pid) == group:
-                times = process.cpu_times()
-                total += times.user + times.system
-        except (psutil.NoSuchProcess, ProcessLookupError):
-            continue
+            times = child.cpu_times()
+        except psutil.NoSuchProcess:
+            continue  # ended meanwhile: the postmaster's children times hold it now
+        total += times.user + times.system
     return total
 
 
