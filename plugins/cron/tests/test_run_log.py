@@ -80,3 +80,25 @@ def test_an_old_run_log_is_brought_in_once_and_set_aside(home):
         assert len(again.of_job("j1")) == 2
     finally:
         again.close()
+
+
+def test_a_scheduler_settles_the_runs_of_the_one_it_took_over_from(home):
+    log = RunLog.open(home)
+    try:
+        with log._store.write() as cursor:  # noqa: SLF001 - runs another host's scheduler left
+            for job, status, owner in (
+                ("a", "running", "far-host:11"),
+                ("b", "queued", "far-host:11"),
+                ("c", "running", "other-host:12"),
+            ):
+                cursor.execute(
+                    "INSERT INTO cron_runs (job_id, job_name, due_at, trigger, status, "
+                    "claimed_at, owner) VALUES (?, ?, 1.0, 'schedule', ?, 1.0, ?)",
+                    (job, job, status, owner),
+                )
+        assert log.orphans() == 0  # another host's: only that host, or the lease, can tell
+        assert log.orphans("far-host:11") == 2
+        settled = {run.job_id: run.status for job in "abc" for run in log.of_job(job)}
+        assert settled == {"a": "unknown", "b": "missed", "c": "running"}
+    finally:
+        log.close()

@@ -169,7 +169,9 @@ def test_a_lease_has_one_holder_until_it_expires_or_is_released(shared, tmp_path
         assert not leases.take("platforms", OTHER, 10)
         clock.now += 3
         assert leases.holder("platforms") is None
+        assert leases.previous("platforms") is None
         assert leases.take("platforms", OTHER, 10)  # expired: taken over
+        assert leases.previous("platforms") == ALIVE  # whose work the new holder settles
         leases.release("platforms", ALIVE)  # not the holder: nothing happens
         assert leases.holder("platforms") == OTHER
         leases.release("platforms", OTHER)

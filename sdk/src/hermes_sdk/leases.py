@@ -40,7 +40,8 @@ LEASES = StoreSchema(
             name TEXT PRIMARY KEY,
             holder TEXT NOT NULL,
             acquired_at REAL NOT NULL,
-            expires_at REAL NOT NULL
+            expires_at REAL NOT NULL,
+            previous TEXT
         );
         """,
     ),
@@ -50,7 +51,8 @@ LEASES = StoreSchema(
             name TEXT PRIMARY KEY,
             holder TEXT NOT NULL,
             acquired_at DOUBLE PRECISION NOT NULL,
-            expires_at DOUBLE PRECISION NOT NULL
+            expires_at DOUBLE PRECISION NOT NULL,
+            previous TEXT
         );
         """,
     ),
@@ -105,7 +107,9 @@ class Leases:
                 "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
                 "holder = excluded.holder, expires_at = excluded.expires_at, "
                 "acquired_at = CASE WHEN leases_held.holder = excluded.holder "
-                "THEN leases_held.acquired_at ELSE excluded.acquired_at END",
+                "THEN leases_held.acquired_at ELSE excluded.acquired_at END, "
+                "previous = CASE WHEN leases_held.holder = excluded.holder "
+                "THEN leases_held.previous ELSE leases_held.holder END",
                 (name, holder, now, now + ttl),
             )
         return True
@@ -114,6 +118,12 @@ class Leases:
         """Give the lease up (if ``holder`` still has it), so another takes it at once."""
         with self.store.write() as cursor:
             cursor.execute("DELETE FROM leases_held WHERE name = ? AND holder = ?", (name, holder))
+
+    def previous(self, name: str) -> str | None:
+        """Who held ``name`` before its holder took it over from them (None: nobody, or
+        they released it): the one whose unfinished work the new holder settles."""
+        value = self.store.query_value("SELECT previous FROM leases_held WHERE name = ?", (name,))
+        return None if value is None else str(value)
 
     def holder(self, name: str) -> str | None:
         """Who holds ``name`` now (None: nobody, or its lease expired)."""

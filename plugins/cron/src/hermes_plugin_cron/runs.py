@@ -261,10 +261,11 @@ class RunLog:
         with self._store.write() as cursor:
             cursor.execute("UPDATE cron_runs SET session_id = ? WHERE id = ?", (session_id, run_id))
 
-    def orphans(self) -> int:
+    def orphans(self, dead: str | None = None) -> int:
         """Records left active by a process that is gone: a running one becomes ``unknown``
         (it may have acted), a queued one ``missed`` (it never started). Call while holding
-        the scheduler lock, so no live scheduler owns them."""
+        the scheduler lock, so no live scheduler owns them. ``dead``: an owner of another
+        host known to be gone (the scheduler this one took the lease over from)."""
         me = owner_tag()
         host = socket.gethostname()
         changed = 0
@@ -272,7 +273,10 @@ class RunLog:
             for run_id, status, owner in cursor.execute(
                 "SELECT id, status, owner FROM cron_runs WHERE status IN ('queued', 'running')"
             ).fetchall():
-                if owner == me or (owner and not str(owner).startswith(f"{host}:")):
+                mine_to_settle = owner == dead and owner != me
+                if not mine_to_settle and (
+                    owner == me or (owner and not str(owner).startswith(f"{host}:"))
+                ):
                     continue  # ours, or another host's: only that host knows if it runs
                 if status == "running":
                     new, reason = "unknown", "Hermes stopped while it ran: its effect is unknown"

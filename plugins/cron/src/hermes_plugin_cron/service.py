@@ -1,18 +1,24 @@
 """The scheduler as a gateway service: it ticks every ``cron.tick_seconds`` while the
 gateway runs. It holds the home's scheduler lock, so ``hermes cron tick`` refuses meanwhile
-and ``hermes cron run`` hands its run to this process."""
+and ``hermes cron run`` hands its run to this process. Among gateway workers sharing a store
+in PostgreSQL, the one holding the scheduler's lease ticks; another takes over when it dies."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from hermes_plugin_cron.jobs import JobsFileError
 from hermes_plugin_cron.scheduler import Scheduler, scheduler_lock
 from hermes_plugin_cron.settings import CronConfig
+from hermes_sdk.leases import LEASES, Leases, hold, new_holder
 from hermes_sdk.runtime import Runtime
 
 __all__ = ["CronService"]
+
+SCHEDULER_LEASE = "cron-scheduler"
+LEASE_SECONDS = 15.0
 
 log = logging.getLogger("hermes.cron")
 
@@ -26,16 +32,35 @@ class CronService:
     async def run(self, runtime: Runtime) -> None:
         lock = await asyncio.to_thread(scheduler_lock, self.home)
         scheduler = self.scheduler = Scheduler(self.home, self.settings, runtime)
-        try:
-            orphans = await asyncio.to_thread(scheduler.runs.orphans)
+        leases = Leases(runtime.plugin_store(LEASES))
+        leading = asyncio.Event()
+
+        async def lead(won: bool) -> None:
+            if not won:
+                leading.clear()
+                return
+            # What the last scheduler left running: this host's that are gone, and those of
+            # the worker this one takes over from (on another host, only the lease tells).
+            before = await leases.store.run(leases.previous, SCHEDULER_LEASE)
+            orphans = await asyncio.to_thread(scheduler.runs.orphans, _owner(before))
             if orphans:
                 log.warning(
                     "cron: %d runs were cut short when Hermes last stopped; recorded as "
                     "unknown or missed (see hermes cron runs)",
                     orphans,
                 )
+            leading.set()
+
+        # Gateway workers on several hosts share a store: one of them schedules. Each due
+        # instant is claimed once in the store all the same; the lease keeps one scheduler
+        # in charge of its runs, so a dead host's are settled by the one that follows it.
+        holding = asyncio.ensure_future(
+            hold(leases, SCHEDULER_LEASE, new_holder(), LEASE_SECONDS, lead)
+        )
+        try:
             complained: str | None = None
             while True:
+                await leading.wait()
                 try:
                     await scheduler.tick()
                     complained = None
@@ -45,5 +70,16 @@ class CronService:
                         complained = str(exc)
                 await asyncio.sleep(self.settings.tick_seconds)
         finally:
+            holding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await holding
             await scheduler.aclose()
             lock.release()
+
+
+def _owner(holder: str | None) -> str | None:
+    """A lease holder (``host:pid:token``) as the run log's owner (``host:pid``)."""
+    if holder is None:
+        return None
+    host, _, rest = holder.partition(":")
+    return f"{host}:{rest.partition(':')[0]}"

@@ -114,6 +114,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ctx.exit(1)
     click.echo(f"The gateway runs (pid {pid}) since {_ago(report.get('started_at'))}.")
     _service_line(service)
+    _worker_line(report)
     platforms = report.get("platforms") or {}
     if not platforms:
         click.echo("No platform is enabled.")
@@ -128,6 +129,20 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"{report.get('outbox_pending', 0) + report.get('outbox_attempting', 0)}; "
         f"abandoned (last week): {report.get('outbox_abandoned', 0)}."
     )
+
+
+def _worker_line(report: dict[str, object]) -> None:
+    """Among workers sharing a store in PostgreSQL: this one's part (alone: nothing)."""
+    peers = int(str(report.get("peers") or 0))
+    if not peers and report.get("leading") is not False:
+        return
+    part = (
+        "holds the chat platforms"
+        if report.get("leading")
+        else "runs turns; another worker holds the chat platforms"
+    )
+    others = f"{peers} other worker{'s' if peers != 1 else ''}"
+    click.echo(f"This worker ({report.get('worker')}) {part}; {others} share the store.")
 
 
 def _service_line(service: dict[str, str | None] | None) -> None:
