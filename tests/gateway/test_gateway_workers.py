@@ -72,7 +72,9 @@ class Worker:
         self.process.wait(10)
 
 
-def _home(root: Path, name: str, telegram: FakeTelegram, model: str, url: str) -> Path:
+def _home(
+    root: Path, name: str, telegram: FakeTelegram, model: str, url: str, turns: int = 64
+) -> Path:
     home = root / name
     home.mkdir()
     allowed = ", ".join(str(BASE + n) for n in range(USERS))
@@ -80,7 +82,7 @@ def _home(root: Path, name: str, telegram: FakeTelegram, model: str, url: str) -
         f"store:\n  url: {url}\n"
         f"model:\n  base_url: {model}\n  default: test-model\n"
         "learning:\n  review: false\n  nudge_every_turns: 0\n"
-        "gateway:\n  stream: false\n  typing: false\n  max_concurrent_turns: 64\n"
+        f"gateway:\n  stream: false\n  typing: false\n  max_concurrent_turns: {turns}\n"
         f"  leader_lease_seconds: {LEASE_SECONDS}\n"
         f"  worker_timeout_seconds: {WORKER_TIMEOUT_SECONDS}\n"
         "  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
@@ -229,3 +231,44 @@ def test_three_workers_answer_every_message_once_through_two_kills(postgres, tmp
         # A reply the dead holder had handed to Telegram before it could record so goes again,
         # marked; one per send in flight at the kill, at most.
         assert len(marked) <= 64
+
+
+def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
+    postgres, tmp_path, telegram, openai_server
+):
+    """The worker with the platforms has one turn slot, taken: the next chat's message runs
+    on the other worker, whose reply the first sends; /stop in that chat stops it there."""
+    url = postgres.create_database()
+    openai_server.queue(
+        Reply.say("the long one", delay_seconds=30),
+        Reply.say("from the other worker"),
+        Reply.say("never said", delay_seconds=30),
+    )
+    first = Worker(
+        "first", _home(tmp_path, "first", telegram, openai_server.base_url, url, 1), False
+    )
+    workers = [first]
+    try:
+        _wait(lambda: _leader_pid(url) == first.process.pid, 60, "the first to hold the platforms")
+        _wait(lambda: any(m == "getUpdates" for m, _ in list(telegram.calls)), 60, "polling")
+        telegram.user_says(BASE, "take your time")
+        _wait(lambda: len(openai_server.requests) == 1, 30, "the long turn")
+        second = Worker(
+            "second", _home(tmp_path, "second", telegram, openai_server.base_url, url), False
+        )
+        workers.append(second)
+        telegram.user_says(BASE + 1, "hello")
+        telegram.wait_for_message(BASE + 1, "from the other worker", timeout=60)
+        assert _running_turns(url)[first.process.pid] == 1  # the long one, still there
+        telegram.user_says(BASE + 1, "and now something slow")
+        _wait(lambda: _running_turns(url)[second.process.pid] == 1, 30, "the second's turn")
+        telegram.user_says(BASE + 1, "/stop")
+        telegram.wait_for_message(BASE + 1, "Stopping.", timeout=30)
+        telegram.wait_for_message(BASE + 1, "Stopped.", timeout=30)
+        assert _running_turns(url)[second.process.pid] == 0
+        assert [m.visible for m in telegram.sent(BASE)] == []  # the long one still runs
+    finally:
+        for worker in workers:
+            worker.process.terminate()
+        for worker in workers:
+            assert worker.process.wait(60) == 0, worker.log.read_text()

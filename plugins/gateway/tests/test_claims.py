@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from hermes_plugin_gateway.ledger import ClaimLost, Ledger
 from hermes_plugin_gateway.schema import SCHEMA
 
 from hermes_sdk.leases import LEASES, Leases
+from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef
 from hermes_sdk.storage import Store, open_store
 
@@ -66,6 +68,19 @@ def test_a_limit_and_a_platform_filter_hold(shared):
     assert len(claims.claim(None, 2)) == 2
     assert len(claims.claim(["telegram"], 10)) == 3
     assert claims.claim(None, 0) == []
+
+
+def test_a_message_with_files_stays_for_the_worker_that_has_them(shared, tmp_path):
+    ledger = Ledger(shared)
+    picture = tmp_path / "photo.png"
+    picture.write_bytes(b"\x89PNG")
+    message = inbound(chat_id="p", user="p")
+    photo = Attachment(kind="image", mime="image/png", size=4, path=str(picture))
+    with_file = replace(message, attachments=(photo,))
+    ledger.accept_many([(with_file, "p")])
+    assert Claims(shared, OTHER).claim(None, 5, files=False) == []
+    (taken,) = Claims(shared, ALIVE).claim(["telegram"], 5)
+    assert taken.attachments[0].path == str(picture)
 
 
 def test_workers_claiming_at_once_never_take_one_message_twice(shared):

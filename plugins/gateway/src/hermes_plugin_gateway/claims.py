@@ -61,13 +61,17 @@ class Claims:
         self._now = clock
         self._registered = False
 
-    def claim(self, platforms: Sequence[str] | None, limit: int) -> list[InboxItem]:
+    def claim(
+        self, platforms: Sequence[str] | None, limit: int, *, files: bool = True
+    ) -> list[InboxItem]:
         """Take up to ``limit`` messages that may run now, oldest first: each the oldest
         open one of its route, with none of the route's taken. ``platforms``: only these
-        platforms' (None: any). Reads first, so an idle poll takes no write lock."""
+        platforms' (None: any); ``files=False``: none that came with files (they are kept
+        on the disk of the worker that took them in). Reads first, so an idle poll takes no
+        write lock."""
         if limit <= 0 or platforms == []:
             return []
-        sql, bindings = _claimable(platforms, limit)
+        sql, bindings = _claimable(platforms, limit, files)
         if not self.store.query(sql, bindings):
             return []
         with self.store.write() as cursor:
@@ -159,10 +163,12 @@ class Claims:
         return given
 
 
-def _claimable(platforms: Sequence[str] | None, limit: int) -> tuple[str, tuple[object, ...]]:
-    only = ""
+def _claimable(
+    platforms: Sequence[str] | None, limit: int, files: bool
+) -> tuple[str, tuple[object, ...]]:
+    only = "" if files else "AND i.attachments IS NULL "
     if platforms is not None:
-        only = f"AND i.platform IN ({', '.join('?' for _ in platforms)}) "
+        only += f"AND i.platform IN ({', '.join('?' for _ in platforms)}) "
     sql = (
         f"SELECT {', '.join('i.' + c for c in INBOX_COLUMNS.split(', '))} FROM gateway_inbox i "
         f"WHERE i.state IN {OPEN_STATES} AND i.worker IS NULL {only}"

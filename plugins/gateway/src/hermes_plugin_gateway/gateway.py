@@ -245,6 +245,7 @@ class Gateway:
         self._slots: asyncio.Semaphore | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._wake: asyncio.Event | None = None
+        self._membership: list[asyncio.Task[None]] = []
         self._frozen_after_first_turn = False
         self._slash: dict[str, SlashCommandSpec] | None = None
 
@@ -264,19 +265,20 @@ class Gateway:
         with serving(self.context.home, self):
             self.services.start()
             lease = self.settings.leader_lease_seconds
-            leading = asyncio.ensure_future(
-                hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
-            )
-            loops = [
-                asyncio.ensure_future(coroutine)
-                for coroutine in (self._upkeep(), self._dispatch(), self._keep_alive())
+            # Held until the shutdown has drained the turns and stopped the platforms: said
+            # alive meanwhile, so no other worker takes this one's turns while they finish.
+            self._membership = [
+                asyncio.ensure_future(self._keep_alive()),
+                asyncio.ensure_future(
+                    hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
+                ),
             ]
+            loops = [asyncio.ensure_future(self._upkeep()), asyncio.ensure_future(self._dispatch())]
             try:
                 await stop.wait()
             finally:
                 await _cancelled(*loops)
                 await self.shutdown()
-                await _cancelled(leading)  # releases the lease: another worker takes it at once
 
     async def shutdown(self) -> None:
         """Let running turns finish up to ``drain_seconds``; stop the rest, which resume at
@@ -296,6 +298,8 @@ class Gateway:
         await self.platforms.stop()
         if self.http is not None:
             await self.http.close()
+        # The lease is released as its holding ends: another worker connects at once.
+        await _cancelled(*self._membership)
         try:  # what it took and did not finish: to the other workers, or the next start
             await self.store.run(self.claims.leave)
         except Exception as exc:  # noqa: BLE001 - they go back once this worker is missed
@@ -326,8 +330,8 @@ class Gateway:
     async def _lead(self, leading: bool) -> None:
         """The platforms' lease won or lost (or, first, not won): this worker connects the
         chat platforms and sends every reply, or leaves that to the worker that holds it."""
-        self.leading = leading
-        if not leading:
+        self.leading = leading and not self.stopping
+        if not self.leading:
             await self.platforms.stop()
             log.info("gateway: another worker holds the chat platforms; this one runs turns")
             return
@@ -352,15 +356,15 @@ class Gateway:
             self._wake.clear()
             free = self.settings.max_concurrent_turns - len(self.conversations)
             # The worker with the platforms takes messages of connected ones only (a turn
-            # resumed there can stream and ask); the others take any: their replies wait
-            # in the ledger for it.
+            # resumed there can stream and ask); the others take any, but those that came
+            # with files, which are on its disk; their replies wait in the ledger for it.
             platforms = (
                 [name for name in self.platforms.states if self.platforms.adapter(name)]
                 if self.leading
                 else None
             )
             try:
-                items = await self.store.run(self.claims.claim, platforms, free)
+                items = await self.store.run(self.claims.claim, platforms, free, files=self.leading)
             except Exception as exc:  # noqa: BLE001 - the store may be back at the next poll
                 log.warning("gateway: could not take messages from the inbox: %s", one_line(exc))
                 await asyncio.sleep(UPKEEP_SECONDS)
