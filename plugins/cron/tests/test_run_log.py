@@ -85,7 +85,7 @@ def test_an_old_run_log_is_brought_in_once_and_set_aside(home):
 def test_a_scheduler_settles_the_runs_of_the_one_it_took_over_from(home):
     log = RunLog.open(home)
     try:
-        with log._store.write() as cursor:  # noqa: SLF001 - runs another host's scheduler left
+        with log._store.write() as cursor:  # runs another host's scheduler left behind
             for job, status, owner in (
                 ("a", "running", "far-host:11"),
                 ("b", "queued", "far-host:11"),
