@@ -129,6 +129,9 @@ def test_a_write_in_another_process_is_waited_for_and_a_no_wait_write_is_refused
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
         with pytest.raises(WouldBlock), store.db.write(wait=False) as cursor:
             cursor.execute("SELECT 1")
+        with store.db.write(serialized=False) as cursor:  # takes no lock: does not wait
+            unseen = cursor.execute("SELECT count(*) FROM sessions WHERE id = 'held'").fetchall()
+        assert unseen == [(0,)]  # the other process has not committed yet
         started = time.monotonic()
         with store.db.write() as cursor:  # waits for the other process's commit
             seen = cursor.execute("SELECT count(*) FROM sessions WHERE id = 'held'").fetchall()

@@ -4,7 +4,6 @@ the others, a worker taken for dead unable to answer, and /stop reaching another
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -15,7 +14,7 @@ from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.ledger import ClaimLost, Ledger
 from hermes_plugin_gateway.schema import SCHEMA
 
-from hermes_sdk.leases import LEASES, Leases
+from hermes_sdk.leases import LEASES, Leases, this_host
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef
 from hermes_sdk.storage import Store, open_store
@@ -74,13 +73,18 @@ def test_a_message_with_files_stays_for_the_worker_that_has_them(shared, tmp_pat
     ledger = Ledger(shared)
     picture = tmp_path / "photo.png"
     picture.write_bytes(b"\x89PNG")
-    message = inbound(chat_id="p", user="p")
     photo = Attachment(kind="image", mime="image/png", size=4, path=str(picture))
-    with_file = replace(message, attachments=(photo,))
-    ledger.accept_many([(with_file, "p")])
-    assert Claims(shared, OTHER).claim(None, 5, files=False) == []
-    (taken,) = Claims(shared, ALIVE).claim(["telegram"], 5)
-    assert taken.attachments[0].path == str(picture)
+    keeper, other = Claims(shared, ALIVE), Claims(shared, OTHER)
+    keeper.pulse()
+    other.pulse()
+    for chat in ("p", "q"):
+        message = replace(inbound(chat_id=chat, user=chat), attachments=(photo,))
+        ledger.accept_many([(message, chat)], worker=ALIVE)
+    assert other.claim(None, 5) == []  # the files are on the keeper's disk
+    (taken,) = keeper.claim(["telegram"], 1)
+    assert taken.attachments[0].path == str(picture) and taken.worker == ALIVE
+    keeper.leave()
+    assert [item.chat.chat_id for item in other.claim(None, 5)] == ["p", "q"]  # gone: anyone
 
 
 def test_workers_claiming_at_once_never_take_one_message_twice(shared):
@@ -113,10 +117,12 @@ def test_a_dead_workers_messages_go_to_the_others_and_it_cannot_answer(shared):
     assert survivor.pulse().peers == 1
     assert [i.id for i in dying.claim(None, 5)] == [first]
     assert ledger.mark(first, "running", "s", ALIVE)
-    clock.now += 5
-    assert survivor.pulse().freed == 0  # 5 s unheard: still alive
-    clock.now += 6
-    pulse = survivor.pulse()
+    clock.now += 4
+    assert survivor.pulse().freed == 0  # 4 s unheard: still alive
+    clock.now += 4
+    assert survivor.pulse().freed == 0  # 8 s
+    clock.now += 3
+    pulse = survivor.pulse()  # 11 s: dead
     assert (pulse.peers, pulse.freed) == (0, 1)
     (taken,) = survivor.claim(None, 5)
     assert taken.state == "running"  # interrupted: the survivor resumes it, once
@@ -132,7 +138,7 @@ def test_a_dead_workers_messages_go_to_the_others_and_it_cannot_answer(shared):
 def test_a_worker_of_this_host_that_is_gone_is_dead_at_once(shared):
     ledger = Ledger(shared)
     (item,) = _stored(ledger, ("a", "1"))
-    gone = f"{socket.gethostname()}:999999999:x"  # no such process
+    gone = f"{this_host()}:999999999:x"  # no such process
     Claims(shared, gone).pulse()
     Claims(shared, gone).claim(None, 1)
     pulse = Claims(shared, OTHER).pulse()
@@ -151,6 +157,44 @@ def test_stop_drops_waiting_messages_and_reaches_the_turn_elsewhere(shared):
     assert runner.pulse().to_stop == (running,)
     assert [i.id for i in ledger.open_inbox()] == [running]
     assert Claims(shared, ALIVE).request_stop("b") == (0, False)
+
+
+def test_stop_drops_a_turn_waiting_to_resume(shared):
+    ledger = Ledger(shared)
+    (item,) = _stored(ledger, ("a", "1"))
+    dying = Claims(shared, ALIVE)
+    dying.claim(None, 1)
+    ledger.mark(item, "running", "s", ALIVE)
+    dying.leave()  # as if it died: the turn waits for a worker to resume it
+    assert Claims(shared, OTHER).request_stop("a") == (0, True)
+    assert ledger.open_inbox() == []
+
+
+def test_a_worker_that_was_stalled_itself_judges_no_other(shared):
+    clock = Clock()
+    slow = Claims(shared, ALIVE, timeout=10, clock=clock)
+    other = Claims(shared, OTHER, timeout=10, clock=clock)
+    slow.pulse()
+    other.pulse()
+    clock.now += 30  # the store stalled for everyone
+    assert slow.pulse().peers == 1  # it was unheard itself: it judges nobody this time
+    clock.now += 1
+    assert slow.pulse().peers == 0  # now it may: the other still said nothing
+
+
+def test_a_renamed_worker_cannot_write_under_its_old_name(shared):
+    ledger = Ledger(shared)
+    (item,) = _stored(ledger, ("a", "1"))
+    claims = Claims(shared, ALIVE)
+    claims.pulse()
+    (taken,) = claims.claim(None, 1)
+    claims.leave()  # taken for dead: its message went back
+    claims.rename(OTHER)
+    assert not claims.pulse().was_dead  # a new name starts afresh
+    (again,) = claims.claim(None, 1)
+    assert (taken.worker, again.worker) == (ALIVE, OTHER)
+    assert not ledger.mark(item, "running", "s", ALIVE)
+    assert ledger.mark(item, "running", "s", OTHER)
 
 
 def test_a_worker_that_leaves_hands_its_messages_back(shared):

@@ -21,9 +21,9 @@ def test_the_intake_stores_a_burst_in_one_transaction_in_order(store, monkeypatc
     writes: list[int] = []
     real_accept_many = Ledger.accept_many
 
-    def counting(self, messages):
+    def counting(self, messages, worker=None):
         writes.append(len(messages))
-        return real_accept_many(self, messages)
+        return real_accept_many(self, messages, worker)
 
     monkeypatch.setattr(Ledger, "accept_many", counting)
     queued: list[str] = []

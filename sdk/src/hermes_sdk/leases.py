@@ -13,8 +13,9 @@ A lease names its holder (``host:pid:token``, :func:`new_holder`) and expires ``
 after its last renewal. Another process takes it once it expired, or at once if its holder
 was a process on the same host that no longer runs (a crash); on another host only expiry
 tells, so a dead host's lease moves after at most ``ttl`` plus one renewal interval. A
-holder that stalls past ``ttl`` (a frozen VM) loses the lease to another and learns it at
-its next renewal: for that moment both may act, so keep work under a lease safe to repeat.
+holder whose renewals stop going through steps down before its lease expires; one frozen
+whole past ``ttl`` (a suspended VM) learns it has lost the lease only as it wakes, and for
+that moment both may act: keep work under a lease safe to repeat.
 Fields and functions may be added in minor SDK versions.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import secrets
 import socket
@@ -30,7 +32,9 @@ from collections.abc import Awaitable, Callable
 
 from hermes_sdk.storage import Store, StoreSchema
 
-__all__ = ["LEASES", "Leases", "hold", "holder_is_dead", "new_holder"]
+__all__ = ["LEASES", "Leases", "hold", "holder_is_dead", "new_holder", "this_host"]
+
+log = logging.getLogger("hermes.leases")
 
 LEASES = StoreSchema(
     name="leases",
@@ -61,17 +65,30 @@ LEASES = StoreSchema(
 ``open_store``); every plugin that uses leases shares it."""
 
 
+def this_host() -> str:
+    """Where this process's pid means something: the host name, and the pid namespace when
+    the system tells it (``host@4026531836``). Containers that share a host name (host
+    networking) have pid namespaces of their own, and one's pids say nothing of another's."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid").partition("[")[2].rstrip("]")
+    except OSError:
+        namespace = ""
+    host = socket.gethostname().replace(":", "-")
+    return f"{host}@{namespace}" if namespace else host
+
+
 def new_holder() -> str:
-    """A holder name for this process: ``host:pid:token`` (a fresh token each call)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    """A holder name for this process: ``host:pid:token`` (a fresh token each call; host
+    as :func:`this_host` gives it)."""
+    return f"{this_host()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 def holder_is_dead(holder: str) -> bool:
-    """Whether ``holder`` (from :func:`new_holder`) was a process of this host that no
-    longer runs. False for another host's: from here only expiry can tell."""
+    """Whether ``holder`` (from :func:`new_holder`) was a process of this host (and pid
+    namespace) that no longer runs. False for another's: from here only expiry can tell."""
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
+    if host != this_host() or not pid_text.isdigit():
         return False
     try:
         os.kill(int(pid_text), 0)
@@ -143,24 +160,39 @@ async def hold(
 ) -> None:
     """Try to hold ``name`` until cancelled: ``on_change`` first with whether the first try
     won the lease, then ``on_change(True)`` when it is won and ``on_change(False)`` when it
-    is lost (never twice the same in a row). Renews every
-    ``ttl / 3`` seconds. A store that fails to answer counts as losing the lease once 90%
-    of ``ttl`` passed since the last renewal: another may hold it by then. Cancelled, it
-    releases the lease, so another process takes it at once."""
+    is lost (never twice the same in a row). Renews every ``ttl / 4`` seconds. A renewal
+    that fails, or has not gone through by three quarters of ``ttl`` after the last one
+    began, counts as losing the lease: the holder steps down before the lease can expire
+    for the others. An ``on_change(True)`` that raises gives the lease back and is tried
+    again at the next renewal. Cancelled, it releases the lease, so another process takes
+    it at once."""
     leading: bool | None = None
-    renewed = time.monotonic()
+    renewed = time.monotonic()  # when the last renewal that went through was begun
     try:
         while True:
+            begun = time.monotonic()
+            # Holding it, this process must know it lost the lease before the lease can
+            # expire for the others (a quarter of ``ttl`` before): a renewal that takes
+            # longer than that counts as lost, so two holders never act at once.
+            budget = renewed + 0.75 * ttl - begun if leading else ttl / 4
             try:
-                held = await leases.store.run(leases.take, name, holder, ttl)
+                async with asyncio.timeout(max(0.01, budget)):
+                    held = await leases.store.run(leases.take, name, holder, ttl)
             except Exception:  # noqa: BLE001 - a store that stops answering is retried
-                held = bool(leading) and time.monotonic() - renewed < ttl * 0.9
+                held = False
             if held:
-                renewed = time.monotonic()
+                renewed = begun
             if held != leading:
-                leading = held
-                await on_change(held)
-            await asyncio.sleep(ttl / 3)
+                try:
+                    await on_change(held)
+                except Exception as exc:  # noqa: BLE001 - tried again at the next renewal
+                    log.warning("lease %s: taking it up failed (%s); giving it back", name, exc)
+                    with contextlib.suppress(Exception):
+                        await leases.store.run(leases.release, name, holder)
+                    leading = None
+                else:
+                    leading = held
+            await asyncio.sleep(ttl / 4)
     finally:
         if leading:
             with contextlib.suppress(Exception):  # it expires anyway

@@ -100,11 +100,16 @@ class Store(abc.ABC):
     (call them from a worker thread, or through :meth:`run` from an event loop)."""
 
     @abc.abstractmethod
-    def write(self, durable: bool = False) -> AbstractContextManager[StoreCursor]:
+    def write(
+        self, durable: bool = False, *, serialized: bool = True
+    ) -> AbstractContextManager[StoreCursor]:
         """``with store.write() as cursor:`` one transaction: committed when the block ends,
         rolled back if it raises. ``durable`` syncs the commit to disk before returning
         (it survives a power cut, not only a crash of the process); without it a commit
-        survives a crash, and the next durable commit or :meth:`synced` covers it too."""
+        survives a crash, and the next durable commit or :meth:`synced` covers it too.
+        ``serialized=False``: this write reads nothing that decides what it writes (it only
+        sets a row's state), so on PostgreSQL it skips the lock that orders every other
+        write and never queues behind them (SQLite serializes every write all the same)."""
 
     @abc.abstractmethod
     def query(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

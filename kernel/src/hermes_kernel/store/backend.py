@@ -66,7 +66,9 @@ class StoreBackend(Protocol):
     @property
     def version(self) -> int: ...
 
-    def write(self, durable: bool = False, wait: bool = True) -> AbstractContextManager[Cursor]: ...
+    def write(
+        self, durable: bool = False, wait: bool = True, *, serialized: bool = True
+    ) -> AbstractContextManager[Cursor]: ...
 
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()

@@ -185,9 +185,11 @@ class Database:
                 time.sleep(_retry_delay(attempt))
 
     @contextmanager
-    def write(self, durable: bool = False, wait: bool = True) -> Iterator[SqliteCursor]:
+    def write(
+        self, durable: bool = False, wait: bool = True, *, serialized: bool = True
+    ) -> Iterator[SqliteCursor]:
         """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
-        on any exception. Raises StoreBusyError after bounded retries of a held lock, and
+        on any exception (every one serialized: ``serialized=False`` changes nothing here). Raises StoreBusyError after bounded retries of a held lock, and
         StoreError for any other database failure (disk full, I/O error ...).
 
         ``durable`` syncs this commit to disk before returning: use it for writes that must

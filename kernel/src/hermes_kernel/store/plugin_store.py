@@ -67,8 +67,8 @@ class PluginStore(Store):
         return self._db.dialect.value
 
     @contextmanager
-    def write(self, durable: bool = False) -> Iterator[StoreCursor]:
-        with self._db.write(durable) as cursor:
+    def write(self, durable: bool = False, *, serialized: bool = True) -> Iterator[StoreCursor]:
+        with self._db.write(durable, serialized=serialized) as cursor:
             yield cast(StoreCursor, cursor)
 
     def query(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -263,18 +263,23 @@ class PostgresDatabase:
     # --- transactions -----------------------------------------------------------------
 
     @contextmanager
-    def write(self, durable: bool = False, wait: bool = True) -> Iterator[PostgresCursor]:
+    def write(
+        self, durable: bool = False, wait: bool = True, *, serialized: bool = True
+    ) -> Iterator[PostgresCursor]:
         """A write transaction, serialized with every other write of every process (see the
         module's doc); committed on success, rolled back on any exception. ``wait=False``
-        raises :class:`WouldBlock` at once when another transaction holds the lock."""
+        raises :class:`WouldBlock` at once when another transaction holds the lock.
+        ``serialized=False`` takes no lock: for a write that reads nothing it changes (only
+        row locks order it), which then never queues behind the others."""
         if getattr(self._local, "connection", None) is not None:
             raise StoreError(f"{self.where}: a write transaction inside another (a bug)")
         try:
             with self._pool.connection() as connection, connection.transaction():
-                lock = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
-                row = connection.execute(f"SELECT {lock}({WRITE_LOCK})").fetchone()
-                if not wait and row is not None and row[0] is False:
-                    raise WouldBlock
+                if serialized:
+                    lock = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+                    row = connection.execute(f"SELECT {lock}({WRITE_LOCK})").fetchone()
+                    if not wait and row is not None and row[0] is False:
+                        raise WouldBlock
                 self._local.connection = connection
                 try:
                     yield PostgresCursor(connection.cursor())

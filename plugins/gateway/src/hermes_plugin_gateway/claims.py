@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hermes_plugin_gateway.ledger import (
     INBOX_COLUMNS,
@@ -61,21 +61,22 @@ class Claims:
         self._now = clock
         self._registered = False
 
-    def claim(
-        self, platforms: Sequence[str] | None, limit: int, *, files: bool = True
-    ) -> list[InboxItem]:
+    def claim(self, platforms: Sequence[str] | None, limit: int) -> list[InboxItem]:
         """Take up to ``limit`` messages that may run now, oldest first: each the oldest
         open one of its route, with none of the route's taken. ``platforms``: only these
-        platforms' (None: any); ``files=False``: none that came with files (they are kept
-        on the disk of the worker that took them in). Reads first, so an idle poll takes no
-        write lock."""
+        platforms' (None: any). A message that came with files is taken only by the worker
+        that stored it (they are on its disk), or by any once that worker is gone. Reads
+        first, so an idle poll takes no write lock."""
         if limit <= 0 or platforms == []:
             return []
-        sql, bindings = _claimable(platforms, limit, files)
+        sql, bindings = _claimable(platforms, limit, self.worker)
         if not self.store.query(sql, bindings):
             return []
         with self.store.write() as cursor:
-            items = [inbox_item(row) for row in cursor.execute(sql, bindings).fetchall()]
+            items = [
+                replace(inbox_item(row), worker=self.worker)
+                for row in cursor.execute(sql, bindings).fetchall()
+            ]
             if items:
                 cursor.executemany(
                     "UPDATE gateway_inbox SET worker = ? WHERE id = ? AND worker IS NULL",
@@ -83,11 +84,26 @@ class Claims:
                 )
         return items
 
+    def rename(self, worker: str) -> None:
+        """Go on under a new name (a worker taken for dead): what it holds under the old
+        one is no longer its to write, so a turn still running there cannot answer."""
+        self.worker = worker
+        self._registered = False
+
     def pulse(self) -> Pulse:
         """Say this worker is alive; free what dead workers took; and read which of this
-        worker's turns a /stop from another worker's chat asked to stop."""
-        now = self._now()
+        worker's turns a /stop from another worker's chat asked to stop.
+
+        Times are each host's clock (keep them in sync), read once the write lock is held,
+        so waiting for it does not age the stamp. A worker that was itself unheard for half
+        the timeout (the store stalled for everyone) judges no other this time: they may
+        have waited for the same lock."""
         with self.store.write() as cursor:
+            now = self._now()
+            last = cursor.execute(
+                "SELECT seen_at FROM gateway_workers WHERE worker = ?", (self.worker,)
+            ).fetchall()
+            judging = not last or now - float(last[0][0]) < self.timeout / 2
             mine = cursor.execute(
                 "UPDATE gateway_workers SET seen_at = ? WHERE worker = ? RETURNING 1",
                 (now, self.worker),
@@ -105,7 +121,7 @@ class Claims:
             dead = [
                 (str(worker),)
                 for worker, seen_at in others
-                if float(seen_at) < now - self.timeout or holder_is_dead(str(worker))
+                if (judging and float(seen_at) < now - self.timeout) or holder_is_dead(str(worker))
             ]
             if dead:
                 cursor.executemany("DELETE FROM gateway_workers WHERE worker = ?", dead)
@@ -130,8 +146,9 @@ class Claims:
         )
 
     def request_stop(self, route_key: str) -> tuple[int, bool]:
-        """``/stop`` in a chat: drop its waiting messages, and ask whichever worker runs its
-        turn to stop it. How many were dropped, and whether a turn was running."""
+        """``/stop`` in a chat: drop its waiting messages and an interrupted turn waiting to
+        be resumed, and ask whichever worker runs its turn to stop it. How many waiting
+        messages were dropped, and whether a turn was running (or about to resume)."""
         now = self._now()
         with self.store.write() as cursor:
             dropped = changed_rows(
@@ -140,13 +157,19 @@ class Claims:
                 "WHERE route_key = ? AND state = 'queued' RETURNING 1",
                 (now, route_key),
             )
+            interrupted = changed_rows(
+                cursor,
+                "UPDATE gateway_inbox SET state = 'dropped', updated_at = ? WHERE route_key = ? "
+                "AND state IN ('running', 'resuming') AND worker IS NULL RETURNING 1",
+                (now, route_key),
+            )
             running = changed_rows(
                 cursor,
                 "UPDATE gateway_inbox SET stop_requested = 1, updated_at = ? "
                 "WHERE route_key = ? AND state IN ('running', 'resuming') RETURNING 1",
                 (now, route_key),
             )
-        return dropped, running > 0
+        return dropped, running + interrupted > 0
 
     def leave(self) -> int:
         """A worker that stops: what it took and did not finish goes back to the inbox (a
@@ -164,9 +187,12 @@ class Claims:
 
 
 def _claimable(
-    platforms: Sequence[str] | None, limit: int, files: bool
+    platforms: Sequence[str] | None, limit: int, worker: str
 ) -> tuple[str, tuple[object, ...]]:
-    only = "" if files else "AND i.attachments IS NULL "
+    only = (
+        "AND (i.attachments IS NULL OR i.taken_in_by IS NULL OR i.taken_in_by = ? "
+        "OR i.taken_in_by NOT IN (SELECT worker FROM gateway_workers)) "
+    )
     if platforms is not None:
         only += f"AND i.platform IN ({', '.join('?' for _ in platforms)}) "
     sql = (
@@ -175,4 +201,4 @@ def _claimable(
         "AND NOT EXISTS (SELECT 1 FROM gateway_inbox o WHERE o.route_key = i.route_key "
         f"AND o.state IN {OPEN_STATES} AND o.id < i.id) ORDER BY i.id LIMIT ?"
     )
-    return sql, (*(platforms or ()), limit)
+    return sql, (worker, *(platforms or ()), limit)

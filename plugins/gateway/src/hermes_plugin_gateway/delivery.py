@@ -14,10 +14,12 @@ from hermes_plugin_gateway.ledger import Ledger, OutboxItem
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, MessageGone, NotSent, PlatformAdapter, split_message
 
-__all__ = ["DUPLICATE_NOTE", "Deliveries", "ReplyStream"]
+__all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries", "ReplyStream"]
 
 log = logging.getLogger("hermes.gateway")
 
+SENDS_AT_ONCE = 16
+"""Replies sent at once; also the most that the death of this process can send twice."""
 DUPLICATE_NOTE = "↻ _Hermes restarted while sending this reply; it may be a duplicate._"
 WRITING = " …"
 
@@ -108,12 +110,14 @@ class Deliveries:
         self._now = clock
         self._in_flight: set[int] = set()
         self._marking: set[int] = set()
+        self._sending = asyncio.Semaphore(SENDS_AT_ONCE)
         self._delivered: list[tuple[int, asyncio.Future[None]]] = []
         self._recorder: asyncio.Task[None] | None = None
 
     async def deliver_due(self, items: list[OutboxItem]) -> None:
-        """Send every reply of ``items`` that is due, at once (a slow platform API must not
-        make each wait for the one before), with one write marking them all attempted."""
+        """Send every reply of ``items`` that is due, with one write marking them all
+        attempted: each chat's in order, the chats at once (a slow platform API must not
+        make each chat wait for the one before)."""
         due = [item for item in items if self.due(item) and self.adapter_for(item.chat.platform)]
         if not due:
             return
@@ -123,8 +127,16 @@ class Deliveries:
             await self.ledger.store.run(self.ledger.attempting, *ids)
         finally:
             self._marking -= ids
+        chats: dict[tuple[str, str], list[OutboxItem]] = {}
+        for item in due:  # a chat's replies in order (a reply, then its files)
+            chats.setdefault((item.chat.platform, item.chat.chat_id), []).append(item)
+
+        async def in_order(items: list[OutboxItem]) -> None:
+            for item in items:
+                await self.deliver(item, marked=True)
+
         for failure in await asyncio.gather(
-            *(self.deliver(item, marked=True) for item in due), return_exceptions=True
+            *(in_order(items) for items in chats.values()), return_exceptions=True
         ):
             if isinstance(failure, Exception):
                 log.warning("gateway: a reply could not be sent: %s", failure)
@@ -159,42 +171,45 @@ class Deliveries:
             return False
         self._in_flight.add(item.id)
         try:
-            if not marked:
-                await self.ledger.store.run(self.ledger.attempting, item.id)
-            # From here a crash of the process resends with the duplicate note. Surviving a
-            # power cut too needs the mark synced: that runs while the reply is sent rather
-            # than before, since on a disk that stalls it could hold up every reply.
-            synced = asyncio.ensure_future(self.ledger.store.synced())
-            try:
-                await self._send(adapter, item)
-            except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
-                last = item.attempts + 1 >= self.attempts
-                log.warning(
-                    "reply %d not delivered (attempt %d): %s", item.id, item.attempts + 1, exc
-                )
-                # Unless the platform refused it, it may have gone out (a timeout after
-                # Telegram took it): the retry then says it may be a duplicate.
-                await self.ledger.store.run(
-                    self.ledger.failed,
-                    item.id,
-                    str(exc),
-                    abandon=last,
-                    maybe_sent=not isinstance(exc, NotSent),
-                )
-                if last:
-                    log.error(
-                        "reply %d to %s abandoned after %d attempts",
-                        item.id,
-                        item.chat.platform,
-                        self.attempts,
+            # A reply out but not yet marked delivered goes again (marked) if this process
+            # dies: so few are ever sent at once that a kill can repeat at most that many.
+            async with self._sending:
+                if not marked:
+                    await self.ledger.store.run(self.ledger.attempting, item.id)
+                # From here a crash of the process resends with the duplicate note. Surviving a
+                # power cut too needs the mark synced: that runs while the reply is sent rather
+                # than before, since on a disk that stalls it could hold up every reply.
+                synced = asyncio.ensure_future(self.ledger.store.synced())
+                try:
+                    await self._send(adapter, item)
+                except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
+                    last = item.attempts + 1 >= self.attempts
+                    log.warning(
+                        "reply %d not delivered (attempt %d): %s", item.id, item.attempts + 1, exc
                     )
-                return False
-            finally:
-                await _quietly_synced(synced)
-            await self._record_delivered(item.id)
-            retry = f" (attempt {item.attempts + 1})" if item.attempts else ""
-            log.info("reply %d delivered to %s%s", item.id, item.chat.platform, retry)
-            return True
+                    # Unless the platform refused it, it may have gone out (a timeout after
+                    # Telegram took it): the retry then says it may be a duplicate.
+                    await self.ledger.store.run(
+                        self.ledger.failed,
+                        item.id,
+                        str(exc),
+                        abandon=last,
+                        maybe_sent=not isinstance(exc, NotSent),
+                    )
+                    if last:
+                        log.error(
+                            "reply %d to %s abandoned after %d attempts",
+                            item.id,
+                            item.chat.platform,
+                            self.attempts,
+                        )
+                    return False
+                finally:
+                    await _quietly_synced(synced)
+                await self._record_delivered(item.id)
+                retry = f" (attempt {item.attempts + 1})" if item.attempts else ""
+                log.info("reply %d delivered to %s%s", item.id, item.chat.platform, retry)
+                return True
         finally:
             self._in_flight.discard(item.id)
 

@@ -177,8 +177,19 @@ class Gateway:
         self.intake = Intake(self.ledger, self._stored)
         self.worker = new_holder()
         """This process among the workers serving the store (``host:pid:token``)."""
-        self.claims = Claims(self.store, self.worker, settings.worker_timeout_seconds)
-        self.leases = Leases(runtime.plugin_store(LEASES))
+        self.intake.worker = self.worker
+        leases = runtime.plugin_store(LEASES)  # made, if missing, on the runtime's store
+        # On PostgreSQL, what keeps the workers in step (the platforms' lease, being heard,
+        # taking messages) and what marks a reply delivered go through connections of their
+        # own: queued behind the turns' store work, a lease would lapse under load (two
+        # workers polling Telegram), and a reply sent but not yet marked delivered would go
+        # again, as a possible duplicate, if this worker died meanwhile.
+        self._control_store = (
+            open_store(self.home, SCHEMA) if self.store.dialect == "postgresql" else None
+        )
+        control = self._control_store or self.store
+        self.claims = Claims(control, self.worker, settings.worker_timeout_seconds)
+        self.leases = Leases(control if self._control_store is not None else leases)
         self.leading = False
         """Whether this worker holds the platforms (connects them, sends the replies)."""
         self.peers = 0
@@ -210,14 +221,8 @@ class Gateway:
         self.http: SharedListener | None = None
         """The HTTP listener platforms share (webhooks, Slack's Events API); bound when
         first asked for a route."""
-        # On PostgreSQL the sends' marks go through connections of their own: queued behind
-        # the turns' store work, a reply sent but not yet marked delivered would go again
-        # (as a possible duplicate) if this worker died in between.
-        self._sends_store = (
-            open_store(self.home, SCHEMA) if self.store.dialect == "postgresql" else None
-        )
         self.deliveries = Deliveries(
-            Ledger(self._sends_store) if self._sends_store is not None else self.ledger,
+            Ledger(self._control_store) if self._control_store is not None else self.ledger,
             self.platforms.adapter,
             attempts=settings.delivery_attempts,
             max_age_seconds=settings.delivery_max_age_hours * 3600,
@@ -245,7 +250,10 @@ class Gateway:
         self._slots: asyncio.Semaphore | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._wake: asyncio.Event | None = None
+        self._lease_known: asyncio.Event | None = None
         self._membership: list[asyncio.Task[None]] = []
+        self._claimed_as: dict[int, str] = {}
+        """The name each message in hand was taken under (this worker's, unless renamed)."""
         self._frozen_after_first_turn = False
         self._slash: dict[str, SlashCommandSpec] | None = None
 
@@ -256,7 +264,10 @@ class Gateway:
         self.loop = asyncio.get_running_loop()
         self._slots = asyncio.Semaphore(self.settings.max_concurrent_turns)
         self._wake = asyncio.Event()
+        self._lease_known = asyncio.Event()
         await self._pulse()  # counted as alive before it takes a message
+        if self.store.dialect == "postgresql":  # other workers may share it: stay heard
+            self._membership.append(asyncio.ensure_future(self._keep_alive()))
         await asyncio.to_thread(self.ledger.prune)
         # Tool sources (MCP servers) connect once, before any chat is served, and are shared.
         for warning in await self.runtime.warm_up("gateway"):
@@ -267,12 +278,11 @@ class Gateway:
             lease = self.settings.leader_lease_seconds
             # Held until the shutdown has drained the turns and stopped the platforms: said
             # alive meanwhile, so no other worker takes this one's turns while they finish.
-            self._membership = [
-                asyncio.ensure_future(self._keep_alive()),
+            self._membership.append(
                 asyncio.ensure_future(
                     hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
-                ),
-            ]
+                )
+            )
             loops = [asyncio.ensure_future(self._upkeep()), asyncio.ensure_future(self._dispatch())]
             try:
                 await stop.wait()
@@ -304,8 +314,8 @@ class Gateway:
             await self.store.run(self.claims.leave)
         except Exception as exc:  # noqa: BLE001 - they go back once this worker is missed
             log.warning("gateway: could not hand its messages back: %s", one_line(exc))
-        if self._sends_store is not None:
-            self._sends_store.close()
+        if self._control_store is not None:
+            self._control_store.close()
         self._write_status("stopped")
 
     def _platform_stopped(self, name: str) -> None:
@@ -330,24 +340,40 @@ class Gateway:
     async def _lead(self, leading: bool) -> None:
         """The platforms' lease won or lost (or, first, not won): this worker connects the
         chat platforms and sends every reply, or leaves that to the worker that holds it."""
-        self.leading = leading and not self.stopping
-        if not self.leading:
+        if not leading or self.stopping:
+            self.leading = False
             await self.platforms.stop()
-            log.info("gateway: another worker holds the chat platforms; this one runs turns")
+            if not self.stopping:
+                log.info("gateway: another worker holds the chat platforms; this one runs turns")
+            self._lease_decided()
             return
         # Sends that were in flight when the last holder stopped may have gone out: their
-        # next attempt says so.
+        # next attempt says so. (Raising, the lease is given back and tried again.)
         in_flight = await self.store.run(self.ledger.after_crash)
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
+        if self._shutting_down():  # it began while the store was asked
+            return
         if self.peers:
             log.warning("gateway: this worker now holds the chat platforms")
+        self.leading = True
         self.platforms.start()
+        self._lease_decided()
+
+    def _shutting_down(self) -> bool:
+        return self.stopping
+
+    def _lease_decided(self) -> None:
+        if self._lease_known is not None:
+            self._lease_known.set()
 
     async def _dispatch(self) -> None:
         """Take stored messages to run, as many as there are free turn slots: woken when
         this gateway stores one or finishes one, and polling for what other workers stored."""
-        assert self._wake is not None
+        assert self._wake is not None and self._lease_known is not None
+        # Not before this worker knows whether it holds the platforms: holding them, it
+        # takes only connected ones' messages (a resumed turn there streams and asks).
+        await self._lease_known.wait()
         while not self.stopping:
             poll = SHARED_POLL_SECONDS if self.peers else UPKEEP_SECONDS
             with contextlib.suppress(TimeoutError):
@@ -356,15 +382,15 @@ class Gateway:
             self._wake.clear()
             free = self.settings.max_concurrent_turns - len(self.conversations)
             # The worker with the platforms takes messages of connected ones only (a turn
-            # resumed there can stream and ask); the others take any, but those that came
-            # with files, which are on its disk; their replies wait in the ledger for it.
+            # resumed there can stream and ask); the others take any platform's: their
+            # replies wait in the ledger for it.
             platforms = (
                 [name for name in self.platforms.states if self.platforms.adapter(name)]
                 if self.leading
                 else None
             )
             try:
-                items = await self.store.run(self.claims.claim, platforms, free, files=self.leading)
+                items = await self.store.run(self.claims.claim, platforms, free)
             except Exception as exc:  # noqa: BLE001 - the store may be back at the next poll
                 log.warning("gateway: could not take messages from the inbox: %s", one_line(exc))
                 await asyncio.sleep(UPKEEP_SECONDS)
@@ -412,18 +438,21 @@ class Gateway:
             log.warning("gateway: %d messages of a worker that stopped are taken up", pulse.freed)
             self._woken()
         if pulse.was_dead:
+            # What it held under its old name is being resumed elsewhere: its turns stop,
+            # and what they would still write under that name no longer counts.
             log.error(
                 "gateway: this worker went unheard for over %g s and the others took its "
                 "messages; stopping its turns",
                 self.settings.worker_timeout_seconds,
             )
+            self.worker = self.intake.worker = new_holder()
+            self.claims.rename(self.worker)
         for conversation in self.conversations.values():
-            if conversation.turn is None:
-                continue
             if conversation.current in pulse.to_stop:
-                conversation.stopped_by_user = True
-                conversation.turn.stop()
-            elif pulse.was_dead:
+                conversation.stopped_by_user = True  # also while it waits to resume
+                if conversation.turn is not None:
+                    conversation.turn.stop()
+            elif pulse.was_dead and conversation.turn is not None:
                 conversation.turn.stop()
 
     async def _redeliver(self, platform: str | None) -> None:
@@ -538,8 +567,7 @@ class Gateway:
             conversation = self.conversations[item.route_key] = Conversation(
                 item.route_key, item.chat
             )
-        if item.id == conversation.current or any(q.id == item.id for q in conversation.queue):
-            return  # stored as the last run's inbox was read at start: queued once
+        self._claimed_as[item.id] = item.worker or self.worker
         conversation.queue.append(item)
         if conversation.task is None:
             conversation.task = asyncio.ensure_future(self._drain(conversation))
@@ -553,18 +581,42 @@ class Gateway:
                     await self._process(conversation, item)
                 except Exception:
                     log.exception("gateway: message %d failed", item.id)
-                    with contextlib.suppress(Exception):
-                        await self.store.run(self.ledger.mark, item.id, "failed", None, self.worker)
-                        await self._reply(
-                            None,
-                            item.chat,
-                            "⚠️ Something went wrong on my side; the error is in the gateway's log.",
-                        )
+                    if await self._settle_failed(item):
+                        with contextlib.suppress(Exception):
+                            await self._reply(
+                                None,
+                                item.chat,
+                                "⚠️ Something went wrong on my side; the error is in the "
+                                "gateway's log.",
+                            )
+                finally:
+                    self._claimed_as.pop(item.id, None)
         finally:
             conversation.task = None
             if not conversation.queue:
                 self.conversations.pop(conversation.key, None)
             self._woken()  # a turn slot is free, and this route's next message may run
+
+    async def _settle_failed(self, item: InboxItem) -> bool:
+        """Close a message whose handling failed, so its chat's next message may run: tried
+        again while the store fails (the failure may have been the store's), until this
+        gateway stops. Whether this worker closed it (else another holds it, or it is
+        closed already)."""
+        while not self.stopping:
+            try:
+                return bool(
+                    await self.store.run(
+                        self.ledger.mark, item.id, "failed", None, self._as(item.id)
+                    )
+                )
+            except Exception as exc:  # noqa: BLE001 - the store may be back in a moment
+                log.warning("gateway: message %d stays open: %s", item.id, one_line(exc))
+                await asyncio.sleep(UPKEEP_SECONDS * 2)
+        return False  # left open: this worker hands it back as it leaves
+
+    def _as(self, item_id: int) -> str:
+        """The name a message in hand was taken under (its writes only count under it)."""
+        return self._claimed_as.get(item_id, self.worker)
 
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
         """A front-end's message to a chat (``Runtime.deliver`` in this process)."""
@@ -602,7 +654,7 @@ class Gateway:
                 preview_id=preview_id,
                 attempting=sending,
                 attachment=attachment,
-                worker=self.worker,
+                worker=None if item_id is None else self._as(item_id),
             )
         except ClaimLost as exc:
             log.warning("gateway: %s (stopped, or taken over by another worker)", exc)
@@ -642,7 +694,7 @@ class Gateway:
             await self._reply(item.id, item.chat, text, reply_to=item.message_id)
             return
         if item.state == "resuming":
-            await self.store.run(self.ledger.mark, item.id, "failed", None, self.worker)
+            await self.store.run(self.ledger.mark, item.id, "failed", None, self._as(item.id))
             await self._reply(
                 item.id,
                 item.chat,
@@ -739,7 +791,11 @@ class Gateway:
         # Marked before the turn starts: a crash from here on resumes it once, with a note
         # that says to check what was done (nothing, if it came before the turn's first write).
         if not await self.store.run(
-            self.ledger.mark, item.id, "resuming" if resumed else "running", session_id, self.worker
+            self.ledger.mark,
+            item.id,
+            "resuming" if resumed else "running",
+            session_id,
+            self._as(item.id),
         ):
             return  # /stop dropped it meanwhile, or this worker was taken for dead
         if resumed and adapter is not None and sends_notes(adapter):
@@ -763,6 +819,9 @@ class Gateway:
             )
             waited_until = time.monotonic() + BUSY_RETRY_SECONDS
             while ended.status == "busy" and resumed and not self.stopping:
+                if conversation.stopped_by_user:
+                    ended = TurnEnded(session_id=session_id, status="stopped", reply="")
+                    break
                 if time.monotonic() > waited_until:
                     break
                 # The turn that was interrupted still holds the session: its worker died
@@ -781,10 +840,14 @@ class Gateway:
             and not conversation.stopped_by_user
         ):
             # Stopped by the shutdown: another worker, or the next start, resumes it (once).
-            await self.store.run(self.ledger.mark, item.id, "running", None, self.worker)
+            await self.store.run(self.ledger.mark, item.id, "running", None, self._as(item.id))
             return
         reply = compose_reply(ended, conversation.stopped_by_user)
-        await self._reply(item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview)
+        recorded, _ = await self._reply(
+            item.id, item.chat, reply, reply_to=item.message_id, preview_id=preview
+        )
+        if not recorded:
+            return  # no longer this worker's to answer: its files are not sent either
         for attachment in ended.attachments:  # each one an obligation of its own
             await self._reply(None, item.chat, "", attachment=attachment)
         if not self._frozen_after_first_turn:

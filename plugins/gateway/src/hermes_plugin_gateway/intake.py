@@ -32,6 +32,9 @@ class Intake:
         committed (even if the platform stopped waiting for it meanwhile)."""
         self._ledger = ledger
         self._on_stored = on_stored
+        self.worker: str | None = None
+        """The gateway worker taking messages in, recorded with each (its files are on this
+        worker's disk)."""
         self._pending: list[_Waiting] = []
         self._writer: asyncio.Task[None] | None = None
         self._confirming: set[asyncio.Task[None]] = set()
@@ -52,7 +55,9 @@ class Intake:
                 batch, self._pending = self._pending, []
                 try:
                     stored = await self._ledger.store.run(
-                        self._ledger.accept_many, [(message, key) for message, key, _ in batch]
+                        self._ledger.accept_many,
+                        [(message, key) for message, key, _ in batch],
+                        self.worker,
                     )
                 except Exception as exc:  # noqa: BLE001 - each sender gets the error
                     _fail(batch, exc)

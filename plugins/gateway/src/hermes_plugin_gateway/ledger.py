@@ -50,6 +50,9 @@ class InboxItem:
     session_id: str | None
     received_at: float
     attachments: tuple[Attachment, ...] = ()
+    worker: str | None = None
+    """The worker that took it to run, as it was named then (its writes for the message
+    only count while that name still holds it)."""
 
 
 @dataclass(frozen=True)
@@ -149,9 +152,12 @@ class Ledger:
         delivering an update again after a restart)."""
         return self.accept_many([(message, route_key)])[0]
 
-    def accept_many(self, messages: Sequence[tuple[Inbound, str]]) -> list[InboxItem | None]:
+    def accept_many(
+        self, messages: Sequence[tuple[Inbound, str]], worker: str | None = None
+    ) -> list[InboxItem | None]:
         """Store messages (with their route keys) in one transaction, in order; None for a
-        message stored before. Not synced: the caller syncs before the platform is told."""
+        message stored before. Not synced: the caller syncs before the platform is told.
+        ``worker``: who took them in (a message's files are on that worker's disk)."""
         now = self._now()
         stored: list[InboxItem | None] = []
         with self.store.write() as cursor:
@@ -159,8 +165,8 @@ class Ledger:
                 chat = message.chat
                 rows = cursor.execute(
                     "INSERT INTO gateway_inbox (route_key, platform, chat_id, chat, user_id, "
-                    "user_name, message_id, text, state, received_at, updated_at, attachments) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?) "
+                    "user_name, message_id, text, state, received_at, updated_at, attachments, "
+                    "taken_in_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?) "
                     "ON CONFLICT (platform, chat_id, message_id) DO NOTHING RETURNING id",
                     (
                         route_key,
@@ -176,6 +182,7 @@ class Ledger:
                         json.dumps([item.as_dict() for item in message.attachments])
                         if message.attachments
                         else None,
+                        worker,
                     ),
                 ).fetchall()
                 stored.append(
@@ -308,8 +315,10 @@ class Ledger:
             )
 
     def delivered(self, *item_ids: int) -> None:
+        # Not behind the write lock: a reply sent but not yet marked goes again (marked as a
+        # possible duplicate) if this worker dies meanwhile, so this mark must not queue.
         now = self._now()
-        with self.store.write() as cursor:
+        with self.store.write(serialized=False) as cursor:
             cursor.executemany(
                 "UPDATE gateway_outbox SET state = 'delivered', last_error = NULL, "
                 "updated_at = ? WHERE id = ?",

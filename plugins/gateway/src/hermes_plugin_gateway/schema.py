@@ -96,9 +96,11 @@ _WORKERS = """
 -- Each takes messages from the inbox (worker: who took it; a route's next message waits
 -- until its current one is done, so a chat is answered in order, one turn at a time), and
 -- says it is alive here; a worker that stops saying so loses what it took to the others.
--- stop_requested: /stop reached a turn that runs in another worker.
+-- stop_requested: /stop reached a turn that runs in another worker. taken_in_by: the worker
+-- that stored the message, on whose disk its files are.
 ALTER TABLE gateway_inbox ADD COLUMN worker TEXT;
 ALTER TABLE gateway_inbox ADD COLUMN stop_requested INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE gateway_inbox ADD COLUMN taken_in_by TEXT;
 CREATE INDEX {exists}gateway_inbox_route_open ON gateway_inbox(route_key, id)
     WHERE state IN ('queued', 'running', 'resuming');
 CREATE TABLE {exists}gateway_workers (
