@@ -189,8 +189,9 @@ class Database:
         self, durable: bool = False, wait: bool = True, *, serialized: bool = True
     ) -> Iterator[SqliteCursor]:
         """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
-        on any exception (every one serialized: ``serialized=False`` changes nothing here). Raises StoreBusyError after bounded retries of a held lock, and
-        StoreError for any other database failure (disk full, I/O error ...).
+        on any exception (every one serialized: ``serialized=False`` changes nothing here).
+        Raises StoreBusyError after bounded retries of a held lock, and StoreError for any
+        other database failure (disk full, I/O error ...).
 
         ``durable`` syncs this commit to disk before returning: use it for writes that must
         survive a power cut, such as an assistant message whose tools are about to run.
