@@ -88,7 +88,8 @@ def holder_is_dead(holder: str) -> bool:
     namespace) that no longer runs. False for another's: from here only expiry can tell."""
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
-    if host != this_host() or not pid_text.isdigit():
+    # The bare host name: a holder named before names told the pid namespace.
+    if host not in {this_host(), socket.gethostname()} or not pid_text.isdigit():
         return False
     try:
         os.kill(int(pid_text), 0)

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_sdk.leases import this_host
 from hermes_sdk.storage import Store, StoreSchema, open_store
 
 __all__ = ["SCHEMA", "Batch", "Claim", "Run", "RunLog"]
@@ -79,8 +80,16 @@ _LEGACY_TABLES = {
 
 
 def owner_tag() -> str:
-    """This process, as a record's owner: host and pid (the store may be shared by hosts)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """This process, as a record's owner: host and pid (the store may be shared by hosts),
+    the host as a lease holder names it (:func:`hermes_sdk.leases.this_host`)."""
+    return f"{this_host()}:{os.getpid()}"
+
+
+def _of_this_host(owner: str) -> bool:
+    """Whether a record's owner was a process of this host: tagged as now, or by a Hermes
+    before owners named the pid namespace (the bare host name)."""
+    host = owner.partition(":")[0]
+    return host in {this_host(), socket.gethostname()}
 
 
 @dataclass(frozen=True)
@@ -267,7 +276,6 @@ class RunLog:
         the scheduler lock, so no live scheduler owns them. ``dead``: an owner of another
         host known to be gone (the scheduler this one took the lease over from)."""
         me = owner_tag()
-        host = socket.gethostname()
         changed = 0
         with self._store.write() as cursor:
             for run_id, status, owner in cursor.execute(
@@ -275,7 +283,7 @@ class RunLog:
             ).fetchall():
                 mine_to_settle = owner == dead and owner != me
                 if not mine_to_settle and (
-                    owner == me or (owner and not str(owner).startswith(f"{host}:"))
+                    owner == me or (owner and not _of_this_host(str(owner)))
                 ):
                     continue  # ours, or another host's: only that host knows if it runs
                 if status == "running":
@@ -405,7 +413,7 @@ def _legacy_rows(
     rows = [tuple(row) for row in cursor.fetchall()]
     if "owner" in names:
         at = names.index("owner")
-        host = socket.gethostname()
+        host = this_host()
         rows = [
             (*row[:at], None if row[at] is None else f"{host}:{row[at]}", *row[at + 1 :])
             for row in rows

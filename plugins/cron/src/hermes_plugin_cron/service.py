@@ -51,12 +51,16 @@ class CronService:
                 )
             leading.set()
 
-        # Gateway workers on several hosts share a store: one of them schedules. Each due
-        # instant is claimed once in the store all the same; the lease keeps one scheduler
-        # in charge of its runs, so a dead host's are settled by the one that follows it.
-        holding = asyncio.ensure_future(
-            hold(leases, SCHEDULER_LEASE, new_holder(), LEASE_SECONDS, lead)
-        )
+        # Gateway workers on several hosts share a store in PostgreSQL: one of them
+        # schedules. Each due instant is claimed once in the store all the same; the lease
+        # keeps one scheduler in charge of its runs, so a dead host's are settled by the one
+        # that follows it. A home on SQLite has one scheduler (the file lock): no lease.
+        if leases.store.dialect == "postgresql":
+            holding = asyncio.ensure_future(
+                hold(leases, SCHEDULER_LEASE, new_holder(), LEASE_SECONDS, lead)
+            )
+        else:
+            holding = asyncio.ensure_future(lead(True))
         try:
             complained: str | None = None
             while True:

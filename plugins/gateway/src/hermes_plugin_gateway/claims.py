@@ -69,18 +69,19 @@ class Claims:
         first, so an idle poll takes no write lock."""
         if limit <= 0 or platforms == []:
             return []
-        sql, bindings = _claimable(platforms, limit, self.worker)
+        worker = self.worker  # once: a rename (another thread) must not split a claim
+        sql, bindings = _claimable(platforms, limit, worker)
         if not self.store.query(sql, bindings):
             return []
         with self.store.write() as cursor:
             items = [
-                replace(inbox_item(row), worker=self.worker)
+                replace(inbox_item(row), worker=worker)
                 for row in cursor.execute(sql, bindings).fetchall()
             ]
             if items:
                 cursor.executemany(
                     "UPDATE gateway_inbox SET worker = ? WHERE id = ? AND worker IS NULL",
-                    [(self.worker, item.id) for item in items],
+                    [(worker, item.id) for item in items],
                 )
         return items
 
@@ -90,14 +91,15 @@ class Claims:
         self.worker = worker
         self._registered = False
 
-    def pulse(self) -> Pulse:
+    def pulse(self, alone: bool = False) -> Pulse:
         """Say this worker is alive; free what dead workers took; and read which of this
         worker's turns a /stop from another worker's chat asked to stop.
 
         Times are each host's clock (keep them in sync), read once the write lock is held,
         so waiting for it does not age the stamp. A worker that was itself unheard for half
         the timeout (the store stalled for everyone) judges no other this time: they may
-        have waited for the same lock."""
+        have waited for the same lock. ``alone``: no other worker can share this store (a
+        SQLite home): every other name is a process of the past, dead."""
         with self.store.write() as cursor:
             now = self._now()
             last = cursor.execute(
@@ -108,20 +110,22 @@ class Claims:
                 "UPDATE gateway_workers SET seen_at = ? WHERE worker = ? RETURNING 1",
                 (now, self.worker),
             ).fetchall()
-            if not mine:
+            was_dead = self._registered and not mine
+            if not mine and not was_dead:  # taken for dead, it goes on under a new name
                 cursor.execute(
                     "INSERT INTO gateway_workers (worker, started_at, seen_at) VALUES (?, ?, ?)",
                     (self.worker, now, now),
                 )
-            was_dead = self._registered and not mine
-            self._registered = True
+            self._registered = not was_dead
             others = cursor.execute(
                 "SELECT worker, seen_at FROM gateway_workers WHERE worker <> ?", (self.worker,)
             ).fetchall()
             dead = [
                 (str(worker),)
                 for worker, seen_at in others
-                if (judging and float(seen_at) < now - self.timeout) or holder_is_dead(str(worker))
+                if alone
+                or (judging and float(seen_at) < now - self.timeout)
+                or holder_is_dead(str(worker))
             ]
             if dead:
                 cursor.executemany("DELETE FROM gateway_workers WHERE worker = ?", dead)

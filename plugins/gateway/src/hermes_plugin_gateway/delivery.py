@@ -19,7 +19,8 @@ __all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries", "ReplyStream"]
 log = logging.getLogger("hermes.gateway")
 
 SENDS_AT_ONCE = 16
-"""Replies sent at once; also the most that the death of this process can send twice."""
+"""Replies sent at once to one platform; also the most of them that the death of this
+process can send twice."""
 DUPLICATE_NOTE = "↻ _Hermes restarted while sending this reply; it may be a duplicate._"
 WRITING = " …"
 
@@ -110,7 +111,8 @@ class Deliveries:
         self._now = clock
         self._in_flight: set[int] = set()
         self._marking: set[int] = set()
-        self._sending = asyncio.Semaphore(SENDS_AT_ONCE)
+        self._sending: dict[str, asyncio.Semaphore] = {}
+        """Per platform: one held back by its API (a flood wait) holds up no other."""
         self._delivered: list[tuple[int, asyncio.Future[None]]] = []
         self._recorder: asyncio.Task[None] | None = None
 
@@ -173,7 +175,8 @@ class Deliveries:
         try:
             # A reply out but not yet marked delivered goes again (marked) if this process
             # dies: so few are ever sent at once that a kill can repeat at most that many.
-            async with self._sending:
+            sending = self._sending.setdefault(item.chat.platform, asyncio.Semaphore(SENDS_AT_ONCE))
+            async with sending:
                 if not marked:
                     await self.ledger.store.run(self.ledger.attempting, item.id)
                 # From here a crash of the process resends with the duplicate note. Surviving a

@@ -252,6 +252,8 @@ class Gateway:
         self._wake: asyncio.Event | None = None
         self._lease_known: asyncio.Event | None = None
         self._membership: list[asyncio.Task[None]] = []
+        self._alone = self.store.dialect != "postgresql"
+        """A SQLite home: no other worker can share its store (one gateway per home)."""
         self._claimed_as: dict[int, str] = {}
         """The name each message in hand was taken under (this worker's, unless renamed)."""
         self._frozen_after_first_turn = False
@@ -266,7 +268,7 @@ class Gateway:
         self._wake = asyncio.Event()
         self._lease_known = asyncio.Event()
         await self._pulse()  # counted as alive before it takes a message
-        if self.store.dialect == "postgresql":  # other workers may share it: stay heard
+        if not self._alone:  # other workers may share it: stay heard
             self._membership.append(asyncio.ensure_future(self._keep_alive()))
         await asyncio.to_thread(self.ledger.prune)
         # Tool sources (MCP servers) connect once, before any chat is served, and are shared.
@@ -280,7 +282,9 @@ class Gateway:
             # alive meanwhile, so no other worker takes this one's turns while they finish.
             self._membership.append(
                 asyncio.ensure_future(
-                    hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
+                    self._lead(True)  # alone, it holds the platforms; no lease to keep
+                    if self._alone
+                    else hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
                 )
             )
             loops = [asyncio.ensure_future(self._upkeep()), asyncio.ensure_future(self._dispatch())]
@@ -311,7 +315,7 @@ class Gateway:
         # The lease is released as its holding ends: another worker connects at once.
         await _cancelled(*self._membership)
         try:  # what it took and did not finish: to the other workers, or the next start
-            await self.store.run(self.claims.leave)
+            await self.claims.store.run(self.claims.leave)
         except Exception as exc:  # noqa: BLE001 - they go back once this worker is missed
             log.warning("gateway: could not hand its messages back: %s", one_line(exc))
         if self._control_store is not None:
@@ -349,7 +353,8 @@ class Gateway:
             return
         # Sends that were in flight when the last holder stopped may have gone out: their
         # next attempt says so. (Raising, the lease is given back and tried again.)
-        in_flight = await self.store.run(self.ledger.after_crash)
+        ledger = self.deliveries.ledger  # the sends' own connections (on PostgreSQL)
+        in_flight = await ledger.store.run(ledger.after_crash)
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         if self._shutting_down():  # it began while the store was asked
@@ -380,6 +385,8 @@ class Gateway:
                 async with asyncio.timeout(poll):  # wait_for may swallow a cancel (3.11)
                     await self._wake.wait()
             self._wake.clear()
+            if any(name != self.worker for name in self._claimed_as.values()):
+                continue  # renamed: what it held under its old name must end first
             free = self.settings.max_concurrent_turns - len(self.conversations)
             # The worker with the platforms takes messages of connected ones only (a turn
             # resumed there can stream and ask); the others take any platform's: their
@@ -390,7 +397,7 @@ class Gateway:
                 else None
             )
             try:
-                items = await self.store.run(self.claims.claim, platforms, free)
+                items = await self.claims.store.run(self.claims.claim, platforms, free)
             except Exception as exc:  # noqa: BLE001 - the store may be back at the next poll
                 log.warning("gateway: could not take messages from the inbox: %s", one_line(exc))
                 await asyncio.sleep(UPKEEP_SECONDS)
@@ -429,7 +436,7 @@ class Gateway:
         """Tell the other workers this one is alive; learn of dead ones, and of turns here
         that a /stop in a chat the platforms' worker serves asked to stop."""
         try:
-            pulse = await self.store.run(self.claims.pulse)
+            pulse = await self.claims.store.run(self.claims.pulse, self._alone)
         except Exception as exc:  # noqa: BLE001 - tried again in a second
             log.warning("gateway: could not tell the store this worker is alive: %s", one_line(exc))
             return
@@ -545,6 +552,8 @@ class Gateway:
         self.questions.cancel(message.chat)
         running = conversation is not None and conversation.turn is not None
         if conversation is not None:
+            for waiting in conversation.queue:
+                self._claimed_as.pop(waiting.id, None)
             conversation.queue.clear()
             if conversation.current is not None and conversation.turn is None:
                 conversation.dropped.add(conversation.current)
@@ -552,7 +561,7 @@ class Gateway:
                 conversation.stopped_by_user = True
                 conversation.turn.stop()
         # A turn of this chat that runs in another worker stops at that worker's next pulse.
-        dropped, elsewhere = await self.store.run(self.claims.request_stop, key)
+        dropped, elsewhere = await self.claims.store.run(self.claims.request_stop, key)
         running = running or elsewhere
         note = "Stopping." if running else "Nothing is running."
         if dropped:
@@ -819,7 +828,8 @@ class Gateway:
             )
             waited_until = time.monotonic() + BUSY_RETRY_SECONDS
             while ended.status == "busy" and resumed and not self.stopping:
-                if conversation.stopped_by_user:
+                if conversation.stopped_by_user or item.id in conversation.dropped:
+                    conversation.stopped_by_user = True
                     ended = TurnEnded(session_id=session_id, status="stopped", reply="")
                     break
                 if time.monotonic() > waited_until:
