@@ -280,15 +280,16 @@ class Gateway:
             lease = self.settings.leader_lease_seconds
             # Held until the shutdown has drained the turns and stopped the platforms: said
             # alive meanwhile, so no other worker takes this one's turns while they finish.
-            self._membership.append(
-                asyncio.ensure_future(
-                    self._lead(True)  # alone, it holds the platforms; no lease to keep
-                    if self._alone
-                    else hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
+            if not self._alone:
+                self._membership.append(
+                    asyncio.ensure_future(
+                        hold(self.leases, PLATFORMS_LEASE, self.worker, lease, self._lead)
+                    )
                 )
-            )
             loops = [asyncio.ensure_future(self._upkeep()), asyncio.ensure_future(self._dispatch())]
             try:
+                if self._alone:  # it holds the platforms: no lease (a failure stops it)
+                    await self._lead(True)
                 await stop.wait()
             finally:
                 await _cancelled(*loops)
