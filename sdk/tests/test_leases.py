@@ -4,6 +4,8 @@ holder stops, and taken over by a second holder only then."""
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hermes_sdk.leases import LEASES, Leases, hold, holder_is_dead, new_holder
@@ -22,21 +24,29 @@ def test_a_holder_is_told_and_the_lease_moves_when_it_stops(tmp_path: Path) -> N
 
                 return change
 
-            first = asyncio.ensure_future(hold(leases, "x", "h:1:a", 0.3, noted("first")))
-            await asyncio.sleep(0.05)
-            second = asyncio.ensure_future(hold(leases, "x", "h:2:b", 0.3, noted("second")))
-            await asyncio.sleep(0.35)  # the first renews: the second keeps waiting
+            # A lease of 2 s renewed every 0.5 s: a slow machine does not make it lapse.
+            first = asyncio.ensure_future(hold(leases, "x", "h:1:a", 2.0, noted("first")))
+            await _until(lambda: leases.holder("x") == "h:1:a")
+            second = asyncio.ensure_future(hold(leases, "x", "h:2:b", 2.0, noted("second")))
+            await asyncio.sleep(1.2)  # the first renews twice: the second keeps waiting
             assert leases.holder("x") == "h:1:a"
             first.cancel()
             await asyncio.gather(first, return_exceptions=True)
-            await asyncio.sleep(0.25)  # released: the second takes it at its next try
-            assert leases.holder("x") == "h:2:b"
+            # Released: the second takes it at its next try, long before the 2 s expiry.
+            await _until(lambda: leases.holder("x") == "h:2:b")
             second.cancel()
             await asyncio.gather(second, return_exceptions=True)
             assert leases.holder("x") is None
         return changes
 
     assert asyncio.run(scenario()) == [("first", True), ("second", False), ("second", True)]
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        await asyncio.sleep(0.02)
 
 
 def test_a_holder_of_this_host_that_is_gone_is_dead() -> None:
