@@ -133,11 +133,11 @@ def test_doctor_is_healthy_with_zero_plugins_and_reports_fixes(hermes):
     dotenv.write_text("KEY=secret-value\n")
     os.chmod(dotenv, 0o644)
     result = hermes("doctor", "--json")
-    assert result.code == 1
-    report = json.loads(result.out)
-    assert report["healthy"] is False
-    [finding] = [f for f in report["findings"] if f["level"] == "error"]
-    assert finding["fix"] == f"chmod 600 {dotenv}"
+    # Issue 62: made private at start, with one line that says to rotate the keys.
+    assert result.code == 0, result.out
+    assert ".env was readable by others: rotate its keys" in result.err
+    assert result.err.count("\n") == 1
+    assert dotenv.stat().st_mode & 0o777 == 0o600
 
 
 def test_doctor_reports_a_broken_config_with_exit_1(hermes):
@@ -208,3 +208,21 @@ def test_status_of_the_kernel_alone_names_no_capability(hermes):
     assert result.code == 0, result.err
     labels = [line.split(":", 1)[0] for line in result.out.splitlines() if line[:1] != " "]
     assert labels == ["Home", "Model", "Plugins", "Sessions", "Disk"]
+
+
+def test_an_open_home_is_made_private_at_start_with_one_line(hermes):
+    """Issue 62: a home created 755 with state.db, logs and config.yaml 644 let other local
+    users read conversations; each start makes it 700 and its files 600."""
+    home = hermes.home
+    (home / "logs").mkdir()
+    for name in ("state.db", "config.yaml", "logs/agent.log", "SOUL.md"):
+        (home / name).write_text("")
+        os.chmod(home / name, 0o644)
+    os.chmod(home, 0o755)
+    result = hermes("config", "path")
+    assert result.code == 0
+    assert "made HERMES_HOME private" in result.err and result.err.count("\n") == 1
+    assert home.stat().st_mode & 0o777 == 0o700
+    for name in ("state.db", "config.yaml", "logs/agent.log", "SOUL.md"):
+        assert (home / name).stat().st_mode & 0o777 == 0o600, name
+    assert hermes("config", "path").err == ""  # said once

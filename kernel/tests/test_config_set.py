@@ -81,3 +81,16 @@ def test_set_creates_the_file_when_there_is_none(hermes):
     hermes.config.unlink()
     assert hermes("config", "set", "model.default", "llama3")[0] == 0
     assert hermes.config.read_text() == "model:\n  default: llama3\n"
+
+
+def test_approvals_mode_off_is_accepted_as_yaml_reads_it(hermes):
+    """YAML 1.1 reads a bare ``off`` as false: ``config set approvals.mode off`` and a
+    hand-written ``mode: off`` both mean the mode off (issue 62)."""
+    code, out, err = hermes("config", "set", "approvals.mode", "off")
+    assert code == 0, err
+    assert "approvals:\n    mode: " in hermes.config.read_text()
+    hermes.config.write_text("approvals:\n    mode: off\n")
+    code, out, err = hermes("config", "validate")
+    assert code == 0 and out.endswith(": valid\n"), err
+    code, out, _ = hermes("config", "get", "approvals.mode")
+    assert code == 0 and "off" in out

@@ -56,6 +56,7 @@ def test_logs_rotate_by_size_and_keep_three_old_copies(tmp_path, monkeypatch):
 
 
 def test_hermes_logs_shows_the_tail_filtered_by_level(hermes):
+    hermes.home.chmod(0o700)  # as Hermes keeps it: else the first line says it was made so
     folder = hermes.home / "logs"
     folder.mkdir()
     (folder / "agent.log").write_text(

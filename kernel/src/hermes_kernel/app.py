@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.home import resolve_home
+from hermes_kernel.config.private_home import make_private
 from hermes_kernel.config.settings import Flags, Settings, load_settings
 from hermes_kernel.foreign_homes import ForeignHomeError, recognize_home
 from hermes_kernel.log import RedactingFilter, log_to_files
@@ -40,6 +41,18 @@ class App:
     def settings(self) -> Settings:
         """config.yaml and .env; raises ConfigError (reported by ``main``) when malformed,
         and ForeignHomeError when an importer recognises the home as its tool's."""
+        home = resolve_home(self.flags.home, self.flags.profile, os.environ)
+        # Said once, where it mattered: a home that already held conversations was open.
+        held = (home / "state.db").exists() or (home / "logs").is_dir()
+        opened = make_private(home)
+        if opened and not (held and "." in opened) and ".env" not in opened:
+            opened = []
+        dotenv = home / ".env"
+        if dotenv.exists() and dotenv.stat().st_mode & 0o077:  # it could not be made private
+            raise ConfigError(
+                f"{dotenv} is readable by other users and could not be made private: "
+                f"run chmod 600 {dotenv} as its owner (and rotate its keys)"
+            )
         try:
             settings = load_settings(self.flags)
         except ConfigError:
@@ -52,6 +65,18 @@ class App:
             # Keys in the environment (any *_API_KEY, GITHUB_TOKEN ...) are secrets too.
             self._redactor.secret_values.extend(secret_environment_values(settings.environ))
             log_to_files(settings.home, self._redactor, self.log_name, self._log_level(settings))
+        make_private(settings.home)  # created just now by the logs: private from the start
+        if opened:
+            shown = ", ".join(opened[:4]) + (
+                f" and {len(opened) - 4} more" if len(opened) > 4 else ""
+            )
+            secrets = " (.env was readable by others: rotate its keys)" if ".env" in opened else ""
+            log.warning(
+                "made HERMES_HOME private: %s %s open to other users; now 700/600%s",
+                shown,
+                "was" if len(opened) == 1 else "were",
+                secrets,
+            )
         for warning in settings.warnings:
             log.warning("%s", warning)
         return settings

@@ -141,3 +141,38 @@ def test_plugins_can_make_it_stricter_not_looser() -> None:
         check(approvals, "terraform destroy -auto-approve")
     with pytest.raises(CommandRefused, match="hardline"):
         check(approvals, "rm -rf /")
+
+
+PAIR = "hermes pairing approve telegram ABCD1234"
+
+
+def test_hermes_state_is_asked_whatever_the_mode_yolo_allow_rules_or_container() -> None:
+    """Issue 62: an injected text told the agent to approve a stranger's pairing code, and
+    to set ``approvals.mode off``; neither may pass without the user, every time."""
+    for mode in ("manual", "smart", "off"):
+        approver = Recorder(Answer.SESSION, Answer.ALWAYS)
+        approvals = Approvals(
+            ApprovalPolicy(mode=mode, allow=("hermes-state", "hermes *")),
+            approver=approver,
+            judge=lambda _request: "APPROVE",
+        )
+        approvals.unasked_sessions.add("s1")  # --yolo
+        assert "this once" in (check(approvals, PAIR, isolated=True) or "")
+        assert "this once" in (check(approvals, "hermes config set approvals.mode off") or "")
+        assert len(approver.asked) == 2, mode  # a session answer does not stand for the next
+        assert approver.asked[0].rule == "hermes-state"
+
+
+def test_hermes_state_is_refused_where_nobody_can_be_asked() -> None:
+    for mode in ("manual", "off"):
+        approvals = Approvals(ApprovalPolicy(mode=mode, allow=("hermes-state",)), approver=None)
+        with pytest.raises(CommandRefused, match="only the user may do") as refused:
+            check(approvals, PAIR)
+        assert "approvals.allow" not in str(refused.value)
+
+
+def test_writes_into_the_home_are_hermes_state_by_its_real_path(tmp_path) -> None:
+    approvals = Approvals(ApprovalPolicy(mode="off"), approver=None, hermes_home=str(tmp_path))
+    with pytest.raises(CommandRefused, match="Hermes's own files"):
+        check(approvals, f"echo 'obey the webhook' >> {tmp_path}/SOUL.md")
+    assert check(approvals, f"cat {tmp_path}/SOUL.md") is None

@@ -36,7 +36,16 @@ def test_hermes_own_secrets_and_symlinks_into_protected_places(tmp_path: Path) -
     home.mkdir()
     assert write_refusal(str(home / ".env"), local=True, hermes_home=str(home))
     assert write_refusal(str(home / "state.db"), local=True, hermes_home=str(home))
-    assert write_refusal(str(home / "notes.md"), local=True, hermes_home=str(home)) is None
+    assert write_refusal(str(tmp_path / "notes.md"), local=True, hermes_home=str(home)) is None
+    # Anything else in the home is Hermes's own state too (SOUL, memories, skills, config).
+    for planted in ("SOUL.md", "config.yaml", "memories/MEMORY.md", "skills/x/SKILL.md"):
+        assert "HERMES_HOME" in (
+            write_refusal(str(home / planted), local=True, hermes_home=str(home)) or ""
+        )
+    inside = tmp_path / "project"
+    inside.mkdir()
+    (inside / "cfg").symlink_to(home / "config.yaml")
+    assert write_refusal(str(inside / "cfg"), local=True, hermes_home=str(home))
     link = tmp_path / "innocent"
     link.symlink_to(Path("~/.ssh").expanduser())
     assert "ssh" in (write_refusal(str(link / "keys"), local=True, hermes_home=str(home)) or "")
@@ -70,7 +79,13 @@ def test_commands_get_an_allow_list_and_never_hermes_keys() -> None:
     env, warnings = command_environment(
         environ, passthrough=["PROJECT_FLAG", "OPENAI_API_KEY"], reserved={"OPENAI_API_KEY"}
     )
-    assert env == {"PATH": "/usr/bin", "HOME": "/home/u", "LC_ALL": "C.UTF-8", "PROJECT_FLAG": "1"}
+    assert env == {
+        "PATH": "/usr/bin",
+        "HOME": "/home/u",
+        "LC_ALL": "C.UTF-8",
+        "PROJECT_FLAG": "1",
+        "HERMES_INSIDE_AGENT": "1",  # a nested hermes knows an agent started it
+    }
     assert warnings and "OPENAI_API_KEY" in warnings[0]
     assert set(secret_environment_values(environ)) == {
         environ["OPENAI_API_KEY"],

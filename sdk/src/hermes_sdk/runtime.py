@@ -726,7 +726,9 @@ class Runtime(SessionHistory):
 
     @abc.abstractmethod
     def set_yolo(self, session_id: str, on: bool) -> None:
-        """Turn asking before dangerous commands off (``on``) or back on for the session."""
+        """Turn asking before dangerous commands off (``on``) or back on for the session.
+        Raises ValueError (one line, for the user) where asking may not be turned off: in a
+        Hermes that an agent's tool started."""
 
     @abc.abstractmethod
     def tools_report(self, session_id: str | None = None) -> list[str]:

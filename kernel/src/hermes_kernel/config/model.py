@@ -184,6 +184,13 @@ class ApprovalsConfig(BaseModel):
         description="manual: ask you; smart: an auxiliary model approves or denies and asks "
         "you when unsure; off: never ask (the hardline floor and deny rules still apply).",
     )
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _off_is_off(cls, value: object) -> object:
+        """YAML 1.1 reads a bare ``off`` (and ``no``) as false: that is the mode ``off``."""
+        return "off" if value is False else value
+
     deny: list[str] = Field(
         default_factory=list,
         description="Command globs that are always refused, in every mode (git push*).",

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.turns import KernelTurn
+from hermes_kernel.safety.environment import INSIDE_AGENT
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
 from hermes_kernel.store.sessions import Session
@@ -496,6 +498,11 @@ class KernelRuntime(StoreHistory, Runtime):
 
     def set_yolo(self, session_id: str, on: bool) -> None:
         unasked = self.agent.tool_env.approvals.unasked_sessions
+        if on and os.environ.get(INSIDE_AGENT):
+            raise ValueError(
+                "--yolo is refused: this Hermes was started by an agent's tool, and gets no "
+                "more than the agent that started it (run it from your own terminal)"
+            )
         if on:
             unasked.add(session_id)
         else:

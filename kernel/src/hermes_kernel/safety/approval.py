@@ -5,6 +5,9 @@ Order of precedence, strictest first:
 1. ``approvals.deny`` globs (the user's own rules) refuse, in every mode;
 2. the hardline floor (:mod:`.commands`) refuses, in every mode and every backend;
 3. a harmless command runs;
+   a guarded one (Hermes's own state: ``hermes config set``, a write into HERMES_HOME ...)
+   is asked about every time, whatever the mode, ``--yolo``, an allow rule, the judge or an
+   isolated backend say, and refused where nobody can be asked;
 4. a dangerous one runs if ``mode`` is ``off`` (or ``--yolo``), if the backend is isolated
    (a container without host mounts), if ``approvals.allow`` names its rule or matches it,
    or if the user approved its rule for this session; otherwise
@@ -19,6 +22,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import logging
+import shlex
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -103,6 +107,8 @@ class Approvals:
     remember: Callable[[str], None] | None = None
     """Saves a rule the user allowed always (to ``approvals.allow`` in config.yaml)."""
     plugin_check: PluginCheck | None = None
+    hermes_home: str = ""
+    """The home's real path: writes into it are Hermes's own state however they are spelled."""
     _session_rules: dict[str, set[str]] = field(default_factory=dict)
     _allowed_always: set[str] = field(default_factory=set)
     _asking: dict[str, threading.Lock] = field(default_factory=dict)
@@ -115,10 +121,10 @@ class Approvals:
     def verdict(self, command: str, backend: str) -> Verdict:
         from hermes_kernel.safety.commands import classify  # the first check loads the rules
 
-        found = [classify(command)]
+        found = [classify(command, self.hermes_home)]
         if self.plugin_check is not None:
             found += _plugin_verdicts(self.plugin_check(command, _normalized(command), backend))
-        return max(found, key=lambda v: v.level)
+        return max(found, key=lambda v: v.weight)
 
     def _denied_by_user_rule(self, command: str) -> str | None:
         candidates = {command.strip(), _normalized(command)}
@@ -142,11 +148,31 @@ class Approvals:
                 return True
         return False
 
+    def check_write(
+        self, path: str, *, backend: str, session_id: str, isolated: bool = False
+    ) -> str | None:
+        """A file tool's write to ``path``, judged by the terminal's rules for a write
+        there (as ``: > PATH``) and asked about as ``write_file PATH``."""
+        return self.check(
+            f": > {shlex.quote(path)}",
+            backend=backend,
+            session_id=session_id,
+            isolated=isolated,
+            shown=f"write_file {path}",
+        )
+
     def check(
-        self, command: str, *, backend: str, session_id: str, isolated: bool = False
+        self,
+        command: str,
+        *,
+        backend: str,
+        session_id: str,
+        isolated: bool = False,
+        shown: str | None = None,
     ) -> str | None:
         """Raise CommandRefused (its message is for the model) unless ``command`` may run;
-        returns a note when it runs only because of an approval, else None."""
+        returns a note when it runs only because of an approval, else None. ``shown`` is
+        what the user is asked about, when that is not the command itself."""
         pattern = self._denied_by_user_rule(command)
         if pattern is not None:
             raise CommandRefused(
@@ -161,13 +187,17 @@ class Approvals:
             )
         if verdict.level is Level.ALLOW:
             return None
+        request = ApprovalRequest(
+            shown or command, verdict.rule, verdict.reason, backend, session_id
+        )
+        if verdict.guarded:  # no mode, --yolo, allow rule, judge or container lifts it
+            return self._ask_user(request, guarded=True)
         if self.policy.mode == "off" or session_id in self.unasked_sessions:
             return f"allowed without asking (approvals off): {verdict.reason}"
         if isolated:
             return f"allowed without asking in an isolated container: {verdict.reason}"
         if self._allowed(command, verdict, session_id):
             return None
-        request = ApprovalRequest(command, verdict.rule, verdict.reason, backend, session_id)
         if self.policy.mode == "smart" and self.judge is not None:
             answer = self._ask_judge(request)
             if answer == "APPROVE":
@@ -188,18 +218,19 @@ class Approvals:
         words = raw.strip().upper().split()
         return words[0].strip(".!:") if words else "ESCALATE"
 
-    def _ask_user(self, request: ApprovalRequest) -> str | None:
+    def _ask_user(self, request: ApprovalRequest, *, guarded: bool = False) -> str | None:
         if self.approver is None:
-            raise _nobody_can_approve(request, "no interactive terminal")
+            raise _nobody_can_approve(request, "no interactive terminal", guarded)
         with self._asking_guard:
             asking = self._asking.setdefault(request.session_id, threading.Lock())
         with asking:
-            if self._allowed(request.command, Verdict(Level.ASK, request.rule), request.session_id):
+            allowed = Verdict(Level.ASK, request.rule)
+            if not guarded and self._allowed(request.command, allowed, request.session_id):
                 return None  # approved for the session while this call waited its turn
             try:
                 answer = self.approver(request)
             except NobodyToAsk as exc:
-                raise _nobody_can_approve(request, str(exc)) from None
+                raise _nobody_can_approve(request, str(exc), guarded) from None
         if answer is None:
             raise CommandRefused(
                 "refused: the user did not answer the approval request in time "
@@ -210,6 +241,8 @@ class Approvals:
                 f"refused: the user denied this command ({request.reason}). Ask them how to "
                 "proceed instead of retrying it."
             )
+        if guarded:
+            return "approved by the user (this once: Hermes's own state is asked about each time)"
         if answer is Answer.SESSION:
             self._session_rules.setdefault(request.session_id, set()).add(request.rule)
         elif answer is Answer.ALWAYS and request.rule != "plugin":
@@ -222,7 +255,13 @@ class Approvals:
         return f"approved by the user ({answer.value})"
 
 
-def _nobody_can_approve(request: ApprovalRequest, where: str) -> CommandRefused:
+def _nobody_can_approve(request: ApprovalRequest, where: str, guarded: bool) -> CommandRefused:
+    if guarded:
+        return CommandRefused(
+            f"refused: this command {request.reason}, which only the user may do, and nobody "
+            f"can approve it here ({where}). No setting lifts this; do not try another way. "
+            "Tell the user the exact command, so they can run it themselves if they want it."
+        )
     return CommandRefused(
         f"refused: this command {request.reason} and needs the user's approval, but nobody "
         f"can approve it here ({where}). The user can allow it with approvals.allow: "

@@ -20,8 +20,21 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from hermes_kernel.safety.destruction import DESTROYERS, check_destruction, check_git_discard
+from hermes_kernel.safety.exfiltration import (
+    SENSITIVE_READ,
+    check_exfiltration,
+    reads_secret,
+    serving_verdict,
+)
+from hermes_kernel.safety.footholds import check_footholds
+from hermes_kernel.safety.hermes_state import check_hermes_state
 from hermes_kernel.safety.interpreters import language, literal_shell_outs, shell_out
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, fixed_input, parse
+from hermes_kernel.safety.targets import flags as _flags
+from hermes_kernel.safety.targets import long_option as _long
+from hermes_kernel.safety.targets import protected_target
+from hermes_kernel.safety.targets import recursive as _recursive
 from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
 
 __all__ = ["Level", "Verdict", "classify", "normalize"]
@@ -44,54 +57,6 @@ def normalize(command: str) -> str:
 
 # --- rules ---------------------------------------------------------------------------------
 
-_SYSTEM_DIRS = frozenset(
-    {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc"}
-    | {"root", "sbin", "srv", "sys", "usr", "var", "system", "library", "applications"}
-    | {"users", "private"}
-)
-_HOME_TARGETS = {"~", "~/", "~/*", "~/.", "/home/*", "/users/*"}
-
-
-def _protected_target(target: str) -> bool:
-    target = re.sub(r"/(\./)+", "/", re.sub(r"/{2,}", "/", target))  # //etc, /./etc: /etc
-    target = target.rstrip("/") or "/"
-    if target in {"/", "/*", "/.", "/.."} or target in _HOME_TARGETS:
-        return True
-    if target.endswith("/*"):
-        target = target[:-2] or "/"
-    parts = [part for part in target.split("/") if part and part != "."]
-    if target.startswith("/") and len(parts) == 1 and parts[0] in _SYSTEM_DIRS:
-        return True
-    # /home/alice, /Users/alice: someone's home directory
-    return target.startswith("/") and len(parts) == 2 and parts[0] in {"home", "users"}
-
-
-def _flags(words: list[str]) -> tuple[set[str], list[str]]:
-    letters: set[str] = set()
-    targets: list[str] = []
-    options_done = False
-    for word in words:
-        if word == "--":
-            options_done = True
-        elif word.startswith("--") and not options_done:
-            letters.add(word)
-        elif word.startswith("-") and len(word) > 1 and not options_done:
-            letters.update(word[1:])
-        else:
-            targets.append(word)
-    return letters, targets
-
-
-def _long(option: str, full: str, shortest: int = 4) -> bool:
-    """``--recur`` is ``--recursive``: GNU tools and git take any unambiguous prefix."""
-    given = option.split("=", 1)[0]
-    return given.startswith("--") and len(given) >= shortest and full.startswith(given)
-
-
-def _recursive(letters: set[str]) -> bool:
-    return bool(letters & {"r", "R"}) or any(_long(o, "--recursive", 6) for o in letters)
-
-
 FROM_INPUT = "\x00input\x00"
 """A target the command reads from its input (``xargs rm -rf``) or from a variable: known
 only when it runs."""
@@ -105,7 +70,7 @@ def _check_rm(words: list[str]) -> Verdict | None:
     letters, targets = _flags(words[1:])
     if not _recursive(letters):
         return None
-    if any(_protected_target(target) for target in targets) or "--no-preserve-root" in letters:
+    if any(protected_target(target) for target in targets) or "--no-preserve-root" in letters:
         return Verdict(
             Level.BLOCK,
             "recursive-delete-system",
@@ -128,7 +93,7 @@ def _check_rm(words: list[str]) -> Verdict | None:
 def _check_permissions(words: list[str]) -> Verdict | None:
     letters, targets = _flags(words[1:])
     recursive = _recursive(letters)
-    if recursive and any(_protected_target(target) for target in targets[1:] or targets):
+    if recursive and any(protected_target(target) for target in targets[1:] or targets):
         return Verdict(
             Level.BLOCK, "recursive-chmod-system", f"{words[0]} -R on / or a system directory"
         )
@@ -207,15 +172,7 @@ _SENSITIVE = re.compile(
     re.IGNORECASE,  # ~/.BASHRC is ~/.bashrc where the file system ignores case
 )
 _SYSTEM_FILE = re.compile(r"^(/private)?/(etc|boot|usr|bin|sbin|lib|lib64|var/db)/")
-_HERMES_CONFIG = re.compile(
-    r"((^|/)\.hermes/|\$\{?hermes_home\}?/)(.*/)?(config\.yaml|\.env|active_profile)$",
-    re.IGNORECASE,
-)
-_SENSITIVE_READ = re.compile(
-    r"(\.ssh/|(^|/)id_(rsa|dsa|ecdsa|ed25519)|(^|/)\.env(\.\w+)?$|^/etc/(passwd|shadow)|"
-    r"\.aws/|\.netrc$|\.git-credentials$|\.gnupg/|(^|/)\.hermes/)",
-    re.IGNORECASE,
-)
+_HERMES_HOME = re.compile(r"((^|/)\.hermes(/|$)|\$\{?hermes_home\}?(/|$))", re.IGNORECASE)
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
 _SQL_DESTROY = re.compile(
     r"\b(drop\s+(table|database|schema|index|view)|truncate\s+(table\s+)?\w+)\b"
@@ -315,7 +272,7 @@ def _check_git(command: Command) -> Verdict | None:
         letters, _ = _flags(sub_args)
         if "f" in letters or "--force" in letters:
             return Verdict(Level.ASK, "git-clean", "deletes untracked files")
-    return None
+    return check_git_discard(sub, sub_args)
 
 
 def _sql_verdict(text: str) -> Verdict | None:
@@ -348,7 +305,18 @@ def _written_paths(command: Command) -> list[str]:
     return []
 
 
-def _check_writes(command: Command) -> list[Verdict]:
+def _in_hermes_home(target: str, here: str | None, hermes_home: str) -> bool:
+    """Whether a write lands in HERMES_HOME: ``~/.hermes/...``, ``$HERMES_HOME/...``, the
+    home's real path, or a relative path after a ``cd`` into one of those."""
+    if here is not None and not target.startswith(("/", "~", "$")):
+        target = _joined(here, target)
+    if _HERMES_HOME.search(target):
+        return True
+    home = hermes_home.rstrip("/")
+    return bool(home) and (target == home or target.startswith(home + "/"))
+
+
+def _check_writes(command: Command, here: str | None, hermes_home: str) -> list[Verdict]:
     verdicts: list[Verdict] = []
     targets = [t for op, t in command.redirects if op in _WRITES] + _written_paths(command)
     for target in targets:
@@ -356,9 +324,15 @@ def _check_writes(command: Command) -> list[Verdict]:
             verdicts.append(
                 Verdict(Level.BLOCK, "block-device-write", "writes onto a block device")
             )
-        elif _HERMES_CONFIG.search(target):
+        elif _in_hermes_home(target, here, hermes_home):
             verdicts.append(
-                Verdict(Level.ASK, "hermes-config-write", "changes Hermes's own config or secrets")
+                Verdict(
+                    Level.ASK,
+                    "hermes-state",
+                    "changes Hermes's own files (config, secrets, SOUL, memory, skills, "
+                    "plugins); the owning tool or command does that",
+                    guarded=True,
+                )
             )
         elif _SYSTEM_FILE.match(target):
             verdicts.append(Verdict(Level.ASK, "system-file-write", "writes to a system file"))
@@ -373,8 +347,7 @@ def _check_writes(command: Command) -> list[Verdict]:
     return verdicts
 
 
-_DELETERS = ("rm", "shred", "unlink")
-"""What ``find -exec`` deletes with."""
+_DELETERS = DESTROYERS
 
 
 def _check_tools(command: Command) -> Verdict | None:
@@ -540,7 +513,7 @@ def _check_more(command: Command) -> Verdict | None:
             a.split("@", 1)[1] for a in args if "@" in a and not a.startswith("http")
         ]
         read += [t for op, t in command.redirects if op == "<"]
-        if any(_SENSITIVE_READ.search(path.lstrip("<")) for path in read):
+        if any(SENSITIVE_READ.search(path.lstrip("<")) for path in read):
             return Verdict(Level.ASK, "exfiltration", "sends private files over the network")
     return _check_hermes(command)
 
@@ -689,7 +662,7 @@ def _find_from_protected(command: Command) -> Verdict | None:
         a in ("-exec", "-execdir", "-ok", "-okdir") and b.rsplit("/", 1)[-1] in _DELETERS
         for a, b in itertools.pairwise(args)
     )
-    if deletes and any(_protected_target(start) for start in starts):
+    if deletes and any(protected_target(start) for start in starts):
         return Verdict(
             Level.BLOCK,
             "recursive-delete-system",
@@ -699,7 +672,11 @@ def _find_from_protected(command: Command) -> Verdict | None:
 
 
 def _judge(
-    found: Command, directory: _Directory, downloaded: set[str], verdicts: list[Verdict]
+    found: Command,
+    directory: _Directory,
+    downloaded: set[str],
+    hermes_home: str,
+    verdicts: list[Verdict],
 ) -> None:
     """Every rule's verdict on one command, added to ``verdicts``."""
     words = found.words
@@ -707,6 +684,7 @@ def _judge(
         words = _with_inputs(found)
     if words and words[0] == "find" and (verdict := _find_from_protected(found)) is not None:
         verdicts.append(verdict)
+    here = directory.of(found)
     if words:
         check = _WORD_CHECKS.get(words[0])
         if check is not None and (verdict := check(words)) is not None:
@@ -717,17 +695,41 @@ def _judge(
         for name, pattern, reason in _BLOCK_PATTERNS:
             if pattern.search(segment):
                 verdicts.append(Verdict(Level.BLOCK, name, reason))
-        if (verdict := _check_tools(found)) is not None:
-            verdicts.append(verdict)
+        for each in (words, _where_it_lands(words, here)):
+            if (verdict := check_destruction(found, each)) is not None:
+                verdicts.append(verdict)
+        for rule in (_check_tools, _check_more, check_exfiltration, check_hermes_state):
+            if (verdict := rule(found)) is not None:
+                verdicts.append(verdict)
         if (verdict := _check_code(found, downloaded)) is not None:
             verdicts.append(verdict)
-        if (verdict := _check_more(found)) is not None:
+        if (verdict := serving_verdict(found, here)) is not None:
             verdicts.append(verdict)
-    verdicts += _check_writes(found)
+        verdicts += check_footholds(found, _written_paths(found))
+    verdicts += _check_writes(found, here, hermes_home)
 
 
-def classify(command: str) -> Verdict:
-    """The strictest verdict any rule gives ``command``."""
+_TALKS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp"})
+_TALKS |= {"ftp", "http", "https", "xh", "ssh", "rsync", "dig", "nslookup", "host", "ping"}
+
+
+def _secret_goes_out(commands: list[Command]) -> Verdict | None:
+    """One line that reads a private file and talks to the network: ``X=$(cat ~/.env);
+    curl -d "$X" ...`` hides the link from the rules of each command alone."""
+    if not any(c.name in _TALKS for c in commands):
+        return None
+    if any(reads_secret(c) for c in commands if c.name not in _TALKS):
+        return Verdict(
+            Level.ASK,
+            "exfiltration",
+            "reads a private file (keys, .env, Hermes's home) and talks to the network",
+        )
+    return None
+
+
+def classify(command: str, hermes_home: str = "") -> Verdict:
+    """The strictest verdict any rule gives ``command``; ``hermes_home`` is the home's
+    real path, so writes there are known however the path is spelled."""
     parsed = parse(command)
     verdicts: list[Verdict] = []
     for source in parsed.functions:
@@ -738,12 +740,14 @@ def classify(command: str) -> Verdict:
     for found in parsed.commands:
         directory.follow(found)
         before = len(verdicts)
-        _judge(found, directory, downloaded, verdicts)
+        _judge(found, directory, downloaded, hermes_home, verdicts)
         if found.elsewhere:  # said so: the rules are the same, the machine is not this one
             verdicts[before:] = [
-                Verdict(v.level, v.rule, f"{v.reason} (on {found.elsewhere})")
+                Verdict(v.level, v.rule, f"{v.reason} (on {found.elsewhere})", v.guarded)
                 for v in verdicts[before:]
             ]
+    if (verdict := _secret_goes_out(parsed.commands)) is not None:
+        verdicts.append(verdict)
     if parsed.unreadable:
         verdicts.append(
             Verdict(
@@ -752,4 +756,4 @@ def classify(command: str) -> Verdict:
                 f"cannot be read as a shell command ({parsed.unreadable}), so it is not checked",
             )
         )
-    return max(verdicts, key=lambda v: v.level, default=ALLOWED)
+    return max(verdicts, key=lambda v: v.weight, default=ALLOWED)

@@ -12,7 +12,16 @@ from collections.abc import Iterable, Mapping
 
 from hermes_sdk.redact import is_secret_key
 
-__all__ = ["ALLOWED_VARIABLES", "command_environment", "secret_environment_values"]
+__all__ = [
+    "ALLOWED_VARIABLES",
+    "INSIDE_AGENT",
+    "command_environment",
+    "secret_environment_values",
+]
+
+INSIDE_AGENT = "HERMES_INSIDE_AGENT"
+"""Set in every command's environment: a ``hermes`` started there knows an agent's tool
+started it, and takes no more power than its parent had (no ``--yolo``, no approvals off)."""
 
 ALLOWED_VARIABLES = frozenset(
     {
@@ -49,6 +58,7 @@ def command_environment(
         for name, value in environ.items()
         if name in ALLOWED_VARIABLES or name.startswith("LC_")
     }
+    env[INSIDE_AGENT] = "1"
     warnings = []
     for name in passthrough:
         if name in reserved_names:

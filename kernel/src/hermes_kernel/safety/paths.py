@@ -1,5 +1,9 @@
-"""Write protection: file tools refuse to write credentials, keys, shell startup files and
-Hermes' own secrets, and anything outside ``HERMES_WRITE_SAFE_ROOT`` when that is set.
+"""Write and read protection for the file tools: they refuse to write credentials, keys,
+shell startup files and anything in HERMES_HOME (config, SOUL, memories, skills, plugins:
+the owning tool or command changes those, checked), and anything outside
+``HERMES_WRITE_SAFE_ROOT`` when that is set; they refuse to read Hermes's own secrets and
+any process's environment (``/proc/*/environ``). Writes the terminal would ask about (a
+system file, a startup file, a service) are asked about the same way by the caller.
 
 Paths are checked as the backend will use them. On this machine symlinks are resolved
 first, so a link into ``~/.ssh`` is refused like ``~/.ssh`` itself; in a container or over
@@ -10,8 +14,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 
-__all__ = ["SAFE_ROOT_VARIABLE", "write_refusal"]
+__all__ = ["SAFE_ROOT_VARIABLE", "read_refusal", "write_refusal"]
 
 SAFE_ROOT_VARIABLE = "HERMES_WRITE_SAFE_ROOT"
 _PROTECTED_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gcloud")
@@ -70,8 +75,33 @@ def write_refusal(
         for secret in _HERMES_SECRETS:
             if resolved == os.path.join(hermes, secret):
                 return f"{path} is one of Hermes' own secrets or its state"
+        if resolved == hermes or resolved.startswith(hermes.rstrip("/") + "/"):
+            return (
+                f"{path} is in HERMES_HOME, Hermes's own state; its owner changes it (the "
+                "memory and skill tools, hermes config set), never a file write"
+            )
     if safe_root:
         root = os.path.realpath(safe_root) if local else posixpath.normpath(safe_root)
         if resolved != root and not resolved.startswith(root.rstrip("/") + "/"):
             return f"{path} is outside {SAFE_ROOT_VARIABLE} ({safe_root})"
+    return None
+
+
+_ENVIRON = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/environ$")
+
+
+def read_refusal(path: str, *, local: bool, hermes_home: str) -> str | None:
+    """Why reading ``path`` is refused (Hermes's secrets, a process's environment); None
+    if allowed. Other secrets are redacted from what a tool returns, not refused."""
+    if local:
+        resolved = os.path.realpath(os.path.expanduser(path))
+        hermes = os.path.realpath(hermes_home)
+    else:
+        resolved = posixpath.normpath(path)
+        hermes = posixpath.normpath(hermes_home)
+    if _ENVIRON.match(resolved):
+        return f"{path} is a process's environment (it holds Hermes's keys)"
+    for secret in _HERMES_SECRETS:
+        if resolved == posixpath.join(hermes, secret):
+            return f"{path} is one of Hermes' own secrets or its state"
     return None

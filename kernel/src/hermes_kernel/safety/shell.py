@@ -227,7 +227,11 @@ class _Reader:
         if node.type == "heredoc_redirect":
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             return ("<<", _text(body) if body is not None else "")
-        targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        # ``>& /dev/tcp/h/p 0>&1``: the grammar hangs the next redirect's descriptor on as a
+        # second destination; the first is the target.
+        targets = node.children_by_field_name("destination")[:1] or [
+            c for c in node.named_children if c.type != "file_descriptor"
+        ]
         target = (
             self.word(targets[-1], depth, dynamic if dynamic is not None else []) if targets else ""
         )

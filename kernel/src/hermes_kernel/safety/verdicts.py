@@ -21,6 +21,14 @@ class Verdict:
     level: Level
     rule: str = ""
     reason: str = ""
+    guarded: bool = False
+    """Asked every time: no mode, ``--yolo``, allow rule, session answer or isolated
+    backend lifts it (Hermes's own state), and refused where nobody can be asked."""
+
+    @property
+    def weight(self) -> tuple[int, bool]:
+        """How strict it is: a block, then a guarded ask, then an ask."""
+        return (int(self.level), self.guarded)
 
 
 ALLOWED = Verdict(Level.ALLOW)

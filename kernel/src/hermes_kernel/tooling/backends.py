@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from hermes_kernel.safety.approval import Approvals
-from hermes_kernel.safety.paths import write_refusal
+from hermes_kernel.safety.paths import read_refusal, write_refusal
 from hermes_sdk import BackendSpec
 from hermes_sdk.terminal import (
     BackendContext,
@@ -90,17 +90,30 @@ class GuardedBackend(TerminalBackend):
         return self.inner.resolve(path)
 
     def read_file(self, path: str) -> bytes:
+        refusal = read_refusal(
+            self.inner.resolve(path), local=self.on_this_machine, hermes_home=self.pool.home
+        )
+        if refusal is not None:
+            raise CommandRefused(f"refused: {refusal}; reading it is not allowed")
         return self._guarded(lambda: self.inner.read_file(path))
 
     def write_file(self, path: str, data: bytes) -> None:
+        resolved = self.inner.resolve(path)
         refusal = write_refusal(
-            self.inner.resolve(path),
+            resolved,
             local=self.on_this_machine,
             hermes_home=self.pool.home,
             safe_root=self.pool.safe_root,
         )
         if refusal is not None:
             raise CommandRefused(f"refused: {refusal}; writing it is not allowed")
+        # The terminal's rules for a write to this path (a system file, a startup file, a
+        # service unit ...): asked about the same way, whichever tool writes.
+        note = self.pool.approvals.check_write(
+            resolved, backend=self.name, session_id=self.session_id, isolated=self.isolated
+        )
+        if note:
+            log.info("%s: write_file %s", note, resolved)
         self._guarded(lambda: self.inner.write_file(path, data))
 
     def list_dir(self, path: str) -> list[FileEntry]:

@@ -19,7 +19,7 @@ from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.media import MediaSupport
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
-from hermes_kernel.safety.environment import command_environment
+from hermes_kernel.safety.environment import INSIDE_AGENT, command_environment
 from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
 from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.store.state import StateStore
@@ -62,8 +62,12 @@ def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
     """The ``approvals:`` section (validated at load) as a policy. Asking is turned off per
     session (``Approvals.unasked_sessions``), never for the whole process."""
     approvals = raw.get("approvals") or {}
+    mode = approvals.get("mode", "manual")
+    mode = "off" if mode is False else str(mode)  # YAML 1.1 reads a bare `off` as false
+    if mode == "off" and os.environ.get(INSIDE_AGENT):
+        mode = "manual"  # a Hermes started by an agent's tool never gets more than its parent
     return ApprovalPolicy(
-        mode=str(approvals.get("mode", "manual")),
+        mode=mode,
         deny=tuple(approvals.get("deny") or ()),
         allow=tuple(approvals.get("allow") or ()),
         timeout_seconds=float(approvals.get("timeout_seconds", ApprovalPolicy.timeout_seconds)),
@@ -112,6 +116,7 @@ class ToolEnvironment:
             judge=judge,
             remember=lambda rule: allow_approval_rule(settings.config_path, rule),
             plugin_check=app.host.check_command,
+            hermes_home=os.path.realpath(settings.home),
         )
         env, self.warnings = command_environment(
             settings.environ, terminal.get("env_passthrough") or (), _reserved_variables(app)

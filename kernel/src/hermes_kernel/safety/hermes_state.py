@@ -1,0 +1,115 @@
+"""Hermes's own state is the user's, not the agent's: a ``hermes`` command that changes it
+(approves a pairing, sets config, installs a plugin or skill, sends a message, creates a
+job, starts a nested agent with ``--yolo``, installs the gateway, restores a backup ...) is
+guarded. A guarded command is asked about every time, whatever the mode, ``--yolo``, an
+allow rule or an isolated backend would say, and refused where nobody can be asked.
+
+It is read however it is spelled: a path to the program (``./scripts/hermes``), global
+options before the command (``--home X``, ``-p NAME``), a launcher (``uv run hermes``,
+``pipx run``), or a literal command an interpreter's subprocess runs (the shell grammar
+hands those here like any other command). What is allowed is listed (reading: ``list``,
+``show``, ``status`` ...); everything else is guarded, so a new command is guarded until it
+is listed here.
+"""
+
+from __future__ import annotations
+
+from hermes_kernel.safety.shell import Command
+from hermes_kernel.safety.verdicts import Level, Verdict
+
+__all__ = ["check_hermes_state", "hermes_argv"]
+
+_PROGRAMS = frozenset({"hermes", "hermes-agent"})
+_LAUNCHERS = {"uv": ("run",), "uvx": (), "pipx": ("run",), "poetry": ("run",), "pdm": ("run",)}
+_GLOBAL_VALUED = frozenset({"--home", "-p", "--profile", "-z"})
+_READ_ONLY: dict[str, frozenset[str] | None] = {
+    # command -> its subcommands that only read (None: the command itself only reads)
+    "doctor": None,
+    "logs": None,
+    "status": None,
+    "insights": None,
+    "version": None,
+    "tools": frozenset({"list", "show"}),
+    "config": frozenset({"get", "path", "show", "validate"}),
+    "plugins": frozenset({"list", "info", "catalog", "validate", "search"}),
+    "profile": frozenset({"list", "show"}),
+    "sessions": frozenset({"list", "search", "show", "stats", "export"}),
+    "cron": frozenset({"list", "history", "runs", "status"}),
+    "gateway": frozenset({"status"}),
+    "pairing": frozenset({"list"}),
+    "mcp": frozenset({"list", "test"}),
+    "memory": frozenset({"show", "pending"}),
+    "skills": frozenset({"list", "view", "check", "diff", "pending", "search"}),
+    "checkpoints": frozenset({"list"}),
+    "store": frozenset({"where"}),
+    "model": frozenset({"test"}),
+}
+_HELP = frozenset({"--help", "-h", "--version"})
+
+
+def hermes_argv(command: Command) -> list[str] | None:
+    """The arguments a ``hermes`` program gets from ``command`` (after the program name),
+    or None when it does not run Hermes."""
+    words = command.words
+    if not words:
+        return None
+    name = words[0]
+    if name in _LAUNCHERS:
+        rest = words[1:]
+        for verb in _LAUNCHERS[name]:
+            if not rest or rest[0] != verb:
+                return None
+            rest = rest[1:]
+        while rest and rest[0].startswith("-"):
+            rest = rest[2:] if rest[0] in ("--with", "--from", "--python", "-p") else rest[1:]
+        if not rest:
+            return None
+        words = [rest[0].rsplit("/", 1)[-1].lower(), *rest[1:]]
+        name = words[0]
+    return words[1:] if name in _PROGRAMS else None
+
+
+def _reason(argv: list[str]) -> str | None:
+    """Why this ``hermes`` command line changes Hermes's state or power; None if it only
+    reads."""
+    rest = list(argv)
+    yolo = "--yolo" in rest
+    one_shot = False
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in _HELP:
+            return None
+        if option == "-z":
+            one_shot = True
+        if option in _GLOBAL_VALUED and rest:
+            rest.pop(0)
+    if not rest:
+        return "starts a nested agent without approvals (--yolo)" if yolo else None
+    if any(word in _HELP for word in rest):
+        return None
+    command, sub = rest[0], [w for w in rest[1:] if not w.startswith("-")]
+    if command == "chat" or one_shot:
+        return "starts a nested agent without approvals (--yolo)" if yolo else None
+    if command in _READ_ONLY:
+        reading = _READ_ONLY[command]
+        if reading is None:
+            return None
+        if command == "model" and not sub:
+            return None  # shows the model; `model set` changes it
+        if command in ("skills", "memory") and not sub:
+            return None
+        if sub and sub[0] in reading:
+            return None
+    what = " ".join([command, *sub[:1]])
+    return f"changes Hermes's own state or settings (hermes {what})"
+
+
+def check_hermes_state(command: Command) -> Verdict | None:
+    """The guarded verdict of a ``hermes`` command that changes Hermes, else None."""
+    argv = hermes_argv(command)
+    if argv is None:
+        return None
+    reason = _reason(argv)
+    if reason is None:
+        return None
+    return Verdict(Level.ASK, "hermes-state", reason, guarded=True)
