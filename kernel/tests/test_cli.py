@@ -219,10 +219,10 @@ def test_an_open_home_is_made_private_at_start_with_one_line(hermes):
         (home / name).write_text("")
         os.chmod(home / name, 0o644)
     os.chmod(home, 0o755)
-    result = hermes("config", "path")
+    result = hermes("config", "validate")
     assert result.code == 0
     assert "made HERMES_HOME private" in result.err and result.err.count("\n") == 1
     assert home.stat().st_mode & 0o777 == 0o700
     for name in ("state.db", "config.yaml", "logs/agent.log", "SOUL.md"):
         assert (home / name).stat().st_mode & 0o777 == 0o600, name
-    assert hermes("config", "path").err == ""  # said once
+    assert hermes("config", "validate").err == ""  # said once
