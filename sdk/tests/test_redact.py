@@ -1,3 +1,5 @@
+import pytest
+
 from hermes_sdk.redact import REDACTED, is_secret_key, redact_data, redact_text
 
 
@@ -56,3 +58,24 @@ def test_credentials_written_as_parameters_are_redacted():
     for secret in ("abc123secret", "live-4242", "correcthorse"):
         assert secret not in out
     assert "q=1" in out and "key=1" in out  # short values are ordinary words
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("DB_PASSWORD=hunter22", "DB_PASSWORD=<redacted>"),
+        ("export STRIPE_SECRET=abcdxyz", "export STRIPE_SECRET=<redacted>"),
+        ('{"api_key": "abcd1234"}', '{"api_key": "<redacted>"}'),
+        ("postgres://app:s3cret@db:5432/x", "postgres://app:<redacted>@db:5432/x"),
+        (
+            "PATH=/bin\x00DB_PASS=xyz12345\x00HOME=/root",
+            "PATH=/bin\x00DB_PASS=<redacted>\x00HOME=/root",
+        ),
+        ("max_tokens: 4096", "max_tokens: 4096"),
+        ("password: ${DB_PASSWORD}", "password: ${DB_PASSWORD}"),
+        ("https://github.com/a/b", "https://github.com/a/b"),
+    ],
+)
+def test_password_lines_url_credentials_and_environ_are_redacted(text: str, redacted: str) -> None:
+    """Issue 62: ``DB_PASSWORD=`` lines, credentials in URLs and ``/proc/$PPID/environ``."""
+    assert redact_text(text) == redacted

@@ -46,6 +46,12 @@ _TOKEN_SHAPES = re.compile(
     # values (key=1) are ordinary words.
     r"|((?i:\b(?:access_token|token|api_key|apikey|key|password|passwd|secret)=))[^\s&\"'<>]{6,}"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
+    # NAME=value where the name ends in a secret's word: DB_PASSWORD=..., STRIPE_SECRET: ...,
+    # "api_key": "...", and the NUL-separated lines of /proc/*/environ.
+    r"|((?i:\b[A-Za-z0-9_.-]*(?:password|passwd|pass|pwd|secret|token|api_?key|private_?key"
+    r"|access_?key|credentials?|auth)[\"']?\s*[=:]\s*[\"']?))(?![\"'\s]|\$\{)[^\s\"'&<>,;\x00]{4,}"
+    # user:password@ in a URL (postgres://app:pw@db, https://u:p@host)
+    r"|(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)"
 )
 _MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words
 
