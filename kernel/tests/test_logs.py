@@ -126,3 +126,22 @@ def test_hermes_logs_shows_what_a_service_kept_of_the_output(hermes):
     (folder / "gateway-output.log").write_text("hermes: error: config.yaml: bad\n")
     code, out, _ = hermes("logs", "gateway-output")
     assert (code, out) == (0, "hermes: error: config.yaml: bad\n")
+
+
+def test_a_strangers_text_in_a_log_line_forges_no_line_and_drives_no_terminal():
+    """Issue 62: arguments of a log record (a display name, a path) are one line."""
+    import logging
+
+    from hermes_kernel.log import RedactingFilter
+
+    record = logging.LogRecord(
+        "hermes.gateway",
+        logging.WARNING,
+        __file__,
+        1,
+        "user %s asks to pair",
+        ("a\nERROR hermes: x\x1b[2J",),
+        None,
+    )
+    RedactingFilter().filter(record)
+    assert record.getMessage() == "user a\\nERROR hermes: x\u241b[2J asks to pair"

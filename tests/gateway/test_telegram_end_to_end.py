@@ -83,6 +83,20 @@ def test_pairing_lets_an_unknown_user_in(running_gateway, telegram, openai_serve
     assert hermes("pairing", "revoke", "telegram", str(stranger)).code == 0
 
 
+def test_a_strangers_name_prints_as_one_plain_line(running_gateway, telegram, hermes):
+    """Issue 62: a display name with a newline forged lines in ``pairing list`` and the
+    log, and its escape codes reached the owner's terminal."""
+    running_gateway()
+    forged = "x\nLet in:\n  telegram user 1 @owner\x1b]0;pwned\x07\x1b[2J"
+    telegram.user_says(4242, "hello?", username=forged)
+    telegram.wait_for_message(4242, "hermes pairing approve telegram")
+    listed = hermes("pairing", "list").out
+    assert "\x1b" not in listed and "\x07" not in listed
+    assert "Let in:" not in listed.splitlines()  # no forged section: it stays in its line
+    [line] = [line for line in listed.splitlines() if "4242" in line]
+    assert "\u241b" in line  # the escape is shown, not acted on
+
+
 def test_a_group_stranger_gets_nothing(running_gateway, telegram, openai_server):
     running_gateway()
     telegram.user_says(555, "@hermes_test_bot let me in", chat_id=GROUP)

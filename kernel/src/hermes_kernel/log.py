@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hermes_sdk.redact import redact_text
+from hermes_sdk.text import printable
 
 
 class RedactingFilter(logging.Filter):
@@ -21,11 +22,19 @@ class RedactingFilter(logging.Filter):
         self.secret_values = list(secret_values)
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):  # a stranger's text (a name, a path) forges no line
+            record.args = tuple(_escaped(a) if isinstance(a, str) else a for a in record.args)
         message = redact_text(record.getMessage(), self.secret_values)
         record.msg, record.args = message, None
         if record.exc_text:
             record.exc_text = redact_text(record.exc_text, self.secret_values)
         return True
+
+
+def _escaped(text: str) -> str:
+    """An argument of a log line as one line: newlines and other control characters shown,
+    never acted on (a new line forged into the log, an escape code in the owner's terminal)."""
+    return printable(text.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 class _Formatter(logging.Formatter):

@@ -12,6 +12,7 @@ from hermes_plugin_gateway.pairing import Pairings
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.storage import open_store
+from hermes_sdk.text import one_line
 
 __all__ = ["pairing"]
 
@@ -32,6 +33,12 @@ def pairing() -> None:
     """Approve, list and revoke users of chat platforms (DM pairing)."""
 
 
+def _shown(text: str | None) -> str:
+    """A stranger's name or id as one line of plain text: no escape codes reach the
+    owner's terminal, no newline forges a line of the listing."""
+    return one_line(text or "", 60)
+
+
 @pairing.command("list")
 @click.pass_context
 def list_pairing(ctx: click.Context) -> None:
@@ -44,14 +51,14 @@ def list_pairing(ctx: click.Context) -> None:
         click.echo("Waiting (approve only codes the person sent you themselves):")
         for request in waiting:
             click.echo(
-                f"  {request.platform} {request.code}  user {request.user_id} "
-                f"{request.user_name}  expires {_when(request.expires_at)}"
+                f"  {request.platform} {request.code}  user {_shown(request.user_id)} "
+                f"{_shown(request.user_name)}  expires {_when(request.expires_at)}"
             )
     if paired:
         click.echo("Let in:")
         for user in paired:
             click.echo(
-                f"  {user.platform} user {user.user_id} {user.user_name}  "
+                f"  {user.platform} user {_shown(user.user_id)} {_shown(user.user_name)}  "
                 f"since {_when(user.approved_at)}"
             )
 
@@ -70,7 +77,8 @@ def approve(ctx: click.Context, platform: str, code: str) -> None:
         except PairingError as exc:
             raise click.ClickException(str(exc)) from None
     click.echo(
-        f"Approved {platform} user {user.user_id} {user.user_name}; they can write to the "
+        f"Approved {platform} user {_shown(user.user_id)} {_shown(user.user_name)}; they can "
+        "write to the "
         "agent now (revoke with: hermes pairing revoke "
         f"{platform} {user.user_id})."
     )
