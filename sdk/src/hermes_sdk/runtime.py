@@ -651,8 +651,14 @@ class Runtime(SessionHistory):
         with one line to act on if ``provider`` / ``model`` cannot be used."""
 
     @abc.abstractmethod
-    async def resume_session(self, session_id: str) -> SessionSummary:
-        """A stored session, to run turns on again; raises :class:`SessionNotFound`."""
+    async def resume_session(
+        self, session_id: str, options: SessionOptions | None = None
+    ) -> SessionSummary:
+        """A stored session, to run turns on again; raises :class:`SessionNotFound`.
+        ``options``' tool choice (``toolsets``, ``exclude_tools``) holds when the session is
+        taken up in this process: a front-end that narrows a session's tools passes the
+        options it opened it with, so a restart never widens them (an unknown toolset
+        raises ValueError)."""
 
     @abc.abstractmethod
     async def end_session(self, session_id: str, reason: str = "ended") -> None:

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 from hermes_sdk import PromptSection
-from hermes_sdk.scan import scan_text
+from hermes_sdk.scan import scan_text, without_flagged
 
 log = logging.getLogger("hermes.prompt")
 
@@ -57,37 +57,11 @@ def project_context(cwd: Path | None) -> PromptSection | None:
     return None
 
 
-def _kept(text: str) -> tuple[str, list[str]]:
-    """``text`` without what a scan flags (the smallest part that carries it: a line, else
-    its paragraph), each replaced by a one-line marker; and the reasons."""
-    if not scan_text(text):
-        return text, []
-    reasons: list[str] = []
-    paragraphs = []
-    for paragraph in text.split("\n\n"):
-        if not (found := scan_text(paragraph)):
-            paragraphs.append(paragraph)
-            continue
-        lines = []
-        for line in paragraph.split("\n"):
-            if flagged := scan_text(line):
-                reasons += [str(f) for f in flagged]
-                lines.append("[a line was left out because a scan flagged it]")
-            else:
-                lines.append(line)
-        if scan_text("\n".join(lines)):  # the flagged text spans lines: the paragraph goes
-            reasons += [str(f) for f in found]
-            paragraphs.append("[a paragraph was left out because a scan flagged it]")
-        else:
-            paragraphs.append("\n".join(lines))
-    return "\n\n".join(paragraphs), list(dict.fromkeys(reasons))
-
-
 def _scanned(section: PromptSection) -> PromptSection:
     """SOUL.md, memory, skills and whatever a plugin adds, scanned as the prompt is built,
     however the text got there (a file tool, an editor, an import): what a scan flags is
     left out with one line in the log. A flagged identity falls back to the default."""
-    text, reasons = _kept(section.text)
+    text, reasons = without_flagged(section.text)
     if not reasons:
         return section
     log.warning("left part of %s out of the prompt: %s", section.title, "; ".join(reasons[:3]))

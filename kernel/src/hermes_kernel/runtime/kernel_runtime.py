@@ -264,29 +264,47 @@ class KernelRuntime(StoreHistory, Runtime):
             self.set_yolo(session.id, True)
         return summary(session)
 
-    async def resume_session(self, session_id: str) -> SessionSummary:
+    async def resume_session(
+        self, session_id: str, options: SessionOptions | None = None
+    ) -> SessionSummary:
         session = await self.store.db.run(self.store.sessions.get, session_id)
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         if session_id not in self._bound:
             await self._start_tool_sources()
-            self._bound[session_id] = await asyncio.to_thread(self._engine_of, session)
+            self._bound[session_id] = await asyncio.to_thread(self._engine_of, session, options)
         return summary(session)
 
-    def _engine_of(self, session: Session) -> TurnEngine:
+    def _engine_of(self, session: Session, given: SessionOptions | None = None) -> TurnEngine:
         """A stored session goes on with the model it was opened with, if that model can
-        still be used; else with the configured one."""
+        still be used; else with the configured one. The tools ``given`` names hold either
+        way (a failure to apply them raises: a narrowed session is never widened)."""
+        toolsets = given.toolsets if given is not None else None
+        excluded = given.exclude_tools if given is not None else ()
+        narrowed = toolsets is not None or bool(excluded)
         primary = self.agent.setup.routes[0]
-        if (session.provider, session.model) in {(None, None), (primary.name, primary.model)}:
+        same_model = (session.provider, session.model) in {
+            (None, None),
+            (primary.name, primary.model),
+        }
+        if same_model and not narrowed:
             return self.agent.engine
         options = SessionOptions(
-            source=session.source, provider=session.provider, model=session.model
+            source=session.source,
+            provider=None if same_model else session.provider,
+            model=None if same_model else session.model,
+            toolsets=toolsets,
+            exclude_tools=excluded,
         )
         try:
             return self._engine(options)
         except ValueError as exc:
+            if same_model:
+                raise
             log.info("session %s goes on with the configured model: %s", session.id, exc)
-            return self.agent.engine
+            if not narrowed:
+                return self.agent.engine
+            return self._engine(replace(options, provider=None, model=None))
 
     async def end_session(self, session_id: str, reason: str = "ended") -> None:
         engine = self._bound.pop(session_id, self.agent.engine)

@@ -23,13 +23,21 @@ class PlatformAccess:
     allow_all: bool = False
     pairing: bool | None = None
     """As written; unset: the platform's default (on, but off for email)."""
+    toolsets: tuple[str, ...] | None = None
+    """The toolsets its private chats' turns get, as written; unset: the gateway's choice
+    (:mod:`hermes_plugin_gateway.toolsets`)."""
+    group_toolsets: tuple[str, ...] | None = None
+    """The same for group chats and channels."""
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> PlatformAccess:
+        toolsets, group = section.get("toolsets"), section.get("group_toolsets")
         return cls(
             allowed_users=frozenset(str(u) for u in section.get("allowed_users") or ()),
             allow_all=section.get("allow_all") is True,
             pairing=None if section.get("pairing") is None else section["pairing"] is not False,
+            toolsets=None if toolsets is None else tuple(str(t) for t in toolsets),
+            group_toolsets=None if group is None else tuple(str(t) for t in group),
         )
 
 

@@ -42,6 +42,7 @@ from hermes_plugin_gateway.services import Services, enabled_services
 from hermes_plugin_gateway.settings import GatewayConfig
 from hermes_plugin_gateway.status import write_status
 from hermes_plugin_gateway.supervisor import one_line
+from hermes_plugin_gateway.toolsets import tool_choice, untrusted_source
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec, SlashCommandSpec
 from hermes_sdk.events import CommandContext
 from hermes_sdk.leases import LEASES, Leases, hold, new_holder
@@ -60,6 +61,7 @@ from hermes_sdk.runtime import (
     TextDelta,
     TurnEnded,
 )
+from hermes_sdk.scan import as_untrusted
 from hermes_sdk.service import ServiceContext
 from hermes_sdk.storage import open_store
 
@@ -752,16 +754,23 @@ class Gateway:
         """The id of the session the message's route talks in, opened if it has none (or
         its session was deleted meanwhile)."""
         session_id = item.session_id or await self.store.run(self.ledger.route, conversation.key)
-        if session_id is not None:
-            with contextlib.suppress(SessionNotFound):
-                return (await self.runtime.resume_session(session_id)).session_id
-        opened = await self.runtime.open_session(
-            SessionOptions(
-                source=item.chat.platform,
-                user_scope=user_scope(item.chat, item.user_id, conversation.key),
-                cwd=str(self.cwd),
-            )
+        toolsets, left_out = tool_choice(
+            self.platforms.adapter(item.chat.platform),
+            self.access.rules(item.chat.platform),
+            item.chat,
+            self.runtime.toolsets(),
         )
+        options = SessionOptions(
+            source=item.chat.platform,
+            user_scope=user_scope(item.chat, item.user_id, conversation.key),
+            cwd=str(self.cwd),
+            toolsets=toolsets,
+            exclude_tools=left_out,
+        )
+        if session_id is not None:
+            with contextlib.suppress(SessionNotFound):  # the same tools after a restart
+                return (await self.runtime.resume_session(session_id, options)).session_id
+        opened = await self.runtime.open_session(options)
         await self.store.run(self.ledger.set_route, conversation.key, opened.session_id)
         return opened.session_id
 
@@ -797,7 +806,10 @@ class Gateway:
         session_id = await self._session(conversation, item)
         resumed = item.state == "running"
         adapter = self.platforms.adapter(item.chat.platform)
-        text = RESUMED.format(text=item.text) if resumed else item.text
+        text = item.text
+        if (source := untrusted_source(adapter, item.chat)) is not None:
+            text = as_untrusted(text, source)
+        text = RESUMED.format(text=text) if resumed else text
         # Marked before the turn starts: a crash from here on resumes it once, with a note
         # that says to check what was done (nothing, if it came before the turn's first write).
         if not await self.store.run(

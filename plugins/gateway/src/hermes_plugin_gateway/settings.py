@@ -101,6 +101,16 @@ class PlatformAccessConfig(BaseModel):
     pairing: bool = Field(
         default=True, description="Unknown users may ask for a pairing code in a DM."
     )
+    toolsets: list[str] | None = Field(
+        default=None,
+        description="The toolsets a private chat's turns get (unset: all of them; on email "
+        "and webhooks, the safe set: no terminal, files, code, browser, cron, delegation, "
+        "memory writes or MCP).",
+    )
+    group_toolsets: list[str] | None = Field(
+        default=None,
+        description="The toolsets a group chat's or channel's turns get (unset: the safe set).",
+    )
 
     @field_validator("allowed_users", mode="before")
     @classmethod

@@ -68,6 +68,7 @@ class EmailAdapter:
     can_edit = False
     sends_notes = False  # one mail per turn: no "still working", no "continuing"
     pairs_by_default = False  # a pairing code to any sender would answer spam and forgeries
+    untrusted_text = True  # a mail from an allowed address may quote or forward anyone's
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = EmailSettings.from_context(context)

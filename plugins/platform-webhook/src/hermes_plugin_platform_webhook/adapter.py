@@ -54,12 +54,18 @@ class WebhookAdapter:
     sends_notes = False  # nobody reads "continuing after a restart" on a webhook
     pairs_by_default = False
     verifies_senders = True  # every message is a request signed with its route's secret
+    untrusted_text = True  # signed by the sender, but the payload quotes anyone (issue bodies)
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = WebhookSettings.from_context(context)
         self.host: PlatformHost | None = None
         self.url: str | None = None
         """The listener's base URL, once it listens."""
+
+    def toolsets_for(self, chat: ChatRef) -> tuple[str, ...] | None:
+        """The route's toolsets (``platforms.webhook.routes.NAME.toolsets``)."""
+        route = self.settings.routes.get(chat.chat_id)
+        return route.toolsets if route is not None else ()
 
     def _route_of(self, chat: ChatRef) -> Route:
         route = self.settings.routes.get(chat.chat_id)

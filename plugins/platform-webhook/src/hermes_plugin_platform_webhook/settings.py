@@ -20,6 +20,10 @@ _ROUTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _CHAT_TARGET = re.compile(r"^(?P<platform>[a-z][a-z0-9_-]*):(?P<chat>\S+)$")
 
 
+DEFAULT_TOOLSETS = ("web", "vision", "clarify")
+"""web_search, web_extract, vision_analyze and clarify, as hermes-agent gives webhooks."""
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     name: str
@@ -32,6 +36,9 @@ class Route:
     """Or: the URL the reply is POSTed to, as JSON."""
     events: frozenset[str]
     """The events (``X-GitHub-Event``) that start a turn; empty: every event."""
+    toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
+    """The toolsets its turns get: a payload quotes strangers (an issue's body, a
+    commit message), so by default only reading the web, looking at images and asking."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +122,14 @@ def _route(name: str, value: Any, secrets: Mapping[str, str]) -> Route:
         events = [events]
     if not isinstance(events, list | tuple):
         raise PlatformNotConfigured(f"{where}.events is a list of event names, like [push]")
+    toolsets = value.get("toolsets", DEFAULT_TOOLSETS)
+    if isinstance(toolsets, str):
+        toolsets = [toolsets]
+    if not isinstance(toolsets, list | tuple):
+        raise PlatformNotConfigured(f"{where}.toolsets is a list of toolsets, like [web, files]")
     return Route(
         name=name,
+        toolsets=tuple(str(toolset) for toolset in toolsets),
         events=frozenset(str(event) for event in events),
         secret=secret,
         prompt=Prompt.compile(value.get("prompt"), where=f"{where}.prompt"),
