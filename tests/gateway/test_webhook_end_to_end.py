@@ -117,7 +117,9 @@ def test_an_injected_payload_cannot_reach_the_shell_or_the_files(
         m["content"] for m in openai_server.requests[-1].json["messages"] if m["role"] == "tool"
     ]
     assert len(results) == 2 and all("sk-the-owners" not in r for r in results)
-    assert all("unknown tool" in r.lower() or "not available" in r.lower() for r in results), results
+    assert all("unknown tool" in r.lower() or "not available" in r.lower() for r in results), (
+        results
+    )
     assert all("sk-the-owners" not in m.visible for m in telegram.sent(OWNER))
 
 

@@ -648,9 +648,7 @@ def test_search_indexes_after_turns_in_one_batch_and_never_misses_a_message(
     assert before < db.query_value(newest) == after
 
 
-def test_planted_soul_memory_and_skills_are_scanned_when_the_prompt_is_built(
-    make_engine, tmp_path
-):
+def test_planted_soul_memory_and_skills_are_scanned_when_the_prompt_is_built(make_engine, tmp_path):
     """Issue 62: text planted in SOUL.md, MEMORY.md or a skill (by a file tool, an editor,
     an import) went into the next session's prompt unscanned. Each part is scanned as the
     prompt is built; only what is flagged is left out."""

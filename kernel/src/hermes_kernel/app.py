@@ -45,7 +45,7 @@ class App:
         # Said once, where it mattered: a home that already held conversations was open.
         held = (home / "state.db").exists() or (home / "logs").is_dir()
         opened = make_private(home)
-        if opened and not (held and "." in opened) and ".env" not in opened:
+        if not (held and "." in opened):  # others could not get in: fixed quietly
             opened = []
         dotenv = home / ".env"
         if dotenv.exists() and dotenv.stat().st_mode & 0o077:  # it could not be made private

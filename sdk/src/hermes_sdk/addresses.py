@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["is_loopback"]
+__all__ = ["is_loopback", "loopback_host_header"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 
@@ -21,3 +21,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def loopback_host_header(host: str) -> bool:
+    """Whether an HTTP ``Host`` header (``127.0.0.1:8642``, ``[::1]:80``, ``localhost``)
+    names this machine by a loopback name or address. A server without a key answers only
+    those: a page elsewhere that points its own name at 127.0.0.1 (DNS rebinding) sends its
+    own name, and is refused."""
+    from urllib.parse import urlsplit
+
+    try:
+        name = urlsplit(f"//{host}").hostname or ""
+    except ValueError:
+        return False
+    return is_loopback(name)

@@ -104,9 +104,9 @@ def _upload(command: Command) -> str:
         return _httpie_upload(args)
     if name in ("scp", "rsync", "sftp") and _copies_out_secret(command):
         return "copies a private file or your home to another host"
-    if name in ("nc", "ncat", "netcat", "socat", "telnet"):
-        if any(op == "<" for op, _ in command.redirects):
-            return "sends a local file over a raw connection"
+    raw = name in ("nc", "ncat", "netcat", "socat", "telnet")
+    if raw and any(op == "<" for op, _ in command.redirects):
+        return "sends a local file over a raw connection"
     return ""
 
 

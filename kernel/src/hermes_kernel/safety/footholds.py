@@ -11,6 +11,7 @@ All of these are asked about; reading the same things stays quiet (``crontab -l`
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hermes_kernel.safety.shell import Command
@@ -188,7 +189,7 @@ def _fetched_code(command: Command) -> Verdict | None:
         return None
     if name in ("npm", "pnpm", "yarn"):
         registry = [a.split("=", 1)[1] for a in args if a.startswith("--registry=")]
-        registry += [b for a, b in zip(args, args[1:], strict=False) if a == "--registry"]
+        registry += [b for a, b in itertools.pairwise(args) if a == "--registry"]
         if any(_foreign_url(r, (_NPM_REGISTRY,)) for r in registry):
             return Verdict(Level.ASK, "foreign-index", "installs packages from another registry")
         if args[:1] == ["exec"] and any(a in ("-y", "--yes") for a in args):

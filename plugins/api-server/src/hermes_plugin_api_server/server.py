@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import logging
 import time
@@ -32,6 +33,7 @@ from hermes_plugin_api_server.wire import (
     user_images,
     user_input,
 )
+from hermes_sdk.addresses import loopback_host_header
 from hermes_sdk.media import Attachment, MediaRefused
 from hermes_sdk.runtime import (
     Runtime,
@@ -44,6 +46,7 @@ from hermes_sdk.runtime import (
     ToolStarted,
     TurnEnded,
 )
+from hermes_sdk.throttle import LoginThrottle
 
 __all__ = ["SESSION_HEADER", "ApiServer"]
 
@@ -52,6 +55,18 @@ log = logging.getLogger("hermes.api_server")
 SESSION_HEADER = "X-Hermes-Session-Id"
 TOOL_EVENTS_HEADER = "X-Hermes-Tool-Events"
 SOURCE = "api"
+OWNER = "hermes.owner"
+"""The request's key id (:func:`key_owner`), set by the authentication middleware."""
+NO_KEY = "local"
+"""The owner of sessions opened without a key (``--no-auth``, loopback only)."""
+
+
+def key_owner(key: str) -> str:
+    """A short id for an API key (a hash, never the key): it names the sessions the key
+    opens, so another key cannot continue them."""
+    return "k" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
 STOPPING_WAIT_SECONDS = 10.0
 MAX_IMAGES = 10
 """Images one request may carry."""
@@ -77,13 +92,15 @@ class ApiServer:
         self._abandoned: dict[str, RuntimeTurn] = {}
         """Turns stopped because their client went away, until they have ended."""
         self._created = int(time.time())
+        self.throttle = LoginThrottle(allowed=10, window_s=60.0)
+        """Wrong keys, per address: the eleventh in a minute is refused (429)."""
 
     # --- the service ------------------------------------------------------------------------
 
     async def run(self, runtime: Runtime) -> None:
         self.runtime = runtime
         app = web.Application(
-            middlewares=[self._cors, self._authenticate],
+            middlewares=[self._closed, self._cors, self._authenticate],
             client_max_size=self.settings.max_body_bytes,
         )
         app.router.add_get("/health", self._health)
@@ -135,17 +152,50 @@ class ApiServer:
         return response
 
     @web.middleware
+    async def _closed(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """What a browser page on another site must not do: without a key (``--no-auth``),
+        only a loopback Host is answered (DNS rebinding sends the page's own name); and a
+        POST must say ``application/json``, which a page cannot send to another origin
+        without a preflight this server refuses (a ``text/plain`` form post is refused)."""
+        if not self.settings.keys and not loopback_host_header(request.host):
+            return _error(
+                421,
+                "this server runs without a key and answers only to localhost/127.0.0.1",
+                "invalid_request_error",
+            )
+        if request.method == "POST" and request.content_type != "application/json":
+            return _error(
+                415,
+                "send the body as JSON with Content-Type: application/json",
+                "invalid_request_error",
+            )
+        return await handler(request)
+
+    @web.middleware
     async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path == "/health" or not self.settings.keys:
+            request[OWNER] = NO_KEY
             return await handler(request)
+        address = request.remote or "?"
+        if self.throttle.blocked(address):
+            response = _error(
+                429,
+                "too many wrong API keys from this address; wait a minute",
+                "invalid_request_error",
+                "rate_limit_exceeded",
+            )
+            response.headers["Retry-After"] = str(int(self.throttle.window_s))
+            return response
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
         # Every key is compared, in constant time, so timing says nothing about which is close.
-        matched = False
+        matched: str | None = None
         for key in self.settings.keys:
-            matched |= hmac.compare_digest(given.strip().encode(), key.encode())
-        if scheme.lower() != "bearer" or not matched:
-            log.info("api server: refused a request without a valid key from %s", request.remote)
+            if hmac.compare_digest(given.strip().encode(), key.encode()):
+                matched = key
+        if scheme.lower() != "bearer" or matched is None:
+            self.throttle.failed(address)
+            log.info("api server: refused a request without a valid key from %s", address)
             return _error(
                 401,
                 "Incorrect API key provided: use one of API_SERVER_KEY / API_SERVER_KEYS "
@@ -153,6 +203,8 @@ class ApiServer:
                 "invalid_request_error",
                 "invalid_api_key",
             )
+        self.throttle.succeeded(address)
+        request[OWNER] = key_owner(matched)
         return await handler(request)
 
     # --- endpoints --------------------------------------------------------------------------
@@ -173,7 +225,7 @@ class ApiServer:
         if not isinstance(body, dict):
             return _error(400, "the body must be a JSON object", "invalid_request_error")
         model = body.get("model") or AGENT_MODEL
-        options = self._options(str(model), body.get("user"))
+        options = self._options(str(model), body.get("user"), request[OWNER])
         if options is None:
             return _error(
                 404,
@@ -317,9 +369,10 @@ class ApiServer:
 
     # --- sessions ---------------------------------------------------------------------------
 
-    def _options(self, model: str, user: Any) -> SessionOptions | None:
-        """The session a request for ``model`` opens; None if no such model is offered."""
-        scope = f"{SOURCE}:{user}" if isinstance(user, str) and user else None
+    def _options(self, model: str, user: Any, owner: str) -> SessionOptions | None:
+        """The session a request for ``model`` opens; None if no such model is offered. Its
+        scope names the key that opened it (``api:KEY-ID[:user]``): sessions belong to it."""
+        scope = f"{SOURCE}:{owner}" + (f":{user}" if isinstance(user, str) and user else "")
         if model == AGENT_MODEL:
             return SessionOptions(source=SOURCE, user_scope=scope)
         prefix, _, rest = model.partition("/")
@@ -337,17 +390,24 @@ class ApiServer:
     ) -> tuple[str, bool]:
         """The session id for this request, and whether it is new."""
         assert self.runtime is not None
+        owner = request[OWNER]
         named = request.headers.get(SESSION_HEADER, "").strip()
         if named:
+            # Only a session this key opened: never a CLI's, a chat app's or another key's.
+            found = await self.runtime.find_session(named)
+            scope = (found.user_scope or "").split(":")
+            if found.session_id != named or found.source != SOURCE or scope[1:2] != [owner]:
+                raise SessionNotFound(f"no session {named!r} for this API key")
             if self.runtime.running(named) is None:
                 await self.runtime.resume_session(named)
             return named, False
         if not (isinstance(user, str) and user):
             opened = await self.runtime.open_session(options)
             return opened.session_id, True
-        lock = self._opening.setdefault(user, asyncio.Lock())
+        mine = f"{owner}:{user}"
+        lock = self._opening.setdefault(mine, asyncio.Lock())
         async with lock:  # two first requests of one user open one session
-            known = self._users.get(user)
+            known = self._users.get(mine)
             if known is None:
                 earlier = await self.runtime.sessions(source=SOURCE, user_scope=options.user_scope)
                 live = [s for s in earlier if s.ended_at is None]
@@ -355,10 +415,10 @@ class ApiServer:
                 if known is not None:
                     await self.runtime.resume_session(known)
             if known is not None:
-                self._users[user] = known
+                self._users[mine] = known
                 return known, False
             opened = await self.runtime.open_session(options)
-            self._users[user] = opened.session_id
+            self._users[mine] = opened.session_id
             return opened.session_id, True
 
 

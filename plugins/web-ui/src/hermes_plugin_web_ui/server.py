@@ -22,7 +22,6 @@ from hermes_plugin_web_ui.access import (
     COOKIE,
     VISITOR,
     Access,
-    LoginThrottle,
     Visitor,
     load_secret,
 )
@@ -30,6 +29,7 @@ from hermes_plugin_web_ui.settings import WebSettings
 from hermes_sdk.addresses import is_loopback
 from hermes_sdk.files import atomic_write_text
 from hermes_sdk.runtime import Runtime
+from hermes_sdk.throttle import LoginThrottle
 
 __all__ = ["CSRF_HEADER", "WebUi"]
 
