@@ -74,10 +74,18 @@ def gateway_home(hermes, telegram, openai_server, tmp_path, monkeypatch) -> Call
     return write
 
 
+def unfenced(text: str) -> str:
+    """A user message's own words: what a group chat, an email or a webhook sends is fenced
+    as untrusted data (``<untrusted>...</untrusted>``, issue 62)."""
+    if "\n<untrusted>\n" not in text:
+        return text
+    return text.split("\n<untrusted>\n", 1)[1].rsplit("\n</untrusted>", 1)[0]
+
+
 def user_texts(openai_server: Any) -> list[list[str]]:
-    """The user messages of each model request, in order."""
+    """The user messages of each model request, in order (their own words, unfenced)."""
     return [
-        [str(m["content"]) for m in request.json["messages"] if m["role"] == "user"]
+        [unfenced(str(m["content"])) for m in request.json["messages"] if m["role"] == "user"]
         for request in openai_server.requests
     ]
 

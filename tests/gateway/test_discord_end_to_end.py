@@ -90,7 +90,7 @@ def test_an_approval_by_button_and_a_strangers_press_is_refused(
     openai_server.queue(
         Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}), Reply.say("Opened it.")
     )
-    discord_gateway()
+    discord_gateway("    group_toolsets: [terminal]\n")  # a channel gets no shell unless widened
     asked = discord.user_says(
         OWNER, "open up that folder", channel_id=discord.channel_id, mention=True
     )

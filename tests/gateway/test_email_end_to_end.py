@@ -12,7 +12,7 @@ from hermes_sdk.testing import Reply
 from hermes_sdk.testing.mailserver import Mailbox, MailServer
 from hermes_sdk.testing.media_files import disguised_program
 
-from .conftest import RunningGateway, wait_until
+from .conftest import RunningGateway, unfenced, wait_until
 
 
 @pytest.fixture
@@ -93,7 +93,8 @@ def test_an_allowed_sender_gets_one_threaded_reply(email_gateway, mail_server, o
     users = [
         m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "user"
     ]
-    assert users[-1] == "Thanks! What about the return?"
+    assert unfenced(users[-1]) == "Thanks! What about the return?"
+    assert users[-1].startswith("[Untrusted data from email")  # issue 62
     assert len(gateway.sessions("email")) == 1
 
     # Neither an auto-reply nor a stranger reaches the model, and the stranger gets no mail.
@@ -165,7 +166,7 @@ def test_attachments_are_read_and_a_disguised_one_is_named_refused(
         attachment=("invoice.pdf", disguised_program(), "application/pdf"),
     )
     replies_to(owner, hermes_box, 2)
-    sent = str(openai_server.requests[1].json["messages"][-1]["content"])
+    sent = unfenced(str(openai_server.requests[1].json["messages"][-1]["content"]))
     assert sent.endswith(
         "[invoice.pdf is refused: it is an executable program (application/x-executable) "
         "sent as application/pdf]"

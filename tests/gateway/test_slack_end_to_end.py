@@ -87,7 +87,7 @@ def test_an_approval_by_button_and_a_strangers_press_is_refused(
     openai_server.queue(
         Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}), Reply.say("Opened it.")
     )
-    slack_gateway()
+    slack_gateway("    group_toolsets: [terminal]\n")  # a channel gets no shell unless widened
     slack.user_says(OWNER, "open up that folder", channel=slack.channel, mention=True)
     question = slack.wait_for_message(slack.channel, "Approve this command?")
     assert "chmod -R 777" in question.visible

@@ -8,7 +8,7 @@ import time
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN
 
-from .conftest import OWNER
+from .conftest import OWNER, unfenced
 
 GROUP = -1001234
 
@@ -46,7 +46,10 @@ def test_in_a_group_it_answers_only_when_mentioned(running_gateway, telegram, op
     assert reply.chat_id == GROUP
     (request,) = openai_server.requests
     users = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
-    assert users == ["say hello"]  # the chatter never reached the model; the @name is gone
+    assert [unfenced(u) for u in users] == ["say hello"]  # no chatter; the @name is gone
+    assert users[0].startswith("[Untrusted data from a telegram group chat")  # issue 62
+    offered = {tool["function"]["name"] for tool in request.json.get("tools", [])}
+    assert not offered & {"terminal", "read_file", "write_file", "execute_code", "cronjob"}
 
 
 def test_a_forum_topic_is_answered_in_its_thread(running_gateway, telegram, openai_server):

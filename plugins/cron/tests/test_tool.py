@@ -40,3 +40,41 @@ def test_list_pause_resume_remove_and_bad_requests(tmp_path):
     assert cronjob("create", here, schedule="sometime", prompt="x").startswith("error: ")
     assert cronjob("pause", here, job="nobody").startswith("error: no job 'nobody'")
     assert cronjob("explode", here).startswith("error: unknown action")
+
+
+def test_delivering_to_a_chat_that_is_neither_this_one_nor_a_home_chat_asks_first(tmp_path):
+    """Issue 62: a job created from any turn delivered to any chat id, unasked, again and
+    again. This chat and the home chats are free; anything else is the user's to allow."""
+    asked: list[str] = []
+
+    def answering(answer: str | None) -> ToolContext:
+        def ask(question: str, choices) -> str | None:
+            asked.append(question)
+            return answer
+
+        return ToolContext(
+            session_id="s",
+            home=str(tmp_path),
+            cwd=str(tmp_path),
+            source="telegram",
+            user_scope="telegram:42",
+            ask=ask,
+            config={"cron": {"home_chats": {"slack": "C1"}}},
+        )
+
+    free = answering(None)
+    for deliver in ("origin", "local", "telegram:42", "slack", "slack:C1", "origin,slack:C1"):
+        said = cronjob("create", free, schedule="every 1d", prompt=deliver, deliver=deliver)
+        assert said.startswith("scheduled job"), (deliver, said)
+    assert asked == []
+    for answer in (None, "deny"):
+        said = cronjob(
+            "create", answering(answer), schedule="every 1m", prompt="y", deliver="telegram:666"
+        )
+        assert said.startswith("error: delivering to telegram:666 needs the user's approval")
+    assert len(asked) == 2 and "telegram:666" in asked[0]
+    said = cronjob(
+        "create", answering("allow"), schedule="every 1d", prompt="z", deliver="telegram:666"
+    )
+    assert said.startswith("scheduled job")
+    assert len(JobStore(tmp_path).load()) == 7

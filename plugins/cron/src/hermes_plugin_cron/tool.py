@@ -8,7 +8,7 @@ from hermes_plugin_cron.jobs import JobNotFound, JobsFileError, JobStore, make_j
 from hermes_plugin_cron.schedule import describe
 from hermes_sdk.tooling import ToolContext
 
-__all__ = ["cronjob", "origin_of"]
+__all__ = ["cronjob", "foreign_targets", "origin_of"]
 
 
 def origin_of(context: ToolContext) -> dict[str, str] | None:
@@ -22,6 +22,37 @@ def origin_of(context: ToolContext) -> dict[str, str] | None:
     if not platform or not chat:
         return None
     return {"platform": platform, "chat_id": chat}
+
+
+def foreign_targets(
+    deliver: str | None, origin: dict[str, str] | None, home_chats: Any
+) -> list[str]:
+    """The targets of ``deliver`` that are neither this session's own chat nor a home chat
+    the owner configured (``cron.home_chats``): each one needs the user's approval, since a
+    job sends there on its own, again and again."""
+    homes = {
+        (str(platform), str(chat))
+        for platform, chat in (home_chats.items() if isinstance(home_chats, dict) else ())
+    }
+    mine = (origin["platform"], origin["chat_id"]) if origin else None
+    foreign = []
+    for written in str(deliver or "").split(","):
+        target = written.strip()
+        platform, _, chat = target.partition(":")
+        if not target or target in ("local", "origin") or not chat:
+            continue  # a bare platform is its home chat, or not delivered at all
+        if (platform, chat) != mine and (platform, chat) not in homes:
+            foreign.append(target)
+    return foreign
+
+
+def _approved(context: ToolContext, targets: list[str], schedule: str, prompt: str) -> bool:
+    question = (
+        f"Allow a scheduled job ({schedule}) to send its results to {', '.join(targets)}? "
+        f"Its prompt: {prompt[:200]}"
+    )
+    answer = context.ask_user(question, ["allow", "deny"])
+    return (answer or "").strip().lower() == "allow"
 
 
 def cronjob(
@@ -39,6 +70,13 @@ def cronjob(
             if not schedule or not prompt:
                 return "error: create needs schedule and prompt"
             settings = context.section("cron")
+            strangers = foreign_targets(deliver, origin_of(context), settings.get("home_chats"))
+            if strangers and not _approved(context, strangers, schedule, prompt):
+                return (
+                    f"error: delivering to {', '.join(strangers)} needs the user's approval "
+                    "(only this chat and the home chats in cron.home_chats are free); the user "
+                    "did not give it. Deliver to origin or a home chat, or ask the user."
+                )
             created = store.add(
                 make_job(
                     schedule,
