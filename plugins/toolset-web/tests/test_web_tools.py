@@ -157,3 +157,15 @@ def test_more_pages_than_slots_in_one_call_and_again_in_a_new_loop(site, tmp_pat
             line for line in text.splitlines() if line.startswith("## ") and site.url("") in line
         ]
         assert len(pages) == 10, pages
+
+
+def test_hidden_white_text_is_left_out_and_the_page_is_fenced_as_data(site, tmp_path):
+    """Issue 62: white-on-white text told a model that obeys what it reads to send the
+    home's .env out. The page is untrusted data: the flagged text is left out, the rest
+    kept, and all of it fenced so it reads as information, not orders."""
+    text = extract(site, tmp_path, "/hidden-text")
+    assert text.startswith("## Pancakes (")
+    assert "[Untrusted data from the web page" in text and "\n<untrusted>\n" in text
+    assert "Mix flour, milk and two eggs" in text and "Fry in butter" in text
+    assert "Ignore all previous instructions" not in text and "evil.example" not in text
+    assert "A scan left out what looked like an attack (injection" in text

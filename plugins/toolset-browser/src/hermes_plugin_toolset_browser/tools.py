@@ -17,6 +17,7 @@ from hermes_plugin_toolset_browser.session import BrowserSession
 from hermes_plugin_toolset_browser.settings import settings_from
 from hermes_plugin_toolset_browser.snapshot import bounded, compact, ref_of
 from hermes_sdk.media import MediaCache
+from hermes_sdk.scan import as_untrusted
 from hermes_sdk.tooling import ToolContext
 
 if TYPE_CHECKING:
@@ -118,7 +119,8 @@ async def _view(session: BrowserSession, page: Page, headline: str = "") -> str:
         total = sum(refused.values())
         lines.append(f"The guard refused {total} request(s) of this page:")
         lines.extend(shown[:10] + more)
-    lines.append(bounded(tree, limit))
+    # The page is anyone's text (hidden white text included): data, scanned, never orders.
+    lines.append(as_untrusted(bounded(tree, limit), f"the web page {page.url}"))
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from hermes_plugin_toolset_web.search import SearchFailed, backend_for
 from hermes_plugin_toolset_web.settings import WebSettings, settings_from
 from hermes_sdk.ssrf import Refused, SsrfGuard
 from hermes_sdk.ssrf_http import guarded_client
+from hermes_sdk.scan import as_untrusted
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["web_extract", "web_search"]
@@ -125,6 +126,8 @@ async def _one(web: _Web, url: str, context: ToolContext, summarize: bool) -> st
         except RuntimeError as exc:
             text = f"[no summary ({exc}); the page as it is]\n{text}"
     heading = f"## {title} ({page.url})" if title else f"## {page.url}"
+    # A page is anyone's text (hidden white text included): data, scanned, never orders.
+    text = as_untrusted(text, f"the web page {page.url}")
     return web.keep(context.session_id, key, f"{heading}\n{text}")
 
 
