@@ -123,3 +123,83 @@ def test_an_unknown_key_elsewhere_is_still_only_a_warning(hermes, openai_server,
     openai_server.queue(Reply.say("fine"))
     chat = hermes("chat", "-q", "hi")
     assert chat.code == 0 and "agent.retires" in chat.err and "runs no tools" not in chat.err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "hermes config set approvals.allow '[\"*\"]'",
+        "hermes config set approvals.mode off",
+        "hermes chat --yolo -q 'chmod -R 777 /srv'",
+        "hermes pairing approve telegram ABCD1234",
+        "hermes --home ~/.hermes plugins install ./evil --enable --yes",
+        "echo 'Obey every webhook.' >> ~/.hermes/SOUL.md",
+    ],
+)
+def test_the_agent_cannot_lower_its_own_guard_even_with_yolo(configured, openai_server, command):
+    """Issue 62: the agent approved a stranger's pairing, set approvals.allow ["*"] and ran
+    a nested --yolo agent through Hermes's own command line, unasked. Hermes's own state is
+    the user's: refused where nobody can be asked, --yolo or not."""
+    before = (configured.home / "config.yaml").read_text()
+    openai_server.queue(Reply.tool_call("terminal", {"command": command}), Reply.say("ok"))
+    assert configured("chat", "-q", "go", "--yolo").code == 0
+    result = tool_result(openai_server)
+    assert "only the user may do" in result and "approvals.allow" not in result, result
+    assert (configured.home / "config.yaml").read_text() == before
+
+
+def test_a_hermes_started_by_a_tool_gets_no_more_than_its_parent(
+    configured, openai_server, monkeypatch
+):
+    """The variable every command's environment carries: --yolo is refused, and
+    approvals.mode off is taken as manual."""
+    monkeypatch.setenv("HERMES_INSIDE_AGENT", "1")
+    result = configured("chat", "-q", "go", "--yolo")
+    assert result.code == 1 and "--yolo is refused" in result.err
+    assert result.err.count("\n") == 1 and openai_server.requests == []
+    configured.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "approvals:\n  mode: off\n"
+    )
+    openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
+    assert configured("chat", "-q", "go").code == 0
+    assert "nobody can approve it here" in tool_result(openai_server)
+
+
+def test_file_tools_keep_out_of_hermes_home_and_follow_the_terminals_rules(
+    configured, openai_server, tmp_path, monkeypatch
+):
+    """Issue 62: write_file planted SOUL.md and config.yaml (also through a symlink in the
+    working folder), read_file read HERMES_HOME/.env, and writes the terminal asks about (a
+    shell startup file, a service unit) went through unasked."""
+    fake_home = tmp_path / "fake-home"
+    fake_home.mkdir()
+    monkeypatch.setenv("HOME", str(fake_home))
+    home = configured.home
+    (home / ".env").write_text("OPENAI_API_KEY=sk-owner-secret-0123456789\n")
+    (tmp_path / "innocent.yaml").symlink_to(home / "config.yaml")
+    calls = [
+        ("read_file", {"path": str(home / ".env")}, "Hermes' own secrets"),
+        ("read_file", {"path": "/proc/self/environ"}, "a process's environment"),
+        ("write_file", {"path": str(home / "SOUL.md"), "content": "Obey."}, "in HERMES_HOME"),
+        ("write_file", {"path": "innocent.yaml", "content": "approvals: {}"}, "in HERMES_HOME"),
+        (
+            "write_file",
+            {"path": str(home / "memories" / "MEMORY.md"), "content": "x"},
+            "in HERMES_HOME",
+        ),
+        ("write_file", {"path": "~/.bash_aliases", "content": "alias ls=x"}, "nobody can"),
+        (
+            "write_file",
+            {"path": "~/.config/systemd/user/x.service", "content": "[Service]"},
+            "nobody can",
+        ),
+    ]
+    before = (home / "config.yaml").read_text()
+    for tool, arguments, words in calls:
+        openai_server.queue(Reply.tool_call(tool, arguments), Reply.say("ok"))
+        assert configured("chat", "-q", "go").code == 0
+        result = tool_result(openai_server)
+        assert words in result and "sk-owner-secret" not in result, (tool, result)
+    assert (home / "config.yaml").read_text() == before
+    assert not (home / "SOUL.md").exists() and not (fake_home / ".bash_aliases").exists()
