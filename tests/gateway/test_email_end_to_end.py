@@ -95,6 +95,10 @@ def test_an_allowed_sender_gets_one_threaded_reply(email_gateway, mail_server, o
     ]
     assert unfenced(users[-1]) == "Thanks! What about the return?"
     assert users[-1].startswith("[Untrusted data from email")  # issue 62
+    # A mail from an allowed address may forward anyone's words: no shell, files or code.
+    offered = {t["function"]["name"] for t in openai_server.requests[1].json.get("tools", [])}
+    assert offered and not offered & {"terminal", "read_file", "write_file", "execute_code"}
+    assert not offered & {"browser_navigate", "cronjob", "delegate_task", "memory"}
     assert len(gateway.sessions("email")) == 1
 
     # Neither an auto-reply nor a stranger reaches the model, and the stranger gets no mail.

@@ -263,9 +263,11 @@ def test_a_snapshot_is_bounded(site, tmp_path):
     # The snapshot of 1,500 rows takes a while on a busy machine: give it the time.
     ctx = context(site, tmp_path, session="long", timeout_seconds=20, action_timeout_seconds=15)
     page = call("browser_navigate", ctx, url=site.url("/long"))
-    assert len(page) < 20_000 + 600  # browser.snapshot_chars, and the page's headlines
+    # browser.snapshot_chars, the page's headlines and the untrusted-data fence (issue 62)
+    assert len(page) < 20_000 + 900
     assert "Row 0 of a very long list" in page and "Row 1499" not in page
-    assert "browser.snapshot_chars" in page.splitlines()[-1]  # says what was left out
+    assert "browser.snapshot_chars" in page.splitlines()[-2]  # says what was left out
+    assert page.splitlines()[-1] == "</untrusted>"
 
 
 def test_vision_asks_a_model_that_sees_about_a_screenshot(site, tmp_path):
