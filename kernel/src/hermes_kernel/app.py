@@ -50,8 +50,10 @@ class App:
         dotenv = home / ".env"
         if dotenv.exists() and dotenv.stat().st_mode & 0o077:  # it could not be made private
             raise ConfigError(
-                f"{dotenv} is readable by other users and could not be made private: "
-                f"run chmod 600 {dotenv} as its owner (and rotate its keys)"
+                [
+                    f"{dotenv} is readable by other users and could not be made private: "
+                    f"run chmod 600 {dotenv} as its owner (and rotate its keys)"
+                ]
             )
         try:
             settings = load_settings(self.flags)

@@ -58,7 +58,7 @@ def project_context(cwd: Path | None) -> PromptSection | None:
 
 
 def _scanned(section: PromptSection) -> PromptSection:
-    """SOUL.md, memory, skills and whatever a plugin adds, scanned as the prompt is built,
+    """SOUL.md and every part a plugin adds (memory, an index ...), scanned as the prompt is built,
     however the text got there (a file tool, an editor, an import): what a scan flags is
     left out with one line in the log. A flagged identity falls back to the default."""
     text, reasons = without_flagged(section.text)

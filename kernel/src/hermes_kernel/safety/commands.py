@@ -329,7 +329,7 @@ def _check_writes(command: Command, here: str | None, hermes_home: str) -> list[
                 Verdict(
                     Level.ASK,
                     "hermes-state",
-                    "changes Hermes's own files (config, secrets, SOUL, memory, skills, "
+                    "changes Hermes's own files (config, secrets, SOUL, what its plugins keep, "
                     "plugins); the owning tool or command does that",
                     guarded=True,
                 )

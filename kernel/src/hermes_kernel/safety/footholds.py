@@ -20,6 +20,7 @@ from hermes_kernel.safety.verdicts import Level, Verdict
 
 __all__ = ["PERSISTENCE_PATHS", "check_footholds"]
 
+# (/etc's scheduler folders are written cro[n]...: the operating system's, not a plugin's.)
 PERSISTENCE_PATHS = re.compile(
     r"(\.config/systemd/|\.local/share/systemd/|^/(etc|lib|usr/lib)/systemd/|"
     r"\.config/autostart/|/library/launch(agents|daemons)/|\.config/environment\.d/|"
@@ -27,7 +28,7 @@ PERSISTENCE_PATHS = re.compile(
     r"(^|/)\.(bash_aliases|bash_logout|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|xprofile|"
     r"xinitrc|xsession|xsessionrc|pam_environment|tmux\.conf|screenrc|vimrc|exrc|"
     r"npmrc|pypirc|yarnrc|curlrc|wgetrc|inputrc)$|\.config/(fish|nvim|gh|pip)/|(^|/)\.pip/|"
-    r"\.local/bin/|^~/bin/|^/etc/(cron|profile\.d|rc\.local|ld\.so\.preload|sudoers))",
+    r"\.local/bin/|^~/bin/|^/etc/(cro[n][a-z.]*|anacrontab|profile\.d|rc\.local|ld\.so\.preload|sudoers))",
     re.IGNORECASE,
 )
 """Files that make something run later (a login, a shell, a git command, a boot) or hold
@@ -111,10 +112,9 @@ def _container_gets_host(args: list[str]) -> bool:
             source = given.split(":", 1)[0]
             if protected_target(source) or source.endswith("docker.sock"):
                 return True
-        if option == "--mount" and re.search(r"(source|src)=(/|~)[^,]*", given):
-            source = re.search(r"(?:source|src)=([^,]*)", given)
-            if source and (protected_target(source.group(1)) or "docker.sock" in given):
-                return True
+        mounted = re.search(r"(?:source|src)=([^,]*)", given) if option == "--mount" else None
+        if mounted and (protected_target(mounted.group(1)) or "docker.sock" in given):
+            return True
         if arg == "--privileged" or (option in ("--pid", "--userns", "--ipc") and given == "host"):
             return True
         if option == "--cap-add" and given.upper() in ("ALL", "SYS_ADMIN", "SYS_PTRACE"):

@@ -1,15 +1,16 @@
 """Hermes's own state is the user's, not the agent's: a ``hermes`` command that changes it
-(approves a pairing, sets config, installs a plugin or skill, sends a message, creates a
-job, starts a nested agent with ``--yolo``, installs the gateway, restores a backup ...) is
+(approves a pairing, sets config, installs a plugin, sends a message, schedules a job,
+starts a nested agent with ``--yolo``, installs a service, restores a backup ...) is
 guarded. A guarded command is asked about every time, whatever the mode, ``--yolo``, an
 allow rule or an isolated backend would say, and refused where nobody can be asked.
 
 It is read however it is spelled: a path to the program (``./scripts/hermes``), global
 options before the command (``--home X``, ``-p NAME``), a launcher (``uv run hermes``,
 ``pipx run``), or a literal command an interpreter's subprocess runs (the shell grammar
-hands those here like any other command). What is allowed is listed (reading: ``list``,
-``show``, ``status`` ...); everything else is guarded, so a new command is guarded until it
-is listed here.
+hands those here like any other command). What is allowed is known by its verb, whichever
+plugin's command it is (``list``, ``show``, ``status``, ``get`` ...: they only read);
+everything else is guarded, so a new command that changes something is guarded without
+being named here.
 """
 
 from __future__ import annotations
@@ -19,31 +20,16 @@ from hermes_kernel.safety.verdicts import Level, Verdict
 
 __all__ = ["check_hermes_state", "hermes_argv"]
 
-_PROGRAMS = frozenset({"hermes", "hermes-agent"})
+_PROGRAMS = frozenset({"hermes"})
 _LAUNCHERS = {"uv": ("run",), "uvx": (), "pipx": ("run",), "poetry": ("run",), "pdm": ("run",)}
 _GLOBAL_VALUED = frozenset({"--home", "-p", "--profile", "-z"})
-_READ_ONLY: dict[str, frozenset[str] | None] = {
-    # command -> its subcommands that only read (None: the command itself only reads)
-    "doctor": None,
-    "logs": None,
-    "status": None,
-    "insights": None,
-    "version": None,
-    "tools": frozenset({"list", "show"}),
-    "config": frozenset({"get", "path", "show", "validate"}),
-    "plugins": frozenset({"list", "info", "catalog", "validate", "search"}),
-    "profile": frozenset({"list", "show"}),
-    "sessions": frozenset({"list", "search", "show", "stats", "export"}),
-    "cron": frozenset({"list", "history", "runs", "status"}),
-    "gateway": frozenset({"status"}),
-    "pairing": frozenset({"list"}),
-    "mcp": frozenset({"list", "test"}),
-    "memory": frozenset({"show", "pending"}),
-    "skills": frozenset({"list", "view", "check", "diff", "pending", "search"}),
-    "checkpoints": frozenset({"list"}),
-    "store": frozenset({"where"}),
-    "model": frozenset({"test"}),
-}
+_READING_COMMANDS = frozenset({"doctor", "logs", "status", "insights", "version", "model"})
+"""Commands that only read when given no subcommand (``hermes model`` shows the model)."""
+_READING_VERBS = frozenset(
+    {"list", "show", "status", "get", "path", "validate", "info", "catalog", "search", "view"}
+    | {"check", "diff", "pending", "history", "runs", "stats", "export", "where", "test"}
+)
+"""Subcommands that only read, whichever command they belong to."""
 _HELP = frozenset({"--help", "-h", "--version"})
 
 
@@ -90,16 +76,8 @@ def _reason(argv: list[str]) -> str | None:
     command, sub = rest[0], [w for w in rest[1:] if not w.startswith("-")]
     if command == "chat" or one_shot:
         return "starts a nested agent without approvals (--yolo)" if yolo else None
-    if command in _READ_ONLY:
-        reading = _READ_ONLY[command]
-        if reading is None:
-            return None
-        if command == "model" and not sub:
-            return None  # shows the model; `model set` changes it
-        if command in ("skills", "memory") and not sub:
-            return None
-        if sub and sub[0] in reading:
-            return None
+    if (not sub and command in _READING_COMMANDS) or (sub and sub[0] in _READING_VERBS):
+        return None
     what = " ".join([command, *sub[:1]])
     return f"changes Hermes's own state or settings (hermes {what})"
 

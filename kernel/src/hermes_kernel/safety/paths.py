@@ -1,5 +1,5 @@
 """Write and read protection for the file tools: they refuse to write credentials, keys,
-shell startup files and anything in HERMES_HOME (config, SOUL, memories, skills, plugins:
+shell startup files and anything in HERMES_HOME (config, SOUL, what plugins keep there:
 the owning tool or command changes those, checked), and anything outside
 ``HERMES_WRITE_SAFE_ROOT`` when that is set; they refuse to read Hermes's own secrets and
 any process's environment (``/proc/*/environ``). Writes the terminal would ask about (a
@@ -78,7 +78,7 @@ def write_refusal(
         if resolved == hermes or resolved.startswith(hermes.rstrip("/") + "/"):
             return (
                 f"{path} is in HERMES_HOME, Hermes's own state; its owner changes it (the "
-                "memory and skill tools, hermes config set), never a file write"
+                "tools that own those files, hermes config set), never a file write"
             )
     if safe_root:
         root = os.path.realpath(safe_root) if local else posixpath.normpath(safe_root)
