@@ -43,7 +43,8 @@ def _table(path: Path) -> object:
 def commands() -> list[str]:
     table: Any = _table(TABLE)
     classes: Any = _table(CLASSES)
-    found = [command for command, _ in [*table.CASES, *table.PARSED_CASES, *classes.ATTACKS]]
+    cases = [*table.CASES, *table.PARSED_CASES, *classes.ATTACKS, *classes.REVIEWED]
+    found = [command for command, _ in cases]
     return found + list(classes.LOOK_ALIKES)
 
 

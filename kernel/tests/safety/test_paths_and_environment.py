@@ -104,3 +104,20 @@ def test_variables_named_key_or_keys_are_secrets_each_key_of_a_list_too() -> Non
         "first-key-abcdef",
         "second-key-ghijkl",
     }
+
+
+def test_a_profile_keeps_out_of_its_base_home_and_the_base_out_of_its_profiles(
+    tmp_path: Path,
+) -> None:
+    from hermes_kernel.safety.paths import read_refusal
+
+    base = tmp_path / "hermes"
+    profile = base / "profiles" / "work"
+    profile.mkdir(parents=True)
+    assert write_refusal(str(base / "config.yaml"), local=True, hermes_home=str(profile))
+    assert read_refusal(str(base / ".env"), local=True, hermes_home=str(profile))
+    assert read_refusal(str(base / "auth.json"), local=True, hermes_home=str(profile))
+    assert read_refusal(str(profile / ".env"), local=True, hermes_home=str(base))
+    assert read_refusal("/proc/self/environ", local=True, hermes_home=str(base))
+    assert read_refusal(str(base / "notes.md"), local=True, hermes_home=str(base)) is None
+    assert read_refusal(str(tmp_path / ".env"), local=True, hermes_home=str(base)) is None

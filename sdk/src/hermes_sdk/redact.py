@@ -48,8 +48,10 @@ _TOKEN_SHAPES = re.compile(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
     # NAME=value where the name ends in a secret's word: DB_PASSWORD=..., STRIPE_SECRET: ...,
     # "api_key": "...", and the NUL-separated lines of /proc/*/environ.
-    r"|((?i:\b[A-Za-z0-9_.-]*(?:password|passwd|pass|pwd|secret|token|api_?key|private_?key"
-    r"|access_?key|credentials?|auth)[\"']?\s*[=:]\s*[\"']?))(?![\"'\s]|\$\{)[^\s\"'&<>,;\x00]{4,}"
+    # The secret's word starts the name or follows a separator (DB_PASS, not bypass).
+    r"|((?i:\b(?:[A-Za-z0-9_.-]*[_.-])?(?:password|passwd|pass|secret|token|api_?key"
+    r"|private_?key|access_?key|credentials?)[\"']?\s*[=:]\s*[\"']?))"
+    r"(?![\"'\s]|\$\{|(?i:true|false|null|none|yes|no)\b)[^\s\"'&<>,;\x00]{4,}"
     # user:password@ in a URL (postgres://app:pw@db, https://u:p@host)
     r"|(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)"
 )

@@ -161,13 +161,16 @@ def without_flagged(text: str) -> tuple[str, list[str]]:
     return "\n\n".join(paragraphs), list(dict.fromkeys(reasons))
 
 
+_FENCE = re.compile(r"<\s*/?\s*untrusted\s*>?", re.IGNORECASE)
+
+
 def as_untrusted(text: str, source: str) -> str:
     """``text`` from ``source`` (a webhook's payload, an email, a group chat, a web page)
     as the model should see it: scanned (flagged lines left out, their kinds said), and
     fenced as data, not instructions from the user. A fence inside the text is broken, so
     the text cannot close it early."""
     kept, reasons = without_flagged(text)
-    kept = kept.replace("</untrusted", "< /untrusted")
+    kept = _FENCE.sub("[fence]", kept)  # no text closes (or opens) the fence itself
     kinds = ", ".join(dict.fromkeys(reason.split(":", 1)[0] for reason in reasons))
     # The kinds only: quoting what matched would put the attack back in.
     note = f" A scan left out what looked like an attack ({kinds})." if reasons else ""

@@ -516,7 +516,7 @@ class KernelRuntime(StoreHistory, Runtime):
 
     def set_yolo(self, session_id: str, on: bool) -> None:
         unasked = self.agent.tool_env.approvals.unasked_sessions
-        if on and os.environ.get(INSIDE_AGENT):
+        if on and INSIDE_AGENT in os.environ:
             raise ValueError(
                 "--yolo is refused: this Hermes was started by an agent's tool, and gets no "
                 "more than the agent that started it (run it from your own terminal)"

@@ -19,6 +19,7 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import replace
 
 from hermes_kernel.safety.destruction import DESTROYERS, check_destruction, check_git_discard
 from hermes_kernel.safety.exfiltration import (
@@ -33,7 +34,7 @@ from hermes_kernel.safety.interpreters import language, literal_shell_outs, shel
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command, fixed_input, parse
 from hermes_kernel.safety.targets import flags as _flags
 from hermes_kernel.safety.targets import long_option as _long
-from hermes_kernel.safety.targets import protected_target
+from hermes_kernel.safety.targets import protected_target, written_elsewhere
 from hermes_kernel.safety.targets import recursive as _recursive
 from hermes_kernel.safety.verdicts import ALLOWED, Level, Verdict
 
@@ -172,7 +173,7 @@ _SENSITIVE = re.compile(
     re.IGNORECASE,  # ~/.BASHRC is ~/.bashrc where the file system ignores case
 )
 _SYSTEM_FILE = re.compile(r"^(/private)?/(etc|boot|usr|bin|sbin|lib|lib64|var/db)/")
-_HERMES_HOME = re.compile(r"((^|/)\.hermes(/|$)|\$\{?hermes_home\}?(/|$))", re.IGNORECASE)
+_HERMES_HOME = re.compile(r"((^|/)\.hermes(?![\w.-])|\$\{?hermes_home\b)", re.IGNORECASE)
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
 _SQL_DESTROY = re.compile(
     r"\b(drop\s+(table|database|schema|index|view)|truncate\s+(table\s+)?\w+)\b"
@@ -291,7 +292,7 @@ def _written_paths(command: Command) -> list[str]:
     if name == "tee":
         return operands
     if name in ("cp", "mv", "ln", "install", "rsync", "scp") and len(operands) >= 2:
-        return operands[-1:]
+        return operands[-1:] + written_elsewhere(command)  # cp -t DIR names it first
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
     if name == "sed" and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args):
@@ -302,7 +303,7 @@ def _written_paths(command: Command) -> list[str]:
         return operands[1:]  # the script, then the files it edits in place
     if name == "truncate":
         return operands
-    return []
+    return written_elsewhere(command)
 
 
 def _in_hermes_home(target: str, here: str | None, hermes_home: str) -> bool:
@@ -316,9 +317,37 @@ def _in_hermes_home(target: str, here: str | None, hermes_home: str) -> bool:
     return bool(home) and (target == home or target.startswith(home + "/"))
 
 
-def _check_writes(command: Command, here: str | None, hermes_home: str) -> list[Verdict]:
+_REMOVERS = frozenset({"rm", "unlink", "shred", "truncate", "mv", "srm", "wipe", "rmdir", "find"})
+
+
+def _removes_hermes_state(command: Command, here: str | None, hermes_home: str) -> bool:
+    """``rm ~/.hermes/state.db``, ``mv ~/.hermes/SOUL.md /tmp``, ``find ~/.hermes -delete``:
+    Hermes's own files deleted, emptied or moved away."""
+    if command.name not in _REMOVERS:
+        return False
+    _, operands = _flags(command.args)
+    if command.name == "mv":
+        operands = operands[:-1]
+    if command.name == "find":
+        operands = operands[:1] if _find_deletes(command.args) else []
+    return any(_in_hermes_home(o, here, hermes_home) for o in operands)
+
+
+def _check_writes(
+    command: Command, here: str | None, hermes_home: str, written: list[str]
+) -> list[Verdict]:
     verdicts: list[Verdict] = []
-    targets = [t for op, t in command.redirects if op in _WRITES] + _written_paths(command)
+    if _removes_hermes_state(command, here, hermes_home):
+        verdicts.append(
+            Verdict(
+                Level.ASK,
+                "hermes-state",
+                "deletes or moves Hermes's own files (config, secrets, state, what its "
+                "plugins keep); the owning tool or command does that",
+                guarded=True,
+            )
+        )
+    targets = [t for op, t in command.redirects if op in _WRITES] + written
     for target in targets:
         if _BLOCK_DEVICE.match(target):
             verdicts.append(
@@ -350,16 +379,19 @@ def _check_writes(command: Command, here: str | None, hermes_home: str) -> list[
 _DELETERS = DESTROYERS
 
 
+def _find_deletes(args: list[str]) -> bool:
+    """``find ... -delete`` or ``-exec rm/shred/truncate ...``."""
+    return "-delete" in args or any(
+        a in ("-exec", "-execdir", "-ok", "-okdir") and b.rsplit("/", 1)[-1] in _DELETERS
+        for a, b in itertools.pairwise(args)
+    )
+
+
 def _check_tools(command: Command) -> Verdict | None:
     name, args = command.name, command.args
     if name == "git":
         return _check_git(command)
-    if name == "find" and (
-        "-delete" in args
-        or any(a in ("-exec", "-execdir", "-ok", "-okdir")
-               and b.rsplit("/", 1)[-1] in _DELETERS
-               for a, b in itertools.pairwise(args))
-    ):  # fmt: skip
+    if name == "find" and _find_deletes(args):
         return Verdict(Level.ASK, "find-delete", "deletes the files it finds")
     operands = [a for a in args if not a.startswith("-")]
     if name == "systemctl" and operands[:1] and operands[0] in ("stop", "disable", "mask", "kill"):
@@ -472,7 +504,7 @@ def _check_more(command: Command) -> Verdict | None:
     """What hides a command, hands a password over, ships private files out, generates code
     for a shell, or stops Hermes itself."""
     name, args = command.name, command.args
-    if SUBSTITUTED in name or name.startswith(EXPANDED):
+    if SUBSTITUTED in name or name.startswith((EXPANDED, "$")):
         # Whatever it turns out to be, `X -rf /` is never run unseen: judge it as rm would be.
         as_rm = _check_rm(["rm", *args])
         if as_rm is not None and as_rm.level is Level.BLOCK:
@@ -658,11 +690,7 @@ def _find_from_protected(command: Command) -> Verdict | None:
     """``find`` deleting (``-delete``, ``-exec rm ...``) from / or a system or home folder."""
     args = command.args
     starts = list(itertools.takewhile(lambda a: not a.startswith(("-", "(", "!")), args))
-    deletes = "-delete" in args or any(
-        a in ("-exec", "-execdir", "-ok", "-okdir") and b.rsplit("/", 1)[-1] in _DELETERS
-        for a, b in itertools.pairwise(args)
-    )
-    if deletes and any(protected_target(start) for start in starts):
+    if _find_deletes(args) and any(protected_target(start) for start in starts):
         return Verdict(
             Level.BLOCK,
             "recursive-delete-system",
@@ -695,7 +723,8 @@ def _judge(
         for name, pattern, reason in _BLOCK_PATTERNS:
             if pattern.search(segment):
                 verdicts.append(Verdict(Level.BLOCK, name, reason))
-        for each in (words, _where_it_lands(words, here)):
+        landed = _where_it_lands(words, here)
+        for each in (words, landed) if landed != words else (words,):
             if (verdict := check_destruction(found, each)) is not None:
                 verdicts.append(verdict)
         for rule in (_check_tools, _check_more, check_exfiltration, check_hermes_state):
@@ -705,8 +734,10 @@ def _judge(
             verdicts.append(verdict)
         if (verdict := serving_verdict(found, here)) is not None:
             verdicts.append(verdict)
-        verdicts += check_footholds(found, _written_paths(found))
-    verdicts += _check_writes(found, here, hermes_home)
+    written = _written_paths(found)
+    if words:
+        verdicts += check_footholds(found, written)
+    verdicts += _check_writes(found, here, hermes_home, written)
 
 
 _TALKS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp"})
@@ -714,11 +745,15 @@ _TALKS |= {"ftp", "http", "https", "xh", "ssh", "rsync", "dig", "nslookup", "hos
 
 
 def _secret_goes_out(commands: list[Command]) -> Verdict | None:
-    """One line that reads a private file and talks to the network: ``X=$(cat ~/.env);
-    curl -d "$X" ...`` hides the link from the rules of each command alone."""
+    """A private file read where its text can reach the network in the same line: inside a
+    substitution (``X=$(cat ~/.env); curl -d "$X" ...``) or piped into a sender. A file
+    merely read beside a network call (``source .env && curl localhost``) is not."""
     if not any(c.name in _TALKS for c in commands):
         return None
-    if any(reads_secret(c) for c in commands if c.name not in _TALKS):
+    inside = {id(c) for owner in commands for group in owner.dynamic for c in group}
+    piped = [p for c in commands if c.name in _TALKS for p in c.fed_by]
+    readers = [c for c in commands if id(c) in inside] + piped
+    if any(reads_secret(c) for c in readers if c.name not in _TALKS):
         return Verdict(
             Level.ASK,
             "exfiltration",
@@ -730,15 +765,29 @@ def _secret_goes_out(commands: list[Command]) -> Verdict | None:
 def classify(command: str, hermes_home: str = "") -> Verdict:
     """The strictest verdict any rule gives ``command``; ``hermes_home`` is the home's
     real path, so writes there are known however the path is spelled."""
-    parsed = parse(command)
+    try:
+        parsed = parse(command)
+    except (RecursionError, UnicodeError, ValueError) as exc:  # fails closed, in one line
+        why = f"{type(exc).__name__}: it is nested too deeply or holds text no shell reads"
+        return Verdict(Level.ASK, "unreadable", f"cannot be read as a shell command ({why})")
     verdicts: list[Verdict] = []
     for source in parsed.functions:
         if _FORK_BOMB.search(" ".join(source.split())):
             verdicts.append(Verdict(Level.BLOCK, "fork-bomb", "a fork bomb"))
     downloaded = _downloads(parsed.commands)
     directory = _Directory()
-    for found in parsed.commands:
+    known: dict[str, str] = {}
+    for written in parsed.commands:
+        found = written
         directory.follow(found)
+        if found.name == ":":  # X=value alone: a later $X is judged as what it holds
+            known.update((n.lower(), v) for n, v in found.assignments if SUBSTITUTED not in v)
+        named = found.name.removeprefix("$").strip("{}")
+        if found.name.startswith("$") and named in known and known[named].split():
+            value = known[named].split()
+            found = replace(
+                found, words=[value[0].rsplit("/", 1)[-1].lower(), *value[1:], *found.args]
+            )
         before = len(verdicts)
         _judge(found, directory, downloaded, hermes_home, verdicts)
         if found.elsewhere:  # said so: the rules are the same, the machine is not this one

@@ -166,10 +166,30 @@ def check_git_discard(sub: str, args: list[str]) -> Verdict | None:
     return None
 
 
+_LISTERS = frozenset({"find", "ls", "fd", "fdfind", "locate", "tree", "du"})
+
+
+def _listed_from_protected(command: Command) -> bool:
+    """Its targets come from a listing of the home, ``/`` or a system folder: ``find ~
+    -type f | xargs rm``, ``ls ~ | xargs rm -f``."""
+    for producer in command.fed_by:
+        if producer.name in _LISTERS:
+            starts = [a for a in producer.args if not a.startswith(("-", "(", "!"))]
+            if any(protected_target(s) or home_glob(s) for s in starts[:1]):
+                return True
+    return False
+
+
 def check_destruction(command: Command, words: list[str]) -> Verdict | None:
     """``words`` are the command's own (with the targets ``xargs``, loops or a ``cd`` gave
     it resolved)."""
     name, args = words[0], words[1:]
+    if name in DESTROYERS and command.fed_by and _listed_from_protected(command):
+        return Verdict(
+            Level.ASK,
+            "delete-home-files",
+            "deletes or empties files listed from your home or a system folder",
+        )
     if name == "rm":
         _, targets = flags(args)
         return _check_rm_glob(targets)

@@ -11,13 +11,21 @@ file server whose folder is the home, ``/`` or a system folder.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hermes_kernel.safety.shell import EXPANDED, SHELLS, SUBSTITUTED, Command
 from hermes_kernel.safety.targets import protected_target
 from hermes_kernel.safety.verdicts import Level, Verdict
 
-__all__ = ["SENSITIVE_READ", "check_exfiltration", "reads_secret", "serving_verdict"]
+__all__ = [
+    "SENSITIVE_READ",
+    "check_exfiltration",
+    "code_sends_secret",
+    "reads_hermes_secret",
+    "reads_secret",
+    "serving_verdict",
+]
 
 SENSITIVE_READ = re.compile(
     r"(\.ssh/|(^|/)id_(rsa|dsa|ecdsa|ed25519)$|(^|/)\.env(\.(?!example$|sample$|template$|dist$)"
@@ -86,8 +94,19 @@ def _remote_path(word: str) -> bool:
     return bool(re.match(r"^[\w.@-]+:", word)) and "://" not in word
 
 
+_SSH_VALUED = frozenset({"-i", "-F", "-o", "-J", "-P", "-p", "-e", "-c", "-l", "-S", "-B"})
+"""Options of scp, sftp and rsync whose value is not a file they copy (a key, a config)."""
+
+
 def _copies_out_secret(command: Command) -> bool:
-    operands = [a for a in command.args if not a.startswith("-")]
+    operands: list[str] = []
+    rest = list(command.args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in _SSH_VALUED and rest:
+            rest.pop(0)
+        elif not arg.startswith("-"):
+            operands.append(arg)
     if len(operands) < 2 or not _remote_path(operands[-1]):
         return False
     sources = [s for s in operands[:-1] if not _remote_path(s)]
@@ -110,8 +129,55 @@ def _upload(command: Command) -> str:
     return ""
 
 
+_LOOPBACK_URL = re.compile(r"^(\w+://)?(localhost|127\.\d+\.\d+\.\d+|\[::1\])([:/]|$)")
+
+
+def _to_this_machine(args: list[str]) -> bool:
+    """Every address it names is this machine's (``http://localhost:8000/api``)."""
+    urls = [a for a in args if "://" in a or a.startswith(("localhost", "127."))]
+    return bool(urls) and all(_LOOPBACK_URL.match(u) for u in urls)
+
+
+_MAILERS = frozenset({"mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "swaks"})
+_CLOUD_COPY = re.compile(r"^(cp|mv|sync|put|upload|copy|copyto|move|rsync)$")
+
+
+def _sends_secret_elsewhere(command: Command) -> bool:
+    """A private file handed to a program that sends it somewhere: a mailer, a gist, a
+    cloud copy, a container's environment or mount."""
+    name, args = command.name, command.args
+    if name in ("docker", "podman", "nerdctl"):  # a private folder mounted into a container
+        mounts = [b for a, b in itertools.pairwise(args) if a in ("-v", "--volume")]
+        mounts += [a.split("=", 1)[1] for a in args if a.startswith("--volume=")]
+        return any(SENSITIVE_READ.search(m.split(":", 1)[0].rstrip("/") + "/") for m in mounts)
+    secret = [a for a in args if SENSITIVE_READ.search(a.split("=", 1)[-1])]
+    secret += [t for op, t in command.redirects if op == "<" and SENSITIVE_READ.search(t)]
+    if not secret:
+        return False
+    if name in _MAILERS:
+        return True
+    operands = [a for a in args if not a.startswith("-")]
+    if name == "gh" and operands[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
+        return True
+    if name in ("aws", "gsutil", "rclone", "s3cmd", "az", "gcloud", "azcopy"):
+        return any(_CLOUD_COPY.match(o) for o in operands[:3])
+    return False
+
+
 def check_exfiltration(command: Command) -> Verdict | None:
     name, args = command.name, command.args
+    if reads_hermes_secret(command):
+        return Verdict(
+            Level.ASK,
+            "reads-hermes-secrets",
+            "reads Hermes's own secrets (its .env, auth.json, state, a process's environment)",
+        )
+    if code_sends_secret(command):
+        return Verdict(Level.ASK, "upload", "runs code that sends a private file over the network")
+    if _sends_secret_elsewhere(command):
+        return Verdict(Level.ASK, "upload", "sends a private file (keys, .env) elsewhere")
+    if name in _SENDERS and _to_this_machine(args):
+        return None  # to a service on this machine (a local API, a dev server)
     if name in _SENDERS:
         if why := _upload(command):
             return Verdict(Level.ASK, "upload", f"{why} over the network")
@@ -132,6 +198,14 @@ def check_exfiltration(command: Command) -> Verdict | None:
             if shell
             else "opens a network connection through /dev/tcp",
         )
+    if name == "ssh" and any(
+        a.startswith("-R") or (a.startswith("-") and not a.startswith("--") and "R" in a[1:])
+        or a.lower().startswith("remoteforward")
+        for a in args
+    ):  # fmt: skip
+        return Verdict(
+            Level.ASK, "reverse-tunnel", "opens a way from another host into this machine"
+        )
     if name == "socat" and any(_EXEC_ADDRESS.match(a) for a in args):
         return Verdict(Level.ASK, "reverse-shell", "runs a program on a network socket")
     if name in ("nc", "ncat", "netcat") and any(a in _NC_EXEC for a in args):
@@ -141,10 +215,53 @@ def check_exfiltration(command: Command) -> Verdict | None:
     return None
 
 
+_NETWORK_CODE = re.compile(
+    r"\b(requests|urllib|http\.client|httpx|aiohttp|socket|fetch|XMLHttpRequest|net\.|"
+    r"https?\.request|Net::HTTP|open-uri|LWP|IO::Socket|curl_exec|fsockopen|smtplib)\b"
+)
+
+
+def code_sends_secret(command: Command) -> bool:
+    """An interpreter's code that names a private file and talks to the network (``python
+    -c "requests.post(u, data=open('~/.env').read())"``)."""
+    texts = command.code or [a for a in command.args if len(a) > 20]
+    return any(SENSITIVE_READ.search(t) and _NETWORK_CODE.search(t) for t in texts)
+
+
+_SECRETS_OF_HERMES = re.compile(
+    r"((^|/)\.hermes/(.+/)?|\$\{?hermes_home\}?/)(\.env|auth\.json|state\.db)$|"
+    r"^/proc/[^/]+/(task/[^/]+/)?environ$",
+    re.IGNORECASE,
+)
+
+
+_HERMES_FOLDER = re.compile(r"((^|/)\.hermes|\$\{?hermes_home\}?)/?$", re.IGNORECASE)
+_COPIERS = frozenset({"cp", "rsync", "tar", "bsdtar", "zip", "7z", "7za", "scp", "rclone"})
+
+
+def reads_hermes_secret(command: Command) -> bool:
+    """It reads Hermes's own secrets (``cat ~/.hermes/.env``, ``base64 auth.json``,
+    ``/proc/$PPID/environ``) or copies its whole home (``cp -r ~/.hermes /tmp``): the file
+    tools refuse them, the terminal asks."""
+    if command.name in _NOT_READERS:
+        return False
+    words = [a for a in command.args if not a.startswith("-")]
+    words += [t for op, t in command.redirects if op == "<"]
+    if command.name in _COPIERS and any(_HERMES_FOLDER.search(w) for w in words):
+        return True
+    return any(_SECRETS_OF_HERMES.search(w) for w in words)
+
+
+_NOT_READERS = frozenset(
+    {"echo", "printf", "ls", "cd", "test", "[", "stat", "touch", "mkdir", "chmod", "chown"}
+    | {"chgrp", "rm", "file", "source", ".", "export", "which", "type", "realpath", "readlink"}
+)
+
+
 def reads_secret(command: Command) -> bool:
     """Whether this command reads a file whose contents are secrets (its arguments or
     input redirect name one)."""
-    if command.name in ("echo", "printf", "ls", "cd", "test", "[", "stat", "touch", "mkdir"):
+    if command.name in _NOT_READERS:
         return False
     words = [a for a in command.args if not a.startswith("-")]
     words += [t for op, t in command.redirects if op == "<"]

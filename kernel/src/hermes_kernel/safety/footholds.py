@@ -28,7 +28,8 @@ PERSISTENCE_PATHS = re.compile(
     r"(^|/)\.(bash_aliases|bash_logout|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|xprofile|"
     r"xinitrc|xsession|xsessionrc|pam_environment|tmux\.conf|screenrc|vimrc|exrc|"
     r"npmrc|pypirc|yarnrc|curlrc|wgetrc|inputrc)$|\.config/(fish|nvim|gh|pip)/|(^|/)\.pip/|"
-    r"\.local/bin/|^~/bin/|^/etc/(cro[n][a-z.]*|anacrontab|profile\.d|rc\.local|ld\.so\.preload|sudoers))",
+    r"\.local/bin/|^(~|/root|/home/[^/]+|/users/[^/]+)/bin/|site-packages/.*\.pth$|"
+    r"(site|user)customize\.py$|^/etc/(cro[n][a-z.]*|anacrontab|profile\.d|rc\.local|ld\.so\.preload|sudoers))",
     re.IGNORECASE,
 )
 """Files that make something run later (a login, a shell, a git command, a boot) or hold
@@ -36,16 +37,45 @@ credentials for a package registry."""
 
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
 _GIT_RUNS = re.compile(
-    r"^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy)|"
-    r"credential\..*helper|sequence\.editor|diff\.external|gpg\.(\w+\.)?program|pager\..+|"
+    r"^(core\.(hookspath|askpass|gitproxy)|diff\.external|gpg\.(\w+\.)?program|"
     r"filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)|merge\..+\.driver|"
     r"include\.path|includeif\..+\.path|init\.templatedir|uploadpack\.packobjectshook|"
     r"remote\..+\.(uploadpack|receivepack)|url\..+\.insteadof)$",
     re.IGNORECASE,
 )
+"""git settings that always make it run (or fetch) something of the setting's choosing."""
+_GIT_RUNS_A_LINE = re.compile(
+    r"^(core\.(fsmonitor|sshcommand|pager|editor)|credential\..*helper|sequence\.editor|"
+    r"pager\..+)$",
+    re.IGNORECASE,
+)
+"""git settings that name a program (an editor, a pager, a credential helper): asked about
+only when the value is more than a program and its options (``!``, ``;``, ``|``, ``$(``)."""
+_SHELL_LINE = re.compile(r"[!;|&`$<>(){}]|\bsh\b|\bbash\b|\bcurl\b|\bwget\b")
+
+
+def _runs_code(key: str, value: str) -> bool:
+    if _GIT_RUNS.match(key):
+        return True
+    if key.lower() == "core.fsmonitor" and value.lower() in ("true", "false", "", "0", "1"):
+        return False
+    if _GIT_RUNS_A_LINE.match(key) or key.lower().startswith("alias."):
+        return bool(_SHELL_LINE.search(value)) or key.lower() == "core.fsmonitor"
+    return False
+
+
+_HOST_DEVICE = re.compile(
+    r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|mapper/|mem$|kmem$|port$|"
+    r"loop|dm-|md\d)"
+)
+"""Devices that hold this machine's data or memory (a GPU, /dev/nvidia0, is not one)."""
 _ADMIN_GROUPS = frozenset({"sudo", "wheel", "admin", "root", "docker", "lxd", "disk", "adm"})
 _SETUID = re.compile(r"^([ugoa]*[+=][rwxXt]*s|0*[2-7]\d{3})$")
-_DEFAULT_INDEXES = ("https://pypi.org/", "https://files.pythonhosted.org/")
+_DEFAULT_INDEXES = (
+    "https://pypi.org/",
+    "https://files.pythonhosted.org/",
+    "https://download.pytorch.org/whl",  # PyTorch's own wheels, as its install page says
+)
 _NPM_REGISTRY = "https://registry.npmjs.org"
 _INDEX_OPTIONS = frozenset(
     {"-i", "--index-url", "--extra-index-url", "--index", "-f", "--find-links", "--default-index"}
@@ -64,7 +94,7 @@ def _git_config(args: list[str]) -> Verdict | None:
         option = rest.pop(0)
         if option == "-c" and rest:
             key, _, value = rest.pop(0).partition("=")
-            if _GIT_RUNS.match(key) or (key.lower().startswith("alias.") and "!" in value):
+            if _runs_code(key, value):
                 return Verdict(Level.ASK, "git-runs-code", f"makes git run a program ({key})")
         elif option in ("-C", "--git-dir", "--work-tree") and rest:
             rest.pop(0)
@@ -76,7 +106,7 @@ def _git_config(args: list[str]) -> Verdict | None:
     if len(operands) < 2:
         return None
     key, value = operands[0], " ".join(operands[1:])
-    if _GIT_RUNS.match(key) or (key.lower().startswith("alias.") and "!" in value):
+    if _runs_code(key, value):
         return Verdict(Level.ASK, "git-runs-code", f"makes git run a program ({key})")
     return None
 
@@ -119,14 +149,42 @@ def _container_gets_host(args: list[str]) -> bool:
             return True
         if option == "--cap-add" and given.upper() in ("ALL", "SYS_ADMIN", "SYS_PTRACE"):
             return True
-        if option == "--device" and given.startswith("/dev/"):
+        if option == "--device" and _HOST_DEVICE.match(given):
             return True
     return False
 
 
+_RUNS_PROGRAM_VARIABLES = re.compile(
+    r"^(git_ssh(_command)?|git_(external_diff|pager|editor|askpass|proxy_command|exec_path|"
+    r"config_global|config_system|template_dir)|ld_preload|ld_audit|bash_env|env|"
+    r"prompt_command|pythonstartup|pythonpath|perl5opt|node_options|ruby_?opt|"
+    r"pip_(index_url|extra_index_url|trusted_host|find_links)|uv_(index_url|extra_index_url|"
+    r"index|default_index|find_links)|npm_config_registry|yarn_npm_registry_server)$",
+    re.IGNORECASE,
+)
+"""Variables that make a later program run other code or fetch from elsewhere."""
+
+
+def _environment(command: Command) -> Verdict | None:
+    """``GIT_SSH_COMMAND='...' git fetch``, ``export LD_PRELOAD=...``, ``PIP_INDEX_URL=...
+    pip install x``: the environment chooses what runs."""
+    assigned = [name for name, _ in command.assignments]
+    if command.name in ("export", "declare", "typeset", "env") or any(
+        p[0] == "env" for p in command.prefixes
+    ):
+        assigned += [w.split("=", 1)[0] for w in command.args if "=" in w]
+        assigned += [w.split("=", 1)[0] for p in command.prefixes for w in p if "=" in w]
+    for name in assigned:
+        if _RUNS_PROGRAM_VARIABLES.match(name):
+            return Verdict(
+                Level.ASK, "environment-runs-code", f"sets {name}, which changes what runs"
+            )
+    return None
+
+
 def _privilege(command: Command) -> Verdict | None:
     name, args = command.name, command.args
-    if name == "chmod" and any(_SETUID.match(a) for a in args):
+    if name == "chmod" and any(_SETUID.match(m) for a in args for m in a.split(",")):
         return Verdict(Level.ASK, "setuid", "sets the setuid or setgid bit (runs as its owner)")
     if name in ("setcap",):
         return Verdict(Level.ASK, "setuid", "gives a program special privileges")
@@ -162,13 +220,33 @@ def _python_install(name: str, args: list[str]) -> list[str] | None:
         rest = args[1:]
     elif name in ("uv", "poetry", "pdm") and args[:1] == ["add"]:
         return args[1:]
+    elif name in ("uv", "pipx") and args[:2] in (["tool", "install"], ["tool", "run"]):
+        return args[2:]
+    elif (name == "pipx" and args[:1] in (["install"], ["run"])) or name == "uvx":
+        return args[1:] if name == "pipx" else args
     else:
         return None
     return rest[1:] if rest[:1] == ["install"] else None
 
 
+_INDEX_SETTING = re.compile(r"(index-url|extra-index-url|trusted-host|find-links|registry)$")
+
+
 def _fetched_code(command: Command) -> Verdict | None:
     name, args = command.name, command.args
+    configures = name in ("pip", "pip3", "npm", "pnpm", "yarn", "uv") and "config" in args[:2]
+    if (
+        configures
+        and any(a in ("set", "add") for a in args[:3])
+        and any(_INDEX_SETTING.search(a.split("=", 1)[0]) for a in args)
+    ):
+        return Verdict(Level.ASK, "foreign-index", "changes where packages are fetched from")
+    if (
+        name == "deno"
+        and args[:1] in (["run"], ["install"], ["eval"])
+        and any(re.match(r"^(https?|npm|jsr):", a) for a in args[1:])
+    ):
+        return Verdict(Level.ASK, "fetch-and-run", "downloads code and runs it")
     if (installing := _python_install(name, args)) is not None:
         rest = list(installing)
         while rest:
@@ -223,7 +301,7 @@ def check_footholds(command: Command, written: list[str]) -> list[Verdict]:
                 )
             )
             break
-    for check in (_persistence, _privilege, _fetched_code):
+    for check in (_persistence, _privilege, _fetched_code, _environment):
         if (verdict := check(command)) is not None:
             verdicts.append(verdict)
     return verdicts

@@ -15,6 +15,8 @@ being named here.
 
 from __future__ import annotations
 
+import re
+
 from hermes_kernel.safety.shell import Command
 from hermes_kernel.safety.verdicts import Level, Verdict
 
@@ -27,7 +29,7 @@ _READING_COMMANDS = frozenset({"doctor", "logs", "status", "insights", "version"
 """Commands that only read when given no subcommand (``hermes model`` shows the model)."""
 _READING_VERBS = frozenset(
     {"list", "show", "status", "get", "path", "validate", "info", "catalog", "search", "view"}
-    | {"check", "diff", "pending", "history", "runs", "stats", "export", "where", "test"}
+    | {"check", "diff", "pending", "history", "runs", "stats", "where", "test"}
 )
 """Subcommands that only read, whichever command they belong to."""
 _HELP = frozenset({"--help", "-h", "--version"})
@@ -69,21 +71,46 @@ def _reason(argv: list[str]) -> str | None:
             one_shot = True
         if option in _GLOBAL_VALUED and rest:
             rest.pop(0)
-    if not rest:
-        return "starts a nested agent without approvals (--yolo)" if yolo else None
+    nested = "starts another agent (a nested Hermes" + (", without approvals)" if yolo else ")")
+    if one_shot or not rest:
+        return nested  # -z TEXT, or the interactive chat
     if any(word in _HELP for word in rest):
         return None
     command, sub = rest[0], [w for w in rest[1:] if not w.startswith("-")]
-    if command == "chat" or one_shot:
-        return "starts a nested agent without approvals (--yolo)" if yolo else None
+    if command == "chat":
+        return nested
     if (not sub and command in _READING_COMMANDS) or (sub and sub[0] in _READING_VERBS):
         return None
     what = " ".join([command, *sub[:1]])
     return f"changes Hermes's own state or settings (hermes {what})"
 
 
+_KERNEL_MODULE = re.compile(r"\bhermes_kernel\b")
+
+
+def _another_name(command: Command) -> str | None:
+    """Why ``command`` makes or uses another name for the ``hermes`` program (an alias, a
+    link or copy of it, its module run by an interpreter), so that the rules above would
+    not see it; None otherwise."""
+    name, args = command.name, command.args
+    if name == "alias" and any(
+        a.partition("=")[2].split(" ", 1)[0].rsplit("/", 1)[-1] in _PROGRAMS for a in args
+    ):
+        return "defines another name for hermes (an alias)"
+    if name in ("ln", "cp", "install", "mv"):
+        sources = [a for a in args if not a.startswith("-")][:-1]
+        found = [w for inner in command.dynamic for c in inner for w in c.words]
+        if any(w.rstrip("/").rsplit("/", 1)[-1] in _PROGRAMS for w in sources + found):
+            return "makes another name for the hermes program (a link or copy)"
+    if name.startswith(("python", "pypy")) and any(_KERNEL_MODULE.search(a) for a in args):
+        return "runs Hermes's own code from an interpreter"
+    return None
+
+
 def check_hermes_state(command: Command) -> Verdict | None:
     """The guarded verdict of a ``hermes`` command that changes Hermes, else None."""
+    if (why := _another_name(command)) is not None:
+        return Verdict(Level.ASK, "hermes-state", why, guarded=True)
     argv = hermes_argv(command)
     if argv is None:
         return None

@@ -53,7 +53,9 @@ _CALLS = re.compile(
 _EXTRA: dict[str, re.Pattern[str]] = {
     # perl and ruby: `cmd`, qx{}, %x(), system "cmd", exec "cmd", open(F, "cmd |")
     "perl": re.compile(r"`[^`]+`|\bqx\s*[{(/\[|!]|\b(system|exec)\s+[\"'$@(]|\bopen\b[^;]*\|"),
-    "ruby": re.compile(r"`[^`]+`|%x\s*[{(\[|!]|\b(system|exec|spawn)\s+[\"'(]"),
+    "ruby": re.compile(
+        r"`[^`]+`|%x\s*[{(\[|!]|\b(system|exec|spawn)\s+[\"'(]|\bexec\s+(sprintf|format)\b"
+    ),
     "php": re.compile(r"`[^`]+`|\b(system|exec|passthru|popen)\s*\("),
     "tcl": re.compile(r"(?:^|[\[;{\s])exec\s+\S|\bopen\s+[\"{]?\|"),
     "awk": re.compile(r"\|\s*getline|\|&|\|\s*[\"']|\bsystem\s*\("),
@@ -107,10 +109,15 @@ def program_texts(
     texts = [text for operator, text in redirects if operator in ("<<", "<<-", "<<<")]
     texts += list(fed)
     options = _CODE_OPTIONS.get(lang, ())
-    for at, arg in enumerate(args[:-1]):
+    for at, arg in enumerate(args):
         short = arg.startswith("-") and not arg.startswith("--")
-        if arg in options or (short and lang != "awk" and _bundles(arg, options)):
-            texts.append(args[at + 1])
+        following = args[at + 1] if at + 1 < len(args) else None
+        if following is not None and (
+            arg in options or (short and lang != "awk" and _bundles(arg, options))
+        ):
+            texts.append(following)
+        elif short and lang != "awk":  # -e'code' reaches the program as one word: -ecode
+            texts += [arg[len(o) :] for o in options if len(o) == 2 and arg.startswith(o)][:1]
     if lang == "awk":
         texts += _awk_program(args)
     return texts

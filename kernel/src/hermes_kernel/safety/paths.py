@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Callable
 
 __all__ = ["SAFE_ROOT_VARIABLE", "read_refusal", "write_refusal"]
 
@@ -71,11 +72,9 @@ def write_refusal(
     if _is_env_file(name):
         return f"{path} is an .env file (secrets)"
     if local:
-        hermes = os.path.realpath(hermes_home)
-        for secret in _HERMES_SECRETS:
-            if resolved == os.path.join(hermes, secret):
-                return f"{path} is one of Hermes' own secrets or its state"
-        if resolved == hermes or resolved.startswith(hermes.rstrip("/") + "/"):
+        if _hermes_secret(resolved, hermes_home, os.path.realpath):
+            return f"{path} is one of Hermes' own secrets or its state"
+        if any(_inside(resolved, hermes) for hermes in _homes(hermes_home, os.path.realpath)):
             return (
                 f"{path} is in HERMES_HOME, Hermes's own state; its owner changes it (the "
                 "tools that own those files, hermes config set), never a file write"
@@ -93,15 +92,35 @@ _ENVIRON = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/environ$")
 def read_refusal(path: str, *, local: bool, hermes_home: str) -> str | None:
     """Why reading ``path`` is refused (Hermes's secrets, a process's environment); None
     if allowed. Other secrets are redacted from what a tool returns, not refused."""
-    if local:
-        resolved = os.path.realpath(os.path.expanduser(path))
-        hermes = os.path.realpath(hermes_home)
-    else:
-        resolved = posixpath.normpath(path)
-        hermes = posixpath.normpath(hermes_home)
+    resolved = os.path.realpath(os.path.expanduser(path)) if local else posixpath.normpath(path)
     if _ENVIRON.match(resolved):
         return f"{path} is a process's environment (it holds Hermes's keys)"
-    for secret in _HERMES_SECRETS:
-        if resolved == posixpath.join(hermes, secret):
-            return f"{path} is one of Hermes' own secrets or its state"
+    if _hermes_secret(resolved, hermes_home, os.path.realpath if local else posixpath.normpath):
+        return f"{path} is one of Hermes' own secrets or its state"
     return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _homes(hermes_home: str, real: Callable[[str], str]) -> list[str]:
+    """The home, and for a profile (``BASE/profiles/NAME``) its base home too: a profile's
+    agent may not touch the base's config or secrets either."""
+    home = real(hermes_home)
+    parent = posixpath.dirname(home)
+    if posixpath.basename(parent) == "profiles":
+        return [home, posixpath.dirname(parent)]
+    return [home]
+
+
+def _hermes_secret(resolved: str, hermes_home: str, real: Callable[[str], str]) -> bool:
+    """``resolved`` is a secret file of the home, of its base, or of any of their
+    profiles (``.env``, ``auth.json``, ``state.db``)."""
+    if posixpath.basename(resolved) not in _HERMES_SECRETS:
+        return False
+    folder = posixpath.dirname(resolved)
+    return any(
+        folder == home or posixpath.dirname(folder) == posixpath.join(home, "profiles")
+        for home in _homes(hermes_home, real)
+    )

@@ -13,6 +13,7 @@ one. Text the grammar cannot read is reported (the checks then fail closed).
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "
 _PASSTHROUGH = frozenset(
     {"sudo", "doas", "env", "nohup", "command", "exec", "builtin", "time", "nice", "ionice"}
     | {"stdbuf", "timeout", "busybox", "xargs", "chroot", "setsid", "unbuffer", "caffeinate"}
+    | {"strace", "ltrace", "watch", "flock", "firejail", "unshare", "runuser", "torsocks"}
+    | {"proxychains", "proxychains4", "nsenter", "chrt", "taskset", "screen"}
 )
 # Options of the prefixes above that take a value of their own (sudo -u root, nice -n 5).
 _VALUED = {
@@ -57,7 +60,21 @@ _VALUED = {
     "ionice": {"-c", "-n", "-p", "--class", "--classdata"},
     "timeout": {"-s", "-k", "--signal", "--kill-after"},
     "xargs": {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a"},
+    "strace": {"-o", "-e", "-p", "-s", "-E", "-u", "-a", "-b", "-I", "-O", "-P", "-S", "-X"},
+    "ltrace": {"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-A"},
+    "watch": {"-n", "--interval", "-d", "--differences", "-q", "--equexit"},
+    "flock": {"-w", "--timeout", "-E", "--conflict-exit-code"},
+    "screen": {"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-T", "-t", "-X"},
+    "runuser": {"-u", "-g", "-G", "--user", "--group"},
+    "chrt": {"-p"},
+    "taskset": {"-p", "-c"},
 }
+_TAKES_ONE = frozenset({"timeout", "chroot", "flock", "taskset", "chrt"})
+"""Prefixes whose first operand is theirs (a duration, a root, a lock file, a CPU mask)
+before the command they run."""
+_RUN_CODE = {"tmux": -1, "script": 0}
+"""Programs that hand a shell a line of code: tmux's session and window commands (their
+last word), and ``script -c CODE``."""
 
 
 @dataclass
@@ -82,6 +99,9 @@ class Command:
     loops: dict[str, list[str]] = field(default_factory=dict)
     """The ``for`` variables around it, each with the words it takes (a word computed when
     it runs stays as such: ``SUBSTITUTED``, a glob)."""
+    assignments: list[tuple[str, str]] = field(default_factory=list)
+    """``NAME=value`` written before it (``GIT_SSH_COMMAND='...' git fetch``): its
+    environment, as the checks judge it."""
     code: list[str] = field(default_factory=list)
     """For an interpreter that can run shell commands (:func:`interpreters.language`), the
     code its command line gives it (its code option, awk's program, here-documents, what an
@@ -192,6 +212,17 @@ class _Reader:
             if not inner:  # a bare redirect (`> file`) still writes
                 self.parsed.commands.append(Command([":"], redirects=redirects, depth=depth))
             return inner
+        if kind == "variable_assignment":  # X=$(cat f): a statement of its own
+            value = node.child_by_field_name("value")
+            named = node.child_by_field_name("name")
+            carried: list[list[Command]] = []
+            written = self.word(value, depth, carried) if value is not None else ""
+            name = _text(named) if named is not None else ""
+            holder = Command([":"], dynamic=carried, depth=depth, assignments=[(name, written)])
+            self.parsed.commands.append(holder)
+            return [*(c for group in carried for c in group), holder]
+        if kind == "declaration_command":  # export NAME=value, declare -x, readonly ...
+            return self.declaration(node, depth, fed_by or [])
         if kind == "function_definition":
             self.parsed.functions.append(_text(node))
         if kind == "for_statement":
@@ -200,6 +231,23 @@ class _Reader:
         for child in node.named_children:
             found += self.read(child, depth, fed_by)
         return found
+
+    def declaration(self, node: Node, depth: int, fed_by: list[Command]) -> list[Command]:
+        """``export NAME=value ...`` as a command whose arguments are ``NAME=value`` (and
+        whose values' substitutions run)."""
+        dynamic: list[list[Command]] = []
+        words = [next((_text(c) for c in node.children if not c.is_named), "export")]
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                named = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                written = self.word(value, depth, dynamic) if value is not None else ""
+                words.append(f"{_text(named) if named is not None else ''}={written}")
+            else:
+                words.append(self.word(child, depth, dynamic))
+        command = Command(words, fed_by=fed_by, dynamic=dynamic, depth=depth)
+        self.parsed.commands.append(command)
+        return [command]
 
     def for_loop(self, node: Node, depth: int, fed_by: list[Command] | None) -> list[Command]:
         """``for NAME in WORDS; do ...; done``: each command of its body knows the words
@@ -244,11 +292,14 @@ class _Reader:
         words: list[str] = []
         name_node = node.child_by_field_name("name")
         redirects: list[tuple[str, str]] = []
+        assignments: list[tuple[str, str]] = []
         for child in node.named_children:
             if child.type == "variable_assignment":
                 value = child.child_by_field_name("value")
-                if value is not None:
-                    self.word(value, depth, dynamic)  # VAR=$(cmd) still runs cmd
+                named = child.child_by_field_name("name")
+                written = self.word(value, depth, dynamic) if value is not None else ""
+                if named is not None:  # VAR=$(cmd) still runs cmd (in dynamic)
+                    assignments.append((_text(named), written))
                 continue
             if child.type.endswith("_redirect"):
                 redirects.append(self.redirect(child, depth, dynamic))
@@ -267,6 +318,7 @@ class _Reader:
             dynamic=dynamic,
             depth=depth,
             prefixes=prefixes,
+            assignments=assignments,
         )
         self.parsed.commands.append(command)
         found = [command]
@@ -297,6 +349,9 @@ class _Reader:
                 for producer in command.fed_by:
                     if producer.name in ("echo", "printf") and not producer.dynamic:
                         found += self.read_text(" ".join(_echoed(producer)), depth + 1)
+        elif name in _RUN_CODE and fed_only is None and (wrapped := _wrapped_code(name, args)):
+            if SUBSTITUTED not in wrapped:
+                found += self.read_text(wrapped, depth + 1)
         elif name == "eval" and args and SUBSTITUTED not in " ".join(args) and fed_only is None:
             found += self.read_text(" ".join(args), depth + 1)
         elif (lang := language(name)) is not None:
@@ -416,6 +471,27 @@ def _static_output(commands: list[Command]) -> str | None:
     return None
 
 
+_TMUX_RUNS = frozenset(
+    {"new", "new-session", "neww", "new-window", "splitw", "split-window", "respawn-pane"}
+    | {"respawnp", "respawn-window", "respawnw", "run-shell", "run", "display-popup", "popup"}
+)
+
+
+def _wrapped_code(name: str, args: list[str]) -> str:
+    """The shell line ``tmux new-session ... 'CODE'`` or ``script -c CODE`` runs; ''."""
+    if name == "tmux":
+        if not any(a in _TMUX_RUNS for a in args):
+            return ""
+        operands = [a for a in args if not a.startswith("-")]
+        return operands[-1] if operands and operands[-1] not in _TMUX_RUNS else ""
+    if name == "script":
+        for option, value in itertools.pairwise(args):
+            short = option.startswith("-") and not option.startswith("--")
+            if option == "--command" or (short and option.endswith("c")):
+                return value
+    return ""
+
+
 def _code_argument(args: list[str]) -> str | None:
     """The code of ``sh -c CODE`` (``-c`` may be combined: ``-ec``, ``-lc``)."""
     for at, arg in enumerate(args[:-1]):
@@ -512,8 +588,10 @@ def _strip_prefixes(words: list[str], taken: list[list[str]]) -> tuple[list[str]
             if option in valued and rest:
                 rest.pop(0)
         taken.append(options)
-        if head in ("timeout", "chroot") and rest:
-            rest.pop(0)  # the duration, the new root
+        if head in _TAKES_ONE and rest:
+            rest.pop(0)  # the duration, the new root, the lock file, the priority
+        if head == "flock" and rest[:1] in (["-c"], ["--command"]):
+            rest = ["sh", "-c", *rest[1:]]  # flock FILE -c CODE runs CODE with sh
         words = rest
         script = ""
     return words, script

@@ -64,12 +64,13 @@ def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
     approvals = raw.get("approvals") or {}
     mode = approvals.get("mode", "manual")
     mode = "off" if mode is False else str(mode)  # YAML 1.1 reads a bare `off` as false
-    if mode == "off" and os.environ.get(INSIDE_AGENT):
-        mode = "manual"  # a Hermes started by an agent's tool never gets more than its parent
+    nested = INSIDE_AGENT in os.environ  # set (even empty): an agent's tool started it
     return ApprovalPolicy(
-        mode=mode,
+        # Never more than the agent that started it: every dangerous command asked (and,
+        # with nobody to ask, refused), whatever this home's mode and allow rules say.
+        mode="manual" if nested else mode,
         deny=tuple(approvals.get("deny") or ()),
-        allow=tuple(approvals.get("allow") or ()),
+        allow=() if nested else tuple(approvals.get("allow") or ()),
         timeout_seconds=float(approvals.get("timeout_seconds", ApprovalPolicy.timeout_seconds)),
     )
 
