@@ -723,8 +723,8 @@ def _judge(
         for name, pattern, reason in _BLOCK_PATTERNS:
             if pattern.search(segment):
                 verdicts.append(Verdict(Level.BLOCK, name, reason))
-        landed = _where_it_lands(words, here)
-        for each in (words, landed) if landed != words else (words,):
+        moved = _where_it_lands(words, here)
+        for each in (words, moved) if moved != words else (words,):
             if (verdict := check_destruction(found, each)) is not None:
                 verdicts.append(verdict)
         for rule in (_check_tools, _check_more, check_exfiltration, check_hermes_state):
