@@ -176,7 +176,8 @@ def check_exfiltration(command: Command) -> Verdict | None:
         return Verdict(Level.ASK, "upload", "runs code that sends a private file over the network")
     if _sends_secret_elsewhere(command):
         return Verdict(Level.ASK, "upload", "sends a private file (keys, .env) elsewhere")
-    if name in _SENDERS and _to_this_machine(args):
+    private = any(SENSITIVE_READ.search(re.sub(r"^[^@<]*[@<]", "", a)) for a in args)
+    if name in _SENDERS and _to_this_machine(args) and not private:
         return None  # to a service on this machine (a local API, a dev server)
     if name in _SENDERS:
         if why := _upload(command):
