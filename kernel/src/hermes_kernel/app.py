@@ -41,20 +41,6 @@ class App:
     def settings(self) -> Settings:
         """config.yaml and .env; raises ConfigError (reported by ``main``) when malformed,
         and ForeignHomeError when an importer recognises the home as its tool's."""
-        home = resolve_home(self.flags.home, self.flags.profile, os.environ)
-        # Said once, where it mattered: a home that already held conversations was open.
-        held = (home / "state.db").exists() or (home / "logs").is_dir()
-        opened = make_private(home)
-        if not (held and "." in opened):  # others could not get in: fixed quietly
-            opened = []
-        dotenv = home / ".env"
-        if dotenv.exists() and dotenv.stat().st_mode & 0o077:  # it could not be made private
-            raise ConfigError(
-                [
-                    f"{dotenv} is readable by other users and could not be made private: "
-                    f"run chmod 600 {dotenv} as its owner (and rotate its keys)"
-                ]
-            )
         try:
             settings = load_settings(self.flags)
         except ConfigError:
@@ -62,6 +48,7 @@ class App:
             raise
         if settings.unknown_keys:  # keys we do not know: perhaps another tool's home
             self._refuse_foreign(settings.home)
+        opened = self._made_private(settings.home)
         if self._redactor is not None:
             self._redactor.secret_values.extend(settings.secrets.values())
             # Keys in the environment (any *_API_KEY, GITHUB_TOKEN ...) are secrets too.
@@ -82,6 +69,23 @@ class App:
         for warning in settings.warnings:
             log.warning("%s", warning)
         return settings
+
+    @staticmethod
+    def _made_private(home: Path) -> list[str]:
+        """HERMES_HOME made private (700/600); what was open, when that is worth a line:
+        the folder itself was open while it held a log of Hermes's work. Raises ConfigError
+        when its .env stays readable by others (another user owns it)."""
+        ran_here = (home / "logs").is_dir()
+        opened = make_private(home)
+        dotenv = home / ".env"
+        if dotenv.exists() and dotenv.stat().st_mode & 0o077:
+            raise ConfigError(
+                [
+                    f"{dotenv} is readable by other users and could not be made private: "
+                    f"run chmod 600 {dotenv} as its owner (and rotate its keys)"
+                ]
+            )
+        return opened if ran_here and "." in opened else []
 
     @staticmethod
     def _log_level(settings: Settings) -> str:

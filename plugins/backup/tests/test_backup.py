@@ -70,7 +70,11 @@ def home(tmp_path: Path, openai_server: ScriptedOpenAIServer) -> Path:
     os.chmod(path / ".env", 0o600)
     (path / "memories").mkdir()
     (path / "memories" / "MEMORY.md").write_text("Ada drinks tea.\n")
-    os.chmod(path / "memories" / "MEMORY.md", 0o640)
+    # A file below the first level keeps the mode it has (Hermes makes the files at the top
+    # and in the first-level folders 600 at every start, issue 62): a backup keeps it too.
+    (path / "memories" / "notes").mkdir()
+    (path / "memories" / "notes" / "trips.md").write_text("Lisbon in May.\n")
+    os.chmod(path / "memories" / "notes" / "trips.md", 0o640)
     (path / "cache").mkdir()
     (path / "cache" / "big.bin").write_bytes(b"x" * 1000)
     (path / "gateway.pid").write_text("123\n")
@@ -95,7 +99,7 @@ def test_a_round_trip_keeps_files_modes_and_every_count(home: Path, tmp_path: Pa
     with zipfile.ZipFile(zip_path) as archive:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("hermes-backup.json"))
-        mode = archive.getinfo("memories/MEMORY.md").external_attr >> 16
+        mode = archive.getinfo("memories/notes/trips.md").external_attr >> 16
     assert {"config.yaml", "state.db", "memories/MEMORY.md"} <= names
     assert not {".env", "cache/big.bin", "gateway.pid", "a-link", "venvs/mcp/lib.py"} & names
     assert not any(name.endswith(("-wal", "-shm")) for name in names)
@@ -107,7 +111,7 @@ def test_a_round_trip_keeps_files_modes_and_every_count(home: Path, tmp_path: Pa
     assert restored.returncode == 0, restored.stderr
     assert "the backup holds no secrets (.env)" in restored.stdout
     assert (new / "memories" / "MEMORY.md").read_text() == "Ada drinks tea.\n"
-    assert stat.S_IMODE((new / "memories" / "MEMORY.md").stat().st_mode) == 0o640
+    assert stat.S_IMODE((new / "memories" / "notes" / "trips.md").stat().st_mode) == 0o640
     assert counts(new / "state.db") == counts(home / "state.db")
     sessions, messages, stated = counts(new / "state.db")
     assert (sessions, messages) == (1, 4) and stated == messages

@@ -50,7 +50,7 @@ _TOKEN_SHAPES = re.compile(
     # "api_key": "...", and the NUL-separated lines of /proc/*/environ.
     # The secret's word starts the name or follows a separator (DB_PASS, not bypass).
     r"|((?i:\b(?:[A-Za-z0-9_.-]*[_.-])?(?:password|passwd|pass|secret|token|api_?key"
-    r"|private_?key|access_?key|credentials?)[\"']?\s*[=:]\s*[\"']?))"
+    r"|private_?key|access_?key|credentials?)[\"']?(?:=|[ \t]*:[ \t]*)[\"']?))"
     r"(?![\"'\s]|\$\{|(?i:true|false|null|none|yes|no)\b)[^\s\"'&<>,;\x00]{4,}"
     # user:password@ in a URL (postgres://app:pw@db, https://u:p@host)
     r"|(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)"
