@@ -23,9 +23,8 @@ import tomllib
 from pathlib import Path
 
 import yaml
-
-from hermes_kernel.distribution.catalog import Bundle, Catalog, CatalogEntry, kinds_of
-from hermes_kernel.distribution.wheels import WheelInfo, read_wheel
+from hermes_plugin_plugin_manager.catalog import Bundle, Catalog, CatalogEntry, kinds_of
+from hermes_plugin_plugin_manager.wheels import WheelInfo, read_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "plugin-catalog"

@@ -19,8 +19,13 @@ import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from hermes_kernel.cli.main import HermesGroup
+    from hermes_kernel.plugins.records import PluginRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference" / "cli.md"
@@ -52,9 +57,17 @@ def _section(command: click.Command, path: str, depth: int, recurse: bool = True
     if rows:
         lines += ["| option | meaning |", "|---|---|", *rows, ""]
     if recurse and isinstance(command, click.Group):
+        from hermes_kernel.cli.main import HermesGroup
+
         context = click.Context(command, info_name=path)
-        for name in command.list_commands(context):
-            sub = command.get_command(context, name)
+        # A kernel group's own commands only: what plugins add to it is under each plugin.
+        names = (
+            sorted(command.commands)
+            if isinstance(command, HermesGroup)
+            else command.list_commands(context)
+        )
+        for name in names:
+            sub = command.commands.get(name) or command.get_command(context, name)
             if sub is not None:
                 lines += _section(sub, f"{path} {name}", min(depth + 1, 4))
     return lines
@@ -107,15 +120,29 @@ def _set(variable: str, value: str | None) -> None:
         os.environ[variable] = value
 
 
-def _plugin_sections() -> list[str]:
-    from hermes_kernel.cli.main import cli
+def _offered(root: click.Context) -> dict[str, tuple[PluginRecord, HermesGroup, click.Context]]:
+    """Each plugin command by its dotted path (``backup``, ``plugins.install``), with the
+    plugin declaring it and the kernel group and context it is looked up in."""
+    from hermes_kernel.cli.main import _BUILTINS, HermesGroup, cli
 
+    found = {name: (record, cli, root) for name, record in cli.plugin_commands(root).items()}
+    for group_name in sorted(_BUILTINS):
+        group = cli.get_command(root, group_name)
+        if isinstance(group, HermesGroup):
+            context = click.Context(group, info_name=group_name, parent=root)
+            for name, record in group.plugin_commands(context).items():
+                found[f"{group_name}.{name}"] = (record, group, context)
+    return found
+
+
+def _plugin_sections() -> list[str]:
     workspace = _workspace_plugins()
     lines: list[str] = []
     with _only(sorted(workspace)) as root:
         by_plugin: dict[str, list[str]] = {}
         records = {}
-        for name, record in cli.plugin_commands(root).items():
+        offered = _offered(root)
+        for name, (record, _, _) in offered.items():
             if workspace.get(record.name, ("",))[0] == record.distribution:
                 by_plugin.setdefault(record.name, []).append(name)
                 records[record.name] = record
@@ -133,9 +160,10 @@ def _plugin_sections() -> list[str]:
                 lines += [record.summary, ""]
             lines += [f"Installed with `{record.distribution}`.", ""]
             for name in sorted(by_plugin[plugin]):
-                command = cli.get_command(root, name)
+                _, group, context = offered[name]
+                command = group.get_command(context, name.rpartition(".")[2])
                 assert command is not None, f"plugin {plugin} declares {name} but gives none"
-                lines += _section(command, f"hermes {name}", 3)
+                lines += _section(command, f"hermes {name.replace('.', ' ')}", 3)
     return lines
 
 

@@ -98,3 +98,40 @@ def test_the_front_end_plugins_import_only_the_sdk(name):
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", f"importing plugins/{name} loads {done.stdout.strip()}"
+
+
+ENGINES = ("tree_sitter", "tree_sitter_bash", "hermes_plugin_")
+"""What the kernel never imports: a rule set's grammar, or any plugin. The list grows as
+engines leave the kernel (issue 61)."""
+
+
+def engine_imports(source: str) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        else:
+            continue
+        for name in names:
+            if any(
+                name == e or name.startswith(e if e.endswith("_") else f"{e}.") for e in ENGINES
+            ):
+                found.append((node.lineno, name))
+    return found
+
+
+def test_the_check_catches_an_engine_import():
+    source = "import tree_sitter\nfrom hermes_plugin_approvals import commands\nimport treelib\n"
+    assert engine_imports(source) == [(1, "tree_sitter"), (2, "hermes_plugin_approvals")]
+
+
+def test_the_kernel_imports_no_engine_rule_set_or_plugin():
+    kernel = REPO / "kernel" / "src" / "hermes_kernel"
+    offenders = [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in sorted(kernel.rglob("*.py"))
+        for line, name in engine_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == [], "the kernel holds mechanisms; engines and rules are plugins"

@@ -52,11 +52,13 @@ def test_each_command_is_described_in_its_plugins_help_file(register_plugin, nam
     assert help_problems(parse_help(path.read_text(encoding="utf-8")), registered.specs) == []
 
 
-def test_help_describes_each_plugin_command_without_importing_a_plugin(tmp_path):
+def _help(home: Path, *group: str) -> str:
+    """``hermes [GROUP] --help`` in a fresh process, on one line, then which plugins it
+    imported."""
     script = (
         "import sys\n"
         "from hermes_kernel.cli.main import main\n"
-        "sys.argv = ['hermes', '--help']\n"
+        f"sys.argv = ['hermes', *{list(group)!r}, '--help']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
@@ -64,7 +66,7 @@ def test_help_describes_each_plugin_command_without_importing_a_plugin(tmp_path)
         "print('imported:', sorted(m for m in sys.modules if m.startswith('hermes_plugin_')))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
-    env["HERMES_HOME"] = str(tmp_path)
+    env["HERMES_HOME"] = str(home)
     run = subprocess.run(
         [sys.executable, "-c", script],
         env=env,
@@ -74,12 +76,23 @@ def test_help_describes_each_plugin_command_without_importing_a_plugin(tmp_path)
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    shown = " ".join(run.stdout.split())  # click wraps long lines
-    assert "serve Serve the agent as an OpenAI-compatible HTTP API (plugin api-server)" in shown
+    return " ".join(run.stdout.split())  # click wraps long lines
+
+
+def test_help_describes_each_plugin_command_without_importing_a_plugin(tmp_path):
+    shown = {"": _help(tmp_path)}
+    serve = "serve Serve the agent as an OpenAI-compatible HTTP API (plugin api-server)"
+    assert serve in shown[""]
     for name, target in PLUGINS:
         path = help_file_of(target)
         assert path is not None
-        for (_, command), text in parse_help(path.read_text(encoding="utf-8")).items():
+        for (_, key), text in parse_help(path.read_text(encoding="utf-8")).items():
+            # A subcommand of a group (plugins.install) is listed in that group's help.
+            group, _, command = key.rpartition(".")
+            if group not in shown:
+                shown[group] = _help(tmp_path, *group.split("."))
             sentence = text[:-1] if text.endswith(".") and not text.endswith("..") else text
-            assert f"{command} {sentence} (plugin {name})" in shown
-    assert shown.endswith("imported: []"), "listing commands imports no plugin"
+            assert f"{command} {sentence} (plugin {name})" in shown[group]
+    assert "plugins" in shown, "a plugin's subcommand of a kernel group is checked too"
+    for group, text in shown.items():
+        assert text.endswith("imported: []"), f"listing {group or 'hermes'} imports no plugin"

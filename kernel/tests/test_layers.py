@@ -21,7 +21,6 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"foreign_homes"}),
     frozenset({"providers", "safety"}),
     frozenset({"engine"}),
-    frozenset({"distribution"}),
     frozenset({"plugins"}),
     frozenset({"config"}),
     frozenset({"store"}),

@@ -70,6 +70,17 @@ def test_specs_are_frozen():
         spec.name = "other"  # type: ignore[misc]
 
 
+def test_a_command_may_be_a_subcommand_of_a_group_but_each_part_is_a_name():
+    spec = CommandSpec(name="plugins.install", factory=object)
+    assert manifest_key(Kind.COMMAND, spec.name) == "command.plugins.install"
+    assert parse_manifest_key("command.plugins.install") == (Kind.COMMAND, "plugins.install")
+    for bad in ["plugins.", ".install", "plugins..install", "Plugins.install"]:
+        with pytest.raises(ValueError, match="invalid command name"):
+            CommandSpec(name=bad, factory=object)
+    with pytest.raises(ValueError, match="invalid tool name"):
+        ToolSpec(name="a.b", handler=len)  # only commands have groups
+
+
 def test_manifest_keys_round_trip_and_bad_keys_say_what_is_valid():
     assert parse_manifest_key(manifest_key(Kind.SKILL_SOURCE, "bundled")) == (
         Kind.SKILL_SOURCE,

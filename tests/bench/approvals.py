@@ -1,5 +1,5 @@
 """What the approval check costs per command: ``classify`` over every command of the
-approval tables (kernel/tests/safety/test_commands.py, and the rules by class of issue 62
+approval tables (plugins/approvals/tests/test_commands.py, and the rules by class of issue 62
 in test_rule_classes.py: attacks and look-alikes), against a floor measured in the same
 run: tree-sitter-bash parsing the same text, which every check must do first.
 
@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import tree_sitter_bash
+from hermes_plugin_approvals.commands import classify
+from hermes_plugin_approvals.shell import prepare
 from tree_sitter import Language, Parser
 
-from hermes_kernel.safety.commands import classify
-from hermes_kernel.safety.shell import prepare
-
 REPO = Path(__file__).resolve().parents[2]
-TABLE = REPO / "kernel" / "tests" / "safety" / "test_commands.py"
-CLASSES = REPO / "kernel" / "tests" / "safety" / "test_rule_classes.py"
+TABLE = REPO / "plugins" / "approvals" / "tests" / "test_commands.py"
+CLASSES = REPO / "plugins" / "approvals" / "tests" / "test_rule_classes.py"
 TARGET_US = 280.0
 
 

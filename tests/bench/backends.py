@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 
 import docker
 import paramiko
+from hermes_plugin_approvals import ShellRules
 from hermes_plugin_backend_docker.backend import DockerBackend
 from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_plugin_backend_local.backend import LocalBackend
@@ -54,7 +55,7 @@ def guarded(backend: TerminalBackend) -> GuardedBackend:
         cwd="/",
         env={},
         config={},
-        approvals=Approvals(),
+        approvals=Approvals(rules=lambda: [ShellRules()]),
     )
     return GuardedBackend(backend, pool, "bench")
 

@@ -260,3 +260,31 @@ def test_the_fifteen_unattended_commands_are_refused_and_the_home_is_untouched(
     assert result.startswith("refused:"), result
     after = {p: p.read_bytes() for p in fake_home.rglob("*") if p.is_file()}
     assert after == before
+
+
+@pytest.mark.parametrize("yolo", [(), ("--yolo",)])
+def test_with_the_rules_plugin_disabled_no_command_runs(configured, openai_server, tmp_path, yolo):
+    """Issue 61: the command rules are a plugin; without them the gate is closed, and the
+    refusal is one line that names the plugin and the command that brings it back."""
+    configured.config(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "approvals:\n  mode: 'off'\nplugins:\n  disabled: [approvals]\n"
+    )
+    marker = tmp_path / "ran"
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": f"touch {marker}"}),
+        Reply.tool_call("write_file", {"path": str(tmp_path / "notes.txt"), "content": "x"}),
+        Reply.say("ok"),
+    )
+    assert configured("chat", "-q", "go", *yolo).code == 0
+    results = [
+        str(message["content"])
+        for message in openai_server.requests[-1].json["messages"]
+        if message["role"] == "tool"
+    ]
+    expected = (
+        "refused: nothing may run: no plugin provides command rules: plugin 'approvals' does, "
+        "but is off (plugins.disabled in config.yaml); enable it: hermes plugins enable approvals"
+    )
+    assert [result.strip() for result in results] == [expected, expected]
+    assert not marker.exists() and not (tmp_path / "notes.txt").exists()

@@ -1,7 +1,8 @@
 """``hermes plugins install | uninstall | upgrade`` in throwaway venvs, with real installers.
 
-Each test builds its own venv (the kernel and the SDK only) and changes it through the hermes
-command inside it, exactly as a user would; ``uv pip freeze`` is the judge of "unchanged".
+Each test builds its own venv (the kernel, the SDK and the plugin manager, whose commands these
+are) and changes it through the hermes command inside it, exactly as a user would;
+``uv pip freeze`` is the judge of "unchanged".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .conftest import REPO, Run, Venv, build_venv, uv_command
 pytestmark = pytest.mark.venv
 
 FIXTURES = REPO / "tests" / "fixtures"
+PLUGIN_MANAGER = REPO / "plugins" / "plugin-manager"
 GOOD_PROVIDES = "command.hello, config.good, hook.hermes_pre_tool_call, tool.echo, toolset.fixture"
 
 
@@ -57,7 +59,7 @@ def workspace_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def venv(tmp_path: Path) -> Venv:
-    return Venv(build_venv(tmp_path / "venv", []))
+    return Venv(build_venv(tmp_path / "venv", [PLUGIN_MANAGER]))
 
 
 @pytest.fixture
@@ -158,9 +160,11 @@ def test_a_git_repository_installs_at_a_commit_and_upgrade_follows_its_branch(
     assert f"hermes-plugin-good @ git+file://{repo}@{second}" in freeze(venv)
     row = listed(venv, home, tools, "--verify")["good"]
     assert (row["version"], row["state"]) == ("0.1.1", "loaded"), "still enabled after upgrade"
+    # At its branch's head, it is up to date. (Not --all: the plugin manager, installed here
+    # from its folder, would be reinstalled from it.)
     assert (
         "everything is up to date"
-        in ok(venv.hermes("plugins", "upgrade", "--all", "--yes", home=home, env=tools)).out
+        in ok(venv.hermes("plugins", "upgrade", "good", "--yes", home=home, env=tools)).out
     )
 
 
@@ -207,7 +211,7 @@ def test_something_that_is_not_a_plugin_is_refused_and_rolled_back(venv, home, t
 
 
 def _catalog(tmp_path: Path, wheel: Path, **changes: object) -> Path:
-    from hermes_kernel.distribution.wheels import file_sha256
+    from hermes_plugin_plugin_manager.wheels import file_sha256
 
     folder = tmp_path / "catalog"
     (folder / "entries").mkdir(parents=True)
@@ -270,9 +274,7 @@ def test_a_catalog_name_installs_its_pinned_release_with_the_hash_checked(
         source={"pypi": "hermes-plugin-good", "version": "0.2.0", "sha256": "1" * 64},
         provides=["tool.echo", "tool.extra"], kinds=["tool"],
     )  # fmt: skip
-    outdated = ok(
-        venv.hermes("plugins", "list", "--outdated", "--catalog", str(newer), home=home, env=env)
-    )
+    outdated = ok(venv.hermes("plugins", "outdated", "--catalog", str(newer), home=home, env=env))
     assert "good: 0.1.0 installed, catalog has 0.2.0" in outdated.out
     mismatch = venv.hermes(
         "plugins", "validate", str(newer / "entries" / "good.yaml"), home=home, env=env
@@ -291,7 +293,7 @@ def test_a_bundle_installs_the_same_versions_in_two_fresh_venvs(
     env = {**tools, "HERMES_CATALOG": str(REPO / "plugin-catalog")}
     freezes = []
     for number in (1, 2):
-        venv = Venv(build_venv(tmp_path / f"venv{number}", []))
+        venv = Venv(build_venv(tmp_path / f"venv{number}", [PLUGIN_MANAGER]))
         run = ok(
             venv.hermes(
                 "plugins", "install", "--bundle", "minimal", "--yes",
@@ -315,8 +317,9 @@ def test_a_uv_tool_install_keeps_its_plugins_through_uv_tool_upgrade(
     """`uv tool upgrade` rebuilds the environment from its receipt: plugins must be in it."""
     links = tmp_path / "links"
     links.mkdir()
-    for wheel in workspace_wheels.glob("hermes_[ks]*.whl"):  # the kernel and the SDK
-        shutil.copy(wheel, links)
+    for pattern in ("hermes_[ks]*.whl", "hermes_plugin_plugin_manager-*.whl"):
+        for wheel in workspace_wheels.glob(pattern):  # the kernel, the SDK, the plugin manager
+            shutil.copy(wheel, links)
     uv = {
         **tools,
         "UV_TOOL_DIR": str(tmp_path / "tools"),
@@ -329,7 +332,10 @@ def test_a_uv_tool_install_keeps_its_plugins_through_uv_tool_upgrade(
         environ = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"} | uv
         subprocess.run([uv_command(), "tool", *args], env=environ, check=True)
 
-    tool("install", "--quiet", "hermes-kernel", "--find-links", str(links))
+    tool(
+        "install", "--quiet", "hermes-kernel", "--with", "hermes-plugin-plugin-manager",
+        "--find-links", str(links),
+    )  # fmt: skip
     hermes = Venv(tmp_path / "tools" / "hermes-kernel")
     receipt = hermes.path / "uv-receipt.toml"
     good = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
@@ -381,7 +387,7 @@ def test_a_pip_made_venv_is_changed_with_pip_and_rolled_back_with_it(
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
     python = str(path / "bin" / "python")
     subprocess.run(  # the kernel, put there quickly; pip does the plugin changes below
-        [uv_command(), "pip", "install", "-q", "--python", python, str(REPO / "sdk"), str(REPO / "kernel")],
+        [uv_command(), "pip", "install", "-q", "--python", python, str(REPO / "sdk"), str(REPO / "kernel"), str(PLUGIN_MANAGER)],
         check=True,
     )  # fmt: skip
     venv = Venv(path)
@@ -412,7 +418,7 @@ def test_a_pip_made_venv_is_changed_with_pip_and_rolled_back_with_it(
 def test_hermes_update_shows_installs_and_rolls_back_a_release_that_fails(
     venv, home, tools, fixture_wheels, tmp_path
 ):
-    from hermes_kernel.distribution.wheels import file_sha256
+    from hermes_plugin_plugin_manager.wheels import file_sha256
 
     wheel = next(fixture_wheels.glob("hermes_plugin_good-*.whl"))
     links = ["--find-links", str(fixture_wheels)]

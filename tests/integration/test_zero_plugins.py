@@ -30,3 +30,14 @@ def test_every_builtin_command_works_with_zero_plugins(bare_venv, tmp_path: Path
     assert doctor.code == 0 and "0 plugins installed, 0 enabled" in doctor.out
     assert "no plugin provides a model provider" in doctor.out
     assert bare_venv.hermes("config", "path", home=home).out.strip() == str(home / "config.yaml")
+
+
+def test_without_the_plugin_manager_installing_says_what_to_install(bare_venv, tmp_path: Path):
+    home = tmp_path / "home"
+    for args in [("plugins", "install", "chat"), ("update",), ("plugins", "catalog")]:
+        run = bare_venv.hermes(*args, home=home)
+        assert run.code == 1, args
+        assert run.err.count("\n") == 1 and "install hermes-plugin-plugin-manager" in run.err
+    assert "  install " not in bare_venv.hermes("plugins", "--help", home=home).out
+    assert bare_venv.hermes("plugins", "info", "x", home=home).code == 1  # not installed
+    assert bare_venv.hermes("plugins", "enable", "x", home=home).code == 1  # the same

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from hermes_kernel.engine.turn import TurnEngine
-from hermes_kernel.providers.routes import model_setup, price_book
+from hermes_kernel.providers.routing import model_setup, pricing
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import ToolSpec
 
@@ -45,7 +45,7 @@ def test_a_tool_call_made_and_its_result_used(hermes) -> None:
         setup.routes,
         {"get_weather": WEATHER},
         hermes.home,
-        pricing=price_book(app.host).cost,
+        pricing=pricing(app.host),
     )
     session = engine.start_session("cli")
     streamed: list[str] = []

@@ -7,10 +7,6 @@ import re
 
 import pytest
 
-from hermes_kernel.providers.ladder import Rung, explain, make_context, order_rungs, walk
-from hermes_sdk import RungSpec
-from hermes_sdk.ladder import RungOutcome, RungResult
-
 
 def rung_line(output: str, name: str) -> str:
     (line,) = [line for line in output.splitlines() if re.match(rf"\s+\d+\s+{name}\s", line)]
@@ -152,44 +148,6 @@ def test_a_configured_model_that_is_not_local_does_not_reach_the_tiny_model(herm
     assert "set OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY in " in result.out
 
 
-def test_a_rung_that_raises_is_reported_and_skipped(tmp_path) -> None:
-    def broken(_context):
-        raise RuntimeError("boom")
-
-    def last(_context):
-        return RungResult.skip("nothing here")
-
-    rungs, problems = order_rungs(
-        [
-            Rung(RungSpec(name="broken", position=600, resolve=broken), "plugin-a"),
-            Rung(RungSpec(name="same-place", position=600, resolve=last), "plugin-b"),
-            Rung(RungSpec(name="last", position=700, resolve=last), "plugin-c"),
-        ]
-    )
-    assert problems == [
-        "rung 'same-place' from plugin plugin-b is ignored: position 600 is taken by 'broken' (plugin-a)"
-    ]
-    context = make_context(rungs, {}, tmp_path, lambda _name: None)
-    report = walk(rungs, context, problems)
-    assert "rung 'broken' (plugin-a) failed: boom" in report.problems
-    assert [step.rung.spec.name for step in report.steps][-2:] == ["broken", "last"]
-    assert report.steps[-1].result is not None
-    assert report.steps[-1].result.outcome is RungOutcome.PASS
-    assert any("error: boom" in line for line in explain(report))
-    assert report.choice is None and "no rung could supply a model provider" in (
-        report.failure or ""
-    )
-    assert "set model.base_url to a model server, or install a provider plugin" in (
-        report.failure or ""
-    )  # these rungs name no key to set
-
-
-def test_with_no_provider_plugin_the_failure_says_so(tmp_path) -> None:
-    rungs, _ = order_rungs([])
-    report = walk(rungs, make_context(rungs, {}, tmp_path, lambda _name: None))
-    assert "no provider plugin is installed (see `hermes plugins list`)" in (report.failure or "")
-
-
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_model_set_writes_the_default(hermes, provider) -> None:
     hermes.config("# mine\nplugins:\n  strict: false\n")
@@ -227,3 +185,27 @@ def test_a_gguf_of_your_own_needs_no_bundled_weights_check(hermes) -> None:
     assert "MATCH" in rung_line(result.out, "embedded")
     assert "In use: local / mine (strict: chosen on the command line)" in result.out
     assert "note:" not in result.out, "the tiny-model notice is for the bundled model only"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("model",), ("model", "test"), ("model", "set", "openai"), ("chat", "-q", "hi")],
+)
+def test_with_the_router_plugin_disabled_each_command_says_which_plugin(hermes, command) -> None:
+    """Issue 61: the ladder is a plugin; without it no model is used, and every command that
+    needs one says so in one line naming the plugin."""
+    hermes.config("plugins:\n  disabled: [providers]\n")
+    result = hermes(*command)
+    assert result.code != 0
+    expected = (
+        "no plugin provides a model router: plugin 'providers' does, but is off "
+        "(plugins.disabled in config.yaml); enable it: hermes plugins enable providers"
+    )
+    assert expected in result.err
+    assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_status_says_why_there_is_no_model_without_the_router(hermes) -> None:
+    hermes.config("plugins:\n  disabled: [providers]\n")
+    result = hermes("status")
+    assert "no plugin provides a model router" in result.out

@@ -8,13 +8,12 @@ import json
 
 import pytest
 from hermes_plugin_provider_openai.client import ChatCompletionsProvider
+from hermes_plugin_providers.pool import PooledProvider
+from hermes_plugin_providers.pricing import PriceBook
 
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine
-from hermes_kernel.providers.ladder import NoProvider
-from hermes_kernel.providers.pool import PooledProvider
-from hermes_kernel.providers.pricing import PriceBook
-from hermes_kernel.providers.routes import model_setup
+from hermes_kernel.providers.routing import NoModel, model_setup
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import ModelPrice, PriceTableSpec
 from hermes_sdk.models import (
@@ -178,20 +177,20 @@ def test_a_transport_no_plugin_provides_is_a_clear_error(hermes) -> None:
         "providers:\n  odd:\n    base_url: http://127.0.0.1:9/v1\n    transport: grpc\n    models: [x]\n"
     )
     app = hermes.app()
-    with pytest.raises(NoProvider, match="speaks 'grpc', which no enabled plugin provides"):
+    with pytest.raises(NoModel, match="speaks 'grpc', which no enabled plugin provides"):
         model_setup(app.host, app.settings)
 
 
 def test_an_endpoint_naming_no_transport_needs_a_provider_that_speaks_for_such(
     hermes, monkeypatch
 ) -> None:
-    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "provider-anthropic")  # it does not
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "providers,provider-anthropic")  # it does not
     hermes.config(
         "model:\n  provider: mine\n"
         "providers:\n  mine:\n    base_url: http://127.0.0.1:9/v1\n    models: [x]\n"
     )
     app = hermes.app()
-    with pytest.raises(NoProvider, match="names no transport and no enabled provider plugin"):
+    with pytest.raises(NoModel, match="names no transport and no enabled provider plugin"):
         model_setup(app.host, app.settings)
 
 

@@ -20,6 +20,7 @@ from hermes_sdk.health import Finding, HealthContext, StatusLine
 from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.specs import (
     BackendSpec,
+    CommandRulesSpec,
     CommandSpec,
     ConfigSectionSpec,
     ContextEngineSpec,
@@ -29,6 +30,7 @@ from hermes_sdk.specs import (
     Kind,
     MemoryProviderSpec,
     ModelPrice,
+    ModelRouterSpec,
     PendingWritesSpec,
     PlatformSpec,
     PriceTableSpec,
@@ -51,6 +53,7 @@ from hermes_sdk.specs import (
 __all__ = [
     "PROJECT_NAME",
     "BackendSpec",
+    "CommandRulesSpec",
     "CommandSpec",
     "ConfigSectionSpec",
     "ContextEngineSpec",
@@ -64,6 +67,7 @@ __all__ = [
     "LLMResult",
     "MemoryProviderSpec",
     "ModelPrice",
+    "ModelRouterSpec",
     "PendingWritesSpec",
     "PlatformSpec",
     "PriceTableSpec",

@@ -6,7 +6,7 @@ Fields may be added in minor SDK versions; never removed or renamed outside a ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,7 +15,7 @@ from hermes_sdk.provided import ProvidedSpecs
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import SessionArchive
-    from hermes_sdk.runtime import Runtime, RuntimeOptions, SessionHistory
+    from hermes_sdk.runtime import PluginState, Runtime, RuntimeOptions, SessionHistory
 
 __all__ = [
     "COMMAND_CONTEXT",
@@ -209,3 +209,15 @@ class CommandContext:
     reads or tidies them (``hermes sessions``). It builds no agent: it works with no model
     set up, and loads no plugin (``open_runtime`` loads the tools and providers and fails
     without a usable model). A damaged or foreign state.db ends the command with one line."""
+
+    # --- the installed plugins (SDK 0.x: added for the plugin manager's commands) ---------
+
+    config_path: str = ""
+    """This home's config.yaml: a command that changes the environment keeps its bytes, to
+    put back if the change fails."""
+    plugins: Callable[[], Sequence[PluginState]] = tuple
+    """Every installed plugin, enabled or not, as ``hermes plugins list`` shows it, from
+    package metadata (nothing is imported)."""
+    set_plugin_enabled: Callable[[str, bool], None] | None = None
+    """``context.set_plugin_enabled("web", True)`` enables (False: disables) a plugin in
+    config.yaml, as ``hermes plugins enable`` does."""

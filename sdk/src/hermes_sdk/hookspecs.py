@@ -51,12 +51,14 @@ from hermes_sdk.health import Finding, HealthContext, StatusLine
 from hermes_sdk.importing import HomeImport, ImportSection
 from hermes_sdk.specs import (
     BackendSpec,
+    CommandRulesSpec,
     CommandSpec,
     ConfigSectionSpec,
     ContextEngineSpec,
     DeliverySpec,
     ImporterSpec,
     MemoryProviderSpec,
+    ModelRouterSpec,
     PendingWritesSpec,
     PlatformSpec,
     PriceTableSpec,
@@ -139,6 +141,29 @@ def hermes_model_prices() -> Iterable[PriceTableSpec]:
         @hookimpl
         def hermes_model_prices():
             yield PriceTableSpec(name="acme", prices={"acme-1": ModelPrice(input=0.5, output=1.5)})
+    """
+
+
+@hookspec
+def hermes_model_routers() -> Iterable[ModelRouterSpec]:
+    """Yield what picks a session's models: the primary route and its fallbacks.
+
+    Called once when the plugin is loaded. ``factory()`` returns a
+    :class:`~hermes_sdk.routing.ModelRouter`, built when a command first needs a model; its
+    ``route(request)`` gets a :class:`~hermes_sdk.routing.RouteRequest` (config, keys, and
+    what plugins provide: model clients, ladder rungs, price tables) and returns the routes,
+    or raises :class:`~hermes_sdk.routing.NoModel` with one line that says what to do. The
+    first router by plugin name is used. The standard bundle's is the ``providers`` plugin
+    (the provider ladder, credential pools, fallbacks and prices); with no router installed,
+    no model can be used and Hermes says what to install.
+
+    Manifest key: ``model_router.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_model_routers():
+            yield ModelRouterSpec(name="pinned", factory=PinnedRouter)
     """
 
 
@@ -528,14 +553,18 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
     ``hermes --help`` from metadata alone, each with the line the plugin's help file gives it
     (:mod:`hermes_sdk.help_file`: the spec's ``description``), and imports the plugin only
     when its command runs.
-    A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...).
-    The running command finds a :class:`~hermes_sdk.events.CommandContext` in
-    ``click.get_current_context().meta[COMMAND_CONTEXT]``: the home, its config and
-    secrets, ``open_runtime()`` for a front-end, ``open_history()`` for a command that only
-    reads or tidies the stored sessions (no model needed), and ``open_archive(home)`` for an
-    importer that writes sessions from another tool into a store (:mod:`hermes_sdk.archive`).
+    A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...). Named
+    ``GROUP.NAME``, it is a subcommand of one of the kernel's command groups (``plugins``,
+    ``config``, ``model``, ``tools``, ``profile``, ``store``): ``plugins.install`` is ``hermes
+    plugins install``; the group's own subcommands win, and ``plugins.list``, ``plugins.info``,
+    ``plugins.enable`` and ``plugins.disable`` are reserved, so a broken install can always be
+    repaired. The running command finds a :class:`~hermes_sdk.events.CommandContext` in
+    ``click.get_current_context().meta[COMMAND_CONTEXT]``: the home, its config and secrets,
+    ``open_runtime()`` for a front-end, ``open_history()`` for a command that only reads or tidies
+    the stored sessions (no model needed), and ``open_archive(home)`` for an importer that writes
+    sessions from another tool into a store (:mod:`hermes_sdk.archive`).
 
-    Manifest key: ``command.NAME``.
+    Manifest key: ``command.NAME`` (``command.GROUP.NAME`` for a group's subcommand).
 
     Example::
 
@@ -615,6 +644,34 @@ def hermes_prompt_sections(context: PromptContext) -> Iterable[PromptSection]:
     """
 
 
+# --- Registration: the rules the approval gate asks -----------------------------------
+
+
+@hookspec
+def hermes_command_rules() -> Iterable[CommandRulesSpec]:
+    """Yield rule sets that judge every shell command a tool runs, and every file a file
+    tool writes (judged as ``: > PATH``).
+
+    Called once when the plugin is loaded. ``factory()`` returns a
+    :class:`~hermes_sdk.approvals.CommandRules` and is called at the first command checked.
+    Each command goes to every installed rule set and the strictest
+    :class:`~hermes_sdk.approvals.Verdict` wins; the kernel's gate then applies the user's
+    ``approvals`` settings (``deny`` globs, ``mode``, ``allow`` rules, asking the user).
+    A ``BLOCK`` is never lifted, a ``guarded`` ask is never lifted, and a rule set that
+    raises makes that command refused. With no rule set installed, every command and file
+    write is refused with one line that says what to install. The standard bundle's rules
+    are the ``approvals`` plugin; replace them by disabling it and installing yours.
+
+    Manifest key: ``command_rules.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_command_rules():
+            yield CommandRulesSpec(name="strict", factory=StrictRules)
+    """
+
+
 # --- Contributions: the safety checks -----------------------------------------------------
 
 
@@ -623,11 +680,11 @@ def hermes_check_command(command: str, normalized: str, backend: str) -> str | N
     """Judge a shell command before a backend runs it: return ``"ask: REASON"`` to make
     the user approve it, ``"deny: REASON"`` to refuse it, or None to have no opinion.
 
-    Called for every command a tool runs, after the kernel's own rules, with the command as
+    Called for every command a tool runs, beside the installed command rules, with the command as
     written, its normalized form (quotes, escapes, ``sudo``, ``env`` prefixes and ``sh -c``
     wrappers removed, lower-cased) and the backend's name. A plugin can make things
     stricter, never looser: the strictest answer wins, and the user's own ``approvals.deny``
-    and the kernel's hardline floor always apply. Keep it fast (it runs on every command); a
+    and the rules' hardline floor always apply. Keep it fast (it runs on every command); a
     hook that raises is logged and skipped.
 
     Manifest key: ``hook.hermes_check_command``.
@@ -885,6 +942,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_providers": ProviderSpec,
     "hermes_provider_rungs": RungSpec,
     "hermes_model_prices": PriceTableSpec,
+    "hermes_model_routers": ModelRouterSpec,
     "hermes_terminal_backends": BackendSpec,
     "hermes_platforms": PlatformSpec,
     "hermes_services": ServiceSpec,
@@ -892,6 +950,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_transcribers": TranscriberSpec,
     "hermes_memory_providers": MemoryProviderSpec,
     "hermes_context_engines": ContextEngineSpec,
+    "hermes_command_rules": CommandRulesSpec,
     "hermes_toolsets": ToolsetSpec,
     "hermes_tools": ToolSpec,
     "hermes_tool_sources": ToolSourceSpec,

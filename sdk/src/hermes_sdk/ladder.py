@@ -1,13 +1,14 @@
 """The provider ladder's contract: endpoints, rungs and what a rung decides.
 
-The kernel picks the model for a session by walking an ordered chain of rungs, lowest
+The standard model router (the ``providers`` plugin; see :mod:`hermes_sdk.routing`) picks
+the model for a session by walking an ordered chain of rungs, lowest
 ``position`` first. Each rung looks at a :class:`LadderContext` and returns a
 :class:`RungResult`: it **matches** (the ladder stops and uses its :class:`LadderChoice`),
 **fails** with a reason (the ladder stops and the user is told why: the rung was responsible
 for what was asked and cannot deliver it), or **passes** (not its business; on to the next).
 Every result says what the rung saw, which ``hermes model --explain`` prints.
 
-Positions used by the kernel and the bundled plugins (leave gaps for yours)::
+Positions used by the ``providers`` plugin and the bundled ones (leave gaps for yours)::
 
     100 command-line   200 custom-provider   300 local-endpoint   400 credential-pool
     510 openai-key     520 anthropic-key     530 openrouter-key   900 embedded

@@ -30,21 +30,37 @@ builds a context, so a tool or a prompt section never waits for a plugin to impo
 class ProvidedSpecs:
     """The specs of each kind that the loaded plugins provide, in name order."""
 
-    __slots__ = ("_lookup",)
+    __slots__ = ("_find", "_lookup", "_owner")
 
     def __init__(
         self,
         lookup: Callable[[Kind], Sequence[Spec]] | Mapping[Kind, Sequence[Spec]] | None = None,
+        *,
+        find: Callable[[Kind, str], Spec | None] | None = None,
+        owner: Callable[[Spec], str] | None = None,
     ) -> None:
         if isinstance(lookup, Mapping):
             table = dict(lookup)
             self._lookup: Callable[[Kind], Sequence[Spec]] = lambda kind: table.get(kind, ())
         else:
             self._lookup = lookup or (lambda kind: ())
+        self._find = find
+        self._owner = owner
 
     def of(self, kind: Kind) -> tuple[Spec, ...]:
         """Every spec of ``kind`` the loaded plugins provide (none: an empty tuple)."""
         return tuple(self._lookup(kind))
+
+    def named(self, kind: Kind, name: str) -> Spec | None:
+        """The spec of ``kind`` called ``name``, or None; where the kernel can, this loads
+        only the plugins that may provide that name."""
+        if self._find is not None:
+            return self._find(kind, name)
+        return next((spec for spec in self.of(kind) if spec.name == name), None)
+
+    def owner(self, spec: Spec) -> str:
+        """The name of the plugin that provided ``spec`` ("" when not known)."""
+        return self._owner(spec) if self._owner is not None else ""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Crosses to an isolated plugin's process empty: the specs' callables cannot.

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BackendSpec",
+    "CommandRulesSpec",
     "CommandSpec",
     "ConfigSectionSpec",
     "ContextEngineSpec",
@@ -31,6 +32,7 @@ __all__ = [
     "Kind",
     "MemoryProviderSpec",
     "ModelPrice",
+    "ModelRouterSpec",
     "PendingWritesSpec",
     "PlatformSpec",
     "PriceTableSpec",
@@ -73,6 +75,10 @@ class Kind(enum.StrEnum):
     IMPORTER = "importer"
     DELIVERY = "delivery"
     TRANSCRIBER = "transcriber"
+    MODEL_ROUTER = "model_router"
+    """What picks a session's models (:class:`ModelRouterSpec`)."""
+    COMMAND_RULES = "command_rules"
+    """Rules that judge the commands tools run (:class:`CommandRulesSpec`)."""
     PENDING = "pending"
     """A queue of writes waiting for the user's approval (:class:`PendingWritesSpec`)."""
     HOOK = "hook"
@@ -281,6 +287,32 @@ class ContextEngineSpec(FactorySpec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRouterSpec(FactorySpec):
+    """What picks the models a session uses (the primary and its fallbacks).
+
+    ``factory()`` takes no argument and returns a
+    :class:`~hermes_sdk.routing.ModelRouter`, built when a command first needs a model. The
+    first router by plugin name is used. With none installed, no model can be used.
+    """
+
+    kind: ClassVar[Kind] = Kind.MODEL_ROUTER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandRulesSpec(FactorySpec):
+    """Rules the approval gate asks about every command a tool runs.
+
+    ``factory()`` takes no argument and returns a
+    :class:`~hermes_sdk.approvals.CommandRules`; it is called once, at the first command
+    checked, so a session that runs none never imports the rules. Every installed rule set
+    judges each command and the strictest verdict wins. With none installed, the gate
+    refuses every command: closed, never open.
+    """
+
+    kind: ClassVar[Kind] = Kind.COMMAND_RULES
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSourceSpec(FactorySpec):
     """Tools known only once something is reached, such as an MCP server's.
 
@@ -424,13 +456,18 @@ class PendingWritesSpec(Spec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandSpec(FactorySpec):
-    """A ``hermes NAME`` subcommand.
+    """A ``hermes NAME`` subcommand, or, named ``GROUP.NAME``, a subcommand of one of the
+    kernel's command groups (``plugins.install`` is ``hermes plugins install``).
 
     ``factory`` takes no arguments and returns a ``click.Command``; it is called only when the
     user runs (or asks help for) that command, so click stays out of the plugin's import.
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
+
+    def __post_init__(self) -> None:
+        for part in self.name.split(".") if isinstance(self.name, str) else [self.name]:
+            _check_name(self.kind, part)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_kernel.cli.main import HermesGroup, app_of
 
 
-@click.group()
+@click.group(cls=HermesGroup)
 def config() -> None:
     """Show, locate, validate and change config.yaml."""
 

@@ -109,8 +109,8 @@ def _plugin_findings(host: PluginHost, settings: Settings) -> list[Finding]:
 
 
 def collect_findings(ctx: click.Context) -> list[Finding]:
+    from hermes_kernel.cli.overview import install_hint
     from hermes_kernel.config.errors import ConfigError
-    from hermes_kernel.distribution.catalog import install_hint
     from hermes_kernel.foreign_homes import ForeignHomeError
     from hermes_kernel.plugins.discovery import declared_conflicts
     from hermes_kernel.plugins.sections import check_plugin_sections

@@ -61,7 +61,7 @@ def _installed(specs: list[ImporterSpec]) -> str:
 
 def _choose(app: App, source: str | None) -> ImporterSpec:
     """The importer named ``source``; otherwise one line naming the installed ones."""
-    from hermes_kernel.distribution.catalog import install_hint
+    from hermes_kernel.cli.overview import install_hint
     from hermes_sdk import Kind
 
     host = app.host

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hermes_sdk import Kind
     from hermes_sdk.archive import SessionArchive
     from hermes_sdk.events import CommandContext
-    from hermes_sdk.runtime import Runtime, RuntimeOptions, SessionHistory
+    from hermes_sdk.runtime import PluginState, Runtime, RuntimeOptions, SessionHistory
 
 _BUILTINS: dict[str, tuple[str, str]] = {
     "config": ("hermes_kernel.cli.config_cmd:config", "Show, locate and validate config.yaml."),
@@ -69,11 +69,19 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.tools_cmd:tools",
         "List the tools the model can be given; show one's schema.",
     ),
-    "update": (
-        "hermes_kernel.cli.update_cmd:update",
-        "Move plugins (and Hermes) to the catalog's newest releases; verified or rolled back.",
-    ),
 }
+
+PLUGIN_MANAGER = "hermes-plugin-plugin-manager"
+"""The distribution whose plugin installs the others: the one plugin the kernel names, so that
+a home without it is told how to get it back (its commands, listed below, are the repair path
+beside ``hermes plugins list | info | enable | disable``)."""
+
+_MANAGING = frozenset(
+    {"update", "plugins.install", "plugins.uninstall", "plugins.upgrade", "plugins.catalog"}
+    | {"plugins.validate", "plugins.outdated"}
+)
+"""Commands of the plugin manager's, by dotted path: when nothing provides one, the error says
+to install it."""
 
 
 def _version_text() -> str:
@@ -112,36 +120,75 @@ def app_of(ctx: click.Context) -> App:
 
 
 class HermesGroup(click.Group):
-    """A group whose commands come from a static table and from plugin metadata."""
+    """A command group that plugins extend: beside its own commands, each command a plugin
+    declares under its path (``command.NAME`` for ``hermes NAME``, ``command.GROUP.NAME`` for
+    ``hermes GROUP NAME``), listed from metadata and imported only when it runs. Any kernel
+    group made with this class takes plugins' subcommands; its own cannot be replaced."""
+
+    def own_commands(self, ctx: click.Context) -> dict[str, str]:
+        """This group's own commands, each with its line of help (nothing imported)."""
+        return {name: command.get_short_help_str(80) for name, command in self.commands.items()}
+
+    def own_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.commands.get(cmd_name)
+
+    def path(self, ctx: click.Context) -> str:
+        """This group's dotted path below ``hermes``: '' for the top, ``plugins`` for
+        ``hermes plugins``; a plugin's subcommand of it is declared as PATH.NAME."""
+        names: list[str] = []
+        while ctx.parent is not None:
+            names.append(ctx.info_name or "")
+            ctx = ctx.parent
+        return ".".join(reversed(names))
+
+    def _key(self, ctx: click.Context, cmd_name: str) -> str:
+        path = self.path(ctx)
+        return f"{path}.{cmd_name}" if path else cmd_name
 
     def plugin_commands(self, ctx: click.Context) -> dict[str, PluginRecord]:
-        """Declared plugin command -> the plugin declaring it, from metadata; empty if config
-        is broken."""
+        """Declared plugin command of this group -> the plugin declaring it, from metadata;
+        empty if config is broken."""
         from hermes_kernel.config.errors import ConfigError
 
         try:
             declared = app_of(ctx).host.declared(_command_kind())
         except ConfigError:
             return {}
-        return {name: records[0] for name, records in declared.items() if name not in _BUILTINS}
+        path = self.path(ctx)
+        prefix = f"{path}." if path else ""
+        own = self.own_commands(ctx)
+        found = {}
+        for key, records in declared.items():
+            name = key.removeprefix(prefix)
+            if key.startswith(prefix) and "." not in name and name not in own:
+                found[name] = records[0]
+        return found
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*_BUILTINS, *self.plugin_commands(ctx)})
+        return sorted({*self.own_commands(ctx), *self.plugin_commands(ctx)})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in _BUILTINS:
-            module_name, _, attr = _BUILTINS[cmd_name][0].partition(":")
-            command: click.Command = getattr(importlib.import_module(module_name), attr)
-            return command
+        found = self.lookup(ctx, cmd_name)
+        if found is None:
+            _not_provided(ctx, self._key(ctx, cmd_name))
+        return found
+
+    def lookup(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name`` of this group, its own or an enabled plugin's; None when
+        there is none (a plugin that declares it and fails is one line: ClickException)."""
+        own = self.own_command(ctx, cmd_name)
+        if own is not None:
+            return own
         from hermes_sdk import CommandSpec
         from hermes_sdk.events import COMMAND_CONTEXT
 
         host = app_of(ctx).host
+        key = self._key(ctx, cmd_name)
         record = self.plugin_commands(ctx).get(cmd_name)
         declarer = record.name if record is not None else None
         if declarer is None and all(record.has_manifest for record in host.enabled()):
             return None  # nobody declares it, and no plugin without a manifest could
-        provided = host.require(_command_kind(), cmd_name)
+        provided = host.require(_command_kind(), key)
         if provided is None:
             if declarer is None:
                 return None
@@ -152,7 +199,7 @@ class HermesGroup(click.Group):
                 else "does not provide it"
             )
             raise click.ClickException(
-                f"command {cmd_name!r} is declared by plugin {declarer!r}, which {reason}"
+                f"command {_spoken(key)!r} is declared by plugin {declarer!r}, which {reason}"
             )
         spec = provided.spec
         assert isinstance(spec, CommandSpec)  # the index holds CommandSpecs under COMMAND
@@ -160,12 +207,12 @@ class HermesGroup(click.Group):
             built = spec.factory()
         except Exception as exc:
             raise click.ClickException(
-                f"plugin {provided.plugin!r} failed to build command {cmd_name!r}: "
+                f"plugin {provided.plugin!r} failed to build command {_spoken(key)!r}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         if not isinstance(built, click.Command):
             raise click.ClickException(
-                f"plugin {provided.plugin!r}: command {cmd_name!r} factory returned "
+                f"plugin {provided.plugin!r}: command {_spoken(key)!r} factory returned "
                 f"{type(built).__name__}, expected a click.Command"
             )
         ctx.meta[COMMAND_CONTEXT] = command_context(app_of(ctx))
@@ -174,13 +221,55 @@ class HermesGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text comes from our table, plugin metadata and help files: listing commands
         # imports nothing.
-        rows = [(name, help_text) for name, (_, help_text) in _BUILTINS.items()]
+        rows = list(self.own_commands(ctx).items())
+        path = self.path(ctx)
         for name, record in self.plugin_commands(ctx).items():
-            described = record.help_for(_command_kind(), name)
+            described = record.help_for(_command_kind(), f"{path}.{name}" if path else name)
             rows.append((name, plugin_command_help(described, record.name)))
         if rows:
             with formatter.section("Commands"):
                 _write_rows(formatter, sorted(rows))
+
+
+class _TopGroup(HermesGroup):
+    """``hermes`` itself: its own commands are imported from a table only when they run."""
+
+    def own_commands(self, ctx: click.Context) -> dict[str, str]:
+        return {name: help_text for name, (_, help_text) in _BUILTINS.items()}
+
+    def own_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _BUILTINS:
+            return None
+        module_name, _, attr = _BUILTINS[cmd_name][0].partition(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        return command
+
+
+def _spoken(key: str) -> str:
+    """A command's dotted path as it is typed: ``plugins.install`` -> ``plugins install``."""
+    return key.replace(".", " ")
+
+
+def _not_provided(ctx: click.Context, key: str) -> None:
+    """No enabled plugin provides command ``key``: None (click's "no such command"), or one
+    line naming the installed plugin that would provide it once enabled, or, for the
+    plugin manager's commands, the distribution to install."""
+    app = app_of(ctx)
+    wanted = (_command_kind(), key)
+    for record in app.host.records:
+        if wanted in record.declares:
+            reason = app.host.decision(record.name).reason
+            raise click.ClickException(
+                f"`hermes {_spoken(key)}` comes from plugin {record.name!r} "
+                f"({record.distribution}), which is disabled ({reason}); enable it with: "
+                f"hermes plugins enable {record.name}"
+            )
+    if key in _MANAGING:
+        raise click.ClickException(
+            f"`hermes {_spoken(key)}` comes from the plugin manager, which is not installed: "
+            f"install {PLUGIN_MANAGER} (pip install {PLUGIN_MANAGER}, in the environment "
+            "Hermes runs in)"
+        )
 
 
 def plugin_command_help(described: str, plugin: str) -> str:
@@ -222,7 +311,22 @@ def command_context(app: App) -> CommandContext:
         before_exit=app.close,
         log_to=app.use_log,
         open_history=lambda: _command_history(app),
+        config_path=str(settings.config_path),
+        plugins=lambda: _plugin_states(app),
+        set_plugin_enabled=lambda name, enabled: _set_plugin_enabled(app, name, enabled),
     )
+
+
+def _plugin_states(app: App) -> list[PluginState]:
+    from hermes_kernel.runtime.status import plugin_states
+
+    return plugin_states(app.host, app.settings.home)
+
+
+def _set_plugin_enabled(app: App, name: str, enabled: bool) -> None:
+    from hermes_kernel.config.edit import set_plugin_enabled
+
+    set_plugin_enabled(app.settings.config_path, name, enabled)
 
 
 @contextlib.contextmanager
@@ -279,7 +383,7 @@ def _command_kind() -> Kind:
 
 
 @click.group(
-    cls=HermesGroup,
+    cls=_TopGroup,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -328,7 +432,7 @@ def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
 
     # `hermes` alone is `hermes chat`, and `-z TEXT` is `hermes chat -q TEXT`: the command of
     # that name, whichever plugin provides it.
-    chat = cli.get_command(ctx, DEFAULT_COMMAND)
+    chat = cli.lookup(ctx, DEFAULT_COMMAND)
     if chat is None or not app_of(ctx).host.declared(_provider_kind()):
         if oneshot is not None:
             raise click.ClickException(f"-z cannot ask: {_missing(ctx)}")

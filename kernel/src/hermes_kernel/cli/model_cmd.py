@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_kernel.cli.main import HermesGroup, app_of
 
 _provider_option = click.option(
     "--provider", metavar="NAME", help="Use this provider (strict: no fallback)."
@@ -15,7 +15,7 @@ _provider_option = click.option(
 _model_option = click.option("--model", metavar="NAME", help="Use this model (strict).")
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=HermesGroup, invoke_without_command=True)
 @click.option("--explain", is_flag=True, help="Show every rung of the ladder and what it saw.")
 @_provider_option
 @_model_option
@@ -23,20 +23,20 @@ _model_option = click.option("--model", metavar="NAME", help="Use this model (st
 def model(ctx: click.Context, explain: bool, provider: str | None, model: str | None) -> None:
     """Show the model in use and the providers you can choose from.
 
-    The provider ladder picks one: --provider/--model, then model.provider in config (a
-    custom provider from providers:), model.base_url, credential_pools, API keys in the
-    environment or .env, and last the embedded offline model.
+    The model router (a plugin) picks one; --explain shows what it looked at, in order.
     """
     if ctx.invoked_subcommand is not None:
         return
-    from hermes_kernel.providers.ladder import explain as explain_lines
-    from hermes_kernel.providers.routes import run_ladder
+    from hermes_kernel.providers.routing import NoModel, routing_view
 
     app = app_of(ctx)
-    report, context = run_ladder(app.host, app.settings, provider, model)
+    try:
+        report = routing_view(app.host, app.settings, provider, model)
+    except NoModel as exc:
+        raise click.ClickException(str(exc)) from None
     if explain:
-        click.echo("Provider ladder (lowest position first):")
-        for line in explain_lines(report):
+        click.echo("How the model is chosen (in order):")
+        for line in report.explanation:
             click.echo(f"  {line}")
         click.echo("")
     for problem in report.problems:
@@ -54,10 +54,10 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
         click.echo("")
         click.echo("Providers:")
         chosen = report.choice.endpoint.name if report.choice else None
-        for name, endpoint in sorted(context.endpoints.items()):
+        for name, endpoint in sorted(report.endpoints.items()):
             mark = "*" if name == chosen else " "
             if endpoint.api_key_env:
-                key = "key set" if context.secret(endpoint.api_key_env) else "no key"
+                key = "key set" if app.settings.secrets.get(endpoint.api_key_env) else "no key"
                 needs = f"{endpoint.api_key_env} ({key})"
             else:
                 needs = "no key needed"
@@ -76,15 +76,18 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
 @click.argument("model_name", metavar="[MODEL]", required=False)
 @click.pass_context
 def set_default(ctx: click.Context, provider: str, model_name: str | None) -> None:
-    """Make PROVIDER (and MODEL) the default in config.yaml; "auto" lets the ladder pick."""
+    """Make PROVIDER (and MODEL) the default in config.yaml; "auto" lets the router pick."""
     from hermes_kernel.config.edit import set_model
-    from hermes_kernel.providers.routes import run_ladder
+    from hermes_kernel.providers.routing import NoModel, routing_view
 
     app = app_of(ctx)
     if provider != "auto":
-        _report, context = run_ladder(app.host, app.settings)
-        if provider not in context.endpoints:
-            known = ", ".join(sorted(context.endpoints)) or "none"
+        try:
+            endpoints = routing_view(app.host, app.settings).endpoints
+        except NoModel as exc:
+            raise click.ClickException(str(exc)) from None
+        if provider not in endpoints:
+            known = ", ".join(sorted(endpoints)) or "none"
             raise click.UsageError(f"unknown provider {provider!r}; known: {known}")
 
     set_model(app.settings.config_path, provider, model_name)
@@ -106,14 +109,13 @@ def test(
     import asyncio
     import time
 
-    from hermes_kernel.providers.ladder import NoProvider
-    from hermes_kernel.providers.routes import model_setup, price_book
+    from hermes_kernel.providers.routing import NoModel, model_setup, pricing
     from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
 
     app = app_of(ctx)
     try:
         setup = model_setup(app.host, app.settings, provider, model)
-    except NoProvider as exc:
+    except NoModel as exc:
         raise click.ClickException(str(exc)) from None
     route = setup.routes[0]
     first_token: list[float] = []
@@ -136,7 +138,7 @@ def test(
         raise click.ClickException(f"{route.name} / {route.model}: {exc}") from None
     elapsed = time.perf_counter() - started
     usage = response.usage
-    cost = price_book(app.host).cost(route.model, usage)
+    cost = pricing(app.host)(route.model, usage)
     result = {
         "provider": route.name,
         "model": route.model,

@@ -7,6 +7,7 @@ import click
 
 from hermes_kernel._version import __version__
 from hermes_kernel.app import App
+from hermes_sdk import Kind
 
 
 def print_overview(app: App, missing: str) -> None:
@@ -22,3 +23,9 @@ def print_overview(app: App, missing: str) -> None:
         click.echo(f"There is nothing to chat with yet: {missing}.")
         click.echo("Install or enable one: hermes plugins catalog, hermes plugins enable NAME")
     click.echo("See: hermes plugins list, hermes doctor, hermes --help")
+
+
+def install_hint(kind: Kind, what: str) -> str:
+    """How to get a plugin that provides ``kind`` (``what`` names it for people: "a model
+    provider"): the catalog, searched by kind, says which plugins can be installed."""
+    return f"install a plugin that provides {what} (see: hermes plugins catalog search {kind})"

@@ -1,4 +1,8 @@
-"""``hermes plugins``: list, inspect, enable and disable installed plugins."""
+"""``hermes plugins``: list, inspect, enable and disable installed plugins.
+
+These four need nothing but the kernel, so a broken installation can always be looked at and
+repaired. The group takes plugins' subcommands (``CommandSpec(name="plugins.NAME")``): the
+plugin manager's ``install``, ``uninstall``, ``upgrade``, ``catalog`` ... join it that way."""
 
 from __future__ import annotations
 
@@ -6,12 +10,12 @@ import json
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_kernel.cli.main import HermesGroup, app_of
 from hermes_kernel.plugins.rows import PluginRow, describe_last_load, plugin_rows
 from hermes_kernel.plugins.status_cache import read_status
 
 
-@click.group()
+@click.group(cls=HermesGroup)
 def plugins() -> None:
     """List, inspect, enable and disable plugins."""
 
@@ -68,21 +72,10 @@ def _print_table(rows: list[PluginRow]) -> None:
 @plugins.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
 @click.option("--verify", is_flag=True, help="Import every enabled plugin to check that it loads.")
-@click.option(
-    "--outdated", is_flag=True, help="Only plugins whose catalog entry pins another version."
-)
-@click.option("--catalog", "catalog_dir", metavar="DIR", help="The plugin catalog folder.")
 @click.pass_context
-def list_plugins(
-    ctx: click.Context, as_json: bool, verify: bool, outdated: bool, catalog_dir: str | None
-) -> None:
+def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
     """Show installed plugins from metadata, without importing them (unless --verify)."""
     app = app_of(ctx)
-    if outdated:
-        from hermes_kernel.cli.plugins_catalog_cmd import list_outdated
-
-        list_outdated(app, catalog_dir, as_json)
-        return
     app.rescan = verify
     host = app.host
     if verify:
@@ -182,12 +175,3 @@ def enable(ctx: click.Context, name: str) -> None:
 def disable(ctx: click.Context, name: str) -> None:
     """Stop plugin NAME from loading (adds it to plugins.disabled in config.yaml)."""
     _set_enabled(ctx, name, False)
-
-
-# Installing changes the environment; these live in their own module (imported with this one:
-# it imports nothing heavy at module level).
-from hermes_kernel.cli.plugins_catalog_cmd import catalog, validate  # noqa: E402
-from hermes_kernel.cli.plugins_install_cmd import install, uninstall, upgrade  # noqa: E402
-
-for _command in (install, uninstall, upgrade, catalog, validate):
-    plugins.add_command(_command)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_kernel.cli.main import HermesGroup, app_of
 
 
 def _base(ctx: click.Context) -> Path:
@@ -45,7 +45,7 @@ def _active(ctx: click.Context, base: Path) -> tuple[str, str]:
     return chosen_profile(base, app_of(ctx).flags.profile, os.environ)
 
 
-@click.group()
+@click.group(cls=HermesGroup)
 def profile() -> None:
     """Named profiles: separate config, .env, sessions and plugin files."""
 

@@ -34,14 +34,16 @@ def setup(
     from hermes_kernel.config.edit import set_model
     from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.config.settings import dotenv_path
-    from hermes_kernel.providers.routes import run_ladder
+    from hermes_kernel.providers.routing import NoModel, routing_view
     from hermes_sdk import Kind
     from hermes_sdk.dotenv import DotenvError, set_dotenv_value
 
     app = app_of(ctx)
     asks = not unattended and sys.stdin.isatty()
-    _report, context = run_ladder(app.host, app.settings)
-    endpoints = context.endpoints
+    try:
+        endpoints = routing_view(app.host, app.settings).endpoints
+    except NoModel as exc:
+        raise click.ClickException(str(exc)) from None
     if not endpoints:
         raise click.ClickException("no provider plugin is installed: nothing to set up")
     names = sorted(endpoints)
@@ -65,7 +67,7 @@ def setup(
         if not key:
             raise click.UsageError("--api-key-stdin read an empty line")
     elif endpoint.api_key_env and asks:
-        have = context.secret(endpoint.api_key_env)
+        have = app.settings.secrets.get(endpoint.api_key_env)
         hint = " (Enter keeps the one set)" if have else ""
         key = (
             click.prompt(

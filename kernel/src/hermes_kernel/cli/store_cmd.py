@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_kernel.cli.main import HermesGroup, app_of
 
 SQLITE = "sqlite"
 
 
-@click.group()
+@click.group(cls=HermesGroup)
 def store() -> None:
     """Where sessions, messages and plugins' tables are kept; move them between stores."""
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hermes_kernel.cli.main import app_of
+from hermes_kernel.cli.main import HermesGroup, app_of
 
 if TYPE_CHECKING:
     from hermes_kernel.tooling.listing import ToolRow
@@ -33,7 +33,7 @@ def _rows(ctx: click.Context) -> tuple[list[ToolRow], dict[str, ToolSpec] | None
     return rows, given
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=HermesGroup, invoke_without_command=True)
 @click.pass_context
 def tools(ctx: click.Context) -> None:
     """List the tools the model can be given, or show one with its schema."""

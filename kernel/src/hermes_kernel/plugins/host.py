@@ -64,8 +64,10 @@ ItemT = TypeVar("ItemT")
 
 RESERVED_COMMANDS = frozenset(
     {"config", "doctor", "help", "import", "model", "plugins", "setup", "version"}
+    | {"plugins.list", "plugins.info", "plugins.enable", "plugins.disable"}
 )
-"""Built-in subcommands a plugin's command may not replace."""
+"""Built-in subcommands a plugin's command may not replace (``plugins.list`` is ``hermes
+plugins list``: the repair path works whatever is installed)."""
 
 IMPORT_SECONDS = 300.0
 """The least time one plugin's ``hermes_import_home`` gets (it copies files)."""
@@ -290,8 +292,20 @@ class PluginHost:
         deadline never waits for an import), or, ``lazily`` (a command, on this thread),
         any kind, loaded when first asked for."""
         if lazily:
-            return ProvidedSpecs(lambda kind: [p.spec for p in self.provided(kind)])
+            return ProvidedSpecs(
+                lambda kind: [p.spec for p in self.provided(kind)],
+                find=self._find_spec,
+                owner=self._owner_of,
+            )
         return ProvidedSpecs({kind: [p.spec for p in self.provided(kind)] for kind in SHARED_KINDS})
+
+    def _find_spec(self, kind: Kind, name: str) -> Spec | None:
+        found = self.require(kind, name)
+        return found.spec if found is not None else None
+
+    def _owner_of(self, spec: Spec) -> str:
+        found = self.index.get(spec.kind, spec.name)
+        return found.plugin if found is not None and found.spec is spec else ""
 
     # --- registration hooks, typed --------------------------------------------------------
 

@@ -1,1 +1,1 @@
-"""Choosing and running model providers: the ladder, credential pools, fallback, cost."""
+"""How the kernel gets a session's models: from the installed model router (a plugin's)."""

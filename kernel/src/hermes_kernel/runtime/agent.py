@@ -19,7 +19,7 @@ from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
-from hermes_kernel.providers.routes import ModelSetup, model_setup, price_book
+from hermes_kernel.providers.routing import ModelSetup, model_setup, pricing
 from hermes_kernel.runtime.compression import Compression
 from hermes_kernel.runtime.media import Transcribers, media_support
 from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
@@ -132,7 +132,7 @@ def choose_tools(
 
 
 class Agent:
-    """Raises NoProvider (one line to act on) if no model can be used."""
+    """Raises NoModel (one line to act on) if no model can be used."""
 
     def __init__(
         self,
@@ -250,7 +250,7 @@ class Agent:
                 *settings.secrets.values(),
                 *secret_environment_values(settings.environ),
             ],
-            pricing=price_book(self.app.host).cost,
+            pricing=pricing(self.app.host),
             tool_context=self.tool_env.context,
             config=settings.raw,
             provided=self.tool_env.provided,

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from hermes_kernel.engine.compaction import Compactor, CompressionSettings
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.engine.summaries import SummaryModel
-from hermes_kernel.providers.ladder import NoProvider
-from hermes_kernel.providers.routes import model_setup, price_book
+from hermes_kernel.providers.routing import NoModel, model_setup, pricing
 from hermes_sdk import ContextEngineSpec, Kind
 from hermes_sdk.context import ContextEngine, ContextEngineContext
 
@@ -37,7 +36,7 @@ class Compression:
         self._engine_tried = False
         self._auxiliary: ModelRoute | None = None
         self._auxiliary_tried = False
-        self.summary_model = SummaryModel(self.auxiliary, price_book(app.host).cost)
+        self.summary_model = SummaryModel(self.auxiliary, pricing(app.host))
 
     def compactor(self, read_only: Callable[[str], bool]) -> Compactor:
         return Compactor(self.settings, self.summary_model, self.context_engine, read_only)
@@ -86,7 +85,7 @@ class Compression:
             setup = model_setup(
                 self.app.host, self.app.settings, section.get("provider"), section.get("model")
             )
-        except NoProvider as exc:
+        except NoModel as exc:
             log.warning("the auxiliary model cannot be used (%s); using the session's", exc)
             return None
         self._auxiliary = setup.routes[0]

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING
 from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
-from hermes_kernel.providers.ladder import NoProvider
-from hermes_kernel.providers.routes import ModelSetup, model_setup
+from hermes_kernel.providers.routing import ModelSetup, NoModel, model_setup
 from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
@@ -211,7 +210,7 @@ class KernelRuntime(StoreHistory, Runtime):
                 setup = model_setup(
                     self.app.host, self.app.settings, options.provider, options.model
                 )
-            except NoProvider as exc:
+            except NoModel as exc:
                 raise ValueError(str(exc)) from None
             self._setups.append(setup)
         tools = agent.tools
@@ -413,7 +412,7 @@ class KernelRuntime(StoreHistory, Runtime):
         seen = {(primary.name, primary.model)}
         configured = set((self.config.get("providers") or {}).keys())
         configured |= {route.name for route in setup.routes}
-        for name, endpoint in sorted(setup.context.endpoints.items()):
+        for name, endpoint in sorted(setup.view.endpoints.items()):
             if name not in configured:
                 continue
             for model in dict.fromkeys([endpoint.default_model, *endpoint.models]):
@@ -439,7 +438,7 @@ class KernelRuntime(StoreHistory, Runtime):
             if described is None:
                 try:
                     described = model_setup(self.app.host, self.app.settings, provider, model)
-                except NoProvider as exc:
+                except NoModel as exc:
                     raise ValueError(str(exc)) from None
                 self._described[(provider, model)] = described
                 self._setups.append(described)
@@ -448,7 +447,7 @@ class KernelRuntime(StoreHistory, Runtime):
         return ModelInfo(provider=primary.name, model=primary.model, notice=setup.notice or None)
 
     def providers(self) -> Sequence[ProviderChoice]:
-        endpoints = self.agent.setup.context.endpoints
+        endpoints = self.agent.setup.view.endpoints
         return [
             ProviderChoice(
                 name=name,

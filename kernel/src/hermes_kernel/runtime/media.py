@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 from hermes_kernel.engine.media import MediaSupport, NamedTranscriber
 from hermes_kernel.engine.models import ModelRoute
-from hermes_kernel.providers.routes import price_book
+from hermes_kernel.providers.routing import pricing
 from hermes_sdk import Kind, TranscriberSpec
 from hermes_sdk.transcription import Transcriber, TranscriberContext
 
@@ -80,5 +80,5 @@ def media_support(
         app.settings.raw,
         transcribers=transcribers,
         describer=auxiliary,
-        pricing=price_book(app.host).cost,
+        pricing=pricing(app.host),
     )

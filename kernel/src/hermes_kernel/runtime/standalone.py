@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from hermes_kernel import process
 from hermes_kernel.learning.review import DRAIN_SECONDS
-from hermes_kernel.providers.ladder import NoProvider
+from hermes_kernel.providers.routing import NoModel
 from hermes_kernel.runtime.agent import Agent, AgentOptions
 from hermes_kernel.runtime.kernel_runtime import KernelRuntime, tools_runtime
 from hermes_kernel.runtime.questions import TurnQuestions
@@ -46,7 +46,7 @@ async def open_runtime(
             unattended=options.unattended,
             tool_runtime=tools_runtime,
         )
-    except NoProvider as exc:
+    except NoModel as exc:
         raise RuntimeUnavailable(str(exc)) from None
     timeout = options.question_timeout_s or approval_policy(app.settings.raw).timeout_seconds
     runtime = KernelRuntime(agent, questions, question_timeout=timeout)

@@ -77,12 +77,15 @@ def _disk(home: Path) -> str:
 
 
 def _model(app: App) -> str:
-    from hermes_kernel.providers.routes import run_ladder
+    from hermes_kernel.providers.routing import NoModel, routing_view
 
-    report, _ = run_ladder(app.host, app.settings, None, None)
-    if report.choice is None:
-        return f"none: {report.failure} (hermes model --explain)"
-    return f"{report.choice.endpoint.name} / {report.choice.model}  ({report.choice.source})"
+    try:
+        view = routing_view(app.host, app.settings)
+    except NoModel as exc:
+        return f"none: {exc}"
+    if view.choice is None:
+        return f"none: {view.failure} (hermes model --explain)"
+    return f"{view.choice.endpoint.name} / {view.choice.model}  ({view.choice.source})"
 
 
 def _last_error(row: PluginRow) -> str | None:

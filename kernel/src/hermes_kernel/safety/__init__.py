@@ -1,3 +1,4 @@
-"""The safety checks every tool path goes through: dangerous-command approval, write
-protection and the environment commands get. They catch mistakes, not adversaries: the
-operating system (a container, a separate account) is the real boundary."""
+"""The safety mechanisms every tool path goes through: the approval gate (its command rules
+are a plugin's), write protection for Hermes's own files, and the environment commands get.
+They catch mistakes, not adversaries: the operating system (a container, a separate
+account) is the real boundary."""

@@ -3,7 +3,9 @@
 Order of precedence, strictest first:
 
 1. ``approvals.deny`` globs (the user's own rules) refuse, in every mode;
-2. the hardline floor (:mod:`.commands`) refuses, in every mode and every backend;
+2. the installed command rules (a plugin's :class:`~hermes_sdk.approvals.CommandRules`,
+   the strictest verdict of all of them) judge the command; their hardline floor refuses,
+   in every mode and every backend. With no rules installed, every command is refused;
 3. a harmless command runs;
    a guarded one (Hermes's own state: ``hermes config set``, a write into HERMES_HOME ...)
    is asked about every time, whatever the mode, ``--yolo``, an allow rule, the judge or an
@@ -27,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hermes_kernel.safety.verdicts import Level, Verdict
+from hermes_sdk.approvals import CommandRules, Level, Verdict
 from hermes_sdk.terminal import CommandRefused
 
 __all__ = [
@@ -70,6 +72,13 @@ Judge = Callable[[ApprovalRequest], str]
 """Smart mode's auxiliary model: returns its raw answer (APPROVE, DENY or ESCALATE)."""
 PluginCheck = Callable[[str, str, str], Sequence[str]]
 """(command, normalized, backend) -> the plugins' answers ("ask: ..." / "deny: ...")."""
+RulesLoader = Callable[[], Sequence[CommandRules]]
+"""The installed command rules, built on the first command checked; raises
+:class:`NoRules` (its message says what to install) when there are none."""
+
+
+class NoRules(Exception):
+    """No command rules are installed or they could not be built: nothing may run."""
 
 
 @dataclass(frozen=True)
@@ -78,13 +87,6 @@ class ApprovalPolicy:
     deny: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     timeout_seconds: float = 120.0
-
-
-def _normalized(command: str) -> str:
-    """:func:`hermes_kernel.safety.commands.normalize`, loading the rules on first use."""
-    from hermes_kernel.safety.commands import normalize
-
-    return normalize(command)
 
 
 def _plugin_verdicts(answers: Sequence[str]) -> list[Verdict]:
@@ -107,6 +109,8 @@ class Approvals:
     remember: Callable[[str], None] | None = None
     """Saves a rule the user allowed always (to ``approvals.allow`` in config.yaml)."""
     plugin_check: PluginCheck | None = None
+    rules: RulesLoader | None = None
+    """Where the command rules come from; None means none are installed."""
     hermes_home: str = ""
     """The home's real path: writes into it are Hermes's own state however they are spelled."""
     _session_rules: dict[str, set[str]] = field(default_factory=dict)
@@ -115,19 +119,58 @@ class Approvals:
     """One question at a time per session (parallel tools of one turn wait their turn);
     sessions of different users (the gateway) never wait for each other."""
     _asking_guard: threading.Lock = field(default_factory=threading.Lock)
+    _loaded: list[CommandRules] | None = None
     unasked_sessions: set[str] = field(default_factory=set)
     """Sessions whose user turned asking off (``--yolo``, ``/yolo``): as mode ``off``."""
 
-    def verdict(self, command: str, backend: str) -> Verdict:
-        from hermes_kernel.safety.commands import classify  # the first check loads the rules
+    def _rules(self) -> list[CommandRules]:
+        """The rule sets, built on the first check (so a session that runs no command never
+        imports them); raises CommandRefused when there are none."""
+        if self._loaded is None:
+            try:
+                if self.rules is None:
+                    raise NoRules("no command rules are installed")
+                loaded = list(self.rules())
+            except NoRules as exc:
+                raise CommandRefused(f"refused: nothing may run: {exc}") from None
+            if not loaded:
+                raise CommandRefused("refused: nothing may run: no command rules are installed")
+            self._loaded = loaded
+        return self._loaded
 
-        found = [classify(command, self.hermes_home)]
+    def _normal_forms(self, command: str) -> list[str]:
+        """The command as each rule set normalizes it (quotes, escapes and harmless
+        prefixes resolved): what the user's globs and plugins' checks also see."""
+        forms = []
+        for rules in self._rules():
+            try:
+                forms.append(rules.normalize(command))
+            except Exception as exc:  # noqa: BLE001 - the command as written still counts
+                log.warning("command rules could not normalize a command: %s", exc)
+        return forms
+
+    def _candidates(self, command: str) -> set[str]:
+        return {command.strip(), *self._normal_forms(command)}
+
+    def verdict(self, command: str, backend: str) -> Verdict:
+        found = []
+        for rules in self._rules():
+            try:
+                found.append(rules.classify(command, self.hermes_home))
+            except Exception as exc:  # noqa: BLE001 - what the rules cannot judge never runs
+                log.warning("command rules failed on a command: %s", exc)
+                raise CommandRefused(
+                    f"refused: the command rules failed on this command ({type(exc).__name__}: "
+                    f"{exc}); nothing runs that they cannot judge"
+                ) from None
         if self.plugin_check is not None:
-            found += _plugin_verdicts(self.plugin_check(command, _normalized(command), backend))
+            forms = self._normal_forms(command)
+            normalized = forms[0] if forms else command.strip()
+            found += _plugin_verdicts(self.plugin_check(command, normalized, backend))
         return max(found, key=lambda v: v.weight)
 
     def _denied_by_user_rule(self, command: str) -> str | None:
-        candidates = {command.strip(), _normalized(command)}
+        candidates = self._candidates(command)
         for pattern in self.policy.deny:
             if any(fnmatch.fnmatchcase(text, pattern) for text in candidates):
                 return pattern
@@ -138,7 +181,7 @@ class Approvals:
             return True
         if verdict.rule in self._allowed_always:
             return True
-        candidates = {command.strip(), _normalized(command)}
+        candidates = self._candidates(command)
         for entry in self.policy.allow:
             if entry == verdict.rule != "plugin":
                 return True

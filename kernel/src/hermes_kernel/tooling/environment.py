@@ -18,14 +18,23 @@ from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.media import MediaSupport
 from hermes_kernel.engine.models import ModelRoute
-from hermes_kernel.safety.approval import ApprovalPolicy, Approvals, Approver, Judge
+from hermes_kernel.plugins.missing import why_missing
+from hermes_kernel.safety.approval import (
+    ApprovalPolicy,
+    Approvals,
+    Approver,
+    Judge,
+    NoRules,
+    RulesLoader,
+)
 from hermes_kernel.safety.environment import INSIDE_AGENT, command_environment
 from hermes_kernel.safety.paths import SAFE_ROOT_VARIABLE
 from hermes_kernel.store.sessions import REVIEW_SOURCE, Session
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_kernel.tooling.history import history_searcher
-from hermes_sdk import BackendSpec, Kind
+from hermes_sdk import BackendSpec, CommandRulesSpec, Kind
+from hermes_sdk.approvals import CommandRules
 from hermes_sdk.media import Attachment
 from hermes_sdk.tooling import ToolContext, Unsupported
 
@@ -75,6 +84,34 @@ def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
     )
 
 
+STANDARD_RULES = "approvals"
+"""The standard bundle's command rules: named when none are installed, as the fix."""
+
+
+def command_rules(app: App) -> RulesLoader:
+    """The installed command rules, each built once on the first command checked; with none,
+    :class:`NoRules` says which plugin to enable or install."""
+
+    def load() -> list[CommandRules]:
+        built = []
+        for provided in app.host.provided(Kind.COMMAND_RULES):
+            spec = provided.spec
+            assert isinstance(spec, CommandRulesSpec)  # the index holds these under the kind
+            try:
+                built.append(spec.factory())
+            except Exception as exc:  # noqa: BLE001 - said in the refusal, one line
+                raise NoRules(
+                    f"the command rules of plugin {provided.plugin!r} failed to start "
+                    f"({type(exc).__name__}: {exc}); see: hermes plugins info {provided.plugin}"
+                ) from None
+        if not built:
+            missing = why_missing(app.host, Kind.COMMAND_RULES, "command rules", STANDARD_RULES)
+            raise NoRules(missing)
+        return built
+
+    return load
+
+
 LOOK_INSTRUCTIONS = (
     "You look at images for an assistant that cannot see them. Answer its question about "
     "the images exactly and completely: read every piece of text in them word for word, "
@@ -117,6 +154,7 @@ class ToolEnvironment:
             judge=judge,
             remember=lambda rule: allow_approval_rule(settings.config_path, rule),
             plugin_check=app.host.check_command,
+            rules=command_rules(app),
             hermes_home=os.path.realpath(settings.home),
         )
         env, self.warnings = command_environment(

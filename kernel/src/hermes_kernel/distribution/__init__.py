@@ -1,1 +1,0 @@
-"""Installing plugins: the catalog, the environment's installer, and verified transactions."""

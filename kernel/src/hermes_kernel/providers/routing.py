@@ -1,0 +1,107 @@
+"""The kernel's side of choosing models: build a :class:`~hermes_sdk.routing.RouteRequest`
+from this invocation's settings and plugins, ask the installed model router, and turn its
+routes into the engine's. Which model, which keys and which fallbacks is the router's
+business (a plugin's); with none installed, :class:`~hermes_sdk.routing.NoModel` says what
+to install."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+from hermes_kernel.config.settings import Settings, dotenv_path
+from hermes_kernel.engine.models import ModelRoute
+from hermes_kernel.plugins.host import PluginHost
+from hermes_kernel.plugins.missing import why_missing
+from hermes_sdk import Kind, ModelRouterSpec
+from hermes_sdk.dotenv import DotenvError, read_dotenv
+from hermes_sdk.models import ModelUsage
+from hermes_sdk.routing import ModelRouter, NoModel, RouteRequest, RoutingView
+
+__all__ = ["ModelSetup", "NoModel", "model_setup", "pricing", "routing_view"]
+
+STANDARD_ROUTER = "providers"
+"""The standard bundle's model router: named when none is installed, as the fix."""
+
+
+@dataclass
+class ModelSetup:
+    """What a command needs to talk to a model, and what it should tell the user."""
+
+    routes: list[ModelRoute]
+    view: RoutingView
+    notice: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def fresh_secret(settings: Settings) -> Callable[[str], str | None]:
+    """Read a secret again (environment, then .env as it is now): a rejected key may have
+    been replaced since."""
+
+    def read(name: str) -> str | None:
+        if os.environ.get(name):
+            return os.environ[name]
+        try:
+            return read_dotenv(dotenv_path(settings.home)).get(name)
+        except DotenvError:
+            return None
+
+    return read
+
+
+def _router(host: PluginHost) -> ModelRouter:
+    found = host.provided(Kind.MODEL_ROUTER)
+    if not found:
+        raise NoModel(why_missing(host, Kind.MODEL_ROUTER, "a model router", STANDARD_ROUTER))
+    spec = cast(ModelRouterSpec, found[0].spec)
+    try:
+        return cast(ModelRouter, spec.factory())
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        raise NoModel(
+            f"the model router of plugin {found[0].plugin!r} failed to start "
+            f"({type(exc).__name__}: {exc}); see: hermes plugins info {found[0].plugin}"
+        ) from None
+
+
+def _request(
+    host: PluginHost, settings: Settings, provider: str | None, model: str | None
+) -> RouteRequest:
+    return RouteRequest(
+        config=settings.raw,
+        home=settings.home,
+        secret=settings.secrets.get,
+        reread=fresh_secret(settings),
+        provided=host.shared(lazily=True),
+        provider=provider,
+        model=model,
+    )
+
+
+def routing_view(
+    host: PluginHost, settings: Settings, provider: str | None = None, model: str | None = None
+) -> RoutingView:
+    """What would be chosen and why; raises NoModel only when no router is installed."""
+    return _router(host).view(_request(host, settings, provider, model))
+
+
+def model_setup(
+    host: PluginHost, settings: Settings, provider: str | None = None, model: str | None = None
+) -> ModelSetup:
+    """Raises NoModel with one line to act on when no model can be used."""
+    routing = _router(host).route(_request(host, settings, provider, model))
+    if not routing.routes:
+        raise NoModel("the model router chose no model: see hermes model --explain")
+    routes = [ModelRoute(route.name, route.provider, route.model) for route in routing.routes]
+    return ModelSetup(routes, routing.view, routing.notice, list(routing.warnings))
+
+
+def pricing(host: PluginHost) -> Callable[[str, ModelUsage], float | None]:
+    """What a model's usage costs, by the router's price tables; unknown (None) without a
+    router."""
+    try:
+        router = _router(host)
+    except NoModel:
+        return lambda _model, _usage: None
+    return router.cost(host.shared(lazily=True))

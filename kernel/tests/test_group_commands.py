@@ -1,0 +1,113 @@
+"""A plugin adds subcommands to the kernel's command groups (``CommandSpec`` named
+``GROUP.NAME``), listed from metadata and imported only when run; a missing one is one line
+saying what to enable or install, and the kernel's own ``plugins`` commands keep working."""
+
+from __future__ import annotations
+
+import pytest
+
+GREETER = """
+from hermes_sdk import CommandSpec, hookimpl
+
+def _greet():
+    import click
+
+    @click.command()
+    @click.argument("who")
+    def greet(who):
+        from hermes_sdk.events import COMMAND_CONTEXT
+
+        context = click.get_current_context().meta[COMMAND_CONTEXT]
+        names = sorted(plugin.name for plugin in context.plugins())
+        click.echo(f"hello {who}; installed: {', '.join(names)}")
+        context.set_plugin_enabled("other", False)
+
+    return greet
+
+@hookimpl
+def hermes_cli_commands():
+    yield CommandSpec(name="plugins.greet", description="Say hello.", factory=_greet)
+    yield CommandSpec(name="config.greet", description="Say hello here too.", factory=_greet)
+"""
+
+OTHER = """
+from hermes_sdk import hookimpl
+
+@hookimpl
+def hermes_status_lines(context):
+    return []
+"""
+
+
+@pytest.fixture
+def hermes(hermes_cli, make_plugin, monkeypatch):
+    records = [
+        make_plugin("greeter", GREETER, declares=["command.plugins.greet", "command.config.greet"]),
+        make_plugin("other", OTHER, declares=["hook.hermes_status_lines"]),
+    ]
+    monkeypatch.setattr("hermes_kernel.app.discover", lambda *args, **kwargs: records)
+    monkeypatch.delenv("HERMES_DISABLE_PLUGINS")
+    return hermes_cli
+
+
+def test_a_plugin_adds_a_subcommand_to_a_kernel_group(hermes):
+    code, out, err = hermes("plugins", "--help")
+    assert code == 0, err
+    assert "  greet    (plugin greeter)" in out  # its help file would say what it does
+    assert "list" in out and "enable" in out  # the group's own commands stay
+    assert "greet" in hermes("config", "--help")[1]
+    assert "greet" not in hermes("--help")[1]  # declared in a group, not at the top
+    code, out, err = hermes("plugins", "greet", "you")
+    assert code == 0, err
+    assert out.startswith("hello you; installed: greeter, other")
+    assert "other" in (hermes.home / "config.yaml").read_text()  # set_plugin_enabled wrote it
+
+
+def test_a_disabled_plugins_subcommand_says_how_to_enable_it(hermes, monkeypatch):
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "greeter")
+    code, _, err = hermes("plugins", "greet", "you")
+    assert code == 1
+    assert err.strip() == (
+        "Error: `hermes plugins greet` comes from plugin 'greeter' (hermes-plugin-greeter), "
+        "which is disabled (blocked by HERMES_DISABLE_PLUGINS); enable it with: "
+        "hermes plugins enable greeter"
+    )
+    assert hermes("plugins", "list")[0] == 0
+
+
+def test_without_the_plugin_manager_installing_names_it_and_the_rest_works(hermes_cli):
+    # Every plugin is blocked here, and none of the records below provides the commands.
+    for args in [("plugins", "install", "x"), ("update",), ("plugins", "catalog")]:
+        code, _, err = hermes_cli(*args)
+        assert code == 1, args
+        assert err.count("\n") == 1, err  # one line
+        assert "hermes-plugin-plugin-manager" in err
+    assert hermes_cli("plugins", "list")[0] == 0
+    assert hermes_cli("plugins", "disable", "plugin-manager")[0] == 0
+    assert hermes_cli("plugins", "enable", "plugin-manager")[0] == 0
+    code, _, err = hermes_cli("plugins", "nope")
+    assert code == 2 and "No such command 'nope'" in err  # no hint for what nobody provides
+
+
+def test_not_installed_names_the_distribution(hermes_cli, monkeypatch):
+    monkeypatch.setattr("hermes_kernel.app.discover", lambda *args, **kwargs: [])
+    code, _, err = hermes_cli("plugins", "install", "x")
+    assert code == 1
+    assert err.strip() == (
+        "Error: `hermes plugins install` comes from the plugin manager, which is not "
+        "installed: install hermes-plugin-plugin-manager (pip install "
+        "hermes-plugin-plugin-manager, in the environment Hermes runs in)"
+    )
+    code, _, err = hermes_cli("update", "--check")
+    assert code == 1 and "install hermes-plugin-plugin-manager" in err
+    code, out, _ = hermes_cli("plugins", "list")
+    assert code == 0 and "No plugins are installed" in out
+    assert hermes_cli("plugins", "info", "x")[0] == 1  # "no installed plugin named 'x'"
+
+
+def test_a_plugin_may_not_replace_the_repair_commands(make_plugin):
+    from hermes_kernel.plugins.host import RESERVED_COMMANDS
+
+    assert {"plugins.list", "plugins.info", "plugins.enable", "plugins.disable"} <= (
+        RESERVED_COMMANDS
+    )

@@ -1,0 +1,150 @@
+"""The router: from a :class:`~hermes_sdk.routing.RouteRequest` to the routes a turn uses.
+Walk the ladder, then build the chosen provider (a credential pool when it has several
+keys) and the fallbacks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import cast
+
+from hermes_plugin_providers.ladder import (
+    LadderReport,
+    NoProvider,
+    Rung,
+    choose,
+    explain,
+    make_context,
+    order_rungs,
+    walk,
+)
+from hermes_plugin_providers.pool import PooledProvider
+from hermes_plugin_providers.pricing import PriceBook
+from hermes_plugin_providers.rungs import keys_for
+from hermes_plugin_providers.settings import ModelSettings
+from hermes_sdk import Kind, PriceTableSpec, ProviderSpec, RungSpec
+from hermes_sdk.ladder import LadderChoice, LadderContext
+from hermes_sdk.models import ModelUsage, ProviderSettings
+from hermes_sdk.provided import ProvidedSpecs
+from hermes_sdk.routing import Route, RouteRequest, Routing, RoutingView
+
+__all__ = ["LadderRouter", "run_ladder"]
+
+
+def plugin_rungs(provided: ProvidedSpecs) -> list[Rung]:
+    return [
+        Rung(cast(RungSpec, spec), provided.owner(spec) or "?") for spec in provided.of(Kind.RUNG)
+    ]
+
+
+def run_ladder(request: RouteRequest) -> tuple[LadderReport, LadderContext]:
+    rungs, problems = order_rungs(plugin_rungs(request.provided))
+    context = make_context(
+        rungs, request.config, request.home, request.secret, request.provider, request.model
+    )
+    return walk(rungs, context, problems), context
+
+
+def _view(report: LadderReport, context: LadderContext) -> RoutingView:
+    return RoutingView(
+        choice=report.choice,
+        strict=report.strict,
+        endpoints=context.endpoints,
+        explanation=explain(report),
+        failure=report.failure,
+        problems=report.problems,
+    )
+
+
+def default_transport(provided: ProvidedSpecs) -> str | None:
+    """The provider that speaks for endpoints whose config names no transport (the first
+    by name of those whose spec says ``default_transport``), or None."""
+    specs = [cast(ProviderSpec, spec) for spec in provided.of(Kind.PROVIDER)]
+    return next((spec.name for spec in specs if spec.default_transport), None)
+
+
+def build_route(
+    provided: ProvidedSpecs,
+    choice: LadderChoice,
+    timeout_seconds: float,
+    reread: Callable[[str], str | None],
+    home: str = "",
+) -> Route:
+    endpoint = choice.endpoint
+    transport = endpoint.provider or default_transport(provided)
+    if transport is None:
+        raise NoProvider(
+            f"provider {endpoint.name!r} names no transport and no enabled provider plugin "
+            "speaks for such endpoints: set its transport in config.yaml, or install one"
+        )
+    spec = provided.named(Kind.PROVIDER, transport)
+    if spec is None:
+        raise NoProvider(
+            f"provider {endpoint.name!r} speaks {transport!r}, which no enabled plugin "
+            f"provides: install or enable hermes-plugin-provider-{transport}"
+        )
+    factory = cast(ProviderSpec, spec).factory
+    provider_settings = ProviderSettings(
+        base_url=endpoint.base_url,
+        api_key=choice.api_keys[0] if choice.api_keys else None,
+        timeout_seconds=timeout_seconds,
+        options=endpoint.options,
+        home=home,
+    )
+    if len(choice.api_keys) > 1:
+        keys = list(zip(choice.key_names, choice.api_keys, strict=True))
+        provider = PooledProvider(provider_settings, keys, factory, reread=reread)
+        return Route(endpoint.name, provider, choice.model)
+    return Route(endpoint.name, factory(provider_settings), choice.model)
+
+
+def model_routing(request: RouteRequest) -> Routing:
+    """Raises NoProvider with one line to act on when no model can be used."""
+    report, context = run_ladder(request)
+    choice = choose(report)
+    config = ModelSettings.from_config(request.config)
+    home = str(request.home)
+    timeout = config.timeout_seconds
+    routes = [build_route(request.provided, choice, timeout, request.reread, home)]
+    warnings = list(report.problems)
+    if not report.strict:  # a choice made on the command line never falls back
+        for fallback in config.fallbacks:
+            endpoint = context.endpoints.get(fallback.provider)
+            if endpoint is None:
+                warnings.append(f"fallback provider {fallback.provider!r} is unknown; skipped")
+                continue
+            names, keys = keys_for(endpoint, context, config)
+            if endpoint.api_key_env and not keys:
+                warnings.append(
+                    f"fallback provider {fallback.provider!r} has no key "
+                    f"({endpoint.api_key_env} is not set); skipped"
+                )
+                continue
+            fallback_choice = LadderChoice(
+                endpoint, fallback.model or endpoint.default_model, keys, key_names=names
+            )
+            try:
+                routes.append(
+                    build_route(request.provided, fallback_choice, timeout, request.reread, home)
+                )
+            except NoProvider as exc:
+                warnings.append(f"fallback skipped: {exc}")
+    return Routing(
+        routes=routes,
+        view=_view(report, context),
+        notice=choice.endpoint.notice,
+        warnings=warnings,
+    )
+
+
+class LadderRouter:
+    """:class:`~hermes_sdk.routing.ModelRouter` over the provider ladder."""
+
+    def view(self, request: RouteRequest) -> RoutingView:
+        return _view(*run_ladder(request))
+
+    def route(self, request: RouteRequest) -> Routing:
+        return model_routing(request)
+
+    def cost(self, provided: ProvidedSpecs) -> Callable[[str, ModelUsage], float | None]:
+        tables = [cast(PriceTableSpec, spec) for spec in provided.of(Kind.PRICES)]
+        return PriceBook(tables).cost
