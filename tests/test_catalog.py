@@ -28,8 +28,10 @@ def test_every_plugin_in_the_repository_has_an_entry_and_bundles_resolve():
     folders = {p.name for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").exists()}
     assert {e.package.removeprefix("hermes-plugin-") for e in catalog.entries.values()} >= folders
     assert catalog.bundle_plugins("minimal") == [
+        "providers",  # the kernel picks no model itself
         "provider-openai",
         "backend-local",
+        "approvals",  # nor judges commands itself: without rules, nothing runs
         "chat",
         "sessions",
         "plugin-manager",  # so that a minimal install can install more

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.venv
 def standard_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     plugins = [
         "chat",
+        "providers",
+        "approvals",
         "provider-openai",
         "backend-local",
         "toolset-terminal",
