@@ -59,6 +59,13 @@ CAPABILITY_NAMES: Mapping[str, str] = {
     "whatsapp": _word("whatsapp"),
     "acp": _word("acp"),
     "api-server": _word(r"api[-_ ]server"),
+    # the provider ladder, the shell rules and the front-ends the kernel used to hold (issue 61)
+    "ladder": _word("ladder"),
+    "rung": _word("rungs?"),
+    "tree-sitter": _word(r"tree[-_]sitter"),
+    # the old name of compression.unattended_threshold is still read, for configs written
+    # with it; nothing else may name the gateway
+    "gateway": _word(r"gateway(?!_threshold)"),
     # other tools whose homes an importer brings over (it alone knows their files)
     "hermes-agent": _word(r"hermes[-_ ]agent"),
 }
@@ -103,6 +110,10 @@ def test_the_check_catches_a_planted_name_and_spares_ordinary_words():
         "model = 'SmolLM2-135M'",
         "tools = {'skill_manage'}",
         "url = 'https://api.telegram.org'",
+        "# walk the provider ladder",
+        "rungs = order(plugin_rungs)",
+        "import tree_sitter_bash",
+        "log_to('gateway')",
     ]
     for line in planted:
         assert named_capabilities("engine/planted.py", line), line
@@ -112,6 +123,7 @@ def test_the_check_catches_a_planted_name_and_spares_ordinary_words():
         "# the memory provider, an external one",
         "approach = 'an escalation path'",
         "the platform adapter and its user",
+        "section.get('gateway_threshold')",  # an old config key, still read
     ]
     for line in ordinary:
         assert not named_capabilities("engine/planted.py", line), line

@@ -52,7 +52,7 @@ def test_bare_hermes_explains_what_is_missing(hermes):
     assert result.code == 0
     assert "0 enabled" in result.out
     assert (
-        "nothing to chat with yet: no enabled plugin provides `hermes chat` (a front-end) or "
+        "nothing to chat with yet: no enabled plugin provides a default command (a front-end) or "
         "a model provider" in result.out
     )
 

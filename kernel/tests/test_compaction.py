@@ -85,20 +85,20 @@ def test_keep_recent_tokens_keeps_more_than_protect_last_n_asks():
 
 def test_the_threshold_is_raised_for_windows_under_512k():
     settings = CompressionSettings(threshold=0.5)
-    assert settings.trigger_and_reason(200_000, in_gateway=False)[0] == 0.75
-    assert settings.trigger_and_reason(1_000_000, in_gateway=False)[0] == 0.5
+    assert settings.trigger_and_reason(200_000, unattended=False)[0] == 0.75
+    assert settings.trigger_and_reason(1_000_000, unattended=False)[0] == 0.5
     high = CompressionSettings(threshold=0.95)
-    assert high.trigger_and_reason(200_000, in_gateway=False)[0] == 0.95
-    assert high.trigger_and_reason(200_000, in_gateway=True)[0] == 0.85  # the gateway's safety net
+    assert high.trigger_and_reason(200_000, unattended=False)[0] == 0.95
+    assert high.trigger_and_reason(200_000, unattended=True)[0] == 0.85  # the unattended safety net
     off = CompressionSettings(enabled=False)
-    assert off.trigger_and_reason(200_000, in_gateway=False)[0] is None
-    assert off.trigger_and_reason(200_000, in_gateway=True)[0] == 0.85
+    assert off.trigger_and_reason(200_000, unattended=False)[0] is None
+    assert off.trigger_and_reason(200_000, unattended=True)[0] == 0.85
     assert (
-        CompressionSettings(enabled=False, gateway_threshold=0).trigger_and_reason(9, True)[0]
+        CompressionSettings(enabled=False, unattended_threshold=0).trigger_and_reason(9, True)[0]
         is None
     )
-    assert high.trigger_and_reason(200_000, in_gateway=True) == (0.85, "gateway")
-    assert settings.trigger_and_reason(200_000, in_gateway=True) == (0.75, "threshold")
+    assert high.trigger_and_reason(200_000, unattended=True) == (0.85, "unattended")
+    assert settings.trigger_and_reason(200_000, unattended=True) == (0.75, "threshold")
 
 
 def test_the_window_is_the_endpoints_then_the_models_in_config():

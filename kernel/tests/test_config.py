@@ -216,5 +216,18 @@ def test_every_kernel_section_is_a_field_of_the_kernel_config():
 
     assert set(KernelConfig.model_fields) == set(KERNEL_SECTIONS)
     empty = KernelConfig.model_validate(dict.fromkeys(KERNEL_SECTIONS))  # "compression:" alone
-    assert empty.compression.gateway_threshold == 0.85
+    assert empty.compression.unattended_threshold == 0.85
     assert not {"gateway", "platforms"} & KERNEL_SECTIONS  # the gateway plugin's sections
+
+
+def test_the_old_name_of_the_unattended_threshold_is_still_read(tmp_path) -> None:
+    """Issue 61: compression.gateway_threshold became unattended_threshold (no front-end is
+    named in the kernel); a config written with the old name keeps its value."""
+    from hermes_kernel.config.model import KernelConfig
+    from hermes_kernel.engine.compaction import CompressionSettings
+
+    raw = {"compression": {"gateway_threshold": 0.6}}
+    assert KernelConfig.model_validate(raw).compression.unattended_threshold == 0.6
+    assert CompressionSettings.from_config(raw).unattended_threshold == 0.6
+    new = {"compression": {"unattended_threshold": 0.7}}
+    assert CompressionSettings.from_config(new).unattended_threshold == 0.7

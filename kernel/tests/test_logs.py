@@ -76,9 +76,9 @@ def test_hermes_logs_shows_the_tail_filtered_by_level(hermes):
         "  ValueError: boom",
     ]
     assert hermes("logs", "-n", "1")[1] == "2026-12-01 09:00:03,004 INFO hermes: done\n"
-    code, out, _ = hermes("logs", "gateway")
-    assert code == 0 and "does not exist yet" in out
-    assert hermes("logs", "nosuch")[0] == 2
+    code, out, _ = hermes("logs", "gateway")  # a front-end's log, before it ever ran
+    assert code == 1 and "does not exist yet" in out
+    assert hermes("logs", "errors")[0] == 0  # the kernel's: nothing logged is not a failure
 
 
 def test_a_read_only_home_is_one_line_and_loses_nothing_on_the_terminal(tmp_path, capsys):
@@ -145,3 +145,16 @@ def test_a_strangers_text_in_a_log_line_forges_no_line_and_drives_no_terminal():
     )
     RedactingFilter().filter(record)
     assert record.getMessage() == "user a\\nERROR hermes: x\u241b[2J asks to pair"
+
+
+def test_any_log_in_the_folder_is_shown_and_a_missing_one_lists_those_there(hermes) -> None:
+    """Issue 61: the kernel names no front-end's log; a plugin's log is read by its name."""
+    folder = hermes.home / "logs"
+    folder.mkdir(exist_ok=True)
+    (folder / "relay.log").write_text("2026-12-01 09:21:03,123 INFO hermes.relay: up\n")
+    code, out, _ = hermes("logs", "relay")
+    assert code == 0 and "hermes.relay: up" in out
+    code, out, _ = hermes("logs", "nothing-here")
+    assert code == 1 and "does not exist yet" in out and "(logs: agent, errors, relay)" in out
+    code, _, err = hermes("logs", "../config")
+    assert code == 2 and "a log's name" in err

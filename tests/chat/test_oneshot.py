@@ -155,10 +155,10 @@ def test_without_the_chat_front_end_hermes_says_what_is_missing(
     monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "chat")
     bare = configured()
     assert bare.code == 0
-    assert "no enabled plugin provides `hermes chat` (a front-end)" in bare.out
+    assert "no enabled plugin provides a default command (a front-end)" in bare.out
     assert "model provider" not in bare.out  # that one is there
     once = configured("-z", "hello")
     assert once.code == 1
-    assert "-z cannot ask: no enabled plugin provides `hermes chat`" in once.err
+    assert "-z cannot ask: no enabled plugin provides a default command" in once.err
     assert "Traceback" not in once.err
     assert not openai_server.requests

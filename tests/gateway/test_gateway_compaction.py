@@ -48,7 +48,7 @@ def test_the_safety_net_compacts_even_with_automatic_compaction_off(
     assert len(summaries(openai_server)) == 1  # at 85% of the window, before the call
     (session,) = gateway.sessions("telegram")
     (record,) = gateway.compactions(session.id)
-    assert record.reason == "gateway"
+    assert record.reason == "unattended"
     last = openai_server.requests[-1].json["messages"]
     assert "SUMMARY: the user sent numbered words." in last[1]["content"]
     assert "alpha0" not in str(last)

@@ -35,7 +35,7 @@ class App:
         self.rescan = False
         """Set before ``records`` is used to bypass the discovery cache (``--verify``)."""
         self.log_name = "agent"
-        """Which HERMES_HOME/logs file this run writes: "gateway" for the gateway."""
+        """Which HERMES_HOME/logs file this run writes (a front-end may choose its own)."""
 
     @cached_property
     def settings(self) -> Settings:
@@ -99,7 +99,7 @@ class App:
             raise ForeignHomeError(found)
 
     def use_log(self, name: str) -> None:
-        """Write HERMES_HOME/logs/NAME.log from now on (the gateway writes gateway.log)."""
+        """Write HERMES_HOME/logs/NAME.log from now on (a long-running front-end's own log)."""
         self.log_name = name
         if "settings" in self.__dict__ and self._redactor is not None:
             log_to_files(self.settings.home, self._redactor, name, self._log_level(self.settings))

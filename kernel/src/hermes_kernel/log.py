@@ -1,6 +1,6 @@
 """Logging for the hermes command: one line per message on stderr, and the same records in
-HERMES_HOME/logs (``agent.log`` or ``gateway.log``, and ``errors.log`` for warnings and
-worse), rotated by size; secrets are redacted on every way out."""
+HERMES_HOME/logs (``agent.log`` or a long-running front-end's own, and ``errors.log`` for
+warnings and worse), rotated by size; secrets are redacted on every way out."""
 
 from __future__ import annotations
 
@@ -75,9 +75,9 @@ ACTIVITY = "hermes.activity"
 QUIET_STDERR = "HERMES_LOG_STDERR"
 """``HERMES_LOG_STDERR=0``: records go to the log files only (see :func:`setup_logging`)."""
 
-LOG_NAMES = ("agent", "gateway", "gateway-output", "errors")
-"""What ``hermes logs`` shows: HERMES_HOME/logs/NAME.log. ``gateway-output`` is not written
-here: it is what a service manager kept of a long-running front-end's stdout and stderr."""
+LOG_NAMES = ("agent", "errors")
+"""The logs the kernel writes in HERMES_HOME/logs; a long-running front-end moves the main
+one to a name of its own (``CommandContext.log_to``), and ``hermes logs NAME`` reads any."""
 MAX_BYTES = 5 * 1024 * 1024
 """A log is rotated at this size; ``BACKUPS`` older copies are kept (``agent.log.1`` ...)."""
 BACKUPS = 3
@@ -131,7 +131,7 @@ def log_to_files(
 ) -> None:
     """Also write the ``hermes`` records to HERMES_HOME/logs/MAIN.log (``level`` and up,
     ``logging.level``) and errors.log (warnings and up). Called again with another ``main``
-    (the gateway), it moves the main log there."""
+    (a long-running front-end's own), it moves the main log there."""
     logger = logging.getLogger("hermes")
     for handler in list(logger.handlers):
         if isinstance(handler, _LazyRotatingFile):

@@ -5,7 +5,7 @@ Starting imports some 500 modules and builds the agent, and the cyclic garbage c
 triggered by those allocations, walks every object made so far again and again: 60 ms of a
 one-shot. So collection waits until start-up is over (:func:`started`: the runtime calls it
 once the agent is built), and what start-up made is then frozen out of later collections
-(``gc.freeze``), which also keeps a long-running chat or gateway's collections short.
+(``gc.freeze``), which also keeps a long-running front-end's collections short.
 
 Leaving tears the interpreter down, module by module and object by object: 150 ms of a
 one-shot. Once the command has returned, the process does what interpreter shutdown does

@@ -506,7 +506,7 @@ class RuntimeOptions:
     """The working directory of its sessions' tools; None: where the command runs."""
     unattended: bool = False
     """Nobody watches its sessions at a terminal to ``/compact`` (chats on a platform, a
-    server): past ``compression.gateway_threshold`` of the model's window a session is
+    server): past ``compression.unattended_threshold`` of the model's window a session is
     compacted before the model call, even with automatic compaction off."""
     question_timeout_s: float | None = None
     """How long a :class:`Question` waits for its answer; None: ``approvals.timeout_seconds``."""

@@ -81,6 +81,9 @@ class Kind(enum.StrEnum):
     """Rules that judge the commands tools run (:class:`CommandRulesSpec`)."""
     PENDING = "pending"
     """A queue of writes waiting for the user's approval (:class:`PendingWritesSpec`)."""
+    DEFAULT_COMMAND = "default_command"
+    """Manifest only: ``default_command.NAME`` says that command ``NAME`` (whose spec has
+    ``default=True``) is what ``hermes`` runs with no command, known without an import."""
     HOOK = "hook"
     """Manifest only: ``hook.hermes_pre_tool_call`` declares a lifecycle hook implemented,
     so the kernel loads observers without importing every plugin. No spec has this kind."""
@@ -461,9 +464,15 @@ class CommandSpec(FactorySpec):
 
     ``factory`` takes no arguments and returns a ``click.Command``; it is called only when the
     user runs (or asks help for) that command, so click stays out of the plugin's import.
+
+    ``default``: ``hermes`` with no command runs this one (a front-end's interactive session);
+    declare it in the manifest as ``default_command.NAME`` too. ``ask_parameter`` names its
+    parameter that takes one question, so ``hermes -z TEXT`` asks once through it.
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
+    default: bool = False
+    ask_parameter: str = ""
 
     def __post_init__(self) -> None:
         for part in self.name.split(".") if isinstance(self.name, str) else [self.name]:

@@ -1,9 +1,11 @@
-"""``hermes logs``: read HERMES_HOME/logs (agent.log, gateway.log, gateway-output.log,
-errors.log), the last lines or as they come, filtered by level."""
+"""``hermes logs``: read a log in HERMES_HOME/logs (agent.log, errors.log, and whatever a
+front-end writes there under its own name), the last lines or as they come, filtered by
+level."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections import deque
 from pathlib import Path
@@ -12,6 +14,8 @@ import click
 
 from hermes_kernel.cli.main import app_of
 from hermes_kernel.log import LOG_NAMES
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -60,7 +64,7 @@ def _follow(path: Path, wanted: _AtLeast, position: int) -> None:
 
 
 @click.command()
-@click.argument("name", type=click.Choice(LOG_NAMES), default="agent")
+@click.argument("name", default="agent")
 @click.option("-f", "--follow", is_flag=True, help="Keep printing what is added (Ctrl+C stops).")
 @click.option(
     "--level",
@@ -71,12 +75,20 @@ def _follow(path: Path, wanted: _AtLeast, position: int) -> None:
 @click.option("-n", "--lines", "count", type=click.IntRange(min=0), default=50, show_default=True)
 @click.pass_context
 def logs(ctx: click.Context, name: str, follow: bool, level: str, count: int) -> None:
-    """Show a log from HERMES_HOME/logs: agent (default), gateway, errors, or gateway-output
-    (what the gateway's service printed besides its log: start-up errors, crashes)."""
-    path = app_of(ctx).settings.home / "logs" / f"{name}.log"
+    """Show a log from HERMES_HOME/logs: agent (default), errors, or one a front-end writes
+    under its own name (NAME.log; the folder's logs are listed when NAME has none)."""
+    if not _NAME.fullmatch(name):
+        raise click.BadParameter("a log's name, as in HERMES_HOME/logs/NAME.log", param_hint="NAME")
+    folder = app_of(ctx).settings.home / "logs"
+    path = folder / f"{name}.log"
     wanted = _AtLeast(_LEVELS.index(level.upper()))
     if not path.exists() and not follow:
-        click.echo(f"{path} does not exist yet: nothing was logged there")
+        known = sorted({*LOG_NAMES, *(found.stem for found in folder.glob("*.log"))})
+        click.echo(
+            f"{path} does not exist yet: nothing was logged there (logs: {', '.join(known)})"
+        )
+        if name not in LOG_NAMES:  # a typo, or a front-end that has not run: not a success
+            ctx.exit(1)
         return
     position = 0
     if path.exists():

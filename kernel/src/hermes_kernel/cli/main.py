@@ -39,7 +39,7 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     ),
     "logs": (
         "hermes_kernel.cli.logs_cmd:logs",
-        "Show or follow the logs in HERMES_HOME/logs (agent, gateway, errors ...).",
+        "Show or follow the logs in HERMES_HOME/logs (agent, errors, a front-end's ...).",
     ),
     "model": (
         "hermes_kernel.cli.model_cmd:model",
@@ -423,43 +423,60 @@ def _command_kind() -> Kind:
 def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
     """Hermes: a personal AI agent runtime built from plugins.
 
-    Without a command: an interactive chat (or, with nothing to chat with installed, what
-    to install).
+    Without a command: the default command a front-end plugin provides (an interactive
+    session; with none installed, what to install).
     """
     if ctx.invoked_subcommand is not None:
         return
     from hermes_kernel.cli.overview import print_overview
 
-    # `hermes` alone is `hermes chat`, and `-z TEXT` is `hermes chat -q TEXT`: the command of
-    # that name, whichever plugin provides it.
-    chat = cli.lookup(ctx, DEFAULT_COMMAND)
-    if chat is None or not app_of(ctx).host.declared(_provider_kind()):
+    # `hermes` alone runs the default command a front-end declares (the terminal chat's, in
+    # the standard bundle), and `-z TEXT` asks it once through its question parameter.
+    name = _default_command(ctx)
+    command = cli.lookup(ctx, name) if name is not None else None
+    if command is None or not app_of(ctx).host.declared(_provider_kind()):
         if oneshot is not None:
-            raise click.ClickException(f"-z cannot ask: {_missing(ctx)}")
-        print_overview(app_of(ctx), _missing(ctx))
+            raise click.ClickException(f"-z cannot ask: {_missing(ctx, name, command)}")
+        print_overview(app_of(ctx), _missing(ctx, name, command))
         return
     if oneshot is not None:
-        ctx.invoke(chat, query=oneshot)
+        ctx.invoke(command, **{_ask_parameter(ctx, name or ""): oneshot})
         return
-    ctx.invoke(chat)
+    ctx.invoke(command)
 
 
-DEFAULT_COMMAND = "chat"
-"""What ``hermes`` runs with no command: a command a front-end plugin provides."""
+def _default_command(ctx: click.Context) -> str | None:
+    """The command a plugin declares as the default (``default_command.NAME``, from
+    metadata); the first by plugin name when several do."""
+    from hermes_sdk import Kind
+
+    declared = app_of(ctx).host.declared(Kind.DEFAULT_COMMAND)
+    found = sorted(declared, key=lambda name: (declared[name][0].name, name))
+    return found[0] if found else None
 
 
-def _declared(ctx: click.Context, name: str) -> bool:
-    group = ctx.command
-    assert isinstance(group, HermesGroup)
-    return name in group.plugin_commands(ctx)
+def _ask_parameter(ctx: click.Context, name: str) -> str:
+    """The default command's parameter for one question (its spec's ``ask_parameter``)."""
+    from hermes_sdk import CommandSpec
+
+    provided = app_of(ctx).host.require(_command_kind(), name)
+    spec = provided.spec if provided is not None else None
+    if not isinstance(spec, CommandSpec) or not spec.ask_parameter:
+        raise click.ClickException(
+            f"-z cannot ask: the default command `hermes {name}` takes no question; "
+            f"run `hermes {name}` instead"
+        )
+    return spec.ask_parameter
 
 
-def _missing(ctx: click.Context) -> str:
-    """What is missing before ``hermes`` can chat: an enabled plugin that provides the
-    command, one that provides a model, or both."""
+def _missing(ctx: click.Context, name: str | None, command: click.Command | None) -> str:
+    """What is missing before ``hermes`` can start a session: an enabled plugin that
+    provides a default command, one that provides a model, or both."""
     wanted = []
-    if not _declared(ctx, DEFAULT_COMMAND):
-        wanted.append(f"`hermes {DEFAULT_COMMAND}` (a front-end)")
+    if name is None:
+        wanted.append("a default command (a front-end)")
+    elif command is None:
+        wanted.append(f"`hermes {name}`, the default command")
     if not app_of(ctx).host.declared(_provider_kind()):
         wanted.append("a model provider")
     return f"no enabled plugin provides {' or '.join(wanted)}"

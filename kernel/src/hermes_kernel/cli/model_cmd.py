@@ -16,7 +16,7 @@ _model_option = click.option("--model", metavar="NAME", help="Use this model (st
 
 
 @click.group(cls=HermesGroup, invoke_without_command=True)
-@click.option("--explain", is_flag=True, help="Show every rung of the ladder and what it saw.")
+@click.option("--explain", is_flag=True, help="Show each step of the choice and what it saw.")
 @_provider_option
 @_model_option
 @click.pass_context

@@ -48,8 +48,8 @@ def where(ctx: click.Context) -> None:
 def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
     """Copy this home's state into another store, then point config.yaml at it.
 
-    Stop the gateway (every worker) first: what is written during the copy would be left
-    behind. The source is never changed, so switching back is a config edit.
+    Stop every long-running front-end (every worker) first: what is written during the copy
+    would be left behind. The source is never changed, so switching back is a config edit.
     """
     from hermes_kernel.config.edit import set_value, unset_value
     from hermes_kernel.config.errors import ConfigError
@@ -138,4 +138,6 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
             set_value(config, "store.url", target_text)
     except ConfigError as exc:
         raise click.ClickException(f"copied, but config.yaml was not changed: {exc}") from None
-    click.echo(f"config.yaml now keeps the state in {where}; restart the gateway to use it")
+    click.echo(
+        f"config.yaml now keeps the state in {where}; restart long-running front-ends to use it"
+    )

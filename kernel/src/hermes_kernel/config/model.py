@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 
@@ -90,7 +90,7 @@ class ModelConfig(BaseModel):
         default=None,
         pattern=r"^(auto|[a-z][a-z0-9_-]{0,63})$",
         description="Endpoint to use (one a provider plugin declares, or a custom name); auto or "
-        "unset: the ladder decides.",
+        "unset: the model router decides.",
     )
     default: str | None = Field(default=None, min_length=1, description="The model to ask.")
     base_url: str | None = Field(
@@ -278,12 +278,14 @@ class CompressionConfig(BaseModel):
     keep_recent_tokens: int = Field(
         default=2000, ge=0, description="At least this many tokens of the latest messages kept."
     )
-    gateway_threshold: float = Field(
+    unattended_threshold: float = Field(
         default=0.85,
         ge=0,
         le=1,
-        description="In the gateway, compact at this share of the window even when the "
-        "threshold is higher or compaction is off (0: no safety net).",
+        validation_alias=AliasChoices("unattended_threshold", "gateway_threshold"),
+        description="Where nobody can /compact (chats on a platform, a server), compact at "
+        "this share of the window even when the threshold is higher or compaction is off "
+        "(0: no safety net). Its old name, gateway_threshold, is still read.",
     )
 
 
@@ -345,8 +347,8 @@ class LoggingConfig(BaseModel):
 
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO",
-        description="agent.log and gateway.log keep records from this level up (errors.log: "
-        "warnings and up, always).",
+        description="agent.log (or a front-end's own log) keeps records from this level up "
+        "(errors.log: warnings and up, always).",
     )
     content: bool = Field(
         default=False,
@@ -363,7 +365,7 @@ class StoreConfig(BaseModel):
     url: str | None = Field(
         default=None,
         description="postgresql://USER@HOST:PORT/DATABASE keeps the state store in PostgreSQL "
-        "(14 or later), shared by gateway workers on several hosts; the password goes in .env "
+        "(14 or later), shared by front-end workers on several hosts; the password goes in .env "
         "as HERMES_STORE_PASSWORD. Unset: state.db in HERMES_HOME.",
     )
     pool_size: int = Field(

@@ -1,4 +1,4 @@
-"""What the agent did, one INFO line each, in HERMES_HOME/logs (agent.log, gateway.log):
+"""What the agent did, one INFO line each, in HERMES_HOME/logs (agent.log, or a front-end's own):
 a turn's start and end (status, duration), each model call (provider, model, tokens,
 latency) and each tool call (name, duration, outcome). Nobody's words are written unless
 ``logging.content: true``; then they are cut short, and every log handler redacts secrets.

@@ -2,7 +2,7 @@
 messages in the view (the transcript in state.db keeps every one).
 
 The kernel decides when (past ``compression.threshold`` of the window before a model call, on
-a context-overflow error, on ``/compact``, at ``gateway_threshold`` in the gateway) and what
+a context-overflow error, on ``/compact``, at ``unattended_threshold`` where nobody can) and what
 stays word for word: the last ``protect_last_n`` messages and at least
 ``keep_recent_tokens``, as far as they fit, always the latest round whole, and never a tool
 result without its call. Every side-effecting call the summary stands for stays listed with
@@ -69,7 +69,7 @@ class CompressionSettings:
     threshold: float = 0.5
     protect_last_n: int = 20
     keep_recent_tokens: int = 2000
-    gateway_threshold: float = 0.85
+    unattended_threshold: float = 0.85
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded: the window settings, and the engine's section."""
 
@@ -84,21 +84,26 @@ class CompressionSettings:
             threshold=float(section.get("threshold", defaults.threshold)),
             protect_last_n=int(section.get("protect_last_n", defaults.protect_last_n)),
             keep_recent_tokens=int(section.get("keep_recent_tokens", defaults.keep_recent_tokens)),
-            gateway_threshold=float(section.get("gateway_threshold", defaults.gateway_threshold)),
+            unattended_threshold=float(
+                section.get(
+                    "unattended_threshold",
+                    section.get("gateway_threshold", defaults.unattended_threshold),
+                )
+            ),
             config=raw,
         )
 
-    def trigger_and_reason(self, window: int, in_gateway: bool) -> tuple[float | None, str]:
+    def trigger_and_reason(self, window: int, unattended: bool) -> tuple[float | None, str]:
         """The share of the window past which a view is compacted before a model call
         (None: automatic compaction is off here), and the reason a compaction it fires is
-        recorded with: ``threshold``, or ``gateway`` when the gateway's safety net fires
-        first."""
+        recorded with: ``threshold``, or ``unattended`` when the safety net of a session
+        nobody can ``/compact`` fires first."""
         fraction = self.threshold if self.enabled else None
         if fraction is not None and window < SMALL_WINDOW:
             fraction = max(fraction, 0.75)
-        net = self.gateway_threshold if in_gateway and self.gateway_threshold > 0 else None
+        net = self.unattended_threshold if unattended and self.unattended_threshold > 0 else None
         if net is not None and (fraction is None or net < fraction):
-            return net, "gateway"
+            return net, "unattended"
         return fraction, "threshold"
 
 

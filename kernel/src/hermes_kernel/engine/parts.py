@@ -127,7 +127,7 @@ class EngineParts:
     compactor: Compactor | None
     """Keeps a session's view within the model's window; None: never compacted."""
     safety_net: bool
-    """The compaction safety net (``compression.gateway_threshold``) applies even with
+    """The compaction safety net (``compression.unattended_threshold``) applies even with
     compaction turned off: a front-end whose sessions nobody can ``/compact`` asked for it."""
     health: RouteHealth
     rebuilt_prompt: Callable[[Session], str]

@@ -64,7 +64,7 @@ log = logging.getLogger("hermes.engine")
 
 INDEX_AFTER_SECONDS = 1.0
 """After a turn, search's indexes catch up this much later, in one write for every turn that
-ended meanwhile (a busy gateway ends dozens a second). Search indexes what is left before
+ended meanwhile (a busy front-end ends dozens a second). Search indexes what is left before
 each query, so results never miss a message; this only keeps that step short."""
 
 
@@ -219,7 +219,7 @@ class TurnEngine:
         """Build a system prompt and drop it, so the plugins that contribute to prompts load
         their modules now. A long-running process calls this (in a worker thread) before it
         serves: otherwise the first conversations to open wait for those imports together,
-        about 300 ms at a gateway's busy start."""
+        about 300 ms at a busy front-end's start."""
         self._system_prompt("warm-up", source, cwd, None, None)
 
     def _system_prompt(

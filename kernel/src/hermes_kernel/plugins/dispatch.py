@@ -7,7 +7,7 @@ thread (:mod:`workers`) and is waited for at most ``plugins.hook_timeout_seconds
 the call is abandoned (its thread finishes on its own), logged with the plugin's name, and
 the caller goes on. A plugin that misses the deadline ``limit`` times is disabled for the rest
 of the process. The per-call hooks are awaited from the event loop (:meth:`Hooks.acall`), so
-the loop, and every other conversation a gateway holds, never waits for a plugin; the others
+the loop, and every other conversation a front-end holds, never waits for a plugin; the others
 (:meth:`Hooks.call`) block only the worker thread that calls them.
 """
 

@@ -216,6 +216,11 @@ class PluginHost:
         )
         provided = {(spec.kind, spec.name) for spec in outcome.specs}
         provided |= {(Kind.HOOK, hook) for hook in outcome.hooks}
+        provided |= {
+            (Kind.DEFAULT_COMMAND, spec.name)
+            for spec in outcome.specs
+            if isinstance(spec, CommandSpec) and spec.default
+        }
         if record.has_manifest:
             for kind, name in sorted(provided - record.declares):
                 outcome.warnings.append(

@@ -1,6 +1,6 @@
 """The kernel's :class:`~hermes_sdk.runtime.Runtime`: a front-end's sessions and turns on the
 same agent (:class:`~hermes_kernel.runtime.agent.Agent`: tools, store, models) that the CLI
-chat and the gateway use.
+front-ends use.
 
 Sessions opened with other toolsets or another model get an engine of their own, built once
 per combination and shared by the sessions that ask for it.
@@ -239,8 +239,8 @@ class KernelRuntime(StoreHistory, Runtime):
 
     async def open_session(self, options: SessionOptions) -> SessionSummary:
         await self._start_tool_sources()
-        # An engine built already needs no worker thread (a gateway opens sessions all day,
-        # and a hop queues behind whatever the threads are doing).
+        # An engine built already needs no worker thread (a long-running front-end opens
+        # sessions all day, and a hop queues behind whatever the threads are doing).
         _key, built = self._built(options)
         engine = built if built is not None else await asyncio.to_thread(self._engine, options)
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd

@@ -1,7 +1,7 @@
 """Approvals and tools' questions of front-end turns.
 
 The tool environment has one approver for the process. In a process that also has its own
-way to ask (the gateway's chats), this router sends a question to the front-end turn running
+way to ask (a chat platform's users), this router sends a question to the front-end turn running
 on that session, and every other one to the process's own asker.
 """
 

@@ -1,4 +1,4 @@
-"""A runtime for a front-end's own command (a server, an editor's bridge, a chat gateway):
+"""A runtime for a front-end's own command (a server, an editor's bridge, a host of chat platforms):
 the agent of this home in this process, opened with the front-end's
 :class:`~hermes_sdk.runtime.RuntimeOptions`."""
 

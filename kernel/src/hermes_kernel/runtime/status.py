@@ -2,7 +2,7 @@
 ``Runtime.status()`` and ``Runtime.plugins()`` return (one computation, two readers).
 
 The lines: the model in use, plugins (failed ones first), what each plugin reports of its
-own part (``hermes_status_lines``: a gateway's platforms, jobs, servers ...), sessions and
+own part (``hermes_status_lines``: a front-end's platforms, jobs, servers ...), sessions and
 disk. Everything here blocks (it reads the home, opens the store, may load plugins): a
 runtime calls it in a worker thread.
 """

@@ -117,7 +117,7 @@ class Approvals:
     _allowed_always: set[str] = field(default_factory=set)
     _asking: dict[str, threading.Lock] = field(default_factory=dict)
     """One question at a time per session (parallel tools of one turn wait their turn);
-    sessions of different users (the gateway) never wait for each other."""
+    sessions of different users (a chat platform's) never wait for each other."""
     _asking_guard: threading.Lock = field(default_factory=threading.Lock)
     _loaded: list[CommandRules] | None = None
     unasked_sessions: set[str] = field(default_factory=set)

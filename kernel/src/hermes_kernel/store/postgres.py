@@ -1,5 +1,5 @@
 """The state store on a shared PostgreSQL (``store.url: postgresql://...``), through psycopg 3
-and a connection pool, for several gateway workers on several hosts.
+and a connection pool, for several front-end workers on several hosts.
 
 It keeps SQLite's semantics rather than inventing new ones: every write transaction first
 takes one transaction-scoped advisory lock, so writes are serialized across every process
@@ -116,7 +116,7 @@ class _BoolAsInteger(Dumper):
 class _TextWithoutNul(StrDumperUnknown):
     """Text with any NUL character as U+FFFD: PostgreSQL's text cannot hold NUL, which
     SQLite stores (a tool's binary output, a pasted message); refusing the row would lose
-    the whole write, a gateway's batch of messages with it."""
+    the whole write, a front-end's batch of messages with it."""
 
     def dump(self, obj: Any) -> Buffer | None:
         return super().dump(obj.replace("\x00", "\ufffd") if "\x00" in obj else obj)

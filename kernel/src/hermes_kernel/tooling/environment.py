@@ -1,6 +1,6 @@
 """The tools' world for one Hermes process: backends, approvals and the user, from config.
 
-A shell (the chat, later the gateway) builds one :class:`ToolEnvironment`, says how to reach
+A front-end builds one :class:`ToolEnvironment`, says how to reach
 the user (an approver for dangerous commands, a way to ask questions), and hands the engine
 its :meth:`ToolEnvironment.context` factory.
 """
@@ -165,7 +165,7 @@ class ToolEnvironment:
         self.home = str(settings.home)
         self.ask = ask or _nobody
         self.ask_for = ask_for
-        """Per session, where the user is (the gateway: their chat); else ``ask``."""
+        """Per session, where the user is (a chat platform: their chat); else ``ask``."""
         self.runtime: Callable[[], Runtime] | None = None
         """The runtime tools may start agents on (set by the chat agent)."""
         self.pool = BackendPool(

@@ -24,4 +24,6 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="chat",
         description="Chat with the agent in this terminal, or ask once with -q.",
         factory=_command,
+        default=True,
+        ask_parameter="query",
     )

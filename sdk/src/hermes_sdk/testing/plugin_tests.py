@@ -34,7 +34,7 @@ from hermes_sdk.events import PromptContext
 from hermes_sdk.help_file import help_file_of, help_problems, parse_help
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
-from hermes_sdk.specs import Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec
+from hermes_sdk.specs import CommandSpec, Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec
 from hermes_sdk.testing.contexts import call_with_tools, tool_context
 from hermes_sdk.testing.registered import RegisteredPlugin
 from hermes_sdk.tool_calls import (
@@ -86,6 +86,11 @@ class PluginTests:
         actual = sorted(
             [f"{spec.kind.value}.{spec.name}" for spec in registered.specs]
             + [f"{Kind.HOOK.value}.{hook}" for hook in self._lifecycle_hooks()]
+            + [
+                f"{Kind.DEFAULT_COMMAND.value}.{spec.name}"
+                for spec in registered.specs
+                if isinstance(spec, CommandSpec) and spec.default
+            ]
         )
         assert declared == actual, (
             '[project.entry-points."hermes.provides"] must list exactly what the plugin '
