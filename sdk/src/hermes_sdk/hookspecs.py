@@ -658,8 +658,10 @@ def hermes_command_rules() -> Iterable[CommandRulesSpec]:
     :class:`~hermes_sdk.approvals.Verdict` wins; the kernel's gate then applies the user's
     ``approvals`` settings (``deny`` globs, ``mode``, ``allow`` rules, asking the user).
     A ``BLOCK`` is never lifted, a ``guarded`` ask is never lifted, and a rule set that
-    raises makes that command refused. With no rule set installed, every command and file
-    write is refused with one line that says what to install. The standard bundle's rules
+    raises makes that command refused; a plugin that declares rules and fails to load
+    (a name another plugin took first included) closes the gate. With no rule set
+    installed, every command and file write is refused with one line that says what to
+    install. The standard bundle's rules
     are the ``approvals`` plugin; replace them by disabling it and installing yours.
 
     Manifest key: ``command_rules.NAME``.

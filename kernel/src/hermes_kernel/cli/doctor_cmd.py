@@ -177,11 +177,39 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
         findings.append(
             _finding(
                 "warning",
-                "no plugin provides a model provider, so Hermes cannot chat",
+                "no plugin provides a model provider, so Hermes cannot use a model",
                 install_hint(Kind.PROVIDER, "a model provider"),
             )
         )
+    findings += _mechanism_findings(host)
     findings += _plugin_findings(host, settings)
+    return findings
+
+
+def _mechanism_findings(host: PluginHost) -> list[Finding]:
+    """What the kernel cannot work without and leaves to plugins: the rules that judge
+    commands (without them no tool runs a command) and a model router (without it no model
+    is used). One that failed to load is an error; one turned off or not installed (a home
+    with only the plugins it chose) a warning; each with the step that fixes it."""
+    from hermes_kernel.plugins.missing import why_missing
+    from hermes_kernel.providers.routing import STANDARD_ROUTER
+    from hermes_kernel.tooling.environment import STANDARD_RULES
+
+    findings = []
+    for kind, what, standard, without in (
+        (Kind.COMMAND_RULES, "command rules", STANDARD_RULES, "no tool may run a command"),
+        (Kind.MODEL_ROUTER, "a model router", STANDARD_ROUTER, "no model can be used"),
+    ):
+        if host.index.of_kind(kind):
+            continue
+        why, _, fix = why_missing(host, kind, what, standard).rpartition("; ")
+        failed = any(
+            record.declared_names(kind) and not outcome.ok
+            for record in host.records
+            if (outcome := host.outcomes.get(record.name)) is not None
+        )
+        level: Level = "error" if failed else "warning"
+        findings.append(_finding(level, f"{why}, so {without}", fix))
     return findings
 
 

@@ -9,6 +9,7 @@ It knows every installed plugin from metadata (:mod:`discovery`), decides which 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -109,6 +110,7 @@ class PluginHost:
         self.isolated: dict[str, IsolatedPlugin] = {}
         """The plugins loaded in a host process of their own (``plugins.isolated``)."""
         self.outcomes: dict[str, LoadOutcome] = {}
+        self._loading = threading.RLock()
         self._on_outcome = on_outcome
         self.report_failures = True
         """Log each failure as a warning; commands that list failures themselves turn it off."""
@@ -139,6 +141,12 @@ class PluginHost:
         """Load one enabled plugin (once per process); never raises unless strict."""
         if name in self.outcomes:
             return self.outcomes[name]
+        with self._loading:  # two threads asking at once (parallel tool calls) load it once
+            if name in self.outcomes:
+                return self.outcomes[name]
+            return self._load(name)
+
+    def _load(self, name: str) -> LoadOutcome:
         record = self._by_name[name]
         if name in self.isolated_names:
             outcome = self._load_isolated(record)

@@ -23,7 +23,7 @@ def why_missing(host: PluginHost, kind: Kind, what: str, standard: str) -> str:
         if not decision.enabled:
             return (
                 f"no plugin provides {what}: plugin {record.name!r} does, but is off "
-                f"({decision.reason}); enable it: hermes plugins enable {record.name}"
+                f"({decision.reason}); {_turn_on(record.name, decision.reason)}"
             )
         outcome = host.outcomes.get(record.name)
         if outcome is not None and not outcome.ok:
@@ -32,3 +32,12 @@ def why_missing(host: PluginHost, kind: Kind, what: str, standard: str) -> str:
                 f"({outcome.error}); see: hermes plugins info {record.name}"
             )
     return f"no plugin provides {what}; install the standard one: hermes plugins install {standard}"
+
+
+def _turn_on(name: str, reason: str) -> str:
+    """The step that enables plugin ``name``, by why it is off."""
+    if "HERMES_DISABLE_PLUGINS" in reason:
+        return f"take {name} out of HERMES_DISABLE_PLUGINS"
+    if "HERMES_LOAD_PLUGINS" in reason or "safe mode" in reason:
+        return f"add {name} to HERMES_LOAD_PLUGINS"
+    return f"enable it: hermes plugins enable {name}"

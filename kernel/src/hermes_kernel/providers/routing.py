@@ -6,7 +6,9 @@ to install."""
 
 from __future__ import annotations
 
+import logging
 import os
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
@@ -21,6 +23,8 @@ from hermes_sdk.models import ModelUsage
 from hermes_sdk.routing import ModelRouter, NoModel, RouteRequest, RoutingView
 
 __all__ = ["ModelSetup", "NoModel", "model_setup", "pricing", "routing_view"]
+
+log = logging.getLogger("hermes.models")
 
 STANDARD_ROUTER = "providers"
 """The standard bundle's model router: named when none is installed, as the fix."""
@@ -51,18 +55,37 @@ def fresh_secret(settings: Settings) -> Callable[[str], str | None]:
     return read
 
 
+_BUILT: weakref.WeakKeyDictionary[PluginHost, ModelRouter] = weakref.WeakKeyDictionary()
+"""Each host's router, built once (a third-party router's factory may be costly)."""
+
+
 def _router(host: PluginHost) -> ModelRouter:
-    found = host.provided(Kind.MODEL_ROUTER)
+    built = _BUILT.get(host)
+    if built is not None:
+        return built
+    found = sorted(host.provided(Kind.MODEL_ROUTER), key=lambda p: (p.plugin, p.spec.name))
     if not found:
         raise NoModel(why_missing(host, Kind.MODEL_ROUTER, "a model router", STANDARD_ROUTER))
-    spec = cast(ModelRouterSpec, found[0].spec)
+    chosen = found[0]
+    if len(found) > 1:
+        others = ", ".join(f"{p.spec.name} ({p.plugin})" for p in found[1:])
+        log.warning(
+            "several model routers are installed; using %s (%s), not %s: disable the plugins "
+            "you do not want",
+            chosen.spec.name,
+            chosen.plugin,
+            others,
+        )
+    spec = cast(ModelRouterSpec, chosen.spec)
     try:
-        return cast(ModelRouter, spec.factory())
+        router = cast(ModelRouter, spec.factory())
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         raise NoModel(
-            f"the model router of plugin {found[0].plugin!r} failed to start "
-            f"({type(exc).__name__}: {exc}); see: hermes plugins info {found[0].plugin}"
+            f"the model router of plugin {chosen.plugin!r} failed to start "
+            f"({type(exc).__name__}: {exc}); see: hermes plugins info {chosen.plugin}"
         ) from None
+    _BUILT[host] = router
+    return router
 
 
 def _request(

@@ -27,7 +27,7 @@ import logging
 import shlex
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hermes_sdk.approvals import CommandRules, Level, Verdict
 from hermes_sdk.terminal import CommandRefused
@@ -120,57 +120,60 @@ class Approvals:
     sessions of different users (a chat platform's) never wait for each other."""
     _asking_guard: threading.Lock = field(default_factory=threading.Lock)
     _loaded: list[CommandRules] | None = None
+    _loading: threading.Lock = field(default_factory=threading.Lock)
     unasked_sessions: set[str] = field(default_factory=set)
     """Sessions whose user turned asking off (``--yolo``, ``/yolo``): as mode ``off``."""
 
     def _rules(self) -> list[CommandRules]:
         """The rule sets, built on the first check (so a session that runs no command never
         imports them); raises CommandRefused when there are none."""
-        if self._loaded is None:
-            try:
-                if self.rules is None:
-                    raise NoRules("no command rules are installed")
-                loaded = list(self.rules())
-            except NoRules as exc:
-                raise CommandRefused(f"refused: nothing may run: {exc}") from None
-            if not loaded:
-                raise CommandRefused("refused: nothing may run: no command rules are installed")
-            self._loaded = loaded
-        return self._loaded
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._loading:  # parallel first calls build the rules once
+            if self._loaded is None:
+                try:
+                    if self.rules is None:
+                        raise NoRules("no command rules are installed")
+                    built = list(self.rules())
+                except NoRules as exc:
+                    raise CommandRefused(f"refused: nothing may run: {exc}") from None
+                if not built:
+                    raise CommandRefused("refused: nothing may run: no command rules are installed")
+                self._loaded = built
+            return self._loaded
 
     def _normal_forms(self, command: str) -> list[str]:
         """The command as each rule set normalizes it (quotes, escapes and harmless
-        prefixes resolved): what the user's globs and plugins' checks also see."""
-        forms = []
+        prefixes resolved), distinct, in order: what the user's globs and plugins' checks
+        also see. A rule set that cannot normalize it refuses it, as one that cannot judge
+        it does: a deny glob must never see less than it did."""
+        forms: list[str] = []
         for rules in self._rules():
             try:
-                forms.append(rules.normalize(command))
-            except Exception as exc:  # noqa: BLE001 - the command as written still counts
-                log.warning("command rules could not normalize a command: %s", exc)
+                form = rules.normalize(command)
+            except Exception as exc:  # noqa: BLE001 - what the rules cannot read never runs
+                raise _unjudged(exc) from None
+            if form not in forms:
+                forms.append(form)
         return forms
-
-    def _candidates(self, command: str) -> set[str]:
-        return {command.strip(), *self._normal_forms(command)}
 
     def verdict(self, command: str, backend: str) -> Verdict:
         found = []
         for rules in self._rules():
             try:
-                found.append(rules.classify(command, self.hermes_home))
+                found.append(_checked(rules.classify(command, self.hermes_home)))
             except Exception as exc:  # noqa: BLE001 - what the rules cannot judge never runs
-                log.warning("command rules failed on a command: %s", exc)
-                raise CommandRefused(
-                    f"refused: the command rules failed on this command ({type(exc).__name__}: "
-                    f"{exc}); nothing runs that they cannot judge"
-                ) from None
+                raise _unjudged(exc) from None
         if self.plugin_check is not None:
-            forms = self._normal_forms(command)
-            normalized = forms[0] if forms else command.strip()
-            found += _plugin_verdicts(self.plugin_check(command, normalized, backend))
+            # Each plugin check sees every rule set's reading, so adding a rule set with a
+            # different reading can only add answers, never hide one.
+            for normalized in self._normal_forms(command) or [command.strip()]:
+                found += _plugin_verdicts(self.plugin_check(command, normalized, backend))
         return max(found, key=lambda v: v.weight)
 
     def _denied_by_user_rule(self, command: str) -> str | None:
-        candidates = self._candidates(command)
+        candidates = {command.strip(), *self._normal_forms(command)}
         for pattern in self.policy.deny:
             if any(fnmatch.fnmatchcase(text, pattern) for text in candidates):
                 return pattern
@@ -181,12 +184,16 @@ class Approvals:
             return True
         if verdict.rule in self._allowed_always:
             return True
-        candidates = self._candidates(command)
+        raw, forms = command.strip(), self._normal_forms(command)
         for entry in self.policy.allow:
             if entry == verdict.rule != "plugin":
                 return True
-            if any(ch in entry for ch in "*?[") and any(
-                fnmatch.fnmatchcase(text, entry) for text in candidates
+            if not any(ch in entry for ch in "*?["):
+                continue
+            # The command as written, or as every rule set reads it: a second rule set's
+            # reading may narrow what a glob allows, never widen it.
+            if fnmatch.fnmatchcase(raw, entry) or (
+                forms and all(fnmatch.fnmatchcase(form, entry) for form in forms)
             ):
                 return True
         return False
@@ -296,6 +303,24 @@ class Approvals:
                 except Exception as exc:  # noqa: BLE001 - the approval stands for this run
                     log.warning("could not save approvals.allow: %s", exc)
         return f"approved by the user ({answer.value})"
+
+
+def _checked(verdict: Verdict) -> Verdict:
+    """The verdict with its level as a :class:`Level` (a rule set may return a bare int);
+    anything else is refused."""
+    try:
+        level = Level(int(verdict.level))
+    except (TypeError, ValueError):
+        raise ValueError(f"returned a verdict of unknown level {verdict.level!r}") from None
+    return verdict if verdict.level is level else replace(verdict, level=level)
+
+
+def _unjudged(exc: Exception) -> CommandRefused:
+    log.warning("command rules failed on a command: %s", exc)
+    return CommandRefused(
+        f"refused: the command rules failed on this command ({type(exc).__name__}: {exc}); "
+        "nothing runs that they cannot judge"
+    )
 
 
 def _nobody_can_approve(request: ApprovalRequest, where: str, guarded: bool) -> CommandRefused:

@@ -94,7 +94,11 @@ def command_rules(app: App) -> RulesLoader:
 
     def load() -> list[CommandRules]:
         built = []
-        for provided in app.host.provided(Kind.COMMAND_RULES):
+        found = app.host.provided(Kind.COMMAND_RULES)
+        broken = _broken_rules(app)
+        if broken is not None:
+            raise NoRules(broken)
+        for provided in found:
             spec = provided.spec
             assert isinstance(spec, CommandRulesSpec)  # the index holds these under the kind
             try:
@@ -110,6 +114,22 @@ def command_rules(app: App) -> RulesLoader:
         return built
 
     return load
+
+
+def _broken_rules(app: App) -> str | None:
+    """Why the rules cannot be trusted: an enabled plugin that declares command rules and
+    failed to load (a broken import, a rule set's name another plugin took first). The
+    others alone could be weaker than the user expects, so nothing runs."""
+    for record in app.host.enabled():
+        if not record.declared_names(Kind.COMMAND_RULES):
+            continue
+        outcome = app.host.outcomes.get(record.name)
+        if outcome is not None and not outcome.ok:
+            return (
+                f"the command rules of plugin {record.name!r} failed to load "
+                f"({outcome.error}); see: hermes plugins info {record.name}"
+            )
+    return None
 
 
 LOOK_INSTRUCTIONS = (
