@@ -222,13 +222,7 @@ class PluginHost:
             for caller in self.manager.get_hookcallers(outcome.plugin) or []
             if caller.name in LIFECYCLE_HOOKS or caller.name in CONTRIBUTION_HOOKS
         )
-        provided = {(spec.kind, spec.name) for spec in outcome.specs}
-        provided |= {(Kind.HOOK, hook) for hook in outcome.hooks}
-        provided |= {
-            (Kind.DEFAULT_COMMAND, spec.name)
-            for spec in outcome.specs
-            if isinstance(spec, CommandSpec) and spec.default
-        }
+        provided = outcome.provided()
         if record.has_manifest:
             for kind, name in sorted(provided - record.declares):
                 outcome.warnings.append(

@@ -48,3 +48,17 @@ class LoadOutcome:
     hooks: list[str] = field(default_factory=list)  # lifecycle hooks it implements
     plugin: object | None = None  # the registered object, once loaded
     warnings: list[str] = field(default_factory=list)
+
+    def provided(self) -> set[tuple[Kind, str]]:
+        """What it provides, as its manifest should declare it: each spec, each lifecycle
+        hook it implements, and the default command it marks (``CommandSpec.default``)."""
+        from hermes_sdk import CommandSpec
+
+        found = {(spec.kind, spec.name) for spec in self.specs}
+        found |= {(Kind.HOOK, hook) for hook in self.hooks}
+        found |= {
+            (Kind.DEFAULT_COMMAND, spec.name)
+            for spec in self.specs
+            if isinstance(spec, CommandSpec) and spec.default
+        }
+        return found

@@ -73,10 +73,7 @@ def _row(
         row.error = outcome.error
         row.warnings = list(outcome.warnings)
         row.load_ms = round(outcome.seconds * 1000, 1)
-        row.provides = sorted(
-            [f"{spec.kind.value}.{spec.name}" for spec in outcome.specs]
-            + [f"hook.{hook}" for hook in outcome.hooks]
-        )
+        row.provides = sorted(f"{kind.value}.{name}" for kind, name in outcome.provided())
     elif record.problems and decision.enabled:
         row.state, row.error = "failed", record.problems[0]
     return row
