@@ -11,9 +11,8 @@ install.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from hermes_sdk.ladder import Endpoint, LadderChoice
 from hermes_sdk.models import ModelProvider, ModelUsage
@@ -26,25 +25,44 @@ class NoModel(Exception):
     """No model can be used; the message is one line that says what to do."""
 
 
-@dataclass(frozen=True, kw_only=True)
+# Plain classes, not dataclasses: every process that uses a model imports this module, and a
+# dataclass costs about 0.5 ms to define (measured at start-up). Fields may be added in minor
+# versions, always as keyword arguments with a default.
+
+
 class RouteRequest:
-    config: Mapping[str, Any]
-    """config.yaml as loaded (validated): the router reads ``model:`` and its own sections."""
-    home: Path
-    secret: Callable[[str], str | None]
-    """A key as this process read it: the environment, then HERMES_HOME/.env."""
-    reread: Callable[[str], str | None]
-    """A key read again now, for a key that was rejected and may have been replaced."""
-    provided: ProvidedSpecs
-    """What plugins provide: model clients, ladder steps, price tables (loaded when asked)."""
-    provider: str | None = None
-    """``--provider`` on the command line (strict: no fallback), else None."""
-    model: str | None = None
-    """``--model`` on the command line, else None."""
+    """What the kernel asks a router with."""
+
+    __slots__ = ("config", "home", "model", "provided", "provider", "reread", "secret")
+
+    def __init__(
+        self,
+        *,
+        config: Mapping[str, Any],
+        home: Path,
+        secret: Callable[[str], str | None],
+        reread: Callable[[str], str | None],
+        provided: ProvidedSpecs,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        self.config = config
+        """config.yaml as loaded (validated): the router reads ``model:`` and its sections."""
+        self.home = home
+        self.secret = secret
+        """A key as this process read it: the environment, then HERMES_HOME/.env."""
+        self.reread = reread
+        """A key read again now, for a key that was rejected and may have been replaced."""
+        self.provided = provided
+        """What plugins provide: model clients, ladder rungs, price tables (loaded when
+        asked)."""
+        self.provider = provider
+        """``--provider`` on the command line (strict: no fallback), else None."""
+        self.model = model
+        """``--model`` on the command line, else None."""
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """A provider instance and the model to ask."""
 
     name: str
@@ -52,32 +70,54 @@ class Route:
     model: str
 
 
-@dataclass(frozen=True, kw_only=True)
 class RoutingView:
     """What the router would choose and why, with no provider built and no I/O: for
     ``hermes model``, ``hermes status`` and setup."""
 
-    choice: LadderChoice | None
-    strict: bool = False
-    """Chosen on the command line (``--provider``/``--model``): no fallback."""
-    endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
-    """Every model service the user may name, by name."""
-    explanation: Sequence[str] = ()
-    """Lines for ``hermes model --explain``: what was looked at, in order, and why."""
-    failure: str | None = None
-    """Why there is no choice, in one line that says what to do."""
-    problems: Sequence[str] = ()
-    """What could not take part (a plugin's step that raised), for warnings."""
+    __slots__ = ("choice", "endpoints", "explanation", "failure", "problems", "strict")
+
+    def __init__(
+        self,
+        *,
+        choice: LadderChoice | None,
+        strict: bool = False,
+        endpoints: Mapping[str, Endpoint] | None = None,
+        explanation: Sequence[str] = (),
+        failure: str | None = None,
+        problems: Sequence[str] = (),
+    ) -> None:
+        self.choice = choice
+        self.strict = strict
+        """Chosen on the command line (``--provider``/``--model``): no fallback."""
+        self.endpoints: Mapping[str, Endpoint] = endpoints or {}
+        """Every model service the user may name, by name."""
+        self.explanation = explanation
+        """Lines for ``hermes model --explain``: what was looked at, in order, and why."""
+        self.failure = failure
+        """Why there is no choice, in one line that says what to do."""
+        self.problems = problems
+        """What could not take part (a plugin's rung that raised), for warnings."""
 
 
-@dataclass(frozen=True, kw_only=True)
 class Routing:
-    routes: Sequence[Route]
-    """The primary first, then the fallbacks (none when the choice was strict)."""
-    view: RoutingView
-    notice: str = ""
-    """One line the UI shows about the primary (what it is and how to switch)."""
-    warnings: Sequence[str] = ()
+    """The routes a session uses, and what to tell the user about them."""
+
+    __slots__ = ("notice", "routes", "view", "warnings")
+
+    def __init__(
+        self,
+        *,
+        routes: Sequence[Route],
+        view: RoutingView,
+        notice: str = "",
+        warnings: Sequence[str] = (),
+    ) -> None:
+        self.routes = routes
+        """The primary first, then the fallbacks (none when the choice was strict)."""
+        self.view = view
+        self.notice = notice
+        """One line the UI shows about the primary (what it is and how to switch)."""
+        self.warnings = warnings
 
 
 class ModelRouter(Protocol):

@@ -16,7 +16,6 @@ from typing import cast
 from hermes_kernel.config.settings import Settings, dotenv_path
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.plugins.host import PluginHost
-from hermes_kernel.plugins.missing import why_missing
 from hermes_sdk import Kind, ModelRouterSpec
 from hermes_sdk.dotenv import DotenvError, read_dotenv
 from hermes_sdk.models import ModelUsage
@@ -65,6 +64,8 @@ def _router(host: PluginHost) -> ModelRouter:
         return built
     found = sorted(host.provided(Kind.MODEL_ROUTER), key=lambda p: (p.plugin, p.spec.name))
     if not found:
+        from hermes_kernel.plugins.missing import why_missing  # only to say what is missing
+
         raise NoModel(why_missing(host, Kind.MODEL_ROUTER, "a model router", STANDARD_ROUTER))
     chosen = found[0]
     if len(found) > 1:

@@ -18,7 +18,6 @@ from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.media import MediaSupport
 from hermes_kernel.engine.models import ModelRoute
-from hermes_kernel.plugins.missing import why_missing
 from hermes_kernel.safety.approval import (
     ApprovalPolicy,
     Approvals,
@@ -109,6 +108,8 @@ def command_rules(app: App) -> RulesLoader:
                     f"({type(exc).__name__}: {exc}); see: hermes plugins info {provided.plugin}"
                 ) from None
         if not built:
+            from hermes_kernel.plugins.missing import why_missing  # only to say what is missing
+
             missing = why_missing(app.host, Kind.COMMAND_RULES, "command rules", STANDARD_RULES)
             raise NoRules(missing)
         return built
