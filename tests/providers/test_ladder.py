@@ -188,19 +188,34 @@ def test_a_gguf_of_your_own_needs_no_bundled_weights_check(hermes) -> None:
 
 
 @pytest.mark.parametrize(
-    "command",
-    [("model",), ("model", "test"), ("model", "set", "openai"), ("chat", "-q", "hi")],
+    ("command", "expected"),
+    [
+        (
+            ("model",),
+            "`hermes model` comes from plugin 'providers' (hermes-plugin-providers), which is "
+            "disabled (plugins.disabled in config.yaml); enable it with: hermes plugins enable "
+            "providers",
+        ),
+        (
+            ("model", "test"),
+            "`hermes model` comes from plugin 'providers' (hermes-plugin-providers), which is "
+            "disabled",
+        ),
+        (
+            ("chat", "-q", "hi"),
+            "no plugin provides a model router: plugin 'providers' does, but is off "
+            "(plugins.disabled in config.yaml); enable it: hermes plugins enable providers",
+        ),
+    ],
 )
-def test_with_the_router_plugin_disabled_each_command_says_which_plugin(hermes, command) -> None:
-    """Issue 61: the ladder is a plugin; without it no model is used, and every command that
-    needs one says so in one line naming the plugin."""
+def test_with_the_router_plugin_disabled_each_command_says_which_plugin(
+    hermes, command, expected
+) -> None:
+    """Issue 61: the ladder and `hermes model` are a plugin; without it no model is used,
+    and every command that needs one says so in one line naming the plugin."""
     hermes.config("plugins:\n  disabled: [providers]\n")
     result = hermes(*command)
     assert result.code != 0
-    expected = (
-        "no plugin provides a model router: plugin 'providers' does, but is off "
-        "(plugins.disabled in config.yaml); enable it: hermes plugins enable providers"
-    )
     assert expected in result.err
     assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
 
@@ -209,3 +224,16 @@ def test_status_says_why_there_is_no_model_without_the_router(hermes) -> None:
     hermes.config("plugins:\n  disabled: [providers]\n")
     result = hermes("status")
     assert "no plugin provides a model router" in result.out
+
+
+def test_model_set_through_the_plugin_keeps_comments_and_replaces_the_shorthand(hermes) -> None:
+    """`hermes model` is the providers plugin's; it changes config.yaml through the SDK's
+    CommandContext.edit_config, which keeps the file's comments and validates the result."""
+    hermes.config("# my settings\nmodel: some-model  # the shorthand\nlogging:\n  level: WARNING\n")
+    result = hermes("model", "set", "openai", "gpt-x")
+    assert result.code == 0, result.err
+    text = (hermes.home / "config.yaml").read_text()
+    assert text.startswith("# my settings\n") and "level: WARNING" in text
+    assert "provider: openai" in text and "default: gpt-x" in text
+    assert hermes("model", "set", "auto").code == 0
+    assert "default:" not in (hermes.home / "config.yaml").read_text()

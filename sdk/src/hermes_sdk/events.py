@@ -6,7 +6,7 @@ Fields may be added in minor SDK versions; never removed or renamed outside a ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -221,3 +221,11 @@ class CommandContext:
     set_plugin_enabled: Callable[[str, bool], None] | None = None
     """``context.set_plugin_enabled("web", True)`` enables (False: disables) a plugin in
     config.yaml, as ``hermes plugins enable`` does."""
+
+    # --- changing config.yaml (SDK 0.x: added for `hermes model set`) ---------------------
+
+    edit_config: Callable[[Callable[[MutableMapping[str, Any]], None]], None] | None = None
+    """``context.edit_config(change)``: ``change(document)`` edits config.yaml's top-level
+    mapping in place (comments and layout are kept; add sections as plain dicts). The new
+    file is validated as ``hermes config set`` validates it and written atomically; a problem
+    raises ``click.ClickException`` (one line) and leaves the file as it was."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +40,6 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     "logs": (
         "hermes_kernel.cli.logs_cmd:logs",
         "Show or follow the logs in HERMES_HOME/logs (agent, errors, a front-end's ...).",
-    ),
-    "model": (
-        "hermes_kernel.cli.model_cmd:model",
-        "Show, explain, choose and test the model in use.",
     ),
     "plugins": (
         "hermes_kernel.cli.plugins_cmd:plugins",
@@ -314,7 +310,26 @@ def command_context(app: App) -> CommandContext:
         config_path=str(settings.config_path),
         plugins=lambda: _plugin_states(app),
         set_plugin_enabled=lambda name, enabled: _set_plugin_enabled(app, name, enabled),
+        edit_config=_config_editor(),
     )
+
+
+def _config_editor() -> Callable[[Callable[[MutableMapping[str, Any]], None]], None]:
+    """``CommandContext.edit_config``: config.yaml changed in place, checked as ``hermes
+    config set`` checks it, one line when refused."""
+
+    def edit(change: Callable[[MutableMapping[str, Any]], None]) -> None:
+        from hermes_kernel.cli.config_cmd import _validator
+        from hermes_kernel.config.edit import edit_config
+        from hermes_kernel.config.errors import ConfigError
+
+        ctx = click.get_current_context()
+        try:
+            edit_config(app_of(ctx).settings.config_path, change, _validator(ctx))
+        except ConfigError as exc:
+            raise click.ClickException("; ".join(exc.problems)) from None
+
+    return edit
 
 
 def _plugin_states(app: App) -> list[PluginState]:

@@ -64,7 +64,7 @@ SpecT = TypeVar("SpecT", bound=Spec)
 ItemT = TypeVar("ItemT")
 
 RESERVED_COMMANDS = frozenset(
-    {"config", "doctor", "help", "import", "model", "plugins", "setup", "version"}
+    {"config", "doctor", "help", "import", "plugins", "setup", "version"}
     | {"plugins.list", "plugins.info", "plugins.enable", "plugins.disable"}
 )
 """Built-in subcommands a plugin's command may not replace (``plugins.list`` is ``hermes

@@ -6,20 +6,35 @@ and the price tables that estimate costs. The model clients themselves are other
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from hermes_sdk import ModelRouterSpec, hookimpl
+from hermes_sdk import CommandSpec, ModelRouterSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_sdk.routing import ModelRouter
 
-__all__ = ["hermes_model_routers"]
+__all__ = ["hermes_cli_commands", "hermes_model_routers"]
 
 
 def _router() -> ModelRouter:
     from hermes_plugin_providers.routes import LadderRouter
 
     return LadderRouter()
+
+
+def _model_command() -> Any:
+    from hermes_plugin_providers.model_cmd import model
+
+    return model
+
+
+@hookimpl
+def hermes_cli_commands() -> Iterator[CommandSpec]:
+    yield CommandSpec(
+        name="model",
+        description="Show, explain, choose and test the model in use.",
+        factory=_model_command,
+    )
 
 
 @hookimpl

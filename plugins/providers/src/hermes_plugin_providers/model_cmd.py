@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import MutableMapping
+from pathlib import Path
 from typing import Any
 
 import click
 
-from hermes_kernel.cli.main import HermesGroup, app_of
+from hermes_plugin_providers.routes import LadderRouter, model_routing, run_ladder
+from hermes_sdk.dotenv import DotenvError, read_dotenv
+from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
+from hermes_sdk.routing import RouteRequest, RoutingView
 
 _provider_option = click.option(
     "--provider", metavar="NAME", help="Use this provider (strict: no fallback)."
@@ -15,27 +21,57 @@ _provider_option = click.option(
 _model_option = click.option("--model", metavar="NAME", help="Use this model (strict).")
 
 
-@click.group(cls=HermesGroup, invoke_without_command=True)
-@click.option("--explain", is_flag=True, help="Show each step of the choice and what it saw.")
+def _context() -> CommandContext:
+    context: CommandContext = click.get_current_context().meta[COMMAND_CONTEXT]
+    return context
+
+
+def _request(provider: str | None = None, model: str | None = None) -> RouteRequest:
+    context = _context()
+    home = Path(context.home)
+
+    def reread(name: str) -> str | None:
+        """A key read again now: the environment, then .env as it is now."""
+        if os.environ.get(name):
+            return os.environ[name]
+        try:
+            return read_dotenv(home / ".env").get(name)
+        except DotenvError:
+            return None
+
+    return RouteRequest(
+        config=context.config,
+        home=home,
+        secret=context.secrets.get,
+        reread=reread,
+        provided=context.provided,
+        provider=provider,
+        model=model,
+    )
+
+
+def _view(request: RouteRequest) -> RoutingView:
+    return LadderRouter().view(request)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--explain", is_flag=True, help="Show every rung of the ladder and what it saw.")
 @_provider_option
 @_model_option
 @click.pass_context
 def model(ctx: click.Context, explain: bool, provider: str | None, model: str | None) -> None:
     """Show the model in use and the providers you can choose from.
 
-    The model router (a plugin) picks one; --explain shows what it looked at, in order.
+    The provider ladder picks one: --provider/--model, then model.provider in config (a
+    custom provider from providers:), model.base_url, credential_pools, API keys in the
+    environment or .env, and last the embedded offline model.
     """
     if ctx.invoked_subcommand is not None:
         return
-    from hermes_kernel.providers.routing import NoModel, routing_view
-
-    app = app_of(ctx)
-    try:
-        report = routing_view(app.host, app.settings, provider, model)
-    except NoModel as exc:
-        raise click.ClickException(str(exc)) from None
+    request = _request(provider, model)
+    report = _view(request)
     if explain:
-        click.echo("How the model is chosen (in order):")
+        click.echo("Provider ladder (lowest position first):")
         for line in report.explanation:
             click.echo(f"  {line}")
         click.echo("")
@@ -57,7 +93,7 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
         for name, endpoint in sorted(report.endpoints.items()):
             mark = "*" if name == chosen else " "
             if endpoint.api_key_env:
-                key = "key set" if app.settings.secrets.get(endpoint.api_key_env) else "no key"
+                key = "key set" if request.secret(endpoint.api_key_env) else "no key"
                 needs = f"{endpoint.api_key_env} ({key})"
             else:
                 needs = "no key needed"
@@ -74,23 +110,28 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
 @model.command("set")
 @click.argument("provider")
 @click.argument("model_name", metavar="[MODEL]", required=False)
-@click.pass_context
-def set_default(ctx: click.Context, provider: str, model_name: str | None) -> None:
-    """Make PROVIDER (and MODEL) the default in config.yaml; "auto" lets the router pick."""
-    from hermes_kernel.config.edit import set_model
-    from hermes_kernel.providers.routing import NoModel, routing_view
-
-    app = app_of(ctx)
+def set_default(provider: str, model_name: str | None) -> None:
+    """Make PROVIDER (and MODEL) the default in config.yaml; "auto" lets the ladder pick."""
     if provider != "auto":
-        try:
-            endpoints = routing_view(app.host, app.settings).endpoints
-        except NoModel as exc:
-            raise click.ClickException(str(exc)) from None
-        if provider not in endpoints:
-            known = ", ".join(sorted(endpoints)) or "none"
+        _report, ladder = run_ladder(_request())
+        if provider not in ladder.endpoints:
+            known = ", ".join(sorted(ladder.endpoints)) or "none"
             raise click.UsageError(f"unknown provider {provider!r}; known: {known}")
+    edit = _context().edit_config
+    if edit is None:
+        raise click.ClickException("this Hermes cannot change config.yaml from a plugin")
 
-    set_model(app.settings.config_path, provider, model_name)
+    def change(document: MutableMapping[str, Any]) -> None:
+        section = document.get("model")
+        if not isinstance(section, MutableMapping):  # absent, or the "model: NAME" shorthand
+            section = document["model"] = {}
+        section["provider"] = provider
+        if model_name:
+            section["default"] = model_name
+        else:
+            section.pop("default", None)  # the provider's own default applies
+
+    edit(change)
     click.echo(
         f"model.provider = {provider}" + (f", model.default = {model_name}" if model_name else "")
     )
@@ -101,23 +142,19 @@ def set_default(ctx: click.Context, provider: str, model_name: str | None) -> No
 @_model_option
 @click.option("--prompt", default="Say hello in five words.", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.pass_context
-def test(
-    ctx: click.Context, provider: str | None, model: str | None, prompt: str, as_json: bool
-) -> None:
+def test(provider: str | None, model: str | None, prompt: str, as_json: bool) -> None:
     """Send one request to the model in use and report latency and usage."""
     import asyncio
     import time
 
-    from hermes_kernel.providers.routing import NoModel, model_setup, pricing
     from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
+    from hermes_sdk.routing import NoModel
 
-    app = app_of(ctx)
+    request = _request(provider, model)
     try:
-        setup = model_setup(app.host, app.settings, provider, model)
+        route = model_routing(request).routes[0]
     except NoModel as exc:
         raise click.ClickException(str(exc)) from None
-    route = setup.routes[0]
     first_token: list[float] = []
 
     def on_text(_text: str) -> None:
@@ -125,9 +162,9 @@ def test(
             first_token.append(time.perf_counter())
 
     async def ask() -> Any:
-        request = ModelRequest(route.model, (ChatMessage("user", prompt),), max_tokens=64)
+        message = ModelRequest(route.model, (ChatMessage("user", prompt),), max_tokens=64)
         try:
-            return await route.provider.complete(request, on_text)
+            return await route.provider.complete(message, on_text)
         finally:
             await route.provider.aclose()
 
@@ -138,7 +175,7 @@ def test(
         raise click.ClickException(f"{route.name} / {route.model}: {exc}") from None
     elapsed = time.perf_counter() - started
     usage = response.usage
-    cost = pricing(app.host)(route.model, usage)
+    cost = LadderRouter().cost(request.provided)(route.model, usage)
     result = {
         "provider": route.name,
         "model": route.model,
