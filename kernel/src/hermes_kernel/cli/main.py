@@ -319,13 +319,13 @@ def _config_editor() -> Callable[[Callable[[MutableMapping[str, Any]], None]], N
     config set`` checks it, one line when refused."""
 
     def edit(change: Callable[[MutableMapping[str, Any]], None]) -> None:
-        from hermes_kernel.cli.config_cmd import _validator
+        from hermes_kernel.cli.config_check import config_validator
         from hermes_kernel.config.edit import edit_config
         from hermes_kernel.config.errors import ConfigError
 
-        ctx = click.get_current_context()
+        app = app_of(click.get_current_context())
         try:
-            edit_config(app_of(ctx).settings.config_path, change, _validator(ctx))
+            edit_config(app.settings.config_path, change, config_validator(app))
         except ConfigError as exc:
             raise click.ClickException("; ".join(exc.problems)) from None
 
