@@ -69,8 +69,8 @@ def test_a_disabled_plugins_subcommand_says_how_to_enable_it(hermes, monkeypatch
     assert code == 1
     assert err.strip() == (
         "Error: `hermes plugins greet` comes from plugin 'greeter' (hermes-plugin-greeter), "
-        "which is disabled (blocked by HERMES_DISABLE_PLUGINS); enable it with: "
-        "hermes plugins enable greeter"
+        "which is disabled (blocked by HERMES_DISABLE_PLUGINS); take greeter out of "
+        "HERMES_DISABLE_PLUGINS"  # `hermes plugins enable` would not help here
     )
     assert hermes("plugins", "list")[0] == 0
 

@@ -193,7 +193,7 @@ def test_a_gguf_of_your_own_needs_no_bundled_weights_check(hermes) -> None:
         (
             ("model",),
             "`hermes model` comes from plugin 'providers' (hermes-plugin-providers), which is "
-            "disabled (plugins.disabled in config.yaml); enable it with: hermes plugins enable "
+            "disabled (plugins.disabled in config.yaml); enable it: hermes plugins enable "
             "providers",
         ),
         (

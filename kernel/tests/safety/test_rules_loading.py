@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -176,13 +175,11 @@ def test_parallel_first_commands_load_the_rules_once(make_plugin):
             results.append(exc)
 
     threads = [threading.Thread(target=first) for _ in range(4)]
-    started = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(10)
     assert results == [None] * 4
-    assert time.monotonic() - started < 5
     assert host.outcomes["slow"].ok, host.outcomes["slow"].error  # loaded once, not failed
     assert len(sys.modules[record.target].BUILT) == 1  # and its factory called once
 

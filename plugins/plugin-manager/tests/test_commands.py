@@ -120,7 +120,7 @@ def test_disabled_it_is_named_and_the_kernels_commands_still_work(tmp_path):
         assert run.stderr == (
             f"Error: `hermes {' '.join(args[:2])}` comes from plugin 'plugin-manager' "
             "(hermes-plugin-plugin-manager), which is disabled (plugins.disabled in "
-            "config.yaml); enable it with: hermes plugins enable plugin-manager\n"
+            "config.yaml); enable it: hermes plugins enable plugin-manager\n"
         )
     listed = hermes(home, "plugins", "list", load=None)
     [row] = [line for line in listed.stdout.splitlines() if line.startswith("plugin-manager ")]

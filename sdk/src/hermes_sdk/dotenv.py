@@ -20,6 +20,7 @@ from hermes_sdk.files import atomic_write_text
 
 __all__ = [
     "DotenvError",
+    "current_secret",
     "parse_dotenv",
     "quote_dotenv_value",
     "read_dotenv",
@@ -109,6 +110,20 @@ def read_dotenv(path: Path | str) -> dict[str, str]:
     path = Path(path)
     text = _read(path)
     return {} if text is None else parse_dotenv(path, text)
+
+
+def current_secret(dotenv: Path | str, name: str) -> str | None:
+    """``name`` as it is now: the environment, then the .env at ``dotenv`` read again (a key
+    that was rejected may have been replaced since); None when neither has it or the file
+    cannot be read."""
+    import os
+
+    if os.environ.get(name):
+        return os.environ[name]
+    try:
+        return read_dotenv(dotenv).get(name)
+    except DotenvError:
+        return None
 
 
 def quote_dotenv_value(value: str) -> str:

@@ -191,7 +191,7 @@ def _mechanism_findings(host: PluginHost) -> list[Finding]:
     commands (without them no tool runs a command) and a model router (without it no model
     is used). One that failed to load is an error; one turned off or not installed (a home
     with only the plugins it chose) a warning; each with the step that fixes it."""
-    from hermes_kernel.plugins.missing import why_missing
+    from hermes_kernel.plugins.missing import absence
     from hermes_kernel.providers.routing import STANDARD_ROUTER
     from hermes_kernel.tooling.environment import STANDARD_RULES
 
@@ -202,12 +202,7 @@ def _mechanism_findings(host: PluginHost) -> list[Finding]:
     ):
         if host.index.of_kind(kind):
             continue
-        why, _, fix = why_missing(host, kind, what, standard).rpartition("; ")
-        failed = any(
-            record.declared_names(kind) and not outcome.ok
-            for record in host.records
-            if (outcome := host.outcomes.get(record.name)) is not None
-        )
+        why, fix, failed = absence(host, kind, what, standard)
         level: Level = "error" if failed else "warning"
         findings.append(_finding(level, f"{why}, so {without}", fix))
     return findings

@@ -250,6 +250,8 @@ def _not_provided(ctx: click.Context, key: str) -> None:
     """No enabled plugin provides command ``key``: None (click's "no such command"), or one
     line naming the installed plugin that would provide it once enabled, or, for the
     plugin manager's commands, the distribution to install."""
+    from hermes_kernel.plugins.missing import turn_on
+
     app = app_of(ctx)
     wanted = (_command_kind(), key)
     for record in app.host.records:
@@ -257,8 +259,8 @@ def _not_provided(ctx: click.Context, key: str) -> None:
             reason = app.host.decision(record.name).reason
             raise click.ClickException(
                 f"`hermes {_spoken(key)}` comes from plugin {record.name!r} "
-                f"({record.distribution}), which is disabled ({reason}); enable it with: "
-                f"hermes plugins enable {record.name}"
+                f"({record.distribution}), which is disabled ({reason}); "
+                f"{turn_on(record.name, reason)}"
             )
     if key in _MANAGING:
         raise click.ClickException(

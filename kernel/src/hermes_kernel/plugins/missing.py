@@ -3,38 +3,61 @@ router), in one line that ends with the step that fixes it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from hermes_sdk import Kind
 
 if TYPE_CHECKING:
     from hermes_kernel.plugins.host import PluginHost
 
-__all__ = ["why_missing"]
+__all__ = ["Absence", "absence", "turn_on", "why_missing"]
 
 
-def why_missing(host: PluginHost, kind: Kind, what: str, standard: str) -> str:
-    """``what`` names the kind for people ("command rules"); ``standard`` is the plugin the
-    standard bundle provides it with, named when no installed plugin declares the kind."""
+class Absence(NamedTuple):
+    why: str
+    fix: str
+    failed: bool
+    """A plugin that provides it failed to load (a broken install), rather than being off or
+    not installed (a choice)."""
+
+
+def absence(host: PluginHost, kind: Kind, what: str, standard: str) -> Absence:
+    """Why no plugin provides ``kind``: ``what`` names it for people ("command rules");
+    ``standard`` is the plugin the standard bundle provides it with, named when no installed
+    plugin declares the kind."""
     for record in host.records:
         if not record.declared_names(kind):
             continue
         decision = host.decision(record.name)
         if not decision.enabled:
-            return (
+            return Absence(
                 f"no plugin provides {what}: plugin {record.name!r} does, but is off "
-                f"({decision.reason}); {_turn_on(record.name, decision.reason)}"
+                f"({decision.reason})",
+                turn_on(record.name, decision.reason),
+                failed=False,
             )
         outcome = host.outcomes.get(record.name)
         if outcome is not None and not outcome.ok:
-            return (
+            return Absence(
                 f"no plugin provides {what}: plugin {record.name!r} does, but failed to load "
-                f"({outcome.error}); see: hermes plugins info {record.name}"
+                f"({outcome.error})",
+                f"see: hermes plugins info {record.name}",
+                failed=True,
             )
-    return f"no plugin provides {what}; install the standard one: hermes plugins install {standard}"
+    return Absence(
+        f"no plugin provides {what}",
+        f"install the standard one: hermes plugins install {standard}",
+        failed=False,
+    )
 
 
-def _turn_on(name: str, reason: str) -> str:
+def why_missing(host: PluginHost, kind: Kind, what: str, standard: str) -> str:
+    """:func:`absence` as one line: what is missing, then the step that fixes it."""
+    why, fix, _ = absence(host, kind, what, standard)
+    return f"{why}; {fix}"
+
+
+def turn_on(name: str, reason: str) -> str:
     """The step that enables plugin ``name``, by why it is off."""
     if "HERMES_DISABLE_PLUGINS" in reason:
         return f"take {name} out of HERMES_DISABLE_PLUGINS"

@@ -6,8 +6,8 @@ to install."""
 
 from __future__ import annotations
 
+import functools
 import logging
-import os
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +17,7 @@ from hermes_kernel.config.settings import Settings, dotenv_path
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.plugins.host import PluginHost
 from hermes_sdk import Kind, ModelRouterSpec
-from hermes_sdk.dotenv import DotenvError, read_dotenv
+from hermes_sdk.dotenv import current_secret
 from hermes_sdk.models import ModelUsage
 from hermes_sdk.routing import ModelRouter, NoModel, RouteRequest, RoutingView
 
@@ -37,21 +37,6 @@ class ModelSetup:
     view: RoutingView
     notice: str = ""
     warnings: list[str] = field(default_factory=list)
-
-
-def fresh_secret(settings: Settings) -> Callable[[str], str | None]:
-    """Read a secret again (environment, then .env as it is now): a rejected key may have
-    been replaced since."""
-
-    def read(name: str) -> str | None:
-        if os.environ.get(name):
-            return os.environ[name]
-        try:
-            return read_dotenv(dotenv_path(settings.home)).get(name)
-        except DotenvError:
-            return None
-
-    return read
 
 
 _BUILT: weakref.WeakKeyDictionary[PluginHost, ModelRouter] = weakref.WeakKeyDictionary()
@@ -96,7 +81,7 @@ def _request(
         config=settings.raw,
         home=settings.home,
         secret=settings.secrets.get,
-        reread=fresh_secret(settings),
+        reread=functools.partial(current_secret, dotenv_path(settings.home)),
         provided=host.shared(lazily=True),
         provider=provider,
         model=model,

@@ -33,12 +33,12 @@ from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.backends import BackendPool
 from hermes_kernel.tooling.history import history_searcher
 from hermes_sdk import BackendSpec, CommandRulesSpec, Kind
-from hermes_sdk.approvals import CommandRules
 from hermes_sdk.media import Attachment
 from hermes_sdk.tooling import ToolContext, Unsupported
 
 if TYPE_CHECKING:
     from hermes_kernel.app import App
+    from hermes_sdk.approvals import CommandRules
     from hermes_sdk.runtime import Runtime
 
 __all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment", "approval_policy"]

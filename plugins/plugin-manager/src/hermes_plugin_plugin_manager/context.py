@@ -31,10 +31,6 @@ def installed_plugins() -> list[PluginState]:
     return list(command_context().plugins())
 
 
-def find_plugin(name: str) -> PluginState | None:
-    return next((plugin for plugin in installed_plugins() if plugin.name == name), None)
-
-
 def set_plugin_enabled(name: str, enabled: bool) -> None:
     setter = command_context().set_plugin_enabled
     if setter is None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -11,9 +11,9 @@ from typing import Any
 import click
 
 from hermes_plugin_providers.routes import LadderRouter, model_routing, run_ladder
-from hermes_sdk.dotenv import DotenvError, read_dotenv
+from hermes_sdk.dotenv import current_secret
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
-from hermes_sdk.routing import RouteRequest, RoutingView
+from hermes_sdk.routing import RouteRequest
 
 _provider_option = click.option(
     "--provider", metavar="NAME", help="Use this provider (strict: no fallback)."
@@ -29,29 +29,15 @@ def _context() -> CommandContext:
 def _request(provider: str | None = None, model: str | None = None) -> RouteRequest:
     context = _context()
     home = Path(context.home)
-
-    def reread(name: str) -> str | None:
-        """A key read again now: the environment, then .env as it is now."""
-        if os.environ.get(name):
-            return os.environ[name]
-        try:
-            return read_dotenv(home / ".env").get(name)
-        except DotenvError:
-            return None
-
     return RouteRequest(
         config=context.config,
         home=home,
         secret=context.secrets.get,
-        reread=reread,
+        reread=functools.partial(current_secret, home / ".env"),
         provided=context.provided,
         provider=provider,
         model=model,
     )
-
-
-def _view(request: RouteRequest) -> RoutingView:
-    return LadderRouter().view(request)
 
 
 @click.group(invoke_without_command=True)
@@ -69,7 +55,7 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
     if ctx.invoked_subcommand is not None:
         return
     request = _request(provider, model)
-    report = _view(request)
+    report = LadderRouter().view(request)
     if explain:
         click.echo("Provider ladder (lowest position first):")
         for line in report.explanation:
