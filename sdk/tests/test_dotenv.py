@@ -93,3 +93,20 @@ def test_a_file_that_does_not_parse_is_never_overwritten(tmp_path: Path) -> None
     with pytest.raises(DotenvError, match="'not-a-name' is not a variable name"):
         set_dotenv_value(tmp_path / "other.env", "not-a-name", "value")
     assert not (tmp_path / "other.env").exists()
+
+
+def test_current_secret_reads_the_environment_then_the_file_as_it_is_now(tmp_path, monkeypatch):
+    from hermes_sdk.dotenv import current_secret
+
+    dotenv = tmp_path / ".env"
+    monkeypatch.delenv("ACME_KEY", raising=False)
+    assert current_secret(dotenv, "ACME_KEY") is None  # no file yet
+    dotenv.write_text("ACME_KEY=old\n")
+    assert current_secret(dotenv, "ACME_KEY") == "old"
+    dotenv.write_text("ACME_KEY=replaced\n")  # the user replaced a rejected key
+    assert current_secret(dotenv, "ACME_KEY") == "replaced"
+    monkeypatch.setenv("ACME_KEY", "from-env")
+    assert current_secret(dotenv, "ACME_KEY") == "from-env"
+    monkeypatch.delenv("ACME_KEY")
+    dotenv.write_text("ACME_KEY='unclosed\n")  # a broken file: no key, never a crash
+    assert current_secret(dotenv, "ACME_KEY") is None
