@@ -8,6 +8,7 @@ from pathlib import Path
 
 import hermes_plugin_provider_openai
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.cli.main import main
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
@@ -111,7 +112,7 @@ def make_engine(tmp_path, openai_server, provider_spec):
             for i, server in enumerate(servers or [openai_server])
         ]
         engine = TurnEngine(
-            store or StateStore(tmp_path / "state.db"),
+            store or StateStore(Database(tmp_path / "state.db")),
             routes,
             {spec.name: spec for spec in tools},
             tmp_path / "home",

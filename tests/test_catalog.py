@@ -28,6 +28,7 @@ def test_every_plugin_in_the_repository_has_an_entry_and_bundles_resolve():
     folders = {p.name for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").exists()}
     assert {e.package.removeprefix("hermes-plugin-") for e in catalog.entries.values()} >= folders
     assert catalog.bundle_plugins("minimal") == [
+        "store-sqlite",  # the kernel holds no store engine: without one, no state
         "providers",  # the kernel picks no model itself
         "provider-openai",
         "backend-local",
@@ -39,4 +40,4 @@ def test_every_plugin_in_the_repository_has_an_entry_and_bundles_resolve():
     assert "gateway" in catalog.bundle_plugins("standard")  # both front-ends come standard
     server = catalog.bundle_plugins("server")
     assert set(catalog.bundle_plugins("standard")) < set(server)
-    assert {"platform-telegram", "backend-docker", "backend-ssh"} <= set(server)
+    assert {"platform-telegram", "backend-docker", "backend-ssh", "store-postgresql"} <= set(server)

@@ -66,6 +66,14 @@ CAPABILITY_NAMES: Mapping[str, str] = {
     # the old name of compression.unattended_threshold is still read, for configs written
     # with it; nothing else may name the gateway
     "gateway": _word(r"gateway(?!_threshold)"),
+    # the store engines: the kernel holds the store's contract, never an engine (issue 61)
+    "postgres": _word("postgres(?:ql)?"),
+    "psycopg": r"(?<![a-z0-9])psycopg",  # psycopg, psycopg_pool ...
+    "apsw": _word("apsw"),
+    "sqlite3": _word("sqlite3"),
+    "fts5": _word("fts5"),
+    "pg_trgm": _word("pg_trgm"),
+    "tsvector": _word("tsvector"),
     # other tools whose homes an importer brings over (it alone knows their files)
     "hermes-agent": _word(r"hermes[-_ ]agent"),
 }
@@ -114,6 +122,10 @@ def test_the_check_catches_a_planted_name_and_spares_ordinary_words():
         "rungs = order(plugin_rungs)",
         "import tree_sitter_bash",
         "log_to('gateway')",
+        "import psycopg_pool",
+        "url = 'postgresql://u@h/d'",
+        "connection = apsw.Connection(path)",
+        "CREATE VIRTUAL TABLE words USING fts5(content)",
     ]
     for line in planted:
         assert named_capabilities("engine/planted.py", line), line

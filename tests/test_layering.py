@@ -100,9 +100,17 @@ def test_the_front_end_plugins_import_only_the_sdk(name):
     assert done.stdout.strip() == "[]", f"importing plugins/{name} loads {done.stdout.strip()}"
 
 
-ENGINES = ("tree_sitter", "tree_sitter_bash", "hermes_plugin_")
-"""What the kernel never imports: a rule set's grammar, or any plugin. The list grows as
-engines leave the kernel (issue 61)."""
+ENGINES = (
+    "tree_sitter",
+    "tree_sitter_bash",
+    "apsw",
+    "sqlite3",
+    "psycopg",
+    "psycopg_pool",
+    "hermes_plugin_",
+)
+"""What the kernel never imports: a rule set's grammar, a database engine's driver, or any
+plugin. The list grows as engines leave the kernel (issue 61)."""
 
 
 def engine_imports(source: str) -> list[tuple[int, str]]:
@@ -123,8 +131,17 @@ def engine_imports(source: str) -> list[tuple[int, str]]:
 
 
 def test_the_check_catches_an_engine_import():
-    source = "import tree_sitter\nfrom hermes_plugin_approvals import commands\nimport treelib\n"
-    assert engine_imports(source) == [(1, "tree_sitter"), (2, "hermes_plugin_approvals")]
+    source = (
+        "import tree_sitter\nfrom hermes_plugin_approvals import commands\nimport treelib\n"
+        "import apsw\nfrom psycopg.rows import dict_row\nimport sqlite3\n"
+    )
+    assert engine_imports(source) == [
+        (1, "tree_sitter"),
+        (2, "hermes_plugin_approvals"),
+        (4, "apsw"),
+        (5, "psycopg.rows"),
+        (6, "sqlite3"),
+    ]
 
 
 def test_the_kernel_imports_no_engine_rule_set_or_plugin():

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_kernel.store.state import StateStore
@@ -53,7 +54,7 @@ def hermes_cli(
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[StateStore]:
     """A fresh state.db in a temp folder."""
-    state = StateStore(tmp_path / "state.db")
+    state = StateStore(Database(tmp_path / "state.db"))
     yield state
     state.close()
 

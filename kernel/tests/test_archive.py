@@ -5,6 +5,7 @@ continues from."""
 from __future__ import annotations
 
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.store.archive import StoreArchive
 from hermes_kernel.store.state import StateStore
@@ -47,7 +48,7 @@ CHILD = session(
 
 @pytest.fixture
 def store(tmp_path):
-    opened = StateStore(tmp_path / "state.db")
+    opened = StateStore(Database(tmp_path / "state.db"))
     yield opened
     opened.close()
 

@@ -9,10 +9,10 @@ import time
 
 import apsw
 import pytest
+from hermes_plugin_store_sqlite.database import Database
+from hermes_plugin_store_sqlite.schema import MIGRATIONS
 
-from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import StoreBusyError, StoreError
-from hermes_kernel.store.schema import MIGRATIONS
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.state import StateStore
 
@@ -32,13 +32,13 @@ def test_a_newer_schema_is_refused_with_a_clear_error(tmp_path):
         Database(path)
     assert str(raised.value) == (
         f"{path} has schema version 99, newer than this Hermes understands "
-        f"({len(MIGRATIONS)}); upgrade hermes-kernel, or point HERMES_HOME elsewhere"
+        f"({len(MIGRATIONS)}); upgrade Hermes (hermes update), or point HERMES_HOME elsewhere"
     )
 
 
 def test_an_older_schema_is_migrated_and_keeps_its_data(tmp_path):
     path = tmp_path / "state.db"
-    StateStore(path).sessions.create("cli")  # at the current version
+    StateStore(Database(path)).sessions.create("cli")  # at the current version
     upgraded = Database(path, [*MIGRATIONS, "ALTER TABLE sessions ADD COLUMN pinned INTEGER"])
     assert upgraded.version == len(MIGRATIONS) + 1
     assert upgraded.query_value("SELECT count(*) FROM sessions WHERE pinned IS NULL") == 1
@@ -48,7 +48,7 @@ def test_a_file_that_is_not_a_database_gets_one_line_saying_what_to_do(tmp_path)
     path = tmp_path / "state.db"
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match=r"is not a SQLite database .*; move it aside"):
-        StateStore(path)
+        StateStore(Database(path))
 
 
 HOLD_LOCK = """
@@ -84,7 +84,7 @@ def test_a_write_waits_for_another_process_then_succeeds(store, tmp_path):
 
 def test_a_lock_held_too_long_is_a_clear_error_and_nothing_is_half_written(tmp_path):
     path = tmp_path / "state.db"
-    StateStore(path).close()
+    StateStore(Database(path)).close()
     impatient = Database(path, busy_timeout_ms=50, write_attempts=2)
     holder = hold_lock(path, 1)
     with (
@@ -134,8 +134,6 @@ def integrity_check(store):
 
 
 def test_messages_are_indexed_in_batches_before_search(store):
-    from hermes_kernel.store.indexing import index_pending
-
     session = store.sessions.create("cli")
     for word in ["alpha", "beta", "gamma"]:
         store.messages.append(session.id, "user", f"{word} message")
@@ -143,7 +141,7 @@ def test_messages_are_indexed_in_batches_before_search(store):
         "not on the write path"
     )
     assert len(store.search("beta")) == 1, "search indexes what is pending first"
-    assert index_pending(store.db) == 0
+    assert store.db.index_pending() == 0
     integrity_check(store)
 
 
@@ -161,7 +159,7 @@ def test_a_reused_rowid_is_indexed_with_its_new_text(store):
 
 
 def test_a_version_1_database_is_migrated_and_its_index_kept(tmp_path):
-    from hermes_kernel.store.schema import V1
+    from hermes_plugin_store_sqlite.schema import V1
 
     path = tmp_path / "state.db"
     old = Database(path, (V1,))
@@ -172,7 +170,7 @@ def test_a_version_1_database_is_migrated_and_its_index_kept(tmp_path):
             "VALUES ('s', 1, 'user', 'written by version one', 0)"
         )
     old.close()
-    store = StateStore(path)
+    store = StateStore(Database(path))
     assert store.db.version == len(MIGRATIONS)
     assert store.db.query_value("SELECT indexed_upto FROM fts_progress") == 1, (
         "v1 rows were indexed"
@@ -186,7 +184,7 @@ def test_a_write_that_must_not_wait_says_so_at_once(tmp_path):
     from hermes_kernel.store.errors import WouldBlock
 
     path = tmp_path / "state.db"
-    store = StateStore(path)
+    store = StateStore(Database(path))
     session = store.sessions.create("cli")
     holder = hold_lock(path, 1)
     started = time.monotonic()

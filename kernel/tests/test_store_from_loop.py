@@ -9,10 +9,10 @@ import threading
 import time
 
 import pytest
+from hermes_plugin_store_sqlite.database import Database
+from hermes_plugin_store_sqlite.group_sync import GroupSync
 
-from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import StoreError
-from hermes_kernel.store.group_sync import GroupSync
 from hermes_kernel.store.state import StateStore
 
 
@@ -72,7 +72,7 @@ def test_a_worker_holding_the_connection_sends_the_call_to_a_thread(store):
 
 def test_another_process_writing_sends_the_call_to_a_thread_that_waits_its_turn(tmp_path):
     path = tmp_path / "state.db"
-    ours, theirs = StateStore(path), Database(path)
+    ours, theirs = StateStore(Database(path)), Database(path)
     try:
         add_note(ours.db, "before")
         lock = theirs.write()

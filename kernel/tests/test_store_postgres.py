@@ -10,13 +10,13 @@ import time
 
 import psycopg
 import pytest
+from hermes_plugin_store_postgresql.database import PostgresDatabase, to_pyformat
 
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.settings import Flags, load_settings
-from hermes_kernel.store.backend import redacted
 from hermes_kernel.store.errors import StoreError
-from hermes_kernel.store.postgres import PostgresDatabase, to_pyformat
 from hermes_kernel.store.state import StateStore
+from hermes_sdk.redact import url_without_password as redacted
 
 
 def test_placeholders_outside_quotes_and_comments_only():
@@ -42,11 +42,11 @@ def test_a_password_never_shows_in_the_url_it_prints():
     assert "s3cret" not in redacted("postgresql://u:s3cret@h:notaport/d")
 
 
-def test_a_url_with_a_password_or_another_engine_is_refused_in_config(tmp_path):
+def test_a_url_with_a_password_or_without_a_scheme_is_refused_in_config(tmp_path):
     for url, said in (
         ("postgresql://u:pw@h/d", "put it in .env as HERMES_STORE_PASSWORD"),
         ("postgresql://u@h/d?password=pw", "put it in .env as HERMES_STORE_PASSWORD"),
-        ("mysql://u@h/d", "must start with postgresql://"),
+        ("u@h/d", "must be a URL such as SCHEME://USER@HOST/DATABASE"),
     ):
         (tmp_path / "config.yaml").write_text(f"store:\n  url: {url}\n")
         with pytest.raises(ConfigError, match=said) as refused:
@@ -75,7 +75,7 @@ def test_a_password_that_is_wrong_is_one_line_without_the_password(postgres):
         message = str(refused.value)
         assert "password authentication failed" in message and "wrong-one" not in message
         assert len(message.splitlines()) == 1
-        StateStore(db=PostgresDatabase(url, password="right-one")).close()
+        StateStore(PostgresDatabase(url, password="right-one")).close()
 
 
 def test_the_urls_own_connection_settings_are_kept(postgres):
@@ -90,7 +90,7 @@ def test_the_urls_own_connection_settings_are_kept(postgres):
 
 
 def test_connections_the_server_drops_are_replaced(postgres):
-    store = StateStore(db=PostgresDatabase(postgres.create_database()))
+    store = StateStore(PostgresDatabase(postgres.create_database()))
     try:
         session = store.sessions.create("cli")
         with psycopg.connect(store.db.where) as admin:
@@ -107,7 +107,7 @@ def test_connections_the_server_drops_are_replaced(postgres):
 
 HOLD = """
 import sys, time
-from hermes_kernel.store.postgres import PostgresDatabase
+from hermes_plugin_store_postgresql.database import PostgresDatabase
 db = PostgresDatabase(sys.argv[1])
 with db.write() as cursor:
     cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('held', 'x', 0)")
@@ -121,7 +121,7 @@ def test_a_write_in_another_process_is_waited_for_and_a_no_wait_write_is_refused
     from hermes_kernel.store.errors import WouldBlock
 
     url = postgres.create_database()
-    store = StateStore(db=PostgresDatabase(url))
+    store = StateStore(PostgresDatabase(url))
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(HOLD), url], stdout=subprocess.PIPE, text=True
     )

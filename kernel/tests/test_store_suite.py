@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.store.compactions import Action, CompactionRecord
-from hermes_kernel.store.db import Database
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.messages import Disposition
 from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
@@ -27,6 +27,7 @@ from hermes_kernel.store.state import StateStore
 from hermes_kernel.store.usage import tool_usage_by_day, usage_by_day
 from hermes_sdk.runtime import SessionNotFound
 from hermes_sdk.storage import StoreSchema
+from hermes_sdk.tables import AddColumn, Column, ColumnType, Index, Table
 
 ENGINES = ["sqlite", "postgresql"]
 
@@ -34,7 +35,7 @@ ENGINES = ["sqlite", "postgresql"]
 def open_backend(engine: str, request: pytest.FixtureRequest, tmp_path: Path):
     if engine == "sqlite":
         return Database(tmp_path / "state.db")
-    from hermes_kernel.store.postgres import PostgresDatabase
+    from hermes_plugin_store_postgresql.database import PostgresDatabase
 
     return PostgresDatabase(request.getfixturevalue("postgres").create_database())
 
@@ -46,7 +47,7 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def store(engine: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore]:
-    state = StateStore(db=open_backend(engine, request, tmp_path))
+    state = StateStore(open_backend(engine, request, tmp_path))
     yield state
     state.close()
 
@@ -238,18 +239,18 @@ def test_a_failing_write_rolls_back_everything_in_it(store):
 
 
 def test_a_store_opened_again_keeps_everything_at_the_same_version(engine, request, tmp_path):
-    first = StateStore(db=open_backend(engine, request, tmp_path))
+    first = StateStore(open_backend(engine, request, tmp_path))
     session = first.sessions.create("cli")
     first.sessions.set_title(session.id, "kept")
     version = first.db.version
     where = first.db.where
     first.close()
     if engine == "sqlite":
-        again = StateStore(tmp_path / "state.db")
+        again = StateStore(Database(tmp_path / "state.db"))
     else:
-        from hermes_kernel.store.postgres import PostgresDatabase
+        from hermes_plugin_store_postgresql.database import PostgresDatabase
 
-        again = StateStore(db=PostgresDatabase(where))
+        again = StateStore(PostgresDatabase(where))
     try:
         assert again.db.version == version >= 1
         assert again.sessions.get(session.id).title == "kept"
@@ -349,18 +350,98 @@ def test_a_plugins_schema_is_migrated_once_and_its_store_works(store):
     assert notes.query("SELECT text FROM notes_items WHERE text LIKE ? ORDER BY id", ("%?",)) == [
         ("what?",)
     ]
-    assert notes.dialect == store.db.dialect.value
+    assert notes.dialect == store.db.dialect
+
+
+DECLARED = StoreSchema(
+    name="tasks",
+    declared=(
+        (
+            Table(
+                "tasks_lists",
+                (Column("id", ColumnType.ID), Column("title", ColumnType.TEXT, required=True)),
+                unique=(("title",),),
+            ),
+            Table(
+                "tasks_items",
+                (
+                    Column("id", ColumnType.ID),
+                    Column(
+                        "list_id",
+                        ColumnType.INTEGER,
+                        required=True,
+                        references="tasks_lists(id)",
+                        on_delete="CASCADE",
+                    ),
+                    Column(
+                        "state", ColumnType.TEXT, required=True, check="state IN ('open', 'done')"
+                    ),
+                    Column("due_at", ColumnType.REAL),
+                    Column("kind", ColumnType.TEXT, required=True, default="'chore'"),
+                ),
+            ),
+            Index("tasks_items_open", "tasks_items", ("list_id",), where="state = 'open'"),
+            Table(
+                "tasks_marks",
+                (Column("name", ColumnType.TEXT), Column("at", ColumnType.REAL, required=True)),
+                primary_key=("name", "at"),
+            ),
+        ),
+        (AddColumn("tasks_items", Column("weight", ColumnType.INTEGER, required=True, default=1)),),
+    ),
+)
+
+
+def test_tables_declared_once_are_made_alike_by_every_engine(store):
+    from hermes_sdk.storage import StoreError
+
+    migrate_schema(store.db, DECLARED)
+    migrate_schema(store.db, DECLARED)  # nothing to do the second time
+    tasks = PluginStore(store.db, owned=False)
+    with tasks.write() as cursor:
+        cursor.execute("INSERT INTO tasks_lists (title) VALUES (?)", ("home",))
+        list_id = cursor.execute("SELECT id FROM tasks_lists").fetchall()[0][0]
+        cursor.execute(
+            "INSERT INTO tasks_items (list_id, state, due_at) VALUES (?, ?, ?), (?, ?, ?)",
+            (list_id, "open", 1.5, list_id, "done", None),
+        )
+    assert tasks.query("SELECT state, due_at, kind, weight FROM tasks_items ORDER BY id") == [
+        ("open", 1.5, "chore", 1),
+        ("done", None, "chore", 1),
+    ]
+    for statement, bindings in (
+        ("INSERT INTO tasks_items (list_id, state) VALUES (?, ?)", (list_id, "lost")),  # check
+        ("INSERT INTO tasks_lists (title) VALUES (?)", ("home",)),  # unique
+        ("INSERT INTO tasks_items (list_id, state) VALUES (?, ?)", (999, "open")),  # reference
+        ("INSERT INTO tasks_marks (name, at) VALUES (?, ?), (?, ?)", ("a", 1.0, "a", 1.0)),  # key
+    ):
+        with pytest.raises(StoreError), tasks.write() as cursor:
+            cursor.execute(statement, bindings)
+    with tasks.write() as cursor:
+        cursor.execute("DELETE FROM tasks_lists")
+    assert tasks.query("SELECT count(*) FROM tasks_items") == [(0,)]  # cascaded
+    assert store.db.query_value("SELECT version FROM plugin_schemas WHERE name = 'tasks'") == 2
+    assert store.db.columns("tasks_items")[-1] == "weight"
+
+
+def test_a_schema_is_declared_or_written_never_both():
+    with pytest.raises(ValueError, match="not both"):
+        StoreSchema(name="x", migrations=("SELECT 1",), declared=DECLARED.declared)
+    with pytest.raises(ValueError, match="not neither"):
+        StoreSchema(name="x")
+    with pytest.raises(ValueError, match="needs a default"):
+        AddColumn("t", Column("c", ColumnType.TEXT, required=True))
 
 
 def test_concurrent_writers_never_share_a_seq_or_a_lease(engine, request, tmp_path):
     """Two connections (two workers) append to one session and race for its lease."""
-    stores = [StateStore(db=open_backend(engine, request, tmp_path))]
+    stores = [StateStore(open_backend(engine, request, tmp_path))]
     if engine == "sqlite":
-        stores.append(StateStore(tmp_path / "state.db"))
+        stores.append(StateStore(Database(tmp_path / "state.db")))
     else:
-        from hermes_kernel.store.postgres import PostgresDatabase
+        from hermes_plugin_store_postgresql.database import PostgresDatabase
 
-        stores.append(StateStore(db=PostgresDatabase(stores[0].db.where)))
+        stores.append(StateStore(PostgresDatabase(stores[0].db.where)))
     session = stores[0].sessions.create("telegram")
     won: list[str] = []
     errors: list[BaseException] = []

@@ -26,6 +26,7 @@ from typing import Any
 
 import hermes_plugin_provider_openai
 from hermes_plugin_context_summary.engine import SummaryEngine
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.engine.compaction import Compactor, CompressionSettings, summary_message
 from hermes_kernel.engine.models import ModelRoute
@@ -110,7 +111,7 @@ async def compact_once(
     folder: Path, size: int, provider: Timed, repeat: int
 ) -> tuple[float, float, int, int, int, int]:
     """ms added, ms of the floor, tokens and bytes of the request before and after."""
-    store = StateStore(folder / f"{size}-{repeat}.db")
+    store = StateStore(Database(folder / f"{size}-{repeat}.db"))
     route = ModelRoute("scripted", provider, "test-model")  # type: ignore[arg-type]
     engine_plugin = SummaryEngine(ContextEngineContext(home=str(folder)))
     compactor = Compactor(

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from hermes_plugin_import_hermes_agent.importer import import_home
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.cli.main import command_archive
-from hermes_kernel.store.db import Database
 from hermes_sdk.importing import ImportRequest
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_agent" / "home" / "state.db"

@@ -25,6 +25,7 @@ from pathlib import Path
 from hermes_plugin_memory_builtin.history import session_search
 from hermes_plugin_skills.index import render_index
 from hermes_plugin_skills.tools import open_library
+from hermes_plugin_store_sqlite.database import Database
 from store import WORDS, fill, percentile  # tests/bench/store.py
 
 from hermes_kernel.store.search import SearchMode
@@ -73,7 +74,7 @@ def bench_skills(counts: list[int]) -> None:
 def bench_search(messages: int, queries: int) -> None:
     rng = random.Random(11)
     with tempfile.TemporaryDirectory() as folder:
-        store = StateStore(Path(folder) / "state.db")
+        store = StateStore(Database(Path(folder) / "state.db"))
         started = time.perf_counter()
         fill(store, messages, rng)
         print(f"\nstore of {messages} messages built in {time.perf_counter() - started:.0f} s")

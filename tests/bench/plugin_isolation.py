@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hermes_plugin_store_sqlite.database import Database
 from turn_overhead import ModelServer, openai_factory
 
 from hermes_kernel.engine.control import TurnControl
@@ -172,7 +173,7 @@ def turn_ms(server: ModelServer, host: PluginHost, folder: Path, rounds: int, ta
     route = ModelRoute(
         "scripted", openai_factory()(ProviderSettings(base_url=server.base_url)), "test-model"
     )
-    store = StateStore(folder / f"{tag}.db")
+    store = StateStore(Database(folder / f"{tag}.db"))
     tools = {spec.name: spec for spec in host.tools()}
     engine = TurnEngine(store, [route], tools, folder / "home", observer=HostObserver(host))
     session = engine.start_session("bench")

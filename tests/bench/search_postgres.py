@@ -24,10 +24,10 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from hermes_plugin_store_postgresql.database import PostgresDatabase
 from store import CJK, CODE, VOCABULARY, WORDS, percentile, synthetic_text
 
 from hermes_kernel.store import search
-from hermes_kernel.store.postgres import PostgresDatabase
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.state import StateStore
 from hermes_sdk.testing.postgres import postgres_server
@@ -87,7 +87,7 @@ def main() -> int:
     ]
     with postgres_server() as server:
         url = server.create_database("search_bench")
-        store = StateStore(db=PostgresDatabase(url))
+        store = StateStore(PostgresDatabase(url))
         have = 0
         try:
             for asked in sorted(args.sizes):

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import apsw
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.search import SearchMode
@@ -141,7 +142,7 @@ def search_latency(store: StateStore, mode: SearchMode, queries: list[str]) -> t
 
 
 def append_throughput(folder: Path, count: int) -> tuple[float, float]:
-    store = StateStore(folder / "append.db")
+    store = StateStore(Database(folder / "append.db"))
     session = store.sessions.create("bench")
     rng = random.Random(1)
     texts = [synthetic_text(rng) for _ in range(count)]
@@ -185,7 +186,7 @@ def main() -> int:
             f"append, one transaction per message: {ours:,.0f}/s "
             f"(floor, bare insert without indexes: {floor:,.0f}/s; ratio {floor / ours:.2f}x)"
         )
-        store = StateStore(folder / "state.db")
+        store = StateStore(Database(folder / "state.db"))
         have = 0
         for size in sorted(args.sizes):
             started = time.perf_counter()

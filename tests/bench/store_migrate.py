@@ -23,9 +23,10 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from hermes_plugin_store_postgresql.database import PostgresDatabase
+from hermes_plugin_store_sqlite.database import Database
 from store import fill
 
-from hermes_kernel.store.postgres import PostgresDatabase
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.store.transfer import transfer
 from hermes_sdk.testing.postgres import postgres_server
@@ -36,7 +37,7 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=100_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hermes-migrate-bench-") as scratch:
-        source = StateStore(Path(scratch) / "state.db")
+        source = StateStore(Database(Path(scratch) / "state.db"))
         fill(source, args.messages, random.Random(7))
         rows = source.db.query(
             "SELECT session_id, seq, role, content, created_at FROM messages ORDER BY id"

@@ -29,6 +29,7 @@ from typing import Any
 
 import hermes_plugin_provider_openai
 import httpx
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.engine.turn import TurnEngine
@@ -153,7 +154,7 @@ def measure(
     )
     engine_ms, floor_ms, pooled_ms, logged = [], [], [], []
     for repeat in range(-1, args.repeat):  # turn -1 warms up: imports, connections
-        store = StateStore(folder / f"{noop.name}-{repeat}.db")
+        store = StateStore(Database(folder / f"{noop.name}-{repeat}.db"))
         engine = TurnEngine(store, [route], {noop.name: noop}, folder / "home")
         session = engine.start_session("bench")
         seed(store, session.id, args.history)

@@ -135,11 +135,14 @@ def test_continue_picks_the_session_written_to_last(configured, openai_server):
 
 
 def test_a_session_busy_in_another_process_is_one_line(configured, openai_server):
-    from hermes_kernel.store.state import StateStore, state_db_path
+    from hermes_plugin_store_sqlite import state_db_path
+    from hermes_plugin_store_sqlite.database import Database
+
+    from hermes_kernel.store.state import StateStore
 
     openai_server.queue(Reply.say("a"))
     session = json.loads(configured("chat", "-q", "one", "--json").out)["session_id"]
-    store = StateStore(state_db_path(configured.home))
+    store = StateStore(Database(state_db_path(configured.home)))
     store.leases.acquire(session, "otherhost:1:abc", ttl=60)
     try:
         result = configured("chat", "-q", "two", "--resume", session)

@@ -155,18 +155,21 @@ class RunningGateway:
 
     def sessions(self, source: str) -> list[Any]:
         """The stored sessions of ``source``, newest first (read on a connection of the test's)."""
-        from hermes_kernel.config.store_location import open_state_store
+        from hermes_kernel.runtime.home_store import open_home_store
 
-        store = open_state_store(self.home)  # state.db, or the PostgreSQL store.url names
+        store = open_home_store(self.home)  # state.db, or the PostgreSQL store.url names
         try:
             return store.sessions.recent(source=source)
         finally:
             store.close()
 
     def compactions(self, session_id: str) -> list[Any]:
-        from hermes_kernel.store.state import StateStore, state_db_path
+        from hermes_plugin_store_sqlite import state_db_path
+        from hermes_plugin_store_sqlite.database import Database
 
-        store = StateStore(state_db_path(self.home))
+        from hermes_kernel.store.state import StateStore
+
+        store = StateStore(Database(state_db_path(self.home)))
         try:
             return store.compactions.of_session(session_id)
         finally:

@@ -109,10 +109,11 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
 
 @pytest.fixture(scope="session")
 def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """The chat and its sessions, the provider ladder and the OpenAI-compatible provider, the
-    local backend, its command rules and the terminal toolset, the gateway and Telegram, and
+    """The state store in the home, the chat and its sessions, the provider ladder and the
+    OpenAI-compatible provider, the local backend, its command rules and the terminal toolset, the gateway and Telegram, and
     the fixture plugin that misbehaves at run time on request (tests/fixtures/faulty)."""
     packages = [
+        REPO / "plugins" / "store-sqlite",
         REPO / "plugins" / "chat",
         REPO / "plugins" / "sessions",
         REPO / "plugins" / "providers",
@@ -156,10 +157,11 @@ HermesRunner = Callable[..., Run]
 
 @pytest.fixture(scope="session")
 def chat_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """The terminal chat and its sessions, the provider ladder and the OpenAI-compatible
-    provider, the local backend with its command rules and the terminal toolset, the default
+    """The state store in the home, the terminal chat and its sessions, the provider ladder
+    and the OpenAI-compatible provider, the local backend with its command rules and the terminal toolset, the default
     context engine, the MCP client, and a fixture plugin with tools and slash commands."""
     packages = [
+        REPO / "plugins" / "store-sqlite",
         REPO / "plugins" / "chat",
         REPO / "plugins" / "sessions",
         REPO / "plugins" / "providers",

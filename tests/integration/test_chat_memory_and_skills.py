@@ -20,6 +20,7 @@ pytestmark = pytest.mark.venv
 @pytest.fixture(scope="module")
 def standard_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     plugins = [
+        "store-sqlite",
         "chat",
         "providers",
         "approvals",

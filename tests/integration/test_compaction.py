@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hermes_plugin_store_sqlite import state_db_path
+from hermes_plugin_store_sqlite.database import Database
 
-from hermes_kernel.store.state import StateStore, state_db_path
+from hermes_kernel.store.state import StateStore
 from hermes_sdk.testing import Reply
 
 SUMMARIZER = "You write the working memory of an AI agent"
@@ -82,7 +84,7 @@ def ask(hermes, text: str, *flags: str) -> dict:
 
 
 def compactions(hermes, session_id: str):
-    store = StateStore(state_db_path(hermes.home))
+    store = StateStore(Database(state_db_path(hermes.home)))
     try:
         return store.compactions.of_session(session_id)
     finally:
@@ -119,7 +121,7 @@ def test_the_summary_call_is_paid_for_in_the_session(home, openai_server):
     Model(openai_server)
     session = ask(home, words("alpha", 1200))["session_id"]
     ask(home, words("beta", 1200), "--continue")
-    store = StateStore(state_db_path(home.home))
+    store = StateStore(Database(state_db_path(home.home)))
     try:
         calls = store.db.query(
             "SELECT count(*), sum(input_tokens) FROM model_calls WHERE session_id = ?",

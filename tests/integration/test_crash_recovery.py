@@ -18,6 +18,7 @@ from pathlib import Path
 
 import hermes_plugin_provider_openai
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine
@@ -34,6 +35,7 @@ import hermes_plugin_provider_openai
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.engine.turn import NoObserver, TurnEngine
 from hermes_kernel.store.state import StateStore
+from hermes_plugin_store_sqlite.database import Database
 from hermes_sdk import ToolSpec
 from hermes_sdk.models import ProviderSettings
 
@@ -74,7 +76,7 @@ tools = {
     "act": ToolSpec(name="act", handler=act, description="changes the world"),
     "look": ToolSpec(name="look", handler=lambda note="": "seen", description="reads", parallel_safe=True),
 }
-engine = TurnEngine(StateStore(Path(db)), [route], tools, Path(home), observer=KillAt())
+engine = TurnEngine(StateStore(Database(Path(db))), [route], tools, Path(home), observer=KillAt())
 asyncio.run(engine.run_turn(session_id, "do the thing"))
 print("the turn finished without being killed", flush=True)
 """
@@ -103,7 +105,7 @@ def restart_engine(tmp_path: Path, base_url: str, factory, effects: Path) -> Tur
         ),
     }
     return TurnEngine(
-        StateStore(tmp_path / "state.db"),
+        StateStore(Database(tmp_path / "state.db")),
         [route],
         tools,
         tmp_path / "home",

@@ -206,9 +206,11 @@ def test_a_source_that_is_not_a_hermes_agent_home_is_one_line(hermes, tmp_path, 
 def test_a_hermes_home_is_not_imported_as_hermes_agents(hermes, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
+    from hermes_plugin_store_sqlite.database import Database
+
     from hermes_kernel.store.state import StateStore
 
-    StateStore(other / "state.db").close()
+    StateStore(Database(other / "state.db")).close()
     result = hermes("import", "hermes-agent", str(other), "--yes")
     assert result.code == 1
     assert "is a Hermes home already" in result.err

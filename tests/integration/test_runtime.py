@@ -275,12 +275,17 @@ def test_a_compaction_in_a_front_ends_turn_is_a_notice_and_the_view_persists(hom
 
 
 def test_a_session_busy_in_another_process_ends_the_turn_as_busy(home, openai_server):
-    from hermes_kernel.store.state import StateStore, state_db_path
+    from hermes_plugin_store_sqlite import state_db_path
+    from hermes_plugin_store_sqlite.database import Database
+
+    from hermes_kernel.store.state import StateStore
 
     async def scenario():
         async with open_runtime(home) as runtime:
             session = await runtime.open_session(SessionOptions(source="test"))
-            other = StateStore(state_db_path(home))  # another process's turn holds the lease
+            other = StateStore(
+                Database(state_db_path(home))
+            )  # another process's turn holds the lease
             try:
                 with other.leases.holding(session.session_id):
                     ended = await runtime.start_turn(session.session_id, "hi").result()

@@ -9,8 +9,9 @@ import shutil
 import psycopg
 from hermes_plugin_cron.runs import RunLog
 from hermes_plugin_gateway.schema import SCHEMA
+from hermes_plugin_store_sqlite.database import Database
 
-from hermes_kernel.config.store_location import open_state_store
+from hermes_kernel.runtime.home_store import open_home_store as open_state_store
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.sessions import Usage
 from hermes_kernel.store.state import StateStore
@@ -18,7 +19,7 @@ from hermes_sdk.storage import open_store
 
 
 def fill(home) -> dict[str, str]:
-    store = StateStore(home / "state.db")
+    store = StateStore(Database(home / "state.db"))
     try:
         parent = store.sessions.create("telegram", user_scope="telegram:42")
         child = store.sessions.create("research", parent_session_id=parent.id)
@@ -122,7 +123,10 @@ def test_a_url_that_cannot_be_reached_is_one_line(hermes):
     assert "cannot reach the state store at postgresql://nobody@127.0.0.1:1/none" in result.err
     assert len(result.err.strip().splitlines()) == 1
     bad = hermes("store", "migrate", "--to", "mysql://x")
-    assert bad.code == 2 and "postgresql:// URL, or sqlite" in bad.err
+    assert bad.code == 1 and bad.err.count("\n") == 1
+    assert "hermes plugins install store-mysql" in bad.err  # no engine opens mysql:// here
+    unknown = hermes("store", "migrate", "--to", "duckdb")
+    assert unknown.code == 2 and "keeps the store in HERMES_HOME (sqlite)" in unknown.err
 
 
 def test_the_first_move_logs_in_with_the_password_in_dotenv(hermes, postgres):

@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.models import RetryPolicy
@@ -389,7 +390,7 @@ def test_a_failed_write_ends_the_turn_before_the_tool_runs(make_engine, openai_s
 
     observer = LockWhenModelAnswers()
     openai_server.queue(Reply.tool_call("act", {}))
-    store = StateStore(tmp_path / "state.db", busy_timeout_ms=50, write_attempts=2)
+    store = StateStore(Database(tmp_path / "state.db", busy_timeout_ms=50, write_attempts=2))
     engine = make_engine([tool("act", lambda: ran.append(1))], observer=observer, store=store)
     session = engine.start_session("cli")
     result = run(engine, session.id, "do it")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.store.state import StateStore
@@ -19,7 +20,7 @@ def world(hermes, make_engine, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     app = hermes.app()
-    store = StateStore(hermes.home / "state.db")
+    store = StateStore(Database(hermes.home / "state.db"))
     routes = []
     env = ToolEnvironment(app, store=store, aside_route=lambda: routes[0])
     tools = [spec for spec in app.host.tools() if spec.name in ("memory", "session_search")]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+from hermes_plugin_store_sqlite.database import Database
+
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.routing import model_setup, pricing
 from hermes_kernel.store.state import StateStore
@@ -39,7 +41,7 @@ def test_a_tool_call_made_and_its_result_used(hermes) -> None:
     setup = model_setup(app.host, app.settings)
     assert [(r.name, r.model) for r in setup.routes] == [("local", "smollm2-135m-instruct")]
     assert "tiny" in setup.notice
-    store = StateStore(hermes.home / "state.db")
+    store = StateStore(Database(hermes.home / "state.db"))
     engine = TurnEngine(
         store,
         setup.routes,

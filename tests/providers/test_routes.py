@@ -10,6 +10,7 @@ import pytest
 from hermes_plugin_provider_openai.client import ChatCompletionsProvider
 from hermes_plugin_providers.pool import PooledProvider
 from hermes_plugin_providers.pricing import PriceBook
+from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine
@@ -152,7 +153,7 @@ def test_fallback_routes_come_from_config_and_keys_stay_with_their_endpoint(
         ]
         primary.queue(*[Reply.error(402)] * 2)
         backup.queue(Reply.say("the backup answered"))
-        store = StateStore(hermes.home / "state.db")
+        store = StateStore(Database(hermes.home / "state.db"))
         engine = TurnEngine(
             store,
             setup.routes,
@@ -239,7 +240,7 @@ def test_usage_and_cost_are_stored_per_call_and_per_session(tmp_path, openai_ser
     )
     provider = ChatCompletionsProvider(ProviderSettings(base_url=openai_server.base_url))
     book = PriceBook([PriceTableSpec(name="t", prices={"known": ModelPrice(2.0, 4.0)})])
-    store = StateStore(tmp_path / "state.db")
+    store = StateStore(Database(tmp_path / "state.db"))
     for model in ("known", "mystery"):
         engine = TurnEngine(
             store, [ModelRoute("r", provider, model)], {}, tmp_path, pricing=book.cost

@@ -248,7 +248,7 @@ def test_an_empty_home_says_so_and_loads_no_other_plugin(tmp_path: Path) -> None
         if line.startswith("import time:")
     }
     plugins = {name.partition(".")[0] for name in imported if name.startswith("hermes_plugin_")}
-    assert plugins == {"hermes_plugin_insights"}
+    assert plugins == {"hermes_plugin_insights", "hermes_plugin_store_sqlite"}  # and the store
 
     report = json.loads(hermes(tmp_path, "insights", "--json", "--days", "7").stdout)
     assert report["days"] == 7 and report["totals"]["tokens"] == 0

@@ -83,7 +83,7 @@ def test_listing_imports_no_plugin_but_its_own(home: Path) -> None:
         if line.startswith("import time:")
     }
     plugins = {name.partition(".")[0] for name in imported if name.startswith("hermes_plugin_")}
-    assert plugins == {"hermes_plugin_sessions"}
+    assert plugins == {"hermes_plugin_sessions", "hermes_plugin_store_sqlite"}  # and the store
 
 
 def test_a_session_a_turn_runs_on_is_not_deleted(

@@ -69,6 +69,7 @@ from hermes_sdk.specs import (
     SkillSourceSpec,
     SlashCommandSpec,
     Spec,
+    StoreEngineSpec,
     ToolsetSpec,
     ToolSourceSpec,
     ToolSpec,
@@ -164,6 +165,33 @@ def hermes_model_routers() -> Iterable[ModelRouterSpec]:
         @hookimpl
         def hermes_model_routers():
             yield ModelRouterSpec(name="pinned", factory=PinnedRouter)
+    """
+
+
+# --- Registration: store engines ---------------------------------------------------------
+
+
+@hookspec
+def hermes_store_engines() -> Iterable[StoreEngineSpec]:
+    """Yield the database engines the state store can be kept in.
+
+    Called once when the plugin is loaded. ``factory(target)`` gets a
+    :class:`~hermes_sdk.store_engine.StoreTarget` (the home, ``store.url`` and its password)
+    and returns a :class:`~hermes_sdk.store_engine.Database` with the kernel's tables
+    migrated, or raises :class:`~hermes_sdk.storage.StoreError` in one line. With
+    ``store.url`` unset the engine that declares ``in_home`` is used; with it set, the engine
+    whose ``schemes`` hold the URL's scheme. The standard bundle's is ``store-sqlite``
+    (state.db in the home); ``store-postgresql`` keeps the store in a shared PostgreSQL. With
+    no engine for the home, every command that needs the store fails with one line naming
+    what to install: no engine, no state.
+
+    Manifest key: ``store_engine.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_store_engines():
+            yield StoreEngineSpec(name="duckdb", schemes=("duckdb",), factory=open_duckdb)
     """
 
 
@@ -945,6 +973,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_provider_rungs": RungSpec,
     "hermes_model_prices": PriceTableSpec,
     "hermes_model_routers": ModelRouterSpec,
+    "hermes_store_engines": StoreEngineSpec,
     "hermes_terminal_backends": BackendSpec,
     "hermes_platforms": PlatformSpec,
     "hermes_services": ServiceSpec,

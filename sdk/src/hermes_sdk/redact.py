@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_key", "redact_data", "redact_text"]
+__all__ = ["REDACTED", "is_secret_key", "redact_data", "redact_text", "url_without_password"]
 
 REDACTED = "<redacted>"
 
@@ -102,3 +102,24 @@ def redact_data(data: Any, secret_values: Iterable[str] = ()) -> Any:
         return item
 
     return walk(data, None)
+
+
+def url_without_password(url: str) -> str:
+    """``url`` without a password (in its user part or its query), for messages and logs."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "(a URL that cannot be read)"
+    if password is not None:
+        user, _, host = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{user.partition(':')[0]}:***@{host}")
+    if "password=" in parts.query:
+        query = "&".join(
+            "password=***" if item.startswith("password=") else item
+            for item in parts.query.split("&")
+        )
+        parts = parts._replace(query=query)
+    return urlunsplit(parts)

@@ -14,11 +14,13 @@ import enum
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from hermes_sdk.ladder import Endpoint, LadderContext, RungResult
     from hermes_sdk.pending_writes import PendingContext, PendingWrites
+    from hermes_sdk.store_engine import StoreTarget
 
 __all__ = [
     "BackendSpec",
@@ -44,6 +46,7 @@ __all__ = [
     "SkillSourceSpec",
     "SlashCommandSpec",
     "Spec",
+    "StoreEngineSpec",
     "ToolSourceSpec",
     "ToolSpec",
     "ToolsetSpec",
@@ -77,6 +80,8 @@ class Kind(enum.StrEnum):
     TRANSCRIBER = "transcriber"
     MODEL_ROUTER = "model_router"
     """What picks a session's models (:class:`ModelRouterSpec`)."""
+    STORE_ENGINE = "store_engine"
+    """A database engine the state store can be kept in (:class:`StoreEngineSpec`)."""
     COMMAND_RULES = "command_rules"
     """Rules that judge the commands tools run (:class:`CommandRulesSpec`)."""
     PENDING = "pending"
@@ -299,6 +304,27 @@ class ModelRouterSpec(FactorySpec):
     """
 
     kind: ClassVar[Kind] = Kind.MODEL_ROUTER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreEngineSpec(FactorySpec):
+    """A database engine that holds the state store (sessions, messages, plugins' tables).
+
+    ``factory(target)`` gets a :class:`~hermes_sdk.store_engine.StoreTarget` and returns a
+    :class:`~hermes_sdk.store_engine.Database`, open and with the kernel's tables at the
+    version this engine knows, or raises :class:`~hermes_sdk.storage.StoreError` in one
+    line. ``schemes`` are the URL schemes of ``store.url`` it opens; ``in_home`` says it
+    keeps the store in HERMES_HOME, used when ``store.url`` is unset. The name is what
+    ``hermes store migrate --to NAME`` takes for an engine in the home.
+    """
+
+    kind: ClassVar[Kind] = Kind.STORE_ENGINE
+    schemes: tuple[str, ...] = ()
+    in_home: bool = False
+    locate: Callable[[StoreTarget], Path] | None = None
+    """For an engine that keeps the store in a file: that file, whether it exists yet or not
+    (``hermes store where`` says it, and ``hermes status`` and ``hermes doctor`` do not
+    make one); None: the store is where ``store.url`` says."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,10 +2,12 @@
 migrations of its own, written the way the kernel writes sessions.
 
 A plugin that keeps durable state (a gateway's delivery ledger and pairings, say) declares
-its tables once::
+its tables once, and every store engine makes them in its own SQL (:mod:`hermes_sdk.tables`)::
 
-    SCHEMA = StoreSchema(name="notes", migrations=(
-        "CREATE TABLE IF NOT EXISTS notes_items (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+    SCHEMA = StoreSchema(name="notes", declared=(
+        (Table("notes_items", (
+            Column("id", ColumnType.ID), Column("text", ColumnType.TEXT, required=True),
+        )),),
     ))
 
 and gets a :class:`Store` where it runs: ``runtime.plugin_store(SCHEMA)`` in a front-end (it shares
@@ -15,16 +17,17 @@ it closes. Each migration runs once, in order, in the transaction that records i
 version is kept per schema name, so plugins never collide. Name your tables after your
 schema (``notes_items``): the kernel's own tables and other plugins' share the database.
 
-The SQL is SQLite's, with ``?`` placeholders. A home may keep its store in PostgreSQL instead
-(``store.url``: a team's gateway workers on several hosts share it); a plugin runs there only
-if its schema gives the same tables in PostgreSQL's SQL too (``postgresql=``), and its
-statements are run with ``?`` placeholders there as well: write them in the SQL both engines
-share (``CAST(? AS TEXT) IS NULL`` where SQLite would accept a bare ``? IS NULL``), and ask
-:attr:`Store.dialect` where they cannot be. On both, every write transaction is serialized
-with every other (in every process, on every host): read, then write, in one transaction,
-and nothing changes in between. A write transaction takes the lock up front and is retried a
-bounded number of times while another process holds it; a failure to save is
-:class:`StoreError`, one line. Fields and methods may be added in minor SDK versions.
+Statements have ``?`` placeholders. A home may keep its store in PostgreSQL instead
+(``store.url``: a team's gateway workers on several hosts share it); a plugin whose schema
+is SQL ``migrations`` runs there only if it gives the same tables in PostgreSQL's SQL too
+(``postgresql=``; declared tables need nothing more), and its statements are run with ``?``
+placeholders there as well: write them in the SQL both engines share (``CAST(? AS TEXT) IS
+NULL`` where SQLite would accept a bare ``? IS NULL``), and ask :attr:`Store.dialect` where
+they cannot be. On both, every write transaction is serialized with every other (in every
+process, on every host): read, then write, in one transaction, and nothing changes in
+between. A write transaction takes the lock up front and is retried a bounded number of
+times while another process holds it; a failure to save is :class:`StoreError`, one line.
+Fields and methods may be added in minor SDK versions.
 """
 
 from __future__ import annotations
@@ -34,11 +37,16 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from hermes_sdk.tables import Step
 
 __all__ = [
     "STORE_ENTRY_POINTS",
+    "ForeignStoreError",
     "Store",
+    "StoreBusyError",
     "StoreCursor",
     "StoreError",
     "StoreSchema",
@@ -57,23 +65,50 @@ class StoreError(Exception):
     this Hermes knows); the message says what happened, in one line."""
 
 
+class StoreBusyError(StoreError):
+    """Another process held the write lock for longer than the engine is willing to wait."""
+
+
+class ForeignStoreError(StoreError):
+    """The store is not a Hermes store (it has tables, but no schema version of ours: another
+    tool's, met by accident): refused before anything is written, and left as it was."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.problem = f"{where}: not a Hermes state store (it has tables, but no version of ours)"
+        self.fix = (
+            "point HERMES_HOME at another folder, or move the file aside and Hermes will "
+            "create a new one"
+        )
+        super().__init__(f"{self.problem}: {self.fix}")
+
+
 @dataclass(frozen=True, slots=True)
 class StoreSchema:
-    """A plugin's tables: ``migrations[n]`` moves them from version ``n`` to ``n + 1``.
-    Never edit a migration that was released; add one."""
+    """A plugin's tables: ``declared`` versions (tables declared once, made by every store
+    engine in its own SQL; see :mod:`hermes_sdk.tables`), or SQL ``migrations``, where
+    ``migrations[n]`` moves them from version ``n`` to ``n + 1``. Never edit a version that
+    was released; add one."""
 
     name: str
     """Whose tables these are (the plugin's name); also the prefix of their names."""
-    migrations: tuple[str, ...]
-    """SQL scripts (several statements each allowed), applied in order."""
+    migrations: tuple[str, ...] = ()
+    """SQLite's SQL scripts (several statements each allowed), applied in order."""
     postgresql: tuple[str, ...] = ()
     """The same tables in PostgreSQL's SQL, versioned on their own (PostgreSQL's version 1
     may hold what SQLite reached in several); empty: this plugin cannot run on a store in
     PostgreSQL, and says so in one line when a home is set up that way."""
+    declared: tuple[tuple[Step, ...], ...] = ()
+    """The versions as steps, for every engine: give these or ``migrations``, not both."""
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"a store schema needs a plain name, got {self.name!r}")
+        if bool(self.declared) == bool(self.migrations or self.postgresql):
+            raise ValueError(
+                f"store schema {self.name!r}: give its versions as declared steps, or as SQL "
+                "migrations, not both (and not neither)"
+            )
 
 
 class StoreCursor(Protocol):

@@ -56,22 +56,27 @@ def _home_findings(home: os.PathLike[str] | str) -> list[Finding]:
     return findings
 
 
-def _store_findings(home: Path) -> list[Finding]:
-    """state.db opens as ours (another tool's, or a damaged one, is an error)."""
-    from hermes_kernel.config.store_location import open_database, store_location
+def _store_findings(host: PluginHost, settings: Settings) -> list[Finding]:
+    """The store opens as ours (another tool's, a damaged one, or none that an installed
+    engine can open, is an error)."""
+    from hermes_kernel.config.store_location import store_location
     from hermes_kernel.foreign_homes import recognize_home
-    from hermes_kernel.store.errors import StoreError
-    from hermes_kernel.store.foreign import ForeignStoreError
-    from hermes_kernel.store.state import state_db_path
+    from hermes_kernel.plugins.store_engines import NoStoreEngine, open_database, store_exists
+    from hermes_kernel.store.errors import ForeignStoreError, StoreError
 
-    path = state_db_path(home)
-    url = store_location(home).url
-    if url is None and not path.exists():
-        return []
+    home, config = settings.home, settings.document.data
+    url = store_location(home, config).url
     try:
-        db = open_database(home)
+        if not store_exists(host, home, config):
+            return []
+        db = open_database(host, home, config)
         where = db.where
         db.close()
+    except NoStoreEngine as exc:
+        # Left out by choice in a home kept in itself, a warning (as other missing pieces);
+        # a broken install, or store.url naming a database no plugin opens, an error.
+        level: Level = "error" if exc.failed or url is not None else "warning"
+        return [_finding(level, exc.why, exc.fix)]
     except ForeignStoreError as exc:
         found = recognize_home(home)
         if found is not None:
@@ -133,7 +138,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
         return findings
     app.rescan = True  # a health check looks at what is installed now, not at a cache
     findings += _home_findings(settings.home)
-    findings += _store_findings(settings.home)
+    findings += _store_findings(app.host, settings)
     findings += [_finding("warning", finding, fix) for finding, fix in settings.unknown_keys]
     findings += [
         _finding("error", line, "rename the key to what it meant, or remove it")

@@ -59,7 +59,7 @@ _BUILTINS: dict[str, tuple[str, str]] = {
     ),
     "store": (
         "hermes_kernel.cli.store_cmd:store",
-        "Say where the state is kept; copy it into PostgreSQL, or back into state.db.",
+        "Say where the state is kept; copy it into another store engine's database, or back.",
     ),
     "tools": (
         "hermes_kernel.cli.tools_cmd:tools",
@@ -350,12 +350,12 @@ def _set_plugin_enabled(app: App, name: str, enabled: bool) -> None:
 def command_archive(app: App, home: str) -> Iterator[SessionArchive]:
     """A home's store, for a command that imports history into it; paired users go to the
     plugin that keeps chat access (``hermes_admit_chat_users``)."""
-    from hermes_kernel.config.store_location import open_database
+    from hermes_kernel.plugins.store_engines import open_database
     from hermes_kernel.store.archive import StoreArchive
     from hermes_kernel.store.errors import StoreError
 
     try:
-        db = open_database(Path(home))
+        db = open_database(app.host, Path(home))
     except StoreError as exc:
         raise OSError(str(exc)) from None
     try:
@@ -379,11 +379,11 @@ async def _command_runtime(app: App, options: RuntimeOptions | None) -> AsyncIte
 @contextlib.asynccontextmanager
 async def _command_history(app: App) -> AsyncIterator[SessionHistory]:
     """The stored sessions of this home, for a command that reads or tidies them: no agent
-    is built, so no model is needed (a StoreError, such as a foreign state.db, is one line
+    is built, so no model is needed (a StoreError, such as a foreign store, is one line
     from :func:`main`)."""
     from hermes_kernel.runtime.history import open_history
 
-    async with open_history(app.settings.home, app.settings.raw) as history:
+    async with open_history(app.host, app.settings.home, app.settings.raw) as history:
         yield history
 
 
@@ -542,7 +542,7 @@ def main() -> None:
         if isinstance(exc, PluginLoadError):
             click.echo(f"hermes: error: {exc} (strict mode)", err=True)
             sys.exit(1)
-        if isinstance(exc, StoreError):  # state.db unusable (a foreign one, damaged, locked)
+        if isinstance(exc, StoreError):  # the store unusable (foreign, damaged, locked, no engine)
             click.echo(f"hermes: error: {_store_problem(exc)}", err=True)
             sys.exit(1)
         raise
@@ -550,13 +550,13 @@ def main() -> None:
 
 
 def _store_problem(exc: Exception) -> str:
-    """The line for a state.db we cannot use; another tool's, when an importer knows it,
+    """The line for a store we cannot use; another tool's, when an importer knows it,
     says whose and how to import it."""
     from hermes_kernel.foreign_homes import recognize_home
-    from hermes_kernel.store.foreign import ForeignStoreError
+    from hermes_kernel.store.errors import ForeignStoreError
 
     if isinstance(exc, ForeignStoreError):
-        found = recognize_home(exc.path.parent)
+        found = recognize_home(Path(exc.where).parent)
         if found is not None:
             return found.line
     return str(exc)

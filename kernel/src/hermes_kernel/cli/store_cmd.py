@@ -1,15 +1,11 @@
-"""``hermes store``: where the home's state is kept, and ``migrate`` to move it between
-state.db and a shared PostgreSQL."""
+"""``hermes store``: where the home's state is kept, and ``migrate`` to move it between the
+store engines installed: into a shared database (a URL), or back into the home."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import click
 
 from hermes_kernel.cli.main import HermesGroup, app_of
-
-SQLITE = "sqlite"
 
 
 @click.group(cls=HermesGroup)
@@ -21,13 +17,10 @@ def store() -> None:
 @click.pass_context
 def where(ctx: click.Context) -> None:
     """Say which store this home uses."""
-    from hermes_kernel.config.store_location import store_location
-    from hermes_kernel.store.backend import redacted
-    from hermes_kernel.store.state import state_db_path
+    from hermes_kernel.plugins.store_engines import store_where
 
     app = app_of(ctx)
-    location = store_location(app.settings.home, app.settings.document.data)
-    click.echo(redacted(location.url) if location.url else str(state_db_path(app.settings.home)))
+    click.echo(store_where(app.host, app.settings.home, app.settings.document.data))
 
 
 @store.command("migrate")
@@ -35,9 +28,9 @@ def where(ctx: click.Context) -> None:
     "--to",
     "target_text",
     required=True,
-    metavar="postgresql://... | sqlite",
-    help="The store to copy into: a PostgreSQL URL (an empty database), or sqlite for "
-    "HERMES_HOME/state.db.",
+    metavar="SCHEME://... | ENGINE",
+    help="The store to copy into: a database URL (an empty database), or the name of a store "
+    "engine that keeps the store in HERMES_HOME (the standard one: sqlite).",
 )
 @click.option(
     "--no-switch",
@@ -54,69 +47,81 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
     from hermes_kernel.config.edit import set_value, unset_value
     from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.config.store_location import (
-        open_database,
+        StoreLocation,
         store_location,
         store_password,
     )
-    from hermes_kernel.store.backend import StoreBackend
-    from hermes_kernel.store.db import Database
+    from hermes_kernel.plugins.store_engines import (
+        engine_for,
+        home_engines,
+        open_database,
+        open_with,
+        target_of,
+    )
     from hermes_kernel.store.errors import StoreError
-    from hermes_kernel.store.state import state_db_path
     from hermes_kernel.store.transfer import check_empty, left_behind, transfer
 
     app = app_of(ctx)
     settings = app.settings
-    home = settings.home
+    home, host = settings.home, app.host
     current = store_location(home, settings.document.data)
-    to_sqlite = target_text.strip().lower() == SQLITE
-    if not to_sqlite and not target_text.startswith(("postgresql://", "postgres://")):
-        raise click.UsageError("--to takes a postgresql:// URL, or sqlite for state.db")
-    if not to_sqlite:
-        from hermes_kernel.config.model import StoreConfig
-
-        try:
-            StoreConfig.check_url(target_text)  # what config.yaml will accept, no password
-        except ValueError as exc:
-            raise click.UsageError(f"--to: {exc}") from None
-    if to_sqlite and current.url is None:
-        raise click.ClickException(f"this home already keeps its state in {state_db_path(home)}")
-    if not to_sqlite and current.url == target_text:
-        raise click.ClickException("this home already keeps its state there")
-    schemas = app.host.store_schemas()
-    target: StoreBackend
+    to_home = "://" not in target_text
     try:
-        source = open_database(home, settings.document.data)
+        if to_home:
+            name = target_text.strip().lower()
+            engines = {engine.name: engine for engine in home_engines(host)}
+            if name not in engines:
+                known = ", ".join(engines) or "none is installed"
+                raise click.UsageError(
+                    f"--to takes a database URL (SCHEME://...) or the name of a store engine "
+                    f"that keeps the store in HERMES_HOME ({known})"
+                )
+            engine = engines[name]
+            target = target_of(home, StoreLocation())
+        else:
+            from hermes_kernel.config.model import StoreConfig
+
+            try:
+                StoreConfig.check_url(target_text)  # what config.yaml will accept
+            except ValueError as exc:
+                raise click.UsageError(f"--to: {exc}") from None
+            engine = engine_for(host, target_text)
+            target = target_of(home, StoreLocation(target_text, store_password(home)))
+    except StoreError as exc:  # no engine for it: what to install
+        raise click.ClickException(str(exc)) from None
+    located = engine.locate(target) if engine.locate is not None else None
+    if to_home and current.url is None:
+        raise click.ClickException(f"this home already keeps its state in {located or name}")
+    if not to_home and current.url == target_text:
+        raise click.ClickException("this home already keeps its state there")
+    if located is not None and located.exists():
+        raise click.ClickException(
+            f"{located} exists (the state from before the move?): move it aside first"
+        )
+    schemas = host.store_schemas()
+    try:
+        source = open_database(host, home, settings.document.data)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     copying = False  # once rows may have gone in, a failure leaves some there
     try:
-        if to_sqlite:
-            path = state_db_path(home)
-            if path.exists():
-                raise click.ClickException(
-                    f"{path} exists (the state from before the move?): move it aside first"
-                )
-            target = Database(path)
-        else:
-            from hermes_kernel.store.postgres import PostgresDatabase
-
-            target = PostgresDatabase(target_text, password=store_password(home))
+        made = open_with(engine, target)
         try:
-            check_empty(target, schemas)
+            check_empty(made, schemas)
             copying = True
             for name in left_behind(source, schemas):
                 click.echo(f"left behind: the tables of {name!r} (no loaded plugin declares them)")
             total = 0
             for copied in transfer(
-                source, target, schemas, lambda c: click.echo(f"{c.table}: {c.rows} rows")
+                source, made, schemas, lambda c: click.echo(f"{c.table}: {c.rows} rows")
             ):
                 total += copied.rows
-            where = target.where
+            where = made.where
         finally:
-            target.close()
+            made.close()
     except StoreError as exc:
-        if to_sqlite:  # made here, from nothing: a half-made state.db would block a retry
-            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if located is not None:  # made here, from nothing: a half-made one would block a retry
+            for leftover in located.parent.glob(f"{located.name}*"):
                 leftover.unlink(missing_ok=True)
             raise click.ClickException(f"{exc} (nothing was kept; try again)") from None
         if not copying:
@@ -132,7 +137,7 @@ def migrate(ctx: click.Context, target_text: str, no_switch: bool) -> None:
         return
     config = settings.config_path
     try:
-        if to_sqlite:
+        if to_home:
             unset_value(config, "store.url")
         else:
             set_value(config, "store.url", target_text)

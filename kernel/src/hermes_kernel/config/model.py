@@ -364,22 +364,23 @@ class StoreConfig(BaseModel):
 
     url: str | None = Field(
         default=None,
-        description="postgresql://USER@HOST:PORT/DATABASE keeps the state store in PostgreSQL "
-        "(14 or later), shared by front-end workers on several hosts; the password goes in .env "
-        "as HERMES_STORE_PASSWORD. Unset: state.db in HERMES_HOME.",
+        description="SCHEME://USER@HOST:PORT/DATABASE keeps the state store in a database "
+        "server, shared by front-end workers on several hosts, through the store engine plugin "
+        "for that scheme; the password goes in .env as HERMES_STORE_PASSWORD. Unset: the store "
+        "is kept in HERMES_HOME.",
     )
     pool_size: int = Field(
-        default=8, ge=1, le=200, description="Connections this process keeps to PostgreSQL."
+        default=8, ge=1, le=200, description="Connections this process keeps to that server."
     )
 
     @field_validator("url")
     @classmethod
-    def _a_postgresql_url_without_password(cls, value: str | None) -> str | None:
+    def _a_url_without_password(cls, value: str | None) -> str | None:
         return None if value is None else cls.check_url(value)
 
     @staticmethod
     def check_url(value: str) -> str:
-        """A postgresql:// URL that holds no password (ValueError saying what to fix)."""
+        """A SCHEME:// URL that holds no password (ValueError saying what to fix)."""
         from urllib.parse import parse_qs, urlsplit
 
         try:
@@ -387,9 +388,10 @@ class StoreConfig(BaseModel):
             password = parts.password
         except ValueError:
             raise ValueError("store.url is not a URL that can be read") from None
-        if parts.scheme not in ("postgresql", "postgres"):
+        if not parts.scheme or not value.startswith(f"{parts.scheme}://"):
             raise ValueError(
-                "store.url must start with postgresql:// (leave it out to keep state.db)"
+                "store.url must be a URL such as SCHEME://USER@HOST/DATABASE (leave it out to "
+                "keep the store in HERMES_HOME)"
             )
         if password is not None or "password" in parse_qs(parts.query):
             raise ValueError(

@@ -1,6 +1,7 @@
-"""Where a home's state store is, and opening it: ``state.db`` in HERMES_HOME unless config.yaml's
-``store.url`` names a PostgreSQL database (its password, if any, in .env as
-``HERMES_STORE_PASSWORD``)."""
+"""Where a home's state store is, as config.yaml and .env say: in HERMES_HOME (the engine that
+keeps it there decides how) unless ``store.url`` names a database elsewhere, whose password,
+if any, is in .env as ``HERMES_STORE_PASSWORD``. Opening it is
+:mod:`hermes_kernel.plugins.store_engines`'s."""
 
 from __future__ import annotations
 
@@ -8,14 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from hermes_kernel.store.backend import StoreBackend
-from hermes_kernel.store.errors import StoreError
-
-if TYPE_CHECKING:
-    from hermes_kernel.store.state import StateStore
-    from hermes_sdk.storage import Store, StoreSchema
+from typing import Any
 
 PASSWORD_VARIABLE = "HERMES_STORE_PASSWORD"
 
@@ -23,7 +17,7 @@ PASSWORD_VARIABLE = "HERMES_STORE_PASSWORD"
 @dataclass(frozen=True)
 class StoreLocation:
     url: str | None = None
-    """None: state.db in the home."""
+    """None: in the home."""
     password: str | None = None
     pool_size: int = 8
 
@@ -51,41 +45,3 @@ def store_password(home: Path) -> str | None:
         PASSWORD_VARIABLE
     )
     return password or None
-
-
-def open_database(home: Path, config: Mapping[str, Any] | None = None) -> StoreBackend:
-    """The home's store, open and migrated; StoreError in one line when it cannot be."""
-    location = store_location(home, config)
-    if location.url is None:
-        from hermes_kernel.store.db import Database
-        from hermes_kernel.store.state import state_db_path
-
-        return Database(state_db_path(home))
-    try:
-        from hermes_kernel.store.postgres import PostgresDatabase
-    except ImportError:
-        raise StoreError(
-            "store.url names PostgreSQL, and its driver is not installed: "
-            "pip install 'hermes-kernel[postgresql]'"
-        ) from None
-    return PostgresDatabase(location.url, password=location.password, pool_size=location.pool_size)
-
-
-def open_state_store(home: Path, config: Mapping[str, Any] | None = None) -> StateStore:
-    """The home's store: state.db, or the PostgreSQL database ``store.url`` names."""
-    from hermes_kernel.store.state import StateStore
-
-    return StateStore(db=open_database(home, config))
-
-
-def open_plugin_store(home: str, schema: StoreSchema) -> Store:
-    """``hermes_sdk.storage.open_store`` (the ``hermes.store`` entry point)."""
-    from hermes_kernel.store.plugin_store import PluginStore, migrate_schema
-
-    db = open_database(Path(home))
-    try:
-        migrate_schema(db, schema)
-    except BaseException:
-        db.close()
-        raise
-    return PluginStore(db, owned=True)

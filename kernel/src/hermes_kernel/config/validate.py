@@ -34,7 +34,7 @@ def _describe(error: Any) -> str:
 
 
 def _holds_a_password(text: str) -> bool:
-    """A URL with a password in it (``postgresql://u:pw@host/db``, ``...?password=pw``)."""
+    """A URL with a password in it (``scheme://u:pw@host/db``, ``...?password=pw``)."""
     from urllib.parse import parse_qs, urlsplit
 
     if "://" not in text:

@@ -37,7 +37,6 @@ from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
 from hermes_kernel.store.compactions import CompactionRecord, latest_in
 from hermes_kernel.store.errors import StoreError
-from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.leases import acquire_in, new_holder, release_in
 from hermes_kernel.store.messages import Message, append_in, of_session_in
 from hermes_kernel.store.sessions import (
@@ -465,7 +464,7 @@ class TurnEngine:
     def index_now(self) -> None:
         """Bring search's indexes up to date; never raises."""
         try:
-            index_pending(self.store.db)
+            self.store.db.index_pending()
         except Exception as exc:  # noqa: BLE001 - search indexes what is left before a query
             log.debug("indexing after the turn failed: %s", exc)
 

@@ -21,12 +21,23 @@ class Absence(NamedTuple):
     not installed (a choice)."""
 
 
-def absence(host: PluginHost, kind: Kind, what: str, standard: str) -> Absence:
-    """Why no plugin provides ``kind``: ``what`` names it for people ("command rules");
-    ``standard`` is the plugin the standard bundle provides it with, named when no installed
-    plugin declares the kind."""
-    for record in host.records:
-        if not record.declared_names(kind):
+def absence(
+    host: PluginHost,
+    kind: Kind,
+    what: str,
+    standard: str,
+    *,
+    install: str | None = None,
+    name: str | None = None,
+) -> Absence:
+    """Why no plugin provides ``kind`` (named ``name``, when given): ``what`` names it for
+    people ("command rules"); ``standard`` is the plugin the standard bundle provides it
+    with, named when no installed plugin declares it (``install``, when given, is that step
+    instead)."""
+    # The standard plugin first: when it is off, turning it on is the step to name.
+    for record in sorted(host.records, key=lambda record: record.name != standard):
+        names = record.declared_names(kind)
+        if not names or (name is not None and name not in names):
             continue
         decision = host.decision(record.name)
         if not decision.enabled:
@@ -46,7 +57,7 @@ def absence(host: PluginHost, kind: Kind, what: str, standard: str) -> Absence:
             )
     return Absence(
         f"no plugin provides {what}",
-        f"install the standard one: hermes plugins install {standard}",
+        install or f"install the standard one: hermes plugins install {standard}",
         failed=False,
     )
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from hermes_kernel.config.store_location import open_state_store
 from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.budget import budget_from_config
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
@@ -19,6 +18,7 @@ from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
+from hermes_kernel.plugins.store_engines import open_state_store
 from hermes_kernel.providers.routing import ModelSetup, model_setup, pricing
 from hermes_kernel.runtime.compression import Compression
 from hermes_kernel.runtime.media import Transcribers, media_support
@@ -186,7 +186,7 @@ class Agent:
             """The model asked on the side (a judge, a summary): auxiliary, else primary."""
             return self.compression.auxiliary() or self.setup.routes[0]
 
-        self.store = open_state_store(settings.home, settings.document.data)
+        self.store = open_state_store(app.host, settings.home, settings.document.data)
         self.opened_by_tools: set[str] = set()
         """Sessions that tools opened (work handed to other agents): nobody approves their
         commands."""

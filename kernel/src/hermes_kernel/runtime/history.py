@@ -3,7 +3,7 @@ and tidied through the state store alone.
 
 ``hermes sessions`` opens it with :func:`open_history`, which builds no agent: listing and
 reading history must work before any model is set up, and start as fast as opening
-state.db. :class:`~hermes_kernel.runtime.kernel_runtime.KernelRuntime` is one too, whose
+the store. :class:`~hermes_kernel.runtime.kernel_runtime.KernelRuntime` is one too, whose
 sessions' budgets may be their own (:meth:`StoreHistory.budget`).
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from hermes_kernel.config.store_location import open_state_store
+from hermes_kernel.plugins.store_engines import open_state_store
 from hermes_kernel.store.compactions import CompactionRecord
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.messages import Message
@@ -35,6 +35,9 @@ from hermes_sdk.runtime import (
 )
 from hermes_sdk.text import Totals
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
+
+if TYPE_CHECKING:
+    from hermes_kernel.plugins.host import PluginHost
 
 __all__ = ["StoreHistory", "open_history", "session_message", "summary"]
 
@@ -239,11 +242,13 @@ class StoreHistory(SessionHistory):
 
 
 @contextlib.asynccontextmanager
-async def open_history(home: Path, config: Mapping[str, Any]) -> AsyncIterator[StoreHistory]:
+async def open_history(
+    host: PluginHost, home: Path, config: Mapping[str, Any]
+) -> AsyncIterator[StoreHistory]:
     """The history of the home at ``home`` (``CommandContext.open_history``), its store
-    closed on exit. Raises StoreError if state.db cannot be used (a foreign or damaged
-    one)."""
-    store = open_state_store(home, config)
+    closed on exit. Raises StoreError if the store cannot be used (a foreign or damaged
+    one, no engine for it)."""
+    store = open_state_store(host, home, config)
     try:
         yield StoreHistory(store, str(home), config)
     finally:

@@ -109,23 +109,19 @@ def _plugins(app: App) -> StatusLine:
     return StatusLine(label="Plugins", text=summary, details=details)
 
 
-def _sessions(home: Path) -> str:
-    from hermes_kernel.config.store_location import open_state_store, store_location
-    from hermes_kernel.store.backend import redacted
-    from hermes_kernel.store.foreign import ForeignStoreError
-    from hermes_kernel.store.state import state_db_path
+def _sessions(app: App) -> str:
+    from hermes_kernel.plugins.store_engines import open_state_store, store_exists
+    from hermes_kernel.store.errors import ForeignStoreError
 
-    path = state_db_path(home)
-    url = store_location(home).url
-    where = redacted(url) if url else str(path)
-    if url is None and not path.exists():
-        return "none yet"
+    host, home, config = app.host, app.settings.home, app.settings.document.data
     try:
-        store = open_state_store(home)
+        if not store_exists(host, home, config):
+            return "none yet"
+        store = open_state_store(host, home, config)
     except ForeignStoreError:
         raise  # not a part to report on: the whole home is another tool's (one line)
     except Exception as exc:  # noqa: BLE001 - a status screen reports, it does not fail
-        return f"{where} cannot be opened: {' '.join(str(exc).split())[:120]}"
+        return f"the store cannot be opened: {' '.join(str(exc).split())[:160]}"
     try:
         count = store.sessions.count()
         latest = store.sessions.latest()
@@ -143,7 +139,7 @@ def status_lines(app: App) -> list[StatusLine]:
     from hermes_kernel.config.home import base_home, chosen_profile
 
     home = app.settings.home
-    sessions = _sessions(home)  # first: another tool's home is one line, not half a screen
+    sessions = _sessions(app)  # first: another tool's home is one line, not half a screen
     profile, _ = chosen_profile(
         base_home(app.flags.home, os.environ), app.flags.profile, os.environ
     )

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from hermes_kernel.store.backend import StoreBackend
-from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.sessions import Usage, add_usage_in
 from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
 
@@ -46,7 +45,7 @@ class StoreArchive(SessionArchive):
                 known.add(session.id)
                 added += 1
         if added:
-            index_pending(self._db)  # searchable at once, not at the first search
+            self._db.index_pending()  # searchable at once, not at the first search
         return added
 
     def add_paired(self, users: Sequence[PairedUser]) -> int:

@@ -1,21 +1,12 @@
-"""State store errors: one line each, saying what happened and what to do."""
+"""State store errors: one line each, saying what happened and what to do. The engines raise
+the SDK's (:mod:`hermes_sdk.storage`); the kernel adds what is its own."""
 
 from __future__ import annotations
 
-from hermes_sdk import storage
+from hermes_sdk.storage import ForeignStoreError, StoreBusyError, StoreError
+from hermes_sdk.store_engine import WouldBlock
 
-
-class StoreError(storage.StoreError):
-    """state.db cannot be used as it is (wrong schema, not a database, unwritable); the
-    SDK's StoreError, so a plugin's store reports it as such."""
-
-
-class StoreBusyError(StoreError):
-    """Another process held the write lock for longer than we are willing to wait."""
-
-
-class WouldBlock(Exception):
-    """A write asked not to wait found the database busy; nothing was written."""
+__all__ = ["ForeignStoreError", "LeaseHeldError", "StoreBusyError", "StoreError", "WouldBlock"]
 
 
 class LeaseHeldError(StoreError):

@@ -1,7 +1,7 @@
 """Plugins' own tables in the state store (:mod:`hermes_sdk.storage`): a
-:class:`~hermes_sdk.storage.Store` over the kernel's database (state.db or PostgreSQL), with
-each schema's migrations tracked by name in ``plugin_schemas``. The kernel knows no plugin's
-tables; it only runs their migrations (a schema's ``postgresql`` ones on PostgreSQL)."""
+:class:`~hermes_sdk.storage.Store` over the kernel's database (whichever engine holds it),
+with each schema's migrations tracked by name in ``plugin_schemas``. The kernel knows no
+plugin's tables; it only runs their migrations (the ones in the engine's SQL)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar, cast
 
-from hermes_kernel.store.backend import Dialect, StoreBackend, scalar
+from hermes_kernel.store.backend import StoreBackend, scalar
 from hermes_kernel.store.errors import StoreError
 from hermes_sdk.storage import Store, StoreCursor, StoreSchema
 
@@ -21,15 +21,7 @@ T = TypeVar("T")
 
 def migrate_schema(db: StoreBackend, schema: StoreSchema) -> None:
     """Bring ``schema``'s tables to its latest version, in one transaction."""
-    migrations = schema.migrations
-    if db.dialect is Dialect.POSTGRESQL:
-        migrations = schema.postgresql
-        if not migrations:
-            raise StoreError(
-                f"the plugin {schema.name!r} keeps tables in SQLite only, and store.url puts "
-                "the store in PostgreSQL: disable the plugin, or upgrade it to a version whose "
-                "schema has PostgreSQL migrations"
-            )
+    migrations = db.migrations_of(schema)  # in the engine's SQL; StoreError if none
     latest = len(migrations)
     with db.write() as cursor:
         current = int(
@@ -64,7 +56,7 @@ class PluginStore(Store):
 
     @property
     def dialect(self) -> str:
-        return self._db.dialect.value
+        return self._db.dialect
 
     @contextmanager
     def write(self, durable: bool = False, *, serialized: bool = True) -> Iterator[StoreCursor]:

@@ -1,6 +1,7 @@
-"""Full-text search over every message: ranked word search, and trigram search for CJK,
-code and substrings. User text never reaches FTS5's query syntax unquoted, so no input can
-cause a syntax error."""
+"""Full-text search over every message: ranked word search, and substring search for CJK,
+code and parts of words. Which mode, the filters and the snippets are the kernel's; the
+matching is the store engine's (:meth:`~hermes_sdk.store_engine.Database.find_words`), which
+binds user text as a parameter, so no input can cause a syntax error."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import enum
 import re
 from dataclasses import dataclass, replace
 
-from hermes_kernel.store.backend import Dialect, StoreBackend
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import StoreBusyError
-from hermes_kernel.store.indexing import index_pending
 
 
 class SearchMode(enum.StrEnum):
@@ -64,14 +64,6 @@ class SearchHit:
     snippet: str
 
 
-RANK_WINDOW = 1_000
-"""How many of the newest matches are ranked by relevance."""
-POSTGRESQL_RANK_WINDOW = 250
-"""The same on PostgreSQL. A GIN index cannot hand its matches over newest first, as FTS5's
-doclists do, so the newest N matches of a common pair of words cost reading rows until N are
-found: with 1,000, a word search at 1M messages took 44 ms at p95; with 250, 12 ms
-(tests/bench/search_postgres.py). Fewer than 250 matches are all ranked, as on SQLite."""
-
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Code, not prose: brackets, operators and paths, or punctuation joining two word characters
 # (os.path, a::b, x->y). A question mark or an apostrophe ("friday's") is prose.
@@ -92,10 +84,6 @@ def query_terms(text: str) -> list[str]:
     return [w for w in words if len(w) > 1] or words
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
 def search(
     db: StoreBackend,
     query: str,
@@ -114,7 +102,7 @@ def search(
     if not text:
         return []
     with contextlib.suppress(StoreBusyError):  # another process is writing: search what is
-        index_pending(db)  # indexed; normally this adds what was saved since a turn ended
+        db.index_pending()  # indexed; normally this adds what was saved since a turn ended
     if mode is SearchMode.AUTO:
         chosen = choose_mode(text)
         other = SearchMode.TRIGRAMS if chosen is SearchMode.WORDS else SearchMode.WORDS
@@ -125,52 +113,18 @@ def search(
     if session_id:
         filters = replace(filters or SearchFilters(), session_id=session_id)
     scope, scope_binding = (filters or SearchFilters()).sql()
-    if db.dialect is Dialect.POSTGRESQL:
-        return _search_postgresql(db, text, mode, scope, scope_binding, limit)
     if mode is SearchMode.WORDS:
         terms = query_terms(text)
         if not terms:
             return []
-        table, match = "messages_words", " ".join(_quote(term) for term in terms)
-    elif len(text) >= 3:
-        table, match = "messages_trigrams", _quote(text)
-    else:
-        # Trigrams need three characters; a shorter substring is a plain (slower) scan.
-        rows = db.query(
-            f"SELECT m.id, m.session_id, m.role, m.created_at, substr(m.content, 1, 160) "
-            f"FROM messages m WHERE instr(lower(m.content), lower(?)) > 0 {scope} "
-            "ORDER BY m.id DESC LIMIT ?",
-            [text, *scope_binding, limit],
-        )
-        return [SearchHit(*row) for row in rows]
-    if mode is SearchMode.TRIGRAMS:
-        # A substring either occurs or not: newest first, and the scan stops at ``limit``,
-        # so the snippets (which re-read the text) are made for those rows only.
-        rows = db.query(
-            f"SELECT m.id, m.session_id, m.role, m.created_at,"
-            f" snippet({table}, 0, '[', ']', '…', 16)"
-            f" FROM {table} JOIN messages m ON m.id = {table}.rowid"
-            f" WHERE {table} MATCH ? {scope} ORDER BY {table}.rowid DESC LIMIT ?",
-            [match, *scope_binding, limit],
-        )
-        return [SearchHit(*row) for row in rows]
-    # Rank only the newest RANK_WINDOW matches: bm25 over every match of a common word in a
-    # million messages costs hundreds of milliseconds, while a descending rowid scan stops
-    # early. Recent history is what a personal agent is usually asked about. FTS5 can only
-    # make snippets inside the ranked subquery (for every row of the window), so the few
-    # results get theirs here instead.
-    rows = db.query(
-        f"SELECT id, session_id, role, created_at, content FROM ("
-        f"  SELECT m.id AS id, m.session_id AS session_id, m.role AS role,"
-        f"         m.created_at AS created_at, m.content AS content, {table}.rank AS score"
-        f"  FROM {table} JOIN messages m ON m.id = {table}.rowid"
-        f"  WHERE {table} MATCH ? {scope} ORDER BY {table}.rowid DESC LIMIT {RANK_WINDOW}"
-        f") ORDER BY score LIMIT ?",
-        [match, *scope_binding, limit],
-    )
-    terms = query_terms(text)
+        rows = db.find_words(terms, scope, scope_binding, limit)
+        return [
+            SearchHit(row[0], row[1], row[2], row[3], word_snippet(str(row[4] or ""), terms))
+            for row in rows
+        ]
+    rows = db.find_substrings(text, scope, scope_binding, limit)
     return [
-        SearchHit(row[0], row[1], row[2], row[3], word_snippet(str(row[4] or ""), terms))
+        SearchHit(row[0], row[1], row[2], row[3], substring_snippet(str(row[4] or ""), text))
         for row in rows
     ]
 
@@ -185,37 +139,9 @@ def word_snippet(content: str, terms: list[str], width: int = 120) -> str:
     return ("…" if start else "") + excerpt + ("…" if end < len(content) else "")
 
 
-def _search_postgresql(
-    db: StoreBackend,
-    text: str,
-    mode: SearchMode,
-    scope: str,
-    scope_binding: list[object],
-    limit: int,
-) -> list[SearchHit]:
-    from hermes_kernel.store import search_postgresql
-
-    if mode is SearchMode.WORDS:
-        terms = query_terms(text)
-        if not terms:
-            return []
-        rows = search_postgresql.word_rows(
-            db, terms, scope, scope_binding, limit, POSTGRESQL_RANK_WINDOW
-        )
-        return [
-            SearchHit(row[0], row[1], row[2], row[3], word_snippet(str(row[4] or ""), terms))
-            for row in rows
-        ]
-    rows = search_postgresql.substring_rows(db, text, scope, scope_binding, limit)
-    return [
-        SearchHit(row[0], row[1], row[2], row[3], substring_snippet(str(row[4] or ""), text))
-        for row in rows
-    ]
-
-
 def substring_snippet(content: str, needle: str, width: int = 96) -> str:
     """About ``width`` characters around the first place ``needle`` occurs (any case), each
-    occurrence in [brackets], as SQLite's ``snippet()`` marks a trigram match."""
+    occurrence in [brackets]."""
     pattern = re.compile(re.escape(needle), re.IGNORECASE)
     found = pattern.search(content)
     start = max(0, (found.start() if found else 0) - width // 3)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.compactions import Compactions
-from hermes_kernel.store.db import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, Database
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
 from hermes_kernel.store.nested import NestedCalls
@@ -17,26 +15,11 @@ if TYPE_CHECKING:  # search is imported on the first search: most processes neve
     from hermes_kernel.store.search import SearchFilters, SearchHit, SearchMode
 
 
-def state_db_path(home: Path) -> Path:
-    return home / "state.db"
-
-
 class StateStore:
-    """Sessions, messages, nested calls, compactions, search and turn leases in
-    ``HERMES_HOME/state.db`` at ``path``, or in the database ``db``."""
+    """Sessions, messages, nested calls, compactions, search and turn leases in the database
+    ``db`` (a store engine's)."""
 
-    def __init__(
-        self,
-        path: Path | None = None,
-        *,
-        db: StoreBackend | None = None,
-        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
-        write_attempts: int = WRITE_ATTEMPTS,
-    ) -> None:
-        if db is None:
-            if path is None:
-                raise TypeError("StateStore needs a path or a database")
-            db = Database(path, busy_timeout_ms=busy_timeout_ms, write_attempts=write_attempts)
+    def __init__(self, db: StoreBackend) -> None:
         self.db: StoreBackend = db
         self.sessions = Sessions(self.db)
         self.messages = Messages(self.db)

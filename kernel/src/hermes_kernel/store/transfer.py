@@ -1,13 +1,14 @@
-"""Copy a home's state from one store to another (``hermes store migrate``): from state.db
-into PostgreSQL, or back. The target must be empty; both are at this kernel's schema (opening
-them migrates them), and each plugin's tables are made in the target from the plugin's own
-schema (``hermes_store_schemas``) before its rows are copied.
+"""Copy a home's state from one store to another (``hermes store migrate``): from the home's
+own store into a shared database, or back. The target must be empty; both have the kernel's
+tables at their engine's latest version (opening them migrates them), and each plugin's
+tables are made in the target from the plugin's own schema (``hermes_store_schemas``) before
+its rows are copied.
 
 Rows are copied table by table in batches, in the order the tables were made (so a table is
 filled before those that refer to it), with their ids: references between rows stay right,
-and PostgreSQL's id sequences are moved past the copied ids at the end. Turn leases are not
-copied (they belong to processes of the old store), nor SQLite's search bookkeeping: each
-engine indexes the text itself. Counts are compared at the end; the source is never changed.
+and the target's engine moves its id counters past the copied ids at the end. Turn leases are
+not copied (they belong to processes of the old store), nor an engine's search bookkeeping:
+each engine indexes the text itself. Counts are compared at the end; the source is never changed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from hermes_kernel.store.backend import Dialect, StoreBackend
+from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.plugin_store import migrate_schema
 from hermes_sdk.storage import StoreSchema
@@ -29,37 +30,6 @@ BATCH_ROWS = 2_000
 class Copied:
     table: str
     rows: int
-
-
-def tables_of(db: StoreBackend, prefix: str) -> list[str]:
-    """The tables whose names start with ``prefix``, in the order they were made."""
-    if db.dialect is Dialect.SQLITE:
-        rows = db.query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ? "
-            "ORDER BY rowid",
-            (len(prefix), prefix),
-        )
-    else:
-        rows = db.query(
-            "SELECT c.relname FROM pg_catalog.pg_class c "
-            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relkind = 'r' AND n.nspname = current_schema() "
-            "AND substr(c.relname, 1, ?) = ? ORDER BY c.oid",
-            (len(prefix), prefix),
-        )
-    return [str(row[0]) for row in rows]
-
-
-def columns_of(db: StoreBackend, table: str) -> list[str]:
-    """The columns a row can be inserted with (not PostgreSQL's generated ones)."""
-    if db.dialect is Dialect.SQLITE:
-        return [str(row[1]) for row in db.query(f"PRAGMA table_info({table})")]
-    rows = db.query(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = "
-        "current_schema() AND table_name = ? AND is_generated = 'NEVER' ORDER BY ordinal_position",
-        (table,),
-    )
-    return [str(row[0]) for row in rows]
 
 
 def _count(db: StoreBackend, table: str) -> int:
@@ -94,8 +64,8 @@ def _rows(
 
 def copy_table(source: StoreBackend, target: StoreBackend, table: str) -> int:
     """Copy every row of ``table`` (made in both already); how many."""
-    wanted = set(columns_of(target, table))
-    columns = [column for column in columns_of(source, table) if column in wanted]
+    wanted = set(target.columns(table))
+    columns = [column for column in source.columns(table) if column in wanted]
     deferred = ["parent_session_id"] if table == "sessions" else []
     inserted = [column for column in columns if column not in deferred]
     statement = (
@@ -116,13 +86,8 @@ def copy_table(source: StoreBackend, target: StoreBackend, table: str) -> int:
                 cursor.execute(
                     "UPDATE sessions SET parent_session_id = ? WHERE id = ?", (parent, session_id)
                 )
-    if target.dialect is Dialect.POSTGRESQL and "id" in columns:
-        sequence = target.query_value("SELECT pg_get_serial_sequence(?, 'id')", (table,))
-        if sequence is not None:  # an identity: new rows must get ids past the copied ones
-            target.query(
-                f"SELECT setval(?, coalesce((SELECT max(id) FROM {table}), 0) + 1, false)",
-                (sequence,),
-            )
+    if "id" in columns:
+        target.copied(table)  # new rows must get ids past the copied ones
     return copied
 
 
@@ -138,7 +103,7 @@ def transfer(
         migrate_schema(target, schema)
     plan = list(KERNEL_TABLES)
     for schema in schemas:
-        plan += [table for table in tables_of(source, f"{schema.name}_") if table not in plan]
+        plan += [table for table in source.tables(f"{schema.name}_") if table not in plan]
     done: list[Copied] = []
     for table in plan:
         if not _exists(target, table):
@@ -169,11 +134,11 @@ def check_empty(target: StoreBackend, schemas: Sequence[StoreSchema]) -> None:
 
 
 def _plugin_tables(db: StoreBackend, schemas: Sequence[StoreSchema]) -> list[str]:
-    return [table for schema in schemas for table in tables_of(db, f"{schema.name}_")]
+    return [table for schema in schemas for table in db.tables(f"{schema.name}_")]
 
 
 def _exists(db: StoreBackend, table: str) -> bool:
-    return table in tables_of(db, table)
+    return table in db.tables(table)
 
 
 def left_behind(source: StoreBackend, schemas: Sequence[StoreSchema]) -> list[str]:

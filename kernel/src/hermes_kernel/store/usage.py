@@ -9,26 +9,16 @@ its result, so it does not count as failed (a live one always carries one)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from hermes_kernel.store.backend import Dialect, StoreBackend
+from hermes_kernel.store.backend import StoreBackend
 
 __all__ = ["tool_usage_by_day", "usage_by_day"]
 
-_DAYS = {
-    Dialect.SQLITE: "date({}, 'unixepoch', 'localtime')",
-    # The connection's time zone is UTC: the local day is the UTC day shifted by this
-    # machine's offset now (a day either side of a clock change may be an hour off).
-    Dialect.POSTGRESQL: "to_char(to_timestamp({} + {offset}), 'YYYY-MM-DD')",
-}
 
-
-def _queries(dialect: Dialect) -> tuple[str, str, str]:
-    offset = int(time.localtime().tm_gmtoff)
-    day = _DAYS[dialect].replace("{offset}", str(offset))
+def _queries(db: StoreBackend) -> tuple[str, str, str]:
     model_calls = f"""
-SELECT {day.format("c.created_at")}, s.source, c.provider, c.model,
+SELECT {db.local_day("c.created_at")}, s.source, c.provider, c.model,
        sum(CASE WHEN c.message_id IS NOT NULL OR c.created_at <> s.started_at THEN 1 ELSE 0 END),
        count(DISTINCT s.id), sum(c.input_tokens), sum(c.output_tokens),
        sum(c.cache_read_tokens), sum(coalesce(c.cost_usd, 0)),
@@ -38,7 +28,7 @@ WHERE c.created_at >= ?
 GROUP BY 1, 2, 3, 4
 """
     session_totals = f"""
-SELECT {day.format("s.started_at")}, s.source, s.provider, s.model, 0, count(*),
+SELECT {db.local_day("s.started_at")}, s.source, s.provider, s.model, 0, count(*),
        sum(s.input_tokens), sum(s.output_tokens), sum(s.cache_read_tokens),
        sum(s.estimated_cost_usd), sum(s.unpriced_calls)
 FROM sessions s
@@ -48,11 +38,11 @@ GROUP BY 1, 2, 3, 4
 """
     tools = f"""
 SELECT day, tool, count(*), sum(failed) FROM (
-  SELECT {day.format("created_at")} AS day, tool_name AS tool,
+  SELECT {db.local_day("created_at")} AS day, tool_name AS tool,
          CASE WHEN coalesce(disposition, 'ok') <> 'ok' THEN 1 ELSE 0 END AS failed
   FROM messages WHERE role = 'tool' AND tool_name IS NOT NULL AND created_at >= ?
   UNION ALL
-  SELECT {day.format("created_at")}, tool_name,
+  SELECT {db.local_day("created_at")}, tool_name,
          CASE WHEN coalesce(disposition, 'unknown') <> 'ok' THEN 1 ELSE 0 END
   FROM nested_calls WHERE created_at >= ?
 ) AS calls
@@ -77,7 +67,7 @@ _FIELDS = (
 
 
 def usage_by_day(db: StoreBackend, since: float) -> list[dict[str, Any]]:
-    model_calls, session_totals, _tools = _queries(db.dialect)
+    model_calls, session_totals, _tools = _queries(db)
     rows = db.query(model_calls, (since,)) + db.query(session_totals, (since,))
     found = [dict(zip(_FIELDS, row, strict=True)) for row in rows]
     for row in found:
@@ -89,5 +79,5 @@ def usage_by_day(db: StoreBackend, since: float) -> list[dict[str, Any]]:
 def tool_usage_by_day(db: StoreBackend, since: float) -> list[dict[str, Any]]:
     return [
         {"day": day, "tool": tool, "calls": int(calls), "failed": int(failed or 0)}
-        for day, tool, calls, failed in db.query(_queries(db.dialect)[2], (since, since))
+        for day, tool, calls, failed in db.query(_queries(db)[2], (since, since))
     ]

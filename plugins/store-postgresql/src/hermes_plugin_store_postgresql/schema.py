@@ -1,5 +1,5 @@
 """Versioned migrations of the state store on PostgreSQL: the same tables as state.db
-(:mod:`hermes_kernel.store.schema`), with PostgreSQL's own full-text search. The version
+(the SQLite engine's), with PostgreSQL's own full-text search. The version
 lives in ``hermes_schema``; each entry moves it up by one. Never edit a released migration:
 add one. The numbering is PostgreSQL's own: version 1 here holds what SQLite reached in 9.
 
@@ -14,9 +14,12 @@ and a search may look at thousands.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from hermes_kernel.store.backend import StoreBackend
-from hermes_kernel.store.errors import StoreError
+from hermes_sdk.storage import StoreError
+
+if TYPE_CHECKING:
+    from hermes_plugin_store_postgresql.database import PostgresDatabase as StoreBackend
 
 V1 = """
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
@@ -183,7 +186,7 @@ def migrate(db: StoreBackend, migrations: Sequence[str]) -> None:
         if current > latest:
             raise StoreError(
                 f"{db.where} has schema version {current}, newer than this Hermes understands "
-                f"({latest}); upgrade hermes-kernel on every worker"
+                f"({latest}); upgrade Hermes on every worker"
             )
         for version in range(current, latest):
             cursor.execute(migrations[version])

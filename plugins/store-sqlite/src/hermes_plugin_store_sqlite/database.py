@@ -24,10 +24,12 @@ from typing import Any, ParamSpec, TypeVar
 
 import apsw
 
-from hermes_kernel.store.backend import Dialect, scalar
-from hermes_kernel.store.errors import StoreBusyError, StoreError, WouldBlock
-from hermes_kernel.store.group_sync import GroupSync
-from hermes_kernel.store.schema import MIGRATIONS
+from hermes_plugin_store_sqlite import search
+from hermes_plugin_store_sqlite.group_sync import GroupSync
+from hermes_plugin_store_sqlite.schema import MIGRATIONS
+from hermes_sdk.storage import ForeignStoreError, StoreBusyError, StoreError, StoreSchema
+from hermes_sdk.store_engine import Cursor, MessageRow, WouldBlock
+from hermes_sdk.tables import ColumnType, render_versions
 
 BUSY_TIMEOUT_MS = 2_000
 """How long SQLite itself waits for a lock before reporting busy."""
@@ -61,15 +63,28 @@ place after each checkpoint, so most syncs then need no commit of the filesystem
 which every other write to the disk, ours on the event loop included, would wait behind.
 macOS has no fdatasync."""
 
+COLUMN_TYPES = {
+    ColumnType.ID: "INTEGER PRIMARY KEY",
+    ColumnType.TEXT: "TEXT",
+    ColumnType.INTEGER: "INTEGER",
+    ColumnType.REAL: "REAL",
+}
+"""Declared columns (:mod:`hermes_sdk.tables`) in SQLite's SQL."""
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
 class SqliteCursor(apsw.Cursor):
-    """apsw's cursor, with what :class:`~hermes_kernel.store.backend.Cursor` adds."""
+    """apsw's cursor, with what :class:`~hermes_sdk.store_engine.Cursor` adds."""
 
     def changes(self) -> int:
         return int(self.connection.changes())
+
+
+def _scalar(cursor: Cursor, sql: str, bindings: Sequence[Any] = ()) -> Any:
+    rows = cursor.execute(sql, bindings).fetchall()
+    return rows[0][0] if rows else None
 
 
 def _retry_delay(attempt: int) -> float:
@@ -78,10 +93,10 @@ def _retry_delay(attempt: int) -> float:
 
 
 class Database:
-    """A connection to state.db with the schema at the version this kernel expects (a
-    :class:`~hermes_kernel.store.backend.StoreBackend`)."""
+    """A connection to state.db with the kernel's tables at their latest version (a
+    :class:`~hermes_sdk.store_engine.Database`)."""
 
-    dialect = Dialect.SQLITE
+    dialect = "sqlite"
 
     def __init__(
         self,
@@ -133,10 +148,8 @@ class Database:
             "EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')"
         ).fetchone()
         if row is not None and row[0] == 0 and row[1]:
-            from hermes_kernel.store.foreign import ForeignStoreError
-
             self._conn.close()
-            raise ForeignStoreError(self.path)
+            raise ForeignStoreError(str(self.path))
 
     @property
     def where(self) -> str:
@@ -149,12 +162,12 @@ class Database:
     def _migrate(self, migrations: Sequence[str]) -> None:
         latest = len(migrations)
         with self.write() as cursor:
-            current = int(scalar(cursor, "PRAGMA user_version"))
+            current = int(_scalar(cursor, "PRAGMA user_version"))
             if current > latest:
                 raise StoreError(
                     f"{self.path} has schema version {current}, newer than this Hermes "
-                    f"understands ({latest}); upgrade hermes-kernel, or point HERMES_HOME "
-                    "elsewhere"
+                    f"understands ({latest}); upgrade Hermes (hermes update), or point "
+                    "HERMES_HOME elsewhere"
                 )
             for version in range(current, latest):
                 cursor.execute(migrations[version])
@@ -372,6 +385,43 @@ class Database:
                 if not connection.getautocommit():
                     cursor.execute("ROLLBACK")
                 raise
+
+    # --- what differs between engines -----------------------------------------------------
+
+    def index_pending(self) -> int:
+        return search.index_pending(self)
+
+    def find_words(
+        self, terms: Sequence[str], scope: str, bindings: Sequence[Any], limit: int
+    ) -> list[MessageRow]:
+        return search.find_words(self, terms, scope, bindings, limit)
+
+    def find_substrings(
+        self, text: str, scope: str, bindings: Sequence[Any], limit: int
+    ) -> list[MessageRow]:
+        return search.find_substrings(self, text, scope, bindings, limit)
+
+    def local_day(self, column: str) -> str:
+        return f"date({column}, 'unixepoch', 'localtime')"
+
+    def tables(self, prefix: str) -> list[str]:
+        rows = self.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ? "
+            "ORDER BY rowid",
+            (len(prefix), prefix),
+        )
+        return [str(row[0]) for row in rows]
+
+    def columns(self, table: str) -> list[str]:
+        return [str(row[1]) for row in self.query(f"PRAGMA table_info({table})")]
+
+    def copied(self, table: str) -> None:
+        """SQLite gives a new row the id after the largest: nothing to move."""
+
+    def migrations_of(self, schema: StoreSchema) -> tuple[str, ...]:
+        if schema.declared:
+            return render_versions(schema.declared, COLUMN_TYPES)
+        return schema.migrations
 
     def close(self) -> None:
         with self._lock:
