@@ -429,8 +429,11 @@ def test_a_schema_is_declared_or_written_never_both():
         StoreSchema(name="x", migrations=("SELECT 1",), declared=DECLARED.declared)
     with pytest.raises(ValueError, match="not neither"):
         StoreSchema(name="x")
-    with pytest.raises(ValueError, match="needs a default"):
-        AddColumn("t", Column("c", ColumnType.TEXT, required=True))
+    late = AddColumn("t", Column("c", ColumnType.TEXT, required=True))
+    with pytest.raises(ValueError, match=r"t\.c: a required column added later needs a default"):
+        StoreSchema(name="x", declared=((late,),))
+    with pytest.raises(ValueError, match="unknown column type 'blob'"):
+        StoreSchema(name="x", declared=((Table("x_t", (Column("c", "blob"),)),),))
 
 
 def test_concurrent_writers_never_share_a_seq_or_a_lease(engine, request, tmp_path):

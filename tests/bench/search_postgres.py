@@ -24,10 +24,10 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from hermes_plugin_store_postgresql import search
 from hermes_plugin_store_postgresql.database import PostgresDatabase
 from store import CJK, CODE, VOCABULARY, WORDS, percentile, synthetic_text
 
-from hermes_kernel.store import search
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.state import StateStore
 from hermes_sdk.testing.postgres import postgres_server
@@ -71,7 +71,7 @@ def main() -> int:
         "--rank-windows",
         type=int,
         nargs="+",
-        default=[search.POSTGRESQL_RANK_WINDOW],
+        default=[search.RANK_WINDOW],
         help="word search: how many of the newest matches are ranked (the store's constant "
         "by default; smaller windows read fewer rows for common words)",
     )
@@ -115,7 +115,7 @@ def main() -> int:
                 ]
                 runs.append(("trigrams", SearchMode.TRIGRAMS, substring_queries, 0))
                 for name, mode, queries, window in runs:
-                    search.POSTGRESQL_RANK_WINDOW = window or search.POSTGRESQL_RANK_WINDOW
+                    search.RANK_WINDOW = window or search.RANK_WINDOW
                     p50, p95 = latency(store, mode, queries)
                     verdict = "ok" if p95 <= 20 else "OVER TARGET"
                     print(

@@ -21,7 +21,6 @@ from pathlib import Path
 import apsw
 from hermes_plugin_store_sqlite.database import Database
 
-from hermes_kernel.store.indexing import index_pending
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.state import StateStore
 
@@ -123,7 +122,7 @@ def fill(store: StateStore, count: int, rng: random.Random) -> None:
                 "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
                 batch,
             )
-        index_pending(store.db)  # as the engine does when a turn ends
+        store.db.index_pending()  # as the engine does when a turn ends
         done += len(batch)
 
 

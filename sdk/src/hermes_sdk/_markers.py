@@ -11,6 +11,37 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
+def spec_names() -> list[str]:
+    """Every Hermes hook's name, in order."""
+    from hermes_sdk import hookspecs
+
+    marker = f"{PROJECT_NAME}_spec"
+    return sorted(name for name in dir(hookspecs) if hasattr(getattr(hookspecs, name), marker))
+
+
+def plugin_manager_for(plugin: object) -> pluggy.PluginManager:
+    """A plugin manager that knows the specs of the hooks ``plugin`` names and no others: all
+    that loading one plugin on its own needs (its hookimpls checked against their specs, its
+    registration hooks called). Parsing every spec costs most of a millisecond, and a
+    command loads a plugin manager per plugin it imports."""
+    import types
+
+    from hermes_sdk import hookspecs
+
+    marker = f"{PROJECT_NAME}_spec"
+    named = {
+        name: getattr(hookspecs, name)
+        for name in dir(plugin)
+        if name.startswith(f"{PROJECT_NAME}_") and hasattr(getattr(hookspecs, name, None), marker)
+    }
+    specs = types.ModuleType(f"{hookspecs.__name__}:some")
+    specs.__dict__.update(named)
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    if named:  # pluggy refuses a module without specs: a plugin that names no hook needs none
+        manager.add_hookspecs(specs)
+    return manager
+
+
 def new_plugin_manager() -> pluggy.PluginManager:
     """A plugin manager that knows every Hermes hook spec and has no plugins registered.
 

@@ -30,14 +30,11 @@ def check_hookimpls(manager: pluggy.PluginManager, plugin: object) -> None:
     pluggy accepts a misspelt hook silently (it waits for a spec that never comes), so a
     typo would make a plugin do nothing; we refuse it and suggest the closest hook name.
     """
-    known = sorted(
-        name
-        for name, caller in vars(manager.hook).items()
-        if isinstance(caller, pluggy.HookCaller) and caller.has_spec()
-    )
     for caller in manager.get_hookcallers(plugin) or []:
         if not caller.has_spec():
-            close = difflib.get_close_matches(caller.name, known, n=1)
+            from hermes_sdk._markers import spec_names
+
+            close = difflib.get_close_matches(caller.name, spec_names(), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise RegistrationError(f"hookimpl {caller.name!r} matches no hook spec{hint}")
         for impl in caller.get_hookimpls():
@@ -61,7 +58,9 @@ def collect_specs(
     specs: list[Spec] = []
     seen: set[tuple[Kind, str]] = set()
     for hook_name, spec_type in REGISTRATION_HOOKS.items():
-        caller: pluggy.HookCaller = getattr(manager.hook, hook_name)
+        caller: pluggy.HookCaller | None = getattr(manager.hook, hook_name, None)
+        if caller is None:  # a manager made for this plugin knows only the hooks it names
+            continue
         for impl in caller.get_hookimpls():
             if impl.plugin is not plugin:
                 continue

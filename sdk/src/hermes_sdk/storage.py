@@ -109,6 +109,12 @@ class StoreSchema:
                 f"store schema {self.name!r}: give its versions as declared steps, or as SQL "
                 "migrations, not both (and not neither)"
             )
+        if self.declared:
+            from hermes_sdk.tables import check
+
+            for version in self.declared:
+                for step in version:
+                    check(step)
 
 
 class StoreCursor(Protocol):

@@ -25,10 +25,8 @@ queries are. Never change a released version: add one.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "AddColumn",
@@ -42,7 +40,10 @@ __all__ = [
 ]
 
 
-class ColumnType(enum.StrEnum):
+class ColumnType:
+    """The types a declared column may have (plain strings: defining an enum, or a dataclass,
+    costs a start-up that imports this a millisecond or more)."""
+
     ID = "id"
     """The table's integer key, given to a new row when none is: one per table."""
     TEXT = "text"
@@ -52,10 +53,10 @@ class ColumnType(enum.StrEnum):
     """A double-precision float (a time in seconds, an amount)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(NamedTuple):
     name: str
-    type: ColumnType
+    type: str
+    """A :class:`ColumnType`."""
     required: bool = False
     """NOT NULL."""
     default: str | int | float | None = None
@@ -69,8 +70,7 @@ class Column:
     """An SQL condition every row meets (``"state IN ('open', 'done')"``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
+class Table(NamedTuple):
     name: str
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...] = ()
@@ -79,8 +79,7 @@ class Table:
     """Sets of columns no two rows share."""
 
 
-@dataclass(frozen=True, slots=True)
-class Index:
+class Index(NamedTuple):
     name: str
     table: str
     columns: tuple[str, ...]
@@ -89,21 +88,32 @@ class Index:
     unique: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AddColumn:
+class AddColumn(NamedTuple):
     table: str
     column: Column
     """A column added later: not an ``ID`` nor a primary key, and ``required`` only with a
-    ``default`` (the rows already there need a value)."""
+    ``default`` (the rows already there need a value); :func:`check` says so."""
 
-    def __post_init__(self) -> None:
-        column = self.column
-        if column.type is ColumnType.ID or column.primary_key:
-            raise ValueError(f"{self.table}.{column.name}: a key cannot be added to a table")
+
+def check(step: Step) -> None:
+    """ValueError, saying what to fix, for a step no engine can make."""
+    if isinstance(step, Table):
+        for column in step.columns:
+            if column.type not in _TYPES:
+                raise ValueError(f"{step.name}.{column.name}: unknown column type {column.type!r}")
+    if isinstance(step, AddColumn):
+        column = step.column
+        if column.type not in _TYPES:
+            raise ValueError(f"{step.table}.{column.name}: unknown column type {column.type!r}")
+        if column.type == ColumnType.ID or column.primary_key:
+            raise ValueError(f"{step.table}.{column.name}: a key cannot be added to a table")
         if column.required and column.default is None:
             raise ValueError(
-                f"{self.table}.{column.name}: a required column added later needs a default"
+                f"{step.table}.{column.name}: a required column added later needs a default"
             )
+
+
+_TYPES = frozenset({ColumnType.ID, ColumnType.TEXT, ColumnType.INTEGER, ColumnType.REAL})
 
 
 Step = Table | Index | AddColumn
@@ -114,11 +124,11 @@ def _default(value: str | int | float) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-def _column(column: Column, types: Mapping[ColumnType, str]) -> str:
+def _column(column: Column, types: Mapping[str, str]) -> str:
     parts = [column.name, types[column.type]]
     if column.primary_key:
         parts.append("PRIMARY KEY")
-    if column.required and column.type is not ColumnType.ID:
+    if column.required and column.type != ColumnType.ID:
         parts.append("NOT NULL")
     if column.default is not None:
         parts.append(f"DEFAULT {_default(column.default)}")
@@ -131,7 +141,7 @@ def _column(column: Column, types: Mapping[ColumnType, str]) -> str:
     return " ".join(parts)
 
 
-def render(step: Step, types: Mapping[ColumnType, str]) -> str:
+def render(step: Step, types: Mapping[str, str]) -> str:
     """``step`` as one SQL statement, with an engine's SQL for each column type (its ``ID``
     the whole key clause, such as ``INTEGER PRIMARY KEY``)."""
     if isinstance(step, Table):
@@ -151,7 +161,7 @@ def render(step: Step, types: Mapping[ColumnType, str]) -> str:
 
 
 def render_versions(
-    versions: tuple[tuple[Step, ...], ...], types: Mapping[ColumnType, str]
+    versions: tuple[tuple[Step, ...], ...], types: Mapping[str, str]
 ) -> tuple[str, ...]:
     """Each declared version as one SQL script, for an engine's migrations."""
     return tuple(";\n".join(render(step, types) for step in version) for version in versions)

@@ -23,7 +23,8 @@ import pluggy
 
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
 from hermes_kernel.plugins.trace import Tracer
-from hermes_sdk import Spec, new_plugin_manager
+from hermes_sdk import Spec
+from hermes_sdk._markers import plugin_manager_for
 from hermes_sdk.registration import RegistrationError, check_hookimpls, collect_specs
 
 
@@ -84,7 +85,7 @@ def _work(record: PluginRecord, attempt: _Attempt, tracer: Tracer | None) -> Non
     try:
         plugin = import_target(record.target)
         attempt.stage = "registration"
-        private = new_plugin_manager()
+        private = plugin_manager_for(plugin)
         private.register(plugin, name=record.name)
         check_hookimpls(private, plugin)
         observe = None

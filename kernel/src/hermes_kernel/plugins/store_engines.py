@@ -6,7 +6,6 @@ for the home, every command that needs the store fails with one line naming what
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -21,7 +20,6 @@ from hermes_sdk.store_engine import StoreTarget
 if TYPE_CHECKING:
     from hermes_kernel.plugins.host import PluginHost
     from hermes_kernel.store.state import StateStore
-    from hermes_sdk.registration import Provided
 
 __all__ = [
     "STANDARD_ENGINE",
@@ -36,8 +34,6 @@ __all__ = [
     "store_where",
     "target_of",
 ]
-
-log = logging.getLogger("hermes.store")
 
 STANDARD_ENGINE = "store-sqlite"
 """The standard bundle's engine for a store in the home: named as the fix when none is."""
@@ -66,25 +62,26 @@ def _scheme(url: str) -> str:
 
 def engine_for(host: PluginHost, url: str | None) -> StoreEngineSpec:
     """The engine for a store at ``url`` (None: in the home); StoreError in one line when no
-    installed and enabled plugin provides one."""
-    found: list[Provided] = sorted(
-        host.provided(Kind.STORE_ENGINE), key=lambda p: (p.plugin, p.spec.name)
+    installed and enabled plugin provides one. Engine plugins are imported one at a time, the
+    standard one first, until one fits: a home in the home never imports a server's driver
+    plugin, and one on a server only the plugins that may open its scheme."""
+    scheme = None if url is None else _scheme(url)
+
+    def fits(spec: StoreEngineSpec) -> bool:
+        return spec.in_home if scheme is None else scheme in spec.schemes
+
+    declarers = sorted(
+        {record.name for records in host.declared(Kind.STORE_ENGINE).values() for record in records}
+        | {record.name for record in host.enabled() if not record.has_manifest},
+        key=lambda name: (name != STANDARD_ENGINE, name),
     )
-    if url is None:
-        fitting = [p for p in found if cast(StoreEngineSpec, p.spec).in_home]
-    else:
-        scheme = _scheme(url)
-        fitting = [p for p in found if scheme in cast(StoreEngineSpec, p.spec).schemes]
-    if not fitting:
-        raise _missing(host, url)
-    if len(fitting) > 1:
-        log.warning(
-            "several store engines fit %s; using %s (%s): disable the plugins you do not want",
-            "this home" if url is None else f"{_scheme(url)}:// URLs",
-            fitting[0].spec.name,
-            fitting[0].plugin,
-        )
-    return cast(StoreEngineSpec, fitting[0].spec)
+    for plugin in declarers:
+        host.load(plugin)
+        for provided in host.index.of_kind(Kind.STORE_ENGINE):
+            spec = cast(StoreEngineSpec, provided.spec)
+            if provided.plugin == plugin and fits(spec):
+                return spec
+    raise _missing(host, url)
 
 
 def _missing(host: PluginHost, url: str | None) -> NoStoreEngine:

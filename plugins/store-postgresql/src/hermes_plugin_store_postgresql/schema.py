@@ -14,12 +14,9 @@ and a search may look at thousands.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from hermes_sdk.storage import StoreError
-
-if TYPE_CHECKING:
-    from hermes_plugin_store_postgresql.database import PostgresDatabase as StoreBackend
+from hermes_sdk.store_engine import Database as StoreBackend
 
 V1 = """
 CREATE EXTENSION IF NOT EXISTS pg_trgm;

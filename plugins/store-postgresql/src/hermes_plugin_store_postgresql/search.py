@@ -7,12 +7,10 @@ Rows are ``(id, session_id, role, created_at, content)``; the caller makes the s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hermes_sdk.store_engine import Database as StoreBackend
 from hermes_sdk.store_engine import MessageRow
-
-if TYPE_CHECKING:
-    from hermes_plugin_store_postgresql.database import PostgresDatabase as StoreBackend
 
 _COLUMNS = "m.id, m.session_id, m.role, m.created_at, m.content"
 
@@ -34,15 +32,16 @@ def word_rows(
     scope: str,
     scope_binding: Sequence[Any],
     limit: int,
-    rank_window: int = RANK_WINDOW,
+    rank_window: int | None = None,
 ) -> list[MessageRow]:
+    window = RANK_WINDOW if rank_window is None else rank_window
     words = " ".join(terms)
     return _rows(
         db.query(
             f"SELECT id, session_id, role, created_at, content FROM ("
             f"  SELECT {_COLUMNS}, m.words FROM messages m"
             f"  WHERE m.words @@ plainto_tsquery('simple', hermes_fold(?)) {scope}"
-            f"  ORDER BY m.id DESC LIMIT {int(rank_window)}"
+            f"  ORDER BY m.id DESC LIMIT {int(window)}"
             f") AS hits ORDER BY ts_rank_cd(words, plainto_tsquery('simple', hermes_fold(?))) "
             "DESC, id DESC LIMIT ?",
             [words, *scope_binding, words, limit],

@@ -29,7 +29,6 @@ from hermes_plugin_store_sqlite.group_sync import GroupSync
 from hermes_plugin_store_sqlite.schema import MIGRATIONS
 from hermes_sdk.storage import ForeignStoreError, StoreBusyError, StoreError, StoreSchema
 from hermes_sdk.store_engine import Cursor, MessageRow, WouldBlock
-from hermes_sdk.tables import ColumnType, render_versions
 
 BUSY_TIMEOUT_MS = 2_000
 """How long SQLite itself waits for a lock before reporting busy."""
@@ -63,13 +62,13 @@ place after each checkpoint, so most syncs then need no commit of the filesystem
 which every other write to the disk, ours on the event loop included, would wait behind.
 macOS has no fdatasync."""
 
-COLUMN_TYPES = {
-    ColumnType.ID: "INTEGER PRIMARY KEY",
-    ColumnType.TEXT: "TEXT",
-    ColumnType.INTEGER: "INTEGER",
-    ColumnType.REAL: "REAL",
+COLUMN_TYPES: dict[str, str] = {
+    "id": "INTEGER PRIMARY KEY",
+    "text": "TEXT",
+    "integer": "INTEGER",
+    "real": "REAL",
 }
-"""Declared columns (:mod:`hermes_sdk.tables`) in SQLite's SQL."""
+"""Declared column types (:class:`hermes_sdk.tables.ColumnType`) in SQLite's SQL."""
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -420,6 +419,8 @@ class Database:
 
     def migrations_of(self, schema: StoreSchema) -> tuple[str, ...]:
         if schema.declared:
+            from hermes_sdk.tables import render_versions  # only a declared schema needs it
+
             return render_versions(schema.declared, COLUMN_TYPES)
         return schema.migrations
 

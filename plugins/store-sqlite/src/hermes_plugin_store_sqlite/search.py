@@ -6,12 +6,9 @@ text never reaches FTS5's query syntax unquoted, so no input can cause a syntax 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hermes_sdk.store_engine import MessageRow
-
-if TYPE_CHECKING:
-    from hermes_plugin_store_sqlite.database import Database
+from hermes_sdk.store_engine import Database, MessageRow
 
 RANK_WINDOW = 1_000
 """How many of the newest matches are ranked by relevance: bm25 over every match of a
