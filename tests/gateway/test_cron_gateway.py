@@ -49,16 +49,17 @@ def test_a_delivery_cut_by_a_kill_arrives_once_after_the_restart(
     home = gateway_home(top=FAST_SCHEDULER)
     JobStore(home).add(make_job("3s", "Report", name="report", deliver=f"telegram:{OWNER}"))
     openai_server.queue(Reply.say("the cron report, sent once"))
-    first = gateway_process(top=FAST_SCHEDULER)
-    polling(telegram)
+    # Held from before the start: under load the job may be due, run and deliver before the
+    # test sees the first poll, and a report sent unheld would never be held.
     with telegram.holding("sendMessage", "the cron report", drop=True):
-        wait_until(lambda: telegram.held("sendMessage") == 1, timeout=30)
+        first = gateway_process(top=FAST_SCHEDULER)
+        wait_until(lambda: telegram.held("sendMessage") == 1, timeout=90)
         first.kill()  # the send is in flight: never confirmed
     assert reports(telegram) == []
     assert run_statuses(home) == ["completed"]  # recorded before it was sent
 
     second = gateway_process(top=FAST_SCHEDULER)
-    wait_until(lambda: len(reports(telegram)) == 1, timeout=30)
+    wait_until(lambda: len(reports(telegram)) == 1, timeout=90)
     assert len(openai_server.requests) == 1  # the job did not run again
     assert second.terminate() == 0
     assert len(reports(telegram)) == 1

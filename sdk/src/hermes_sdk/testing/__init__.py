@@ -32,7 +32,8 @@ Conformance: subclass :class:`ProviderTests` in a provider plugin's tests,
 :class:`TerminalBackendTests` in a terminal backend's, :class:`PlatformTests` in a chat
 platform's, :class:`ToolsTests`, :class:`MemoryProviderTests` and :class:`SkillSourceTests` in
 tools, memory and skills plugins, :class:`FrontendTests` in front-ends,
-:class:`ContextEngineTests` in context engines (:class:`PluginTests`,
+:class:`ContextEngineTests` in context engines, :class:`StoreEngineTests` in store engines
+(:class:`PluginTests`,
 their base, checks any plugin's registration against its manifest). ``hermes-sdk new-plugin``
 writes a plugin that uses them.
 """
@@ -63,6 +64,7 @@ _EXPORTS = {
     "ScriptedServer": "_scripted",
     "SkillSourceTests": "plugin_tests",
     "StandInModel": "context_tests",
+    "StoreEngineTests": "store_engine_tests",
     "TerminalBackendTests": "backend_tests",
     "ToolsTests": "plugin_tests",
     "anthropic_error": "anthropic_server",
@@ -96,6 +98,7 @@ if TYPE_CHECKING:
     from hermes_sdk.testing.provider_tests import ProviderTests
     from hermes_sdk.testing.registered import RegisteredPlugin, register_checked
     from hermes_sdk.testing.services import SSHServer
+    from hermes_sdk.testing.store_engine_tests import StoreEngineTests
 
 __all__ = [
     "ContextEngineTests",
@@ -115,6 +118,7 @@ __all__ = [
     "ScriptedServer",
     "SkillSourceTests",
     "StandInModel",
+    "StoreEngineTests",
     "TerminalBackendTests",
     "ToolsTests",
     "anthropic_error",

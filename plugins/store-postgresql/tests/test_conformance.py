@@ -1,0 +1,31 @@
+"""The PostgreSQL engine passes the store engines' conformance suite against Debian's
+PostgreSQL (started by the SDK's test kit on loopback), and opens only a store.url."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hermes_plugin_store_postgresql
+import pytest
+from hermes_plugin_store_postgresql import open_postgresql
+from hermes_plugin_store_postgresql.database import PostgresDatabase
+
+from hermes_sdk.store_engine import StoreTarget
+from hermes_sdk.testing import StoreEngineTests
+
+
+class TestPostgresqlEngine(StoreEngineTests):
+    def open_database(self, target: StoreTarget) -> PostgresDatabase:
+        return open_postgresql(target)
+
+    def make_target(self, tmp_path: Path, request: pytest.FixtureRequest) -> StoreTarget:
+        server = request.getfixturevalue("postgres")
+        return StoreTarget(tmp_path, server.create_database(), None, 4)
+
+
+def test_it_opens_postgresql_urls_and_never_a_home(tmp_path: Path) -> None:
+    (spec,) = hermes_plugin_store_postgresql.hermes_store_engines()
+    assert not spec.in_home and spec.locate is None
+    assert set(spec.schemes) == {"postgresql", "postgres"}
+    with pytest.raises(ValueError, match=r"needs store\.url"):
+        spec.factory(StoreTarget(tmp_path, None, None, 8))
