@@ -217,7 +217,7 @@ class HermesGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text comes from our table, plugin metadata and help files: listing commands
         # imports nothing.
-        rows = list(self.own_commands(ctx).items())
+        rows = [(name, builtin_help(text)) for name, text in self.own_commands(ctx).items()]
         path = self.path(ctx)
         for name, record in self.plugin_commands(ctx).items():
             described = record.help_for(_command_kind(), f"{path}.{name}" if path else name)
@@ -268,6 +268,12 @@ def _not_provided(ctx: click.Context, key: str) -> None:
             f"install {PLUGIN_MANAGER} (pip install {PLUGIN_MANAGER}, in the environment "
             "Hermes runs in)"
         )
+
+
+def builtin_help(described: str) -> str:
+    """A kernel command's line in ``hermes --help``: what it does, then that it is built in
+    (so that every line says where its command comes from)."""
+    return f"{described.removesuffix('.')} (built in)"
 
 
 def plugin_command_help(described: str, plugin: str) -> str:
