@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import stat
 
+from hermes_sdk.testing import Reply
+
 
 def test_unattended_setup_writes_config_and_key(hermes, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-ant-secret-1\n"))
@@ -40,7 +42,7 @@ def test_setup_refuses_a_malformed_env_rather_than_overwrite_it(hermes, monkeypa
 
 def test_unattended_setup_needs_a_provider(hermes):
     result = hermes("setup", "--yes")
-    assert result.code == 2 and "--provider is needed" in result.err
+    assert result.code == 2 and "--provider or --base-url is needed" in result.err
 
 
 def test_rotating_a_key_keeps_the_model_and_a_duplicate_line_cannot_win(hermes, monkeypatch):
@@ -65,3 +67,42 @@ def test_an_unknown_backend_is_refused_before_anything_is_written(hermes):
     assert result.code == 2 and "unknown backend 'Docker'" in result.err
     assert not (hermes.home / "config.yaml").exists()
     assert hermes("model").code == 0  # the config still loads
+
+
+def test_a_server_of_your_own_is_set_up_from_its_url_and_tested(hermes, openai_server):
+    openai_server.queue(Reply.say("Hello there, five words now"))
+    result = hermes("setup", "-y", "--base-url", openai_server.base_url, "--test")
+    assert result.code == 0, result.err
+    assert "The server offers: test-model" in result.out
+    assert "It works" in result.out
+    config = (hermes.home / "config.yaml").read_text()
+    assert f"base_url: {openai_server.base_url}" in config and "default: test-model" in config
+    assert "api_key_env" not in config and "provider:" not in config
+    assert len(openai_server.requests) == 1  # the test request, to the server just chosen
+
+
+def test_a_test_that_fails_says_what_to_change_and_where(hermes, openai_server):
+    openai_server.queue(Reply.error(401, "Incorrect API key provided"))
+    result = hermes("setup", "-y", "--base-url", openai_server.base_url, "--test")
+    assert result.code == 1
+    assert "The test failed" in result.err and "HTTP 401" in result.err
+    assert f"put it in {hermes.home / '.env'}" in result.err
+    assert "model.api_key_env" in result.err and "check the API key" not in result.err
+
+
+def test_enter_chooses_the_local_backend_even_with_others_installed(hermes):
+    assert hermes("setup", "-y", "--provider", "local").code == 0
+    assert "backend: local" in (hermes.home / "config.yaml").read_text()
+
+
+def test_a_provider_without_a_stored_key_is_saved_with_a_warning(hermes):
+    result = hermes("setup", "-y", "--provider", "anthropic")
+    assert result.code == 0
+    assert "no key is stored in ANTHROPIC_API_KEY, so anthropic cannot answer yet" in result.err
+    assert "--api-key-stdin" in result.err
+
+
+def test_a_url_that_is_not_http_is_refused(hermes):
+    result = hermes("setup", "-y", "--base-url", "localhost:8000")
+    assert result.code == 2 and "not an http:// or https:// URL" in result.err
+    assert not (hermes.home / "config.yaml").exists()

@@ -53,7 +53,9 @@ def test_setup_asks_and_writes_key_model_and_backend(terminal, tmp_path):
     term.line("sk-test-123456")
     term.wait_for("Default model")
     term.line("gpt-4o-mini")
-    term.wait_for("Saved: provider openai, model gpt-4o-mini")
+    term.wait_for("Saved: provider openai, model gpt-4o-mini, key saved as OPENAI_API_KEY")
+    term.wait_for("Test it now?")
+    term.line("n")
     assert "sk-test-123456" not in term.seen  # the key is never echoed
     assert term.wait_exit() == 0
     dotenv = home / ".env"

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Finding", "HealthContext", "Level", "StatusLine"]
+from hermes_sdk.provided import ProvidedSpecs
+
+__all__ = ["ONLINE_SECONDS", "Finding", "HealthContext", "Level", "StatusLine"]
+
+ONLINE_SECONDS = 45.0
+"""How long ``hermes doctor --online`` gives each plugin's checks (offline: the usual hook
+deadline)."""
 
 Level = Literal["ok", "warning", "error"]
 """How a doctor finding stands: fine, worth a look, or broken (``hermes doctor`` exits 1)."""
@@ -36,6 +42,13 @@ class HealthContext:
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Environment variables and HERMES_HOME/.env, to tell whether a key is set. Never show
     these values."""
+    provided: ProvidedSpecs = field(default_factory=ProvidedSpecs)
+    """What plugins provide (loaded when first asked for), for a check that needs another
+    plugin's part: the model router's check asks for the model clients."""
+    online: bool = False
+    """``hermes doctor --online``: a check may reach out (one model request, a server's
+    health endpoint) and should take no longer than :data:`ONLINE_SECONDS`; without it,
+    checks stay on this machine."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

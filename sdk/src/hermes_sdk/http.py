@@ -25,6 +25,7 @@ from hermes_sdk.sse import is_event_stream
 __all__ = [
     "JSON_HEADERS",
     "LoopClient",
+    "connect_failure",
     "event_stream",
     "raise_for_status",
     "transport_errors",
@@ -67,6 +68,23 @@ class LoopClient:
         self._client = None
 
 
+_NO_NAME = ("name or service not known", "nodename nor servname", "name resolution", "getaddrinfo")
+_REFUSED = ("connection refused", "connect call failed", "all connection attempts failed")
+
+
+def connect_failure(where: str, exc: BaseException) -> str:
+    """Why a connection to ``where`` failed, in words a user acts on: the name does not
+    resolve (no network, or a mistyped host), nothing listens there, or what the system
+    said."""
+    said = " ".join(str(exc).split()) or type(exc).__name__
+    lowered = said.lower()
+    if any(words in lowered for words in _NO_NAME):
+        return f"cannot find the host of {where} (no network, or a mistyped host name)"
+    if any(words in lowered for words in _REFUSED):
+        return f"nothing answers at {where} (is the server running, on that port?)"
+    return f"cannot connect to {where}: {said}"
+
+
 @asynccontextmanager
 async def transport_errors(settings: ProviderSettings) -> AsyncIterator[None]:
     """Turn what httpx raises inside the block into one-line ProviderErrors."""
@@ -78,7 +96,7 @@ async def transport_errors(settings: ProviderSettings) -> AsyncIterator[None]:
             ErrorKind.TIMEOUT, f"no answer from {where} within {settings.timeout_seconds:g} s"
         ) from None
     except httpx.ConnectError as exc:
-        raise ProviderError(ErrorKind.CONNECTION, f"cannot connect to {where}: {exc}") from None
+        raise ProviderError(ErrorKind.CONNECTION, connect_failure(where, exc)) from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
         raise ProviderError(
             ErrorKind.CONNECTION, f"the connection to {where} dropped mid-reply ({exc})"

@@ -201,6 +201,26 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.stated_window = stated_window
+        self.fixed = False
+        """Whether the message ends with the step that fixes it, naming the setting or file
+        (:meth:`with_fix`), rather than a generic hint."""
+
+    def with_fix(self, fix: str) -> ProviderError:
+        """The same failure, its message ending with ``fix`` (what to change, and where)
+        instead of a generic hint."""
+        message = str(self)
+        generic = _HINTS.get(self.kind)
+        if generic and message.endswith(f"; {generic}"):
+            message = message[: -len(f"; {generic}")]
+        fixed = ProviderError(
+            self.kind,
+            f"{message}; {fix}",
+            status=self.status,
+            retry_after=self.retry_after,
+            stated_window=self.stated_window,
+        )
+        fixed.fixed = True
+        return fixed
 
     @property
     def retryable(self) -> bool:
@@ -229,6 +249,14 @@ _CONTEXT_WORDS = (
 _POLICY_WORDS = ("content policy", "content_policy", "safety system", "flagged")
 
 
+_HINTS = {
+    ErrorKind.AUTH: "check the API key",
+    ErrorKind.BILLING: "check the account's credit",
+    ErrorKind.CONTEXT_OVERFLOW: "the conversation is too long for this model",
+}
+"""What a failure of each kind says when nobody knows which setting is at fault."""
+
+
 def classify_http_error(status: int, body: str, retry_after: float | None = None) -> ProviderError:
     """Turn an HTTP error status and body into a :class:`ProviderError`."""
     text = " ".join(_error_message(body).split())[:300]
@@ -248,11 +276,7 @@ def classify_http_error(status: int, body: str, retry_after: float | None = None
             503: ErrorKind.OVERLOADED,
             529: ErrorKind.OVERLOADED,
         }.get(status, ErrorKind.SERVER if status >= 500 else ErrorKind.BAD_REQUEST)
-    hint = {
-        ErrorKind.AUTH: "check the API key",
-        ErrorKind.BILLING: "check the account's credit",
-        ErrorKind.CONTEXT_OVERFLOW: "the conversation is too long for this model",
-    }.get(kind)
+    hint = _HINTS.get(kind)
     message = f"HTTP {status} ({kind.value}): {text or 'no details'}"
     return ProviderError(
         kind, f"{message}; {hint}" if hint else message, status=status, retry_after=retry_after

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from hermes_sdk.ladder import Endpoint, LadderChoice
-from hermes_sdk.models import ModelProvider, ModelUsage
+from hermes_sdk.models import ModelProvider, ModelUsage, ProviderError
 from hermes_sdk.provided import ProvidedSpecs
 
 __all__ = ["ModelRouter", "NoModel", "Route", "RouteRequest", "Routing", "RoutingView"]
@@ -68,6 +68,11 @@ class Route(NamedTuple):
     name: str
     provider: ModelProvider
     model: str
+    fix: Callable[[ProviderError], str | None] | None = None
+    """The step that fixes a failure of this route, naming the setting or file at fault
+    (the key's variable and where it is read from, the ``base_url`` in config.yaml), or
+    None to keep the failure's own words; what a user is told when the model cannot
+    answer ends with it."""
 
 
 class RoutingView:

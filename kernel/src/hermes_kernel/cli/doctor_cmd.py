@@ -92,11 +92,15 @@ def _store_findings(host: PluginHost, settings: Settings) -> list[Finding]:
     return [_finding("ok", f"state store {where}")]
 
 
-def _plugin_findings(host: PluginHost, settings: Settings) -> list[Finding]:
+def _plugin_findings(host: PluginHost, settings: Settings, online: bool) -> list[Finding]:
     """What each plugin checks of its own part (``hermes_doctor_checks``); a check that
     raised or hung is one error naming the plugin."""
     context = HealthContext(
-        home=str(settings.home), config=settings.raw, secrets=settings.secrets.merged()
+        home=str(settings.home),
+        config=settings.raw,
+        secrets=settings.secrets.merged(),
+        provided=host.shared(lazily=True),
+        online=online,
     )
     findings: list[Finding] = []
     for plugin, answer in host.doctor_checks(context):
@@ -113,7 +117,7 @@ def _plugin_findings(host: PluginHost, settings: Settings) -> list[Finding]:
     return findings
 
 
-def collect_findings(ctx: click.Context) -> list[Finding]:
+def collect_findings(ctx: click.Context, online: bool = False) -> list[Finding]:
     from hermes_kernel.cli.overview import install_hint
     from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.foreign_homes import ForeignHomeError
@@ -187,7 +191,7 @@ def collect_findings(ctx: click.Context) -> list[Finding]:
             )
         )
     findings += _mechanism_findings(host)
-    findings += _plugin_findings(host, settings)
+    findings += _plugin_findings(host, settings, online)
     return findings
 
 
@@ -215,10 +219,15 @@ def _mechanism_findings(host: PluginHost) -> list[Finding]:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
+@click.option(
+    "--online",
+    is_flag=True,
+    help="Also reach out: send the model one short request (and whatever else plugins test).",
+)
 @click.pass_context
-def doctor(ctx: click.Context, as_json: bool) -> None:
+def doctor(ctx: click.Context, as_json: bool, online: bool) -> None:
     """Check this installation. Exit 0 when healthy, 1 when any check found an error."""
-    findings = collect_findings(ctx)
+    findings = collect_findings(ctx, online)
     errors = [f for f in findings if f.level == "error"]
     if as_json:
         import json

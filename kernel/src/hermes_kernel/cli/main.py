@@ -49,10 +49,6 @@ _BUILTINS: dict[str, tuple[str, str]] = {
         "hermes_kernel.cli.profile_cmd:profile",
         "List, create, switch, show and delete named profiles.",
     ),
-    "setup": (
-        "hermes_kernel.cli.setup_cmd:setup",
-        "Choose a provider, key, model and terminal backend.",
-    ),
     "status": (
         "hermes_kernel.cli.status_cmd:status",
         "One screen: the model, the plugins and what they report, sessions, disk.",

@@ -106,31 +106,6 @@ def _section(data: Any, name: str) -> Any:
     return section
 
 
-def set_model(
-    path: Path,
-    provider: str,
-    model: str | None,
-    *,
-    keep_model: bool = False,
-    backend: str | None = None,
-) -> None:
-    """Set ``model.provider`` and ``model.default``; without ``model`` the provider's own
-    default applies (the configured one is dropped unless ``keep_model``). ``backend`` sets
-    ``agent.backend``."""
-
-    def change(data: Any) -> None:
-        section = _section(data, "model")
-        section["provider"] = provider
-        if model:
-            section["default"] = model
-        elif "default" in section and not keep_model:
-            del section["default"]
-        if backend:
-            _section(data, "agent")["backend"] = backend
-
-    edit_config(path, change)
-
-
 def allow_approval_rule(path: Path, rule: str) -> None:
     """Add ``rule`` to ``approvals.allow`` (the user answered "always")."""
     from ruamel.yaml.comments import CommentedSeq

@@ -33,6 +33,13 @@ class ModelRoute:
     name: str
     provider: ModelProvider
     model: str
+    fix: Callable[[ProviderError], str | None] | None = None
+    """The router's step that fixes this route's failure (see ``hermes_sdk.routing.Route``)."""
+
+    def fixed(self, error: ProviderError) -> ProviderError:
+        """``error`` ending with the step that fixes it, when the router knows one."""
+        fix = self.fix(error) if self.fix is not None and not error.fixed else None
+        return error.with_fix(fix) if fix else error
 
 
 def call_usage(
@@ -211,6 +218,7 @@ async def ask_model(
             await observed(observer.post_llm_call(call, answered))
             return response, index
         assert last is not None
+        last = route.fixed(last)
         if not last.should_fallback:
             raise last
         if on_retry is not None and route is not routes[-1]:

@@ -64,7 +64,7 @@ SpecT = TypeVar("SpecT", bound=Spec)
 ItemT = TypeVar("ItemT")
 
 RESERVED_COMMANDS = frozenset(
-    {"config", "doctor", "help", "import", "plugins", "setup", "version"}
+    {"config", "doctor", "help", "import", "plugins", "version"}
     | {"plugins.list", "plugins.info", "plugins.enable", "plugins.disable"}
 )
 """Built-in subcommands a plugin's command may not replace (``plugins.list`` is ``hermes
@@ -438,8 +438,12 @@ class PluginHost:
         return self._contributions("hermes_status_lines", {"context": context}, StatusLine)
 
     def doctor_checks(self, context: HealthContext) -> list[tuple[str, list[Finding] | str]]:
-        """Each plugin's ``hermes doctor`` findings, or one line saying why it has none."""
-        return self._contributions("hermes_doctor_checks", {"context": context}, Finding)
+        """Each plugin's ``hermes doctor`` findings, or one line saying why it has none;
+        ``--online`` checks get ``ONLINE_SECONDS`` each at least."""
+        from hermes_sdk.health import ONLINE_SECONDS
+
+        at_least = ONLINE_SECONDS if context.online else 0.0
+        return self._contributions("hermes_doctor_checks", {"context": context}, Finding, at_least)
 
     def import_home(self, request: HomeImport) -> list[tuple[str, list[ImportSection] | str]]:
         """Each plugin's sections of one home's import, or one line saying why it has none;

@@ -102,7 +102,9 @@ def model_setup(
     routing = _router(host).route(_request(host, settings, provider, model))
     if not routing.routes:
         raise NoModel("the model router chose no model: see hermes model --explain")
-    routes = [ModelRoute(route.name, route.provider, route.model) for route in routing.routes]
+    routes = [
+        ModelRoute(route.name, route.provider, route.model, route.fix) for route in routing.routes
+    ]
     return ModelSetup(routes, routing.view, routing.notice, list(routing.warnings))
 
 

@@ -30,7 +30,7 @@ from hermes_sdk.models import ProviderSettings
 
 NOTICE = (
     "Using the embedded offline model SmolLM2-135M: tiny and easily confused, but it needs no "
-    "key and no network. For a real model run `hermes model` or `hermes setup`."
+    "key and no network. For a real model run `hermes setup`."
 )
 LOCAL = Endpoint(
     name="local",

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from hermes_sdk import CommandSpec, ModelRouterSpec, hookimpl
 
 if TYPE_CHECKING:
+    from hermes_sdk.health import Finding, HealthContext
     from hermes_sdk.routing import ModelRouter
 
-__all__ = ["hermes_cli_commands", "hermes_model_routers"]
+__all__ = ["hermes_cli_commands", "hermes_doctor_checks", "hermes_model_routers"]
 
 
 def _router() -> ModelRouter:
@@ -28,12 +29,24 @@ def _model_command() -> Any:
     return model
 
 
+def _setup_command() -> Any:
+    from hermes_plugin_providers.setup_cmd import setup
+
+    return setup
+
+
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="model",
         description="Show, explain, choose and test the model in use.",
         factory=_model_command,
+    )
+    yield CommandSpec(
+        name="setup",
+        description="Choose a provider or your own model server, its key, the model and the "
+        "terminal backend; then test it.",
+        factory=_setup_command,
     )
 
 
@@ -44,3 +57,11 @@ def hermes_model_routers() -> Iterator[ModelRouterSpec]:
         description="The provider ladder: command line, config, keys, the embedded model.",
         factory=_router,
     )
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    """The model a turn would use, resolved without a request; with ``--online``, asked once."""
+    from hermes_plugin_providers.health import model_findings
+
+    yield from model_findings(context)

@@ -130,13 +130,18 @@ def set_default(provider: str, model_name: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def test(provider: str | None, model: str | None, prompt: str, as_json: bool) -> None:
     """Send one request to the model in use and report latency and usage."""
+    ask_once(_request(provider, model), prompt, as_json)
+
+
+def ask_once(request: RouteRequest, prompt: str, as_json: bool = False) -> None:
+    """One request to the route ``request`` resolves to, reported; ClickException (with the
+    fix) when it fails."""
     import asyncio
     import time
 
     from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
     from hermes_sdk.routing import NoModel
 
-    request = _request(provider, model)
     try:
         route = model_routing(request).routes[0]
     except NoModel as exc:
@@ -158,7 +163,9 @@ def test(provider: str | None, model: str | None, prompt: str, as_json: bool) ->
     try:
         response = asyncio.run(ask())
     except ProviderError as exc:
-        raise click.ClickException(f"{route.name} / {route.model}: {exc}") from None
+        fix = route.fix(exc) if route.fix is not None else None
+        failure = exc.with_fix(fix) if fix else exc
+        raise click.ClickException(f"{route.name} / {route.model}: {failure}") from None
     elapsed = time.perf_counter() - started
     usage = response.usage
     cost = LadderRouter().cost(request.provided)(route.model, usage)

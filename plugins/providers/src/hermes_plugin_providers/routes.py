@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
+from hermes_plugin_providers.fixes import fix_for
 from hermes_plugin_providers.ladder import (
     LadderReport,
     NoProvider,
@@ -90,11 +91,12 @@ def build_route(
         options=endpoint.options,
         home=home,
     )
+    fix = fix_for(choice, home)
     if len(choice.api_keys) > 1:
         keys = list(zip(choice.key_names, choice.api_keys, strict=True))
         provider = PooledProvider(provider_settings, keys, factory, reread=reread)
-        return Route(endpoint.name, provider, choice.model)
-    return Route(endpoint.name, factory(provider_settings), choice.model)
+        return Route(endpoint.name, provider, choice.model, fix)
+    return Route(endpoint.name, factory(provider_settings), choice.model, fix)
 
 
 def model_routing(request: RouteRequest) -> Routing:
