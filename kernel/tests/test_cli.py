@@ -194,7 +194,7 @@ def test_status_of_the_kernel_alone_names_no_capability(hermes):
     result = hermes("status")
     assert result.code == 0, result.err
     labels = [line.split(":", 1)[0] for line in result.out.splitlines() if line[:1] != " "]
-    assert labels == ["Home", "Model", "Plugins", "Sessions", "Disk"]
+    assert labels == ["Home", "Model", "Backend", "Plugins", "Sessions", "Disk"]
 
 
 def test_an_open_home_is_made_private_at_start_with_one_line(hermes):

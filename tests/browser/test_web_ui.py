@@ -221,7 +221,8 @@ def test_a_user_chats_approves_searches_resumes_and_approves_a_memory_write(
     # Status: the same facts as `hermes status`, and usage as charts.
     page.goto(web.url + "/status")
     labels = page.locator("dl.status dt").all_inner_texts()
-    assert labels[:3] == ["Home", "Model", "Plugins"] and labels[-2:] == ["Sessions", "Disk"]
+    assert labels[:4] == ["Home", "Model", "Backend", "Plugins"]
+    assert labels[-2:] == ["Sessions", "Disk"]
     assert page.locator("svg.chart rect").count() == 30
     assert "test-model" in page.text_content("svg.rows")
     page.screenshot(path=str(SCREENSHOTS / "web-ui-status.png"), full_page=True)

@@ -249,7 +249,14 @@ def test_status_puts_failed_plugins_first_on_one_screen(plugin_venv, home):
     assert run.code == 0, run.err
     lines = run.out.splitlines()
     labels = [line.split(":", 1)[0] for line in lines if not line.startswith(" ")]
-    assert labels == ["Home", "Model", "Plugins", "Sessions", "Disk"]  # no plugin reports
+    assert labels == [
+        "Home",
+        "Model",
+        "Backend",
+        "Plugins",
+        "Sessions",
+        "Disk",
+    ]  # no plugin reports
     summary = next(line for line in lines if line.startswith("Plugins:"))
     assert re.search(r"\d+ installed, \d+ enabled, \d+ disabled, [1-9]\d* failed", summary)
     failed = [line.strip() for line in lines if line.strip().startswith("failed: ")]

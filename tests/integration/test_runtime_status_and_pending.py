@@ -61,10 +61,11 @@ def test_status_is_what_hermes_status_prints(home):
 
     lines = asyncio.run(scenario())
     labels = [line.label for line in lines]
-    assert labels[:3] == ["Home", "Model", "Plugins"] and labels[-2:] == ["Sessions", "Disk"]
+    assert labels[:4] == ["Home", "Model", "Backend", "Plugins"]
+    assert labels[-2:] == ["Sessions", "Disk"]
     assert lines[0].text.startswith(f"{home}  (profile ")
     assert lines[1].text == "local-endpoint / test-model  (model.base_url in config)"
-    assert "Gateway" in labels[3:-2], "each plugin's own lines, between Plugins and Sessions"
+    assert "Gateway" in labels[4:-2], "each plugin's own lines, between Plugins and Sessions"
     assert lines[-2].text == "0 stored"
     shown = hermes("status").splitlines()
     ours = printed(lines)

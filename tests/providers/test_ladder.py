@@ -28,7 +28,7 @@ def test_with_nothing_configured_the_embedded_model_is_the_last_resort(hermes) -
         assert " pass " in rung_line(result.out, name)
     assert "MATCH" in rung_line(result.out, "embedded")
     assert "In use: local / smollm2-135m-instruct" in result.out
-    assert "tiny" in result.out and "hermes model" in result.out, "the UI says what it is"
+    assert "tiny" in result.out and "hermes setup" in result.out, "the UI says what it is"
 
 
 def test_an_api_key_in_the_environment_matches_its_rung(hermes, monkeypatch) -> None:

@@ -4,7 +4,7 @@ refused, on the SDK's own Question."""
 from __future__ import annotations
 
 from hermes_plugin_chat.commands import BUILTINS
-from hermes_plugin_chat.questions import answer_from_line, question_text
+from hermes_plugin_chat.questions import answer_from_line, decision, question_text
 
 from hermes_sdk.runtime import RESERVED_SLASH_NAMES, Question, QuestionChoice
 
@@ -79,3 +79,26 @@ def test_the_approval_shows_the_reason_and_the_command_on_its_own_line():
 def test_the_reserved_names_are_the_chats_own_commands_but_the_fallbacks():
     own = {command.name for command in BUILTINS if not command.fallback}
     assert own == RESERVED_SLASH_NAMES
+
+
+def test_the_decision_is_said_in_words_and_always_says_how_wide_it_is():
+    wide = (
+        *APPROVAL[:2],
+        QuestionChoice(
+            value="always",
+            label="Always allow every command that deletes recursively: saves "
+            "approvals.allow: [recursive-delete] in config.yaml (remove it there to be asked "
+            "again)",
+        ),
+        APPROVAL[3],
+    )
+    question, _ = asked(choices=wide)
+    assert decision(question, "a").startswith("Always allow every command that deletes")
+    assert "approvals.allow: [recursive-delete]" in decision(question, "always")
+    assert decision(question, "o") == "Allow once"
+    assert decision(question, "maybe") == "denied"
+    assert decision(question, None) == "no answer: denied"
+    without_always = (APPROVAL[0], APPROVAL[1], APPROVAL[3])
+    question, got = asked(choices=without_always)
+    assert decision(question, "a") == "denied"  # nothing to save: "always" is not offered
+    assert answer_from_line(question, "a") and got == [None]

@@ -105,7 +105,7 @@ def test_the_rung_matches_in_auto_mode_and_says_what_it_is(tmp_path: Path) -> No
     assert result.outcome is RungOutcome.MATCH and result.choice is not None
     assert result.choice.model == DEFAULT_MODEL
     assert (
-        "tiny" in result.choice.endpoint.notice and "hermes model" in result.choice.endpoint.notice
+        "tiny" in result.choice.endpoint.notice and "hermes setup" in result.choice.endpoint.notice
     )
 
 

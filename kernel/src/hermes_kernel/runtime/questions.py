@@ -14,14 +14,28 @@ from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, Nob
 from hermes_kernel.tooling.environment import Ask
 from hermes_sdk.runtime import QuestionChoice
 
-__all__ = ["APPROVAL_CHOICES", "TurnQuestions"]
+__all__ = ["TurnQuestions", "approval_choices"]
 
-APPROVAL_CHOICES = (
-    QuestionChoice(value=Answer.ONCE.value, label="Allow once"),
-    QuestionChoice(value=Answer.SESSION.value, label="Allow for this session"),
-    QuestionChoice(value=Answer.ALWAYS.value, label="Always allow (saved in config.yaml)"),
-    QuestionChoice(value=Answer.DENY.value, label="Deny"),
-)
+
+def approval_choices(request: ApprovalRequest) -> tuple[QuestionChoice, ...]:
+    """What the user may answer, each label saying exactly what it allows: "always" saves
+    the command's whole rule class to config.yaml, and says so (a plugin's check has no rule
+    to save, so it offers none)."""
+    every = f"every command that {request.reason}"
+    choices = [
+        QuestionChoice(value=Answer.ONCE.value, label="Allow this command once"),
+        QuestionChoice(value=Answer.SESSION.value, label=f"Allow {every}, for this session"),
+    ]
+    if request.rule != "plugin":
+        choices.append(
+            QuestionChoice(
+                value=Answer.ALWAYS.value,
+                label=f"Always allow {every}: saves approvals.allow: [{request.rule}] in "
+                "config.yaml (remove it there to be asked again)",
+            )
+        )
+    choices.append(QuestionChoice(value=Answer.DENY.value, label="Deny"))
+    return tuple(choices)
 
 
 class TurnQuestions:
@@ -44,7 +58,7 @@ class TurnQuestions:
         if not turn.answers_questions:
             raise NobodyToAsk("this front-end has nobody to ask")
         text = f"Approve this command? It {request.reason}.\n\n{request.command}"
-        value = turn.ask("approval", text, APPROVAL_CHOICES, command=request.command)
+        value = turn.ask("approval", text, approval_choices(request), command=request.command)
         if value == DECLINED:
             return Answer.DENY
         return Answer(value) if value else None

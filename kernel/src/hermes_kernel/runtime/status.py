@@ -88,6 +88,22 @@ def _model(app: App) -> str:
     return f"{view.choice.endpoint.name} / {view.choice.model}  ({view.choice.source})"
 
 
+def _backend(app: App) -> str:
+    """The terminal backend tools run commands in, and whether a plugin provides it (how it
+    is doing is its plugin's line)."""
+    from hermes_kernel.tooling.environment import DEFAULT_BACKEND
+    from hermes_sdk import Kind
+
+    agent = app.settings.raw.get("agent")
+    name = str((agent if isinstance(agent, dict) else {}).get("backend") or DEFAULT_BACKEND)
+    if name not in app.host.declared(Kind.BACKEND):
+        return (
+            f"{name}: no enabled plugin provides it, so no tool can run a command "
+            f"(hermes plugins list; or: hermes config set agent.backend {DEFAULT_BACKEND})"
+        )
+    return name
+
+
 def _last_error(row: PluginRow) -> str | None:
     """Why the plugin failed, here or the last time it was loaded; None if it did not."""
     if row.error:
@@ -146,6 +162,7 @@ def status_lines(app: App) -> list[StatusLine]:
     return [
         StatusLine(label="Home", text=f"{home}  (profile {profile})"),
         StatusLine(label="Model", text=_one_line(_model(app))),
+        StatusLine(label="Backend", text=_one_line(_backend(app))),
         _plugins(app),
         *_contributed(app),
         StatusLine(label="Sessions", text=_one_line(sessions)),

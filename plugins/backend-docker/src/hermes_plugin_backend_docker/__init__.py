@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
+from hermes_sdk.health import Finding, HealthContext, StatusLine
 from hermes_sdk.sections import section_settings
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 
@@ -26,3 +27,17 @@ def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
         name="docker", description="the docker terminal backend", model=DockerConfig
     )
+
+
+@hookimpl
+def hermes_status_lines(context: HealthContext) -> list[StatusLine]:
+    from hermes_plugin_backend_docker.health import daemon_status
+
+    return daemon_status(context)
+
+
+@hookimpl
+def hermes_doctor_checks(context: HealthContext) -> list[Finding]:
+    from hermes_plugin_backend_docker.health import daemon_findings
+
+    return daemon_findings(context)

@@ -53,6 +53,20 @@ def hint(question: Question) -> str:
     return "type a number or your answer" if question.choices else "type your answer"
 
 
+def decision(question: Question, line: str | None) -> str:
+    """What answering ``question`` with ``line`` decides, in words (for an approval, the
+    label of the choice: how wide an "always" is, and where it is saved)."""
+    if line is None:
+        return "no answer: denied" if question.kind == "approval" else "no answer"
+    if question.kind != "approval":
+        return f"answered: {line.strip()}"
+    value = _APPROVALS.get(line.strip().lower(), "deny")
+    labels = {choice.value: choice.label for choice in question.choices}
+    if value == "deny" or value not in labels:
+        return "denied"
+    return labels[value]
+
+
 def answer_from_line(question: Question, line: str) -> bool:
     """Answer ``question`` with what the user typed; False if it was closed meanwhile.
 
@@ -93,4 +107,5 @@ def terminal_answer(question: Question) -> None:
     if not line:
         question.decline()
         return
-    answer_from_line(question, line)
+    if answer_from_line(question, line):
+        print(f"  {decision(question, line)}", file=sys.stderr)

@@ -28,7 +28,7 @@ from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from hermes_plugin_chat.commands import BUILTINS, split_command
-from hermes_plugin_chat.questions import answer_from_line, hint, question_text
+from hermes_plugin_chat.questions import answer_from_line, decision, hint, question_text
 from hermes_plugin_chat.session import ChatOptions, ChatSession, TurnWatcher
 from hermes_plugin_chat.slash import SlashCommands
 from hermes_plugin_chat.view import PROMPT_MARK, ChatView
@@ -121,6 +121,8 @@ class Questions:
             question.decline()
         elif not answer_from_line(question, line):
             self.view.warn("that question was closed already (stopped or timed out)")
+            return True
+        self.view.info(decision(question, line))  # the decision, in place of the answer
         return True
 
 
