@@ -214,3 +214,12 @@ def test_an_open_home_is_made_private_at_start_with_one_line(hermes):
     for name in ("state.db", "config.yaml", "logs/agent.log", "SOUL.md"):
         assert (home / name).stat().st_mode & 0o777 == 0o600, name
     assert hermes("config", "validate").err == ""  # said once
+
+
+def test_a_mistyped_top_level_key_is_said_at_every_start_with_a_guess(hermes_cli):
+    (hermes_cli.home / "config.yaml").write_text("modle: gpt-4o\nplugins:\n  disabled: []\n")
+    for args in (("plugins", "list"), ("config", "show")):
+        code, _out, err = hermes_cli(*args)
+        assert code == 0
+        assert "config.yaml:1: unknown key 'modle' (did you mean 'model'?) is ignored" in err
+        assert "plugins" not in err  # the kernel's own sections are known

@@ -33,9 +33,14 @@ def test_toolsets_choose_which_tool_schemas_are_sent(chat_venv, home, openai_ser
     openai_server.queue(Reply.say("a"), Reply.say("b"), Reply.say("c"))
     assert chat_venv.hermes("chat", "-q", "x", home=home).code == 0
     assert chat_venv.hermes("chat", "-q", "x", "--toolsets", "demo", home=home).code == 0
-    run = chat_venv.hermes("chat", "-q", "x", "--toolsets", "nosuch", home=home)
-    assert run.code == 0
-    assert "toolset 'nosuch' is not installed (known: demo, slow, terminal)" in run.err
+    # A typo is an error with a guess, never a chat with no tools.
+    run = chat_venv.hermes("chat", "-q", "x", "--toolsets", "termnal", home=home)
+    assert run.code == 1 and run.err.count("\n") == 1
+    assert (
+        "unknown toolset 'termnal' (did you mean 'terminal'?); installed: demo, slow, terminal"
+        in (run.err)
+    )
+    assert chat_venv.hermes("chat", "-q", "x", "--toolsets", "", home=home).code == 0
     sent = [
         sorted(tool["function"]["name"] for tool in request.json.get("tools", []))
         for request in openai_server.requests

@@ -49,10 +49,14 @@ class Newcomer:
     def __init__(self, checkout: Path, home: Path) -> None:
         self.checkout = checkout
         self.timings: dict[str, float] = {}
+        # The user's own uv settings stay: the cache they point at (UV_CACHE_DIR) is where
+        # the offline run finds its packages. Only what says "this project's environment"
+        # (UV_PROJECT_ENVIRONMENT) and Hermes's own settings go.
         environ = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith(("HERMES_", "UV_")) and key != "VIRTUAL_ENV"
+            if not key.startswith("HERMES_")
+            and key not in {"VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"}
         }
         # The user's shell: no test environment on PATH, so the launcher finds the same
         # python3 the test command's own setup found (and uv's cached builds for it).

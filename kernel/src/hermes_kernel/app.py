@@ -68,7 +68,22 @@ class App:
             )
         for warning in settings.warnings:
             log.warning("%s", warning)
+        self._warn_unknown_top_level(settings)
         return settings
+
+    def _warn_unknown_top_level(self, settings: Settings) -> None:
+        """A top-level key nobody owns is said at every start (it is ignored)."""
+        from hermes_kernel.config.controls import KERNEL_SECTIONS
+
+        if all(key in KERNEL_SECTIONS for key in settings.document.data):
+            return  # the usual case: nothing to look up
+        from hermes_kernel.plugins.sections import unknown_top_level
+
+        # ``records`` reads settings, which are being made: discover here, and keep the result.
+        records = discover(settings.home / "cache", rescan=self.rescan)
+        self.__dict__["records"] = records
+        for line in unknown_top_level(settings.document, records):
+            log.warning("%s", line)
 
     @staticmethod
     def _made_private(home: Path) -> list[str]:

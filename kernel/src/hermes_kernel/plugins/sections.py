@@ -6,13 +6,16 @@ enabled plugin claims is a warning, not an error: an existing Hermes home must s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.config.settings import Settings
 from hermes_kernel.config.validate import lenient_section, validate_section
+from hermes_kernel.config.yaml_source import YamlDocument
 from hermes_kernel.plugins.host import PluginHost
+from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import ConfigSectionSpec, Kind
 from hermes_sdk.sections import closest
 
@@ -22,6 +25,25 @@ class SectionReport:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)  # validated, defaults filled in
+
+
+def unknown_top_level(document: YamlDocument, records: Sequence[PluginRecord]) -> list[str]:
+    """One line per top-level key of config.yaml that neither the kernel nor any installed
+    plugin (enabled or not) declares, with a guess: said at every start, since the key is
+    ignored (``modle:`` for ``model:``). From metadata: nothing is imported."""
+    owned = {name for record in records for kind, name in record.declares if kind is Kind.CONFIG}
+    known = sorted({*KERNEL_SECTIONS, *owned})
+    lines = []
+    for key in document.data:
+        if key in KERNEL_SECTIONS or key in owned:
+            continue
+        meant = closest(str(key), known)
+        guess = f" (did you mean {meant!r}?)" if meant else ""
+        lines.append(
+            f"{document.where((key,))}: unknown key {key!r}{guess} is ignored; "
+            "fix it, or see: hermes doctor"
+        )
+    return lines
 
 
 def check_plugin_sections(

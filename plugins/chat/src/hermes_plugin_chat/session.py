@@ -71,12 +71,16 @@ class ChatSession:
         self.warnings: list[str] = []
         """Lines about the options the user should see (a toolset nobody provides)."""
         if options.toolsets is not None:
-            known = set(runtime.toolsets())
+            from hermes_sdk.sections import closest
+
+            known = sorted(set(runtime.toolsets()))
             for name in options.toolsets:
-                if name not in known:
-                    listed = ", ".join(sorted(known)) or "none"
-                    self.warnings.append(f"toolset {name!r} is not installed (known: {listed})")
-            options = replace(options, toolsets=tuple(n for n in options.toolsets if n in known))
+                if name not in known:  # a typo must not become a chat with no tools
+                    meant = closest(name, known)
+                    guess = f" (did you mean {meant!r}?)" if meant else ""
+                    raise ValueError(
+                        f"unknown toolset {name!r}{guess}; installed: {', '.join(known) or 'none'}"
+                    )
         self.options = options
         self.cwd = cwd
         self.provider = options.provider
@@ -234,6 +238,5 @@ def _dispatch(event: object, watcher: TurnWatcher) -> None:
 
 def _gone(ended: TurnEnded) -> TurnEnded:
     """The session was deleted meanwhile (``hermes sessions delete``)."""
-    from dataclasses import replace
 
     return replace(ended, error=f"{ended.error}; your next message starts a new session")

@@ -6,15 +6,12 @@ request, and a failure says what to change and where."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
-from hermes_sdk.dotenv import current_secret
 from hermes_sdk.health import Finding, HealthContext
 from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
-from hermes_sdk.routing import NoModel, Route, RouteRequest
+from hermes_sdk.routing import NoModel, Route
 
 __all__ = ["model_findings"]
 
@@ -22,22 +19,12 @@ ASK_SECONDS = 30.0
 """How long ``--online`` waits for the model's answer."""
 
 
-def _request(context: HealthContext) -> RouteRequest:
-    home = Path(context.home)
-    return RouteRequest(
-        config=context.config,
-        home=home,
-        secret=context.secrets.get,
-        reread=functools.partial(current_secret, home / ".env"),
-        provided=context.provided,
-    )
-
-
 def model_findings(context: HealthContext) -> Iterator[Finding]:
-    from hermes_plugin_providers.routes import model_routing
+    from hermes_plugin_providers.routes import model_routing, route_request
 
+    request = route_request(context.home, context.config, context.secrets.get, context.provided)
     try:
-        routing = model_routing(_request(context))
+        routing = model_routing(request)
     except NoModel as exc:
         yield Finding(
             level="error",

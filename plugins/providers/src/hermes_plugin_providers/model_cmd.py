@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import MutableMapping
-from pathlib import Path
 from typing import Any
 
 import click
 
-from hermes_plugin_providers.routes import LadderRouter, model_routing, run_ladder
-from hermes_sdk.dotenv import current_secret
+from hermes_plugin_providers.routes import LadderRouter, model_routing, route_request, run_ladder
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.routing import RouteRequest
 
@@ -28,15 +25,8 @@ def _context() -> CommandContext:
 
 def _request(provider: str | None = None, model: str | None = None) -> RouteRequest:
     context = _context()
-    home = Path(context.home)
-    return RouteRequest(
-        config=context.config,
-        home=home,
-        secret=context.secrets.get,
-        reread=functools.partial(current_secret, home / ".env"),
-        provided=context.provided,
-        provider=provider,
-        model=model,
+    return route_request(
+        context.home, context.config, context.secrets.get, context.provided, provider, model
     )
 
 

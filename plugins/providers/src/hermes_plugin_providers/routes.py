@@ -4,8 +4,9 @@ keys) and the fallbacks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import cast
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, cast
 
 from hermes_plugin_providers.fixes import fix_for
 from hermes_plugin_providers.ladder import (
@@ -150,3 +151,28 @@ class LadderRouter:
     def cost(self, provided: ProvidedSpecs) -> Callable[[str, ModelUsage], float | None]:
         tables = [cast(PriceTableSpec, spec) for spec in provided.of(Kind.PRICES)]
         return PriceBook(tables).cost
+
+
+def route_request(
+    home: str,
+    config: Mapping[str, Any],
+    secret: Callable[[str], str | None],
+    provided: ProvidedSpecs,
+    provider: str | None = None,
+    model: str | None = None,
+) -> RouteRequest:
+    """A request for the home at ``home``: keys through ``secret``, and read again from the
+    environment and the home's .env when a provider needs them anew."""
+    import functools
+
+    from hermes_sdk.dotenv import current_secret
+
+    return RouteRequest(
+        config=config,
+        home=Path(home),
+        secret=secret,
+        reread=functools.partial(current_secret, Path(home) / ".env"),
+        provided=provided,
+        provider=provider,
+        model=model,
+    )

@@ -284,15 +284,12 @@ def _test(config: MutableMapping[str, Any]) -> None:
     import functools
 
     from hermes_plugin_providers.model_cmd import ask_once
+    from hermes_plugin_providers.routes import route_request
     from hermes_sdk.dotenv import current_secret
-    from hermes_sdk.routing import RouteRequest
 
     context = _context()
-    home = Path(context.home)
-    fresh = functools.partial(current_secret, home / ".env")  # the key saved just now too
-    request = RouteRequest(
-        config=config, home=home, secret=fresh, reread=fresh, provided=context.provided
-    )
+    fresh = functools.partial(current_secret, Path(context.home) / ".env")  # the new key too
+    request = route_request(context.home, config, fresh, context.provided)
     click.echo("Testing: one short request to the model ...")
     try:
         ask_once(request, "Say hello in five words.")

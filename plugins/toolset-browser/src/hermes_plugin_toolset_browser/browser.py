@@ -85,12 +85,20 @@ class Browsers:
     ) -> T:
         """Run ``action`` on the session's browser, one action per session at a time."""
         session = await self._session(session_id, Path(home), settings)
-        async with session.lock:
-            session.last_used = time.monotonic()
-            try:
-                return await action(session)
-            finally:
+        try:
+            async with session.lock:
                 session.last_used = time.monotonic()
+                try:
+                    return await action(session)
+                finally:
+                    session.last_used = time.monotonic()
+        finally:
+            # The cap yields while every session is busy (a burst of calls); once a call
+            # ends, the sessions past it that are idle again are closed, oldest first.
+            cap = settings.browser.max_sessions
+            if len(self._sessions) > cap:
+                async with self._starting:
+                    await self._make_room(cap)
 
     async def _session(self, session_id: str, home: Path, settings: Settings) -> BrowserSession:
         async with self._starting:
