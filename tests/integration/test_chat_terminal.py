@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hermes_plugin_chat.view import PROMPT_MARK
 
 from hermes_sdk.testing import Reply
 
@@ -249,7 +250,10 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
     term.wait_for("makes files writable by everyone")
     term.wait_for("[o]nce · [s]ession · [a]lways · [d]eny")
     term.line("o")
+    term.wait_for("Allow this command once")  # the decision, in words
     term.wait_for("Ran it once.")
+    shown = [line.strip() for line in term.text.splitlines()]
+    assert f"{PROMPT_MARK} o" not in shown  # the letter typed is no chat message
     term.line("again")
     term.wait_for("[o]nce · [s]ession · [a]lways · [d]eny")  # once means once
     term.line("d")
@@ -262,6 +266,7 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
     assert results[0].startswith("exit code 1")  # it ran: chmod found no such directory
     assert results[1].startswith("refused: the user denied this command")
     term.line("/exit")
+    term.wait_for("to go on with this chat: hermes chat --resume ")
     assert term.wait_exit() == 0
 
 

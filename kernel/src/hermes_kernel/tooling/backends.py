@@ -193,7 +193,7 @@ class BackendPool:
                 "not a TerminalBackend",
                 "tell the user: the backend plugin is broken",
             )
-        log.info("started the %s backend for session %s", self.name, session_id)
+        log.debug("started the %s backend for session %s", self.name, session_id)  # routine
         return backend
 
     def drop(self, session_id: str, backend: TerminalBackend) -> None:

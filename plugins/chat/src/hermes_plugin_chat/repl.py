@@ -291,8 +291,7 @@ class Repl:
                 except KeyboardInterrupt:  # only if our Ctrl+C binding was bypassed
                     continue
                 text = self.expand_pastes(line)
-                if self.questions.answer(text):
-                    self.view.user(line)
+                if self.questions.answer(text):  # it says the decision, not the letter typed
                     continue
                 if not text.strip():
                     continue
@@ -404,6 +403,12 @@ class Repl:
     async def shutdown(self) -> None:
         await self.stop_turn()
         await self.chat.end("cli_exit")
+        session = self.chat.session
+        if session is not None:  # the way back, as the last line
+            self.view.info(
+                f"to go on with this chat: hermes chat --resume {session.session_id} "
+                "(or hermes chat --continue, for the latest)"
+            )
 
 
 def run_interactive(context: CommandContext, options: ChatOptions) -> int:
