@@ -147,3 +147,18 @@ def test_metadata_problems_fail_without_importing(make_plugin):
 def test_import_target_resolves_attributes(make_plugin):
     record = make_plugin("obj", "class Holder:\n    class Inner:\n        value = 7\n")
     assert import_target(f"{record.target}:Holder.Inner").value == 7
+
+
+def test_a_hookimpl_that_names_its_hook_is_loaded(make_plugin):
+    """pluggy's ``specname``: the function's own name differs from the hook's."""
+    record = make_plugin(
+        "named",
+        "from hermes_sdk import hookimpl, ToolSpec\n"
+        "@hookimpl(specname='hermes_tools')\n"
+        "def my_tools():\n"
+        "    yield ToolSpec(name='named_echo', handler=lambda text='': text, description='x')\n",
+    )
+    manager = new_plugin_manager()
+    outcome = load_plugin(record, manager, timeout=5)
+    assert outcome.ok, outcome.error
+    assert [spec.name for spec in outcome.specs] == ["named_echo"]

@@ -29,10 +29,17 @@ def plugin_manager_for(plugin: object) -> pluggy.PluginManager:
     from hermes_sdk import hookspecs
 
     marker = f"{PROJECT_NAME}_spec"
+    hooks = set()
+    for name in dir(plugin):
+        options = getattr(getattr(plugin, name, None), f"{PROJECT_NAME}_impl", None)
+        if options is not None:  # an impl may name its hook (pluggy's specname)
+            hooks.add(str((options or {}).get("specname") or name))
+        elif name.startswith(f"{PROJECT_NAME}_"):
+            hooks.add(name)  # unmarked: pluggy's own check will say so
     named = {
-        name: getattr(hookspecs, name)
-        for name in dir(plugin)
-        if name.startswith(f"{PROJECT_NAME}_") and hasattr(getattr(hookspecs, name, None), marker)
+        hook: getattr(hookspecs, hook)
+        for hook in hooks
+        if hasattr(getattr(hookspecs, hook, None), marker)
     }
     specs = types.ModuleType(f"{hookspecs.__name__}:some")
     specs.__dict__.update(named)

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from hermes_kernel.app import App
 from hermes_kernel.config.errors import ConfigError
+from hermes_kernel.config.home import DEFAULT_PROFILE
 from hermes_kernel.config.settings import Flags
 from hermes_kernel.plugins.store_engines import open_database
 from hermes_kernel.store.backend import StoreBackend
@@ -24,7 +25,8 @@ T = TypeVar("T")
 
 
 def _opened(home: Path, wrap: Callable[[StoreBackend], T]) -> T:
-    app = App(Flags(home=home))
+    # ``home`` is the home itself (a profile's, when a caller has one): no profile applies.
+    app = App(Flags(home=home, profile=DEFAULT_PROFILE))
     try:
         db = open_database(app.host, home, app.settings.document.data)
     except ConfigError as exc:
