@@ -159,7 +159,9 @@ def test_slash_commands_from_plugins_and_a_clash_refused(terminal, home, chat_ve
 
 def test_a_long_paste_is_collapsed_and_sent_whole(terminal, home, openai_server):
     openai_server.queue(Reply.say("got it"))
-    pasted = "\n".join(f"line {n} of the log" for n in range(40))
+    pasted = (
+        "\n".join(f"line {n} of the log" for n in range(40)) + "\n"
+    )  # as copied: a final newline
     term = terminal("chat", home=home)
     term.wait_for("/help for commands")
     term.type(f"\x1b[200~{pasted}\x1b[201~")

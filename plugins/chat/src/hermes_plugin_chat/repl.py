@@ -233,7 +233,7 @@ class Repl:
         @keys.add(Keys.BracketedPaste)
         def _paste(event: KeyPressEvent) -> None:
             data = event.data.replace("\r\n", "\n").replace("\r", "\n")
-            lines = data.count("\n") + 1
+            lines = len(data.splitlines()) or 1  # ten lines with a final newline are ten
             if lines >= PASTE_LINES or len(data) >= PASTE_CHARS:
                 label = f"[pasted text #{len(self.pastes) + 1}: {lines} lines, {len(data)} chars]"
                 self.pastes[label] = data

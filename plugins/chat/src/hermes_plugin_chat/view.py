@@ -80,7 +80,8 @@ class ChatView:
         if text.strip():
             self.print(Markdown(printable(text), code_theme="monokai"))
         if interrupted:
-            self.info("(interrupted; the text so far is kept)")
+            kept = "the text so far is kept" if text.strip() else "nothing was written yet"
+            self.info(f"(interrupted; {kept})")
 
     # --- a turn as it happens -------------------------------------------------------------
 
