@@ -91,11 +91,10 @@ def _model(app: App) -> str:
 def _backend(app: App) -> str:
     """The terminal backend tools run commands in, and whether a plugin provides it (how it
     is doing is its plugin's line)."""
-    from hermes_kernel.tooling.environment import DEFAULT_BACKEND
+    from hermes_kernel.tooling.environment import DEFAULT_BACKEND, backend_name
     from hermes_sdk import Kind
 
-    agent = app.settings.raw.get("agent")
-    name = str((agent if isinstance(agent, dict) else {}).get("backend") or DEFAULT_BACKEND)
+    name = backend_name(app.settings.raw)
     if name not in app.host.declared(Kind.BACKEND):
         return (
             f"{name}: no enabled plugin provides it, so no tool can run a command "

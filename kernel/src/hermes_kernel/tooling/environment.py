@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from hermes_sdk.approvals import CommandRules
     from hermes_sdk.runtime import Runtime
 
-__all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment", "approval_policy"]
+__all__ = ["DEFAULT_BACKEND", "Ask", "ToolEnvironment", "approval_policy", "backend_name"]
 
 log = logging.getLogger("hermes.tools")
 
@@ -64,6 +64,12 @@ def _reserved_variables(app: App) -> set[str]:
         names.update(str(name) for name in variables or [])
     names.update(name for name in app.settings.environ if name.endswith("_API_KEY"))
     return names
+
+
+def backend_name(raw: Mapping[str, Any]) -> str:
+    """The terminal backend tools run commands in (``agent.backend``, else the default)."""
+    agent = raw.get("agent")
+    return str((agent if isinstance(agent, Mapping) else {}).get("backend") or DEFAULT_BACKEND)
 
 
 def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
@@ -181,7 +187,7 @@ class ToolEnvironment:
         env, self.warnings = command_environment(
             settings.environ, terminal.get("env_passthrough") or (), _reserved_variables(app)
         )
-        self.backend_name = str((raw.get("agent") or {}).get("backend") or DEFAULT_BACKEND)
+        self.backend_name = backend_name(raw)
         self.cwd = cwd or os.getcwd()
         self.home = str(settings.home)
         self.ask = ask or _nobody

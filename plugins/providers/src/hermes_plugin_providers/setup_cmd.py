@@ -16,6 +16,7 @@ import click
 from hermes_plugin_providers.model_cmd import _context, _request
 from hermes_plugin_providers.routes import run_ladder
 from hermes_sdk import Kind
+from hermes_sdk.ladder import Endpoint
 
 CUSTOM_KEY_VARIABLE = "MODEL_API_KEY"
 """Where the key of a model server of your own is kept (``model.api_key_env`` names it)."""
@@ -136,7 +137,7 @@ def setup(
                 f"unknown provider {provider!r}; known: {', '.join(names)}, or a URL "
                 "(--base-url) for your own server"
             )
-        changes = _known_provider(provider, model_name, api_key_stdin, asks)
+        changes = _known_provider(endpoints[provider], model_name, api_key_stdin, asks)
 
     backends = _backends()
     if backend is None:
@@ -190,11 +191,10 @@ Changes = tuple[str, str, Any]
 
 
 def _known_provider(
-    provider: str, model_name: str | None, api_key_stdin: bool, asks: bool
+    endpoint: Endpoint, model_name: str | None, api_key_stdin: bool, asks: bool
 ) -> Changes:
     context = _context()
-    _report, ladder = run_ladder(_request())
-    endpoint = ladder.endpoints[provider]
+    provider = endpoint.name
     variable = endpoint.api_key_env
     have = bool(variable and context.secrets.get(variable))
     key = None
