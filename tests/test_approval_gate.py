@@ -15,6 +15,7 @@ from hermes_kernel.safety.approval import (
     ApprovalRequest,
     Approvals,
     NoRules,
+    exact_rule,
 )
 from hermes_sdk.approvals import Level, Verdict
 from hermes_sdk.terminal import CommandRefused
@@ -94,6 +95,43 @@ def test_always_is_remembered_and_saved() -> None:
     check(approvals, FORCE_PUSH)
     assert saved == ["git-force-push"]
     assert check(approvals, FORCE_PUSH, session="other") is None
+
+
+def test_always_for_exactly_this_command_saves_that_command_alone() -> None:
+    saved: list[str] = []
+    approver = Recorder(Answer.COMMAND, Answer.DENY)
+    approvals = gate(approver=approver, remember=saved.append)
+    check(approvals, FORCE_PUSH)
+    assert saved == [FORCE_PUSH]
+    assert check(approvals, FORCE_PUSH, session="other") is None  # not asked again
+    with pytest.raises(CommandRefused):  # the same rule, another command: asked, denied
+        check(approvals, "git push -f")
+    assert len(approver.asked) == 2
+    # Saved and read back from config.yaml, the entry allows that text and nothing wider.
+    reread = gate(ApprovalPolicy(allow=tuple(saved)), approver=Recorder(Answer.DENY))
+    assert check(reread, FORCE_PUSH) is None
+    with pytest.raises(CommandRefused):
+        check(reread, FORCE_PUSH + " --tags")
+
+
+@pytest.mark.parametrize(
+    ("command", "entry"),
+    [
+        ("git push --force origin main", "git push --force origin main"),
+        ("rm -rf build/*", "rm -rf build/[*]"),  # a wildcard is escaped, not widened
+        ("rm -rf x? [a]", "rm -rf x[?] [[]a]"),
+        ("recursive-delete", "[r]ecursive-delete"),  # never read as a rule's name
+    ],
+)
+def test_the_exact_entry_matches_its_command_only(command: str, entry: str) -> None:
+    import fnmatch
+
+    assert exact_rule(command) == entry
+    if "[" in entry:
+        assert fnmatch.fnmatchcase(command, entry)
+        assert not fnmatch.fnmatchcase(command + "x", entry)
+        if "*" in command:
+            assert not fnmatch.fnmatchcase(command.replace("*", "anything"), entry)
 
 
 def test_no_answer_in_time_is_a_denial() -> None:

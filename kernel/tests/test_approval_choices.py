@@ -13,7 +13,7 @@ def test_always_names_the_rule_it_saves_and_what_it_covers():
         "rm -rf build", "recursive-delete", "deletes recursively", "local", "s"
     )
     labels = {choice.value: choice.label for choice in approval_choices(request)}
-    assert list(labels) == ["once", "session", "always", "deny"]
+    assert list(labels) == ["once", "session", "always", "deny"]  # no exact entry given
     assert labels["once"] == "Allow this command once"
     assert labels["session"] == "Allow every command that deletes recursively, for this session"
     assert labels["always"].startswith("Always allow every command that deletes recursively")
@@ -23,3 +23,42 @@ def test_always_names_the_rule_it_saves_and_what_it_covers():
 def test_a_plugins_check_offers_no_always():
     request = ApprovalRequest("deploy", "plugin", "was flagged by a plugin", "local", "s")
     assert [choice.value for choice in approval_choices(request)] == ["once", "session", "deny"]
+
+
+def test_a_narrower_always_is_offered_for_the_command_as_written():
+    request = ApprovalRequest(
+        "rm -rf build/*",
+        "recursive-delete",
+        "deletes recursively",
+        "local",
+        "s",
+        exact="rm -rf build/[*]",
+    )
+    labels = {choice.value: choice.label for choice in approval_choices(request)}
+    assert list(labels) == ["once", "session", "command", "always", "deny"]
+    assert labels["command"] == (
+        "Always allow exactly this command: saves approvals.allow: ['rm -rf build/[*]'] "
+        "in config.yaml"
+    )
+
+
+def test_hermes_own_state_is_allowed_once_or_not_at_all():
+    request = ApprovalRequest(
+        "rm -rf ~/.hermes/state.db",
+        "hermes-state",
+        "deletes Hermes's state",
+        "local",
+        "s",
+        exact="rm -rf ~/.hermes/state.db",
+        guarded=True,
+    )
+    assert [choice.value for choice in approval_choices(request)] == ["once", "deny"]
+
+
+def test_the_sdk_names_the_answers_that_save_a_rule():
+    """Front-ends whose users are not the owner leave these out (hermes_sdk.runtime)."""
+    from hermes_kernel.safety.approval import Answer
+    from hermes_sdk.runtime import SAVING_ANSWERS
+
+    assert {Answer.ALWAYS.value, Answer.COMMAND.value} == SAVING_ANSWERS
+    assert {a.value for a in Answer} - SAVING_ANSWERS == {"once", "session", "deny"}

@@ -224,7 +224,7 @@ def test_a_user_chats_approves_searches_resumes_and_approves_a_memory_write(
     assert labels[:4] == ["Home", "Model", "Backend", "Plugins"]
     assert labels[-2:] == ["Sessions", "Disk"]
     assert page.locator("svg.chart rect").count() == 30
-    assert "test-model" in page.text_content("svg.rows")
+    assert "test-model" in page.text_content("ul.rows")
     page.screenshot(path=str(SCREENSHOTS / "web-ui-status.png"), full_page=True)
 
     page.goto(web.url + "/plugins")
@@ -273,3 +273,85 @@ def test_requests_without_the_cookie_or_with_a_forged_token_are_refused(
     )
     assert "refused a login" in logs
     assert WRONG_KEY not in logs and KEY not in logs
+
+
+def fits(page: Any) -> None:
+    """Nothing sticks out sideways: the page scrolls only up and down."""
+    wide, screen = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert wide <= screen, f"{page.url} is {wide} px wide on a {screen} px screen"
+
+
+def on_screen(page: Any, selector: str) -> None:
+    """Shown, and within the screen's width (not cut off at its right edge)."""
+    box = page.locator(selector).bounding_box()
+    screen = page.evaluate("window.innerWidth")
+    assert box is not None, f"{selector} is not shown"
+    assert box["x"] >= 0 and box["x"] + box["width"] <= screen, f"{selector} at {box}"
+
+
+@pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
+def test_every_page_fits_the_screen_and_the_chat_says_what_it_is_doing(
+    browser: Any, web: HermesWeb, openai_server: ScriptedOpenAIServer, width: int
+) -> None:
+    from playwright.sync_api import expect
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    device = "phone" if width < 500 else "desktop"
+    context = browser.new_context(viewport={"width": width, "height": 844 if width < 500 else 800})
+    page = context.new_page()
+    log_in(page, web.url)
+    page.wait_for_url(re.compile(r"/chat$"))
+    fits(page)
+    on_screen(page, "#send")
+
+    # While the model works and nothing shows yet, a row says so and counts the seconds.
+    openai_server.queue(Reply.say("A considered answer. " * 40, delay_seconds=2.5))
+    send(page, "Why is https://example.org/" + "a-very-long-path-segment-" * 12 + " slow?")
+    page.wait_for_selector(".thinking")
+    on_screen(page, "#stop")
+    on_screen(page, "#send")
+    expect(page.locator(".thinking")).to_have_text(re.compile(r"Thinking… [1-9] s"))
+    page.wait_for_selector(".msg.assistant .md:has-text('A considered answer.')")
+    assert page.locator(".thinking").count() == 0
+    fits(page)
+
+    # A slash command is echoed with its answer, and /model changes the header.
+    send(page, "/model second-model")
+    page.wait_for_selector(".msg.user.command:has-text('/model second-model')")
+    expect(page.locator(".chat-head .model")).to_have_text(re.compile(r"/ second-model$"))
+    assert "from now on" in page.locator("#log pre.notice").last.inner_text()
+
+    # A failure is a card in words that ends with the fix, not red monospace.
+    openai_server.queue(Reply.error(404, "model 'second-model' does not exist"))
+    send(page, "And now?")
+    card = page.wait_for_selector(".problem.error[role=alert]")
+    assert "The turn failed" in card.inner_text()
+    assert "model.default" in card.inner_text()  # the setting that picks the model
+    assert openai_server.requests[-1].json["model"] == "second-model"
+    fits(page)
+    # What the screen shows (a whole-page picture would draw the sticky bars mid-page).
+    page.screenshot(path=str(SCREENSHOTS / f"web-ui-{device}-chat.png"))
+    session = page.url.rsplit("/", 1)[1]
+
+    for path in ("/sessions", f"/sessions/{session}", "/sessions?q=considered", "/pending"):
+        page.goto(web.url + path)
+        fits(page)
+    page.goto(web.url + "/plugins")
+    fits(page)
+    page.goto(web.url + "/status")
+    fits(page)
+    assert "test-model" in page.inner_text("ul.rows")
+    page.screenshot(path=str(SCREENSHOTS / f"web-ui-{device}-status.png"), full_page=True)
+
+    # On a phone the links fold behind "Menu"; opened, Log out is on the screen.
+    if device == "phone":
+        assert not page.locator("nav .logout button").is_visible()
+        page.click("label.menu-button")
+        on_screen(page, "nav .logout button")
+        fits(page)
+        page.click("nav a[href='/sessions']")
+        page.wait_for_url(re.compile(r"/sessions$"))
+    else:
+        assert not page.locator("label.menu-button").is_visible()
+        on_screen(page, "nav .logout button")
+    context.close()

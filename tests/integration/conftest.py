@@ -273,7 +273,9 @@ def terminal_env(home: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith("HERMES_") and key != "VIRTUAL_ENV"
+        # COLUMNS and LINES would override the pseudo-terminal's own size (pytest's
+        # workers set them): the screen is the terminal's.
+        if not key.startswith("HERMES_") and key not in {"VIRTUAL_ENV", "COLUMNS", "LINES"}
     }
     # No cursor-position requests: the emulator does not answer them.
     env.update({"HERMES_HOME": str(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"})

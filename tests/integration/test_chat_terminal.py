@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-from hermes_plugin_chat.view import PROMPT_MARK
 
 from hermes_sdk.testing import Reply
 
@@ -238,6 +237,15 @@ def test_leaving_during_a_tool_call_leaves_a_valid_transcript(
     assert stored[2]["disposition"] in ("skipped", "unknown")  # never claimed to have run
 
 
+def asked(term, times: int) -> None:
+    """Wait for the approval question to have been asked ``times`` times in all (earlier
+    ones stay on the screen, so waiting for its words would not wait)."""
+    deadline = time.monotonic() + 15
+    while term.seen.count("(no answer in 120 s counts as no)") < times:
+        assert time.monotonic() < deadline, f"asked fewer than {times} times:\n{term.text}"
+        term.pump(0.05)
+
+
 def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, tmp_path):
     command = "chmod -R 777 ./no-such-dir"
     openai_server.queue(
@@ -245,21 +253,50 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
         Reply.say("Ran it once."),
         Reply.tool_call("terminal", {"command": command}),
         Reply.say("It was denied."),
+        Reply.tool_call("terminal", {"command": command}),
+        Reply.say("Allowed from now on."),
+        Reply.tool_call("terminal", {"command": command}),
+        Reply.tool_call("terminal", {"command": "chmod -R 777 ./another-dir"}),
+        Reply.say("The second one was asked about."),
     )
     term = terminal("chat", home=home)
     term.wait_for("/help for commands")
     term.line("open it up")
     term.wait_for("makes files writable by everyone")
-    term.wait_for("[o]nce · [s]ession · [a]lways · [d]eny")
+    term.wait_for("o/s/c/a/d (no answer in")
+    # Each answer is listed with what it allows before the user picks one.
+    screen = term.text
+    for line in (
+        "  o  Allow this command once",
+        "  s  Allow every command that makes files writable by everyone, for this session",
+        f"  c  Always allow exactly this command: saves approvals.allow: ['{command}'] in "
+        "config.yaml",
+        "  a  Always allow every command that makes files writable by everyone: saves ",
+    ):
+        assert line in screen, screen
+    assert "hermes: info" not in screen  # log lines stay in the log
     term.line("o")
-    term.wait_for("Allow this command once")  # the decision, in words
     term.wait_for("Ran it once.")
-    shown = [line.strip() for line in term.text.splitlines()]
-    assert f"{PROMPT_MARK} o" not in shown  # the letter typed is no chat message
+    after = term.text.split("counts as no)\n", 1)[1].splitlines()
+    # Right under the question: the decision in words, then the tool's line. Neither the
+    # letter typed, nor a log line, nor a frozen frame of the spinner above the prompt.
+    assert after[0] == "Allow this command once", term.text
+    assert after[1].startswith("  ✓ terminal  chmod -R 777 ./no-such-dir"), term.text
     term.line("again")
-    term.wait_for("[o]nce · [s]ession · [a]lways · [d]eny")  # once means once
+    asked(term, 2)  # once means once
     term.line("d")
     term.wait_for("It was denied.")
+    term.line("and now for good")
+    asked(term, 3)
+    term.line("c")
+    term.wait_for("Allowed from now on.")
+    assert f"approvals.allow: ['{command}']" in term.text  # said where, and how narrow
+    assert command in (home / "config.yaml").read_text()
+    term.line("run it again, then another")
+    asked(term, 4)  # only the other command is asked about
+    assert "another-dir" in term.seen.split("run it again")[-1]
+    term.line("d")
+    term.wait_for("The second one was asked about.")
     results = [
         message["content"]
         for message in openai_server.requests[-1].json["messages"]
@@ -267,6 +304,9 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
     ]
     assert results[0].startswith("exit code 1")  # it ran: chmod found no such directory
     assert results[1].startswith("refused: the user denied this command")
+    assert results[2].startswith("exit code 1")  # allowed exactly, always
+    assert results[3].startswith("exit code 1")  # the same text: not asked again
+    assert results[4].startswith("refused: the user denied this command")
     term.line("/exit")
     term.wait_for("to go on with this chat: hermes chat --resume ")
     assert term.wait_exit() == 0

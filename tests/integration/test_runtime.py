@@ -123,7 +123,7 @@ def test_a_question_is_answered_by_the_front_end(home, openai_server, answer):
     asked = asyncio.run(scenario())
     assert len(asked) == 1 and asked[0].kind == "approval"
     assert asked[0].command == "chmod -R 777 ./scratch"
-    assert [c.value for c in asked[0].choices] == ["once", "session", "always", "deny"]
+    assert [c.value for c in asked[0].choices] == ["once", "session", "command", "always", "deny"]
     (result,) = [
         m["content"] for m in openai_server.requests[1].json["messages"] if m["role"] == "tool"
     ]

@@ -682,3 +682,26 @@ def test_planted_soul_memory_and_skills_are_scanned_when_the_prompt_is_built(mak
     assert "Ada likes tea." in prompt and "pairing codes" not in prompt
     assert "- deploy: ships the app" in prompt and "developer mode" not in prompt
     assert prompt.count("[a line was left out because a scan flagged it]") == 2
+
+
+def test_a_session_whose_id_is_taken_gets_another_with_its_own_prompt(make_engine, monkeypatch):
+    """Ids have 24 random bits a second: gateway workers opening hundreds of sessions a
+    second on one store make the same id now and then. The second one is made again under
+    a new id (its prompt names its own), never failed."""
+    from hermes_kernel.engine import turn as turn_module
+    from hermes_kernel.store.sessions import SessionIdTaken
+
+    engine = make_engine()
+    first = engine.start_session("cli")
+    ids = iter([first.id, first.id, "20261206_000000_a1b2c3"])
+    monkeypatch.setattr(turn_module, "new_session_id", lambda: next(ids))
+    named: list[str] = []
+    monkeypatch.setattr(
+        engine, "_system_prompt", lambda session_id, *rest: named.append(session_id) or "p"
+    )
+    second = asyncio.run(engine.open_session("telegram"))
+    assert second.id == "20261206_000000_a1b2c3"
+    assert named == [first.id, first.id, second.id]  # a prompt for each id tried
+    assert engine.store.sessions.get(first.id).source == "cli"  # the first is untouched
+    with pytest.raises(SessionIdTaken):
+        engine.store.sessions.create("cli", session_id=first.id)

@@ -42,6 +42,19 @@ class _Formatter(logging.Formatter):
         return f"hermes: {record.levelname.lower()}: {super().format(record)}"
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes each record to ``sys.stderr`` as it is then, not as it was at start: the chat
+    replaces it while its prompt is drawn, so a record is printed above the prompt instead
+    of through it (which left the prompt's old lines frozen on the screen)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr  # under the handler's lock: handle() holds it
+        super().emit(record)
+
+
 def setup_logging(verbose: bool) -> RedactingFilter:
     """Send the ``hermes`` loggers to stderr; return the filter so secrets can be added.
 
@@ -54,7 +67,7 @@ def setup_logging(verbose: bool) -> RedactingFilter:
         logger.removeHandler(handler)
         if not isinstance(handler, logging.StreamHandler):
             handler.close()  # an earlier run's log file (in one process: the tests)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStderr()
     handler.setFormatter(_Formatter("%(message)s"))
     handler.setLevel(logging.DEBUG if verbose else logging.INFO)
     if not verbose:  # what the agent did is for the log files; the screen shows it already

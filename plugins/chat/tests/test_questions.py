@@ -4,7 +4,7 @@ refused, on the SDK's own Question."""
 from __future__ import annotations
 
 from hermes_plugin_chat.commands import BUILTINS
-from hermes_plugin_chat.questions import answer_from_line, decision, question_text
+from hermes_plugin_chat.questions import answer_from_line, decision, hint, question_text
 
 from hermes_sdk.runtime import RESERVED_SLASH_NAMES, Question, QuestionChoice
 
@@ -67,13 +67,33 @@ def test_a_question_takes_a_number_a_label_or_free_words():
     assert got == [None]  # not a choice, and no free answer allowed: declined
 
 
-def test_the_approval_shows_the_reason_and_the_command_on_its_own_line():
+def test_the_approval_shows_the_reason_the_command_and_what_each_answer_allows():
     question, _ = asked()
     text = question_text(question)
     assert text.splitlines() == [
         "Approve this command? It makes files writable by everyone.",
         "    chmod -R 777 x",
+        "  o  Allow once",
+        "  s  Allow for this session",
+        "  a  Always allow",
+        "  d  Deny",
     ]
+    assert hint(question) == "o/s/a/d"
+
+
+def test_c_allows_exactly_this_command_always_where_that_is_offered():
+    exact = QuestionChoice(
+        value="command",
+        label="Always allow exactly this command: saves approvals.allow: ['chmod -R 777 x'] "
+        "in config.yaml",
+    )
+    question, got = asked(choices=(*APPROVAL[:2], exact, *APPROVAL[2:]))
+    assert "  c  Always allow exactly this command" in question_text(question)
+    assert hint(question) == "o/s/c/a/d"
+    assert decision(question, "c") == exact.label
+    assert answer_from_line(question, "c") and got == ["command"]
+    question, got = asked()  # not offered: "c" denies
+    assert answer_from_line(question, "c") and got == [None]
 
 
 def test_the_reserved_names_are_the_chats_own_commands_but_the_fallbacks():

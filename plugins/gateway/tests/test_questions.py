@@ -4,6 +4,7 @@ no answer in time, or /stop, is a no, and the chat is told when time ran out."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from hermes_plugin_gateway.questions import Asker, ChatQuestions, question_text
 
@@ -122,3 +123,35 @@ def test_no_answer_in_time_is_a_no_and_the_chat_is_told():
     adapter = asyncio.run(scenario())
     assert answers == [None]
     assert adapter.said == ["No answer within 0 s: taken as no."]  # 0.2 s, rounded
+
+
+def test_a_chats_user_cannot_save_a_rule_to_the_owners_config():
+    """ "Always" (and "exactly this command, always") write approvals.allow in the owner's
+    config.yaml: a chat's user is offered neither, and pressing or typing one is refused."""
+    answers: list[str | None] = []
+    every = (
+        QuestionChoice(value="once", label="Allow this command once"),
+        QuestionChoice(value="session", label="Allow every command that ..., for this session"),
+        QuestionChoice(value="command", label="Always allow exactly this command"),
+        QuestionChoice(value="always", label="Always allow every command that ..."),
+        QuestionChoice(value="deny", label="Deny"),
+    )
+    question = dataclasses.replace(approval(answers), choices=every)
+
+    async def scenario() -> tuple[list[str], str, bool, str]:
+        questions, adapter = ChatQuestions(), RecordingAdapter()
+        task = await asked(questions, adapter, question)
+        pressed = questions.pressed(
+            ButtonPress(chat=CHAT, request_id="q1", user_id="42", choice="always")
+        )
+        typed = questions.typed(CHAT, "42", "command")
+        session = questions.pressed(
+            ButtonPress(chat=CHAT, request_id="q1", user_id="42", choice="session")
+        )
+        await asyncio.wait_for(task, 5)
+        return adapter.asked[0][1], pressed, typed, session
+
+    shown, pressed, typed, session = asyncio.run(scenario())
+    assert shown == ["once", "session", "deny"]
+    assert pressed == "That is not one of the choices." and not typed
+    assert session.startswith("Allow every command") and answers == ["session"]

@@ -53,6 +53,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "RESERVED_SLASH_NAMES",
     "RUNTIME_ENTRY_POINTS",
+    "SAVING_ANSWERS",
     "Budget",
     "CompactionMark",
     "Delivery",
@@ -385,8 +386,10 @@ class Question:
 
     Call :meth:`answer` with one choice's ``value`` (from any thread). No answer within
     ``timeout_s``, or :meth:`decline`, means no: the command does not run, and the model is
-    told why. Approval values are ``once``, ``session``, ``always`` (also saved to
-    ``approvals.allow`` in config.yaml) and ``deny``."""
+    told why. Approval values are ``once``, ``session``, ``command`` (this exact command
+    from now on), ``always`` (every command of its rule class from now on) and ``deny``;
+    the two in :data:`SAVING_ANSWERS` are saved to ``approvals.allow`` in config.yaml, so
+    a front-end whose users are not the owner (a chat platform's) does not offer them."""
 
     question_id: str
     kind: Literal["approval", "question"]
@@ -414,6 +417,10 @@ class Question:
     def decline(self) -> bool:
         """Answer no (deny, or no choice)."""
         return bool(self._reply(None)) if self._reply is not None else False
+
+
+SAVING_ANSWERS = frozenset({"command", "always"})
+"""Approval answers that change the owner's config.yaml (``approvals.allow``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

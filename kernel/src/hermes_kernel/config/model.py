@@ -197,7 +197,8 @@ class ApprovalsConfig(BaseModel):
     )
     allow: list[str] = Field(
         default_factory=list,
-        description="Rule names (git-force-push) or command globs that run without asking.",
+        description="Rule names (git-force-push), command globs (git reset --hard*) or exact "
+        "commands that run without asking.",
     )
     timeout_seconds: float = Field(
         default=120.0, gt=0, le=3600, description="Unanswered this long: denied."

@@ -42,6 +42,7 @@ from hermes_kernel.store.messages import Message, append_in, of_session_in
 from hermes_kernel.store.sessions import (
     REVIEW_SOURCE,
     Session,
+    SessionIdTaken,
     Usage,
     new_session_id,
     session_in,
@@ -61,6 +62,9 @@ __all__ = ["EngineObserver", "EngineSettings", "NoObserver", "TurnEngine", "Turn
 
 log = logging.getLogger("hermes.engine")
 
+ID_ATTEMPTS = 5
+"""New ids tried for a session whose first id another session took (24 random bits a
+second: one clash is rare, five in a row would mean something else is wrong)."""
 INDEX_AFTER_SECONDS = 1.0
 """After a turn, search's indexes catch up this much later, in one write for every turn that
 ended meanwhile (a busy front-end ends dozens a second). Search indexes what is left before
@@ -184,9 +188,17 @@ class TurnEngine:
         """Create a session with its system prompt, built now and frozen (one write, so a
         crash never leaves a session without its prompt). ``instructions`` end the prompt
         (a background review's task)."""
-        session_id = new_session_id()
-        prompt = self._system_prompt(session_id, source, cwd, user_scope, instructions)
-        session = self._create(session_id, source, cwd, user_scope, prompt, parent_session_id)
+        for attempt in range(ID_ATTEMPTS):
+            session_id = new_session_id()
+            prompt = self._system_prompt(session_id, source, cwd, user_scope, instructions)
+            try:
+                session = self._create(
+                    session_id, source, cwd, user_scope, prompt, parent_session_id
+                )
+                break
+            except SessionIdTaken:
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
         self.observer.on_session_start(_session_info(session, self.home, self.config))
         return session
 
@@ -201,13 +213,20 @@ class TurnEngine:
         """:meth:`start_session` for an event loop: files are read and hooks run in a worker
         thread, the write is made through :meth:`Database.run`, so the thread never holds
         the connection a busy loop is using."""
-        session_id = new_session_id()
-        prompt = await asyncio.to_thread(
-            self._system_prompt, session_id, source, cwd, user_scope, None
-        )
-        session = await self.store.db.run(
-            self._create, session_id, source, cwd, user_scope, prompt, parent_session_id
-        )
+        for attempt in range(ID_ATTEMPTS):
+            # The prompt may name the session: a new id means a new prompt.
+            session_id = new_session_id()
+            prompt = await asyncio.to_thread(
+                self._system_prompt, session_id, source, cwd, user_scope, None
+            )
+            try:
+                session = await self.store.db.run(
+                    self._create, session_id, source, cwd, user_scope, prompt, parent_session_id
+                )
+                break
+            except SessionIdTaken:
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
         if self.observer.observes("on_session_start"):
             await asyncio.to_thread(
                 self.observer.on_session_start, _session_info(session, self.home, self.config)

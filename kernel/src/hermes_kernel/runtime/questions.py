@@ -18,14 +18,27 @@ __all__ = ["TurnQuestions", "approval_choices"]
 
 
 def approval_choices(request: ApprovalRequest) -> tuple[QuestionChoice, ...]:
-    """What the user may answer, each label saying exactly what it allows: "always" saves
-    the command's whole rule class to config.yaml, and says so (a plugin's check has no rule
-    to save, so it offers none)."""
+    """What the user may answer, each label saying exactly what it allows and, for an
+    "always", what it saves to config.yaml: this exact command (the narrower rule) or the
+    command's whole rule class. Hermes's own state is allowed this once or not at all, and
+    a plugin's check has no rule class to save."""
+    once = QuestionChoice(value=Answer.ONCE.value, label="Allow this command once")
+    deny = QuestionChoice(value=Answer.DENY.value, label="Deny")
+    if request.guarded:
+        return (once, deny)
     every = f"every command that {request.reason}"
     choices = [
-        QuestionChoice(value=Answer.ONCE.value, label="Allow this command once"),
+        once,
         QuestionChoice(value=Answer.SESSION.value, label=f"Allow {every}, for this session"),
     ]
+    if request.exact is not None:
+        choices.append(
+            QuestionChoice(
+                value=Answer.COMMAND.value,
+                label="Always allow exactly this command: saves approvals.allow: "
+                f"[{_quoted(request.exact)}] in config.yaml",
+            )
+        )
     if request.rule != "plugin":
         choices.append(
             QuestionChoice(
@@ -34,8 +47,14 @@ def approval_choices(request: ApprovalRequest) -> tuple[QuestionChoice, ...]:
                 "config.yaml (remove it there to be asked again)",
             )
         )
-    choices.append(QuestionChoice(value=Answer.DENY.value, label="Deny"))
+    choices.append(deny)
     return tuple(choices)
+
+
+def _quoted(entry: str) -> str:
+    """An allow entry as YAML shows it in a flow list (quoted: a command has spaces,
+    brackets and colons)."""
+    return "'" + entry.replace("'", "''") + "'"
 
 
 class TurnQuestions:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import logging
+import re
 import shlex
 import threading
 from collections.abc import Callable, Sequence
@@ -49,6 +50,8 @@ class Answer(enum.StrEnum):
     ONCE = "once"
     SESSION = "session"
     ALWAYS = "always"
+    COMMAND = "command"
+    """Always allow exactly this command (its text, not its rule class)."""
     DENY = "deny"
 
 
@@ -59,6 +62,27 @@ class ApprovalRequest:
     reason: str
     backend: str
     session_id: str
+    exact: str | None = None
+    """The ``approvals.allow`` entry that allows exactly this command and nothing else (a
+    glob with its wildcards escaped); None when the question is not about a command as
+    written (a file write)."""
+    guarded: bool = False
+    """Hermes's own state: the user may allow it this once, never for longer."""
+
+
+_RULE_NAME = re.compile(r"[a-z0-9-]+")
+"""What a rule's name looks like (``recursive-delete``): an allow entry like that is one."""
+
+
+def exact_rule(command: str) -> str:
+    """The ``approvals.allow`` entry that matches ``command`` as written and nothing else:
+    the command itself, or, when it has wildcard characters or could be read as a rule's
+    name, a glob with those escaped (``rm -rf build/[*]`` allows that text only)."""
+    text = command.strip()
+    if not any(ch in text for ch in "*?[") and not _RULE_NAME.fullmatch(text):
+        return text
+    escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
+    return escaped if "[" in escaped else f"[{escaped[0]}]{escaped[1:]}"
 
 
 class NobodyToAsk(Exception):
@@ -115,6 +139,8 @@ class Approvals:
     """The home's real path: writes into it are Hermes's own state however they are spelled."""
     _session_rules: dict[str, set[str]] = field(default_factory=dict)
     _allowed_always: set[str] = field(default_factory=set)
+    _allowed_commands: set[str] = field(default_factory=set)
+    """Commands allowed always, as written (until config.yaml is read again)."""
     _asking: dict[str, threading.Lock] = field(default_factory=dict)
     """One question at a time per session (parallel tools of one turn wait their turn);
     sessions of different users (a chat platform's) never wait for each other."""
@@ -185,10 +211,14 @@ class Approvals:
         if verdict.rule in self._allowed_always:
             return True
         raw, forms = command.strip(), self._normal_forms(command)
+        if raw in self._allowed_commands:
+            return True
         for entry in self.policy.allow:
             if entry == verdict.rule != "plugin":
                 return True
             if not any(ch in entry for ch in "*?["):
+                if entry == raw and not _RULE_NAME.fullmatch(entry):
+                    return True  # this exact command ("always allow exactly this")
                 continue
             # The command as written, or as every rule set reads it: a second rule set's
             # reading may narrow what a glob allows, never widen it.
@@ -238,10 +268,16 @@ class Approvals:
         if verdict.level is Level.ALLOW:
             return None
         request = ApprovalRequest(
-            shown or command, verdict.rule, verdict.reason, backend, session_id
+            shown or command,
+            verdict.rule,
+            verdict.reason,
+            backend,
+            session_id,
+            exact=None if shown or not command.strip() else exact_rule(command),
+            guarded=verdict.guarded,
         )
         if verdict.guarded:  # no mode, --yolo, allow rule, judge or container lifts it
-            return self._ask_user(request, guarded=True)
+            return self._ask_user(request)
         if self.policy.mode == "off" or session_id in self.unasked_sessions:
             return f"allowed without asking (approvals off): {verdict.reason}"
         if isolated:
@@ -268,7 +304,8 @@ class Approvals:
         words = raw.strip().upper().split()
         return words[0].strip(".!:") if words else "ESCALATE"
 
-    def _ask_user(self, request: ApprovalRequest, *, guarded: bool = False) -> str | None:
+    def _ask_user(self, request: ApprovalRequest) -> str | None:
+        guarded = request.guarded
         if self.approver is None:
             raise _nobody_can_approve(request, "no interactive terminal", guarded)
         with self._asking_guard:
@@ -297,12 +334,18 @@ class Approvals:
             self._session_rules.setdefault(request.session_id, set()).add(request.rule)
         elif answer is Answer.ALWAYS and request.rule != "plugin":
             self._allowed_always.add(request.rule)
-            if self.remember is not None:
-                try:
-                    self.remember(request.rule)
-                except Exception as exc:  # noqa: BLE001 - the approval stands for this run
-                    log.warning("could not save approvals.allow: %s", exc)
+            self._save(request.rule)
+        elif answer is Answer.COMMAND and request.exact is not None:
+            self._allowed_commands.add(request.command.strip())
+            self._save(request.exact)
         return f"approved by the user ({answer.value})"
+
+    def _save(self, entry: str) -> None:
+        if self.remember is not None:
+            try:
+                self.remember(entry)
+            except Exception as exc:  # noqa: BLE001 - the approval stands for this run
+                log.warning("could not save approvals.allow: %s", exc)
 
 
 def _checked(verdict: Verdict) -> Verdict:

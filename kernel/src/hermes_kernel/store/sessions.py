@@ -72,6 +72,11 @@ class Usage:
     model: str | None = None
 
 
+class SessionIdTaken(Exception):
+    """Another session has this id already (made in the same second with the same random
+    part, by another process on the store): make a new id and try again."""
+
+
 def new_session_id(now: float | None = None) -> str:
     """Sortable and readable: ``20261130_071300_3f9a1c``."""
     stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime(now if now is not None else time.time()))
@@ -179,10 +184,12 @@ class Sessions:
         now = time.time()
         session_id = session_id or new_session_id(now)
         with self._db.write() as cursor:
-            cursor.execute(
+            # Ids carry 24 random bits per second: busy front-ends with several workers on
+            # one store make the same one now and then, which must not fail a conversation.
+            created = cursor.execute(
                 "INSERT INTO sessions (id, source, model, provider, system_prompt, "
                 "parent_session_id, started_at, cwd, git_root, user_scope) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
                 (
                     session_id,
                     source,
@@ -195,7 +202,9 @@ class Sessions:
                     git_root,
                     user_scope,
                 ),
-            )
+            ).fetchall()
+        if not created:
+            raise SessionIdTaken(session_id)
         session = self.get(session_id)
         assert session is not None
         return session

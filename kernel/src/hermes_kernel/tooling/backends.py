@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from hermes_kernel.log import ACTIVITY
 from hermes_kernel.safety.approval import Approvals
 from hermes_kernel.safety.paths import read_refusal, write_refusal
 from hermes_sdk import BackendSpec
@@ -31,6 +32,9 @@ from hermes_sdk.terminal import (
 __all__ = ["BackendPool", "GuardedBackend"]
 
 log = logging.getLogger("hermes.backends")
+approved = logging.getLogger(f"{ACTIVITY}.approvals")
+"""Commands run on an approval: a record of what the agent did, for the log files (the
+chat says the decision already; on its screen a line here would cut into the prompt)."""
 T = TypeVar("T")
 SHARED = "*"
 
@@ -67,7 +71,7 @@ class GuardedBackend(TerminalBackend):
             command, backend=self.name, session_id=self.session_id, isolated=self.isolated
         )
         if note:
-            log.info("%s: %s", note, command)
+            approved.info("%s: %s", note, command)
 
     def run(self, command: str, **options: Any) -> CommandResult:
         self._approve(command)
@@ -113,7 +117,7 @@ class GuardedBackend(TerminalBackend):
             resolved, backend=self.name, session_id=self.session_id, isolated=self.isolated
         )
         if note:
-            log.info("%s: write_file %s", note, resolved)
+            approved.info("%s: write_file %s", note, resolved)
         self._guarded(lambda: self.inner.write_file(path, data))
 
     def list_dir(self, path: str) -> list[FileEntry]:

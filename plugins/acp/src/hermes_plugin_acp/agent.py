@@ -76,6 +76,7 @@ ANSWER_KINDS: dict[str, PermissionOptionKind] = {
     "once": "allow_once",
     "session": "allow_always",
     "always": "allow_always",
+    "command": "allow_always",
     "deny": "reject_once",
 }
 TOOL_KINDS: dict[str, ToolKind] = {

@@ -21,6 +21,8 @@ __all__ = [
 ]
 
 APPROVAL_HINT = "[o]nce · [s]ession · [a]lways · [d]eny"
+_KEYS = {"once": "o", "session": "s", "command": "c", "always": "a", "deny": "d"}
+"""The letter that answers each approval choice (``c``: always, exactly this command)."""
 _APPROVALS = {
     "o": "once",
     "once": "once",
@@ -30,6 +32,8 @@ _APPROVALS = {
     "session": "session",
     "a": "always",
     "always": "always",
+    "c": "command",
+    "command": "command",
     "d": "deny",
     "deny": "deny",
     "n": "deny",
@@ -42,14 +46,19 @@ def question_text(question: Question) -> str:
     tool's question lists its choices, numbered."""
     if question.kind == "approval":
         reason = question.text.split("\n", 1)[0]  # the runtime's text: the reason, then the command
-        return f"{reason}\n    {question.command or ''}"
+        # Each answer with what it allows, so "always" is never wider than the user thinks.
+        listed = "".join(
+            f"\n  {_KEYS.get(choice.value, '?')}  {choice.label}" for choice in question.choices
+        )
+        return f"{reason}\n    {question.command or ''}{listed}"
     listed = "".join(f"\n    {n}. {choice.label}" for n, choice in enumerate(question.choices, 1))
     return f"question: {question.text}{listed}"
 
 
 def hint(question: Question) -> str:
     if question.kind == "approval":
-        return APPROVAL_HINT
+        keys = [_KEYS[choice.value] for choice in question.choices if choice.value in _KEYS]
+        return "/".join(keys) if keys else APPROVAL_HINT
     return "type a number or your answer" if question.choices else "type your answer"
 
 

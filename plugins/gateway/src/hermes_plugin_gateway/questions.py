@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from hermes_sdk.platform import ButtonPress, ChatRef, Choice, PlatformAdapter
-from hermes_sdk.runtime import Question
+from hermes_sdk.runtime import SAVING_ANSWERS, Question, QuestionChoice
 
 __all__ = ["Asker", "ChatQuestions", "question_text", "sends_notes"]
 
@@ -49,6 +49,14 @@ def question_text(question: Question) -> str:
     return question.text
 
 
+def offered(question: Question) -> tuple[QuestionChoice, ...]:
+    """The answers a chat's user may give: not those that save a rule to the owner's
+    config.yaml (a chat's user is not the owner; the owner changes ``approvals.allow``)."""
+    if question.kind != "approval":
+        return question.choices
+    return tuple(c for c in question.choices if c.value not in SAVING_ANSWERS)
+
+
 class ChatQuestions:
     def __init__(self) -> None:
         self._pending: dict[str, _Pending] = {}
@@ -57,7 +65,7 @@ class ChatQuestions:
         """Show ``question`` in the chat and wait for its answer (from :meth:`pressed` or
         :meth:`typed`) until its timeout: then it is declined, and the chat told so."""
         pending = self._pending[question.question_id] = _Pending(asker, question)
-        choices = [Choice(choice.value, choice.label) for choice in question.choices]
+        choices = [Choice(choice.value, choice.label) for choice in offered(question)]
         try:
             await asker.adapter.ask(
                 asker.chat, question_text(question), choices, question.question_id
@@ -78,7 +86,7 @@ class ChatQuestions:
             return "This question is no longer open."
         if press.user_id != pending.asker.user_id:
             return "Only the person who asked can answer this."
-        choice = next((c for c in pending.question.choices if c.value == press.choice), None)
+        choice = next((c for c in offered(pending.question) if c.value == press.choice), None)
         if choice is None:
             return "That is not one of the choices."
         if not pending.give(choice.value):
@@ -96,7 +104,7 @@ class ChatQuestions:
             asker = pending.asker
             if asker.chat != chat or asker.user_id != user_id or pending.closed.is_set():
                 continue
-            for choice in pending.question.choices:
+            for choice in offered(pending.question):
                 if wanted in {choice.value.lower(), choice.label.lower()}:
                     pending.give(choice.value)
                     return True

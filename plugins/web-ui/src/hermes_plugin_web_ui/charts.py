@@ -85,23 +85,21 @@ def bar_chart(bars: Sequence[Bar], *, label: str) -> Markup:
 
 
 def row_chart(bars: Sequence[Bar]) -> Markup:
-    """Horizontal bars, one labelled row per entry (models). SVG rather than styled divs:
-    the pages' Content-Security-Policy allows no inline style."""
-    top = max((bar.tokens for bar in bars), default=0) or 1
-    row_height = 22
-    parts = [
-        f'<svg class="rows" viewBox="0 0 760 {max(len(bars), 1) * row_height}" role="img" '
-        'aria-label="tokens by model">'
-    ]
-    for index, bar in enumerate(bars):
-        y = index * row_height
-        length = round(300 * bar.tokens / top, 1)
+    """One row per entry (models): its label and figures as text, its bar an SVG stretched
+    to the row's width (the pages' Content-Security-Policy allows no inline style, and text
+    inside a scaled SVG would shrink with it on a phone)."""
+    if not bars:
+        return Markup('<p class="hint">no model calls in these days</p>')
+    top = max(bar.tokens for bar in bars) or 1
+    parts = ['<ul class="rows" aria-label="tokens by model">']
+    for bar in bars:
+        length = round(100 * bar.tokens / top, 1)
         cost = f"${bar.cost_usd:.4f}" + ("+" if bar.unpriced_calls else "")
         parts.append(
-            f'<text x="0" y="{y + 15}">{escape(bar.label[:44])}</text>'
-            f'<rect x="280" y="{y + 4}" width="{length}" height="14">'
-            f"<title>{escape(bar.title())}</title></rect>"
-            f'<text x="{286 + length}" y="{y + 15}">{bar.tokens:,} tok · {cost}</text>'
+            f'<li><span class="label">{escape(bar.label)}</span>'
+            '<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">'
+            f'<rect width="{length}" height="10"><title>{escape(bar.title())}</title></rect>'
+            f'</svg><span class="figure">{bar.tokens:,} tok · {cost}</span></li>'
         )
-    parts.append("</svg>")
+    parts.append("</ul>")
     return Markup("".join(parts))

@@ -18,7 +18,14 @@ from aiohttp import BodyPartReader, web
 
 from hermes_plugin_web_ui.live import LiveTurn, LiveTurns
 from hermes_sdk.media import Attachment, MediaCache, MediaRefused
-from hermes_sdk.runtime import Runtime, SessionBusy, SessionNotFound, SessionOptions
+from hermes_sdk.runtime import (
+    ModelInfo,
+    Runtime,
+    SessionBusy,
+    SessionNotFound,
+    SessionOptions,
+    SessionSummary,
+)
 
 __all__ = ["SOURCE", "ChatApi"]
 
@@ -30,14 +37,14 @@ MAX_FILES = 10
 SLASH_COMMAND = re.compile(r"/[a-z][\w-]*(\s|$)")
 """What a command looks like: "/etc/hosts: what is this?" is a message, not a command."""
 _CHAT_API: web.AppKey[ChatApi] = web.AppKey("chat_api")
-HELP = """/new                   a new session
-/undo                  take back your last message and what followed
-/compact [focus]       summarize the older part of the conversation now
-/title TEXT            name this session
-/usage                 what this session has used
-/model [PROVIDER/MODEL] the model; with a name, use that one from now on
-/yolo on|off           stop or start asking before dangerous commands
-/stop                  stop the running turn"""
+HELP = """/new                      a new session
+/undo                     take back your last message and what followed
+/compact [focus]          summarize the older part of the conversation now
+/title TEXT               name this session
+/usage                    what this session has used
+/model [PROVIDER] [MODEL] the model; with a name, use that one from now on
+/yolo on|off              stop or start asking before dangerous commands
+/stop                     stop the running turn"""
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -243,10 +250,10 @@ class ChatApi:
             return "stopping…"
         builtin = {"undo", "compact", "title", "usage", "model", "yolo"}
         if name in builtin and session_id is None:
-            if name == "model":
+            if name == "model" and not args:
                 info = runtime.describe_model()
-                return f"{info.provider} / {info.model}"
-            return f"/{name} needs a session: send a message first"
+                return {"output": f"{info.provider} / {info.model}", "model": _model(info)}
+            return f"/{name} {args}".rstrip() + " needs a session: send a message first"
         if name in builtin:
             assert session_id is not None
             await self._resume(session_id)
@@ -272,10 +279,11 @@ class ChatApi:
             assert session_id is not None
             if not args:
                 summary = await runtime.find_session(session_id)
-                return f"{summary.provider} / {summary.model}"
-            provider, _, model = args.partition("/")
-            info = await runtime.use_model(session_id, provider or None, model or None)
-            return f"from now on: {info.provider} / {info.model}"
+                return {"output": _model(summary), "model": _model(summary)}
+            provider, model = _model_choice(args, {c.name for c in runtime.providers()})
+            info = await runtime.use_model(session_id, provider, model)
+            # The page's header shows the model: it changes with it.
+            return {"output": f"from now on: {_model(info)}", "model": _model(info)}
         if name == "yolo":
             assert session_id is not None
             if args not in {"on", "off"}:
@@ -285,6 +293,24 @@ class ChatApi:
         if name in runtime.slash_commands():
             return await runtime.run_slash(name, args, session_id)
         return f"unknown command /{name}; /help lists them"
+
+
+def _model_choice(args: str, providers: set[str]) -> tuple[str | None, str | None]:
+    """``/model``'s words as in the terminal: ``PROVIDER [MODEL]``, ``PROVIDER/MODEL``, or
+    a ``MODEL`` on this provider (a name with a slash, like ``meta/llama-3``, is a model
+    unless what comes before the slash is a provider)."""
+    words = args.split(maxsplit=1)
+    if words[0] in providers:
+        return words[0], (words[1].strip() if len(words) > 1 else None)
+    before, _, after = args.partition("/")
+    if before in providers and after:
+        return before, after.strip()
+    return None, args.strip()
+
+
+def _model(info: ModelInfo | SessionSummary) -> str:
+    """A model as the chat page's header shows it."""
+    return f"{info.provider or '?'} / {info.model or '?'}"
 
 
 async def _read_capped(part: BodyPartReader, limit: int) -> bytes:

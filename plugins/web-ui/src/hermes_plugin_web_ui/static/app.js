@@ -17,6 +17,9 @@
   let textBlock = null; // where streamed text goes: reset when a tool starts
   let lastEvent = -1;
   let turnEnded = true;
+  let thinking = null; // the "Thinking… N s" row while the model works and nothing shows
+  let thinkingSince = 0;
+  let thinkingTimer = null;
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -72,6 +75,61 @@
   function notice(text, className) {
     log.appendChild(el("pre", className || "notice", text));
     scroll();
+  }
+
+  // A failure as a card in words, not red monospace: what happened, then the message,
+  // which ends with the fix (the setting or file to change, or the command to run).
+  const PROBLEMS = {
+    error: "The turn failed",
+    budget: "The turn reached its budget",
+    loop: "The turn was stopped: it kept repeating itself",
+    busy: "This session is busy",
+    send: "The message was not sent",
+  };
+
+  function problem(kind, text) {
+    const card = el("div", "problem " + kind);
+    card.setAttribute("role", "alert");
+    card.appendChild(el("p", "title", PROBLEMS[kind] || "The turn ended: " + kind));
+    if (text) card.appendChild(el("p", "detail", text));
+    log.appendChild(card);
+    scroll();
+  }
+
+  function tickThinking() {
+    if (thinking) thinking.textContent = "Thinking… " + Math.floor((Date.now() - thinkingSince) / 1000) + " s";
+  }
+
+  // Shown while the model works and nothing else moves: after the message is sent, after
+  // each tool ends, after a question is answered; gone as soon as text, a tool or a
+  // question arrives, or the turn ends.
+  function think(on) {
+    if (!on) {
+      if (thinking) thinking.remove();
+      clearInterval(thinkingTimer);
+      thinking = null;
+      thinkingTimer = null;
+      return;
+    }
+    if (!thinking) {
+      thinking = el("p", "thinking");
+      thinking.setAttribute("role", "status");
+      thinkingSince = Date.now();
+      thinkingTimer = setInterval(tickThinking, 1000);
+    }
+    tickThinking();
+    log.appendChild(thinking);
+  }
+
+  function setModel(text) {
+    const model = document.querySelector(".chat-head .model");
+    if (model && text) model.textContent = text;
+  }
+
+  function echo(text) {
+    const message = el("div", "msg user command");
+    message.appendChild(el("div", "text", text));
+    log.appendChild(message);
   }
 
   function busy(on) {
@@ -193,13 +251,17 @@
         textBlock.classList.remove("streaming");
       }
       if (event.attachments && event.attachments.length) log.appendChild(files(event.attachments));
-      if (event.status !== "done") notice("[" + event.status + (event.error ? ": " + event.error : "") + "]", "notice " + event.status);
+      if (event.status === "stopped" || event.status === "interrupted") notice("(" + event.status + ")");
+      else if (event.status !== "done") problem(event.status, event.error);
       for (const box of log.querySelectorAll(".tool.running")) box.classList.remove("running");
       textBlock = null;
       busy(false);
       input.focus();
     },
   };
+
+  const QUIET = new Set(["text", "tool_started", "question", "ended"]); // the wait is over
+  const WAITING = new Set(["user", "tool_finished", "answered"]); // the model is at work again
 
   function follow(sessionId, turn, after) {
     if (source) source.close();
@@ -213,14 +275,17 @@
       if (index <= lastEvent) return;
       lastEvent = index;
       const event = JSON.parse(message.data);
+      if (QUIET.has(event.type)) think(false);
       const handler = handlers[event.type];
       if (handler) handler(event);
+      if (WAITING.has(event.type) && !turnEnded && !log.querySelector(".tool.running, .question:not(.closed)")) think(true);
       scroll();
     };
-    source.addEventListener("close", () => { source.close(); source = null; busy(false); });
+    source.addEventListener("close", () => { source.close(); source = null; think(false); busy(false); });
     source.onerror = () => {
       if (source && source.readyState === EventSource.CLOSED) {
         source = null;
+        think(false);
         busy(false);
         if (!turnEnded) notice("the connection to this turn was lost: reload the page to see how it ended", "notice error");
       }
@@ -241,14 +306,21 @@
     }
     const result = await post("/api/turns", body);
     if (result.error) {
-      notice(result.error, "notice error");
+      if (text.startsWith("/")) echo(text);
+      problem("send", result.error);
       if (!input.value) input.value = text; // nothing typed is lost
       busy(false);
       return;
     }
     if (result.new) { window.location.assign("/chat"); return; }
     if (result.reload) { window.location.reload(); return; }
-    if (result.output !== undefined) { notice(result.output); busy(false); return; }
+    if (result.model) setModel(result.model);
+    if (result.output !== undefined) {
+      echo(text); // a command's answer follows the command, as in the terminal
+      notice(result.output);
+      busy(false);
+      return;
+    }
     if (result.session_id && result.session_id !== sessionId) {
       log.dataset.session = result.session_id;
       history.replaceState(null, "", "/chat/" + result.session_id);
