@@ -35,6 +35,7 @@ _GROUP_OF_FIXTURE = {
 # Test directories or files -> their group, for what a fixture name cannot tell.
 _GROUP_OF_PATH = {
     Path("plugins/provider-local/tests"): "embedded-model",
+    Path("tests/integration/test_getting_started.py"): "embedded-model",
     Path("sdk/tests/test_suites_catch_broken_plugins.py"): "mutants",
     Path("tests/test_platform_mutants.py"): "platform-mutants",  # mostly waiting: its own
     Path("plugins/mcp/tests/test_everything.py"): "npm",  # one npm install

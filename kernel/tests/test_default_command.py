@@ -81,3 +81,49 @@ def test_a_default_that_takes_no_question_refuses_z_in_one_line(hermes) -> None:
         "Error: -z cannot ask: the default command `hermes plain` takes no question; "
         "run `hermes plain` instead"
     )
+
+
+def test_c_and_r_go_on_with_a_session_through_the_defaults_own_options(
+    hermes_cli, make_plugin, monkeypatch
+) -> None:
+    """``hermes -c`` and ``hermes -r ID`` reach the default command's parameters its spec
+    names (the chat's --continue and --resume); a default without them refuses in one line,
+    and a command given by name takes its own options instead."""
+    front = FRONT.replace(
+        '@click.option("--ask", "question", default=None)\n    def front(question):\n'
+        "        click.echo(f\"front: {question or 'interactive'}\")",
+        '@click.option("--ask", "question", default=None)\n'
+        '    @click.option("--again", is_flag=True)\n'
+        '    @click.option("--session", default=None)\n'
+        "    def front(question, again, session):\n"
+        '        click.echo(f"front: {question} again={again} session={session}")',
+    ).replace(
+        'ask_parameter="question")',
+        'ask_parameter="question",\n                      continue_parameter="again", '
+        'resume_parameter="session")',
+    )
+    assert front != FRONT and "resume_parameter" in front
+    records = [
+        make_plugin(
+            "front", front, declares=["command.front", "command.plain", "default_command.front"]
+        ),
+        make_plugin("model", MODEL, declares=["provider.fake"]),
+    ]
+    monkeypatch.setattr("hermes_kernel.app.discover", lambda *args, **kwargs: records)
+    monkeypatch.delenv("HERMES_DISABLE_PLUGINS")
+    assert hermes_cli("-c")[1] == "front: None again=True session=None\n"
+    assert hermes_cli("--continue", "-z", "hi")[1] == "front: hi again=True session=None\n"
+    assert hermes_cli("-r", "2026")[1] == "front: None again=False session=2026\n"
+    assert hermes_cli("--resume", "2026")[1] == "front: None again=False session=2026\n"
+    code, _, err = hermes_cli("-c", "plain")
+    assert code == 2 and "-c and -r go with `hermes` alone" in err
+
+
+def test_a_default_that_keeps_no_sessions_refuses_c_in_one_line(hermes) -> None:
+    cli = hermes("plain")
+    code, _, err = cli("-c")
+    assert code == 1
+    assert err.strip() == (
+        "Error: -c cannot go on: the default command `hermes plain` goes on with no earlier "
+        "session; run `hermes plain` instead"
+    )

@@ -38,6 +38,16 @@ def test_unattended_runs_are_denied(configured, openai_server):
     assert "approvals.allow: [world-writable]" in tool_result(openai_server)
 
 
+def test_a_refusal_is_shown_whole_with_the_setting_that_would_allow_it(configured, openai_server):
+    """Tool lines are cut to one short line, but not a refusal: its end is the fix."""
+    openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
+    run = configured("chat", "-q", "go")
+    assert run.code == 0
+    (line,) = [line for line in run.err.splitlines() if "< terminal" in line]
+    assert "refused: this command makes files writable by everyone" in line
+    assert line.endswith("or run it from an interactive chat."), line
+
+
 def test_yolo_runs_it(configured, openai_server):
     openai_server.queue(Reply.tool_call("terminal", {"command": RISKY}), Reply.say("ok"))
     assert configured("chat", "-q", "go", "--yolo").code == 0

@@ -69,6 +69,16 @@ def test_continue_and_resume_add_to_an_earlier_session(configured, openai_server
     assert sent == ["one", "a", "two", "b", "three"]
 
 
+def test_top_level_c_and_r_go_on_with_a_session_as_the_chats_own_do(configured, openai_server):
+    """hermes-agent's ``hermes -c`` and ``hermes --resume ID`` work at the top level too."""
+    openai_server.queue(Reply.say("a"), Reply.say("b"), Reply.say("c"))
+    session = json.loads(configured("chat", "-q", "one", "--json").out)["session_id"]
+    assert configured("-c", "-z", "two").out.strip() == "b"
+    assert configured("--resume", session[:15], "-z", "three").out.strip() == "c"
+    sent = [m["content"] for m in openai_server.requests[-1].json["messages"][1:]]
+    assert sent == ["one", "a", "two", "b", "three"]
+
+
 def test_a_bad_api_key_is_one_line(configured, openai_server):
     openai_server.queue(Reply.error(401))
     result = configured("chat", "-q", "hi")

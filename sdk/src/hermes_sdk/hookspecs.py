@@ -592,6 +592,11 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
     the stored sessions (no model needed), and ``open_archive(home)`` for an importer that writes
     sessions from another tool into a store (:mod:`hermes_sdk.archive`).
 
+    A front-end's session command may be the default (``default=True``, and
+    ``default_command.NAME`` in the manifest): ``hermes`` alone runs it, and the top-level
+    ``-z TEXT``, ``-c`` and ``-r ID`` reach the parameters its spec names
+    (``ask_parameter``, ``continue_parameter``, ``resume_parameter``).
+
     Manifest key: ``command.NAME`` (``command.GROUP.NAME`` for a group's subcommand).
 
     Example::

@@ -493,12 +493,16 @@ class CommandSpec(FactorySpec):
 
     ``default``: ``hermes`` with no command runs this one (a front-end's interactive session);
     declare it in the manifest as ``default_command.NAME`` too. ``ask_parameter`` names its
-    parameter that takes one question, so ``hermes -z TEXT`` asks once through it.
+    parameter that takes one question, so ``hermes -z TEXT`` asks once through it;
+    ``continue_parameter`` its flag that goes on with the last session (``hermes -c``), and
+    ``resume_parameter`` its option that takes a session's id (``hermes -r ID``).
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
     default: bool = False
     ask_parameter: str = ""
+    continue_parameter: str = ""
+    resume_parameter: str = ""
 
     def __post_init__(self) -> None:
         for part in self.name.split(".") if isinstance(self.name, str) else [self.name]:

@@ -53,7 +53,13 @@ def argument_preview(arguments: Mapping[str, Any], width: int = 60) -> str:
 
 
 def result_preview(content: str, width: int = 100) -> str:
-    return one_line(content, width) if content.strip() else "(no output)"
+    """A tool's result in one line of at most ``width`` characters, except a refusal
+    (``refused: ...``), which is shown whole: its end says what would allow it."""
+    if not content.strip():
+        return "(no output)"
+    if content.startswith("refused"):
+        return " ".join(printable(content).split())
+    return one_line(content, width)
 
 
 def seconds(value: float) -> str:

@@ -438,14 +438,39 @@ def _command_kind() -> Kind:
 @click.option(
     "-z", "oneshot", metavar="TEXT", help="Ask once and print the reply (hermes chat -q TEXT)."
 )
+@click.option(
+    "-c",
+    "--continue",
+    "continue_last",
+    is_flag=True,
+    help="Go on with the last session (hermes chat --continue).",
+)
+@click.option(
+    "-r",
+    "--resume",
+    metavar="ID",
+    help="Go on with this session, by id or prefix (hermes chat -r).",
+)
 @click.pass_context
-def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
+def cli(
+    ctx: click.Context,
+    /,
+    oneshot: str | None,
+    continue_last: bool,
+    resume: str | None,
+    **_options: Any,
+) -> None:
     """Hermes: a personal AI agent runtime built from plugins.
 
     Without a command: the default command a front-end plugin provides (an interactive
     session; with none installed, what to install).
     """
     if ctx.invoked_subcommand is not None:
+        if continue_last or resume:
+            raise click.UsageError(
+                f"-c and -r go with `hermes` alone; `hermes {ctx.invoked_subcommand}` takes "
+                "its own options (see its --help)"
+            )
         return
     from hermes_kernel.cli.overview import print_overview
 
@@ -454,14 +479,21 @@ def cli(ctx: click.Context, /, oneshot: str | None, **_options: Any) -> None:
     name = _default_command(ctx)
     command = cli.lookup(ctx, name) if name is not None else None
     if command is None or not app_of(ctx).host.declared(_provider_kind()):
-        if oneshot is not None:
-            raise click.ClickException(f"-z cannot ask: {_missing(ctx, name, command)}")
+        if oneshot is not None or continue_last or resume:
+            flag = "-z" if oneshot is not None else "-c" if continue_last else "-r"
+            raise click.ClickException(f"{flag} cannot start: {_missing(ctx, name, command)}")
         print_overview(app_of(ctx), _missing(ctx, name, command))
         return
+    given: dict[str, Any] = {}
     if oneshot is not None:
-        ctx.invoke(command, **{_ask_parameter(ctx, name or ""): oneshot})
-        return
-    ctx.invoke(command)
+        given[_parameter(ctx, name, "ask_parameter", "-z cannot ask", "takes no question")] = (
+            oneshot
+        )
+    if continue_last:
+        given[_parameter(ctx, name, "continue_parameter", "-c cannot go on", _NO_SESSIONS)] = True
+    if resume:
+        given[_parameter(ctx, name, "resume_parameter", "-r cannot resume", _NO_SESSIONS)] = resume
+    ctx.invoke(command, **given)
 
 
 def _default_command(ctx: click.Context) -> str | None:
@@ -474,18 +506,23 @@ def _default_command(ctx: click.Context) -> str | None:
     return found[0] if found else None
 
 
-def _ask_parameter(ctx: click.Context, name: str) -> str:
-    """The default command's parameter for one question (its spec's ``ask_parameter``)."""
+_NO_SESSIONS = "goes on with no earlier session"
+
+
+def _parameter(ctx: click.Context, name: str | None, field: str, refusal: str, lacking: str) -> str:
+    """The default command's parameter a top-level flag goes to, as its spec names it
+    (``ask_parameter`` for ``-z``, ``continue_parameter`` for ``-c``, ``resume_parameter``
+    for ``-r``)."""
     from hermes_sdk import CommandSpec
 
-    provided = app_of(ctx).host.require(_command_kind(), name)
+    provided = app_of(ctx).host.require(_command_kind(), name or "")
     spec = provided.spec if provided is not None else None
-    if not isinstance(spec, CommandSpec) or not spec.ask_parameter:
+    parameter = getattr(spec, field, "") if isinstance(spec, CommandSpec) else ""
+    if not parameter:
         raise click.ClickException(
-            f"-z cannot ask: the default command `hermes {name}` takes no question; "
-            f"run `hermes {name}` instead"
+            f"{refusal}: the default command `hermes {name}` {lacking}; run `hermes {name}` instead"
         )
-    return spec.ask_parameter
+    return str(parameter)
 
 
 def _missing(ctx: click.Context, name: str | None, command: click.Command | None) -> str:

@@ -26,4 +26,6 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         factory=_command,
         default=True,
         ask_parameter="query",
+        continue_parameter="continue_last",
+        resume_parameter="resume",
     )

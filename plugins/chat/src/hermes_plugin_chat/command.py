@@ -27,7 +27,7 @@ def read_query(query: str) -> str:
 @click.command()
 @click.option("-q", "--query", metavar="TEXT", help="Ask once, print the reply, exit ('-': stdin).")
 @click.option("--json", "as_json", is_flag=True, help="With -q: print one JSON object.")
-@click.option("--resume", metavar="ID", help="Continue the session with this id (or prefix).")
+@click.option("-r", "--resume", metavar="ID", help="Continue the session with this id (or prefix).")
 @click.option("-c", "--continue", "continue_last", is_flag=True, help="Continue the last chat.")
 @click.option("--model", metavar="NAME", help="Use this model (strict: no fallback).")
 @click.option("--provider", metavar="NAME", help="Use this provider (strict: no fallback).")
