@@ -480,8 +480,14 @@ def cli(
     command = cli.lookup(ctx, name) if name is not None else None
     if command is None or not app_of(ctx).host.declared(_provider_kind()):
         if oneshot is not None or continue_last or resume:
-            flag = "-z" if oneshot is not None else "-c" if continue_last else "-r"
-            raise click.ClickException(f"{flag} cannot start: {_missing(ctx, name, command)}")
+            refusal = (
+                "-z cannot ask"
+                if oneshot is not None
+                else "-c cannot go on"
+                if continue_last
+                else "-r cannot resume"
+            )
+            raise click.ClickException(f"{refusal}: {_missing(ctx, name, command)}")
         print_overview(app_of(ctx), _missing(ctx, name, command))
         return
     given: dict[str, Any] = {}
