@@ -32,14 +32,19 @@ def test_a_narrower_always_is_offered_for_the_command_as_written():
         "deletes recursively",
         "local",
         "s",
-        exact="rm -rf build/[*]",
+        exact="rm -rf build/*",
     )
     labels = {choice.value: choice.label for choice in approval_choices(request)}
     assert list(labels) == ["once", "session", "command", "always", "deny"]
     assert labels["command"] == (
-        "Always allow exactly this command: saves approvals.allow: ['rm -rf build/[*]'] "
+        'Always allow exactly this command: saves approvals.allow_commands: ["rm -rf build/*"] '
         "in config.yaml"
     )
+    two_lines = ApprovalRequest(
+        "a\nb", "r", "does it", "local", "s", exact="echo 'a'\nrm -rf b"
+    )  # shown as saved: the line break escaped, not read as a space
+    (command,) = [c for c in approval_choices(two_lines) if c.value == "command"]
+    assert """["echo 'a'\\nrm -rf b"]""" in command.label
 
 
 def test_hermes_own_state_is_allowed_once_or_not_at_all():

@@ -115,8 +115,11 @@ def test_c_and_r_go_on_with_a_session_through_the_defaults_own_options(
     assert hermes_cli("--continue", "-z", "hi")[1] == "front: hi again=True session=None\n"
     assert hermes_cli("-r", "2026")[1] == "front: None again=False session=2026\n"
     assert hermes_cli("--resume", "2026")[1] == "front: None again=False session=2026\n"
-    code, _, err = hermes_cli("-c", "plain")
-    assert code == 2 and "-c and -r go with `hermes` alone" in err
+    for flags in (("-c",), ("-r", "2026"), ("-z", "hi")):
+        code, _, err = hermes_cli(*flags, "plain")
+        assert code == 2 and "-z, -c and -r go with `hermes` alone" in err, flags
+    code, _, err = hermes_cli("-r", "")
+    assert code == 2 and "-r needs a session's id" in err
 
 
 def test_a_default_that_keeps_no_sessions_refuses_c_in_one_line(hermes) -> None:

@@ -264,16 +264,19 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
     term.line("open it up")
     term.wait_for("makes files writable by everyone")
     term.wait_for("o/s/c/a/d (no answer in")
-    # Each answer is listed with what it allows before the user picks one.
+    # Each answer is listed with what it allows before the user picks one (the lines may
+    # wrap at the terminal's edge: compared with their spaces and breaks run together).
     screen = term.text
+    flat = " ".join(screen.split())
     for line in (
-        "  o  Allow this command once",
-        "  s  Allow every command that makes files writable by everyone, for this session",
-        f"  c  Always allow exactly this command: saves approvals.allow: ['{command}'] in "
-        "config.yaml",
-        "  a  Always allow every command that makes files writable by everyone: saves ",
+        "o Allow this command once",
+        "s Allow every command that makes files writable by everyone, for this session",
+        "c Always allow exactly this command: saves approvals.allow_commands: "
+        f'["{command}"] in config.yaml',
+        "a Always allow every command that makes files writable by everyone: saves "
+        "approvals.allow: [world-writable] in config.yaml",
     ):
-        assert line in screen, screen
+        assert line in flat, screen
     assert "hermes: info" not in screen  # log lines stay in the log
     term.line("o")
     term.wait_for("Ran it once.")
@@ -290,8 +293,9 @@ def test_a_dangerous_command_asks_at_the_prompt(terminal, home, openai_server, t
     asked(term, 3)
     term.line("c")
     term.wait_for("Allowed from now on.")
-    assert f"approvals.allow: ['{command}']" in term.text  # said where, and how narrow
-    assert command in (home / "config.yaml").read_text()
+    assert f'["{command}"] in' in term.text  # said where, and how narrow
+    saved = (home / "config.yaml").read_text()
+    assert "allow_commands:\n  - chmod -R 777 ./no-such-dir" in saved, saved
     term.line("run it again, then another")
     asked(term, 4)  # only the other command is asked about
     assert "another-dir" in term.seen.split("run it again")[-1]

@@ -84,8 +84,8 @@ def test_the_approval_shows_the_reason_the_command_and_what_each_answer_allows()
 def test_c_allows_exactly_this_command_always_where_that_is_offered():
     exact = QuestionChoice(
         value="command",
-        label="Always allow exactly this command: saves approvals.allow: ['chmod -R 777 x'] "
-        "in config.yaml",
+        label="Always allow exactly this command: saves approvals.allow_commands: "
+        '["chmod -R 777 x"] in config.yaml',
     )
     question, got = asked(choices=(*APPROVAL[:2], exact, *APPROVAL[2:]))
     assert "  c  Always allow exactly this command" in question_text(question)

@@ -466,12 +466,16 @@ def cli(
     session; with none installed, what to install).
     """
     if ctx.invoked_subcommand is not None:
-        if continue_last or resume:
+        if continue_last or resume is not None or oneshot is not None:
             raise click.UsageError(
-                f"-c and -r go with `hermes` alone; `hermes {ctx.invoked_subcommand}` takes "
-                "its own options (see its --help)"
+                f"-z, -c and -r go with `hermes` alone; `hermes {ctx.invoked_subcommand}` "
+                "takes its own options (see its --help)"
             )
         return
+    if resume is not None and not resume.strip():
+        raise click.UsageError(
+            "-r needs a session's id, or the start of one (hermes sessions list)"
+        )
     from hermes_kernel.cli.overview import print_overview
 
     # `hermes` alone runs the default command a front-end declares (the terminal chat's, in
@@ -497,7 +501,7 @@ def cli(
         )
     if continue_last:
         given[_parameter(ctx, name, "continue_parameter", "-c cannot go on", _NO_SESSIONS)] = True
-    if resume:
+    if resume is not None:
         given[_parameter(ctx, name, "resume_parameter", "-r cannot resume", _NO_SESSIONS)] = resume
     ctx.invoke(command, **given)
 
@@ -524,6 +528,12 @@ def _parameter(ctx: click.Context, name: str | None, field: str, refusal: str, l
     provided = app_of(ctx).host.require(_command_kind(), name or "")
     spec = provided.spec if provided is not None else None
     parameter = getattr(spec, field, "") if isinstance(spec, CommandSpec) else ""
+    command = cli.get_command(ctx, name or "")
+    if parameter and command is not None and parameter not in {p.name for p in command.params}:
+        raise click.ClickException(
+            f"the plugin's `hermes {name}` names {field}={parameter!r}, which it does not "
+            "take: update that plugin, or run it by name"
+        )
     if not parameter:
         raise click.ClickException(
             f"{refusal}: the default command `hermes {name}` {lacking}; run `hermes {name}` instead"

@@ -108,15 +108,25 @@ def _section(data: Any, name: str) -> Any:
 
 def allow_approval_rule(path: Path, rule: str) -> None:
     """Add ``rule`` to ``approvals.allow`` (the user answered "always")."""
+    _add_to_approvals(path, "allow", rule)
+
+
+def allow_approval_command(path: Path, command: str) -> None:
+    """Add ``command`` to ``approvals.allow_commands`` (the user answered "always, exactly
+    this command")."""
+    _add_to_approvals(path, "allow_commands", command)
+
+
+def _add_to_approvals(path: Path, key: str, entry: str) -> None:
     from ruamel.yaml.comments import CommentedSeq
 
     def change(data: Any) -> None:
         approvals = _section(data, "approvals")
-        allowed = approvals.get("allow")
-        if allowed is None:
-            allowed = approvals["allow"] = CommentedSeq()
-        if rule not in allowed:
-            allowed.append(rule)
+        entries = approvals.get(key)
+        if entries is None:
+            entries = approvals[key] = CommentedSeq()
+        if entry not in entries:
+            entries.append(entry)
 
     edit_config(path, change)
 

@@ -197,8 +197,13 @@ class ApprovalsConfig(BaseModel):
     )
     allow: list[str] = Field(
         default_factory=list,
-        description="Rule names (git-force-push), command globs (git reset --hard*) or exact "
-        "commands that run without asking.",
+        description="Rule names (git-force-push) or command globs (git reset --hard*) that "
+        "run without asking.",
+    )
+    allow_commands: list[str] = Field(
+        default_factory=list,
+        description="Exact commands that run without asking: the text as written, compared "
+        "as it is (the chat's 'always, exactly this command' answer saves here).",
     )
     timeout_seconds: float = Field(
         default=120.0, gt=0, le=3600, description="Unanswered this long: denied."

@@ -7,6 +7,7 @@ on that session, and every other one to the process's own asker.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 from hermes_kernel.runtime.turns import DECLINED, KernelTurn
@@ -35,7 +36,7 @@ def approval_choices(request: ApprovalRequest) -> tuple[QuestionChoice, ...]:
         choices.append(
             QuestionChoice(
                 value=Answer.COMMAND.value,
-                label="Always allow exactly this command: saves approvals.allow: "
+                label="Always allow exactly this command: saves approvals.allow_commands: "
                 f"[{_quoted(request.exact)}] in config.yaml",
             )
         )
@@ -52,9 +53,9 @@ def approval_choices(request: ApprovalRequest) -> tuple[QuestionChoice, ...]:
 
 
 def _quoted(entry: str) -> str:
-    """An allow entry as YAML shows it in a flow list (quoted: a command has spaces,
-    brackets and colons)."""
-    return "'" + entry.replace("'", "''") + "'"
+    """A command as YAML shows it in a flow list: double-quoted, with its escapes (a JSON
+    string is one), so a line break shows as ``\n`` as it is saved."""
+    return json.dumps(entry, ensure_ascii=False)
 
 
 class TurnQuestions:

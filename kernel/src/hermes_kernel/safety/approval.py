@@ -24,7 +24,6 @@ from __future__ import annotations
 import enum
 import fnmatch
 import logging
-import re
 import shlex
 import threading
 from collections.abc import Callable, Sequence
@@ -63,26 +62,11 @@ class ApprovalRequest:
     backend: str
     session_id: str
     exact: str | None = None
-    """The ``approvals.allow`` entry that allows exactly this command and nothing else (a
-    glob with its wildcards escaped); None when the question is not about a command as
-    written (a file write)."""
+    """The command as written, for ``approvals.allow_commands`` (which allows exactly that
+    text, compared as it is, never as a glob or a rule set's reading); None when the
+    question is not about a command as written (a file write)."""
     guarded: bool = False
     """Hermes's own state: the user may allow it this once, never for longer."""
-
-
-_RULE_NAME = re.compile(r"[a-z0-9-]+")
-"""What a rule's name looks like (``recursive-delete``): an allow entry like that is one."""
-
-
-def exact_rule(command: str) -> str:
-    """The ``approvals.allow`` entry that matches ``command`` as written and nothing else:
-    the command itself, or, when it has wildcard characters or could be read as a rule's
-    name, a glob with those escaped (``rm -rf build/[*]`` allows that text only)."""
-    text = command.strip()
-    if not any(ch in text for ch in "*?[") and not _RULE_NAME.fullmatch(text):
-        return text
-    escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
-    return escaped if "[" in escaped else f"[{escaped[0]}]{escaped[1:]}"
 
 
 class NobodyToAsk(Exception):
@@ -110,6 +94,9 @@ class ApprovalPolicy:
     mode: str = "manual"  # manual | smart | off
     deny: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
+    allow_commands: tuple[str, ...] = ()
+    """Exact commands that run without asking: the text as written (stripped), nothing
+    that merely reads the same."""
     timeout_seconds: float = 120.0
 
 
@@ -132,6 +119,9 @@ class Approvals:
     judge: Judge | None = None
     remember: Callable[[str], None] | None = None
     """Saves a rule the user allowed always (to ``approvals.allow`` in config.yaml)."""
+    remember_command: Callable[[str], None] | None = None
+    """Saves a command the user allowed always, exactly as written (to
+    ``approvals.allow_commands``)."""
     plugin_check: PluginCheck | None = None
     rules: RulesLoader | None = None
     """Where the command rules come from; None means none are installed."""
@@ -210,15 +200,16 @@ class Approvals:
             return True
         if verdict.rule in self._allowed_always:
             return True
-        raw, forms = command.strip(), self._normal_forms(command)
-        if raw in self._allowed_commands:
+        raw = command.strip()
+        # Exactly this text: never a glob, never a rule set's reading (which may fold case,
+        # quotes or $HOME into ~, and so read another command the same).
+        if raw in self._allowed_commands or raw in self.policy.allow_commands:
             return True
+        forms = self._normal_forms(command)
         for entry in self.policy.allow:
             if entry == verdict.rule != "plugin":
                 return True
             if not any(ch in entry for ch in "*?["):
-                if entry == raw and not _RULE_NAME.fullmatch(entry):
-                    return True  # this exact command ("always allow exactly this")
                 continue
             # The command as written, or as every rule set reads it: a second rule set's
             # reading may narrow what a glob allows, never widen it.
@@ -273,7 +264,7 @@ class Approvals:
             verdict.reason,
             backend,
             session_id,
-            exact=None if shown or not command.strip() else exact_rule(command),
+            exact=None if shown or not command.strip() else command.strip(),
             guarded=verdict.guarded,
         )
         if verdict.guarded:  # no mode, --yolo, allow rule, judge or container lifts it
@@ -334,18 +325,19 @@ class Approvals:
             self._session_rules.setdefault(request.session_id, set()).add(request.rule)
         elif answer is Answer.ALWAYS and request.rule != "plugin":
             self._allowed_always.add(request.rule)
-            self._save(request.rule)
+            self._save(self.remember, request.rule, "approvals.allow")
         elif answer is Answer.COMMAND and request.exact is not None:
-            self._allowed_commands.add(request.command.strip())
-            self._save(request.exact)
+            self._allowed_commands.add(request.exact)
+            self._save(self.remember_command, request.exact, "approvals.allow_commands")
         return f"approved by the user ({answer.value})"
 
-    def _save(self, entry: str) -> None:
-        if self.remember is not None:
+    @staticmethod
+    def _save(save: Callable[[str], None] | None, entry: str, key: str) -> None:
+        if save is not None:
             try:
-                self.remember(entry)
+                save(entry)
             except Exception as exc:  # noqa: BLE001 - the approval stands for this run
-                log.warning("could not save approvals.allow: %s", exc)
+                log.warning("could not save %s: %s", key, exc)
 
 
 def _checked(verdict: Verdict) -> Verdict:

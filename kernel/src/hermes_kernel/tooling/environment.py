@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_kernel.config.edit import allow_approval_rule
+from hermes_kernel.config.edit import allow_approval_command, allow_approval_rule
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.engine.aside import complete_from_thread
 from hermes_kernel.engine.control import TurnControl
@@ -85,6 +85,9 @@ def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
         mode="manual" if nested else mode,
         deny=tuple(approvals.get("deny") or ()),
         allow=() if nested else tuple(approvals.get("allow") or ()),
+        allow_commands=()
+        if nested
+        else tuple(str(c).strip() for c in approvals.get("allow_commands") or ()),
         timeout_seconds=float(approvals.get("timeout_seconds", ApprovalPolicy.timeout_seconds)),
     )
 
@@ -180,6 +183,7 @@ class ToolEnvironment:
             approver=approver,
             judge=judge,
             remember=lambda rule: allow_approval_rule(settings.config_path, rule),
+            remember_command=lambda text: allow_approval_command(settings.config_path, text),
             plugin_check=app.host.check_command,
             rules=command_rules(app),
             hermes_home=os.path.realpath(settings.home),

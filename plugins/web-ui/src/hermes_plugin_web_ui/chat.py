@@ -19,12 +19,10 @@ from aiohttp import BodyPartReader, web
 from hermes_plugin_web_ui.live import LiveTurn, LiveTurns
 from hermes_sdk.media import Attachment, MediaCache, MediaRefused
 from hermes_sdk.runtime import (
-    ModelInfo,
     Runtime,
     SessionBusy,
     SessionNotFound,
     SessionOptions,
-    SessionSummary,
 )
 
 __all__ = ["SOURCE", "ChatApi"]
@@ -56,6 +54,9 @@ class ChatApi:
         self.runtime = runtime
         self.live = LiveTurns()
         self._resumed: set[str] = set()
+        self.models: dict[str, tuple[str, str]] = {}
+        """Session id -> the (provider, model) ``/model`` chose for it in this process (the
+        session's stored row keeps the one it was opened with)."""
 
     @staticmethod
     def of(app: web.Application) -> ChatApi:
@@ -152,6 +153,15 @@ class ChatApi:
             elif part.name in {"text", "session_id"}:
                 fields[part.name] = await part.text()
         return fields, tuple(attachments)
+
+    async def model_of(self, session_id: str) -> tuple[str | None, str | None]:
+        """The (provider, model) a session's next turn uses: ``/model``'s choice in this
+        process, else the one it was opened with."""
+        chosen = self.models.get(session_id)
+        if chosen is not None:
+            return chosen
+        summary = await self.runtime.find_session(session_id)
+        return summary.provider, summary.model
 
     async def _resume(self, session_id: str) -> int:
         """Make the stored session ready for a turn here; its message count before it."""
@@ -252,7 +262,8 @@ class ChatApi:
         if name in builtin and session_id is None:
             if name == "model" and not args:
                 info = runtime.describe_model()
-                return {"output": f"{info.provider} / {info.model}", "model": _model(info)}
+                shown = _shown((info.provider, info.model))
+                return {"output": shown, "model": shown}
             return f"/{name} {args}".rstrip() + " needs a session: send a message first"
         if name in builtin:
             assert session_id is not None
@@ -277,13 +288,22 @@ class ChatApi:
             return "\n".join(await runtime.usage_report(session_id))
         if name == "model":
             assert session_id is not None
+            current = await self.model_of(session_id)
             if not args:
-                summary = await runtime.find_session(session_id)
-                return {"output": _model(summary), "model": _model(summary)}
-            provider, model = _model_choice(args, {c.name for c in runtime.providers()})
+                return {"output": _shown(current), "model": _shown(current)}
+            try:
+                provider, model = _model_choice(
+                    args, {c.name for c in runtime.providers()}, current[0]
+                )
+            except ValueError as exc:
+                return str(exc)
             info = await runtime.use_model(session_id, provider, model)
+            self.models[session_id] = (info.provider, info.model)
             # The page's header shows the model: it changes with it.
-            return {"output": f"from now on: {_model(info)}", "model": _model(info)}
+            return {
+                "output": f"from now on: {_shown(self.models[session_id])}",
+                "model": _shown(self.models[session_id]),
+            }
         if name == "yolo":
             assert session_id is not None
             if args not in {"on", "off"}:
@@ -295,22 +315,29 @@ class ChatApi:
         return f"unknown command /{name}; /help lists them"
 
 
-def _model_choice(args: str, providers: set[str]) -> tuple[str | None, str | None]:
-    """``/model``'s words as in the terminal: ``PROVIDER [MODEL]``, ``PROVIDER/MODEL``, or
-    a ``MODEL`` on this provider (a name with a slash, like ``meta/llama-3``, is a model
-    unless what comes before the slash is a provider)."""
-    words = args.split(maxsplit=1)
-    if words[0] in providers:
-        return words[0], (words[1].strip() if len(words) > 1 else None)
-    before, _, after = args.partition("/")
-    if before in providers and after:
-        return before, after.strip()
-    return None, args.strip()
+def _model_choice(
+    args: str, providers: set[str], current: str | None
+) -> tuple[str | None, str | None]:
+    """``/model``'s words as in the terminal: ``PROVIDER [MODEL]``, ``PROVIDER/[MODEL]``,
+    or a ``MODEL`` on the ``current`` provider (a name with a slash, like
+    ``meta/llama-3``, is a model unless what comes before the slash is a provider).
+    Providers are matched whatever their case; more words are refused (ValueError)."""
+    by_lower = {name.lower(): name for name in providers}
+    words = args.split()
+    if len(words) > 2 or (len(words) == 2 and words[0].lower() not in by_lower):
+        raise ValueError("usage: /model [PROVIDER] [MODEL] (one model name, no spaces)")
+    if words[0].lower() in by_lower:
+        return by_lower[words[0].lower()], (words[1] if len(words) == 2 else None)
+    before, slash, after = words[0].partition("/")
+    if slash and before.lower() in by_lower:
+        return by_lower[before.lower()], after or None
+    return current, words[0]
 
 
-def _model(info: ModelInfo | SessionSummary) -> str:
+def _shown(route: tuple[str | None, str | None]) -> str:
     """A model as the chat page's header shows it."""
-    return f"{info.provider or '?'} / {info.model or '?'}"
+    provider, model = route
+    return f"{provider or '?'} / {model or '?'}"
 
 
 async def _read_capped(part: BodyPartReader, limit: int) -> bytes:

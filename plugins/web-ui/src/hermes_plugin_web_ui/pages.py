@@ -212,7 +212,10 @@ class Pages:
                 live_from = live.turn_id
         warnings = list(self.runtime.warnings())
         if session is not None:
-            model = f"{session.provider or '?'} / {session.model or '?'}"
+            provider, name = ChatApi.of(request.app).models.get(
+                session.session_id, (session.provider, session.model)
+            )
+            model = f"{provider or '?'} / {name or '?'}"
         else:
             try:
                 info = self.runtime.describe_model()

@@ -90,7 +90,8 @@
   function problem(kind, text) {
     const card = el("div", "problem " + kind);
     card.setAttribute("role", "alert");
-    card.appendChild(el("p", "title", PROBLEMS[kind] || "The turn ended: " + kind));
+    const title = Object.hasOwn(PROBLEMS, kind) ? PROBLEMS[kind] : "The turn ended: " + kind;
+    card.appendChild(el("p", "title", title));
     if (text) card.appendChild(el("p", "detail", text));
     log.appendChild(card);
     scroll();
@@ -260,8 +261,9 @@
     },
   };
 
-  const QUIET = new Set(["text", "tool_started", "question", "ended"]); // the wait is over
-  const WAITING = new Set(["user", "tool_finished", "answered"]); // the model is at work again
+  const QUIET = new Set(["text", "tool_started", "question", "ended", "notice"]); // the wait is over
+  // The model is at work again (a notice, a retry say, keeps the row below it).
+  const WAITING = new Set(["user", "tool_finished", "answered", "notice"]);
 
   function follow(sessionId, turn, after) {
     if (source) source.close();
