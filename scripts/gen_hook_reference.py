@@ -29,6 +29,7 @@ def render() -> str:
         ("Registration hooks", list(hookspecs.REGISTRATION_HOOKS)),
         ("Contribution hooks", list(hookspecs.CONTRIBUTION_HOOKS)),
         ("Lifecycle hooks", list(hookspecs.LIFECYCLE_HOOKS)),
+        ("Gate hooks", list(hookspecs.GATE_HOOKS)),
     ]
     for title, names in groups:
         lines += [f"## {title}", ""]

@@ -705,3 +705,74 @@ def test_a_session_whose_id_is_taken_gets_another_with_its_own_prompt(make_engin
     assert engine.store.sessions.get(first.id).source == "cli"  # the first is untouched
     with pytest.raises(SessionIdTaken):
         engine.store.sessions.create("cli", session_id=first.id)
+
+
+def test_a_plugins_gate_denies_rewrites_and_asks_before_any_tool_runs(make_engine, openai_server):
+    """``hermes_tool_gate`` on the engine's path: a denied call never reaches its handler
+    (the model reads why), a rewrite is what the handler gets, a rewrite the schema refuses
+    is refused, and an ask goes to the user as an approval."""
+    from hermes_kernel.engine.parts import NoObserver
+    from hermes_kernel.plugins.host import PluginHost
+    from hermes_kernel.plugins.policy import PluginPolicy
+    from hermes_kernel.runtime.agent import gated_call
+    from hermes_kernel.safety.approval import Answer, ApprovalPolicy, Approvals
+    from hermes_sdk import hookimpl
+    from hermes_sdk.gates import Gate
+
+    class Guard:
+        @hookimpl
+        def hermes_tool_gate(self, call):
+            path = call.arguments.get("path", "")
+            if path.startswith("/etc"):
+                return Gate.deny("system files are off limits")
+            if path == "bad":
+                return Gate.allow({**call.arguments, "path": 5})
+            if path.startswith("ask/"):
+                return Gate.ask("it writes outside the notes folder")
+            return Gate.allow({**call.arguments, "path": "sandbox/" + path})
+
+    host = PluginHost([], PluginPolicy())
+    host.manager.register(Guard(), name="guard")
+    asked = []
+
+    def approver(request):
+        asked.append(request)
+        return Answer.DENY if len(asked) == 1 else Answer.ONCE
+
+    approvals = Approvals(ApprovalPolicy(), approver=approver)
+
+    class Gated(NoObserver):
+        async def tool_gate(self, call):
+            return await gated_call(await host.tool_gate(call), call, approvals)
+
+    written = []
+
+    def write_note(path: str, text: str) -> str:
+        written.append(path)
+        return f"wrote {path}"
+
+    calls = [
+        ("write_note", {"path": "/etc/passwd", "text": "x"}),
+        ("write_note", {"path": "notes/a", "text": "hi"}),
+        ("write_note", {"path": "bad", "text": "x"}),
+        ("write_note", {"path": "ask/b", "text": "x"}),
+        ("write_note", {"path": "ask/c", "text": "x"}),
+    ]
+    openai_server.queue(Reply.calls(calls), Reply.say("done"))
+    engine = make_engine(
+        [tool("write_note", write_note, path="string", text="string")], observer=Gated()
+    )
+    session = engine.start_session("cli")
+    assert run(engine, session.id, "write them").status == "done"
+    results = [m.content for m in engine.store.messages.of_session(session.id) if m.role == "tool"]
+    assert results[0] == "refused: system files are off limits (plugin 'guard')"
+    assert results[1] == "wrote sandbox/notes/a"
+    assert results[2].startswith("refused: a plugin's gate rewrote the arguments into ones")
+    assert results[3].startswith("refused: the user denied this command")
+    assert "it writes outside the notes folder (plugin 'guard')" in results[3]
+    assert results[4] == "wrote ask/c"  # asked, and allowed once
+    assert written == ["sandbox/notes/a", "ask/c"]
+    assert [r.command for r in asked] == [
+        'write_note {"path": "ask/b", "text": "x"}',
+        'write_note {"path": "ask/c", "text": "x"}',
+    ]

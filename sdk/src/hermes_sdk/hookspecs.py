@@ -78,6 +78,7 @@ from hermes_sdk.specs import (
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import PairedUser
+    from hermes_sdk.gates import Gate
     from hermes_sdk.storage import StoreSchema
 
 # --- Registration: providers -------------------------------------------------------------
@@ -958,6 +959,33 @@ def hermes_pre_tool_call(call: ToolCall) -> None:
 
 
 @hookspec
+def hermes_tool_gate(call: ToolCall) -> Gate | None:
+    """Judge a tool call before it runs: any tool, the model's calls and those a running
+    tool makes alike.
+
+    Called after ``hermes_pre_tool_call``, once the arguments fit the tool's schema, in
+    plugin order; each gate sees the arguments as the gates before it rewrote them. Return
+    ``None`` (no opinion) or a :class:`~hermes_sdk.gates.Gate`: ``Gate.allow(arguments)``
+    runs it (with those arguments), ``Gate.ask(reason)`` asks the user first (as an
+    approval: nobody to ask, or no answer in time, means no; ``approvals.mode: off`` and
+    ``--yolo`` let it run), ``Gate.deny(reason)`` refuses it and tells the model why. The
+    strictest answer wins. A gate that raises, misses its deadline, returns anything else,
+    or rewrites the arguments into ones the tool's schema refuses **denies** the call: a
+    gate that fails never opens, and one switched off for missing its deadlines keeps
+    denying until the plugin is fixed or disabled. Shell commands are also judged by the
+    command rules and ``hermes_check_command``; a gate adds to those, never lifts them.
+
+    Example::
+
+        @hookimpl
+        def hermes_tool_gate(call):
+            if call.tool == "memory" and "ignore previous" in str(call.arguments).lower():
+                return Gate.deny("that memory looks like an injected instruction")
+            return None
+    """
+
+
+@hookspec
 def hermes_post_tool_call(call: ToolCall, result: ToolResult) -> None:
     """Observe a tool call's recorded result.
 
@@ -1020,6 +1048,9 @@ COMMAND_HOOKS: tuple[str, ...] = (
 )
 """Contribution hooks that one command calls and a session never does: a chat does not
 import the plugins that implement only these."""
+
+GATE_HOOKS: tuple[str, ...] = ("hermes_tool_gate",)
+"""Hooks whose answer decides whether something runs: a failure there denies."""
 
 LIFECYCLE_HOOKS: tuple[str, ...] = (
     "hermes_on_session_start",

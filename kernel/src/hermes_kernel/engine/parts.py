@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
@@ -43,6 +43,11 @@ class EngineObserver(Protocol):
     def post_llm_call(self, call: LLMCall, result: LLMResult) -> Awaitable[None] | None: ...
     def pre_tool_call(self, call: ToolCall) -> Awaitable[None] | None: ...
     def post_tool_call(self, call: ToolCall, result: ToolResult) -> Awaitable[None] | None: ...
+    def tool_gate(self, call: ToolCall) -> Awaitable[Mapping[str, Any] | str]:
+        """The plugins' gates on a call about to run: the arguments to run it with, or the
+        refusal the model is told (a gate that fails refuses)."""
+        ...
+
     def tool_progress(self, call: ToolCall, text: str) -> None:
         """A running call reported progress (``report_progress``); on the event loop."""
         ...
@@ -77,6 +82,9 @@ class NoObserver:
 
     def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
         pass
+
+    async def tool_gate(self, call: ToolCall) -> Mapping[str, Any] | str:
+        return call.arguments
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
         pass

@@ -78,6 +78,7 @@ class TurnRun:
         )
         self.runner.progress = self._progress
         self.runner.caller_for = self._caller_for
+        self.runner.gate = self._gate
         self.round_message_id: int | None = None
         """The stored id of the assistant message whose tool calls run now."""
         self.history: list[ChatMessage] = []
@@ -538,6 +539,15 @@ class TurnRun:
         line = " ".join(text.split())[:200]
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody watches any more
             loop.call_soon_threadsafe(show, tool_call, line)
+
+    async def _gate(
+        self, call: ToolCallRequest, arguments: Mapping[str, Any]
+    ) -> Mapping[str, Any] | str:
+        """The plugins' gates on a call whose arguments fit its schema."""
+        seen = ToolCall(
+            session_id=self.session.id, call_id=call.id, tool=call.name, arguments=arguments
+        )
+        return await self.parts.observer.tool_gate(seen)
 
     async def before(self, call: ToolCallRequest) -> None:
         await observed(self.parts.observer.pre_tool_call(self.tool_call(call)))

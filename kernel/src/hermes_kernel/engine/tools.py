@@ -46,6 +46,8 @@ ERROR_LIMIT = 2_000
 FAILURE_LIMIT = 8_000  # a ToolFailed's text: a traceback, meant to be read
 PREVIEW = 2_000
 PARALLEL_LIMIT = 8
+Gate = Callable[[ToolCallRequest, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]]
+"""Judges a call before it runs: the arguments to run it with, or the refusal's text."""
 STOP_GRACE_SECONDS = 1.0
 
 
@@ -95,6 +97,8 @@ class ToolRunner:
         """Told each line a running call reports (``report_progress``), from any thread."""
         self.caller_for: Callable[[ToolCallRequest], ToolCaller | None] | None = None
         """How a running call calls other tools (``ToolContext.tool_caller``); None: never."""
+        self.gate: Gate | None = None
+        """The plugins' gates, asked before each call runs (see :mod:`hermes_sdk.gates`)."""
 
     def is_parallel_safe(self, name: str) -> bool:
         spec = self.tools.get(name)
@@ -136,6 +140,27 @@ class ToolRunner:
                 Disposition.ERROR,
             )
         return spec, arguments
+
+    async def _gated(
+        self, call: ToolCallRequest, spec: ToolSpec, arguments: dict[str, Any]
+    ) -> dict[str, Any] | ToolOutcome:
+        """The arguments the gates let the call run with, or its refusal."""
+        assert self.gate is not None
+        judged = await self.gate(call, arguments)
+        if isinstance(judged, str):
+            return ToolOutcome(call, judged, Disposition.ERROR)
+        rewritten = dict(judged)
+        if rewritten != arguments:
+            try:
+                check_arguments(spec, rewritten)
+            except ArgumentsRejected as exc:
+                return ToolOutcome(
+                    call,
+                    f"refused: a plugin's gate rewrote the arguments into ones {call.name}'s "
+                    f"schema refuses ({exc}); nothing runs that a gate cannot judge",
+                    Disposition.ERROR,
+                )
+        return rewritten
 
     def tool_context(self) -> ToolContext:
         """The context tools with ``takes_context`` get, built on first use in this turn."""
@@ -190,6 +215,11 @@ class ToolRunner:
         if isinstance(prepared, ToolOutcome):
             return prepared
         spec, arguments = prepared
+        if self.gate is not None:
+            gated = await self._gated(call, spec, arguments)
+            if isinstance(gated, ToolOutcome):
+                return gated
+            arguments = gated
         started = time.perf_counter()
         # The call runs in a context of its own, where report_progress reaches the user.
         context = contextvars.copy_context()

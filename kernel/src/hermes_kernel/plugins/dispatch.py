@@ -158,37 +158,50 @@ class Hooks:
     async def acall(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
         """:meth:`call` for the event loop: the loop goes on serving while hooks run."""
         results: list[tuple[str, Any]] = []
-        loop = asyncio.get_running_loop()
         for impl in self.implementations(hook):
-            waiting = asyncio.wrap_future(self._submit(impl, hook, kwargs), loop=loop)
-            abandoned: list[bool] = []
-
-            def abandon(
-                waiting: asyncio.Future[Any] = waiting, flag: list[bool] = abandoned
-            ) -> None:
-                flag.append(True)
-                waiting.cancel()
-
-            # A timer rather than asyncio.wait: the common case (a hook that returns) then
-            # costs one hop to the worker and back, and nothing more.
-            timer = loop.call_later(self.deadline, abandon)
-            entry = (loop, abandon)
-            with self._lock:
-                self._waiting.add(entry)
-            try:
-                result = await waiting
-            except asyncio.CancelledError:
-                if not abandoned:
-                    raise  # the caller itself was cancelled
-                self._missed(impl.plugin_name, hook)
-                continue
-            finally:
-                timer.cancel()
-                with self._lock:
-                    self._waiting.discard(entry)
+            result = await self.aanswer(impl, hook, kwargs)
             if not isinstance(result, HookFailure):
                 results.append((impl.plugin_name, result))
         return results
+
+    async def aanswer(self, impl: HookImpl, hook: str, kwargs: dict[str, Any]) -> Any:
+        """One implementation's answer, awaited on the event loop under the deadline: its
+        result, or a :class:`HookFailure` when it raised or missed the deadline."""
+        loop = asyncio.get_running_loop()
+        waiting = asyncio.wrap_future(self._submit(impl, hook, kwargs), loop=loop)
+        abandoned: list[bool] = []
+
+        def abandon() -> None:
+            abandoned.append(True)
+            waiting.cancel()
+
+        # A timer rather than asyncio.wait: the common case (a hook that returns) then
+        # costs one hop to the worker and back, and nothing more.
+        timer = loop.call_later(self.deadline, abandon)
+        entry = (loop, abandon)
+        with self._lock:
+            self._waiting.add(entry)
+        try:
+            return await waiting
+        except asyncio.CancelledError:
+            if not abandoned:
+                raise  # the caller itself was cancelled
+            self._missed(impl.plugin_name, hook)
+            return HookFailure(f"no answer within {self.deadline:g} s")
+        finally:
+            timer.cancel()
+            with self._lock:
+                self._waiting.discard(entry)
+
+    def switched_off(self, hook: str) -> list[tuple[str, str]]:
+        """The plugins implementing ``hook`` that were switched off for this process, and
+        why (for a gate: each still answers no)."""
+        caller: pluggy.HookCaller = getattr(self.manager.hook, hook)
+        return [
+            (impl.plugin_name, self.disabled[impl.plugin_name])
+            for impl in caller.get_hookimpls()
+            if impl.plugin_name in self.disabled
+        ]
 
     def stop(self) -> None:
         """The process is leaving: hooks waited for now end at once, later ones get

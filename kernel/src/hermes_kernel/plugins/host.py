@@ -8,6 +8,7 @@ It knows every installed plugin from metadata (:mod:`discovery`), decides which 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ import pluggy
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.plugins.dispatch import HookFailure, Hooks
+from hermes_kernel.plugins.gates import GATE_HOOK, GateVerdict, judge_tool_call
 from hermes_kernel.plugins.loader import load_plugin
 from hermes_kernel.plugins.policy import Decision, PluginPolicy
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
@@ -48,7 +50,7 @@ from hermes_sdk import (
     ToolSpec,
     new_plugin_manager,
 )
-from hermes_sdk.hookspecs import COMMAND_HOOKS, CONTRIBUTION_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.hookspecs import COMMAND_HOOKS, CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS
 from hermes_sdk.importing import HomeImport, ImportSection
 from hermes_sdk.provided import SHARED_KINDS, ProvidedSpecs
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
@@ -106,6 +108,7 @@ class PluginHost:
         self.index = SpecIndex()
         self.hooks = Hooks(self.manager, hook_timeout, tracer=tracer)
         """Every run-time hook call, each plugin's under a deadline."""
+        self._gates_loaded = False
         self.isolated_names = frozenset(isolated)
         self.isolated: dict[str, IsolatedPlugin] = {}
         """The plugins loaded in a host process of their own (``plugins.isolated``)."""
@@ -220,7 +223,7 @@ class PluginHost:
         outcome.hooks = sorted(
             caller.name
             for caller in self.manager.get_hookcallers(outcome.plugin) or []
-            if caller.name in LIFECYCLE_HOOKS or caller.name in CONTRIBUTION_HOOKS
+            if caller.name in (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS)
         )
         provided = outcome.provided()
         if record.has_manifest:
@@ -481,6 +484,16 @@ class PluginHost:
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
         await self._anotify("hermes_post_tool_call", call=call, result=result)
+
+    async def tool_gate(self, call: ToolCall) -> GateVerdict:
+        """The gates' verdict on a tool call (``hermes_tool_gate``); the plugins that
+        declare a gate are loaded on the first call (off the event loop)."""
+        if not self._gates_loaded:
+            await asyncio.to_thread(self.load_implementing, GATE_HOOK)
+            self._gates_loaded = True
+        if not self.implements(GATE_HOOK) and not self.hooks.switched_off(GATE_HOOK):
+            return GateVerdict(call.arguments)
+        return await judge_tool_call(self.hooks, call)
 
 
 def _help_disagrees(record: PluginRecord, specs: Sequence[Spec]) -> bool:

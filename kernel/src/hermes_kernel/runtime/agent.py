@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.budget import budget_from_config
@@ -18,11 +19,18 @@ from hermes_kernel.engine.turn import EngineSettings, TurnEngine, TurnResult
 from hermes_kernel.learning.review import DRAIN_SECONDS, REVIEW_ITERATIONS, Reviews
 from hermes_kernel.learning.triggers import LearningSettings
 from hermes_kernel.memory.external import ExternalMemory
+from hermes_kernel.plugins.gates import GateVerdict
 from hermes_kernel.plugins.store_engines import open_state_store
 from hermes_kernel.providers.routing import ModelSetup, model_setup, pricing
 from hermes_kernel.runtime.compression import Compression
 from hermes_kernel.runtime.media import Transcribers, media_support
-from hermes_kernel.safety.approval import Answer, ApprovalRequest, Approver, NobodyToAsk
+from hermes_kernel.safety.approval import (
+    Answer,
+    ApprovalRequest,
+    Approvals,
+    Approver,
+    NobodyToAsk,
+)
 from hermes_kernel.safety.environment import secret_environment_values
 from hermes_kernel.safety.judge import model_judge
 from hermes_kernel.store.sessions import Session
@@ -40,11 +48,16 @@ from hermes_sdk import (
 )
 from hermes_sdk.memory import TurnRecord
 from hermes_sdk.runtime import Runtime
+from hermes_sdk.terminal import CommandRefused
+from hermes_sdk.text import one_line
 
 if TYPE_CHECKING:
     from hermes_kernel.app import App
 
 log = logging.getLogger("hermes.agent")
+
+GATE_SHOWN_CHARS = 500
+"""A tool call a gate asks about, as the question shows it."""
 
 
 class ToolEvents(Protocol):
@@ -72,11 +85,14 @@ class _Observer:
         events: ToolEvents | None,
         memory: ExternalMemory,
         activity: ActivityLog | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         self._host = app.host
         self.events = events
         self.memory = memory
         self.activity = activity or ActivityLog()
+        self.approvals = approvals
+        """Where a gate's question goes (as an approval); None: nobody can answer it."""
 
     def on_session_start(self, session: SessionInfo) -> None:
         self._host.on_session_start(session)
@@ -102,6 +118,9 @@ class _Observer:
             self.events.tool_finished(call, result)
         await self._host.post_tool_call(call, result)
 
+    async def tool_gate(self, call: ToolCall) -> Mapping[str, Any] | str:
+        return await gated_call(await self._host.tool_gate(call), call, self.approvals)
+
     def tool_progress(self, call: ToolCall, text: str) -> None:
         if self.events is not None:
             self.events.tool_progress(call, text)
@@ -111,6 +130,28 @@ class _Observer:
 
     def observes(self, hook: str) -> bool:
         return self._host.implements(f"hermes_{hook}")
+
+
+async def gated_call(
+    verdict: GateVerdict, call: ToolCall, approvals: Approvals | None
+) -> Mapping[str, Any] | str:
+    """What the gates' ``verdict`` means for ``call``: the arguments to run it with, or the
+    refusal the model is told; a gate's question goes to the user as an approval."""
+    if verdict.denied is not None:
+        return f"refused: {verdict.denied}"
+    if verdict.asks:
+        reason = "; ".join(verdict.asks)
+        if approvals is None:
+            return f"refused: a plugin asks first ({reason}), and nobody can answer here"
+        arguments = json.dumps(dict(verdict.arguments), ensure_ascii=False, default=str)
+        shown = one_line(f"{call.tool} {arguments}", GATE_SHOWN_CHARS)
+        try:
+            # Worded as the approval's question reads it: "It is held by a plugin's gate: ..."
+            held = f"is held by a plugin's gate: {reason}"
+            await asyncio.to_thread(approvals.ask_gate, shown, held, "tool", call.session_id)
+        except CommandRefused as exc:
+            return str(exc)
+    return verdict.arguments
 
 
 def choose_tools(
@@ -206,7 +247,11 @@ class Agent:
         self.warnings += self.tool_env.warnings
         self.tool_env.runtime = self.tool_runtime
         self.observer = _Observer(
-            app, events, self.memory, ActivityLog(self.engine_settings.log_content)
+            app,
+            events,
+            self.memory,
+            ActivityLog(self.engine_settings.log_content),
+            self.tool_env.approvals,
         )
         self.background_watchers: list[Callable[[str], None]] = []
         """Told one line per piece of background work done (a review kept something)."""
@@ -241,7 +286,9 @@ class Agent:
             settings.home,
             # A review's tool calls are not shown in the chat; plugins still observe them.
             observer=(
-                _Observer(self.app, None, self.memory, self.observer.activity)
+                _Observer(
+                    self.app, None, self.memory, self.observer.activity, self.tool_env.approvals
+                )
                 if review
                 else self.observer
             ),

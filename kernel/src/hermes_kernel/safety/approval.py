@@ -219,6 +219,18 @@ class Approvals:
                 return True
         return False
 
+    def ask_gate(self, shown: str, reason: str, backend: str, session_id: str) -> str | None:
+        """A plugin's gate asks about a tool call (any tool; ``shown`` is the call as the
+        user sees it): asked as a plugin's check of a command is, so ``approvals.mode: off``
+        and ``--yolo`` let it run, and *session* covers what plugins ask about for the rest
+        of the session. Raises CommandRefused when it must not run; returns a note."""
+        if self.policy.mode == "off" or session_id in self.unasked_sessions:
+            return f"allowed without asking (approvals off): {reason}"
+        if "plugin" in self._session_rules.get(session_id, set()):
+            return None
+        request = ApprovalRequest(shown, "plugin", reason, backend, session_id)
+        return self._ask_user(request, command=False)
+
     def check_write(
         self, path: str, *, backend: str, session_id: str, isolated: bool = False
     ) -> str | None:
@@ -295,7 +307,9 @@ class Approvals:
         words = raw.strip().upper().split()
         return words[0].strip(".!:") if words else "ESCALATE"
 
-    def _ask_user(self, request: ApprovalRequest) -> str | None:
+    def _ask_user(self, request: ApprovalRequest, *, command: bool = True) -> str | None:
+        """Ask, one question per session at a time; ``command``: ``request`` is a shell
+        command (one the session allowed meanwhile is not asked about again)."""
         guarded = request.guarded
         if self.approver is None:
             raise _nobody_can_approve(request, "no interactive terminal", guarded)
@@ -303,7 +317,11 @@ class Approvals:
             asking = self._asking.setdefault(request.session_id, threading.Lock())
         with asking:
             allowed = Verdict(Level.ASK, request.rule)
-            if not guarded and self._allowed(request.command, allowed, request.session_id):
+            if (
+                command
+                and not guarded
+                and self._allowed(request.command, allowed, request.session_id)
+            ):
                 return None  # approved for the session while this call waited its turn
             try:
                 answer = self.approver(request)

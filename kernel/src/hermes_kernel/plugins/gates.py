@@ -1,0 +1,71 @@
+"""The plugins' gates on one tool call (``hermes_tool_gate``): asked in order, each seeing
+the arguments as the ones before left them; the strictest answer wins, and a gate that
+fails in any way denies (see :mod:`hermes_sdk.gates`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from hermes_kernel.plugins.dispatch import HookFailure, Hooks
+from hermes_sdk import ToolCall
+from hermes_sdk.gates import Gate
+from hermes_sdk.text import one_line
+
+__all__ = ["GATE_HOOK", "GateVerdict", "judge_tool_call"]
+
+log = logging.getLogger("hermes.plugins")
+
+GATE_HOOK = "hermes_tool_gate"
+REASON_CHARS = 300
+"""A gate's reason as the model and the user see it: one line, at most this long."""
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """What the gates decided: ``denied`` (the refusal, naming the gate) or else the
+    ``arguments`` to run with, after the user is asked when ``asks`` has reasons."""
+
+    arguments: Mapping[str, Any]
+    denied: str | None = None
+    asks: tuple[str, ...] = field(default_factory=tuple)
+
+
+async def judge_tool_call(hooks: Hooks, call: ToolCall) -> GateVerdict:
+    """Every gate's answer on ``call``, the strictest winning."""
+    off = hooks.switched_off(GATE_HOOK)
+    if off:
+        plugin, why = off[0]
+        return _denied(plugin, f"its gate was switched off ({why}); fix or disable the plugin")
+    arguments: Mapping[str, Any] = call.arguments
+    asks: list[str] = []
+    for impl in hooks.implementations(GATE_HOOK):
+        plugin = impl.plugin_name
+        seen = replace(call, arguments=dict(arguments))
+        answer = await hooks.aanswer(impl, GATE_HOOK, {"call": seen})
+        if isinstance(answer, HookFailure):
+            return _denied(plugin, f"its gate failed ({answer.reason})")
+        if answer is None:
+            continue
+        if not isinstance(answer, Gate):
+            return _denied(plugin, f"its gate answered {type(answer).__name__}, not a Gate")
+        reason = one_line(answer.reason, REASON_CHARS) if answer.reason else ""
+        if answer.action == "deny":
+            return GateVerdict(arguments, denied=f"{reason or 'refused'} (plugin {plugin!r})")
+        given: object = answer.arguments  # typed a mapping; a plugin may still give a list
+        if given is not None:
+            if not isinstance(given, Mapping):
+                return _denied(plugin, "its gate gave arguments that are not a mapping")
+            arguments = dict(given)
+        if answer.action == "ask":
+            asks.append(f"{reason or 'a plugin asks first'} (plugin {plugin!r})")
+    return GateVerdict(arguments, asks=tuple(asks))
+
+
+def _denied(plugin: str, why: str) -> GateVerdict:
+    log.warning("plugin %r: %s: the tool call is refused", plugin, why)
+    return GateVerdict(
+        {}, denied=f"plugin {plugin!r}: {why}; nothing runs that a gate cannot judge"
+    )
