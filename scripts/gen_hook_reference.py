@@ -30,6 +30,7 @@ def render() -> str:
         ("Contribution hooks", list(hookspecs.CONTRIBUTION_HOOKS)),
         ("Lifecycle hooks", list(hookspecs.LIFECYCLE_HOOKS)),
         ("Gate hooks", list(hookspecs.GATE_HOOKS)),
+        ("Turn hooks", list(hookspecs.TURN_HOOKS)),
     ]
     for title, names in groups:
         lines += [f"## {title}", ""]

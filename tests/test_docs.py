@@ -29,6 +29,7 @@ def test_every_declared_hook_is_grouped_and_documented():
         | set(hookspecs.CONTRIBUTION_HOOKS)
         | set(hookspecs.LIFECYCLE_HOOKS)
         | set(hookspecs.GATE_HOOKS)
+        | set(hookspecs.TURN_HOOKS)
     )
     reference = REFERENCE.read_text(encoding="utf-8")
     missing = [name for name in sorted(hooks) if f"### `{name}`" not in reference]

@@ -776,3 +776,86 @@ def test_a_plugins_gate_denies_rewrites_and_asks_before_any_tool_runs(make_engin
         'write_note {"path": "ask/b", "text": "x"}',
         'write_note {"path": "ask/c", "text": "x"}',
     ]
+
+
+def test_turn_hooks_add_context_transform_results_and_the_reply_and_see_the_end(
+    make_engine, openai_server
+):
+    """``hermes_turn_context`` reaches this turn's user message for the model only;
+    ``hermes_transform_tool_result`` and ``hermes_transform_reply`` chain over what the model
+    and the user read (and what is stored); ``hermes_on_turn_end`` sees every turn end."""
+    from hermes_kernel.engine.parts import NoObserver
+    from hermes_kernel.plugins.host import PluginHost
+    from hermes_kernel.plugins.policy import PluginPolicy
+    from hermes_sdk import hookimpl
+
+    ended = []
+
+    class First:
+        @hookimpl
+        def hermes_turn_context(self, session, text):
+            return f"[LOOP] 0/3 tasks complete (session {session.session_id[:8]})"
+
+        @hookimpl
+        def hermes_transform_tool_result(self, call, result):
+            return result.replace("\n", " | ")
+
+        @hookimpl
+        def hermes_transform_reply(self, session, text):
+            return text.upper()
+
+        @hookimpl
+        def hermes_on_turn_end(self, turn):
+            ended.append(turn)
+
+    class Second:
+        @hookimpl(trylast=True)
+        def hermes_transform_tool_result(self, call, result):
+            return f"[{call.tool}] {result}"
+
+        @hookimpl(trylast=True)
+        def hermes_transform_reply(self, session, text):
+            raise RuntimeError("a broken transform is skipped")
+
+    host = PluginHost([], PluginPolicy())
+    host.manager.register(First(), name="first")
+    host.manager.register(Second(), name="second")
+
+    class Hooked(NoObserver):  # the turn hooks as the agent's observer passes them on
+        async def turn_context(self, session, text):
+            return await host.turn_context(session, text)
+
+        async def transform_tool_result(self, call, result):
+            return await host.transform_tool_result(call, result)
+
+        async def transform_reply(self, session, text):
+            return await host.transform_reply(session, text)
+
+        async def on_turn_end(self, turn):
+            await host.on_turn_end(turn)
+
+        def observes(self, hook):
+            return host.implements(f"hermes_{hook}")
+
+    observer = Hooked()
+
+    openai_server.queue(Reply.tool_call("echo", {"text": "a\nb"}), Reply.say("all done"))
+    engine = make_engine([tool("echo", echo, text="string")], observer=observer)
+    session = engine.start_session("cli")
+    result = run(engine, session.id, "go on")
+    assert result.status == "done" and result.text == "ALL DONE"
+    first_request = openai_server.requests[0].json["messages"]
+    assert first_request[-1]["content"] == (
+        f"go on\n\n[LOOP] 0/3 tasks complete (session {session.id[:8]})"
+    )
+    stored = [(m.role, m.content) for m in engine.store.messages.of_session(session.id)]
+    assert ("user", "go on") in stored  # what the user said, without the context
+    assert ("tool", "[echo] a | b") in stored  # chained in order
+    assert stored[-1] == ("assistant", "ALL DONE")  # the second transform raised: skipped
+    (turn,) = ended
+    assert (turn.status, turn.user_text, turn.reply, turn.tool_calls) == (
+        "done",
+        "go on",
+        "ALL DONE",
+        1,
+    )

@@ -15,6 +15,7 @@ from hermes_sdk.events import (
     SlashContext,
     ToolCall,
     ToolResult,
+    TurnInfo,
 )
 from hermes_sdk.health import Finding, HealthContext, StatusLine
 from hermes_sdk.provided import ProvidedSpecs
@@ -93,6 +94,7 @@ __all__ = [
     "ToolSpec",
     "ToolsetSpec",
     "TranscriberSpec",
+    "TurnInfo",
     "__version__",
     "hookimpl",
     "hookspec",

@@ -28,6 +28,7 @@ __all__ = [
     "SessionInfo",
     "ToolCall",
     "ToolResult",
+    "TurnInfo",
 ]
 
 
@@ -48,6 +49,23 @@ class SessionInfo:
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as the agent loaded it (secrets live in .env, never here): an observer
     reads its own section here, never the file."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnInfo:
+    """One turn as observers see it, once it has ended (``hermes_on_turn_end``)."""
+
+    session_id: str
+    status: str
+    """``done``, ``stopped``, ``interrupted``, ``error``, ``budget`` or ``loop``."""
+    user_text: str
+    """What the user said (as stored: no per-turn context)."""
+    reply: str
+    """The reply as the user got it (after ``hermes_transform_reply``)."""
+    error: str | None = None
+    tool_calls: int = 0
+    model_calls: int = 0
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -46,6 +46,7 @@ from hermes_sdk.events import (
     SessionInfo,
     ToolCall,
     ToolResult,
+    TurnInfo,
 )
 from hermes_sdk.health import Finding, HealthContext, StatusLine
 from hermes_sdk.importing import HomeImport, ImportSection
@@ -1001,6 +1002,77 @@ def hermes_post_tool_call(call: ToolCall, result: ToolResult) -> None:
     """
 
 
+# --- Per turn: context, transforms and its end ---------------------------------------------
+
+
+@hookspec
+def hermes_turn_context(session: SessionInfo, text: str) -> str | None:
+    """Add context to this turn's user message, for the model only.
+
+    Called once per turn, before its first model call, with what the user said. Return a
+    block of text (or ``None``): it is appended to the user message the model reads in
+    every call of this turn, never to the frozen system prompt, and never stored as the
+    user's words (the transcript keeps what they said). Raising or missing the deadline
+    adds nothing.
+
+    Example::
+
+        @hookimpl
+        def hermes_turn_context(session, text):
+            return f"[tasks] {open_tasks(session.session_id)} still open"
+    """
+
+
+@hookspec
+def hermes_transform_tool_result(call: ToolCall, result: str) -> str | None:
+    """Rewrite a tool's result before the model reads it.
+
+    Called after a call ran (its handler returned or raised), with the result as the model
+    would read it (secrets already redacted), before it is stored and before the size
+    limits apply. Return the new text, or ``None`` to leave it. Transforms chain in plugin
+    order, each seeing the last one's text; one that raises or misses its deadline is
+    skipped.
+
+    Example::
+
+        @hookimpl
+        def hermes_transform_tool_result(call, result):
+            return squeeze_blank_lines(result) if call.tool == "terminal" else None
+    """
+
+
+@hookspec
+def hermes_transform_reply(session: SessionInfo, text: str) -> str | None:
+    """Rewrite the turn's final reply before it is stored and shown.
+
+    Called once per turn that ends with a reply, with its text. Return the new text, or
+    ``None`` to leave it. Transforms chain in plugin order; one that raises or misses its
+    deadline is skipped. The reply already streamed as the model wrote it; the stored and
+    final reply is the transformed one.
+
+    Example::
+
+        @hookimpl
+        def hermes_transform_reply(session, text):
+            return text.replace("utilize", "use")
+    """
+
+
+@hookspec
+def hermes_on_turn_end(turn: TurnInfo) -> None:
+    """Observe a turn ending, whatever its status.
+
+    Called once per turn, after its reply is stored (or it stopped, failed or ran out of
+    budget). Return nothing. Raising is logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def hermes_on_turn_end(turn):
+            metrics.count("turns", status=turn.status)
+    """
+
+
 REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_providers": ProviderSpec,
     "hermes_provider_rungs": RungSpec,
@@ -1051,6 +1123,15 @@ import the plugins that implement only these."""
 
 GATE_HOOKS: tuple[str, ...] = ("hermes_tool_gate",)
 """Hooks whose answer decides whether something runs: a failure there denies."""
+
+TURN_HOOKS: tuple[str, ...] = (
+    "hermes_turn_context",
+    "hermes_transform_tool_result",
+    "hermes_transform_reply",
+    "hermes_on_turn_end",
+)
+"""Hooks of one turn that shape what the model and the user read (a failure there is
+skipped: the text stays as it was), and the turn's end."""
 
 LIFECYCLE_HOOKS: tuple[str, ...] = (
     "hermes_on_session_start",

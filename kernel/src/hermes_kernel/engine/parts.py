@@ -23,6 +23,7 @@ from hermes_sdk import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    TurnInfo,
 )
 from hermes_sdk.budget import Budget
 from hermes_sdk.models import ModelUsage, ToolSchema
@@ -48,6 +49,13 @@ class EngineObserver(Protocol):
         refusal the model is told (a gate that fails refuses)."""
         ...
 
+    def turn_context(self, session: SessionInfo, text: str) -> Awaitable[list[str]]:
+        """Blocks for this turn's user message, for the model only."""
+        ...
+
+    def transform_tool_result(self, call: ToolCall, result: str) -> Awaitable[str]: ...
+    def transform_reply(self, session: SessionInfo, text: str) -> Awaitable[str]: ...
+    def on_turn_end(self, turn: TurnInfo) -> Awaitable[None] | None: ...
     def tool_progress(self, call: ToolCall, text: str) -> None:
         """A running call reported progress (``report_progress``); on the event loop."""
         ...
@@ -85,6 +93,18 @@ class NoObserver:
 
     async def tool_gate(self, call: ToolCall) -> Mapping[str, Any] | str:
         return call.arguments
+
+    async def turn_context(self, session: SessionInfo, text: str) -> list[str]:
+        return []
+
+    async def transform_tool_result(self, call: ToolCall, result: str) -> str:
+        return result
+
+    async def transform_reply(self, session: SessionInfo, text: str) -> str:
+        return text
+
+    def on_turn_end(self, turn: TurnInfo) -> None:
+        pass
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
         pass
@@ -142,3 +162,24 @@ class EngineParts:
     """The session's system prompt built again, for a compaction."""
     media: MediaSupport
     """Reads the files users send, and shows them to the model (images, or their text)."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """config.yaml as the agent loaded it: what observers see in ``SessionInfo.config``."""
+
+    def session_info(self, session: Session) -> SessionInfo:
+        """``session`` as observers see it."""
+        return session_info(session, self.home, self.config)
+
+
+def session_info(
+    session: Session, home: Path, config: Mapping[str, Any] | None = None
+) -> SessionInfo:
+    return SessionInfo(
+        session_id=session.id,
+        home=str(home),
+        config=config or {},
+        source=session.source,
+        model=session.model,
+        provider=session.provider,
+        cwd=session.cwd,
+        user_scope=session.user_scope,
+    )

@@ -79,6 +79,8 @@ class TurnRun:
         self.runner.progress = self._progress
         self.runner.caller_for = self._caller_for
         self.runner.gate = self._gate
+        if parts.observer.observes("transform_tool_result"):
+            self.runner.transform = self._transform
         self.round_message_id: int | None = None
         """The stored id of the assistant message whose tool calls run now."""
         self.history: list[ChatMessage] = []
@@ -199,6 +201,10 @@ class TurnRun:
             except ProviderError as exc:
                 return self.result("", "error", iteration, str(exc))
             if not response.tool_calls:
+                if response.content and self.parts.observer.observes("transform_reply"):
+                    info = self.parts.session_info(self.session)
+                    reply = await self.parts.observer.transform_reply(info, response.content)
+                    response = replace(response, content=reply)
                 sent = [item.as_dict() for item in self.control.outbound]
                 await self.save_reply(
                     response.content,
@@ -236,14 +242,20 @@ class TurnRun:
 
     async def with_recall(self, user_text: str) -> str:
         """The user's message as the model sees it this turn: with what the external memory
-        provider recalls for it (not stored, so the transcript holds what the user said)."""
+        provider recalls for it and the plugins' context for this turn (neither stored, so
+        the transcript holds what the user said)."""
+        text = user_text
         prefetch = self.parts.prefetch
-        if prefetch is None:
-            return user_text
-        recalled = await asyncio.to_thread(prefetch, self.session, user_text)
-        if not recalled:
-            return user_text
-        return f"{user_text}\n\n<recalled-memory>\n{recalled}\n</recalled-memory>"
+        if prefetch is not None:
+            recalled = await asyncio.to_thread(prefetch, self.session, user_text)
+            if recalled:
+                text = f"{text}\n\n<recalled-memory>\n{recalled}\n</recalled-memory>"
+        observer = self.parts.observer
+        if observer.observes("turn_context"):
+            info = self.parts.session_info(self.session)
+            for block in await observer.turn_context(info, user_text):
+                text = f"{text}\n\n{block}"
+        return text
 
     # --- keeping the view within the window ---------------------------------------------
 
@@ -548,6 +560,10 @@ class TurnRun:
             session_id=self.session.id, call_id=call.id, tool=call.name, arguments=arguments
         )
         return await self.parts.observer.tool_gate(seen)
+
+    async def _transform(self, call: ToolCallRequest, result: str) -> str:
+        """A call's result through the plugins' transforms."""
+        return await self.parts.observer.transform_tool_result(self.tool_call(call), result)
 
     async def before(self, call: ToolCallRequest) -> None:
         await observed(self.parts.observer.pre_tool_call(self.tool_call(call)))

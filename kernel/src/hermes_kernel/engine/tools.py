@@ -20,7 +20,7 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ ERROR_LIMIT = 2_000
 FAILURE_LIMIT = 8_000  # a ToolFailed's text: a traceback, meant to be read
 PREVIEW = 2_000
 PARALLEL_LIMIT = 8
+RAN = frozenset({Disposition.OK, Disposition.ERROR})
+"""Outcomes of a call that ran (returned or raised): what result transforms see."""
 Gate = Callable[[ToolCallRequest, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]]
 """Judges a call before it runs: the arguments to run it with, or the refusal's text."""
 STOP_GRACE_SECONDS = 1.0
@@ -99,6 +101,8 @@ class ToolRunner:
         """How a running call calls other tools (``ToolContext.tool_caller``); None: never."""
         self.gate: Gate | None = None
         """The plugins' gates, asked before each call runs (see :mod:`hermes_sdk.gates`)."""
+        self.transform: Callable[[ToolCallRequest, str], Awaitable[str]] | None = None
+        """The plugins' transforms of a result that ran (before the size limits apply)."""
 
     def is_parallel_safe(self, name: str) -> bool:
         spec = self.tools.get(name)
@@ -220,6 +224,23 @@ class ToolRunner:
             if isinstance(gated, ToolOutcome):
                 return gated
             arguments = gated
+        outcome = await self._run(call, control, spec, arguments, nested, tool_context)
+        if self.transform is not None and outcome.disposition in RAN:
+            content = await self.transform(call, outcome.content)
+            # A transform's text is redacted again: it may have put back what was taken out.
+            outcome = replace(outcome, content=redact_text(content, self.secret_values))
+        return outcome
+
+    async def _run(
+        self,
+        call: ToolCallRequest,
+        control: TurnControl,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        nested: bool,
+        tool_context: ToolContext | None,
+    ) -> ToolOutcome:
+        """Run a call whose arguments the schema and the gates let through."""
         started = time.perf_counter()
         # The call runs in a context of its own, where report_progress reaches the user.
         context = contextvars.copy_context()

@@ -25,13 +25,14 @@ from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.media import MediaSupport
-from hermes_kernel.engine.models import ModelRoute, RouteHealth
+from hermes_kernel.engine.models import ModelRoute, RouteHealth, observed
 from hermes_kernel.engine.parts import (
     EngineObserver,
     EngineParts,
     EngineSettings,
     NoObserver,
     ToolContextFactory,
+    session_info,
 )
 from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
@@ -50,8 +51,8 @@ from hermes_kernel.store.sessions import (
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import (
     PromptContext,
-    SessionInfo,
     ToolSpec,
+    TurnInfo,
 )
 from hermes_sdk.media import Attachment
 from hermes_sdk.models import ModelUsage, ToolSchema
@@ -69,21 +70,6 @@ INDEX_AFTER_SECONDS = 1.0
 """After a turn, search's indexes catch up this much later, in one write for every turn that
 ended meanwhile (a busy front-end ends dozens a second). Search indexes what is left before
 each query, so results never miss a message; this only keeps that step short."""
-
-
-def _session_info(
-    session: Session, home: Path, config: Mapping[str, Any] | None = None
-) -> SessionInfo:
-    return SessionInfo(
-        session_id=session.id,
-        home=str(home),
-        config=config or {},
-        source=session.source,
-        model=session.model,
-        provider=session.provider,
-        cwd=session.cwd,
-        user_scope=session.user_scope,
-    )
 
 
 def described(spec: ToolSpec, tools: Mapping[str, ToolSpec], config: Mapping[str, Any]) -> str:
@@ -172,6 +158,7 @@ class TurnEngine:
             health=self.health,
             rebuilt_prompt=self.rebuilt_prompt,
             media=media or MediaSupport(self.config),
+            config=self.config,
         )
 
     # --- sessions -----------------------------------------------------------------------
@@ -199,7 +186,7 @@ class TurnEngine:
             except SessionIdTaken:
                 if attempt == ID_ATTEMPTS - 1:
                     raise
-        self.observer.on_session_start(_session_info(session, self.home, self.config))
+        self.observer.on_session_start(session_info(session, self.home, self.config))
         return session
 
     async def open_session(
@@ -229,7 +216,7 @@ class TurnEngine:
                     raise
         if self.observer.observes("on_session_start"):
             await asyncio.to_thread(
-                self.observer.on_session_start, _session_info(session, self.home, self.config)
+                self.observer.on_session_start, session_info(session, self.home, self.config)
             )
         return session
 
@@ -286,7 +273,7 @@ class TurnEngine:
         session = self.store.sessions.get(session_id)
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
-        self.observer.on_session_start(_session_info(session, self.home, self.config))
+        self.observer.on_session_start(session_info(session, self.home, self.config))
         return session
 
     def end_session(self, session_id: str, reason: str) -> None:
@@ -294,7 +281,7 @@ class TurnEngine:
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         self.store.sessions.end(session_id, reason)
-        self.observer.on_session_end(_session_info(session, self.home, self.config), reason)
+        self.observer.on_session_end(session_info(session, self.home, self.config), reason)
 
     # --- a turn -------------------------------------------------------------------------
 
@@ -345,6 +332,7 @@ class TurnEngine:
         renewer = asyncio.ensure_future(self._keep_lease(session_id, holder, control, on_notice))
         run: TurnRun | None = None
         result = TurnResult("", "error", error="the turn ended unexpectedly")
+        cancelled = False
         try:
             run = TurnRun(self.parts, begun.session, holder, control, on_text, on_notice)
             run.on_restart = on_restart
@@ -364,15 +352,29 @@ class TurnEngine:
             return result
         except asyncio.CancelledError:
             result = TurnResult("", "stopped", error="cancelled")
+            cancelled = True
             raise
         finally:
-            self.activity.turn_ended(session_id, result, time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            self.activity.turn_ended(session_id, result, seconds)
             renewer.cancel()
             await asyncio.wait({renewer})
             if run is None or not run.released:  # released with the reply in the usual case
                 with contextlib.suppress(StoreError):  # if not, it expires on its own
                     await db.run(self.store.leases.release, session_id, holder)
             self._index_soon()
+            if not cancelled and self.observer.observes("on_turn_end"):
+                ended = TurnInfo(
+                    session_id=session_id,
+                    status=result.status,
+                    user_text=user_text,
+                    reply=result.text,
+                    error=result.error,
+                    tool_calls=result.tool_calls,
+                    model_calls=result.iterations,
+                    seconds=seconds,
+                )
+                await observed(self.observer.on_turn_end(ended))
 
     async def _with_prompt(self, begun: _Begun) -> _Begun:
         """An imported session's system prompt, built now from this home (what its plugins add)

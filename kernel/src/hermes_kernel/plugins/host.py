@@ -48,9 +48,16 @@ from hermes_sdk import (
     ToolResult,
     ToolsetSpec,
     ToolSpec,
+    TurnInfo,
     new_plugin_manager,
 )
-from hermes_sdk.hookspecs import COMMAND_HOOKS, CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.hookspecs import (
+    COMMAND_HOOKS,
+    CONTRIBUTION_HOOKS,
+    GATE_HOOKS,
+    LIFECYCLE_HOOKS,
+    TURN_HOOKS,
+)
 from hermes_sdk.importing import HomeImport, ImportSection
 from hermes_sdk.provided import SHARED_KINDS, ProvidedSpecs
 from hermes_sdk.registration import Provided, RegistrationError, SpecIndex
@@ -223,7 +230,7 @@ class PluginHost:
         outcome.hooks = sorted(
             caller.name
             for caller in self.manager.get_hookcallers(outcome.plugin) or []
-            if caller.name in (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS)
+            if caller.name in (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS, *TURN_HOOKS)
         )
         provided = outcome.provided()
         if record.has_manifest:
@@ -484,6 +491,39 @@ class PluginHost:
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> None:
         await self._anotify("hermes_post_tool_call", call=call, result=result)
+
+    async def turn_context(self, session: SessionInfo, text: str) -> list[str]:
+        """The plugins' context blocks for this turn's user message (``hermes_turn_context``);
+        one that fails, or answers anything but text, adds nothing."""
+        answers = await self.hooks.acall("hermes_turn_context", {"session": session, "text": text})
+        return [answer for _plugin, answer in answers if isinstance(answer, str) and answer]
+
+    async def transform_tool_result(self, call: ToolCall, result: str) -> str:
+        """``result`` through each ``hermes_transform_tool_result``, in plugin order."""
+        return await self._chain("hermes_transform_tool_result", "result", result, call=call)
+
+    async def transform_reply(self, session: SessionInfo, text: str) -> str:
+        """``text`` through each ``hermes_transform_reply``, in plugin order."""
+        return await self._chain("hermes_transform_reply", "text", text, session=session)
+
+    async def on_turn_end(self, turn: TurnInfo) -> None:
+        await self._anotify("hermes_on_turn_end", turn=turn)
+
+    async def _chain(self, hook: str, name: str, text: str, **kwargs: object) -> str:
+        """``text`` through each implementation, each seeing the last one's answer; one
+        that raises, hangs or answers anything but text (or None) is skipped."""
+        for impl in self.hooks.implementations(hook):
+            answer = await self.hooks.aanswer(impl, hook, {**kwargs, name: text})
+            if isinstance(answer, str):
+                text = answer
+            elif answer is not None and not isinstance(answer, HookFailure):
+                log.warning(
+                    "plugin %r: %s answered %s, not text (skipped)",
+                    impl.plugin_name,
+                    hook,
+                    type(answer).__name__,
+                )
+        return text
 
     async def tool_gate(self, call: ToolCall) -> GateVerdict:
         """The gates' verdict on a tool call (``hermes_tool_gate``); the plugins that

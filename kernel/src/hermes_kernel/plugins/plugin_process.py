@@ -47,7 +47,7 @@ from hermes_kernel.plugins.rpc import (
 )
 from hermes_kernel.plugins.workers import PluginExit, Workers
 from hermes_sdk import ConfigSectionSpec, Spec, ToolSpec, new_plugin_manager
-from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS, TURN_HOOKS
 from hermes_sdk.terminal import TerminalBackend
 from hermes_sdk.tooling import ToolContext, show_progress_with
 
@@ -160,7 +160,7 @@ class Served:
         hooks = sorted(
             caller.name
             for caller in self.manager.get_hookcallers(self.plugin) or []
-            if caller.name in (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS)
+            if caller.name in (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS, *TURN_HOOKS)
         )
         return Loaded(outcome.seconds, specs=specs, hooks=hooks, refused=refused)
 

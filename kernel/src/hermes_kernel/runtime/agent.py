@@ -45,6 +45,7 @@ from hermes_sdk import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    TurnInfo,
 )
 from hermes_sdk.memory import TurnRecord
 from hermes_sdk.runtime import Runtime
@@ -120,6 +121,18 @@ class _Observer:
 
     async def tool_gate(self, call: ToolCall) -> Mapping[str, Any] | str:
         return await gated_call(await self._host.tool_gate(call), call, self.approvals)
+
+    async def turn_context(self, session: SessionInfo, text: str) -> list[str]:
+        return await self._host.turn_context(session, text)
+
+    async def transform_tool_result(self, call: ToolCall, result: str) -> str:
+        return await self._host.transform_tool_result(call, result)
+
+    async def transform_reply(self, session: SessionInfo, text: str) -> str:
+        return await self._host.transform_reply(session, text)
+
+    async def on_turn_end(self, turn: TurnInfo) -> None:
+        await self._host.on_turn_end(turn)
 
     def tool_progress(self, call: ToolCall, text: str) -> None:
         if self.events is not None:

@@ -32,7 +32,7 @@ import pytest
 
 from hermes_sdk.events import PromptContext
 from hermes_sdk.help_file import help_file_of, help_problems, parse_help
-from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS
+from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS, TURN_HOOKS
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
 from hermes_sdk.specs import CommandSpec, Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec
 from hermes_sdk.testing.contexts import call_with_tools, tool_context
@@ -71,7 +71,7 @@ class PluginTests:
         assert registered.specs or self._lifecycle_hooks(), "the plugin registers nothing"
 
     def _lifecycle_hooks(self) -> list[str]:
-        hooks = (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS)
+        hooks = (*LIFECYCLE_HOOKS, *CONTRIBUTION_HOOKS, *GATE_HOOKS, *TURN_HOOKS)
         return sorted(h for h in hooks if callable(getattr(self.plugin, h, None)))
 
     def test_the_manifest_lists_exactly_what_it_registers(
