@@ -859,3 +859,44 @@ def test_turn_hooks_add_context_transform_results_and_the_reply_and_see_the_end(
         "ALL DONE",
         1,
     )
+
+
+def test_model_request_observers_get_an_id_per_attempt_its_usage_and_its_error(
+    make_engine, openai_server
+):
+    """``hermes_pre_llm_call`` / ``hermes_post_llm_call`` pair by request id; each retry is
+    a request of its own (``attempt``); usage carries cache and reasoning tokens, and a
+    failure its kind."""
+    from hermes_kernel.engine.parts import NoObserver
+
+    seen = []
+
+    class Recording(NoObserver):
+        def pre_llm_call(self, call):
+            seen.append(("pre", call.request_id, call.attempt))
+
+        def post_llm_call(self, call, result):
+            seen.append(("post", call.request_id, result))
+
+    openai_server.queue(
+        Reply.error(503),
+        Reply.say(
+            "fine",
+            usage={
+                "prompt_tokens": 120,
+                "completion_tokens": 30,
+                "cached_tokens": 100,
+                "reasoning_tokens": 12,
+            },
+        ),
+    )
+    engine = make_engine(observer=Recording())
+    session = engine.start_session("cli")
+    assert run(engine, session.id, "hi").status == "done"
+    (pre1, id1, attempt1), (post1, same1, failed), (pre2, id2, attempt2), (post2, same2, ok) = seen
+    assert (pre1, post1, pre2, post2) == ("pre", "post", "pre", "post")
+    assert id1 == same1 and id2 == same2 and id1 != id2 and len(id1) == 32
+    assert (attempt1, attempt2) == (1, 2)
+    assert not failed.ok and failed.error_kind == "overloaded"  # a 503
+    assert ok.ok and (ok.input_tokens, ok.output_tokens) == (20, 30)  # the cached 100 apart
+    assert (ok.cache_read_tokens, ok.reasoning_tokens) == (100, 12)

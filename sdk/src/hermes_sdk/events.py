@@ -77,6 +77,11 @@ class LLMCall:
     model: str
     message_count: int
     tool_count: int = 0
+    request_id: str = ""
+    """Unique to this request (each retry and each fallback is a request of its own): pairs
+    a ``hermes_pre_llm_call`` with its ``hermes_post_llm_call``."""
+    attempt: int = 1
+    """1 for the first try on this route, 2 for its first retry ..."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,6 +95,14 @@ class LLMResult:
     output_tokens: int = 0
     duration_s: float = 0.0
     error: str | None = None
+    cache_read_tokens: int = 0
+    """Input tokens served from the provider's prompt cache (not in ``input_tokens``, as in
+    :class:`~hermes_sdk.models.ModelUsage`)."""
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Output tokens spent thinking (counted in ``output_tokens``)."""
+    error_kind: str | None = None
+    """Why it failed, in the SDK's words (``auth``, ``rate_limit``, ``timeout`` ...)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -179,14 +180,16 @@ async def ask_model(
         request = ModelRequest(
             model=route.model, messages=sent, tools=tools, tool_choice=tool_choice
         )
-        call = LLMCall(
-            session_id=session_id,
-            provider=route.name,
-            model=route.model,
-            message_count=len(messages),
-            tool_count=len(tools),
-        )
         for attempt in range(policy.attempts):
+            call = LLMCall(
+                session_id=session_id,
+                provider=route.name,
+                model=route.model,
+                message_count=len(messages),
+                tool_count=len(tools),
+                request_id=uuid.uuid4().hex,
+                attempt=attempt + 1,
+            )
             if on_attempt is not None:
                 on_attempt()
             await observed(observer.pre_llm_call(call))
@@ -196,7 +199,10 @@ async def ask_model(
             except ProviderError as error:
                 last = error
                 failed = LLMResult(
-                    ok=False, error=str(error), duration_s=time.perf_counter() - started
+                    ok=False,
+                    error=str(error),
+                    error_kind=error.kind.value,
+                    duration_s=time.perf_counter() - started,
                 )
                 await observed(observer.post_llm_call(call, failed))
                 if not error.retryable or attempt == policy.attempts - 1:
@@ -213,6 +219,9 @@ async def ask_model(
                 tool_call_count=len(response.tool_calls),
                 input_tokens=response.usage.input_tokens,
                 output_tokens=response.usage.output_tokens,
+                cache_read_tokens=response.usage.cache_read_tokens,
+                cache_write_tokens=response.usage.cache_write_tokens,
+                reasoning_tokens=response.usage.reasoning_tokens,
                 duration_s=time.perf_counter() - started,
             )
             await observed(observer.post_llm_call(call, answered))
