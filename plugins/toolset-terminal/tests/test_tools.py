@@ -1,6 +1,7 @@
 """The terminal and process tools against a real local backend."""
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,25 @@ def test_a_long_timeout_runs_in_the_background(context: ToolContext) -> None:
 def test_unknown_process_ids_are_errors(context: ToolContext) -> None:
     with pytest.raises(KeyError, match="no background process"):
         process("poll", context, id="p999")
+
+
+def test_the_plugins_transforms_see_the_whole_output_before_it_is_shortened(
+    context: ToolContext,
+) -> None:
+    seen: list[tuple[str, int]] = []
+
+    def keep_ends(command: str, output: str) -> str:
+        seen.append((command, len(output.splitlines())))
+        lines = output.splitlines()
+        if len(lines) <= 40:
+            return output
+        omitted = f"[filter: omitted {len(lines) - 40} lines]"
+        return "\n".join([*lines[:24], omitted, *lines[-16:]])
+
+    filtered = replace(context, transform_output=keep_ends)
+    shown = terminal("seq 1 3000; echo oops >&2", filtered)
+    assert seen == [("seq 1 3000; echo oops >&2", 3000), ("seq 1 3000; echo oops >&2", 1)]
+    assert "[filter: omitted 2960 lines]" in shown
+    assert "\n24\n[filter" in shown and shown.split("[stderr]")[0].rstrip().endswith("3000")
+    assert "2984" not in shown and "2985" in shown
+    assert shown.endswith("[stderr]\noops")

@@ -1042,6 +1042,29 @@ def hermes_transform_tool_result(call: ToolCall, result: str) -> str | None:
 
 
 @hookspec
+def hermes_transform_terminal_output(command: str, output: str) -> str | None:
+    """Rewrite what a shell command printed, before the tool shortens it.
+
+    Called by the tools that run commands (``terminal``; see
+    :attr:`~hermes_sdk.tooling.ToolContext.transform_output`), once for the command's
+    standard output and once for its standard error when there is any, with the text as the
+    command printed it: before the tool keeps only its start and end, and before secrets
+    are redacted from the result (a transform's own text is redacted too). Return the new
+    text, or ``None`` to leave it. Transforms chain in plugin order; one that raises or
+    misses its deadline is skipped.
+
+    Example::
+
+        @hookimpl
+        def hermes_transform_terminal_output(command, output):
+            lines = output.splitlines()
+            if len(lines) <= 60:
+                return None
+            return "\n".join([*lines[:20], f"[{len(lines) - 40} lines omitted]", *lines[-20:]])
+    """
+
+
+@hookspec
 def hermes_transform_reply(session: SessionInfo, text: str) -> str | None:
     """Rewrite the turn's final reply before it is stored and shown.
 
@@ -1127,6 +1150,7 @@ GATE_HOOKS: tuple[str, ...] = ("hermes_tool_gate",)
 TURN_HOOKS: tuple[str, ...] = (
     "hermes_turn_context",
     "hermes_transform_tool_result",
+    "hermes_transform_terminal_output",
     "hermes_transform_reply",
     "hermes_on_turn_end",
 )

@@ -220,6 +220,11 @@ class ToolContext:
     get_runtime: Callable[[], Runtime] | None = None
     send: Callable[[Attachment], None] | None = None
     look: Callable[[str, Sequence[Attachment]], str] | None = None
+    transform_output: Callable[[str, str], str] | None = None
+    """The plugins' transforms of a shell command's output, ``(command, output) -> output``
+    (``hermes_transform_terminal_output``): a tool that runs commands calls it on what a
+    command printed, before it shortens the text (the result is redacted after). None when
+    no plugin transforms output."""
 
     def send_file(self, attachment: Attachment) -> None:
         """Send a file to the user with the turn's reply (a spoken answer, a chart): make it

@@ -137,23 +137,28 @@ class Hooks:
         """:meth:`call`, with a :class:`HookFailure` as the result of each implementation
         that raised or missed the deadline, for a command that shows every plugin's part.
         ``at_least`` lengthens the deadline for a hook that does real work (an import)."""
-        results: list[tuple[str, Any]] = []
-        for impl in self.implementations(hook):
-            future = self._submit(impl, hook, kwargs)
-            deadline = self.deadline if self._stopping.is_set() else max(self.deadline, at_least)
-            ends = time.monotonic() + deadline
-            while True:  # in slices, so a stop (SIGTERM) shortens the wait at once
-                left = min(ends, time.monotonic() + self.deadline) - time.monotonic()
-                try:
-                    result = future.result(timeout=max(0.0, min(left, 0.25)))
-                except FutureTimeout:
-                    if left > 0.25:
-                        continue
-                    self._missed(impl.plugin_name, hook)
-                    result = HookFailure(f"no answer within {deadline:g} s")
-                results.append((impl.plugin_name, result))
-                break
-        return results
+        return [
+            (impl.plugin_name, self.answer(impl, hook, kwargs, at_least=at_least))
+            for impl in self.implementations(hook)
+        ]
+
+    def answer(
+        self, impl: HookImpl, hook: str, kwargs: dict[str, Any], *, at_least: float = 0.0
+    ) -> Any:
+        """One implementation's answer, from a thread that is not the event loop's: its
+        result, or a :class:`HookFailure` when it raised or missed the deadline."""
+        future = self._submit(impl, hook, kwargs)
+        deadline = self.deadline if self._stopping.is_set() else max(self.deadline, at_least)
+        ends = time.monotonic() + deadline
+        while True:  # in slices, so a stop (SIGTERM) shortens the wait at once
+            left = min(ends, time.monotonic() + self.deadline) - time.monotonic()
+            try:
+                return future.result(timeout=max(0.0, min(left, 0.25)))
+            except FutureTimeout:
+                if left > 0.25:
+                    continue
+                self._missed(impl.plugin_name, hook)
+                return HookFailure(f"no answer within {deadline:g} s")
 
     async def acall(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
         """:meth:`call` for the event loop: the loop goes on serving while hooks run."""

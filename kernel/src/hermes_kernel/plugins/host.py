@@ -506,6 +506,17 @@ class PluginHost:
         """``text`` through each ``hermes_transform_reply``, in plugin order."""
         return await self._chain("hermes_transform_reply", "text", text, session=session)
 
+    def transform_terminal_output(self, command: str, output: str) -> str:
+        """``output`` through each ``hermes_transform_terminal_output``, in plugin order,
+        from the tool's worker thread; one that fails or answers anything but text is
+        skipped."""
+        hook = "hermes_transform_terminal_output"
+        for impl in self.hooks.implementations(hook):
+            answer = self.hooks.answer(impl, hook, {"command": command, "output": output})
+            if isinstance(answer, str):
+                output = answer
+        return output
+
     async def on_turn_end(self, turn: TurnInfo) -> None:
         await self._anotify("hermes_on_turn_end", turn=turn)
 

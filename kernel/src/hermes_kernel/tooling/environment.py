@@ -175,6 +175,7 @@ class ToolEnvironment:
         """The model tools may ask for a summary (ToolContext.ask_model), current at call
         time: the session's primary model."""
         self.provided = app.host.shared()
+        self._host = app.host
         """What plugins provide for other plugins, handed to every tool and prompt."""
         raw = settings.raw
         terminal = raw.get("terminal") or {}
@@ -261,6 +262,11 @@ class ToolEnvironment:
             get_runtime=self.runtime,
             send=control.outbound.append,
             look=self._looker(control),
+            transform_output=(
+                self._host.transform_terminal_output
+                if self._host.implements("hermes_transform_terminal_output")
+                else None
+            ),
         )
 
     def _looker(self, control: TurnControl) -> Callable[[str, Sequence[Attachment]], str] | None:

@@ -7,6 +7,7 @@ runs before every command, and a stop (Ctrl+C) kills the running command.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from hermes_plugin_toolset_terminal.registry import REGISTRY, Tracked
 from hermes_sdk.terminal import CommandResult
@@ -69,7 +70,18 @@ def terminal(
         return _start(context, command, workdir, note)
     backend = context.backend()
     result = backend.run(command, cwd=workdir, timeout=timeout, cancel=context.cancel)
-    return describe(result, timeout)
+    return describe(transformed(context, command, result), timeout)
+
+
+def transformed(context: ToolContext, command: str, result: CommandResult) -> CommandResult:
+    """The output as the plugins' transforms leave it (a noise filter), before it is
+    shortened; each stream on its own."""
+    transform = context.transform_output
+    if transform is None:
+        return result
+    stdout = transform(command, result.stdout) if result.stdout else result.stdout
+    stderr = transform(command, result.stderr) if result.stderr else result.stderr
+    return replace(result, stdout=stdout, stderr=stderr)
 
 
 def _line(tracked: Tracked) -> str:
