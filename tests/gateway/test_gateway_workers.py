@@ -270,9 +270,17 @@ def test_three_workers_answer_every_message_once_through_two_kills(postgres, tmp
             f"had the reply already: {twice}"
         )
         # A reply the dead holder had handed to Telegram before it could record so goes again,
-        # marked: at most one per send it had in flight.
+        # marked: at most one per send it had in flight. A send that failed in a way that may
+        # have delivered it (a timeout on a loaded machine) goes again marked too.
         assert unmarked_twice == [], "a reply sent twice without the note"
-        assert twice <= SENDS_AT_ONCE
+        maybe_sent = sum(
+            len(re.findall(r"reply \d+ not delivered \(attempt", w.log.read_text()))
+            for w in workers.values()
+        )
+        assert twice <= SENDS_AT_ONCE + maybe_sent, (
+            f"{twice} replies arrived twice: more than the {SENDS_AT_ONCE} sends a kill can "
+            f"cut plus the {maybe_sent} that failed after they may have gone out"
+        )
 
 
 def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
