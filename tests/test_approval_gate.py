@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hermes_plugin_approvals import ShellRules
 
+from hermes_kernel.runtime.questions import approval_choices
 from hermes_kernel.safety.approval import (
     Answer,
     ApprovalPolicy,
@@ -306,3 +307,21 @@ def test_the_rules_are_built_once_on_the_first_command() -> None:
     for _ in range(3):
         check(approvals, "ls")
     assert len(built) == 1
+
+
+def test_a_gates_session_answer_covers_that_gate_on_that_tool_only() -> None:
+    """ "For this session" on a plugin gate's question lifts that gate's asks on that tool:
+    not other gates, not other tools, and not the plugins' checks of shell commands."""
+    approver = Recorder(Answer.SESSION, Answer.DENY, Answer.DENY)
+    approvals = gate(approver=approver)
+    rule = "gate:guard:write_file"
+    assert approvals.ask_gate("write_file {}", "is held", "tool", "s1", rule) is not None
+    assert approvals.ask_gate("write_file {}", "is held", "tool", "s1", rule) is None
+    with pytest.raises(CommandRefused):  # another tool: asked again
+        approvals.ask_gate("memory {}", "is held", "tool", "s1", "gate:guard:memory")
+    assert "plugin" not in approvals._session_rules["s1"]
+    choices = [c.value for c in approval_choices(approver.asked[0])]
+    assert choices == ["once", "session", "deny"]  # nothing to save for a gate
+    with pytest.raises(CommandRefused):  # another session
+        approvals.ask_gate("write_file {}", "is held", "tool", "s2", rule)
+    assert len(approver.asked) == 3

@@ -94,3 +94,62 @@ def test_a_gate_that_hangs_denies_and_keeps_denying_once_switched_off(make_plugi
     assert "gate-0" in host.hooks.disabled
     off = judge(host)
     assert off.denied is not None and "its gate was switched off" in off.denied
+
+
+def test_a_gate_that_changes_the_arguments_in_place_changes_nothing(make_plugin: Any) -> None:
+    """Only a rewrite a gate returns counts (and is checked against the schema)."""
+    nested = ToolCall(
+        session_id="s", call_id="c2", tool="deploy", arguments={"opts": {"path": "site/"}}
+    )
+    host = gates(make_plugin, "call.arguments['opts']['path'] = '/etc/passwd'\n    return None")
+    verdict = judge(host, nested)
+    assert verdict.arguments == {"opts": {"path": "site/"}}
+    assert nested.arguments == {"opts": {"path": "site/"}}
+
+
+def test_a_gate_plugin_that_failed_to_load_denies_every_call(make_plugin: Any) -> None:
+    broken = make_plugin(
+        "broken-guard",
+        "raise ImportError('no module named guardlib')",
+        declares=["hook.hermes_tool_gate"],
+    )
+    host = PluginHost([broken], PluginPolicy())
+    host.load_observers()
+    verdict = judge(host)
+    assert verdict.denied is not None
+    assert "plugin 'broken-guard': it declares a gate but failed to load" in verdict.denied
+
+
+def test_a_gate_that_cannot_be_asked_refuses_and_a_stop_meanwhile_skips(tmp_path: Any) -> None:
+    """The runner's side: an error while gating refuses the call; a stop that came while
+    the gates (or the user) were asked means the call never starts."""
+    from hermes_kernel.engine.control import TurnControl
+    from hermes_kernel.engine.tools import ToolRunner
+    from hermes_kernel.store.messages import Disposition
+    from hermes_sdk import ToolSpec
+    from hermes_sdk.models import ToolCallRequest
+
+    ran: list[str] = []
+    spec = ToolSpec(name="note", description="note", handler=lambda text="": ran.append(text))
+    runner = ToolRunner({"note": spec}, tmp_path)
+    call = ToolCallRequest(id="c1", name="note", arguments='{"text": "hi"}')
+
+    async def broken(_call: Any, _arguments: Any) -> Any:
+        raise RuntimeError("the approver went away")
+
+    async def stopping(_call: Any, arguments: Any) -> Any:
+        control.stop()
+        return arguments
+
+    async def scenario() -> tuple[Any, Any]:
+        runner.gate = broken
+        refused = await runner.run_one(call, control)
+        runner.gate = stopping
+        return refused, await runner.run_one(call, control)
+
+    control = TurnControl()
+    refused, skipped = asyncio.run(scenario())
+    assert refused.disposition is Disposition.ERROR
+    assert refused.content.startswith("refused: the gates could not judge this call")
+    assert "RuntimeError: the approver went away" in refused.content
+    assert skipped.disposition is Disposition.SKIPPED and ran == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import json
 import re
 import time
@@ -73,6 +74,11 @@ def _text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
+
+
+def _stopped(control: TurnControl) -> bool:
+    """Whether the turn is stopped now (a call, so a check made before does not count)."""
+    return control.stopped
 
 
 class ToolRunner:
@@ -150,7 +156,16 @@ class ToolRunner:
     ) -> dict[str, Any] | ToolOutcome:
         """The arguments the gates let the call run with, or its refusal."""
         assert self.gate is not None
-        judged = await self.gate(call, arguments)
+        try:
+            judged = await self.gate(call, copy.deepcopy(arguments))
+        except Exception as exc:  # noqa: BLE001 - a gate that cannot judge never opens
+            message = self._error(call, exc).content.removeprefix("error: ")
+            return ToolOutcome(
+                call,
+                f"refused: the gates could not judge this call ({message}); "
+                "nothing runs that a gate cannot judge",
+                Disposition.ERROR,
+            )
         if isinstance(judged, str):
             return ToolOutcome(call, judged, Disposition.ERROR)
         rewritten = dict(judged)
@@ -224,6 +239,10 @@ class ToolRunner:
             if isinstance(gated, ToolOutcome):
                 return gated
             arguments = gated
+            if _stopped(control):  # stopped while the gates (or the user) were asked
+                return ToolOutcome(
+                    call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED
+                )
         outcome = await self._run(call, control, spec, arguments, nested, tool_context)
         if self.transform is not None and outcome.disposition in RAN:
             content = await self.transform(call, outcome.content)

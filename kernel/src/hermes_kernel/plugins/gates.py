@@ -4,6 +4,7 @@ fails in any way denies (see :mod:`hermes_sdk.gates`)."""
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -31,19 +32,29 @@ class GateVerdict:
     arguments: Mapping[str, Any]
     denied: str | None = None
     asks: tuple[str, ...] = field(default_factory=tuple)
+    asked_by: tuple[str, ...] = field(default_factory=tuple)
+    """The plugins whose gates ask (a *session* answer covers their gates on this tool)."""
 
 
-async def judge_tool_call(hooks: Hooks, call: ToolCall) -> GateVerdict:
-    """Every gate's answer on ``call``, the strictest winning."""
+async def judge_tool_call(
+    hooks: Hooks, call: ToolCall, unloaded: tuple[str, ...] = ()
+) -> GateVerdict:
+    """Every gate's answer on ``call``, the strictest winning; ``unloaded``: plugins that
+    declare a gate but failed to load (each denies, as a gate that fails does)."""
+    if unloaded:
+        return _denied(unloaded[0], "it declares a gate but failed to load")
     off = hooks.switched_off(GATE_HOOK)
     if off:
         plugin, why = off[0]
         return _denied(plugin, f"its gate was switched off ({why}); fix or disable the plugin")
     arguments: Mapping[str, Any] = call.arguments
     asks: list[str] = []
+    asked_by: list[str] = []
     for impl in hooks.implementations(GATE_HOOK):
         plugin = impl.plugin_name
-        seen = replace(call, arguments=dict(arguments))
+        # A copy of its own: a gate that changes the arguments in place changes nothing;
+        # only a rewrite it returns counts (and is checked against the schema).
+        seen = replace(call, arguments=copy.deepcopy(dict(arguments)))
         answer = await hooks.aanswer(impl, GATE_HOOK, {"call": seen})
         if isinstance(answer, HookFailure):
             return _denied(plugin, f"its gate failed ({answer.reason})")
@@ -58,10 +69,11 @@ async def judge_tool_call(hooks: Hooks, call: ToolCall) -> GateVerdict:
         if given is not None:
             if not isinstance(given, Mapping):
                 return _denied(plugin, "its gate gave arguments that are not a mapping")
-            arguments = dict(given)
+            arguments = copy.deepcopy(dict(given))
         if answer.action == "ask":
             asks.append(f"{reason or 'a plugin asks first'} (plugin {plugin!r})")
-    return GateVerdict(arguments, asks=tuple(asks))
+            asked_by.append(plugin)
+    return GateVerdict(arguments, asks=tuple(asks), asked_by=tuple(asked_by))
 
 
 def _denied(plugin: str, why: str) -> GateVerdict:

@@ -542,9 +542,21 @@ class PluginHost:
         if not self._gates_loaded:
             await asyncio.to_thread(self.load_implementing, GATE_HOOK)
             self._gates_loaded = True
-        if not self.implements(GATE_HOOK) and not self.hooks.switched_off(GATE_HOOK):
+        unloaded = self._unloaded_gates()
+        gated = unloaded or self.implements(GATE_HOOK) or self.hooks.switched_off(GATE_HOOK)
+        if not gated:
             return GateVerdict(call.arguments)
-        return await judge_tool_call(self.hooks, call)
+        return await judge_tool_call(self.hooks, call, unloaded)
+
+    def _unloaded_gates(self) -> tuple[str, ...]:
+        """Enabled plugins that declare a gate but failed to load (or to start isolated)."""
+        return tuple(
+            record.name
+            for record in self.enabled()
+            if (Kind.HOOK, GATE_HOOK) in record.declares
+            and (outcome := self.outcomes.get(record.name)) is not None
+            and not outcome.ok
+        )
 
 
 def _help_disagrees(record: PluginRecord, specs: Sequence[Spec]) -> bool:

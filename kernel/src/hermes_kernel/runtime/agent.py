@@ -161,7 +161,8 @@ async def gated_call(
         try:
             # Worded as the approval's question reads it: "It is held by a plugin's gate: ..."
             held = f"is held by a plugin's gate: {reason}"
-            await asyncio.to_thread(approvals.ask_gate, shown, held, "tool", call.session_id)
+            rule = f"gate:{'+'.join(sorted(verdict.asked_by))}:{call.tool}"
+            await asyncio.to_thread(approvals.ask_gate, shown, held, "tool", call.session_id, rule)
         except CommandRefused as exc:
             return str(exc)
     return verdict.arguments

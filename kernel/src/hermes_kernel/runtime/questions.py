@@ -40,7 +40,7 @@ def approval_choices(request: ApprovalRequest) -> tuple[QuestionChoice, ...]:
                 f"[{_quoted(request.exact)}] in config.yaml",
             )
         )
-    if request.rule != "plugin":
+    if request.rule != "plugin" and not request.gate:
         choices.append(
             QuestionChoice(
                 value=Answer.ALWAYS.value,

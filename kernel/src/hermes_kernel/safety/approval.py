@@ -67,6 +67,8 @@ class ApprovalRequest:
     question is not about a command as written (a file write)."""
     guarded: bool = False
     """Hermes's own state: the user may allow it this once, never for longer."""
+    gate: bool = False
+    """A plugin's gate asks (``rule`` names the gate and the tool): no rule to save."""
 
 
 class NobodyToAsk(Exception):
@@ -219,16 +221,16 @@ class Approvals:
                 return True
         return False
 
-    def ask_gate(self, shown: str, reason: str, backend: str, session_id: str) -> str | None:
+    def ask_gate(
+        self, shown: str, reason: str, backend: str, session_id: str, rule: str
+    ) -> str | None:
         """A plugin's gate asks about a tool call (any tool; ``shown`` is the call as the
-        user sees it): asked as a plugin's check of a command is, so ``approvals.mode: off``
-        and ``--yolo`` let it run, and *session* covers what plugins ask about for the rest
-        of the session. Raises CommandRefused when it must not run; returns a note."""
+        user sees it): ``approvals.mode: off`` and ``--yolo`` let it run, as for a plugin's
+        check of a command; *session* covers ``rule`` (that gate, on that tool) for the rest
+        of the session, nothing wider. Raises CommandRefused when it must not run."""
         if self.policy.mode == "off" or session_id in self.unasked_sessions:
             return f"allowed without asking (approvals off): {reason}"
-        if "plugin" in self._session_rules.get(session_id, set()):
-            return None
-        request = ApprovalRequest(shown, "plugin", reason, backend, session_id)
+        request = ApprovalRequest(shown, rule, reason, backend, session_id, gate=True)
         return self._ask_user(request, command=False)
 
     def check_write(
@@ -317,6 +319,8 @@ class Approvals:
             asking = self._asking.setdefault(request.session_id, threading.Lock())
         with asking:
             allowed = Verdict(Level.ASK, request.rule)
+            if request.gate and request.rule in self._session_rules.get(request.session_id, ()):
+                return None  # that gate's question was answered for the session meanwhile
             if (
                 command
                 and not guarded
@@ -341,7 +345,7 @@ class Approvals:
             return "approved by the user (this once: Hermes's own state is asked about each time)"
         if answer is Answer.SESSION:
             self._session_rules.setdefault(request.session_id, set()).add(request.rule)
-        elif answer is Answer.ALWAYS and request.rule != "plugin":
+        elif answer is Answer.ALWAYS and request.rule != "plugin" and not request.gate:
             self._allowed_always.add(request.rule)
             self._save(self.remember, request.rule, "approvals.allow")
         elif answer is Answer.COMMAND and request.exact is not None:
