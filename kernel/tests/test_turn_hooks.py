@@ -38,3 +38,22 @@ def test_output_transforms_chain_and_a_failing_one_is_skipped(make_plugin: Any) 
     host = PluginHost(records, PluginPolicy(), hook_timeout=0.3)
     host.load_observers()
     assert host.transform_terminal_output("ls", "a\nb") == "[ls] A\nB"
+
+
+def test_a_stop_cuts_the_wait_for_a_hanging_transform(make_plugin: Any) -> None:
+    """From a worker thread too, a stop (hermes leaving) ends the wait within
+    STOPPING_SECONDS, not the full deadline."""
+    import threading
+    import time
+
+    hanging = make_plugin(
+        "slow-filter",
+        TRANSFORM.format(marker="", body="time.sleep(10)"),
+        declares=["hook.hermes_transform_terminal_output"],
+    )
+    host = PluginHost([hanging], PluginPolicy(), hook_timeout=30)
+    host.load_observers()
+    threading.Timer(0.2, host.hooks.stop).start()
+    started = time.monotonic()
+    assert host.transform_terminal_output("ls", "a") == "a"
+    assert time.monotonic() - started < 3

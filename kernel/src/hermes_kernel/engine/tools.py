@@ -49,7 +49,7 @@ PREVIEW = 2_000
 PARALLEL_LIMIT = 8
 RAN = frozenset({Disposition.OK, Disposition.ERROR})
 """Outcomes of a call that ran (returned or raised): what result transforms see."""
-Gate = Callable[[ToolCallRequest, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]]
+GateCheck = Callable[[ToolCallRequest, Mapping[str, Any]], Awaitable[Mapping[str, Any] | str]]
 """Judges a call before it runs: the arguments to run it with, or the refusal's text."""
 STOP_GRACE_SECONDS = 1.0
 
@@ -74,6 +74,10 @@ def _text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
+
+
+def _not_started(call: ToolCallRequest) -> ToolOutcome:
+    return ToolOutcome(call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED)
 
 
 def _stopped(control: TurnControl) -> bool:
@@ -105,7 +109,7 @@ class ToolRunner:
         """Told each line a running call reports (``report_progress``), from any thread."""
         self.caller_for: Callable[[ToolCallRequest], ToolCaller | None] | None = None
         """How a running call calls other tools (``ToolContext.tool_caller``); None: never."""
-        self.gate: Gate | None = None
+        self.gate: GateCheck | None = None
         """The plugins' gates, asked before each call runs (see :mod:`hermes_sdk.gates`)."""
         self.transform: Callable[[ToolCallRequest, str], Awaitable[str]] | None = None
         """The plugins' transforms of a result that ran (before the size limits apply)."""
@@ -227,9 +231,7 @@ class ToolRunner:
         """One call's outcome; a ``nested`` one (made by a running call) cannot nest again.
         ``tool_context`` replaces the turn's (a nested call's own cancel event)."""
         if control.stopped:
-            return ToolOutcome(
-                call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED
-            )
+            return _not_started(call)
         prepared = self._prepare(call)
         if isinstance(prepared, ToolOutcome):
             return prepared
@@ -240,9 +242,7 @@ class ToolRunner:
                 return gated
             arguments = gated
             if _stopped(control):  # stopped while the gates (or the user) were asked
-                return ToolOutcome(
-                    call, "skipped: not started (the turn was stopped)", Disposition.SKIPPED
-                )
+                return _not_started(call)
         outcome = await self._run(call, control, spec, arguments, nested, tool_context)
         if self.transform is not None and outcome.disposition in RAN:
             content = await self.transform(call, outcome.content)

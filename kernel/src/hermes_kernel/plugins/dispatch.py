@@ -150,8 +150,11 @@ class Hooks:
         future = self._submit(impl, hook, kwargs)
         deadline = self.deadline if self._stopping.is_set() else max(self.deadline, at_least)
         ends = time.monotonic() + deadline
+        cut = self._stopping.is_set()
         while True:  # in slices, so a stop (SIGTERM) shortens the wait at once
-            left = min(ends, time.monotonic() + self.deadline) - time.monotonic()
+            if not cut and self._stopping.is_set():  # from now, STOPPING_SECONDS at most
+                ends, cut = min(ends, time.monotonic() + STOPPING_SECONDS), True
+            left = ends - time.monotonic()
             try:
                 return future.result(timeout=max(0.0, min(left, 0.25)))
             except FutureTimeout:

@@ -513,8 +513,7 @@ class PluginHost:
         hook = "hermes_transform_terminal_output"
         for impl in self.hooks.implementations(hook):
             answer = self.hooks.answer(impl, hook, {"command": command, "output": output})
-            if isinstance(answer, str):
-                output = answer
+            output = _next_text(hook, impl.plugin_name, output, answer)
         return output
 
     async def on_turn_end(self, turn: TurnInfo) -> None:
@@ -525,15 +524,7 @@ class PluginHost:
         that raises, hangs or answers anything but text (or None) is skipped."""
         for impl in self.hooks.implementations(hook):
             answer = await self.hooks.aanswer(impl, hook, {**kwargs, name: text})
-            if isinstance(answer, str):
-                text = answer
-            elif answer is not None and not isinstance(answer, HookFailure):
-                log.warning(
-                    "plugin %r: %s answered %s, not text (skipped)",
-                    impl.plugin_name,
-                    hook,
-                    type(answer).__name__,
-                )
+            text = _next_text(hook, impl.plugin_name, text, answer)
         return text
 
     async def tool_gate(self, call: ToolCall) -> GateVerdict:
@@ -557,6 +548,18 @@ class PluginHost:
             and (outcome := self.outcomes.get(record.name)) is not None
             and not outcome.ok
         )
+
+
+def _next_text(hook: str, plugin: str, text: str, answer: object) -> str:
+    """A chained transform's step: its answer when it is text; else (None, a failure
+    already logged, anything else) the text as it was."""
+    if isinstance(answer, str):
+        return answer
+    if answer is not None and not isinstance(answer, HookFailure):
+        log.warning(
+            "plugin %r: %s answered %s, not text (skipped)", plugin, hook, type(answer).__name__
+        )
+    return text
 
 
 def _help_disagrees(record: PluginRecord, specs: Sequence[Spec]) -> bool:

@@ -251,6 +251,7 @@ class ChatApi:
                 with contextlib.suppress(SessionNotFound):
                     await self.runtime.end_session(session_id, "new session")
                 self._resumed.discard(session_id)
+                self.models.pop(session_id, None)
             return {"new": True}
         if name == "stop":
             live = self.live.get(session_id) if session_id else None
