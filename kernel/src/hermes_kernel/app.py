@@ -137,6 +137,7 @@ class App:
             strict=settings.strict_plugins,
             tracer=stderr_tracer() if tracing_enabled() else None,
             on_outcome=lambda record, outcome: self._loaded.append((record, outcome)),
+            home=settings.home,
         )
 
     def close(self) -> None:

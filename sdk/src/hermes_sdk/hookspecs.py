@@ -62,6 +62,7 @@ from hermes_sdk.specs import (
     ModelRouterSpec,
     PendingWritesSpec,
     PlatformSpec,
+    PluginSourceSpec,
     PriceTableSpec,
     ProviderSpec,
     ReviewSpec,
@@ -519,6 +520,30 @@ def hermes_importers() -> Iterable[ImporterSpec]:
         def hermes_importers():
             yield ImporterSpec(name="openclaw", description="an OpenClaw home",
                                default_path="~/.openclaw", factory=OpenClawImporter)
+    """
+
+
+@hookspec
+def hermes_plugin_sources() -> Iterable[PluginSourceSpec]:
+    """Yield sources of plugins written for another agent, which run here as Hermes plugins.
+
+    A :class:`PluginSourceSpec`'s ``factory()`` builds a
+    :class:`~hermes_sdk.plugin_sources.PluginSource`; its ``find(query)`` returns
+    :class:`~hermes_sdk.plugin_sources.ForeignPlugin` records. The kernel asks only when a
+    name no Hermes plugin has is wanted (``plugins.enabled``, a ``memory.provider``) or when
+    it lists every plugin (``hermes plugins list``, ``enable``, ``disable``, ``info``). Each
+    found plugin is then loaded like a Hermes plugin: under the load deadline, in a host
+    process of its own when ``plugins.isolated`` names it, listed with its origin, switched
+    off for missing hook deadlines. A name a Hermes plugin already has is refused.
+
+    Manifest key: ``plugin_source.NAME``.
+
+    Example::
+
+        @hookimpl
+        def hermes_plugin_sources():
+            yield PluginSourceSpec(name="other-agent", description="Other Agent's plugins",
+                                   factory=OtherAgentPlugins)
     """
 
 
@@ -1116,6 +1141,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_skill_sources": SkillSourceSpec,
     "hermes_reviews": ReviewSpec,
     "hermes_importers": ImporterSpec,
+    "hermes_plugin_sources": PluginSourceSpec,
     "hermes_pending_writes": PendingWritesSpec,
     "hermes_cli_commands": CommandSpec,
     "hermes_slash_commands": SlashCommandSpec,

@@ -86,6 +86,8 @@ class Kind(enum.StrEnum):
     """Rules that judge the commands tools run (:class:`CommandRulesSpec`)."""
     PENDING = "pending"
     """A queue of writes waiting for the user's approval (:class:`PendingWritesSpec`)."""
+    PLUGIN_SOURCE = "plugin_source"
+    """Where plugins written for another agent are found (:class:`PluginSourceSpec`)."""
     DEFAULT_COMMAND = "default_command"
     """Manifest only: ``default_command.NAME`` says that command ``NAME`` (whose spec has
     ``default=True``) is what ``hermes`` runs with no command, known without an import."""
@@ -521,6 +523,20 @@ class ImporterSpec(FactorySpec):
 
     kind: ClassVar[Kind] = Kind.IMPORTER
     default_path: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginSourceSpec(FactorySpec):
+    """Plugins that are not Hermes plugins but can run as ones: another agent's, found in
+    its own entry-point group or folders, each adapted into a plugin object.
+
+    ``factory()`` takes no arguments and returns a
+    :class:`~hermes_sdk.plugin_sources.PluginSource`. The kernel asks it only when it needs
+    a name no Hermes plugin has (``plugins.enabled``, ``memory.provider``) or lists every
+    plugin, so an agent that enables none of them pays nothing at start-up.
+    """
+
+    kind: ClassVar[Kind] = Kind.PLUGIN_SOURCE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -29,7 +29,7 @@ def _state_text(row: PluginRow) -> str:
 
 
 def _notes(row: PluginRow) -> list[str]:
-    notes = []
+    notes = [f"from {row.origin}"] if row.origin else []
     if row.state == "failed":
         notes.append(f"failed: {row.error}")
     notes += [f"warning: {w}" for w in row.warnings]
@@ -40,7 +40,7 @@ def _notes(row: PluginRow) -> list[str]:
         notes.append(f"isolated (plugins.isolated): {row.host}")
     if row.run_time and not row.run_time.startswith("isolated; its host ran without"):
         notes.append(f"at run time: {row.run_time}")
-    if not row.has_manifest and row.enabled:
+    if not row.has_manifest and row.enabled and not row.origin:
         notes.append("no hermes.provides manifest: imported whenever any capability is looked up")
     return notes
 
@@ -78,6 +78,7 @@ def list_plugins(ctx: click.Context, as_json: bool, verify: bool) -> None:
     app = app_of(ctx)
     app.rescan = verify
     host = app.host
+    host.find_foreign(None)
     if verify:
         host.report_failures = False  # the table reports them
         host.load_all()
@@ -100,6 +101,7 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     app = app_of(ctx)
     app.rescan = verify
     host = app.host
+    host.find_foreign(frozenset({name}))
     record = host.record(name)
     if record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
@@ -111,7 +113,8 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
         click.echo(json.dumps(row.as_json(), indent=2))
         return
     click.echo(f"{row.name}: {row.summary}" if row.summary else row.name)
-    fields = [
+    fields = [("origin", row.origin)] if row.origin else []
+    fields += [
         ("distribution", f"{row.distribution} {row.version}"),
         ("registers", row.target),
         ("state", _state_text(row)),
@@ -138,11 +141,14 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     app = app_of(ctx)
     settings = app.settings  # refuses to edit a config that does not validate
     host = app.host
-    if enabled and host.record(name) is None:
+    host.find_foreign(frozenset({name}))
+    record = host.record(name)
+    if enabled and record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
-    set_plugin_enabled(settings.config_path, name, enabled)
+    set_plugin_enabled(settings.config_path, name, enabled, opt_in=record is not None and record.foreign)
     verb = "enabled" if enabled else "disabled"
-    click.echo(f"{name}: {verb} in {settings.config_path}")
+    origin = f" ({record.origin})" if record is not None and record.origin else ""
+    click.echo(f"{name}{origin}: {verb} in {settings.config_path}")
     if host.record(name) is None:
         click.echo(
             f"note: no plugin named {name!r} is installed; it will stay disabled if installed later"
@@ -152,9 +158,8 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     from hermes_kernel.plugins.policy import PluginPolicy
 
     fresh = load_settings(app.flags)
-    decision = PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode).decide(
-        name
-    )
+    policy = PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode)
+    decision = policy.decide(name, foreign=record is not None and record.foreign)
     if decision.enabled != enabled:
         click.echo(
             f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}"

@@ -69,8 +69,9 @@ def edit_config(
     atomic_write_text(target, new_text, mode)
 
 
-def set_plugin_enabled(path: Path, name: str, enabled: bool) -> None:
-    """Move ``name`` between ``plugins.enabled`` and ``plugins.disabled``."""
+def set_plugin_enabled(path: Path, name: str, enabled: bool, *, opt_in: bool = False) -> None:
+    """Move ``name`` between ``plugins.enabled`` and ``plugins.disabled``; an ``opt_in``
+    plugin (a foreign one) is enabled only by being named, so the list is made for it."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     def change(data: Any) -> None:
@@ -82,6 +83,8 @@ def set_plugin_enabled(path: Path, name: str, enabled: bool) -> None:
         if enabled:
             while disabled is not None and name in disabled:
                 disabled.remove(name)
+            if allow is None and opt_in:
+                allow = plugins["enabled"] = CommentedSeq()
             if allow is not None and name not in allow:
                 allow.append(name)
         else:

@@ -12,6 +12,8 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import pluggy
@@ -79,6 +81,10 @@ RESERVED_COMMANDS = frozenset(
 """Built-in subcommands a plugin's command may not replace (``plugins.list`` is ``hermes
 plugins list``: the repair path works whatever is installed)."""
 
+SELECTED_BY_SETTING = frozenset({Kind.MEMORY, Kind.CONTEXT_ENGINE})
+"""Kinds a setting selects by name (``memory.provider``): a foreign plugin declaring the
+name is found and loaded when no Hermes plugin provides it."""
+
 IMPORT_SECONDS = 300.0
 """The least time one plugin's ``hermes_import_home`` gets (it copies files)."""
 
@@ -102,12 +108,19 @@ class PluginHost:
         tracer: Tracer | None = None,
         manager: pluggy.PluginManager | None = None,
         on_outcome: Callable[[PluginRecord, LoadOutcome], None] | None = None,
+        home: Path | None = None,
     ) -> None:
         self.records = list(records)
         self._by_name: dict[str, PluginRecord] = {}
         for record in self.records:
             self._by_name.setdefault(record.name, record)
-        self.policy = policy
+        self.policy = replace(policy, native=frozenset(self._by_name))
+        self.home = home
+        """HERMES_HOME, where plugin sources look for foreign plugins (None: they are not
+        asked)."""
+        self._asked: set[str] = set()  # names plugin sources were asked for
+        self._asked_all = False
+        self._finding = False
         self.timeout = timeout
         self.strict = strict
         self.tracer = tracer
@@ -131,11 +144,61 @@ class PluginHost:
         return self._by_name.get(name)
 
     def decision(self, name: str) -> Decision:
-        return self.policy.decide(name)
+        record = self._by_name.get(name)
+        return self.policy.decide(name, foreign=record is not None and record.foreign)
 
     def enabled(self) -> list[PluginRecord]:
-        """Plugins the controls allow, in name order."""
-        return [r for r in self._by_name.values() if self.policy.decide(r.name).enabled]
+        """Plugins the controls allow, in name order (foreign plugins that
+        ``plugins.enabled`` names are looked up first)."""
+        wanted = self.policy.config_enabled or frozenset()
+        unknown = wanted - self._by_name.keys() - self._asked
+        if unknown and self.home is not None and not self._finding:
+            self.find_foreign(unknown)
+            for name in sorted(unknown - self._by_name.keys()):
+                log.warning(
+                    "plugins.enabled names %r, which no installed plugin or plugin source "
+                    "has; see: hermes plugins list",
+                    name,
+                )
+        return [r for r in self._by_name.values() if self.decision(r.name).enabled]
+
+    # --- plugins from elsewhere -------------------------------------------------------------
+
+    def find_foreign(self, names: frozenset[str] | None) -> list[PluginRecord]:
+        """Ask the plugin sources for ``names`` (None: every plugin they can find) once, and
+        add what they find as foreign plugins: opt-in, listed with their origin. A name a
+        Hermes plugin already has is refused with one line."""
+        if self.home is None or self._asked_all:
+            return []
+        if names is not None:
+            names = frozenset(names - self._asked)
+            if not names:
+                return []
+            self._asked |= names
+        else:
+            self._asked_all = True
+        from hermes_kernel.plugins.foreign import ask_sources
+
+        added = []
+        self._finding = True  # the sources' own loading asks for enabled plugins
+        try:
+            sources = self.provided(Kind.PLUGIN_SOURCE)
+            records = ask_sources(sources, self.timeout, self.home, names)
+        finally:
+            self._finding = False
+        for record in records:
+            if record.name in self._by_name:
+                if self._by_name[record.name].origin != record.origin:
+                    log.warning(
+                        "%s is not loaded: a plugin named %r is already installed",
+                        record.origin,
+                        record.name,
+                    )
+                continue
+            self._by_name[record.name] = record
+            self.records.append(record)
+            added.append(record)
+        return added
 
     def declared(self, kind: Kind) -> dict[str, list[PluginRecord]]:
         """Each declared name of ``kind`` and the enabled plugins declaring it (metadata only)."""
@@ -285,14 +348,33 @@ class PluginHost:
         return declaring + undeclared
 
     def require(self, kind: Kind, name: str) -> Provided | None:
-        """The spec of ``kind`` named ``name``, importing only plugins that may provide it."""
+        """The spec of ``kind`` named ``name``, importing only plugins that may provide it;
+        when none does, a foreign plugin declaring it (a setting named it: that opts in)."""
         found = self.index.get(kind, name)
         for record in self._candidates(kind, name):
             if found is not None:
                 break
             self.load(record.name)
             found = self.index.get(kind, name)
+        if found is None and kind in SELECTED_BY_SETTING:
+            self.find_foreign(frozenset({name}))
+            for record in self._selected_foreign(kind, name):
+                self.load(record.name)
+                found = self.index.get(kind, name)
+                if found is not None:
+                    break
         return found
+
+    def _selected_foreign(self, kind: Kind, name: str) -> list[PluginRecord]:
+        """Foreign plugins that declare ``kind`` ``name`` and nothing but opting in keeps
+        from loading (``plugins.disabled`` and the environment still do)."""
+        return [
+            record
+            for record in self.records
+            if record.foreign
+            and (kind, name) in record.declares
+            and ((decision := self.decision(record.name)).enabled or decision.opt_in)
+        ]
 
     def provided(self, kind: Kind) -> list[Provided]:
         """Every spec of ``kind``, importing only plugins that may provide that kind."""

@@ -37,6 +37,13 @@ def import_target(target: str) -> Any:
     return obj
 
 
+def plugin_object(record: PluginRecord) -> Any:
+    """The object to register for ``record``: its entry point's target, or, for a foreign
+    plugin, what its source's factory builds from the record's argument."""
+    found = import_target(record.target)
+    return found if record.argument is None else found(record.argument)
+
+
 def _top_package(target: str) -> str:
     return target.partition(":")[0].strip().split(".")[0]
 
@@ -83,7 +90,7 @@ class _Attempt:
 
 def _work(record: PluginRecord, attempt: _Attempt, tracer: Tracer | None) -> None:
     try:
-        plugin = import_target(record.target)
+        plugin = plugin_object(record)
         attempt.stage = "registration"
         private = plugin_manager_for(plugin)
         private.register(plugin, name=record.name)

@@ -8,6 +8,10 @@ Order (first match decides):
 5. ``plugins.enabled`` in config.yaml, when set, is the allow-list (opt-in).
 6. Otherwise every installed plugin loads.
 
+Foreign plugins (another agent's, found by a plugin source) are opt-in: one loads only when
+``plugins.enabled`` names it. Their names never make ``plugins.enabled`` an allow-list: a list
+naming only foreign plugins (an installer appended one) leaves every Hermes plugin enabled.
+
 No plugin is exempt: everything needed to repair an installation (``plugins``, ``config``,
 ``doctor``) lives in the kernel and works with zero plugins.
 """
@@ -24,6 +28,7 @@ from hermes_kernel.config.controls import PluginSettings
 class Decision:
     enabled: bool
     reason: str
+    opt_in: bool = False  # disabled only because nothing opted in to it (a foreign plugin)
 
 
 def _names(raw: str | None) -> frozenset[str] | None:
@@ -41,6 +46,8 @@ class PluginPolicy:
     safe_mode: bool = False
     config_enabled: frozenset[str] | None = None
     config_disabled: frozenset[str] = frozenset()
+    native: frozenset[str] | None = None
+    """The installed Hermes plugins (None: every name counts as one)."""
 
     @classmethod
     def from_sources(
@@ -54,7 +61,15 @@ class PluginPolicy:
             config_disabled=frozenset(config.disabled),
         )
 
-    def decide(self, name: str) -> Decision:
+    def _allow_list(self) -> frozenset[str] | None:
+        """``plugins.enabled`` as an allow-list of Hermes plugins, or None when it is not one
+        (unset, or naming only foreign plugins: an explicitly empty list still is one)."""
+        if self.config_enabled is None or self.native is None or not self.config_enabled:
+            return self.config_enabled
+        own = self.config_enabled & self.native
+        return own or None
+
+    def decide(self, name: str, *, foreign: bool = False) -> Decision:
         if self.block_env is not None and ("*" in self.block_env or name in self.block_env):
             return Decision(False, "blocked by HERMES_DISABLE_PLUGINS")
         if self.safe_mode:
@@ -67,8 +82,13 @@ class PluginPolicy:
             return Decision(False, "not in HERMES_LOAD_PLUGINS")
         if name in self.config_disabled:
             return Decision(False, "plugins.disabled in config.yaml")
-        if self.config_enabled is not None:
-            if name in self.config_enabled:
+        if foreign:
+            if self.config_enabled is not None and name in self.config_enabled:
+                return Decision(True, "plugins.enabled in config.yaml")
+            return Decision(False, f"opt-in: hermes plugins enable {name}", opt_in=True)
+        allow = self._allow_list()
+        if allow is not None:
+            if name in allow:
                 return Decision(True, "plugins.enabled in config.yaml")
             return Decision(False, "not in plugins.enabled in config.yaml")
         return Decision(True, "installed")

@@ -20,6 +20,15 @@ class PluginRecord:
     problems: tuple[str, ...] = ()  # metadata errors that make the plugin unloadable
     summary: str = ""  # the distribution's one-line description
     help: tuple[tuple[str, str], ...] = ()  # (manifest key, one line) from its help file
+    argument: str | None = None
+    """Set for a foreign plugin (one a plugin source found): ``target`` is then a function,
+    called with this, that builds the plugin object."""
+    origin: str = ""  # where a foreign plugin was found, for listings
+
+    @property
+    def foreign(self) -> bool:
+        """Found by a plugin source, not installed as a Hermes plugin: opt-in."""
+        return self.argument is not None
 
     def help_for(self, kind: Kind, name: str) -> str:
         """What the plugin's help file says ``name`` of ``kind`` does ('' when it says nothing)."""

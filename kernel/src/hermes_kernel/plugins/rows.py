@@ -37,6 +37,8 @@ class PluginRow:
     starts."""
     run_time: str | None = None
     """What happened after it loaded, in this process or the last run that loaded it."""
+    origin: str = ""
+    """Where a foreign plugin (another agent's, run here) was found; '' for Hermes's own."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,7 +52,7 @@ def _row(
         name=record.name,
         distribution=record.distribution,
         version=record.version,
-        target=record.target,
+        target=record.target if record.argument is None else record.argument,
         summary=record.summary,
         enabled=decision.enabled,
         reason=decision.reason,
@@ -60,6 +62,7 @@ def _row(
         problems=list(record.problems) + conflicts,
         last_load=last if last and last.get("version") == record.version else None,
         isolated=record.name in host.isolated_names,
+        origin=record.origin,
     )
     if row.last_load is not None:
         row.run_time = row.last_load.get("run_time")

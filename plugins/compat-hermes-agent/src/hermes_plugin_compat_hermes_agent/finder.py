@@ -1,0 +1,125 @@
+"""Where hermes-agent plugins are, found as hermes-agent 0.19 finds them.
+
+- Entry points in the group ``hermes_agent.plugins``: the value is a module with
+  ``register(ctx)``, or (what 0.19 itself refuses and later versions accept) the
+  ``module:function`` to call.
+- Folders ``HERMES_HOME/plugins/NAME/`` with an ``__init__.py`` (and usually a plugin.yaml).
+  A folder whose ``__init__.py`` mentions ``register_memory_provider`` or ``MemoryProvider``
+  (and whose plugin.yaml names no other ``kind``) is a memory provider: ``memory.provider:
+  NAME`` selects it, as there.
+
+Nothing is imported here; a folder's plugin.yaml and the first 8 KB of its ``__init__.py``
+are read, as hermes-agent reads them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+from hermes_sdk import Kind
+from hermes_sdk.plugin_sources import ForeignPlugin, SourceQuery
+
+from hermes_plugin_compat_hermes_agent.guest import Where
+
+__all__ = ["GROUP", "HermesAgentPlugins"]
+
+log = logging.getLogger("hermes.plugins.hermes-agent")
+
+GROUP = "hermes_agent.plugins"
+FACTORY = "hermes_plugin_compat_hermes_agent.guest:build"
+_MEMORY_MARKS = ("register_memory_provider", "MemoryProvider")
+
+
+class HermesAgentPlugins:
+    """The plugin source (see :class:`~hermes_sdk.PluginSourceSpec`)."""
+
+    def find(self, query: SourceQuery) -> list[ForeignPlugin]:
+        found: dict[str, ForeignPlugin] = {}
+        for plugin in [*_folders(query), *_entry_points(query)]:
+            found.setdefault(plugin.name, plugin)  # a folder wins, as a user plugin does there
+        return [found[name] for name in sorted(found)]
+
+
+def _entry_points(query: SourceQuery) -> Iterator[ForeignPlugin]:
+    for entry in metadata.entry_points(group=GROUP):
+        if not query.wants(entry.name):
+            continue
+        dist = entry.dist
+        meta = dist.metadata if dist is not None else None
+        version = (meta["Version"] if meta is not None else None) or ""
+        summary = (meta.get("Summary") if meta is not None else None) or ""
+        where = Where(
+            entry.name, str(query.home), entry_point=entry.value, version=version,
+            description=summary,
+        )
+        yield ForeignPlugin(
+            name=entry.name,
+            factory=FACTORY,
+            argument=where.encode(),
+            origin=f"hermes-agent entry point {entry.value}",
+            distribution=dist.name if dist is not None else "",
+            version=version,
+            summary=summary,
+        )
+
+
+def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
+    root = query.home / "plugins"
+    try:
+        folders = sorted(path for path in root.iterdir() if path.is_dir())
+    except OSError:
+        return
+    for folder in folders:
+        if folder.name.startswith((".", "_")) or not (folder / "__init__.py").is_file():
+            continue
+        manifest = _manifest(folder)
+        name = str(manifest.get("name") or folder.name)
+        if not (query.wants(name) or query.wants(folder.name)):
+            continue
+        memory = _is_memory(folder, manifest)
+        version = str(manifest.get("version") or "")
+        summary = str(manifest.get("description") or "")
+        where = Where(
+            name, str(query.home), folder=str(folder), memory=memory, version=version,
+            description=summary,
+        )
+        yield ForeignPlugin(
+            name=name,
+            factory=FACTORY,
+            argument=where.encode(),
+            origin=f"hermes-agent {'memory provider ' if memory else ''}folder {folder}",
+            distribution=f"{folder.name} (folder)",
+            version=version or "-",
+            summary=summary,
+            declares=frozenset({(Kind.MEMORY, name)}) if memory else frozenset(),
+        )
+
+
+def _manifest(folder: Path) -> dict[str, object]:
+    for file in ("plugin.yaml", "plugin.yml"):
+        try:
+            data = yaml.safe_load((folder / file).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, yaml.YAMLError) as exc:
+            log.warning("hermes-agent plugin folder %s: %s is unreadable: %s", folder, file, exc)
+            return {}
+        return data if isinstance(data, dict) else {}
+    return {}
+
+
+def _is_memory(folder: Path, manifest: dict[str, object]) -> bool:
+    kind = manifest.get("kind")
+    if kind not in (None, "exclusive"):
+        return False
+    try:
+        with (folder / "__init__.py").open(encoding="utf-8", errors="replace") as source:
+            head = source.read(8192)
+    except OSError:
+        return False
+    return kind == "exclusive" or any(mark in head for mark in _MEMORY_MARKS)

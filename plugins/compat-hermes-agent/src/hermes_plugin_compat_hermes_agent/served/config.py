@@ -1,0 +1,138 @@
+"""``hermes_cli.config`` for hermes-agent plugins on Hermes: our config.yaml, as theirs.
+
+Hermes keeps the keys hermes-agent plugins read and write where hermes-agent does:
+``plugins.enabled`` / ``plugins.disabled`` (a hermes-agent plugin's name there enables it;
+it never turns Hermes's own plugins off), ``memory.provider``, and a plugin's own section.
+So ``load_config`` is the file as written, and ``save_config`` writes back only what the
+plugin changed, keeping the file's comments and order; an installer that enables itself
+(``cfg["plugins"]["enabled"].append(NAME); save_config(cfg)``) does what
+``hermes plugins enable NAME`` does.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_plugin_compat_hermes_agent.served.constants import (
+    get_config_path,
+    get_env_path,
+    get_hermes_home,
+    get_process_hermes_home,
+)
+
+__all__ = [
+    "cfg_get",
+    "get_config_path",
+    "get_env_path",
+    "get_env_value",
+    "get_hermes_home",
+    "get_process_hermes_home",
+    "load_config",
+    "load_config_readonly",
+    "load_env",
+    "read_raw_config",
+    "save_config",
+]
+
+
+def read_raw_config() -> dict[str, Any]:
+    """config.yaml as written ({} when it is missing or does not parse)."""
+    try:
+        data = yaml.safe_load(get_config_path().read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_config() -> dict[str, Any]:
+    """config.yaml, a copy the caller may change (``save_config`` writes the changes)."""
+    return read_raw_config()
+
+
+def load_config_readonly() -> dict[str, Any]:
+    return read_raw_config()
+
+
+def cfg_get(cfg: dict[str, Any] | None, *keys: str, default: Any = None) -> Any:
+    """``cfg[k1][k2]...``, or ``default`` where a key is missing or a value on the way is
+    not a mapping (an explicit null is returned as None)."""
+    value: Any = cfg
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            return default
+        value = value[key]
+    return value
+
+
+def _changes(before: Any, after: Any, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
+    """(key path, new value or _GONE) for every leaf ``after`` changed from ``before``."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        found = []
+        for key in after.keys() | before.keys():
+            if key not in after:
+                found.append(((*path, str(key)), _GONE))
+            elif key not in before or before[key] != after[key]:
+                found += _changes(before.get(key), after[key], (*path, str(key)))
+        return found
+    return [(path, after)]
+
+
+_GONE = object()
+
+
+def save_config(config: dict[str, Any], **_options: Any) -> None:
+    """Write what changed between the file and ``config`` into config.yaml, keeping the
+    rest of the file (comments, order, keys the plugin never saw) as it was."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    changes = _changes(read_raw_config(), copy.deepcopy(config), ())
+    if not changes:
+        return
+    path = get_config_path()
+    editor = YAML()
+    editor.indent(mapping=2, sequence=4, offset=2)
+    document = editor.load(path.read_text(encoding="utf-8")) if path.exists() else None
+    if not isinstance(document, dict):
+        document = CommentedMap()
+    for keys, value in changes:
+        parent = document
+        for key in keys[:-1]:
+            if not isinstance(parent.get(key), dict):
+                parent[key] = CommentedMap()
+            parent = parent[key]
+        if value is _GONE:
+            parent.pop(keys[-1], None)
+        else:
+            parent[keys[-1]] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".yaml")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            editor.dump(document, out)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def load_env() -> dict[str, str]:
+    """``.env`` as KEY=VALUE pairs ({} when it is missing or does not parse)."""
+    from hermes_sdk.dotenv import DotenvError, read_dotenv
+
+    try:
+        return read_dotenv(get_env_path())
+    except (OSError, DotenvError):
+        return {}
+
+
+def get_env_value(key: str) -> str | None:
+    """The environment's value of ``key``, else ``.env``'s."""
+    return os.environ.get(key) or load_env().get(key)
