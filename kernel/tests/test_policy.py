@@ -42,3 +42,28 @@ def test_safe_mode_loads_only_named_plugins():
         True,
         "named in HERMES_LOAD_PLUGINS (safe mode)",
     )
+
+
+def test_foreign_plugins_are_opt_in_and_their_names_never_make_an_allow_list():
+    from dataclasses import replace
+
+    base = PluginPolicy.from_sources(
+        PluginSettings.from_mapping({"enabled": ["noisegate"]}), {}, False
+    )
+    policy = replace(base, native=frozenset({"chat", "skills"}))
+    assert policy.decide("chat").enabled  # a list naming only foreign plugins restricts none
+    assert policy.decide("noisegate", foreign=True).enabled
+    other = policy.decide("hermes-loop", foreign=True)
+    assert not other.enabled and other.opt_in
+    assert other.reason == "opt-in: hermes plugins enable hermes-loop"
+
+    mixed = replace(policy, config_enabled=frozenset({"chat", "noisegate"}))
+    assert mixed.decide("chat").enabled and not mixed.decide("skills").enabled
+    assert mixed.decide("noisegate", foreign=True).enabled
+
+    blocked = replace(policy, config_disabled=frozenset({"noisegate"}))
+    refused = blocked.decide("noisegate", foreign=True)
+    assert not refused.enabled and not refused.opt_in  # disabled outranks being named
+
+    empty = replace(policy, config_enabled=frozenset())
+    assert not empty.decide("chat").enabled  # an explicitly empty list still loads nothing

@@ -29,7 +29,7 @@ def _state_text(row: PluginRow) -> str:
 
 
 def _notes(row: PluginRow) -> list[str]:
-    notes = [f"from {row.origin}"] if row.origin else []
+    notes = []
     if row.state == "failed":
         notes.append(f"failed: {row.error}")
     notes += [f"warning: {w}" for w in row.warnings]
@@ -65,7 +65,8 @@ def _print_table(rows: list[PluginRow]) -> None:
     for line, row in zip([headers, *table], [None, *rows], strict=True):
         cells = [cell.ljust(width) for cell, width in zip(line[:-1], widths, strict=True)]
         click.echo("  ".join([*cells, line[-1]]).rstrip())
-        for note in _notes(row) if row is not None else []:
+        origin = [f"from {row.origin}"] if row is not None and row.origin else []
+        for note in origin + (_notes(row) if row is not None else []):
             click.echo(f"    {note}")
 
 
@@ -114,12 +115,16 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
         return
     click.echo(f"{row.name}: {row.summary}" if row.summary else row.name)
     fields = [("origin", row.origin)] if row.origin else []
+    fields += [("distribution", f"{row.distribution} {row.version}")]
+    if not row.origin:  # a foreign plugin is built by its source: its origin says it all
+        fields.append(("registers", row.target))
+    nothing = (
+        "nothing known before it loads" if row.origin else "nothing (no hermes.provides manifest)"
+    )
     fields += [
-        ("distribution", f"{row.distribution} {row.version}"),
-        ("registers", row.target),
         ("state", _state_text(row)),
         ("decided by", row.reason),
-        ("declares", ", ".join(row.declares) or "nothing (no hermes.provides manifest)"),
+        ("declares", ", ".join(row.declares) or nothing),
     ]
     if row.provides is not None:
         fields.append(("provides", ", ".join(row.provides) or "nothing"))
@@ -145,7 +150,9 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     record = host.record(name)
     if enabled and record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
-    set_plugin_enabled(settings.config_path, name, enabled, opt_in=record is not None and record.foreign)
+    set_plugin_enabled(
+        settings.config_path, name, enabled, opt_in=record is not None and record.foreign
+    )
     verb = "enabled" if enabled else "disabled"
     origin = f" ({record.origin})" if record is not None and record.origin else ""
     click.echo(f"{name}{origin}: {verb} in {settings.config_path}")

@@ -77,6 +77,13 @@ def describe_failure(exc: BaseException, package: str = "") -> str:
     return f"{type(exc).__name__}: {message}{where}" if message else type(exc).__name__
 
 
+NOT_A_HERMES_PLUGIN = (
+    "not a Hermes plugin: it implements no hermes_* hook but has register(ctx), the shape of "
+    "a plugin written for another agent; skipped (a plugin source loads those from their "
+    "own entry-point group)"
+)
+
+
 @dataclass
 class _Attempt:
     """Filled in by the loading thread; read by the caller only once that thread has ended."""
@@ -95,6 +102,8 @@ def _work(record: PluginRecord, attempt: _Attempt, tracer: Tracer | None) -> Non
         private = plugin_manager_for(plugin)
         private.register(plugin, name=record.name)
         check_hookimpls(private, plugin)
+        if not private.get_hookcallers(plugin) and callable(getattr(plugin, "register", None)):
+            raise RegistrationError(NOT_A_HERMES_PLUGIN)
         observe = None
         if tracer is not None:
             name = record.name

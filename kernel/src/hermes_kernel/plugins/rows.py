@@ -52,7 +52,7 @@ def _row(
         name=record.name,
         distribution=record.distribution,
         version=record.version,
-        target=record.target if record.argument is None else record.argument,
+        target=record.target,
         summary=record.summary,
         enabled=decision.enabled,
         reason=decision.reason,

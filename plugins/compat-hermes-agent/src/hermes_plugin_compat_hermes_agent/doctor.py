@@ -43,8 +43,8 @@ def findings(context: HealthContext) -> Iterator[Finding]:
     owners = pulled_in_by()
     by = f", pulled in by {', '.join(owners)}" if owners else ""
     yield Finding(
-        "warning",
-        f"the hermes-agent distribution {version} is installed beside Hermes{by}; its own "
+        level="warning",
+        message=f"the hermes-agent distribution {version} is installed beside Hermes{by}; its own "
         "`hermes` command may answer instead of Hermes's",
         fix="pip uninstall hermes-agent (its plugins run on Hermes without it)"
         + (f", and ask the authors of {', '.join(owners)} to make it optional" if owners else ""),

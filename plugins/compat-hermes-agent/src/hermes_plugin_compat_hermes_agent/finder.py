@@ -21,10 +21,9 @@ from pathlib import Path
 
 import yaml
 
+from hermes_plugin_compat_hermes_agent.guest import Where
 from hermes_sdk import Kind
 from hermes_sdk.plugin_sources import ForeignPlugin, SourceQuery
-
-from hermes_plugin_compat_hermes_agent.guest import Where
 
 __all__ = ["GROUP", "HermesAgentPlugins"]
 
@@ -52,9 +51,12 @@ def _entry_points(query: SourceQuery) -> Iterator[ForeignPlugin]:
         dist = entry.dist
         meta = dist.metadata if dist is not None else None
         version = (meta["Version"] if meta is not None else None) or ""
-        summary = (meta.get("Summary") if meta is not None else None) or ""
+        summary = ((meta.get_all("Summary") if meta is not None else None) or [""])[0]
         where = Where(
-            entry.name, str(query.home), entry_point=entry.value, version=version,
+            entry.name,
+            str(query.home),
+            entry_point=entry.value,
+            version=version,
             description=summary,
         )
         yield ForeignPlugin(
@@ -85,7 +87,11 @@ def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
         version = str(manifest.get("version") or "")
         summary = str(manifest.get("description") or "")
         where = Where(
-            name, str(query.home), folder=str(folder), memory=memory, version=version,
+            name,
+            str(query.home),
+            folder=str(folder),
+            memory=memory,
+            version=version,
             description=summary,
         )
         yield ForeignPlugin(

@@ -23,6 +23,21 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from hermes_plugin_compat_hermes_agent import served
+from hermes_plugin_compat_hermes_agent.context import (
+    Manifest,
+    PluginContext,
+    Registrations,
+    ToolRegistration,
+)
+from hermes_plugin_compat_hermes_agent.hooks import (
+    MAPPED_HOOKS,
+    VALID_HOOKS,
+    hook_functions,
+    result_text,
+)
+from hermes_plugin_compat_hermes_agent.memory import GuestMemory
+from hermes_plugin_compat_hermes_agent.served import constants
 from hermes_sdk import (
     MemoryProviderSpec,
     SkillSourceSpec,
@@ -33,37 +48,11 @@ from hermes_sdk import (
 )
 from hermes_sdk.tooling import ToolContext
 
-from hermes_plugin_compat_hermes_agent import served
-from hermes_plugin_compat_hermes_agent.served import constants
-from hermes_plugin_compat_hermes_agent.context import (
-    Manifest,
-    PluginContext,
-    Registrations,
-    ToolRegistration,
-)
-from hermes_plugin_compat_hermes_agent.hooks import VALID_HOOKS, hook_functions, result_text
-from hermes_plugin_compat_hermes_agent.memory import GuestMemory
-
 __all__ = ["Where", "build"]
 
 log = logging.getLogger("hermes.plugins.hermes-agent")
 
-UNMAPPED_HOOKS = VALID_HOOKS - {
-    "pre_tool_call",
-    "post_tool_call",
-    "transform_tool_result",
-    "transform_terminal_output",
-    "transform_llm_output",
-    "pre_llm_call",
-    "post_llm_call",
-    "pre_api_request",
-    "post_api_request",
-    "api_request_error",
-    "on_session_start",
-    "on_session_end",
-    "on_session_finalize",
-    "on_session_reset",
-}
+UNMAPPED_HOOKS = VALID_HOOKS - MAPPED_HOOKS
 """hermes-agent hooks Hermes has no moment for yet: registered, reported, never called."""
 
 _HERMES_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
@@ -121,7 +110,11 @@ def _load(where: Where) -> tuple[Manifest, Callable[..., Any] | None, ModuleType
     module = _import_folder(package, where.name, folder)
     register = getattr(module, "register", None)
     manifest = Manifest(
-        where.name, where.version, where.description, source="user", path=str(folder),
+        where.name,
+        where.version,
+        where.description,
+        source="user",
+        path=str(folder),
         kind="exclusive" if where.memory else "standalone",
     )
     return manifest, register if callable(register) else None, module
@@ -153,10 +146,16 @@ def _provider_classes(module: ModuleType) -> list[Any]:
     """hermes-agent's fallback: the first ``MemoryProvider`` subclass in the module, made."""
     base = sys.modules.get("agent.memory_provider")
     wanted = getattr(base, "MemoryProvider", None)
+    if wanted is None:
+        return []
     for value in vars(module).values():
-        if inspect.isclass(value) and wanted is not None and value is not wanted:
-            if issubclass(value, wanted) and not inspect.isabstract(value):
-                return [value()]
+        if (
+            inspect.isclass(value)
+            and value is not wanted
+            and issubclass(value, wanted)
+            and not inspect.isabstract(value)
+        ):
+            return [value()]
     return []
 
 
@@ -217,7 +216,9 @@ def _available(plugin: str, tool: ToolRegistration) -> bool:
     try:
         return bool(tool.check_fn())
     except Exception as exc:  # noqa: BLE001 - a failing check hides the tool, as there
-        log.info("hermes-agent plugin %r: tool %r hidden: its check raised %s", plugin, tool.name, exc)
+        log.info(
+            "hermes-agent plugin %r: tool %r hidden: its check raised %s", plugin, tool.name, exc
+        )
         return False
 
 

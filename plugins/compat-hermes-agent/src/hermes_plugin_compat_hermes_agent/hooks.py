@@ -1,19 +1,20 @@
 """hermes-agent's hooks, called from Hermes's: the arguments each one gets there, and what
 its answer does here.
 
-| hermes-agent hook | called from | its answer |
-|---|---|---|
-| ``pre_tool_call`` | ``hermes_tool_gate`` (every tool) | ``block`` denies, ``approve`` asks the user, changed ``args`` run instead |
-| ``post_tool_call`` | ``hermes_post_tool_call`` | ignored |
-| ``transform_tool_result`` | ``hermes_transform_tool_result`` | text replaces the result |
-| ``transform_terminal_output`` | ``hermes_transform_terminal_output`` (before truncation and redaction) | text replaces the output |
-| ``transform_llm_output`` | ``hermes_transform_reply`` | text replaces the reply |
-| ``pre_llm_call`` | ``hermes_turn_context`` (once per turn) | ``{"context": ...}`` or text, added to this turn's user message only |
-| ``post_llm_call`` | ``hermes_on_turn_end`` (a turn that finished) | ignored |
-| ``pre_api_request`` / ``post_api_request`` / ``api_request_error`` | ``hermes_pre_llm_call`` / ``hermes_post_llm_call`` | ignored |
-| ``on_session_start`` | ``hermes_on_session_start`` | ignored |
-| ``on_session_end`` | ``hermes_on_turn_end`` (every turn, as there) | ignored |
-| ``on_session_finalize`` / ``on_session_reset`` | ``hermes_on_session_end`` | ignored |
+- ``pre_tool_call`` from ``hermes_tool_gate`` (every tool): ``block`` denies, ``approve``
+  asks the user, arguments changed in place run instead.
+- ``post_tool_call`` from ``hermes_post_tool_call``.
+- ``transform_tool_result``, ``transform_terminal_output`` (before truncation and
+  redaction) and ``transform_llm_output`` from the matching ``hermes_transform_*``: the
+  first text answer replaces the text.
+- ``pre_llm_call`` from ``hermes_turn_context`` (once per turn): ``{"context": ...}`` or
+  text, added to this turn's user message only.
+- ``on_session_end`` (every turn, as there) and ``post_llm_call`` (a finished turn) from
+  ``hermes_on_turn_end``.
+- ``pre_api_request``, ``post_api_request`` (with hermes-agent's usage summary) and
+  ``api_request_error`` from ``hermes_pre_llm_call`` / ``hermes_post_llm_call``.
+- ``on_session_start`` from ``hermes_on_session_start``; ``on_session_finalize`` and
+  ``on_session_reset`` from ``hermes_on_session_end``.
 
 Each callback is called with keywords only, as hermes-agent calls it, ``telemetry_schema_version``
 included. A callback that raises is logged and skipped, except a ``pre_tool_call``: a gate
@@ -67,6 +68,26 @@ VALID_HOOKS: frozenset[str] = frozenset(
 )
 """The hooks hermes-agent 0.19 defines."""
 
+MAPPED_HOOKS: frozenset[str] = frozenset(
+    {
+        "pre_tool_call",
+        "post_tool_call",
+        "transform_tool_result",
+        "transform_terminal_output",
+        "transform_llm_output",
+        "pre_llm_call",
+        "post_llm_call",
+        "pre_api_request",
+        "post_api_request",
+        "api_request_error",
+        "on_session_start",
+        "on_session_end",
+        "on_session_finalize",
+        "on_session_reset",
+    }
+)
+"""The ones Hermes calls (see above); the others have no moment here yet."""
+
 TELEMETRY = {"telemetry_schema_version": "hermes.observer.v1"}
 
 Callbacks = dict[str, list[Callable[..., Any]]]
@@ -103,7 +124,9 @@ def _call(plugin: str, hook: str, callback: Callable[..., Any], **kwargs: Any) -
     return answer
 
 
-def _observe(plugin: str, hook: str, callbacks: list[Callable[..., Any]], **kwargs: Any) -> list[Any]:
+def _observe(
+    plugin: str, hook: str, callbacks: list[Callable[..., Any]], **kwargs: Any
+) -> list[Any]:
     """Each callback's answer; one that raises is logged and skipped, as hermes-agent does."""
     answers = []
     for callback in callbacks:
@@ -302,11 +325,17 @@ def hook_functions(plugin: str, callbacks: Callbacks) -> list[Callable[..., Any]
 
         def hermes_on_session_end(session: SessionInfo, reason: str) -> None:
             common = {"session_id": session.session_id, "platform": session.source}
-            _observe(plugin, "on_session_finalize", each("on_session_finalize"), **common,
-                     reason=reason)
+            _observe(
+                plugin, "on_session_finalize", each("on_session_finalize"), **common, reason=reason
+            )
             if reason in ("new", "reset"):
-                _observe(plugin, "on_session_reset", each("on_session_reset"), **common,
-                         reason="new_session")
+                _observe(
+                    plugin,
+                    "on_session_reset",
+                    each("on_session_reset"),
+                    **common,
+                    reason="new_session",
+                )
             sessions.known.pop(session.session_id, None)
             sessions.turns.pop(session.session_id, None)
 
@@ -382,8 +411,11 @@ def hook_functions(plugin: str, callbacks: Callbacks) -> list[Callable[..., Any]
                     message_count=call.message_count,
                     response_model=call.model,
                     usage=usage_of(result),
-                    response={"model": call.model, "finish_reason": result.finish_reason,
-                              "usage": usage_of(result)},
+                    response={
+                        "model": call.model,
+                        "finish_reason": result.finish_reason,
+                        "usage": usage_of(result),
+                    },
                     assistant_message=None,
                     assistant_content_chars=0,
                     assistant_tool_call_count=result.tool_call_count,

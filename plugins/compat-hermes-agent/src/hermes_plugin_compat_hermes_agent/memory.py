@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_plugin_compat_hermes_agent.hooks import result_text
 from hermes_sdk import PromptContext, PromptSection, ToolSpec
 from hermes_sdk.memory import MemoryProvider, TurnRecord
 from hermes_sdk.tooling import ToolContext
-
-from hermes_plugin_compat_hermes_agent.hooks import result_text
 
 __all__ = ["GuestMemory"]
 

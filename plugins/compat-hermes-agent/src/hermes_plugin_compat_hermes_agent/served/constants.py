@@ -23,13 +23,12 @@ __all__ = [
     "set_home",
 ]
 
-_home: Path | None = None
+_loaded_for: list[Path] = []  # the home the plugins were loaded for, once set
 
 
 def set_home(home: str | Path) -> None:
     """The Hermes home the plugins are loaded for (called by the guest loader)."""
-    global _home
-    _home = Path(home)
+    _loaded_for[:] = [Path(home)]
 
 
 def get_process_hermes_home() -> Path:
@@ -40,7 +39,7 @@ def get_process_hermes_home() -> Path:
 
 def get_hermes_home() -> Path:
     """The agent's home: the one Hermes loaded the plugin for."""
-    return _home if _home is not None else get_process_hermes_home()
+    return _loaded_for[0] if _loaded_for else get_process_hermes_home()
 
 
 def get_default_hermes_root() -> Path:
