@@ -327,3 +327,23 @@ def test_discord_and_slack_settings_hermes_lacks_are_left_with_their_reason():
     # A name hermes-agent does not read is no setting of its: it stays in .env as it was.
     assert "DISCORD_SOMETHING_NEW" not in mapped.env_settings
     assert set(leaves(source)) <= named
+
+
+def test_hermes_agent_plugin_names_come_over_unless_a_hermes_plugin_has_the_name():
+    source = {
+        "plugins": {"enabled": ["noisegate", "acp"], "disabled": ["old-guard"]},
+        "memory": {"memory_enabled": False},
+    }
+    mapped = map_config(source, {})
+    assert mapped.config["plugins"]["enabled"] == ["noisegate"]  # ours has an "acp" plugin
+    assert mapped.config["plugins"]["disabled"] == ["old-guard", "memory-builtin"]
+    left = dict(mapped.left)
+    assert "also the name of a Hermes plugin" in left["plugins.enabled: acp"]
+
+
+def test_a_memory_provider_comes_over_when_its_folder_does():
+    source = {"memory": {"provider": "local_memory"}}
+    assert map_config(source, {}, ["local_memory"]).config["memory"]["provider"] == "local_memory"
+    bundled = map_config({"memory": {"provider": "honcho"}}, {})
+    assert "memory" not in bundled.config
+    assert "bundled with hermes-agent" in dict(bundled.left)["memory.provider"]

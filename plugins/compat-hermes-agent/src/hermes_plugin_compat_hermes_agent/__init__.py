@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from hermes_sdk import Finding, HealthContext, PluginSourceSpec, hookimpl
+from hermes_sdk.importing import HomeImport, ImportSection
 
 if TYPE_CHECKING:
     from hermes_sdk.plugin_sources import PluginSource
@@ -38,3 +39,11 @@ def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
     from hermes_plugin_compat_hermes_agent.doctor import findings
 
     yield from findings(context)
+
+
+@hookimpl
+def hermes_import_home(request: HomeImport) -> Iterator[ImportSection]:
+    from hermes_plugin_compat_hermes_agent.importing import SOURCE_KINDS, import_plugin_folders
+
+    if request.source_kind in SOURCE_KINDS:
+        yield import_plugin_folders(request)

@@ -9,7 +9,7 @@ secret stays in config.yaml.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,9 +232,15 @@ def endpoint_name(name: str) -> str:
 
 
 class _Mapper:
-    def __init__(self, source: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        source: Mapping[str, Any],
+        env: Mapping[str, str],
+        plugin_folders: Collection[str] = (),
+    ) -> None:
         self.source = source
         self.env = env
+        self.plugin_folders = frozenset(plugin_folders)
         self.out = MappedConfig()
         self.taken: set[str] = set()
 
@@ -550,11 +556,19 @@ class _Mapper:
                 self.put(key, value, key)
         enabled = self.take("memory.memory_enabled")
         if enabled is False:
-            self.put("plugins.disabled", ["memory-builtin"], "memory.memory_enabled")
+            already = self.out.config.get("plugins", {}).get("disabled", [])
+            self.put("plugins.disabled", [*already, "memory-builtin"], "memory.memory_enabled")
         provider = self.take("memory.provider")
-        if provider:
+        if provider and str(provider) in self.plugin_folders:
+            # Its folder comes over with the other plugin folders (compat-hermes-agent).
+            self.put("memory.provider", str(provider), "memory.provider")
+        elif provider:
             self.out.left.append(
-                ("memory.provider", f"{provider!r} is a hermes-agent memory plugin, not ours")
+                (
+                    "memory.provider",
+                    f"{provider!r} is a memory provider bundled with hermes-agent, not a "
+                    "plugin folder of this home: Hermes cannot load it",
+                )
             )
         nudge = self.take("memory.nudge_interval")
         if isinstance(nudge, int) and nudge >= 0:
@@ -806,8 +820,30 @@ class _Mapper:
         if isinstance(stream, bool):
             self.put("gateway.stream", stream, "streaming.enabled")
 
+    def plugin_names(self) -> None:
+        """hermes-agent's ``plugins.enabled`` / ``disabled`` name its plugins, which run here
+        through compat-hermes-agent (their names never restrict Hermes's own). A name that a
+        Hermes plugin also has would: it is left, saying so."""
+        ours = hermes_plugin_names()
+        for key in ("plugins.enabled", "plugins.disabled"):
+            value = self.take(key)
+            names = [str(n) for n in value if isinstance(n, str)] if isinstance(value, list) else []
+            theirs = [name for name in names if name not in ours]
+            for name in names:
+                if name in ours:
+                    self.out.left.append(
+                        (
+                            f"{key}: {name}",
+                            f"{name!r} is also the name of a Hermes plugin; a hermes-agent "
+                            "plugin of that name cannot run here",
+                        )
+                    )
+            if theirs:
+                self.put(key, theirs, key)
+
     def run(self) -> MappedConfig:
         for step in (
+            self.plugin_names,
             self.providers,  # first: the model may name one of them (custom:NAME)
             self.model,
             self.fallbacks,
@@ -840,9 +876,19 @@ def _env_refs(value: Any) -> Any:
     return value
 
 
-def map_config(source: Mapping[str, Any], env: Mapping[str, str]) -> MappedConfig:
-    """Hermes settings for hermes-agent's ``source`` config and ``env`` (its .env)."""
-    return _Mapper(source, env).run()
+def map_config(
+    source: Mapping[str, Any], env: Mapping[str, str], plugin_folders: Collection[str] = ()
+) -> MappedConfig:
+    """Hermes settings for hermes-agent's ``source`` config and ``env`` (its .env);
+    ``plugin_folders`` are the names of the home's ``plugins/`` folders."""
+    return _Mapper(source, env, plugin_folders).run()
+
+
+def hermes_plugin_names() -> frozenset[str]:
+    """The names of the installed Hermes plugins (their entry points; nothing imported)."""
+    from importlib import metadata
+
+    return frozenset(entry.name for entry in metadata.entry_points(group="hermes.plugins"))
 
 
 def _flag(value: Any) -> bool:

@@ -82,6 +82,7 @@ PLUGIN_PARTS = {
     "memories": ("memory entries", "memory-builtin"),
     "skills": ("skills", "skills"),
     "cron": ("cron jobs", "cron"),
+    "plugins": ("plugin folders", "compat-hermes-agent"),
 }
 """Parts of a hermes-agent home that a plugin of ours brings over (hermes_import_home), and
 what they hold: without that plugin, they are left, saying so."""
@@ -248,7 +249,9 @@ def _config(
         if not isinstance(data, dict):
             section.left("config.yaml", "not a mapping of keys: nothing read from it")
             data = {}
-    mapped = map_config(data, env)
+    folders = source / "plugins"
+    found = [p.name for p in folders.iterdir() if p.is_dir()] if folders.is_dir() else []
+    mapped = map_config(data, env, found)
     existing = _target_config(target)
     written, kept = _merge(existing, mapped.config)
     for theirs, ours in mapped.mapped:
