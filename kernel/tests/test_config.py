@@ -95,6 +95,14 @@ def test_unknown_keys_warn_and_the_rest_still_loads(tmp_path):
     ]
 
 
+def test_a_plugins_own_settings_under_plugins_are_not_unknown(tmp_path):
+    text = "plugins:\n  noisegate:\n    mode: strict\n  entries:\n    x: {a: 1}\n  isolatd: [x]\n"
+    settings = settings_for(tmp_path, text)
+    assert [line for line, _fix in settings.unknown_keys] == [
+        f"{tmp_path / 'config.yaml'}:6: unknown key 'plugins.isolatd' is ignored"
+    ]
+
+
 def test_unknown_keys_in_any_section_are_ignored_not_refused_and_named_once(tmp_path):
     text = (
         "terminal:\n  backend: local\n  share_backnd: true\napprovals:\n  mdoe: off\n"

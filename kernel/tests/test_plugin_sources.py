@@ -130,6 +130,7 @@ def test_a_foreign_plugin_that_hangs_while_built_is_cut_at_the_load_deadline(mak
     host.enabled()
     outcome = host.load("hangs")
     assert not outcome.ok and "did not finish loading within 0.5 s" in (outcome.error or "")
+    assert "while its plugin source builds it (its import or its register)" in outcome.error
     assert "native_tool" in {spec.name for spec in host.tools()}
 
 

@@ -80,15 +80,18 @@ def register(ctx):
 
 FIND_PLUGINS = """
 import json, sys
+import yaml
 from importlib import metadata
 dist = metadata.distribution(sys.argv[1])
-entry = [e.name for e in dist.entry_points if e.group == "hermes_agent.plugins"]
-folders = []
+groups = ("hermes_agent.plugins", "hermes_agent.memory_providers")
+entry = [e.name for e in dist.entry_points if e.group in groups]
+folders = {}
 for file in dist.files or []:
     if file.name in ("plugin.yaml", "plugin.yml"):
         folder = file.locate().parent
         if (folder / "__init__.py").is_file():
-            folders.append(str(folder))
+            manifest = yaml.safe_load(file.locate().read_text()) or {}
+            folders[str(manifest.get("name") or folder.name)] = str(folder)
 print(json.dumps({"entry": entry, "folders": folders}))
 """
 
@@ -185,14 +188,17 @@ def survey(package: str, work: Path, base: list[Path]) -> Package:
     )
     places = json.loads(listed.stdout) if listed.returncode == 0 else {"entry": [], "folders": []}
     names = list(places["entry"])
-    for folder in places["folders"]:
-        link = home / "plugins" / Path(folder).name
-        link.parent.mkdir(exist_ok=True)
-        if not link.exists():
+    if not names:  # a package without entry points ships a folder its installer copies
+        for name, folder in places["folders"].items():
+            link = home / "plugins" / name
+            link.parent.mkdir(exist_ok=True)
             link.symlink_to(folder, target_is_directory=True)
-            names.append(link.name)
+            names.append(name)
     if not names:
-        found.why = "no hermes_agent.plugins entry point and no plugin folder in the package"
+        found.why = (
+            "no hermes_agent entry point and no plugin folder (plugin.yaml beside an "
+            "__init__.py) in the package: its own installer writes the plugin"
+        )
         return found
     found.plugins = [load(venv, home, name) for name in names]
     return found

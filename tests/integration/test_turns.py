@@ -741,9 +741,14 @@ def test_a_plugins_gate_denies_rewrites_and_asks_before_any_tool_runs(make_engin
 
     approvals = Approvals(ApprovalPolicy(), approver=approver)
 
+    observed = []
+
     class Gated(NoObserver):
         async def tool_gate(self, call):
             return await gated_call(await host.tool_gate(call), call, approvals)
+
+        async def post_tool_call(self, call, result):
+            observed.append(call.arguments.get("path"))
 
     written = []
 
@@ -772,6 +777,8 @@ def test_a_plugins_gate_denies_rewrites_and_asks_before_any_tool_runs(make_engin
     assert "it writes outside the notes folder (plugin 'guard')" in results[3]
     assert results[4] == "wrote ask/c"  # asked, and allowed once
     assert written == ["sandbox/notes/a", "ask/c"]
+    # Observers after the gate see the arguments the call ran with, not the model's.
+    assert "sandbox/notes/a" in observed and "notes/a" not in observed
     assert [r.command for r in asked] == [
         'write_note {"path": "ask/b", "text": "x"}',
         'write_note {"path": "ask/c", "text": "x"}',

@@ -127,7 +127,12 @@ class App:
     def host(self) -> PluginHost:
         settings = self.settings
         plugins = settings.plugins
-        _warn_unknown_isolated(plugins.isolated, self.records)
+        # A name plugins.enabled also gives may be a foreign plugin, found only later (and a
+        # name nothing has is said once, as plugins.enabled's).
+        _warn_unknown_isolated(
+            tuple(name for name in plugins.isolated if name not in (plugins.enabled or ())),
+            self.records,
+        )
         return PluginHost(
             self.records,
             PluginPolicy.from_sources(plugins, settings.environ, self.flags.safe_mode),

@@ -91,3 +91,20 @@ def test_a_memory_folder_without_register_uses_its_provider_class(tmp_path):
     assert provider.prefetch("tea", session_id="s", user_scope=None) == "remembered: tea"
     [tool] = provider.tools()
     assert tool.name == "recall_find" and tool.parameters == {"type": "object", "properties": {}}
+
+
+def test_names_hermes_refuses_are_made_hermes_names_or_left_out_alone(tmp_path, caplog):
+    path = folder(
+        tmp_path,
+        "odd",
+        "def register(ctx):\n"
+        "    ctx.register_command('memento.init', lambda args: 'ok')\n"
+        "    ctx.register_command('!!!', lambda args: 'no')\n"
+        "    ctx.register_tool('has space', 'odd', {'name': 'has space'}, lambda a, **k: '')\n"
+        "    ctx.register_tool('fine', 'odd', {'name': 'fine'}, lambda a, **k: '')\n",
+    )
+    guest = build(Where("odd", str(tmp_path), folder=str(path)).encode())
+    assert [c.name for c in guest.hermes_slash_commands()] == ["memento-init"]
+    assert [t.name for t in guest.hermes_tools()] == ["fine"]
+    assert "command /!!! is left out" in caplog.text
+    assert "tool 'has space' is left out" in caplog.text

@@ -126,7 +126,10 @@ def extra_keys(document: YamlDocument, prefix: KeyPath, instance: BaseModel) -> 
     found = []
     for path, model in _allowing_extras(prefix, instance):
         known = sorted(type(model).model_fields)
-        for key in sorted(model.model_extra or {}):
+        extra = model.model_extra or {}
+        for key in sorted(extra):
+            if path == ("plugins",) and isinstance(extra[key], dict):
+                continue  # plugins.NAME: {...} is that plugin's own (a foreign one reads it)
             found.append(
                 UnknownKey((*path, key), document.line_of((*path, key)), closest(key, known))
             )

@@ -97,6 +97,9 @@ class TurnRun:
         self.route_start = 0
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
+        self.gated_arguments: dict[str, Mapping[str, Any]] = {}
+        """The arguments a call ran with when a gate rewrote them, by call id: what the
+        observers and transforms after the gate are shown."""
         self.calls_made = 0
         self.failed_tools: set[str] = set()
         self.recoveries = 0
@@ -437,11 +440,12 @@ class TurnRun:
         )
 
     def tool_call(self, call: ToolCallRequest, parent_call_id: str | None = None) -> ToolCall:
+        gated = self.gated_arguments.get(call.id)
         return ToolCall(
             session_id=self.session.id,
             call_id=call.id,
             tool=call.name,
-            arguments=lenient_arguments(call.arguments),
+            arguments=gated if gated is not None else lenient_arguments(call.arguments),
             parent_call_id=parent_call_id,
         )
 
@@ -559,7 +563,10 @@ class TurnRun:
         seen = ToolCall(
             session_id=self.session.id, call_id=call.id, tool=call.name, arguments=arguments
         )
-        return await self.parts.observer.tool_gate(seen)
+        judged = await self.parts.observer.tool_gate(seen)
+        if not isinstance(judged, str) and judged != arguments:
+            self.gated_arguments[call.id] = judged
+        return judged
 
     async def _transform(self, call: ToolCallRequest, result: str) -> str:
         """A call's result through the plugins' transforms."""

@@ -97,6 +97,8 @@ class _Attempt:
 
 def _work(record: PluginRecord, attempt: _Attempt, tracer: Tracer | None) -> None:
     try:
+        if record.argument is not None:
+            attempt.stage = "build"  # a foreign plugin: its own import and register run here
         plugin = plugin_object(record)
         attempt.stage = "registration"
         private = plugin_manager_for(plugin)
@@ -128,7 +130,10 @@ def _run_under_deadline(record: PluginRecord, timeout: float, tracer: Tracer | N
     worker.join(timeout)
     seconds = time.perf_counter() - started
     if worker.is_alive():
-        where = "at import" if attempt.stage == "import" else "in a registration hook"
+        where = {
+            "import": "at import",
+            "build": "while its plugin source builds it (its import or its register)",
+        }.get(attempt.stage, "in a registration hook")
         return LoadOutcome(
             record.name,
             ok=False,

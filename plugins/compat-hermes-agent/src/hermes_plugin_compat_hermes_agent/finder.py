@@ -3,6 +3,8 @@
 - Entry points in the group ``hermes_agent.plugins``: the value is a module with
   ``register(ctx)``, or (what 0.19 itself refuses and later versions accept) the
   ``module:function`` to call.
+- Entry points in ``hermes_agent.memory_providers`` (newer hermes-agent): a memory provider's
+  ``register(ctx)``; ``memory.provider: NAME`` selects it.
 - Folders ``HERMES_HOME/plugins/NAME/`` with an ``__init__.py`` (and usually a plugin.yaml).
   A folder whose ``__init__.py`` mentions ``register_memory_provider`` or ``MemoryProvider``
   (and whose plugin.yaml names no other ``kind``) is a memory provider: ``memory.provider:
@@ -25,11 +27,12 @@ from hermes_plugin_compat_hermes_agent.guest import Where
 from hermes_sdk import Kind
 from hermes_sdk.plugin_sources import ForeignPlugin, SourceQuery
 
-__all__ = ["GROUP", "HermesAgentPlugins"]
+__all__ = ["GROUP", "MEMORY_GROUP", "HermesAgentPlugins"]
 
 log = logging.getLogger("hermes.plugins.hermes-agent")
 
 GROUP = "hermes_agent.plugins"
+MEMORY_GROUP = "hermes_agent.memory_providers"
 FACTORY = "hermes_plugin_compat_hermes_agent.guest:build"
 _MEMORY_MARKS = ("register_memory_provider", "MemoryProvider")
 
@@ -45,29 +48,38 @@ class HermesAgentPlugins:
 
 
 def _entry_points(query: SourceQuery) -> Iterator[ForeignPlugin]:
-    for entry in metadata.entry_points(group=GROUP):
-        if not query.wants(entry.name):
-            continue
-        dist = entry.dist
-        meta = dist.metadata if dist is not None else None
-        version = (meta["Version"] if meta is not None else None) or ""
-        summary = ((meta.get_all("Summary") if meta is not None else None) or [""])[0]
-        where = Where(
-            entry.name,
-            str(query.home),
-            entry_point=entry.value,
-            version=version,
-            description=summary,
-        )
-        yield ForeignPlugin(
-            name=entry.name,
-            factory=FACTORY,
-            argument=where.encode(),
-            origin=f"hermes-agent entry point {entry.value}",
-            distribution=dist.name if dist is not None else "",
-            version=version,
-            summary=summary,
-        )
+    for group, memory in ((GROUP, False), (MEMORY_GROUP, True)):
+        for entry in metadata.entry_points(group=group):
+            if query.wants(entry.name):
+                yield _from_entry_point(entry, memory, query)
+
+
+def _from_entry_point(
+    entry: metadata.EntryPoint, memory: bool, query: SourceQuery
+) -> ForeignPlugin:
+    dist = entry.dist
+    meta = dist.metadata if dist is not None else None
+    version = (meta["Version"] if meta is not None else None) or ""
+    summary = ((meta.get_all("Summary") if meta is not None else None) or [""])[0]
+    where = Where(
+        entry.name,
+        str(query.home),
+        entry_point=entry.value,
+        memory=memory,
+        version=version,
+        description=summary,
+    )
+    kind = "memory provider entry point" if memory else "entry point"
+    return ForeignPlugin(
+        name=entry.name,
+        factory=FACTORY,
+        argument=where.encode(),
+        origin=f"hermes-agent {kind} {entry.value}",
+        distribution=dist.name if dist is not None else "",
+        version=version,
+        summary=summary,
+        declares=frozenset({(Kind.MEMORY, entry.name)}) if memory else frozenset(),
+    )
 
 
 def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:

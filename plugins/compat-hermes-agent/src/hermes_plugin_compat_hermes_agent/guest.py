@@ -176,6 +176,14 @@ def _toolset(name: str) -> str:
     return clean if _HERMES_NAME.fullmatch(clean) else "hermes-agent"
 
 
+def hermes_name(name: str) -> str | None:
+    """``name`` as a Hermes name (lower case; ``.``, ``:`` and spaces as ``-``): hermes-agent
+    accepts ``/memento.init``, Hermes's names are ``[a-z][a-z0-9_-]*``. None if it cannot be
+    one."""
+    clean = re.sub(r"[.:\s/]+", "-", name.strip().lower()).strip("-")
+    return clean if _HERMES_NAME.fullmatch(clean) else None
+
+
 def _tool_spec(tool: ToolRegistration) -> ToolSpec:
     schema = tool.schema.get("function", tool.schema)
     parameters = dict(schema.get("parameters") or {})
@@ -242,18 +250,29 @@ class _Guest:
         for function in hook_functions(where.name, registered.hooks):
             setattr(self, function.__name__, function)
 
+    def _say(self, line: str) -> None:
+        log.warning("hermes-agent plugin %r: %s", self.where.name, line)
+
     @hookimpl
     def hermes_tools(self) -> Iterator[ToolSpec]:
         for tool in self.registered.tools:
-            if _available(self.where.name, tool):
+            if not _available(self.where.name, tool):
+                continue
+            try:
                 yield _tool_spec(tool)
+            except ValueError as exc:  # a name or schema Hermes refuses: that tool alone
+                self._say(f"tool {tool.name!r} is left out: {exc}")
 
     @hookimpl
     def hermes_slash_commands(self) -> Iterator[SlashCommandSpec]:
         for command in self.registered.commands:
+            name = hermes_name(command.name)
+            if name is None:
+                self._say(f"command /{command.name} is left out: not a name Hermes accepts")
+                continue
             hint = f" ({command.args_hint})" if command.args_hint else ""
             yield SlashCommandSpec(
-                name=command.name,
+                name=name,
                 description=(command.description or f"{self.where.name}'s command") + hint,
                 handler=_slash(command.handler),
             )
