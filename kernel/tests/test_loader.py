@@ -162,3 +162,16 @@ def test_a_hookimpl_that_names_its_hook_is_loaded(make_plugin):
     outcome = load_plugin(record, manager, timeout=5)
     assert outcome.ok, outcome.error
     assert [spec.name for spec in outcome.specs] == ["named_echo"]
+
+
+def test_a_package_in_our_group_shaped_like_another_agents_plugin_is_skipped(make_plugin):
+    from hermes_kernel.plugins.loader import NOT_A_HERMES_PLUGIN
+
+    record = make_plugin(
+        "stray", "def register(ctx):\n    ctx.register_hook('pre_tool_call', print)\n"
+    )
+    outcome = load_plugin(record, new_plugin_manager(), timeout=5)
+    assert not outcome.ok and outcome.error == NOT_A_HERMES_PLUGIN
+    assert "\n" not in NOT_A_HERMES_PLUGIN
+    empty = make_plugin("empty", "")
+    assert load_plugin(empty, new_plugin_manager(), timeout=5).ok  # nothing at all is harmless

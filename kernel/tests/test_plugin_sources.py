@@ -4,7 +4,6 @@ through the source's factory (under the load deadline, with nothing shared on fa
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 
 from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.plugins.host import PluginHost
@@ -62,7 +61,9 @@ def hermes_tools():
 """
 
 
-def make_host(make_plugin, tmp_path, found, enabled=None, disabled=(), body="", timeout=5.0):
+def make_host(
+    make_plugin, tmp_path, found, enabled=None, disabled=(), body="", timeout=5.0, foreign=()
+):
     factory = make_plugin("factory-module", FACTORY)
     source = make_plugin(
         "source",
@@ -70,7 +71,7 @@ def make_host(make_plugin, tmp_path, found, enabled=None, disabled=(), body="", 
         declares=["plugin_source.test-source"],
     )
     native = make_plugin("native", NATIVE, declares=["tool.native_tool"])
-    settings = PluginSettings(enabled=enabled, disabled=tuple(disabled))
+    settings = PluginSettings(enabled=enabled, disabled=tuple(disabled), foreign=tuple(foreign))
     policy = PluginPolicy.from_sources(settings, {}, False)
     records = [source, native]
     return PluginHost(records, policy, home=tmp_path, timeout=timeout)
@@ -120,7 +121,9 @@ def test_a_source_that_raises_adds_nothing_and_says_so(make_plugin, tmp_path, ca
     )
     with caplog.at_level(logging.WARNING, logger="hermes.plugins"):
         names = {record.name for record in host.enabled()}
-    assert names == {"source", "native"}
+    # Nothing found it, so "guest" is a name nothing has: the allow-list stays one, as a
+    # mistyped one does, and one line says why.
+    assert names == set()
     assert "plugin source 'test-source'" in caplog.text and "OSError: disk gone" in caplog.text
     assert "plugins.enabled names 'guest', which no installed plugin" in caplog.text
 
@@ -134,18 +137,35 @@ def test_a_foreign_plugin_that_hangs_while_built_is_cut_at_the_load_deadline(mak
     assert "native_tool" in {spec.name for spec in host.tools()}
 
 
-def test_enabling_a_foreign_plugin_writes_the_list_it_needs(tmp_path):
+def test_enabling_and_disabling_a_foreign_plugin_never_touches_the_allow_list(tmp_path):
     from hermes_kernel.config.edit import set_plugin_enabled
 
     config = tmp_path / "config.yaml"
     config.write_text("# mine\nmodel:\n  default: m\n")
-    set_plugin_enabled(config, "chat", True)  # a Hermes plugin: no allow-list is made for it
-    assert "chat" not in config.read_text()
-    set_plugin_enabled(config, "noisegate", True, opt_in=True)
+    set_plugin_enabled(config, "noisegate", True, foreign=True)
     text = config.read_text()
-    assert text.startswith("# mine\n") and "noisegate" in text.split("enabled:")[1]
-    policy = replace(
-        PluginPolicy.from_sources(PluginSettings(enabled=("noisegate",)), {}, False),
-        native=frozenset({"chat"}),
-    )
-    assert policy.decide("chat").enabled
+    assert text.startswith("# mine\n") and "foreign:" in text and "enabled" not in text
+    set_plugin_enabled(config, "chat", True, allow_list=False)  # no allow-list: none is made
+    assert "chat" not in config.read_text()
+    set_plugin_enabled(config, "noisegate", False, foreign=True)
+    assert "noisegate" not in config.read_text().split("disabled:")[0]
+
+    # Written by hand into plugins.enabled, as hermes-agent's docs say: disabling it must
+    # not leave an empty allow-list behind (that would load nothing).
+    config.write_text("plugins:\n  enabled: [noisegate]\n")
+    set_plugin_enabled(config, "noisegate", False, foreign=True)
+    assert "enabled" not in config.read_text()
+
+
+def test_a_hand_written_foreign_name_in_plugins_enabled_restricts_nothing_but_a_typo_does(
+    make_plugin, tmp_path, caplog
+):
+    host = make_host(make_plugin, tmp_path, ["guest"], enabled=("guest",))
+    with caplog.at_level(logging.WARNING, logger="hermes.plugins"):
+        names = {record.name for record in host.enabled()}
+    assert names == {"source", "native", "guest"}
+    assert "belongs in plugins.foreign" in caplog.text
+    typo = make_host(make_plugin, tmp_path, ["guest"], enabled=("nativ",))
+    assert {record.name for record in typo.enabled()} == set()  # an allow-list stays one
+    opted = make_host(make_plugin, tmp_path, ["guest"], foreign=("guest",))
+    assert {record.name for record in opted.enabled()} == {"source", "native", "guest"}

@@ -48,10 +48,11 @@ def test_foreign_plugins_are_opt_in_and_their_names_never_make_an_allow_list():
     from dataclasses import replace
 
     base = PluginPolicy.from_sources(
-        PluginSettings.from_mapping({"enabled": ["noisegate"]}), {}, False
+        PluginSettings.from_mapping({"enabled": ["noisegate"], "foreign": ["loop"]}), {}, False
     )
-    policy = replace(base, native=frozenset({"chat", "skills"}))
+    policy = replace(base, found_foreign=frozenset({"noisegate", "loop"}))
     assert policy.decide("chat").enabled  # a list naming only foreign plugins restricts none
+    assert policy.decide("loop", foreign=True).reason == "plugins.foreign in config.yaml"
     assert policy.decide("noisegate", foreign=True).enabled
     other = policy.decide("hermes-loop", foreign=True)
     assert not other.enabled and other.opt_in
@@ -59,7 +60,9 @@ def test_foreign_plugins_are_opt_in_and_their_names_never_make_an_allow_list():
 
     mixed = replace(policy, config_enabled=frozenset({"chat", "noisegate"}))
     assert mixed.decide("chat").enabled and not mixed.decide("skills").enabled
-    assert mixed.decide("noisegate", foreign=True).enabled
+
+    typo = replace(policy, config_enabled=frozenset({"chta"}))
+    assert not typo.decide("chat").enabled  # a name nothing has still restricts
 
     blocked = replace(policy, config_disabled=frozenset({"noisegate"}))
     refused = blocked.decide("noisegate", foreign=True)

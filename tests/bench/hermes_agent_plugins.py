@@ -71,6 +71,19 @@ SURVEY = [
     "vaibot-hermes-circuitbreaker",
     "vinctor-hermes-plugin",
 ]
+INSTALLERS = {
+    # A package whose README installs the plugin folder with a command of its own.
+    "agentguard-hermes-plugin": ["agentguard-hermes", "install", "--hermes-dir", "{home}"],
+    "sibyl-memory-hermes": ["sibyl-memory-hermes", "install-plugin"],
+}
+NOT_ON_PYPI = {
+    # Their READMEs install the plugin from git with hermes-agent's own installer
+    # (hermes plugins install OWNER/REPO); the PyPI package is a library.
+    "hermes-jobctl": "hermes plugins install mikewei/hermes-plugin-jobctl",
+    "recall-memory-hermes": "hermes plugins install Jnocode/recall-memory-hermes",
+    # Needs the Remnic daemon and its own CLI (remnic connectors install hermes).
+    "remnic-hermes": "remnic connectors install hermes",
+}
 OURS = ["store-sqlite", "chat", "providers", "memory-builtin", "skills", "toolset-terminal"]
 FLOOR_PLUGIN = """
 def register(ctx):
@@ -82,6 +95,14 @@ FIND_PLUGINS = """
 import json, sys
 import yaml
 from importlib import metadata
+
+
+def manifest_name(path):
+    try:
+        return (yaml.safe_load(path.read_text()) or {}).get("name")
+    except yaml.YAMLError:
+        return None
+
 dist = metadata.distribution(sys.argv[1])
 groups = ("hermes_agent.plugins", "hermes_agent.memory_providers")
 entry = [e.name for e in dist.entry_points if e.group in groups]
@@ -90,8 +111,7 @@ for file in dist.files or []:
     if file.name in ("plugin.yaml", "plugin.yml"):
         folder = file.locate().parent
         if (folder / "__init__.py").is_file():
-            manifest = yaml.safe_load(file.locate().read_text()) or {}
-            folders[str(manifest.get("name") or folder.name)] = str(folder)
+            folders[str(manifest_name(file.locate()) or folder.name)] = str(folder)
 print(json.dumps({"entry": entry, "folders": folders}))
 """
 
@@ -179,6 +199,20 @@ def survey(package: str, work: Path, base: list[Path]) -> Package:
         found.why = "pip install failed: " + installed.stderr.strip().splitlines()[-1][:200]
         return found
     found.installed = True
+    if package in NOT_ON_PYPI:
+        found.why = f"installed as a plugin another way: {NOT_ON_PYPI[package]}"
+        return found
+    if package in INSTALLERS:
+        command = [part.format(home=home) for part in INSTALLERS[package]]
+        command[0] = str(venv / "bin" / command[0])
+        env = {"HOME": str(home.parent), "HERMES_HOME": str(home), "PATH": "/usr/bin:/bin"}
+        ran = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if ran.returncode != 0:
+            found.why = "its installer failed: " + (ran.stderr or ran.stdout).strip()[-200:]
+            return found
+        folders = sorted(p.name for p in (home / "plugins").iterdir() if p.is_dir())
+        found.plugins = [load(venv, home, name) for name in folders]
+        return found
     dist = package
     listed = subprocess.run(
         [str(venv / "bin" / "python"), "-c", FIND_PLUGINS, dist],
@@ -186,7 +220,10 @@ def survey(package: str, work: Path, base: list[Path]) -> Package:
         text=True,
         check=False,
     )
-    places = json.loads(listed.stdout) if listed.returncode == 0 else {"entry": [], "folders": []}
+    if listed.returncode != 0:
+        found.why = "could not read its metadata: " + listed.stderr.strip()[-200:]
+        return found
+    places = json.loads(listed.stdout)
     names = list(places["entry"])
     if not names:  # a package without entry points ships a folder its installer copies
         for name, folder in places["folders"].items():
@@ -245,10 +282,12 @@ def main() -> int:
             for note in plugin.notes:
                 print(f"    note: {note}")
     clean = sum(result.clean for result in results)
-    installable = sum(result.installed for result in results)
+    elsewhere = sum(result.name in NOT_ON_PYPI for result in results)
     print(
         f"\n{clean} of {len(results)} packages load and register cleanly "
-        f"({installable} installed here; ratio {clean / len(results):.2f})"
+        f"(ratio {clean / len(results):.2f}); {elsewhere} are installed as plugins another "
+        f"way (not counted); {clean} of {len(results) - elsewhere} installable from PyPI "
+        f"(ratio {clean / max(1, len(results) - elsewhere):.2f})"
     )
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

@@ -130,7 +130,11 @@ class App:
         # A name plugins.enabled also gives may be a foreign plugin, found only later (and a
         # name nothing has is said once, as plugins.enabled's).
         _warn_unknown_isolated(
-            tuple(name for name in plugins.isolated if name not in (plugins.enabled or ())),
+            tuple(
+                name
+                for name in plugins.isolated
+                if name not in (plugins.enabled or ()) and name not in plugins.foreign
+            ),
             self.records,
         )
         return PluginHost(

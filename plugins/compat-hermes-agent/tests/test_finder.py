@@ -108,3 +108,23 @@ def test_names_hermes_refuses_are_made_hermes_names_or_left_out_alone(tmp_path, 
     assert [t.name for t in guest.hermes_tools()] == ["fine"]
     assert "command /!!! is left out" in caplog.text
     assert "tool 'has space' is left out" in caplog.text
+
+
+def test_each_session_gets_its_own_memory_provider_so_users_never_mix(tmp_path):
+    path = folder(
+        tmp_path,
+        "notes",
+        "from agent.memory_provider import MemoryProvider\n"
+        "class Notes(MemoryProvider):\n"
+        "    name = 'notes'\n"
+        "    def is_available(self): return True\n"
+        "    def initialize(self, session_id, **kw): self.user = kw.get('user_id', 'owner')\n"
+        "    def get_tool_schemas(self): return []\n"
+        "    def prefetch(self, query, *, session_id=''): return 'for ' + self.user\n",
+    )
+    guest = build(Where("notes", str(tmp_path), folder=str(path), memory=True).encode())
+    [spec] = list(guest.hermes_memory_providers())
+    memory = spec.factory(None)
+    assert memory.prefetch("q", session_id="a", user_scope="telegram:1") == "for 1"
+    assert memory.prefetch("q", session_id="b", user_scope="telegram:2") == "for 2"
+    assert memory.prefetch("q", session_id="a", user_scope="telegram:1") == "for 1"

@@ -114,4 +114,65 @@ def test_save_config_writes_only_what_changed_and_keeps_comments(tmp_path):
     assert text.startswith("# my settings\nmodel:\n  default: m  # the one I like\n")
     assert "noisegate" in text and "provider: local_memory" in text
     assert "- x" not in text and "[x]" not in text
-    assert oct((tmp_path / "config.yaml").stat().st_mode & 0o777) == "0o600"
+    assert oct((tmp_path / "config.yaml").stat().st_mode & 0o777) == "0o644"  # its mode kept
+
+
+def test_a_real_hermes_cli_is_never_added_to_and_a_folder_in_the_cwd_is_not_a_package(tmp_path):
+    (tmp_path / "hermes_cli").mkdir()
+    (tmp_path / "hermes_cli" / "__init__.py").write_text("REAL = True\n")
+    work = tmp_path / "work"
+    (work / "agent").mkdir(parents=True)
+    (work / "agent" / "__init__.py").write_text("")
+    out = run(
+        f"""
+        import os, sys
+        os.chdir({str(work)!r}); sys.path.insert(0, "")
+        from hermes_plugin_compat_hermes_agent.served import install
+        install()
+        import hermes_cli
+        try:
+            import hermes_cli.config
+        except ImportError:
+            print("nothing served beneath a real hermes_cli")
+        from agent.memory_provider import MemoryProvider
+        print(hermes_cli.REAL, MemoryProvider.__name__)
+        """,
+        path=tmp_path,
+    )
+    assert out.splitlines() == ["nothing served beneath a real hermes_cli", "True MemoryProvider"]
+
+
+def test_a_served_module_is_its_own_and_ours_keeps_its_name():
+    out = run(
+        """
+        import hermes_constants
+        from hermes_plugin_compat_hermes_agent.served import constants
+        print(hermes_constants.__name__, constants.__name__, constants.__spec__.name)
+        print(hermes_constants.get_hermes_home is constants.get_hermes_home)
+        """
+    )
+    assert out.splitlines() == [
+        "hermes_constants hermes_plugin_compat_hermes_agent.served.constants "
+        "hermes_plugin_compat_hermes_agent.served.constants",
+        "True",
+    ]
+
+
+def test_save_config_leaves_what_someone_else_changed_meanwhile(tmp_path):
+    (tmp_path / "config.yaml").write_text("model:\n  default: a\n")
+    run(
+        f"""
+        from pathlib import Path
+        from hermes_cli.config import load_config, save_config
+        cfg = load_config()
+        Path({str(tmp_path / "config.yaml")!r}).write_text(
+            "model:\\n  default: b\\ngateway:\\n  on: true\\n"
+        )
+        cfg.setdefault("plugins", {{}})["enabled"] = ["noisegate"]
+        save_config(cfg)
+        """,
+        home=tmp_path,
+    )
+    text = (tmp_path / "config.yaml").read_text()
+    assert "default: b" in text and "gateway:" in text and "foreign:" in text, text
+    assert "enabled" not in text

@@ -335,7 +335,8 @@ def test_hermes_agent_plugin_names_come_over_unless_a_hermes_plugin_has_the_name
         "memory": {"memory_enabled": False},
     }
     mapped = map_config(source, {})
-    assert mapped.config["plugins"]["enabled"] == ["noisegate"]  # ours has an "acp" plugin
+    assert mapped.config["plugins"]["foreign"] == ["noisegate"]  # ours has an "acp" plugin
+    assert "enabled" not in mapped.config["plugins"]
     assert mapped.config["plugins"]["disabled"] == ["old-guard", "memory-builtin"]
     left = dict(mapped.left)
     assert "also the name of a Hermes plugin" in left["plugins.enabled: acp"]

@@ -527,7 +527,8 @@ def hermes_importers() -> Iterable[ImporterSpec]:
 def hermes_plugin_sources() -> Iterable[PluginSourceSpec]:
     """Yield sources of plugins written for another agent, which run here as Hermes plugins.
 
-    A :class:`PluginSourceSpec`'s ``factory()`` builds a
+    Called once when the plugin is loaded, which happens only when the kernel first needs
+    a source. A :class:`PluginSourceSpec`'s ``factory()`` builds a
     :class:`~hermes_sdk.plugin_sources.PluginSource`; its ``find(query)`` returns
     :class:`~hermes_sdk.plugin_sources.ForeignPlugin` records. The kernel asks only when a
     name no Hermes plugin has is wanted (``plugins.enabled``, a ``memory.provider``) or when

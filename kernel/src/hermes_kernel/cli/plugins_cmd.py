@@ -102,7 +102,8 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     app = app_of(ctx)
     app.rescan = verify
     host = app.host
-    host.find_foreign(frozenset({name}))
+    if host.record(name) is None:  # not a Hermes plugin: perhaps a foreign one
+        host.find_foreign(frozenset({name}))
     record = host.record(name)
     if record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
@@ -146,17 +147,20 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     app = app_of(ctx)
     settings = app.settings  # refuses to edit a config that does not validate
     host = app.host
-    host.find_foreign(frozenset({name}))
+    if enabled and host.record(name) is None:  # a foreign one is looked for only then:
+        host.find_foreign(frozenset({name}))  # disabling must work whatever breaks
     record = host.record(name)
     if enabled and record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
-    set_plugin_enabled(
-        settings.config_path, name, enabled, opt_in=record is not None and record.foreign
-    )
+    foreign = (record is not None and record.foreign) or name in settings.plugins.foreign
+    if enabled:
+        host.enabled()  # finds the foreign names plugins.enabled has: they restrict nothing
+    allow_list = host.policy.allow_list() is not None
+    set_plugin_enabled(settings.config_path, name, enabled, foreign=foreign, allow_list=allow_list)
     verb = "enabled" if enabled else "disabled"
     origin = f" ({record.origin})" if record is not None and record.origin else ""
     click.echo(f"{name}{origin}: {verb} in {settings.config_path}")
-    if host.record(name) is None:
+    if record is None:
         click.echo(
             f"note: no plugin named {name!r} is installed; it will stay disabled if installed later"
         )
@@ -166,7 +170,7 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
 
     fresh = load_settings(app.flags)
     policy = PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode)
-    decision = policy.decide(name, foreign=record is not None and record.foreign)
+    decision = policy.decide(name, foreign=foreign)
     if decision.enabled != enabled:
         click.echo(
             f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}"

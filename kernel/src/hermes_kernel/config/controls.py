@@ -42,6 +42,7 @@ class PluginSettings:
     strict: bool = False
     hook_timeout_seconds: float = 5.0
     isolated: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> PluginSettings:
@@ -54,6 +55,7 @@ class PluginSettings:
             strict=bool(data.get("strict", False)),
             hook_timeout_seconds=float(data.get("hook_timeout_seconds", 5.0)),
             isolated=tuple(data.get("isolated") or ()),
+            foreign=tuple(data.get("foreign") or ()),
         )
 
     def as_mapping(self) -> dict[str, Any]:
@@ -61,4 +63,5 @@ class PluginSettings:
         data["enabled"] = None if self.enabled is None else list(self.enabled)
         data["disabled"] = list(self.disabled)
         data["isolated"] = list(self.isolated)
+        data["foreign"] = list(self.foreign)
         return data

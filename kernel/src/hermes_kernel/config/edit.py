@@ -69,9 +69,16 @@ def edit_config(
     atomic_write_text(target, new_text, mode)
 
 
-def set_plugin_enabled(path: Path, name: str, enabled: bool, *, opt_in: bool = False) -> None:
-    """Move ``name`` between ``plugins.enabled`` and ``plugins.disabled``; an ``opt_in``
-    plugin (a foreign one) is enabled only by being named, so the list is made for it."""
+def set_plugin_enabled(
+    path: Path, name: str, enabled: bool, *, foreign: bool = False, allow_list: bool = True
+) -> None:
+    """Move ``name`` between the lists that enable it and ``plugins.disabled``.
+
+    A Hermes plugin is added to ``plugins.enabled`` only when that list is an allow-list
+    (``allow_list``): a list that names only foreign plugins must not become one. A foreign
+    plugin is opted in through ``plugins.foreign``; disabling it also takes it out of
+    ``plugins.enabled``, and a list left empty that way is removed (empty, it would load
+    nothing)."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     def change(data: Any) -> None:
@@ -83,19 +90,29 @@ def set_plugin_enabled(path: Path, name: str, enabled: bool, *, opt_in: bool = F
         if enabled:
             while disabled is not None and name in disabled:
                 disabled.remove(name)
-            if allow is None and opt_in:
-                allow = plugins["enabled"] = CommentedSeq()
-            if allow is not None and name not in allow:
+            if foreign:
+                opted = plugins.get("foreign")
+                if opted is None:
+                    opted = plugins["foreign"] = CommentedSeq()
+                if name not in opted:
+                    opted.append(name)
+            elif allow is not None and allow_list and name not in allow:
                 allow.append(name)
-        else:
-            if disabled is None:
-                disabled = plugins["disabled"] = CommentedSeq()
-            if not disabled:
-                disabled.fa.set_flow_style()  # an empty list was written "[]": stay inline
-            if name not in disabled:
-                disabled.append(name)
-            while allow is not None and name in allow:
-                allow.remove(name)
+            return
+        if disabled is None:
+            disabled = plugins["disabled"] = CommentedSeq()
+        if not disabled:
+            disabled.fa.set_flow_style()  # an empty list was written "[]": stay inline
+        if name not in disabled:
+            disabled.append(name)
+        opted = plugins.get("foreign")
+        while opted is not None and name in opted:
+            opted.remove(name)
+        had = allow is not None and name in allow
+        while allow is not None and name in allow:
+            allow.remove(name)
+        if foreign and had and allow is not None and not allow:
+            del plugins["enabled"]
 
     edit_config(path, change)
 

@@ -42,6 +42,11 @@ class PluginsConfig(BaseModel):
         description="Plugins run in a host process of their own: a crash there costs one "
         "failed call, never the agent (this contains faults; it is not a sandbox).",
     )
+    foreign: list[str] = Field(
+        default_factory=list,
+        description="Plugins written for another agent (found by a plugin source, such as "
+        "hermes-agent's) that may load: they are opt-in, and this list restricts nothing else.",
+    )
 
 
 class BudgetConfig(BaseModel):

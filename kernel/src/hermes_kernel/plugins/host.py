@@ -114,13 +114,14 @@ class PluginHost:
         self._by_name: dict[str, PluginRecord] = {}
         for record in self.records:
             self._by_name.setdefault(record.name, record)
-        self.policy = replace(policy, native=frozenset(self._by_name))
+        self.policy = policy
         self.home = home
         """HERMES_HOME, where plugin sources look for foreign plugins (None: they are not
         asked)."""
         self._asked: set[str] = set()  # names plugin sources were asked for
         self._asked_all = False
-        self._finding = False
+        self._finding = threading.RLock()  # one search at a time; its own thread may re-enter
+        self._finder: int | None = None  # the thread searching now
         self.timeout = timeout
         self.strict = strict
         self.tracer = tracer
@@ -148,19 +149,40 @@ class PluginHost:
         return self.policy.decide(name, foreign=record is not None and record.foreign)
 
     def enabled(self) -> list[PluginRecord]:
-        """Plugins the controls allow, in name order (foreign plugins that
-        ``plugins.enabled`` names are looked up first)."""
-        wanted = self.policy.config_enabled or frozenset()
-        unknown = wanted - self._by_name.keys() - self._asked
-        if unknown and self.home is not None and not self._finding:
+        """Plugins the controls allow, in name order (the foreign plugins that config.yaml
+        names are looked up first)."""
+        if self.home is not None and self._finder != threading.get_ident():
+            self._find_named()
+        return [r for r in list(self._by_name.values()) if self.decision(r.name).enabled]
+
+    def _find_named(self) -> None:
+        """Ask the sources, once, for the names ``plugins.foreign`` and ``plugins.enabled``
+        give that no Hermes plugin has; a name in neither place is said once."""
+        policy = self.policy
+        wanted = policy.config_foreign | (policy.config_enabled or frozenset())
+        if not wanted - self._by_name.keys() - self._asked:
+            return
+        with self._finding:  # another thread waits here, then sees what was found
+            unknown = wanted - self._by_name.keys() - self._asked
+            if not unknown:
+                return
             self.find_foreign(unknown)
+            self._asked |= unknown
             for name in sorted(unknown - self._by_name.keys()):
+                key = "foreign" if name in policy.config_foreign else "enabled"
                 log.warning(
-                    "plugins.enabled names %r, which no installed plugin or plugin source "
-                    "has; see: hermes plugins list",
+                    "plugins.%s names %r, which no installed plugin or plugin source has; "
+                    "see: hermes plugins list",
+                    key,
                     name,
                 )
-        return [r for r in self._by_name.values() if self.decision(r.name).enabled]
+            for name in sorted((policy.config_enabled or frozenset()) & self.policy.found_foreign):
+                log.warning(
+                    "plugins.enabled names %r, a foreign plugin: it is enabled, but belongs in "
+                    "plugins.foreign (hermes plugins enable %s puts it there)",
+                    name,
+                    name,
+                )
 
     # --- plugins from elsewhere -------------------------------------------------------------
 
@@ -168,24 +190,37 @@ class PluginHost:
         """Ask the plugin sources for ``names`` (None: every plugin they can find) once, and
         add what they find as foreign plugins: opt-in, listed with their origin. A name a
         Hermes plugin already has is refused with one line."""
-        if self.home is None or self._asked_all:
+        if self.home is None:
             return []
-        if names is not None:
-            names = frozenset(names - self._asked)
-            if not names:
+        with self._finding:
+            if self._asked_all:
                 return []
-            self._asked |= names
-        else:
-            self._asked_all = True
-        from hermes_kernel.plugins.foreign import ask_sources
+            if names is not None:
+                names = frozenset(names - self._asked)
+                if not names:
+                    return []
+            outer, self._finder = self._finder, threading.get_ident()
+            # While the sources are asked, a name they are asked about may be foreign: it
+            # must not make plugins.enabled an allow-list that leaves the source itself out.
+            pending = (self.policy.config_enabled or frozenset()) - self._by_name.keys()
+            known = self.policy.found_foreign
+            self.policy = replace(self.policy, found_foreign=known | pending)
+            try:  # the sources' own loading asks for the enabled plugins: not again here
+                from hermes_kernel.plugins.foreign import ask_sources
 
+                sources = self.provided(Kind.PLUGIN_SOURCE)
+                records = ask_sources(sources, self.timeout, self.home, names)
+            finally:
+                self._finder = outer
+                self.policy = replace(self.policy, found_foreign=known)
+            if names is None:
+                self._asked_all = True
+            else:
+                self._asked |= names
+            return self._add_foreign(records)
+
+    def _add_foreign(self, records: list[PluginRecord]) -> list[PluginRecord]:
         added = []
-        self._finding = True  # the sources' own loading asks for enabled plugins
-        try:
-            sources = self.provided(Kind.PLUGIN_SOURCE)
-            records = ask_sources(sources, self.timeout, self.home, names)
-        finally:
-            self._finding = False
         for record in records:
             if record.name in self._by_name:
                 if self._by_name[record.name].origin != record.origin:
@@ -198,6 +233,8 @@ class PluginHost:
             self._by_name[record.name] = record
             self.records.append(record)
             added.append(record)
+        found = frozenset(r.name for r in self._by_name.values() if r.foreign)
+        self.policy = replace(self.policy, found_foreign=found)
         return added
 
     def declared(self, kind: Kind) -> dict[str, list[PluginRecord]]:
@@ -370,7 +407,7 @@ class PluginHost:
         from loading (``plugins.disabled`` and the environment still do)."""
         return [
             record
-            for record in self.records
+            for record in list(self.records)
             if record.foreign
             and (kind, name) in record.declares
             and ((decision := self.decision(record.name)).enabled or decision.opt_in)

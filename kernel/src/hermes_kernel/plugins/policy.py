@@ -9,8 +9,11 @@ Order (first match decides):
 6. Otherwise every installed plugin loads.
 
 Foreign plugins (another agent's, found by a plugin source) are opt-in: one loads only when
-``plugins.enabled`` names it. Their names never make ``plugins.enabled`` an allow-list: a list
-naming only foreign plugins (an installer appended one) leaves every Hermes plugin enabled.
+``plugins.foreign`` names it (``hermes plugins enable NAME`` writes it there), which restricts
+nothing else. A foreign plugin's name written into ``plugins.enabled`` by hand (as the other
+agent's docs say) enables it too, and is never counted in that allow-list: a list naming only
+foreign plugins leaves every Hermes plugin enabled. A name nothing has (a typo) still counts,
+so a mistyped allow-list stays one.
 
 No plugin is exempt: everything needed to repair an installation (``plugins``, ``config``,
 ``doctor``) lives in the kernel and works with zero plugins.
@@ -46,8 +49,9 @@ class PluginPolicy:
     safe_mode: bool = False
     config_enabled: frozenset[str] | None = None
     config_disabled: frozenset[str] = frozenset()
-    native: frozenset[str] | None = None
-    """The installed Hermes plugins (None: every name counts as one)."""
+    config_foreign: frozenset[str] = frozenset()
+    found_foreign: frozenset[str] = frozenset()
+    """The foreign plugins the sources found so far (their names leave the allow-list)."""
 
     @classmethod
     def from_sources(
@@ -59,14 +63,15 @@ class PluginPolicy:
             safe_mode=safe_mode,
             config_enabled=None if config.enabled is None else frozenset(config.enabled),
             config_disabled=frozenset(config.disabled),
+            config_foreign=frozenset(config.foreign),
         )
 
-    def _allow_list(self) -> frozenset[str] | None:
+    def allow_list(self) -> frozenset[str] | None:
         """``plugins.enabled`` as an allow-list of Hermes plugins, or None when it is not one
-        (unset, or naming only foreign plugins: an explicitly empty list still is one)."""
-        if self.config_enabled is None or self.native is None or not self.config_enabled:
+        (unset, or naming only foreign plugins; an explicitly empty list still is one)."""
+        if not self.config_enabled:
             return self.config_enabled
-        own = self.config_enabled & self.native
+        own = self.config_enabled - self.found_foreign
         return own or None
 
     def decide(self, name: str, *, foreign: bool = False) -> Decision:
@@ -83,10 +88,12 @@ class PluginPolicy:
         if name in self.config_disabled:
             return Decision(False, "plugins.disabled in config.yaml")
         if foreign:
+            if name in self.config_foreign:
+                return Decision(True, "plugins.foreign in config.yaml")
             if self.config_enabled is not None and name in self.config_enabled:
-                return Decision(True, "plugins.enabled in config.yaml")
+                return Decision(True, "plugins.enabled in config.yaml (belongs in plugins.foreign)")
             return Decision(False, f"opt-in: hermes plugins enable {name}", opt_in=True)
-        allow = self._allow_list()
+        allow = self.allow_list()
         if allow is not None:
             if name in allow:
                 return Decision(True, "plugins.enabled in config.yaml")

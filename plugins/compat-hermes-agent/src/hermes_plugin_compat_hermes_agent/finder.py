@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from hermes_plugin_compat_hermes_agent.guest import Where
+from hermes_plugin_compat_hermes_agent.guest import Where, hermes_name
 from hermes_sdk import Kind
 from hermes_sdk.plugin_sources import ForeignPlugin, SourceQuery
 
@@ -50,19 +50,26 @@ class HermesAgentPlugins:
 def _entry_points(query: SourceQuery) -> Iterator[ForeignPlugin]:
     for group, memory in ((GROUP, False), (MEMORY_GROUP, True)):
         for entry in metadata.entry_points(group=group):
-            if query.wants(entry.name):
-                yield _from_entry_point(entry, memory, query)
+            name = hermes_name(entry.name)
+            if name is None:
+                log.warning(
+                    "hermes-agent plugin %r (entry point %s): not a name Hermes accepts; left out",
+                    entry.name[:64],
+                    entry.value,
+                )
+            elif query.wants(name):
+                yield _from_entry_point(entry, name, memory, query)
 
 
 def _from_entry_point(
-    entry: metadata.EntryPoint, memory: bool, query: SourceQuery
+    entry: metadata.EntryPoint, name: str, memory: bool, query: SourceQuery
 ) -> ForeignPlugin:
     dist = entry.dist
     meta = dist.metadata if dist is not None else None
     version = (meta["Version"] if meta is not None else None) or ""
     summary = ((meta.get_all("Summary") if meta is not None else None) or [""])[0]
     where = Where(
-        entry.name,
+        name,
         str(query.home),
         entry_point=entry.value,
         memory=memory,
@@ -71,14 +78,14 @@ def _from_entry_point(
     )
     kind = "memory provider entry point" if memory else "entry point"
     return ForeignPlugin(
-        name=entry.name,
+        name=name,
         factory=FACTORY,
         argument=where.encode(),
         origin=f"hermes-agent {kind} {entry.value}",
         distribution=dist.name if dist is not None else "",
         version=version,
         summary=summary,
-        declares=frozenset({(Kind.MEMORY, entry.name)}) if memory else frozenset(),
+        declares=frozenset({(Kind.MEMORY, name)}) if memory else frozenset(),
     )
 
 
@@ -92,10 +99,24 @@ def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
         if folder.name.startswith((".", "_")) or not (folder / "__init__.py").is_file():
             continue
         manifest = _manifest(folder)
-        name = str(manifest.get("name") or folder.name)
-        if not (query.wants(name) or query.wants(folder.name)):
+        given = str(manifest.get("name") or folder.name)
+        name = hermes_name(given)
+        if name is None:
+            log.warning(
+                "hermes-agent plugin folder %s: its name %r is not one Hermes accepts "
+                "(letters, digits, - and _); rename it to load it",
+                folder,
+                given[:64],
+            )
+            continue
+        if not query.wants(name):
             continue
         memory = _is_memory(folder, manifest)
+        hooks = manifest.get("provides_hooks") or manifest.get("hooks") or []
+        declares: set[tuple[Kind, str]] = {(Kind.MEMORY, name)} if memory else set()
+        if isinstance(hooks, list) and "pre_tool_call" in hooks:
+            # Known before loading: if it then fails to load, its gate denies.
+            declares.add((Kind.HOOK, "hermes_tool_gate"))
         version = str(manifest.get("version") or "")
         summary = str(manifest.get("description") or "")
         where = Where(
@@ -114,7 +135,7 @@ def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
             distribution=f"{folder.name} (folder)",
             version=version or "-",
             summary=summary,
-            declares=frozenset({(Kind.MEMORY, name)}) if memory else frozenset(),
+            declares=frozenset(declares),
         )
 
 

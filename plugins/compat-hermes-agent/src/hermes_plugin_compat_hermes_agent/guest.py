@@ -121,12 +121,20 @@ def _load(where: Where) -> tuple[Manifest, Callable[..., Any] | None, ModuleType
 
 
 def _import_folder(package: str, name: str, folder: Path) -> ModuleType:
-    """``folder`` imported as ``package.NAME`` (relative imports work), as hermes-agent does."""
+    """``folder`` imported as ``package.NAME`` (relative imports work), as hermes-agent does;
+    a name another folder's plugin already took gets a suffix, and a failed import leaves
+    nothing of itself in sys.modules."""
     if package not in sys.modules:
         parent = ModuleType(package)
         parent.__path__ = []
         sys.modules[package] = parent
-    fullname = f"{package}.{name.replace('-', '_')}"
+    base = f"{package}.{name.replace('-', '_')}"
+    fullname, number = base, 1
+    while fullname in sys.modules and getattr(sys.modules[fullname], "__file__", None) != str(
+        folder / "__init__.py"
+    ):
+        number += 1
+        fullname = f"{base}_{number}"
     spec = importlib.util.spec_from_file_location(
         fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
     )
@@ -137,7 +145,8 @@ def _import_folder(package: str, name: str, folder: Path) -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        sys.modules.pop(fullname, None)
+        for key in [k for k in sys.modules if k == fullname or k.startswith(fullname + ".")]:
+            del sys.modules[key]
         raise
     return module
 

@@ -24,6 +24,7 @@ approvals, kanban, ``pre_verify``) are reported in one line at load and never ca
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import logging
@@ -113,12 +114,20 @@ class _Sessions:
         return found.source if found is not None else "cli"
 
 
+class NotAnAnswer(TypeError):
+    """A hook returned a coroutine: hermes-agent never awaits one, so it said nothing. For a
+    guard, saying nothing must not let the call through."""
+
+
 def _call(plugin: str, hook: str, callback: Callable[..., Any], **kwargs: Any) -> Any:
     """One callback, as hermes-agent calls it; a coroutine it returns is awaited there
-    never, so here neither (closed, with one line)."""
+    never, so here neither (closed, with one line; a guard's raises, so the call is
+    refused)."""
     answer = callback(**kwargs, **TELEMETRY)
     if inspect.iscoroutine(answer):
         answer.close()
+        if hook == "pre_tool_call":
+            raise NotAnAnswer(f"{hook} returned a coroutine (hermes-agent hooks are synchronous)")
         log.warning("%s: %s returned a coroutine; hermes-agent hooks are synchronous", plugin, hook)
         return None
     return answer
@@ -143,7 +152,7 @@ def _texts(answers: list[Any]) -> list[str]:
 
 def _gate(plugin: str, callbacks: list[Callable[..., Any]]) -> Callable[..., Any]:
     def hermes_tool_gate(call: ToolCall) -> Gate | None:
-        args = dict(call.arguments)  # hermes-agent guards may rewrite it in place
+        args = copy.deepcopy(dict(call.arguments))  # guards may rewrite it in place, deeply
         for callback in callbacks:
             answer = _call(
                 plugin,

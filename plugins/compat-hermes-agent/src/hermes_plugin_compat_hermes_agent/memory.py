@@ -11,6 +11,7 @@ on) and cuts a slow prefetch.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,24 +26,45 @@ __all__ = ["GuestMemory"]
 _EMPTY_OBJECT = {"type": "object", "properties": {}}
 
 
+SESSIONS_KEPT = 32
+"""Providers kept ready for this many sessions at once (a gateway serves many); the one used
+longest ago is shut down first."""
+
+
 class GuestMemory(MemoryProvider):
-    """``provider`` (hermes-agent's interface) behind Hermes's."""
+    """``provider`` (hermes-agent's interface) behind Hermes's: one instance per session, as
+    hermes-agent has one per agent, so one user's turns never land in another's memory.
+    A provider class that cannot be made again without arguments is shared, and initialized
+    again (under a lock) when the session changes."""
 
     def __init__(self, provider: Any, name: str, home: Path) -> None:
-        self._provider = provider
+        self._first = provider
         self._name = name
         self._home = home
-        self._ready = False
-        self._lock = threading.Lock()
+        self._ready: OrderedDict[str, Any] = OrderedDict()
+        self._current: str | None = None  # the shared instance's session
+        self._lock = threading.RLock()
 
-    def _start(self, session_id: str, platform: str = "cli", user_scope: str | None = None) -> None:
-        """``initialize`` once per process, with what hermes-agent passes."""
+    def _fresh(self) -> Any:
+        if not self._ready:
+            return self._first
+        try:
+            return type(self._first)()
+        except Exception:  # noqa: BLE001 - it needs arguments: share the first, re-initialized
+            return None
+
+    def _for(self, session_id: str, platform: str = "cli", user_scope: str | None = None) -> Any:
+        """The provider for ``session_id``, initialized with what hermes-agent passes."""
         with self._lock:
-            if self._ready:
-                return
+            if session_id in self._ready:
+                self._ready.move_to_end(session_id)
+                provider = self._ready[session_id]
+                if provider is not self._first or self._current == session_id:
+                    return provider
+            provider = self._ready.get(session_id) or self._fresh() or self._first
             user = user_scope.partition(":")[2] if user_scope else ""
             extra = {"user_id": user} if user else {}
-            self._provider.initialize(
+            provider.initialize(
                 session_id,
                 platform=platform,
                 hermes_home=str(self._home),
@@ -51,32 +73,39 @@ class GuestMemory(MemoryProvider):
                 agent_workspace="hermes",
                 **extra,
             )
-            self._ready = True
+            if provider is self._first:
+                self._current = session_id
+            self._ready[session_id] = provider
+            while len(self._ready) > SESSIONS_KEPT:
+                _old, dropped = self._ready.popitem(last=False)
+                if dropped is not self._first and dropped not in self._ready.values():
+                    _shut(dropped)
+            return provider
 
     def prompt_blocks(self, context: PromptContext) -> Sequence[PromptSection]:
-        self._start(context.session_id, context.source, context.user_scope)
-        block = self._provider.system_prompt_block()
+        provider = self._for(context.session_id, context.source, context.user_scope)
+        block = provider.system_prompt_block()
         if not isinstance(block, str) or not block.strip():
             return ()
         return (PromptSection(title=f"Memory ({self._name})", text=block, tier=10),)
 
     def prefetch(self, query: str, *, session_id: str, user_scope: str | None) -> str | None:
-        self._start(session_id, user_scope=user_scope)
-        text = self._provider.prefetch(query, session_id="")  # as hermes-agent calls it
+        provider = self._for(session_id, user_scope=user_scope)
+        text = provider.prefetch(query, session_id="")  # as hermes-agent calls it
         return text if isinstance(text, str) and text.strip() else None
 
     def observe_turn(self, turn: TurnRecord) -> None:
         if turn.status != "done":
             return  # hermes-agent syncs completed turns only
-        self._start(turn.session_id, turn.source, turn.user_scope)
-        self._provider.sync_turn(turn.user_text, turn.reply, session_id=turn.session_id)
-        queue = getattr(self._provider, "queue_prefetch", None)
+        provider = self._for(turn.session_id, turn.source, turn.user_scope)
+        provider.sync_turn(turn.user_text, turn.reply, session_id=turn.session_id)
+        queue = getattr(provider, "queue_prefetch", None)
         if callable(queue):
             queue(turn.user_text, session_id=turn.session_id)
 
     def tools(self) -> Sequence[ToolSpec]:
         specs = []
-        for schema in self._provider.get_tool_schemas() or []:
+        for schema in self._first.get_tool_schemas() or []:
             described = schema.get("function", schema) if isinstance(schema, dict) else {}
             name = described.get("name")
             if not isinstance(name, str):
@@ -96,12 +125,21 @@ class GuestMemory(MemoryProvider):
 
     def _handler(self, name: str) -> Any:
         def handle(context: ToolContext, **arguments: Any) -> str:
-            self._start(context.session_id, context.source, context.user_scope)
-            return result_text(self._provider.handle_tool_call(name, dict(arguments)))
+            provider = self._for(context.session_id, context.source, context.user_scope)
+            return result_text(provider.handle_tool_call(name, dict(arguments)))
 
         return handle
 
     def close(self) -> None:
-        shutdown = getattr(self._provider, "shutdown", None)
-        if callable(shutdown):
-            shutdown()
+        with self._lock:
+            providers = {id(p): p for p in [self._first, *self._ready.values()]}
+            self._ready.clear()
+            self._current = None
+        for provider in providers.values():
+            _shut(provider)
+
+
+def _shut(provider: Any) -> None:
+    shutdown = getattr(provider, "shutdown", None)
+    if callable(shutdown):
+        shutdown()

@@ -822,8 +822,9 @@ class _Mapper:
 
     def plugin_names(self) -> None:
         """hermes-agent's ``plugins.enabled`` / ``disabled`` name its plugins, which run here
-        through compat-hermes-agent (their names never restrict Hermes's own). A name that a
-        Hermes plugin also has would: it is left, saying so."""
+        through compat-hermes-agent: enabled ones go into ``plugins.foreign`` (Hermes's
+        ``plugins.enabled`` is an allow-list of its own plugins). A name that a Hermes plugin
+        also has is left, saying so."""
         ours = hermes_plugin_names()
         for key in ("plugins.enabled", "plugins.disabled"):
             value = self.take(key)
@@ -838,8 +839,8 @@ class _Mapper:
                             "plugin of that name cannot run here",
                         )
                     )
-            if theirs:
-                self.put(key, theirs, key)
+            if theirs:  # their enabled list is the one that opts foreign plugins in here
+                self.put("plugins.foreign" if key == "plugins.enabled" else key, theirs, key)
 
     def run(self) -> MappedConfig:
         for step in (

@@ -23,6 +23,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import threading
 from types import ModuleType
@@ -55,27 +56,37 @@ class _Served(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in SERVED:
             return None
+        parent = fullname.rpartition(".")[0]
+        if parent:
+            above = getattr(sys.modules.get(parent), "__spec__", None)
+            if above is None or above.loader is not self:
+                return None  # beneath a real hermes_cli: what it lacks, it lacks
         package = fullname == "hermes_cli"
         return importlib.util.spec_from_loader(fullname, self, is_package=package)
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(SERVED[spec.name])
-
     def exec_module(self, module: ModuleType) -> None:
-        """Our module is already executed: serving it must not run it twice."""
+        """The served module is a fresh one holding our module's names (ours keeps its own
+        name and spec; its functions still read its state)."""
+        ours = importlib.import_module(SERVED[module.__name__])
+        module.__dict__.update(
+            {key: value for key, value in vars(ours).items() if not key.startswith("__")}
+        )
+        if module.__name__ == "hermes_cli":
+            module.__path__ = []
 
 
 _FINDER = _Served()
 
 
 def _real(name: str) -> bool:
-    """Whether ``name`` can be imported without us (the finder is not asked)."""
+    """Whether an installed package ``name`` exists (or is imported). A folder of that name
+    in the current directory does not count: a process started there with ``python -m``
+    has it on sys.path by accident, not as an installed package."""
     if name in sys.modules:
         return True
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+    here = {"", os.getcwd()}
+    installed = [entry for entry in sys.path if entry not in here]
+    return importlib.machinery.PathFinder.find_spec(name, installed) is not None
 
 
 def install() -> None:

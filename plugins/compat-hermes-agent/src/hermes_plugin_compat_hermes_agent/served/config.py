@@ -1,12 +1,13 @@
 """``hermes_cli.config`` for hermes-agent plugins on Hermes: our config.yaml, as theirs.
 
-Hermes keeps the keys hermes-agent plugins read and write where hermes-agent does:
-``plugins.enabled`` / ``plugins.disabled`` (a hermes-agent plugin's name there enables it;
-it never turns Hermes's own plugins off), ``memory.provider``, and a plugin's own section.
-So ``load_config`` is the file as written, and ``save_config`` writes back only what the
-plugin changed, keeping the file's comments and order; an installer that enables itself
+Hermes keeps the keys hermes-agent plugins read and write where hermes-agent does
+(``plugins.disabled``, ``memory.provider``, a plugin's own section), but one.
+So ``load_config`` is the file as written, with one difference: the foreign plugins Hermes
+lets load are ``plugins.foreign`` here and ``plugins.enabled`` there, so the view shows them
+as ``plugins.enabled``. ``save_config`` writes back only what the plugin changed, keeping
+the file's comments and order; an installer that enables itself
 (``cfg["plugins"]["enabled"].append(NAME); save_config(cfg)``) does what
-``hermes plugins enable NAME`` does.
+``hermes plugins enable NAME`` does, and never touches Hermes's own allow-list.
 """
 
 from __future__ import annotations
@@ -50,13 +51,31 @@ def read_raw_config() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _as_theirs(ours: dict[str, Any]) -> dict[str, Any]:
+    """Our config as hermes-agent's: the foreign plugins Hermes lets load
+    (``plugins.foreign``) are what hermes-agent calls ``plugins.enabled``."""
+    view = copy.deepcopy(ours)
+    plugins = view.get("plugins")
+    if isinstance(plugins, dict):
+        plugins["enabled"] = list(plugins.pop("foreign", None) or [])
+    return view
+
+
+_handed_out: list[tuple[int, dict[str, Any]]] = []
+"""What ``load_config`` gave (its id) and the config it was made from: ``save_config`` writes
+what the plugin changed in it, never what someone else changed in the file meanwhile."""
+
+
 def load_config() -> dict[str, Any]:
-    """config.yaml, a copy the caller may change (``save_config`` writes the changes)."""
-    return read_raw_config()
+    """config.yaml as hermes-agent shows it, a copy the caller may change and save."""
+    view = _as_theirs(read_raw_config())
+    _handed_out.append((id(view), copy.deepcopy(view)))
+    del _handed_out[:-8]
+    return view
 
 
 def load_config_readonly() -> dict[str, Any]:
-    return read_raw_config()
+    return _as_theirs(read_raw_config())
 
 
 def cfg_get(cfg: dict[str, Any] | None, *keys: str, default: Any = None) -> Any:
@@ -70,9 +89,13 @@ def cfg_get(cfg: dict[str, Any] | None, *keys: str, default: Any = None) -> Any:
     return value
 
 
+_GONE = object()
+
+
 def _changes(before: Any, after: Any, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
     """(key path, new value or _GONE) for every leaf ``after`` changed from ``before``."""
-    if isinstance(before, dict) and isinstance(after, dict):
+    if isinstance(after, dict) and (before is None or isinstance(before, dict)):
+        before = before or {}
         found = []
         for key in after.keys() | before.keys():
             if key not in after:
@@ -83,19 +106,28 @@ def _changes(before: Any, after: Any, path: tuple[str, ...]) -> list[tuple[tuple
     return [(path, after)]
 
 
-_GONE = object()
+def _ours(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Where a key of hermes-agent's view lives in our config."""
+    return ("plugins", "foreign") if keys == ("plugins", "enabled") else keys
 
 
 def save_config(config: dict[str, Any], **_options: Any) -> None:
-    """Write what changed between the file and ``config`` into config.yaml, keeping the
-    rest of the file (comments, order, keys the plugin never saw) as it was."""
+    """Write what the plugin changed in ``config`` (from what ``load_config`` gave it) into
+    config.yaml, keeping the rest of the file as it is now: comments, order, and keys the
+    plugin never saw or someone else changed meanwhile."""
+    before = next((view for made, view in _handed_out if made == id(config)), None)
+    changes = _changes(before if before is not None else load_config_readonly(), config, ())
+    if changes:
+        _write([(_ours(keys), copy.deepcopy(value)) for keys, value in changes])
+
+
+def _write(changes: list[tuple[tuple[str, ...], Any]]) -> None:
+    """Apply ``changes`` to config.yaml with ruamel (comments kept), atomically, through a
+    symlink, keeping the file's mode (0600 for a new one)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
-    changes = _changes(read_raw_config(), copy.deepcopy(config), ())
-    if not changes:
-        return
-    path = get_config_path()
+    path = get_config_path().resolve()
     editor = YAML()
     editor.indent(mapping=2, sequence=4, offset=2)
     document = editor.load(path.read_text(encoding="utf-8")) if path.exists() else None
@@ -111,12 +143,13 @@ def save_config(config: dict[str, Any], **_options: Any) -> None:
             parent.pop(keys[-1], None)
         else:
             parent[keys[-1]] = value
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".yaml")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             editor.dump(document, out)
-        os.chmod(temporary, 0o600)
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
