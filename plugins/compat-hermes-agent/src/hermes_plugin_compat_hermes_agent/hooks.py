@@ -150,12 +150,27 @@ def _texts(answers: list[Any]) -> list[str]:
     return [answer for answer in answers if isinstance(answer, str)]
 
 
-def _gate(plugin: str, callbacks: list[Callable[..., Any]]) -> Callable[..., Any]:
+@dataclass
+class _Guest:
+    """One plugin's callbacks, and what its hooks remember between calls."""
+
+    plugin: str
+    callbacks: Callbacks
+    sessions: _Sessions = field(default_factory=_Sessions)
+
+    def each(self, hook: str) -> list[Callable[..., Any]]:
+        return self.callbacks.get(hook, [])
+
+    def observe(self, hook: str, **kwargs: Any) -> list[Any]:
+        return _observe(self.plugin, hook, self.each(hook), **kwargs)
+
+
+def _tool_gate(guest: _Guest) -> Callable[..., Any]:
     def hermes_tool_gate(call: ToolCall) -> Gate | None:
         args = copy.deepcopy(dict(call.arguments))  # guards may rewrite it in place, deeply
-        for callback in callbacks:
+        for callback in guest.each("pre_tool_call"):
             answer = _call(
-                plugin,
+                guest.plugin,
                 "pre_tool_call",
                 callback,
                 tool_name=call.tool,
@@ -167,285 +182,264 @@ def _gate(plugin: str, callbacks: list[Callable[..., Any]]) -> Callable[..., Any
                 api_request_id="",
                 middleware_trace=[],
             )
-            if isinstance(answer, Mapping) and answer.get("action") == "block":
+            action = answer.get("action") if isinstance(answer, Mapping) else None
+            if action == "block":
                 message = answer.get("message")
-                return Gate.deny(str(message) if message else f"blocked by {plugin}")
-            if isinstance(answer, Mapping) and answer.get("action") == "approve":
-                message = answer.get("message") or f"{plugin} asks before {call.tool} runs"
+                return Gate.deny(str(message) if message else f"blocked by {guest.plugin}")
+            if action == "approve":
+                message = answer.get("message") or f"{guest.plugin} asks before {call.tool} runs"
                 return Gate.ask(str(message), args if args != call.arguments else None)
         return Gate.allow(args) if args != call.arguments else None
 
     return hermes_tool_gate
 
 
-def hook_functions(plugin: str, callbacks: Callbacks) -> list[Callable[..., Any]]:
-    """The Hermes hook implementations that call ``callbacks`` (by hermes-agent hook name),
-    only for the hooks the plugin registered: a plugin with no guard is no gate."""
-    sessions = _Sessions()
-    made: list[Callable[..., Any]] = []
+def _tool_event(call: ToolCall) -> dict[str, Any]:
+    """What every tool hook gets about the call."""
+    return {
+        "tool_name": call.tool,
+        "args": dict(call.arguments),
+        "task_id": call.session_id,
+        "session_id": call.session_id,
+        "tool_call_id": call.call_id,
+        "turn_id": "",
+        "api_request_id": "",
+    }
 
-    def has(*hooks: str) -> bool:
-        return any(callbacks.get(hook) for hook in hooks)
 
-    def each(hook: str) -> list[Callable[..., Any]]:
-        return callbacks.get(hook, [])
+def _post_tool_call(guest: _Guest) -> Callable[..., Any]:
+    def hermes_post_tool_call(call: ToolCall, result: ToolResult) -> None:
+        guest.observe(
+            "post_tool_call",
+            **_tool_event(call),
+            result=result.content,
+            duration_ms=int(result.duration_s * 1000),
+            status="ok" if result.ok else "error",
+            error_type=None if result.ok else "tool_error",
+            error_message=None if result.ok else result.content,
+            middleware_trace=[],
+        )
 
-    if has("pre_tool_call"):
-        made.append(_gate(plugin, each("pre_tool_call")))
+    return hermes_post_tool_call
 
-    if has("post_tool_call"):
 
-        def hermes_post_tool_call(call: ToolCall, result: ToolResult) -> None:
-            _observe(
-                plugin,
-                "post_tool_call",
-                each("post_tool_call"),
-                tool_name=call.tool,
-                args=dict(call.arguments),
-                result=result.content,
-                task_id=call.session_id,
-                session_id=call.session_id,
-                tool_call_id=call.call_id,
-                turn_id="",
-                api_request_id="",
-                duration_ms=int(result.duration_s * 1000),
-                status="ok" if result.ok else "error",
-                error_type=None if result.ok else "tool_error",
-                error_message=None if result.ok else result.content,
-                middleware_trace=[],
-            )
+def _transform_tool_result(guest: _Guest) -> Callable[..., Any]:
+    def hermes_transform_tool_result(call: ToolCall, result: str) -> str | None:
+        answers = guest.observe(
+            "transform_tool_result",
+            **_tool_event(call),
+            result=result,
+            duration_ms=0,
+            status="ok",
+            error_type=None,
+            error_message=None,
+        )
+        return next(iter(_texts(answers)), None)  # the first text wins, as in hermes-agent
 
-        made.append(hermes_post_tool_call)
+    return hermes_transform_tool_result
 
-    if has("transform_tool_result"):
 
-        def hermes_transform_tool_result(call: ToolCall, result: str) -> str | None:
-            text = result
-            for answer in _texts(
-                _observe(
-                    plugin,
-                    "transform_tool_result",
-                    each("transform_tool_result"),
-                    tool_name=call.tool,
-                    args=dict(call.arguments),
-                    result=result,
-                    task_id=call.session_id,
-                    session_id=call.session_id,
-                    tool_call_id=call.call_id,
-                    turn_id="",
-                    api_request_id="",
-                    duration_ms=0,
-                    status="ok",
-                    error_type=None,
-                    error_message=None,
-                )
-            ):
-                return answer  # the first text wins, as in hermes-agent
-            return text if text != result else None
+def _transform_terminal_output(guest: _Guest) -> Callable[..., Any]:
+    def hermes_transform_terminal_output(command: str, output: str) -> str | None:
+        answers = guest.observe(
+            "transform_terminal_output",
+            command=command,
+            output=output,
+            returncode=None,
+            task_id="",
+            env_type="local",
+        )
+        return next(iter(_texts(answers)), None)
 
-        made.append(hermes_transform_tool_result)
+    return hermes_transform_terminal_output
 
-    if has("transform_terminal_output"):
 
-        def hermes_transform_terminal_output(command: str, output: str) -> str | None:
-            answers = _texts(
-                _observe(
-                    plugin,
-                    "transform_terminal_output",
-                    each("transform_terminal_output"),
-                    command=command,
-                    output=output,
-                    returncode=None,
-                    task_id="",
-                    env_type="local",
-                )
-            )
-            return answers[0] if answers else None
+def _transform_reply(guest: _Guest) -> Callable[..., Any]:
+    def hermes_transform_reply(session: SessionInfo, text: str) -> str | None:
+        guest.sessions.seen(session)
+        answers = guest.observe(
+            "transform_llm_output",
+            response_text=text,
+            session_id=session.session_id,
+            model=session.model or "",
+            platform=session.source,
+        )
+        return next((answer for answer in _texts(answers) if answer), None)
 
-        made.append(hermes_transform_terminal_output)
+    return hermes_transform_reply
 
-    if has("transform_llm_output"):
 
-        def hermes_transform_reply(session: SessionInfo, text: str) -> str | None:
-            sessions.seen(session)
-            answers = _observe(
-                plugin,
-                "transform_llm_output",
-                each("transform_llm_output"),
-                response_text=text,
-                session_id=session.session_id,
-                model=session.model or "",
-                platform=session.source,
-            )
-            return next((answer for answer in _texts(answers) if answer), None)
+def _turn_context(guest: _Guest) -> Callable[..., Any]:
+    def hermes_turn_context(session: SessionInfo, text: str) -> str | None:
+        sessions = guest.sessions
+        sessions.seen(session)
+        count = sessions.turns.get(session.session_id, 0)
+        sessions.turns[session.session_id] = count + 1
+        answers = guest.observe(
+            "pre_llm_call",
+            session_id=session.session_id,
+            task_id=session.session_id,
+            turn_id="",
+            user_message=text,
+            conversation_history=[],
+            is_first_turn=count == 0,
+            model=session.model or "",
+            platform=session.source,
+            sender_id=session.user_scope or "",
+            cwd=session.cwd,
+        )
+        pieces = [
+            answer["context"] if isinstance(answer, Mapping) else answer
+            for answer in answers
+            if isinstance(answer, str)
+            or (isinstance(answer, Mapping) and isinstance(answer.get("context"), str))
+        ]
+        return "\n\n".join(piece for piece in pieces if piece.strip()) or None
 
-        made.append(hermes_transform_reply)
+    return hermes_turn_context
 
-    if has("pre_llm_call"):
 
-        def hermes_turn_context(session: SessionInfo, text: str) -> str | None:
-            sessions.seen(session)
-            count = sessions.turns.get(session.session_id, 0)
-            sessions.turns[session.session_id] = count + 1
-            answers = _observe(
-                plugin,
-                "pre_llm_call",
-                each("pre_llm_call"),
-                session_id=session.session_id,
-                task_id=session.session_id,
-                turn_id="",
-                user_message=text,
+def _session_start(guest: _Guest) -> Callable[..., Any]:
+    def hermes_on_session_start(session: SessionInfo) -> None:
+        guest.sessions.seen(session)
+        guest.observe(
+            "on_session_start",
+            session_id=session.session_id,
+            model=session.model or "",
+            platform=session.source,
+        )
+
+    return hermes_on_session_start
+
+
+def _session_end(guest: _Guest) -> Callable[..., Any]:
+    def hermes_on_session_end(session: SessionInfo, reason: str) -> None:
+        common = {"session_id": session.session_id, "platform": session.source}
+        guest.observe("on_session_finalize", **common, reason=reason)
+        if reason in ("new", "reset"):
+            guest.observe("on_session_reset", **common, reason="new_session")
+        guest.sessions.known.pop(session.session_id, None)
+        guest.sessions.turns.pop(session.session_id, None)
+
+    return hermes_on_session_end
+
+
+def _turn_end(guest: _Guest) -> Callable[..., Any]:
+    def hermes_on_turn_end(turn: TurnInfo) -> None:
+        model = guest.sessions.model(turn.session_id)
+        platform = guest.sessions.platform(turn.session_id)
+        common = {"session_id": turn.session_id, "task_id": turn.session_id, "turn_id": ""}
+        if turn.status == "done":
+            guest.observe(
+                "post_llm_call",
+                **common,
+                user_message=turn.user_text,
+                assistant_response=turn.reply,
                 conversation_history=[],
-                is_first_turn=count == 0,
-                model=session.model or "",
-                platform=session.source,
-                sender_id=session.user_scope or "",
-                cwd=session.cwd,
-            )
-            pieces = []
-            for answer in answers:
-                if isinstance(answer, Mapping) and isinstance(answer.get("context"), str):
-                    pieces.append(answer["context"])
-                elif isinstance(answer, str):
-                    pieces.append(answer)
-            joined = "\n\n".join(piece for piece in pieces if piece.strip())
-            return joined or None
-
-        made.append(hermes_turn_context)
-
-    if has("on_session_start", "pre_llm_call", "transform_llm_output", "on_session_end") or has(
-        "post_llm_call", "post_api_request", "pre_api_request", "api_request_error"
-    ):
-
-        def hermes_on_session_start(session: SessionInfo) -> None:
-            sessions.seen(session)
-            _observe(
-                plugin,
-                "on_session_start",
-                each("on_session_start"),
-                session_id=session.session_id,
-                model=session.model or "",
-                platform=session.source,
-            )
-
-        made.append(hermes_on_session_start)
-
-    if has("on_session_finalize", "on_session_reset"):
-
-        def hermes_on_session_end(session: SessionInfo, reason: str) -> None:
-            common = {"session_id": session.session_id, "platform": session.source}
-            _observe(
-                plugin, "on_session_finalize", each("on_session_finalize"), **common, reason=reason
-            )
-            if reason in ("new", "reset"):
-                _observe(
-                    plugin,
-                    "on_session_reset",
-                    each("on_session_reset"),
-                    **common,
-                    reason="new_session",
-                )
-            sessions.known.pop(session.session_id, None)
-            sessions.turns.pop(session.session_id, None)
-
-        made.append(hermes_on_session_end)
-
-    if has("on_session_end", "post_llm_call"):
-
-        def hermes_on_turn_end(turn: TurnInfo) -> None:
-            model = sessions.model(turn.session_id)
-            platform = sessions.platform(turn.session_id)
-            if turn.status == "done":
-                _observe(
-                    plugin,
-                    "post_llm_call",
-                    each("post_llm_call"),
-                    session_id=turn.session_id,
-                    task_id=turn.session_id,
-                    turn_id="",
-                    user_message=turn.user_text,
-                    assistant_response=turn.reply,
-                    conversation_history=[],
-                    model=model,
-                    platform=platform,
-                )
-            _observe(
-                plugin,
-                "on_session_end",
-                each("on_session_end"),
-                session_id=turn.session_id,
-                task_id=turn.session_id,
-                turn_id="",
-                completed=turn.status == "done",
-                interrupted=turn.status in ("interrupted", "stopped"),
                 model=model,
                 platform=platform,
             )
+        guest.observe(
+            "on_session_end",
+            **common,
+            completed=turn.status == "done",
+            interrupted=turn.status in ("interrupted", "stopped"),
+            model=model,
+            platform=platform,
+        )
 
-        made.append(hermes_on_turn_end)
+    return hermes_on_turn_end
 
-    if has("pre_api_request"):
 
-        def hermes_pre_llm_call(call: LLMCall) -> None:
-            _observe(
-                plugin,
-                "pre_api_request",
-                each("pre_api_request"),
-                **_request(call, sessions),
-                message_count=call.message_count,
-                tool_count=call.tool_count,
-                started_at=time.time(),
-                middleware_trace=[],
+def _api_request(guest: _Guest) -> Callable[..., Any]:
+    def hermes_pre_llm_call(call: LLMCall) -> None:
+        guest.observe(
+            "pre_api_request",
+            **_request(call, guest.sessions),
+            message_count=call.message_count,
+            tool_count=call.tool_count,
+            started_at=time.time(),
+            middleware_trace=[],
+        )
+
+    return hermes_pre_llm_call
+
+
+def _api_response(guest: _Guest) -> Callable[..., Any]:
+    def hermes_post_llm_call(call: LLMCall, result: LLMResult) -> None:
+        ended = time.time()
+        common = {
+            **_request(call, guest.sessions),
+            "api_duration": result.duration_s,
+            "started_at": ended - result.duration_s,
+            "ended_at": ended,
+        }
+        if not result.ok:
+            guest.observe(
+                "api_request_error",
+                **common,
+                status_code=None,
+                retry_count=call.attempt - 1,
+                retryable=result.error_kind in ("rate_limit", "timeout", "server"),
+                reason=result.error_kind or "error",
+                error={"type": result.error_kind or "error", "message": result.error or ""},
             )
+            return
+        usage = usage_of(result)
+        guest.observe(
+            "post_api_request",
+            **common,
+            finish_reason=result.finish_reason or "",
+            message_count=call.message_count,
+            response_model=call.model,
+            usage=usage,
+            response={"model": call.model, "finish_reason": result.finish_reason, "usage": usage},
+            assistant_message=None,
+            assistant_content_chars=0,
+            assistant_tool_call_count=result.tool_call_count,
+        )
 
-        made.append(hermes_pre_llm_call)
+    return hermes_post_llm_call
 
-    if has("post_api_request", "api_request_error"):
 
-        def hermes_post_llm_call(call: LLMCall, result: LLMResult) -> None:
-            ended = time.time()
-            timing = {
-                "api_duration": result.duration_s,
-                "started_at": ended - result.duration_s,
-                "ended_at": ended,
-            }
-            if result.ok:
-                _observe(
-                    plugin,
-                    "post_api_request",
-                    each("post_api_request"),
-                    **_request(call, sessions),
-                    **timing,
-                    finish_reason=result.finish_reason or "",
-                    message_count=call.message_count,
-                    response_model=call.model,
-                    usage=usage_of(result),
-                    response={
-                        "model": call.model,
-                        "finish_reason": result.finish_reason,
-                        "usage": usage_of(result),
-                    },
-                    assistant_message=None,
-                    assistant_content_chars=0,
-                    assistant_tool_call_count=result.tool_call_count,
-                )
-            else:
-                _observe(
-                    plugin,
-                    "api_request_error",
-                    each("api_request_error"),
-                    **_request(call, sessions),
-                    **timing,
-                    status_code=None,
-                    retry_count=call.attempt - 1,
-                    retryable=result.error_kind in ("rate_limit", "timeout", "server"),
-                    reason=result.error_kind or "error",
-                    error={"type": result.error_kind or "error", "message": result.error or ""},
-                )
+_SESSION_HOOKS = (
+    "on_session_start",
+    "pre_llm_call",
+    "transform_llm_output",
+    "on_session_end",
+    "post_llm_call",
+    "pre_api_request",
+    "post_api_request",
+    "api_request_error",
+)
+"""hermes-agent hooks that get the session's model and platform, which Hermes tells at a
+session's start (so the plugin's own ``on_session_start`` hook is made for them too)."""
 
-        made.append(hermes_post_llm_call)
+BUILDERS: tuple[tuple[tuple[str, ...], Callable[[_Guest], Callable[..., Any]]], ...] = (
+    (("pre_tool_call",), _tool_gate),
+    (("post_tool_call",), _post_tool_call),
+    (("transform_tool_result",), _transform_tool_result),
+    (("transform_terminal_output",), _transform_terminal_output),
+    (("transform_llm_output",), _transform_reply),
+    (("pre_llm_call",), _turn_context),
+    (_SESSION_HOOKS, _session_start),
+    (("on_session_finalize", "on_session_reset"), _session_end),
+    (("on_session_end", "post_llm_call"), _turn_end),
+    (("pre_api_request",), _api_request),
+    (("post_api_request", "api_request_error"), _api_response),
+)
+"""Each Hermes hook implementation, and the hermes-agent hooks that call for it."""
 
-    return [hookimpl(function) for function in made]
+
+def hook_functions(plugin: str, callbacks: Callbacks) -> list[Callable[..., Any]]:
+    """The Hermes hook implementations that call ``callbacks`` (by hermes-agent hook name),
+    only for the hooks the plugin registered: a plugin with no guard is no gate."""
+    guest = _Guest(plugin, callbacks)
+    return [
+        hookimpl(build(guest))
+        for needs, build in BUILDERS
+        if any(callbacks.get(hook) for hook in needs)
+    ]
 
 
 def _request(call: LLMCall, sessions: _Sessions) -> dict[str, Any]:
