@@ -537,7 +537,8 @@ def hermes_plugin_sources() -> Iterable[PluginSourceSpec]:
     process of its own when ``plugins.isolated`` names it, listed with its origin, switched
     off for missing hook deadlines. A name a Hermes plugin already has is refused.
 
-    Manifest key: ``plugin_source.NAME``.
+    Manifest key: ``plugin_source.NAME``, required: the kernel imports only the plugins that
+    declare a source when it looks for foreign plugins (a listing imports nothing else).
 
     Example::
 

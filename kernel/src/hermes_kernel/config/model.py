@@ -44,8 +44,8 @@ class PluginsConfig(BaseModel):
     )
     foreign: list[str] = Field(
         default_factory=list,
-        description="Plugins written for another agent (found by a plugin source, such as "
-        "hermes-agent's) that may load: they are opt-in, and this list restricts nothing else.",
+        description="Plugins written for another agent (found by a plugin source) that may "
+        "load: they are opt-in, and this list restricts nothing else.",
     )
 
 

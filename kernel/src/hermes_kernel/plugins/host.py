@@ -208,8 +208,7 @@ class PluginHost:
             try:  # the sources' own loading asks for the enabled plugins: not again here
                 from hermes_kernel.plugins.foreign import ask_sources
 
-                sources = self.provided(Kind.PLUGIN_SOURCE)
-                records = ask_sources(sources, self.timeout, self.home, names)
+                records = ask_sources(self._sources(), self.timeout, self.home, names)
             finally:
                 self._finder = outer
                 self.policy = replace(self.policy, found_foreign=known)
@@ -218,6 +217,14 @@ class PluginHost:
             else:
                 self._asked |= names
             return self._add_foreign(records)
+
+    def _sources(self) -> list[Provided]:
+        """The plugin sources, from the enabled plugins that declare one (a source must: a
+        listing imports nothing else)."""
+        for record in self.enabled():
+            if any(kind is Kind.PLUGIN_SOURCE for kind, _name in record.declares):
+                self.load(record.name)
+        return self.index.of_kind(Kind.PLUGIN_SOURCE)
 
     def _add_foreign(self, records: list[PluginRecord]) -> list[PluginRecord]:
         added = []
