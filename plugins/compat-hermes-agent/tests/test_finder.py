@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from hermes_plugin_compat_hermes_agent.finder import HermesAgentPlugins
-from hermes_plugin_compat_hermes_agent.guest import Where, build
+from hermes_plugin_compat_hermes_agent.guest import build
+from hermes_plugin_compat_hermes_agent.where import Where
 
 from hermes_sdk import Kind
 from hermes_sdk.plugin_sources import SourceQuery

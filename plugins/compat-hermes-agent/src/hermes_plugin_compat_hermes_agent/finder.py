@@ -17,13 +17,13 @@ are read, as hermes-agent reads them.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Iterator
-from importlib import metadata
+from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from hermes_plugin_compat_hermes_agent.guest import Where, hermes_name
+from hermes_plugin_compat_hermes_agent.where import Where, hermes_name
 from hermes_sdk import Kind
 from hermes_sdk.plugin_sources import ForeignPlugin, SourceQuery
 
@@ -47,34 +47,111 @@ class HermesAgentPlugins:
         return [found[name] for name in sorted(found)]
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One entry point of a hermes-agent group, and its distribution's name and version."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+    summary: str
+
+
+def _installed_entries() -> Iterator[_Entry]:
+    """Every entry point in a hermes-agent group, read from the ``*.dist-info`` folders on
+    sys.path as text. ``importlib.metadata`` would build every distribution's metadata
+    (~60 ms with ~200 packages, and ~16 ms more to import it); this reads each folder's
+    ``entry_points.txt``, and the headers of ``METADATA`` only where one matches (~2 ms)."""
+    seen: set[str] = set()
+    for folder in sys.path:
+        try:
+            found = os.scandir(folder or ".")
+        except OSError:
+            continue
+        with found:
+            for entry in found:
+                if not entry.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                text = _read(os.path.join(entry.path, "entry_points.txt"))
+                if text is None or "[hermes_agent." not in text:
+                    continue
+                headers = _headers(entry.path)
+                name = headers.get("name", entry.name.split("-")[0])
+                if name.lower() in seen:
+                    continue  # the first on sys.path wins, as for imports
+                seen.add(name.lower())
+                for group, key, value in _sections(text):
+                    if group.startswith("hermes_agent."):
+                        yield _Entry(
+                            group,
+                            key,
+                            value,
+                            name,
+                            headers.get("version", ""),
+                            headers.get("summary", ""),
+                        )
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeError):
+        return None
+
+
+def _headers(dist_info: str) -> dict[str, str]:
+    """Name, Version and Summary from METADATA (or an egg's PKG-INFO): its first lines."""
+    found: dict[str, str] = {}
+    text = _read(os.path.join(dist_info, "METADATA")) or _read(os.path.join(dist_info, "PKG-INFO"))
+    for line in (text or "").splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line; the description follows
+        key, _, value = line.partition(":")
+        if key.lower() in ("name", "version", "summary") and key.lower() not in found:
+            found[key.lower()] = value.strip()
+    return found
+
+
+def _sections(text: str) -> Iterator[tuple[str, str, str]]:
+    """(group, name, value) of an ``entry_points.txt`` (INI: ``[group]`` then ``name = value``)."""
+    group = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip()
+        elif "=" in line and group:
+            key, _, value = line.partition("=")
+            yield group, key.strip(), value.strip()
+
+
 def _entry_points(query: SourceQuery) -> Iterator[ForeignPlugin]:
-    for group, memory in ((GROUP, False), (MEMORY_GROUP, True)):
-        for entry in metadata.entry_points(group=group):
-            name = hermes_name(entry.name)
-            if name is None:
-                log.warning(
-                    "hermes-agent plugin %r (entry point %s): not a name Hermes accepts; left out",
-                    entry.name[:64],
-                    entry.value,
-                )
-            elif query.wants(name):
-                yield _from_entry_point(entry, name, memory, query)
+    for entry in _installed_entries():
+        if entry.group not in (GROUP, MEMORY_GROUP):
+            continue
+        name = hermes_name(entry.name)
+        if name is None:
+            log.warning(
+                "hermes-agent plugin %r (entry point %s): not a name Hermes accepts; left out",
+                entry.name[:64],
+                entry.value,
+            )
+        elif query.wants(name):
+            yield _from_entry_point(entry, name, entry.group == MEMORY_GROUP, query)
 
 
-def _from_entry_point(
-    entry: metadata.EntryPoint, name: str, memory: bool, query: SourceQuery
-) -> ForeignPlugin:
-    dist = entry.dist
-    meta = dist.metadata if dist is not None else None
-    version = (meta["Version"] if meta is not None else None) or ""
-    summary = ((meta.get_all("Summary") if meta is not None else None) or [""])[0]
+def _from_entry_point(entry: _Entry, name: str, memory: bool, query: SourceQuery) -> ForeignPlugin:
     where = Where(
         name,
         str(query.home),
         entry_point=entry.value,
         memory=memory,
-        version=version,
-        description=summary,
+        version=entry.version,
+        description=entry.summary,
     )
     kind = "memory provider entry point" if memory else "entry point"
     return ForeignPlugin(
@@ -82,9 +159,9 @@ def _from_entry_point(
         factory=FACTORY,
         argument=where.encode(),
         origin=f"hermes-agent {kind} {entry.value}",
-        distribution=dist.name if dist is not None else "",
-        version=version,
-        summary=summary,
+        distribution=entry.distribution,
+        version=entry.version,
+        summary=entry.summary,
         declares=frozenset({(Kind.MEMORY, name)}) if memory else frozenset(),
     )
 
@@ -140,6 +217,8 @@ def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
 
 
 def _manifest(folder: Path) -> dict[str, object]:
+    import yaml  # only where there are plugin folders
+
     for file in ("plugin.yaml", "plugin.yml"):
         try:
             data = yaml.safe_load((folder / file).read_text(encoding="utf-8"))
