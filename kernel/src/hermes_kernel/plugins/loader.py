@@ -62,9 +62,23 @@ def _where(exc: BaseException, package: str) -> str:
     return f" (at {Path(last.filename).name}:{last.lineno})"
 
 
-def describe_failure(exc: BaseException, package: str = "") -> str:
-    """One line saying what went wrong, for users who did not write the plugin."""
-    where = _where(exc, package) if package else ""
+def _where_foreign(exc: BaseException, source_package: str) -> str:
+    """`` (at file:line)`` of the last frame outside the plugin source's own code and the
+    import machinery: the foreign plugin's line that failed."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if source_package not in Path(frame.filename).parts
+        and "importlib" not in Path(frame.filename).parts
+        and not frame.filename.startswith("<frozen")
+    ]
+    return f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+
+
+def describe_failure(exc: BaseException, package: str = "", *, foreign: bool = False) -> str:
+    """One line saying what went wrong, for users who did not write the plugin (for a
+    foreign plugin, ``package`` is its source's, whose frames are not the plugin's)."""
+    where = _where_foreign(exc, package) if foreign else _where(exc, package) if package else ""
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r}) while loading{where}"
     if isinstance(exc, RegistrationError):
@@ -146,7 +160,9 @@ def _run_under_deadline(record: PluginRecord, timeout: float, tracer: Tracer | N
             record.name,
             ok=False,
             seconds=seconds,
-            error=describe_failure(attempt.error, _top_package(record.target)),
+            error=describe_failure(
+                attempt.error, _top_package(record.target), foreign=record.argument is not None
+            ),
             traceback=attempt.trace_text,
         )
     outcome = LoadOutcome(record.name, ok=True, seconds=seconds, specs=attempt.specs)

@@ -225,7 +225,17 @@ def _manifest(folder: Path) -> dict[str, object]:
         except FileNotFoundError:
             continue
         except (OSError, yaml.YAMLError) as exc:
-            log.warning("hermes-agent plugin folder %s: %s is unreadable: %s", folder, file, exc)
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}: " if mark is not None else ""
+            problem = getattr(exc, "problem", None) or exc
+            log.warning(
+                "hermes-agent plugin folder %s: %s is unreadable (%s%s); it is known by its "
+                "folder's name",
+                folder,
+                file,
+                where,
+                " ".join(str(problem).split()),
+            )
             return {}
         return data if isinstance(data, dict) else {}
     return {}
