@@ -443,3 +443,21 @@ def test_isolated_hermes_agent_plugins_work_from_a_process_of_their_own(venv, ho
     assert "Blocked by HermesGuardian" in tool_result(openai_server)
     listed = hermes(venv, home, "plugins", "list")
     assert "isolated (plugins.isolated)" in listed.stdout
+
+
+def test_a_guard_that_says_it_guards_and_fails_to_load_denies(venv, home, openai_server):
+    folder_plugin(
+        home,
+        "strictguard",
+        "def register(ctx):\n    raise ImportError('its scorer is not installed')\n",
+        "name: strictguard\nprovides_hooks: [pre_tool_call]\n",
+    )
+    with_settings(home, "plugins:\n  foreign: [strictguard]\n")
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": "echo ran > ran.txt"}), Reply.say("tried")
+    )
+    done = hermes(venv, home, "chat", "-q", "make a file")
+    assert done.returncode == 0, done.stderr
+    assert "ImportError: its scorer is not installed" in done.stderr
+    assert not (home.parent / "ran.txt").exists()
+    assert "refused" in tool_result(openai_server).lower()

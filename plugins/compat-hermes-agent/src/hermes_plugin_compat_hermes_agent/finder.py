@@ -57,6 +57,7 @@ class _Entry:
     distribution: str
     version: str
     summary: str
+    site: str  # the folder the distribution is installed in
 
 
 def _installed_entries() -> Iterator[_Entry]:
@@ -91,6 +92,7 @@ def _installed_entries() -> Iterator[_Entry]:
                             name,
                             headers.get("version", ""),
                             headers.get("summary", ""),
+                            folder or ".",
                         )
 
 
@@ -154,6 +156,9 @@ def _from_entry_point(entry: _Entry, name: str, memory: bool, query: SourceQuery
         description=entry.summary,
     )
     kind = "memory provider entry point" if memory else "entry point"
+    module = entry.value.partition(":")[0].strip()
+    shipped = Path(entry.site, *module.split("."))  # a plugin.yaml beside the package's code
+    declares = _declared(name, memory, _manifest(shipped) if shipped.is_dir() else {})
     return ForeignPlugin(
         name=name,
         factory=FACTORY,
@@ -162,8 +167,18 @@ def _from_entry_point(entry: _Entry, name: str, memory: bool, query: SourceQuery
         distribution=entry.distribution,
         version=entry.version,
         summary=entry.summary,
-        declares=frozenset({(Kind.MEMORY, name)}) if memory else frozenset(),
+        declares=declares,
     )
+
+
+def _declared(name: str, memory: bool, manifest: dict[str, object]) -> frozenset[tuple[Kind, str]]:
+    """What a plugin provides, known before it loads: a memory provider, and a guard when
+    its plugin.yaml lists ``pre_tool_call`` (if it then fails to load, its gate denies)."""
+    declares: set[tuple[Kind, str]] = {(Kind.MEMORY, name)} if memory else set()
+    hooks = manifest.get("provides_hooks") or manifest.get("hooks") or []
+    if isinstance(hooks, list) and "pre_tool_call" in hooks:
+        declares.add((Kind.HOOK, "hermes_tool_gate"))
+    return frozenset(declares)
 
 
 def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
@@ -189,11 +204,6 @@ def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
         if not query.wants(name):
             continue
         memory = _is_memory(folder, manifest)
-        hooks = manifest.get("provides_hooks") or manifest.get("hooks") or []
-        declares: set[tuple[Kind, str]] = {(Kind.MEMORY, name)} if memory else set()
-        if isinstance(hooks, list) and "pre_tool_call" in hooks:
-            # Known before loading: if it then fails to load, its gate denies.
-            declares.add((Kind.HOOK, "hermes_tool_gate"))
         version = str(manifest.get("version") or "")
         summary = str(manifest.get("description") or "")
         where = Where(
@@ -212,14 +222,18 @@ def _folders(query: SourceQuery) -> Iterator[ForeignPlugin]:
             distribution=f"{folder.name} (folder)",
             version=version or "-",
             summary=summary,
-            declares=frozenset(declares),
+            declares=_declared(name, memory, manifest),
         )
 
 
 def _manifest(folder: Path) -> dict[str, object]:
-    import yaml  # only where there are plugin folders
+    """A folder's plugin.yaml ({} when it has none or it is unreadable: one line says so)."""
+    names = [name for name in ("plugin.yaml", "plugin.yml") if (folder / name).is_file()]
+    if not names:
+        return {}
+    import yaml  # only where there is one
 
-    for file in ("plugin.yaml", "plugin.yml"):
+    for file in names:
         try:
             data = yaml.safe_load((folder / file).read_text(encoding="utf-8"))
         except FileNotFoundError:
