@@ -907,3 +907,32 @@ def test_model_request_observers_get_an_id_per_attempt_its_usage_and_its_error(
     assert not failed.ok and failed.error_kind == "overloaded"  # a 503
     assert ok.ok and (ok.input_tokens, ok.output_tokens) == (20, 30)  # the cached 100 apart
     assert (ok.cache_read_tokens, ok.reasoning_tokens) == (100, 12)
+
+
+def test_a_turn_cancelled_from_outside_still_reaches_on_turn_end(make_engine, openai_server):
+    """A cancelled turn task (a second Ctrl+C, a shutdown) cannot await its end hook any
+    more; it runs on its own, so hermes-agent's on_session_end(interrupted=True) still
+    fires, as hermes-agent's exit path makes it."""
+    openai_server.queue(Reply.say("slow " * 20, chunk_size=4, chunk_delay_seconds=0.3))
+    ended = []
+
+    class Watching(NoObserver):
+        async def on_turn_end(self, turn):
+            ended.append(turn)
+
+    engine = make_engine(observer=Watching())
+    session = engine.start_session("cli")
+
+    async def scenario():
+        task = asyncio.ensure_future(engine.run_turn(session.id, "talk"))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(50):
+            if ended:
+                break
+            await asyncio.sleep(0.02)
+
+    asyncio.run(scenario())
+    assert [(t.status, t.error, t.user_text) for t in ended] == [("stopped", "cancelled", "talk")]

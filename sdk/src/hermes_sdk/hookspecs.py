@@ -1113,7 +1113,9 @@ def hermes_on_turn_end(turn: TurnInfo) -> None:
     """Observe a turn ending, whatever its status.
 
     Called once per turn, after its reply is stored (or it stopped, failed or ran out of
-    budget). Return nothing. Raising is logged and ignored.
+    budget). A turn cancelled from outside (a second Ctrl+C, a shutdown) ends ``stopped``
+    with the error ``cancelled``; its call runs on its own then, and may not finish if the
+    process is leaving. Return nothing. Raising is logged and ignored.
 
     Example::
 

@@ -137,6 +137,9 @@ class TurnEngine:
         self.health = RouteHealth()
         self.activity = ActivityLog(self.settings.log_content)
         self._index_timer: asyncio.TimerHandle | None = None
+        self._telling: set[asyncio.Future[None]] = set()
+        """``hermes_on_turn_end`` calls for cancelled turns, running on their own (kept
+        referenced until done)."""
         self.schemas = [
             ToolSchema(spec.name, described(spec, self.tools, self.config), spec.parameters)
             for spec in self.tools.values()
@@ -363,7 +366,7 @@ class TurnEngine:
                 with contextlib.suppress(StoreError):  # if not, it expires on its own
                     await db.run(self.store.leases.release, session_id, holder)
             self._index_soon()
-            if not cancelled and self.observer.observes("on_turn_end"):
+            if self.observer.observes("on_turn_end"):
                 ended = TurnInfo(
                     session_id=session_id,
                     status=result.status,
@@ -374,7 +377,12 @@ class TurnEngine:
                     model_calls=result.iterations,
                     seconds=seconds,
                 )
-                await observed(self.observer.on_turn_end(ended))
+                if cancelled:  # this task cannot await any more: the hook runs on its own
+                    told = asyncio.ensure_future(observed(self.observer.on_turn_end(ended)))
+                    self._telling.add(told)
+                    told.add_done_callback(self._telling.discard)
+                else:
+                    await observed(self.observer.on_turn_end(ended))
 
     async def _with_prompt(self, begun: _Begun) -> _Begun:
         """An imported session's system prompt, built now from this home (what its plugins add)
