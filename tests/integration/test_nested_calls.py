@@ -159,3 +159,36 @@ def test_a_tool_failed_keeps_its_lines_and_describe_sees_the_other_tools(
         for t in openai_server.requests[0].json["tools"]
     }
     assert described == {"fails": "calls: plain", "plain": "the plain tool"}
+
+
+def test_a_nested_call_is_gated_with_its_parent_and_observed_as_it_ran(make_engine, openai_server):
+    from hermes_kernel.engine.parts import NoObserver
+
+    gated, after = [], []
+
+    class Gate(NoObserver):
+        async def tool_gate(self, call):
+            gated.append((call.tool, call.parent_call_id))
+            if call.tool == "shout":
+                return {**call.arguments, "text": "rewritten"}
+            return call.arguments
+
+        async def post_tool_call(self, call, result):
+            after.append((call.tool, call.parent_call_id, dict(call.arguments)))
+
+    def shout(text: str) -> str:
+        return text.upper()
+
+    def outer(context: ToolContext) -> str:
+        return context.tool_caller().call("shout", {"text": "hi"}).content
+
+    openai_server.queue(Reply.tool_call("outer", {}), Reply.say("done"))
+    engine = make_engine(
+        [spec("shout", shout, text="string"), spec("outer", outer, takes_context=True)],
+        observer=Gate(),
+    )
+    session = engine.start_session("cli")
+    assert run(engine, session.id, "go").status == "done"
+    assert gated == [("outer", None), ("shout", "call_0")]
+    assert ("shout", "call_0", {"text": "rewritten"}) in after
+    assert engine.store.messages.of_session(session.id)[2].content == "REWRITTEN"

@@ -97,6 +97,8 @@ class TurnRun:
         self.route_start = 0
         self.partial: list[str] = []  # what the current model attempt has streamed
         self.failures: dict[tuple[str, str], int] = {}
+        self.nested_parents: dict[str, str] = {}
+        """The calling tool's call id of each nested call, by the nested call's id."""
         self.gated_arguments: dict[str, Mapping[str, Any]] = {}
         """The arguments a call ran with when a gate rewrote them, by call id: what the
         observers and transforms after the gate are shown."""
@@ -482,6 +484,7 @@ class TurnRun:
         except (TypeError, ValueError) as exc:
             return NestedResult(tool, f"error: arguments are not JSON ({exc}); not run", "error")
         call = ToolCallRequest(id=f"{parent.id}.{position}", name=tool, arguments=text)
+        self.nested_parents[call.id] = parent.id
         store = self.parts.store
         begin = asyncio.ensure_future(
             store.db.run(
@@ -528,7 +531,8 @@ class TurnRun:
                     Disposition.UNKNOWN,
                     time.perf_counter() - started,
                 )
-            await asyncio.shield(self._end_nested(row, seen, outcome))
+            after = self.tool_call(call, parent.id)  # with a gate's arguments, if it rewrote
+            await asyncio.shield(self._end_nested(row, after, outcome))
         return NestedResult(tool, outcome.content, outcome.disposition.value, outcome.seconds)
 
     async def _end_nested(self, row: int, seen: ToolCall, outcome: ToolOutcome) -> None:
@@ -561,7 +565,11 @@ class TurnRun:
     ) -> Mapping[str, Any] | str:
         """The plugins' gates on a call whose arguments fit its schema."""
         seen = ToolCall(
-            session_id=self.session.id, call_id=call.id, tool=call.name, arguments=arguments
+            session_id=self.session.id,
+            call_id=call.id,
+            tool=call.name,
+            arguments=arguments,
+            parent_call_id=self.nested_parents.get(call.id),
         )
         judged = await self.parts.observer.tool_gate(seen)
         if not isinstance(judged, str) and judged != arguments:
