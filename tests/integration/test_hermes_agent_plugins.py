@@ -461,3 +461,14 @@ def test_a_guard_that_says_it_guards_and_fails_to_load_denies(venv, home, openai
     assert "ImportError: its scorer is not installed" in done.stderr
     assert not (home.parent / "ran.txt").exists()
     assert "refused" in tool_result(openai_server).lower()
+
+
+def test_disabling_a_hand_written_foreign_name_leaves_no_empty_allow_list(venv, home):
+    with_settings(home, "plugins:\n  enabled: [noisegate]\n")
+    done = hermes(venv, home, "plugins", "disable", "noisegate")
+    assert done.returncode == 0, done.stderr
+    config = (home / "config.yaml").read_text()
+    assert "enabled" not in config and "noisegate" in config.split("disabled:")[1]
+    listed = hermes(venv, home, "plugins", "list")
+    states = {line.split()[0]: line for line in listed.stdout.splitlines()[1:] if line[:1] != " "}
+    assert "enabled" in states["chat"] and "disabled" in states["noisegate"]

@@ -936,3 +936,34 @@ def test_a_turn_cancelled_from_outside_still_reaches_on_turn_end(make_engine, op
 
     asyncio.run(scenario())
     assert [(t.status, t.error, t.user_text) for t in ended] == [("stopped", "cancelled", "talk")]
+
+
+def test_a_gates_rewrite_is_shown_for_its_own_call_only_when_ids_repeat(make_engine, openai_server):
+    """Servers number calls per reply (call_0 in every round): a rewrite of round one's
+    call_0 must not be shown as round two's arguments."""
+    observed = []
+
+    class Rewrites(NoObserver):
+        async def tool_gate(self, call):
+            if call.tool == "note":
+                return {**call.arguments, "text": "rewritten"}
+            return call.arguments
+
+        async def post_tool_call(self, call, result):
+            observed.append((call.tool, dict(call.arguments)))
+
+    openai_server.queue(
+        Reply.tool_call("note", {"text": "a"}),
+        Reply.tool_call("echo", {"text": "b"}),
+        Reply.say("done"),
+    )
+    engine = make_engine(
+        [
+            tool("note", lambda text: text, text="string"),
+            tool("echo", lambda text: text, text="string"),
+        ],
+        observer=Rewrites(),
+    )
+    session = engine.start_session("cli")
+    assert run(engine, session.id, "go").status == "done"
+    assert observed == [("note", {"text": "rewritten"}), ("echo", {"text": "b"})]

@@ -7,6 +7,7 @@ plugin manager's ``install``, ``uninstall``, ``upgrade``, ``catalog`` ... join i
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 
@@ -102,6 +103,7 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     app = app_of(ctx)
     app.rescan = verify
     host = app.host
+    host.enabled()  # the foreign names config.yaml gives: they decide what is enabled
     if host.record(name) is None:  # not a Hermes plugin: perhaps a foreign one
         host.find_foreign(frozenset({name}))
     record = host.record(name)
@@ -152,7 +154,9 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     record = host.record(name)
     if enabled and record is None:
         raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
-    foreign = (record is not None and record.foreign) or name in settings.plugins.foreign
+    # Not a Hermes plugin (a foreign one, or a name nothing has): taking it out of
+    # plugins.enabled must not leave an empty allow-list behind.
+    foreign = record is None or record.foreign or name in settings.plugins.foreign
     if enabled:
         host.enabled()  # finds the foreign names plugins.enabled has: they restrict nothing
     allow_list = host.policy.allow_list() is not None
@@ -169,8 +173,11 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     from hermes_kernel.plugins.policy import PluginPolicy
 
     fresh = load_settings(app.flags)
-    policy = PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode)
-    decision = policy.decide(name, foreign=foreign)
+    policy = replace(
+        PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode),
+        found_foreign=host.policy.found_foreign,
+    )
+    decision = policy.decide(name, foreign=record is not None and record.foreign)
     if decision.enabled != enabled:
         click.echo(
             f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}"

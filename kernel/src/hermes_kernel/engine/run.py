@@ -564,6 +564,7 @@ class TurnRun:
         self, call: ToolCallRequest, arguments: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
         """The plugins' gates on a call whose arguments fit its schema."""
+        self.gated_arguments.pop(call.id, None)  # ids repeat across rounds: not an older one's
         seen = ToolCall(
             session_id=self.session.id,
             call_id=call.id,

@@ -202,7 +202,9 @@ class PluginHost:
             outer, self._finder = self._finder, threading.get_ident()
             # While the sources are asked, a name they are asked about may be foreign: it
             # must not make plugins.enabled an allow-list that leaves the source itself out.
-            pending = (self.policy.config_enabled or frozenset()) - self._by_name.keys()
+            pending = (
+                (self.policy.config_enabled or frozenset()) - self._by_name.keys() - self._asked
+            )
             known = self.policy.found_foreign
             self.policy = replace(self.policy, found_foreign=known | pending)
             try:  # the sources' own loading asks for the enabled plugins: not again here
@@ -212,11 +214,12 @@ class PluginHost:
             finally:
                 self._finder = outer
                 self.policy = replace(self.policy, found_foreign=known)
+            added = self._add_foreign(records)  # before they count as asked: see enabled()
             if names is None:
                 self._asked_all = True
             else:
                 self._asked |= names
-            return self._add_foreign(records)
+            return added
 
     def _sources(self) -> list[Provided]:
         """The plugin sources, from the enabled plugins that declare one (a source must: a

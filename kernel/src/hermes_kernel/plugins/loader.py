@@ -69,6 +69,7 @@ def _where_foreign(exc: BaseException, source_package: str) -> str:
         frame
         for frame in traceback.extract_tb(exc.__traceback__)
         if source_package not in Path(frame.filename).parts
+        and "hermes_kernel" not in Path(frame.filename).parts
         and "importlib" not in Path(frame.filename).parts
         and not frame.filename.startswith("<frozen")
     ]

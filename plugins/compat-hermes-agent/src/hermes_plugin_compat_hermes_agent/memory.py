@@ -10,9 +10,10 @@ on) and cuts a slow prefetch.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,19 @@ class GuestMemory(MemoryProvider):
         except Exception:  # noqa: BLE001 - it needs arguments: share the first, re-initialized
             return None
 
+    @contextlib.contextmanager
+    def _using(
+        self, session_id: str, platform: str = "cli", user_scope: str | None = None
+    ) -> Iterator[Any]:
+        """The provider for ``session_id`` while it is used: a shared one stays under the
+        lock, so another session cannot initialize it for itself in the middle."""
+        with self._lock:
+            provider = self._for(session_id, platform, user_scope)
+            if provider is self._first:
+                yield provider
+                return
+        yield provider
+
     def _for(self, session_id: str, platform: str = "cli", user_scope: str | None = None) -> Any:
         """The provider for ``session_id``, initialized with what hermes-agent passes."""
         with self._lock:
@@ -83,25 +97,25 @@ class GuestMemory(MemoryProvider):
             return provider
 
     def prompt_blocks(self, context: PromptContext) -> Sequence[PromptSection]:
-        provider = self._for(context.session_id, context.source, context.user_scope)
-        block = provider.system_prompt_block()
+        with self._using(context.session_id, context.source, context.user_scope) as provider:
+            block = provider.system_prompt_block()
         if not isinstance(block, str) or not block.strip():
             return ()
         return (PromptSection(title=f"Memory ({self._name})", text=block, tier=10),)
 
     def prefetch(self, query: str, *, session_id: str, user_scope: str | None) -> str | None:
-        provider = self._for(session_id, user_scope=user_scope)
-        text = provider.prefetch(query, session_id="")  # as hermes-agent calls it
+        with self._using(session_id, user_scope=user_scope) as provider:
+            text = provider.prefetch(query, session_id="")  # as hermes-agent calls it
         return text if isinstance(text, str) and text.strip() else None
 
     def observe_turn(self, turn: TurnRecord) -> None:
         if turn.status != "done":
             return  # hermes-agent syncs completed turns only
-        provider = self._for(turn.session_id, turn.source, turn.user_scope)
-        provider.sync_turn(turn.user_text, turn.reply, session_id=turn.session_id)
-        queue = getattr(provider, "queue_prefetch", None)
-        if callable(queue):
-            queue(turn.user_text, session_id=turn.session_id)
+        with self._using(turn.session_id, turn.source, turn.user_scope) as provider:
+            provider.sync_turn(turn.user_text, turn.reply, session_id=turn.session_id)
+            queue = getattr(provider, "queue_prefetch", None)
+            if callable(queue):
+                queue(turn.user_text, session_id=turn.session_id)
 
     def tools(self) -> Sequence[ToolSpec]:
         specs = []
@@ -125,8 +139,8 @@ class GuestMemory(MemoryProvider):
 
     def _handler(self, name: str) -> Any:
         def handle(context: ToolContext, **arguments: Any) -> str:
-            provider = self._for(context.session_id, context.source, context.user_scope)
-            return result_text(provider.handle_tool_call(name, dict(arguments)))
+            with self._using(context.session_id, context.source, context.user_scope) as provider:
+                return result_text(provider.handle_tool_call(name, dict(arguments)))
 
         return handle
 

@@ -84,9 +84,18 @@ def _real(name: str) -> bool:
     has it on sys.path by accident, not as an installed package."""
     if name in sys.modules:
         return True
-    here = {"", os.getcwd()}
-    installed = [entry for entry in sys.path if entry not in here]
-    return importlib.machinery.PathFinder.find_spec(name, installed) is not None
+    here = os.getcwd()
+    installed = [entry for entry in sys.path if entry not in ("", here)]
+    if importlib.machinery.PathFinder.find_spec(name, installed) is not None:
+        return True
+    try:  # an editable install answers through a finder of its own
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    places = [str(place) for place in spec.submodule_search_locations or [spec.origin or ""]]
+    return not all(os.path.abspath(place).startswith(here + os.sep) for place in places)
 
 
 def install() -> None:

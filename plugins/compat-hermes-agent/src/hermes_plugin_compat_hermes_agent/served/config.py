@@ -61,15 +61,15 @@ def _as_theirs(ours: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-_handed_out: list[tuple[int, dict[str, Any]]] = []
-"""What ``load_config`` gave (its id) and the config it was made from: ``save_config`` writes
-what the plugin changed in it, never what someone else changed in the file meanwhile."""
+_handed_out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+"""What ``load_config`` gave, and a copy of it as given: ``save_config`` writes what the
+plugin changed in it, never what someone else changed in the file meanwhile."""
 
 
 def load_config() -> dict[str, Any]:
     """config.yaml as hermes-agent shows it, a copy the caller may change and save."""
     view = _as_theirs(read_raw_config())
-    _handed_out.append((id(view), copy.deepcopy(view)))
+    _handed_out.append((view, copy.deepcopy(view)))
     del _handed_out[:-8]
     return view
 
@@ -115,7 +115,7 @@ def save_config(config: dict[str, Any], **_options: Any) -> None:
     """Write what the plugin changed in ``config`` (from what ``load_config`` gave it) into
     config.yaml, keeping the rest of the file as it is now: comments, order, and keys the
     plugin never saw or someone else changed meanwhile."""
-    before = next((view for made, view in _handed_out if made == id(config)), None)
+    before = next((given for view, given in reversed(_handed_out) if view is config), None)
     changes = _changes(before if before is not None else load_config_readonly(), config, ())
     if changes:
         _write([(_ours(keys), copy.deepcopy(value)) for keys, value in changes])
