@@ -7,6 +7,14 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
+from hermes_kernel.config.defaults import (
+    AGENT_MAX_ITERATIONS,
+    AGENT_RETRIES,
+    APPROVALS_MODE,
+    APPROVALS_TIMEOUT_SECONDS,
+    MODEL_TIMEOUT_SECONDS,
+    TOOLS_TIMEOUT_SECONDS,
+)
 
 # Names of environment variables: config.yaml names secrets, it never holds them.
 _ENV_NAME = r"^[A-Z_][A-Z0-9_]*$"  # upper case: a pasted key (sk-..., gsk_...) never matches
@@ -71,7 +79,7 @@ class ToolsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     timeout_seconds: float = Field(
-        default=300.0,
+        default=TOOLS_TIMEOUT_SECONDS,
         gt=0,
         le=86400,
         description="Deadline for one tool call, unless the tool sets its own; past it the "
@@ -109,7 +117,7 @@ class ModelConfig(BaseModel):
         "speaks for endpoints naming none.",
     )
     api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
-    timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
+    timeout_seconds: float = Field(default=MODEL_TIMEOUT_SECONDS, gt=0, le=3600)
     fallback_providers: list[FallbackEntry] = Field(
         default_factory=list, description="Tried in order, for one turn, when the model fails."
     )
@@ -157,10 +165,16 @@ class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_iterations: int = Field(
-        default=90, ge=1, le=1000, description="Model calls in one turn before it stops."
+        default=AGENT_MAX_ITERATIONS,
+        ge=1,
+        le=1000,
+        description="Model calls in one turn before it stops.",
     )
     retries: int = Field(
-        default=3, ge=0, le=10, description="Attempts per provider before falling back."
+        default=AGENT_RETRIES,
+        ge=0,
+        le=10,
+        description="Attempts per provider before falling back.",
     )
     toolsets: list[str] | None = Field(
         default=None,
@@ -185,7 +199,7 @@ class ApprovalsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["manual", "smart", "off"] = Field(
-        default="manual",
+        default=APPROVALS_MODE,
         description="manual: ask you; smart: an auxiliary model approves or denies and asks "
         "you when unsure; off: never ask (the hardline floor and deny rules still apply).",
     )
@@ -211,7 +225,10 @@ class ApprovalsConfig(BaseModel):
         "as it is (the chat's 'always, exactly this command' answer saves here).",
     )
     timeout_seconds: float = Field(
-        default=120.0, gt=0, le=3600, description="Unanswered this long: denied."
+        default=APPROVALS_TIMEOUT_SECONDS,
+        gt=0,
+        le=3600,
+        description="Unanswered this long: denied.",
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hermes_kernel.config.defaults import AGENT_RETRIES
 from hermes_kernel.engine.control import Stopped, TurnControl
 from hermes_kernel.store.sessions import Usage
 from hermes_sdk import LLMCall, LLMResult
@@ -61,7 +62,7 @@ def call_usage(
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    attempts: int = 3
+    attempts: int = AGENT_RETRIES
     base_delay: float = 1.0
     max_delay: float = 30.0
     retry_after_cap: float = 60.0

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from hermes_kernel.config.defaults import AGENT_MAX_ITERATIONS, TOOLS_TIMEOUT_SECONDS
 from hermes_kernel.engine.compaction import Compactor
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.engine.media import MediaSupport
@@ -118,7 +119,7 @@ class NoObserver:
 
 @dataclass(frozen=True)
 class EngineSettings:
-    max_iterations: int = 90
+    max_iterations: int = AGENT_MAX_ITERATIONS
     """Model calls in one turn before it stops (a generous budget, not a target)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     lease_ttl: float = 60.0
@@ -126,7 +127,7 @@ class EngineSettings:
     """The same failing call this many times: the model is told to change approach."""
     loop_stop_after: int = 5
     """... and this many times: the turn stops."""
-    tool_timeout: float = 300.0
+    tool_timeout: float = TOOLS_TIMEOUT_SECONDS
     """Seconds a tool call may run (``tools.timeout_seconds``) unless its spec sets its own."""
     budget: Budget = field(default_factory=Budget)
     """Spending limits (``budget:``), checked before every model call."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hermes_kernel.config.defaults import TOOLS_TIMEOUT_SECONDS
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.plugins.workers import PluginExit, plugin_workers
 from hermes_kernel.store.messages import Disposition
@@ -95,7 +96,7 @@ class ToolRunner:
         result_limit: int = RESULT_LIMIT,
         round_limit: int = ROUND_LIMIT,
         context: Callable[[], ToolContext] | None = None,
-        timeout: float = 300.0,
+        timeout: float = TOOLS_TIMEOUT_SECONDS,
     ) -> None:
         self.tools = dict(tools)
         self.timeout = timeout

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hermes_kernel.config.defaults import AGENT_MAX_ITERATIONS, AGENT_RETRIES, TOOLS_TIMEOUT_SECONDS
 from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.budget import budget_from_config
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
@@ -211,9 +212,11 @@ class Agent:
         settings = app.settings
         agent_section = settings.raw.get("agent") or {}
         self.engine_settings = EngineSettings(
-            max_iterations=int(agent_section.get("max_iterations", 90)),
-            retry=RetryPolicy(attempts=max(1, int(agent_section.get("retries", 3)))),
-            tool_timeout=float((settings.raw.get("tools") or {}).get("timeout_seconds", 300.0)),
+            max_iterations=int(agent_section.get("max_iterations", AGENT_MAX_ITERATIONS)),
+            retry=RetryPolicy(attempts=max(1, int(agent_section.get("retries", AGENT_RETRIES)))),
+            tool_timeout=float(
+                (settings.raw.get("tools") or {}).get("timeout_seconds", TOOLS_TIMEOUT_SECONDS)
+            ),
             budget=budget_from_config(settings.raw.get("budget")),
             log_content=bool((settings.raw.get("logging") or {}).get("content", False)),
         )

@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from hermes_kernel.config.defaults import APPROVALS_MODE, APPROVALS_TIMEOUT_SECONDS
 from hermes_sdk.approvals import CommandRules, Level, Verdict
 from hermes_sdk.terminal import CommandRefused
 
@@ -93,13 +94,13 @@ class NoRules(Exception):
 
 @dataclass(frozen=True)
 class ApprovalPolicy:
-    mode: str = "manual"  # manual | smart | off
+    mode: str = APPROVALS_MODE  # manual | smart | off
     deny: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     allow_commands: tuple[str, ...] = ()
     """Exact commands that run without asking: the text as written (stripped), nothing
     that merely reads the same."""
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = APPROVALS_TIMEOUT_SECONDS
 
 
 def _plugin_verdicts(answers: Sequence[str]) -> list[Verdict]:

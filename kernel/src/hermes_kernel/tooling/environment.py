@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hermes_kernel.config.defaults import APPROVALS_MODE
 from hermes_kernel.config.edit import allow_approval_command, allow_approval_rule
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.engine.aside import complete_from_thread
@@ -76,13 +77,13 @@ def approval_policy(raw: Mapping[str, Any]) -> ApprovalPolicy:
     """The ``approvals:`` section (validated at load) as a policy. Asking is turned off per
     session (``Approvals.unasked_sessions``), never for the whole process."""
     approvals = raw.get("approvals") or {}
-    mode = approvals.get("mode", "manual")
+    mode = approvals.get("mode", APPROVALS_MODE)
     mode = "off" if mode is False else str(mode)  # YAML 1.1 reads a bare `off` as false
     nested = INSIDE_AGENT in os.environ  # set (even empty): an agent's tool started it
     return ApprovalPolicy(
         # Never more than the agent that started it: every dangerous command asked (and,
         # with nobody to ask, refused), whatever this home's mode and allow rules say.
-        mode="manual" if nested else mode,
+        mode="manual" if nested else mode,  # asking, whatever the default
         deny=tuple(approvals.get("deny") or ()),
         allow=() if nested else tuple(approvals.get("allow") or ()),
         allow_commands=()
