@@ -8,6 +8,7 @@ import os
 from functools import cached_property
 from pathlib import Path
 
+from hermes_kernel.config.defaults import LOGGING_LEVEL
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.home import resolve_home
 from hermes_kernel.config.private_home import make_private
@@ -106,7 +107,7 @@ class App:
     def _log_level(settings: Settings) -> str:
         section = settings.raw.get("logging")
         level = section.get("level") if isinstance(section, dict) else None
-        return level if isinstance(level, str) else "INFO"
+        return level if isinstance(level, str) else LOGGING_LEVEL
 
     def _refuse_foreign(self, home: Path) -> None:
         found = recognize_home(home, self.flags.safe_mode)

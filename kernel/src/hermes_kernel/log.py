@@ -140,7 +140,7 @@ def _files_take_records(logger: logging.Logger) -> bool:
 
 
 def log_to_files(
-    home: Path, redactor: RedactingFilter, main: str = "agent", level: str = "INFO"
+    home: Path, redactor: RedactingFilter, main: str = "agent", level: str | int = logging.INFO
 ) -> None:
     """Also write the ``hermes`` records to HERMES_HOME/logs/MAIN.log (``level`` and up,
     ``logging.level``) and errors.log (warnings and up). Called again with another ``main``
@@ -151,7 +151,7 @@ def log_to_files(
             logger.removeHandler(handler)
             handler.close()
     folder = home / "logs"
-    named = logging.getLevelName(level)
+    named = logging.getLevelName(level) if isinstance(level, str) else level
     main_level = named if isinstance(named, int) else logging.INFO
     if main_level < logger.level or logger.level == logging.NOTSET:
         logger.setLevel(main_level)  # DEBUG in the file even when the terminal shows INFO

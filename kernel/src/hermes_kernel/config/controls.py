@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from hermes_kernel.config.defaults import PLUGINS_HOOK_TIMEOUT_SECONDS, PLUGINS_LOAD_TIMEOUT_SECONDS
+
 KERNEL_SECTIONS = frozenset(
     {
         "plugins",
@@ -38,9 +40,9 @@ class PluginSettings:
 
     enabled: tuple[str, ...] | None = None
     disabled: tuple[str, ...] = ()
-    load_timeout_seconds: float = 10.0
+    load_timeout_seconds: float = PLUGINS_LOAD_TIMEOUT_SECONDS
     strict: bool = False
-    hook_timeout_seconds: float = 5.0
+    hook_timeout_seconds: float = PLUGINS_HOOK_TIMEOUT_SECONDS
     isolated: tuple[str, ...] = ()
     foreign: tuple[str, ...] = ()
 
@@ -51,9 +53,13 @@ class PluginSettings:
         return cls(
             enabled=None if enabled is None else tuple(enabled),
             disabled=tuple(data.get("disabled") or ()),
-            load_timeout_seconds=float(data.get("load_timeout_seconds", 10.0)),
+            load_timeout_seconds=float(
+                data.get("load_timeout_seconds", PLUGINS_LOAD_TIMEOUT_SECONDS)
+            ),
             strict=bool(data.get("strict", False)),
-            hook_timeout_seconds=float(data.get("hook_timeout_seconds", 5.0)),
+            hook_timeout_seconds=float(
+                data.get("hook_timeout_seconds", PLUGINS_HOOK_TIMEOUT_SECONDS)
+            ),
             isolated=tuple(data.get("isolated") or ()),
             foreign=tuple(data.get("foreign") or ()),
         )

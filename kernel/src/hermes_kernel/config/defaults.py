@@ -23,3 +23,25 @@ APPROVALS_MODE: Final = "manual"
 """``approvals.mode``: ask the user before a dangerous command runs."""
 APPROVALS_TIMEOUT_SECONDS: Final = 120.0
 """``approvals.timeout_seconds``: a question unanswered this long is denied."""
+PLUGINS_LOAD_TIMEOUT_SECONDS: Final = 10.0
+"""``plugins.load_timeout_seconds``: importing and registering one plugin."""
+PLUGINS_HOOK_TIMEOUT_SECONDS: Final = 5.0
+"""``plugins.hook_timeout_seconds``: one plugin's hook call while the agent runs."""
+LEARNING_REVIEW_MIN_TOOL_CALLS: Final = 5
+"""``learning.review_min_tool_calls``: tool calls in one turn that make it worth a review."""
+LEARNING_NUDGE_EVERY_TURNS: Final = 10
+"""``learning.nudge_every_turns``: user turns between periodic reviews."""
+COMPRESSION_ENGINE: Final = "summary"
+"""``compression.engine``: the context engine that writes summaries."""
+COMPRESSION_THRESHOLD: Final = 0.5
+"""``compression.threshold``: share of the window past which the view is compacted."""
+COMPRESSION_PROTECT_LAST_N: Final = 20
+"""``compression.protect_last_n``: latest messages kept word for word."""
+COMPRESSION_KEEP_RECENT_TOKENS: Final = 2000
+"""``compression.keep_recent_tokens``: tokens of the latest messages kept at least."""
+COMPRESSION_UNATTENDED_THRESHOLD: Final = 0.85
+"""``compression.unattended_threshold``: where nobody can /compact."""
+LOGGING_LEVEL: Final = "INFO"
+"""``logging.level``: agent.log keeps records from this level up."""
+STORE_POOL_SIZE: Final = 8
+"""``store.pool_size``: connections this process keeps to a database server."""

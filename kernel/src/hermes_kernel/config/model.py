@@ -12,7 +12,18 @@ from hermes_kernel.config.defaults import (
     AGENT_RETRIES,
     APPROVALS_MODE,
     APPROVALS_TIMEOUT_SECONDS,
+    COMPRESSION_ENGINE,
+    COMPRESSION_KEEP_RECENT_TOKENS,
+    COMPRESSION_PROTECT_LAST_N,
+    COMPRESSION_THRESHOLD,
+    COMPRESSION_UNATTENDED_THRESHOLD,
+    LEARNING_NUDGE_EVERY_TURNS,
+    LEARNING_REVIEW_MIN_TOOL_CALLS,
+    LOGGING_LEVEL,
     MODEL_TIMEOUT_SECONDS,
+    PLUGINS_HOOK_TIMEOUT_SECONDS,
+    PLUGINS_LOAD_TIMEOUT_SECONDS,
+    STORE_POOL_SIZE,
     TOOLS_TIMEOUT_SECONDS,
 )
 
@@ -33,13 +44,16 @@ class PluginsConfig(BaseModel):
     )
     disabled: list[str] = Field(default_factory=list, description="Plugins that never load.")
     load_timeout_seconds: float = Field(
-        default=10.0, gt=0, le=600, description="Deadline for importing and registering one plugin."
+        default=PLUGINS_LOAD_TIMEOUT_SECONDS,
+        gt=0,
+        le=600,
+        description="Deadline for importing and registering one plugin.",
     )
     strict: bool = Field(
         default=False, description="Treat a plugin failure as an error (for plugin developers)."
     )
     hook_timeout_seconds: float = Field(
-        default=5.0,
+        default=PLUGINS_HOOK_TIMEOUT_SECONDS,
         gt=0,
         le=600,
         description="Deadline for one plugin's hook call while the agent runs; past it the "
@@ -268,10 +282,12 @@ class LearningConfig(BaseModel):
         "run the plugins' lesson reviews of it in the background.",
     )
     review_min_tool_calls: int = Field(
-        default=5, ge=1, description="Tool calls in one turn that make it worth a review."
+        default=LEARNING_REVIEW_MIN_TOOL_CALLS,
+        ge=1,
+        description="Tool calls in one turn that make it worth a review.",
     )
     nudge_every_turns: int = Field(
-        default=10,
+        default=LEARNING_NUDGE_EVERY_TURNS,
         ge=0,
         description="Every this many user turns, run the plugins' periodic reviews in the "
         "background (0: never).",
@@ -289,25 +305,30 @@ class CompressionConfig(BaseModel):
         "error; /compact works either way.",
     )
     engine: str = Field(
-        default="summary",
+        default=COMPRESSION_ENGINE,
         pattern=r"^[a-z][a-z0-9_-]{0,63}$",
         description="The context engine that writes summaries (a plugin).",
     )
     threshold: float = Field(
-        default=0.5,
+        default=COMPRESSION_THRESHOLD,
         gt=0,
         le=1,
         description="Share of the model's window past which the view is compacted before a "
         "model call; at least 0.75 for windows under 512K tokens.",
     )
     protect_last_n: int = Field(
-        default=20, ge=1, le=10_000, description="Latest messages kept word for word."
+        default=COMPRESSION_PROTECT_LAST_N,
+        ge=1,
+        le=10_000,
+        description="Latest messages kept word for word.",
     )
     keep_recent_tokens: int = Field(
-        default=2000, ge=0, description="At least this many tokens of the latest messages kept."
+        default=COMPRESSION_KEEP_RECENT_TOKENS,
+        ge=0,
+        description="At least this many tokens of the latest messages kept.",
     )
     unattended_threshold: float = Field(
-        default=0.85,
+        default=COMPRESSION_UNATTENDED_THRESHOLD,
         ge=0,
         le=1,
         validation_alias=AliasChoices("unattended_threshold", "gateway_threshold"),
@@ -374,7 +395,7 @@ class LoggingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        default="INFO",
+        default=LOGGING_LEVEL,
         description="agent.log (or a front-end's own log) keeps records from this level up "
         "(errors.log: warnings and up, always).",
     )
@@ -398,7 +419,10 @@ class StoreConfig(BaseModel):
         "is kept in HERMES_HOME.",
     )
     pool_size: int = Field(
-        default=8, ge=1, le=200, description="Connections this process keeps to that server."
+        default=STORE_POOL_SIZE,
+        ge=1,
+        le=200,
+        description="Connections this process keeps to that server.",
     )
 
     @field_validator("url")

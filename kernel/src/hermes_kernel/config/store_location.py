@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_kernel.config.defaults import STORE_POOL_SIZE
+
 PASSWORD_VARIABLE = "HERMES_STORE_PASSWORD"
 
 
@@ -19,7 +21,7 @@ class StoreLocation:
     url: str | None = None
     """None: in the home."""
     password: str | None = None
-    pool_size: int = 8
+    pool_size: int = STORE_POOL_SIZE
 
 
 def store_location(home: Path, config: Mapping[str, Any] | None = None) -> StoreLocation:

@@ -20,6 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hermes_kernel.config.defaults import (
+    COMPRESSION_ENGINE,
+    COMPRESSION_KEEP_RECENT_TOKENS,
+    COMPRESSION_PROTECT_LAST_N,
+    COMPRESSION_THRESHOLD,
+    COMPRESSION_UNATTENDED_THRESHOLD,
+)
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.engine.summaries import SummaryModel
 from hermes_kernel.engine.window import (
@@ -65,11 +72,11 @@ class CompressionSettings:
     """The ``compression:`` section as plain data (validated by config/model.py)."""
 
     enabled: bool = True
-    engine: str = "summary"
-    threshold: float = 0.5
-    protect_last_n: int = 20
-    keep_recent_tokens: int = 2000
-    unattended_threshold: float = 0.85
+    engine: str = COMPRESSION_ENGINE
+    threshold: float = COMPRESSION_THRESHOLD
+    protect_last_n: int = COMPRESSION_PROTECT_LAST_N
+    keep_recent_tokens: int = COMPRESSION_KEEP_RECENT_TOKENS
+    unattended_threshold: float = COMPRESSION_UNATTENDED_THRESHOLD
     config: Mapping[str, Any] = field(default_factory=dict)
     """config.yaml as loaded: the window settings, and the engine's section."""
 

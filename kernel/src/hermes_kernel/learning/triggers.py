@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_kernel.config.defaults import LEARNING_NUDGE_EVERY_TURNS, LEARNING_REVIEW_MIN_TOOL_CALLS
 from hermes_kernel.engine.run import TurnResult
 
 __all__ = ["LearningSettings", "is_correction", "review_reason"]
@@ -30,16 +31,18 @@ def is_correction(user_text: str) -> bool:
 @dataclass(frozen=True)
 class LearningSettings:
     review: bool = True
-    review_min_tool_calls: int = 5
-    nudge_every_turns: int = 10
+    review_min_tool_calls: int = LEARNING_REVIEW_MIN_TOOL_CALLS
+    nudge_every_turns: int = LEARNING_NUDGE_EVERY_TURNS
 
     @classmethod
     def from_config(cls, raw: Mapping[str, Any]) -> LearningSettings:
         learning = raw.get("learning") or {}
         return cls(
             review=bool(learning.get("review", True)),
-            review_min_tool_calls=int(learning.get("review_min_tool_calls", 5)),
-            nudge_every_turns=int(learning.get("nudge_every_turns", 10)),
+            review_min_tool_calls=int(
+                learning.get("review_min_tool_calls", LEARNING_REVIEW_MIN_TOOL_CALLS)
+            ),
+            nudge_every_turns=int(learning.get("nudge_every_turns", LEARNING_NUDGE_EVERY_TURNS)),
         )
 
 
