@@ -103,7 +103,7 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
     app = app_of(ctx)
     app.rescan = verify
     host = app.host
-    host.enabled()  # the foreign names config.yaml gives: they decide what is enabled
+    host.find_configured()  # the foreign names config.yaml gives decide what is enabled
     if host.record(name) is None:  # not a Hermes plugin: perhaps a foreign one
         host.find_foreign(frozenset({name}))
     record = host.record(name)
@@ -158,7 +158,7 @@ def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
     # plugins.enabled must not leave an empty allow-list behind.
     foreign = record is None or record.foreign or name in settings.plugins.foreign
     if enabled:
-        host.enabled()  # finds the foreign names plugins.enabled has: they restrict nothing
+        host.find_configured()  # the foreign names in plugins.enabled restrict nothing
     allow_list = host.policy.allow_list() is not None
     set_plugin_enabled(settings.config_path, name, enabled, foreign=foreign, allow_list=allow_list)
     verb = "enabled" if enabled else "disabled"

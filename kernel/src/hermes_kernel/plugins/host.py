@@ -152,12 +152,13 @@ class PluginHost:
         """Plugins the controls allow, in name order (the foreign plugins that config.yaml
         names are looked up first)."""
         if self.home is not None and self._finder != threading.get_ident():
-            self._find_named()
+            self.find_configured()
         return [r for r in list(self._by_name.values()) if self.decision(r.name).enabled]
 
-    def _find_named(self) -> None:
+    def find_configured(self) -> None:
         """Ask the sources, once, for the names ``plugins.foreign`` and ``plugins.enabled``
-        give that no Hermes plugin has; a name in neither place is said once."""
+        give that no Hermes plugin has (what decides which plugins are enabled); a name
+        nothing has is said once."""
         policy = self.policy
         wanted = policy.config_foreign | (policy.config_enabled or frozenset())
         if not wanted - self._by_name.keys() - self._asked:

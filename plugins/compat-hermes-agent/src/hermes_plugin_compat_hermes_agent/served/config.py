@@ -13,9 +13,8 @@ the file's comments and order; an installer that enables itself
 from __future__ import annotations
 
 import copy
+import io
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -26,6 +25,7 @@ from hermes_plugin_compat_hermes_agent.served.constants import (
     get_hermes_home,
     get_process_hermes_home,
 )
+from hermes_sdk.files import atomic_write_text
 
 __all__ = [
     "cfg_get",
@@ -143,17 +143,9 @@ def _write(changes: list[tuple[tuple[str, ...], Any]]) -> None:
             parent.pop(keys[-1], None)
         else:
             parent[keys[-1]] = value
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".yaml")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            editor.dump(document, out)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    buffer = io.StringIO()
+    editor.dump(document, buffer)
+    atomic_write_text(path, buffer.getvalue(), None if path.exists() else 0o600)
 
 
 def load_env() -> dict[str, str]:
