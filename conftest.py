@@ -46,6 +46,8 @@ _GROUP_OF_PATH = {
     Path("kernel/tests/test_store_suite.py"): "postgres",
     Path("plugins/cron/tests/test_run_log.py"): "postgres",
     Path("plugins/gateway/tests/test_claims.py"): "postgres",
+    # Three front-ends started once for the module: its tests read what they showed.
+    Path("tests/gateway/test_slash_everywhere.py"): "slash-everywhere",
 }
 _ROOT = Path(__file__).parent
 

@@ -58,16 +58,16 @@ def test_compact_from_the_chat(telegram, openai_server, running_gateway):
     answer_everything(openai_server)
     running_gateway()
     telegram.user_says(OWNER, "/compact")
-    telegram.wait_for_message(OWNER, "Nothing to compact yet")
+    telegram.wait_for_message(OWNER, "nothing to compact: this conversation starts")
     telegram.user_says(OWNER, "remember PLUM " + words("alpha", 400))
     telegram.wait_for_message(OWNER, "answer 1")
     telegram.user_says(OWNER, "and this")
     telegram.wait_for_message(OWNER, "answer 2")
     telegram.user_says(OWNER, "/compact the fruit")
-    reply = telegram.wait_for_message(OWNER, "Done: compacted 2 earlier messages")
+    reply = telegram.wait_for_message(OWNER, "compacted 2 earlier messages")
     assert "the full transcript is kept" in reply.visible
     (summary,) = summaries(openai_server)
     assert "keep above all: the fruit" in summary["messages"][0]["content"]
     assert "remember PLUM" in summary["messages"][1]["content"]
     telegram.user_says(OWNER, "/compact")
-    telegram.wait_for_message(OWNER, "Not compacted: nothing to compact")
+    telegram.wait_for_message(OWNER, "not compacted: nothing to compact")

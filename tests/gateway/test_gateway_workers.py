@@ -313,7 +313,7 @@ def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
         telegram.user_says(BASE + 1, "and now something slow")
         _wait(lambda: _running_turns(url)[second.process.pid] == 1, 30, "the second's turn")
         telegram.user_says(BASE + 1, "/stop")
-        telegram.wait_for_message(BASE + 1, "Stopping.", timeout=30)
+        telegram.wait_for_message(BASE + 1, "stopping…", timeout=30)
         telegram.wait_for_message(BASE + 1, "Stopped.", timeout=30)
         assert _running_turns(url)[second.process.pid] == 0
         assert [m.visible for m in telegram.sent(BASE)] == []  # the long one still runs

@@ -174,7 +174,7 @@ def test_slash_commands_undo_title_compact_and_unknown(
             _, body = await browser.post(
                 "/api/turns", {"text": "/title Three questions", "session_id": session}
             )
-            assert body["output"] == "title: Three questions"
+            assert body["output"] == "title set: Three questions"
             openai_server.queue(Reply.say("A summary of the first questions."))
             _, body = await browser.post("/api/turns", {"text": "/compact", "session_id": session})
             assert "compacted" in body["output"], body
@@ -182,13 +182,14 @@ def test_slash_commands_undo_title_compact_and_unknown(
             assert "Three questions" in page
             assert 'class="compaction"' in page and "compacted here" in page
             _, body = await browser.post("/api/turns", {"text": "/undo", "session_id": session})
-            assert body["output"] == "took back: question 2" and body["reload"] is True
+            assert body["output"] == "removed the last exchange (2 messages): question 2"
+            assert body["reload"] is True
             _, body = await browser.post("/api/turns", {"text": "/nonsense", "session_id": session})
             assert body["output"] == "unknown command /nonsense; /help lists them"
             _, body = await browser.post("/api/turns", {"text": "/undo"})
-            assert "needs a session" in body["output"]
+            assert body["output"] == "nothing to undo"
             _, body = await browser.post("/api/turns", {"text": "/new"})
-            assert body == {"new": True}
+            assert body["new"] is True
         finally:
             await browser.http.close()
 
@@ -299,9 +300,9 @@ def test_a_path_is_a_message_and_new_ends_the_session(
             session, events = await browser.turn("/etc/hosts: what is this file?")
             assert events[-1]["html"].startswith("<p>That file maps")
             _, body = await browser.post("/api/turns", {"text": "/new", "session_id": session})
-            assert body == {"new": True}
+            assert body == {"new": True, "output": "new session: your next message starts it"}
             _, page = await browser.get(f"/sessions/{session}")
-            assert "(new session)" in page  # ended: what its tools held is let go
+            assert "(new_session)" in page  # ended: what its tools held is let go
         finally:
             await browser.http.close()
 

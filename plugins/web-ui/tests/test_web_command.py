@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 
@@ -139,19 +138,3 @@ def test_the_gateway_hosts_it_when_enabled(home: Path) -> None:
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert not url_file.exists()  # gone with the run
-
-
-def test_model_words_read_as_in_the_terminal():
-    from hermes_plugin_web_ui.chat import _model_choice
-
-    providers = {"openai", "anthropic"}
-    assert _model_choice("gpt-4o", providers, "openai") == ("openai", "gpt-4o")
-    assert _model_choice("Anthropic", providers, "openai") == ("anthropic", None)
-    assert _model_choice("anthropic claude-x", providers, None) == ("anthropic", "claude-x")
-    assert _model_choice("openai/gpt-4o", providers, None) == ("openai", "gpt-4o")
-    assert _model_choice("openai/", providers, None) == ("openai", None)
-    assert _model_choice("meta/llama-3", providers, "openai") == ("openai", "meta/llama-3")
-    with pytest.raises(ValueError, match="usage: /model"):
-        _model_choice("openai gpt-4o extra", providers, None)
-    with pytest.raises(ValueError, match="usage: /model"):
-        _model_choice("gpt 4o", providers, None)

@@ -645,11 +645,14 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
 
 @hookspec
 def hermes_slash_commands() -> Iterable[SlashCommandSpec]:
-    """Yield ``/NAME`` commands for the interactive chat.
+    """Yield ``/NAME`` commands for every front-end (the terminal chat, the web UI, chat
+    platforms through the gateway when ``on_platforms``).
 
-    Called once when the plugin is loaded (the chat loads plugins that declare
-    ``slash.NAME`` when it starts). ``/help`` lists them beside the built-ins. A name a
-    built-in command uses is refused with a warning; the built-in keeps it.
+    Called once when the plugin is loaded (a front-end loads plugins that declare
+    ``slash.NAME`` when it first lists commands). The runtime serves them beside its own
+    built-ins through ``Runtime.run_slash``; every front-end's ``/help`` lists them. A name
+    a built-in command uses is refused with a warning; the built-in keeps it. A handler
+    returns text, None, or a :class:`~hermes_sdk.slash.SlashReply`.
 
     Manifest key: ``slash.NAME``.
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_sdk.budget import Budget
+from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
@@ -76,6 +77,7 @@ __all__ = [
     "SessionNotFound",
     "SessionOptions",
     "SessionSummary",
+    "SlashReply",
     "StatusLine",
     "TextDelta",
     "ToolFinished",
@@ -112,8 +114,9 @@ RESERVED_SLASH_NAMES = frozenset(
         "exit",
     }
 )
-"""Slash commands front-ends keep for themselves: a plugin's command of one of these names is
-refused. (``skills`` and ``memory`` are not reserved: a plugin's own replaces the listing.)"""
+"""Slash commands the runtime serves (``help``, ``new`` ...) or front-ends keep for themselves
+(``quit``, ``image`` ...): a plugin's command of one of these names is refused. (``skills`` and
+``memory`` are not reserved: a plugin's own replaces the terminal's listing.)"""
 
 RUNTIME_ENTRY_POINTS = "hermes.runtime"
 """The entry point group through which the kernel offers :func:`open_runtime`."""
@@ -759,15 +762,20 @@ class Runtime(SessionHistory):
 
     @abc.abstractmethod
     def slash_commands(self) -> Mapping[str, SlashCommandSpec]:
-        """The plugins' ``/NAME`` commands by name; a refused one (a reserved name, see
-        :data:`RESERVED_SLASH_NAMES`) is left out and is one of :meth:`warnings`."""
+        """Every ``/NAME`` command by name, the runtime's own (``/help``, ``/new``,
+        ``/model`` ...) first, then the plugins'; a plugin's that takes a reserved name (see
+        :data:`RESERVED_SLASH_NAMES`) is left out and is one of :meth:`warnings`. A
+        front-end lists these in its ``/help`` beside its own (``/quit``)."""
 
     @abc.abstractmethod
     async def run_slash(
         self, name: str, args: str, session_id: str | None, *, user_scope: str | None = None
-    ) -> str | None:
-        """Run a plugin's slash command (a coroutine on the loop, else in a worker thread)
-        and return what it printed. Its errors propagate: show them as one line."""
+    ) -> SlashReply:
+        """Run a slash command, built-in or a plugin's (a coroutine on the loop, else in a
+        worker thread), for ``session_id`` (None: the front-end has no session yet) and
+        ``user_scope`` (a person on a chat platform; None: the owner). A front-end shows the
+        reply's text and acts on what it asks (a new session, the model, a reload). Raises
+        LookupError for an unknown name; other errors propagate: show them as one line."""
 
     # --- what a front-end shows of the whole agent (SDK 0.x: added for a web front-end) ---
 

@@ -541,20 +541,31 @@ class PluginSourceSpec(FactorySpec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlashCommandSpec(Spec):
-    """A ``/NAME`` command of the interactive chat.
+    """A ``/NAME`` command, served by the runtime to every front-end (the terminal chat, the
+    web UI, chat platforms ...) through ``Runtime.run_slash``; each lists it in ``/help``.
 
     ``handler(args, context)`` gets the text after the name and a
-    :class:`~hermes_sdk.events.SlashContext`; it returns the text to show (or None), and may
-    be a coroutine function. Errors it raises are shown as one line; the chat carries on.
-    A name that a built-in command already uses (``help``, ``model``, ...) is refused.
+    :class:`~hermes_sdk.events.SlashContext`; it returns the text to show (or None, or a
+    :class:`~hermes_sdk.slash.SlashReply` that also asks the front-end to act), and may be a
+    coroutine function. Errors it raises are shown as one line; the chat carries on. A name
+    that a built-in command already uses (``help``, ``model``, ...) is refused.
     ``on_platforms=True`` lets people on chat platforms (Telegram ...) run it too, each with
     their own ``user_scope`` in the context: say so only for a command that touches nothing
     but that person's own data. Otherwise the gateway answers that it is for the terminal.
+    ``usage`` is how ``/help`` shows it (``/NAME`` if empty); ``during_turn=False`` makes a
+    front-end refuse it while the session runs a turn.
     """
 
     kind: ClassVar[Kind] = Kind.SLASH
     handler: Callable[..., Any]
     on_platforms: bool = False
+    usage: str = ""
+    during_turn: bool = True
+
+    @property
+    def shown(self) -> str:
+        """How ``/help`` shows the command: its usage, else ``/NAME``."""
+        return self.usage or f"/{self.name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -66,6 +66,7 @@ from hermes_sdk.runtime import (
     TurnEnded,
     TurnUsage,
 )
+from hermes_sdk.slash import SlashReply
 from hermes_sdk.storage import Store, StoreSchema
 
 if TYPE_CHECKING:
@@ -557,7 +558,9 @@ class KernelRuntime(StoreHistory, Runtime):
 
     def _slash(self) -> tuple[dict[str, SlashCommandSpec], list[str]]:
         if self._slash_loaded is None:
-            commands: dict[str, SlashCommandSpec] = {}
+            from hermes_kernel.runtime.slash import builtin_commands
+
+            commands = builtin_commands(self, self.slash_commands, self._unasked)
             warnings: list[str] = []
             for item in self.app.host.provided(Kind.SLASH):
                 spec = item.spec
@@ -572,12 +575,15 @@ class KernelRuntime(StoreHistory, Runtime):
             self._slash_loaded = (commands, warnings)
         return self._slash_loaded
 
+    def _unasked(self, session_id: str) -> bool:
+        return session_id in self.agent.tool_env.approvals.unasked_sessions
+
     async def run_slash(
         self, name: str, args: str, session_id: str | None, *, user_scope: str | None = None
-    ) -> str | None:
+    ) -> SlashReply:
         spec = self.slash_commands().get(name)
         if spec is None:
-            raise LookupError(f"no plugin offers /{name}")
+            raise LookupError(f"unknown command /{name}; /help lists them")
         engine = self._bound.get(session_id, self.agent.engine) if session_id else self.agent.engine
         primary = engine.routes[0]
         context = SlashContext(
@@ -594,7 +600,9 @@ class KernelRuntime(StoreHistory, Runtime):
             output = await spec.handler(args, context)
         else:
             output = await asyncio.to_thread(spec.handler, args, context)
-        return None if output is None else str(output)
+        if isinstance(output, SlashReply):
+            return output
+        return SlashReply("" if output is None else str(output))
 
     # --- what a front-end shows of the whole agent ---------------------------------------
 

@@ -44,6 +44,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from hermes_sdk.following import TurnWatcher, follow_turn, trouble
 from hermes_sdk.media import Attachment, AttachmentKind, MediaCache, MediaRefused
 from hermes_sdk.media_urls import from_data_url
 from hermes_sdk.runtime import (
@@ -52,7 +53,6 @@ from hermes_sdk.runtime import (
     SessionBusy,
     SessionNotFound,
     SessionOptions,
-    TextDelta,
     ToolFinished,
     ToolStarted,
     TurnEnded,
@@ -63,7 +63,6 @@ __all__ = ["HermesAgent", "UnusableAgent"]
 log = logging.getLogger("hermes.acp")
 
 SOURCE = "acp"
-RESTARTED = "\n\n[the model's reply was cut off; it starts again]\n\n"
 OUTPUT_SHOWN = 4000
 """Characters of a tool's output shown in the editor (the model gets all of it)."""
 STOP_REASONS: dict[str, StopReason] = {
@@ -242,29 +241,24 @@ class HermesAgent(Agent):
             raise RequestError.invalid_request(
                 {"details": "a prompt is still running in this session; cancel it first"}
             ) from None
-        try:
-            async for event in turn:
-                if isinstance(event, TextDelta) and event.restarted:
-                    await self._say(
-                        session_id, "\n\n[the model's reply was cut off; it starts again]\n\n"
-                    )
-                elif isinstance(event, TextDelta) and event.text:
-                    await self._say(session_id, event.text)
-                elif isinstance(event, ToolStarted):
-                    await self._tool_started(session_id, event)
-                elif isinstance(event, ToolFinished):
-                    await self._tool_finished(session_id, event)
-                elif isinstance(event, Question):
-                    await self._ask(session_id, event)
-                elif isinstance(event, TurnEnded):
-                    if event.status not in {"done", "stopped", "interrupted"}:
-                        await self._say(session_id, f"\n\n⚠️ {event.error or event.status}")
-                    return PromptResponse(stop_reason=STOP_REASONS.get(event.status, "end_turn"))
-        finally:
-            if not turn.done:  # the editor went away mid-turn
-                turn.stop()
-        ended = await turn.result()
-        return PromptResponse(stop_reason=STOP_REASONS.get(ended.status, "end_turn"))
+
+        async def say(text: str) -> None:
+            await self._say(session_id, text)
+
+        async def ended(event: TurnEnded) -> None:
+            if (line := trouble(event)) is not None:
+                await self._say(session_id, f"\n\n{line}")
+
+        watcher = TurnWatcher(
+            on_text=say,  # no on_restart: text sent to the editor cannot be taken back
+            on_tool_started=lambda event: self._tool_started(session_id, event),
+            on_tool_finished=lambda event: self._tool_finished(session_id, event),
+            on_question=lambda event: self._ask(session_id, event),
+            on_end=ended,
+        )
+        # The editor going away mid-turn (this call cancelled) stops the turn.
+        result = await follow_turn(turn, watcher, stop_if_left=True)
+        return PromptResponse(stop_reason=STOP_REASONS.get(result.status, "end_turn"))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         turn = self.runtime.running(session_id)

@@ -34,6 +34,7 @@ from hermes_plugin_api_server.wire import (
     user_input,
 )
 from hermes_sdk.addresses import loopback_host_header
+from hermes_sdk.following import TurnWatcher, follow_turn, tool_event_json
 from hermes_sdk.media import Attachment, MediaRefused
 from hermes_sdk.runtime import (
     Runtime,
@@ -41,7 +42,6 @@ from hermes_sdk.runtime import (
     SessionBusy,
     SessionNotFound,
     SessionOptions,
-    TextDelta,
     ToolFinished,
     ToolStarted,
     TurnEnded,
@@ -70,7 +70,6 @@ def key_owner(key: str) -> str:
 STOPPING_WAIT_SECONDS = 10.0
 MAX_IMAGES = 10
 """Images one request may carry."""
-RESTARTED = "\n\n[the model's reply was cut off; it starts again]\n\n"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -317,25 +316,29 @@ class ApiServer:
             stream_options.get("include_usage")
         )
         await send(chunk(completion_id, model, created, delta={"role": "assistant", "content": ""}))
-        async for event in turn:
-            if isinstance(event, TextDelta) and event.restarted:  # sent text cannot be taken back
-                await send(chunk(completion_id, model, created, delta={"content": RESTARTED}))
-            elif isinstance(event, TextDelta) and event.text:
-                await send(chunk(completion_id, model, created, delta={"content": event.text}))
-            elif with_tools and isinstance(event, ToolStarted | ToolFinished):
-                await send(chunk(completion_id, model, created, extension=_tool_event(event)))
-            elif isinstance(event, TurnEnded):
-                if event.status != "done":
-                    note = (
-                        f"[{event.status}: {event.error}]" if event.error else f"[{event.status}]"
-                    )
-                    await send(
-                        chunk(completion_id, model, created, delta={"content": f"\n\n{note}"})
-                    )
-                extension = {"session_id": turn.session_id, "status": event.status}
-                await send(chunk(completion_id, model, created, finish=event, extension=extension))
-                if include_usage:
-                    await send(chunk(completion_id, model, created, usage=event))
+
+        async def text(content: str) -> None:
+            await send(chunk(completion_id, model, created, delta={"content": content}))
+
+        async def tool(event: ToolStarted | ToolFinished) -> None:
+            await send(chunk(completion_id, model, created, extension=tool_event_json(event)))
+
+        async def ended(event: TurnEnded) -> None:
+            if event.status != "done":
+                note = f"[{event.status}: {event.error}]" if event.error else f"[{event.status}]"
+                await text(f"\n\n{note}")
+            extension = {"session_id": turn.session_id, "status": event.status}
+            await send(chunk(completion_id, model, created, finish=event, extension=extension))
+            if include_usage:
+                await send(chunk(completion_id, model, created, usage=event))
+
+        watcher = TurnWatcher(
+            on_text=text,  # no on_restart: text sent to the client cannot be taken back
+            on_tool_started=tool if with_tools else None,
+            on_tool_finished=tool if with_tools else None,
+            on_end=ended,
+        )
+        await follow_turn(turn, watcher)
         await send("[DONE]")
 
     async def _images(self, urls: list[str]) -> tuple[Attachment, ...]:
@@ -422,28 +425,7 @@ class ApiServer:
             return opened.session_id, True
 
 
-def _tool_event(event: ToolStarted | ToolFinished) -> dict[str, Any]:
-    if isinstance(event, ToolStarted):
-        return {
-            "type": "tool_started",
-            "call_id": event.call_id,
-            "tool": event.tool,
-            "arguments": dict(event.arguments),
-        }
-    return {
-        "type": "tool_finished",
-        "call_id": event.call_id,
-        "tool": event.tool,
-        "ok": event.ok,
-        "duration_s": round(event.duration_s, 3),
-    }
-
-
 async def _collect(turn: RuntimeTurn) -> tuple[TurnEnded, list[dict[str, Any]]]:
-    tools: list[dict[str, Any]] = []
-    async for event in turn:
-        if isinstance(event, ToolFinished):
-            tools.append(_tool_event(event))
-        elif isinstance(event, TurnEnded):
-            return event, tools
-    return await turn.result(), tools
+    watcher = TurnWatcher()
+    ended = await follow_turn(turn, watcher)
+    return ended, [tool_event_json(call) for call in watcher.tool_calls]

@@ -141,10 +141,11 @@ class Repl:
         """Files for the next message (``--image``, ``/image``, ``/file``)."""
         self.last_ctrl_c = 0.0
         self.pastes: dict[str, str] = {}
-        self.plugin_commands = dict(runtime.slash_commands())
+        self.commands = dict(runtime.slash_commands())
+        """The runtime's commands (built-in and the plugins'), by name."""
         self.slash = SlashCommands(self)
         names = {command.name: command.help for command in BUILTINS}
-        names.update({name: spec.description for name, spec in self.plugin_commands.items()})
+        names.update({name: spec.description for name, spec in self.commands.items()})
         self.prompt: PromptSession[str] = PromptSession(
             message=self.message,
             history=_ExpandingHistory(

@@ -8,23 +8,18 @@ without a word, leaves nothing behind in the session list.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from hermes_sdk.following import TurnWatcher, follow_turn
 from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
     ModelInfo,
-    Notice,
-    Question,
     Runtime,
     RuntimeTurn,
     SessionNotFound,
     SessionOptions,
     SessionSummary,
-    TextDelta,
-    ToolFinished,
-    ToolProgress,
-    ToolStarted,
     TurnEnded,
 )
 
@@ -45,21 +40,6 @@ class ChatOptions:
     continue_last: bool = False
     attachments: tuple[Attachment, ...] = ()
     """Files for the first message (``--image``, ``--file``)."""
-
-
-@dataclass
-class TurnWatcher:
-    """What a shell does with a turn's events; each is optional."""
-
-    on_text: Callable[[str], None] | None = None
-    on_restart: Callable[[], None] | None = None
-    """The text streamed so far is void: a reply cut off is asked for again."""
-    on_notice: Callable[[str], None] | None = None
-    on_tool_started: Callable[[ToolStarted], None] | None = None
-    on_tool_progress: Callable[[ToolProgress], None] | None = None
-    on_tool_finished: Callable[[ToolFinished], None] | None = None
-    on_question: Callable[[Question], None] | None = None
-    tool_calls: list[ToolFinished] = field(default_factory=list)
 
 
 class ChatSession:
@@ -122,9 +102,8 @@ class ChatSession:
             self.runtime.set_yolo(resumed.session_id, True)
         return resumed
 
-    async def new(self) -> None:
-        """The next message starts a fresh session."""
-        await self.end("new_session")
+    def forget(self) -> None:
+        """The next message starts a fresh session (``/new`` ended this one)."""
         self.session = None
 
     async def end(self, reason: str) -> None:
@@ -173,9 +152,7 @@ class ChatSession:
         )
         self.turn = turn
         try:
-            async for event in turn:
-                _dispatch(event, watcher)
-            ended = await turn.result()
+            ended = await follow_turn(turn, watcher)
         finally:
             self.turn = None
         if ended.status == "error" and await self.refresh() is None:
@@ -194,46 +171,10 @@ class ChatSession:
 
     # --- model --------------------------------------------------------------------------
 
-    async def switch_model(self, provider: str | None, model: str | None) -> ModelInfo:
-        """Use another model from the next turn on (strict: no fallbacks); raises
-        ValueError and keeps the current one if it cannot be used."""
-        info = self.runtime.describe_model(provider, model)
-        if self.session is not None:
-            await self.runtime.use_model(self.session.session_id, provider, model)
-        self.provider, self.model, self.info = provider, model, info
-        return info
-
-    def set_yolo(self, on: bool) -> None:
-        self.yolo = on
-        if self.session is not None:
-            self.runtime.set_yolo(self.session.session_id, on)
-
-
-def _dispatch(event: object, watcher: TurnWatcher) -> None:
-    if isinstance(event, TextDelta):
-        if event.restarted:
-            if watcher.on_restart is not None:
-                watcher.on_restart()
-        elif watcher.on_text is not None:
-            watcher.on_text(event.text)
-    elif isinstance(event, Notice):
-        if watcher.on_notice is not None:
-            watcher.on_notice(event.text)
-    elif isinstance(event, ToolStarted):
-        if watcher.on_tool_started is not None:
-            watcher.on_tool_started(event)
-    elif isinstance(event, ToolProgress):
-        if watcher.on_tool_progress is not None:
-            watcher.on_tool_progress(event)
-    elif isinstance(event, ToolFinished):
-        watcher.tool_calls.append(event)
-        if watcher.on_tool_finished is not None:
-            watcher.on_tool_finished(event)
-    elif isinstance(event, Question):
-        if watcher.on_question is not None:
-            watcher.on_question(event)
-        else:
-            event.decline()
+    def chose_model(self, info: ModelInfo) -> None:
+        """``/model`` switched the model: this session uses it already; a session opened
+        later (after ``/new``) opens with it."""
+        self.provider, self.model, self.info = info.provider, info.model, info
 
 
 def _gone(ended: TurnEnded) -> TurnEnded:

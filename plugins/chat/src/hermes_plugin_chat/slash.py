@@ -1,4 +1,6 @@
-"""What each slash command does. A command that would change the session or the model
+"""The slash commands: the terminal's own (``commands.BUILTINS``) run here; every other one
+is the runtime's (built-in or a plugin's), run through ``Runtime.run_slash`` and shown, its
+reply acted on (a new session, another model). A command that would change the session
 waits for the running turn: the user is told to let it finish or /stop it."""
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from rich.text import Text
 from hermes_plugin_chat.commands import BUILTINS
 from hermes_sdk import Kind
 from hermes_sdk.media import Attachment, describe_size
-from hermes_sdk.runtime import SessionBusy, SessionNotFound, SessionSummary
+from hermes_sdk.runtime import ModelInfo, SessionBusy, SessionNotFound, SessionSummary
+from hermes_sdk.slash import SlashReply
 from hermes_sdk.text import one_line, printable, when
 
 if TYPE_CHECKING:
@@ -31,7 +34,7 @@ class SlashCommands:
     async def run(self, name: str, args: str) -> bool:
         """Run ``/name args``; False means leave the chat."""
         builtin = _BY_NAME.get(name)
-        if builtin is not None and builtin.fallback and name in self.repl.plugin_commands:
+        if builtin is not None and builtin.fallback and name in self.repl.commands:
             builtin = None  # the plugin's own command replaces the built-in listing
         if builtin is not None:
             if self.repl.turn is not None and not builtin.during_turn:
@@ -41,26 +44,69 @@ class SlashCommands:
             if inspect.isawaitable(result):
                 result = await result
             return result is not False
-        spec = self.repl.plugin_commands.get(name)
+        spec = self.repl.commands.get(name)
         if spec is None:
             self.view.error(f"unknown command /{name}; /help lists them")
             return True
-        session = self.chat.session
-        output = await self.runtime.run_slash(name, args, session.session_id if session else None)
-        if output:
-            self.view.print(Text(printable(str(output))))
+        if self.repl.turn is not None and not spec.during_turn:
+            self.view.warn(f"/{name} waits for the turn: let it finish, or /stop it first")
+            return True
+        if name == "stop":
+            self.repl.queued.clear()  # what was typed during the turn goes with it
+        if name == "yolo" and not args.strip():  # the toggle starts from this chat's state
+            args = "off" if self.chat.yolo else "on"
+        reply = await self.runtime_command(name, args)
+        if reply is not None and name == "help":
+            self.show_local_help()
         return True
+
+    async def runtime_command(self, name: str, args: str) -> SlashReply | None:
+        """Run one of the runtime's commands, show its reply and do what it asks; None if
+        it failed (said as one line)."""
+        if name == "compact":
+            self.view.info("compacting…")
+        session = self.chat.session
+        try:
+            reply = await self.runtime.run_slash(
+                name, args, session.session_id if session else None
+            )
+        except SessionBusy as exc:
+            self.view.error(f"{exc}; try later")
+            return None
+        except (ValueError, SessionNotFound) as exc:  # an unusable model; a deleted session
+            self.view.error(str(exc).strip("'\""))
+            return None
+        if reply.new_session:
+            self.chat.forget()
+        if reply.provider is not None and reply.model is not None:
+            self.chat.chose_model(ModelInfo(provider=reply.provider, model=reply.model))
+        if reply.yolo is not None:
+            self.chat.yolo = reply.yolo
+        if reply.reload or session is not None:
+            await self.chat.refresh()  # totals, title, messages after the command
+        self.show(reply)
+        return reply
+
+    def show(self, reply: SlashReply) -> None:
+        lines = reply.text.splitlines()
+        if reply.yolo:
+            self.view.warn(reply.text)
+            return
+        for index, line in enumerate(lines):
+            if index == 0 and not line.startswith(" "):
+                self.view.info(line)
+            else:
+                self.view.print(Text(printable(line), style="dim" if line.startswith("  ") else ""))
 
     # --- help and leaving -------------------------------------------------------------------
 
-    def do_help(self, _args: str) -> None:
+    def show_local_help(self) -> None:
         table = Table(box=None, show_header=False, padding=(0, 2))
-        plugins = self.repl.plugin_commands
+        commands = self.repl.commands
         for command in BUILTINS:
-            if not (command.fallback and command.name in plugins):
+            if not (command.fallback and command.name in commands):
                 table.add_row(command.usage, command.help)
-        for name, spec in sorted(plugins.items()):
-            table.add_row(f"/{name}", f"{spec.description} (plugin)")
+        self.view.info("in this terminal:")
         self.view.print(table)
         self.view.info(
             "Enter sends; Alt+Enter or a trailing \\ adds a line. Ctrl+C clears the draft or "
@@ -73,22 +119,7 @@ class SlashCommands:
     def do_exit(self, _args: str) -> bool:
         return False
 
-    def do_stop(self, _args: str) -> None:
-        if self.repl.turn is None:
-            self.view.info("nothing is running")
-            return
-        self.repl.queued.clear()
-        self.chat.stop()
-        self.view.info("stopping…")
-
     # --- sessions ---------------------------------------------------------------------------
-
-    async def do_new(self, _args: str) -> None:
-        await self.chat.new()
-        self.view.info("new session: your next message starts it")
-
-    async def do_reset(self, args: str) -> None:
-        await self.do_new(args)
 
     async def do_sessions(self, _args: str) -> None:
         recent = await self.runtime.sessions(limit=10)
@@ -142,104 +173,21 @@ class SlashCommands:
             else:
                 self.view.reply(message.content or "")
 
-    async def do_title(self, args: str) -> None:
-        session = self.chat.session
-        if not args:
-            title = (session.title or "(untitled)") if session else None
-            self.view.info(f"title: {title}" if session else "no session yet")
-            return
-        if session is None:
-            self.view.info("send a message first: the session starts with it")
-            return
-        self.chat.session = await self.runtime.set_title(session.session_id, args.strip())
-        self.view.info(f"title set: {args.strip()}")
-
-    async def do_undo(self, _args: str) -> str | None:
-        """Remove the last user message and everything after it; return its text."""
-        session = self.chat.session
-        if session is None:
-            self.view.info("nothing to undo")
-            return None
-        before = session.message_count
-        try:
-            text = await self.runtime.undo(session.session_id)
-        except SessionBusy as exc:
-            self.view.error(f"{exc}; try later")
-            return None
-        if text is None:
-            self.view.info("nothing to undo")
-            return None
-        after = await self.chat.refresh()
-        removed = before - (after.message_count if after else 0)
-        self.view.info(f"removed the last exchange ({removed} messages)")
-        return text
-
     async def do_retry(self, _args: str) -> None:
         session = self.chat.session
         files: tuple[Attachment, ...] = ()
         if session is not None:  # the files of the message asked again go with it again
             said = [m for m in await self.runtime.messages(session.session_id) if m.role == "user"]
             files = said[-1].attachments if said else ()
-        text = await self.do_undo("")
-        if text is None:
+        reply = await self.runtime_command("undo", "")
+        if reply is None or reply.taken_back is None:
             return
         if files:
             self.repl.attached[:0] = list(files)
-        if text or files:
-            self.repl.send(text)
-
-    # --- model and usage --------------------------------------------------------------------
-
-    async def do_model(self, args: str) -> None:
-        providers = {choice.name: choice for choice in self.runtime.providers()}
-        provider, model = self.chat.route
-        if not args:
-            self.view.info(f"model: {provider} / {model}")
-            table = Table(box=None, show_header=False, padding=(0, 2))
-            for name, choice in sorted(providers.items()):
-                needs = choice.key_env or "no key needed"
-                models = ", ".join(choice.models) or choice.default_model or "-"
-                table.add_row("*" if name == provider else " ", name, needs, models)
-            self.view.print(table)
-            self.view.info("switch: /model PROVIDER [MODEL], or /model MODEL on this provider")
-            return
-        words = args.split()
-        if words[0] in providers:
-            provider, model_name = words[0], (words[1] if len(words) > 1 else None)
-        else:
-            model_name = args.strip()
-        try:
-            info = await self.chat.switch_model(provider, model_name)
-        except ValueError as exc:
-            still = self.chat.route
-            self.view.error(f"{exc} (still using {still[0]} / {still[1]})")
-            return
-        self.view.info(f"now using {info.provider} / {info.model} from the next message")
-        if info.notice:
-            self.view.warn(info.notice)
-
-    async def do_usage(self, _args: str) -> None:
-        session = await self.chat.refresh()
-        if session is None:
-            self.view.info("no usage yet: this session starts with your next message")
-            return
-        lines = await self.runtime.usage_report(session.session_id)
-        if lines:
-            self.view.info(lines[0])
-        for line in lines[1:]:
-            style = "dim" if line.startswith("  ") else ""
-            self.view.print(Text(line, style=style))
+        if reply.taken_back or files:
+            self.repl.send(reply.taken_back)
 
     # --- what the agent has ---------------------------------------------------------------
-
-    def do_tools(self, _args: str) -> None:
-        session = self.chat.session
-        lines = self.runtime.tools_report(session.session_id if session else None)
-        if not lines:
-            self.view.info("no tools: the model can only talk (install a toolset plugin)")
-            return
-        for line in lines:
-            (self.view.info if line.startswith("[not given]") else self._line)(line)
 
     def _line(self, line: str) -> None:
         self.view.print(Text(line))
@@ -258,25 +206,6 @@ class SlashCommands:
         self._show_provided(
             Kind.MEMORY, "no memory plugin is installed: nothing is remembered across sessions"
         )
-
-    async def do_compact(self, args: str) -> None:
-        session = self.chat.session
-        if session is None:
-            self.view.info("nothing to compact yet: this chat has no messages")
-            return
-        try:
-            why_not = await self.runtime.compact(
-                session.session_id, args.strip() or None, self.view.info
-            )
-        except SessionBusy as exc:
-            self.view.error(f"{exc}; try later")
-            return
-        except (ValueError, SessionNotFound) as exc:  # an unfinished turn; a deleted session
-            self.view.error(str(exc).strip("'\""))
-            return
-        await self.chat.refresh()
-        if why_not is not None:
-            self.view.info(f"not compacted: {why_not}")
 
     # --- toggles ----------------------------------------------------------------------------
 
@@ -310,10 +239,3 @@ class SlashCommands:
         self.view.verbose = not self.view.verbose
         state = "whole tool results" if self.view.verbose else "one-line previews"
         self.view.info(f"verbose {'on' if self.view.verbose else 'off'}: {state}")
-
-    def do_yolo(self, _args: str) -> None:
-        self.chat.set_yolo(not self.chat.yolo)
-        if self.chat.yolo:
-            self.view.warn("YOLO on for this chat: tools will not ask before dangerous commands")
-        else:
-            self.view.info("YOLO off: tools ask before dangerous commands")

@@ -45,20 +45,19 @@ from hermes_plugin_gateway.supervisor import one_line
 from hermes_plugin_gateway.toolsets import tool_choice, untrusted_source
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec, SlashCommandSpec
 from hermes_sdk.events import CommandContext
+from hermes_sdk.following import TurnWatcher, follow_turn
 from hermes_sdk.leases import LEASES, Leases, hold, new_holder
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
 from hermes_sdk.runtime import (
     Delivery,
     DeliveryUnavailable,
-    Question,
     Runtime,
     RuntimeOptions,
     RuntimeTurn,
     SessionBusy,
     SessionNotFound,
     SessionOptions,
-    TextDelta,
     TurnEnded,
 )
 from hermes_sdk.scan import as_untrusted
@@ -88,14 +87,7 @@ BUSY_RETRY_SECONDS = 75.0
 """A turn resumed after its worker died waits this long for the session's lease, which a
 dead host's turn holds until it expires (60 s)."""
 
-HELP = (
-    "I am Hermes, your agent. Write to me as you would to a person.\n\n"
-    "/new — start a fresh conversation (also /reset)\n"
-    "/compact [what to keep] — make room: older messages become a summary\n"
-    "/stop — stop what I am doing and drop messages still waiting\n"
-    "/memory — what I remember about you; pending, approve ID, reject ID for writes that wait\n"
-    "/help — this text"
-)
+HELP_INTRO = "I am Hermes, your agent. Write to me as you would to a person."
 PAIRING = (
     "I don't know you yet, so I can't help. If you know my owner, send them this code and "
     "ask them to run:\n\n`hermes pairing approve {platform} {code}`\n\n"
@@ -551,9 +543,12 @@ class Gateway:
                 await adapter.send(message.chat, PAIRING.format(platform=platform, code=code))
 
     async def _stop(self, key: str, message: Inbound) -> None:
+        """``/stop``: the runtime stops this chat's turn in this process; the gateway drops
+        the messages still waiting, and asks the worker that runs the turn, if another
+        does, to stop it at its next pulse."""
         conversation = self.conversations.get(key)
         self.questions.cancel(message.chat)
-        running = conversation is not None and conversation.turn is not None
+        session_id = None
         if conversation is not None:
             for waiting in conversation.queue:
                 self._claimed_as.pop(waiting.id, None)
@@ -562,13 +557,14 @@ class Gateway:
                 conversation.dropped.add(conversation.current)
             if conversation.turn is not None:
                 conversation.stopped_by_user = True
-                conversation.turn.stop()
-        # A turn of this chat that runs in another worker stops at that worker's next pulse.
+                session_id = conversation.turn.session_id
+        reply = await self.runtime.run_slash(
+            "stop", "", session_id, user_scope=user_scope(message.chat, message.user_id, key)
+        )
         dropped, elsewhere = await self.claims.store.run(self.claims.request_stop, key)
-        running = running or elsewhere
-        note = "Stopping." if running else "Nothing is running."
+        note = reply.text if reply.stopped or not elsewhere else "stopping… (in another worker)"
         if dropped:
-            note += f" Dropped {dropped} waiting message{'s' if dropped != 1 else ''}."
+            note += f"; dropped {dropped} waiting message{'s' if dropped != 1 else ''}"
         await self._reply(None, message.chat, note)
 
     # --- conversations ----------------------------------------------------------------------
@@ -691,18 +687,10 @@ class Gateway:
         return outbox_id, sent
 
     async def _process(self, conversation: Conversation, item: InboxItem) -> None:
-        command = _command(item.text)
-        if command in {"/new", "/reset"}:
-            await self._new_session(conversation, item)
-            return
-        if command in {"/help", "/start"}:
-            await self._reply(item.id, item.chat, HELP)
-            return
-        if command == "/compact":
-            await self._compact(conversation, item)
-            return
-        if command and command[1:] in await self._slash_commands():
-            text = await self._plugin_command(conversation, item, command[1:])
+        name = _command(item.text)[1:]
+        name = "help" if name == "start" else name  # what Telegram sends first
+        if name and name in await self._slash_commands():
+            text = await self._slash_command(conversation, item, name)
             await self._reply(item.id, item.chat, text, reply_to=item.message_id)
             return
         if item.state == "resuming":
@@ -724,31 +712,39 @@ class Gateway:
             await self._turn(conversation, item)
 
     async def _slash_commands(self) -> dict[str, SlashCommandSpec]:
-        """The plugins' slash commands, loaded on the first message that starts with ``/``."""
+        """The runtime's slash commands, loaded on the first message that starts with ``/``."""
         if self._slash is None:
             commands = await asyncio.to_thread(self.runtime.slash_commands)
             self._slash = dict(commands)
         return self._slash
 
-    async def _plugin_command(self, conversation: Conversation, item: InboxItem, name: str) -> str:
-        """A plugin's ``/NAME`` from a chat, never seen by the model. It runs only if its
-        plugin allows it on platforms (``on_platforms``: ``/memory``, on that person's own
-        memory); others touch what everyone shares and are for the terminal."""
+    async def _slash_command(self, conversation: Conversation, item: InboxItem, name: str) -> str:
+        """A ``/NAME`` from a chat, never seen by the model: the runtime runs it on the
+        conversation's session, for that person (``user_scope``). Only a command that
+        allows it on platforms runs (``on_platforms``: ``/new``, ``/memory`` on that
+        person's own memory ...); the others touch what everyone shares."""
         spec = (await self._slash_commands())[name]
         if not spec.on_platforms:
             return f"/{name} is for the terminal (hermes chat): what it changes is shared"
-        args = item.text.strip().partition(" ")[2]
+        args = item.text.strip().partition(" ")[2].strip()
+        session_id = item.session_id or await self.store.run(self.ledger.route, conversation.key)
         try:
-            output = await self.runtime.run_slash(
+            reply = await self.runtime.run_slash(
                 name,
                 args,
-                item.session_id,
+                session_id,
                 user_scope=user_scope(item.chat, item.user_id, conversation.key),
             )
-        except Exception as exc:  # noqa: BLE001 - a plugin's failure is one line to the user
+        except SessionBusy:
+            return BUSY
+        except Exception as exc:  # noqa: BLE001 - a command's failure is one line to the user
             log.warning("/%s failed: %s", name, exc)
-            return f"/{name} failed: {exc}"
-        return str(output) if output else "(nothing to show)"
+            return f"/{name} failed: {one_line(exc)}"
+        if reply.new_session:  # the chat's next message opens a new session
+            await self.store.run(self.ledger.drop_route, conversation.key)
+        if name == "help":
+            return f"{HELP_INTRO}\n\n{reply.text}"
+        return reply.text or "(nothing to show)"
 
     async def _session(self, conversation: Conversation, item: InboxItem) -> str:
         """The id of the session the message's route talks in, opened if it has none (or
@@ -773,34 +769,6 @@ class Gateway:
         opened = await self.runtime.open_session(options)
         await self.store.run(self.ledger.set_route, conversation.key, opened.session_id)
         return opened.session_id
-
-    async def _new_session(self, conversation: Conversation, item: InboxItem) -> None:
-        old = await self.store.run(self.ledger.drop_route, conversation.key)
-        if old is not None:
-            with contextlib.suppress(SessionNotFound):  # deleted meanwhile
-                await self.runtime.end_session(old, "new_session")
-        await self._reply(item.id, item.chat, "Started a new conversation.")
-
-    async def _compact(self, conversation: Conversation, item: InboxItem) -> None:
-        """``/compact [FOCUS]`` from a chat: that conversation's session, compacted now."""
-        session_id = await self.store.run(self.ledger.route, conversation.key)
-        focus = item.text.strip().partition(" ")[2].strip() or None
-        said: list[str] = []
-        if session_id is None:
-            text = "Nothing to compact yet: we have not talked in this conversation."
-        else:
-            try:
-                why_not = await self.runtime.compact(session_id, focus, said.append)
-            except SessionBusy:
-                why_not = BUSY
-            except SessionNotFound as exc:
-                why_not = str(exc)
-            done = [line for line in said if line.startswith("compacted ")]
-            if why_not is None and done:
-                text = f"Done: {done[-1]}."
-            else:
-                text = f"Not compacted: {why_not or 'nothing was compacted'}."
-        await self._reply(item.id, item.chat, text, reply_to=item.message_id)
 
     async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
         session_id = await self._session(conversation, item)
@@ -895,22 +863,18 @@ class Gateway:
         except SessionBusy:  # a service of this gateway runs a turn on it
             return TurnEnded(session_id=session_id, status="busy", reply="")
         conversation.turn = turn
+        watcher = TurnWatcher(
+            on_text=stream.feed if stream is not None else None,
+            on_restart=stream.restart if stream is not None else None,
+            # Asked in a task of its own: the turn's events keep flowing meanwhile.
+            on_question=(
+                (lambda event: self._spawn(self.questions.ask(asker, event)))
+                if asker is not None
+                else None
+            ),
+        )
         try:
-            async for event in turn:
-                if isinstance(event, TextDelta):
-                    if stream is None:
-                        continue
-                    if event.restarted:
-                        stream.restart()
-                    stream.feed(event.text)
-                elif isinstance(event, Question):
-                    if asker is None:
-                        event.decline()
-                    else:
-                        self._spawn(self.questions.ask(asker, event))
-                elif isinstance(event, TurnEnded):
-                    return event
-            return await turn.result()
+            return await follow_turn(turn, watcher)
         finally:
             conversation.turn = None
 

@@ -24,6 +24,7 @@ from hermes_sdk.runtime import (
     SessionNotFound,
     SessionOptions,
 )
+from hermes_sdk.text import one_line
 
 __all__ = ["SOURCE", "ChatApi"]
 
@@ -35,14 +36,6 @@ MAX_FILES = 10
 SLASH_COMMAND = re.compile(r"/[a-z][\w-]*(\s|$)")
 """What a command looks like: "/etc/hosts: what is this?" is a message, not a command."""
 _CHAT_API: web.AppKey[ChatApi] = web.AppKey("chat_api")
-HELP = """/new                      a new session
-/undo                     take back your last message and what followed
-/compact [focus]          summarize the older part of the conversation now
-/title TEXT               name this session
-/usage                    what this session has used
-/model [PROVIDER] [MODEL] the model; with a name, use that one from now on
-/yolo on|off              stop or start asking before dangerous commands
-/stop                     stop the running turn"""
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -54,6 +47,9 @@ class ChatApi:
         self.runtime = runtime
         self.live = LiveTurns()
         self._resumed: set[str] = set()
+        self.next_model: tuple[str, str] | None = None
+        """The (provider, model) ``/model`` chose before the page had a session: the next
+        session opened here opens with it."""
         self.models: dict[str, tuple[str, str]] = {}
         """Session id -> the (provider, model) ``/model`` chose for it in this process (the
         session's stored row keeps the one it was opened with)."""
@@ -104,7 +100,10 @@ class ChatApi:
             return await self._slash(text, session_id)
         try:
             if session_id is None:
-                opened = await self.runtime.open_session(SessionOptions(source=SOURCE))
+                provider, model = self.next_model or (None, None)
+                opened = await self.runtime.open_session(
+                    SessionOptions(source=SOURCE, provider=provider, model=model)
+                )
                 session_id = opened.session_id
                 self._resumed.add(session_id)
                 before = 0
@@ -226,113 +225,44 @@ class ChatApi:
     # --- slash commands ---------------------------------------------------------------------
 
     async def _slash(self, text: str, session_id: str | None) -> web.Response:
+        """A ``/NAME``: the runtime runs it (the built-in commands and the plugins' alike);
+        the page shows its text and does what it asks (a new chat, a reload, the model)."""
         name, _, args = text[1:].partition(" ")
         name, args = name.strip().lower(), args.strip()
         try:
-            output = await self._run_slash(name, args, session_id)
-        except (SessionNotFound, SessionBusy, ValueError) as exc:
-            output = str(exc) or "a turn is running on this session: wait for it, or stop it"
+            if session_id is not None and name not in {"help", "stop"}:
+                await self._resume(session_id)
+            reply = await self.runtime.run_slash(name, args, session_id)
+        except (SessionNotFound, SessionBusy, ValueError, LookupError) as exc:
+            message = str(exc).strip("'\"")
+            return web.json_response({"output": message or "a turn is running on this session"})
         except Exception as exc:  # noqa: BLE001 - a plugin's command failed: one line
-            output = f"/{name} failed: {' '.join(str(exc).split())[:300]}"
-        if isinstance(output, dict):
-            return web.json_response(output)
-        return web.json_response({"output": output or "(nothing to show)"})
-
-    async def _run_slash(self, name: str, args: str, session_id: str | None) -> Any:
-        runtime = self.runtime
-        if name == "help":
-            plugins = "\n".join(
-                f"/{n:<22}{spec.description}"
-                for n, spec in sorted(runtime.slash_commands().items())
-            )
-            return HELP + ("\n" + plugins if plugins else "")
-        if name == "new":
-            if session_id is not None and self.runtime.running(session_id) is None:
-                with contextlib.suppress(SessionNotFound):
-                    await self.runtime.end_session(session_id, "new session")
+            return web.json_response({"output": f"/{name} failed: {one_line(str(exc), 300)}"})
+        answer: dict[str, Any] = {"output": reply.text or "(nothing to show)"}
+        if reply.new_session:
+            if session_id is not None:
                 self._resumed.discard(session_id)
                 self.models.pop(session_id, None)
-            return {"new": True}
-        if name == "stop":
-            live = self.live.get(session_id) if session_id else None
-            if live is None or live.done:
-                return "nothing is running"
-            live.turn.stop()
-            return "stopping…"
-        builtin = {"undo", "compact", "title", "usage", "model", "yolo"}
-        if name in builtin and session_id is None:
-            if name == "model" and not args:
-                info = runtime.describe_model()
-                shown = _shown((info.provider, info.model))
-                return {"output": shown, "model": shown}
-            return f"/{name} {args}".rstrip() + " needs a session: send a message first"
-        if name in builtin:
-            assert session_id is not None
-            await self._resume(session_id)
-        if name == "undo":
-            assert session_id is not None
-            taken = await runtime.undo(session_id)
-            return {
-                "output": "nothing to undo" if taken is None else f"took back: {taken}",
-                "reload": taken is not None,
-            }
-        if name == "compact":
-            assert session_id is not None
-            failed = await runtime.compact(session_id, args or None)
-            return failed or "compacted: the model now sees a summary of the older messages"
-        if name == "title":
-            assert session_id is not None
-            summary = await runtime.set_title(session_id, args)
-            return f"title: {summary.title}" if summary.title else "the title is cleared"
-        if name == "usage":
-            assert session_id is not None
-            return "\n".join(await runtime.usage_report(session_id))
-        if name == "model":
-            assert session_id is not None
-            current = await self.model_of(session_id)
-            if not args:
-                return {"output": _shown(current), "model": _shown(current)}
-            try:
-                provider, model = _model_choice(
-                    args, {c.name for c in runtime.providers()}, current[0]
-                )
-            except ValueError as exc:
-                return str(exc)
-            info = await runtime.use_model(session_id, provider, model)
-            self.models[session_id] = (info.provider, info.model)
+            answer["new"] = True
+        if reply.reload:
+            answer["reload"] = True
+        if reply.provider is not None and reply.model is not None:
+            if session_id is not None:
+                self.models[session_id] = (reply.provider, reply.model)
+            else:  # the page's next message opens its session with it
+                self.next_model = (reply.provider, reply.model)
+        if name == "model" or reply.model is not None:
             # The page's header shows the model: it changes with it.
-            return {
-                "output": f"from now on: {_shown(self.models[session_id])}",
-                "model": _shown(self.models[session_id]),
-            }
-        if name == "yolo":
-            assert session_id is not None
-            if args not in {"on", "off"}:
-                return "usage: /yolo on|off"
-            runtime.set_yolo(session_id, args == "on")
-            return "dangerous commands run without asking" if args == "on" else "asking again"
-        if name in runtime.slash_commands():
-            return await runtime.run_slash(name, args, session_id)
-        return f"unknown command /{name}; /help lists them"
+            answer["model"] = _shown(
+                await self.model_of(session_id) if session_id else self._default_model()
+            )
+        return web.json_response(answer)
 
-
-def _model_choice(
-    args: str, providers: set[str], current: str | None
-) -> tuple[str | None, str | None]:
-    """``/model``'s words as in the terminal: ``PROVIDER [MODEL]``, ``PROVIDER/[MODEL]``,
-    or a ``MODEL`` on the ``current`` provider (a name with a slash, like
-    ``meta/llama-3``, is a model unless what comes before the slash is a provider).
-    Providers are matched whatever their case; more words are refused (ValueError)."""
-    by_lower = {name.lower(): name for name in providers}
-    words = args.split()
-    if len(words) > 2 or (len(words) == 2 and words[0].lower() not in by_lower):
-        raise ValueError("usage: /model [PROVIDER] [MODEL] (one model name, no spaces)")
-    if words[0].lower() in by_lower:
-        return by_lower[words[0].lower()], (words[1] if len(words) == 2 else None)
-    before, slash, after = words[0].partition("/")
-    if slash and before.lower() in by_lower:
-        return by_lower[before.lower()], after or None
-    return current, words[0]
+    def _default_model(self) -> tuple[str | None, str | None]:
+        if self.next_model is not None:
+            return self.next_model
+        info = self.runtime.describe_model()
+        return info.provider, info.model
 
 
 def _shown(route: tuple[str | None, str | None]) -> str:

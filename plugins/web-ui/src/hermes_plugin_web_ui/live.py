@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from hermes_plugin_web_ui.render import markdown_html, media_url
+from hermes_sdk.following import TurnWatcher, follow_turn, tool_event_json
 from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
     Notice,
@@ -35,19 +36,6 @@ MAX_RESULT_CHARS = 20_000
 KEEP_FINISHED_S = 15 * 60.0
 
 
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… {len(text) - limit:,} more characters not shown"
-
-
-def _arguments(arguments: Any) -> dict[str, Any]:
-    shown: dict[str, Any] = {}
-    for name, value in dict(arguments).items():
-        shown[name] = _cut(value, 4000) if isinstance(value, str) else value
-    return shown
-
-
 def attachment_json(attachment: Attachment) -> dict[str, Any]:
     """A file of a message as the page shows it: a link (an image inline) to /media/."""
     return {
@@ -64,26 +52,8 @@ def event_json(event: TurnEvent) -> dict[str, Any]:
         return {"type": "text", "text": event.text, "restarted": event.restarted}
     if isinstance(event, Notice):
         return {"type": "notice", "text": event.text}
-    if isinstance(event, ToolStarted):
-        return {
-            "type": "tool_started",
-            "call_id": event.call_id,
-            "tool": event.tool,
-            "arguments": _arguments(event.arguments),
-            "parent": event.parent_call_id,
-        }
-    if isinstance(event, ToolProgress):
-        return {"type": "tool_progress", "call_id": event.call_id, "text": event.text}
-    if isinstance(event, ToolFinished):
-        return {
-            "type": "tool_finished",
-            "call_id": event.call_id,
-            "tool": event.tool,
-            "ok": event.ok,
-            "content": _cut(event.content, MAX_RESULT_CHARS),
-            "duration_s": round(event.duration_s, 3),
-            "parent": event.parent_call_id,
-        }
+    if isinstance(event, ToolStarted | ToolProgress | ToolFinished):
+        return tool_event_json(event, argument_chars=4000, content_chars=MAX_RESULT_CHARS)
     if isinstance(event, Question):
         return {
             "type": "question",
@@ -136,11 +106,25 @@ class LiveTurn:
         self._pump = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
+        async def record(event: TurnEvent) -> None:
+            await self._add(event_json(event))
+
+        async def asked(question: Question) -> None:
+            self.questions[question.question_id] = question
+            await record(question)
+
+        watcher = TurnWatcher(
+            on_text=lambda text: record(TextDelta(text=text)),
+            on_restart=lambda: record(TextDelta(text="", restarted=True)),  # the page redraws
+            on_notice=lambda text: record(Notice(text=text)),
+            on_tool_started=record,
+            on_tool_progress=record,
+            on_tool_finished=record,
+            on_question=asked,
+            on_end=record,
+        )
         try:
-            async for event in self.turn:
-                if isinstance(event, Question):
-                    self.questions[event.question_id] = event
-                await self._add(event_json(event))
+            await follow_turn(self.turn, watcher)
         except Exception as exc:  # noqa: BLE001 - the page must hear the end whatever happened
             await self._add({"type": "ended", "status": "error", "error": str(exc), "html": ""})
         finally:

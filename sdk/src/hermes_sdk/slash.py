@@ -1,0 +1,38 @@
+"""What a ``/NAME`` command answers: the text to show, and what the front-end must do about
+it. The runtime runs every command (the built-in ones and the plugins') once, for every
+front-end; a front-end only shows ``text`` and acts on the fields that ask it to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SlashReply"]
+
+
+@dataclass(frozen=True, slots=True)
+class SlashReply:
+    """A command's answer. ``str(reply)`` is its text, so a front-end written when commands
+    answered with text alone keeps working."""
+
+    text: str = ""
+    new_session: bool = False
+    """The session is over for this front-end: its next message opens a new one."""
+    reload: bool = False
+    """The session's transcript changed (``/undo``, ``/compact``): show it again."""
+    taken_back: str | None = None
+    """``/undo``: the words of the user's message that was taken back (to send again)."""
+    provider: str | None = None
+    model: str | None = None
+    """The model the session (or, without one, the next session) uses from now on, when the
+    command changed it: a front-end opening a session later opens it with this one."""
+    yolo: bool | None = None
+    """Asking before dangerous commands was turned off (True) or on again (False)."""
+    stopped: bool = False
+    """The running turn was asked to stop."""
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return bool(self.text) or self.new_session or self.reload or self.stopped
