@@ -65,7 +65,7 @@ def recognize(home: Path, importers: Sequence[ImporterSpec]) -> ForeignHome | No
     to answer is skipped (logged), never an error of the command that asked."""
     for spec in sorted(importers, key=lambda spec: spec.name):
         try:
-            importer = spec.factory()
+            importer = spec.build()
             ask = getattr(importer, "recognize", None)
             if ask is not None:
                 evidence = ask(home)

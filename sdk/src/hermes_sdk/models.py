@@ -11,9 +11,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 __all__ = [
+    "MODEL_TIMEOUT_SECONDS",
     "ChatMessage",
     "ErrorKind",
     "ImagePart",
@@ -114,6 +115,10 @@ class ModelResponse:
     """Provider blocks to send back with this message next time (see ChatMessage)."""
 
 
+MODEL_TIMEOUT_SECONDS: Final = 120.0
+"""One model request's deadline unless ``model.timeout_seconds`` says otherwise."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderSettings:
     """What a provider factory receives. ``api_key`` is resolved by the kernel from the
@@ -122,7 +127,7 @@ class ProviderSettings:
     base_url: str
     api_key: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = MODEL_TIMEOUT_SECONDS
     stream: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)
     """Provider-specific settings from the endpoint's config (for example a context size)."""

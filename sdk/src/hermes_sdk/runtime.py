@@ -69,8 +69,12 @@ __all__ = [
     "Question",
     "QuestionChoice",
     "Runtime",
+    "RuntimeCommands",
+    "RuntimeModels",
+    "RuntimeOperations",
     "RuntimeOptions",
     "RuntimeTurn",
+    "RuntimeTurns",
     "SessionBusy",
     "SessionHistory",
     "SessionMessage",
@@ -650,10 +654,11 @@ class SessionHistory(abc.ABC):
 # --- the runtime ---------------------------------------------------------------------------
 
 
-class Runtime(SessionHistory):
-    """The agent, as a front-end drives it: a :class:`SessionHistory` of the home, plus
-    sessions to run turns on. Every method is safe to call from the event loop it was given
-    on; none blocks it."""
+class RuntimeTurns(abc.ABC):
+    """Sessions to run turns on: open, resume and end them, start a turn and find the
+    running one, and change what a session holds (take back the last exchange, compact
+    it, stop asking).
+    Every method is safe to call from the event loop it was given on; none blocks it."""
 
     @abc.abstractmethod
     async def open_session(self, options: SessionOptions) -> SessionSummary:
@@ -697,33 +702,6 @@ class Runtime(SessionHistory):
         """The turn running on that session in this runtime, if any."""
 
     @abc.abstractmethod
-    def models(self) -> Sequence[ModelChoice]:
-        """The models sessions can be opened with: the configured one first."""
-
-    # --- what a chat front-end needs beyond turns (SDK 0.x: added for the terminal chat) ---
-
-    @abc.abstractmethod
-    def warnings(self) -> Sequence[str]:
-        """Lines about this runtime's setup the user should see, one problem each: a toolset
-        nobody provides, a memory provider that failed, a tool source that did not start."""
-
-    @abc.abstractmethod
-    def describe_model(self, provider: str | None = None, model: str | None = None) -> ModelInfo:
-        """The model a session opened with these options would use. Raises ValueError with
-        one line to act on if it cannot be used (a strict choice: no fallback)."""
-
-    @abc.abstractmethod
-    def providers(self) -> Sequence[ProviderChoice]:
-        """Every provider a session may name, configured or not, by name."""
-
-    @abc.abstractmethod
-    async def use_model(
-        self, session_id: str, provider: str | None, model: str | None
-    ) -> ModelInfo:
-        """Run the session's next turns on another model (strict: no fallback). Raises
-        ValueError (one line; the session keeps its model) or :class:`SessionNotFound`."""
-
-    @abc.abstractmethod
     async def undo(self, session_id: str) -> str | None:
         """Remove the last user message and everything after it; returns that message's
         text (None: nothing to undo). Raises :class:`SessionBusy` if a turn runs on it here
@@ -745,6 +723,38 @@ class Runtime(SessionHistory):
         """Turn asking before dangerous commands off (``on``) or back on for the session.
         Raises ValueError (one line, for the user) where asking may not be turned off: in a
         Hermes that an agent's tool started."""
+
+
+class RuntimeModels(abc.ABC):
+    """The models a session may use: choices to show, one described before it is used,
+    and a session switched to another.
+    Every method is safe to call from the event loop it was given on; none blocks it."""
+
+    @abc.abstractmethod
+    def models(self) -> Sequence[ModelChoice]:
+        """The models sessions can be opened with: the configured one first."""
+
+    @abc.abstractmethod
+    def describe_model(self, provider: str | None = None, model: str | None = None) -> ModelInfo:
+        """The model a session opened with these options would use. Raises ValueError with
+        one line to act on if it cannot be used (a strict choice: no fallback)."""
+
+    @abc.abstractmethod
+    def providers(self) -> Sequence[ProviderChoice]:
+        """Every provider a session may name, configured or not, by name."""
+
+    @abc.abstractmethod
+    async def use_model(
+        self, session_id: str, provider: str | None, model: str | None
+    ) -> ModelInfo:
+        """Run the session's next turns on another model (strict: no fallback). Raises
+        ValueError (one line; the session keeps its model) or :class:`SessionNotFound`."""
+
+
+class RuntimeCommands(abc.ABC):
+    """What a session is given and what a user may run: tools, toolsets, what plugins
+    provide, and the ``/NAME`` commands served once for every front-end.
+    Every method is safe to call from the event loop it was given on; none blocks it."""
 
     @abc.abstractmethod
     def tools_report(self, session_id: str | None = None) -> list[str]:
@@ -777,7 +787,17 @@ class Runtime(SessionHistory):
         reply's text and acts on what it asks (a new session, the model, a reload). Raises
         LookupError for an unknown name; other errors propagate: show them as one line."""
 
-    # --- what a front-end shows of the whole agent (SDK 0.x: added for a web front-end) ---
+
+class RuntimeOperations(abc.ABC):
+    """The agent as a whole, for a front-end that shows or serves it: warnings and
+    status, plugins, writes waiting for approval, background work, delivery to chats,
+    warming up and plugin storage.
+    Every method is safe to call from the event loop it was given on; none blocks it."""
+
+    @abc.abstractmethod
+    def warnings(self) -> Sequence[str]:
+        """Lines about this runtime's setup the user should see, one problem each: a toolset
+        nobody provides, a memory provider that failed, a tool source that did not start."""
 
     @abc.abstractmethod
     async def status(self) -> list[StatusLine]:
@@ -824,8 +844,6 @@ class Runtime(SessionHistory):
         :class:`DeliveryUnavailable` if no platform of that name is installed, no gateway
         serves this home, or no delivery plugin is installed."""
 
-    # --- for front-ends that serve many people (a gateway) -------------------------------
-
     @abc.abstractmethod
     async def warm_up(self, source: str) -> list[str]:
         """Get ready to serve: start the tool sources (MCP servers) and load the plugins
@@ -838,6 +856,14 @@ class Runtime(SessionHistory):
         """``schema``'s tables in this home's state store, on the runtime's own connection
         (see :mod:`hermes_sdk.storage`); migrated on the first call, closed with the
         runtime. Raises :class:`~hermes_sdk.storage.StoreError` if it cannot be migrated."""
+
+
+class Runtime(SessionHistory, RuntimeTurns, RuntimeModels, RuntimeCommands, RuntimeOperations):
+    """The agent, as a front-end drives it: a :class:`SessionHistory` of the home, plus its
+    facets (:class:`RuntimeTurns`, :class:`RuntimeModels`, :class:`RuntimeCommands`,
+    :class:`RuntimeOperations`). A function that needs one facet takes that facet, so a
+    front-end's part depends on what it uses. Every method is safe to call from the event
+    loop it was given on; none blocks it."""
 
 
 def open_runtime(

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from hermes_sdk.ladder import Endpoint, LadderContext, RungResult
-    from hermes_sdk.pending_writes import PendingContext, PendingWrites
     from hermes_sdk.store_engine import StoreTarget
 
 __all__ = [
@@ -39,6 +38,7 @@ __all__ = [
     "PlatformSpec",
     "PriceTableSpec",
     "ProviderSpec",
+    "Reference",
     "ReviewSpec",
     "ReviewTrigger",
     "RungSpec",
@@ -144,14 +144,79 @@ class Spec:
         _check_name(self.kind, self.name)
 
 
+_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+class Reference:
+    """``"package.module:attr"``, imported on the first call: what a spec's ``factory``
+    names when given as text, so a plugin's ``__init__`` needs no function that only
+    imports and returns. Calling it calls ``attr`` with the arguments given (``call=False``:
+    returns ``attr`` itself, for a spec whose factory returns an object, not builds one).
+    """
+
+    __slots__ = ("_call", "_target", "text")
+
+    def __init__(self, text: str, *, call: bool = True) -> None:
+        if not _REFERENCE.fullmatch(text):
+            raise ValueError(
+                f"factory {text!r} must be 'package.module:attribute' "
+                "(e.g. 'hermes_plugin_acme.adapter:AcmeAdapter')"
+            )
+        self.text = text
+        self._call = call
+        self._target: Any = None
+
+    def resolve(self) -> Any:
+        """The object named (imported the first time). Raises ImportError, or
+        AttributeError naming the reference, if it is not there."""
+        if self._target is None:
+            import importlib
+
+            module_name, _, path = self.text.partition(":")
+            target: Any = importlib.import_module(module_name)
+            for part in path.split("."):
+                try:
+                    target = getattr(target, part)
+                except AttributeError:
+                    raise AttributeError(
+                        f"factory {self.text!r}: {module_name} has no {path!r}"
+                    ) from None
+            self._target = target
+        return self._target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = self.resolve()
+        return target(*args, **kwargs) if self._call else target
+
+    def __repr__(self) -> str:
+        return f"Reference({self.text!r})"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FactorySpec(Spec):
     """A spec whose object ``factory`` builds lazily, when it is first used.
 
-    The arguments ``factory`` receives are defined by the interface of its kind.
+    The arguments ``factory`` receives are defined by the interface of its kind. It is a
+    callable, or the text ``"package.module:attr"`` naming one (a class, a function),
+    imported only when the object is first built: a plugin needs no import-and-return
+    function for it.
     """
 
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | str
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name)
+        self._reference(call=True)
+
+    def _reference(self, *, call: bool) -> None:
+        if isinstance(self.factory, str):
+            object.__setattr__(self, "factory", Reference(self.factory, call=call))
+
+    def build(self, *args: Any, **kwargs: Any) -> Any:
+        """``factory(*args, **kwargs)``: the object this spec describes."""
+        factory = self.factory
+        assert callable(factory)  # text became a Reference when the spec was made
+        return factory(*args, **kwargs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,7 +536,7 @@ class ReviewSpec(Spec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PendingWritesSpec(Spec):
+class PendingWritesSpec(FactorySpec):
     """A queue of writes that wait for the user's approval (memory writes, skill edits when
     ``write_approval`` is on), offered to front-ends through ``Runtime.pending_writes``. See
     :mod:`hermes_sdk.pending_writes`.
@@ -482,7 +547,6 @@ class PendingWritesSpec(Spec):
     """
 
     kind: ClassVar[Kind] = Kind.PENDING
-    factory: Callable[[PendingContext], PendingWrites]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -492,6 +556,7 @@ class CommandSpec(FactorySpec):
 
     ``factory`` takes no arguments and returns a ``click.Command``; it is called only when the
     user runs (or asks help for) that command, so click stays out of the plugin's import.
+    As text, ``"package.module:attr"`` names the ``click.Command`` itself.
 
     ``default``: ``hermes`` with no command runs this one (a front-end's interactive session);
     declare it in the manifest as ``default_command.NAME`` too. ``ask_parameter`` names its
@@ -509,6 +574,7 @@ class CommandSpec(FactorySpec):
     def __post_init__(self) -> None:
         for part in self.name.split(".") if isinstance(self.name, str) else [self.name]:
             _check_name(self.kind, part)
+        self._reference(call=False)  # the text names the command, not a function making it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -575,15 +641,18 @@ class ConfigSectionSpec(Spec):
     ``model`` is a pydantic model class validating that section; its field defaults are the
     section's defaults. It may also be a function of no arguments that returns that class,
     called only when the section is validated: a plugin that is loaded on every start (a
-    provider, for its prices) then does not import pydantic on every start. The name must
-    not be one the kernel owns (``plugins``).
+    provider, for its prices) then does not import pydantic on every start. Or the text
+    ``"package.module:Model"``, imported then. The name must not be one the kernel owns
+    (``plugins``).
     """
 
     kind: ClassVar[Kind] = Kind.CONFIG
-    model: type[Any] | Callable[[], type[Any]]
+    model: type[Any] | Callable[[], type[Any]] | str
 
     def __post_init__(self) -> None:
         _check_name(self.kind, self.name)
+        if isinstance(self.model, str):
+            object.__setattr__(self, "model", Reference(self.model, call=False))
         model = self.model
         is_model = isinstance(model, type) and callable(getattr(model, "model_validate", None))
         if not is_model and (isinstance(model, type) or not callable(model)):
@@ -597,6 +666,7 @@ class ConfigSectionSpec(Spec):
         model = self.model
         if isinstance(model, type) and callable(getattr(model, "model_validate", None)):
             return model
+        assert callable(model)  # text became a Reference when the spec was made
         built = model()
         if not (isinstance(built, type) and callable(getattr(built, "model_validate", None))):
             raise ValueError(

@@ -86,7 +86,7 @@ def _choose(app: App, source: str | None) -> ImporterSpec:
 
 def _build(spec: ImporterSpec) -> Importer:
     try:
-        built: Importer = spec.factory()
+        built: Importer = spec.build()
     except Exception as exc:
         raise click.ClickException(
             f"importer {spec.name!r} failed to start: {type(exc).__name__}: {exc}"

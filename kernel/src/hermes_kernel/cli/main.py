@@ -196,7 +196,7 @@ class HermesGroup(click.Group):
         spec = provided.spec
         assert isinstance(spec, CommandSpec)  # the index holds CommandSpecs under COMMAND
         try:
-            built = spec.factory()
+            built = spec.build()
         except Exception as exc:
             raise click.ClickException(
                 f"plugin {provided.plugin!r} failed to build command {_spoken(key)!r}: "

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hermes_kernel.config.defaults import PLUGINS_HOOK_TIMEOUT_SECONDS, PLUGINS_LOAD_TIMEOUT_SECONDS
+from hermes_kernel.config.defaults import (
+    PLUGINS_HOOK_TIMEOUT_SECONDS,
+    PLUGINS_LOAD_TIMEOUT_SECONDS,
+    PLUGINS_STRICT,
+)
 
 KERNEL_SECTIONS = frozenset(
     {
@@ -41,7 +45,7 @@ class PluginSettings:
     enabled: tuple[str, ...] | None = None
     disabled: tuple[str, ...] = ()
     load_timeout_seconds: float = PLUGINS_LOAD_TIMEOUT_SECONDS
-    strict: bool = False
+    strict: bool = PLUGINS_STRICT
     hook_timeout_seconds: float = PLUGINS_HOOK_TIMEOUT_SECONDS
     isolated: tuple[str, ...] = ()
     foreign: tuple[str, ...] = ()
@@ -56,7 +60,7 @@ class PluginSettings:
             load_timeout_seconds=float(
                 data.get("load_timeout_seconds", PLUGINS_LOAD_TIMEOUT_SECONDS)
             ),
-            strict=bool(data.get("strict", False)),
+            strict=bool(data.get("strict", PLUGINS_STRICT)),
             hook_timeout_seconds=float(
                 data.get("hook_timeout_seconds", PLUGINS_HOOK_TIMEOUT_SECONDS)
             ),

@@ -18,12 +18,16 @@ from hermes_kernel.config.defaults import (
     COMPRESSION_THRESHOLD,
     COMPRESSION_UNATTENDED_THRESHOLD,
     LEARNING_NUDGE_EVERY_TURNS,
+    LEARNING_REVIEW,
     LEARNING_REVIEW_MIN_TOOL_CALLS,
+    LOGGING_CONTENT,
     LOGGING_LEVEL,
     MODEL_TIMEOUT_SECONDS,
     PLUGINS_HOOK_TIMEOUT_SECONDS,
     PLUGINS_LOAD_TIMEOUT_SECONDS,
+    PLUGINS_STRICT,
     STORE_POOL_SIZE,
+    TERMINAL_SHARE_BACKEND,
     TOOLS_TIMEOUT_SECONDS,
 )
 
@@ -50,7 +54,8 @@ class PluginsConfig(BaseModel):
         description="Deadline for importing and registering one plugin.",
     )
     strict: bool = Field(
-        default=False, description="Treat a plugin failure as an error (for plugin developers)."
+        default=PLUGINS_STRICT,
+        description="Treat a plugin failure as an error (for plugin developers).",
     )
     hook_timeout_seconds: float = Field(
         default=PLUGINS_HOOK_TIMEOUT_SECONDS,
@@ -257,7 +262,7 @@ class TerminalConfig(BaseModel):
         "Keys Hermes itself uses are never passed.",
     )
     share_backend: bool = Field(
-        default=False, description="One backend for every session of a process."
+        default=TERMINAL_SHARE_BACKEND, description="One backend for every session of a process."
     )
 
     @field_validator("env_passthrough")
@@ -277,7 +282,7 @@ class LearningConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     review: bool = Field(
-        default=True,
+        default=LEARNING_REVIEW,
         description="After a turn with many tool calls, a recovered error or a correction, "
         "run the plugins' lesson reviews of it in the background.",
     )
@@ -400,7 +405,7 @@ class LoggingConfig(BaseModel):
         "(errors.log: warnings and up, always).",
     )
     content: bool = Field(
-        default=False,
+        default=LOGGING_CONTENT,
         description="true adds what was said to the activity lines (the user's message, the "
         "reply, tool arguments and results, cut short and with secrets redacted).",
     )

@@ -35,7 +35,9 @@ def store_location(home: Path, config: Mapping[str, Any] | None = None) -> Store
     url = section.get("url") if isinstance(section, dict) else None
     if not url:
         return StoreLocation()
-    return StoreLocation(str(url), store_password(home), int(section.get("pool_size") or 8))
+    return StoreLocation(
+        str(url), store_password(home), int(section.get("pool_size") or STORE_POOL_SIZE)
+    )
 
 
 def store_password(home: Path) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from hermes_kernel.config.defaults import LOGGING_CONTENT
 from hermes_sdk.events import LLMCall, LLMResult, ToolCall, ToolResult
 from hermes_sdk.text import argument_preview, one_line
 
@@ -27,7 +28,7 @@ def _duration(seconds: float) -> str:
 
 
 class ActivityLog:
-    def __init__(self, content: bool = False) -> None:
+    def __init__(self, content: bool = LOGGING_CONTENT) -> None:
         self.content = content
         """Add what was said (``logging.content``)."""
 

@@ -8,7 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_kernel.config.defaults import LEARNING_NUDGE_EVERY_TURNS, LEARNING_REVIEW_MIN_TOOL_CALLS
+from hermes_kernel.config.defaults import (
+    LEARNING_NUDGE_EVERY_TURNS,
+    LEARNING_REVIEW,
+    LEARNING_REVIEW_MIN_TOOL_CALLS,
+)
 from hermes_kernel.engine.run import TurnResult
 
 __all__ = ["LearningSettings", "is_correction", "review_reason"]
@@ -30,7 +34,7 @@ def is_correction(user_text: str) -> bool:
 
 @dataclass(frozen=True)
 class LearningSettings:
-    review: bool = True
+    review: bool = LEARNING_REVIEW
     review_min_tool_calls: int = LEARNING_REVIEW_MIN_TOOL_CALLS
     nudge_every_turns: int = LEARNING_NUDGE_EVERY_TURNS
 
@@ -38,7 +42,7 @@ class LearningSettings:
     def from_config(cls, raw: Mapping[str, Any]) -> LearningSettings:
         learning = raw.get("learning") or {}
         return cls(
-            review=bool(learning.get("review", True)),
+            review=bool(learning.get("review", LEARNING_REVIEW)),
             review_min_tool_calls=int(
                 learning.get("review_min_tool_calls", LEARNING_REVIEW_MIN_TOOL_CALLS)
             ),

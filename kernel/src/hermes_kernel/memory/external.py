@@ -52,7 +52,7 @@ class ExternalMemory:
             home=str(app.settings.home), config=section if isinstance(section, Mapping) else {}
         )
         try:
-            provider = spec.factory(context)
+            provider = spec.build(context)
         except Exception as exc:  # noqa: BLE001 - any failure degrades to built-in memory
             self._degrade(f"memory provider {name!r} failed to start: {exc}")
             return None

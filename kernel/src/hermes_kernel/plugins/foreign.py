@@ -43,7 +43,7 @@ def _ask(spec: PluginSourceSpec, query: SourceQuery, timeout: float) -> list[For
 
     def work() -> None:
         try:
-            result.append(list(spec.factory().find(query)))
+            result.append(list(spec.build().find(query)))
         except Exception as exc:  # noqa: BLE001 - a source's bug must not stop the agent
             result.append(f"failed: {type(exc).__name__}: {exc}")
 

@@ -19,6 +19,11 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import pluggy
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
+from hermes_kernel.config.defaults import (
+    PLUGINS_HOOK_TIMEOUT_SECONDS,
+    PLUGINS_LOAD_TIMEOUT_SECONDS,
+    PLUGINS_STRICT,
+)
 from hermes_kernel.plugins.dispatch import HookFailure, Hooks
 from hermes_kernel.plugins.gates import GATE_HOOK, GateVerdict, judge_tool_call
 from hermes_kernel.plugins.loader import load_plugin
@@ -101,10 +106,10 @@ class PluginHost:
         records: Sequence[PluginRecord],
         policy: PluginPolicy,
         *,
-        timeout: float = 10.0,
-        hook_timeout: float = 5.0,
+        timeout: float = PLUGINS_LOAD_TIMEOUT_SECONDS,
+        hook_timeout: float = PLUGINS_HOOK_TIMEOUT_SECONDS,
         isolated: Sequence[str] = (),
-        strict: bool = False,
+        strict: bool = PLUGINS_STRICT,
         tracer: Tracer | None = None,
         manager: pluggy.PluginManager | None = None,
         on_outcome: Callable[[PluginRecord, LoadOutcome], None] | None = None,

@@ -48,6 +48,7 @@ from hermes_kernel.plugins.rpc import (
 from hermes_kernel.plugins.workers import PluginExit, Workers
 from hermes_sdk import ConfigSectionSpec, Spec, ToolSpec, new_plugin_manager
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS, TURN_HOOKS
+from hermes_sdk.specs import Reference
 from hermes_sdk.terminal import TerminalBackend
 from hermes_sdk.tooling import ToolContext, show_progress_with
 
@@ -152,9 +153,12 @@ class Served:
                 specs.append(replace(spec, handler=remote_handler))
             elif isinstance(spec, ConfigSectionSpec):
                 model = spec.model
-                specs.append(
-                    replace(spec, model=ImportedModel(model.__module__, model.__qualname__))
-                )
+                if isinstance(model, Reference):  # "package.module:Model", not imported yet
+                    module, _, qualname = model.text.partition(":")
+                else:
+                    assert not isinstance(model, str)  # text became a Reference
+                    module, qualname = model.__module__, model.__qualname__
+                specs.append(replace(spec, model=ImportedModel(module, qualname)))
             else:
                 specs.append(spec)
         hooks = sorted(

@@ -121,7 +121,7 @@ def home_engines(host: PluginHost) -> list[StoreEngineSpec]:
 def open_with(engine: StoreEngineSpec, target: StoreTarget) -> StoreBackend:
     """The store at ``target``, opened by ``engine``; StoreError in one line."""
     try:
-        return cast(StoreBackend, engine.factory(target))
+        return cast(StoreBackend, engine.build(target))
     except StoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - an engine's bug is one line, never a traceback

@@ -64,7 +64,7 @@ def _router(host: PluginHost) -> ModelRouter:
         )
     spec = cast(ModelRouterSpec, chosen.spec)
     try:
-        router = cast(ModelRouter, spec.factory())
+        router = cast(ModelRouter, spec.build())
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         raise NoModel(
             f"the model router of plugin {chosen.plugin!r} failed to start "

@@ -12,7 +12,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hermes_kernel.config.defaults import AGENT_MAX_ITERATIONS, AGENT_RETRIES, TOOLS_TIMEOUT_SECONDS
+from hermes_kernel.config.defaults import (
+    AGENT_MAX_ITERATIONS,
+    AGENT_RETRIES,
+    LOGGING_CONTENT,
+    TOOLS_TIMEOUT_SECONDS,
+)
 from hermes_kernel.engine.activity import ActivityLog
 from hermes_kernel.engine.budget import budget_from_config
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy
@@ -218,7 +223,7 @@ class Agent:
                 (settings.raw.get("tools") or {}).get("timeout_seconds", TOOLS_TIMEOUT_SECONDS)
             ),
             budget=budget_from_config(settings.raw.get("budget")),
-            log_content=bool((settings.raw.get("logging") or {}).get("content", False)),
+            log_content=bool((settings.raw.get("logging") or {}).get("content", LOGGING_CONTENT)),
         )
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:
@@ -388,11 +393,11 @@ class Agent:
     # --- turns ------------------------------------------------------------------------------
 
     def after_turn(
-        self, session: Session, text: str, result: TurnResult, *, review: bool = True
+        self, session: Session, text: str, result: TurnResult, *, reviewable: bool = True
     ) -> None:
         """What happens once the reply is out: the external memory provider observes the
-        turn and (unless ``review`` is False) a background review may start; neither delays
-        the next prompt."""
+        turn and (for a ``reviewable`` session) a background review may start; neither
+        delays the next prompt."""
         if self.memory.provider is not None:
             record = TurnRecord(
                 session_id=session.id,
@@ -404,7 +409,7 @@ class Agent:
                 tool_calls=result.tool_calls,
             )
             asyncio.get_running_loop().run_in_executor(None, self.memory.observe, record)
-        if review:
+        if reviewable:
             self.reviews.after_turn(session, text, result)
 
     async def aclose(self, review_seconds: float = DRAIN_SECONDS) -> None:

@@ -62,7 +62,7 @@ class Compression:
             config=section if isinstance(section, Mapping) else {},
         )
         try:
-            engine = spec.factory(context)
+            engine = spec.build(context)
         except Exception as exc:  # noqa: BLE001 - a broken engine costs its summaries only
             return None, f"context engine {name!r} failed to start: {exc}"
         if not isinstance(engine, ContextEngine):

@@ -404,7 +404,9 @@ class KernelRuntime(StoreHistory, Runtime):
                 )
             )
         if after is not None:
-            self.agent.after_turn(after, text, result, review=session_id not in self._unreviewed)
+            self.agent.after_turn(
+                after, text, result, reviewable=session_id not in self._unreviewed
+            )
 
     def models(self) -> Sequence[ModelChoice]:
         setup = self.agent.setup
@@ -659,7 +661,7 @@ class KernelRuntime(StoreHistory, Runtime):
             log.info("delivery %r of plugin %r is not used", unused.spec.name, unused.plugin)
         spec = provided[0].spec
         assert isinstance(spec, DeliverySpec)  # the index holds DeliverySpecs under DELIVERY
-        deliverer: Deliverer = spec.factory(
+        deliverer: Deliverer = spec.build(
             DeliveryContext(
                 home=self.home,
                 config=self.config,

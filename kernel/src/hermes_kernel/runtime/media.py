@@ -60,7 +60,7 @@ class Transcribers:
         built: list[NamedTranscriber] = []
         for name in order:
             try:
-                transcriber = specs[name].factory(context)
+                transcriber = specs[name].build(context)
             except Exception as exc:  # noqa: BLE001 - a broken transcriber costs only itself
                 log.warning("transcriber %r failed to start: %s", name, exc)
                 continue

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from hermes_kernel.plugins.host import PluginHost
 from hermes_kernel.plugins.workers import plugin_workers
@@ -47,7 +47,7 @@ class PendingQueues:
 
     def _queue(self, spec: PendingWritesSpec, user_scope: str | None) -> PendingWrites:
         context = PendingContext(home=self.home, config=self.config, user_scope=user_scope)
-        return spec.factory(context)
+        return cast("PendingWrites", spec.build(context))
 
     async def _call(self, call: Callable[[], T]) -> T:
         """``call()`` in a plugin worker; TimeoutError past the hook deadline (the call is

@@ -98,7 +98,7 @@ def model_choice(
     args: str, providers: set[str], current: str | None
 ) -> tuple[str | None, str | None]:
     """``/model``'s words: ``PROVIDER [MODEL]``, ``PROVIDER/[MODEL]``, or a ``MODEL`` on the
-    ``current`` provider (a name with a slash, like ``meta/llama-3``, is a model unless what
+    ``current`` provider (a name with a slash, like ``vendor/model-3``, is a model unless what
     comes before the slash is a provider). Providers are matched whatever their case; more
     words are refused (ValueError)."""
     by_lower = {name.lower(): name for name in providers}

@@ -183,7 +183,7 @@ class BackendPool:
             session_id=session_id, home=self.home, cwd=self.cwd, env=self.env, config=self.config
         )
         try:
-            backend = spec.factory(context)
+            backend = spec.build(context)
         except BackendUnavailable:
             raise
         except Exception as exc:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_kernel.config.defaults import APPROVALS_MODE
+from hermes_kernel.config.defaults import APPROVALS_MODE, TERMINAL_SHARE_BACKEND
 from hermes_kernel.config.edit import allow_approval_command, allow_approval_rule
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.engine.aside import complete_from_thread
@@ -111,7 +111,7 @@ def command_rules(app: App) -> RulesLoader:
             spec = provided.spec
             assert isinstance(spec, CommandRulesSpec)  # the index holds these under the kind
             try:
-                built.append(spec.factory())
+                built.append(spec.build())
             except Exception as exc:  # noqa: BLE001 - said in the refusal, one line
                 raise NoRules(
                     f"the command rules of plugin {provided.plugin!r} failed to start "
@@ -210,7 +210,7 @@ class ToolEnvironment:
             config=raw.get(self.backend_name) or {},
             approvals=self.approvals,
             installed=lambda: sorted(spec.name for spec in app.host.terminal_backends()),
-            share=bool(terminal.get("share_backend", False)),
+            share=bool(terminal.get("share_backend", TERMINAL_SHARE_BACKEND)),
             safe_root=settings.environ.get(SAFE_ROOT_VARIABLE) or None,
         )
 

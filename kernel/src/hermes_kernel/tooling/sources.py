@@ -62,7 +62,7 @@ class ToolSources:
             spec = provided.spec
             assert isinstance(spec, ToolSourceSpec)
             try:
-                source = spec.factory(context)
+                source = spec.build(context)
             except Exception as exc:  # noqa: BLE001 - a broken source costs its tools only
                 self.warnings.append(f"tool source {spec.name!r} failed to start: {exc}")
                 continue

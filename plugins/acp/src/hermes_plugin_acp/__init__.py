@@ -4,19 +4,14 @@ Importing this is cheap; the ACP SDK loads when the command runs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import CommandSpec, hookimpl
-
-
-def _command() -> Any:
-    from hermes_plugin_acp.command import acp
-
-    return acp
 
 
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
-        name="acp", description="Be an editor's agent over ACP (stdio).", factory=_command
+        name="acp",
+        description="Be an editor's agent over ACP (stdio).",
+        factory="hermes_plugin_acp.command:acp",
     )

@@ -22,18 +22,6 @@ def _service(context: ServiceContext) -> Any:
     return ApiServer(settings_from(context.config, context.secrets))
 
 
-def _command() -> Any:
-    from hermes_plugin_api_server.command import serve
-
-    return serve
-
-
-def _config_model() -> type[Any]:
-    from hermes_plugin_api_server.settings import ApiServerConfig
-
-    return ApiServerConfig
-
-
 @hookimpl
 def hermes_services() -> Iterator[ServiceSpec]:
     yield ServiceSpec(
@@ -46,12 +34,14 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="serve",
         description="Serve the agent as an OpenAI-compatible HTTP API.",
-        factory=_command,
+        factory="hermes_plugin_api_server.command:serve",
     )
 
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
-        name=NAME, description="The OpenAI-compatible API server", model=_config_model
+        name=NAME,
+        description="The OpenAI-compatible API server",
+        model="hermes_plugin_api_server.settings:ApiServerConfig",
     )

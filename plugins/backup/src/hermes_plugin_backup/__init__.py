@@ -8,21 +8,8 @@ Importing this is cheap: click and the archive code load when a command runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import CommandSpec, hookimpl
-
-
-def _backup() -> Any:
-    from hermes_plugin_backup.command import backup
-
-    return backup
-
-
-def _restore() -> Any:
-    from hermes_plugin_backup.command import restore
-
-    return restore
 
 
 @hookimpl
@@ -30,10 +17,10 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="backup",
         description="Write HERMES_HOME to one zip, consistent while Hermes runs.",
-        factory=_backup,
+        factory="hermes_plugin_backup.command:backup",
     )
     yield CommandSpec(
         name="restore",
         description="Restore a backup zip into an empty HERMES_HOME.",
-        factory=_restore,
+        factory="hermes_plugin_backup.command:restore",
     )

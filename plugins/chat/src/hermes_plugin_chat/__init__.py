@@ -7,15 +7,8 @@ is cheap: click, prompt_toolkit and rich load when the command runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import CommandSpec, hookimpl
-
-
-def _command() -> Any:
-    from hermes_plugin_chat.command import chat
-
-    return chat
 
 
 @hookimpl
@@ -23,7 +16,7 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="chat",
         description="Chat with the agent in this terminal, or ask once with -q.",
-        factory=_command,
+        factory="hermes_plugin_chat.command:chat",
         default=True,
         ask_parameter="query",
         continue_parameter="continue_last",

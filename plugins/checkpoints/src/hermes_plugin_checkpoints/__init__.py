@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import (
     CommandSpec,
@@ -40,22 +39,12 @@ def rollback(args: str, context: SlashContext) -> str:
     return run(args, context)
 
 
-def _command() -> Any:
-    from hermes_plugin_checkpoints.command import checkpoints
-
-    return checkpoints
-
-
-def _section_model() -> type[Any]:
-    from hermes_plugin_checkpoints.settings import CheckpointSettings
-
-    return CheckpointSettings
-
-
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
-        name="checkpoints", description="Undo for file edits", model=_section_model
+        name="checkpoints",
+        description="Undo for file edits",
+        model="hermes_plugin_checkpoints.settings:CheckpointSettings",
     )
 
 
@@ -64,7 +53,7 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="checkpoints",
         description="List and restore the snapshots taken before tools changed files.",
-        factory=_command,
+        factory="hermes_plugin_checkpoints.command:checkpoints",
     )
 
 

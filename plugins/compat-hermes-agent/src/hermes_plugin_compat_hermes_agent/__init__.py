@@ -10,19 +10,9 @@ process of its own.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from hermes_sdk import Finding, HealthContext, PluginSourceSpec, hookimpl
 from hermes_sdk.importing import HomeImport, ImportSection
-
-if TYPE_CHECKING:
-    from hermes_sdk.plugin_sources import PluginSource
-
-
-def _source() -> PluginSource:
-    from hermes_plugin_compat_hermes_agent.finder import HermesAgentPlugins
-
-    return HermesAgentPlugins()
 
 
 @hookimpl
@@ -30,7 +20,7 @@ def hermes_plugin_sources() -> Iterator[PluginSourceSpec]:
     yield PluginSourceSpec(
         name="hermes-agent",
         description="hermes-agent's plugins: entry points and HERMES_HOME/plugins folders",
-        factory=_source,
+        factory="hermes_plugin_compat_hermes_agent.finder:HermesAgentPlugins",
     )
 
 

@@ -7,15 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hermes_sdk import ContextEngineSpec, hookimpl
-from hermes_sdk.context import ContextEngineContext
 
 __all__ = ["hermes_context_engines"]
-
-
-def _engine(context: ContextEngineContext) -> object:
-    from hermes_plugin_context_summary.engine import SummaryEngine
-
-    return SummaryEngine(context)
 
 
 @hookimpl
@@ -23,5 +16,5 @@ def hermes_context_engines() -> Iterator[ContextEngineSpec]:
     yield ContextEngineSpec(
         name="summary",
         description="older messages become a summary by the auxiliary model",
-        factory=_engine,
+        factory="hermes_plugin_context_summary.engine:SummaryEngine",
     )

@@ -43,18 +43,6 @@ def _service(context: ServiceContext) -> Any:
     return CronService(context.home, settings)
 
 
-def _command() -> Any:
-    from hermes_plugin_cron.command import cron
-
-    return cron
-
-
-def _config_model() -> type[Any]:
-    from hermes_plugin_cron.settings import CronConfig
-
-    return CronConfig
-
-
 def _cronjob(**arguments: Any) -> Any:
     from hermes_plugin_cron.tool import cronjob
 
@@ -81,13 +69,17 @@ def hermes_services() -> Iterator[ServiceSpec]:
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
-        name=NAME, description="Scheduled jobs: create, list, run ...", factory=_command
+        name=NAME,
+        description="Scheduled jobs: create, list, run ...",
+        factory="hermes_plugin_cron.command:cron",
     )
 
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name=NAME, description="Scheduled jobs", model=_config_model)
+    yield ConfigSectionSpec(
+        name=NAME, description="Scheduled jobs", model="hermes_plugin_cron.settings:CronConfig"
+    )
 
 
 @hookimpl

@@ -50,12 +50,6 @@ async def _delegate(**arguments: Any) -> Any:
     return await delegate_task(**arguments)
 
 
-def _config_model() -> type[Any]:
-    from hermes_plugin_delegation.settings import DelegationConfig
-
-    return DelegationConfig
-
-
 @hookimpl
 def hermes_toolsets() -> Iterator[ToolsetSpec]:
     yield ToolsetSpec(name="delegation", description="Subagents for independent goals")
@@ -76,4 +70,8 @@ def hermes_tools() -> Iterator[ToolSpec]:
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name="delegation", description="Subagents", model=_config_model)
+    yield ConfigSectionSpec(
+        name="delegation",
+        description="Subagents",
+        model="hermes_plugin_delegation.settings:DelegationConfig",
+    )

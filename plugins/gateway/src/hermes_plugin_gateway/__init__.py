@@ -11,7 +11,7 @@ Importing this is cheap: nothing of the gateway loads until a command or a deliv
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_sdk import (
     CommandSpec,
@@ -25,46 +25,9 @@ from hermes_sdk import (
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import PairedUser
-    from hermes_sdk.delivery import DeliveryContext
     from hermes_sdk.storage import StoreSchema
 
 NAME = "gateway"
-
-
-def _gateway_command() -> Any:
-    from hermes_plugin_gateway.command import gateway
-
-    return gateway
-
-
-def _pairing_command() -> Any:
-    from hermes_plugin_gateway.pairing_command import pairing
-
-    return pairing
-
-
-def _send_command() -> Any:
-    from hermes_plugin_gateway.send_command import send
-
-    return send
-
-
-def _gateway_config() -> type[Any]:
-    from hermes_plugin_gateway.settings import GatewayConfig
-
-    return GatewayConfig
-
-
-def _platforms_config() -> type[Any]:
-    from hermes_plugin_gateway.settings import PlatformsConfig
-
-    return PlatformsConfig
-
-
-def _delivery(context: DeliveryContext) -> Any:
-    from hermes_plugin_gateway.outbox import LedgerDelivery
-
-    return LedgerDelivery(context)
 
 
 @hookimpl
@@ -72,36 +35,40 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="gateway",
         description="Serve the agent on chat platforms: run, status, stop; install as a service.",
-        factory=_gateway_command,
+        factory="hermes_plugin_gateway.command:gateway",
     )
     yield CommandSpec(
         name="send",
         description="Send a message to a chat: through the running gateway, or directly.",
-        factory=_send_command,
+        factory="hermes_plugin_gateway.send_command:send",
     )
     yield CommandSpec(
         name="pairing",
         description="Approve, list and revoke users of chat platforms.",
-        factory=_pairing_command,
+        factory="hermes_plugin_gateway.pairing_command:pairing",
     )
 
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
-        name="gateway", description="How hermes gateway run serves chats", model=_gateway_config
+        name="gateway",
+        description="How hermes gateway run serves chats",
+        model="hermes_plugin_gateway.settings:GatewayConfig",
     )
     yield ConfigSectionSpec(
         name="platforms",
         description="Per chat platform: whether it starts, who may use the agent",
-        model=_platforms_config,
+        model="hermes_plugin_gateway.settings:PlatformsConfig",
     )
 
 
 @hookimpl
 def hermes_deliveries() -> Iterator[DeliverySpec]:
     yield DeliverySpec(
-        name=NAME, description="Messages to chats through the delivery ledger", factory=_delivery
+        name=NAME,
+        description="Messages to chats through the delivery ledger",
+        factory="hermes_plugin_gateway.outbox:LedgerDelivery",
     )
 
 

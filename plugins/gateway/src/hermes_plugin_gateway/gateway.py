@@ -39,7 +39,7 @@ from hermes_plugin_gateway.questions import Asker, ChatQuestions, sends_notes
 from hermes_plugin_gateway.routing import route_key, user_scope
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_plugin_gateway.services import Services, enabled_services
-from hermes_plugin_gateway.settings import GatewayConfig
+from hermes_plugin_gateway.settings import PLATFORM_ENABLED, GatewayConfig
 from hermes_plugin_gateway.status import write_status
 from hermes_plugin_gateway.supervisor import one_line
 from hermes_plugin_gateway.toolsets import tool_choice, untrusted_source
@@ -195,7 +195,8 @@ class Gateway:
             spec
             for spec in context.provided.of(Kind.PLATFORM)
             if isinstance(spec, PlatformSpec)
-            and (platforms_config.get(spec.name) or {}).get("enabled", True) is not False
+            and (platforms_config.get(spec.name) or {}).get("enabled", PLATFORM_ENABLED)
+            is not False
         ]
         self.platforms = Platforms(
             specs,

@@ -68,7 +68,7 @@ class Platforms:
 
         async def attempt() -> str:
             try:
-                adapter = await asyncio.to_thread(spec.factory, self._context(spec.name))
+                adapter = await asyncio.to_thread(spec.build, self._context(spec.name))
             except PlatformNotConfigured:
                 raise
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, then retried

@@ -105,7 +105,7 @@ async def _send_directly(context: CommandContext, platform: str, chat: str, text
         )
     section = (context.config.get("platforms") or {}).get(platform) or {}
     try:
-        adapter = spec.factory(
+        adapter = spec.build(
             PlatformContext(
                 name=platform,
                 home=context.home,

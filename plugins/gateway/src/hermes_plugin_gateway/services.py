@@ -55,7 +55,7 @@ class Services:
 
         async def attempt() -> str:
             try:
-                service = await asyncio.to_thread(spec.factory, self._context(spec))
+                service = await asyncio.to_thread(spec.build, self._context(spec))
             except ServiceNotConfigured:
                 raise
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, then retried

@@ -5,7 +5,7 @@ rest of ``platforms.<name>`` belongs to that platform's plugin)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
@@ -83,13 +83,19 @@ class GatewayConfig(BaseModel):
     )
 
 
+PLATFORM_ENABLED: Final = True
+"""``platforms.<name>.enabled``: an installed platform starts with the gateway."""
+
+
 class PlatformAccessConfig(BaseModel):
     """``platforms.<name>``: who may use the agent there. Other keys belong to the platform
     plugin (its token variable, group behaviour ...)."""
 
     model_config = ConfigDict(extra="allow")
 
-    enabled: bool = Field(default=True, description="Start this platform with the gateway.")
+    enabled: bool = Field(
+        default=PLATFORM_ENABLED, description="Start this platform with the gateway."
+    )
     allowed_users: list[str] = Field(
         default_factory=list,
         description="User ids allowed to use the agent (ids, not @names: names change hands).",

@@ -6,17 +6,10 @@ Importing this is cheap: the work is in the modules the importer loads."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import ImporterSpec, hookimpl
 
 NAME = "hermes-agent"
-
-
-def _importer() -> Any:
-    from hermes_plugin_import_hermes_agent.importer import HermesAgentImporter
-
-    return HermesAgentImporter()
 
 
 @hookimpl
@@ -25,5 +18,5 @@ def hermes_importers() -> Iterator[ImporterSpec]:
         name=NAME,
         description="a hermes-agent home, default ~/.hermes",
         default_path="~/.hermes",
-        factory=_importer,
+        factory="hermes_plugin_import_hermes_agent.importer:HermesAgentImporter",
     )

@@ -8,17 +8,10 @@ this is cheap: click loads when the command runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import CommandSpec, hookimpl
 
 __all__ = ["hermes_cli_commands"]
-
-
-def _command() -> Any:
-    from hermes_plugin_insights.command import insights
-
-    return insights
 
 
 @hookimpl
@@ -26,5 +19,5 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="insights",
         description="Tokens and cost by day, model, tool and platform, as charts or JSON.",
-        factory=_command,
+        factory="hermes_plugin_insights.command:insights",
     )

@@ -46,12 +46,6 @@ def _source(context: ToolSourceContext) -> Any:
     return McpServers(context)
 
 
-def _command() -> Any:
-    from hermes_plugin_mcp.command import mcp
-
-    return mcp
-
-
 def _section_model() -> type[Any]:
     from pydantic import RootModel
 
@@ -71,7 +65,9 @@ def hermes_tool_sources() -> Iterator[ToolSourceSpec]:
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
-        name="mcp", description="List, test, add and remove MCP servers.", factory=_command
+        name="mcp",
+        description="List, test, add and remove MCP servers.",
+        factory="hermes_plugin_mcp.command:mcp",
     )
 
 

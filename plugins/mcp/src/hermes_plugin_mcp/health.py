@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_plugin_mcp.defaults import ENABLED, TRANSPORT
 from hermes_sdk import Finding, HealthContext, StatusLine
 
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ def _line(name: str, entry: Any, context: HealthContext) -> tuple[str, bool]:
         args = entry.get("args") if isinstance(entry.get("args"), list) else []
         where = " ".join([str(command), *map(str, args or [])])
     else:
-        where = f"{url} ({entry.get('transport') or 'streamable_http'})"
-    if entry.get("enabled", True) is False:
+        where = f"{url} ({entry.get('transport') or TRANSPORT})"
+    if entry.get("enabled", ENABLED) is False:
         return f"{name}: disabled ({_short(where)})", False
     cwd = entry.get("cwd")
     blockers = _blockers(

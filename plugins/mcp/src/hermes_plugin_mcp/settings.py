@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hermes_plugin_mcp.defaults import ENABLED, TRANSPORT
 from hermes_sdk.environment import SAFE_VARIABLES, safe_environment
 from hermes_sdk.sections import section_settings
 
@@ -54,13 +55,13 @@ class ServerSettings(BaseModel):
     cwd: str | None = None
     url: str | None = Field(default=None, pattern=r"^https?://", description="Or reach it here.")
     transport: Literal["streamable_http", "sse"] = Field(
-        default="streamable_http", description="For url: streamable HTTP, or the older SSE."
+        default=TRANSPORT, description="For url: streamable HTTP, or the older SSE."
     )
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(default=120.0, gt=0, le=3600, description="Per tool call, seconds.")
     connect_timeout: float = Field(default=60.0, gt=0, le=600, description="Seconds to connect.")
     tools: ToolFilter = Field(default_factory=ToolFilter)
-    enabled: bool = True
+    enabled: bool = ENABLED
 
     @model_validator(mode="after")
     def _one_way_in(self) -> ServerSettings:

@@ -23,7 +23,6 @@ from hermes_sdk import (
     hookimpl,
 )
 from hermes_sdk.importing import HomeImport, ImportSection
-from hermes_sdk.pending_writes import PendingContext, PendingWrites
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["memory_tool", "session_search", "slash_memory"]
@@ -171,16 +170,12 @@ def hermes_reviews() -> Iterator[ReviewSpec]:
     yield memory_check()
 
 
-def _command() -> Any:
-    from hermes_plugin_memory_builtin.cli import memory
-
-    return memory
-
-
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
-        name="memory", description="show memory; approve or reject pending writes", factory=_command
+        name="memory",
+        description="show memory; approve or reject pending writes",
+        factory="hermes_plugin_memory_builtin.cli:memory",
     )
 
 
@@ -194,31 +189,21 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
     )
 
 
-def _pending_writes(context: PendingContext) -> PendingWrites:
-    from hermes_plugin_memory_builtin.pending import MemoryWrites
-
-    return MemoryWrites(context)
-
-
 @hookimpl
 def hermes_pending_writes() -> Iterator[PendingWritesSpec]:
     yield PendingWritesSpec(
         name="memory",
         description="memory writes waiting for approval (memory.write_approval)",
-        factory=_pending_writes,
+        factory="hermes_plugin_memory_builtin.pending:MemoryWrites",
     )
-
-
-def _section_model() -> type[Any]:
-    from hermes_plugin_memory_builtin.section_model import MemoryConfig
-
-    return MemoryConfig
 
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
-        name="memory", description="Built-in memory and the memory provider", model=_section_model
+        name="memory",
+        description="Built-in memory and the memory provider",
+        model="hermes_plugin_memory_builtin.section_model:MemoryConfig",
     )
 
 

@@ -5,16 +5,8 @@ is imported when the gateway starts the platform."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import PlatformSpec, hookimpl
-from hermes_sdk.platform import PlatformContext
-
-
-def _build(context: PlatformContext) -> Any:
-    from hermes_plugin_platform_discord.adapter import DiscordAdapter
-
-    return DiscordAdapter(context)
 
 
 @hookimpl
@@ -22,5 +14,5 @@ def hermes_platforms() -> Iterator[PlatformSpec]:
     yield PlatformSpec(
         name="discord",
         description="Discord bots (gateway with session resume, buttons, threads)",
-        factory=_build,
+        factory="hermes_plugin_platform_discord.adapter:DiscordAdapter",
     )

@@ -4,20 +4,14 @@ session per thread. Importing this is cheap; the mail libraries load when it sta
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import PlatformSpec, hookimpl
-from hermes_sdk.platform import PlatformContext
-
-
-def _build(context: PlatformContext) -> Any:
-    from hermes_plugin_platform_email.adapter import EmailAdapter
-
-    return EmailAdapter(context)
 
 
 @hookimpl
 def hermes_platforms() -> Iterator[PlatformSpec]:
     yield PlatformSpec(
-        name="email", description="Email (IMAP IDLE in, SMTP or drafts out)", factory=_build
+        name="email",
+        description="Email (IMAP IDLE in, SMTP or drafts out)",
+        factory="hermes_plugin_platform_email.adapter:EmailAdapter",
     )

@@ -4,20 +4,14 @@ Importing this is cheap; mautrix is imported when the gateway starts the platfor
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import PlatformSpec, hookimpl
-from hermes_sdk.platform import PlatformContext
-
-
-def _build(context: PlatformContext) -> Any:
-    from hermes_plugin_platform_matrix.adapter import MatrixAdapter
-
-    return MatrixAdapter(context)
 
 
 @hookimpl
 def hermes_platforms() -> Iterator[PlatformSpec]:
     yield PlatformSpec(
-        name="matrix", description="Matrix rooms and DMs (any homeserver)", factory=_build
+        name="matrix",
+        description="Matrix rooms and DMs (any homeserver)",
+        factory="hermes_plugin_platform_matrix.adapter:MatrixAdapter",
     )

@@ -5,16 +5,8 @@ Jinja are imported when the gateway starts the platform."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import PlatformSpec, hookimpl
-from hermes_sdk.platform import PlatformContext
-
-
-def _build(context: PlatformContext) -> Any:
-    from hermes_plugin_platform_webhook.adapter import WebhookAdapter
-
-    return WebhookAdapter(context)
 
 
 @hookimpl
@@ -22,5 +14,5 @@ def hermes_platforms() -> Iterator[PlatformSpec]:
     yield PlatformSpec(
         name="webhook",
         description="Webhooks (HMAC-signed JSON on named routes; replies to a chat or a URL)",
-        factory=_build,
+        factory="hermes_plugin_platform_webhook.adapter:WebhookAdapter",
     )

@@ -4,11 +4,9 @@ imported when the provider is first built."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
 from hermes_sdk.ladder import Endpoint, api_key_rung
-from hermes_sdk.models import ProviderSettings
 
 ANTHROPIC = Endpoint(
     name="anthropic",
@@ -20,16 +18,12 @@ ANTHROPIC = Endpoint(
 )
 
 
-def _build(settings: ProviderSettings) -> Any:
-    from hermes_plugin_provider_anthropic.client import MessagesProvider
-
-    return MessagesProvider(settings)
-
-
 @hookimpl
 def hermes_providers() -> Iterator[ProviderSpec]:
     yield ProviderSpec(
-        name="anthropic", description="Anthropic Messages API (Claude)", factory=_build
+        name="anthropic",
+        description="Anthropic Messages API (Claude)",
+        factory="hermes_plugin_provider_anthropic.client:MessagesProvider",
     )
 
 

@@ -26,7 +26,6 @@ from hermes_sdk import (
     hookimpl,
 )
 from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext, RungResult
-from hermes_sdk.models import ProviderSettings
 
 NOTICE = (
     "Using the embedded offline model SmolLM2-135M: tiny and easily confused, but it needs no "
@@ -40,12 +39,6 @@ LOCAL = Endpoint(
     models=(DEFAULT_MODEL,),
     notice=NOTICE,
 )
-
-
-def _build(settings: ProviderSettings) -> Any:
-    from hermes_plugin_provider_local.engine import EmbeddedProvider
-
-    return EmbeddedProvider(settings)
 
 
 def resolve(context: LadderContext) -> RungResult:
@@ -95,6 +88,8 @@ def _section_model() -> Any:
 
     from pydantic import BaseModel, ConfigDict, Field
 
+    from hermes_plugin_provider_local.models import TOOLS_OFFERED
+
     class EmbeddedModelSection(BaseModel):
         """How the embedded model runs."""
 
@@ -105,7 +100,7 @@ def _section_model() -> Any:
             description="Evaluated prompt kept in HERMES_HOME/cache/embedded (0: none).",
         )
         tools: Literal["auto"] | bool = Field(
-            default="auto",
+            default=TOOLS_OFFERED,
             description="Offer tool schemas: auto = not to a tiny model unless a tool is named.",
         )
         context_size: int = Field(default=4096, ge=512, le=131072)
@@ -130,7 +125,7 @@ def hermes_providers() -> Iterator[ProviderSpec]:
     yield ProviderSpec(
         name="local",
         description="Embedded offline GGUF model (llama.cpp, via xllamacpp)",
-        factory=_build,
+        factory="hermes_plugin_provider_local.engine:EmbeddedProvider",
     )
 
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_plugin_provider_local.models import ModelNotFound, resolve_model
+from hermes_plugin_provider_local.models import TOOLS_OFFERED, ModelNotFound, resolve_model
 from hermes_plugin_provider_local.prefix_cache import PrefixCache, cache_folder
 from hermes_plugin_provider_local.server import LoadedModel, ServerSettings
 from hermes_sdk.models import (
@@ -357,7 +357,7 @@ class EmbeddedProvider:
         default it gets only a tool it is told to call, and answers from a tool's result
         without the schemas. ``tools: true`` in the provider's
         options offers them anyway, ``false`` never."""
-        setting = self._settings.options.get("tools", "auto")
+        setting = self._settings.options.get("tools", TOOLS_OFFERED)
         if isinstance(request.tool_choice, str) and request.tool_choice not in (
             "auto",
             "none",

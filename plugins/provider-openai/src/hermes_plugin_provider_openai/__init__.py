@@ -5,11 +5,9 @@ provider is first built."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
 from hermes_sdk.ladder import Endpoint, api_key_rung
-from hermes_sdk.models import ProviderSettings
 
 OPENAI = Endpoint(
     name="openai",
@@ -33,18 +31,12 @@ OPENROUTER = Endpoint(
 )
 
 
-def _build(settings: ProviderSettings) -> Any:
-    from hermes_plugin_provider_openai.client import ChatCompletionsProvider
-
-    return ChatCompletionsProvider(settings)
-
-
 @hookimpl
 def hermes_providers() -> Iterator[ProviderSpec]:
     yield ProviderSpec(
         name="openai",
         description="OpenAI chat completions and compatible servers",
-        factory=_build,
+        factory="hermes_plugin_provider_openai.client:ChatCompletionsProvider",
         default_transport=True,  # what llama.cpp, Ollama, vLLM and LM Studio all speak
     )
 

@@ -6,33 +6,14 @@ and the price tables that estimate costs. The model clients themselves are other
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_sdk import CommandSpec, ModelRouterSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_sdk.health import Finding, HealthContext
-    from hermes_sdk.routing import ModelRouter
 
 __all__ = ["hermes_cli_commands", "hermes_doctor_checks", "hermes_model_routers"]
-
-
-def _router() -> ModelRouter:
-    from hermes_plugin_providers.routes import LadderRouter
-
-    return LadderRouter()
-
-
-def _model_command() -> Any:
-    from hermes_plugin_providers.model_cmd import model
-
-    return model
-
-
-def _setup_command() -> Any:
-    from hermes_plugin_providers.setup_cmd import setup
-
-    return setup
 
 
 @hookimpl
@@ -40,13 +21,13 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="model",
         description="Show, explain, choose and test the model in use.",
-        factory=_model_command,
+        factory="hermes_plugin_providers.model_cmd:model",
     )
     yield CommandSpec(
         name="setup",
         description="Choose a provider or your own model server, its key, the model and the "
         "terminal backend; then test it.",
-        factory=_setup_command,
+        factory="hermes_plugin_providers.setup_cmd:setup",
     )
 
 
@@ -55,7 +36,7 @@ def hermes_model_routers() -> Iterator[ModelRouterSpec]:
     yield ModelRouterSpec(
         name="ladder",
         description="The provider ladder: command line, config, keys, the embedded model.",
-        factory=_router,
+        factory="hermes_plugin_providers.routes:LadderRouter",
     )
 
 

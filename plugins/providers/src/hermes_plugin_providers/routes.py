@@ -84,7 +84,7 @@ def build_route(
             f"provider {endpoint.name!r} speaks {transport!r}, which no enabled plugin "
             f"provides: install or enable hermes-plugin-provider-{transport}"
         )
-    factory = cast(ProviderSpec, spec).factory
+    factory = cast(ProviderSpec, spec).build
     provider_settings = ProviderSettings(
         base_url=endpoint.base_url,
         api_key=choice.api_keys[0] if choice.api_keys else None,

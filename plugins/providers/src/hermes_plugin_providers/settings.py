@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_sdk.ladder import Endpoint
+from hermes_sdk.models import MODEL_TIMEOUT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class ModelSettings:
     transport: str = ""
     """The provider plugin speaking ``base_url``'s protocol; "": the default transport."""
     api_key_env: str | None = None
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = MODEL_TIMEOUT_SECONDS
     fallbacks: tuple[Fallback, ...] = ()
     custom: Mapping[str, Endpoint] = field(default_factory=dict)
     pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -56,7 +57,7 @@ class ModelSettings:
             base_url=section.get("base_url"),
             transport=str(section.get("transport") or ""),
             api_key_env=section.get("api_key_env"),
-            timeout_seconds=float(section.get("timeout_seconds") or 120.0),
+            timeout_seconds=float(section.get("timeout_seconds") or MODEL_TIMEOUT_SECONDS),
             fallbacks=tuple(
                 Fallback(str(item["provider"]), item.get("model"))
                 for item in section.get("fallback_providers") or ()

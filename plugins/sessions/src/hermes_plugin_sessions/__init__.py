@@ -8,15 +8,8 @@ cheap: click loads when the command runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_sdk import CommandSpec, hookimpl
-
-
-def _command() -> Any:
-    from hermes_plugin_sessions.command import sessions
-
-    return sessions
 
 
 @hookimpl
@@ -24,5 +17,5 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="sessions",
         description="List, show, search, export, rename, count, prune and delete chat sessions.",
-        factory=_command,
+        factory="hermes_plugin_sessions.command:sessions",
     )

@@ -22,13 +22,6 @@ from hermes_sdk import (
     hookimpl,
 )
 from hermes_sdk.importing import HomeImport, ImportSection
-from hermes_sdk.pending_writes import PendingContext, PendingWrites
-
-
-def _command() -> Any:
-    from hermes_plugin_skills.cli import skills
-
-    return skills
 
 
 def _lazy(name: str) -> Any:
@@ -134,14 +127,10 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
-        name="skills", description="list, check, install and remove skills", factory=_command
+        name="skills",
+        description="list, check, install and remove skills",
+        factory="hermes_plugin_skills.cli:skills",
     )
-
-
-def _pending_writes(context: PendingContext) -> PendingWrites:
-    from hermes_plugin_skills.pending import SkillWrites
-
-    return SkillWrites(context)
 
 
 @hookimpl
@@ -149,19 +138,15 @@ def hermes_pending_writes() -> Iterator[PendingWritesSpec]:
     yield PendingWritesSpec(
         name="skills",
         description="skill changes waiting for approval (skills.write_approval)",
-        factory=_pending_writes,
+        factory="hermes_plugin_skills.pending:SkillWrites",
     )
-
-
-def _section_model() -> type[Any]:
-    from hermes_plugin_skills.section_model import SkillsConfig
-
-    return SkillsConfig
 
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name="skills", description="Skills", model=_section_model)
+    yield ConfigSectionSpec(
+        name="skills", description="Skills", model="hermes_plugin_skills.section_model:SkillsConfig"
+    )
 
 
 @hookimpl

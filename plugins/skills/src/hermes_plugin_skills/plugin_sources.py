@@ -27,7 +27,7 @@ def _folder(spec: SkillSourceSpec) -> Path | None:
         if spec in _found:
             return _found[spec]
         try:
-            folder: Path | None = Path(spec.factory())
+            folder: Path | None = Path(spec.build())
         except Exception as exc:  # noqa: BLE001 - a broken source must not stop the tools
             log.warning("skill source %r failed: %s; its skills are left out", spec.name, exc)
             folder = None

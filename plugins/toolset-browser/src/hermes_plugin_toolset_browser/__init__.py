@@ -205,15 +205,13 @@ def hermes_tools() -> Iterator[ToolSpec]:
     )
 
 
-def _section_model() -> type[Any]:
-    from hermes_plugin_toolset_browser.settings import BrowserSettings
-
-    return BrowserSettings
-
-
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name="browser", description="The browser tools", model=_section_model)
+    yield ConfigSectionSpec(
+        name="browser",
+        description="The browser tools",
+        model="hermes_plugin_toolset_browser.settings:BrowserSettings",
+    )
 
 
 _cleaned_homes: set[str] = set()

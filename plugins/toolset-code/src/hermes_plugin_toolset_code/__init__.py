@@ -69,15 +69,13 @@ def hermes_tools() -> Iterator[ToolSpec]:
     )
 
 
-def _section_model() -> type[Any]:
-    from hermes_plugin_toolset_code.settings import CodeSettings
-
-    return CodeSettings
-
-
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name="code", description="execute_code", model=_section_model)
+    yield ConfigSectionSpec(
+        name="code",
+        description="execute_code",
+        model="hermes_plugin_toolset_code.settings:CodeSettings",
+    )
 
 
 @hookimpl

@@ -25,12 +25,6 @@ async def _extract(urls: list[str], summarize: bool = False, *, context: Any) ->
     return await web_extract(urls, summarize, context=context)
 
 
-def _section_model() -> type[Any]:
-    from hermes_plugin_toolset_web.settings import WebSettings
-
-    return WebSettings
-
-
 @hookimpl
 def hermes_toolsets() -> Iterator[ToolsetSpec]:
     yield ToolsetSpec(name=TOOLSET, description="search and read the web")
@@ -83,4 +77,8 @@ def hermes_tools() -> Iterator[ToolSpec]:
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name="web", description="The web tools", model=_section_model)
+    yield ConfigSectionSpec(
+        name="web",
+        description="The web tools",
+        model="hermes_plugin_toolset_web.settings:WebSettings",
+    )

@@ -14,15 +14,8 @@ from typing import Any
 
 from hermes_sdk import ConfigSectionSpec, ToolsetSpec, ToolSpec, TranscriberSpec, hookimpl
 from hermes_sdk.health import Finding, HealthContext
-from hermes_sdk.transcription import TranscriberContext
 
 TOOLSET = "voice"
-
-
-def _transcriber(context: TranscriberContext) -> Any:
-    from hermes_plugin_voice.transcription import OpenAICompatibleTranscriber
-
-    return OpenAICompatibleTranscriber(context)
 
 
 async def _speak(text: str, *, context: Any) -> str:
@@ -31,18 +24,12 @@ async def _speak(text: str, *, context: Any) -> str:
     return await text_to_speech(text, context=context)
 
 
-def _section_model() -> type[Any]:
-    from hermes_plugin_voice.settings import VoiceSettings
-
-    return VoiceSettings
-
-
 @hookimpl
 def hermes_transcribers() -> Iterator[TranscriberSpec]:
     yield TranscriberSpec(
         name="openai-compatible",
         description="speech-to-text through an OpenAI-compatible /audio/transcriptions server",
-        factory=_transcriber,
+        factory="hermes_plugin_voice.transcription:OpenAICompatibleTranscriber",
     )
 
 
@@ -73,7 +60,9 @@ def hermes_tools() -> Iterator[ToolSpec]:
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
     yield ConfigSectionSpec(
-        name="voice", description="Voice notes and spoken replies", model=_section_model
+        name="voice",
+        description="Voice notes and spoken replies",
+        model="hermes_plugin_voice.settings:VoiceSettings",
     )
 
 

@@ -25,18 +25,6 @@ def _service(context: ServiceContext) -> Any:
     return WebUi(settings_from(context.config, context.secrets, home=context.home))
 
 
-def _command() -> Any:
-    from hermes_plugin_web_ui.command import web
-
-    return web
-
-
-def _config_model() -> type[Any]:
-    from hermes_plugin_web_ui.settings import WebUiConfig
-
-    return WebUiConfig
-
-
 @hookimpl
 def hermes_services() -> Iterator[ServiceSpec]:
     yield ServiceSpec(name=NAME, description="Hermes in the browser (hermes web)", factory=_service)
@@ -47,10 +35,14 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="web",
         description="Open Hermes in the browser: chat, sessions, status.",
-        factory=_command,
+        factory="hermes_plugin_web_ui.command:web",
     )
 
 
 @hookimpl
 def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
-    yield ConfigSectionSpec(name=NAME, description="The web UI (hermes web)", model=_config_model)
+    yield ConfigSectionSpec(
+        name=NAME,
+        description="The web UI (hermes web)",
+        model="hermes_plugin_web_ui.settings:WebUiConfig",
+    )

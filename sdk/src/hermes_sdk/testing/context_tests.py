@@ -75,7 +75,7 @@ class ContextEngineTests(PluginTests):
         assert len(specs) == 1, "a context engine plugin provides exactly one engine"
         spec = specs[0]
         assert isinstance(spec, ContextEngineSpec)
-        engine = spec.factory(ContextEngineContext(home=str(home)))
+        engine = spec.build(ContextEngineContext(home=str(home)))
         assert isinstance(engine, ContextEngine), "the factory must return a ContextEngine"
         return engine
 

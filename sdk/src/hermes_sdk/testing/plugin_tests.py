@@ -205,7 +205,7 @@ class MemoryProviderTests(PluginTests):
         assert len(specs) == 1, "a memory plugin provides exactly one memory provider"
         spec = specs[0]
         assert isinstance(spec, MemoryProviderSpec)
-        provider = spec.factory(MemoryContext(home=str(home)))
+        provider = spec.build(MemoryContext(home=str(home)))
         assert isinstance(provider, MemoryProvider)
         return provider
 
@@ -286,7 +286,7 @@ class SkillSourceTests(PluginTests):
         assert sources, "a skills plugin provides at least one skill source"
         for source in sources:
             assert isinstance(source, SkillSourceSpec)
-            folder = Path(source.factory())
+            folder = Path(source.build())
             assert folder.is_dir(), f"skill source {source.name!r}: {folder} is not a folder"
             skills = [p for p in folder.iterdir() if p.is_dir()]
             assert skills, f"{folder} holds no skill folders"
