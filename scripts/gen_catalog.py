@@ -90,7 +90,7 @@ def render_entry(entry: CatalogEntry, source: str) -> str:
 
 def bundle_lock(name: str, plugins: list[str], entries: dict[str, CatalogEntry],
                 wheels: dict[str, WheelInfo]) -> str:  # fmt: skip
-    ours = ["hermes-kernel", "hermes-sdk", *(entries[p].package for p in plugins)]
+    ours = ["hermes-kernel", "hermes-sdk", "hermes-commons", *(entries[p].package for p in plugins)]
     packages = [arg for package in ours for arg in ("--package", package)]
     exported = subprocess.run(
         [_uv(), "export", "--quiet", "--format", "requirements-txt", "--no-emit-workspace",
@@ -111,7 +111,12 @@ def bundle_lock(name: str, plugins: list[str], entries: dict[str, CatalogEntry],
 def root_pyproject(plugins: list[str], entries: dict[str, CatalogEntry]) -> str:
     """The root pyproject with its dependencies and sources set to the standard bundle."""
     text = (ROOT / "pyproject.toml").read_text()
-    packages = ["hermes-kernel", "hermes-sdk", *(entries[p].package for p in plugins)]
+    packages = [
+        "hermes-kernel",
+        "hermes-sdk",
+        "hermes-commons",
+        *(entries[p].package for p in plugins),
+    ]
     deps = "dependencies = [\n" + "".join(f'    "{p}",\n' for p in packages) + "]"
     text = re.sub(r"(?ms)^dependencies = \[\n.*?^\]", deps, text, count=1)
     sources = "[tool.uv.sources]\n" + "".join(f"{p} = {{ workspace = true }}\n" for p in packages)

@@ -179,8 +179,8 @@ def test_the_author_guides_pending_writes_example_runs(tmp_path):
 
     import pytest
 
+    from hermes_commons.proposals import UnknownProposal
     from hermes_sdk.pending_writes import PendingContext
-    from hermes_sdk.proposals import UnknownProposal
 
     guide = (REPO / "docs" / "authors" / "guide.md").read_text(encoding="utf-8")
     shared, queues = guide.split("## 13. Shared pieces", 1)[1].split(

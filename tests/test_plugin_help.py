@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_commons.help_file import HELP_FILE, help_file_of, help_problems, parse_help
 from hermes_sdk import Kind, parse_manifest_key
-from hermes_sdk.help_file import HELP_FILE, help_file_of, help_problems, parse_help
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -39,6 +39,8 @@ def test_help_aligns_every_command_and_on_a_platform_lists_only_what_may_run_the
         "/model [PROVIDER] [MODEL]  does model",
     ]
     assert help_lines(commands, on_platforms=True) == ["/new  does new"]
+    named = help_lines(commands, on_platforms=True, owners={"new": "acme"})
+    assert named == ["/new  does new (from acme)"]  # a plugin's command names its plugin
 
 
 def test_every_built_in_name_is_reserved_from_plugins():

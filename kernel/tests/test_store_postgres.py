@@ -12,11 +12,11 @@ import psycopg
 import pytest
 from hermes_plugin_store_postgresql.database import PostgresDatabase, to_pyformat
 
+from hermes_commons.redact import url_without_password as redacted
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.settings import Flags, load_settings
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.state import StateStore
-from hermes_sdk.redact import url_without_password as redacted
 
 
 def test_placeholders_outside_quotes_and_comments_only():

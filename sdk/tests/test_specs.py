@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from hermes_sdk import (
@@ -96,26 +98,32 @@ def test_manifest_keys_round_trip_and_bad_keys_say_what_is_valid():
 # --- "package.module:attr" factories ---------------------------------------------------------
 
 
-def test_a_factory_named_as_text_is_imported_only_when_first_built() -> None:
+def test_a_factory_named_as_text_is_imported_only_when_first_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     from hermes_sdk import PlatformSpec
 
-    sys.modules.pop("hermes_sdk.throttle", None)
-    spec = PlatformSpec(name="acme", factory="hermes_sdk.throttle:LoginThrottle")
-    assert "hermes_sdk.throttle" not in sys.modules  # nothing imported at registration
-    built = spec.build()
-    assert type(built).__name__ == "LoginThrottle" and "hermes_sdk.throttle" in sys.modules
-    assert repr(spec.factory) == "Reference('hermes_sdk.throttle:LoginThrottle')"
+    (tmp_path / "acme_adapter.py").write_text(
+        "class AcmeAdapter:\n    def __init__(self, context):\n        self.context = context\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "acme_adapter", raising=False)
+    spec = PlatformSpec(name="acme", factory="acme_adapter:AcmeAdapter")
+    assert "acme_adapter" not in sys.modules  # nothing imported at registration
+    built = spec.build("the context")
+    assert type(built).__name__ == "AcmeAdapter" and built.context == "the context"
+    assert repr(spec.factory) == "Reference('acme_adapter:AcmeAdapter')"
 
 
 def test_a_command_named_as_text_is_the_command_itself_not_called() -> None:
     from hermes_sdk import CommandSpec
 
-    spec = CommandSpec(name="hello", factory="hermes_sdk.text:one_line")
-    from hermes_sdk.text import one_line
+    spec = CommandSpec(name="hello", factory="hermes_sdk.following:trouble")
+    from hermes_sdk.following import trouble
 
-    assert spec.build() is one_line  # a click command is callable: it must not be run
+    assert spec.build() is trouble  # a click command is callable: it must not be run
 
 
 def test_a_section_model_named_as_text_is_the_class() -> None:
@@ -129,7 +137,7 @@ def test_a_section_model_named_as_text_is_the_class() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["hermes_sdk.text", "hermes_sdk.text:", ":one_line", "hermes sdk:x", "a.b:c d"]
+    "text", ["hermes_sdk.following", "hermes_sdk.following:", ":trouble", "hermes sdk:x", "a.b:c d"]
 )
 def test_a_malformed_reference_is_refused_at_registration_with_the_form_to_use(text: str) -> None:
     from hermes_sdk import PlatformSpec
@@ -141,9 +149,9 @@ def test_a_malformed_reference_is_refused_at_registration_with_the_form_to_use(t
 def test_a_reference_to_nothing_fails_when_built_naming_what_is_missing() -> None:
     from hermes_sdk import PlatformSpec
 
-    missing = PlatformSpec(name="acme", factory="hermes_sdk.text:NoSuchAdapter")
+    missing = PlatformSpec(name="acme", factory="hermes_sdk.following:NoSuchAdapter")
     with pytest.raises(
-        AttributeError, match=r"'hermes_sdk.text:NoSuchAdapter': .* no 'NoSuchAdapter'"
+        AttributeError, match=r"'hermes_sdk.following:NoSuchAdapter': .* no 'NoSuchAdapter'"
     ):
         missing.build()
     with pytest.raises(ModuleNotFoundError):

@@ -201,7 +201,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     # As in the gateway, whose costs these figures are: requests go over pooled aiohttp.
-    from hermes_sdk.http_transport import expect_many_requests
+    from hermes_commons.http_transport import expect_many_requests
 
     expect_many_requests()
     throughput(args.tokens, args.runs)

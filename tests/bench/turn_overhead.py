@@ -31,11 +31,11 @@ import hermes_plugin_provider_openai
 import httpx
 from hermes_plugin_store_sqlite.database import Database
 
+from hermes_commons.http_transport import pooled_transport
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import ToolSpec
-from hermes_sdk.http_transport import pooled_transport
 from hermes_sdk.models import ProviderSettings
 from hermes_sdk.testing import Reply, ScriptedOpenAIServer
 
@@ -197,7 +197,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     # As in the gateway, whose costs these figures are: requests go over pooled aiohttp.
-    from hermes_sdk.http_transport import expect_many_requests
+    from hermes_commons.http_transport import expect_many_requests
 
     expect_many_requests()
     tools = {

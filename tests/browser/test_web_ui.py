@@ -319,7 +319,10 @@ def test_every_page_fits_the_screen_and_the_chat_says_what_it_is_doing(
     send(page, "/model second-model")
     page.wait_for_selector(".msg.user.command:has-text('/model second-model')")
     expect(page.locator(".chat-head .model")).to_have_text(re.compile(r"/ second-model$"))
-    assert "from now on" in page.locator("#log pre.notice").last.inner_text()
+    assert (
+        "now using local-endpoint / second-model"
+        in page.locator("#log pre.notice").last.inner_text()
+    )
     page.reload()  # the header stays with the model chosen, as /model alone does
     expect(page.locator(".chat-head .model")).to_have_text(re.compile(r"/ second-model$"))
     send(page, "/model")

@@ -55,7 +55,7 @@ def test_rotating_a_key_keeps_the_model_and_a_duplicate_line_cannot_win(hermes, 
 
 
 def test_a_key_with_control_characters_round_trips(hermes, monkeypatch):
-    from hermes_sdk.dotenv import read_dotenv, set_dotenv_value
+    from hermes_commons.dotenv import read_dotenv, set_dotenv_value
 
     path = hermes.home / ".env"
     set_dotenv_value(path, "ODD", 'a"b\\c\rd\te\nf')

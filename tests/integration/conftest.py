@@ -49,6 +49,7 @@ def build_venv(path: Path, packages: list[Path]) -> Path:
             "--python",
             str(path / "bin" / "python"),
             str(REPO / "sdk"),
+            str(REPO / "commons"),
             str(REPO / "kernel"),
             *map(str, packages),
         ],

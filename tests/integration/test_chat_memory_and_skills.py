@@ -81,7 +81,7 @@ def test_memory_writes_are_approved_from_the_chat_and_the_command_line(
     chat.line("/skills pending")
     chat.wait_for("no skill changes are waiting for approval")
     chat.line("/help")
-    chat.wait_for("(plugin)")
+    chat.wait_for("(from memory-builtin)")
     assert "the installed skill sources" not in chat.text  # the built-in listing gave way
     chat.ctrl("d")
     assert chat.wait_exit() == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_sdk.dotenv import quote_dotenv_value, read_dotenv
+from hermes_commons.dotenv import quote_dotenv_value, read_dotenv
 from hermes_sdk.testing import Reply
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_agent" / "home"

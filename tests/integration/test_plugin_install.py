@@ -317,8 +317,10 @@ def test_a_uv_tool_install_keeps_its_plugins_through_uv_tool_upgrade(
     """`uv tool upgrade` rebuilds the environment from its receipt: plugins must be in it."""
     links = tmp_path / "links"
     links.mkdir()
-    for pattern in ("hermes_[ks]*.whl", "hermes_plugin_plugin_manager-*.whl"):
-        for wheel in workspace_wheels.glob(pattern):  # the kernel, the SDK, the plugin manager
+    for pattern in ("hermes_[ksc]*.whl", "hermes_plugin_plugin_manager-*.whl"):
+        for wheel in workspace_wheels.glob(
+            pattern
+        ):  # the kernel, the SDK, the commons, the plugin manager
             shutil.copy(wheel, links)
     uv = {
         **tools,
@@ -387,7 +389,7 @@ def test_a_pip_made_venv_is_changed_with_pip_and_rolled_back_with_it(
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
     python = str(path / "bin" / "python")
     subprocess.run(  # the kernel, put there quickly; pip does the plugin changes below
-        [uv_command(), "pip", "install", "-q", "--python", python, str(REPO / "sdk"), str(REPO / "kernel"), str(PLUGIN_MANAGER)],
+        [uv_command(), "pip", "install", "-q", "--python", python, str(REPO / "sdk"), str(REPO / "commons"), str(REPO / "kernel"), str(PLUGIN_MANAGER)],
         check=True,
     )  # fmt: skip
     venv = Venv(path)

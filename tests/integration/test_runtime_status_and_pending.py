@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from hermes_commons.proposals import UnknownProposal
 from hermes_sdk import PendingWritesSpec
 from hermes_sdk.pending_writes import PendingContext, PendingWrites
-from hermes_sdk.proposals import UnknownProposal
 from hermes_sdk.runtime import Runtime, SessionOptions, StatusLine, open_runtime
 from hermes_sdk.testing import Reply
 from hermes_sdk.testing.frontend_tests import scripted_home

@@ -12,6 +12,7 @@ from hermes_plugin_providers.pool import PooledProvider
 from hermes_plugin_providers.pricing import PriceBook
 from hermes_plugin_store_sqlite.database import Database
 
+from hermes_commons.text import describe_cost
 from hermes_kernel.engine.models import ModelRoute, RetryPolicy, RouteHealth
 from hermes_kernel.engine.turn import EngineSettings, TurnEngine
 from hermes_kernel.providers.routing import NoModel, model_setup
@@ -26,7 +27,6 @@ from hermes_sdk.models import (
     ProviderSettings,
 )
 from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.text import describe_cost
 
 REQUEST = ModelRequest("test-model", (ChatMessage("user", "hi"),))
 

@@ -163,7 +163,7 @@ class App:
 
 def _warn_unknown_isolated(names: tuple[str, ...], records: list[PluginRecord]) -> None:
     """A name in plugins.isolated that is not installed isolates nothing: say so."""
-    from hermes_sdk.sections import closest
+    from hermes_commons.sections import closest
 
     installed = sorted(record.name for record in records)
     for name in names:

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from hermes_sdk.redact import redact_text
-from hermes_sdk.text import printable
+from hermes_commons.redact import redact_text
+from hermes_commons.text import printable
 
 
 class RedactingFilter(logging.Filter):

@@ -291,3 +291,35 @@ def test_a_disguised_image_block_is_refused_in_one_line(frontend_home: Path, ope
         "(application/x-executable) sent as an image"
     }
     assert openai_server.requests == []
+
+
+def test_the_runtimes_commands_are_offered_and_run_as_in_every_front_end(
+    frontend_home: Path, openai_server
+) -> None:
+    from acp.schema import AvailableCommandsUpdate
+
+    openai_server.queue(Reply.say("Hello there."), Reply.say("That is not a command I know."))
+
+    async def scenario() -> tuple[EditorClient, dict[str, str]]:
+        async with editor(frontend_home) as (conn, client):
+            session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
+            driver = ACPDriver(conn, client, session.session_id)
+            said = {"usage before": await driver.send("/usage")}
+            await driver.send("hello")
+            for command in ("/title my topic", "/usage", "/undo", "/new", "/nosuch words"):
+                said[command] = await driver.send(command)
+            return client, said
+
+    client, said = asyncio.run(scenario())
+    (offered,) = [u for u in client.updates if isinstance(u, AvailableCommandsUpdate)]
+    names = {command.name: command for command in offered.available_commands}
+    assert {"help", "compact", "title", "undo", "model", "memory"} <= set(names)
+    assert "new" not in names  # the editor starts new threads itself
+    assert names["compact"].input is not None and names["compact"].input.root.hint == "[FOCUS]"
+    assert "0 messages" in said["usage before"]
+    assert said["/title my topic"] == "title set: my topic"
+    assert "2 messages, 0 tool calls" in said["/usage"]
+    assert said["/undo"] == "removed the last exchange (2 messages): hello"
+    assert said["/new"] == "start a new thread in the editor: this one stays as it is"
+    assert len(openai_server.requests) == 2  # "hello", and /nosuch went to the model as text
+    assert "/nosuch words" in str(openai_server.requests[-1].json["messages"][-1])

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.locks import FileLock
+from hermes_commons.locks import FileLock
 from hermes_sdk.runtime import SessionOptions, open_runtime
 from hermes_sdk.testing import Reply, ScriptedOpenAIServer
 

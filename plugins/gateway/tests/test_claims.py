@@ -14,7 +14,7 @@ from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.ledger import ClaimLost, Ledger
 from hermes_plugin_gateway.schema import SCHEMA
 
-from hermes_sdk.leases import LEASES, Leases, this_host
+from hermes_commons.leases import LEASES, Leases, this_host
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef
 from hermes_sdk.storage import Store, open_store

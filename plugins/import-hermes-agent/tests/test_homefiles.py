@@ -10,7 +10,7 @@ import pytest
 from hermes_plugin_import_hermes_agent.homefiles import import_env, import_soul, source_env
 from hermes_plugin_import_hermes_agent.importer import _other_files
 
-from hermes_sdk.dotenv import DotenvError, read_dotenv
+from hermes_commons.dotenv import DotenvError, read_dotenv
 
 
 def write(path: Path, text: str) -> Path:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hermes_plugin_memory_builtin import hermes_pending_writes, memory_tool
 
+from hermes_commons.proposals import UnknownProposal
 from hermes_sdk.pending_writes import PendingContext, PendingWrites
-from hermes_sdk.proposals import UnknownProposal
 from hermes_sdk.testing import tool_context
 
 

@@ -10,7 +10,7 @@ import pytest
 from hermes_plugin_memory_builtin.section_model import MemoryConfig
 from hermes_plugin_memory_builtin.settings import DEFAULTS, memory_settings
 
-from hermes_sdk.sections import section_settings
+from hermes_commons.sections import section_settings
 
 
 def test_the_reader_and_the_model_have_the_same_defaults():

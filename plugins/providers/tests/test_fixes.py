@@ -7,7 +7,7 @@ import httpx
 import pytest
 from hermes_plugin_providers.fixes import fix_for
 
-from hermes_sdk.http import connect_failure
+from hermes_commons.http import connect_failure
 from hermes_sdk.ladder import Endpoint, LadderChoice
 from hermes_sdk.models import ErrorKind, ProviderError, classify_http_error
 

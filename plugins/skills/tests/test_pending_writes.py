@@ -9,8 +9,8 @@ import pytest
 from hermes_plugin_skills import hermes_pending_writes
 from hermes_plugin_skills.tools import skill_manage
 
+from hermes_commons.proposals import UnknownProposal
 from hermes_sdk.pending_writes import PendingContext, PendingWrites
-from hermes_sdk.proposals import UnknownProposal
 from hermes_sdk.testing import tool_context
 from hermes_sdk.tooling import ToolContext
 

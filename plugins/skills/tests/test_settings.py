@@ -8,7 +8,7 @@ import pytest
 from hermes_plugin_skills.section_model import SkillsConfig
 from hermes_plugin_skills.settings import skills_settings
 
-from hermes_sdk.sections import section_settings
+from hermes_commons.sections import section_settings
 
 
 def test_the_reader_and_the_model_have_the_same_defaults():

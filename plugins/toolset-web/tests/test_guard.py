@@ -8,8 +8,8 @@ import asyncio
 import pytest
 from hermes_plugin_toolset_web.fetch import fetch
 
-from hermes_sdk.ssrf import Refused, SsrfGuard
-from hermes_sdk.ssrf_http import guarded_client
+from hermes_commons.ssrf import Refused, SsrfGuard
+from hermes_commons.ssrf_http import guarded_client
 
 REFUSED = [
     "http://127.0.0.1/",

@@ -563,7 +563,7 @@ def hermes_pending_writes() -> Iterable[PendingWritesSpec]:
     ``reject(id)``, each in a worker thread under ``plugins.hook_timeout_seconds``. Each
     :class:`~hermes_sdk.pending_writes.PendingWrite` carries one line saying what approving
     does and a unified diff of the files it would change. ``approve`` and ``reject`` return
-    one line to show, raise :class:`~hermes_sdk.proposals.UnknownProposal` for an id that is
+    one line to show, raise :class:`~hermes_commons.proposals.UnknownProposal` for an id that is
     not waiting, and ``approve`` raises ValueError (one line) when the write cannot be made,
     leaving it pending. A queue whose ``pending()`` raises or hangs is left out of the list
     (logged, and named in ``Runtime.warnings``); the other queues are still shown. Names are
@@ -608,7 +608,7 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
 
     Called once when the plugin is loaded. The kernel lists declared commands in
     ``hermes --help`` from metadata alone, each with the line the plugin's help file gives it
-    (:mod:`hermes_sdk.help_file`: the spec's ``description``), and imports the plugin only
+    (:mod:`hermes_commons.help_file`: the spec's ``description``), and imports the plugin only
     when its command runs.
     A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...). Named
     ``GROUP.NAME``, it is a subcommand of one of the kernel's command groups (``plugins``,

@@ -2,7 +2,7 @@
 skill edits when ``write_approval`` is on), offered to every front-end the same way.
 
 A plugin that queues such changes (most keep them in a
-:class:`~hermes_sdk.proposals.ProposalQueue`) yields a
+:class:`~hermes_commons.proposals.ProposalQueue`) yields a
 :class:`~hermes_sdk.specs.PendingWritesSpec` from ``hermes_pending_writes``. Its factory gets
 a :class:`PendingContext` and returns a :class:`PendingWrites`: what waits, each with a line
 saying what approving it does and a unified diff of the files it would change, and the
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hermes_sdk.proposals import Proposal
+    from hermes_commons.proposals import Proposal
 
 __all__ = ["PendingContext", "PendingWrite", "PendingWrites"]
 
@@ -51,7 +51,7 @@ class PendingWrite:
 
     @classmethod
     def of_proposal(cls, queue: str, proposal: Proposal, title: str, diff: str) -> PendingWrite:
-        """A proposal of a :class:`~hermes_sdk.proposals.ProposalQueue`, described."""
+        """A proposal of a :class:`~hermes_commons.proposals.ProposalQueue`, described."""
         return cls(
             queue=queue,
             id=proposal.id,
@@ -85,12 +85,12 @@ class PendingWrites(Protocol):
 
     def approve(self, write_id: str) -> str:
         """Make the change and drop it from the queue; return one line to show. Raise
-        :class:`~hermes_sdk.proposals.UnknownProposal` for an id that is not waiting, and
+        :class:`~hermes_commons.proposals.UnknownProposal` for an id that is not waiting, and
         ValueError (one line) when it cannot be made (an entry it replaces is gone, a file
         changed since): the write then stays pending."""
         ...
 
     def reject(self, write_id: str) -> str:
         """Drop the change, writing nothing; return one line to show. Raise
-        :class:`~hermes_sdk.proposals.UnknownProposal` for an id that is not waiting."""
+        :class:`~hermes_commons.proposals.UnknownProposal` for an id that is not waiting."""
         ...

@@ -822,7 +822,7 @@ class RuntimeOperations(abc.ABC):
         self, queue: str, write_id: str, *, approve: bool, user_scope: str | None = None
     ) -> str:
         """Approve (make the change) or reject (drop it) one pending write; returns one line
-        to show. Raises :class:`~hermes_sdk.proposals.UnknownProposal` (one line) for an
+        to show. Raises :class:`~hermes_commons.proposals.UnknownProposal` (one line) for an
         unknown queue or id, ValueError (one line; the write stays pending) when approving
         cannot be done, and TimeoutError when the plugin does not answer within
         ``plugins.hook_timeout_seconds``."""

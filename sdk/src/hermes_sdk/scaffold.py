@@ -28,7 +28,7 @@ class _Kind:
     summary: str
     modules: tuple[str, ...] = ()  # more modules beside __init__.py (heavy imports go there)
     test_helpers: tuple[str, ...] = ()  # modules beside the tests (a fake of a service)
-    sdk_extra: str = ""  # "[http]": the SDK's httpx plumbing for model providers
+    commons: str | None = None  # hermes-commons, with its extras ("[http]"), if used
     dependencies: tuple[str, ...] = ()  # beside hermes-sdk
 
 
@@ -37,7 +37,7 @@ KINDS = {
         "provider",
         "a model provider",
         modules=("client",),
-        sdk_extra="[http]",
+        commons="[http]",  # the httpx plumbing model providers share
     ),
     "backend": _Kind("backend", "a terminal backend", modules=("backend",)),
     "platform": _Kind(
@@ -45,6 +45,7 @@ KINDS = {
         "a chat platform for the gateway",
         modules=("adapter",),
         test_helpers=("fake_chat",),
+        commons="",  # receiving files (hermes_commons.platform_files)
         dependencies=("httpx>=0.27,<1",),
     ),
     "memory": _Kind("memory", "a memory provider"),
@@ -97,7 +98,10 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
     provided = _PROVIDED_NAME.get(kind, snake)
     major, minor = (int(part) for part in __version__.split(".")[:2])
     ceiling = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
-    requirements = [f"hermes-sdk{spec.sdk_extra}>={major}.{minor},<{ceiling}", *spec.dependencies]
+    requirements = [f"hermes-sdk>={major}.{minor},<{ceiling}"]
+    if spec.commons is not None:
+        requirements.append(f"hermes-commons{spec.commons}>={major}.{minor},<{ceiling}")
+    requirements.extend(spec.dependencies)
     values = {
         "name": name,
         "snake": snake,

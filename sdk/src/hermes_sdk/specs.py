@@ -170,10 +170,13 @@ class Reference:
         """The object named (imported the first time). Raises ImportError, or
         AttributeError naming the reference, if it is not there."""
         if self._target is None:
-            import importlib
+            import sys
 
             module_name, _, path = self.text.partition(":")
-            target: Any = importlib.import_module(module_name)
+            # The import statement's own path (not importlib's), as the shim function this
+            # replaces imported it: -X importtime and import hooks see it the same way.
+            __import__(module_name)
+            target: Any = sys.modules[module_name]
             for part in path.split("."):
                 try:
                     target = getattr(target, part)

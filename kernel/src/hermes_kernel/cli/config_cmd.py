@@ -32,8 +32,8 @@ def path(ctx: click.Context) -> None:
 def _effective(ctx: click.Context) -> dict[str, Any]:
     """The effective configuration: validated values with defaults filled in (plugin sections
     included, which imports the plugins that own them), secrets redacted."""
+    from hermes_commons.redact import redact_data
     from hermes_kernel.plugins.sections import check_plugin_sections
-    from hermes_sdk.redact import redact_data
 
     app = app_of(ctx)
     settings = app.settings

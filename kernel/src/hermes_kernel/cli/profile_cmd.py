@@ -97,8 +97,8 @@ def create(ctx: click.Context, name: str, clone: bool) -> None:
 @click.pass_context
 def use(ctx: click.Context, name: str) -> None:
     """Make NAME the profile every hermes command uses ('default' for the base home)."""
+    from hermes_commons.files import atomic_write_text
     from hermes_kernel.config.home import ACTIVE_PROFILE, DEFAULT_PROFILE
-    from hermes_sdk.files import atomic_write_text
 
     base = _base(ctx)
     _checked(name)

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import write_cache_json
 from hermes_kernel._version import __version__
-from hermes_sdk.files import write_cache_json
 
 _FORMAT = 2  # 2: the unknown keys of safety sections
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import atomic_write_text
 from hermes_kernel.config.errors import ConfigError
-from hermes_sdk.files import atomic_write_text
 
 
 def _one_line(path: Path, exc: Exception) -> ConfigError:

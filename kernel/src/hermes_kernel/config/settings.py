@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.dotenv import DotenvError, read_dotenv
 from hermes_kernel.config.cache import content_key, read_cached, write_cached
 from hermes_kernel.config.controls import PluginSettings
 from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.home import resolve_home
 from hermes_kernel.config.yaml_source import YamlDocument
-from hermes_sdk.dotenv import DotenvError, read_dotenv
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ def store_location(home: Path, config: Mapping[str, Any] | None = None) -> Store
 
 def store_password(home: Path) -> str | None:
     """``HERMES_STORE_PASSWORD`` from the environment or the home's .env (None: none)."""
+    from hermes_commons.dotenv import read_dotenv
     from hermes_kernel.config.settings import dotenv_path
-    from hermes_sdk.dotenv import read_dotenv
 
     password = os.environ.get(PASSWORD_VARIABLE) or read_dotenv(dotenv_path(home)).get(
         PASSWORD_VARIABLE

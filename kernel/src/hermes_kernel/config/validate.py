@@ -21,7 +21,7 @@ def _describe(error: Any) -> str:
     if error["type"] == "missing":
         return "required key is missing"
     got = error.get("input")
-    from hermes_sdk.redact import is_secret_key
+    from hermes_commons.redact import is_secret_key
 
     parts = [str(part) for part in error["loc"]]
     if any(is_secret_key(p) or p.endswith("_env") or p == "credential_pools" for p in parts):
@@ -101,7 +101,7 @@ def lenient_section(
     """:func:`validate_section` that ignores unknown keys instead of refusing them: returns
     the instance (None if a value is wrong), the problems, the unknown keys (with the key
     each most likely meant), and ``data`` without them."""
-    from hermes_sdk.sections import closest, drop_unknown, fields_at
+    from hermes_commons.sections import closest, drop_unknown, fields_at
 
     cleaned, dropped = drop_unknown(model, data)
     instance, problems = validate_section(document, prefix, model, cleaned)
@@ -121,7 +121,7 @@ def lenient_section(
 def extra_keys(document: YamlDocument, prefix: KeyPath, instance: BaseModel) -> list[UnknownKey]:
     """Keys a model that allows extras kept as such (``model:``, ``plugins:``, a provider):
     nothing reads them, so they are unknown too."""
-    from hermes_sdk.sections import closest
+    from hermes_commons.sections import closest
 
     found = []
     for path, model in _allowing_extras(prefix, instance):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from hermes_commons.text import argument_preview, one_line
 from hermes_kernel.config.defaults import LOGGING_CONTENT
 from hermes_sdk.events import LLMCall, LLMResult, ToolCall, ToolResult
-from hermes_sdk.text import argument_preview, one_line
 
 if TYPE_CHECKING:
     from hermes_kernel.engine.run import TurnResult

@@ -222,7 +222,7 @@ class MediaSupport:
         return audio
 
     async def _document(self, document: Attachment) -> Attachment:
-        from hermes_sdk.media_read import DOCUMENT_CHARS, document_text
+        from hermes_commons.media_read import DOCUMENT_CHARS, document_text
 
         chars = self.section.get("document_chars")
         limit = chars if isinstance(chars, int) and chars > 0 else DOCUMENT_CHARS
@@ -235,7 +235,7 @@ class MediaSupport:
     # --- on every request -----------------------------------------------------------------
 
     def model_image(self, image: Attachment) -> ImagePart:
-        from hermes_sdk.media_read import IMAGE_MAX_SIDE, model_image
+        from hermes_commons.media_read import IMAGE_MAX_SIDE, model_image
 
         side = self.section.get("image_max_side")
         return model_image(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from hermes_commons.scan import scan_text, without_flagged
 from hermes_sdk import PromptSection
-from hermes_sdk.scan import scan_text, without_flagged
 
 log = logging.getLogger("hermes.prompt")
 

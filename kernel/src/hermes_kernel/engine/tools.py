@@ -25,13 +25,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.redact import redact_text
 from hermes_kernel.config.defaults import TOOLS_TIMEOUT_SECONDS
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.plugins.workers import PluginExit, plugin_workers
 from hermes_kernel.store.messages import Disposition
 from hermes_sdk import ToolSpec
 from hermes_sdk.models import ToolCallRequest
-from hermes_sdk.redact import redact_text
 from hermes_sdk.terminal import BackendUnavailable, CommandRefused
 from hermes_sdk.tool_calls import ArgumentsRejected, call_tool, check_arguments
 from hermes_sdk.tooling import (

@@ -3,7 +3,7 @@
 Each distribution's entry points are read once. ``hermes.plugins`` names the plugins;
 ``hermes.provides`` entries (``KIND.NAME = <same target>``) form the static manifest that lets
 the kernel import only the plugins a command needs. A plugin that declares a command may ship
-a help file beside its code (:mod:`hermes_sdk.help_file`) saying what each command does; it is
+a help file beside its code (:mod:`hermes_commons.help_file`) saying what each command does; it is
 found without importing the plugin and read once per scan, like the metadata.
 """
 
@@ -76,7 +76,7 @@ def _with_help(entries: list[_Entry]) -> list[_Entry]:
 def _read_help(entry: _Entry) -> _Entry:
     """``entry`` with its help file's lines. Help is cosmetic: a missing or unreadable file
     leaves the commands undescribed (the plugin's own tests catch a broken one)."""
-    from hermes_sdk.help_file import help_file_of, parse_help
+    from hermes_commons.help_file import help_file_of, parse_help
 
     path = help_file_of(entry.value)
     if path is None:

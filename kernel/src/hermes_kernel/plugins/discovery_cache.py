@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import write_cache_json
 from hermes_kernel._version import __version__
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import Kind
-from hermes_sdk.files import write_cache_json
 
 _FORMAT = 3
 

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hermes_commons.text import one_line
 from hermes_kernel.plugins.dispatch import HookFailure, Hooks
 from hermes_sdk import ToolCall
 from hermes_sdk.gates import Gate
-from hermes_sdk.text import one_line
 
 __all__ = ["GATE_HOOK", "GateVerdict", "judge_tool_call"]
 

@@ -360,8 +360,8 @@ class PluginHost:
         if record.help and _help_disagrees(record, outcome.specs):
             # A help file is optional; one that is shipped must be right. Its reader is
             # imported only to say what is wrong, so loading a plugin costs nothing more.
+            from hermes_commons.help_file import help_problems
             from hermes_sdk import parse_manifest_key
-            from hermes_sdk.help_file import help_problems
 
             lines = {parse_manifest_key(key): text for key, text in record.help}
             outcome.warnings += help_problems(lines, outcome.specs)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_commons.sections import closest
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.config.settings import Settings
 from hermes_kernel.config.validate import lenient_section, validate_section
@@ -17,7 +18,6 @@ from hermes_kernel.config.yaml_source import YamlDocument
 from hermes_kernel.plugins.host import PluginHost
 from hermes_kernel.plugins.records import PluginRecord
 from hermes_sdk import ConfigSectionSpec, Kind
-from hermes_sdk.sections import closest
 
 
 @dataclass

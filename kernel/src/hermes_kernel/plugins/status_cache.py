@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import write_cache_json
 from hermes_kernel.plugins.records import LoadOutcome, PluginRecord
-from hermes_sdk.files import write_cache_json
 
 
 def status_path(home: Path) -> Path:

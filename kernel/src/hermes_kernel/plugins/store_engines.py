@@ -141,7 +141,7 @@ def store_exists(host: PluginHost, home: Path, config: Mapping[str, Any] | None 
 def store_where(host: PluginHost, home: Path, config: Mapping[str, Any] | None = None) -> str:
     """Where the home's store is (or would be), without opening it: a path, or the URL
     without its password."""
-    from hermes_sdk.redact import url_without_password
+    from hermes_commons.redact import url_without_password
 
     location = store_location(home, config)
     if location.url is not None:

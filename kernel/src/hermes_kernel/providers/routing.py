@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
+from hermes_commons.dotenv import current_secret
 from hermes_kernel.config.settings import Settings, dotenv_path
 from hermes_kernel.engine.models import ModelRoute
 from hermes_kernel.plugins.host import PluginHost
 from hermes_sdk import Kind, ModelRouterSpec
-from hermes_sdk.dotenv import current_secret
 from hermes_sdk.models import ModelUsage
 from hermes_sdk.routing import ModelRouter, NoModel, RouteRequest, RoutingView
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hermes_commons.text import one_line
 from hermes_kernel.config.defaults import (
     AGENT_MAX_ITERATIONS,
     AGENT_RETRIES,
@@ -56,7 +57,6 @@ from hermes_sdk import (
 from hermes_sdk.memory import TurnRecord
 from hermes_sdk.runtime import Runtime
 from hermes_sdk.terminal import CommandRefused
-from hermes_sdk.text import one_line
 
 if TYPE_CHECKING:
     from hermes_kernel.app import App

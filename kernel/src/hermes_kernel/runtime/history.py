@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from hermes_commons.text import Totals
 from hermes_kernel.plugins.store_engines import open_state_store
 from hermes_kernel.store.compactions import CompactionRecord
 from hermes_kernel.store.errors import LeaseHeldError
@@ -33,7 +34,6 @@ from hermes_sdk.runtime import (
     ToolUsage,
     UsageByDay,
 )
-from hermes_sdk.text import Totals
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 if TYPE_CHECKING:

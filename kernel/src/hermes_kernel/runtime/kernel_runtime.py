@@ -562,7 +562,8 @@ class KernelRuntime(StoreHistory, Runtime):
         if self._slash_loaded is None:
             from hermes_kernel.runtime.slash import builtin_commands
 
-            commands = builtin_commands(self, self.slash_commands, self._unasked)
+            owners: dict[str, str] = {}
+            commands = builtin_commands(self, self.slash_commands, self._unasked, owners)
             warnings: list[str] = []
             for item in self.app.host.provided(Kind.SLASH):
                 spec = item.spec
@@ -574,6 +575,7 @@ class KernelRuntime(StoreHistory, Runtime):
                     )
                     continue
                 commands[spec.name] = spec
+                owners[spec.name] = item.plugin
             self._slash_loaded = (commands, warnings)
         return self._slash_loaded
 

@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
+from hermes_commons.proposals import UnknownProposal
 from hermes_kernel.plugins.host import PluginHost
 from hermes_kernel.plugins.workers import plugin_workers
 from hermes_sdk import Kind, PendingWritesSpec
 from hermes_sdk.pending_writes import PendingContext, PendingWrite, PendingWrites
-from hermes_sdk.proposals import UnknownProposal
 
 __all__ = ["PendingQueues"]
 

@@ -12,11 +12,11 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hermes_commons.text import one_line
 from hermes_sdk.events import SlashContext
 from hermes_sdk.runtime import Runtime, SessionNotFound
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import SlashCommandSpec
-from hermes_sdk.text import one_line
 
 __all__ = ["builtin_commands", "help_lines", "model_choice"]
 
@@ -30,10 +30,12 @@ def builtin_commands(
     runtime: Runtime,
     commands: Callable[[], Mapping[str, SlashCommandSpec]],
     is_yolo: Callable[[str], bool],
+    owners: Mapping[str, str] | None = None,
 ) -> dict[str, SlashCommandSpec]:
     """The runtime's own commands, by name; ``commands()`` is every command (for /help),
-    ``is_yolo(session_id)`` whether that session runs dangerous commands unasked."""
-    built = _Builtins(runtime, commands, is_yolo)
+    ``owners`` the plugin of each plugin's command (shown in /help), ``is_yolo(session_id)``
+    whether that session runs dangerous commands unasked."""
+    built = _Builtins(runtime, commands, is_yolo, owners if owners is not None else {})
 
     def spec(
         name: str,
@@ -87,11 +89,23 @@ def builtin_commands(
     return {item.name: item for item in specs}
 
 
-def help_lines(commands: Mapping[str, SlashCommandSpec], *, on_platforms: bool) -> list[str]:
-    """One aligned line per command; ``on_platforms``: only those a chat platform may run."""
+def help_lines(
+    commands: Mapping[str, SlashCommandSpec],
+    *,
+    on_platforms: bool,
+    owners: Mapping[str, str] | None = None,
+) -> list[str]:
+    """One aligned line per command, a plugin's naming its plugin (``owners``: command ->
+    plugin); ``on_platforms``: only those a chat platform may run."""
+    owners = owners or {}
     shown = [spec for spec in commands.values() if spec.on_platforms or not on_platforms]
     width = max((len(spec.shown) for spec in shown), default=0) + 2
-    return [f"{spec.shown:<{width}}{spec.description}".rstrip() for spec in shown]
+    lines = []
+    for spec in shown:
+        owner = owners.get(spec.name)
+        about = f"{spec.description} (from {owner})" if owner else spec.description
+        lines.append(f"{spec.shown:<{width}}{about}".rstrip())
+    return lines
 
 
 def model_choice(
@@ -119,16 +133,20 @@ class _Builtins:
         runtime: Runtime,
         commands: Callable[[], Mapping[str, SlashCommandSpec]],
         is_yolo: Callable[[str], bool],
+        owners: Mapping[str, str],
     ) -> None:
         self.runtime = runtime
         self.commands = commands
         self.is_yolo = is_yolo
+        self.owners = owners
 
     def _busy(self, session_id: str | None) -> bool:
         return session_id is not None and self.runtime.running(session_id) is not None
 
     async def help(self, _args: str, context: SlashContext) -> SlashReply:
-        lines = help_lines(self.commands(), on_platforms=context.user_scope is not None)
+        lines = help_lines(
+            self.commands(), on_platforms=context.user_scope is not None, owners=self.owners
+        )
         return SlashReply("\n".join(lines))
 
     async def new(self, _args: str, context: SlashContext) -> SlashReply:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from hermes_sdk.redact import is_secret_key
+from hermes_commons.redact import is_secret_key
 
 __all__ = [
     "ALLOWED_VARIABLES",

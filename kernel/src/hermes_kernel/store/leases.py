@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hermes_commons.leases import holder_is_dead, new_holder
 from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import LeaseHeldError
-from hermes_sdk.leases import holder_is_dead, new_holder
 
 __all__ = ["DEFAULT_TTL_SECONDS", "TurnLeases", "acquire_in", "new_holder", "release_in"]
 

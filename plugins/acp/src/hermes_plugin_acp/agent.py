@@ -10,8 +10,10 @@ editor answers; ``session/cancel`` stops the turn, and the prompt ends "cancelle
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import re
 from collections.abc import Mapping
 from importlib.metadata import version
 from typing import Any
@@ -31,10 +33,13 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
+from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    AvailableCommand,
+    AvailableCommandInput,
     Implementation,
     PermissionOption,
     PermissionOptionKind,
@@ -42,11 +47,13 @@ from acp.schema import (
     StopReason,
     ToolCallUpdate,
     ToolKind,
+    UnstructuredCommandInput,
 )
 
+from hermes_commons.media_urls import from_data_url
+from hermes_commons.text import one_line
 from hermes_sdk.following import TurnWatcher, follow_turn, trouble
 from hermes_sdk.media import Attachment, AttachmentKind, MediaCache, MediaRefused
-from hermes_sdk.media_urls import from_data_url
 from hermes_sdk.runtime import (
     Question,
     Runtime,
@@ -63,6 +70,10 @@ __all__ = ["HermesAgent", "UnusableAgent"]
 log = logging.getLogger("hermes.acp")
 
 SOURCE = "acp"
+SLASH_COMMAND = re.compile(r"/([a-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+"""What a command looks like: "/etc/hosts: what is this?" is a message, not a command."""
+SESSION_ENDING = frozenset({"new", "reset"})
+"""Commands the editor does itself (a new thread): its session id stays this session's."""
 OUTPUT_SHOWN = 4000
 """Characters of a tool's output shown in the editor (the model gets all of it)."""
 STOP_REASONS: dict[str, StopReason] = {
@@ -128,6 +139,12 @@ def _prompt_files(blocks: list[Any], cache: MediaCache) -> list[Attachment]:
     return files
 
 
+def _hint(usage: str, name: str) -> AvailableCommandInput | None:
+    """What the editor shows after ``/NAME``: the usage's words after the name."""
+    words = usage.removeprefix(f"/{name}").strip()
+    return AvailableCommandInput(root=UnstructuredCommandInput(hint=words)) if words else None
+
+
 def _title(event: ToolStarted) -> str:
     shown = event.arguments.get("command") or event.arguments.get("path")
     if isinstance(shown, str) and shown:
@@ -140,6 +157,7 @@ class HermesAgent(Agent):
         self.runtime = runtime
         self._conn: Client | None = None
         self._last_call: dict[str, str] = {}
+        self._announcing: set[asyncio.Task[None]] = set()
         """Session -> the tool call running, which a permission request refers to."""
 
     def on_connect(self, conn: Client) -> None:
@@ -186,6 +204,7 @@ class HermesAgent(Agent):
             session = await self.runtime.open_session(SessionOptions(source=SOURCE, cwd=cwd))
         except ValueError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
+        self._announce_commands(session.session_id)
         return NewSessionResponse(session_id=session.session_id)
 
     async def load_session(
@@ -209,7 +228,31 @@ class HermesAgent(Agent):
             else:
                 continue
             await self.conn.session_update(session_id=session_id, update=update)
+        self._announce_commands(session_id)
         return LoadSessionResponse()
+
+    def _announce_commands(self, session_id: str) -> None:
+        """Tell the editor the ``/NAME`` commands (the runtime's and the plugins'), once the
+        session's answer is on its way: the editor offers them as the user types ``/``."""
+        commands = [
+            AvailableCommand(
+                name=name,
+                description=spec.description,
+                input=_hint(spec.shown, name),
+            )
+            for name, spec in self.runtime.slash_commands().items()
+            if name not in SESSION_ENDING
+        ]
+
+        async def announce() -> None:
+            with contextlib.suppress(Exception):  # an editor that has gone needs none
+                await self.conn.session_update(
+                    session_id=session_id, update=update_available_commands(commands)
+                )
+
+        task = asyncio.get_running_loop().create_task(announce())
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None  # no methods offered: Hermes uses the keys in its own home
@@ -221,6 +264,10 @@ class HermesAgent(Agent):
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         text = _prompt_text(prompt)
+        command = SLASH_COMMAND.match(text.strip())
+        if command is not None and command.group(1) in self.runtime.slash_commands():
+            await self._say(session_id, await self._command(session_id, *command.groups()))
+            return PromptResponse(stop_reason="end_turn")
         try:
             cache = MediaCache.of_home(self.runtime.home, self.runtime.config)
             files = await asyncio.to_thread(_prompt_files, prompt, cache)
@@ -259,6 +306,23 @@ class HermesAgent(Agent):
         # The editor going away mid-turn (this call cancelled) stops the turn.
         result = await follow_turn(turn, watcher, stop_if_left=True)
         return PromptResponse(stop_reason=STOP_REASONS.get(result.status, "end_turn"))
+
+    async def _command(self, session_id: str, name: str, args: str | None) -> str:
+        """A ``/NAME`` the editor sent: run by the runtime as in every front-end; its text
+        is the answer. The editor starts new threads itself, so ``/new`` says so."""
+        if name in SESSION_ENDING:
+            return "start a new thread in the editor: this one stays as it is"
+        if self.runtime.running(session_id) is None:
+            with contextlib.suppress(SessionNotFound):  # the command says it is unknown
+                await self.runtime.resume_session(session_id)
+        try:
+            reply = await self.runtime.run_slash(name, args or "", session_id)
+        except (SessionBusy, SessionNotFound, ValueError, LookupError) as exc:
+            return str(exc).strip("'\"")
+        except Exception as exc:  # noqa: BLE001 - a plugin's command failed: one line
+            log.warning("/%s failed: %s", name, exc)
+            return f"/{name} failed: {one_line(str(exc), 300)}"
+        return reply.text or "(nothing to show)"
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         turn = self.runtime.running(session_id)

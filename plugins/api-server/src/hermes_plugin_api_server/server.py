@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 
+from hermes_commons.addresses import loopback_host_header
+from hermes_commons.throttle import LoginThrottle
 from hermes_plugin_api_server.settings import ServerSettings
 from hermes_plugin_api_server.wire import (
     AGENT_MODEL,
@@ -33,7 +35,6 @@ from hermes_plugin_api_server.wire import (
     user_images,
     user_input,
 )
-from hermes_sdk.addresses import loopback_host_header
 from hermes_sdk.following import TurnWatcher, follow_turn, tool_event_json
 from hermes_sdk.media import Attachment, MediaRefused
 from hermes_sdk.runtime import (
@@ -46,7 +47,6 @@ from hermes_sdk.runtime import (
     ToolStarted,
     TurnEnded,
 )
-from hermes_sdk.throttle import LoginThrottle
 
 __all__ = ["SESSION_HEADER", "ApiServer"]
 
@@ -347,8 +347,8 @@ class ApiServer:
         if not urls:
             return ()
         assert self.runtime is not None
+        from hermes_commons.media_urls import attachment_from_url
         from hermes_sdk.media import MediaCache
-        from hermes_sdk.media_urls import attachment_from_url
 
         if len(urls) > MAX_IMAGES:
             raise MediaRefused(f"{len(urls)} images is over the {MAX_IMAGES} one message takes")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hermes_commons.sections import section_settings
 from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
 from hermes_sdk.health import Finding, HealthContext, StatusLine
-from hermes_sdk.sections import section_settings
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 
 

@@ -9,9 +9,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from hermes_commons.sections import section_settings
 from hermes_plugin_backend_docker.config import DockerConfig
 from hermes_sdk.health import Finding, HealthContext, StatusLine
-from hermes_sdk.sections import section_settings
 
 __all__ = ["daemon_findings", "daemon_status", "in_use"]
 

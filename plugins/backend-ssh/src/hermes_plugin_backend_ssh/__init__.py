@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hermes_commons.sections import section_settings
 from hermes_plugin_backend_ssh.config import SSHConfig
 from hermes_sdk import BackendSpec, ConfigSectionSpec, hookimpl
-from hermes_sdk.sections import section_settings
 from hermes_sdk.terminal import BackendContext, TerminalBackend
 
 

@@ -317,7 +317,7 @@ def _check_database(path: Path, relative: PurePosixPath) -> None:
 def _in_use(home: Path) -> str | None:
     """A process record of the home (``*.pid``, ``*.lock``) that a running process holds
     (a gateway holds one for as long as it runs), if any."""
-    from hermes_sdk.locks import lock_holder
+    from hermes_commons.locks import lock_holder
 
     for path, relative in _walk(home):
         if relative.name.endswith(_LEFT_OUT_SUFFIXES) and lock_holder(path) is not None:

@@ -111,7 +111,7 @@ def _attachments(
 
 
 def _leave(ctx: click.Context, context: CommandContext, code: int) -> None:
-    from hermes_sdk.leaving import leave_now_if_stuck
+    from hermes_commons.leaving import leave_now_if_stuck
 
     leave_now_if_stuck(code, context.before_exit)
     ctx.exit(code)

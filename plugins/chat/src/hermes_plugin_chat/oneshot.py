@@ -13,10 +13,11 @@ from typing import Any
 
 import click
 
+from hermes_commons.leaving import Leaving, run_until_done
+from hermes_commons.text import Totals, argument_preview, result_preview, seconds
 from hermes_plugin_chat.questions import terminal_answer
 from hermes_plugin_chat.session import ChatOptions, ChatSession, TurnWatcher
 from hermes_sdk.events import CommandContext
-from hermes_sdk.leaving import Leaving, run_until_done
 from hermes_sdk.runtime import (
     Question,
     Runtime,
@@ -27,7 +28,6 @@ from hermes_sdk.runtime import (
     ToolStarted,
     TurnEnded,
 )
-from hermes_sdk.text import Totals, argument_preview, result_preview, seconds
 
 
 def error_line(message: str) -> None:

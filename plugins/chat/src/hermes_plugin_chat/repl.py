@@ -27,16 +27,16 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
+from hermes_commons.leaving import Leaving, run_until_done
+from hermes_commons.text import Totals
 from hermes_plugin_chat.commands import BUILTINS, split_command
 from hermes_plugin_chat.questions import answer_from_line, decision, hint, question_text
 from hermes_plugin_chat.session import ChatOptions, ChatSession, TurnWatcher
 from hermes_plugin_chat.slash import SlashCommands
 from hermes_plugin_chat.view import PROMPT_MARK, ChatView
 from hermes_sdk.events import CommandContext
-from hermes_sdk.leaving import Leaving, run_until_done
 from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import Question, Runtime, SessionBusy, SessionNotFound, TurnEnded
-from hermes_sdk.text import Totals
 
 log = logging.getLogger("hermes")
 

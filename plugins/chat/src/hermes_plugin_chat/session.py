@@ -51,7 +51,7 @@ class ChatSession:
         self.warnings: list[str] = []
         """Lines about the options the user should see (a toolset nobody provides)."""
         if options.toolsets is not None:
-            from hermes_sdk.sections import closest
+            from hermes_commons.sections import closest
 
             known = sorted(set(runtime.toolsets()))
             for name in options.toolsets:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Literal
 from rich.table import Table
 from rich.text import Text
 
+from hermes_commons.text import one_line, printable, when
 from hermes_plugin_chat.commands import BUILTINS
 from hermes_sdk import Kind
 from hermes_sdk.media import Attachment, describe_size
 from hermes_sdk.runtime import ModelInfo, SessionBusy, SessionNotFound, SessionSummary
 from hermes_sdk.slash import SlashReply
-from hermes_sdk.text import one_line, printable, when
 
 if TYPE_CHECKING:
     from hermes_plugin_chat.repl import Repl

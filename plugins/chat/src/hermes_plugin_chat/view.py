@@ -16,8 +16,8 @@ from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
+from hermes_commons.text import argument_preview, one_line, printable, result_preview, seconds
 from hermes_sdk.runtime import ToolFinished, ToolProgress, ToolStarted
-from hermes_sdk.text import argument_preview, one_line, printable, result_preview, seconds
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROMPT_MARK = "\u203a"  # a single right-pointing angle quote: the prompt, and the user's lines

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from hermes_commons.text import when
 from hermes_plugin_checkpoints.observer import where_of
 from hermes_plugin_checkpoints.settings import bounds_from
 from hermes_plugin_checkpoints.shadow import (
@@ -21,7 +22,6 @@ from hermes_plugin_checkpoints.shadow import (
     ShadowRepo,
 )
 from hermes_sdk import SlashContext
-from hermes_sdk.text import when
 
 __all__ = ["describe_restored", "listing", "rollback"]
 

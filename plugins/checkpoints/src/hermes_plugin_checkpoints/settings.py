@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hermes_commons.sections import section_settings
 from hermes_plugin_checkpoints.shadow import Bounds
-from hermes_sdk.sections import section_settings
 
 __all__ = ["Bounds", "CheckpointSettings", "bounds_from"]
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from hermes_sdk.files import atomic_write_text
-from hermes_sdk.locks import FileLock, LockTimeout
-from hermes_sdk.text import one_line
+from hermes_commons.files import atomic_write_text
+from hermes_commons.locks import FileLock, LockTimeout
+from hermes_commons.text import one_line
 
 __all__ = [
     "Bounds",

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.redact import redact_text
-from hermes_sdk.text import one_line
+from hermes_commons.redact import redact_text
+from hermes_commons.text import one_line
 
 __all__ = ["change_of", "command_writes"]
 

@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.files import atomic_write_text
-from hermes_sdk.locks import FileLock, LockTimeout
+from hermes_commons.files import atomic_write_text
+from hermes_commons.locks import FileLock, LockTimeout
 
 __all__ = ["JobNotFound", "JobStore", "JobsFileError", "cron_dir", "job_state"]
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_sdk.leases import this_host
+from hermes_commons.leases import this_host
 from hermes_sdk.storage import Store, StoreSchema, open_store
 from hermes_sdk.tables import Column, ColumnType, Index, Table
 
@@ -95,7 +95,7 @@ _LEGACY_TABLES = {
 
 def owner_tag() -> str:
     """This process, as a record's owner: host and pid (the store may be shared by hosts),
-    the host as a lease holder names it (:func:`hermes_sdk.leases.this_host`)."""
+    the host as a lease holder names it (:func:`hermes_commons.leases.this_host`)."""
     return f"{this_host()}:{os.getpid()}"
 
 

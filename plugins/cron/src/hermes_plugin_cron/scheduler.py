@@ -21,12 +21,12 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime
 
+from hermes_commons.locks import FileLock, LockTimeout
 from hermes_plugin_cron.execute import deliver, run_job, save_output
 from hermes_plugin_cron.jobs import Job, JobStore, cron_dir
 from hermes_plugin_cron.runs import Batch, Claim, Run, RunLog
 from hermes_plugin_cron.schedule import MAX_INSTANTS, jitter_of, next_after, parse_schedule, zone
 from hermes_plugin_cron.settings import CronConfig
-from hermes_sdk.locks import FileLock, LockTimeout
 from hermes_sdk.runtime import Runtime
 
 __all__ = ["Scheduler", "SchedulerBusy", "scheduler_lock"]

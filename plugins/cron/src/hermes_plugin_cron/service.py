@@ -9,10 +9,10 @@ import asyncio
 import contextlib
 import logging
 
+from hermes_commons.leases import LEASES, Leases, hold, new_holder
 from hermes_plugin_cron.jobs import JobsFileError
 from hermes_plugin_cron.scheduler import Scheduler, scheduler_lock
 from hermes_plugin_cron.settings import CronConfig
-from hermes_sdk.leases import LEASES, Leases, hold, new_holder
 from hermes_sdk.runtime import Runtime
 
 __all__ = ["CronService"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_sdk.sections import section_settings
+from hermes_commons.sections import section_settings
 
 __all__ = ["DelegationConfig", "settings_from"]
 

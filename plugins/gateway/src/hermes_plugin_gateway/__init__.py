@@ -81,8 +81,8 @@ def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> list[Pair
 
 @hookimpl
 def hermes_store_schemas() -> list[StoreSchema]:
+    from hermes_commons.leases import LEASES
     from hermes_plugin_gateway.schema import SCHEMA
-    from hermes_sdk.leases import LEASES
 
     return [SCHEMA, LEASES]  # its platforms' lease lives in the SDK's table
 

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from hermes_commons.leases import holder_is_dead
 from hermes_plugin_gateway.ledger import (
     INBOX_COLUMNS,
     OPEN_STATES,
@@ -27,7 +28,6 @@ from hermes_plugin_gateway.ledger import (
     changed_rows,
     inbox_item,
 )
-from hermes_sdk.leases import holder_is_dead
 from hermes_sdk.storage import Store
 
 __all__ = ["Claims", "Pulse"]

@@ -65,8 +65,8 @@ def run() -> None:
 
 
 async def _serve(context: CommandContext, settings: GatewayConfig) -> None:
+    from hermes_commons.leaving import Leaving
     from hermes_plugin_gateway.gateway import open_gateway
-    from hermes_sdk.leaving import Leaving
 
     stop = asyncio.Event()
     async with open_gateway(context, settings) as service:

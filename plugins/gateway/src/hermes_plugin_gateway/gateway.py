@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_commons.leases import LEASES, Leases, hold, new_holder
+from hermes_commons.scan import as_untrusted
 from hermes_plugin_gateway.access import Access
 from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.delivery import Deliveries, ReplyStream
@@ -46,7 +48,6 @@ from hermes_plugin_gateway.toolsets import tool_choice, untrusted_source
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec, SlashCommandSpec
 from hermes_sdk.events import CommandContext
 from hermes_sdk.following import TurnWatcher, follow_turn
-from hermes_sdk.leases import LEASES, Leases, hold, new_holder
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound, PlatformAdapter, PlatformContext
 from hermes_sdk.runtime import (
@@ -60,7 +61,6 @@ from hermes_sdk.runtime import (
     SessionOptions,
     TurnEnded,
 )
-from hermes_sdk.scan import as_untrusted
 from hermes_sdk.service import ServiceContext
 from hermes_sdk.storage import open_store
 
@@ -145,7 +145,7 @@ async def open_gateway(
     """The gateway of the command's home on a runtime of its own, closed on exit."""
     if context.open_runtime is None:
         raise RuntimeError("this Hermes gives its commands no runtime: upgrade hermes-kernel")
-    from hermes_sdk.http_transport import expect_many_requests
+    from hermes_commons.http_transport import expect_many_requests
 
     # Before the runtime exists: every HTTP client made from now on (the models', the
     # platforms') shares pooled aiohttp connections, a fraction of httpx's own CPU per request.

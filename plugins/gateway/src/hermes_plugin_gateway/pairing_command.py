@@ -8,11 +8,11 @@ from datetime import datetime
 
 import click
 
+from hermes_commons.text import one_line
 from hermes_plugin_gateway.pairing import Pairings
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.storage import open_store
-from hermes_sdk.text import one_line
 
 __all__ = ["pairing"]
 

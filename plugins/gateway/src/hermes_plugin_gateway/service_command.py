@@ -192,7 +192,7 @@ def _differs(path: Path, old: str, text: str) -> click.ClickException:
 
 
 def _write(path: Path, text: str) -> None:
-    from hermes_sdk.files import atomic_write_text
+    from hermes_commons.files import atomic_write_text
 
     try:
         atomic_write_text(path, text)

@@ -9,7 +9,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
-from hermes_sdk.sections import section_settings
+from hermes_commons.sections import section_settings
 
 __all__ = ["GatewayConfig", "PlatformAccessConfig", "PlatformsConfig", "gateway_settings"]
 

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.files import atomic_write_text
-from hermes_sdk.locks import FileLock, LockTimeout, lock_holder
+from hermes_commons.files import atomic_write_text
+from hermes_commons.locks import FileLock, LockTimeout, lock_holder
 
 __all__ = ["GatewayRunning", "PidLock", "read_status", "running_pid", "write_status"]
 

@@ -3,7 +3,7 @@
 What arrives from people or systems the owner does not control (a webhook's payload, an
 email, a group chat) must not drive the shell: its turns get the safe toolsets unless the
 owner widens them (``platforms.<name>.toolsets``, ``group_toolsets``, a webhook route's
-``toolsets``), and its text is fenced as untrusted data (:func:`hermes_sdk.scan.
+``toolsets``), and its text is fenced as untrusted data (:func:`hermes_commons.scan.
 as_untrusted`). A private chat with an allowed user gets every toolset, as the CLI does.
 """
 

@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from hermes_sdk.dotenv import parse_dotenv, read_dotenv, set_dotenv_values
-from hermes_sdk.files import atomic_write_text
+from hermes_commons.dotenv import parse_dotenv, read_dotenv, set_dotenv_values
+from hermes_commons.files import atomic_write_text
 from hermes_sdk.importing import ImportSection
 
 DEFAULT_SOUL = "You are Hermes Agent, an intelligent AI assistant created by Nous Research."

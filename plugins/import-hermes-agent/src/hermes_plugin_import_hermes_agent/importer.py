@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import atomic_write_text
 from hermes_plugin_import_hermes_agent.config_map import ENV_RENAMES, MappedConfig, map_config
 from hermes_plugin_import_hermes_agent.history import (
     HistoryStats,
@@ -36,7 +37,6 @@ from hermes_plugin_import_hermes_agent.homefiles import (
 )
 from hermes_plugin_import_hermes_agent.transcripts import read_transcripts, transcript_files
 from hermes_sdk.archive import ArchivedSession, PairedUser, SessionArchive
-from hermes_sdk.files import atomic_write_text
 from hermes_sdk.importing import (
     HomeImport,
     ImportedHome,

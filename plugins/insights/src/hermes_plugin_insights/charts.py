@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from hermes_commons.text import one_line
 from hermes_plugin_insights.report import ModelKey, Report, Tally, ToolTally
-from hermes_sdk.text import one_line
 
 __all__ = ["Style", "report_lines"]
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_commons.text import describe_cost
 from hermes_sdk.runtime import ToolUsage, UsageByDay
-from hermes_sdk.text import describe_cost
 
 __all__ = ["Report", "Tally", "ToolTally", "Window", "build_report"]
 
@@ -93,7 +93,7 @@ class Tally:
         return describe_cost(self.cost_usd, self.unpriced_calls)
 
     def as_json(self) -> dict[str, Any]:
-        """As :meth:`hermes_sdk.text.Totals.as_json` says cost: null when nothing was
+        """As :meth:`hermes_commons.text.Totals.as_json` says cost: null when nothing was
         priced; a figure with ``unpriced_calls`` above 0 is a lower bound."""
         return {
             "model_calls": self.model_calls,

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from hermes_commons.redact import redact_text
 from hermes_plugin_mcp.offers import Offer, OfferMemory
 from hermes_plugin_mcp.results import result_text
 from hermes_plugin_mcp.settings import ServerSettings, expand, server_environment
-from hermes_sdk.redact import redact_text
 
 __all__ = ["BREAKER_FAILURES", "BREAKER_SECONDS", "ConnectError", "ServerConnection", "ToolFailed"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import write_cache_json
 from hermes_plugin_mcp.settings import ServerSettings
-from hermes_sdk.files import write_cache_json
 
 __all__ = ["Offer", "OfferMemory", "OfferedTool"]
 

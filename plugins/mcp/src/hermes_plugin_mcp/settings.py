@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hermes_commons.environment import SAFE_VARIABLES, safe_environment
+from hermes_commons.sections import section_settings
 from hermes_plugin_mcp.defaults import ENABLED, TRANSPORT
-from hermes_sdk.environment import SAFE_VARIABLES, safe_environment
-from hermes_sdk.sections import section_settings
 
 __all__ = [
     "SAFE_ENVIRONMENT",
@@ -25,7 +25,7 @@ __all__ = [
 
 SAFE_ENVIRONMENT = tuple(sorted(SAFE_VARIABLES))
 """What a stdio server inherits from Hermes' environment by name (and LC_*, XDG_*): never
-keys. The SDK's list (:mod:`hermes_sdk.environment`), kept under this name for importers."""
+keys. The SDK's list (:mod:`hermes_commons.environment`), kept under this name for importers."""
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

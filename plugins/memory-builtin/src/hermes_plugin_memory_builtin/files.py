@@ -13,8 +13,8 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from hermes_sdk.files import atomic_write_text
-from hermes_sdk.locks import FileLock, LockTimeout
+from hermes_commons.files import atomic_write_text
+from hermes_commons.locks import FileLock, LockTimeout
 
 __all__ = [
     "DELIMITER",

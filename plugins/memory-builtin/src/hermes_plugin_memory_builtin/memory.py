@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.proposals import ProposalQueue, UnknownProposal
 from hermes_plugin_memory_builtin.files import (
     MemoryUnreadable,
     change_entries,
@@ -26,7 +27,6 @@ from hermes_plugin_memory_builtin.operations import (
 )
 from hermes_plugin_memory_builtin.scopes import TARGETS, Budgets, MemoryPlace, place_for
 from hermes_plugin_memory_builtin.settings import memory_settings
-from hermes_sdk.proposals import ProposalQueue, UnknownProposal
 
 __all__ = ["Memory", "planned_operations"]
 

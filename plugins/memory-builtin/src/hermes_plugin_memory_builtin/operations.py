@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_commons.scan import scan_text
 from hermes_plugin_memory_builtin.scopes import TARGETS, Budgets
-from hermes_sdk.scan import scan_text
 
 __all__ = ["MemoryRefused", "Operation", "apply", "listing", "parse_operations"]
 

@@ -4,11 +4,11 @@ replaces or removes, and a unified diff of MEMORY.md or USER.md as approving wou
 
 from __future__ import annotations
 
+from hermes_commons.proposals import Proposal
 from hermes_plugin_memory_builtin.files import MemoryUnreadable
 from hermes_plugin_memory_builtin.memory import Memory, planned_operations
 from hermes_plugin_memory_builtin.operations import MemoryRefused
 from hermes_sdk.pending_writes import PendingContext, PendingWrite
-from hermes_sdk.proposals import Proposal
 
 __all__ = ["QUEUE", "MemoryWrites"]
 

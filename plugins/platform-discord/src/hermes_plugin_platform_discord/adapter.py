@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_commons.platform_files import hand_over_with_files
 from hermes_plugin_platform_discord.reading import chat_of, incoming_files, read_message
 from hermes_plugin_platform_discord.settings import DiscordSettings
 from hermes_sdk.platform import (
@@ -31,7 +32,6 @@ from hermes_sdk.platform import (
     PlatformHost,
     split_message,
 )
-from hermes_sdk.platform_files import hand_over_with_files
 
 if TYPE_CHECKING:
     import discord

@@ -7,8 +7,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from hermes_commons.platform_files import IncomingFile
 from hermes_sdk.platform import ChatRef, Inbound
-from hermes_sdk.platform_files import IncomingFile
 
 if TYPE_CHECKING:
     import discord

@@ -23,6 +23,7 @@ from email.message import EmailMessage
 from email.utils import formataddr, formatdate, make_msgid
 from typing import Any
 
+from hermes_commons.platform_files import IncomingFile, receive_files
 from hermes_plugin_platform_email.mailstate import MailState, Threaded
 from hermes_plugin_platform_email.reading import (
     HERMES_HEADER,
@@ -42,7 +43,6 @@ from hermes_sdk.platform import (
     TypedAnswers,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, receive_files
 
 __all__ = ["EmailAdapter"]
 
@@ -290,7 +290,7 @@ class EmailAdapter:
         self, host: PlatformHost, message: Inbound, files: tuple[MailFile, ...]
     ) -> Inbound:
         """The mail's attachments checked and kept (see
-        :func:`~hermes_sdk.platform_files.receive_files`). Email sends one mail per turn, so
+        :func:`~hermes_commons.platform_files.receive_files`). Email sends one mail per turn, so
         a refused file is named in the text, with why, for the reply to say so."""
         incoming = [
             IncomingFile(

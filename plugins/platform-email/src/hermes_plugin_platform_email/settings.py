@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hermes_sdk.addresses import is_loopback
+from hermes_commons.addresses import is_loopback
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
 __all__ = ["EmailSettings"]

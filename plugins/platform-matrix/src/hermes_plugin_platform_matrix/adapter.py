@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_plugin_platform_matrix.events import (
     Bot,
     RoomFacts,
@@ -45,7 +46,6 @@ from hermes_sdk.platform import (
     TypedAnswers,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, hand_over_with_files, read_capped
 
 __all__ = ["EncryptedRoom", "MatrixAdapter"]
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.files import atomic_write_text
+from hermes_commons.files import atomic_write_text
 
 __all__ = ["MatrixState"]
 

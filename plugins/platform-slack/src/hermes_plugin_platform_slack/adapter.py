@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_plugin_platform_slack.reading import (
     Bot,
     SharedFile,
@@ -41,7 +42,6 @@ from hermes_sdk.platform import (
     PlatformHost,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, hand_over_with_files, read_capped
 
 if TYPE_CHECKING:
     from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient

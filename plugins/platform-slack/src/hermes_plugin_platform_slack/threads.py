@@ -9,7 +9,7 @@ import json
 import logging
 from pathlib import Path
 
-from hermes_sdk.files import atomic_write_text
+from hermes_commons.files import atomic_write_text
 
 __all__ = ["MAX_THREADS", "AnsweredThreads"]
 

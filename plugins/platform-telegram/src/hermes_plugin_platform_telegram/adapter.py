@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from hermes_commons.platform_files import IncomingFile, receive_files
 from hermes_plugin_platform_telegram.client import BotApi, TelegramError, TelegramUnreachable
 from hermes_plugin_platform_telegram.files import DOWNLOAD_LIMIT, FileRef, file_of, upload_method
 from hermes_plugin_platform_telegram.render import to_html
@@ -26,7 +27,6 @@ from hermes_sdk.platform import (
     PlatformHost,
     split_message,
 )
-from hermes_sdk.platform_files import IncomingFile, receive_files
 
 __all__ = ["TelegramAdapter"]
 
@@ -204,7 +204,7 @@ class TelegramAdapter:
         self, host: PlatformHost, event: Inbound, ref: FileRef, caption: str
     ) -> Inbound | None:
         """The message with its file downloaded and checked (see
-        :func:`~hermes_sdk.platform_files.receive_files`); a refused file gets its one line
+        :func:`~hermes_commons.platform_files.receive_files`); a refused file gets its one line
         back in the chat, and the message goes on only if it had a caption."""
 
         async def download(limit: int) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from hermes_sdk.http_transport import pooled_transport
+from hermes_commons.http_transport import pooled_transport
 from hermes_sdk.platform import NotSent
 
 __all__ = ["BotApi", "TelegramError", "TelegramUnreachable"]

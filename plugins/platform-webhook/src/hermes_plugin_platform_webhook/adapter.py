@@ -166,8 +166,8 @@ class WebhookAdapter:
     async def _post_callback(
         self, route: Route, chat: ChatRef, text: str, part: int, parts: int
     ) -> None:
-        from hermes_sdk.ssrf import Refused, SsrfGuard
-        from hermes_sdk.ssrf_http import guarded_client
+        from hermes_commons.ssrf import Refused, SsrfGuard
+        from hermes_commons.ssrf_http import guarded_client
 
         assert route.callback_url is not None
         guard = SsrfGuard(self.settings.allow_private_hosts)

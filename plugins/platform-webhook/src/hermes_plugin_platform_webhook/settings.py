@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from hermes_commons.ssrf import SsrfGuard
 from hermes_plugin_platform_webhook.prompt import Prompt
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
-from hermes_sdk.ssrf import SsrfGuard
 
 __all__ = ["Route", "WebhookSettings"]
 

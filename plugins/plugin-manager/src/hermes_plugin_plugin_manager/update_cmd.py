@@ -27,7 +27,7 @@ from hermes_plugin_plugin_manager.install_cmd import (
     _yes_option,
 )
 
-_CORE = ("hermes-kernel", "hermes-sdk")
+_CORE = ("hermes-kernel", "hermes-sdk", "hermes-commons")
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,14 @@ from typing import Any
 import httpx
 import orjson
 
-from hermes_sdk.http import (
+from hermes_commons.http import (
     JSON_HEADERS,
     LoopClient,
     event_stream,
     raise_for_status,
     transport_errors,
 )
+from hermes_commons.sse import SSEDecoder
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -29,7 +30,6 @@ from hermes_sdk.models import (
     ToolCallRequest,
     classify_http_error,
 )
-from hermes_sdk.sse import SSEDecoder
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192  # the API requires max_tokens; the model stops earlier on its own

@@ -10,15 +10,16 @@ from typing import Any
 import httpx
 import orjson
 
-from hermes_plugin_provider_openai.sight import known_sight
-from hermes_plugin_provider_openai.windows import known_window, note_stated_window
-from hermes_sdk.http import (
+from hermes_commons.http import (
     JSON_HEADERS,
     LoopClient,
     event_stream,
     raise_for_status,
     transport_errors,
 )
+from hermes_commons.sse import SSEDecoder
+from hermes_plugin_provider_openai.sight import known_sight
+from hermes_plugin_provider_openai.windows import known_window, note_stated_window
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -30,7 +31,6 @@ from hermes_sdk.models import (
     ToolCallRequest,
     classify_http_error,
 )
-from hermes_sdk.sse import SSEDecoder
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:

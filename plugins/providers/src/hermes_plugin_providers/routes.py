@@ -165,7 +165,7 @@ def route_request(
     environment and the home's .env when a provider needs them anew."""
     import functools
 
-    from hermes_sdk.dotenv import current_secret
+    from hermes_commons.dotenv import current_secret
 
     return RouteRequest(
         config=config,

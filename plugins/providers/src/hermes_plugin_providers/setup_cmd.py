@@ -48,7 +48,7 @@ def _server_models(base_url: str, key: str | None) -> tuple[list[str], str]:
 
 
 def _save_key(variable: str, key: str) -> None:
-    from hermes_sdk.dotenv import DotenvError, set_dotenv_value
+    from hermes_commons.dotenv import DotenvError, set_dotenv_value
 
     try:
         set_dotenv_value(Path(_context().home) / ".env", variable, key)
@@ -283,9 +283,9 @@ def _test(config: MutableMapping[str, Any]) -> None:
     fixes it, and the command exits 1."""
     import functools
 
+    from hermes_commons.dotenv import current_secret
     from hermes_plugin_providers.model_cmd import ask_once
     from hermes_plugin_providers.routes import route_request
-    from hermes_sdk.dotenv import current_secret
 
     context = _context()
     fresh = functools.partial(current_secret, Path(context.home) / ".env")  # the new key too

@@ -2,7 +2,7 @@
 with the marks where its view was compacted, and its export as JSONL or Markdown.
 
 Everything here reads the SDK's records only. Stored text (a model's reply, a tool's output)
-goes through :func:`~hermes_sdk.text.printable` before it reaches the terminal: it must not
+goes through :func:`~hermes_commons.text.printable` before it reaches the terminal: it must not
 clear the screen or set the title.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from hermes_commons.text import Totals, describe_cost, one_line, printable, when
+from hermes_commons.transcripts import message_json, tool_call_function, write_export
 from hermes_sdk.runtime import CompactionMark, SessionMessage, SessionSummary
-from hermes_sdk.text import Totals, describe_cost, one_line, printable, when
-from hermes_sdk.transcripts import message_json, tool_call_function, write_export
 
 __all__ = [
     "compaction_mark",

@@ -9,9 +9,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_commons.scan import Finding, scan_script, scan_text
 from hermes_plugin_skills.library import skill_folders
 from hermes_plugin_skills.skillfile import Skill, SkillError, load_skill
-from hermes_sdk.scan import Finding, scan_script, scan_text
 
 __all__ = ["Candidate", "InstallError", "fetch", "inspect", "quarantine_root"]
 

@@ -14,10 +14,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from hermes_commons.files import atomic_write_text
+from hermes_commons.scan import scan_script, scan_text
 from hermes_plugin_skills.library import Library
 from hermes_plugin_skills.skillfile import NAME_RULE, SkillError, parse_skill_text
-from hermes_sdk.files import atomic_write_text
-from hermes_sdk.scan import scan_script, scan_text
 
 __all__ = ["ACTIONS", "Change", "SkillRefused", "apply", "diff", "file_diff", "plan", "stale"]
 

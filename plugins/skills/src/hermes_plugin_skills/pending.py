@@ -5,11 +5,11 @@ front-end serves (a ``user_scope``) sees none and decides none."""
 
 from __future__ import annotations
 
+from hermes_commons.proposals import Proposal, UnknownProposal
 from hermes_plugin_skills import proposals
 from hermes_plugin_skills.library import user_root
 from hermes_plugin_skills.manage import SkillRefused, file_diff, stale
 from hermes_sdk.pending_writes import PendingContext, PendingWrite
-from hermes_sdk.proposals import Proposal, UnknownProposal
 
 __all__ = ["QUEUE", "SkillWrites"]
 

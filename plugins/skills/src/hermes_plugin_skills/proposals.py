@@ -8,8 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.proposals import Proposal, ProposalQueue, UnknownProposal
 from hermes_plugin_skills.manage import Change, SkillRefused
-from hermes_sdk.proposals import Proposal, ProposalQueue, UnknownProposal
 
 __all__ = ["change_of", "drop", "load", "pending", "propose", "queue"]
 

@@ -13,7 +13,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from hermes_sdk.files import atomic_write_bytes
+from hermes_commons.files import atomic_write_bytes
 
 __all__ = ["BUNDLED", "seed"]
 

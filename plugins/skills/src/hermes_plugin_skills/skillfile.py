@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.files import write_cache_json
+from hermes_commons.files import write_cache_json
 
 __all__ = ["FrontmatterCache", "Skill", "SkillError", "load_skill", "parse_skill_text"]
 

@@ -34,8 +34,8 @@ from psycopg.abc import Buffer
 from psycopg.adapt import Dumper, Loader
 from psycopg.types.string import StrDumperUnknown
 
+from hermes_commons.redact import url_without_password
 from hermes_plugin_store_postgresql import schema, search
-from hermes_sdk.redact import url_without_password
 from hermes_sdk.storage import StoreBusyError, StoreError, StoreSchema
 from hermes_sdk.store_engine import MessageRow, WouldBlock
 

@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from hermes_commons.environment import safe_environment
+from hermes_commons.ssrf import SsrfGuard
 from hermes_plugin_toolset_browser.loop_thread import LoopThread
 from hermes_plugin_toolset_browser.processes import (
     MARKER,
@@ -32,8 +34,6 @@ from hermes_plugin_toolset_browser.processes import (
 )
 from hermes_plugin_toolset_browser.session import BrowserSession
 from hermes_plugin_toolset_browser.settings import Settings, find_chromium
-from hermes_sdk.environment import safe_environment
-from hermes_sdk.ssrf import SsrfGuard
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright

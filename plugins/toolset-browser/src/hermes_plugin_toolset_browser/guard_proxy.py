@@ -21,7 +21,7 @@ import logging
 import struct
 from collections.abc import Callable
 
-from hermes_sdk.ssrf import Refused, SsrfGuard, Unresolved
+from hermes_commons.ssrf import Refused, SsrfGuard, Unresolved
 
 __all__ = ["GuardProxy"]
 

@@ -12,9 +12,9 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_commons.ssrf import SsrfGuard
 from hermes_plugin_toolset_browser.guard_proxy import GuardProxy
 from hermes_plugin_toolset_browser.settings import BrowserSettings
-from hermes_sdk.ssrf import SsrfGuard
 
 if TYPE_CHECKING:
     from playwright.async_api import (

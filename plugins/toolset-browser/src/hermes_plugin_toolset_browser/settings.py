@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_sdk.sections import section_settings
+from hermes_commons.sections import section_settings
 
 __all__ = ["BrowserSettings", "Settings", "find_chromium", "settings_from"]
 

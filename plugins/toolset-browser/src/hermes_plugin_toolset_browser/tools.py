@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
+from hermes_commons.scan import as_untrusted
 from hermes_plugin_toolset_browser.browser import browsers
 from hermes_plugin_toolset_browser.session import BrowserSession
 from hermes_plugin_toolset_browser.settings import settings_from
 from hermes_plugin_toolset_browser.snapshot import bounded, compact, ref_of
 from hermes_sdk.media import MediaCache
-from hermes_sdk.scan import as_untrusted
 from hermes_sdk.tooling import ToolContext
 
 if TYPE_CHECKING:

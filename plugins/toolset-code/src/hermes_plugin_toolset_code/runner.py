@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_commons.text import one_line
 from hermes_plugin_toolset_code.defaults import allowed_tools
 from hermes_plugin_toolset_code.frames import FrameReader, KeptOutput
 from hermes_plugin_toolset_code.program import FOLDER_FRAME, program_source
 from hermes_plugin_toolset_code.settings import CodeSettings
 from hermes_plugin_toolset_code.stubs import module_source
 from hermes_sdk.terminal import CommandRefused, CommandResult, TerminalBackend
-from hermes_sdk.text import one_line
 from hermes_sdk.tooling import ToolCaller, ToolContext, ToolFailed, progress_reporter
 
 __all__ = ["ScriptFailed", "execute"]

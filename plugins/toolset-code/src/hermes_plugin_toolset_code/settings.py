@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hermes_commons.sections import section_settings
 from hermes_plugin_toolset_code.defaults import DEFAULT_TOOLS, DEFAULTS, NEVER, allowed_tools
-from hermes_sdk.sections import section_settings
 
 __all__ = ["DEFAULT_TOOLS", "NEVER", "CodeSettings", "allowed_tools", "settings_from"]
 

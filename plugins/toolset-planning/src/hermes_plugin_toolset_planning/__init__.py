@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.files import atomic_write_text
 from hermes_sdk import ToolsetSpec, ToolSpec, hookimpl
-from hermes_sdk.files import atomic_write_text
 from hermes_sdk.tooling import ToolContext
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")

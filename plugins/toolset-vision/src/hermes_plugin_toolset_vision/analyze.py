@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from hermes_commons.media_urls import attachment_from_url
 from hermes_sdk.media import Attachment, MediaCache
-from hermes_sdk.media_urls import attachment_from_url
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["vision_analyze"]

@@ -10,13 +10,13 @@ import time
 
 import httpx
 
+from hermes_commons.scan import as_untrusted
+from hermes_commons.ssrf import Refused, SsrfGuard
+from hermes_commons.ssrf_http import guarded_client
 from hermes_plugin_toolset_web.extract import page_text
 from hermes_plugin_toolset_web.fetch import fetch
 from hermes_plugin_toolset_web.search import SearchFailed, backend_for
 from hermes_plugin_toolset_web.settings import WebSettings, settings_from
-from hermes_sdk.scan import as_untrusted
-from hermes_sdk.ssrf import Refused, SsrfGuard
-from hermes_sdk.ssrf_http import guarded_client
 from hermes_sdk.tooling import ToolContext
 
 __all__ = ["web_extract", "web_search"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from hermes_sdk.files import atomic_write_bytes
+from hermes_commons.files import atomic_write_bytes
 
 __all__ = ["COOKIE", "VISITOR", "Access", "Visitor", "load_secret"]
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import BodyPartReader, web
 
+from hermes_commons.text import one_line
 from hermes_plugin_web_ui.live import LiveTurn, LiveTurns
 from hermes_sdk.media import Attachment, MediaCache, MediaRefused
 from hermes_sdk.runtime import (
@@ -24,7 +25,6 @@ from hermes_sdk.runtime import (
     SessionNotFound,
     SessionOptions,
 )
-from hermes_sdk.text import one_line
 
 __all__ = ["SOURCE", "ChatApi"]
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from aiohttp import web
 
+from hermes_commons.proposals import UnknownProposal
+from hermes_commons.transcripts import EXPORT_FORMATS, tool_call_function, write_export
 from hermes_plugin_web_ui.access import VISITOR
 from hermes_plugin_web_ui.charts import bar_chart, by_day, by_model, row_chart
 from hermes_plugin_web_ui.render import (
@@ -25,10 +27,8 @@ from hermes_plugin_web_ui.render import (
     when,
 )
 from hermes_sdk.media import MediaCache
-from hermes_sdk.proposals import UnknownProposal
 from hermes_sdk.runtime import Runtime, SessionMessage, SessionNotFound, SessionSummary
 from hermes_sdk.tooling import HistoryQuery
-from hermes_sdk.transcripts import EXPORT_FORMATS, tool_call_function, write_export
 
 if TYPE_CHECKING:
     from hermes_plugin_web_ui.server import WebUi

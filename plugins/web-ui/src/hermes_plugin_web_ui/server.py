@@ -18,6 +18,9 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 from markupsafe import escape
 
+from hermes_commons.addresses import is_loopback
+from hermes_commons.files import atomic_write_text
+from hermes_commons.throttle import LoginThrottle
 from hermes_plugin_web_ui.access import (
     COOKIE,
     VISITOR,
@@ -26,10 +29,7 @@ from hermes_plugin_web_ui.access import (
     load_secret,
 )
 from hermes_plugin_web_ui.settings import WebSettings
-from hermes_sdk.addresses import is_loopback
-from hermes_sdk.files import atomic_write_text
 from hermes_sdk.runtime import Runtime
-from hermes_sdk.throttle import LoginThrottle
 
 __all__ = ["CSRF_HEADER", "WebUi"]
 

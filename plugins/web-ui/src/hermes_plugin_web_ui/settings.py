@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_sdk.addresses import is_loopback
-from hermes_sdk.sections import section_settings
+from hermes_commons.addresses import is_loopback
+from hermes_commons.sections import section_settings
 from hermes_sdk.service import ServiceNotConfigured
 
 __all__ = ["KEY_ENV", "WebSettings", "WebUiConfig", "settings_from"]

@@ -14,7 +14,7 @@ Subclass one in your plugin's tests and point it at your plugin::
 :class:`PluginTests` (the base of the others) registers the plugin exactly as the kernel does
 and checks that its ``hermes.provides`` manifest in pyproject.toml lists exactly what it
 registers, so Hermes can find it without importing it, and that its ``hermes-help.toml``
-gives each command its description (:mod:`hermes_sdk.help_file`), so ``hermes --help`` can
+gives each command its description (:mod:`hermes_commons.help_file`), so ``hermes --help`` can
 say what the command does without importing it either.
 """
 
@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from hermes_commons.help_file import help_file_of, help_problems, parse_help
 from hermes_sdk.events import PromptContext
-from hermes_sdk.help_file import help_file_of, help_problems, parse_help
 from hermes_sdk.hookspecs import CONTRIBUTION_HOOKS, GATE_HOOKS, LIFECYCLE_HOOKS, TURN_HOOKS
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
 from hermes_sdk.specs import CommandSpec, Kind, MemoryProviderSpec, SkillSourceSpec, ToolSpec

@@ -19,13 +19,13 @@ from typing import Any
 
 import yaml
 
+from hermes_commons.files import atomic_write_text
 from hermes_plugin_compat_hermes_agent.served.constants import (
     get_config_path,
     get_env_path,
     get_hermes_home,
     get_process_hermes_home,
 )
-from hermes_sdk.files import atomic_write_text
 
 __all__ = [
     "cfg_get",
@@ -150,7 +150,7 @@ def _write(changes: list[tuple[tuple[str, ...], Any]]) -> None:
 
 def load_env() -> dict[str, str]:
     """``.env`` as KEY=VALUE pairs ({} when it is missing or does not parse)."""
-    from hermes_sdk.dotenv import DotenvError, read_dotenv
+    from hermes_commons.dotenv import DotenvError, read_dotenv
 
     try:
         return read_dotenv(get_env_path())

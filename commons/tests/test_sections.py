@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from hermes_sdk.sections import closest, drop_unknown, fields_at, section_settings
+from hermes_commons.sections import closest, drop_unknown, fields_at, section_settings
 
 
 class Inner(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_sdk.environment import safe_environment
+from hermes_commons.environment import safe_environment
 
 HERMES = {
     "PATH": "/usr/bin",

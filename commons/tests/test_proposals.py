@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.proposals import Proposal, ProposalQueue, UnknownProposal
+from hermes_commons.proposals import Proposal, ProposalQueue, UnknownProposal
 
 
 def _queue(folder: Path) -> ProposalQueue:

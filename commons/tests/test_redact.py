@@ -1,6 +1,6 @@
 import pytest
 
-from hermes_sdk.redact import REDACTED, is_secret_key, redact_data, redact_text
+from hermes_commons.redact import REDACTED, is_secret_key, redact_data, redact_text
 
 
 def test_secret_keys_by_name():
@@ -40,7 +40,7 @@ def test_nested_data_keeps_shape():
 
 
 def test_bearer_headers_and_aws_secret_keys_are_redacted() -> None:
-    from hermes_sdk.redact import redact_text
+    from hermes_commons.redact import redact_text
 
     text = (
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.signature\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.dotenv import (
+from hermes_commons.dotenv import (
     DotenvError,
     parse_dotenv,
     quote_dotenv_value,
@@ -96,7 +96,7 @@ def test_a_file_that_does_not_parse_is_never_overwritten(tmp_path: Path) -> None
 
 
 def test_current_secret_reads_the_environment_then_the_file_as_it_is_now(tmp_path, monkeypatch):
-    from hermes_sdk.dotenv import current_secret
+    from hermes_commons.dotenv import current_secret
 
     dotenv = tmp_path / ".env"
     monkeypatch.delenv("ACME_KEY", raising=False)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hermes_commons.help_file import HELP_FILE, help_file_of, help_problems, parse_help
 from hermes_sdk import CommandSpec, Kind, ToolSpec
-from hermes_sdk.help_file import HELP_FILE, help_file_of, help_problems, parse_help
 from hermes_sdk.testing import PluginTests
 from hermes_sdk.testing.registered import RegisteredPlugin
 

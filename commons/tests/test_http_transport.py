@@ -1,4 +1,4 @@
-"""hermes_sdk.http_transport against a real HTTP/1.1 server on loopback (plain and TLS):
+"""hermes_commons.http_transport against a real HTTP/1.1 server on loopback (plain and TLS):
 connections are reused, a connection the server closed is replaced, the connection cap holds,
 idle connections expire, and failures are httpx's usual exceptions."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hermes_sdk.http_transport import pooled_transport
+from hermes_commons.http_transport import pooled_transport
 
 
 class Server:
@@ -195,8 +195,8 @@ def test_a_reply_cut_short_is_a_read_error_and_no_reply_a_protocol_error():
 
 
 def test_httpx_carries_requests_until_the_process_expects_many():
-    from hermes_sdk import http_transport
-    from hermes_sdk.http_transport import AiohttpTransport, expect_many_requests
+    from hermes_commons import http_transport
+    from hermes_commons.http_transport import AiohttpTransport, expect_many_requests
 
     before = http_transport._MANY_REQUESTS  # a gateway test earlier in this process sets it
     expect_many_requests(False)

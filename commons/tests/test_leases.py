@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hermes_sdk.leases import LEASES, Leases, hold, holder_is_dead, new_holder
+from hermes_commons.leases import LEASES, Leases, hold, holder_is_dead, new_holder
 from hermes_sdk.storage import open_store
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_sdk.sse import SSEDecoder, is_event_stream
+from hermes_commons.sse import SSEDecoder, is_event_stream
 
 
 def decode(text: str) -> list[tuple[str, str]]:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from hermes_commons.media_read import document_text, model_image
+from hermes_commons.media_urls import from_data_url
 from hermes_sdk.media import Attachment, MediaCache, MediaLimits, MediaRefused
-from hermes_sdk.media_read import document_text, model_image
-from hermes_sdk.media_urls import from_data_url
 from hermes_sdk.testing.audio_server import tone_wav
 from hermes_sdk.testing.media_files import disguised_program, photo_bytes
 

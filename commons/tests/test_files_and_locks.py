@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.files import atomic_write_bytes, atomic_write_text, write_cache_json
-from hermes_sdk.locks import FileLock, LockTimeout, lock_holder
+from hermes_commons.files import atomic_write_bytes, atomic_write_text, write_cache_json
+from hermes_commons.locks import FileLock, LockTimeout, lock_holder
 
 
 def _mode(path: Path) -> int:
@@ -76,7 +76,7 @@ def held_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]
     script = textwrap.dedent(
         f"""
         import sys
-        from hermes_sdk.locks import FileLock
+        from hermes_commons.locks import FileLock
         with FileLock({str(path)!r}):
             print("held", flush=True)
             sys.stdin.read()
