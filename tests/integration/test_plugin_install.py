@@ -317,10 +317,9 @@ def test_a_uv_tool_install_keeps_its_plugins_through_uv_tool_upgrade(
     """`uv tool upgrade` rebuilds the environment from its receipt: plugins must be in it."""
     links = tmp_path / "links"
     links.mkdir()
+    # The kernel, the SDK, the commons and the plugin manager.
     for pattern in ("hermes_[ksc]*.whl", "hermes_plugin_plugin_manager-*.whl"):
-        for wheel in workspace_wheels.glob(
-            pattern
-        ):  # the kernel, the SDK, the commons, the plugin manager
+        for wheel in workspace_wheels.glob(pattern):
             shutil.copy(wheel, links)
     uv = {
         **tools,
