@@ -14,6 +14,14 @@ from pathlib import Path
 
 import pytest
 
+# The fixtures of real peers that live beside their plugins (a capability's fake or peer
+# changes with it): PostgreSQL, Synapse, and Dovecot with an SMTP server.
+pytest_plugins = [
+    "hermes_plugin_store_postgresql.testing",
+    "hermes_plugin_platform_matrix.testing",
+    "hermes_plugin_platform_email.testing",
+]
+
 # Fixture name -> the group of tests that must share a worker because of it.
 _GROUP_OF_FIXTURE = {
     "docker_url": "services",
@@ -36,7 +44,7 @@ _GROUP_OF_FIXTURE = {
 _GROUP_OF_PATH = {
     Path("plugins/provider-local/tests"): "embedded-model",
     Path("tests/integration/test_getting_started.py"): "embedded-model",
-    Path("sdk/tests/test_suites_catch_broken_plugins.py"): "mutants",
+    Path("testkit/tests/test_suites_catch_broken_plugins.py"): "mutants",
     Path("tests/test_platform_mutants.py"): "platform-mutants",  # mostly waiting: its own
     Path("plugins/mcp/tests/test_everything.py"): "npm",  # one npm install
     # One Chromium for the module: a worker of its own would start a second.

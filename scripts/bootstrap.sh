@@ -50,7 +50,7 @@ fi
 VENV="${UV_PROJECT_ENVIRONMENT:-$ROOT/.venv}"
 sync_inputs() {
   echo "$UV_PYTHON $("$UV" --version)"
-  cat "$ROOT/uv.lock" "$ROOT/pyproject.toml" "$ROOT"/sdk/pyproject.toml "$ROOT"/commons/pyproject.toml \
+  cat "$ROOT/uv.lock" "$ROOT/pyproject.toml" "$ROOT"/sdk/pyproject.toml "$ROOT"/commons/pyproject.toml "$ROOT"/testkit/pyproject.toml \
     "$ROOT"/kernel/pyproject.toml "$ROOT"/plugins/*/pyproject.toml
 }
 wanted="$(sync_inputs | cksum)"

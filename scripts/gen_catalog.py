@@ -119,7 +119,9 @@ def root_pyproject(plugins: list[str], entries: dict[str, CatalogEntry]) -> str:
     ]
     deps = "dependencies = [\n" + "".join(f'    "{p}",\n' for p in packages) + "]"
     text = re.sub(r"(?ms)^dependencies = \[\n.*?^\]", deps, text, count=1)
-    sources = "[tool.uv.sources]\n" + "".join(f"{p} = {{ workspace = true }}\n" for p in packages)
+    # The test kit is no one's runtime dependency, but every package's tests use it.
+    sourced = [*packages, "hermes-testkit"]
+    sources = "[tool.uv.sources]\n" + "".join(f"{p} = {{ workspace = true }}\n" for p in sourced)
     return re.sub(r"(?ms)^\[tool\.uv\.sources\]\n.*?(?=^\n)", sources, text, count=1)
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from hermes_commons.help_file import HELP_FILE, help_file_of, help_problems, parse_help
 from hermes_sdk import CommandSpec, Kind, ToolSpec
-from hermes_sdk.testing import PluginTests
-from hermes_sdk.testing.registered import RegisteredPlugin
+from hermes_testkit import PluginTests
+from hermes_testkit.registered import RegisteredPlugin
 
 GO = CommandSpec(name="go", description="Go somewhere.", factory=lambda: None)
 

@@ -15,8 +15,8 @@ from PIL import Image
 from hermes_commons.media_read import document_text, model_image
 from hermes_commons.media_urls import from_data_url
 from hermes_sdk.media import Attachment, MediaCache, MediaLimits, MediaRefused
-from hermes_sdk.testing.audio_server import tone_wav
-from hermes_sdk.testing.media_files import disguised_program, photo_bytes
+from hermes_testkit.audio_server import tone_wav
+from hermes_testkit.media_files import disguised_program, photo_bytes
 
 
 @pytest.fixture

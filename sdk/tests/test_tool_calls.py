@@ -8,7 +8,6 @@ import threading
 import pytest
 
 from hermes_sdk import ToolSpec
-from hermes_sdk.testing import tool_context
 from hermes_sdk.tool_calls import (
     ArgumentsRejected,
     call_tool,
@@ -17,6 +16,7 @@ from hermes_sdk.tool_calls import (
     schema_problem,
     signature_problems,
 )
+from hermes_testkit import tool_context
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 

@@ -85,7 +85,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="hermes-api-bench-"))
     model_port, api_port = free_port(), free_port()
     model = subprocess.Popen(
-        [sys.executable, "-m", "hermes_sdk.testing.openai_server", "--port", str(model_port),
+        [sys.executable, "-m", "hermes_testkit.openai_server", "--port", str(model_port),
          "--text", "ok", "--delay", str(args.latency)],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip

@@ -35,7 +35,7 @@ from hermes_plugin_backend_ssh.config import SSHConfig
 from hermes_kernel.safety.approval import Approvals
 from hermes_kernel.tooling.backends import BackendPool, GuardedBackend
 from hermes_sdk.terminal import BackendContext, TerminalBackend
-from hermes_sdk.testing.services import busybox_image, docker_daemon, sshd_server
+from hermes_testkit.services import busybox_image, docker_daemon, sshd_server
 
 
 def median_ms(action: Callable[[], object], runs: int) -> float:

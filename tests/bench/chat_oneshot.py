@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from startup import measure_once  # noqa: E402  (the spawner that measures a child's peak RSS)
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer  # noqa: E402
+from hermes_testkit import Reply, ScriptedOpenAIServer  # noqa: E402
 
 FLOOR = """
 import sys, json, httpx

@@ -37,7 +37,7 @@ from hermes_kernel.engine.window import request_tokens
 from hermes_kernel.store.state import StateStore
 from hermes_sdk.context import ContextEngineContext
 from hermes_sdk.models import ModelRequest, ModelResponse, ProviderSettings
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 6
 

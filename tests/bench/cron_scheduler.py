@@ -32,7 +32,7 @@ from hermes_plugin_cron.scheduler import Scheduler
 from hermes_plugin_cron.settings import CronConfig
 
 from hermes_sdk.runtime import open_runtime
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 SCHEDULES = ("*/5 * * * *", "every 1h", "0 9 * * 1-5", "every 30m", "15 */2 * * *")
 

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.openai_server import prompt_tokens
+from hermes_testkit import Reply, ScriptedOpenAIServer
+from hermes_testkit.openai_server import prompt_tokens
 
 SCRIPT = """\
 names = [line for line in terminal(command="ls -1 notes").splitlines()[1:] if line]

@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 USER_BASE = 10_000
 
@@ -320,7 +320,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         args.postgres = None
         if args.store == "postgresql":
-            from hermes_sdk.testing.postgres import postgres_server
+            from hermes_plugin_store_postgresql.testing import postgres_server
 
             args.postgres = stack.enter_context(postgres_server())
         report(args)

@@ -30,9 +30,9 @@ from gateway import (
     user,
     wait_polling,
 )
+from hermes_plugin_store_postgresql.testing import postgres_server
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.postgres import postgres_server
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 
 def run(workers: int, postgres: Any, args: argparse.Namespace) -> dict[str, float]:

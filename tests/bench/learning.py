@@ -31,7 +31,7 @@ from store import WORDS, fill, percentile  # tests/bench/store.py
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.history import history_searcher
-from hermes_sdk.testing import tool_context
+from hermes_testkit import tool_context
 
 REPEATS = 5
 

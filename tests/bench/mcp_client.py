@@ -29,7 +29,7 @@ from pathlib import Path
 from hermes_plugin_mcp.connection import ServerConnection
 from hermes_plugin_mcp.settings import ServerSettings
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT_SERVER = REPO / "plugins" / "mcp" / "tests" / "fault_server.py"

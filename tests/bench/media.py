@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.image_checks import images_in
+from hermes_testkit import Reply, ScriptedOpenAIServer
+from hermes_testkit.image_checks import images_in
 
 
 def _env(home: Path) -> dict[str, str]:

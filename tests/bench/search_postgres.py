@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from hermes_plugin_store_postgresql import search
 from hermes_plugin_store_postgresql.database import PostgresDatabase
+from hermes_plugin_store_postgresql.testing import postgres_server
 from store import CJK, CODE, VOCABULARY, WORDS, percentile, synthetic_text
 
 from hermes_kernel.store.search import SearchMode
 from hermes_kernel.store.state import StateStore
-from hermes_sdk.testing.postgres import postgres_server
 
 PER_SESSION = 200
 INDEXES = (

@@ -24,12 +24,12 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).parent))
 
 from hermes_plugin_store_postgresql.database import PostgresDatabase
+from hermes_plugin_store_postgresql.testing import postgres_server
 from hermes_plugin_store_sqlite.database import Database
 from store import fill
 
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.store.transfer import transfer
-from hermes_sdk.testing.postgres import postgres_server
 
 
 def main() -> int:

@@ -60,7 +60,7 @@ async def floor(client: httpx.AsyncClient, path: str, body: dict[str, Any], deco
 
 SERVER = """
 import sys, threading
-from hermes_sdk.testing import Reply, ScriptedAnthropicServer, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedAnthropicServer, ScriptedOpenAIServer
 kind = {"openai": ScriptedOpenAIServer, "anthropic": ScriptedAnthropicServer}[sys.argv[1]]
 server = kind(default=Reply.say("tok " * int(sys.argv[2]), chunk_size=4)).start()
 print(server.base_url, flush=True)

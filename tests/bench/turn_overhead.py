@@ -37,7 +37,7 @@ from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import ToolSpec
 from hermes_sdk.models import ProviderSettings
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 
 def seed(store: StateStore, session_id: str, count: int) -> None:

@@ -60,7 +60,7 @@ def main() -> None:
         )
         env = {**os.environ, "HERMES_HOME": str(home)}
         model = subprocess.Popen(
-            [sys.executable, "-m", "hermes_sdk.testing.openai_server", "--port",
+            [sys.executable, "-m", "hermes_testkit.openai_server", "--port",
              str(model_port), "--text", "ok"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip

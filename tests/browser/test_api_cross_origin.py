@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 

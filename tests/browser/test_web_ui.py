@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 KEY = "web-ui-browser-key-4f9a2c7e"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 RISKY = "chmod -R 777 ./no-such-dir"
 

@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 
 @pytest.fixture

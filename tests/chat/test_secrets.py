@@ -8,7 +8,7 @@ import json
 
 import apsw
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 IN_ENVIRONMENT = {
     "OPENAI_API_KEY": "sk-SEEDEDenvironmentkey0123456789",

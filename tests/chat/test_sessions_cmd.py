@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import stat
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 
 def test_unattended_setup_writes_config_and_key(hermes, monkeypatch):

@@ -13,7 +13,7 @@ import threading
 import zipfile
 from pathlib import Path
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import OWNER, wait_until
 

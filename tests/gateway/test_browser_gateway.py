@@ -14,7 +14,7 @@ import pytest
 from hermes_plugin_toolset_browser.browser import browsers
 from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag, renderer_processes
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import OWNER
 

@@ -11,7 +11,7 @@ import sys
 
 from hermes_plugin_cron.jobs import JobStore, make_job
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import OWNER, polling, wait_until
 

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hermes_plugin_platform_discord.testing import FakeDiscord, SentMessage
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.discord_server import FakeDiscord, SentMessage
+from hermes_testkit import Reply
 
 from .conftest import RunningGateway, user_texts, wait_until
 

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 
 import pytest
+from hermes_plugin_platform_email.testing import Mailbox, MailServer
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.mailserver import Mailbox, MailServer
-from hermes_sdk.testing.media_files import disguised_program
+from hermes_testkit import Reply
+from hermes_testkit.media_files import disguised_program
 
 from .conftest import RunningGateway, unfenced, wait_until
 

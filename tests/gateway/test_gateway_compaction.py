@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import OWNER
 

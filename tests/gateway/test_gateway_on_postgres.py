@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import psycopg
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import OWNER
 

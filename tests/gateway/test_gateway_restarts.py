@@ -9,7 +9,7 @@ import time
 import pytest
 from hermes_plugin_gateway.delivery import DUPLICATE_NOTE
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import OWNER, polling, wait_until
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import psycopg
 from hermes_plugin_gateway.delivery import SENDS_AT_ONCE
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 USERS = 1000
 MESSAGES = 2

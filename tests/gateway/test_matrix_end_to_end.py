@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from hermes_plugin_platform_matrix.testing import MatrixUser, Synapse
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.synapse import MatrixUser, Synapse
+from hermes_testkit import Reply
 
 from .conftest import RunningGateway, wait_until
 

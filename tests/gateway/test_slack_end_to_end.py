@@ -8,9 +8,9 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from hermes_plugin_platform_slack.testing import APP_TOKEN, BOT_TOKEN, FakeSlack, SentMessage
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack, SentMessage
+from hermes_testkit import Reply
 
 from .conftest import RunningGateway, user_texts, wait_until
 

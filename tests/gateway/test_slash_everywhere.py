@@ -18,9 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer, service_in_thread
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+from hermes_testkit import Reply, ScriptedOpenAIServer, service_in_thread
 from tests.gateway.conftest import OWNER, RunningGateway, gateway_config, polling
 from tests.integration.conftest import Terminal, terminal_env
 

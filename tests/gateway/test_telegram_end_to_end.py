@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import time
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN
+
+from hermes_testkit import Reply
 
 from .conftest import OWNER, unfenced
 

@@ -12,15 +12,15 @@ import subprocess
 import pytest
 from PIL import Image
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.audio_server import ScriptedAudioServer
-from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.media_files import (
+from hermes_testkit import Reply
+from hermes_testkit.audio_server import ScriptedAudioServer
+from hermes_testkit.image_checks import images_in
+from hermes_testkit.media_files import (
     disguised_program,
     photo_bytes,
     spoken_ogg,
 )
-from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+from hermes_testkit.openai_server import ScriptedOpenAIServer
 
 from .conftest import OWNER
 

@@ -11,8 +11,8 @@ import time
 import urllib.error
 import urllib.request
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.services import free_port
+from hermes_testkit import Reply
+from hermes_testkit.services import free_port
 
 from .conftest import OWNER, wait_until
 
@@ -227,9 +227,8 @@ def test_a_template_that_fails_on_a_payload_is_a_422(
 def test_webhooks_and_slacks_events_api_share_the_gateways_listener(
     running_gateway, telegram, openai_server, monkeypatch
 ):
+    from hermes_plugin_platform_slack.testing import BOT_TOKEN, FakeSlack
     from slack_sdk.signature import SignatureVerifier
-
-    from hermes_sdk.testing.slack_server import BOT_TOKEN, FakeSlack
 
     slack_secret = "slack-signing-secret-for-the-test"
     monkeypatch.setenv("GH_WEBHOOK_SECRET", SECRET)

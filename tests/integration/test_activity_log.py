@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 KEY = "sk-canary-activity-0123456789"
 SAID = "my locker code is quokka-7319"

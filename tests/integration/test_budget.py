@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 
 def configure(hermes, openai_server, model: str, budget: str) -> None:

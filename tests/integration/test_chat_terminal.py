@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 pytestmark = pytest.mark.venv
 

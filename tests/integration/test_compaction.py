@@ -11,7 +11,7 @@ from hermes_plugin_store_sqlite import state_db_path
 from hermes_plugin_store_sqlite.database import Database
 
 from hermes_kernel.store.state import StateStore
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 SUMMARIZER = "You write the working memory of an AI agent"
 SUMMARY_OPENING = "[The earlier part of this conversation was compacted"

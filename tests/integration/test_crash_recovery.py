@@ -25,7 +25,7 @@ from hermes_kernel.engine.turn import EngineSettings, TurnEngine
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import Kind, ToolSpec
 from hermes_sdk.models import ProviderSettings
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 CHILD = """
 import asyncio, os, signal, sys

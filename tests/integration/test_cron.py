@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 BIN = Path(sys.executable).parent
 

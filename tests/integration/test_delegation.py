@@ -11,7 +11,7 @@ import sqlite3
 import time
 
 from hermes_sdk.runtime import SessionOptions, open_runtime
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 GOALS = ["Count the files in /tmp", "Say which day it is"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hermes_sdk.runtime import Question, SessionOptions, open_runtime
-from hermes_sdk.testing import Reply, SSHServer
+from hermes_testkit import Reply, SSHServer
 
 LIST_AND_READ = textwrap.dedent(
     """

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 from tests.integration.conftest import REPO, Terminal
 
 PAGE = REPO / "docs" / "user" / "getting-started.md"

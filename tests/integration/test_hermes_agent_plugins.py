@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import REPO, Terminal, Venv, build_venv, terminal_env
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from hermes_commons.dotenv import quote_dotenv_value, read_dotenv
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_agent" / "home"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 from .conftest import REPO, Run, uv_command
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 
 def imported_modules(stderr: str) -> set[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT_SERVER = REPO / "plugins" / "mcp" / "tests" / "fault_server.py"

@@ -10,8 +10,8 @@ import json
 import time
 
 from hermes_sdk import ToolSpec
-from hermes_sdk.testing import Reply
 from hermes_sdk.tooling import ToolContext, ToolFailed, Unsupported
+from hermes_testkit import Reply
 
 
 def spec(name, handler, *, takes_context=False, timeout=None, describe=None, **params):

@@ -21,9 +21,9 @@ from hermes_sdk.runtime import (
     TurnEnded,
     open_runtime,
 )
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.frontend_tests import scripted_home
 from hermes_sdk.tooling import HistoryQuery
+from hermes_testkit import Reply
+from hermes_testkit.frontend_tests import scripted_home
 
 
 @pytest.fixture

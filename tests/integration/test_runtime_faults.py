@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+from hermes_testkit import Reply
 
 FAST_DEADLINE = "plugins:\n  hook_timeout_seconds: 1\n"
 

@@ -19,8 +19,8 @@ from hermes_commons.proposals import UnknownProposal
 from hermes_sdk import PendingWritesSpec
 from hermes_sdk.pending_writes import PendingContext, PendingWrites
 from hermes_sdk.runtime import Runtime, SessionOptions, StatusLine, open_runtime
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.frontend_tests import scripted_home
+from hermes_testkit import Reply
+from hermes_testkit.frontend_tests import scripted_home
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 SKILL = "---\nname: db-backup\ndescription: Back up the database nightly.\n---\n1. Run pg_dump.\n"

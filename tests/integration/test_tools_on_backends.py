@@ -18,7 +18,7 @@ from hermes_kernel.store.messages import Disposition
 from hermes_kernel.tooling.environment import ToolEnvironment
 from hermes_sdk.models import ToolCallRequest
 from hermes_sdk.terminal import TerminalBackend
-from hermes_sdk.testing import SSHServer
+from hermes_testkit import SSHServer
 
 
 def _config(kind: str, request: pytest.FixtureRequest) -> str:

@@ -19,7 +19,7 @@ from hermes_kernel.engine.turn import EngineSettings, NoObserver
 from hermes_kernel.store.errors import LeaseHeldError
 from hermes_kernel.store.state import StateStore
 from hermes_sdk import PromptSection, ToolSpec
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 FAST_RETRY = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
 

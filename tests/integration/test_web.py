@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 PAGE = (
     "<html><head><title>Opening hours</title><script>var x='SCRIPT';</script></head><body>"

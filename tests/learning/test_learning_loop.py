@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 SKILL = """---
 name: tidy-downloads

@@ -12,7 +12,7 @@ from hermes_plugin_store_sqlite.database import Database
 from hermes_kernel.engine.control import TurnControl
 from hermes_kernel.store.state import StateStore
 from hermes_kernel.tooling.environment import ToolEnvironment
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 
 @pytest.fixture

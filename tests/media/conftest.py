@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_sdk.testing.media_files import disguised_program, photo_bytes
+from hermes_testkit.media_files import disguised_program, photo_bytes
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ import json
 
 from PIL import Image
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.anthropic_server import ScriptedAnthropicServer
-from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+from hermes_testkit import Reply
+from hermes_testkit.anthropic_server import ScriptedAnthropicServer
+from hermes_testkit.image_checks import images_in
+from hermes_testkit.openai_server import ScriptedOpenAIServer
 
 
 def _sent_image(body: dict) -> Image.Image:

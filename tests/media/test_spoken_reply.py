@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 pytestmark = pytest.mark.usefixtures("speech_tools")
 

@@ -7,9 +7,9 @@ import hashlib
 
 import pytest
 
-from hermes_sdk.testing import Reply
-from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.openai_server import ScriptedOpenAIServer
+from hermes_testkit import Reply
+from hermes_testkit.image_checks import images_in
+from hermes_testkit.openai_server import ScriptedOpenAIServer
 
 
 @pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])

@@ -26,7 +26,7 @@ from hermes_sdk.models import (
     ProviderError,
     ProviderSettings,
 )
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 REQUEST = ModelRequest("test-model", (ChatMessage("user", "hi"),))
 

@@ -8,7 +8,7 @@ code, mapping manifest keys to the one-line description its spec carries::
 
     "command.serve" = "Serve the agent as an OpenAI-compatible HTTP API."
 
-:class:`~hermes_sdk.testing.PluginTests` checks that every command the plugin registers has
+:class:`~hermes_testkit.PluginTests` checks that every command the plugin registers has
 its line and that each line is the spec's description, so the two never drift. A plugin that
 is a single module (not a package) has no folder of its own for the file; its commands are
 listed with their plugin's name only.

@@ -35,10 +35,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from hermes_sdk.testing import FrontendTests, Reply
-from hermes_sdk.testing.frontend_tests import scripted_home
-from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.media_files import disguised_program, photo_bytes
+from hermes_testkit import FrontendTests, Reply
+from hermes_testkit.frontend_tests import scripted_home
+from hermes_testkit.image_checks import images_in
+from hermes_testkit.media_files import disguised_program, photo_bytes
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 

@@ -11,7 +11,7 @@ import pytest
 from hermes_plugin_api_server.server import ApiServer
 from hermes_plugin_api_server.settings import ServerSettings
 
-from hermes_sdk.testing import ScriptedOpenAIServer, service_in_thread
+from hermes_testkit import ScriptedOpenAIServer, service_in_thread
 
 KEY = "sk-test-0123456789abcdef"
 

@@ -16,7 +16,7 @@ import pytest
 from hermes_plugin_api_server.settings import ServerSettings
 
 from hermes_sdk.runtime import SessionOptions, open_runtime
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import serving
 

@@ -13,7 +13,7 @@ from hermes_plugin_api_server.server import SESSION_HEADER, ApiServer
 from hermes_plugin_api_server.settings import ServerSettings
 
 from hermes_sdk.runtime import open_runtime
-from hermes_sdk.testing import FrontendTests
+from hermes_testkit import FrontendTests
 
 KEY = "sk-conformance-key"
 

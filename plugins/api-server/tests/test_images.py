@@ -14,9 +14,9 @@ import openai
 import pytest
 from hermes_plugin_api_server.settings import ServerSettings
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.media_files import disguised_program, photo_bytes
+from hermes_testkit import Reply, ScriptedOpenAIServer
+from hermes_testkit.image_checks import images_in
+from hermes_testkit.media_files import disguised_program, photo_bytes
 
 from .conftest import KEY, serving
 

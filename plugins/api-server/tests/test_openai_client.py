@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 SESSION = "X-Hermes-Session-Id"
 KEY = "sk-test-0123456789abcdef"  # the api fixture's key (conftest)

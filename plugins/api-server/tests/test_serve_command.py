@@ -15,7 +15,7 @@ import httpx
 import openai
 import pytest
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 

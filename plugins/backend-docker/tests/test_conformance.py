@@ -3,7 +3,7 @@ from hermes_plugin_backend_docker.backend import DockerBackend
 from hermes_plugin_backend_docker.config import DockerConfig
 
 from hermes_sdk.terminal import BackendContext, TerminalBackend
-from hermes_sdk.testing import TerminalBackendTests
+from hermes_testkit import TerminalBackendTests
 
 
 class TestDockerBackend(TerminalBackendTests):

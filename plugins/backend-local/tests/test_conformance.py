@@ -1,7 +1,7 @@
 from hermes_plugin_backend_local.backend import LocalBackend
 
 from hermes_sdk.terminal import BackendContext, TerminalBackend
-from hermes_sdk.testing import TerminalBackendTests
+from hermes_testkit import TerminalBackendTests
 
 
 class TestLocalBackend(TerminalBackendTests):

@@ -3,7 +3,7 @@ from hermes_plugin_backend_ssh.backend import SSHBackend
 from hermes_plugin_backend_ssh.config import SSHConfig
 
 from hermes_sdk.terminal import BackendContext, TerminalBackend
-from hermes_sdk.testing import SSHServer, TerminalBackendTests
+from hermes_testkit import SSHServer, TerminalBackendTests
 
 
 class TestSSHBackend(TerminalBackendTests):

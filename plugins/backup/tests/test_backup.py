@@ -20,7 +20,7 @@ import pytest
 
 from hermes_commons.locks import FileLock
 from hermes_sdk.runtime import SessionOptions, open_runtime
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 KEY = "sk-backup-canary-000111"

@@ -13,7 +13,7 @@ from hermes_plugin_chat.questions import answer_from_line, question_text
 from hermes_plugin_chat.session import ChatOptions, ChatSession, TurnWatcher
 
 from hermes_sdk.runtime import Question, open_runtime
-from hermes_sdk.testing import FrontendTests
+from hermes_testkit import FrontendTests
 
 
 class ChatClient:

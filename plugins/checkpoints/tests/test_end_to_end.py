@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .conftest import ORIGINAL, fingerprint, git, hermes, hermes_environment
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import hermes_plugin_checkpoints
 
-from hermes_sdk.testing import PluginTests
+from hermes_testkit import PluginTests
 
 
 class TestCheckpointsPlugin(PluginTests):

@@ -10,7 +10,7 @@ from hermes_plugin_context_summary.engine import SummaryEngine
 
 from hermes_sdk.context import CompactionRequest, ContextEngineContext
 from hermes_sdk.models import ChatMessage
-from hermes_sdk.testing import ContextEngineTests, StandInModel
+from hermes_testkit import ContextEngineTests, StandInModel
 
 
 class TestSummaryEngine(ContextEngineTests):

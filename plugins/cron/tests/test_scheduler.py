@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hermes_plugin_cron.settings import CronConfig
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .cron_helpers import HOUR, T0, Clock, add_job, records, with_scheduler
 

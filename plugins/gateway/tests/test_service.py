@@ -23,7 +23,7 @@ from hermes_plugin_gateway.launchd import LaunchAgent, render_plist
 from hermes_plugin_gateway.service import ServiceError, ServicePlan, service_slug
 from hermes_plugin_gateway.systemd import SystemdUserService, render_unit
 
-from hermes_sdk.testing import ScriptedOpenAIServer
+from hermes_testkit import ScriptedOpenAIServer
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 Run = Callable[..., subprocess.CompletedProcess[str]]

@@ -19,7 +19,7 @@ import hermes_plugin_insights
 import pytest
 
 from hermes_sdk.runtime import SessionOptions, SessionSummary, open_runtime
-from hermes_sdk.testing import PluginTests, Reply, ScriptedOpenAIServer
+from hermes_testkit import PluginTests, Reply, ScriptedOpenAIServer
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "hermes_agent" / "home"

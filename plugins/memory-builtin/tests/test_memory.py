@@ -11,8 +11,8 @@ import pytest
 from hermes_plugin_memory_builtin import memory_tool, slash_memory
 
 from hermes_sdk import SlashContext
-from hermes_sdk.testing import tool_context
 from hermes_sdk.tooling import ToolContext
+from hermes_testkit import tool_context
 
 
 def context(home: Path, scope: str | None = None, **memory: object) -> ToolContext:
@@ -147,7 +147,7 @@ def test_write_approval_queues_until_the_user_decides(tmp_path: Path) -> None:
 WRITER = """
 import sys
 from hermes_plugin_memory_builtin import memory_tool
-from hermes_sdk.testing import tool_context
+from hermes_testkit import tool_context
 ctx = tool_context(home=sys.argv[1], config={"memory": {"memory_chars": 100000}})
 for n in range(int(sys.argv[3])):
     memory_tool(ctx, content=f"writer {sys.argv[2]} entry {n}")

@@ -11,7 +11,7 @@ from hermes_plugin_memory_builtin import hermes_pending_writes, memory_tool
 
 from hermes_commons.proposals import UnknownProposal
 from hermes_sdk.pending_writes import PendingContext, PendingWrites
-from hermes_sdk.testing import tool_context
+from hermes_testkit import tool_context
 
 
 def queue_of(home: Path, scope: str | None = None, **memory: object) -> PendingWrites:

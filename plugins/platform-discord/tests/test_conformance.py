@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 from hermes_plugin_platform_discord.adapter import DiscordAdapter
+from hermes_plugin_platform_discord.testing import FakeDiscord
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing import PlatformTests
-from hermes_sdk.testing.discord_server import FakeDiscord
+from hermes_testkit import PlatformTests
 
 
 class TestDiscordConformance(PlatformTests):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from hermes_plugin_platform_discord.adapter import DiscordAdapter
+from hermes_plugin_platform_discord.testing import FakeDiscord
 
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
-from hermes_sdk.testing.discord_server import FakeDiscord
-from hermes_sdk.testing.media_files import disguised_program
-from hermes_sdk.testing.platform_tests import RecordingHost
+from hermes_testkit.media_files import disguised_program
+from hermes_testkit.platform_tests import RecordingHost
 
 PERSON = "1200000000000000042"
 

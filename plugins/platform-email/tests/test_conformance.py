@@ -7,10 +7,10 @@ from email.message import EmailMessage
 
 import pytest
 from hermes_plugin_platform_email.adapter import EmailAdapter
+from hermes_plugin_platform_email.testing import MailServer
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing import PlatformTests
-from hermes_sdk.testing.mailserver import MailServer
+from hermes_testkit import PlatformTests
 
 
 def email_context(server: MailServer, address: str, home: str, **extra: object) -> PlatformContext:

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 from hermes_plugin_platform_matrix.adapter import MatrixAdapter
+from hermes_plugin_platform_matrix.testing import MatrixUser, Synapse
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing import PlatformTests
-from hermes_sdk.testing.synapse import MatrixUser, Synapse
+from hermes_testkit import PlatformTests
 
 
 class TestMatrixConformance(PlatformTests):

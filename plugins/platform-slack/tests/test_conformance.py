@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 from hermes_plugin_platform_slack.adapter import SlackAdapter
+from hermes_plugin_platform_slack.testing import APP_TOKEN, BOT_TOKEN, FakeSlack
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing import PlatformTests
-from hermes_sdk.testing.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+from hermes_testkit import PlatformTests
 
 
 class TestSlackConformance(PlatformTests):

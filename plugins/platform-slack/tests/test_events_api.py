@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 from hermes_plugin_platform_slack.adapter import SlackAdapter
+from hermes_plugin_platform_slack.testing import BOT_TOKEN, FakeSlack
 from slack_sdk.signature import SignatureVerifier
 
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
-from hermes_sdk.testing.platform_tests import RecordingHost
-from hermes_sdk.testing.services import free_port
-from hermes_sdk.testing.slack_server import BOT_TOKEN, FakeSlack
+from hermes_testkit.platform_tests import RecordingHost
+from hermes_testkit.services import free_port
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from hermes_plugin_platform_slack.adapter import SlackAdapter
+from hermes_plugin_platform_slack.testing import APP_TOKEN, BOT_TOKEN, FakeSlack
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing.platform_tests import RecordingHost
-from hermes_sdk.testing.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+from hermes_testkit.platform_tests import RecordingHost
 
 
 @pytest.fixture

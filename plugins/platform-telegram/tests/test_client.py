@@ -10,9 +10,9 @@ import time
 import pytest
 from hermes_plugin_platform_telegram.adapter import TelegramAdapter
 from hermes_plugin_platform_telegram.client import BotApi, TelegramError, TelegramUnreachable
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
 
 def test_429_waits_retry_after_then_succeeds():

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 from hermes_plugin_platform_telegram.adapter import TelegramAdapter
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing import PlatformTests
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
+from hermes_testkit import PlatformTests
 
 
 class TestTelegramConformance(PlatformTests):

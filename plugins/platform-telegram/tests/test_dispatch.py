@@ -8,10 +8,10 @@ import asyncio
 import contextlib
 
 from hermes_plugin_platform_telegram.adapter import TelegramAdapter
+from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 from hermes_plugin_platform_telegram.updates import Bot
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
 
 def update(update_id: int, chat_id: int, text: str) -> dict:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from hermes_plugin_platform_telegram.render import to_html
+from hermes_plugin_platform_telegram.testing.telegram_markup import ParseError, visible_text
 from hermes_plugin_platform_telegram.updates import Bot, GroupPolicy, read_update
 
 from hermes_sdk.platform import ButtonPress, Inbound
-from hermes_sdk.testing.telegram_markup import ParseError, visible_text
 
 BOT = Bot(id=555, username="hermes_bot")
 

@@ -19,9 +19,9 @@ import pytest
 from hermes_plugin_platform_webhook.adapter import WebhookAdapter
 
 from hermes_sdk.platform import Choice, NotSent, PlatformAdapter, PlatformContext
-from hermes_sdk.testing import PlatformTests
-from hermes_sdk.testing.platform_tests import RecordingHost
-from hermes_sdk.testing.services import free_port
+from hermes_testkit import PlatformTests
+from hermes_testkit.platform_tests import RecordingHost
+from hermes_testkit.services import free_port
 
 SECRET = "a-long-test-signing-secret"
 

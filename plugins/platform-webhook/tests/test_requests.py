@@ -15,7 +15,7 @@ import pytest
 from hermes_plugin_platform_webhook.adapter import WebhookAdapter
 
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.testing.platform_tests import RecordingHost
+from hermes_testkit.platform_tests import RecordingHost
 
 SECRET = "a-long-test-signing-secret"
 

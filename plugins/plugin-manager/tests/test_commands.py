@@ -15,7 +15,7 @@ import hermes_plugin_plugin_manager
 import pytest
 import yaml
 
-from hermes_sdk.testing import PluginTests
+from hermes_testkit import PluginTests
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"

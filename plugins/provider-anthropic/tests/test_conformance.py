@@ -5,7 +5,7 @@ from __future__ import annotations
 from hermes_plugin_provider_anthropic.client import MessagesProvider
 
 from hermes_sdk.models import ModelProvider, ProviderSettings
-from hermes_sdk.testing import ProviderTests, ScriptedAnthropicServer
+from hermes_testkit import ProviderTests, ScriptedAnthropicServer
 
 
 class TestMessagesConformance(ProviderTests):

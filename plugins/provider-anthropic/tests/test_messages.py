@@ -18,7 +18,7 @@ from hermes_sdk.models import (
     ToolCallRequest,
     ToolSchema,
 )
-from hermes_sdk.testing import Reply, ScriptedAnthropicServer
+from hermes_testkit import Reply, ScriptedAnthropicServer
 
 TOOL = ToolSchema("lookup", "Look something up.", {"type": "object", "properties": {}})
 

@@ -9,7 +9,7 @@ from hermes_plugin_provider_local.engine import EmbeddedProvider
 from hermes_plugin_provider_local.models import DEFAULT_MODEL
 
 from hermes_sdk.models import ModelProvider, ProviderSettings
-from hermes_sdk.testing import ProviderTests, ScriptedServer
+from hermes_testkit import ProviderTests, ScriptedServer
 
 
 class TestEmbeddedConformance(ProviderTests):

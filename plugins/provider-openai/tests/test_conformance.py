@@ -5,7 +5,7 @@ from __future__ import annotations
 from hermes_plugin_provider_openai.client import ChatCompletionsProvider
 
 from hermes_sdk.models import ModelProvider, ProviderSettings
-from hermes_sdk.testing import ProviderTests, ScriptedOpenAIServer
+from hermes_testkit import ProviderTests, ScriptedOpenAIServer
 
 
 class TestChatCompletionsConformance(ProviderTests):

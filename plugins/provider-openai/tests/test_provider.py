@@ -19,7 +19,7 @@ from hermes_sdk.models import (
     ToolCallRequest,
     ToolSchema,
 )
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 ECHO = ToolSchema(
     "echo", "repeat text", {"type": "object", "properties": {"text": {"type": "string"}}}

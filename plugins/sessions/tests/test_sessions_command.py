@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hermes_sdk.runtime import SessionOptions, open_runtime
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 HERMES = str(Path(sys.executable).parent / "hermes")
 PROVIDERS = "provider-openai,provider-anthropic,provider-local"

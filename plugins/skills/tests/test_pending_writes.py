@@ -11,8 +11,8 @@ from hermes_plugin_skills.tools import skill_manage
 
 from hermes_commons.proposals import UnknownProposal
 from hermes_sdk.pending_writes import PendingContext, PendingWrites
-from hermes_sdk.testing import tool_context
 from hermes_sdk.tooling import ToolContext
+from hermes_testkit import tool_context
 
 SKILL = "---\nname: db-backup\ndescription: Back up the Postgres database nightly.\n---\n1. Run pg_dump.\n"
 

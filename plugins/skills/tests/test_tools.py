@@ -10,8 +10,8 @@ from hermes_plugin_skills.tools import skill_manage, skill_view, skills_list, sl
 
 from hermes_sdk import Kind, SkillSourceSpec, SlashContext
 from hermes_sdk.provided import ProvidedSpecs
-from hermes_sdk.testing import tool_context
 from hermes_sdk.tooling import ToolContext
+from hermes_testkit import tool_context
 
 THIRD_PARTY = Path(__file__).parent / "third_party"
 # What a plugin shipping skills provides, as the kernel hands it over in every context.

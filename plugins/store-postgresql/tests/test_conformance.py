@@ -11,7 +11,7 @@ from hermes_plugin_store_postgresql import open_postgresql
 from hermes_plugin_store_postgresql.database import PostgresDatabase
 
 from hermes_sdk.store_engine import StoreTarget
-from hermes_sdk.testing import StoreEngineTests
+from hermes_testkit import StoreEngineTests
 
 
 class TestPostgresqlEngine(StoreEngineTests):

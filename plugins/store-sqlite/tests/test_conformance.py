@@ -10,7 +10,7 @@ from hermes_plugin_store_sqlite import open_state_db, state_db_path
 from hermes_plugin_store_sqlite.database import Database
 
 from hermes_sdk.store_engine import StoreTarget
-from hermes_sdk.testing import StoreEngineTests
+from hermes_testkit import StoreEngineTests
 
 
 class TestSqliteEngine(StoreEngineTests):

@@ -20,9 +20,9 @@ from hermes_plugin_toolset_browser.processes import browser_trees, owner_tag, re
 from hermes_plugin_toolset_browser.settings import BrowserSettings, find_chromium
 
 from hermes_sdk.media import Attachment
-from hermes_sdk.testing import ToolsTests
 from hermes_sdk.tool_calls import call_tool
 from hermes_sdk.tooling import ToolContext
+from hermes_testkit import ToolsTests
 
 from .site import Secret, Site
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 from hermes_plugin_toolset_browser.processes import MARKER, OwnerRecord
 
-from hermes_sdk.testing import Reply
+from hermes_testkit import Reply
 
 from .site import Site
 

@@ -20,8 +20,8 @@ from hermes_plugin_toolset_code.settings import settings_from
 from hermes_plugin_toolset_code.stubs import module_source, signature
 
 from hermes_sdk import ToolSpec
-from hermes_sdk.testing import ToolsTests, call_with_tools, tool_context
 from hermes_sdk.tooling import ToolContext, ToolFailed
+from hermes_testkit import ToolsTests, call_with_tools, tool_context
 
 FRAME = "\x1dhermes-call-abc:"
 

@@ -6,8 +6,8 @@ import pytest
 from hermes_plugin_backend_local.backend import LocalBackend
 from hermes_plugin_toolset_files import tools
 
-from hermes_sdk.testing import tool_context
 from hermes_sdk.tooling import ToolContext
+from hermes_testkit import tool_context
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import hermes_plugin_toolset_vision
 import pytest
 from hermes_plugin_toolset_vision.analyze import vision_analyze
 
-from hermes_sdk.testing import PluginTests
 from hermes_sdk.tooling import ToolContext, Unsupported
+from hermes_testkit import PluginTests
 
 
 class TestPlugin(PluginTests):
@@ -35,7 +35,7 @@ def test_a_file_outside_the_media_cache_is_refused(tmp_path: Path) -> None:
 
 def test_without_a_model_that_sees_it_says_so(tmp_path: Path) -> None:
     from hermes_sdk.media import MediaCache
-    from hermes_sdk.testing.media_files import photo_bytes
+    from hermes_testkit.media_files import photo_bytes
 
     kept = MediaCache.of_home(tmp_path).ingest(photo_bytes((64, 64)), name="p.jpg")
     with pytest.raises(Unsupported, match="no model to look at images"):

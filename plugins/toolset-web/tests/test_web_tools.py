@@ -13,8 +13,8 @@ import hermes_plugin_toolset_web
 import pytest
 from hermes_plugin_toolset_web.tools import web_extract, web_search
 
-from hermes_sdk.testing import ToolsTests
 from hermes_sdk.tooling import ToolContext
+from hermes_testkit import ToolsTests
 
 from .loopback_site import BRAVE_KEY, Site
 

@@ -16,11 +16,11 @@ from hermes_plugin_voice.tool import text_to_speech
 from hermes_plugin_voice.transcription import VOICE_REPLY_HINT, OpenAICompatibleTranscriber
 
 from hermes_sdk.media import Attachment, MediaCache
-from hermes_sdk.testing import PluginTests
-from hermes_sdk.testing.audio_server import ScriptedAudioServer
-from hermes_sdk.testing.media_files import spoken_ogg
 from hermes_sdk.tooling import ToolContext
 from hermes_sdk.transcription import TranscriberContext, TranscriberUnavailable
+from hermes_testkit import PluginTests
+from hermes_testkit.audio_server import ScriptedAudioServer
+from hermes_testkit.media_files import spoken_ogg
 
 needs_speech = pytest.mark.usefixtures("speech_tools")
 
@@ -164,7 +164,7 @@ def test_a_missing_program_says_what_to_install(tmp_path: Path, monkeypatch) -> 
 
 
 def test_a_piped_wavs_length_is_read_from_its_size() -> None:
-    from hermes_sdk.testing.audio_server import tone_wav
+    from hermes_testkit.audio_server import tone_wav
 
     wav = bytearray(tone_wav(2.0))
     wav[40:44] = (0x7FFFFFFF).to_bytes(4, "little")  # as a WAV written to a pipe says

@@ -11,7 +11,7 @@ import pytest
 from hermes_plugin_web_ui.server import WebUi
 from hermes_plugin_web_ui.settings import WebSettings
 
-from hermes_sdk.testing import ScriptedOpenAIServer, service_in_thread
+from hermes_testkit import ScriptedOpenAIServer, service_in_thread
 
 KEY = "web-ui-test-key-0123456789"
 

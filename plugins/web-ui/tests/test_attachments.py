@@ -11,9 +11,9 @@ from typing import Any
 
 import aiohttp
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
-from hermes_sdk.testing.image_checks import images_in
-from hermes_sdk.testing.media_files import disguised_program, photo_bytes
+from hermes_testkit import Reply, ScriptedOpenAIServer
+from hermes_testkit.image_checks import images_in
+from hermes_testkit.media_files import disguised_program, photo_bytes
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
 

@@ -17,7 +17,7 @@ from hermes_plugin_web_ui.server import WebUi
 from hermes_plugin_web_ui.settings import WebSettings
 
 from hermes_sdk.runtime import open_runtime
-from hermes_sdk.testing import FrontendTests
+from hermes_testkit import FrontendTests
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
 

@@ -1,5 +1,6 @@
-"""The old names of modules that moved to hermes-commons: each still imports, as the very
-module it moved to, with a DeprecationWarning, until hermes-sdk 0.3."""
+"""The old names of modules that moved out of hermes-sdk (to hermes-commons, hermes-testkit,
+or beside the plugin a fake is for): each still imports, as the very module it moved to,
+with a DeprecationWarning, until hermes-sdk 0.3."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import warnings
 REMOVED_IN = "hermes-sdk 0.3"
 
 
-def moved(old: str, new: str) -> None:
-    """Make ``old`` (being imported) the module ``new`` (monkeypatching either patches the
-    one module), and warn whoever imported it."""
+def moved(old: str, new: str, package: str = "hermes-commons") -> None:
+    """Make ``old`` (being imported) the module ``new`` of ``package`` (monkeypatching either
+    patches the one module), and warn whoever imported it."""
     warnings.warn(
-        f"{old} moved to {new} (the hermes-commons package): import it from there; "
+        f"{old} moved to {new} (the {package} package): import it from there; "
         f"the old name goes in {REMOVED_IN}",
         DeprecationWarning,
         stacklevel=3,

@@ -235,7 +235,7 @@ def hermes_platforms() -> Iterable[PlatformSpec]:
     :class:`~hermes_sdk.platform.PlatformAdapter`, or raises
     :class:`~hermes_sdk.platform.PlatformNotConfigured` with what the user must set.
     Identity and authorization belong to the gateway, not to the adapter: an adapter reports
-    who wrote, never whether they may. Conformance suite: ``hermes_sdk.testing.PlatformTests``.
+    who wrote, never whether they may. Conformance suite: ``hermes_testkit.PlatformTests``.
 
     Manifest key: ``platform.NAME``.
 

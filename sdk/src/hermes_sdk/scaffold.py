@@ -112,6 +112,8 @@ def new_plugin(kind: str, name: str, parent: Path, description: str | None = Non
         "skill": f"{name}-release-notes",
         "description": description or f"A Hermes plugin providing {spec.summary}.",
         "dependencies": ", ".join(f'"{requirement}"' for requirement in requirements),
+        # The test kit: the conformance suites and fixtures the generated tests use.
+        "dev_dependencies": f'"pytest>=8", "hermes-testkit>={major}.{minor},<{ceiling}"',
         "provides": f'"{spec.manifest_kind}.{provided}" = "{module}"',
         "provides_list": f"- `{spec.manifest_kind}.{provided}`",
     }

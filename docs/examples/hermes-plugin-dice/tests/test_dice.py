@@ -6,7 +6,7 @@ from typing import ClassVar
 import pytest
 
 import hermes_plugin_dice
-from hermes_sdk.testing import ToolsTests
+from hermes_testkit import ToolsTests
 
 
 class TestTools(ToolsTests):

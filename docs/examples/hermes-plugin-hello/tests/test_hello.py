@@ -1,4 +1,4 @@
-"""Tests for hermes-plugin-hello, using the fixtures the SDK's test kit provides."""
+"""Tests for hermes-plugin-hello, using the fixtures the test kit (hermes-testkit) provides."""
 
 import hermes_plugin_hello
 

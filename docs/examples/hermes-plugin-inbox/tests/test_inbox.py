@@ -5,7 +5,7 @@ from pathlib import Path
 from hermes_plugin_inbox import Inbox
 
 from hermes_sdk.runtime import open_runtime
-from hermes_sdk.testing import FrontendTests
+from hermes_testkit import FrontendTests
 
 
 class FolderClient:

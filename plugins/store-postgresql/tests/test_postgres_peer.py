@@ -6,8 +6,7 @@ cluster's C.UTF-8 locale), and words match across accents through ``unaccent``."
 from __future__ import annotations
 
 import psycopg
-
-from hermes_sdk.testing import PostgresServer
+from hermes_plugin_store_postgresql.testing import PostgresServer
 
 
 def test_each_test_gets_an_empty_database_of_its_own(postgres: PostgresServer) -> None:

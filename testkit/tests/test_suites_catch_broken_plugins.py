@@ -250,7 +250,7 @@ def _run_suite(folder: Path, kind: str, test: str | None) -> subprocess.Complete
     ]
     # Only the SDK's pytest plugin (its fixtures), not every installed one (xdist, anyio ...):
     # a second less per run, of the two a run takes, and the suite's verdict is the same.
-    command[3:3] = ["-p", "hermes_sdk.testing.plugin"]
+    command[3:3] = ["-p", "hermes_testkit.plugin"]
     environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     try:
         return subprocess.run(

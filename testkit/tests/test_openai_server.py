@@ -8,7 +8,7 @@ import subprocess
 import sys
 import urllib.request
 
-from hermes_sdk.testing import Reply, ScriptedOpenAIServer
+from hermes_testkit import Reply, ScriptedOpenAIServer
 
 
 def post(url: str, body: dict) -> tuple[int, str]:
@@ -75,7 +75,7 @@ def test_the_command_serves_a_fixed_reply():
         [
             sys.executable,
             "-m",
-            "hermes_sdk.testing.openai_server",
+            "hermes_testkit.openai_server",
             "--port",
             str(port),
             "--text",
@@ -95,12 +95,12 @@ def test_the_command_serves_a_fixed_reply():
 
 
 def test_the_manual_server_starts_without_a_runtime_warning():
-    """``python -m hermes_sdk.testing.openai_server`` as the docs give it: no runpy warning."""
+    """``python -m hermes_testkit.openai_server`` as the docs give it: no runpy warning."""
     import subprocess
     import sys
 
     process = subprocess.Popen(
-        [sys.executable, "-W", "error::RuntimeWarning", "-m", "hermes_sdk.testing.openai_server",
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "hermes_testkit.openai_server",
          "--port", "0", "--text", "hi"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
