@@ -327,6 +327,10 @@ def test_every_page_fits_the_screen_and_the_chat_says_what_it_is_doing(
     expect(page.locator(".chat-head .model")).to_have_text(re.compile(r"/ second-model$"))
     send(page, "/model")
     page.wait_for_selector("pre.notice:has-text('/ second-model')")
+    # A command that changes the transcript redraws the page, and its answer follows it.
+    send(page, "/undo")
+    page.wait_for_selector("pre.notice:has-text('removed the last exchange')")
+    page.wait_for_selector(".msg.user.command:has-text('/undo')")
 
     # A failure is a card in words that ends with the fix, not red monospace.
     openai_server.queue(Reply.error(404, "model 'second-model' does not exist"))

@@ -167,7 +167,7 @@ def _each(said: Said, step: str) -> Iterator[tuple[str, str]]:
             yield front_end, text
 
 
-OWNERS_ONLY = {"/model", "/yolo"}
+OWNERS_ONLY = {"/model", "/yolo", "/tools"}
 """Commands a chat platform does not offer: what they change is the owner's."""
 
 

@@ -379,3 +379,41 @@ def test_describing_a_model_again_and_again_builds_its_clients_once(home):
                 runtime.describe_model("nowhere", "x")
 
     asyncio.run(scenario())
+
+
+def test_slash_commands_refuse_what_the_asker_or_the_moment_does_not_allow(home, openai_server):
+    """The runtime, not each front-end, holds the lines: a person on a platform cannot run
+    an owner's command, a command that changes the session waits for the running turn, and
+    /model before the first message starts from the model the front-end chose."""
+    openai_server.queue(Reply.say("word " * 400, chunk_delay_seconds=0.05))
+
+    async def scenario() -> dict[str, object]:
+        said: dict[str, object] = {}
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            sid = session.session_id
+            for name in ("model", "yolo", "tools"):
+                with pytest.raises(PermissionError, match=f"/{name} is for the terminal"):
+                    await runtime.run_slash(name, "", sid, user_scope="telegram:42")
+            said["usage on a platform"] = (
+                await runtime.run_slash("usage", "", sid, user_scope="telegram:42")
+            ).text
+            turn = runtime.start_turn(sid, "long story")
+            async for event in turn:
+                if isinstance(event, TextDelta):
+                    break
+            with pytest.raises(SessionBusy, match="/undo waits for the turn"):
+                await runtime.run_slash("undo", "", sid)
+            said["usage during the turn"] = (await runtime.run_slash("usage", "", sid)).text
+            said["stop"] = await runtime.run_slash("stop", "", sid)
+            await asyncio.wait_for(turn.result(), 15)
+            chosen = await runtime.run_slash("model", "", None, route=("local-endpoint", "m2"))
+            said["model before a session"] = chosen.text
+        return said
+
+    said = asyncio.run(scenario())
+    assert "0 messages" in str(said["usage on a platform"])
+    assert str(said["usage during the turn"]).startswith("session ")
+    stop = said["stop"]
+    assert getattr(stop, "stopped", False) and str(stop) == "stopping…"
+    assert str(said["model before a session"]).startswith("model: local-endpoint / m2")

@@ -23,30 +23,15 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hermes_commons.files import atomic_write_text
+from hermes_sdk.pending_writes import Proposal, UnknownProposal
 
 __all__ = ["Proposal", "ProposalQueue", "UnknownProposal"]
 
 _OWN_FIELDS = ("id", "created_at", "source")
-
-
-class UnknownProposal(LookupError):
-    """No proposal has that id (or the id is not one); the message says how to list them."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "no such proposal"
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    id: str
-    created_at: float
-    source: str  # what proposed it: "cli", "gateway", "review", ...
-    payload: dict[str, Any]
 
 
 class ProposalQueue:

@@ -307,3 +307,28 @@ def test_a_path_is_a_message_and_new_ends_the_session(
             await browser.http.close()
 
     run(scenario())
+
+
+def test_model_and_yolo_chosen_before_the_first_message_hold_for_it(
+    ui: Any, openai_server: ScriptedOpenAIServer
+) -> None:
+    async def scenario() -> None:
+        browser = Browser(ui)
+        try:
+            await browser.get("/chat")
+            _, body = await browser.post("/api/turns", {"text": "/model other-model"})
+            assert body["output"].startswith("now using local-endpoint / other-model")
+            _, body = await browser.post("/api/turns", {"text": "/model"})
+            assert body["output"].startswith("model: local-endpoint / other-model")
+            _, body = await browser.post("/api/turns", {"text": "/yolo on"})
+            assert body["output"].startswith("YOLO on")
+            openai_server.queue(Reply.say("Hi."))
+            session, _ = await browser.turn("hello")
+            assert openai_server.requests[-1].json["model"] == "other-model"
+            # The session runs unasked: a bare /yolo turns asking back on.
+            _, body = await browser.post("/api/turns", {"text": "/yolo", "session_id": session})
+            assert body["output"] == "YOLO off: tools ask before dangerous commands"
+        finally:
+            await browser.http.close()
+
+    run(scenario())

@@ -22,12 +22,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from hermes_commons.proposals import Proposal
+__all__ = ["PendingContext", "PendingWrite", "PendingWrites", "Proposal", "UnknownProposal"]
 
-__all__ = ["PendingContext", "PendingWrite", "PendingWrites"]
+
+class UnknownProposal(LookupError):
+    """No proposal has that id (or the id is not one); the message says how to list them.
+    A queue's ``decide`` and ``Runtime.decide_pending_write`` raise it."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "no such proposal"
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One change waiting in a queue (:class:`~hermes_commons.proposals.ProposalQueue`)."""
+
+    id: str
+    created_at: float
+    source: str  # what proposed it: "cli", "gateway", "review", ...
+    payload: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,12 +100,12 @@ class PendingWrites(Protocol):
 
     def approve(self, write_id: str) -> str:
         """Make the change and drop it from the queue; return one line to show. Raise
-        :class:`~hermes_commons.proposals.UnknownProposal` for an id that is not waiting, and
+        :class:`UnknownProposal` for an id that is not waiting, and
         ValueError (one line) when it cannot be made (an entry it replaces is gone, a file
         changed since): the write then stays pending."""
         ...
 
     def reject(self, write_id: str) -> str:
         """Drop the change, writing nothing; return one line to show. Raise
-        :class:`~hermes_commons.proposals.UnknownProposal` for an id that is not waiting."""
+        :class:`UnknownProposal` for an id that is not waiting."""
         ...

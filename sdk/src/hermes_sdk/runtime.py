@@ -779,13 +779,23 @@ class RuntimeCommands(abc.ABC):
 
     @abc.abstractmethod
     async def run_slash(
-        self, name: str, args: str, session_id: str | None, *, user_scope: str | None = None
+        self,
+        name: str,
+        args: str,
+        session_id: str | None,
+        *,
+        user_scope: str | None = None,
+        route: tuple[str | None, str | None] | None = None,
     ) -> SlashReply:
         """Run a slash command, built-in or a plugin's (a coroutine on the loop, else in a
         worker thread), for ``session_id`` (None: the front-end has no session yet) and
-        ``user_scope`` (a person on a chat platform; None: the owner). A front-end shows the
-        reply's text and acts on what it asks (a new session, the model, a reload). Raises
-        LookupError for an unknown name; other errors propagate: show them as one line."""
+        ``user_scope`` (a person on a chat platform; None: the owner). ``route``: the
+        (provider, model) the front-end's next session opens with, when it has none yet and
+        chose one (``--model``, an earlier ``/model``). A front-end shows the reply's text
+        and acts on what it asks (a new session, the model, a reload). Raises LookupError
+        for an unknown name, PermissionError for a command a person on a platform may not
+        run (``on_platforms``), SessionBusy for one that waits for the running turn
+        (``during_turn``); other errors propagate: show them as one line."""
 
 
 class RuntimeOperations(abc.ABC):

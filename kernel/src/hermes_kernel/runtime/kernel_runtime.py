@@ -583,19 +583,32 @@ class KernelRuntime(StoreHistory, Runtime):
         return session_id in self.agent.tool_env.approvals.unasked_sessions
 
     async def run_slash(
-        self, name: str, args: str, session_id: str | None, *, user_scope: str | None = None
+        self,
+        name: str,
+        args: str,
+        session_id: str | None,
+        *,
+        user_scope: str | None = None,
+        route: tuple[str | None, str | None] | None = None,
     ) -> SlashReply:
         spec = self.slash_commands().get(name)
         if spec is None:
             raise LookupError(f"unknown command /{name}; /help lists them")
+        if user_scope is not None and not spec.on_platforms:
+            raise PermissionError(f"/{name} is for the terminal: what it changes is shared")
+        if session_id is not None and not spec.during_turn and self.running(session_id):
+            raise SessionBusy(f"/{name} waits for the turn: let it finish, or /stop it first")
         engine = self._bound.get(session_id, self.agent.engine) if session_id else self.agent.engine
-        primary = engine.routes[0]
+        provider, model = engine.routes[0].name, engine.routes[0].model
+        if session_id is None and route is not None and route != (None, None):
+            info = self.describe_model(*route)  # the front-end's choice for its next session
+            provider, model = info.provider, info.model
         context = SlashContext(
             session_id=session_id,
             home=self.home,
             cwd=str(self.agent.cwd),
-            provider=primary.name,
-            model=primary.model,
+            provider=provider,
+            model=model,
             user_scope=user_scope,
             config=self.config,
             provided=self.agent.tool_env.provided,

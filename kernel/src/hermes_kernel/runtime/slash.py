@@ -21,7 +21,6 @@ from hermes_sdk.specs import SlashCommandSpec
 __all__ = ["builtin_commands", "help_lines", "model_choice"]
 
 NO_SESSION = "this conversation starts with your next message"
-BUSY = "a turn is running: let it finish, or /stop it first"
 
 Handler = Callable[[str, SlashContext], Any]
 
@@ -62,8 +61,21 @@ def builtin_commands(
         spec("stop", "/stop", "stop the running turn", built.stop, during_turn=True),
         spec("undo", "/undo", "take back your last message and the reply to it", built.undo),
         spec("title", "/title [TEXT]", "show or set this conversation's title", built.title),
-        spec("usage", "/usage", "tokens and cost of this conversation", built.usage),
-        spec("tools", "/tools", "the tools the model has", built.tools, during_turn=True),
+        spec(
+            "usage",
+            "/usage",
+            "tokens and cost of this conversation",
+            built.usage,
+            during_turn=True,
+        ),
+        spec(
+            "tools",
+            "/tools",
+            "the tools the model has",
+            built.tools,
+            on_platforms=False,  # every installed tool and plugin: the owner's to see
+            during_turn=True,
+        ),
         spec(
             "compact",
             "/compact [FOCUS]",
@@ -140,9 +152,6 @@ class _Builtins:
         self.is_yolo = is_yolo
         self.owners = owners
 
-    def _busy(self, session_id: str | None) -> bool:
-        return session_id is not None and self.runtime.running(session_id) is not None
-
     async def help(self, _args: str, context: SlashContext) -> SlashReply:
         lines = help_lines(
             self.commands(), on_platforms=context.user_scope is not None, owners=self.owners
@@ -150,9 +159,7 @@ class _Builtins:
         return SlashReply("\n".join(lines))
 
     async def new(self, _args: str, context: SlashContext) -> SlashReply:
-        session_id = context.session_id
-        if self._busy(session_id):
-            return SlashReply(BUSY)
+        session_id = context.session_id  # not running a turn: run_slash saw to that
         if session_id is not None:
             with contextlib.suppress(SessionNotFound):  # deleted meanwhile
                 await self.runtime.end_session(session_id, "new_session")

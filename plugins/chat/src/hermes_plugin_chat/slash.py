@@ -68,7 +68,11 @@ class SlashCommands:
         session = self.chat.session
         try:
             reply = await self.runtime.run_slash(
-                name, args, session.session_id if session else None
+                name,
+                args,
+                session.session_id if session else None,
+                # No session yet: the model this chat's first message will use.
+                route=None if session else (self.chat.provider, self.chat.model),
             )
         except SessionBusy as exc:
             self.view.error(f"{exc}; try later")

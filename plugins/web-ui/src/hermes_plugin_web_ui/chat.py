@@ -49,7 +49,9 @@ class ChatApi:
         self._resumed: set[str] = set()
         self.next_model: tuple[str, str] | None = None
         """The (provider, model) ``/model`` chose before the page had a session: the next
-        session opened here opens with it."""
+        session opened here opens with it (one owner, one choice for the UI's new chats)."""
+        self.next_yolo = False
+        """``/yolo on`` before the page had a session: the next session runs unasked."""
         self.models: dict[str, tuple[str, str]] = {}
         """Session id -> the (provider, model) ``/model`` chose for it in this process (the
         session's stored row keeps the one it was opened with)."""
@@ -102,7 +104,9 @@ class ChatApi:
             if session_id is None:
                 provider, model = self.next_model or (None, None)
                 opened = await self.runtime.open_session(
-                    SessionOptions(source=SOURCE, provider=provider, model=model)
+                    SessionOptions(
+                        source=SOURCE, provider=provider, model=model, yolo=self.next_yolo
+                    )
                 )
                 session_id = opened.session_id
                 self._resumed.add(session_id)
@@ -232,7 +236,8 @@ class ChatApi:
         try:
             if session_id is not None and name not in {"help", "stop"}:
                 await self._resume(session_id)
-            reply = await self.runtime.run_slash(name, args, session_id)
+            route = self.next_model if session_id is None else None
+            reply = await self.runtime.run_slash(name, args, session_id, route=route)
         except (SessionNotFound, SessionBusy, ValueError, LookupError) as exc:
             message = str(exc).strip("'\"")
             return web.json_response({"output": message or "a turn is running on this session"})
@@ -246,6 +251,8 @@ class ChatApi:
             answer["new"] = True
         if reply.reload:
             answer["reload"] = True
+        if reply.yolo is not None and session_id is None:
+            self.next_yolo = reply.yolo  # the next session opens with it
         if reply.provider is not None and reply.model is not None:
             if session_id is not None:
                 self.models[session_id] = (reply.provider, reply.model)

@@ -18,6 +18,7 @@
   let lastEvent = -1;
   let turnEnded = true;
   let thinking = null; // the "Thinking… N s" row while the model works and nothing shows
+  const KEPT = "hermes-command-answer";
   let thinkingSince = 0;
   let thinkingTimer = null;
 
@@ -314,8 +315,13 @@
       busy(false);
       return;
     }
-    if (result.new) { window.location.assign("/chat"); return; }
-    if (result.reload) { window.location.reload(); return; }
+    if (result.new || result.reload) {
+      // The page is drawn anew (a new chat; the transcript changed): its answer follows.
+      sessionStorage.setItem(KEPT, JSON.stringify({ command: text, output: result.output }));
+      if (result.new) window.location.assign("/chat");
+      else window.location.reload();
+      return;
+    }
     if (result.model) setModel(result.model);
     if (result.output !== undefined) {
       echo(text); // a command's answer follows the command, as in the terminal
@@ -359,6 +365,15 @@
     if (sessionId) await post("/api/sessions/" + encodeURIComponent(sessionId) + "/stop", {});
   });
 
+  const kept = sessionStorage.getItem(KEPT); // a command whose answer came before a reload
+  if (kept) {
+    sessionStorage.removeItem(KEPT);
+    try {
+      const answered = JSON.parse(kept);
+      echo(String(answered.command));
+      if (answered.output !== undefined) notice(String(answered.output));
+    } catch (e) { /* a damaged entry is dropped */ }
+  }
   if (log.dataset.session && Number(log.dataset.live) > 0) follow(log.dataset.session, Number(log.dataset.live), -1);
   scroll();
   input.focus();
