@@ -54,10 +54,11 @@ def hermes_memory_providers():
 """
 
 
-def app_with(make_plugin, tmp_path: Path, config: dict) -> SimpleNamespace:
+def app_with(make_plugin, tmp_path: Path, config: dict) -> tuple[PluginHost, SimpleNamespace]:
+    """The plugin host and the settings (config.yaml as ``raw``) a memory is built from."""
     record = make_plugin("memory-recall", PROVIDER, declares=["memory.recall"])
     host = PluginHost([record], PluginPolicy())
-    return SimpleNamespace(host=host, settings=SimpleNamespace(raw=config, home=tmp_path))
+    return host, SimpleNamespace(raw=config, home=tmp_path)
 
 
 def session(scope: str | None = "telegram:7") -> Session:
@@ -87,15 +88,15 @@ def session(scope: str | None = "telegram:7") -> Session:
 
 
 def test_nothing_is_active_unless_configured(make_plugin, tmp_path):
-    memory = ExternalMemory(app_with(make_plugin, tmp_path, {}))
+    memory = ExternalMemory(*app_with(make_plugin, tmp_path, {}))
     assert memory.provider is None and memory.prefetch(session(), "x") is None
     assert memory.tools() == [] and memory.warnings == []
 
 
 def test_an_active_provider_adds_blocks_recall_tools_and_observes(make_plugin, tmp_path):
     config = {"memory": {"provider": "recall"}, "recall": {"mode": "ok"}}
-    app = app_with(make_plugin, tmp_path, config)
-    memory = ExternalMemory(app)
+    host, settings = app_with(make_plugin, tmp_path, config)
+    memory = ExternalMemory(host, settings)
     context = PromptContext(session_id="s1", source="telegram", home="", user_scope="telegram:7")
     assert [s.text for s in memory.prompt_sections(context)] == ["memories of telegram:7"]
     assert memory.prefetch(session(), "taxes") == "telegram:7 once asked about taxes"
@@ -105,7 +106,7 @@ def test_an_active_provider_adds_blocks_recall_tools_and_observes(make_plugin, t
             session_id="s1", source="cli", user_scope=None, user_text="q", reply="a", status="done"
         )
     )
-    module = app.host.outcomes["memory-recall"].plugin
+    module = host.outcomes["memory-recall"].plugin
     assert module.OBSERVED == ["a"]
 
 
@@ -126,14 +127,14 @@ def test_an_active_provider_adds_blocks_recall_tools_and_observes(make_plugin, t
 def test_a_provider_that_cannot_start_leaves_built_in_memory(
     make_plugin, tmp_path, config, warning
 ):
-    memory = ExternalMemory(app_with(make_plugin, tmp_path, config))
+    memory = ExternalMemory(*app_with(make_plugin, tmp_path, config))
     assert memory.provider is None
     assert memory.warnings == [f"{warning}; using built-in memory only"]
 
 
 def test_a_provider_failing_mid_session_is_dropped(make_plugin, tmp_path):
     config = {"memory": {"provider": "recall"}, "recall": {"mode": "broken-prefetch"}}
-    memory = ExternalMemory(app_with(make_plugin, tmp_path, config))
+    memory = ExternalMemory(*app_with(make_plugin, tmp_path, config))
     assert memory.prefetch(session(), "x") is None
     assert memory.provider is None
     assert memory.warnings == [
@@ -144,9 +145,9 @@ def test_a_provider_failing_mid_session_is_dropped(make_plugin, tmp_path):
 def test_a_slow_recall_is_not_waited_for(make_plugin, tmp_path, monkeypatch):
     monkeypatch.setattr(external, "PREFETCH_SECONDS", 0.2)
     config = {"memory": {"provider": "recall"}, "recall": {"mode": "slow"}}
-    app = app_with(make_plugin, tmp_path, config)
-    memory = ExternalMemory(app)
-    module = app.host.outcomes["memory-recall"].plugin
+    host, settings = app_with(make_plugin, tmp_path, config)
+    memory = ExternalMemory(host, settings)
+    module = host.outcomes["memory-recall"].plugin
     assert memory.prefetch(session(), "x") is None
     assert module.FINISHED == []  # the turn went on while the provider was still busy
     module.RELEASE.set()

@@ -59,7 +59,7 @@ def tools(request: pytest.FixtureRequest, hermes, tmp_path: Path) -> Iterator[To
     app = hermes.app()
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    environment = ToolEnvironment(app, cwd=str(workspace))
+    environment = ToolEnvironment(app.host, app.settings, cwd=str(workspace))
     session_id = f"s-{request.param}-{tmp_path.name[-6:]}"
     control = TurnControl()
     specs = {spec.name: spec for spec in app.host.tools()}
@@ -135,7 +135,7 @@ def test_a_broken_backend_is_a_degraded_result_not_a_crash(
 ) -> None:
     hermes.config(config)
     app = hermes.app()
-    environment = ToolEnvironment(app, cwd=str(tmp_path))
+    environment = ToolEnvironment(app.host, app.settings, cwd=str(tmp_path))
     runner = ToolRunner(
         {spec.name: spec for spec in app.host.tools()},
         tmp_path / "spill",

@@ -22,13 +22,13 @@ def world(hermes, make_engine, tmp_path, monkeypatch):
     app = hermes.app()
     store = StateStore(Database(hermes.home / "state.db"))
     routes = []
-    env = ToolEnvironment(app, store=store, aside_route=lambda: routes[0])
+    env = ToolEnvironment(app.host, app.settings, store=store, aside_route=lambda: routes[0])
     tools = [spec for spec in app.host.tools() if spec.name in ("memory", "session_search")]
     app.host.load_observers()
     from hermes_kernel.memory.external import ExternalMemory
     from hermes_kernel.runtime.agent import _Observer
 
-    observer = _Observer(app, None, ExternalMemory(app))
+    observer = _Observer(app, None, ExternalMemory(app.host, app.settings))
 
     def engine(**options):
         made = make_engine(

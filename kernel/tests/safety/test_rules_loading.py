@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -67,8 +66,7 @@ def gate(*records: Any) -> Approvals:
 
 
 def gate_on(host: PluginHost) -> Approvals:
-    app = SimpleNamespace(host=host)
-    return Approvals(ApprovalPolicy(mode="off"), rules=command_rules(app))  # type: ignore[arg-type]
+    return Approvals(ApprovalPolicy(mode="off"), rules=command_rules(host))
 
 
 def check(approvals: Approvals, command: str) -> str | None:

@@ -21,7 +21,7 @@ def _rows(ctx: click.Context) -> tuple[list[ToolRow], dict[str, ToolSpec] | None
     from hermes_kernel.tooling.listing import tool_rows
 
     app = app_of(ctx)
-    memory = ExternalMemory(app)
+    memory = ExternalMemory(app.host, app.settings)
     try:
         rows = tool_rows(app.host, memory.tools(), memory.name or "")
     finally:

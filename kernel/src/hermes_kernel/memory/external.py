@@ -14,7 +14,8 @@ from hermes_sdk import Kind, MemoryProviderSpec, PromptContext, PromptSection, T
 from hermes_sdk.memory import MemoryContext, MemoryProvider, TurnRecord
 
 if TYPE_CHECKING:
-    from hermes_kernel.app import App
+    from hermes_kernel.config.settings import Settings
+    from hermes_kernel.plugins.host import PluginHost
     from hermes_kernel.store.sessions import Session
 
 __all__ = ["ExternalMemory"]
@@ -29,17 +30,17 @@ PREFETCH_SECONDS = 5.0
 class ExternalMemory:
     """Inactive (every method a no-op) unless ``memory.provider`` names one that loads."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, host: PluginHost, settings: Settings) -> None:
         self.warnings: list[str] = []
-        self.name: str | None = (app.settings.raw.get("memory") or {}).get("provider")
+        self.name: str | None = (settings.raw.get("memory") or {}).get("provider")
         self.provider: MemoryProvider | None = None
         if self.name:
-            self.provider = self._build(app, self.name)
+            self.provider = self._build(host, settings, self.name)
 
-    def _build(self, app: App, name: str) -> MemoryProvider | None:
-        provided = app.host.require(Kind.MEMORY, name)
+    def _build(self, host: PluginHost, settings: Settings, name: str) -> MemoryProvider | None:
+        provided = host.require(Kind.MEMORY, name)
         if provided is None:
-            known = ", ".join(sorted(spec.name for spec in app.host.memory_providers()))
+            known = ", ".join(sorted(spec.name for spec in host.memory_providers()))
             self._degrade(
                 f"memory provider {name!r} is not installed (installed: {known or 'none'}); "
                 "set memory.provider to one of them or remove it"
@@ -47,9 +48,9 @@ class ExternalMemory:
             return None
         spec = provided.spec
         assert isinstance(spec, MemoryProviderSpec)
-        section = app.settings.raw.get(name)
+        section = settings.raw.get(name)
         context = MemoryContext(
-            home=str(app.settings.home), config=section if isinstance(section, Mapping) else {}
+            home=str(settings.home), config=section if isinstance(section, Mapping) else {}
         )
         try:
             provider = spec.build(context)

@@ -235,15 +235,17 @@ class Agent:
         """Toolsets given only when asked for by name."""
         self.toolsets = toolsets
         app.host.load_observers()
-        self.memory = ExternalMemory(app)
-        self.sources = ToolSources(app, str(cwd or Path.cwd()))
+        self.memory = ExternalMemory(app.host, settings)
+        self.sources = ToolSources(app.host, settings, str(cwd or Path.cwd()))
         self.tools, self.warnings = choose_tools(self.all_tools(), toolsets, self.opt_in)
         self.warnings += self.memory.warnings
         self.loop: asyncio.AbstractEventLoop | None = None
         """The loop turns run on (the runtime sets it): a judge asks the model from a thread."""
-        self.compression = Compression(app)
-        self.transcribers = Transcribers(app)
-        self.media = media_support(app, self.transcribers, self.compression.auxiliary)
+        self.compression = Compression(app.host, settings)
+        self.transcribers = Transcribers(app.host, settings)
+        self.media = media_support(
+            app.host, settings, self.transcribers, self.compression.auxiliary
+        )
 
         def aside() -> ModelRoute:
             """The model asked on the side (a judge, a summary): auxiliary, else primary."""
@@ -256,7 +258,8 @@ class Agent:
         self._tool_runtime: Runtime | None = None
         self._make_tool_runtime = tool_runtime
         self.tool_env = ToolEnvironment(
-            app,
+            app.host,
+            settings,
             approver=self._approver_for(approver),
             ask=ask,
             judge=model_judge(aside, lambda: self.loop),

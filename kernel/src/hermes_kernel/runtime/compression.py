@@ -18,7 +18,8 @@ from hermes_sdk import ContextEngineSpec, Kind
 from hermes_sdk.context import ContextEngine, ContextEngineContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.app import App
+    from hermes_kernel.config.settings import Settings
+    from hermes_kernel.plugins.host import PluginHost
 
 __all__ = ["Compression"]
 
@@ -29,14 +30,15 @@ class Compression:
     """One per chat process; :meth:`compactor` gives each turn engine its own (windows are
     per model) sharing the engine and the summary model's cooling."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
-        self.settings = CompressionSettings.from_config(app.settings.raw)
+    def __init__(self, host: PluginHost, configured: Settings) -> None:
+        self.host = host
+        self.configured = configured
+        self.settings = CompressionSettings.from_config(configured.raw)
         self._engine: ContextEngine | None = None
         self._engine_tried = False
         self._auxiliary: ModelRoute | None = None
         self._auxiliary_tried = False
-        self.summary_model = SummaryModel(self.auxiliary, pricing(app.host))
+        self.summary_model = SummaryModel(self.auxiliary, pricing(host))
 
     def compactor(self, read_only: Callable[[str], bool]) -> Compactor:
         return Compactor(self.settings, self.summary_model, self.context_engine, read_only)
@@ -47,18 +49,18 @@ class Compression:
             return self._engine, None
         self._engine_tried = True
         name = self.settings.engine
-        provided = self.app.host.require(Kind.CONTEXT_ENGINE, name)
+        provided = self.host.require(Kind.CONTEXT_ENGINE, name)
         if provided is None:
-            known = ", ".join(p.spec.name for p in self.app.host.provided(Kind.CONTEXT_ENGINE))
+            known = ", ".join(p.spec.name for p in self.host.provided(Kind.CONTEXT_ENGINE))
             return None, (
                 f"context engine {name!r} is not installed (installed: {known or 'none'}); "
                 "summaries are written without a model until compression.engine names one"
             )
         spec = provided.spec
         assert isinstance(spec, ContextEngineSpec)
-        section = self.app.settings.raw.get("compression")
+        section = self.configured.raw.get("compression")
         context = ContextEngineContext(
-            home=str(self.app.settings.home),
+            home=str(self.configured.home),
             config=section if isinstance(section, Mapping) else {},
         )
         try:
@@ -76,14 +78,14 @@ class Compression:
         if self._auxiliary_tried:
             return self._auxiliary
         self._auxiliary_tried = True
-        section = self.app.settings.raw.get("auxiliary")
+        section = self.configured.raw.get("auxiliary")
         if not isinstance(section, Mapping) or not (
             section.get("provider") or section.get("model")
         ):
             return None
         try:
             setup = model_setup(
-                self.app.host, self.app.settings, section.get("provider"), section.get("model")
+                self.host, self.configured, section.get("provider"), section.get("model")
             )
         except NoModel as exc:
             log.warning("the auxiliary model cannot be used (%s); using the session's", exc)

@@ -18,7 +18,8 @@ from hermes_sdk import Kind, TranscriberSpec
 from hermes_sdk.transcription import Transcriber, TranscriberContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.app import App
+    from hermes_kernel.config.settings import Settings
+    from hermes_kernel.plugins.host import PluginHost
 
 __all__ = ["Transcribers", "media_support"]
 
@@ -29,8 +30,9 @@ class Transcribers:
     """The installed transcribers in the order they are asked: ``media.transcribers`` first,
     then the rest by name. One that fails to build is left out, with one warning."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
+    def __init__(self, host: PluginHost, settings: Settings) -> None:
+        self.host = host
+        self.settings = settings
         self._built: tuple[NamedTranscriber, ...] | None = None
         self._lock = threading.Lock()
 
@@ -41,10 +43,10 @@ class Transcribers:
             return self._built
 
     def _build(self) -> tuple[NamedTranscriber, ...]:
-        settings = self.app.settings
+        settings = self.settings
         specs = {
             spec.name: cast(TranscriberSpec, spec)
-            for spec in (p.spec for p in self.app.host.provided(Kind.TRANSCRIBER))
+            for spec in (p.spec for p in self.host.provided(Kind.TRANSCRIBER))
         }
         section = settings.raw.get("media")
         wanted = section.get("transcribers") if isinstance(section, Mapping) else None
@@ -74,11 +76,14 @@ class Transcribers:
 
 
 def media_support(
-    app: App, transcribers: Transcribers, auxiliary: Callable[[], ModelRoute | None]
+    host: PluginHost,
+    settings: Settings,
+    transcribers: Transcribers,
+    auxiliary: Callable[[], ModelRoute | None],
 ) -> MediaSupport:
     return MediaSupport(
-        app.settings.raw,
+        settings.raw,
         transcribers=transcribers,
         describer=auxiliary,
-        pricing=pricing(app.host),
+        pricing=pricing(host),
     )

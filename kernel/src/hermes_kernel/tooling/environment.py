@@ -38,7 +38,8 @@ from hermes_sdk.media import Attachment
 from hermes_sdk.tooling import ToolContext, Unsupported
 
 if TYPE_CHECKING:
-    from hermes_kernel.app import App
+    from hermes_kernel.config.settings import Settings
+    from hermes_kernel.plugins.host import PluginHost
     from hermes_sdk.approvals import CommandRules
     from hermes_sdk.runtime import Runtime
 
@@ -54,16 +55,16 @@ def _nobody(question: str, choices: Sequence[str]) -> str | None:
     return None
 
 
-def _reserved_variables(app: App) -> set[str]:
+def _reserved_variables(settings: Settings) -> set[str]:
     """Names of variables Hermes reads keys from: never passed to a command."""
-    raw = app.settings.raw
-    names = set(app.settings.secrets.dotenv)
+    raw = settings.raw
+    names = set(settings.secrets.dotenv)
     for section in [raw.get("model") or {}, *(raw.get("providers") or {}).values()]:
         if isinstance(section, dict) and section.get("api_key_env"):
             names.add(str(section["api_key_env"]))
     for variables in (raw.get("credential_pools") or {}).values():
         names.update(str(name) for name in variables or [])
-    names.update(name for name in app.settings.environ if name.endswith("_API_KEY"))
+    names.update(name for name in settings.environ if name.endswith("_API_KEY"))
     return names
 
 
@@ -97,14 +98,14 @@ STANDARD_RULES = "approvals"
 """The standard bundle's command rules: named when none are installed, as the fix."""
 
 
-def command_rules(app: App) -> RulesLoader:
+def command_rules(host: PluginHost) -> RulesLoader:
     """The installed command rules, each built once on the first command checked; with none,
     :class:`NoRules` says which plugin to enable or install."""
 
     def load() -> list[CommandRules]:
         built = []
-        found = app.host.provided(Kind.COMMAND_RULES)
-        broken = _broken_rules(app)
+        found = host.provided(Kind.COMMAND_RULES)
+        broken = _broken_rules(host)
         if broken is not None:
             raise NoRules(broken)
         for provided in found:
@@ -120,21 +121,21 @@ def command_rules(app: App) -> RulesLoader:
         if not built:
             from hermes_kernel.plugins.missing import why_missing  # only to say what is missing
 
-            missing = why_missing(app.host, Kind.COMMAND_RULES, "command rules", STANDARD_RULES)
+            missing = why_missing(host, Kind.COMMAND_RULES, "command rules", STANDARD_RULES)
             raise NoRules(missing)
         return built
 
     return load
 
 
-def _broken_rules(app: App) -> str | None:
+def _broken_rules(host: PluginHost) -> str | None:
     """Why the rules cannot be trusted: an enabled plugin that declares command rules and
     failed to load (a broken import, a rule set's name another plugin took first). The
     others alone could be weaker than the user expects, so nothing runs."""
-    for record in app.host.enabled():
+    for record in host.enabled():
         if not record.declared_names(Kind.COMMAND_RULES):
             continue
-        outcome = app.host.outcomes.get(record.name)
+        outcome = host.outcomes.get(record.name)
         if outcome is not None and not outcome.ok:
             return (
                 f"the command rules of plugin {record.name!r} failed to load "
@@ -153,7 +154,8 @@ LOOK_INSTRUCTIONS = (
 class ToolEnvironment:
     def __init__(
         self,
-        app: App,
+        host: PluginHost,
+        settings: Settings,
         *,
         approver: Approver | None = None,
         ask: Ask | None = None,
@@ -164,7 +166,6 @@ class ToolEnvironment:
         ask_for: Callable[[str], Ask] | None = None,
         media: MediaSupport | None = None,
     ) -> None:
-        settings = app.settings
         if settings.misspelled_safety:
             raise ConfigError(settings.misspelled_safety)
         self.config = settings.raw
@@ -175,8 +176,8 @@ class ToolEnvironment:
         """Whether a model sees, and images made ready for one (ToolContext.look)."""
         """The model tools may ask for a summary (ToolContext.ask_model), current at call
         time: the session's primary model."""
-        self.provided = app.host.shared()
-        self._host = app.host
+        self.provided = host.shared()
+        self._host = host
         """What plugins provide for other plugins, handed to every tool and prompt."""
         raw = settings.raw
         terminal = raw.get("terminal") or {}
@@ -186,12 +187,12 @@ class ToolEnvironment:
             judge=judge,
             remember=lambda rule: allow_approval_rule(settings.config_path, rule),
             remember_command=lambda text: allow_approval_command(settings.config_path, text),
-            plugin_check=app.host.check_command,
-            rules=command_rules(app),
+            plugin_check=host.check_command,
+            rules=command_rules(host),
             hermes_home=os.path.realpath(settings.home),
         )
         env, self.warnings = command_environment(
-            settings.environ, terminal.get("env_passthrough") or (), _reserved_variables(app)
+            settings.environ, terminal.get("env_passthrough") or (), _reserved_variables(settings)
         )
         self.backend_name = backend_name(raw)
         self.cwd = cwd or os.getcwd()
@@ -203,20 +204,20 @@ class ToolEnvironment:
         """The runtime tools may start agents on (set by the chat agent)."""
         self.pool = BackendPool(
             self.backend_name,
-            lambda name: self._find_backend(app, name),
+            lambda name: self._find_backend(host, name),
             home=self.home,
             cwd=self.cwd,
             env=env,
             config=raw.get(self.backend_name) or {},
             approvals=self.approvals,
-            installed=lambda: sorted(spec.name for spec in app.host.terminal_backends()),
+            installed=lambda: sorted(spec.name for spec in host.terminal_backends()),
             share=bool(terminal.get("share_backend", TERMINAL_SHARE_BACKEND)),
             safe_root=settings.environ.get(SAFE_ROOT_VARIABLE) or None,
         )
 
     @staticmethod
-    def _find_backend(app: App, name: str) -> BackendSpec | None:
-        provided = app.host.require(Kind.BACKEND, name)
+    def _find_backend(host: PluginHost, name: str) -> BackendSpec | None:
+        provided = host.require(Kind.BACKEND, name)
         return provided.spec if provided is not None else None  # type: ignore[return-value]
 
     def context(self, session: Session, control: TurnControl) -> ToolContext:

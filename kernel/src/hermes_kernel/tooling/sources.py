@@ -13,7 +13,8 @@ from hermes_sdk import Kind, ToolSourceSpec, ToolSpec
 from hermes_sdk.tool_sources import ToolSource, ToolSourceContext
 
 if TYPE_CHECKING:
-    from hermes_kernel.app import App
+    from hermes_kernel.config.settings import Settings
+    from hermes_kernel.plugins.host import PluginHost
 
 __all__ = ["START_DEADLINE_SECONDS", "ToolSources"]
 
@@ -25,8 +26,9 @@ own, per server): past it the source is left out, said in one line."""
 
 
 class ToolSources:
-    def __init__(self, app: App, cwd: str) -> None:
-        self.app = app
+    def __init__(self, host: PluginHost, settings: Settings, cwd: str) -> None:
+        self.host = host
+        self.settings = settings
         self.cwd = cwd
         self.sources: list[tuple[str, ToolSource]] = []
         self.warnings: list[str] = []
@@ -47,10 +49,10 @@ class ToolSources:
         return self._started is not None and self._started.done()
 
     async def _start_all(self) -> None:
-        specs = [p for p in self.app.host.provided(Kind.TOOL_SOURCE)]
+        specs = [p for p in self.host.provided(Kind.TOOL_SOURCE)]
         if not specs:
             return
-        settings = self.app.settings
+        settings = self.settings
         context = ToolSourceContext(
             home=str(settings.home),
             cwd=self.cwd,
