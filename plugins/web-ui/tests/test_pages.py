@@ -328,6 +328,11 @@ def test_model_and_yolo_chosen_before_the_first_message_hold_for_it(
             # The session runs unasked: a bare /yolo turns asking back on.
             _, body = await browser.post("/api/turns", {"text": "/yolo", "session_id": session})
             assert body["output"] == "YOLO off: tools ask before dangerous commands"
+            # A later new chat asks again: /yolo before a first message was for that one.
+            openai_server.queue(Reply.say("Hi again."))
+            second, _ = await browser.turn("another chat")
+            _, body = await browser.post("/api/turns", {"text": "/yolo", "session_id": second})
+            assert body["output"].startswith("YOLO on")  # it was off: the toggle turns it on
         finally:
             await browser.http.close()
 

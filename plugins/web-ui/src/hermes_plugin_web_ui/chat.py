@@ -51,7 +51,8 @@ class ChatApi:
         """The (provider, model) ``/model`` chose before the page had a session: the next
         session opened here opens with it (one owner, one choice for the UI's new chats)."""
         self.next_yolo = False
-        """``/yolo on`` before the page had a session: the next session runs unasked."""
+        """``/yolo on`` before the page had a session: the next session (that one alone)
+        runs unasked."""
         self.models: dict[str, tuple[str, str]] = {}
         """Session id -> the (provider, model) ``/model`` chose for it in this process (the
         session's stored row keeps the one it was opened with)."""
@@ -108,6 +109,7 @@ class ChatApi:
                         source=SOURCE, provider=provider, model=model, yolo=self.next_yolo
                     )
                 )
+                self.next_yolo = False  # "for this conversation": never a later one
                 session_id = opened.session_id
                 self._resumed.add(session_id)
                 before = 0
