@@ -72,8 +72,7 @@ async def follow_turn(
         if stop_if_left and not turn.done:
             turn.stop()
     ended = await turn.result()
-    if watcher.on_end is not None:
-        await _call(watcher.on_end, ended)
+    await _call(watcher.on_end, ended)
     return ended
 
 
@@ -122,42 +121,33 @@ def _cut(text: str, limit: int | None) -> str:
 
 async def _hand(event: TurnEvent, watcher: TurnWatcher) -> None:
     if isinstance(event, TextDelta):
-        if event.restarted:
-            if watcher.on_restart is not None:
-                await _call0(watcher.on_restart)
-            elif watcher.on_text is not None:
-                await _call(watcher.on_text, CUT_OFF)
-        if event.text and watcher.on_text is not None:
+        if event.restarted and watcher.on_restart is not None:
+            await _call(watcher.on_restart)
+        elif event.restarted:
+            await _call(watcher.on_text, CUT_OFF)
+        if event.text:
             await _call(watcher.on_text, event.text)
     elif isinstance(event, Notice):
-        if watcher.on_notice is not None:
-            await _call(watcher.on_notice, event.text)
+        await _call(watcher.on_notice, event.text)
     elif isinstance(event, ToolStarted):
-        if watcher.on_tool_started is not None:
-            await _call(watcher.on_tool_started, event)
+        await _call(watcher.on_tool_started, event)
     elif isinstance(event, ToolProgress):
-        if watcher.on_tool_progress is not None:
-            await _call(watcher.on_tool_progress, event)
+        await _call(watcher.on_tool_progress, event)
     elif isinstance(event, ToolFinished):
         watcher.tool_calls.append(event)
-        if watcher.on_tool_finished is not None:
-            await _call(watcher.on_tool_finished, event)
+        await _call(watcher.on_tool_finished, event)
     elif isinstance(event, Question):
-        if watcher.on_question is not None:
-            await _call(watcher.on_question, event)
-        else:
+        if watcher.on_question is None:
             event.decline()
-    elif isinstance(event, TurnEnded) and watcher.on_end is not None:
+        await _call(watcher.on_question, event)
+    elif isinstance(event, TurnEnded):
         await _call(watcher.on_end, event)
 
 
-async def _call(callback: Callable[[Any], Any], value: Any) -> None:
-    result = callback(value)
-    if inspect.isawaitable(result):
-        await result
-
-
-async def _call0(callback: Callable[[], Any]) -> None:
-    result = callback()
+async def _call(callback: Callable[..., Any] | None, *arguments: Any) -> None:
+    """Call an optional callback, awaiting it if it is a coroutine function."""
+    if callback is None:
+        return
+    result = callback(*arguments)
     if inspect.isawaitable(result):
         await result

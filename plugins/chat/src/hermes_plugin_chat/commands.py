@@ -38,7 +38,6 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("quit", "/quit", "leave (Ctrl+D does too)", during_turn=True),
     Builtin("exit", "/exit", "the same as /quit", during_turn=True),
 )
-BUILTIN_NAMES = frozenset(command.name for command in BUILTINS)
 
 
 def split_command(line: str) -> tuple[str, str]:

@@ -193,9 +193,6 @@ class SlashCommands:
 
     # --- what the agent has ---------------------------------------------------------------
 
-    def _line(self, line: str) -> None:
-        self.view.print(Text(line))
-
     def _show_provided(self, kind: Kind, nothing: str) -> None:
         provided = self.runtime.provided(kind)
         if not provided:
