@@ -305,14 +305,22 @@ def test_every_page_fits_the_screen_and_the_chat_says_what_it_is_doing(
     on_screen(page, "#send")
 
     # While the model works and nothing shows yet, a row says so and counts the seconds.
-    openai_server.queue(Reply.say("A considered answer. " * 40, delay_seconds=2.5))
+    openai_server.queue(Reply.say("A considered answer. " * 40, delay_seconds=4))
     send(page, "Why is https://example.org/" + "a-very-long-path-segment-" * 12 + " slow?")
     page.wait_for_selector(".thinking")
     on_screen(page, "#stop")
     on_screen(page, "#send")
     expect(page.locator(".thinking")).to_have_text(re.compile(r"Thinking… [1-9] s"))
+    # A command goes while the turn runs; the turn goes on.
+    send(page, "/help")
+    page.wait_for_selector(".msg.user.command:has-text('/help')")
+    page.wait_for_selector("pre.notice:has-text('/compact')")
+    on_screen(page, "#stop")
     page.wait_for_selector(".msg.assistant .md:has-text('A considered answer.')")
     assert page.locator(".thinking").count() == 0
+    # The turn has ended when the send button is back (a command sent while the answer
+    # streams would be refused: /model waits for the turn).
+    expect(page.locator("#send")).to_be_enabled()
     fits(page)
 
     # A slash command is echoed with its answer, and /model changes the header.

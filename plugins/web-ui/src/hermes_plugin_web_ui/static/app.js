@@ -295,9 +295,14 @@
     };
   }
 
+  // What the server takes as a command ("/etc/hosts: what is this?" is a message).
+  const COMMAND = /^\/[a-z][\w-]*(\s|$)/;
+
   async function send(text) {
     const sessionId = log.dataset.session || null;
-    busy(true);
+    // A command sent while a turn runs (/stop, /usage, /help) leaves the turn's state alone.
+    const alongside = source !== null && COMMAND.test(text);
+    if (!alongside) busy(true);
     let body = { text: text, session_id: sessionId };
     if (fileInput && fileInput.files.length) {
       body = new FormData();
@@ -312,7 +317,7 @@
       if (text.startsWith("/")) echo(text);
       problem("send", result.error);
       if (!input.value) input.value = text; // nothing typed is lost
-      busy(false);
+      if (!alongside) busy(false);
       return;
     }
     if (result.new || result.reload) {
@@ -326,7 +331,7 @@
     if (result.output !== undefined) {
       echo(text); // a command's answer follows the command, as in the terminal
       notice(result.output);
-      busy(false);
+      if (!alongside) busy(false);
       return;
     }
     if (result.session_id && result.session_id !== sessionId) {
@@ -343,7 +348,9 @@
     e.preventDefault();
     const text = input.value;
     const withFiles = fileInput && fileInput.files.length > 0;
-    if ((!text.trim() && !withFiles) || sendButton.disabled) return;
+    if (!text.trim() && !withFiles) return;
+    // While a turn runs only a command goes (the runtime says which ones may).
+    if (sendButton.disabled && !(source !== null && !withFiles && COMMAND.test(text))) return;
     input.value = "";
     send(text);
   });
