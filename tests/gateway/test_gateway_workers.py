@@ -130,7 +130,9 @@ def _unfinished(url: str) -> str:
             "SELECT id, route_key, state, worker FROM gateway_inbox "
             "WHERE state IN ('queued', 'running', 'resuming') ORDER BY id LIMIT 20"
         ).fetchall()
-        workers = connection.execute("SELECT worker, seen_at FROM gateway_workers").fetchall()
+        workers = connection.execute(
+            "SELECT holder, expires_at FROM leases_held WHERE name LIKE 'gateway-worker/%'"
+        ).fetchall()
         outbox = connection.execute(
             "SELECT state, count(*) FROM gateway_outbox GROUP BY state"
         ).fetchall()
@@ -317,6 +319,54 @@ def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
         telegram.wait_for_message(BASE + 1, "Stopped.", timeout=30)
         assert _running_turns(url)[second.process.pid] == 0
         assert [m.visible for m in telegram.sent(BASE)] == []  # the long one still runs
+    finally:
+        for worker in workers:
+            worker.process.terminate()
+        for worker in workers:
+            assert worker.process.wait(60) == 0, worker.log.read_text()
+
+
+def test_an_approval_asked_on_the_worker_without_the_platforms_is_answered_by_a_button(
+    postgres, tmp_path, telegram, openai_server
+):
+    """The turn runs on the worker without the platforms; its approval is shown in the chat
+    by the worker with them, and the user's button press reaches the turn (through the
+    store): the command runs, where before that worker answered "no" for the user."""
+    url = postgres.create_database()
+    target = tmp_path / "shared"
+    target.mkdir(mode=0o700)
+    openai_server.queue(
+        Reply.say("the long one", delay_seconds=30),
+        Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}),
+        Reply.say("Opened it."),
+    )
+    first = Worker(
+        "first", _home(tmp_path, "first", telegram, openai_server.base_url, url, 1), False
+    )
+    workers = [first]
+    try:
+        _wait(lambda: _leader_pid(url) == first.process.pid, 60, "the first to hold the platforms")
+        _wait(lambda: any(m == "getUpdates" for m, _ in list(telegram.calls)), 60, "polling")
+        telegram.user_says(BASE, "take your time")  # its one turn slot is taken
+        _wait(lambda: len(openai_server.requests) == 1, 30, "the long turn")
+        second = Worker(
+            "second", _home(tmp_path, "second", telegram, openai_server.base_url, url), False
+        )
+        workers.append(second)
+        telegram.user_says(BASE + 1, "open up that folder")
+        question = telegram.wait_for_message(
+            BASE + 1, "Approve this command?", buttons=True, timeout=60
+        )
+        assert "chmod -R 777" in question.visible
+        assert _running_turns(url)[second.process.pid] == 1  # asked from there
+        telegram.press(BASE + 2, question, "once")  # someone else: refused
+        telegram.wait_for(
+            lambda _: any("Only the person" in a.get("text", "") for a in telegram.callback_answers)
+        )
+        telegram.press(BASE + 1, question, "once")
+        telegram.wait_for_message(BASE + 1, "Opened it.", timeout=60)
+        assert oct(target.stat().st_mode)[-3:] == "777"
+        assert telegram.sent(BASE + 1)[0].buttons == []  # answered: the buttons are gone
     finally:
         for worker in workers:
             worker.process.terminate()

@@ -466,7 +466,7 @@ def test_a_text_turn_is_two_writes_and_the_callers_record_rides_on_the_first(
     def on_begin(cursor):
         seen.extend(
             cursor.execute(
-                "SELECT count(*) FROM turn_leases WHERE session_id = ?", (session.id,)
+                "SELECT count(*) FROM leases_held WHERE name = ?", (f"turn:{session.id}",)
             ).fetchall()
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hermes_plugin_gateway.gateway import _Host
+from hermes_plugin_gateway.front_door import PlatformDoor
 
 from hermes_sdk.platform import ChatRef, Inbound
 
@@ -27,7 +27,7 @@ def message(platform: str) -> Inbound:
 
 def test_a_message_labelled_as_another_platform_is_dropped() -> None:
     gateway: Any = _Received()
-    host = _Host(gateway, "discord")
+    host = PlatformDoor(gateway, "discord")
     asyncio.run(host.receive(message("webhook")))
     asyncio.run(host.receive(message("discord")))
     assert [m.chat.platform for m in gateway.messages] == ["discord"]

@@ -161,6 +161,14 @@ class Store(abc.ABC):
         """``"sqlite"`` or ``"postgresql"``: which SQL the statements run as."""
         return "sqlite"
 
+    @property
+    def shared(self) -> bool:
+        """Whether processes of other homes, on other hosts, may use this store too (a
+        database server's, serving a team's gateway workers); False for a store in the
+        home's own files, which only that home's processes on this host reach. What is
+        shared is coordinated through :mod:`hermes_commons.leases`, on either."""
+        return False
+
     def query_value(self, sql: str, bindings: Sequence[Any] = ()) -> Any:
         """The first column of the first row, or None."""
         rows = self.query(sql, bindings)

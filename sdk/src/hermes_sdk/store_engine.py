@@ -84,6 +84,9 @@ class Database(Protocol):
     dialect: str
     """Which SQL the statements run as (``"sqlite"``, ``"postgresql"``): what a plugin's
     :attr:`~hermes_sdk.storage.Store.dialect` says."""
+    shared: bool
+    """Whether processes of other homes and hosts may open it too (a server's database):
+    what :attr:`~hermes_sdk.storage.Store.shared` says."""
 
     @property
     def where(self) -> str:

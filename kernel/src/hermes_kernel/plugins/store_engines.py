@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from hermes_commons.leases import LEASES
 from hermes_kernel.config.store_location import StoreLocation, store_location
 from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import StoreError
+from hermes_kernel.store.plugin_store import migrate_schema
 from hermes_sdk import Kind, StoreEngineSpec
 from hermes_sdk.store_engine import StoreTarget
 
@@ -121,7 +123,7 @@ def home_engines(host: PluginHost) -> list[StoreEngineSpec]:
 def open_with(engine: StoreEngineSpec, target: StoreTarget) -> StoreBackend:
     """The store at ``target``, opened by ``engine``; StoreError in one line."""
     try:
-        return cast(StoreBackend, engine.build(target))
+        db = cast(StoreBackend, engine.build(target))
     except StoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - an engine's bug is one line, never a traceback
@@ -129,6 +131,12 @@ def open_with(engine: StoreEngineSpec, target: StoreTarget) -> StoreBackend:
             f"the store engine {engine.name!r} failed to open the store "
             f"({type(exc).__name__}: {exc})"
         ) from None
+    try:  # the one table of leases every process that owns something shares
+        migrate_schema(db, LEASES)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def store_exists(host: PluginHost, home: Path, config: Mapping[str, Any] | None = None) -> bool:

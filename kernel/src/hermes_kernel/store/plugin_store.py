@@ -23,6 +23,9 @@ def migrate_schema(db: StoreBackend, schema: StoreSchema) -> None:
     """Bring ``schema``'s tables to its latest version, in one transaction."""
     migrations = db.migrations_of(schema)  # in the engine's SQL; StoreError if none
     latest = len(migrations)
+    recorded = db.query_value("SELECT version FROM plugin_schemas WHERE name = ?", (schema.name,))
+    if recorded is not None and int(recorded) == latest:
+        return  # the common case, read without taking the write lock
     with db.write() as cursor:
         current = int(
             scalar(cursor, "SELECT version FROM plugin_schemas WHERE name = ?", (schema.name,)) or 0
@@ -57,6 +60,10 @@ class PluginStore(Store):
     @property
     def dialect(self) -> str:
         return self._db.dialect
+
+    @property
+    def shared(self) -> bool:
+        return bool(getattr(self._db, "shared", False))  # an engine of an older SDK: no
 
     @contextmanager
     def write(self, durable: bool = False, *, serialized: bool = True) -> Iterator[StoreCursor]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hermes_kernel.store.backend import StoreBackend
-from hermes_kernel.store.leases import acquire_in, new_holder
+from hermes_kernel.store.leases import acquire_in, new_holder, release_in
 from hermes_sdk.runtime import SessionNotFound
 
 
@@ -354,7 +354,8 @@ class Sessions:
                 if session_in(cursor, session_id) is None:
                     raise SessionNotFound(f"no session {session_id!r}")
                 acquire_in(cursor, session_id, holder, ttl=30.0)  # refused while a turn runs
-                cursor.execute("DELETE FROM sessions WHERE id = ?", (session_id,))  # lease too
+                cursor.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                release_in(cursor, session_id, holder)
         return len(unique)
 
     def end(self, session_id: str, reason: str) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hermes_commons.leases import LEASES
 from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.compactions import Compactions
 from hermes_kernel.store.leases import TurnLeases
 from hermes_kernel.store.messages import Messages
 from hermes_kernel.store.nested import NestedCalls
+from hermes_kernel.store.plugin_store import migrate_schema
 from hermes_kernel.store.sessions import Sessions
 
 if TYPE_CHECKING:  # search is imported on the first search: most processes never make one
@@ -21,6 +23,7 @@ class StateStore:
 
     def __init__(self, db: StoreBackend) -> None:
         self.db: StoreBackend = db
+        migrate_schema(db, LEASES)  # turn leases live there (made as the store opens, too)
         self.sessions = Sessions(self.db)
         self.messages = Messages(self.db)
         self.leases = TurnLeases(self.db)

@@ -19,15 +19,13 @@ the store the first time it is opened, and the file is renamed ``runs.db.importe
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_commons.leases import this_host
+from hermes_commons.leases import Holder, this_host, this_process
 from hermes_sdk.storage import Store, StoreSchema, open_store
 from hermes_sdk.tables import Column, ColumnType, Index, Table
 
@@ -93,17 +91,17 @@ _LEGACY_TABLES = {
 }
 
 
-def owner_tag() -> str:
-    """This process, as a record's owner: host and pid (the store may be shared by hosts),
-    the host as a lease holder names it (:func:`hermes_commons.leases.this_host`)."""
-    return f"{this_host()}:{os.getpid()}"
-
-
-def _of_this_host(owner: str) -> bool:
-    """Whether a record's owner was a process of this host: tagged as now, or by a Hermes
-    before owners named the pid namespace (the bare host name)."""
-    host = owner.partition(":")[0]
-    return host in {this_host(), socket.gethostname()}
+def _settled_by_me(owner: str, me: str, dead: str | None) -> bool:
+    """Whether a run still open under ``owner`` is this scheduler's to settle: the one it
+    took the lease over from (``dead``), or a process of this host that is gone. Another
+    host's live one only that host can judge; an owner named before owners told the
+    process's start (``host:pid``) is of a Hermes since restarted."""
+    if owner == me:
+        return False
+    if owner == dead:
+        return True
+    holder = Holder.parse(owner)
+    return holder.on_this_host and (not holder.started or holder.is_gone())
 
 
 @dataclass(frozen=True)
@@ -194,7 +192,7 @@ class RunLog:
         cursor is no longer what was planned from (another scheduler moved it) is left out.
         Returns, per job written, the ids of its queued records."""
         written: dict[str, list[int]] = {}
-        owner = owner_tag()
+        owner = this_process()
         with self._store.write() as cursor:
             for entry in batch:
                 rows = cursor.execute(
@@ -231,7 +229,7 @@ class RunLog:
             rows = cursor.execute(
                 "INSERT INTO cron_runs (job_id, job_name, due_at, trigger, status, claimed_at, "
                 "owner) VALUES (?, ?, ?, 'manual', 'queued', ?, ?) RETURNING id",
-                (job_id, job_name, now, now, owner_tag()),
+                (job_id, job_name, now, now, this_process()),
             ).fetchall()
             return int(rows[0][0])
 
@@ -246,7 +244,7 @@ class RunLog:
         with self._store.write() as cursor:
             cursor.execute(
                 "UPDATE cron_runs SET status = 'running', started_at = ?, owner = ? WHERE id = ?",
-                (time.time(), owner_tag(), run_id),
+                (time.time(), this_process(), run_id),
             )
 
     def finish(
@@ -289,17 +287,14 @@ class RunLog:
         (it may have acted), a queued one ``missed`` (it never started). Call while holding
         the scheduler lock, so no live scheduler owns them. ``dead``: an owner of another
         host known to be gone (the scheduler this one took the lease over from)."""
-        me = owner_tag()
+        me = this_process()
         changed = 0
         with self._store.write() as cursor:
             for run_id, status, owner in cursor.execute(
                 "SELECT id, status, owner FROM cron_runs WHERE status IN ('queued', 'running')"
             ).fetchall():
-                mine_to_settle = owner == dead and owner != me
-                if not mine_to_settle and (
-                    owner == me or (owner and not _of_this_host(str(owner)))
-                ):
-                    continue  # ours, or another host's: only that host knows if it runs
+                if owner and not _settled_by_me(str(owner), me, dead):
+                    continue  # ours, or another's that still runs (or another host's)
                 if status == "running":
                     new, reason = "unknown", "Hermes stopped while it ran: its effect is unknown"
                 else:

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 
-from hermes_commons.leases import LEASES, Leases, hold, new_holder
+from hermes_commons.leases import LEASES, Leases, hold, this_process
 from hermes_plugin_cron.jobs import JobsFileError
 from hermes_plugin_cron.scheduler import Scheduler, scheduler_lock
 from hermes_plugin_cron.settings import CronConfig
@@ -42,7 +42,7 @@ class CronService:
             # What the last scheduler left running: this host's that are gone, and those of
             # the worker this one takes over from (on another host, only the lease tells).
             before = await leases.store.run(leases.previous, SCHEDULER_LEASE)
-            orphans = await asyncio.to_thread(scheduler.runs.orphans, _owner(before))
+            orphans = await asyncio.to_thread(scheduler.runs.orphans, before)
             if orphans:
                 log.warning(
                     "cron: %d runs were cut short when Hermes last stopped; recorded as "
@@ -55,9 +55,9 @@ class CronService:
         # schedules. Each due instant is claimed once in the store all the same; the lease
         # keeps one scheduler in charge of its runs, so a dead host's are settled by the one
         # that follows it. A home on SQLite has one scheduler (the file lock): no lease.
-        if leases.store.dialect == "postgresql":
+        if leases.store.shared:
             holding = asyncio.ensure_future(
-                hold(leases, SCHEDULER_LEASE, new_holder(), LEASE_SECONDS, lead)
+                hold(leases, SCHEDULER_LEASE, this_process(), LEASE_SECONDS, lead)
             )
         else:
             holding = asyncio.ensure_future(lead(True))
@@ -79,11 +79,3 @@ class CronService:
                 await holding
             await scheduler.aclose()
             lock.release()
-
-
-def _owner(holder: str | None) -> str | None:
-    """A lease holder (``host:pid:token``) as the run log's owner (``host:pid``)."""
-    if holder is None:
-        return None
-    host, _, rest = holder.partition(":")
-    return f"{host}:{rest.partition(':')[0]}"

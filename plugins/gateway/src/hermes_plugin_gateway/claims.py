@@ -7,7 +7,8 @@ one is done, so each chat is answered in order, one turn per session at a time, 
 worker runs it. The store's write lock serializes the claims of all workers, so two never
 take the same message (PostgreSQL's ``SKIP LOCKED`` would add nothing under it).
 
-Workers say they are alive once a second. One that has not for ``timeout`` seconds, or whose
+Workers are the members of ``gateway-worker`` (:class:`hermes_commons.leases.Members`): each
+renews a lease of its own once a second. One that has not for ``timeout`` seconds, or whose
 process on this host is gone, is dead: what it took goes back to the inbox, and a turn it
 had started is resumed by another worker, once, as after a crash. A worker's writes for a
 message it took (the turn starting, the reply) only count while it still holds the message,
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hermes_commons.leases import holder_is_dead
+from hermes_commons.leases import Members, member_sql
 from hermes_plugin_gateway.ledger import (
     INBOX_COLUMNS,
     OPEN_STATES,
@@ -47,6 +48,11 @@ class Pulse:
     """This worker had been taken for dead (it stalled): what it held went to others."""
 
 
+WORKERS = "gateway-worker"
+"""The members' group: each worker's lease is ``gateway-worker/HOLDER``."""
+_MEMBERS, _GROUP = member_sql(WORKERS)
+
+
 class Claims:
     def __init__(
         self,
@@ -56,10 +62,12 @@ class Claims:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
-        self.worker = worker
-        self.timeout = timeout
+        self.members = Members(WORKERS, worker, timeout, clock)
         self._now = clock
-        self._registered = False
+
+    @property
+    def worker(self) -> str:
+        return self.members.holder
 
     def claim(self, platforms: Sequence[str] | None, limit: int) -> list[InboxItem]:
         """Take up to ``limit`` messages that may run now, oldest first: each the oldest
@@ -88,54 +96,21 @@ class Claims:
     def rename(self, worker: str) -> None:
         """Go on under a new name (a worker taken for dead): what it holds under the old
         one is no longer its to write, so a turn still running there cannot answer."""
-        self.worker = worker
-        self._registered = False
+        self.members.rename(worker)
 
     def pulse(self, alone: bool = False) -> Pulse:
-        """Say this worker is alive; free what dead workers took; and read which of this
-        worker's turns a /stop from another worker's chat asked to stop.
-
-        Times are each host's clock (keep them in sync), read once the write lock is held,
-        so waiting for it does not age the stamp. A worker that was itself unheard for half
-        the timeout (the store stalled for everyone) judges no other this time: they may
-        have waited for the same lock. ``alone``: no other worker can share this store (a
-        SQLite home): every other name is a process of the past, dead."""
+        """Say this worker is alive (:meth:`Members.beat_in`); free what dead workers took;
+        and read which of this worker's turns a /stop from another worker's chat asked to
+        stop. ``alone``: no other worker can share this store (a SQLite home)."""
         with self.store.write() as cursor:
-            now = self._now()
-            last = cursor.execute(
-                "SELECT seen_at FROM gateway_workers WHERE worker = ?", (self.worker,)
-            ).fetchall()
-            judging = not last or now - float(last[0][0]) < self.timeout / 2
-            mine = cursor.execute(
-                "UPDATE gateway_workers SET seen_at = ? WHERE worker = ? RETURNING 1",
-                (now, self.worker),
-            ).fetchall()
-            was_dead = self._registered and not mine
-            if not mine and not was_dead:  # taken for dead, it goes on under a new name
-                cursor.execute(
-                    "INSERT INTO gateway_workers (worker, started_at, seen_at) VALUES (?, ?, ?)",
-                    (self.worker, now, now),
-                )
-            self._registered = not was_dead
-            others = cursor.execute(
-                "SELECT worker, seen_at FROM gateway_workers WHERE worker <> ?", (self.worker,)
-            ).fetchall()
-            dead = [
-                (str(worker),)
-                for worker, seen_at in others
-                if alone
-                or (judging and float(seen_at) < now - self.timeout)
-                or holder_is_dead(str(worker))
-            ]
-            if dead:
-                cursor.executemany("DELETE FROM gateway_workers WHERE worker = ?", dead)
+            beat = self.members.beat_in(cursor, alone=alone)
             freed = 0
-            if dead or not mine:
+            if beat.gone or beat.joined or beat.was_gone:
                 freed = changed_rows(
                     cursor,
                     f"UPDATE gateway_inbox SET worker = NULL WHERE state IN {OPEN_STATES} "
-                    "AND worker IS NOT NULL "
-                    "AND worker NOT IN (SELECT worker FROM gateway_workers) RETURNING 1",
+                    f"AND worker IS NOT NULL AND worker NOT IN ({_MEMBERS}) RETURNING 1",
+                    (_GROUP,),
                 )
             to_stop = cursor.execute(
                 "SELECT id FROM gateway_inbox WHERE worker = ? AND stop_requested = 1 "
@@ -143,10 +118,10 @@ class Claims:
                 (self.worker,),
             ).fetchall()
         return Pulse(
-            peers=len(others) - len(dead),
+            peers=beat.peers,
             freed=freed,
             to_stop=tuple(int(row[0]) for row in to_stop),
-            was_dead=was_dead,
+            was_dead=beat.was_gone,
         )
 
     def request_stop(self, route_key: str) -> tuple[int, bool]:
@@ -186,7 +161,7 @@ class Claims:
                 f"WHERE worker = ? AND state IN {OPEN_STATES} RETURNING 1",
                 (self.worker,),
             )
-            cursor.execute("DELETE FROM gateway_workers WHERE worker = ?", (self.worker,))
+            self.members.leave_in(cursor)
         return given
 
 
@@ -195,7 +170,7 @@ def _claimable(
 ) -> tuple[str, tuple[object, ...]]:
     only = (
         "AND (i.attachments IS NULL OR i.taken_in_by IS NULL OR i.taken_in_by = ? "
-        "OR i.taken_in_by NOT IN (SELECT worker FROM gateway_workers)) "
+        f"OR i.taken_in_by NOT IN ({_MEMBERS})) "
     )
     if platforms is not None:
         only += f"AND i.platform IN ({', '.join('?' for _ in platforms)}) "
@@ -205,4 +180,4 @@ def _claimable(
         "AND NOT EXISTS (SELECT 1 FROM gateway_inbox o WHERE o.route_key = i.route_key "
         f"AND o.state IN {OPEN_STATES} AND o.id < i.id) ORDER BY i.id LIMIT ?"
     )
-    return sql, (worker, *(platforms or ()), limit)
+    return sql, (worker, _GROUP, *(platforms or ()), limit)

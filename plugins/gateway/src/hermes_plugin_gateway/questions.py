@@ -60,6 +60,13 @@ def offered(question: Question) -> tuple[QuestionChoice, ...]:
 class ChatQuestions:
     def __init__(self) -> None:
         self._pending: dict[str, _Pending] = {}
+        self._asking: set[asyncio.Task[None]] = set()
+
+    def spawn(self, asker: Asker, question: Question) -> None:
+        """:meth:`ask` in a task of its own (the turn's events flow on meanwhile)."""
+        task = asyncio.ensure_future(self.ask(asker, question))
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
     async def ask(self, asker: Asker, question: Question) -> None:
         """Show ``question`` in the chat and wait for its answer (from :meth:`pressed` or
@@ -109,6 +116,13 @@ class ChatQuestions:
                     pending.give(choice.value)
                     return True
         return False
+
+    def withdraw(self, question_id: str) -> None:
+        """The turn no longer waits for this answer (it ended, on another worker): closed
+        here, with nothing given."""
+        pending = self._pending.get(question_id)
+        if pending is not None:
+            pending.closed.set()
 
     def cancel(self, chat: ChatRef) -> None:
         """``/stop``: open questions in this chat are answered no."""

@@ -179,6 +179,43 @@ CREATE TABLE gateway_pairing_failures (
 );
 """
 
+_QUESTIONS = """
+-- Workers are members in the one leases table now (hermes_commons.leases.Members).
+DROP TABLE {exists}gateway_workers;
+-- Questions a turn asks (an approval) on a worker that does not hold the chat platforms:
+-- the one that does shows it in the chat (shown_by) and records the answer the user gives;
+-- the asking worker reads it. answer NULL with state 'closed': no (declined, timed out,
+-- /stop, or the turn ended). chat: hermes_sdk.platform.ChatRef as JSON; choices: a JSON
+-- list of [value, label].
+CREATE TABLE {exists_new}gateway_questions (
+    id TEXT PRIMARY KEY,
+    inbox_id {integer},
+    platform TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    command TEXT,
+    choices TEXT NOT NULL,
+    timeout_s {real} NOT NULL,
+    asked_by TEXT NOT NULL,
+    shown_by TEXT,
+    state TEXT NOT NULL CHECK (state IN ('asked', 'shown', 'answered', 'closed')),
+    answer TEXT,
+    created_at {real} NOT NULL
+);
+CREATE INDEX {exists_new}gateway_questions_open ON gateway_questions(platform, created_at)
+    WHERE state IN ('asked', 'shown');
+"""
+V4 = _QUESTIONS.format(
+    exists="IF EXISTS ", exists_new="IF NOT EXISTS ", integer="INTEGER", real="REAL"
+)
+POSTGRESQL_V3 = _QUESTIONS.format(
+    exists="", exists_new="", integer="BIGINT", real="DOUBLE PRECISION"
+)
+
 SCHEMA = StoreSchema(
-    name="gateway", migrations=(V1, V2, V3), postgresql=(POSTGRESQL_V1, POSTGRESQL_V2)
+    name="gateway",
+    migrations=(V1, V2, V3, V4),
+    postgresql=(POSTGRESQL_V1, POSTGRESQL_V2, POSTGRESQL_V3),
 )

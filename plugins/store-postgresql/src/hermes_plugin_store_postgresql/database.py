@@ -197,6 +197,7 @@ class PostgresDatabase:
     :class:`~hermes_sdk.store_engine.Database`)."""
 
     dialect = "postgresql"
+    shared = True  # a server's: a team's gateway workers on several hosts
 
     def __init__(
         self,

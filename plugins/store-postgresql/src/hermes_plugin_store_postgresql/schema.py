@@ -144,7 +144,13 @@ CREATE INDEX nested_calls_by_parent ON nested_calls(message_id, parent_call_id, 
 CREATE INDEX nested_calls_by_session ON nested_calls(session_id);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1,)
+V2 = """
+-- Turn leases are the leases named turn:SESSION in the one leases table every process that
+-- owns something shares (hermes_commons.leases.LEASES, made as the store opens).
+DROP TABLE turn_leases;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""
 
 _VERSION_TABLE = """

@@ -96,6 +96,7 @@ class Database:
     :class:`~hermes_sdk.store_engine.Database`)."""
 
     dialect = "sqlite"
+    shared = False  # a file of the home: its own processes on this host alone
 
     def __init__(
         self,

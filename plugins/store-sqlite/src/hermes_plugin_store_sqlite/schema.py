@@ -220,5 +220,11 @@ CREATE INDEX nested_calls_by_parent ON nested_calls(message_id, parent_call_id, 
 CREATE INDEX nested_calls_by_session ON nested_calls(session_id);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
+V10 = """
+-- Turn leases are the leases named turn:SESSION in the one leases table every process that
+-- owns something shares (hermes_commons.leases.LEASES, made as the store opens).
+DROP TABLE turn_leases;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10)
 """MIGRATIONS[n] upgrades a database at version n to version n + 1."""

@@ -1,0 +1,279 @@
+"""The turn runner: one message taken from the inbox becomes one turn on the runtime, and
+its outcome a reply handed to the last stage (:class:`~.replies.Replies`).
+
+On the way: a chat command runs instead of a turn; a turn interrupted twice is given up;
+the message waits for a turn slot (a cap across conversations); its session is opened (or
+resumed, with the same tools after a restart); the turn streams a preview, shows typing and
+asks its questions in the chat (on a worker without the platforms, through the store:
+:class:`~.relay.QuestionRelay`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_commons.scan import as_untrusted
+from hermes_plugin_gateway.access import Access
+from hermes_plugin_gateway.chat_commands import BUSY, ChatCommands
+from hermes_plugin_gateway.conversation import Conversation
+from hermes_plugin_gateway.delivery import ReplyStream
+from hermes_plugin_gateway.ledger import InboxItem, Ledger
+from hermes_plugin_gateway.platforms import Platforms
+from hermes_plugin_gateway.questions import Asker, ChatQuestions, sends_notes
+from hermes_plugin_gateway.relay import QuestionRelay
+from hermes_plugin_gateway.replies import Replies
+from hermes_plugin_gateway.routing import user_scope
+from hermes_plugin_gateway.settings import GatewayConfig
+from hermes_plugin_gateway.toolsets import tool_choice, untrusted_source
+from hermes_sdk.following import TurnWatcher, follow_turn
+from hermes_sdk.platform import ChatRef, PlatformAdapter
+from hermes_sdk.runtime import Runtime, SessionBusy, SessionNotFound, SessionOptions, TurnEnded
+
+__all__ = ["TurnRunner", "compose_reply"]
+
+log = logging.getLogger("hermes.gateway")
+
+TYPING_EVERY_SECONDS = 4.0
+TYPING_AFTER_SECONDS = 0.5
+"""A reply sooner than this needs no typing indicator; skipping it saves an API call per
+message, which under load queues in front of the replies themselves."""
+BUSY_RETRY_SECONDS = 75.0
+"""A turn resumed after its worker died waits this long for the session's lease, which a
+dead host's turn holds until it expires (60 s)."""
+RESUMED = (
+    "(Hermes restarted while working on this message. The transcript shows what was done "
+    "before; a tool whose effect is UNKNOWN may or may not have acted, so check before "
+    "repeating it. Continue where you left off.)\n\nThe message was:\n{text}"
+)
+GIVEN_UP = (
+    "⚠️ Hermes was interrupted twice while working on your message, so I stopped trying. "
+    "Check what was done, then send it again if you still need it."
+)
+
+
+def compose_reply(ended: TurnEnded, stopped_by_user: bool) -> str:
+    """What the user reads for a finished turn."""
+    text = ended.reply.strip()
+    if ended.status == "done":
+        return text or "(no reply)"
+    if ended.status in {"stopped", "interrupted"}:
+        return f"{text}\n\n_(stopped)_" if text else "Stopped."
+    note = f"⚠️ {BUSY if ended.status == 'busy' else ended.error or ended.status}"
+    return f"{text}\n\n{note}" if text else note
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        runtime: Runtime,
+        ledger: Ledger,
+        platforms: Platforms,
+        access: Access,
+        replies: Replies,
+        questions: ChatQuestions,
+        relay: QuestionRelay,
+        settings: GatewayConfig,
+        cwd: Path,
+        stopping: asyncio.Event,
+    ) -> None:
+        self.runtime = runtime
+        self.ledger = ledger
+        self.platforms = platforms
+        self.access = access
+        self.replies = replies
+        self.questions = questions
+        self.relay = relay
+        self.settings = settings
+        self.cwd = cwd
+        self.stopping = stopping
+        self.commands = ChatCommands(runtime, ledger)
+        self.slots = asyncio.Semaphore(settings.max_concurrent_turns)
+        self._frozen_after_first_turn = False
+
+    async def handle(self, conversation: Conversation, item: InboxItem) -> None:
+        """Answer one message taken from the inbox (by the worker ``item.worker`` names)."""
+        name = await self.commands.name_of(item)
+        if name is not None:
+            text = await self.commands.run(conversation, item, name)
+            await self._answer(item, text)
+            return
+        if item.state == "resuming":
+            await self.ledger.store.run(self.ledger.mark, item.id, "failed", None, item.worker)
+            await self._answer(item, GIVEN_UP)
+            return
+        async with self.slots:
+            if self.stopping.is_set():
+                return  # stays queued (or running): picked up at the next start
+            if item.id in conversation.dropped:
+                return  # /stop dropped it while it waited for a turn slot
+            await self._turn(conversation, item)
+
+    async def _answer(self, item: InboxItem, text: str, preview_id: str | None = None) -> int:
+        recorded, _ = await self.replies.reply(
+            item.id,
+            item.chat,
+            text,
+            worker=item.worker,
+            reply_to=item.message_id,
+            preview_id=preview_id,
+        )
+        return recorded
+
+    async def _session(self, conversation: Conversation, item: InboxItem) -> str:
+        """The id of the session the message's route talks in, opened if it has none (or
+        its session was deleted meanwhile)."""
+        ledger = self.ledger
+        session_id = item.session_id or await ledger.store.run(ledger.route, conversation.key)
+        toolsets, left_out = tool_choice(
+            self.platforms.adapter(item.chat.platform),
+            self.access.rules(item.chat.platform),
+            item.chat,
+            self.runtime.toolsets(),
+        )
+        options = SessionOptions(
+            source=item.chat.platform,
+            user_scope=user_scope(item.chat, item.user_id, conversation.key),
+            cwd=str(self.cwd),
+            toolsets=toolsets,
+            exclude_tools=left_out,
+        )
+        if session_id is not None:
+            with contextlib.suppress(SessionNotFound):  # the same tools after a restart
+                return (await self.runtime.resume_session(session_id, options)).session_id
+        opened = await self.runtime.open_session(options)
+        await ledger.store.run(ledger.set_route, conversation.key, opened.session_id)
+        return opened.session_id
+
+    async def _turn(self, conversation: Conversation, item: InboxItem) -> None:
+        session_id = await self._session(conversation, item)
+        resumed = item.state == "running"
+        adapter = self.platforms.adapter(item.chat.platform)
+        text = item.text
+        if (source := untrusted_source(adapter, item.chat)) is not None:
+            text = as_untrusted(text, source)
+        text = RESUMED.format(text=text) if resumed else text
+        # Marked before the turn starts: a crash from here on resumes it once, with a note
+        # that says to check what was done (nothing, if it came before the turn's first write).
+        state = "resuming" if resumed else "running"
+        if not await self.ledger.store.run(
+            self.ledger.mark, item.id, state, session_id, item.worker
+        ):
+            return  # /stop dropped it meanwhile, or this worker was taken for dead
+        if resumed and adapter is not None and sends_notes(adapter):
+            with contextlib.suppress(Exception):
+                await adapter.send(
+                    item.chat, "Hermes restarted while working on your message; continuing."
+                )
+        conversation.stopped_by_user = False
+        stream = None
+        if adapter is not None and adapter.can_edit and self.settings.stream:
+            stream = ReplyStream(
+                adapter, item.chat, item.message_id, self.settings.stream_interval_seconds
+            )
+        typing = None
+        if adapter is not None and self.settings.typing:
+            typing = asyncio.ensure_future(_keep_typing(adapter, item.chat))
+        try:
+            ended = await self._run_turn(conversation, item, session_id, text, stream)
+            waited_until = time.monotonic() + BUSY_RETRY_SECONDS
+            while ended.status == "busy" and resumed and not self.stopping.is_set():
+                if conversation.stopped_by_user or item.id in conversation.dropped:
+                    conversation.stopped_by_user = True
+                    ended = TurnEnded(session_id=session_id, status="stopped", reply="")
+                    break
+                if time.monotonic() > waited_until:
+                    break
+                # The turn that was interrupted still holds the session: its worker died
+                # on another host, and its lease runs out.
+                await asyncio.sleep(2.0)
+                ended = await self._run_turn(conversation, item, session_id, text, stream)
+        finally:
+            if typing is not None:
+                typing.cancel()
+            preview = await stream.close() if stream is not None else None
+        if (
+            self.stopping.is_set()
+            and ended.status in {"stopped", "interrupted"}
+            and not conversation.stopped_by_user
+        ):
+            # Stopped by the shutdown: another worker, or the next start, resumes it (once).
+            await self.ledger.store.run(self.ledger.mark, item.id, "running", None, item.worker)
+            return
+        reply = compose_reply(ended, conversation.stopped_by_user)
+        if not await self._answer(item, reply, preview):
+            return  # no longer this worker's to answer: its files are not sent either
+        for attachment in ended.attachments:  # each one an obligation of its own
+            await self.replies.reply(None, item.chat, "", attachment=attachment)
+        if not self._frozen_after_first_turn:
+            self._frozen_after_first_turn = True
+            freeze_heap()  # now the provider and the platform's HTTP stack are loaded too
+
+    async def _run_turn(
+        self,
+        conversation: Conversation,
+        item: InboxItem,
+        session_id: str,
+        text: str,
+        stream: ReplyStream | None,
+    ) -> TurnEnded:
+        """Run one turn and follow its events: the reply's text to the preview, questions to
+        the chat (through the store when the platform runs in another worker; answered no
+        where nobody can be asked)."""
+        adapter = self.platforms.adapter(item.chat.platform)
+        relayed = adapter is None and self.relay.reaches_users()
+        try:
+            turn = self.runtime.start_turn(
+                session_id,
+                text,
+                answers_questions=adapter is not None or relayed,
+                attachments=item.attachments,
+            )
+        except SessionBusy:  # a service of this gateway runs a turn on it
+            return TurnEnded(session_id=session_id, status="busy", reply="")
+        conversation.turn = turn
+        asking: set[asyncio.Task[Any]] = set()
+
+        def ask(event: Any) -> None:  # in a task of its own: the turn's events flow on
+            if adapter is not None:
+                self.questions.spawn(Asker(adapter, item.chat, item.user_id), event)
+                return
+            task = asyncio.ensure_future(self.relay.ask(event, item))
+            asking.add(task)
+            task.add_done_callback(asking.discard)
+
+        watcher = TurnWatcher(
+            on_text=stream.feed if stream is not None else None,
+            on_restart=stream.restart if stream is not None else None,
+            on_question=ask if adapter is not None or relayed else None,
+        )
+        try:
+            return await follow_turn(turn, watcher)
+        finally:
+            conversation.turn = None
+            for task in list(asking):  # withdrawn from the chat: the turn waits no more
+                task.cancel()
+
+
+def freeze_heap() -> None:
+    """Exempt what is loaded so far (modules, plugins, config) from garbage collection.
+
+    A full collection walks every object, and with a thousand conversations it took 60-70 ms
+    on the event loop, a stall that every reply in flight shared; what the gateway loads
+    at start lives as long as the process, so walking it again finds nothing. Frozen, full
+    collections walk only what came later (15-20 ms in the same run)."""
+    gc.collect()
+    gc.freeze()
+
+
+async def _keep_typing(adapter: PlatformAdapter, chat: ChatRef) -> None:
+    await asyncio.sleep(TYPING_AFTER_SECONDS)
+    while True:
+        with contextlib.suppress(Exception):  # only a hint to the user
+            await adapter.typing(chat)
+        await asyncio.sleep(TYPING_EVERY_SECONDS)
