@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+BORN_HERE = {"outbox", "sending"}
+"""Modules written in the commons, never in the SDK: they have no old name."""
 MOVED = sorted(
     path.stem
     for path in (REPO / "commons" / "src" / "hermes_commons").glob("*.py")
-    if not path.stem.startswith("_")
+    if not path.stem.startswith("_") and path.stem not in BORN_HERE
 )
 
 

@@ -29,7 +29,7 @@ def test_a_conversation_and_a_pairing_are_kept_in_postgresql(
     assert not hermes.home.joinpath("state.db").exists()
     with psycopg.connect(url) as connection:
         delivered = connection.execute(
-            "SELECT count(*) FROM gateway_outbox WHERE state = 'delivered'"
+            "SELECT count(*) FROM outbox_entries WHERE state = 'delivered'"
         ).fetchone()
         pairing = connection.execute("SELECT user_id FROM gateway_pairing").fetchall()
         found = connection.execute(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from hermes_plugin_gateway.delivery import DUPLICATE_NOTE
 
+from hermes_commons.sending import DUPLICATE_NOTE
 from hermes_testkit import Reply
 
 from .conftest import OWNER, polling, wait_until

@@ -19,9 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 import psycopg
-from hermes_plugin_gateway.delivery import SENDS_AT_ONCE
 from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
+from hermes_commons.sending import SENDS_AT_ONCE
 from hermes_testkit import Reply, ScriptedOpenAIServer
 
 USERS = 1000
@@ -134,7 +134,7 @@ def _unfinished(url: str) -> str:
             "SELECT holder, expires_at FROM leases_held WHERE name LIKE 'gateway-worker/%'"
         ).fetchall()
         outbox = connection.execute(
-            "SELECT state, count(*) FROM gateway_outbox GROUP BY state"
+            "SELECT state, count(*) FROM outbox_entries GROUP BY state"
         ).fetchall()
     return f"open messages {messages}; workers {workers}; replies {outbox}"
 
@@ -244,11 +244,11 @@ def test_three_workers_answer_every_message_once_through_two_kills(postgres, tmp
                 connection.execute("SELECT state, count(*) FROM gateway_inbox GROUP BY state")
             )
             per_message = connection.execute(
-                "SELECT count(*) FROM gateway_outbox WHERE inbox_id IS NOT NULL "
-                "GROUP BY inbox_id HAVING count(*) <> 1"
+                "SELECT count(*) FROM outbox_entries WHERE answers IS NOT NULL "
+                "GROUP BY answers HAVING count(*) <> 1"
             ).fetchall()
             undelivered = connection.execute(
-                "SELECT count(*) FROM gateway_outbox WHERE state <> 'delivered'"
+                "SELECT count(*) FROM outbox_entries WHERE state <> 'delivered'"
             ).fetchone()
         # A message running where the first kill struck, resumed where the second did, was
         # interrupted twice: by design its user is told so and it is not tried again; that

@@ -354,7 +354,7 @@ def test_a_plugins_tables_are_migrated_once_and_shared_with_other_connections(ho
 
 
 def test_delivery_with_no_delivery_plugin_installed_says_so(home, monkeypatch):
-    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "gateway")
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "delivery")
 
     async def scenario():
         async with open_runtime(home) as runtime:

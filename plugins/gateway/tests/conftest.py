@@ -36,6 +36,19 @@ def inbound(
     )
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A gateway store that several workers may share: a home's state.db, and a database of
+    the test kit's PostgreSQL."""
+    home = tmp_path / "shared-home"
+    home.mkdir()
+    if request.param == "postgresql":
+        url = request.getfixturevalue("postgres").create_database()
+        (home / "config.yaml").write_text(f"store:\n  url: {url}\n")
+    with open_store(home, SCHEMA) as store:
+        yield store
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"

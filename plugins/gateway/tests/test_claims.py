@@ -5,36 +5,21 @@ the others, a worker taken for dead unable to answer, and /stop reaching another
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.ledger import ClaimLost, Ledger
-from hermes_plugin_gateway.schema import SCHEMA
 
 from hermes_commons.leases import LEASES, Leases, this_host
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef
-from hermes_sdk.storage import Store, open_store
+from hermes_sdk.storage import open_store
 
 from .conftest import Clock, inbound
 
 ALIVE = "elsewhere:1:a"
 OTHER = "elsewhere:2:b"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def shared(request, tmp_path: Path) -> Iterator[Store]:
-    """A gateway store that several workers share (a home on the test kit's PostgreSQL)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    if request.param == "postgresql":
-        url = request.getfixturevalue("postgres").create_database()
-        (home / "config.yaml").write_text(f"store:\n  url: {url}\n")
-    with open_store(home, SCHEMA) as store:
-        yield store
 
 
 def _stored(ledger: Ledger, *messages: tuple[str, str]) -> list[int]:
@@ -132,7 +117,7 @@ def test_a_dead_workers_messages_go_to_the_others_and_it_cannot_answer(shared):
         ledger.reply_ready(first, ChatRef("telegram", "a", "private"), "late", worker=ALIVE)
     assert dying.pulse().was_dead
     ledger.reply_ready(first, ChatRef("telegram", "a", "private"), "answer", worker=OTHER)
-    assert [item.text for item in ledger.open_outbox()] == ["answer"]
+    assert [item.text for item in ledger.outbox.open()] == ["answer"]
 
 
 def test_a_worker_of_this_host_that_is_gone_is_dead_at_once(shared):

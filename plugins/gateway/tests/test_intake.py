@@ -90,7 +90,6 @@ def test_a_failed_intake_write_reaches_every_sender_and_queues_nothing(store):
     queued: list[InboxItem] = []
     intake = Intake(ledger, queued.append)
     with store.write() as cursor:
-        cursor.execute("DROP TABLE gateway_outbox")
         cursor.execute("DROP TABLE gateway_inbox")
 
     async def burst():

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_plugin_gateway.questions import ChatQuestions
 from hermes_plugin_gateway.relay import QuestionRelay
-from hermes_plugin_gateway.schema import SCHEMA
 
 from hermes_sdk.platform import ButtonPress, ChatRef
 from hermes_sdk.runtime import Question, QuestionChoice
-from hermes_sdk.storage import Store, open_store
+from hermes_sdk.storage import Store
 
 from .conftest import inbound
 
@@ -30,17 +26,6 @@ CHOICES = (
     QuestionChoice(value="once", label="Allow once"),
     QuestionChoice(value="deny", label="Deny"),
 )
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def shared(request, tmp_path: Path) -> Iterator[Store]:
-    home = tmp_path / "home"
-    home.mkdir()
-    if request.param == "postgresql":
-        url = request.getfixturevalue("postgres").create_database()
-        (home / "config.yaml").write_text(f"store:\n  url: {url}\n")
-    with open_store(home, SCHEMA) as store:
-        yield store
 
 
 class Chat:

@@ -33,6 +33,7 @@ from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 if TYPE_CHECKING:
+    from hermes_sdk.delivery import Deliverer
     from hermes_sdk.health import StatusLine
     from hermes_sdk.media import Attachment
     from hermes_sdk.pending_writes import PendingWrite
@@ -527,6 +528,10 @@ class RuntimeOptions:
     close_timeout_s: float | None = None
     """On closing, how long background work still running (the reviews of the last turns)
     may take to finish; None: two minutes."""
+    deliverer: Deliverer | None = None
+    """Where ``Runtime.deliver`` goes: a front-end that sends to chats itself (the gateway,
+    which runs the platforms) gives its own, so its services' messages go straight out;
+    None: the installed delivery plugin's (``hermes_deliveries``)."""
 
 
 # --- stored sessions, without a model (SDK 0.x: added for `hermes sessions`) -------------

@@ -100,6 +100,9 @@ class StoreSchema:
     PostgreSQL, and says so in one line when a home is set up that way."""
     declared: tuple[tuple[Step, ...], ...] = ()
     """The versions as steps, for every engine: give these or ``migrations``, not both."""
+    uses: tuple[StoreSchema, ...] = ()
+    """Schemas whose tables these migrations read or fill (a version that moves rows into a
+    shared table): made, or brought up to date, first."""
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():

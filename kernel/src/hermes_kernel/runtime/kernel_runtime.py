@@ -154,6 +154,7 @@ class KernelRuntime(StoreHistory, Runtime):
         *,
         question_timeout: float = 120.0,
         on_open: Callable[[str], None] | None = None,
+        deliverer: Deliverer | None = None,
     ) -> None:
         super().__init__(agent.store, str(agent.app.settings.home), agent.app.settings.raw)
         self.agent = agent
@@ -163,7 +164,8 @@ class KernelRuntime(StoreHistory, Runtime):
         self.app = agent.app
         self.questions = questions
         self.question_timeout = question_timeout
-        self._deliverer: Deliverer | None = None
+        self._deliverer: Deliverer | None = deliverer
+        """Where ``deliver`` goes: the front-end's own, else built on first use."""
         self._stores: dict[str, Store] = {}
         # Tool events of this runtime's turns go to them; the others to whoever watched
         # before (the chat's screen, another runtime), so two runtimes share one agent.

@@ -49,7 +49,7 @@ async def open_runtime(
     except NoModel as exc:
         raise RuntimeUnavailable(str(exc)) from None
     timeout = options.question_timeout_s or approval_policy(app.settings.raw).timeout_seconds
-    runtime = KernelRuntime(agent, questions, question_timeout=timeout)
+    runtime = KernelRuntime(agent, questions, question_timeout=timeout, deliverer=options.deliverer)
     process.started()  # the agent is built: what follows is the front-end's own work
     try:
         yield runtime

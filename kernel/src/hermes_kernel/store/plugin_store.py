@@ -20,7 +20,10 @@ T = TypeVar("T")
 
 
 def migrate_schema(db: StoreBackend, schema: StoreSchema) -> None:
-    """Bring ``schema``'s tables to its latest version, in one transaction."""
+    """Bring ``schema``'s tables to its latest version, in one transaction (those of the
+    schemas it uses first)."""
+    for used in schema.uses:
+        migrate_schema(db, used)
     migrations = db.migrations_of(schema)  # in the engine's SQL; StoreError if none
     latest = len(migrations)
     recorded = db.query_value("SELECT version FROM plugin_schemas WHERE name = ?", (schema.name,))

@@ -3,8 +3,9 @@
 ``hermes gateway run`` hosts the platform plugins (``hermes_platforms``) and the services
 (``hermes_services``) on the runtime contract, and owns what they share: who may write
 (allowlists, DM pairing: ``hermes pairing``), which session a chat talks in, the inbox of
-messages and the delivery ledger of replies, and questions asked in the chat. Its delivery
-(``hermes_deliveries``) is how ``Runtime.deliver`` reaches a chat from any process.
+messages, and questions asked in the chat. It sends what the delivery ledger holds
+(:mod:`hermes_commons.outbox`: its replies, and what ``Runtime.deliver`` recorded in any
+process through the ``delivery`` plugin).
 Importing this is cheap: nothing of the gateway loads until a command or a delivery runs.
 """
 
@@ -16,7 +17,6 @@ from typing import TYPE_CHECKING
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
-    DeliverySpec,
     Finding,
     HealthContext,
     StatusLine,
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from hermes_sdk.archive import PairedUser
     from hermes_sdk.storage import StoreSchema
 
-NAME = "gateway"
-
 
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
@@ -36,11 +34,6 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="gateway",
         description="Serve the agent on chat platforms: run, status, stop; install as a service.",
         factory="hermes_plugin_gateway.command:gateway",
-    )
-    yield CommandSpec(
-        name="send",
-        description="Send a message to a chat: through the running gateway, or directly.",
-        factory="hermes_plugin_gateway.send_command:send",
     )
     yield CommandSpec(
         name="pairing",
@@ -64,15 +57,6 @@ def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
 
 
 @hookimpl
-def hermes_deliveries() -> Iterator[DeliverySpec]:
-    yield DeliverySpec(
-        name=NAME,
-        description="Messages to chats through the delivery ledger",
-        factory="hermes_plugin_gateway.outbox:LedgerDelivery",
-    )
-
-
-@hookimpl
 def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> list[PairedUser]:
     from hermes_plugin_gateway.pairing import admit
 
@@ -81,10 +65,9 @@ def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> list[Pair
 
 @hookimpl
 def hermes_store_schemas() -> list[StoreSchema]:
-    from hermes_commons.leases import LEASES
     from hermes_plugin_gateway.schema import SCHEMA
 
-    return [SCHEMA, LEASES]  # its platforms' lease lives in the SDK's table
+    return [*SCHEMA.uses, SCHEMA]  # the leases and the delivery ledger it shares, first
 
 
 @hookimpl

@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hermes_commons.leases import Members, member_sql
+from hermes_commons.leases import Members, acquire_in, member_sql, release_in
+from hermes_commons.outbox import SENDER
 from hermes_plugin_gateway.ledger import (
     INBOX_COLUMNS,
     OPEN_STATES,
@@ -98,12 +99,18 @@ class Claims:
         one is no longer its to write, so a turn still running there cannot answer."""
         self.members.rename(worker)
 
-    def pulse(self, alone: bool = False) -> Pulse:
+    def pulse(self, alone: bool = False, *, sending: bool = False) -> Pulse:
         """Say this worker is alive (:meth:`Members.beat_in`); free what dead workers took;
         and read which of this worker's turns a /stop from another worker's chat asked to
-        stop. ``alone``: no other worker can share this store (a SQLite home)."""
+        stop. ``alone``: no other worker can share this store (a SQLite home). ``sending``:
+        it sends from the delivery ledger (it holds the platforms), so it holds the
+        ledger's sender lease too, for as long as it is heard."""
         with self.store.write() as cursor:
             beat = self.members.beat_in(cursor, alone=alone)
+            if sending:
+                acquire_in(cursor, SENDER, self.worker, self.members.timeout)
+            else:
+                release_in(cursor, SENDER, self.worker)
             freed = 0
             if beat.gone or beat.joined or beat.was_gone:
                 freed = changed_rows(
@@ -162,6 +169,7 @@ class Claims:
                 (self.worker,),
             )
             self.members.leave_in(cursor)
+            release_in(cursor, SENDER, self.worker)
         return given
 
 

@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from hermes_commons.leases import LEASES, Leases, new_holder
+from hermes_commons.outbox import Outbox
+from hermes_commons.sending import Deliveries
 from hermes_plugin_gateway.access import Access
 from hermes_plugin_gateway.claims import Claims
-from hermes_plugin_gateway.delivery import Deliveries
 from hermes_plugin_gateway.dispatch import SHARED_POLL_SECONDS, Dispatch
 from hermes_plugin_gateway.front_door import FrontDoor
 from hermes_plugin_gateway.intake import Intake
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
-from hermes_plugin_gateway.outbox import serving
 from hermes_plugin_gateway.pairing import Pairings
 from hermes_plugin_gateway.platforms import Platforms
 from hermes_plugin_gateway.questions import ChatQuestions
@@ -49,9 +49,10 @@ from hermes_plugin_gateway.status import write_status
 from hermes_plugin_gateway.turns import TYPING_EVERY_SECONDS, TurnRunner, freeze_heap
 from hermes_plugin_gateway.workers import Workers
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec
+from hermes_sdk.delivery import Deliverer
 from hermes_sdk.events import CommandContext
 from hermes_sdk.platform import PlatformContext
-from hermes_sdk.runtime import Delivery, Runtime, RuntimeOptions
+from hermes_sdk.runtime import Delivery, DeliveryUnavailable, Runtime, RuntimeOptions
 from hermes_sdk.service import ServiceContext
 from hermes_sdk.storage import open_store
 
@@ -63,15 +64,32 @@ UPKEEP_SECONDS = 1.0
 STATUS_EVERY_SECONDS = 5.0
 
 
-def runtime_options(settings: GatewayConfig, cwd: Path) -> RuntimeOptions:
+def runtime_options(
+    settings: GatewayConfig, cwd: Path, deliverer: Deliverer | None = None
+) -> RuntimeOptions:
     """The gateway's runtime: nobody at a terminal watches its sessions (the compaction
-    safety net applies), questions wait as long as the chats' do."""
+    safety net applies), questions wait as long as the chats' do, and what its services
+    deliver goes straight to its platforms."""
     return RuntimeOptions(
         cwd=str(cwd),
         unattended=True,
         question_timeout_s=settings.approval_timeout_seconds,
         close_timeout_s=max(1.0, settings.drain_seconds),
+        deliverer=deliverer,
     )
+
+
+class _ThroughItsPlatforms:
+    """``Runtime.deliver`` in the gateway's process (its services: the scheduler, the API
+    server): straight to the platforms it runs, once the gateway is built."""
+
+    def __init__(self) -> None:
+        self.replies: Replies | None = None
+
+    async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
+        if self.replies is None:
+            raise DeliveryUnavailable("the gateway is starting; try again in a moment")
+        return await self.replies.deliver(platform, chat_id, text)
 
 
 @contextlib.asynccontextmanager
@@ -87,8 +105,11 @@ async def open_gateway(
     # platforms') shares pooled aiohttp connections, a fraction of httpx's own CPU per request.
     expect_many_requests()
     where = Path(cwd or settings.cwd or Path.cwd()).expanduser()
-    async with context.open_runtime(runtime_options(settings, where)) as runtime:
-        yield Gateway(context, runtime, settings, where)
+    deliverer = _ThroughItsPlatforms()
+    async with context.open_runtime(runtime_options(settings, where, deliverer)) as runtime:
+        gateway = Gateway(context, runtime, settings, where)
+        deliverer.replies = gateway.replies
+        yield gateway
 
 
 class Gateway:
@@ -102,7 +123,6 @@ class Gateway:
         self.settings = settings
         self.home = Path(context.home)
         self.started_at = time.time()
-        self.loop: asyncio.AbstractEventLoop | None = None
         self.stopping = asyncio.Event()
         store = runtime.plugin_store(SCHEMA)
         alone = not store.shared  # a store in the home's files: one gateway per home
@@ -134,7 +154,7 @@ class Gateway:
             on_stopped=lambda name: self.front_door.platform_stopped(name),  # noqa: PLW0108
         )
         deliveries = Deliveries(
-            Ledger(control) if self._control_store is not None else self.ledger,
+            Outbox(control) if self._control_store is not None else self.ledger.outbox,
             self.platforms.adapter,
             attempts=settings.delivery_attempts,
             max_age_seconds=settings.delivery_max_age_hours * 3600,
@@ -202,28 +222,26 @@ class Gateway:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then shut down cleanly."""
-        self.loop = asyncio.get_running_loop()
         await self.workers.join()
         await asyncio.to_thread(self.ledger.prune)
         # Tool sources (MCP servers) connect once, before any chat is served, and are shared.
         for warning in await self.runtime.warm_up("gateway"):
             log.warning("gateway: %s", warning)
         freeze_heap()
-        with serving(self.context.home, self):
-            self.services.start()
-            loops = [
-                asyncio.ensure_future(self._upkeep()),
-                asyncio.ensure_future(self.dispatch.run()),
-                asyncio.ensure_future(self._relay_typing()),
-            ]
-            try:
-                await self.workers.contend()
-                await stop.wait()
-            finally:
-                for task in loops:
-                    task.cancel()
-                await asyncio.gather(*loops, return_exceptions=True)
-                await self.shutdown()
+        self.services.start()
+        loops = [
+            asyncio.ensure_future(self._upkeep()),
+            asyncio.ensure_future(self.dispatch.run()),
+            asyncio.ensure_future(self._relay_typing()),
+        ]
+        try:
+            await self.workers.contend()
+            await stop.wait()
+        finally:
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await self.shutdown()
 
     async def shutdown(self) -> None:
         """Let running turns finish up to ``drain_seconds``; stop the rest, which resume at
@@ -237,10 +255,6 @@ class Gateway:
         if self._control_store is not None:
             self._control_store.close()
         self._write_status("stopped")
-
-    async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
-        """A front-end's message to a chat (``Runtime.deliver`` in this process)."""
-        return await self.replies.deliver(platform, chat_id, text)
 
     def _stored(self, _item: InboxItem) -> None:
         # Alone, this gateway runs what it stores at once. Among workers it polls like the

@@ -1,5 +1,6 @@
-"""The gateway's durable state in its tables of the state store: routes (chat -> session),
-the inbox (messages and the progress of their turns) and the outbox (the delivery ledger).
+"""The gateway's durable state in its tables of the state store: routes (chat -> session)
+and the inbox (messages and the progress of their turns); replies go to the delivery ledger
+every front-end shares (:mod:`hermes_commons.outbox`).
 
 Every state change is one transaction. The order that makes a crash harmless:
 a message is stored (queued) before the platform is told it arrived; it is marked running
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_commons.outbox import Outbox
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, Inbound
 from hermes_sdk.storage import Store, StoreCursor
@@ -26,7 +28,6 @@ __all__ = [
     "ClaimLost",
     "InboxItem",
     "Ledger",
-    "OutboxItem",
     "changed_rows",
     "inbox_item",
 ]
@@ -55,31 +56,13 @@ class InboxItem:
     only count while that name still holds it)."""
 
 
-@dataclass(frozen=True)
-class OutboxItem:
-    id: int
-    chat: ChatRef
-    reply_to: str | None
-    preview_id: str | None
-    text: str
-    state: str
-    attempts: int
-    maybe_sent: bool
-    created_at: float
-    updated_at: float
-    attachment: Attachment | None = None
-    """A file to send instead of text (one per entry, so each is sent once)."""
-
-
+ANSWERS = "gateway-inbox:"
+"""A reply's ``answers`` in the delivery ledger: this, then the message's id."""
 OPEN_STATES = "('queued', 'running', 'resuming')"
 """A message whose turn has not finished (SQL list)."""
 INBOX_COLUMNS = (
     "id, route_key, chat, user_id, user_name, message_id, text, state, session_id, received_at, "
     "attachments"
-)
-_OUTBOX_COLUMNS = (
-    "id, chat, reply_to, preview_id, text, state, attempts, maybe_sent, created_at, updated_at, "
-    "attachment"
 )
 
 
@@ -99,26 +82,12 @@ def inbox_item(row: tuple[Any, ...]) -> InboxItem:
     )
 
 
-def _outbox(row: tuple[Any, ...]) -> OutboxItem:
-    return OutboxItem(
-        id=int(row[0]),
-        chat=ChatRef.from_dict(json.loads(row[1])),
-        reply_to=row[2],
-        preview_id=row[3],
-        text=str(row[4]),
-        state=str(row[5]),
-        attempts=int(row[6]),
-        maybe_sent=bool(row[7]),
-        created_at=float(row[8]),
-        updated_at=float(row[9]),
-        attachment=Attachment.from_dict(json.loads(row[10])) if row[10] else None,
-    )
-
-
 class Ledger:
     def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self._now = clock
+        self.outbox = Outbox(store, clock)
+        """The delivery ledger the replies go to (on the same store: one transaction)."""
 
     # --- routes -----------------------------------------------------------------------------
 
@@ -257,88 +226,15 @@ class Ledger:
                 ).fetchall()
                 if not closed:
                     raise ClaimLost(f"message {item_id} is no longer this worker's to answer")
-            rows = cursor.execute(
-                "INSERT INTO gateway_outbox (inbox_id, platform, chat, reply_to, preview_id, "
-                "text, state, attempts, created_at, updated_at, attachment) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    item_id,
-                    chat.platform,
-                    json.dumps(chat.as_dict()),
-                    reply_to,
-                    preview_id,
-                    text,
-                    "attempting" if attempting else "pending",
-                    int(attempting),
-                    now,
-                    now,
-                    json.dumps(attachment.as_dict()) if attachment is not None else None,
-                ),
-            ).fetchall()
-        return int(rows[0][0])
-
-    # --- outbox -----------------------------------------------------------------------------
-
-    def outbox_item(self, item_id: int) -> OutboxItem | None:
-        rows = self.store.query(
-            f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox WHERE id = ?", (item_id,)
-        )
-        return _outbox(rows[0]) if rows else None
-
-    def open_outbox(self, platform: str | None = None) -> list[OutboxItem]:
-        rows = self.store.query(
-            f"SELECT {_OUTBOX_COLUMNS} FROM gateway_outbox "
-            "WHERE state IN ('pending', 'attempting') "
-            "AND (CAST(? AS TEXT) IS NULL OR platform = ?) ORDER BY id",
-            (platform, platform),
-        )
-        return [_outbox(row) for row in rows]
-
-    def after_crash(self) -> int:
-        """At start: sends that were in flight may have gone out; mark them so their next
-        attempt says it may be a duplicate."""
-        with self.store.write() as cursor:
-            return changed_rows(
+            return self.outbox.record_in(
                 cursor,
-                "UPDATE gateway_outbox SET state = 'pending', maybe_sent = 1, preview_id = NULL, "
-                "updated_at = 0 WHERE state = 'attempting' RETURNING 1",
-            )
-
-    def attempting(self, *item_ids: int) -> None:
-        """Mark replies as being sent (not synced: the caller syncs while it sends)."""
-        now = self._now()
-        with self.store.write() as cursor:
-            cursor.executemany(
-                "UPDATE gateway_outbox SET state = 'attempting', attempts = attempts + 1, "
-                "updated_at = ? WHERE id = ?",
-                [(now, item_id) for item_id in item_ids],
-            )
-
-    def delivered(self, *item_ids: int) -> None:
-        # Not behind the write lock: a reply sent but not yet marked goes again (marked as a
-        # possible duplicate) if this worker dies meanwhile, so this mark must not queue.
-        now = self._now()
-        with self.store.write(serialized=False) as cursor:
-            cursor.executemany(
-                "UPDATE gateway_outbox SET state = 'delivered', last_error = NULL, "
-                "updated_at = ? WHERE id = ?",
-                [(now, item_id) for item_id in item_ids],
-            )
-
-    def failed(self, item_id: int, error: str, *, abandon: bool, maybe_sent: bool = False) -> None:
-        """A send failed: try again later, or give up. ``maybe_sent``: the failure leaves it
-        open whether the reply went out (a timeout), so its next attempt carries the note."""
-        with self.store.write() as cursor:
-            cursor.execute(
-                "UPDATE gateway_outbox SET state = ?, last_error = ?, updated_at = ?, "
-                "maybe_sent = CASE WHEN ? = 1 THEN 1 ELSE maybe_sent END WHERE id = ?",
-                (
-                    "abandoned" if abandon else "pending",
-                    error[:500],
-                    self._now(),
-                    int(maybe_sent),
-                    item_id,
-                ),
+                chat,
+                text,
+                answers=None if item_id is None else f"{ANSWERS}{item_id}",
+                reply_to=reply_to,
+                preview_id=preview_id,
+                attempting=attempting,
+                attachment=attachment,
             )
 
     # --- upkeep -----------------------------------------------------------------------------
@@ -346,11 +242,9 @@ class Ledger:
     def counts(self) -> dict[str, int]:
         rows = self.store.query(
             "SELECT 'inbox_' || state, count(*) FROM gateway_inbox "
-            "WHERE state IN ('queued', 'running', 'resuming') GROUP BY state "
-            "UNION ALL SELECT 'outbox_' || state, count(*) FROM gateway_outbox "
-            "WHERE state IN ('pending', 'attempting', 'abandoned') GROUP BY state"
+            "WHERE state IN ('queued', 'running', 'resuming') GROUP BY state"
         )
-        return {str(name): int(count) for name, count in rows}
+        return {str(name): int(count) for name, count in rows} | self.outbox.counts()
 
     def prune(self, older_than_seconds: float = 7 * 86_400) -> None:
         """Forget finished messages and replies after a week (kept that long so a platform
@@ -358,16 +252,16 @@ class Ledger:
         cutoff = self._now() - older_than_seconds
         with self.store.write() as cursor:
             cursor.execute(
-                "DELETE FROM gateway_outbox WHERE state IN ('delivered', 'abandoned') "
+                "DELETE FROM gateway_inbox WHERE state IN ('done', 'dropped', 'failed') "
                 "AND updated_at < ?",
                 (cutoff,),
             )
             cursor.execute(
-                "DELETE FROM gateway_inbox WHERE state IN ('done', 'dropped', 'failed') "
-                "AND updated_at < ? AND id NOT IN (SELECT inbox_id FROM gateway_outbox "
-                "WHERE inbox_id IS NOT NULL)",
+                "DELETE FROM gateway_questions WHERE state IN ('answered', 'closed') "
+                "AND created_at < ?",
                 (cutoff,),
             )
+        self.outbox.prune(older_than_seconds)
 
 
 _HELD_BY = "AND (CAST(? AS TEXT) IS NULL OR worker = ?) RETURNING 1"

@@ -1,4 +1,5 @@
-"""The last stage: a reply recorded in the delivery ledger, then sent.
+"""The last stage: a reply recorded in the delivery ledger (:mod:`hermes_commons.outbox`),
+then sent (:mod:`hermes_commons.sending`).
 
 A reply to a message is recorded in the same write that marks the message done, under the
 name of the worker that took the message (a worker taken for dead meanwhile records
@@ -11,8 +12,9 @@ from __future__ import annotations
 import logging
 import time
 
-from hermes_plugin_gateway.delivery import Deliveries
-from hermes_plugin_gateway.ledger import ClaimLost, Ledger, OutboxItem
+from hermes_commons.outbox import OutboxItem
+from hermes_commons.sending import Deliveries
+from hermes_plugin_gateway.ledger import ClaimLost, Ledger
 from hermes_plugin_gateway.platforms import Platforms
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef
@@ -82,6 +84,5 @@ class Replies:
     async def send_due(self, platform: str | None = None) -> None:
         """Send what the ledger holds that is due (``platform``'s alone, or every one's):
         replies other workers recorded, and retries."""
-        await self.deliveries.deliver_due(
-            await self.ledger.store.run(self.ledger.open_outbox, platform)
-        )
+        outbox = self.ledger.outbox
+        await self.deliveries.deliver_due(await outbox.store.run(outbox.open, platform))

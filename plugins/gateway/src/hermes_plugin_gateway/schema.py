@@ -7,6 +7,8 @@ home from then keeps its routes, pairings and undelivered replies: every stateme
 
 from __future__ import annotations
 
+from hermes_commons.leases import LEASES
+from hermes_commons.outbox import OUTBOX
 from hermes_sdk.storage import StoreSchema
 
 __all__ = ["SCHEMA"]
@@ -182,6 +184,17 @@ CREATE TABLE gateway_pairing_failures (
 _QUESTIONS = """
 -- Workers are members in the one leases table now (hermes_commons.leases.Members).
 DROP TABLE {exists}gateway_workers;
+-- Replies are entries of the delivery ledger every front-end shares (hermes_commons.outbox):
+-- they move there, each with the message it answers (the first, were there ever two).
+INSERT INTO outbox_entries (platform, chat, answers, reply_to, preview_id, text, state,
+        attempts, maybe_sent, last_error, attachment, created_at, updated_at)
+    SELECT platform, chat,
+        CASE WHEN id = (SELECT min(o.id) FROM gateway_outbox o WHERE o.inbox_id = g.inbox_id)
+            THEN 'gateway-inbox:' || inbox_id END,
+        reply_to, preview_id, text, state, attempts, maybe_sent, last_error, attachment,
+        created_at, updated_at
+    FROM gateway_outbox g ORDER BY id;
+DROP TABLE gateway_outbox;
 -- Questions a turn asks (an approval) on a worker that does not hold the chat platforms:
 -- the one that does shows it in the chat (shown_by) and records the answer the user gives;
 -- the asking worker reads it. answer NULL with state 'closed': no (declined, timed out,
@@ -216,6 +229,7 @@ POSTGRESQL_V3 = _QUESTIONS.format(
 
 SCHEMA = StoreSchema(
     name="gateway",
+    uses=(OUTBOX, LEASES),
     migrations=(V1, V2, V3, V4),
     postgresql=(POSTGRESQL_V1, POSTGRESQL_V2, POSTGRESQL_V3),
 )

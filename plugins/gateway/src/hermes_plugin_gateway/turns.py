@@ -22,9 +22,9 @@ from hermes_commons.scan import as_untrusted
 from hermes_plugin_gateway.access import Access
 from hermes_plugin_gateway.chat_commands import BUSY, ChatCommands
 from hermes_plugin_gateway.conversation import Conversation
-from hermes_plugin_gateway.delivery import ReplyStream
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_plugin_gateway.platforms import Platforms
+from hermes_plugin_gateway.preview import ReplyStream
 from hermes_plugin_gateway.questions import Asker, ChatQuestions, sends_notes
 from hermes_plugin_gateway.relay import QuestionRelay
 from hermes_plugin_gateway.replies import Replies

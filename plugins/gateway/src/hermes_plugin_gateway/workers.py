@@ -11,8 +11,8 @@ import contextlib
 import logging
 
 from hermes_commons.leases import Leases, hold, new_holder
+from hermes_commons.sending import Deliveries
 from hermes_plugin_gateway.claims import Claims
-from hermes_plugin_gateway.delivery import Deliveries
 from hermes_plugin_gateway.dispatch import Dispatch
 from hermes_plugin_gateway.intake import Intake
 from hermes_plugin_gateway.platforms import Platforms
@@ -62,15 +62,15 @@ class Workers:
         return self.claims.worker
 
     async def join(self) -> None:
-        """Counted as alive before it takes a message; among workers, heard from now on and
-        in the running for the platforms (released as :meth:`leave` cancels it)."""
+        """Counted as alive before it takes a message, and heard from then on (alone, less
+        often: nobody waits to judge it, but its sender lease must not lapse)."""
         await self.pulse()
-        if self.alone:  # it holds the platforms: no lease (a failure stops it)
-            return
-        self._tasks.append(asyncio.ensure_future(self._keep_alive()))
+        every = PULSE_SECONDS if not self.alone else self.timeout_seconds / 4
+        self._tasks.append(asyncio.ensure_future(self._keep_alive(every)))
 
     async def contend(self) -> None:
-        """Hold the platforms: at once when alone, else through the lease."""
+        """Hold the platforms: at once when alone (a failure stops it), else through the
+        lease."""
         if self.alone:
             await self.lead(True)
             return
@@ -94,8 +94,8 @@ class Workers:
             return
         # Sends that were in flight when the last holder stopped may have gone out: their
         # next attempt says so. (Raising, the lease is given back and tried again.)
-        ledger = self.deliveries.ledger  # the sends' own connections (on PostgreSQL)
-        in_flight = await ledger.store.run(ledger.after_crash)
+        outbox = self.deliveries.outbox  # the sends' own connections (on PostgreSQL)
+        in_flight = await outbox.store.run(outbox.after_crash)
         if in_flight:
             log.warning("%d replies were being sent when Hermes stopped; resending them", in_flight)
         if self.stopping.is_set():  # it began while the store was asked
@@ -103,20 +103,23 @@ class Workers:
         if self.standing.peers:
             log.warning("gateway: this worker now holds the chat platforms")
         self.standing.leading = True
+        await self.pulse()  # the delivery ledger's sender from now on
         self.platforms.start()
         self.standing.decided.set()
 
-    async def _keep_alive(self) -> None:
+    async def _keep_alive(self, every: float) -> None:
         # A loop of its own: sending a burst of replies must not make this worker look dead.
         while True:
-            await asyncio.sleep(PULSE_SECONDS)
+            await asyncio.sleep(every)
             await self.pulse()
 
     async def pulse(self) -> None:
         """Tell the other workers this one is alive; learn of dead ones, and of turns here
         that a /stop in a chat the platforms' worker serves asked to stop."""
         try:
-            pulse = await self.claims.store.run(self.claims.pulse, self.alone)
+            pulse = await self.claims.store.run(
+                self.claims.pulse, self.alone, sending=self.standing.leading
+            )
         except Exception as exc:  # noqa: BLE001 - tried again in a second
             log.warning("gateway: could not tell the store this worker is alive: %s", one_line(exc))
             return

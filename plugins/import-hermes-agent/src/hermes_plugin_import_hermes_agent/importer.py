@@ -164,12 +164,14 @@ def check_source(source: Path, target: Path) -> None:
 
 
 def _ours(state_db: Path) -> bool:
-    """Whether ``state_db`` is Hermes's own store (its turn leases, and no table of
-    hermes-agent's schema bookkeeping)."""
+    """Whether ``state_db`` is Hermes's own store (its leases, or the turn leases of a
+    Hermes before them, and no table of hermes-agent's schema bookkeeping)."""
     from hermes_plugin_import_hermes_agent.recognize import read_schema
 
     schema = read_schema(state_db)
-    return schema is not None and "turn_leases" in schema[1] and "schema_version" not in schema[1]
+    if schema is None or "schema_version" in schema[1]:
+        return False
+    return bool(schema[1] & {"leases_held", "turn_leases"})
 
 
 def import_home(

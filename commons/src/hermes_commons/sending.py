@@ -1,110 +1,49 @@
-"""Getting replies to the user: a streamed preview while the turn runs, then the reply itself
-through the delivery ledger (recorded, attempting, delivered), retried with backoff and
-abandoned (logged) after too many attempts or too long."""
+"""Sending from the delivery ledger (:mod:`hermes_commons.outbox`): each entry marked
+attempting before it is sent and delivered after, retried with backoff, abandoned (logged)
+after too many attempts or too long; a chat's entries in order, chats at once, and a few
+sends at a time per platform (one held back by its API holds up no other)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 
-from hermes_plugin_gateway.ledger import Ledger, OutboxItem
+from hermes_commons.outbox import Outbox, OutboxItem
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, MessageGone, NotSent, PlatformAdapter, split_message
 
-__all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries", "ReplyStream"]
+__all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries"]
 
-log = logging.getLogger("hermes.gateway")
+log = logging.getLogger("hermes.outbox")
 
 SENDS_AT_ONCE = 16
-"""Replies sent at once to one platform; also the most of them that the death of this
-process can send twice."""
+"""Entries sent at once to one platform; also the most of them that the death of the
+sending process can send twice."""
 DUPLICATE_NOTE = "↻ _Hermes restarted while sending this reply; it may be a duplicate._"
-WRITING = " …"
 
 
 async def _quietly_synced(sync: asyncio.Future[None]) -> None:
-    """Wait for a sync started before a send; its failure is logged, since the reply has
+    """Wait for a sync started before a send; its failure is logged, since the message has
     gone out (or failed) by now either way."""
     try:
         await sync
     except Exception as exc:  # noqa: BLE001 - the next sync reports it again where it matters
-        log.warning("gateway: a reply's attempt could not be synced to disk: %s", exc)
-
-
-class ReplyStream:
-    """Shows a reply while the model writes it: one message, edited at most once per
-    ``interval``. A failure stops the preview, never the turn."""
-
-    def __init__(
-        self, adapter: PlatformAdapter, chat: ChatRef, reply_to: str | None, interval: float
-    ) -> None:
-        self.adapter = adapter
-        self.chat = chat
-        self.reply_to = reply_to
-        self.interval = interval
-        self.text = ""
-        self.message_id: str | None = None
-        self._shown = ""
-        self._task: asyncio.Task[None] | None = None
-        self._broken = False
-
-    def feed(self, delta: str) -> None:
-        self.text += delta
-        if self._task is None and not self._broken:
-            self._task = asyncio.ensure_future(self._run())
-
-    def restart(self) -> None:
-        """The model is asked again (its stream dropped): the text so far is void."""
-        self.text = ""
-
-    async def _run(self) -> None:
-        while not self._broken:
-            await asyncio.sleep(self.interval)
-            await self._show()
-
-    async def _show(self) -> None:
-        limit = self.adapter.max_message_chars - len(WRITING)
-        preview = self.text.strip()
-        if not preview:
-            return
-        preview = (preview[: limit - 1] + "…" if len(preview) > limit else preview) + WRITING
-        if preview == self._shown:
-            return
-        try:
-            if self.message_id is None:
-                ids = await self.adapter.send(self.chat, preview, reply_to=self.reply_to)
-                self.message_id = ids[0] if ids else None
-            else:
-                await self.adapter.edit(self.chat, self.message_id, preview)
-            self._shown = preview
-        except Exception as exc:  # noqa: BLE001 - the final reply still goes through the ledger
-            log.info("streaming preview stopped: %s", exc)
-            self._broken = True
-
-    async def close(self) -> str | None:
-        """Stop previewing; the id of the preview message, which the reply will replace."""
-        self._broken = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        return self.message_id
+        log.warning("outbox: an attempt could not be synced to disk: %s", exc)
 
 
 class Deliveries:
     def __init__(
         self,
-        ledger: Ledger,
+        outbox: Outbox,
         adapter_for: Callable[[str], PlatformAdapter | None],
         *,
         attempts: int = 5,
         max_age_seconds: float = 86_400.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.ledger = ledger
+        self.outbox = outbox
         self.adapter_for = adapter_for
         self.attempts = attempts
         self.max_age = max_age_seconds
@@ -126,7 +65,7 @@ class Deliveries:
         ids = {item.id for item in due}
         self._marking |= ids  # not due for a second caller meanwhile
         try:
-            await self.ledger.store.run(self.ledger.attempting, *ids)
+            await self.outbox.store.run(self.outbox.attempting, *ids)
         finally:
             self._marking -= ids
         chats: dict[tuple[str, str], list[OutboxItem]] = {}
@@ -161,15 +100,15 @@ class Deliveries:
         adapter = self.adapter_for(item.chat.platform)
         if adapter is None:
             if marked:  # not attempted after all: back to pending, for when it runs
-                await self.ledger.store.run(
-                    self.ledger.failed, item.id, "the platform is not running", abandon=False
+                await self.outbox.store.run(
+                    self.outbox.failed, item.id, "the platform is not running", abandon=False
                 )
             return False  # the platform is not running; tried again when it is
         too_old = self._now() - item.created_at > self.max_age
         if item.attempts >= self.attempts or too_old:
             why = "too old" if too_old else f"{item.attempts} failed attempts"
             log.error("reply %d to %s abandoned (%s)", item.id, item.chat.platform, why)
-            await self.ledger.store.run(self.ledger.failed, item.id, why, abandon=True)
+            await self.outbox.store.run(self.outbox.failed, item.id, why, abandon=True)
             return False
         self._in_flight.add(item.id)
         try:
@@ -178,11 +117,11 @@ class Deliveries:
             sending = self._sending.setdefault(item.chat.platform, asyncio.Semaphore(SENDS_AT_ONCE))
             async with sending:
                 if not marked:
-                    await self.ledger.store.run(self.ledger.attempting, item.id)
+                    await self.outbox.store.run(self.outbox.attempting, item.id)
                 # From here a crash of the process resends with the duplicate note. Surviving a
                 # power cut too needs the mark synced: that runs while the reply is sent rather
                 # than before, since on a disk that stalls it could hold up every reply.
-                synced = asyncio.ensure_future(self.ledger.store.synced())
+                synced = asyncio.ensure_future(self.outbox.store.synced())
                 try:
                     await self._send(adapter, item)
                 except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
@@ -192,8 +131,8 @@ class Deliveries:
                     )
                     # Unless the platform refused it, it may have gone out (a timeout after
                     # Telegram took it): the retry then says it may be a duplicate.
-                    await self.ledger.store.run(
-                        self.ledger.failed,
+                    await self.outbox.store.run(
+                        self.outbox.failed,
                         item.id,
                         str(exc),
                         abandon=last,
@@ -231,7 +170,7 @@ class Deliveries:
             while self._delivered:
                 batch, self._delivered = self._delivered, []
                 try:
-                    await self.ledger.store.run(self.ledger.delivered, *(i for i, _ in batch))
+                    await self.outbox.store.run(self.outbox.delivered, *(i for i, _ in batch))
                 except Exception as exc:  # noqa: BLE001 - each sender gets the error
                     for _, future in batch:
                         if not future.done():

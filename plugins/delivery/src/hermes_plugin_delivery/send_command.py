@@ -1,7 +1,7 @@
 """``hermes send --to PLATFORM:CHAT [--file F] TEXT``: a message to a chat, from a script or a
-terminal. With a gateway running for this home it goes through that gateway's delivery
-ledger (sent once, kept while the platform reconnects); with none, the platform plugin sends
-it directly, once."""
+terminal. With a gateway sending for this home it goes through the delivery ledger (sent
+once, kept while the platform reconnects); with none, the platform plugin sends it
+directly, once."""
 
 from __future__ import annotations
 
@@ -70,9 +70,7 @@ def send(to: str, file: Path | None, text: tuple[str, ...]) -> None:
 
 
 async def _send(context: CommandContext, platform: str, chat: str, text: str) -> str:
-    from hermes_plugin_gateway.outbox import gateway_serves
-
-    if gateway_serves(context.home):
+    if await asyncio.to_thread(_something_sends, context.home):
         from hermes_sdk.runtime import DeliveryUnavailable
 
         if context.open_runtime is None:
@@ -86,6 +84,15 @@ async def _send(context: CommandContext, platform: str, chat: str, text: str) ->
             f"queued for {platform}:{chat} (delivery {delivery.delivery_id}); the gateway sends it"
         )
     return await _send_directly(context, platform, chat, text)
+
+
+def _something_sends(home: str) -> bool:
+    """Whether a process sends from this home's delivery ledger now (the gateway)."""
+    from hermes_commons.outbox import OUTBOX, Outbox
+    from hermes_sdk.storage import open_store
+
+    with open_store(home, OUTBOX) as store:
+        return Outbox(store).sender() is not None
 
 
 async def _send_directly(context: CommandContext, platform: str, chat: str, text: str) -> str:

@@ -1,0 +1,208 @@
+"""The delivery ledger: an entry goes out once, or again with the duplicate note when it may
+have gone out already; failures back off, then are abandoned; one entry at most answers a
+message; the sender's lease says whether anything sends."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_commons.leases import LEASES, Leases
+from hermes_commons.outbox import OUTBOX, SENDER, Outbox
+from hermes_commons.sending import DUPLICATE_NOTE, Deliveries
+from hermes_sdk.platform import ChatRef, NotSent
+from hermes_sdk.storage import Store, StoreError, open_store
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with open_store(tmp_path, OUTBOX) as opened:
+        yield opened
+
+
+def _record(outbox: Outbox, chat: ChatRef, text: str, **options: Any) -> int:
+    with outbox.store.write() as cursor:
+        return outbox.record_in(cursor, chat, text, **options)
+
+
+class FakeAdapter:
+    """A platform that records sends and can fail them (an adapter, not the code under test)."""
+
+    max_message_chars = 4096
+    can_edit = True
+
+    def __init__(self, failures=0, refuse=False):
+        self.sent: list[str] = []
+        self.failures = failures
+        self.refuse = refuse
+
+    async def send(self, chat, text, *, reply_to=None):
+        if self.failures:
+            self.failures -= 1
+            if self.refuse:
+                raise NotSent("400 Bad Request: chat not found")
+            raise ConnectionError("network down")
+        self.sent.append(text)
+        return [str(len(self.sent))]
+
+    async def edit(self, chat, message_id, text):
+        self.sent.append(f"edit {message_id}: {text}")
+
+
+def test_pending_replies_go_out_once_without_a_note(store):
+    outbox = Outbox(store)
+    chat = ChatRef("telegram", "5", "private")
+    item = outbox.item(_record(outbox, chat, "ready before the crash"))
+    adapter = FakeAdapter()
+    deliveries = Deliveries(outbox, lambda name: adapter)
+    assert outbox.after_crash() == 0  # pending, never attempted: no doubt about it
+    assert asyncio.run(deliveries.deliver(outbox.item(item.id)))
+    assert adapter.sent == ["ready before the crash"]
+    assert outbox.open() == []
+
+
+def test_attempting_after_a_crash_is_resent_with_the_note(store):
+    outbox = Outbox(store)
+    chat = ChatRef("telegram", "5", "private")
+    outbox_id = _record(outbox, chat, "maybe sent", preview_id="77")
+    outbox.attempting(outbox_id)  # ... and the process died
+    assert outbox.after_crash() == 1
+    adapter = FakeAdapter()
+    (item,) = outbox.open()
+    assert item.maybe_sent and item.preview_id is None
+    assert asyncio.run(Deliveries(outbox, lambda name: adapter).deliver(item))
+    assert adapter.sent == [f"{DUPLICATE_NOTE}\n\nmaybe sent"]
+
+
+def test_a_reply_goes_out_while_its_attempt_is_synced_and_is_marked_first(store):
+    outbox = Outbox(store)
+    disk_free = threading.Event()
+    real_synced = store.synced
+
+    async def stalled_synced() -> None:
+        assert await asyncio.to_thread(disk_free.wait, 10)
+        await real_synced()
+
+    store.synced = stalled_synced
+    outbox_id = _record(outbox, ChatRef("telegram", "5", "private"), "hello")
+    states: list[str] = []
+
+    class WatchingAdapter(FakeAdapter):
+        async def send(self, chat, text, *, reply_to=None):
+            # A crash from here on must find it marked (in the OS, not yet synced).
+            states.append(outbox.item(outbox_id).state)
+            disk_free.set()  # the send does not wait for the stalled sync
+            return await super().send(chat, text, reply_to=reply_to)
+
+    adapter = WatchingAdapter()
+    deliveries = Deliveries(outbox, lambda name: adapter)
+    assert asyncio.run(deliveries.deliver(outbox.item(outbox_id)))
+    assert states == ["attempting"] and adapter.sent == ["hello"]
+    assert outbox.item(outbox_id).state == "delivered"
+
+
+def test_a_reply_recorded_as_attempting_is_sent_without_another_mark(store):
+    outbox = Outbox(store)
+    chat = ChatRef("telegram", "5", "private")
+    outbox_id = _record(outbox, chat, "hello", attempting=True)
+    recorded = outbox.item(outbox_id)
+    assert (recorded.state, recorded.attempts) == ("attempting", 1)  # a crash now: the note
+    outbox.after_crash()
+    assert outbox.item(outbox_id).maybe_sent
+    outbox_id = _record(outbox, chat, "again", attempting=True)
+    adapter = FakeAdapter()
+    item = outbox.item(outbox_id)
+    assert asyncio.run(Deliveries(outbox, lambda name: adapter).deliver(item, marked=True))
+    sent = outbox.item(outbox_id)
+    assert (sent.state, sent.attempts) == ("delivered", 1) and adapter.sent == ["again"]
+
+
+def test_a_reply_recorded_as_attempting_waits_if_its_platform_is_gone(store):
+    outbox = Outbox(store)
+    outbox_id = _record(outbox, ChatRef("telegram", "5", "private"), "x", attempting=True)
+    deliveries = Deliveries(outbox, lambda name: None)
+    assert not asyncio.run(deliveries.deliver(outbox.item(outbox_id), marked=True))
+    item = outbox.item(outbox_id)
+    assert item.state == "pending" and not item.maybe_sent  # sent when the platform is back
+
+
+@pytest.mark.parametrize(
+    ("refuse", "retried_as"),
+    [
+        (False, f"{DUPLICATE_NOTE}\n\nhello"),  # no answer: it may have gone out
+        (True, "hello"),  # the platform said no: it did not
+    ],
+)
+def test_a_failed_send_is_retried_with_the_note_unless_it_was_refused(store, refuse, retried_as):
+    clock = Clock()
+    outbox = Outbox(store, clock)
+    adapter = FakeAdapter(failures=1, refuse=refuse)
+    deliveries = Deliveries(outbox, lambda name: adapter, clock=clock)
+    outbox_id = _record(outbox, ChatRef("telegram", "5", "private"), "hello")
+    assert not asyncio.run(deliveries.deliver(outbox.item(outbox_id)))
+    assert outbox.item(outbox_id).maybe_sent is not refuse
+    clock.now += 600
+    assert asyncio.run(deliveries.deliver(outbox.item(outbox_id)))
+    assert adapter.sent == [retried_as]
+
+
+def test_failures_back_off_then_abandon(store):
+    clock = Clock()
+    outbox = Outbox(store, clock)
+    adapter = FakeAdapter(failures=10)
+    deliveries = Deliveries(outbox, lambda name: adapter, attempts=3, clock=clock)
+    outbox_id = _record(outbox, ChatRef("telegram", "5", "private"), "x")
+    for _ in range(3):
+        item = outbox.item(outbox_id)
+        assert item.state == "pending"
+        clock.now += 600
+        assert deliveries.due(item)
+        assert not asyncio.run(deliveries.deliver(item))
+        assert not deliveries.due(outbox.item(outbox_id))  # backs off first
+    assert outbox.item(outbox_id).state == "abandoned"
+    assert outbox.open() == []
+
+
+def test_a_reply_too_old_is_abandoned_unsent(store):
+    clock = Clock()
+    outbox = Outbox(store, clock)
+    adapter = FakeAdapter()
+    outbox_id = _record(outbox, ChatRef("telegram", "5", "private"), "stale")
+    clock.now += 2 * 86_400
+    deliveries = Deliveries(outbox, lambda name: adapter, clock=clock)
+    assert not asyncio.run(deliveries.deliver(outbox.item(outbox_id)))
+    assert adapter.sent == [] and outbox.item(outbox_id).state == "abandoned"
+
+
+def test_one_entry_at_most_answers_a_message(store):
+    outbox = Outbox(store)
+    chat = ChatRef("telegram", "5", "private")
+    _record(outbox, chat, "the answer", answers="gateway-inbox:1")
+    with pytest.raises(StoreError):
+        _record(outbox, chat, "the answer again", answers="gateway-inbox:1")
+    _record(outbox, chat, "a file of it")  # no key: as many as there are
+    assert [item.text for item in outbox.open()] == ["the answer", "a file of it"]
+
+
+def test_the_sender_lease_says_whether_anything_sends(tmp_path, store):
+    outbox = Outbox(store)
+    assert outbox.sender() is None
+    with open_store(tmp_path, LEASES) as leases_store:
+        leases = Leases(leases_store)
+        assert leases.take(SENDER, "elsewhere:1:gateway", 30)
+        assert outbox.sender() == "elsewhere:1:gateway"
+        leases.release(SENDER, "elsewhere:1:gateway")
+    assert outbox.sender() is None
