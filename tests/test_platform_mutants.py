@@ -59,7 +59,7 @@ MUTANTS = [
     Mutant(
         "gateway-admits-everyone-as-verified",
         "gateway",
-        "gateway.py",
+        "front_door.py",
         'return adapter is not None and getattr(adapter, "verifies_senders", False) is True',
         "return True",
         "tests/gateway/test_discord_end_to_end.py"

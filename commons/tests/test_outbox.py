@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hermes_commons.leases import LEASES, Leases
+from hermes_commons.leases import LEASES, Leases, new_holder, this_host
 from hermes_commons.outbox import OUTBOX, SENDER, Outbox
 from hermes_commons.sending import DUPLICATE_NOTE, Deliveries
 from hermes_sdk.platform import ChatRef, NotSent
@@ -206,3 +206,21 @@ def test_the_sender_lease_says_whether_anything_sends(tmp_path, store):
         assert outbox.sender() == "elsewhere:1:gateway"
         leases.release(SENDER, "elsewhere:1:gateway")
     assert outbox.sender() is None
+
+
+def test_a_sender_of_this_host_still_running_counts_while_its_lease_lapsed(tmp_path, store):
+    """A gateway whose renewals queue behind a burst of writes still sends: its lease lapsed,
+    its process runs. One that is gone does not."""
+    clock = Clock()
+    outbox = Outbox(store, clock)
+    with open_store(tmp_path, LEASES) as leases_store:
+        leases = Leases(leases_store, clock)
+        assert leases.take(SENDER, new_holder(), 10)
+        clock.now += 60
+        assert outbox.sender() is not None  # this very process
+        leases.release(SENDER, leases.holder(SENDER) or "")
+        gone = f"{this_host()}:999999999:1-ab"
+        assert leases.take(SENDER, gone, 10)
+        assert outbox.sender() == gone  # not expired yet: whoever it is
+        clock.now += 60
+        assert outbox.sender() is None

@@ -155,6 +155,11 @@ class Holder:
         before names told the pid namespace carries the bare host name."""
         return self.host in {this_host(), socket.gethostname()}
 
+    def is_alive(self) -> bool:
+        """Whether this is a process of this host that still runs (the same process: its
+        start agrees, where the name records one)."""
+        return self.on_this_host and self.pid is not None and not self.is_gone()
+
     def is_gone(self) -> bool:
         """Whether this was a process of this host that no longer runs (or whose pid another
         process has taken since). False for another host's: from here only expiry tells."""

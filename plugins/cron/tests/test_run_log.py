@@ -97,8 +97,11 @@ def test_a_scheduler_settles_the_runs_of_the_one_it_took_over_from(home):
                     (job, job, status, owner),
                 )
         assert log.orphans() == 0  # another host's: only that host, or the lease, can tell
-        assert log.orphans("far-host:11") == 2
+        # The lease names the dead scheduler as a holder (of the Hermes before, with its
+        # token); its runs were owned by host and pid then: the same process.
+        assert log.orphans("far-host:11:1a2b3c4d") == 2
         settled = {run.job_id: run.status for job in "abc" for run in log.of_job(job)}
         assert settled == {"a": "unknown", "b": "missed", "c": "running"}
+        assert log.orphans("other-host:99:1a2b3c4d") == 0  # another process of that host
     finally:
         log.close()

@@ -80,10 +80,17 @@ def _item(store: Store) -> InboxItem:
 
 
 def _relays(store: Store, chat: Chat) -> tuple[QuestionRelay, QuestionRelay, ChatQuestions]:
+    _members(store, ASKING, SHOWING)
     questions = ChatQuestions()
     asking = QuestionRelay(store, ChatQuestions(), Running(None), lambda: ASKING, shared=True)
     showing = QuestionRelay(store, questions, Running(chat), lambda: SHOWING, shared=True)
     return asking, showing, questions
+
+
+def _members(store: Store, *workers: str) -> None:
+    """The workers, alive (a question whose asking worker is gone is closed)."""
+    for worker in workers:
+        Claims(store, worker).pulse()
 
 
 async def _until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -148,7 +155,7 @@ def test_a_question_shown_by_a_worker_that_died_is_shown_again(shared):
     gone = "elsewhere:3:gone"  # no member of the workers (it died, and was judged so)
     dead = QuestionRelay(shared, ChatQuestions(), Running(first), lambda: gone, shared=True)
     alive = QuestionRelay(shared, ChatQuestions(), Running(second), lambda: SHOWING, shared=True)
-    Claims(shared, SHOWING).pulse()
+    _members(shared, ASKING, SHOWING)
     item = _item(shared)
 
     async def scenario() -> None:
@@ -183,3 +190,22 @@ def test_a_store_of_its_own_reaches_nobody_else():
     store: Any = None  # never touched
     relay = QuestionRelay(store, ChatQuestions(), Running(None), lambda: ASKING, shared=False)
     assert not relay.reaches_users()
+
+
+def test_a_question_whose_worker_is_gone_is_closed_not_shown(shared):
+    chat = Chat()
+    asking, showing, _ = _relays(shared, chat)
+    item = _item(shared)
+
+    async def scenario() -> None:
+        asked = asyncio.ensure_future(asking.ask(_question([]), item))
+        await _until(lambda: shared.query("SELECT 1 FROM gateway_questions"))
+        asked.cancel()  # as if its worker died: nothing of it runs any more
+        await asyncio.gather(asked, return_exceptions=True)
+        with shared.write() as cursor:  # ... and it was too quick to say so
+            cursor.execute("UPDATE gateway_questions SET state = 'asked'")
+        Claims(shared, ASKING).leave()  # judged gone
+        await showing.show_asked()
+
+    asyncio.run(scenario())
+    assert chat.asked == [] and _state(shared)[0] == "closed"

@@ -66,7 +66,8 @@ class PluginStore(Store):
 
     @property
     def shared(self) -> bool:
-        return bool(getattr(self._db, "shared", False))  # an engine of an older SDK: no
+        # An engine of an older SDK does not say: a server's database may be shared.
+        return bool(getattr(self._db, "shared", self._db.dialect != "sqlite"))
 
     @contextmanager
     def write(self, durable: bool = False, *, serialized: bool = True) -> Iterator[StoreCursor]:

@@ -99,7 +99,8 @@ def transfer(
 ) -> list[Copied]:
     """Copy the kernel's tables and each schema's from ``source`` into ``target``."""
     check_empty(target, schemas)
-    for schema in schemas:
+    for schema in schemas:  # both at the installed plugins' versions: the same tables
+        migrate_schema(source, schema)
         migrate_schema(target, schema)
     plan = list(KERNEL_TABLES)
     for schema in schemas:

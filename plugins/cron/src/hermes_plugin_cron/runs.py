@@ -98,10 +98,18 @@ def _settled_by_me(owner: str, me: str, dead: str | None) -> bool:
     process's start (``host:pid``) is of a Hermes since restarted."""
     if owner == me:
         return False
+    holder = Holder.parse(owner)
+    if dead is not None and _same_process(holder, Holder.parse(dead)):
+        return True
+    return holder.on_this_host and (not holder.started or holder.is_gone())
+
+
+def _same_process(owner: Holder, dead: Holder) -> bool:
+    """The owner is the dead scheduler: the same name, or a run's owner from before owners
+    were holders (``host:pid``) and that scheduler's holder name of then."""
     if owner == dead:
         return True
-    holder = Holder.parse(owner)
-    return holder.on_this_host and (not holder.started or holder.is_gone())
+    return not owner.token and (owner.host, owner.pid) == (dead.host, dead.pid)
 
 
 @dataclass(frozen=True)

@@ -275,7 +275,7 @@ class Gateway:
         while True:
             if self.standing.leading:
                 await self.replies.send_due()
-                if self.standing.peers:
+                if self.relay.shared:  # asked on a worker (or by an earlier self) without them
                     await self.relay.show_asked()
             if time.monotonic() - last_status >= STATUS_EVERY_SECONDS:
                 last_status = time.monotonic()

@@ -249,11 +249,15 @@ class Ledger:
     def prune(self, older_than_seconds: float = 7 * 86_400) -> None:
         """Forget finished messages and replies after a week (kept that long so a platform
         re-sending an old update is still recognised)."""
+        self.outbox.prune(older_than_seconds)
         cutoff = self._now() - older_than_seconds
         with self.store.write() as cursor:
+            # Not while the ledger holds its reply: SQLite may give a deleted id to the next
+            # message, whose reply the ledger would then take for answered already.
             cursor.execute(
                 "DELETE FROM gateway_inbox WHERE state IN ('done', 'dropped', 'failed') "
-                "AND updated_at < ?",
+                "AND updated_at < ? AND NOT EXISTS (SELECT 1 FROM outbox_entries "
+                f"WHERE answers = '{ANSWERS}' || gateway_inbox.id)",
                 (cutoff,),
             )
             cursor.execute(
@@ -261,7 +265,6 @@ class Ledger:
                 "AND created_at < ?",
                 (cutoff,),
             )
-        self.outbox.prune(older_than_seconds)
 
 
 _HELD_BY = "AND (CAST(? AS TEXT) IS NULL OR worker = ?) RETURNING 1"

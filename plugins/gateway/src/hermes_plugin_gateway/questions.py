@@ -85,7 +85,8 @@ class ChatQuestions:
             log.warning("could not ask in the chat: %s", exc)
             pending.give(None)
         finally:
-            self._pending.pop(question.question_id, None)
+            if self._pending.get(question.question_id) is pending:  # not a later ask's
+                del self._pending[question.question_id]
 
     def pressed(self, press: ButtonPress) -> str:
         pending = self._pending.get(press.request_id)

@@ -68,9 +68,9 @@ class QuestionRelay:
     async def ask(self, question: Question, item: InboxItem) -> None:
         """Ask ``question`` through the store for the turn of ``item`` and give it the
         answer; no answer in its time is no. Cancelled (the turn ended), it is withdrawn."""
-        await self.store.run(self._write_asked, question, item, self.worker())
         answered = False
         try:
+            await self.store.run(self._write_asked, question, item, self.worker())
             deadline = time.monotonic() + question.timeout_s
             while time.monotonic() < deadline:
                 await asyncio.sleep(ANSWER_POLL_SECONDS)
@@ -152,31 +152,43 @@ class QuestionRelay:
             ]
         if not platforms:
             return [], closed
+        me = self.worker()
         marks = ", ".join("?" for _ in platforms)
-        # Asked, or shown by a worker that is gone (asked again, here).
-        orphaned = f"state = 'shown' AND shown_by NOT IN ({_MEMBERS})"
-        due = (
-            f"SELECT 1 FROM gateway_questions WHERE platform IN ({marks}) "
-            f"AND (state = 'asked' OR ({orphaned})) LIMIT 1"
+        # Asked; or shown by another worker (only the one with the platforms shows them, so
+        # that one lost them, or died), or by this one under a name of before: asked again.
+        gone = (
+            "state IN ('asked', 'shown') AND (created_at + timeout_s < ? "
+            f"OR asked_by NOT IN ({_MEMBERS}))"
         )
-        if not self.store.query(due, (*platforms, _GROUP)):  # an idle poll takes no lock
-            return [], closed
+        now = time.time()
+        due = (
+            f"SELECT 1 FROM gateway_questions WHERE (platform IN ({marks}) "
+            f"AND (state = 'asked' OR (state = 'shown' AND shown_by <> ?))) OR ({gone}) LIMIT 1"
+        )
+        if not self.store.query(due, (*platforms, me, now, _GROUP)):
+            return [], closed  # an idle poll takes no lock
         waiting = (
             f"SELECT {_COLUMNS} FROM gateway_questions WHERE state = 'asked' "
             f"AND platform IN ({marks}) ORDER BY created_at"
         )
         with self.store.write() as cursor:
+            # Its time is up, or the worker whose turn asked it is gone: nobody waits for it.
             cursor.execute(
-                f"UPDATE gateway_questions SET state = 'asked', shown_by = NULL WHERE {orphaned}",
-                (_GROUP,),
+                f"UPDATE gateway_questions SET state = 'closed' WHERE {gone}", (now, _GROUP)
+            )
+            cursor.execute(
+                "UPDATE gateway_questions SET state = 'asked', shown_by = NULL "
+                "WHERE state = 'shown' AND shown_by <> ?",
+                (me,),
             )
             rows = cursor.execute(waiting, tuple(platforms)).fetchall()
             cursor.executemany(
                 "UPDATE gateway_questions SET state = 'shown', shown_by = ? "
                 "WHERE id = ? AND state = 'asked'",
-                [(self.worker(), row[0]) for row in rows],
+                [(me, row[0]) for row in rows],
             )
-        return rows, closed
+        # Shown here already (before this worker was renamed): not shown twice.
+        return [row for row in rows if str(row[0]) not in self._shown], closed
 
     def _show(self, row: tuple[Any, ...]) -> None:
         question_id, platform, chat, user_id, kind, text, command, choices = row[:8]
@@ -229,20 +241,13 @@ class QuestionRelay:
                     await adapter.typing(chat_ref)
 
     def _answer(self, question_id: str, value: str | None) -> None:
+        # Only while this worker shows it: one that lost the platforms, whose chat question
+        # timed out unseen, must not close it where the next worker shows it again.
         with self.store.write() as cursor:
             cursor.execute(
                 "UPDATE gateway_questions SET state = ?, answer = ? "
-                "WHERE id = ? AND state IN ('asked', 'shown')",
-                ("answered" if value is not None else "closed", value, question_id),
-            )
-
-    def prune(self, older_than_seconds: float = 86_400.0) -> None:
-        """Forget questions settled long ago."""
-        with self.store.write() as cursor:
-            cursor.execute(
-                "DELETE FROM gateway_questions WHERE state IN ('answered', 'closed') "
-                "AND created_at < ?",
-                (time.time() - older_than_seconds,),
+                "WHERE id = ? AND state = 'shown' AND shown_by = ?",
+                ("answered" if value is not None else "closed", value, question_id, self.worker()),
             )
 
 
