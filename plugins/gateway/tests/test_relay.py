@@ -37,6 +37,7 @@ class Chat:
     def __init__(self) -> None:
         self.asked: list[tuple[str, str]] = []
         self.said: list[str] = []
+        self.typed: list[str] = []
 
     async def ask(self, chat, question, choices, request_id):  # type: ignore[no-untyped-def]
         self.asked.append((question, request_id))
@@ -44,6 +45,9 @@ class Chat:
     async def send(self, chat, text, *, reply_to=None):  # type: ignore[no-untyped-def]
         self.said.append(text)
         return ["1"]
+
+    async def typing(self, chat):  # type: ignore[no-untyped-def]
+        self.typed.append(chat.chat_id)
 
 
 class Running:
@@ -209,3 +213,16 @@ def test_a_question_whose_worker_is_gone_is_closed_not_shown(shared):
 
     asyncio.run(scenario())
     assert chat.asked == [] and _state(shared)[0] == "closed"
+
+
+def test_typing_shows_in_chats_whose_turns_run_elsewhere_for_a_while(shared):
+    chat = Chat()
+    _, showing, _ = _relays(shared, chat)
+    ledger = Ledger(shared)
+    ledger.accept_many([(inbound(chat_id=c, user=c), f"telegram:{c}") for c in ("7", "8")])
+    for item in Claims(shared, ASKING).claim(None, 2):
+        assert ledger.mark(item.id, "running", "s", ASKING)
+    with shared.write() as cursor:  # the turn in chat 7 began a while ago
+        cursor.execute("UPDATE gateway_inbox SET updated_at = updated_at - 5 WHERE chat_id = '7'")
+    asyncio.run(showing.show_typing(0.5))
+    assert chat.typed == ["7"]  # chat 8's turn may end before typing would show

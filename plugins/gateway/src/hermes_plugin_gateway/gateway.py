@@ -46,7 +46,12 @@ from hermes_plugin_gateway.services import Services, enabled_services
 from hermes_plugin_gateway.settings import PLATFORM_ENABLED, GatewayConfig
 from hermes_plugin_gateway.standing import Standing
 from hermes_plugin_gateway.status import write_status
-from hermes_plugin_gateway.turns import TYPING_EVERY_SECONDS, TurnRunner, freeze_heap
+from hermes_plugin_gateway.turns import (
+    TYPING_AFTER_SECONDS,
+    TYPING_EVERY_SECONDS,
+    TurnRunner,
+    freeze_heap,
+)
 from hermes_plugin_gateway.workers import Workers
 from hermes_sdk import Kind, PlatformSpec, ServiceSpec
 from hermes_sdk.delivery import Deliverer
@@ -287,7 +292,7 @@ class Gateway:
             await asyncio.sleep(TYPING_EVERY_SECONDS)
             if self.standing.leading and self.standing.peers:
                 with contextlib.suppress(Exception):  # only a hint; the store may be back
-                    await self.relay.show_typing()
+                    await self.relay.show_typing(TYPING_AFTER_SECONDS)
 
     def _write_status(self, state: str) -> None:
         try:

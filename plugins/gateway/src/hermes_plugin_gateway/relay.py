@@ -220,9 +220,10 @@ class QuestionRelay:
         chat_ref = ChatRef.from_dict(json.loads(chat))
         self.questions.spawn(Asker(adapter, chat_ref, str(user_id)), question)
 
-    async def show_typing(self) -> None:
-        """Show typing in the chats whose turns run on other workers (a hint, as their own
-        turns show it here)."""
+    async def show_typing(self, after_seconds: float) -> None:
+        """Show typing in the chats whose turns have run on other workers for over
+        ``after_seconds`` (a hint, as their own turns show it here; a quick reply needs
+        none, and skipping it saves the platform's API a call)."""
         running = [name for name in self.platforms.states if self.platforms.adapter(name)]
         if not running:
             return
@@ -230,8 +231,9 @@ class QuestionRelay:
         rows = await self.store.run(
             self.store.query,
             "SELECT DISTINCT chat FROM gateway_inbox WHERE state IN ('running', 'resuming') "
-            f"AND worker IS NOT NULL AND worker <> ? AND platform IN ({marks})",
-            (self.worker(), *running),
+            f"AND worker IS NOT NULL AND worker <> ? AND platform IN ({marks}) "
+            "AND updated_at < ?",
+            (self.worker(), *running, time.time() - after_seconds),
         )
         for (chat,) in rows:
             chat_ref = ChatRef.from_dict(json.loads(chat))
