@@ -8,7 +8,8 @@ import os
 from hermes_plugin_gateway.health import doctor_checks, status_lines
 from hermes_plugin_gateway.status import PidLock, write_status
 
-from hermes_sdk import HealthContext
+from hermes_sdk import DeliverySpec, HealthContext, Kind
+from hermes_sdk.provided import ProvidedSpecs
 
 
 def test_a_stopped_gateway_is_one_line_saying_how_to_start_it(home):
@@ -38,9 +39,21 @@ def test_a_running_gateway_lists_its_platforms_and_services(home):
     assert line.details == ("platform telegram: running", "service cron: failed (no folder)")
 
 
+DELIVERS = ProvidedSpecs(
+    {Kind.DELIVERY: [DeliverySpec(name="ledger", description="d", factory="x.y:Z")]}
+)
+
+
 def test_doctor_warns_of_a_platform_open_to_anyone(home):
     config = {"platforms": {"telegram": {"allow_all": True}, "matrix": {"allowed_users": ["1"]}}}
-    (finding,) = doctor_checks(HealthContext(home=str(home), config=config))
+    (finding,) = doctor_checks(HealthContext(home=str(home), config=config, provided=DELIVERS))
     assert finding.level == "warning" and "platforms.telegram.allow_all is on" in finding.message
     assert "allowed_users" in finding.fix
-    assert list(doctor_checks(HealthContext(home=str(home), config={"platforms": "x"}))) == []
+    context = HealthContext(home=str(home), config={"platforms": "x"}, provided=DELIVERS)
+    assert list(doctor_checks(context)) == []
+
+
+def test_doctor_says_what_to_install_when_nothing_delivers(home):
+    (finding,) = doctor_checks(HealthContext(home=str(home)))
+    assert finding.level == "warning" and "hermes send" in finding.message
+    assert finding.fix == "hermes plugins install hermes-plugin-delivery"

@@ -1,6 +1,7 @@
 """The gateway's part of ``hermes status``: whether it runs for this home, since when, and
 how each platform and service stands (read from the status file the running gateway keeps);
-and of ``hermes doctor``: a platform open to anyone who finds the bot."""
+and of ``hermes doctor``: a platform open to anyone who finds the bot, and no delivery plugin
+to record messages for it from other processes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hermes_plugin_gateway.status import read_status, running_pid
-from hermes_sdk import Finding, HealthContext, StatusLine
+from hermes_sdk import Finding, HealthContext, Kind, StatusLine
 
 
 def status_lines(context: HealthContext) -> Iterator[StatusLine]:
@@ -37,6 +38,13 @@ def status_lines(context: HealthContext) -> Iterator[StatusLine]:
 
 
 def doctor_checks(context: HealthContext) -> Iterator[Finding]:
+    if not context.provided.of(Kind.DELIVERY):
+        yield Finding(
+            level="warning",
+            message="no plugin delivers to chats from other processes: hermes send, and a "
+            "scheduled job run with hermes cron run, cannot reach a chat through the gateway",
+            fix="hermes plugins install hermes-plugin-delivery",
+        )
     platforms = context.config.get("platforms")
     if not isinstance(platforms, Mapping):
         return
