@@ -226,3 +226,13 @@ def test_typing_shows_in_chats_whose_turns_run_elsewhere_for_a_while(shared):
         cursor.execute("UPDATE gateway_inbox SET updated_at = updated_at - 5 WHERE chat_id = '7'")
     asyncio.run(showing.show_typing(0.5))
     assert chat.typed == ["7"]  # chat 8's turn may end before typing would show
+
+
+def test_a_store_that_fails_makes_the_question_a_no(shared):
+    asking = QuestionRelay(shared, ChatQuestions(), Running(None), lambda: ASKING, shared=True)
+    item = _item(shared)
+    with shared.write() as cursor:
+        cursor.execute("DROP TABLE gateway_questions")
+    answers: list[str | None] = []
+    asyncio.run(asking.ask(_question(answers), item))
+    assert answers == [None]

@@ -85,6 +85,9 @@ class QuestionRelay:
                     _give(question, answer if state == "answered" else None)
                     return
             question.decline()
+        except Exception as exc:  # noqa: BLE001 - the store failed: a question nobody sees is a no
+            log.warning("gateway: could not ask through the store: %s", exc)
+            question.decline()
         finally:
             if not answered:  # timed out, or withdrawn: the chat's question closes too
                 with contextlib.suppress(Exception):
