@@ -9,6 +9,7 @@ expiry, as across real hosts. The figures are printed; run with ``-s`` to see th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -154,6 +156,30 @@ def _wait(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _second_worker_beside_a_busy_first(
+    url: str, tmp_path: Path, telegram: FakeTelegram, model_url: str, openai_server
+) -> Iterator[tuple[Worker, Worker]]:
+    """The first worker holds the platforms and its one turn slot is taken (a long turn,
+    the model's first scripted reply); then a second worker joins, with room for turns:
+    the next chat's messages run there. Both are stopped cleanly on the way out."""
+    first = Worker("first", _home(tmp_path, "first", telegram, model_url, url, 1), False)
+    workers = [first]
+    try:
+        _wait(lambda: _leader_pid(url) == first.process.pid, 60, "the first to hold the platforms")
+        _wait(lambda: any(m == "getUpdates" for m, _ in list(telegram.calls)), 60, "polling")
+        telegram.user_says(BASE, "take your time")  # its one turn slot is taken
+        _wait(lambda: len(openai_server.requests) == 1, 30, "the long turn")
+        second = Worker("second", _home(tmp_path, "second", telegram, model_url, url), False)
+        workers.append(second)
+        yield first, second
+    finally:
+        for worker in workers:
+            worker.process.terminate()
+        for worker in workers:
+            assert worker.process.wait(60) == 0, worker.log.read_text()
 
 
 def test_three_workers_answer_every_message_once_through_two_kills(postgres, tmp_path):
@@ -296,19 +322,9 @@ def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
         Reply.say("from the other worker"),
         Reply.say("never said", delay_seconds=30),
     )
-    first = Worker(
-        "first", _home(tmp_path, "first", telegram, openai_server.base_url, url, 1), False
-    )
-    workers = [first]
-    try:
-        _wait(lambda: _leader_pid(url) == first.process.pid, 60, "the first to hold the platforms")
-        _wait(lambda: any(m == "getUpdates" for m, _ in list(telegram.calls)), 60, "polling")
-        telegram.user_says(BASE, "take your time")
-        _wait(lambda: len(openai_server.requests) == 1, 30, "the long turn")
-        second = Worker(
-            "second", _home(tmp_path, "second", telegram, openai_server.base_url, url), False
-        )
-        workers.append(second)
+    with _second_worker_beside_a_busy_first(
+        url, tmp_path, telegram, openai_server.base_url, openai_server
+    ) as (first, second):
         telegram.user_says(BASE + 1, "hello")
         telegram.wait_for_message(BASE + 1, "from the other worker", timeout=60)
         assert _running_turns(url)[first.process.pid] == 1  # the long one, still there
@@ -319,11 +335,6 @@ def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
         telegram.wait_for_message(BASE + 1, "Stopped.", timeout=30)
         assert _running_turns(url)[second.process.pid] == 0
         assert [m.visible for m in telegram.sent(BASE)] == []  # the long one still runs
-    finally:
-        for worker in workers:
-            worker.process.terminate()
-        for worker in workers:
-            assert worker.process.wait(60) == 0, worker.log.read_text()
 
 
 def test_an_approval_asked_on_the_worker_without_the_platforms_is_answered_by_a_button(
@@ -340,19 +351,9 @@ def test_an_approval_asked_on_the_worker_without_the_platforms_is_answered_by_a_
         Reply.tool_call("terminal", {"command": f"chmod -R 777 {target}"}),
         Reply.say("Opened it."),
     )
-    first = Worker(
-        "first", _home(tmp_path, "first", telegram, openai_server.base_url, url, 1), False
-    )
-    workers = [first]
-    try:
-        _wait(lambda: _leader_pid(url) == first.process.pid, 60, "the first to hold the platforms")
-        _wait(lambda: any(m == "getUpdates" for m, _ in list(telegram.calls)), 60, "polling")
-        telegram.user_says(BASE, "take your time")  # its one turn slot is taken
-        _wait(lambda: len(openai_server.requests) == 1, 30, "the long turn")
-        second = Worker(
-            "second", _home(tmp_path, "second", telegram, openai_server.base_url, url), False
-        )
-        workers.append(second)
+    with _second_worker_beside_a_busy_first(
+        url, tmp_path, telegram, openai_server.base_url, openai_server
+    ) as (_, second):
         telegram.user_says(BASE + 1, "open up that folder")
         question = telegram.wait_for_message(
             BASE + 1, "Approve this command?", buttons=True, timeout=60
@@ -367,8 +368,3 @@ def test_an_approval_asked_on_the_worker_without_the_platforms_is_answered_by_a_
         telegram.wait_for_message(BASE + 1, "Opened it.", timeout=60)
         assert oct(target.stat().st_mode)[-3:] == "777"
         assert telegram.sent(BASE + 1)[0].buttons == []  # answered: the buttons are gone
-    finally:
-        for worker in workers:
-            worker.process.terminate()
-        for worker in workers:
-            assert worker.process.wait(60) == 0, worker.log.read_text()

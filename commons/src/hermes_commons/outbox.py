@@ -190,7 +190,7 @@ class Outbox:
         if expires_at > self._now():
             return holder
         running = Holder.parse(holder)
-        return holder if running.on_this_host and running.is_alive() else None
+        return holder if running.is_alive() else None
 
     # --- sending ------------------------------------------------------------------------------
 
