@@ -125,8 +125,10 @@ def _offered(root: click.Context) -> dict[str, tuple[PluginRecord, HermesGroup, 
     plugin declaring it and the kernel group and context it is looked up in."""
     from hermes_kernel.cli.main import _BUILTINS, HermesGroup, cli
 
-    found = {name: (record, cli, root) for name, record in cli.plugin_commands(root).items()}
-    for group_name in sorted(_BUILTINS):
+    top = cli.plugin_commands(root)
+    found = {name: (record, cli, root) for name, record in top.items()}
+    # The kernel's groups, and the plugins' own (hermes gateway install is another plugin's).
+    for group_name in sorted({*_BUILTINS, *top}):
         group = cli.get_command(root, group_name)
         if isinstance(group, HermesGroup):
             context = click.Context(group, info_name=group_name, parent=root)

@@ -94,5 +94,11 @@ def test_help_describes_each_plugin_command_without_importing_a_plugin(tmp_path)
             sentence = text[:-1] if text.endswith(".") and not text.endswith("..") else text
             assert f"{command} {sentence} (plugin {name})" in shown[group]
     assert "plugins" in shown, "a plugin's subcommand of a kernel group is checked too"
+    assert "gateway" in shown, "a plugin's subcommand of another plugin's group is too"
     for group, text in shown.items():
-        assert text.endswith("imported: []"), f"listing {group or 'hermes'} imports no plugin"
+        # A plugin's own group is that plugin's command, built to be listed: nothing else.
+        owner = {"gateway": "hermes_plugin_gateway"}.get(group)
+        imported = eval(text.rpartition("imported: ")[2])
+        assert all(owner and name.startswith(owner) for name in imported), (
+            f"listing {group or 'hermes'} imports {imported}"
+        )

@@ -56,3 +56,19 @@ def test_a_holder_of_this_host_that_is_gone_is_dead() -> None:
     assert holder_is_dead(f"{host}:999999999:x")
     assert not holder_is_dead("another-host:1:x")  # only expiry can tell
     assert not holder_is_dead("garbage")
+
+
+def test_a_groups_members_are_its_own_whatever_its_name_holds(tmp_path: Path) -> None:
+    # LIKE would take _ and % as wildcards: "a_b/..." must not match "axb/...".
+    from hermes_commons.leases import Members, member_sql
+
+    with open_store(tmp_path, LEASES) as store:
+        for group, holder in [("a_b", "h:1:a"), ("axb", "h:2:b"), ("a%", "h:3:c")]:
+            with store.write() as cursor:
+                Members(group, holder, 30.0).beat_in(cursor)
+        for group, expected in [("a_b", ["h:1:a"]), ("axb", ["h:2:b"]), ("a%", ["h:3:c"])]:
+            sql, pattern = member_sql(group)
+            assert [row[0] for row in store.query(sql, (pattern,))] == expected, group
+        with store.write() as cursor:
+            beat = Members("a_b", "h:4:d", 30.0).beat_in(cursor)
+        assert beat.peers == 1  # h:1:a only, not the members of axb

@@ -111,3 +111,96 @@ def test_a_plugin_may_not_replace_the_repair_commands(make_plugin):
     assert {"plugins.list", "plugins.info", "plugins.enable", "plugins.disable"} <= (
         RESERVED_COMMANDS
     )
+
+
+HOST = """
+from hermes_sdk import CommandSpec, hookimpl
+
+def _kettle():
+    import click
+
+    @click.group()
+    def kettle():
+        "Boil water."
+
+    @kettle.command()
+    def boil():
+        "Boil it now."
+        click.echo("boiling")
+
+    @kettle.group()
+    def timer():
+        "Timers."
+
+    return kettle
+
+@hookimpl
+def hermes_cli_commands():
+    yield CommandSpec(name="kettle", description="Boil water.", factory=_kettle)
+"""
+
+ADDER = """
+from hermes_sdk import CommandSpec, hookimpl
+
+def _made(name, said):
+    def build():
+        import click
+
+        @click.command(name=name)
+        def command():
+            from hermes_sdk.events import COMMAND_CONTEXT
+
+            context = click.get_current_context().meta[COMMAND_CONTEXT]
+            click.echo(f"{said} in {context.home}")
+
+        return command
+    return build
+
+@hookimpl
+def hermes_cli_commands():
+    yield CommandSpec(name="kettle.schedule", description="Boil later.", factory=_made("schedule", "scheduled"))
+    yield CommandSpec(name="kettle.boil", description="Not this one.", factory=_made("boil", "replaced"))
+    yield CommandSpec(name="kettle.timer.set", description="Set one.", factory=_made("set", "set"))
+"""
+
+
+@pytest.fixture
+def kettles(hermes_cli, make_plugin, monkeypatch):
+    records = [
+        make_plugin("kettle", HOST, declares=["command.kettle"]),
+        make_plugin(
+            "adder",
+            ADDER,
+            declares=["command.kettle.schedule", "command.kettle.boil", "command.kettle.timer.set"],
+        ),
+    ]
+    monkeypatch.setattr("hermes_kernel.app.discover", lambda *args, **kwargs: records)
+    monkeypatch.delenv("HERMES_DISABLE_PLUGINS")
+    return hermes_cli
+
+
+def test_a_plugin_adds_a_subcommand_to_another_plugins_group(kettles):
+    code, out, err = kettles("kettle", "--help")
+    assert code == 0, err
+    assert "  boil      Boil it now.\n" in out  # its own, not said to be built in
+    assert "schedule  (plugin adder)" in out
+    assert out.count("boil") == 1  # the group's own command wins over the added one
+    code, out, err = kettles("kettle", "schedule")
+    assert code == 0, err
+    assert out.strip() == f"scheduled in {kettles.home}"  # with the command's context
+    assert kettles("kettle", "boil")[1].strip() == "boiling"
+    code, out, err = kettles("kettle", "timer", "set")  # and to a group inside it
+    assert code == 0, err
+    assert out.startswith("set in ")
+    assert "  set  (plugin adder)" in kettles("kettle", "timer", "--help")[1]
+
+
+def test_a_disabled_adder_of_a_plugins_group_says_how_to_enable_it(kettles, monkeypatch):
+    monkeypatch.setenv("HERMES_DISABLE_PLUGINS", "adder")
+    code, _, err = kettles("kettle", "schedule")
+    assert code == 1
+    assert "`hermes kettle schedule` comes from plugin 'adder'" in err
+    assert err.count("\n") == 1
+    code, out, _ = kettles("kettle", "--help")
+    assert code == 0 and "schedule" not in out and "boil" in out
+    assert kettles("kettle", "nope")[0] == 2  # click's own "no such command"

@@ -337,8 +337,18 @@ async def hold(
 
 def member_sql(group: str) -> tuple[str, str]:
     """``(sql, binding)``: a subquery of the holders that are members of ``group`` now, for a
-    claim's test (``worker NOT IN (sql)``: the row's claimant is gone)."""
-    return "SELECT holder FROM leases_held WHERE name LIKE ?", f"{group}/%"
+    claim's test (``worker NOT IN (sql)``: the row's claimant is gone). ``%`` and ``_`` in
+    the group's name are matched as themselves."""
+    return f"SELECT holder FROM leases_held WHERE name {_IN_GROUP}", _group_pattern(group)
+
+
+_IN_GROUP = "LIKE ? ESCAPE '\\'"
+
+
+def _group_pattern(group: str) -> str:
+    """What LIKE matches the leases of ``group``'s members with (``GROUP/...``)."""
+    escaped = group.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{escaped}/%"
 
 
 @dataclass(frozen=True)
@@ -403,8 +413,9 @@ class Members:
             acquire_in(cursor, name, self.holder, self.timeout, now)
         self._joined = not was_gone
         others = cursor.execute(
-            "SELECT name, holder, expires_at FROM leases_held WHERE name LIKE ? AND name <> ?",
-            (f"{self.group}/%", name),
+            f"SELECT name, holder, expires_at FROM leases_held WHERE name {_IN_GROUP} "
+            "AND name <> ?",
+            (_group_pattern(self.group), name),
         ).fetchall()
         gone = [
             (str(lease), str(holder))

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hermes_plugin_gateway.status import GatewayRunning, PidLock, running_pid
+from hermes_plugin_gateway.status import AlreadyRunning, PidLock, running_pid
 
 
 def test_a_second_gateway_is_refused_naming_the_first(tmp_path: Path) -> None:
@@ -15,7 +15,7 @@ def test_a_second_gateway_is_refused_naming_the_first(tmp_path: Path) -> None:
     first.acquire()
     try:
         assert running_pid(tmp_path) == os.getpid()
-        with pytest.raises(GatewayRunning, match=rf"already runs .*\(pid {os.getpid()}\)"):
+        with pytest.raises(AlreadyRunning, match=rf"already runs .*\(pid {os.getpid()}\)"):
             PidLock(tmp_path).acquire()
     finally:
         first.release()

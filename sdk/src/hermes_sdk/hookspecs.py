@@ -612,8 +612,10 @@ def hermes_cli_commands() -> Iterable[CommandSpec]:
     when its command runs.
     A command may not reuse a built-in name (``plugins``, ``config``, ``doctor``, ...). Named
     ``GROUP.NAME``, it is a subcommand of one of the kernel's command groups (``plugins``,
-    ``config``, ``tools``, ``profile``, ``store``): ``plugins.install`` is ``hermes
-    plugins install``; the group's own subcommands win, and ``plugins.list``, ``plugins.info``,
+    ``config``, ``tools``, ``profile``, ``store``) or of another plugin's group
+    (``gateway.install`` is ``hermes gateway install``; ``GROUP.SUB.NAME`` for a group inside
+    it): ``plugins.install`` is ``hermes plugins install``; the group's own subcommands win,
+    and ``plugins.list``, ``plugins.info``,
     ``plugins.enable`` and ``plugins.disable`` are reserved, so a broken install can always be
     repaired. The running command finds a :class:`~hermes_sdk.events.CommandContext` in
     ``click.get_current_context().meta[COMMAND_CONTEXT]``: the home, its config and secrets,

@@ -555,7 +555,8 @@ class PendingWritesSpec(FactorySpec):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandSpec(FactorySpec):
     """A ``hermes NAME`` subcommand, or, named ``GROUP.NAME``, a subcommand of one of the
-    kernel's command groups (``plugins.install`` is ``hermes plugins install``).
+    kernel's command groups (``plugins.install`` is ``hermes plugins install``) or of another
+    plugin's (``gateway.install``).
 
     ``factory`` takes no arguments and returns a ``click.Command``; it is called only when the
     user runs (or asks help for) that command, so click stays out of the plugin's import.

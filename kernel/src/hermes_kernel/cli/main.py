@@ -115,7 +115,8 @@ class HermesGroup(click.Group):
     """A command group that plugins extend: beside its own commands, each command a plugin
     declares under its path (``command.NAME`` for ``hermes NAME``, ``command.GROUP.NAME`` for
     ``hermes GROUP NAME``), listed from metadata and imported only when it runs. Any kernel
-    group made with this class takes plugins' subcommands; its own cannot be replaced."""
+    group made with this class takes plugins' subcommands, and so does a plugin's own group
+    (:func:`extendable`); its own cannot be replaced."""
 
     def own_commands(self, ctx: click.Context) -> dict[str, str]:
         """This group's own commands, each with its line of help (nothing imported)."""
@@ -123,6 +124,10 @@ class HermesGroup(click.Group):
 
     def own_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return self.commands.get(cmd_name)
+
+    def own_help(self, described: str) -> str:
+        """An own command's line in this group's help (the kernel's say they are built in)."""
+        return builtin_help(described)
 
     def path(self, ctx: click.Context) -> str:
         """This group's dotted path below ``hermes``: '' for the top, ``plugins`` for
@@ -208,12 +213,12 @@ class HermesGroup(click.Group):
                 f"{type(built).__name__}, expected a click.Command"
             )
         ctx.meta[COMMAND_CONTEXT] = command_context(app_of(ctx))
-        return built
+        return extendable(built)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text comes from our table, plugin metadata and help files: listing commands
         # imports nothing.
-        rows = [(name, builtin_help(text)) for name, text in self.own_commands(ctx).items()]
+        rows = [(name, self.own_help(text)) for name, text in self.own_commands(ctx).items()]
         path = self.path(ctx)
         for name, record in self.plugin_commands(ctx).items():
             described = record.help_for(_command_kind(), f"{path}.{name}" if path else name)
@@ -221,6 +226,50 @@ class HermesGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 _write_rows(formatter, sorted(rows))
+
+
+class _PluginGroup(HermesGroup):
+    """A plugin's own command group, extended as the kernel's are: ``hermes gateway install``
+    may come from another plugin (``command.gateway.install``). Its own commands are those
+    of the class the plugin made it with, looked up as that class looks them up."""
+
+    def _made(self) -> type[click.Group]:
+        """The class the plugin made the group with: next after the kernel's in the MRO."""
+        order = type(self).__mro__
+        made: type[click.Group] = order[order.index(HermesGroup) + 1]
+        return made
+
+    def own_commands(self, ctx: click.Context) -> dict[str, str]:
+        made = self._made()
+        found = {}
+        for name in made.list_commands(self, ctx):
+            command = made.get_command(self, ctx, name)
+            if command is not None:
+                found[name] = command.get_short_help_str(80)
+        return found
+
+    def own_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = self._made().get_command(self, ctx, cmd_name)
+        return None if command is None else extendable(command)
+
+    def own_help(self, described: str) -> str:
+        return described
+
+
+def extendable(command: click.Command) -> click.Command:
+    """``command`` itself; a plugin's group (and each group inside it) now also lists and
+    runs the subcommands other plugins declare under its path. The group keeps its own
+    class's behaviour for its own commands, which cannot be replaced."""
+    if not isinstance(command, click.Group) or isinstance(command, HermesGroup):
+        return command
+    made = type(command)
+    extended = (
+        _PluginGroup
+        if made is click.Group
+        else type(f"Extended{made.__name__}", (_PluginGroup, made), {})
+    )
+    command.__class__ = extended
+    return command
 
 
 class _TopGroup(HermesGroup):

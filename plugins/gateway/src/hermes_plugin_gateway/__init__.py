@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="gateway",
-        description="Serve the agent on chat platforms: run, status, stop; install as a service.",
+        description="Serve the agent on chat platforms: run, status, stop.",
         factory="hermes_plugin_gateway.command:gateway",
     )
     yield CommandSpec(

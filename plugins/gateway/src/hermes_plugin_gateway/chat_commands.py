@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from hermes_commons.supervision import one_line
 from hermes_plugin_gateway.conversation import Conversation
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_plugin_gateway.routing import user_scope
-from hermes_plugin_gateway.supervisor import one_line
 from hermes_sdk import SlashCommandSpec
 from hermes_sdk.runtime import Runtime, SessionBusy
 

@@ -1,5 +1,7 @@
-"""``hermes gateway``: run the process that serves chat platforms, see how it is doing, stop it;
-install it as a service of the user's service manager (:mod:`.service_command`)."""
+"""``hermes gateway``: run the process that serves chat platforms, see how it is doing, stop it.
+Installing it as a service of the user's service manager (``hermes gateway install``,
+``start``, ``restart``, ``uninstall``) comes from the service-host plugin, which adds those
+subcommands to this group."""
 
 from __future__ import annotations
 
@@ -13,14 +15,6 @@ from pathlib import Path
 
 import click
 
-from hermes_plugin_gateway.service_command import (
-    install,
-    restart,
-    service_state,
-    start,
-    stop_service,
-    uninstall,
-)
 from hermes_plugin_gateway.settings import GatewayConfig, gateway_settings
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
@@ -34,18 +28,15 @@ def _context() -> CommandContext:
 
 @click.group()
 def gateway() -> None:
-    """Serve the agent on chat platforms (Telegram ...): run, status, stop; install it as a
-    service (systemd, launchd), then start, restart, uninstall."""
-
-
-for _command in (install, uninstall, start, restart):
-    gateway.add_command(_command)
+    """Serve the agent on chat platforms (Telegram ...): run, status, stop. With the
+    service-host plugin, install it as a service (systemd, launchd), then start, restart,
+    uninstall."""
 
 
 @gateway.command()
 def run() -> None:
     """Run the gateway in the foreground until stopped (SIGTERM or Ctrl+C drain it)."""
-    from hermes_plugin_gateway.status import GatewayRunning, PidLock
+    from hermes_plugin_gateway.status import AlreadyRunning, PidLock
 
     context = _context()
     try:
@@ -56,7 +47,7 @@ def run() -> None:
     lock = PidLock(Path(context.home))
     try:
         lock.acquire()
-    except GatewayRunning as exc:
+    except AlreadyRunning as exc:
         raise click.ClickException(str(exc)) from None
     try:
         asyncio.run(_serve(context, settings))
@@ -97,12 +88,12 @@ def _ago(timestamp: float | None) -> str:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Whether the gateway runs, and how each platform is doing. Exit status 1 if stopped."""
-    from hermes_plugin_gateway.status import read_status, running_pid
+    from hermes_plugin_gateway.status import installed_service, read_status, running_pid
 
     home = Path(_context().home)
     pid = running_pid(home)
-    service = service_state(home)
     report = read_status(home) or {}
+    service = installed_service(home)
     report = {**report, "running": pid is not None, "pid": pid, "service": service}
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -145,10 +136,10 @@ def _worker_line(report: dict[str, object]) -> None:
     click.echo(f"This worker ({report.get('worker')}) {part}; {others} share the store.")
 
 
-def _service_line(service: dict[str, str | None] | None) -> None:
+def _service_line(service: dict[str, str] | None) -> None:
     if service is not None:
-        state = service["state"] or "state unknown: no service manager to ask"
-        click.echo(f"Service: {service['name']} ({service['kind']}, {state}), {service['path']}")
+        kind = service.get("kind") or "service"
+        click.echo(f"Service: {service['name']} ({kind}), {service.get('path', '?')}")
 
 
 def _states(parts: dict[str, dict[str, object]]) -> None:
@@ -168,11 +159,9 @@ def _states(parts: dict[str, dict[str, object]]) -> None:
 def stop(timeout: float) -> None:
     """Stop the gateway: running turns finish (up to gateway.drain_seconds), the rest resume
     at the next start. Its service, if installed, starts it again at the next login."""
-    from hermes_plugin_gateway.status import running_pid
+    from hermes_plugin_gateway.status import installed_service, running_pid
 
     home = Path(_context().home)
-    if stop_service(home):
-        return
     pid = running_pid(home)
     if pid is None:
         click.echo("The gateway is not running.")
@@ -181,10 +170,20 @@ def stop(timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if running_pid(home) is None:
-            click.echo(f"Stopped the gateway (pid {pid}).")
+            click.echo(f"Stopped the gateway (pid {pid}).{_again(installed_service(home))}")
             return
         time.sleep(0.2)
     raise click.ClickException(
         f"the gateway (pid {pid}) is still draining after {timeout:.0f} s; "
         f"wait, or end it with: kill -9 {pid} (interrupted turns resume at the next start)"
+    )
+
+
+def _again(service: dict[str, str] | None) -> str:
+    """Run by a service, it left cleanly (the manager does not restart it): when it is back."""
+    if service is None:
+        return ""
+    return (
+        f" Its service {service['name']} starts it again at the next login, "
+        "or with: hermes gateway start"
     )

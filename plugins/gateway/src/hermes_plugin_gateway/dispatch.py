@@ -15,12 +15,12 @@ import contextlib
 import logging
 from collections.abc import Sequence
 
+from hermes_commons.supervision import one_line
 from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.conversation import Conversation
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_plugin_gateway.replies import Replies
 from hermes_plugin_gateway.standing import Standing
-from hermes_plugin_gateway.supervisor import one_line
 from hermes_plugin_gateway.turns import TurnRunner
 
 __all__ = ["Dispatch"]

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.hosting import Services, enabled_services
 from hermes_commons.leases import LEASES, Leases, new_holder
 from hermes_commons.outbox import Outbox
 from hermes_commons.sending import Deliveries
@@ -42,7 +43,6 @@ from hermes_plugin_gateway.questions import ChatQuestions
 from hermes_plugin_gateway.relay import QuestionRelay
 from hermes_plugin_gateway.replies import Replies
 from hermes_plugin_gateway.schema import SCHEMA
-from hermes_plugin_gateway.services import Services, enabled_services
 from hermes_plugin_gateway.settings import PLATFORM_ENABLED, GatewayConfig
 from hermes_plugin_gateway.standing import Standing
 from hermes_plugin_gateway.status import write_status
@@ -344,6 +344,7 @@ def _services(context: CommandContext, runtime: Runtime, settings: GatewayConfig
         runtime,
         backoff=settings.restart_backoff_seconds,
         backoff_max=settings.restart_backoff_max_seconds,
+        log=log,
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_plugin_gateway.supervisor import Supervised, cancel_all, one_line, supervise
+from hermes_commons.supervision import Supervised, cancel_all, one_line, supervise
 from hermes_sdk import PlatformSpec
 from hermes_sdk.platform import (
     PlatformAdapter,
@@ -82,6 +82,7 @@ class Platforms:
             backoff=self.backoff,
             backoff_max=self.backoff_max,
             not_configured=(PlatformNotConfigured,),
+            log=log,
         )
 
     async def _run(self, name: str, state: PlatformState, adapter: PlatformAdapter) -> str:

@@ -12,12 +12,12 @@ import logging
 
 from hermes_commons.leases import Leases, hold, new_holder
 from hermes_commons.sending import Deliveries
+from hermes_commons.supervision import one_line
 from hermes_plugin_gateway.claims import Claims
 from hermes_plugin_gateway.dispatch import Dispatch
 from hermes_plugin_gateway.intake import Intake
 from hermes_plugin_gateway.platforms import Platforms
 from hermes_plugin_gateway.standing import Standing
-from hermes_plugin_gateway.supervisor import one_line
 
 __all__ = ["PLATFORMS_LEASE", "Workers"]
 

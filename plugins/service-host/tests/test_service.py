@@ -19,9 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hermes_plugin_gateway.launchd import LaunchAgent, render_plist
-from hermes_plugin_gateway.service import ServiceError, ServicePlan, service_slug
-from hermes_plugin_gateway.systemd import SystemdUserService, render_unit
+from hermes_plugin_service_host.launchd import LaunchAgent, render_plist
+from hermes_plugin_service_host.manager import ServiceError, ServicePlan
+from hermes_plugin_service_host.plan import service_slug
+from hermes_plugin_service_host.systemd import SystemdUserService, render_unit
 
 from hermes_testkit import ScriptedOpenAIServer
 
@@ -181,9 +182,10 @@ def test_without_a_reachable_systemd_each_command_says_so_and_changes_nothing(
     assert status.returncode == 1
     assert status.stdout.splitlines() == [
         "The gateway is not running. Start it with: hermes gateway start",
-        "Service: hermes-gateway.service (systemd user service, state unknown: no service "
-        f"manager to ask), {unit}",
+        f"Service: hermes-gateway.service (systemd user service), {unit}",
     ]
+    said = hermes("status").stdout  # the service's own line: its manager cannot be asked
+    assert "hermes-gateway.service (systemd user service): state unknown" in said
 
     # Enabled (systemctl enable links it here), it cannot be removed without systemd.
     wants = unit_dir(user) / "default.target.wants"
@@ -199,6 +201,9 @@ def test_without_a_reachable_systemd_each_command_says_so_and_changes_nothing(
     assert removed.stdout == f"Removed {unit} (it was never enabled).\n"
     assert not unit.exists()
     assert hermes("gateway", "uninstall").stdout.startswith("No systemd user service is")
+    status = hermes("gateway", "status")
+    assert status.stdout == "The gateway is not running. Start it with: hermes gateway run\n"
+    assert "not installed (hermes gateway install)" in hermes("status").stdout
 
 
 def test_a_unit_that_differs_is_replaced_only_with_force(hermes: Run, user: Path) -> None:

@@ -1,6 +1,6 @@
-"""Keeping one part of the gateway running (a platform, a service): each attempt is awaited,
-a failure is reported and retried with backoff, so one broken plugin never stops the others
-(or the gateway)."""
+"""Keeping one part of a long-running process running (a chat platform, a hosted service):
+each attempt is awaited, a failure is reported and retried with backoff, so one broken
+plugin never stops the others (or the process)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HEALTHY_SECONDS", "Supervised", "cancel_all", "one_line", "supervise"]
+__all__ = ["HEALTHY_SECONDS", "LOG", "Supervised", "cancel_all", "one_line", "supervise"]
 
-log = logging.getLogger("hermes.gateway")
+LOG = logging.getLogger("hermes.supervision")
+"""Where supervision reports when its caller names no logger of its own."""
 
 HEALTHY_SECONDS = 300.0
 """A part that ran this long before failing starts again from the shortest backoff."""
@@ -50,10 +51,12 @@ async def supervise(
     backoff: float,
     backoff_max: float,
     not_configured: tuple[type[BaseException], ...] = (),
+    log: logging.Logger = LOG,
 ) -> None:
     """Run ``attempt`` again and again. It returns why it ended (its failure, in one line);
     raising one of ``not_configured`` ends supervision, since retrying cannot help until
-    the user changes something."""
+    the user changes something. Each start and failure is reported on ``log`` (the
+    process's own, so its log file says which process it was)."""
     delay = backoff
     while True:
         state.state, state.retry_at = "starting", None

@@ -1,30 +1,38 @@
-"""``hermes gateway install | uninstall | start | restart``, and the service's part of ``stop``
-and ``status``: the gateway of this home as a service of the user's service manager (a
-systemd user service, a launchd agent). Each either does all it says or, with one line
-saying why and what to do, nothing: no unit is left half-written or half-installed."""
+"""``hermes gateway install | uninstall | start | restart``: the gateway of this home as a
+service of the user's service manager (a systemd user service, a launchd agent). Each
+either does all it says or, with one line saying why and what to do, nothing: no unit is
+left half-written or half-installed.
+
+They are subcommands of the gateway plugin's ``hermes gateway`` (``command.gateway.install``
+...), and know the gateway by what it documents, not by its code: the command that runs it
+(``hermes gateway run``), two keys of its section (``gateway.drain_seconds``,
+``gateway.cwd``), and its pid and status files (:mod:`hermes_commons.running`, name
+``gateway``)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
-from hermes_plugin_gateway.service import (
-    ActiveState,
-    ServiceError,
-    ServiceManager,
-    changes,
-    manager_for,
-    plan_service,
-    service_slug,
-)
-from hermes_plugin_gateway.settings import gateway_settings
+from hermes_commons.running import read_status, record_service, running_pid
+from hermes_plugin_service_host.manager import ActiveState, ServiceError, ServiceManager
+from hermes_plugin_service_host.plan import changes, manager_for, plan_service, service_slug
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
-__all__ = ["install", "restart", "service_state", "start", "stop_service", "uninstall"]
+__all__ = ["GATEWAY", "install", "restart", "start", "uninstall"]
+
+GATEWAY = "gateway"
+"""The long-running process this installs: its name for :mod:`hermes_commons.running`, its
+config section, and its command (``hermes gateway run``)."""
+
+DRAIN_SECONDS = 30.0
+"""``gateway.drain_seconds`` when config.yaml leaves it out (the gateway's default)."""
 
 SERVING_SECONDS = 30.0
 """How long start waits for the gateway to say it serves (its status file)."""
@@ -39,6 +47,27 @@ def _manager(home: Path) -> ServiceManager:
     return manager_for(service_slug(home, Path.home()), os.environ)
 
 
+def gateway_keys(config: Mapping[str, Any]) -> tuple[float, str | None]:
+    """``gateway.drain_seconds`` and ``gateway.cwd`` from config.yaml: how long a stop may
+    take, and where sessions start. ServiceError (one line) when either is not what the
+    gateway takes."""
+    section = config.get(GATEWAY)
+    if section is None:
+        return DRAIN_SECONDS, None
+    if not isinstance(section, Mapping):
+        raise ServiceError("config.yaml: gateway must be a mapping of settings")
+    drain = section.get("drain_seconds", DRAIN_SECONDS)
+    if isinstance(drain, bool) or not isinstance(drain, int | float) or not 0 <= drain <= 3600:
+        raise ServiceError(
+            f"config.yaml: gateway.drain_seconds must be a number of seconds from 0 to 3600, "
+            f"not {drain!r}"
+        )
+    cwd = section.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ServiceError(f"config.yaml: gateway.cwd must be a folder's path, not {cwd!r}")
+    return float(drain), cwd
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -51,9 +80,7 @@ def _read(path: Path) -> str | None:
 def _refuse_hand_started(home: Path, manager: ServiceManager) -> None:
     """A gateway started by hand holds this home: the service would fail on its lock (and be
     restarted every 10 s), so it is stopped first."""
-    from hermes_plugin_gateway.status import running_pid
-
-    pid = running_pid(home)
+    pid = running_pid(home, GATEWAY)
     if pid is not None and pid != manager.main_pid():
         raise ServiceError(
             f"a gateway started by hand runs for this home (pid {pid}); "
@@ -63,13 +90,11 @@ def _refuse_hand_started(home: Path, manager: ServiceManager) -> None:
 
 def _wait_serving(home: Path, manager: ServiceManager) -> int:
     """The gateway's pid once its status file says it serves; ServiceError if it fails."""
-    from hermes_plugin_gateway.status import read_status, running_pid
-
     deadline = time.monotonic() + SERVING_SECONDS
     state: ActiveState | None = "starting"
     while time.monotonic() < deadline:
-        pid = running_pid(home)
-        report = read_status(home) or {}
+        pid = running_pid(home, GATEWAY)
+        report = read_status(home, GATEWAY) or {}
         if pid is not None and report.get("pid") == pid and report.get("state") == "running":
             return pid
         state = manager.state()
@@ -114,14 +139,11 @@ def install(workdir: Path | None, writable: tuple[Path, ...], force: bool, no_st
     (macOS), started now and at each login. Its output: hermes logs gateway-output."""
     context = _context()
     try:
-        settings = gateway_settings(context.config)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
+        drain_seconds, configured_cwd = gateway_keys(context.config)
         plan = plan_service(
             Path(context.home),
-            drain_seconds=settings.drain_seconds,
-            configured_cwd=settings.cwd,
+            drain_seconds=drain_seconds,
+            configured_cwd=configured_cwd,
             workdir=workdir,
             writable=writable,
             argv0=sys.argv[0],
@@ -142,6 +164,7 @@ def install(workdir: Path | None, writable: tuple[Path, ...], force: bool, no_st
             raise ServiceError(f"cannot create {plan.output.parent}: {exc.strerror}") from None
         if old != text:
             _write(manager.path, text)
+        _record(plan.home, manager)
         checked = f"checked with {checker}" if checker else "not checked: no checker here"
         done = "unchanged" if old == text else "replaced" if old is not None else "wrote"
         written = [
@@ -156,7 +179,7 @@ def install(workdir: Path | None, writable: tuple[Path, ...], force: bool, no_st
         try:
             manager.load()
         except ServiceError:
-            _put_back(manager, old)
+            _put_back(plan.home, manager, old)
             raise
         click.echo("\n".join(written))
         try:
@@ -200,13 +223,25 @@ def _write(path: Path, text: str) -> None:
         raise ServiceError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _put_back(manager: ServiceManager, old: str | None) -> None:
+def _put_back(home: Path, manager: ServiceManager, old: str | None) -> None:
     """The manager refused the new file: what was there before is there again."""
     if old is None:
         manager.path.unlink(missing_ok=True)
+        _record(home, None)
     else:
         _write(manager.path, old)
     manager.forget()
+
+
+def _record(home: Path, manager: ServiceManager | None) -> None:
+    """What ``hermes gateway status`` says of the service (:mod:`hermes_commons.running`)."""
+    service = None
+    if manager is not None:
+        service = {"name": manager.name, "kind": manager.kind, "path": str(manager.path)}
+    try:
+        record_service(home, GATEWAY, service)
+    except OSError as exc:
+        raise ServiceError(f"cannot write in {home / GATEWAY}: {exc.strerror or exc}") from None
 
 
 def _installed(home: Path) -> ServiceManager:
@@ -235,11 +270,13 @@ def uninstall() -> None:
                 raise
             # Never enabled (install --no-start) and no manager to ask: only the file is left.
             manager.path.unlink()
+            _record(home, None)
             click.echo(f"Removed {manager.path} (it was never enabled).")
             return
         manager.remove()
         manager.path.unlink()
         manager.forget()
+        _record(home, None)
     except ServiceError as exc:
         raise _fail(exc) from None
     click.echo(
@@ -278,36 +315,3 @@ def restart() -> None:
     rest resume once it is back. After an upgrade of Hermes or a plugin."""
     manager, pid = _bring_up(restart=True)
     click.echo(f"Restarted: the gateway runs (pid {pid}) as {manager.name}.")
-
-
-def stop_service(home: Path) -> bool:
-    """Stop this home's service if it runs; False if there is none to stop (not installed,
-    not running, or no manager to ask), and ``hermes gateway stop`` stops by pid."""
-    try:
-        manager = _manager(home)
-        if not manager.path.exists() or manager.state() not in ("active", "starting"):
-            return False
-        manager.stop()
-    except ServiceError as exc:
-        raise _fail(exc) from None
-    click.echo(
-        f"Stopped the gateway ({manager.name}); it starts again at the next login, "
-        "or with: hermes gateway start"
-    )
-    return True
-
-
-def service_state(home: Path) -> dict[str, str | None] | None:
-    """This home's service for ``hermes gateway status``: None when none is installed."""
-    try:
-        manager = _manager(home)
-    except ServiceError:
-        return None
-    if not manager.path.exists():
-        return None
-    return {
-        "name": manager.name,
-        "kind": manager.kind,
-        "path": str(manager.path),
-        "state": manager.state(),
-    }

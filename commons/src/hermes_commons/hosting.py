@@ -1,13 +1,16 @@
-"""Running the service plugins (an HTTP API, a scheduler) beside the platforms: each in its
-own task with the gateway's runtime, restarted with backoff when it fails or ends."""
+"""Hosting the service plugins (``hermes_services``: an HTTP API, a scheduler) in a
+long-running process: each enabled one in its own task with that process's runtime,
+restarted with backoff when it fails or ends (:mod:`hermes_commons.supervision`). The
+gateway hosts them beside its platforms; any front-end that runs for long may."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_plugin_gateway.supervisor import Supervised, cancel_all, one_line, supervise
+from hermes_commons.supervision import LOG, Supervised, cancel_all, one_line, supervise
 from hermes_sdk import ServiceSpec
 from hermes_sdk.runtime import Runtime
 from hermes_sdk.service import ServiceContext, ServiceNotConfigured
@@ -29,6 +32,9 @@ def enabled_services(specs: list[ServiceSpec], config: Mapping[str, Any]) -> lis
 
 
 class Services:
+    """The enabled services of one process, each supervised; :meth:`status` for its status
+    file (state, last error, restarts of each)."""
+
     def __init__(
         self,
         specs: list[ServiceSpec],
@@ -37,8 +43,10 @@ class Services:
         *,
         backoff: float = 30.0,
         backoff_max: float = 300.0,
+        log: logging.Logger = LOG,
     ) -> None:
         self.specs = specs
+        self._log = log
         self._context = context
         self._runtime = runtime
         self.backoff = backoff
@@ -76,6 +84,7 @@ class Services:
             backoff=self.backoff,
             backoff_max=self.backoff_max,
             not_configured=(ServiceNotConfigured,),
+            log=self._log,
         )
 
     async def stop(self) -> None:

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hermes_plugin_gateway.service import (
+from hermes_plugin_service_host.manager import (
     ActiveState,
     ServiceError,
     ServicePlan,
@@ -24,9 +24,10 @@ from hermes_plugin_gateway.service import (
     run_tool,
 )
 
-__all__ = ["LABEL", "LaunchAgent", "render_plist"]
+__all__ = ["KIND", "LABEL", "LaunchAgent", "render_plist"]
 
 LABEL = "ai.hermes.gateway"
+KIND = "launchd agent"
 
 
 def render_plist(plan: ServicePlan, label: str) -> str:
@@ -52,7 +53,7 @@ def render_plist(plan: ServicePlan, label: str) -> str:
 class LaunchAgent:
     """One home's agent in the user's login session (``gui/UID``)."""
 
-    kind = "launchd agent"
+    kind = KIND
 
     def __init__(self, slug: str | None, user_home: Path) -> None:
         self.name = f"{LABEL}.{slug}" if slug else LABEL

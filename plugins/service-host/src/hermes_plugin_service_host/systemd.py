@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from hermes_plugin_gateway.service import (
+from hermes_plugin_service_host.manager import (
     ActiveState,
     ServiceError,
     ServicePlan,
@@ -21,7 +21,7 @@ from hermes_plugin_gateway.service import (
     run_tool,
 )
 
-__all__ = ["SystemdUserService", "render_unit"]
+__all__ = ["KIND", "SystemdUserService", "render_unit"]
 
 
 def _specifiers(value: str) -> str:
@@ -32,11 +32,14 @@ def _specifiers(value: str) -> str:
 def _word(value: str, command: bool = False) -> str:
     """One word of a command line or a list: quoted if it has spaces; ``$`` is literal in a
     command line (a variable otherwise). Quotes, backslashes and control characters never
-    get here (:func:`~hermes_plugin_gateway.service.check_path`)."""
+    get here (:func:`~hermes_plugin_service_host.plan.check_path`)."""
     escaped = _specifiers(value)
     if command:
         escaped = escaped.replace("$", "$$")
     return f'"{escaped}"' if any(c.isspace() or c == "'" for c in value) else escaped
+
+
+KIND = "systemd user service"
 
 
 def render_unit(plan: ServicePlan) -> str:
@@ -93,7 +96,7 @@ def _user() -> str:
 class SystemdUserService:
     """One home's unit in the user's systemd (``systemctl --user``)."""
 
-    kind = "systemd user service"
+    kind = KIND
 
     def __init__(self, slug: str | None, environ: Mapping[str, str]) -> None:
         self.name = f"hermes-gateway{f'-{slug}' if slug else ''}.service"
