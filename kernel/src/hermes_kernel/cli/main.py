@@ -229,9 +229,9 @@ class HermesGroup(click.Group):
 
 
 class _PluginGroup(HermesGroup):
-    """A plugin's own command group, extended as the kernel's are: ``hermes gateway install``
-    may come from another plugin (``command.gateway.install``). Its own commands are those
-    of the class the plugin made it with, looked up as that class looks them up."""
+    """A plugin's own command group, extended as the kernel's are: ``hermes GROUP NAME`` may
+    come from another plugin (``command.GROUP.NAME``). Its own commands are those of the
+    class the plugin made it with, looked up as that class looks them up."""
 
     def _made(self) -> type[click.Group]:
         """The class the plugin made the group with: next after the kernel's in the MRO."""
