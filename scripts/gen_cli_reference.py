@@ -127,13 +127,24 @@ def _offered(root: click.Context) -> dict[str, tuple[PluginRecord, HermesGroup, 
 
     top = cli.plugin_commands(root)
     found = {name: (record, cli, root) for name, record in top.items()}
+
+    def walk(group: click.Group, path: str, parent: click.Context) -> None:
+        """The plugins' commands of a group and of every group inside it."""
+        context = click.Context(group, info_name=path.rpartition(".")[2], parent=parent)
+        if not isinstance(group, HermesGroup):
+            return
+        for name, record in group.plugin_commands(context).items():
+            found[f"{path}.{name}"] = (record, group, context)
+        for name in group.own_commands(context):
+            inner = group.own_command(context, name)
+            if isinstance(inner, click.Group):
+                walk(inner, f"{path}.{name}", context)
+
     # The kernel's groups, and the plugins' own (hermes gateway install is another plugin's).
     for group_name in sorted({*_BUILTINS, *top}):
         group = cli.get_command(root, group_name)
-        if isinstance(group, HermesGroup):
-            context = click.Context(group, info_name=group_name, parent=root)
-            for name, record in group.plugin_commands(context).items():
-                found[f"{group_name}.{name}"] = (record, group, context)
+        if isinstance(group, click.Group):
+            walk(group, group_name, root)
     return found
 
 

@@ -132,6 +132,11 @@ def _kettle():
     def timer():
         "Timers."
 
+    @kettle.command(hidden=True)
+    def descale():
+        "Not listed."
+        click.echo("descaled")
+
     return kettle
 
 @hookimpl
@@ -185,6 +190,8 @@ def test_a_plugin_adds_a_subcommand_to_another_plugins_group(kettles):
     assert "  boil      Boil it now.\n" in out  # its own, not said to be built in
     assert "schedule  (plugin adder)" in out
     assert out.count("boil") == 1  # the group's own command wins over the added one
+    assert "descale" not in out  # hidden, as click hides it
+    assert kettles("kettle", "descale")[1].strip() == "descaled"  # and still runs
     code, out, err = kettles("kettle", "schedule")
     assert code == 0, err
     assert out.strip() == f"scheduled in {kettles.home}"  # with the command's context

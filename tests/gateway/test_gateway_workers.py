@@ -76,7 +76,13 @@ class Worker:
 
 
 def _home(
-    root: Path, name: str, telegram: FakeTelegram, model: str, url: str, turns: int = 64
+    root: Path,
+    name: str,
+    telegram: FakeTelegram,
+    model: str,
+    url: str,
+    turns: int = 64,
+    stream: bool = False,
 ) -> Path:
     home = root / name
     home.mkdir()
@@ -85,7 +91,8 @@ def _home(
         f"store:\n  url: {url}\n"
         f"model:\n  base_url: {model}\n  default: test-model\n"
         "learning:\n  review: false\n  nudge_every_turns: 0\n"
-        f"gateway:\n  stream: false\n  typing: false\n  max_concurrent_turns: {turns}\n"
+        f"gateway:\n  stream: {str(stream).lower()}\n  typing: false\n"
+        f"  max_concurrent_turns: {turns}\n"
         f"  leader_lease_seconds: {LEASE_SECONDS}\n"
         f"  worker_timeout_seconds: {WORKER_TIMEOUT_SECONDS}\n"
         "  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
@@ -160,19 +167,26 @@ def _wait(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
 
 @contextlib.contextmanager
 def _second_worker_beside_a_busy_first(
-    url: str, tmp_path: Path, telegram: FakeTelegram, model_url: str, openai_server
+    url: str,
+    tmp_path: Path,
+    telegram: FakeTelegram,
+    model_url: str,
+    openai_server,
+    stream: bool = False,
 ) -> Iterator[tuple[Worker, Worker]]:
     """The first worker holds the platforms and its one turn slot is taken (a long turn,
     the model's first scripted reply); then a second worker joins, with room for turns:
     the next chat's messages run there. Both are stopped cleanly on the way out."""
-    first = Worker("first", _home(tmp_path, "first", telegram, model_url, url, 1), False)
+    first_home = _home(tmp_path, "first", telegram, model_url, url, 1, stream)
+    first = Worker("first", first_home, False)
     workers = [first]
     try:
         _wait(lambda: _leader_pid(url) == first.process.pid, 60, "the first to hold the platforms")
         _wait(lambda: any(m == "getUpdates" for m, _ in list(telegram.calls)), 60, "polling")
         telegram.user_says(BASE, "take your time")  # its one turn slot is taken
         _wait(lambda: len(openai_server.requests) == 1, 30, "the long turn")
-        second = Worker("second", _home(tmp_path, "second", telegram, model_url, url), False)
+        second_home = _home(tmp_path, "second", telegram, model_url, url, stream=stream)
+        second = Worker("second", second_home, False)
         workers.append(second)
         yield first, second
     finally:
@@ -335,6 +349,34 @@ def test_a_turn_on_the_worker_without_the_platforms_is_answered_and_stopped(
         telegram.wait_for_message(BASE + 1, "Stopped.", timeout=30)
         assert _running_turns(url)[second.process.pid] == 0
         assert [m.visible for m in telegram.sent(BASE)] == []  # the long one still runs
+
+
+def test_a_reply_written_on_the_worker_without_the_platforms_is_previewed_as_it_is_written(
+    postgres, tmp_path, telegram, openai_server
+):
+    """The turn runs on the worker without the platforms and streams slowly: the worker
+    with them shows it in the chat as it is written, one message edited, which the reply
+    then replaces (no second message)."""
+    url = postgres.create_database()
+    words = " ".join(f"word{n}" for n in range(40))
+    openai_server.queue(
+        Reply.say("the long one", delay_seconds=30),
+        Reply.say(words, chunk_size=8, chunk_delay_seconds=0.1),  # about 4 s
+    )
+    with _second_worker_beside_a_busy_first(
+        url, tmp_path, telegram, openai_server.base_url, openai_server, stream=True
+    ):
+        telegram.user_says(BASE + 1, "tell me slowly")
+        reply = telegram.wait_for(
+            lambda sent: next(
+                (m for m in sent if m.chat_id == BASE + 1 and m.visible == words), None
+            ),
+            timeout=60,
+        )
+        assert [m.visible for m in telegram.sent(BASE + 1)] == [words]  # one message
+        assert reply.edits, "no preview was shown while the reply was written"
+        assert all(text.endswith(" …") for text in reply.edits)  # each one a preview
+        assert words.startswith(reply.edits[-1].removesuffix(" …"))
 
 
 def test_an_approval_asked_on_the_worker_without_the_platforms_is_answered_by_a_button(

@@ -342,12 +342,14 @@ def member_sql(group: str) -> tuple[str, str]:
     return f"SELECT holder FROM leases_held WHERE name {_IN_GROUP}", _group_pattern(group)
 
 
-_IN_GROUP = "LIKE ? ESCAPE '\\'"
+_IN_GROUP = "LIKE ? ESCAPE '!'"
+"""Not a backslash: a PostgreSQL without standard_conforming_strings would read '\\' as an
+unterminated string."""
 
 
 def _group_pattern(group: str) -> str:
     """What LIKE matches the leases of ``group``'s members with (``GROUP/...``)."""
-    escaped = group.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    escaped = group.replace("!", "!!").replace("%", "!%").replace("_", "!_")
     return f"{escaped}/%"
 
 

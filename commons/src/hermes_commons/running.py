@@ -115,4 +115,6 @@ def installed_service(home: Path, name: str) -> dict[str, str] | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         return None
+    if isinstance(data.get("path"), str) and not Path(data["path"]).exists():
+        return None  # removed by hand since
     return {key: str(value) for key, value in data.items()}

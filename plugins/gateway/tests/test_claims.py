@@ -220,3 +220,17 @@ def test_a_lease_has_one_holder_until_it_expires_or_is_released(shared, tmp_path
         assert leases.holder("platforms") == OTHER
         leases.release("platforms", OTHER)
         assert leases.take("platforms", ALIVE, 10)
+
+
+def test_a_groups_members_are_its_own_on_either_engine(shared):
+    # LIKE takes _ and % as wildcards, escaped here the same way on SQLite and PostgreSQL.
+    from hermes_commons.leases import Members, member_sql
+
+    for group, holder in [("a_b", "h:1:a"), ("axb", "h:2:b"), ("a%", "h:3:c"), ("a!", "h:5:e")]:
+        with shared.write() as cursor:
+            Members(group, holder, 30.0).beat_in(cursor)
+    for group, expected in [("a_b", "h:1:a"), ("axb", "h:2:b"), ("a%", "h:3:c"), ("a!", "h:5:e")]:
+        sql, pattern = member_sql(group)
+        assert [row[0] for row in shared.query(sql, (pattern,))] == [expected], group
+    with shared.write() as cursor:
+        assert Members("a_b", "h:4:d", 30.0).beat_in(cursor).peers == 1

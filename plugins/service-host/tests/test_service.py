@@ -1,4 +1,5 @@
-"""``hermes gateway install | uninstall | start | stop | restart`` as a user runs them: the real
+"""``hermes gateway install | uninstall | start | restart`` (and the gateway's own ``stop`` and
+``status`` beside them) as a user runs them: the real
 ``hermes`` in a throwaway HOME (nothing reaches the real ~/.config), the unit checked by the
 real ``systemd-analyze``. No systemd runs here, and the tests make sure none is reached (an
 empty XDG_RUNTIME_DIR): every command that needs ``systemctl --user`` must say so in one
@@ -6,6 +7,7 @@ line and leave nothing half-done. The launchd plist is checked as data (no macOS
 
 from __future__ import annotations
 
+import json
 import os
 import plistlib
 import shlex
@@ -177,7 +179,16 @@ def test_without_a_reachable_systemd_each_command_says_so_and_changes_nothing(
         line = one_line(hermes("gateway", command))
         assert "cannot reach your systemd user manager" in line, command
     stopped = hermes("gateway", "stop")  # nothing runs: nothing to stop, whoever started it
-    assert (stopped.returncode, stopped.stdout) == (0, "The gateway is not running.\n")
+    assert (stopped.returncode, stopped.stdout) == (
+        0,
+        "The gateway is not running. (its service hermes-gateway.service may be starting: "
+        "hermes status)\n",
+    )
+    assert json.loads((user / ".hermes" / "gateway" / "service.json").read_text()) == {
+        "name": "hermes-gateway.service",
+        "kind": "systemd user service",
+        "path": str(unit),
+    }
     status = hermes("gateway", "status")
     assert status.returncode == 1
     assert status.stdout.splitlines() == [
@@ -201,6 +212,7 @@ def test_without_a_reachable_systemd_each_command_says_so_and_changes_nothing(
     assert removed.stdout == f"Removed {unit} (it was never enabled).\n"
     assert not unit.exists()
     assert hermes("gateway", "uninstall").stdout.startswith("No systemd user service is")
+    assert not (user / ".hermes" / "gateway" / "service.json").exists()
     status = hermes("gateway", "status")
     assert status.stdout == "The gateway is not running. Start it with: hermes gateway run\n"
     assert "not installed (hermes gateway install)" in hermes("status").stdout
@@ -294,8 +306,14 @@ def test_the_unit_runs_the_gateway_with_its_output_where_hermes_logs_reads(
             assert time.monotonic() < deadline, "the gateway did not start"
             time.sleep(0.3)
         assert hermes("gateway", "status").returncode == 0
+        stopped = hermes("gateway", "stop")  # by its pid: the service manager is not asked
+        assert stopped.stdout == (
+            f"Stopped the gateway (pid {process.pid}). Its service hermes-gateway.service, if "
+            "enabled, starts it again at the next login; now: hermes gateway start\n"
+        )
     finally:
-        process.send_signal(signal.SIGTERM)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
         code = process.wait(30)
     assert code == 0
     assert output.read_text().splitlines() == [

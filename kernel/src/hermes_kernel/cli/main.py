@@ -9,6 +9,7 @@ plugin is imported only when the command runs. Errors a user can fix
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
@@ -244,7 +245,7 @@ class _PluginGroup(HermesGroup):
         found = {}
         for name in made.list_commands(self, ctx):
             command = made.get_command(self, ctx, name)
-            if command is not None:
+            if command is not None and not command.hidden:
                 found[name] = command.get_short_help_str(80)
         return found
 
@@ -257,9 +258,11 @@ class _PluginGroup(HermesGroup):
 
 
 def extendable(command: click.Command) -> click.Command:
-    """``command`` itself; a plugin's group (and each group inside it) now also lists and
-    runs the subcommands other plugins declare under its path. The group keeps its own
-    class's behaviour for its own commands, which cannot be replaced."""
+    """``command``, or for a plugin's group (and each group inside it) a copy that also lists
+    and runs the subcommands other plugins declare under its path; the plugin's own object
+    is left as it was. Its own commands are looked up as its class looks them up, and
+    cannot be replaced; listing and help are the kernel's (a custom ``format_commands`` is
+    not used)."""
     if not isinstance(command, click.Group) or isinstance(command, HermesGroup):
         return command
     made = type(command)
@@ -268,8 +271,9 @@ def extendable(command: click.Command) -> click.Command:
         if made is click.Group
         else type(f"Extended{made.__name__}", (_PluginGroup, made), {})
     )
-    command.__class__ = extended
-    return command
+    copied = copy.copy(command)
+    copied.__class__ = extended
+    return copied
 
 
 class _TopGroup(HermesGroup):

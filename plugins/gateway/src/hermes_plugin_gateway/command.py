@@ -154,17 +154,30 @@ def _states(parts: dict[str, dict[str, object]]) -> None:
 
 @gateway.command()
 @click.option(
-    "--timeout", default=60.0, show_default=True, help="Seconds to wait for it to finish."
+    "--timeout",
+    type=float,
+    help="Seconds to wait for it to finish (default: as long as its drain may take, "
+    "2 x gateway.drain_seconds + 30).",
 )
-def stop(timeout: float) -> None:
+def stop(timeout: float | None) -> None:
     """Stop the gateway: running turns finish (up to gateway.drain_seconds), the rest resume
     at the next start. Its service, if installed, starts it again at the next login."""
     from hermes_plugin_gateway.status import installed_service, running_pid
 
-    home = Path(_context().home)
+    context = _context()
+    home = Path(context.home)
+    if timeout is None:
+        try:
+            timeout = 2 * gateway_settings(context.config).drain_seconds + 30
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
     pid = running_pid(home)
     if pid is None:
-        click.echo("The gateway is not running.")
+        service = installed_service(home)
+        where = (
+            f" (its service {service['name']} may be starting: hermes status)" if service else ""
+        )
+        click.echo(f"The gateway is not running.{where}")
         return
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
@@ -184,6 +197,6 @@ def _again(service: dict[str, str] | None) -> str:
     if service is None:
         return ""
     return (
-        f" Its service {service['name']} starts it again at the next login, "
-        "or with: hermes gateway start"
+        f" Its service {service['name']}, if enabled, starts it again at the next login; "
+        "now: hermes gateway start"
     )

@@ -41,6 +41,7 @@ from hermes_plugin_gateway.pairing import Pairings
 from hermes_plugin_gateway.platforms import Platforms
 from hermes_plugin_gateway.questions import ChatQuestions
 from hermes_plugin_gateway.relay import QuestionRelay
+from hermes_plugin_gateway.relayed_preview import PreviewRelay
 from hermes_plugin_gateway.replies import Replies
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_plugin_gateway.settings import PLATFORM_ENABLED, GatewayConfig
@@ -164,7 +165,10 @@ class Gateway:
             attempts=settings.delivery_attempts,
             max_age_seconds=settings.delivery_max_age_hours * 3600,
         )
-        self.replies = Replies(self.ledger, deliveries, self.platforms)
+        # Among workers, a turn run where the platforms are not has its preview shown by the
+        # worker that has them.
+        self.previews = None if alone else PreviewRelay(control, self.platforms)
+        self.replies = Replies(self.ledger, deliveries, self.platforms, self.previews)
         self.claims = Claims(control, new_holder(), settings.worker_timeout_seconds)
         self.questions = ChatQuestions()
         self.relay = QuestionRelay(
@@ -181,6 +185,7 @@ class Gateway:
             settings,
             cwd,
             self.stopping,
+            self.previews,
         )
         self.standing = Standing(self.platforms)
         self.dispatch = Dispatch(
@@ -238,6 +243,7 @@ class Gateway:
             asyncio.ensure_future(self._upkeep()),
             asyncio.ensure_future(self.dispatch.run()),
             asyncio.ensure_future(self._relay_typing()),
+            asyncio.ensure_future(self._relay_previews()),
         ]
         try:
             await self.workers.contend()
@@ -293,6 +299,15 @@ class Gateway:
             if self.standing.leading and self.standing.peers:
                 with contextlib.suppress(Exception):  # only a hint; the store may be back
                     await self.relay.show_typing(TYPING_AFTER_SECONDS)
+
+    async def _relay_previews(self) -> None:
+        while self.previews is not None and self.settings.stream:
+            await asyncio.sleep(self.settings.stream_interval_seconds / 2)
+            if self.standing.leading and self.standing.peers:
+                try:
+                    await self.previews.show()
+                except Exception as exc:  # noqa: BLE001 - only previews; the store may be back
+                    log.info("gateway: previews of other workers' turns: %s", exc)
 
     def _write_status(self, state: str) -> None:
         try:

@@ -6,14 +6,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Protocol
 
 from hermes_sdk.platform import ChatRef, PlatformAdapter
 
-__all__ = ["ReplyStream"]
+__all__ = ["WRITING", "Preview", "ReplyStream", "shown_text"]
 
 log = logging.getLogger("hermes.gateway")
 
 WRITING = " …"
+
+
+def shown_text(text: str, max_chars: int) -> str | None:
+    """A preview as the chat shows it: cut to the platform's limit, marked as still being
+    written; None while there is nothing to show."""
+    limit = max_chars - len(WRITING)
+    preview = text.strip()
+    if not preview:
+        return None
+    return (preview[: limit - 1] + "…" if len(preview) > limit else preview) + WRITING
+
+
+class Preview(Protocol):
+    """A turn's reply shown while it is written: here (:class:`ReplyStream`) or by the worker
+    with the platforms (:class:`~.relayed_preview.RelayedStream`)."""
+
+    def feed(self, delta: str) -> None: ...
+
+    def restart(self) -> None: ...
+
+    async def close(self) -> str | None:
+        """Stop; what the reply names as the preview it replaces (None: nothing shown)."""
+        ...
 
 
 class ReplyStream:
@@ -48,12 +72,8 @@ class ReplyStream:
             await self._show()
 
     async def _show(self) -> None:
-        limit = self.adapter.max_message_chars - len(WRITING)
-        preview = self.text.strip()
-        if not preview:
-            return
-        preview = (preview[: limit - 1] + "…" if len(preview) > limit else preview) + WRITING
-        if preview == self._shown:
+        preview = shown_text(self.text, self.adapter.max_message_chars)
+        if preview is None or preview == self._shown:
             return
         try:
             if self.message_id is None:

@@ -16,6 +16,7 @@ from hermes_commons.outbox import OutboxItem
 from hermes_commons.sending import Deliveries
 from hermes_plugin_gateway.ledger import ClaimLost, Ledger
 from hermes_plugin_gateway.platforms import Platforms
+from hermes_plugin_gateway.relayed_preview import PreviewRelay
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef
 from hermes_sdk.runtime import Delivery, DeliveryUnavailable
@@ -26,10 +27,19 @@ log = logging.getLogger("hermes.gateway")
 
 
 class Replies:
-    def __init__(self, ledger: Ledger, deliveries: Deliveries, platforms: Platforms) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        deliveries: Deliveries,
+        platforms: Platforms,
+        previews: PreviewRelay | None = None,
+    ) -> None:
+        """``previews``: among workers, the previews shown for turns run elsewhere, which
+        their replies replace."""
         self.ledger = ledger
         self.deliveries = deliveries
         self.platforms = platforms
+        self.previews = previews
 
     async def reply(
         self,
@@ -68,6 +78,8 @@ class Replies:
         item = OutboxItem(
             outbox_id, chat, reply_to, preview_id, text, "pending", 0, False, now, now, attachment
         )
+        if sending:
+            (item,) = await self._settled([item])
         return outbox_id, await self.deliveries.deliver(item, marked=sending)
 
     async def deliver(self, platform: str, chat_id: str, text: str) -> Delivery:
@@ -85,4 +97,17 @@ class Replies:
         """Send what the ledger holds that is due (``platform``'s alone, or every one's):
         replies other workers recorded, and retries."""
         outbox = self.ledger.outbox
-        await self.deliveries.deliver_due(await outbox.store.run(outbox.open, platform))
+        due = await self._settled(await outbox.store.run(outbox.open, platform))
+        await self.deliveries.deliver_due(due)
+
+    async def _settled(self, items: list[OutboxItem]) -> list[OutboxItem]:
+        """``items``, each that names a preview shown for a turn run elsewhere made to name
+        the message showing it, if this worker sends it."""
+        if self.previews is None:
+            return items
+        return [
+            await self.previews.settle(item)
+            if self.platforms.adapter(item.chat.platform) is not None
+            else item
+            for item in items
+        ]

@@ -227,9 +227,27 @@ POSTGRESQL_V3 = _QUESTIONS.format(
     exists="", exists_new="", integer="BIGINT", real="DOUBLE PRECISION"
 )
 
+_PREVIEWS = """
+-- Previews across workers (.relayed_preview): the text so far of a reply being written on a
+-- worker without the platforms, which the worker with them shows in the chat (message_id:
+-- the message it shows it in). Removed once the reply replaces it.
+CREATE TABLE {exists_new}gateway_previews (
+    inbox_id {integer} PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat TEXT NOT NULL,
+    reply_to TEXT,
+    text TEXT NOT NULL,
+    updated_at {real} NOT NULL,
+    message_id TEXT
+);
+CREATE INDEX {exists_new}gateway_previews_platform ON gateway_previews(platform);
+"""
+V5 = _PREVIEWS.format(exists_new="IF NOT EXISTS ", integer="INTEGER", real="REAL")
+POSTGRESQL_V4 = _PREVIEWS.format(exists_new="", integer="BIGINT", real="DOUBLE PRECISION")
+
 SCHEMA = StoreSchema(
     name="gateway",
     uses=(OUTBOX, LEASES),
-    migrations=(V1, V2, V3, V4),
-    postgresql=(POSTGRESQL_V1, POSTGRESQL_V2, POSTGRESQL_V3),
+    migrations=(V1, V2, V3, V4, V5),
+    postgresql=(POSTGRESQL_V1, POSTGRESQL_V2, POSTGRESQL_V3, POSTGRESQL_V4),
 )

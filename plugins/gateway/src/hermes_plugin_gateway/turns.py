@@ -24,9 +24,10 @@ from hermes_plugin_gateway.chat_commands import BUSY, ChatCommands
 from hermes_plugin_gateway.conversation import Conversation
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_plugin_gateway.platforms import Platforms
-from hermes_plugin_gateway.preview import ReplyStream
+from hermes_plugin_gateway.preview import Preview, ReplyStream
 from hermes_plugin_gateway.questions import Asker, ChatQuestions, sends_notes
 from hermes_plugin_gateway.relay import QuestionRelay
+from hermes_plugin_gateway.relayed_preview import PreviewRelay
 from hermes_plugin_gateway.replies import Replies
 from hermes_plugin_gateway.routing import user_scope
 from hermes_plugin_gateway.settings import GatewayConfig
@@ -81,6 +82,7 @@ class TurnRunner:
         settings: GatewayConfig,
         cwd: Path,
         stopping: asyncio.Event,
+        previews: PreviewRelay | None = None,
     ) -> None:
         self.runtime = runtime
         self.ledger = ledger
@@ -92,6 +94,7 @@ class TurnRunner:
         self.settings = settings
         self.cwd = cwd
         self.stopping = stopping
+        self.previews = previews
         self.commands = ChatCommands(runtime, ledger)
         self.slots = asyncio.Semaphore(settings.max_concurrent_turns)
         self._frozen_after_first_turn = False
@@ -171,11 +174,12 @@ class TurnRunner:
                     item.chat, "Hermes restarted while working on your message; continuing."
                 )
         conversation.stopped_by_user = False
-        stream = None
+        stream: Preview | None = None
+        interval = self.settings.stream_interval_seconds
         if adapter is not None and adapter.can_edit and self.settings.stream:
-            stream = ReplyStream(
-                adapter, item.chat, item.message_id, self.settings.stream_interval_seconds
-            )
+            stream = ReplyStream(adapter, item.chat, item.message_id, interval)
+        elif adapter is None and self.previews is not None and self.settings.stream:
+            stream = self.previews.stream(item, interval)  # shown by the platforms' worker
         typing = None
         if adapter is not None and self.settings.typing:
             typing = asyncio.ensure_future(_keep_typing(adapter, item.chat))
@@ -220,7 +224,7 @@ class TurnRunner:
         item: InboxItem,
         session_id: str,
         text: str,
-        stream: ReplyStream | None,
+        stream: Preview | None,
     ) -> TurnEnded:
         """Run one turn and follow its events: the reply's text to the preview, questions to
         the chat (through the store when the platform runs in another worker; answered no

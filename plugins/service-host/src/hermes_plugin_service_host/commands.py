@@ -234,14 +234,19 @@ def _put_back(home: Path, manager: ServiceManager, old: str | None) -> None:
 
 
 def _record(home: Path, manager: ServiceManager | None) -> None:
-    """What ``hermes gateway status`` says of the service (:mod:`hermes_commons.running`)."""
+    """What ``hermes gateway status`` says of the service (:mod:`hermes_commons.running`).
+    Only a note: one that cannot be written is said in one line, and changes nothing else."""
     service = None
     if manager is not None:
         service = {"name": manager.name, "kind": manager.kind, "path": str(manager.path)}
     try:
         record_service(home, GATEWAY, service)
     except OSError as exc:
-        raise ServiceError(f"cannot write in {home / GATEWAY}: {exc.strerror or exc}") from None
+        click.echo(
+            f"Note: cannot write {home / GATEWAY / 'service.json'} ({exc.strerror or exc}): "
+            "hermes gateway status will not name the service (hermes status does).",
+            err=True,
+        )
 
 
 def _installed(home: Path) -> ServiceManager:
@@ -261,6 +266,7 @@ def uninstall() -> None:
     try:
         manager = _manager(home)
         if not manager.path.exists():
+            _record(home, None)
             click.echo(f"No {manager.kind} is installed for this home ({manager.path}).")
             return
         try:
@@ -291,6 +297,7 @@ def _bring_up(restart: bool) -> tuple[ServiceManager, int]:
         manager = _installed(home)
         manager.reachable()
         _refuse_hand_started(home, manager)
+        _record(home, manager)  # installed by an older Hermes, or by hand: named from now on
         manager.load()
         if restart:
             manager.restart()
