@@ -6,7 +6,6 @@ it; with no preview shown, the reply is a message of its own."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from hermes_plugin_gateway.ledger import InboxItem, Ledger
 from hermes_plugin_gateway.relayed_preview import PreviewRelay
@@ -17,6 +16,7 @@ from hermes_commons.sending import Deliveries
 from hermes_sdk.storage import Store
 
 from .conftest import inbound
+from .test_relay import Running
 
 
 class Chat:
@@ -35,15 +35,6 @@ class Chat:
 
     async def edit(self, chat, message_id, text):  # type: ignore[no-untyped-def]
         self.edited.append((message_id, text))
-
-
-class Running:
-    def __init__(self, adapter: Chat | None) -> None:
-        self.states = {"telegram": None}
-        self._adapter = adapter
-
-    def adapter(self, name: str) -> Any:
-        return self._adapter if name == "telegram" else None
 
 
 def _item(store: Store) -> InboxItem:

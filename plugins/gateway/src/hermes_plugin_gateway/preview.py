@@ -10,7 +10,7 @@ from typing import Protocol
 
 from hermes_sdk.platform import ChatRef, PlatformAdapter
 
-__all__ = ["WRITING", "Preview", "ReplyStream", "shown_text"]
+__all__ = ["WRITING", "Preview", "ReplyStream", "StreamedText", "shown_text"]
 
 log = logging.getLogger("hermes.gateway")
 
@@ -40,20 +40,13 @@ class Preview(Protocol):
         ...
 
 
-class ReplyStream:
-    """Shows a reply while the model writes it: one message, edited at most once per
-    ``interval``. A failure stops the preview, never the turn."""
+class StreamedText:
+    """The text so far of a reply the model writes, and the one task that shows it every
+    ``interval`` (:meth:`_run`, started by the first text)."""
 
-    def __init__(
-        self, adapter: PlatformAdapter, chat: ChatRef, reply_to: str | None, interval: float
-    ) -> None:
-        self.adapter = adapter
-        self.chat = chat
-        self.reply_to = reply_to
+    def __init__(self, interval: float) -> None:
         self.interval = interval
         self.text = ""
-        self.message_id: str | None = None
-        self._shown = ""
         self._task: asyncio.Task[None] | None = None
         self._broken = False
 
@@ -65,6 +58,24 @@ class ReplyStream:
     def restart(self) -> None:
         """The model is asked again (its stream dropped): the text so far is void."""
         self.text = ""
+
+    async def _run(self) -> None:
+        raise NotImplementedError
+
+
+class ReplyStream(StreamedText):
+    """Shows a reply while the model writes it: one message, edited at most once per
+    ``interval``. A failure stops the preview, never the turn."""
+
+    def __init__(
+        self, adapter: PlatformAdapter, chat: ChatRef, reply_to: str | None, interval: float
+    ) -> None:
+        super().__init__(interval)
+        self.adapter = adapter
+        self.chat = chat
+        self.reply_to = reply_to
+        self.message_id: str | None = None
+        self._shown = ""
 
     async def _run(self) -> None:
         while not self._broken:

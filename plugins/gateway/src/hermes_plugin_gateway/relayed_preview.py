@@ -23,7 +23,7 @@ from typing import Any
 from hermes_commons.outbox import OutboxItem
 from hermes_plugin_gateway.ledger import InboxItem
 from hermes_plugin_gateway.platforms import Platforms
-from hermes_plugin_gateway.preview import shown_text
+from hermes_plugin_gateway.preview import StreamedText, shown_text
 from hermes_sdk.platform import ChatRef
 from hermes_sdk.storage import Store
 
@@ -37,28 +37,16 @@ FORGET_SECONDS = 3600.0
 """A preview left this long unchanged is one whose worker died without a reply: removed."""
 
 
-class RelayedStream:
+class RelayedStream(StreamedText):
     """A turn's preview on a worker without its platform: the text so far, written to the
     store at most once per ``interval``. A failure stops the preview, never the turn."""
 
     def __init__(self, store: Store, item: InboxItem, interval: float) -> None:
+        super().__init__(interval)
         self.store = store
         self.item = item
-        self.interval = interval
-        self.text = ""
         self._written = ""
-        self._task: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
-        self._broken = False
-
-    def feed(self, delta: str) -> None:
-        self.text += delta
-        if self._task is None and not self._broken:
-            self._task = asyncio.ensure_future(self._run())
-
-    def restart(self) -> None:
-        """The model is asked again (its stream dropped): the text so far is void."""
-        self.text = ""
 
     async def _run(self) -> None:
         while not self._broken:
