@@ -193,7 +193,10 @@ def test_checkpoints_run_in_the_background_and_keep_the_log_short(store):
                 pass
     page_size = store.db.query_value("PRAGMA page_size")
     wal = store.db.path.parent / "state.db-wal"
-    assert wal.stat().st_size < 3 * 1_000 * page_size  # restarted, not grown
+    # Restarted, not grown: never restarted, the log would hold all 12,000 pages. The file
+    # keeps its largest size, and on a loaded machine one restart may be missed (a reader's
+    # snapshot holds the copy back; the next checkpoint catches up), so a few thousand.
+    assert wal.stat().st_size < 5 * 1_000 * page_size
     assert store.db.query_value("SELECT count(*) FROM messages") == 4_000
 
 

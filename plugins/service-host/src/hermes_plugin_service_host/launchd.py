@@ -21,6 +21,7 @@ from hermes_plugin_service_host.manager import (
     ServiceError,
     ServicePlan,
     first_line,
+    must_run,
     run_tool,
 )
 
@@ -85,10 +86,7 @@ class LaunchAgent:
         return run_tool(["launchctl", *args], timeout)
 
     def _must(self, *args: str, timeout: float | None = 30) -> None:
-        done = self._launchctl(*args, timeout=timeout)
-        if done.returncode != 0:
-            said = first_line(done.stderr, done.stdout) or f"exit status {done.returncode}"
-            raise ServiceError(f"launchctl {' '.join(args)}: {said}")
+        must_run(["launchctl", *args], timeout)
 
     def reachable(self) -> None:
         if self._reached:

@@ -16,6 +16,7 @@ __all__ = [
     "ServiceManager",
     "ServicePlan",
     "first_line",
+    "must_run",
     "run_tool",
     "stop_seconds",
 ]
@@ -84,6 +85,15 @@ def run_tool(argv: list[str], timeout: float | None = 30) -> subprocess.Complete
         raise ServiceError(f"{argv[0]} is not installed") from None
     except subprocess.TimeoutExpired:
         raise ServiceError(f"`{' '.join(argv)}` did not answer in {timeout:g} s") from None
+
+
+def must_run(argv: list[str], timeout: float | None = 30) -> None:
+    """Run a service manager's command that must succeed; ServiceError with the command and
+    the first line of its complaint."""
+    done = run_tool(argv, timeout)
+    if done.returncode != 0:
+        said = first_line(done.stderr, done.stdout) or f"exit status {done.returncode}"
+        raise ServiceError(f"{' '.join(argv)}: {said}")
 
 
 ActiveState = Literal["active", "starting", "inactive", "failed"]

@@ -18,6 +18,7 @@ from hermes_plugin_service_host.manager import (
     ServiceError,
     ServicePlan,
     first_line,
+    must_run,
     run_tool,
 )
 
@@ -146,10 +147,7 @@ class SystemdUserService:
         return run_tool(["systemctl", "--user", *args], timeout)
 
     def _must(self, *args: str, timeout: float | None = 30) -> None:
-        done = self._systemctl(*args, timeout=timeout)
-        if done.returncode != 0:
-            said = first_line(done.stderr, done.stdout) or f"exit status {done.returncode}"
-            raise ServiceError(f"systemctl --user {' '.join(args)}: {said}")
+        must_run(["systemctl", "--user", *args], timeout)
 
     def reachable(self) -> None:
         if self._reached:
