@@ -368,9 +368,10 @@ def test_attached_to_a_browser_the_user_runs_the_guard_holds_and_it_stays_open(
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 20
-        while not port_file.exists() and time.monotonic() < deadline:
+        # Chromium creates the file, then writes it: wait for its first line, not for it.
+        while not _first_word(port_file) and time.monotonic() < deadline:
             time.sleep(0.05)
-        port = port_file.read_text().split()[0]
+        port = _first_word(port_file)
         ctx = context(site, tmp_path, session="attached", cdp_url=f"http://127.0.0.1:{port}")
         page = call("browser_navigate", ctx, url=site.url("/exfil"))
         assert "ARTICLE-BODY" in page and "refused 169.254.169.254" in page
@@ -398,3 +399,11 @@ def test_a_failed_navigation_is_explained_by_its_own_hosts_refusal(tmp_path):
     assert session.refusal_explaining() == "refused 10.0.0.5: private"
     session.begin_action()
     assert session.refusal_explaining() is None  # earlier actions' refusals explain nothing
+
+
+def _first_word(path: Path) -> str:
+    try:
+        words = path.read_text().split()
+    except FileNotFoundError:
+        return ""
+    return words[0] if words else ""

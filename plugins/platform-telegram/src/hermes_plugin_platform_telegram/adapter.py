@@ -25,6 +25,7 @@ from hermes_sdk.platform import (
     MessageGone,
     PlatformContext,
     PlatformHost,
+    PlatformNotConfigured,
     split_message,
 )
 
@@ -36,12 +37,20 @@ MAX_MESSAGE_CHARS = 4096
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
 POLL_ERROR_BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)
+CONFLICT_BACKOFF = (5.0, 15.0, 30.0, 60.0)
+"""Polling again after Telegram's 409 (another copy polls with this token)."""
 PEEK_SECONDS = 0.02
 """While a batch is being stored, how often to look for newer updates. The next getUpdates
 offset tells Telegram it may forget a batch, so it is only sent once the gateway has stored
 the batch (synced to disk); until then the loop asks with the old offset, and Telegram
 answers at once with that batch again (skipped here) and anything newer. So a disk that
 stalls holds up only the confirmation, not the messages behind it."""
+
+
+def _transient(error: TelegramError) -> bool:
+    """Worth polling again for: Telegram's own trouble (5xx, a body in JSON or not), or
+    another copy polling (409), which the backoff settles. Anything else is the config's."""
+    return error.code >= 500 or error.code == 409
 
 
 def _chat_of(update: dict[str, Any]) -> object:
@@ -79,8 +88,15 @@ class TelegramAdapter:
             me = await self.api.call("getMe", {})
         except TelegramError as exc:
             if exc.code == 401:
-                raise RuntimeError(
-                    "Telegram refused the bot token (401 Unauthorized); check it with @BotFather"
+                raise PlatformNotConfigured(
+                    "Telegram refused the bot token (401 Unauthorized): it was revoked or "
+                    f"mistyped; put the one @BotFather gives now in {DEFAULT_TOKEN_VARIABLE}"
+                ) from None
+            if exc.code == 404:
+                raise PlatformNotConfigured(
+                    "Telegram does not know this bot token's form (404 Not Found): copy it "
+                    f"whole from @BotFather into {DEFAULT_TOKEN_VARIABLE} (digits, a colon, "
+                    "then 35 letters, digits, - or _)"
                 ) from None
             raise
         self.bot = Bot(int(me["id"]), str(me.get("username") or ""))
@@ -108,10 +124,24 @@ class TelegramAdapter:
                         },
                         timeout=self.poll_timeout + 15,
                     )
-                except TelegramUnreachable as exc:
+                except (TelegramUnreachable, TelegramError) as exc:
+                    if isinstance(exc, TelegramError) and not _transient(exc):
+                        raise
                     delay = POLL_ERROR_BACKOFF[min(failures, len(POLL_ERROR_BACKOFF) - 1)]
                     failures += 1
-                    log.warning("telegram: %s; polling again in %s s", exc, delay)
+                    if isinstance(exc, TelegramError) and exc.code == 409:
+                        # The other copy polls on, and each poll ends this one's: backing
+                        # off lets one of them win instead of knocking each other off.
+                        delay = CONFLICT_BACKOFF[min(failures - 1, len(CONFLICT_BACKOFF) - 1)]
+                        if failures == 1:
+                            log.error(
+                                "telegram: another copy of this bot is polling with the same "
+                                "token (a second gateway, an old service?); stop it, or give "
+                                "this one a bot of its own. Polling again in %s s",
+                                delay,
+                            )
+                    else:
+                        log.warning("telegram: %s; polling again in %s s", exc, delay)
                     await asyncio.sleep(delay)
                     continue
                 failures = 0
@@ -238,9 +268,15 @@ class TelegramAdapter:
         if caption:
             params["caption"] = caption[:1024]  # Telegram's caption limit
         data = await asyncio.to_thread(attachment.read_bytes)
-        sent = await self.api.upload(
-            method, params, field, (attachment.name, data, attachment.mime)
-        )
+        file = (attachment.name, data, attachment.mime)
+        try:
+            sent = await self.api.upload(method, params, field, file)
+        except TelegramError as exc:
+            if method != "sendVoice" or "VOICE_MESSAGES_FORBIDDEN" not in exc.description:
+                raise
+            # The user's privacy settings refuse voice messages from bots: a track plays.
+            log.info("telegram: chat %s refuses voice messages; sent as audio", chat.chat_id)
+            sent = await self.api.upload("sendAudio", params, "audio", file)
         return [str(sent["message_id"])]
 
     async def _quietly(self, method: str, params: dict[str, Any]) -> None:

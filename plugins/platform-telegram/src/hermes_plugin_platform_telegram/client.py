@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -61,13 +62,66 @@ class _HideToken(logging.Filter):
         return True
 
 
+POSTING = frozenset(
+    {
+        "sendMessage",
+        "editMessageText",
+        "editMessageReplyMarkup",
+        "sendPhoto",
+        "sendDocument",
+        "sendAudio",
+        "sendVoice",
+        "sendVideo",
+    }
+)
+"""What Telegram counts against a chat's flood limit (a message, or an edit of one)."""
+GROUP_PER_MINUTE = 20
+"""Telegram takes 20 posts a minute from a bot in one group."""
+GROUP_BURST = 3
+"""Posted at once before the pace sets in: a reply split in three goes without a wait."""
+
+
+class _GroupPace:
+    """Posts to one group, paced under its limit before Telegram says 429: a burst of
+    ``GROUP_BURST``, then evenly, so no minute ever holds more than the limit."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self.tokens = float(GROUP_BURST)
+        self.at = time.monotonic()
+
+    def wait(self) -> float:
+        """Take a slot: how long to wait for it (0: now)."""
+        now = time.monotonic()
+        self.tokens = min(GROUP_BURST, self.tokens + (now - self.at) / self.every)
+        self.at = now
+        self.tokens -= 1
+        return 0.0 if self.tokens >= 0 else -self.tokens * self.every
+
+
+def _chat_key(method: str, params: dict[str, Any]) -> object:
+    """What a 429 pauses: the chat a post goes to (Telegram limits each chat), else only
+    that method; polling is never held up by a busy chat."""
+    chat_id = params.get("chat_id")
+    return chat_id if chat_id is not None else ("method", method)
+
+
 class BotApi:
-    """Calls Bot API methods. A 429 pauses every call of this bot for ``retry_after``
-    seconds (Telegram's flood control), up to ``max_flood_wait`` per call; then the error is
-    raised."""
+    """Calls Bot API methods. Telegram limits posts per chat: posts to a group are paced
+    under ``group_per_minute`` (a burst of 3, then evenly: one every 3.5 s at 20 a minute);
+    a 429 pauses the calls for that chat alone (others, and polling, go on) for
+    ``retry_after`` seconds, up to ``max_flood_wait`` per call; then the error is raised.
+    ``minute``: its length in seconds (shorter in tests)."""
 
     def __init__(
-        self, token: str, api_url: str, *, timeout: float = 30.0, max_flood_wait: float = 300.0
+        self,
+        token: str,
+        api_url: str,
+        *,
+        timeout: float = 30.0,
+        max_flood_wait: float = 300.0,
+        group_per_minute: int = GROUP_PER_MINUTE,
+        minute: float = 60.0,
     ) -> None:
         self._base = f"{api_url.rstrip('/')}/bot{token}/"
         self._files = f"{api_url.rstrip('/')}/file/bot{token}/"
@@ -78,27 +132,46 @@ class BotApi:
             ),
         )
         self._max_flood_wait = max_flood_wait
-        self._paused_until = 0.0
+        self._paused_until: dict[object, float] = {}
+        self._groups: dict[object, _GroupPace] = {}
+        self._group_every = minute / max(1, group_per_minute - GROUP_BURST)
         self._hide = _HideToken(token)
         for name in ("httpx", "httpcore"):
             logging.getLogger(name).addFilter(self._hide)
 
     async def call(self, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
+        return await self._answered(
+            method,
+            params,
+            lambda: self._client.post(
+                self._base + method,
+                json=params,
+                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            ),
+        )
+
+    async def _answered(
+        self,
+        method: str,
+        params: dict[str, Any],
+        request: Callable[[], Awaitable[httpx.Response]],
+    ) -> Any:
+        """``request`` made (again after each 429 of its chat) until Telegram takes it."""
+        key = _chat_key(method, params)
         waited = 0.0
+        await self._paced(method, params)
         while True:
-            pause = self._paused_until - time.monotonic()
+            pause = self._paused_until.get(key, 0.0) - time.monotonic()
             if pause > 0:
                 await asyncio.sleep(pause)
             try:
-                response = await self._client.post(
-                    self._base + method,
-                    json=params,
-                    timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-                )
+                response = await request()
                 data = response.json()
             except (httpx.HTTPError, ValueError) as exc:
                 # str(exc) may carry the URL, and with it the token: name the kind only.
                 raise TelegramUnreachable(f"{method}: {type(exc).__name__}") from None
+            if not isinstance(data, dict):
+                raise TelegramUnreachable(f"{method}: not a Bot API answer")
             if data.get("ok"):
                 return data.get("result")
             code = int(data.get("error_code") or response.status_code)
@@ -108,11 +181,23 @@ class BotApi:
                 delay = float(retry_after)
                 if waited + delay > self._max_flood_wait:
                     raise TelegramError(method, code, description)
-                log.warning("telegram flood control: %s waits %s s", method, retry_after)
-                self._paused_until = max(self._paused_until, time.monotonic() + delay)
+                log.warning(
+                    "telegram flood control: %s to %s waits %s s", method, _spoken(key), delay
+                )
+                self._paused_until[key] = max(
+                    self._paused_until.get(key, 0.0), time.monotonic() + delay
+                )
                 waited += delay
                 continue
             raise TelegramError(method, code, description)
+
+    async def _paced(self, method: str, params: dict[str, Any]) -> None:
+        chat_id = params.get("chat_id")
+        if method not in POSTING or not isinstance(chat_id, int) or chat_id >= 0:
+            return  # a private chat takes short bursts; a 429 there pauses it alone
+        delay = self._groups.setdefault(chat_id, _GroupPace(self._group_every)).wait()
+        if delay > 0:
+            await asyncio.sleep(delay)
 
     async def download(self, file_id: str, limit: int) -> bytes:
         """A file users sent (getFile, then its path), read up to ``limit`` bytes; raises
@@ -149,19 +234,19 @@ class BotApi:
             key: value if isinstance(value, str) else json.dumps(value)
             for key, value in params.items()
         }
-        try:
-            response = await self._client.post(
+        return await self._answered(
+            method,
+            params,
+            lambda: self._client.post(
                 self._base + method, data=form, files={field: file}, timeout=120
-            )
-            data = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            raise TelegramUnreachable(f"{method}: {type(exc).__name__}") from None
-        if data.get("ok"):
-            return data.get("result")
-        code = int(data.get("error_code") or response.status_code)
-        raise TelegramError(method, code, str(data.get("description") or "no description"))
+            ),
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
         for name in ("httpx", "httpcore"):
             logging.getLogger(name).removeFilter(self._hide)
+
+
+def _spoken(key: object) -> str:
+    return f"chat {key}" if not isinstance(key, tuple) else "the bot"

@@ -32,11 +32,15 @@ _UPLOAD_FIELDS = {
 class TelegramFailure(Exception):
     """An error reply: ``error_code``, ``description``, and ``retry_after`` for flood control."""
 
-    def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
+    def __init__(
+        self, code: int, description: str, retry_after: int | None = None, html: bool = False
+    ) -> None:
         super().__init__(description)
         self.code = code
         self.description = description
         self.retry_after = retry_after
+        self.html = html
+        """Answered as a proxy's HTML page, not the Bot API's JSON (a 502 from nginx)."""
 
 
 @dataclass(frozen=True)

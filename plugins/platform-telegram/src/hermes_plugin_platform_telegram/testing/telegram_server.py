@@ -8,8 +8,16 @@ polling with offsets, sendMessage (the 4,096-character limit counted on the visi
 "can't parse entities" for bad HTML or MarkdownV2), editMessageText ("message is not
 modified", "message to edit not found"), editMessageReplyMarkup, sendChatAction and
 answerCallbackQuery; files both ways (:mod:`.telegram_files`: getFile, downloads,
-sendPhoto, sendVoice, sendAudio, sendDocument as multipart uploads); 401 for a
-bad token; 429 with retry_after on demand.
+sendPhoto, sendVoice, sendAudio, sendDocument as multipart uploads); 401 for a wrong
+token, 404 for one not of a token's form.
+
+It says no as Telegram does, each behaviour off until a test turns it on:
+:meth:`~FakeTelegram.flood` (429 for the next calls of a method),
+:meth:`~FakeTelegram.limit_chats` (Telegram's per-chat flood limits: a message a second in
+a private chat, 20 a minute in a group, edits counted; 429 with the seconds to wait),
+:meth:`~FakeTelegram.conflicts` (a second poller: the waiting getUpdates ends with 409),
+:meth:`~FakeTelegram.fail` (5xx, with a JSON body or a proxy's HTML page) and
+:meth:`~FakeTelegram.refuse_voice` (a user whose privacy settings refuse voice messages).
 
 Tests drive it as the users would, and read what the bot did::
 
@@ -28,6 +36,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import socket
 import sys
 import threading
@@ -58,6 +68,27 @@ class _Dropped(Exception):
 
 
 _Failure = TelegramFailure
+_TOKEN_FORM = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
+"""What Telegram routes as a token; anything else is 404 Not Found, not 401."""
+_POSTS = frozenset(
+    {
+        "sendMessage",
+        "editMessageText",
+        "editMessageReplyMarkup",
+        "sendPhoto",
+        "sendDocument",
+        "sendAudio",
+        "sendVoice",
+    }
+)
+"""What counts against a chat's flood limit."""
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass
@@ -125,6 +156,12 @@ class FakeTelegram(TelegramFiles):
         self._next_update = 1
         self._next_message = 1000
         self._floods: dict[str, list[int]] = {}  # method -> [calls left, retry_after]
+        self._chat_limits: tuple[int, int, float] | None = None  # (a second, a minute, minute)
+        self._posted: dict[int, list[float]] = {}  # chat -> when its posts were taken
+        self._conflicts = False
+        self._polls = 0  # getUpdates calls so far: a newer one ends a waiting one (409)
+        self._failures: dict[str, list[Any]] = {}  # method -> [calls left, status, html]
+        self._voice_refused: set[int] = set()
         self._holds: list[tuple[str, str, bool]] = []  # (method, text it contains, drop)
         self._waiting: list[tuple[str, int]] = []  # calls waiting on a hold: (method, thread)
         self._stopping = threading.Event()
@@ -352,6 +389,33 @@ class FakeTelegram(TelegramFiles):
         with self._lock:
             self._floods[method] = [calls, retry_after]
 
+    def limit_chats(
+        self, private_per_second: int = 1, group_per_minute: int = 20, minute: float = 60.0
+    ) -> None:
+        """Telegram's flood limits per chat, on posts (messages, edits, files): over them,
+        429 with ``retry_after`` the seconds until the chat takes one again. ``minute``:
+        its length in seconds (shorter, to test a minute's worth quickly)."""
+        with self._lock:
+            self._chat_limits = (private_per_second, group_per_minute, minute)
+
+    def conflicts(self) -> None:
+        """Two copies of a bot polling with one token: a getUpdates still waiting when
+        another arrives ends with 409 Conflict, as Telegram ends it."""
+        with self._lock:
+            self._conflicts = True
+
+    def fail(self, method: str, calls: int, status: int = 502, html: bool = False) -> None:
+        """The next ``calls`` calls of ``method`` get ``status`` (Telegram's own trouble):
+        the Bot API's JSON error, or with ``html`` a proxy's HTML page."""
+        with self._lock:
+            self._failures[method] = [calls, status, html]
+
+    def refuse_voice(self, chat_id: int) -> None:
+        """This user's privacy settings refuse voice messages: sendVoice to them is 400
+        VOICE_MESSAGES_FORBIDDEN (audio files still go)."""
+        with self._lock:
+            self._voice_refused.add(chat_id)
+
     @contextmanager
     def holding(self, method: str, containing: str = "", drop: bool = True) -> Iterator[None]:
         """While inside, calls of ``method`` whose text contains ``containing`` wait. When
@@ -376,19 +440,44 @@ class FakeTelegram(TelegramFiles):
 
     def handle(self, token: str, method: str, params: dict[str, Any]) -> Any:
         """Answer one Bot API call; raises _Failure for an error reply."""
+        if not _TOKEN_FORM.fullmatch(token):
+            raise _Failure(404, "Not Found")
         if token != self.token:
             raise _Failure(401, "Unauthorized")
         with self._lock:
             self.calls.append((method, params))
+            failure = self._failures.get(method)
+            if failure and failure[0] > 0:
+                failure[0] -= 1
+                raise _Failure(failure[1], "Internal Server Error", html=failure[2])
             flood = self._floods.get(method)
             if flood and flood[0] > 0:
                 flood[0] -= 1
                 raise _Failure(429, f"Too Many Requests: retry after {flood[1]}", flood[1])
+            if method in _POSTS:
+                self._take_chat_slot(params)
+            if method == "sendVoice" and _int(params.get("chat_id")) in self._voice_refused:
+                raise _Failure(400, "Bad Request: VOICE_MESSAGES_FORBIDDEN")
         self._wait_while_held(method, str(params.get("text", "")))
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
             raise _Failure(404, "Not Found")
         return handler(params)
+
+    def _take_chat_slot(self, params: dict[str, Any]) -> None:
+        """Under the lock: a post to a chat within its limit is counted; over it, 429."""
+        chat_id = _int(params.get("chat_id"))
+        if self._chat_limits is None or chat_id is None:
+            return
+        per_second, per_minute, minute = self._chat_limits
+        window, allowed = (minute, per_minute) if chat_id < 0 else (1.0, per_second)
+        now = time.monotonic()
+        recent = [at for at in self._posted.get(chat_id, []) if now - at < window]
+        if len(recent) >= allowed:
+            retry_after = max(1, math.ceil(window - (now - recent[0])))
+            self._posted[chat_id] = recent
+            raise _Failure(429, f"Too Many Requests: retry after {retry_after}", retry_after)
+        self._posted[chat_id] = [*recent, now]
 
     def _wait_while_held(self, method: str, text: str) -> None:
         marker = (method, id(threading.current_thread()))
@@ -422,10 +511,19 @@ class FakeTelegram(TelegramFiles):
         limit = max(1, min(100, int(params.get("limit") or 100)))
         deadline = time.monotonic() + float(params.get("timeout") or 0)
         with self._lock:
+            self._polls += 1
+            poll = self._polls
+            self._lock.notify_all()  # a waiting poll learns that a newer one came
             if offset:
                 self.confirmed_offset = max(self.confirmed_offset, offset)
                 self._updates = [u for u in self._updates if u["update_id"] >= offset]
             while not self._updates and not self._stopping.is_set():
+                if self._conflicts and self._polls != poll:
+                    raise _Failure(
+                        409,
+                        "Conflict: terminated by other getUpdates request; make sure that "
+                        "only one bot instance is running",
+                    )
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
@@ -585,7 +683,10 @@ class _Handler(BaseHTTPRequestHandler):
             }
             if failure.retry_after is not None:
                 payload["parameters"] = {"retry_after": failure.retry_after}
-            self._reply(failure.code, payload)
+            if failure.html:
+                self._page(failure.code)
+            else:
+                self._reply(failure.code, payload)
             return
         self._reply(200, {"ok": True, "result": result})
 
@@ -612,6 +713,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _page(self, status: int) -> None:
+        """A proxy's error page in front of the Bot API: HTML, not JSON."""
+        data = f"<html><body><h1>{status} Bad Gateway</h1></body></html>".encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True
 
     def _reply(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
