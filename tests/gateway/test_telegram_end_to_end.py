@@ -194,6 +194,44 @@ def test_a_429_storm_is_survived(running_gateway, telegram, openai_server):
     assert sum(1 for method, code, _ in telegram.rejected if code == 429) >= 3
 
 
+def test_a_group_at_its_flood_limit_holds_up_no_other_chat(
+    running_gateway, telegram, openai_server, capsys
+):
+    """Knob: limit_chats (the group takes 2 posts a minute here). The group's third reply
+    waits out its minute; a private chat is answered meanwhile as if nothing waited."""
+    openai_server.queue(
+        Reply.say("Hello first."),
+        Reply.say("Group reply one."),
+        Reply.say("Group reply two."),
+        Reply.say("Group reply three."),
+        Reply.say("Hello, you."),
+    )
+    running_gateway(gateway="  stream: false\n")
+    telegram.limit_chats(group_per_minute=2)
+    asked = time.monotonic()
+    telegram.user_says(OWNER, "hello")
+    telegram.wait_for_message(OWNER, "Hello first.", timeout=20)
+    alone = time.monotonic() - asked
+    for said, reply in [("first", "one"), ("second", "two")]:
+        telegram.user_says(OWNER, f"@hermes_test_bot {said}", chat_id=GROUP)
+        telegram.wait_for_message(GROUP, f"Group reply {reply}.")
+    telegram.user_says(OWNER, "@hermes_test_bot third", chat_id=GROUP)
+    telegram.wait_for(lambda _: any(code == 429 for _, code, _ in telegram.rejected), 30)
+    # A private chat takes a post a second: the next reply there comes a second after its
+    # first at the earliest, group or no group.
+    time.sleep(max(0.0, asked + alone + 1.1 - time.monotonic()))
+    asked = time.monotonic()
+    telegram.user_says(OWNER, "are you there?")
+    telegram.wait_for_message(OWNER, "Hello, you.", timeout=20)
+    latency = time.monotonic() - asked
+    assert "Group reply three." not in [m.visible for m in telegram.sent(GROUP)]  # waits
+    with capsys.disabled():  # the figure for the record, not a timed assertion
+        print(
+            f"\nprivate chat answered in {latency * 1000:.0f} ms beside a flooded group, "
+            f"{alone * 1000:.0f} ms with the group quiet"
+        )
+
+
 def test_new_starts_a_fresh_session_and_stop_stops(running_gateway, telegram, openai_server):
     openai_server.queue(Reply.say("first"), Reply.say("slow", delay_seconds=30), Reply.say("third"))
     gateway = running_gateway()

@@ -12,7 +12,7 @@ from hermes_plugin_platform_telegram.adapter import TelegramAdapter
 from hermes_plugin_platform_telegram.client import BotApi, TelegramError, TelegramUnreachable
 from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
 
-from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+from hermes_sdk.platform import PlatformContext
 
 
 def test_429_waits_retry_after_then_succeeds():
@@ -94,7 +94,7 @@ def test_a_refused_token_fails_run_with_one_line():
             finally:
                 await adapter.aclose()
 
-        with pytest.raises(PlatformNotConfigured) as raised:  # not retried: the token is wrong
+        with pytest.raises(RuntimeError) as raised:
             asyncio.run(run())
         assert "refused the bot token" in str(raised.value)
         assert "not-the-token" not in str(raised.value)

@@ -40,6 +40,7 @@ from hermes_sdk.platform import (
     NotSent,
     PlatformContext,
     PlatformHost,
+    PlatformNotConfigured,
     split_message,
 )
 
@@ -54,6 +55,12 @@ log = logging.getLogger("hermes.slack")
 
 MAX_MESSAGE_CHARS = 4000
 """Slack truncates at 40,000 characters but asks for far less; 4,000 reads well."""
+APP_TOKEN_CHECK_SECONDS = 60.0
+"""While Socket Mode is down, how often to ask whether Slack still takes the app token."""
+_TOKEN_REFUSED = frozenset(
+    {"invalid_auth", "not_authed", "token_revoked", "account_inactive", "not_allowed_token_type"}
+)
+"""What apps.connections.open answers for an app token that will not work until replaced."""
 _REFUSALS = {
     "channel_not_found",
     "not_in_channel",
@@ -68,6 +75,7 @@ _REFUSALS = {
 class SlackAdapter:
     max_message_chars = MAX_MESSAGE_CHARS
     can_edit = True
+    app_token_check_seconds = APP_TOKEN_CHECK_SECONDS
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = SlackSettings.from_context(context)
@@ -154,12 +162,35 @@ class SlackAdapter:
 
         client.socket_mode_request_listeners.append(on_request)
         try:
+            # slack_sdk retries a refused app token every 5 s for ever: ask first, and say it.
+            await self._app_token_opens()
             await client.connect()  # type: ignore[no-untyped-call] # slack_sdk leaves it unannotated
             log.info("slack: connected over Socket Mode as %s", self.bot and self.bot.user_id)
-            await asyncio.Event().wait()  # slack_sdk reconnects on its own until cancelled
+            while True:  # slack_sdk reconnects on its own until cancelled ...
+                await asyncio.sleep(self.app_token_check_seconds)
+                if not await client.is_connected():
+                    await self._app_token_opens()  # ... unless its token was revoked meanwhile
         finally:
             with contextlib.suppress(Exception):
                 await client.close()  # type: ignore[no-untyped-call] # likewise
+
+    async def _app_token_opens(self) -> None:
+        """PlatformNotConfigured, in one line, when Slack refuses the app-level token."""
+        from slack_sdk.errors import SlackApiError
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        web = AsyncWebClient(token=self.settings.app_token, base_url=self._base_url())
+        try:
+            await web.apps_connections_open(app_token=self.settings.app_token)
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "")
+            if error in _TOKEN_REFUSED:
+                raise PlatformNotConfigured(
+                    f"Slack refused the app-level token ({error}): generate one with the "
+                    "connections:write scope under Basic Information, App-Level Tokens, and "
+                    "put it in SLACK_APP_TOKEN"
+                ) from None
+            raise
 
     async def _handle(self, host: PlatformHost, kind: str, payload: Mapping[str, Any]) -> None:
         assert self.bot is not None

@@ -102,6 +102,8 @@ class FakeSlack:
         self.deliveries: list[dict[str, Any]] = []
         """Every envelope sent, with its ``retry_attempt``."""
         self.connections = 0
+        self.app_token_refused = ""
+        """Set by :meth:`revoke_app_token`: what apps.connections.open answers instead."""
         app = web.Application()
         app.router.add_post("/api/{method}", self._web_api)
         app.router.add_get("/link/", self._socket)
@@ -126,6 +128,14 @@ class FakeSlack:
     @property
     def api_url(self) -> str:
         return f"{self._server.url}/api/"
+
+    def revoke_app_token(self, error: str = "token_revoked") -> None:
+        """The app-level token no longer opens Socket Mode connections (revoked from the
+        app's page, or the app uninstalled): apps.connections.open answers ``error``, and
+        the open sockets are closed, as Slack closes them."""
+        self.app_token_refused = error
+        for socket in list(self._sockets):
+            self._server.call(socket.close())
 
     # --- people --------------------------------------------------------------------------
 
@@ -421,6 +431,8 @@ class FakeSlack:
         wanted = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
         if token != wanted:
             return _answer({"ok": False, "error": "invalid_auth"})
+        if method == "apps.connections.open" and self.app_token_refused:
+            return _answer({"ok": False, "error": self.app_token_refused})
         handler = getattr(self, "_api_" + method.replace(".", "_"), None)
         if handler is None:
             return _answer({"ok": False, "error": "unknown_method"})

@@ -87,8 +87,8 @@ class TelegramAdapter:
         try:
             me = await self.api.call("getMe", {})
         except TelegramError as exc:
-            if exc.code == 401:
-                raise PlatformNotConfigured(
+            if exc.code == 401:  # retried: Telegram has answered 401 in its own outages
+                raise RuntimeError(
                     "Telegram refused the bot token (401 Unauthorized): it was revoked or "
                     f"mistyped; put the one @BotFather gives now in {DEFAULT_TOKEN_VARIABLE}"
                 ) from None
