@@ -160,3 +160,44 @@ def test_what_it_remembers_of_threads_is_bounded():
     for number in range(REMEMBERED + 500):
         _remember(memory, str(number), None)
     assert len(memory) == REMEMBERED and "0" not in memory and str(REMEMBERED + 499) in memory
+
+
+@pytest.mark.parametrize("voice_channel", [False, True], ids=["no-permission", "voice-chat"])
+def test_where_no_thread_may_be_started_the_reply_goes_in_the_channel(
+    discord, tmp_path, caplog, voice_channel
+):
+    # Knob: refuse_threads (403 50013 Missing Permissions, or 400 50024 in a voice channel's
+    # text chat). The reply, and its preview's edits, go in the channel, answering the message.
+    from hermes_sdk.platform import ChatRef
+
+    discord.refuse_threads(voice_channel=voice_channel)
+    asked = discord.user_says(PERSON, "hello", channel_id=discord.channel_id, mention=True)
+    chat = ChatRef("discord", discord.channel_id, "group", thread_id=asked)
+
+    async def reply() -> None:
+        adapter = DiscordAdapter(context(discord, tmp_path))
+        try:
+            (preview,) = await adapter.send(chat, "Writing …", reply_to=asked)
+            await adapter.edit(chat, preview, "Hello there.")
+        finally:
+            await adapter.aclose()
+
+    caplog.set_level("INFO", logger="hermes.discord")
+    asyncio.run(reply())
+    (sent,) = discord.sent(discord.channel_id)
+    assert sent.content == "Hello there."
+    assert (
+        str(sent.reply_to) == asked
+    )  # it answers the message (in its thread it would not need to)
+    said = [r.getMessage() for r in caplog.records if "no thread allowed" in r.getMessage()]
+    assert len(said) == 1
+
+
+def test_a_mention_of_the_bots_own_role_counts_as_a_mention(discord, tmp_path):
+    # Knob: user_says(mention_role=True): <@&ROLE> of the role Discord manages for the bot.
+    host = RecordingHost()
+    adapter = DiscordAdapter(context(discord, tmp_path))
+    asked = discord.user_says(PERSON, "hello", channel_id=discord.channel_id, mention_role=True)
+    asyncio.run(hand_over(adapter, host, 1))
+    (message,) = host.messages
+    assert (message.text, message.message_id, message.addressed) == ("hello", asked, True)

@@ -51,3 +51,25 @@ def test_a_thread_the_bot_answers_in_needs_no_mention() -> None:
     assert inbound is not None and inbound.chat.thread_id == "0.5" and inbound.addressed
     other = read_event(event(text="and then?", thread_ts="0.7"), bot, require_mention=True)
     assert other is None
+
+
+def test_slacks_markup_reaches_the_model_as_plain_text() -> None:
+    from hermes_plugin_platform_slack.reading import plain_text
+
+    said = {
+        "see <https://example.com/a?b=1&amp;c=2|the report>": (
+            "see the report (https://example.com/a?b=1&c=2)"
+        ),
+        "<https://example.com|example.com> and <https://example.com>": (
+            "https://example.com and https://example.com"
+        ),
+        "ask <@U0ANNA|anna> in <#C0OPS|ops>, or <#C0DEV>": "ask @anna in #ops, or #C0DEV",
+        "<!here> <!subteam^S0TEAM|@oncall>: deploy at <!date^1700000000^{time}|noon>": (
+            "@here @oncall: deploy at noon"
+        ),
+        "mail <mailto:a@b.org|a@b.org>; 1 &lt; 2 &amp;&amp; 3 &gt; 2": "mail a@b.org; 1 < 2 && 3 > 2",
+    }
+    assert {text: plain_text(text) for text in said} == said
+    mention = event(text="<@U0HERMES> read <https://x.org/p|this page>", channel_type="im")
+    read = read_event(mention, BOT, require_mention=True)
+    assert read is not None and read.text == "read this page (https://x.org/p)"

@@ -44,6 +44,9 @@ MAX_MESSAGE_CHARS = 2000
 THREAD_NAME_CHARS = 80
 THREAD_ARCHIVE_MINUTES: Literal[1440] = 1440
 _THREAD_EXISTS = 160004  # "A thread has already been created for this message"
+_NO_THREAD_HERE = {50013, 50024}
+"""Missing Permissions (an override removes Create Public Threads), Cannot execute action on
+this channel type (a voice channel's text chat): the reply goes in the channel instead."""
 _UNKNOWN_CHANNEL = 10003
 CLOSE_SECONDS = 10.0
 CATCH_UP_MESSAGES = 50
@@ -83,6 +86,7 @@ class DiscordAdapter:
         # Both bounded: a gateway runs for months, and only recent threads matter here.
         self._thread_names: dict[str, str] = {}  # message id -> the thread name it would get
         self._threads: dict[str, None] = {}  # threads known to exist, oldest first
+        self._unthreaded: dict[str, None] = {}  # messages whose thread was refused
         self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM opened with them
         self._last_seen: dict[int, int] = {}  # channel -> the newest message handed over
 
@@ -254,7 +258,7 @@ class DiscordAdapter:
         first (once: its id is the message's, and a second start is refused)."""
         import discord
 
-        if chat.thread_id is None:
+        if chat.thread_id is None or chat.thread_id in self._unthreaded:
             return int(chat.chat_id)
         thread = chat.thread_id
         if chat.chat_type == "group" and thread not in self._threads:
@@ -270,6 +274,15 @@ class DiscordAdapter:
                         reason=None,
                     )
                 except discord.HTTPException as exc:
+                    if exc.code in _NO_THREAD_HERE:
+                        log.info(
+                            "discord: no thread allowed in channel %s (%s); answering in the "
+                            "channel",
+                            chat.chat_id,
+                            exc.text or exc.code,
+                        )
+                        _remember(self._unthreaded, thread, None)
+                        return int(chat.chat_id)
                     if exc.code != _THREAD_EXISTS:
                         raise
             _remember(self._threads, thread, None)
@@ -288,7 +301,8 @@ class DiscordAdapter:
             for number, chunk in enumerate(split_message(text, MAX_MESSAGE_CHARS)):
                 reference = None
                 # In a thread started from the message, the message itself opens the thread.
-                if number == 0 and reply_to is not None and reply_to != chat.thread_id:
+                in_its_thread = reply_to == chat.thread_id and target == int(reply_to or 0)
+                if number == 0 and reply_to is not None and not in_its_thread:
                     reference = discord.MessageReference(
                         message_id=int(reply_to), channel_id=target, fail_if_not_exists=False
                     )
@@ -314,7 +328,8 @@ class DiscordAdapter:
         import discord
 
         client = await self._ready_client()
-        target = int(chat.thread_id or chat.chat_id)
+        thread = chat.thread_id if chat.thread_id not in self._unthreaded else None
+        target = int(thread or chat.chat_id)
         message = client.get_partial_messageable(target).get_partial_message(int(message_id))
         try:
             await message.edit(content=text[:MAX_MESSAGE_CHARS])

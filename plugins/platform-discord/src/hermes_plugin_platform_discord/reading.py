@@ -43,10 +43,20 @@ def _mention_pattern(bot_id: int) -> re.Pattern[str]:
     return re.compile(rf"<@!?{bot_id}>")
 
 
+def _own_roles(message: discord.Message, bot_id: int) -> list[int]:
+    """The bot's managed role among the roles ``message`` mentions: Discord makes one for
+    every bot in a server, and the client's autocomplete offers it beside the bot."""
+    return [
+        role.id
+        for role in message.role_mentions
+        if role.tags is not None and role.tags.bot_id == bot_id
+    ]
+
+
 def _addressed(message: discord.Message, bot_id: int) -> bool:
     import discord
 
-    if any(user.id == bot_id for user in message.mentions):
+    if any(user.id == bot_id for user in message.mentions) or _own_roles(message, bot_id):
         return True
     resolved = message.reference.resolved if message.reference is not None else None
     if isinstance(resolved, discord.Message) and resolved.author.id == bot_id:
@@ -57,6 +67,8 @@ def _addressed(message: discord.Message, bot_id: int) -> bool:
 
 def _text(message: discord.Message, bot_id: int) -> str:
     text = _mention_pattern(bot_id).sub("", message.content)
+    for role in _own_roles(message, bot_id):
+        text = text.replace(f"<@&{role}>", "")
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 

@@ -87,6 +87,8 @@ class FakeDiscord:
         self.bot_id = self._snowflake()
         self.guild_id = self._snowflake()
         self.channel_id = self._snowflake()
+        self.bot_role_id = self._snowflake()
+        """The role Discord manages for the bot in the server (named after it)."""
         self.bot = self._user(self.bot_id, "hermes", bot=True)
         self._lock = threading.Condition()
         self._sessions: dict[str, _Session] = {}
@@ -111,6 +113,8 @@ class FakeDiscord:
         """Close an IDENTIFY with 4014, as Discord does when the bot asks for a privileged
         intent (Message Content) the Developer Portal has not turned on."""
         self.resumes = 0
+        self.threads_refused: tuple[int, int, str] | None = None
+        """Set by :meth:`refuse_threads`: how starting a thread is answered instead."""
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
@@ -185,17 +189,21 @@ class FakeDiscord:
         *,
         channel_id: str | None = None,
         mention: bool = False,
+        mention_role: bool = False,
         reply_to: str | None = None,
         attachments: list[dict[str, Any]] | None = None,
     ) -> str:
         """``user_id`` writes ``text``: in a DM with the bot, or in ``channel_id`` (the guild
-        channel, or a thread). ``mention`` adds ``<@bot>`` in front, as the client does.
-        Returns the message's id."""
+        channel, or a thread). ``mention`` adds ``<@bot>`` in front, as the client does;
+        ``mention_role`` the bot's managed role instead (``<@&role>``, which the client's
+        autocomplete offers beside the bot). Returns the message's id."""
         user_id = str(user_id)
         message_id = self._snowflake()
         in_guild = channel_id is not None
         channel = channel_id if in_guild else self.dm_channel(user_id)
         content = f"<@{self.bot_id}> {text}" if mention else text
+        if mention_role:
+            content = f"<@&{self.bot_role_id}> {content}"
         message: dict[str, Any] = {
             "id": message_id,
             "channel_id": channel,
@@ -205,7 +213,7 @@ class FakeDiscord:
             "timestamp": _EPOCH_ISO,
             "edited_timestamp": None,
             "mentions": [self.bot] if mention else [],
-            "mention_roles": [],
+            "mention_roles": [self.bot_role_id] if mention_role else [],
             "mention_everyone": False,
             "attachments": [
                 {"id": self._snowflake(), "proxy_url": a.get("url", ""), **a}
@@ -305,6 +313,16 @@ class FakeDiscord:
             session.socket = None
             if socket is not None:
                 self._server.call(socket.close(code=4000 if code == 1006 else code))
+
+    def refuse_threads(self, voice_channel: bool = False) -> None:
+        """Starting a thread is refused, as Discord refuses it where a channel override
+        removes Create Public Threads (403, 50013 Missing Permissions) or in a voice
+        channel's text chat, which has none (``voice_channel``: 400, 50024)."""
+        self.threads_refused = (
+            (400, 50024, "Cannot execute action on this channel type")
+            if voice_channel
+            else (403, 50013, "Missing Permissions")
+        )
 
     def replay_on_resume(self, count: int) -> None:
         """On the next RESUME, also replay the last ``count`` dispatches the bot already got
@@ -439,10 +457,21 @@ class FakeDiscord:
             "unavailable": False,
             "member_count": 2,
             "owner_id": self.bot_id,
-            "roles": [{"id": self.guild_id, "name": "@everyone", "permissions": "1071698660929"}],
+            "roles": [
+                {"id": self.guild_id, "name": "@everyone", "permissions": "1071698660929"},
+                {
+                    "id": self.bot_role_id,
+                    "name": "hermes",
+                    "permissions": "0",
+                    "managed": True,
+                    "tags": {"bot_id": self.bot_id},
+                },
+            ],
             "channels": [self._channel_object(self.channel_id)],
             "threads": list(self._threads.values()),
-            "members": [{"user": self.bot, "roles": [], "flags": 0, "joined_at": _EPOCH_ISO}],
+            "members": [
+                {"user": self.bot, "roles": [self.bot_role_id], "flags": 0, "joined_at": _EPOCH_ISO}
+            ],
         }
 
     def _channel_object(self, channel_id: str) -> dict[str, Any]:
@@ -600,6 +629,8 @@ class FakeDiscord:
     async def _start_thread(
         self, channel_id: str, message_id: str, body: Mapping[str, Any]
     ) -> web.Response:
+        if self.threads_refused is not None:
+            return _error(*self.threads_refused)
         if message_id in self._threads:
             return _error(400, 160004, "A thread has already been created for this message")
         if channel_id != self.channel_id or message_id not in self.user_messages:

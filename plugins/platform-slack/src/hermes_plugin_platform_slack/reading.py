@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from hermes_sdk.platform import ButtonPress, ChatRef, Inbound
 
-__all__ = ["Bot", "SharedFile", "read_event", "read_press", "shared_files"]
+__all__ = ["Bot", "SharedFile", "plain_text", "read_event", "read_press", "shared_files"]
 
 PLATFORM = "slack"
 _HANDLED_SUBTYPES = {None, "file_share", "thread_broadcast"}
@@ -36,9 +36,38 @@ def _chat(event: Mapping[str, Any], thread_ts: str | None) -> ChatRef:
     return ChatRef(PLATFORM, channel, "private" if private else "group", thread_id=thread_ts)
 
 
+_MARKUP = re.compile(r"<([^<>\n]+)>")
+_SPECIAL = {"here": "@here", "channel": "@channel", "everyone": "@everyone"}
+
+
+def _spelled(match: re.Match[str]) -> str:
+    """One piece of Slack's markup as a person reads it: a link as its label (and its
+    address when the label is not it), a person or a channel by name, a date by its
+    fallback text."""
+    target, _, label = match.group(1).partition("|")
+    if target.startswith("@"):
+        return f"@{label or target[1:]}"
+    if target.startswith("#"):
+        return f"#{label or target[1:]}"
+    if target.startswith("!"):
+        return label or _SPECIAL.get(target[1:], "")
+    if target.startswith("mailto:"):
+        return label or target.removeprefix("mailto:")
+    bare = re.sub(r"^[a-z]+://", "", target).rstrip("/")
+    if not label or label.rstrip("/") in (target.rstrip("/"), bare):
+        return target
+    return f"{label} ({target})"
+
+
+def plain_text(text: str) -> str:
+    """Slack's message text (``<https://x|x>``, ``<@U123>``, ``<#C1|general>``, ``&amp;``)
+    as plain text for the model."""
+    return html.unescape(_MARKUP.sub(_spelled, text))
+
+
 def _text(event: Mapping[str, Any], bot: Bot) -> str:
     text = str(event.get("text") or "").replace(f"<@{bot.user_id}>", "")
-    return html.unescape(re.sub(r"[ \t]{2,}", " ", text).strip())
+    return plain_text(re.sub(r"[ \t]{2,}", " ", text).strip())
 
 
 @dataclass(frozen=True)
