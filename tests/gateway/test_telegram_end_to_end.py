@@ -269,6 +269,19 @@ def test_a_bad_token_is_reported_and_retried(running_gateway, telegram, hermes, 
     assert "wrong-token-value" not in caplog.text
 
 
+def test_a_token_telegram_cannot_read_is_not_configured_and_not_retried(running_gateway):
+    # Always on at the fake, as at Telegram: a token not of a token's form is 404.
+    gateway = running_gateway(wait=False, token="AAH-token-pasted-without-its-number")
+    assert gateway.gateway is not None
+    state = gateway.gateway.platforms.states["telegram"]
+    deadline = time.monotonic() + 10
+    while state.state != "not configured" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state.state == "not configured" and state.restarts == 0
+    assert "404 Not Found" in state.error and "TELEGRAM_BOT_TOKEN" in state.error
+    assert "pasted-without" not in state.error
+
+
 def test_memory_writes_wait_for_the_person_and_are_approved_from_the_chat(
     running_gateway, telegram, openai_server, hermes
 ):

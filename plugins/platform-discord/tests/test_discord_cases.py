@@ -201,3 +201,23 @@ def test_a_mention_of_the_bots_own_role_counts_as_a_mention(discord, tmp_path):
     asyncio.run(hand_over(adapter, host, 1))
     (message,) = host.messages
     assert (message.text, message.message_id, message.addressed) == ("hello", asked, True)
+
+
+def test_a_post_discord_failed_after_making_is_not_made_twice(discord, tmp_path):
+    # Knob: fail_after_create (the post is made, then answered 500; discord.py sends it
+    # again by itself). discord.py puts an enforced nonce on every post, and Discord (the
+    # fake too) answers the second with the first: this holds that in place.
+    from hermes_sdk.platform import ChatRef
+
+    discord.fail_after_create()
+
+    async def send() -> list[str]:
+        adapter = DiscordAdapter(context(discord, tmp_path))
+        try:
+            return await adapter.send(ChatRef("discord", PERSON, "private"), "only once")
+        finally:
+            await adapter.aclose()
+
+    (sent,) = asyncio.run(send())
+    posted = discord.sent(discord.dm_channel(PERSON))
+    assert [(m.id, m.content) for m in posted] == [(sent, "only once")]

@@ -68,6 +68,7 @@ def test_slacks_markup_reaches_the_model_as_plain_text() -> None:
             "@here @oncall: deploy at noon"
         ),
         "mail <mailto:a@b.org|a@b.org>; 1 &lt; 2 &amp;&amp; 3 &gt; 2": "mail a@b.org; 1 < 2 && 3 > 2",
+        "paging <!subteam^S0TEAM>": "paging @subteam",  # no label: not dropped
     }
     assert {text: plain_text(text) for text in said} == said
     mention = event(text="<@U0HERMES> read <https://x.org/p|this page>", channel_type="im")

@@ -70,3 +70,27 @@ def test_an_app_token_revoked_while_connected_stops_the_platform():
         with pytest.raises(PlatformNotConfigured) as raised:
             asyncio.run(scenario())
     assert "token_revoked" in str(raised.value)
+
+
+def test_slack_busy_while_reconnecting_is_waited_out_not_a_stop():
+    # Knob: revoke_app_token("ratelimited"): the sockets close and apps.connections.open is
+    # refused for a while, as when Slack limits the calls: not the token's fault.
+    with FakeSlack() as slack:
+        adapter = _adapter(slack)
+
+        async def scenario() -> None:
+            running = asyncio.ensure_future(_run(adapter, timeout=30))
+            try:
+                async with asyncio.timeout(10):
+                    while slack.connections == 0:
+                        await asyncio.sleep(0.05)
+                slack.revoke_app_token("ratelimited")
+                await asyncio.sleep(1.0)  # the watchdog asks several times meanwhile
+                assert not running.done(), "run() ended: the platform would restart"
+                slack.app_token_refused = ""  # slack_sdk reconnects on its own schedule
+            finally:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+
+        asyncio.run(scenario())

@@ -220,3 +220,27 @@ def test_a_429_on_an_upload_is_waited_out_not_final(tmp_path):
 
         asyncio.run(send())
         assert [f.method for f in telegram.files_sent] == ["sendVoice"]
+
+
+def test_a_webhook_another_tool_set_is_taken_off_and_polling_goes_on():
+    # Knob: set_webhook (getUpdates answers 409 "can't use getUpdates ... webhook is active").
+    with FakeTelegram() as telegram:
+        adapter = _adapter(telegram)
+        host = Host()
+
+        async def scenario() -> None:
+            polling = asyncio.ensure_future(adapter.run(host))  # type: ignore[arg-type]
+            try:
+                await _until(lambda: any(m == "getUpdates" for m, _ in telegram.calls))
+                telegram.set_webhook()
+                await _until(lambda: any(code == 409 for _, code, _ in telegram.rejected))
+                await _until(lambda: not telegram.webhook)  # taken off again
+                telegram.user_says(PERSON, "still polling?")
+                await _until(lambda: host.texts == ["still polling?"], timeout=15)
+            finally:
+                polling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await polling
+                await adapter.aclose()
+
+        asyncio.run(scenario())

@@ -9,9 +9,11 @@ user is allowed.
 
 ``PlatformSpec.factory(context)`` gets a :class:`PlatformContext` and returns a
 :class:`PlatformAdapter`. It raises :class:`PlatformNotConfigured` when something the user
-must set is missing (a token): the gateway reports it once and does not retry. Any other
-failure, at start or later in :meth:`PlatformAdapter.run`, is reported and the platform is
-restarted with backoff while the other platforms carry on.
+must set is missing (a token), and so may :meth:`PlatformAdapter.run` when the service
+refuses what only the user's config can change (a revoked token): the gateway reports it
+once and does not retry. Any other failure, at start or later in
+:meth:`PlatformAdapter.run`, is reported and the platform is restarted with backoff while
+the other platforms carry on.
 """
 
 from __future__ import annotations

@@ -93,8 +93,8 @@ class Platforms:
         try:
             await adapter.run(self._host(name))
             return "its connection ended"
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, PlatformNotConfigured):
+            raise  # a refusal only the user's config can end (a revoked token): not retried
         except Exception as exc:  # noqa: BLE001 - reported, then restarted with backoff
             return one_line(exc)
         finally:

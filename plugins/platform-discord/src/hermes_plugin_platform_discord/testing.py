@@ -113,6 +113,9 @@ class FakeDiscord:
         """Close an IDENTIFY with 4014, as Discord does when the bot asks for a privileged
         intent (Message Content) the Developer Portal has not turned on."""
         self.resumes = 0
+        self.fail_after_creating = 0
+        """Set by :meth:`fail_after_create`: posts still to answer 500 once made."""
+        self._nonces: dict[tuple[str, str], str] = {}  # (channel, nonce) -> message id
         self.threads_refused: tuple[int, int, str] | None = None
         """Set by :meth:`refuse_threads`: how starting a thread is answered instead."""
         app = web.Application()
@@ -313,6 +316,13 @@ class FakeDiscord:
             session.socket = None
             if socket is not None:
                 self._server.call(socket.close(code=4000 if code == 1006 else code))
+
+    def fail_after_create(self, calls: int = 1) -> None:
+        """The next ``calls`` posts are made, then answered 500 (Discord's trouble after
+        the write): discord.py sends such a post again by itself. As Discord does, a post
+        with ``enforce_nonce`` and a nonce it has seen in that channel gets the message the
+        nonce made, not a second one."""
+        self.fail_after_creating = calls
 
     def refuse_threads(self, voice_channel: bool = False) -> None:
         """Starting a thread is refused, as Discord refuses it where a channel override
@@ -594,6 +604,12 @@ class FakeDiscord:
             return _error(
                 400, 50035, "Invalid Form Body: content: Must be 2000 or fewer in length."
             )
+        nonce = str(body.get("nonce") or "")
+        if nonce and body.get("enforce_nonce"):
+            with self._lock:
+                made = self._nonces.get((channel_id, nonce))
+            if made is not None:
+                return _json(self._as_message(self.messages[made]))
         reference = body.get("message_reference") or {}
         message = SentMessage(
             id=self._snowflake(),
@@ -604,11 +620,17 @@ class FakeDiscord:
         )
         with self._lock:
             self.messages[message.id] = message
+            if nonce:
+                self._nonces[(channel_id, nonce)] = message.id
             self._lock.notify_all()
             sessions = list(self._sessions.values())
+            failing = self.fail_after_creating > 0
+            self.fail_after_creating -= 1 if failing else 0
         payload = self._as_message(message)
         for session in sessions:  # the bot hears its own messages, as on Discord
             await self._send_event(session, "MESSAGE_CREATE", payload)
+        if failing:
+            return _error(500, 0, "500: Internal Server Error")
         return _json(payload)
 
     def _edit_message(

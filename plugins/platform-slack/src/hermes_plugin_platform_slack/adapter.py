@@ -190,7 +190,9 @@ class SlackAdapter:
                     "connections:write scope under Basic Information, App-Level Tokens, and "
                     "put it in SLACK_APP_TOKEN"
                 ) from None
-            raise
+            log.info("slack: could not ask about the app token (%s); Socket Mode retries", error)
+        except Exception as exc:  # noqa: BLE001 - the network: slack_sdk reconnects on its own
+            log.info("slack: could not ask about the app token (%s); Socket Mode retries", exc)
 
     async def _handle(self, host: PlatformHost, kind: str, payload: Mapping[str, Any]) -> None:
         assert self.bot is not None

@@ -50,7 +50,8 @@ def _spelled(match: re.Match[str]) -> str:
     if target.startswith("#"):
         return f"#{label or target[1:]}"
     if target.startswith("!"):
-        return label or _SPECIAL.get(target[1:], "")
+        name = target[1:].split("^")[0]  # !subteam^S123, !date^...: a group or a date
+        return label or _SPECIAL.get(name, f"@{name}")
     if target.startswith("mailto:"):
         return label or target.removeprefix("mailto:")
     bare = re.sub(r"^[a-z]+://", "", target).rstrip("/")

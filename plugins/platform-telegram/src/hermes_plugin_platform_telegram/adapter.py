@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
@@ -39,6 +40,8 @@ DEFAULT_TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
 POLL_ERROR_BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)
 CONFLICT_BACKOFF = (5.0, 15.0, 30.0, 60.0)
 """Polling again after Telegram's 409 (another copy polls with this token)."""
+CONFLICT_QUIET_SECONDS = 600.0
+"""Ten minutes without a 409 end a fight: the next one is said again, from 5 s."""
 PEEK_SECONDS = 0.02
 """While a batch is being stored, how often to look for newer updates. The next getUpdates
 offset tells Telegram it may forget a batch, so it is only sent once the gateway has stored
@@ -71,13 +74,16 @@ class TelegramAdapter:
             require_mention=bool(config.get("require_mention", True)),
             chats={str(k): v for k, v in (config.get("chats") or {}).items()},
         )
+        self.api_url = str(config.get("api_url") or DEFAULT_API_URL)
         self.api = BotApi(
             token,
-            str(config.get("api_url") or DEFAULT_API_URL),
+            self.api_url,
             timeout=float(config.get("request_timeout_seconds", 30)),
             max_flood_wait=float(config.get("max_flood_wait_seconds", 300)),
         )
         self.bot: Bot | None = None
+        self._conflicts = 0  # 409s in this fight with another copy
+        self._last_conflict = 0.0
         self._chats: dict[object, asyncio.Task[None]] = {}  # each chat's latest hand-over
         self.media = context.media()
 
@@ -93,10 +99,11 @@ class TelegramAdapter:
                     f"mistyped; put the one @BotFather gives now in {DEFAULT_TOKEN_VARIABLE}"
                 ) from None
             if exc.code == 404:
+                where = "" if self.api_url == DEFAULT_API_URL else f", or api_url {self.api_url}"
                 raise PlatformNotConfigured(
                     "Telegram does not know this bot token's form (404 Not Found): copy it "
                     f"whole from @BotFather into {DEFAULT_TOKEN_VARIABLE} (digits, a colon, "
-                    "then 35 letters, digits, - or _)"
+                    f"then 35 letters, digits, - or _){where}"
                 ) from None
             raise
         self.bot = Bot(int(me["id"]), str(me.get("username") or ""))
@@ -127,21 +134,12 @@ class TelegramAdapter:
                 except (TelegramUnreachable, TelegramError) as exc:
                     if isinstance(exc, TelegramError) and not _transient(exc):
                         raise
+                    if isinstance(exc, TelegramError) and exc.code == 409:
+                        await asyncio.sleep(await self._conflicted(exc))
+                        continue
                     delay = POLL_ERROR_BACKOFF[min(failures, len(POLL_ERROR_BACKOFF) - 1)]
                     failures += 1
-                    if isinstance(exc, TelegramError) and exc.code == 409:
-                        # The other copy polls on, and each poll ends this one's: backing
-                        # off lets one of them win instead of knocking each other off.
-                        delay = CONFLICT_BACKOFF[min(failures - 1, len(CONFLICT_BACKOFF) - 1)]
-                        if failures == 1:
-                            log.error(
-                                "telegram: another copy of this bot is polling with the same "
-                                "token (a second gateway, an old service?); stop it, or give "
-                                "this one a bot of its own. Polling again in %s s",
-                                delay,
-                            )
-                    else:
-                        log.warning("telegram: %s; polling again in %s s", exc, delay)
+                    log.warning("telegram: %s; polling again in %s s", exc, delay)
                     await asyncio.sleep(delay)
                     continue
                 failures = 0
@@ -152,6 +150,30 @@ class TelegramAdapter:
         finally:
             for batch, _ in storing:
                 batch.cancel()
+
+    async def _conflicted(self, error: TelegramError) -> float:
+        """After a 409 on polling: how long to wait. Another copy polling with this token
+        ends each of this one's polls (and this one's end its): backing off lets one win;
+        said once per fight (a quiet spell ends it). A webhook set meanwhile (by another
+        tool) excludes polling: taken off again, as at start."""
+        if "webhook" in error.description:
+            log.warning("telegram: a webhook was set for this bot; removing it to poll again")
+            await self.api.call("deleteWebhook", {"drop_pending_updates": False})
+            return 1.0
+        now = time.monotonic()
+        if now - self._last_conflict > CONFLICT_QUIET_SECONDS:
+            self._conflicts = 0
+        self._last_conflict = now
+        delay = CONFLICT_BACKOFF[min(self._conflicts, len(CONFLICT_BACKOFF) - 1)]
+        if self._conflicts == 0:
+            log.error(
+                "telegram: another copy of this bot is polling with the same token (a second "
+                "gateway, an old service?); stop it, or give this one a bot of its own. "
+                "Polling again in %s s",
+                delay,
+            )
+        self._conflicts += 1
+        return delay
 
     def _hand_over(
         self, host: PlatformHost, updates: Sequence[dict[str, Any]]

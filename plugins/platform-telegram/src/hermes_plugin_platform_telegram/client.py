@@ -90,6 +90,11 @@ class _GroupPace:
         self.tokens = float(GROUP_BURST)
         self.at = time.monotonic()
 
+    def resume_at(self, until: float) -> None:
+        """Telegram said 429 anyway: no slot before ``until``, and no burst after it."""
+        self.tokens = min(self.tokens, 0.0)
+        self.at = max(self.at, until)
+
     def wait(self) -> float:
         """Take a slot: how long to wait for it (0: now)."""
         now = time.monotonic()
@@ -159,11 +164,11 @@ class BotApi:
         """``request`` made (again after each 429 of its chat) until Telegram takes it."""
         key = _chat_key(method, params)
         waited = 0.0
-        await self._paced(method, params)
         while True:
             pause = self._paused_until.get(key, 0.0) - time.monotonic()
             if pause > 0:
                 await asyncio.sleep(pause)
+            await self._paced(method, params)  # each attempt, a retry after a 429 too
             try:
                 response = await request()
                 data = response.json()
@@ -184,9 +189,11 @@ class BotApi:
                 log.warning(
                     "telegram flood control: %s to %s waits %s s", method, _spoken(key), delay
                 )
-                self._paused_until[key] = max(
-                    self._paused_until.get(key, 0.0), time.monotonic() + delay
-                )
+                until = max(self._paused_until.get(key, 0.0), time.monotonic() + delay)
+                self._paused_until[key] = until
+                pace = self._groups.get(key)
+                if pace is not None:
+                    pace.resume_at(until)  # what waited with it goes one by one, no burst
                 waited += delay
                 continue
             raise TelegramError(method, code, description)

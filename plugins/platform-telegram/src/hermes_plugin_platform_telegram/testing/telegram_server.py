@@ -159,6 +159,8 @@ class FakeTelegram(TelegramFiles):
         self._chat_limits: tuple[int, int, float] | None = None  # (a second, a minute, minute)
         self._posted: dict[int, list[float]] = {}  # chat -> when its posts were taken
         self._conflicts = False
+        self.webhook = ""
+        """Set by :meth:`set_webhook` (another tool's); deleteWebhook clears it."""
         self._polls = 0  # getUpdates calls so far: a newer one ends a waiting one (409)
         self._failures: dict[str, list[Any]] = {}  # method -> [calls left, status, html]
         self._voice_refused: set[int] = set()
@@ -404,6 +406,12 @@ class FakeTelegram(TelegramFiles):
         with self._lock:
             self._conflicts = True
 
+    def set_webhook(self, url: str = "https://elsewhere.example/hook") -> None:
+        """Another tool sets a webhook for the bot: getUpdates is 409 until it is deleted."""
+        with self._lock:
+            self.webhook = url
+            self._lock.notify_all()
+
     def fail(self, method: str, calls: int, status: int = 502, html: bool = False) -> None:
         """The next ``calls`` calls of ``method`` get ``status`` (Telegram's own trouble):
         the Bot API's JSON error, or with ``html`` a proxy's HTML page."""
@@ -504,6 +512,8 @@ class FakeTelegram(TelegramFiles):
         return dict(self.bot)
 
     def _api_deleteWebhook(self, params: dict[str, Any]) -> Any:
+        with self._lock:
+            self.webhook = ""
         return True
 
     def _api_getUpdates(self, params: dict[str, Any]) -> Any:
@@ -518,6 +528,12 @@ class FakeTelegram(TelegramFiles):
                 self.confirmed_offset = max(self.confirmed_offset, offset)
                 self._updates = [u for u in self._updates if u["update_id"] >= offset]
             while not self._updates and not self._stopping.is_set():
+                if self.webhook:
+                    raise _Failure(
+                        409,
+                        "Conflict: can't use getUpdates method while webhook is active; use "
+                        "deleteWebhook to delete the webhook first",
+                    )
                 if self._conflicts and self._polls != poll:
                     raise _Failure(
                         409,
