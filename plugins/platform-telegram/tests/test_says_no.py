@@ -183,21 +183,25 @@ def _voice(tmp_path: Path) -> Attachment:
     return Attachment(kind="audio", mime="audio/ogg", size=64, path=str(path), name="reply.ogg")
 
 
+def _send_voice(telegram: FakeTelegram, tmp_path: Path) -> list[str]:
+    """A voice note to PERSON through the adapter, as the gateway sends a spoken reply."""
+    adapter = _adapter(telegram)
+
+    async def send() -> list[str]:
+        try:
+            chat = ChatRef("telegram", str(PERSON), "private")
+            return await adapter.send_file(chat, _voice(tmp_path))
+        finally:
+            await adapter.aclose()
+
+    return asyncio.run(send())
+
+
 def test_a_user_who_refuses_voice_messages_gets_the_reply_as_audio(tmp_path):
     # Knob: refuse_voice (VOICE_MESSAGES_FORBIDDEN for sendVoice to this user).
     with FakeTelegram() as telegram:
         telegram.refuse_voice(PERSON)
-        adapter = _adapter(telegram)
-
-        async def send() -> list[str]:
-            try:
-                return await adapter.send_file(
-                    ChatRef("telegram", str(PERSON), "private"), _voice(tmp_path)
-                )
-            finally:
-                await adapter.aclose()
-
-        ids = asyncio.run(send())
+        ids = _send_voice(telegram, tmp_path)
         assert [(f.method, str(f.message_id)) for f in telegram.files_sent] == [
             ("sendAudio", ids[0])
         ]
@@ -208,17 +212,7 @@ def test_a_429_on_an_upload_is_waited_out_not_final(tmp_path):
     # Knob: flood on sendVoice.
     with FakeTelegram() as telegram:
         telegram.flood("sendVoice", 1, retry_after=1)
-        adapter = _adapter(telegram)
-
-        async def send() -> list[str]:
-            try:
-                return await adapter.send_file(
-                    ChatRef("telegram", str(PERSON), "private"), _voice(tmp_path)
-                )
-            finally:
-                await adapter.aclose()
-
-        asyncio.run(send())
+        _send_voice(telegram, tmp_path)
         assert [f.method for f in telegram.files_sent] == ["sendVoice"]
 
 

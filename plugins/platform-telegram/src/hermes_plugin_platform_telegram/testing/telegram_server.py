@@ -732,21 +732,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _page(self, status: int) -> None:
         """A proxy's error page in front of the Bot API: HTML, not JSON."""
-        data = f"<html><body><h1>{status} Bad Gateway</h1></body></html>".encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            self.close_connection = True
+        page = f"<html><body><h1>{status} Bad Gateway</h1></body></html>"
+        self._write(status, "text/html", page.encode())
 
     def _reply(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
+        self._write(status, "application/json", json.dumps(payload).encode())
+
+    def _write(self, status: int, content_type: str, data: bytes) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
