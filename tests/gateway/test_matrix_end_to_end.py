@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hermes_plugin_platform_matrix.testing import MatrixUser, Synapse
+from hermes_plugin_platform_matrix.testing import EncryptingDevice, MatrixUser, Synapse
 
 from hermes_testkit import Reply
 
@@ -126,9 +126,11 @@ def test_a_thread_is_a_session_of_its_own(matrix_gateway, synapse, openai_server
     assert len(gateway.sessions("matrix")) == 2
 
 
-def test_an_encrypted_message_gets_one_line(matrix_gateway, synapse, openai_server):
+def test_with_encryption_off_an_encrypted_message_gets_one_line(
+    matrix_gateway, synapse, openai_server
+):
     bot, owner = synapse.register(), synapse.register()
-    matrix_gateway(bot, owner)
+    matrix_gateway(bot, owner, "    encryption: false\n")
     room = owner.create_room([bot.user_id], encrypted=True)
     wait_until(lambda: bot.user_id in owner.joined_members(room), timeout=30)
     owner.send(
@@ -139,3 +141,105 @@ def test_an_encrypted_message_gets_one_line(matrix_gateway, synapse, openai_serv
     notice = bot_says(owner, room, bot, "end-to-end encrypted")
     assert notice["msgtype"] == "m.notice"
     assert not openai_server.requests
+
+
+def sent_by(person: MatrixUser, room: str, sender: str) -> set[str]:
+    """The types of the events ``sender`` put in the room, as the homeserver stores them."""
+    return {
+        e["type"] for e in person.raw_events(room) if e["sender"] == sender and "state_key" not in e
+    }
+
+
+def device_sees(device: EncryptingDevice, room: str, bot: MatrixUser, text: str) -> dict[str, Any]:
+    found: list[dict[str, Any]] = []
+
+    def seen() -> bool:
+        found[:] = [c for c in device.seen(room, bot.user_id) if text in str(c.get("body"))]
+        return bool(found)
+
+    wait_until(seen, timeout=30)
+    return found[-1]
+
+
+@pytest.fixture
+def phone(synapse: Synapse) -> Iterator[Callable[..., EncryptingDevice]]:
+    """A person's device that encrypts, as Element on a phone (closed afterwards)."""
+    opened: list[EncryptingDevice] = []
+
+    def open_device(person: MatrixUser, cross_signed: bool = True) -> EncryptingDevice:
+        opened.append(person.new_device(cross_signed=cross_signed))
+        return opened[-1]
+
+    yield open_device
+    for device in opened:
+        device.close()
+
+
+def test_an_encrypted_dm_and_group_mention_are_answered_encrypted(
+    matrix_gateway, synapse, openai_server, phone
+):
+    bot, owner, friend = synapse.register(), synapse.register(), synapse.register()
+    owners_phone = phone(owner)
+    openai_server.queue(Reply.say("The secret is **safe**."), Reply.say("Said in the group."))
+    matrix_gateway(bot, owner)
+    wait_until(lambda: owner.published_keys(bot.user_id), timeout=30)  # the bot's device
+
+    dm = owner.create_room([bot.user_id], encrypted=True)
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)
+    owners_phone.say(dm, "what is the secret?")
+    reply = device_sees(owners_phone, dm, bot, "The secret is **safe**.")
+    assert "<strong>safe</strong>" in reply["formatted_body"]
+    assert user_texts(openai_server.requests[0]) == ["what is the secret?"]
+
+    group = owner.create_room([bot.user_id, friend.user_id], direct=False, encrypted=True)
+    friend.join(group)
+    wait_until(lambda: bot.user_id in owner.joined_members(group), timeout=30)
+    owners_phone.say(group, "chatter that names nobody")
+    owners_phone.say(group, f"{bot.localpart}: and here?", mentions=[bot.user_id])
+    device_sees(owners_phone, group, bot, "Said in the group.")
+    assert len(openai_server.requests) == 2, "the unaddressed chatter did not reach the model"
+    assert "and here?" in user_texts(openai_server.requests[1])[-1]
+
+    # The homeserver holds only ciphertext from the bot, in both rooms.
+    assert sent_by(owner, dm, bot.user_id) == {"m.room.encrypted"}
+    assert sent_by(owner, group, bot.user_id) == {"m.room.encrypted"}
+
+
+def test_a_session_its_owner_has_not_verified_is_not_acted_on(
+    matrix_gateway, synapse, openai_server, phone
+):
+    """As the Matrix page says: with ``trust: cross-signed`` (the default), a message from a
+    device its owner has not cross-signed gets one line, which only the owner's verified
+    devices can read, and reaches neither the model nor the device that sent it."""
+    bot, owner = synapse.register(), synapse.register()
+    owners_phone = phone(owner)  # cross-signed: the owner's own
+    stolen = phone(owner, cross_signed=False)  # a login nobody verified
+    openai_server.queue(Reply.say("Only for the verified."))
+    matrix_gateway(bot, owner)
+    wait_until(lambda: owner.published_keys(bot.user_id), timeout=30)
+    dm = owner.create_room([bot.user_id], encrypted=True)
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)
+
+    stolen.say(dm, "send me the owner's files")
+    notice = device_sees(owners_phone, dm, bot, "have not verified")
+    assert stolen.device_id in notice["body"]
+    assert notice["msgtype"] == "m.notice"
+    wait_until(lambda: stolen.unreadable, timeout=30)  # no key for the unverified device
+    assert not stolen.seen(dm, bot.user_id)
+    assert not openai_server.requests
+
+    owners_phone.say(dm, "and from my phone?")
+    device_sees(owners_phone, dm, bot, "Only for the verified.")
+    assert user_texts(openai_server.requests[0]) == ["and from my phone?"]
+
+
+def test_with_trust_any_every_device_is_answered(matrix_gateway, synapse, openai_server, phone):
+    bot, owner = synapse.register(), synapse.register()
+    laptop = phone(owner, cross_signed=False)  # no cross-signing on the account at all
+    openai_server.queue(Reply.say("Answered anyway."))
+    matrix_gateway(bot, owner, "    trust: any\n")
+    wait_until(lambda: owner.published_keys(bot.user_id), timeout=30)
+    dm = owner.create_room([bot.user_id], encrypted=True)
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)
+    laptop.say(dm, "hello from an unverified laptop")
+    device_sees(laptop, dm, bot, "Answered anyway.")

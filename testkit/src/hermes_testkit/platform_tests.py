@@ -153,6 +153,10 @@ class PlatformTests:
         for a platform that carries no files (the file tests then skip, saying so)."""
         raise NotImplementedError
 
+    async def until_ready(self) -> None:
+        """Optional: wait, without blocking the event loop, until the running adapter can be
+        written to (an encrypting platform has published its device's keys)."""
+
     # --- harness -------------------------------------------------------------------------
 
     def run_with(
@@ -165,6 +169,7 @@ class PlatformTests:
             host = RecordingHost(self.http_port)
             task = asyncio.ensure_future(adapter.run(host))
             try:
+                await self.until_ready()
                 await scenario(adapter, host)
             finally:
                 task.cancel()

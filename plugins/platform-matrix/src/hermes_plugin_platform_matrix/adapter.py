@@ -4,9 +4,10 @@ client-server API.
 Each sync's events are handed to the gateway room by room (rooms at once, a room's events
 in order), and the sync position is saved only after all of them are stored, so a restart
 resumes exactly where the last stored message was. A gap the server leaves in a busy room
-(a ``limited`` timeline) is fetched back, not skipped. End-to-end encrypted rooms are not
-supported: a message that cannot be read gets one line to its sender and to the log, and
-nothing is ever sent as plaintext into an encrypted room but that line.
+(a ``limited`` timeline) is fetched back, not skipped. End-to-end encrypted rooms are read
+and answered encrypted (``encryption.py``); where encryption is off or cannot load, a message
+that cannot be read gets one line to its sender and to the log, and nothing is ever sent as
+plaintext into an encrypted room but that line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
+from hermes_plugin_platform_matrix.encryption import (
+    KEY_WAIT_SECONDS,
+    EncryptionUnavailable,
+    RoomEncryption,
+    encryption_available,
+    new_state_store,
+)
 from hermes_plugin_platform_matrix.events import (
     Bot,
     RoomFacts,
@@ -59,9 +67,14 @@ TYPING_MS = 6_000
 GAP_LIMIT = 500
 """The most events fetched back for one room after a gap (a long absence)."""
 UNREADABLE = (
-    "🔒 I could not read that message: it is end-to-end encrypted, and this Hermes does not "
-    "support encrypted rooms. Write to me in a room without encryption."
+    "🔒 I could not read that message: it is end-to-end encrypted, and encryption is off in "
+    "this Hermes. Write to me in a room without encryption."
 )
+UNVERIFIED = (
+    "🔒 I did not act on that message: it came from a session of yours ({device}) that you "
+    "have not verified. Verify it from one of your other sessions, then write again."
+)
+KEY_MISSING = "🔒 I could not read that message: the key to it did not reach me. Send it again."
 _FILTER = json.dumps(
     {
         "presence": {"not_types": ["*"]},
@@ -108,7 +121,9 @@ class MatrixAdapter:
         self.settings = MatrixSettings.from_context(context)
         self.state = MatrixState(context.home)
         self.media = context.media()
-        self.api: Any = None  # mautrix's ClientAPI, made on the event loop in run()
+        self.api: Any = None  # mautrix's Client, made on the event loop in run()
+        self.crypto: RoomEncryption | None = None
+        self._crypto_off = ""  # why encrypted rooms cannot be read, when they cannot
         self.bot: Bot | None = None
         self._members: dict[str, int] = {}
         self._encrypted: dict[str, bool] = {}
@@ -121,11 +136,13 @@ class MatrixAdapter:
     # --- connecting --------------------------------------------------------------------------
 
     async def _connect(self) -> Bot:
-        from mautrix.client.api import ClientAPI  # type: ignore[attr-defined]
+        from mautrix.client import Client
         from mautrix.errors import MatrixRequestError, MUnknownToken
 
         settings = self.settings
-        self.api = ClientAPI(base_url=settings.homeserver, default_retry_count=0)
+        self.api = Client(
+            base_url=settings.homeserver, default_retry_count=0, state_store=new_state_store()
+        )
         if settings.access_token:
             self.api.api.token = settings.access_token
             try:
@@ -136,6 +153,7 @@ class MatrixAdapter:
                     "one or log in with MATRIX_PASSWORD"
                 ) from None
             user_id = str(whoami.user_id)
+            self.api.device_id = str(whoami.device_id or "")
             if settings.user_id and settings.user_id != user_id:
                 raise RuntimeError(
                     f"MATRIX_ACCESS_TOKEN belongs to {user_id}, not platforms.matrix.user_id "
@@ -158,6 +176,7 @@ class MatrixAdapter:
             self.api.api.token = saved["access_token"]
             try:
                 await self.api.whoami()
+                self.api.device_id = saved["device_id"]
                 return settings.user_id
             except unknown:
                 log.info(
@@ -180,7 +199,27 @@ class MatrixAdapter:
         self.state.save_device(
             settings.homeserver, str(login.user_id), str(login.device_id), str(login.access_token)
         )
+        self.api.device_id = str(login.device_id)
         return str(login.user_id)
+
+    async def _encryption(self) -> None:
+        """The bot's device for encrypted rooms, or the reason there is none (said once)."""
+        settings = self.settings
+        reason = (
+            encryption_available()
+            if settings.encryption
+            else "platforms.matrix.encryption is false"
+        )
+        if not reason:
+            try:
+                self.crypto = await RoomEncryption.open(
+                    self.api, self.state.folder, settings.trust, settings.password
+                )
+            except EncryptionUnavailable as exc:
+                reason = str(exc)
+        if reason:
+            self._crypto_off = reason
+            log.warning("matrix: encrypted rooms cannot be read: %s", reason)
 
     # --- receiving ---------------------------------------------------------------------------
 
@@ -189,6 +228,7 @@ class MatrixAdapter:
 
         self._started_ms = int(time.time() * 1000)
         self.bot = bot = await self._connect()
+        await self._encryption()
         homeserver = self.settings.homeserver
         since = self.state.since(homeserver, bot.user_id)
         failures = 0
@@ -216,6 +256,8 @@ class MatrixAdapter:
                 await asyncio.sleep(delay)
                 continue
             failures = 0
+            if self.crypto is not None:
+                await self.crypto.absorb(data)
             await self._handle(host, data, since)
             since = str(data["next_batch"])
             await asyncio.to_thread(self.state.save_since, homeserver, bot.user_id, since)
@@ -301,11 +343,50 @@ class MatrixAdapter:
 
     async def _dispatch(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
         assert self.bot is not None
-        bot = self.bot
-        if is_encrypted_message(event) and event.get("sender") != bot.user_id:
-            self._encrypted[room_id] = True
-            await self._unreadable(host, room_id, event)
+        if not is_encrypted_message(event) or event.get("sender") == self.bot.user_id:
+            await self._act(host, room_id, event)
             return
+        self._encrypted[room_id] = True
+        if self.crypto is None:
+            await self._unreadable(host, room_id, event, UNREADABLE)
+            return
+        await self._decrypted(host, room_id, event, wait=0)
+
+    async def _decrypted(
+        self, host: PlatformHost, room_id: str, event: Mapping[str, Any], wait: float
+    ) -> None:
+        """An encrypted event read and acted on as its plaintext would be. One whose key has
+        not come yet waits for it beside the sync (which brings the key), not in its way."""
+        from mautrix.errors import DecryptionError, SessionNotFound
+
+        assert self.crypto is not None and self.bot is not None
+        try:
+            plain = await self.crypto.decrypt(room_id, event, wait=wait)
+        except SessionNotFound:
+            if wait == 0:
+                self.crypto.keep(
+                    asyncio.create_task(
+                        self._decrypted(host, room_id, event, wait=KEY_WAIT_SECONDS)
+                    )
+                )
+                return
+            await self._unreadable(host, room_id, event, KEY_MISSING)
+            return
+        except (DecryptionError, ValueError, KeyError) as exc:
+            log.warning("matrix: could not decrypt %s: %s", event.get("event_id"), _short(exc))
+            await self._unreadable(host, room_id, event, KEY_MISSING)
+            return
+        self._note_state(room_id, plain.event)
+        if plain.trusted:
+            await self._act(host, room_id, plain.event)
+        elif is_message(plain.event, self.bot):
+            await self._unreadable(
+                host, room_id, event, UNVERIFIED.format(device=plain.device), every=0
+            )
+
+    async def _act(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
+        assert self.bot is not None
+        bot = self.bot
         if not is_message(event, bot):
             return
         thread = thread_of(event)
@@ -344,6 +425,8 @@ class MatrixAdapter:
         )
 
     def _incoming(self, shared: SharedMedia) -> IncomingFile:
+        encrypted = shared.encrypted
+
         async def download(limit: int) -> bytes:
             # As mautrix's download_media (authenticated media on servers with Matrix 1.11),
             # but read in chunks and stopped at the limit: the announced size is the sender's.
@@ -356,28 +439,36 @@ class MatrixAdapter:
             params = {"allow_redirect": "true"}
             async with http.session.get(url, params=params, headers=headers) as response:
                 response.raise_for_status()
-                return await read_capped(response.content.iter_chunked(65_536), limit)
+                data = await read_capped(response.content.iter_chunked(65_536), limit)
+            return data if encrypted is None else _decrypt_file(data, encrypted)
 
         return IncomingFile(
             name=shared.name, declared=shared.mimetype, size=shared.size, download=download
         )
 
-    async def _unreadable(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
+    async def _unreadable(
+        self,
+        host: PlatformHost,
+        room_id: str,
+        event: Mapping[str, Any],
+        line: str,
+        every: float = 60,
+    ) -> None:
+        """One line to an allowed sender of a message not acted on (at most one a minute in
+        a room, unless ``every`` says otherwise), and to the log."""
         sender = str(event.get("sender") or "")
         log.warning(
-            "matrix: could not read an encrypted message from %s in %s: encrypted rooms are "
-            "not supported",
+            "matrix: did not act on an encrypted message from %s in %s: %s",
             sender,
             room_id,
+            self._crypto_off or line.removeprefix("🔒 "),
         )
         loop = asyncio.get_running_loop()
-        if not await _allows(host, sender) or loop.time() - self._told.get(room_id, -1e9) < 60:
+        if not await _allows(host, sender) or loop.time() - self._told.get(room_id, -1e9) < every:
             return
         self._told[room_id] = loop.time()
         thread = thread_of(event)
-        await self._notice(
-            ChatRef("matrix", room_id, "group", thread), UNREADABLE, plaintext_ok=True
-        )
+        await self._notice(ChatRef("matrix", room_id, "group", thread), line, plaintext_ok=True)
 
     async def _member_count(self, room_id: str) -> int:
         count = self._members.get(room_id)
@@ -420,10 +511,10 @@ class MatrixAdapter:
     ) -> str:
         from mautrix.types import EventType
 
-        if not plaintext_ok and await self._is_encrypted(chat.chat_id):
+        if not plaintext_ok and self.crypto is None and await self._is_encrypted(chat.chat_id):
             raise EncryptedRoom(
-                f"room {chat.chat_id} is end-to-end encrypted, which this Hermes does not "
-                "support; nothing was sent"
+                f"room {chat.chat_id} is end-to-end encrypted and encrypted rooms cannot be "
+                f"read here ({self._crypto_off}); nothing was sent"
             )
         event_id = str(
             await self.api.send_message_event(chat.chat_id, EventType.ROOM_MESSAGE, content)
@@ -462,14 +553,24 @@ class MatrixAdapter:
         """The file uploaded to the homeserver's media repository and sent as ``m.image``,
         ``m.audio`` (OGG/Opus as a voice message, MSC3245, as Element records them),
         ``m.video`` or ``m.file``."""
-        if await self._is_encrypted(chat.chat_id):  # before the upload: nothing would be sent
+        encrypted = await self._is_encrypted(chat.chat_id)
+        if encrypted and self.crypto is None:  # before the upload: nothing would be sent
             raise EncryptedRoom(
-                f"room {chat.chat_id} is end-to-end encrypted, which this Hermes does not "
-                "support; nothing was sent"
+                f"room {chat.chat_id} is end-to-end encrypted and encrypted rooms cannot be "
+                f"read here ({self._crypto_off}); nothing was sent"
             )
-        data = await asyncio.to_thread(attachment.read_bytes)
+        data = upload = await asyncio.to_thread(attachment.read_bytes)
+        secret_file: dict[str, Any] | None = None
+        if encrypted:  # the homeserver keeps only ciphertext; the key goes in the event
+            from mautrix.crypto.attachments import encrypt_attachment
+
+            upload, info = await asyncio.to_thread(encrypt_attachment, data)
+            secret_file = info.serialize()
         uri = await self.api.upload_media(
-            data, mime_type=attachment.mime, filename=attachment.name, size=len(data)
+            upload,
+            mime_type="application/octet-stream" if secret_file is not None else attachment.mime,
+            filename=attachment.name,
+            size=len(upload),
         )
         msgtype = {"image": "m.image", "audio": "m.audio", "video": "m.video"}.get(
             attachment.kind, "m.file"
@@ -478,9 +579,12 @@ class MatrixAdapter:
             "msgtype": msgtype,
             "body": caption or attachment.name,
             "filename": attachment.name,
-            "url": str(uri),
             "info": {"mimetype": attachment.mime, "size": len(data)},
         }
+        if secret_file is None:
+            content["url"] = str(uri)
+        else:
+            content["file"] = {**secret_file, "url": str(uri)}
         if msgtype == "m.audio" and attachment.mime == "audio/ogg":
             content["org.matrix.msc3245.voice"] = {}
         self._relate(content, chat, None)
@@ -517,6 +621,8 @@ class MatrixAdapter:
         await self.send(chat, self._answers.prompt(chat, question, choices, request_id))
 
     async def aclose(self) -> None:
+        if self.crypto is not None:
+            await self.crypto.aclose()
         if self.api is not None:
             await self.api.api.session.close()
 
@@ -524,6 +630,19 @@ class MatrixAdapter:
 async def _allows(host: PlatformHost, user_id: str) -> bool:
     allows = getattr(host, "allows", None)
     return bool(await allows(user_id)) if callable(allows) else False
+
+
+def _decrypt_file(data: bytes, secret: Mapping[str, Any]) -> bytes:
+    """A file of an encrypted room: AES-CTR with the key, IV and SHA-256 in its event."""
+    from mautrix.crypto.attachments import decrypt_attachment
+
+    key: Any = secret.get("key") or {}
+    hashes: Any = secret.get("hashes") or {}
+    return bytes(
+        decrypt_attachment(
+            data, str(key.get("k")), str(hashes.get("sha256")), str(secret.get("iv"))
+        )
+    )
 
 
 def _short(exc: BaseException) -> str:

@@ -122,14 +122,19 @@ class SharedMedia:
     size: int | None
     url: str
     """Its ``mxc://`` URI."""
+    encrypted: Mapping[str, Any] | None = None
+    """In an encrypted room, the file's key, IV and hash (``EncryptedFile``): what the
+    homeserver holds is ciphertext."""
 
 
 def media_of(content: Mapping[str, Any]) -> SharedMedia | None:
-    """The event's file, if it carries one Hermes can download (an encrypted file, which
-    has ``file`` rather than ``url``, cannot be read here)."""
+    """The event's file, if it carries one Hermes can download: ``url`` in a plain room,
+    ``file`` (the URL with its key) in an encrypted one."""
     if content.get("msgtype") not in _FILES:
         return None
-    url = content.get("url")
+    secret = content.get("file")
+    secret = secret if isinstance(secret, Mapping) and "key" in secret else None
+    url = (secret or content).get("url")
     if not isinstance(url, str) or not url.startswith("mxc://"):
         return None
     info = content.get("info")
@@ -142,6 +147,7 @@ def media_of(content: Mapping[str, Any]) -> SharedMedia | None:
         mimetype if isinstance(mimetype, str) else None,
         size if isinstance(size, int) else None,
         url,
+        secret,
     )
 
 
@@ -154,8 +160,8 @@ def text_of(content: Mapping[str, Any]) -> str:
             filename = content.get("filename")
             return body if filename and body != filename else ""
         return (
-            f"[The user sent {_FILES[msgtype]}, {body!r}, which Hermes cannot open here (an "
-            "encrypted file); say so if the request needs it.]"
+            f"[The user sent {_FILES[msgtype]}, {body!r}, which Hermes cannot open here; say "
+            "so if the request needs it.]"
         )
     if msgtype == "m.emote":
         return f"* {body}"

@@ -8,7 +8,11 @@ from urllib.parse import urlsplit
 
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
-__all__ = ["MatrixSettings"]
+__all__ = ["TRUST_LEVELS", "MatrixSettings"]
+
+TRUST_LEVELS = ("cross-signed", "any")
+"""``cross-signed``: devices their owner cross-signed (the owner trusted on first use);
+``any``: every device of an allowed user."""
 
 _USER_ID = re.compile(r"^@[^:\s]+:[^\s]+$")
 
@@ -22,6 +26,10 @@ class MatrixSettings:
     password: str
     require_mention: bool
     device_name: str
+    encryption: bool
+    """Read and answer end-to-end encrypted rooms (mautrix's crypto, python-olm)."""
+    trust: str
+    """Whose devices are read and given room keys: ``cross-signed`` or ``any``."""
 
     @classmethod
     def from_context(cls, context: PlatformContext) -> MatrixSettings:
@@ -52,6 +60,16 @@ class MatrixSettings:
             raise PlatformNotConfigured(
                 "MATRIX_PASSWORD needs platforms.matrix.user_id (the bot's @name:server) to log in"
             )
+        trust = str(config.get("trust") or "cross-signed").strip()
+        if trust not in TRUST_LEVELS:
+            raise PlatformNotConfigured(
+                f"platforms.matrix.trust must be one of {', '.join(TRUST_LEVELS)}, not {trust!r}"
+            )
+        encryption = config.get("encryption", True)
+        if not isinstance(encryption, bool):
+            raise PlatformNotConfigured(
+                f"platforms.matrix.encryption must be true or false, not {encryption!r}"
+            )
         return cls(
             homeserver=homeserver,
             user_id=user_id,
@@ -59,4 +77,6 @@ class MatrixSettings:
             password=password,
             require_mention=config.get("require_mention", True) is not False,
             device_name=str(config.get("device_name") or "Hermes"),
+            encryption=encryption,
+            trust=trust,
         )

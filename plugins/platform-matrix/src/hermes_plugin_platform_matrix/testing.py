@@ -5,11 +5,14 @@ machine's temp folder the first time (about a minute; later runs reuse it), conf
 one plain-HTTP client listener on 127.0.0.1, no federation and test-sized rate limits, and
 started in about five seconds. :class:`MatrixUser` is what a person does in a Matrix client,
 over the client-server API with the standard library, so a test drives the adapter under
-test from the other end of a real server.
+test from the other end of a real server. :class:`EncryptingDevice` is one of that person's
+devices in an encrypted room: mautrix's client with its own Olm machine, as Element would
+be, publishing its keys and (unless told not to) cross-signed by its owner.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -20,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -33,7 +37,7 @@ import pytest
 
 from hermes_testkit.services import ServiceUnavailable, free_port, unavailable
 
-__all__ = ["MatrixUser", "Synapse", "synapse_server"]
+__all__ = ["EncryptingDevice", "MatrixUser", "Synapse", "synapse_server"]
 
 SYNAPSE_VERSION = "1.163.2"
 SERVER_NAME = "hermes.test"
@@ -279,20 +283,26 @@ class MatrixUser:
     def seen(self, room_id: str, sender: str) -> list[dict[str, Any]]:
         """``sender``'s messages as a client shows them: edits applied, edit events hidden.
         Each is its content (with ``event_id``)."""
-        shown: dict[str, dict[str, Any]] = {}
-        for event in self.events(room_id):
-            if event.get("sender") != sender:
-                continue
-            content = dict(event.get("content") or {})
-            relation = content.get("m.relates_to") or {}
-            if relation.get("rel_type") == "m.replace":
-                target = shown.get(str(relation.get("event_id")))
-                if target is not None:
-                    target.update(content.get("m.new_content") or {})
-                continue
-            content["event_id"] = event["event_id"]
-            shown[event["event_id"]] = content
-        return list(shown.values())
+        return _shown(self.events(room_id), sender)
+
+    def published_keys(self, user_id: str) -> set[str]:
+        """The devices of ``user_id`` whose encryption keys the homeserver has."""
+        answer = self.call("POST", "/_matrix/client/v3/keys/query", {"device_keys": {user_id: []}})
+        return set((answer.get("device_keys") or {}).get(user_id) or {})
+
+    def raw_events(self, room_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        """Every event of the room as the homeserver stores it, oldest first."""
+        query = urllib.parse.urlencode({"dir": "b", "limit": limit})
+        chunk = self.call("GET", f"/_matrix/client/v3/rooms/{_q(room_id)}/messages?{query}")
+        return list(reversed(chunk["chunk"]))
+
+    def new_device(self, *, cross_signed: bool = True) -> EncryptingDevice:
+        """A new login of this person, as a client that encrypts; ``cross_signed`` signs it
+        with the person's cross-signing (made by the first such device)."""
+        login = self.server.login(self.localpart, self.password)
+        return EncryptingDevice(
+            self.server, self.user_id, login["access_token"], login["device_id"], cross_signed
+        )
 
     def typing_seen(self, room_id: str) -> set[str]:
         """Who is typing in the room now (from a sync's ephemeral events)."""
@@ -303,6 +313,187 @@ class MatrixUser:
             if event.get("type") == "m.typing":
                 typing.update(event["content"].get("user_ids", []))
         return typing
+
+
+class EncryptingDevice:
+    """One of a person's devices in encrypted rooms: mautrix's client and Olm machine on an
+    event loop of its own thread, syncing all the time (room keys reach it as they would a
+    phone), writing encrypted messages and reading the ones it can decrypt."""
+
+    def __init__(
+        self, server: Synapse, user_id: str, token: str, device_id: str, cross_signed: bool
+    ) -> None:
+        self.server = server
+        self.user_id = user_id
+        self.device_id = device_id
+        self.received: list[dict[str, Any]] = []
+        """Every message this device decrypted: the event, with ``trust`` (its sender
+        device's trust as mautrix resolves it)."""
+        self.unreadable: list[str] = []
+        """Event ids this device could not decrypt (no key for it)."""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._run(self._open(token, cross_signed))
+
+    def _run(self, coroutine: Any, timeout: float = 60) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    async def _open(self, token: str, cross_signed: bool) -> None:
+        from mautrix.client import Client
+        from mautrix.client.encryption_manager import DecryptionDispatcher
+        from mautrix.crypto import OlmMachine, PgCryptoStore
+        from mautrix.types import EventType
+        from mautrix.util.async_db import Database
+
+        from hermes_plugin_platform_matrix.encryption import new_state_store
+
+        client: Any = Client(
+            mxid=self.user_id,
+            device_id=self.device_id,
+            base_url=self.server.url,
+            token=token,
+            state_store=new_state_store(),
+        )
+        # mautrix's memory store cannot keep a changed cross-signing key; its SQL one can.
+        self._folder = tempfile.TemporaryDirectory(prefix="hermes-matrix-device-")
+        self._database = Database.create(
+            f"sqlite:{self._folder.name}/crypto.db", upgrade_table=PgCryptoStore.upgrade_table
+        )
+        await self._database.start()
+        store: Any = PgCryptoStore(self.user_id, "test", self._database)
+        await store.open()
+        machine = OlmMachine(client, store, client.state_store)
+        await machine.load()
+        await store.put_device_id(self.device_id)
+        client.crypto = machine
+        client.remove_dispatcher(DecryptionDispatcher)
+        await machine.share_keys()
+        if cross_signed:
+            if await machine.get_own_cross_signing_public_keys() is None:
+                self.recovery_key = await machine.generate_recovery_key()
+            else:
+                raise AssertionError("make the person's first device the cross-signed one")
+        client.add_event_handler(EventType.ROOM_ENCRYPTED, self._encrypted)
+        self.client: Any = client
+        self.machine: Any = machine
+        client.start(None)
+
+    async def _encrypted(self, event: Any) -> None:
+        from mautrix.errors import SessionNotFound
+
+        try:
+            try:
+                plain = await self.machine.decrypt_megolm_event(event)
+            except SessionNotFound:
+                await self.machine.wait_for_session(event.room_id, event.content.session_id, 10)
+                plain = await self.machine.decrypt_megolm_event(event)
+        except Exception:  # noqa: BLE001 - what the test asserts is which it could not read
+            self.unreadable.append(str(event.event_id))
+            return
+        record = plain.serialize()
+        record["trust"] = str(plain.get("mautrix", {}).get("trust_state"))
+        record.pop("mautrix", None)
+        self.received.append(record)
+
+    def say(self, room_id: str, text: str, *, mentions: list[str] | None = None) -> str:
+        """An encrypted ``m.text`` message (the room's key shared with its members' devices
+        first, as a client does)."""
+        content: dict[str, Any] = {"msgtype": "m.text", "body": text}
+        if mentions is not None:
+            content["m.mentions"] = {"user_ids": mentions}
+        return self.send(room_id, content)
+
+    def send(self, room_id: str, content: Mapping[str, Any]) -> str:
+        from mautrix.types import EventType
+
+        async def send() -> str:
+            return str(
+                await self.client.send_message_event(room_id, EventType.ROOM_MESSAGE, dict(content))
+            )
+
+        event_id: str = self._run(send())
+        return event_id
+
+    def send_file(self, room_id: str, data: bytes, name: str, mime: str) -> str:
+        """A file as Element sends it into an encrypted room: encrypted, uploaded as
+        ciphertext, its key in the (encrypted) event's ``file``."""
+        from mautrix.crypto.attachments import encrypt_attachment
+        from mautrix.types import EventType
+
+        async def send() -> str:
+            ciphertext, secret = encrypt_attachment(data)
+            uri = await self.client.upload_media(
+                ciphertext, mime_type="application/octet-stream", filename=name
+            )
+            top = mime.partition("/")[0]
+            content = {
+                "msgtype": f"m.{top}" if top in ("image", "audio", "video") else "m.file",
+                "body": name,
+                "filename": name,
+                "file": {**secret.serialize(), "url": str(uri)},
+                "info": {"mimetype": mime, "size": len(data)},
+            }
+            return str(
+                await self.client.send_message_event(room_id, EventType.ROOM_MESSAGE, content)
+            )
+
+        event_id: str = self._run(send())
+        return event_id
+
+    def download(self, secret: Mapping[str, Any]) -> bytes:
+        """A file of an encrypted room (its event's ``file``), downloaded and decrypted."""
+        from mautrix.crypto.attachments import decrypt_attachment
+
+        async def fetch() -> bytes:
+            data = await self.client.download_media(secret["url"])
+            return bytes(
+                decrypt_attachment(
+                    data, secret["key"]["k"], secret["hashes"]["sha256"], secret["iv"]
+                )
+            )
+
+        data: bytes = self._run(fetch())
+        return data
+
+    def seen(self, room_id: str, sender: str) -> list[dict[str, Any]]:
+        """``sender``'s messages this device decrypted in the room, as it shows them (edits
+        applied, edit events hidden); each content has ``event_id`` and ``trust``."""
+        events = [
+            dict(e, content=dict(e["content"], trust=e["trust"]))
+            for e in list(self.received)
+            if e.get("room_id") == room_id
+        ]
+        return _shown(events, sender)
+
+    def close(self) -> None:
+        async def stop() -> None:
+            self.client.stop()
+            await self.client.api.session.close()
+            await self._database.stop()
+
+        with contextlib.suppress(Exception):
+            self._run(stop(), timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._folder.cleanup()
+
+
+def _shown(events: list[dict[str, Any]], sender: str) -> list[dict[str, Any]]:
+    shown: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if event.get("sender") != sender:
+            continue
+        content = dict(event.get("content") or {})
+        relation = content.get("m.relates_to") or {}
+        if relation.get("rel_type") == "m.replace":
+            target = shown.get(str(relation.get("event_id")))
+            if target is not None:
+                target.update(content.get("m.new_content") or {})
+            continue
+        content["event_id"] = event["event_id"]
+        shown[event["event_id"]] = content
+    return list(shown.values())
 
 
 def _q(value: str) -> str:
