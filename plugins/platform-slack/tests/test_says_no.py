@@ -1,19 +1,21 @@
 """Slack saying no, as the fake workspace says it when a test turns the behaviour on: an
-app-level token it refuses, at start or revoked while connected. slack_sdk retries such a
+app-level token it refuses, at start or revoked while connected (slack_sdk retries such a
 token every 5 s for ever; the platform must stop with one line instead of going silent
-while the gateway shows it running."""
+while the gateway shows it running); events it stops redelivering after its three retries
+(read back from history); a Web API call it limits (429 with Retry-After)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 import pytest
 from hermes_plugin_platform_slack.adapter import SlackAdapter
 from hermes_plugin_platform_slack.testing import APP_TOKEN, BOT_TOKEN, FakeSlack
 
-from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+from hermes_sdk.platform import ChatRef, PlatformContext, PlatformNotConfigured
 
 
 class Host:
@@ -94,3 +96,127 @@ def test_slack_busy_while_reconnecting_is_waited_out_not_a_stop():
                     await running
 
         asyncio.run(scenario())
+
+
+class Recording(Host):
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    async def receive(self, message: Any) -> None:
+        self.messages.append(message)
+
+    def texts(self) -> list[str]:
+        return [m.text for m in self.messages]
+
+
+async def _until(condition: Any, timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.05)
+
+
+def _at(slack: FakeSlack, home: str) -> SlackAdapter:
+    adapter = SlackAdapter(
+        PlatformContext(
+            name="slack",
+            home=home,
+            config={"api_url": slack.api_url},
+            secrets={"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN},
+        )
+    )
+    adapter.app_token_check_seconds = 0.2
+    return adapter
+
+
+def test_an_outage_longer_than_slack_redelivers_is_read_back_from_history(tmp_path):
+    # Knobs: limit_redelivery (three retries on Slack's schedule, scaled down, then
+    # dropped) and go_down/come_back (no Socket Mode connection meanwhile).
+    with FakeSlack(ack_seconds=0.3) as slack:
+        slack.limit_redelivery((0.0, 0.2, 0.4))
+        adapter, host = _at(slack, str(tmp_path)), Recording()
+
+        async def scenario() -> None:
+            running = asyncio.ensure_future(adapter.run(host))  # type: ignore[arg-type]
+            try:
+                await _until(slack.connected)
+                slack.user_says("U0BOB", "chatter in the channel", channel=slack.channel)
+                slack.user_says("U0ANN", "before the outage")
+                await _until(lambda: host.texts() == ["before the outage"])
+                await _until(lambda: slack.unacknowledged() == 0)
+                slack.go_down()
+                slack.user_says("U0ANN", "written during the outage")
+                slack.user_says("U0BOB", "and in the channel", channel=slack.channel, mention=True)
+                await _until(lambda: len(slack.dropped) == 3)  # Slack gave up on all three
+                assert host.texts() == ["before the outage"]
+                slack.come_back()
+                await _until(lambda: len(host.messages) == 3)
+                await asyncio.sleep(0.5)  # nothing more comes
+            finally:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+                await adapter.aclose()
+
+        asyncio.run(scenario())
+    first, *read_back = host.messages  # each conversation in its order; the two in any
+    assert first.text == "before the outage"
+    assert {(m.text, m.message_id) for m in read_back} == {
+        ("written during the outage", slack.history[slack.dm_channel("U0ANN")][1]["ts"]),
+        ("and in the channel", slack.history[slack.channel][1]["ts"]),
+    }
+
+
+def test_a_restart_reads_back_what_was_written_while_hermes_was_down(tmp_path):
+    # Knob: limit_redelivery: what no connection took is dropped, as Slack does.
+    with FakeSlack(ack_seconds=0.3) as slack:
+        slack.limit_redelivery((0.0, 0.1, 0.1))
+        first, host = _at(slack, str(tmp_path)), Recording()
+
+        async def run_until(adapter: SlackAdapter, count: int) -> None:
+            running = asyncio.ensure_future(adapter.run(host))  # type: ignore[arg-type]
+            try:
+                await _until(lambda: len(host.messages) >= count)
+            finally:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+                await adapter.aclose()
+
+        async def before() -> None:
+            running = asyncio.ensure_future(first.run(host))  # type: ignore[arg-type]
+            await _until(slack.connected)
+            slack.user_says("U0ANN", "first")
+            await _until(lambda: len(host.messages) == 1)
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+            await first.aclose()
+
+        asyncio.run(before())
+        slack.user_says("U0ANN", "while Hermes was down")
+        deadline = time.monotonic() + 10
+        while not slack.dropped:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        asyncio.run(run_until(_at(slack, str(tmp_path)), 2))
+    assert host.texts() == ["first", "while Hermes was down"]
+
+
+def test_a_ratelimited_web_api_call_waits_out_retry_after():
+    # Knob: rate_limit (HTTP 429 ratelimited, Retry-After: 1).
+    with FakeSlack() as slack:
+        slack.rate_limit("chat.postMessage", calls=1, retry_after=1)
+        adapter = _at(slack, ".")
+        channel = slack.dm_channel("U0ANN")
+
+        async def send() -> float:
+            started = time.monotonic()
+            try:
+                await adapter.send(ChatRef("slack", channel, "private"), "after the limit")
+            finally:
+                await adapter.aclose()
+            return time.monotonic() - started
+
+        waited = asyncio.run(send())
+    assert [m.visible for m in slack.sent(channel)] == ["after the limit"]
+    assert waited >= 1.0

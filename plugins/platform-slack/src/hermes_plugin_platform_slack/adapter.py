@@ -5,7 +5,9 @@ and questions carry Block Kit buttons.
 Exactly once: an event is acknowledged only after the gateway has stored it, so one lost
 on the way is delivered again by Slack; one delivered again after it was stored (a
 redelivery, a reconnect, the ``message`` and ``app_mention`` twins of one mention) keeps
-its ts as ``message_id``, and the gateway's ledger admits a ts once.
+its ts as ``message_id``, and the gateway's ledger admits a ts once. What Slack stops
+redelivering (after about six minutes) is read back from history on every (re)connection
+(``read_back.py``).
 
 slack_sdk rather than slack-bolt: Bolt acknowledges events before its listeners run, and
 the acknowledgement must wait for the store here; slack_sdk is the layer Bolt is built on.
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
+from hermes_plugin_platform_slack.read_back import ReadPositions, read_back
 from hermes_plugin_platform_slack.reading import (
     Bot,
     SharedFile,
@@ -83,6 +86,9 @@ class SlackAdapter:
         self._web: AsyncWebClient | None = None
         self._order = ChatOrder()  # the library runs each event as a task: keep chat order
         self.threads = AnsweredThreads(context.home)
+        self.positions = ReadPositions(context.home)
+        self._reading_back = asyncio.Lock()
+        self._read_back_task: asyncio.Task[None] | None = None
         self.media = context.media()
         self.events_url: str | None = None
         """Where the Events API is served, once it is."""
@@ -160,7 +166,14 @@ class SlackAdapter:
                 SocketModeResponse(envelope_id=request.envelope_id)
             )
 
+        async def on_message(
+            client: AsyncBaseSocketModeClient, message: dict[str, Any], raw: str | None
+        ) -> None:
+            if message.get("type") == "hello":  # connected (again): read back what was missed
+                self._read_back_task = asyncio.ensure_future(self._read_back(host))
+
         client.socket_mode_request_listeners.append(on_request)
+        client.message_listeners.append(on_message)
         try:
             # slack_sdk retries a refused app token every 5 s for ever: ask first, and say it.
             await self._app_token_opens()
@@ -168,9 +181,11 @@ class SlackAdapter:
             log.info("slack: connected over Socket Mode as %s", self.bot and self.bot.user_id)
             while True:  # slack_sdk reconnects on its own until cancelled ...
                 await asyncio.sleep(self.app_token_check_seconds)
+                self.positions.save()
                 if not await client.is_connected():
                     await self._app_token_opens()  # ... unless its token was revoked meanwhile
         finally:
+            self.positions.save()
             with contextlib.suppress(Exception):
                 await client.close()  # type: ignore[no-untyped-call] # likewise
 
@@ -194,6 +209,20 @@ class SlackAdapter:
         except Exception as exc:  # noqa: BLE001 - the network: slack_sdk reconnects on its own
             log.info("slack: could not ask about the app token (%s); Socket Mode retries", exc)
 
+    async def _read_back(self, host: PlatformHost) -> None:
+        async with self._reading_back:  # one at a time: a quick reconnect waits its turn
+            try:
+                count = await read_back(
+                    self._call,
+                    self.positions,
+                    lambda event: self._handle(host, "events_api", {"event": event}),
+                )
+            except Exception as exc:  # noqa: BLE001 - the next connection reads back again
+                log.warning("slack: reading back missed messages failed: %s", exc)
+                return
+            if count:
+                log.info("slack: read back %d message(s) written while disconnected", count)
+
     async def _handle(self, host: PlatformHost, kind: str, payload: Mapping[str, Any]) -> None:
         assert self.bot is not None
         if kind == "events_api":
@@ -207,8 +236,20 @@ class SlackAdapter:
                         host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
                     ),
                 )
+            self._note_read(event, handed_over=inbound is not None)
         elif kind == "interactive":
             await self._pressed(host, payload)
+
+    def _note_read(self, event: Mapping[str, Any], handed_over: bool) -> None:
+        """How far a conversation was read, once its message is stored: a thread only if
+        the bot took part in it, a channel whenever it was read."""
+        ts, channel = str(event.get("ts") or ""), str(event.get("channel") or "")
+        if event.get("type") != "message" or not ts or not channel:
+            return
+        thread = event.get("thread_ts")
+        thread = str(thread) if thread and thread != ts else None
+        if thread is None or handed_over or (channel, thread) in self.threads:
+            self.positions.saw(channel, thread, ts)
 
     def _incoming(self, file: SharedFile) -> IncomingFile:
         async def download(limit: int) -> bytes:
@@ -307,7 +348,10 @@ class SlackAdapter:
         base = await host.http_route(self.settings.events_path, receive)
         self.events_url = base + self.settings.events_path
         log.info("slack: Events API at %s", self.events_url)
-        await asyncio.Event().wait()
+        await self._read_back(host)  # what was written while Hermes was down
+        while True:
+            await asyncio.sleep(self.app_token_check_seconds)
+            self.positions.save()
 
     # --- sending -------------------------------------------------------------------------
 
@@ -365,6 +409,9 @@ class SlackAdapter:
         )
 
     async def aclose(self) -> None:
+        if self._read_back_task is not None:
+            self._read_back_task.cancel()
+        self.positions.save()
         web, self._web = self._web, None
         if web is not None and web.session is not None:
             await web.session.close()

@@ -5,12 +5,21 @@ API documentation and slack_sdk's source):
 
 * the Web API, ``POST /api/<method>`` with arguments as JSON, form or query string and the
   token as ``Authorization: Bearer``: ``auth.test``, ``apps.connections.open`` (app token),
-  ``chat.postMessage``, ``chat.update`` (``message_not_found``), ``chat.postEphemeral`` and
-  ``conversations.open``; ``{"ok": false, "error": ...}`` for what Slack refuses;
+  ``chat.postMessage``, ``chat.update`` (``message_not_found``), ``chat.postEphemeral``,
+  ``conversations.open``, ``conversations.history`` and ``conversations.replies`` (newest
+  or oldest first as Slack pages them, ``oldest`` exclusive, a cursor);
+  ``{"ok": false, "error": ...}`` for what Slack refuses;
 * Socket Mode: the WebSocket ``apps.connections.open`` hands out, a ``hello``, then event
   envelopes (``events_api``, ``interactive``) that the app acknowledges by ``envelope_id``.
   An envelope not acknowledged within :attr:`FakeSlack.ack_seconds` is delivered again with
-  ``retry_attempt`` + 1, as Slack does, on whatever connection is open then.
+  ``retry_attempt`` + 1, on whatever connection is open then; by default for ever and at
+  once on a reconnect, or, after :meth:`FakeSlack.limit_redelivery`, as Slack does: three
+  retries on its schedule, then the event is dropped.
+
+Saying no, each switched on by a test: :meth:`FakeSlack.revoke_app_token`,
+:meth:`FakeSlack.limit_redelivery`, :meth:`FakeSlack.go_down` (no Socket Mode connection
+until :meth:`FakeSlack.come_back`) and :meth:`FakeSlack.rate_limit` (HTTP 429,
+``ratelimited``, with ``Retry-After``).
 
 A message in a channel that mentions the bot arrives twice, as a ``message`` and an
 ``app_mention`` event with different event ids, as it does for an app subscribed to both.
@@ -76,6 +85,7 @@ class _Envelope:
     payload: dict[str, Any]
     attempt: int = 0
     sent_at: float = 0.0
+    first_sent_at: float = 0.0
 
 
 class FakeSlack:
@@ -104,6 +114,15 @@ class FakeSlack:
         self.connections = 0
         self.app_token_refused = ""
         """Set by :meth:`revoke_app_token`: what apps.connections.open answers instead."""
+        self.redelivery: tuple[float, ...] | None = None
+        """Set by :meth:`limit_redelivery`: each retry's delay after the one before."""
+        self.dropped: list[dict[str, Any]] = []
+        """Events Slack gave up on (their payloads) after the last retry."""
+        self.down = False
+        self._rate_limits: dict[str, list[float]] = {}
+        self.history: dict[str, list[dict[str, Any]]] = {}
+        """Every message of each conversation, oldest first, as conversations.history has
+        them (people's and the bot's)."""
         app = web.Application()
         app.router.add_post("/api/{method}", self._web_api)
         app.router.add_get("/link/", self._socket)
@@ -136,6 +155,29 @@ class FakeSlack:
         self.app_token_refused = error
         for socket in list(self._sockets):
             self._server.call(socket.close())
+
+    # --- saying no ------------------------------------------------------------------------
+
+    def limit_redelivery(self, delays: tuple[float, ...] = (0.0, 60.0, 300.0)) -> None:
+        """Redeliver as Slack does: an event not acknowledged in time is retried
+        ``len(delays)`` times, each ``delays[n]`` seconds after the previous attempt timed
+        out (Slack: at once, after a minute, after five), whether or not the app is connected
+        then; after the last it is dropped. A reconnect brings nothing back by itself."""
+        self.redelivery = tuple(delays)
+
+    def go_down(self) -> None:
+        """An outage: the app's connections close and no new one opens until
+        :meth:`come_back` (apps.connections.open hands out URLs that refuse)."""
+        self.down = True
+        self.drop()
+
+    def come_back(self) -> None:
+        self.down = False
+
+    def rate_limit(self, method: str, calls: int = 1, retry_after: float = 1.0) -> None:
+        """The next ``calls`` calls of ``method`` answer HTTP 429 ``ratelimited`` with
+        ``Retry-After: retry_after`` (whole seconds, rounded up, as Slack sends them)."""
+        self._rate_limits[method] = [retry_after] * calls
 
     # --- people --------------------------------------------------------------------------
 
@@ -177,6 +219,7 @@ class FakeSlack:
         if files:
             event["subtype"] = "file_share"
             event["files"] = files
+        self._remember(where, event)
         self._event(event)
         if mention and channel:
             self._event({**event, "type": "app_mention"})
@@ -354,6 +397,7 @@ class FakeSlack:
 
     async def _send(self, envelope: _Envelope) -> None:
         envelope.sent_at = time.monotonic()
+        envelope.first_sent_at = envelope.first_sent_at or envelope.sent_at
         frame = {
             "envelope_id": envelope.id,
             "type": envelope.kind,
@@ -374,15 +418,30 @@ class FakeSlack:
 
     async def _retry_unacknowledged(self) -> None:
         while True:
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.05)
             now = time.monotonic()
             for envelope in list(self._unacked.values()):
-                if self._sockets and now - envelope.sent_at > self.ack_seconds:
+                timed_out = now - envelope.sent_at > self.ack_seconds
+                if self.redelivery is None:
+                    if self._sockets and timed_out:
+                        envelope.attempt += 1
+                        with contextlib.suppress(Exception):  # a socket closing meanwhile
+                            await self._send(envelope)
+                    continue
+                if envelope.attempt >= len(self.redelivery):
+                    if timed_out:  # Slack gives up
+                        with self._lock:
+                            self._unacked.pop(envelope.id, None)
+                            self.dropped.append(envelope.payload)
+                    continue
+                if now - envelope.sent_at >= self.ack_seconds + self.redelivery[envelope.attempt]:
                     envelope.attempt += 1
-                    with contextlib.suppress(Exception):  # a socket closing meanwhile
-                        await self._send(envelope)
+                    with contextlib.suppress(Exception):
+                        await self._send(envelope)  # to no one, when the app is not connected
 
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.down:
+            return web.Response(status=503, text="upstream unavailable")
         socket = web.WebSocketResponse(autoping=True)
         await socket.prepare(request)
         self.connections += 1
@@ -397,8 +456,9 @@ class FakeSlack:
             )
         )
         self._sockets.append(socket)
-        for envelope in list(self._unacked.values()):  # what the last connection left
-            await self._send(envelope)
+        if self.redelivery is None:  # what the last connection left, at once
+            for envelope in list(self._unacked.values()):
+                await self._send(envelope)
         try:
             async for frame in socket:
                 if frame.type != WSMsgType.TEXT:
@@ -433,6 +493,15 @@ class FakeSlack:
             return _answer({"ok": False, "error": "invalid_auth"})
         if method == "apps.connections.open" and self.app_token_refused:
             return _answer({"ok": False, "error": self.app_token_refused})
+        limits = self._rate_limits.get(method)
+        if limits:
+            seconds = limits.pop(0)
+            return web.Response(
+                status=429,
+                body=json.dumps({"ok": False, "error": "ratelimited"}).encode(),
+                content_type="application/json",
+                headers={"Retry-After": str(max(1, int(-(-seconds // 1))))},
+            )
         handler = getattr(self, "_api_" + method.replace(".", "_"), None)
         if handler is None:
             return _answer({"ok": False, "error": "unknown_method"})
@@ -483,6 +552,7 @@ class FakeSlack:
         with self._lock:
             self.messages[(channel, message.ts)] = message
             self._lock.notify_all()
+        self._remember(channel, self._as_event(message))
         return {
             "ok": True,
             "channel": channel,
@@ -510,6 +580,58 @@ class FakeSlack:
             self.ephemeral.append(dict(arguments))
             self._lock.notify_all()
         return {"ok": True, "message_ts": self._ts()}
+
+    def _remember(self, channel: str, event: Mapping[str, Any]) -> None:
+        kept = {k: v for k, v in event.items() if k not in ("channel", "channel_type", "event_ts")}
+        with self._lock:
+            self.history.setdefault(channel, []).append(kept)
+
+    def _page(
+        self, messages: list[dict[str, Any]], arguments: Mapping[str, Any], newest_first: bool
+    ) -> dict[str, Any]:
+        oldest = float(arguments.get("oldest") or 0)
+        inclusive = str(arguments.get("inclusive") or "").lower() in ("1", "true")
+        chosen = [
+            m
+            for m in messages
+            if float(m["ts"]) > oldest or (inclusive and float(m["ts"]) == oldest)
+        ]
+        if newest_first:
+            chosen.reverse()
+        start = int(str(arguments.get("cursor") or "0") or 0)
+        limit = max(1, min(int(arguments.get("limit") or 100), 999))
+        page = chosen[start : start + limit]
+        more = start + limit < len(chosen)
+        return {
+            "ok": True,
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _api_conversations_history(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        channel = str(arguments.get("channel") or "")
+        if not self._known(channel):
+            return {"ok": False, "error": "channel_not_found"}
+        with self._lock:
+            top = [
+                m for m in self.history.get(channel, ()) if m.get("thread_ts") in (None, m["ts"])
+            ]
+        return self._page(top, arguments, newest_first=True)
+
+    def _api_conversations_replies(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        channel, parent = str(arguments.get("channel") or ""), str(arguments.get("ts") or "")
+        if not self._known(channel):
+            return {"ok": False, "error": "channel_not_found"}
+        with self._lock:
+            thread = [
+                m
+                for m in self.history.get(channel, ())
+                if m["ts"] == parent or m.get("thread_ts") == parent
+            ]
+        if not thread:
+            return {"ok": False, "error": "thread_not_found"}
+        return self._page(thread, arguments, newest_first=False)
 
     def _as_event(self, message: SentMessage) -> dict[str, Any]:
         return {
