@@ -228,9 +228,39 @@ def test_a_session_its_owner_has_not_verified_is_not_acted_on(
     assert not stolen.seen(dm, bot.user_id)
     assert not openai_server.requests
 
+    owner.say(dm, "plaintext into the encrypted room")  # proves no device at all
+    unencrypted = device_sees(owners_phone, dm, bot, "sent unencrypted")
+    assert unencrypted["msgtype"] == "m.notice"
+    assert not openai_server.requests
+
     owners_phone.say(dm, "and from my phone?")
     device_sees(owners_phone, dm, bot, "Only for the verified.")
     assert user_texts(openai_server.requests[0]) == ["and from my phone?"]
+    assert sent_by(owner, dm, bot.user_id) == {"m.room.encrypted"}
+
+
+def test_an_encrypted_room_survives_a_restart_and_a_malformed_event(
+    matrix_gateway, synapse, openai_server, phone
+):
+    bot, owner = synapse.register(), synapse.register()
+    owners_phone = phone(owner)
+    openai_server.queue(Reply.say("Before the restart."), Reply.say("After the restart."))
+    gateway = matrix_gateway(bot, owner)
+    wait_until(lambda: owner.published_keys(bot.user_id), timeout=30)
+    (device,) = owner.published_keys(bot.user_id)
+    dm = owner.create_room([bot.user_id], encrypted=True)
+    wait_until(lambda: bot.user_id in owner.joined_members(dm), timeout=30)
+    owners_phone.say(dm, "first")
+    device_sees(owners_phone, dm, bot, "Before the restart.")
+    gateway.stop()
+
+    # Any member can send an envelope that is not one; it must not stop the sync.
+    owner.send(dm, {"algorithm": "m.megolm.v1.aes-sha2"}, kind="m.room.encrypted")
+    owners_phone.say(dm, "second, written while Hermes was down")
+    matrix_gateway(bot, owner)
+    device_sees(owners_phone, dm, bot, "After the restart.")
+    assert owner.published_keys(bot.user_id) == {device}, "the same device, its keys kept"
+    assert user_texts(openai_server.requests[1])[-1] == "second, written while Hermes was down"
 
 
 def test_with_trust_any_every_device_is_answered(matrix_gateway, synapse, openai_server, phone):

@@ -74,6 +74,10 @@ UNVERIFIED = (
     "🔒 I did not act on that message: it came from a session of yours ({device}) that you "
     "have not verified. Verify it from one of your other sessions, then write again."
 )
+UNENCRYPTED = (
+    "🔒 I did not act on that message: it was sent unencrypted into an encrypted room, so "
+    "nothing shows which of your sessions wrote it. Send it from an app that encrypts."
+)
 KEY_MISSING = "🔒 I could not read that message: the key to it did not reach me. Send it again."
 _FILTER = json.dumps(
     {
@@ -130,7 +134,7 @@ class MatrixAdapter:
         self._senders = _Bounded()  # event id -> its sender (the bot's own events too)
         self._bot_threads: set[tuple[str, str]] = set()
         self._answers = TypedAnswers()
-        self._told: dict[str, float] = {}  # room -> when it was last told it is encrypted
+        self._told: dict[tuple[str, str], float] = {}  # (room, line) -> when it was said
         self._started_ms = 0
 
     # --- connecting --------------------------------------------------------------------------
@@ -296,7 +300,10 @@ class MatrixAdapter:
             oldest = self._started_ms - FIRST_START_GRACE_MS
             events = [e for e in events if int(e.get("origin_server_ts") or 0) >= oldest]
         elif timeline.get("limited") and timeline.get("prev_batch"):
-            events = await self._gap(room_id, str(timeline["prev_batch"]), since) + events
+            gap = await self._gap(room_id, str(timeline["prev_batch"]), since)
+            if self.crypto is not None:  # a member who left meanwhile gets no new room key
+                await self.crypto.absorb_state(room_id, gap)
+            events = gap + events
         for event in events:
             self._note_state(room_id, event)
             await self._dispatch(host, room_id, event)
@@ -344,6 +351,14 @@ class MatrixAdapter:
     async def _dispatch(self, host: PlatformHost, room_id: str, event: Mapping[str, Any]) -> None:
         assert self.bot is not None
         if not is_encrypted_message(event) or event.get("sender") == self.bot.user_id:
+            if (
+                self.crypto is not None
+                and self.settings.trust != "any"
+                and is_message(event, self.bot)
+                and await self._room_encrypted(room_id)
+            ):  # plaintext where only encrypted messages prove which device wrote them
+                await self._unreadable(host, room_id, event, UNENCRYPTED)
+                return
             await self._act(host, room_id, event)
             return
         self._encrypted[room_id] = True
@@ -358,6 +373,7 @@ class MatrixAdapter:
         """An encrypted event read and acted on as its plaintext would be. One whose key has
         not come yet waits for it beside the sync (which brings the key), not in its way."""
         from mautrix.errors import DecryptionError, SessionNotFound
+        from mautrix.types import SerializerError
 
         assert self.crypto is not None and self.bot is not None
         try:
@@ -372,9 +388,12 @@ class MatrixAdapter:
                 return
             await self._unreadable(host, room_id, event, KEY_MISSING)
             return
-        except (DecryptionError, ValueError, KeyError) as exc:
+        except (DecryptionError, SerializerError) as exc:
             log.warning("matrix: could not decrypt %s: %s", event.get("event_id"), _short(exc))
             await self._unreadable(host, room_id, event, KEY_MISSING)
+            return
+        except Exception as exc:  # noqa: BLE001 - one event never stops the sync
+            log.warning("matrix: could not read %s: %s", event.get("event_id"), _short(exc))
             return
         self._note_state(room_id, plain.event)
         if plain.trusted:
@@ -454,8 +473,8 @@ class MatrixAdapter:
         line: str,
         every: float = 60,
     ) -> None:
-        """One line to an allowed sender of a message not acted on (at most one a minute in
-        a room, unless ``every`` says otherwise), and to the log."""
+        """One line to an allowed sender of a message not acted on (the same line at most
+        once a minute in a room, unless ``every`` says otherwise), and to the log."""
         sender = str(event.get("sender") or "")
         log.warning(
             "matrix: did not act on an encrypted message from %s in %s: %s",
@@ -464,9 +483,10 @@ class MatrixAdapter:
             self._crypto_off or line.removeprefix("🔒 "),
         )
         loop = asyncio.get_running_loop()
-        if not await _allows(host, sender) or loop.time() - self._told.get(room_id, -1e9) < every:
+        said = self._told.get((room_id, line), -1e9)
+        if not await _allows(host, sender) or loop.time() - said < every:
             return
-        self._told[room_id] = loop.time()
+        self._told[(room_id, line)] = loop.time()
         thread = thread_of(event)
         await self._notice(ChatRef("matrix", room_id, "group", thread), line, plaintext_ok=True)
 
@@ -489,6 +509,15 @@ class MatrixAdapter:
                 known = ""
             self._senders.remember(event_id, known)
         return str(known)
+
+    async def _room_encrypted(self, room_id: str) -> bool:
+        """Whether the room is encrypted, as the client that encrypts what is sent sees it
+        (its state store, which each sync updates), else as the adapter knows it."""
+        if self.crypto is not None:
+            known = await self.api.state_store.is_encrypted(room_id)
+            if known is not None:
+                return bool(known)
+        return await self._is_encrypted(room_id)
 
     async def _is_encrypted(self, room_id: str) -> bool:
         from mautrix.errors import MNotFound
@@ -553,7 +582,7 @@ class MatrixAdapter:
         """The file uploaded to the homeserver's media repository and sent as ``m.image``,
         ``m.audio`` (OGG/Opus as a voice message, MSC3245, as Element records them),
         ``m.video`` or ``m.file``."""
-        encrypted = await self._is_encrypted(chat.chat_id)
+        encrypted = await self._room_encrypted(chat.chat_id)
         if encrypted and self.crypto is None:  # before the upload: nothing would be sent
             raise EncryptedRoom(
                 f"room {chat.chat_id} is end-to-end encrypted and encrypted rooms cannot be "

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ KEY_WAIT_SECONDS = 20.0
 """How long a message whose room key has not come yet waits for it (asked of the sender's
 devices after a moment) before its sender is told it could not be read."""
 _SECRETS = ".env.crypto"
+_NEW_DEVICE = (
+    "delete crypto.db there and start Hermes as a new device: with MATRIX_PASSWORD, delete "
+    "device.json there too; with MATRIX_ACCESS_TOKEN, make a new token (a new login)"
+)
 
 
 class EncryptionUnavailable(Exception):
@@ -151,15 +156,19 @@ class RoomEncryption:
             except Exception as exc:  # noqa: BLE001 - olm's pickle errors share no class
                 raise EncryptionUnavailable(
                     f"the encryption keys in {folder / 'crypto.db'} cannot be opened with the "
-                    f"key in {folder / _SECRETS} ({exc}); if that file was lost, delete "
-                    "crypto.db and device.json there to start a new device"
+                    f"key in {folder / _SECRETS} ({exc}); if that file was lost, {_NEW_DEVICE}"
                 ) from None
-            if not saved_device:
-                await store.put_device_id(client.device_id)
-            client.crypto = machine
-            _decrypt_ourselves(client)
+            # Always: after a delete the store still holds the old device's id.
+            await store.put_device_id(client.device_id)
+            # Room keys this device sent are made again after a restart: the members they
+            # were shared with may have changed while it was down, unseen.
+            await database.execute(
+                "DELETE FROM crypto_megolm_outbound_session WHERE account_id=$1", str(client.mxid)
+            )
             device = cls(client, machine, store, database, folder, trust)
             await device._publish(password)
+            client.crypto = machine  # only now: a device that failed to publish sends nothing
+            _decrypt_ourselves(client)
             return device
         except BaseException:
             await database.stop()
@@ -174,10 +183,11 @@ class RoomEncryption:
         try:
             await machine.share_keys()
         except MatrixRequestError as exc:
+            if exc.http_status != 400:  # the server busy or down: the platform retries
+                raise RuntimeError(f"could not publish this device's keys: {exc}") from None
             raise EncryptionUnavailable(
                 f"the homeserver refused this device's encryption keys ({exc}): another client "
-                "already published keys for this device; log in with MATRIX_PASSWORD so Hermes "
-                "gets a device of its own"
+                f"already published keys for this device; {_NEW_DEVICE}"
             ) from None
         await self._cross_sign(password)
         account = machine.account
@@ -189,15 +199,14 @@ class RoomEncryption:
 
     async def _cross_sign(self, password: str) -> None:
         """Make the account's cross-signing and sign this device with it, once; on a new
-        device, sign it with the recovery key kept beside the keys."""
-        from mautrix.errors import MatrixRequestError
-
+        device, sign it with the recovery key kept beside the keys. Never fatal: an
+        unsigned device still reads and answers, its messages shown as unverified."""
         machine = self.machine
         folder = self.folder
         recovery = _read_secrets(folder).get("MATRIX_RECOVERY_KEY", "")
         try:
             if await machine.get_own_cross_signing_public_keys() is None:
-                recovery = await machine.generate_recovery_key()
+                recovery = await self._make_cross_signing(password)
                 _write_secret(folder, "MATRIX_RECOVERY_KEY", recovery)
                 log.info("matrix: made this account's cross-signing and signed this device")
             elif recovery:
@@ -207,8 +216,42 @@ class RoomEncryption:
                     "matrix: the account has cross-signing this Hermes has no key for; its "
                     "device stays unverified (verify it from one of the account's sessions)"
                 )
-        except (MatrixRequestError, ValueError, KeyError) as exc:
-            log.warning("matrix: could not cross-sign this device (%s); it stays unverified", exc)
+        except Exception as exc:  # noqa: BLE001 - see above
+            log.warning(
+                "matrix: could not cross-sign this device (%s); it stays unverified",
+                str(exc).splitlines()[0][:200],
+            )
+
+    async def _make_cross_signing(self, password: str) -> str:
+        """The account's cross-signing keys published (with the password when the server
+        asks for it), then kept in its secret storage under a new recovery key, which is
+        returned. In that order: a refused upload leaves the account's storage as it was."""
+        from mautrix.crypto.cross_signing_key import CrossSigningSeeds
+        from mautrix.errors import MatrixRequestError
+
+        machine = self.machine
+        seeds = CrossSigningSeeds.generate()
+        try:
+            # mautrix's own step of generate_recovery_key, which cannot pass the password.
+            await machine._publish_cross_signing_keys(seeds.to_keys())
+        except MatrixRequestError as exc:
+            if exc.http_status != 401 or not password:
+                raise
+            session = None  # the interactive-auth session of the 401, when it has one
+            with contextlib.suppress(ValueError, AttributeError):
+                session = json.loads(getattr(exc, "text", "") or "{}").get("session")
+            auth = {
+                "type": "m.login.password",
+                "identifier": {"type": "m.id.user", "user": str(self.client.mxid)},
+                "password": password,
+                **({"session": session} if session else {}),
+            }
+            await machine._publish_cross_signing_keys(seeds.to_keys(), auth=auth)
+        ssss_key = await machine.ssss.generate_and_upload_key()
+        await machine._upload_cross_signing_keys_to_ssss(ssss_key, seeds)
+        await machine.ssss.set_default_key_id(ssss_key.id)
+        await machine.sign_own_device(machine.own_identity)
+        return str(ssss_key.recovery_key)
 
     def _min_trust(self) -> Any:
         from mautrix.types import TrustState
@@ -221,20 +264,14 @@ class RoomEncryption:
         """What a sync says about keys and rooms, taken in before its room events are read:
         the room keys sent to this device, changed device lists, one-time keys used up,
         encryption and membership of rooms (a member's change starts a new room key)."""
-        from mautrix.types import DeviceLists, DeviceOTKCount, EventType, StateEvent, ToDeviceEvent
+        from mautrix.types import DeviceLists, DeviceOTKCount, EventType, ToDeviceEvent
 
         machine = self.machine
         for room_id, room in ((data.get("rooms") or {}).get("join") or {}).items():
             timeline = (room.get("timeline") or {}).get("events") or ()
-            for raw in [*((room.get("state") or {}).get("events") or ()), *timeline]:
-                if "state_key" not in raw:
-                    continue
-                with _logged("a room's state"):
-                    state: Any = {**raw, "room_id": room_id}
-                    event = StateEvent.deserialize(state)
-                    await self.client.state_store.update_state(event)
-                    if event.type == EventType.ROOM_MEMBER:
-                        await machine.handle_member_event(event)
+            await self.absorb_state(
+                room_id, [*((room.get("state") or {}).get("events") or ()), *timeline]
+            )
         for raw in (data.get("to_device") or {}).get("events") or ():
             with _logged("a to-device message"):
                 message = ToDeviceEvent.deserialize(raw)
@@ -254,7 +291,9 @@ class RoomEncryption:
                 await machine.handle_device_lists(
                     DeviceLists(changed=lists.get("changed") or [], left=lists.get("left") or [])
                 )
-        counts = data.get("device_one_time_keys_count") or {}
+        counts = data.get("device_one_time_keys_count")
+        if not isinstance(counts, Mapping):
+            return  # not said in this sync: asking would upload keys or query every time
         with _logged("the one-time key count"):
             await machine.handle_otk_count(
                 DeviceOTKCount(
@@ -263,9 +302,26 @@ class RoomEncryption:
                 )
             )
 
+    async def absorb_state(self, room_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        """A room's state events (from a sync, or a gap fetched back): encryption and
+        membership, a member's change starting a new room key."""
+        from mautrix.types import EventType, StateEvent
+
+        for raw in events:
+            if "state_key" not in raw:
+                continue
+            with _logged("a room's state"):
+                state: Any = {**raw, "room_id": room_id}
+                event = StateEvent.deserialize(state)
+                await self.client.state_store.update_state(event)
+                if event.type == EventType.ROOM_MEMBER:
+                    await self.machine.handle_member_event(event)
+
     async def decrypt(self, room_id: str, raw: Mapping[str, Any], wait: float = 0) -> Decrypted:
         """The event inside ``raw``; waits up to ``wait`` seconds for a room key not yet
-        here (asking the sender's devices for it). Raises mautrix's DecryptionError."""
+        here (asking the sender's device for it after a moment). Raises mautrix's
+        DecryptionError (SessionNotFound when the key never came), or SerializerError for
+        an envelope that is not one."""
         from mautrix.errors import SessionNotFound
         from mautrix.types import EncryptedEvent, TrustState
 
@@ -277,29 +333,43 @@ class RoomEncryption:
             if wait <= 0:
                 raise
             content = event.content
-            if not await self.machine.wait_for_session(room_id, content.session_id, 3):
-                await self.machine.request_room_key(
-                    room_id,
-                    content.sender_key,
-                    content.session_id,
-                    {event.sender: [content.device_id]} if content.device_id else {},
-                    timeout=max(wait - 3, 1),
-                )
-            decrypted = await self.machine.decrypt_megolm_event(event)
+            machine = self.machine
+            if not await machine.wait_for_session(room_id, content.session_id, min(3, wait)):
+                if content.device_id:  # asked once; the answer wakes the wait below
+                    await machine.request_room_key(
+                        room_id,
+                        content.sender_key,
+                        content.session_id,
+                        {event.sender: [content.device_id]},
+                        timeout=0,
+                    )
+                await machine.wait_for_session(room_id, content.session_id, max(wait - 3, 0.1))
+            decrypted = await machine.decrypt_megolm_event(event)
         plain = decrypted.serialize()
         plain.pop("mautrix", None)
         trust = decrypted.get("mautrix", {}).get("trust_state", TrustState.UNVERIFIED)
+        device = None  # named by its key, not by the device id its sender's client claims
+        if getattr(event.content, "sender_key", None):
+            with contextlib.suppress(Exception):
+                device = await self.machine.get_or_fetch_device_by_key(
+                    event.sender, event.content.sender_key
+                )
         return Decrypted(
             event=plain,
-            device=str(getattr(event.content, "device_id", "") or "an unknown device"),
+            device=str(device.device_id) if device is not None else "a session I do not know",
             trusted=trust >= self._min_trust()
             or (self.trust == "any" and trust != TrustState.BLACKLISTED),
         )
 
     def keep(self, task: asyncio.Task[None]) -> None:
-        """Hold a message waiting for its key until it is done."""
+        """Hold a message waiting for its key until it is done (what it raised, logged)."""
         self._waiting.add(task)
-        task.add_done_callback(self._waiting.discard)
+        task.add_done_callback(self._done_waiting)
+
+    def _done_waiting(self, task: asyncio.Task[None]) -> None:
+        self._waiting.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("matrix: a message waiting for its key failed: %s", task.exception())
 
     async def aclose(self) -> None:
         for task in list(self._waiting):
@@ -353,8 +423,7 @@ def _pickle_key(folder: Path) -> str:
         if (folder / "crypto.db").exists():
             raise EncryptionUnavailable(
                 f"{folder / 'crypto.db'} holds encryption keys but {folder / _SECRETS}, the key "
-                "that opens them, is gone (a backup leaves it out); restore it, or delete "
-                "crypto.db and device.json there to start a new device"
+                f"that opens them, is gone (a backup leaves it out); restore it, or {_NEW_DEVICE}"
             )
         key = secrets.token_urlsafe(32)
         _write_secret(folder, "MATRIX_PICKLE_KEY", key)
