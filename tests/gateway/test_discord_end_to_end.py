@@ -176,3 +176,29 @@ def test_a_session_that_cannot_resume_reads_back_the_gap(discord_gateway, discor
     assert user_texts(openai_server)[-1] == ["one", "two"]
     time.sleep(0.5)
     assert len(openai_server.requests) == 2  # nothing answered twice
+
+
+def test_a_restart_reads_back_what_was_said_while_hermes_was_down(
+    discord_gateway, discord, openai_server
+):
+    # Discord replays nothing to a new session: what was said while Hermes was stopped is
+    # read back from where the last run left each chat (HERMES_HOME/platforms/discord).
+    openai_server.queue(
+        Reply.say("before the restart"), Reply.say("read back: two"), Reply.say("read back: 3")
+    )
+    gateway = discord_gateway()
+    dm = discord.dm_channel(OWNER)
+    discord.user_says(OWNER, "one")
+    discord.wait_for_message(dm, "before the restart")
+    gateway.stop()
+    discord.user_says(OWNER, "two, while Hermes was down")
+    discord.user_says(OWNER, "three, also while down")
+    discord_gateway()
+    discord.wait_for_message(dm, "read back: 3", timeout=40)
+    assert user_texts(openai_server)[-1] == [
+        "one",
+        "two, while Hermes was down",
+        "three, also while down",
+    ]
+    time.sleep(0.5)
+    assert len(openai_server.requests) == 3  # "one" was not read back and answered again

@@ -4,6 +4,7 @@ set-up mistakes a new user makes (a wrong token, the Message Content intent left
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from hermes_plugin_platform_discord.adapter import DiscordAdapter
 from hermes_plugin_platform_discord.testing import FakeDiscord
 
-from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+from hermes_sdk.platform import ChatRef, PlatformContext, PlatformNotConfigured
 from hermes_testkit.media_files import disguised_program
 from hermes_testkit.platform_tests import RecordingHost
 
@@ -221,3 +222,96 @@ def test_a_post_discord_failed_after_making_is_not_made_twice(discord, tmp_path)
     (sent,) = asyncio.run(send())
     posted = discord.sent(discord.dm_channel(PERSON))
     assert [(m.id, m.content) for m in posted] == [(sent, "only once")]
+
+
+def test_a_forwarded_message_reaches_the_agent_with_its_files(discord, tmp_path):
+    # Knob: user_forwards (an empty message whose message_snapshots carry the original).
+    host = RecordingHost()
+    adapter = DiscordAdapter(context(discord, tmp_path))
+    notes = discord.attachment(
+        discord.dm_channel(PERSON), b"%PDF-1.4 minutes", "minutes.pdf", "application/pdf"
+    )
+    forwarded = discord.user_forwards(PERSON, "the meeting moved to 3pm", attachments=[notes])
+    discord.user_forwards(PERSON, "forwarded chatter", channel_id=discord.channel_id)
+    asyncio.run(hand_over(adapter, host, 1))
+    (message,) = host.messages  # the forward in a server channel is chatter, unaddressed
+    assert message.message_id == forwarded
+    assert message.text == "[Forwarded message]\nthe meeting moved to 3pm"
+    (pdf,) = message.attachments
+    assert (pdf.name, Path(pdf.path).read_bytes()) == ("minutes.pdf", b"%PDF-1.4 minutes")
+
+
+async def _until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+def _running(adapter: DiscordAdapter, host: RecordingHost, scenario) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        task = asyncio.ensure_future(adapter.run(host))
+        try:
+            await scenario(task)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await adapter.aclose()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("global_limit", [False, True])
+def test_a_rate_limited_reply_waits_out_discords_429(discord, tmp_path, global_limit):
+    # Knob: rate_limit (Discord's 429: its JSON body, Retry-After, X-RateLimit-*, Via).
+    adapter = DiscordAdapter(context(discord, tmp_path))
+    discord.rate_limit("POST", "channels/", calls=1, retry_after=0.5, global_limit=global_limit)
+    chat = ChatRef("discord", discord.dm_channel(PERSON), "private")
+
+    async def send() -> float:
+        started = time.monotonic()
+        try:
+            await adapter.send(chat, "after the limit")
+        finally:
+            await adapter.aclose()
+        return time.monotonic() - started
+
+    waited = asyncio.run(send())
+    assert [m.content for m in discord.sent(chat.chat_id)] == ["after the limit"]
+    assert len(discord.limited) == 1 and waited >= 0.5
+
+
+def test_discord_asking_to_reconnect_loses_no_message(discord, tmp_path):
+    # Knob: ask_to_reconnect (op 7 RECONNECT): discord.py reconnects and resumes.
+    host, adapter = RecordingHost(), DiscordAdapter(context(discord, tmp_path))
+
+    async def scenario(task: asyncio.Task[None]) -> None:
+        await _until(discord.connected)
+        discord.user_says(PERSON, "before")
+        await _until(lambda: len(host.messages) == 1)
+        discord.ask_to_reconnect()
+        discord.user_says(PERSON, "while reconnecting")
+        await _until(lambda: len(host.messages) == 2)
+        await asyncio.sleep(0.3)
+
+    _running(adapter, host, scenario)
+    assert [m.text for m in host.messages] == ["before", "while reconnecting"]
+    assert discord.reconnects_asked == 1 and discord.resumes == 1
+
+
+def test_a_zombie_connection_is_noticed_and_resumed(discord, tmp_path):
+    # Knob: go_zombie (heartbeats no longer acknowledged, nothing delivered) with a short
+    # heartbeat; the adapter's heartbeat_timeout shortened to match.
+    discord.heartbeat_ms = 300
+    host, adapter = RecordingHost(), DiscordAdapter(context(discord, tmp_path))
+    adapter.heartbeat_timeout = 1.0
+
+    async def scenario(task: asyncio.Task[None]) -> None:
+        await _until(discord.connected)
+        discord.go_zombie()
+        discord.user_says(PERSON, "said to a dead connection")
+        await _until(lambda: len(host.messages) == 1)
+        await asyncio.sleep(0.3)
+
+    _running(adapter, host, scenario)
+    assert [m.text for m in host.messages] == ["said to a dead connection"]
+    assert discord.resumes == 1

@@ -3,8 +3,10 @@ backoff) brings messages and button presses; replies go out over REST, split at 
 characters, in Markdown, which Discord renders itself.
 
 Exactly once: discord.py resumes a dropped session, and Discord replays the events of the
-gap, sometimes ones already seen. When Discord cannot resume (the session expired), the
-adapter reads back what was said meanwhile in the chats it has heard from. Each message
+gap, sometimes ones already seen. When Discord cannot resume (the session expired), and
+after a restart, the adapter reads back what was said meanwhile in the chats it heard from
+in the last week, from the newest message it handed over (kept in
+``HERMES_HOME/platforms/discord/read.json``). Each message
 keeps its Discord id as ``message_id``, and the gateway's ledger admits an id once, so a
 replay or a read-back never costs a second turn. A message answered in a server channel
 gets a thread whose id is the message's own, so even a message delivered twice opens one
@@ -16,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_commons.platform_files import hand_over_with_files
+from hermes_commons.read_positions import ReadPositions
 from hermes_plugin_platform_discord.reading import chat_of, incoming_files, read_message
 from hermes_plugin_platform_discord.settings import DiscordSettings
 from hermes_sdk.platform import (
@@ -51,7 +55,10 @@ _UNKNOWN_CHANNEL = 10003
 CLOSE_SECONDS = 10.0
 CATCH_UP_MESSAGES = 50
 """Per chat, at most this many messages are read back after a session that could not be
-resumed."""
+resumed, or a restart."""
+CATCH_UP_WINDOW_SECONDS = 7 * 24 * 3600
+"""Chats heard from within this are read back."""
+SAVE_SECONDS = 30.0
 
 
 REMEMBERED = 1024
@@ -76,6 +83,10 @@ def _not_sent(exc: BaseException) -> bool:
 class DiscordAdapter:
     max_message_chars = MAX_MESSAGE_CHARS
     can_edit = True
+    heartbeat_timeout = 60.0
+    """Seconds with nothing from Discord (not even a heartbeat's ACK) before the connection
+    is taken for a zombie, closed and resumed: discord.py's default, over one heartbeat
+    interval (41.25 s) as Discord's documentation asks."""
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = DiscordSettings.from_context(context)
@@ -88,7 +99,10 @@ class DiscordAdapter:
         self._threads: dict[str, None] = {}  # threads known to exist, oldest first
         self._unthreaded: dict[str, None] = {}  # messages whose thread was refused
         self._dm_of_user: dict[str, int] = {}  # a user's id -> the DM opened with them
-        self._last_seen: dict[int, int] = {}  # channel -> the newest message handed over
+        self.read = ReadPositions(
+            Path(context.home) / "platforms" / "discord" / "read.json",
+            lambda a, b: int(a) > int(b),
+        )  # channel -> the newest message handed over
 
     # --- the client ----------------------------------------------------------------------
 
@@ -114,6 +128,7 @@ class DiscordAdapter:
             # A DM or a mention is answered as soon as the guilds are in, not 2 s later.
             guild_ready_timeout=0.5,
             max_messages=None,  # no message cache: the gateway's store has them
+            heartbeat_timeout=self.heartbeat_timeout,
             allowed_mentions=discord.AllowedMentions.none(),  # a reply never pings @everyone
         )
 
@@ -144,8 +159,9 @@ class DiscordAdapter:
 
         async def on_ready() -> None:
             log.info("discord: connected as %s (%d servers)", client.user, len(client.guilds))
-            if self._last_seen:  # a new session, not a resumed one: the gap was not replayed
-                await self._catch_up(client, on_message)
+            # A new session, not a resumed one (or the first after a restart): the gap was
+            # not replayed.
+            await self._catch_up(client, on_message)
 
         async def on_resumed() -> None:
             log.info("discord: the session resumed")
@@ -157,12 +173,13 @@ class DiscordAdapter:
                 allowed_guilds=self.settings.allowed_guilds,
                 require_mention=self.settings.require_mention,
             )
+            channel = str(message.channel.id)
             if inbound is None:
+                if channel in self.read:  # chatter: no need to read it back
+                    self.read.saw(channel, str(message.id))
                 return
             if inbound.chat.thread_id == inbound.message_id:
                 _remember(self._thread_names, inbound.message_id, inbound.text[:THREAD_NAME_CHARS])
-            channel = message.channel.id
-            self._last_seen[channel] = max(self._last_seen.get(channel, 0), message.id)
             files = incoming_files(message)
             await self._order.run(
                 inbound.chat,
@@ -174,6 +191,7 @@ class DiscordAdapter:
                     lambda line: self.send(inbound.chat, line, reply_to=inbound.message_id),
                 ),
             )
+            self.read.saw(channel, str(message.id))  # stored: no need to read it back
 
         async def on_interaction(interaction: discord.Interaction) -> None:
             if interaction.type is discord.InteractionType.component:
@@ -186,6 +204,7 @@ class DiscordAdapter:
         # the connection drops) and sleep on into its backoff. Stopping must not wait for
         # that: the platform's task ends at once, and closing the client ends the loop.
         connecting = asyncio.ensure_future(client.connect(reconnect=True))
+        saving = asyncio.ensure_future(self._save_every(SAVE_SECONDS))
         try:
             await asyncio.wait({connecting})
             connecting.result()
@@ -195,6 +214,7 @@ class DiscordAdapter:
                 "Portal (your application > Bot > Privileged Gateway Intents)"
             ) from None
         finally:
+            saving.cancel()
             connecting.cancel()
             await self.aclose()
             if not connecting.done():  # closed, it leaves its loop; bounded all the same
@@ -208,15 +228,15 @@ class DiscordAdapter:
         handed over already keeps its id, so the gateway's ledger admits none twice."""
         import discord
 
-        for channel_id, after in list(self._last_seen.items()):
+        for channel_id, after in self.read.active(CATCH_UP_WINDOW_SECONDS):
             try:
-                channel = await client.fetch_channel(channel_id)
+                channel = await client.fetch_channel(int(channel_id))
                 if not isinstance(channel, discord.abc.Messageable):
                     continue
                 missed = [
                     message
                     async for message in channel.history(
-                        after=discord.Object(after), limit=CATCH_UP_MESSAGES, oldest_first=True
+                        after=discord.Object(int(after)), limit=CATCH_UP_MESSAGES, oldest_first=True
                     )
                 ]
             except discord.HTTPException as exc:
@@ -226,6 +246,12 @@ class DiscordAdapter:
                 log.info("discord: catching up on %d message(s) in %s", len(missed), channel_id)
             for message in missed:
                 await on_message(message)
+        self.read.save()
+
+    async def _save_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            self.read.save()
 
     async def _pressed(self, host: PlatformHost, interaction: discord.Interaction) -> None:
         import discord
@@ -362,6 +388,7 @@ class DiscordAdapter:
         view.stop()
 
     async def aclose(self) -> None:
+        self.read.save()
         client, self._client, self._logged_in = self._client, None, False
         if client is not None:
             # Bounded: a close handshake Discord never answers must not hold the gateway's

@@ -69,7 +69,20 @@ def _text(message: discord.Message, bot_id: int) -> str:
     text = _mention_pattern(bot_id).sub("", message.content)
     for role in _own_roles(message, bot_id):
         text = text.replace(f"<@&{role}>", "")
-    return re.sub(r"[ \t]{2,}", " ", text).strip()
+    text = re.sub(r"[ \t]{2,}", " ", text).strip()
+    forwarded = [
+        f"[Forwarded message]\n{snapshot.content}".strip()
+        for snapshot in getattr(message, "message_snapshots", None) or ()
+    ]
+    return "\n\n".join(part for part in (text, *forwarded) if part)
+
+
+def _attachments(message: discord.Message) -> list[discord.Attachment]:
+    """Its own files and those of the messages it forwards."""
+    files = list(message.attachments)
+    for snapshot in getattr(message, "message_snapshots", None) or ():
+        files.extend(snapshot.attachments)
+    return files
 
 
 def incoming_files(message: discord.Message) -> list[IncomingFile]:
@@ -81,7 +94,7 @@ def incoming_files(message: discord.Message) -> list[IncomingFile]:
             size=attachment.size,
             download=_reader(attachment),
         )
-        for attachment in message.attachments
+        for attachment in _attachments(message)
     ]
 
 
@@ -120,7 +133,7 @@ def read_message(
     # is answered in the channel itself.
     chat = chat_of(message.channel, message.id if in_channel and addressed else None)
     text = _text(message, bot_id)
-    if chat is None or (not text and not message.attachments):
+    if chat is None or (not text and not _attachments(message)):
         return None
     author = message.author
     return Inbound(

@@ -15,7 +15,12 @@ It serves the two halves of Discord's bot API, as the unmodified discord.py clie
 Tests act as people (:meth:`FakeDiscord.user_says`, :meth:`FakeDiscord.press`), break the
 connection (:meth:`FakeDiscord.drop`, events that arrive meanwhile are replayed on RESUME),
 deliver an event twice (:meth:`FakeDiscord.replay_on_resume`, :meth:`FakeDiscord.deliver_again`),
-and read what the bot did (:meth:`FakeDiscord.sent`, :attr:`FakeDiscord.typing`,
+say no (:meth:`FakeDiscord.refuse_threads`, :meth:`FakeDiscord.rate_limit` with Discord's
+429 body and headers, ``Via`` included, per route or global, :meth:`FakeDiscord.fail_after_create`),
+make the connection misbehave (:meth:`FakeDiscord.ask_to_reconnect`, op 7;
+:meth:`FakeDiscord.go_zombie`, heartbeats no longer acknowledged), forward messages
+(:meth:`FakeDiscord.user_forwards`), and read what the bot did (:meth:`FakeDiscord.sent`,
+:attr:`FakeDiscord.typing`,
 :attr:`FakeDiscord.callbacks`). Point discord.py at it with :meth:`FakeDiscord.point_discord_py`
 (``Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY``, the only two base URLs it has).
 """
@@ -117,6 +122,13 @@ class FakeDiscord:
         """Set by :meth:`fail_after_create`: posts still to answer 500 once made."""
         self._nonces: dict[tuple[str, str], str] = {}  # (channel, nonce) -> message id
         self.threads_refused: tuple[int, int, str] | None = None
+        self.heartbeat_ms = 41250
+        """The interval HELLO asks for (Discord's); a zombie test makes it short."""
+        self.zombie = False
+        self.reconnects_asked = 0
+        self._limits: list[tuple[str, str, float, bool]] = []  # method, path prefix, after, global
+        self.limited: list[str] = []
+        """Each request answered 429, as ``METHOD path``."""
         """Set by :meth:`refuse_threads`: how starting a thread is answered instead."""
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
@@ -241,6 +253,70 @@ class FakeDiscord:
         self._dispatch("MESSAGE_CREATE", message)
         return message_id
 
+    def user_forwards(
+        self,
+        user_id: str | int,
+        text: str,
+        *,
+        channel_id: str | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """``user_id`` forwards a message (``text``, with ``attachments``) from elsewhere into
+        a DM with the bot, or into ``channel_id``: as Discord sends a forward, an empty
+        message whose ``message_reference`` has type 1 (FORWARD) and whose
+        ``message_snapshots`` carry the original. Returns the forward's id."""
+        user_id = str(user_id)
+        original, message_id = self._snowflake(), self._snowflake()
+        channel = channel_id or self.dm_channel(user_id)
+        message: dict[str, Any] = {
+            "id": message_id,
+            "channel_id": channel,
+            "type": 0,
+            "content": "",
+            "author": self.person(user_id),
+            "timestamp": _EPOCH_ISO,
+            "edited_timestamp": None,
+            "mentions": [],
+            "mention_roles": [],
+            "mention_everyone": False,
+            "attachments": [],
+            "embeds": [],
+            "components": [],
+            "tts": False,
+            "pinned": False,
+            "flags": 1 << 14,  # HAS_SNAPSHOT
+            "message_reference": {
+                "type": 1,
+                "message_id": original,
+                "channel_id": "1300000000000000999",
+                "guild_id": self.guild_id,
+            },
+            "message_snapshots": [
+                {
+                    "message": {
+                        "type": 0,
+                        "content": text,
+                        "embeds": [],
+                        "attachments": [
+                            {"id": self._snowflake(), "proxy_url": a.get("url", ""), **a}
+                            for a in attachments or ()
+                        ],
+                        "timestamp": _EPOCH_ISO,
+                        "edited_timestamp": None,
+                        "flags": 0,
+                        "mentions": [],
+                        "mention_roles": [],
+                    }
+                }
+            ],
+        }
+        if channel_id is not None:
+            message["guild_id"] = self.guild_id
+            message["member"] = {"roles": [], "flags": 0, "joined_at": _EPOCH_ISO}
+        self.user_messages[message_id] = message
+        self._dispatch("MESSAGE_CREATE", message)
+        return message_id
+
     def attachment(
         self, channel_id: str, data: bytes, filename: str, content_type: str
     ) -> dict[str, Any]:
@@ -324,6 +400,34 @@ class FakeDiscord:
         nonce made, not a second one."""
         self.fail_after_creating = calls
 
+    def rate_limit(
+        self,
+        method: str = "POST",
+        path: str = "channels/",
+        calls: int = 1,
+        retry_after: float = 0.5,
+        global_limit: bool = False,
+    ) -> None:
+        """The next ``calls`` requests of ``method`` on a path starting with ``path`` are
+        answered as Discord limits them: 429 with ``{"message", "retry_after", "global"}``,
+        ``Retry-After``, the ``X-RateLimit-*`` headers (``Global`` and scope ``global`` for a
+        global limit) and ``Via: 1.1 google`` (without it discord.py takes a 429 for
+        Cloudflare's ban and gives up)."""
+        self._limits.extend([(method, path, retry_after, global_limit)] * calls)
+
+    def ask_to_reconnect(self) -> None:
+        """Discord's op 7 RECONNECT: the bot must reconnect and resume."""
+        for session in list(self._sessions.values()):
+            if session.socket is not None:
+                self.reconnects_asked += 1
+                self._server.call(session.socket.send_str(json.dumps({"op": 7, "d": None})))
+
+    def go_zombie(self) -> None:
+        """The connection stays open but heartbeats are no longer acknowledged, and no
+        event reaches it, as a half-dead connection: the bot must notice (a heartbeat
+        unacknowledged by the next) and reconnect. Ends when it reconnects."""
+        self.zombie = True
+
     def refuse_threads(self, voice_channel: bool = False) -> None:
         """Starting a thread is refused, as Discord refuses it where a channel override
         removes Create Public Threads (403, 50013 Missing Permissions) or in a voice
@@ -393,13 +497,15 @@ class FakeDiscord:
         session.seq += 1
         event = {"op": 0, "t": name, "s": session.seq, "d": dict(data)}
         session.events.append((session.seq, event))
-        if session.socket is not None and not session.socket.closed:
+        if session.socket is not None and not session.socket.closed and not self.zombie:
             await session.socket.send_str(json.dumps(event))
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse(autoping=True)
         await socket.prepare(request)
-        await socket.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 41250}}))
+        await socket.send_str(
+            json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}})
+        )
         session: _Session | None = None
         async for frame in socket:
             if frame.type != WSMsgType.TEXT:
@@ -407,7 +513,8 @@ class FakeDiscord:
             message = json.loads(frame.data)
             op, data = message.get("op"), message.get("d")
             if op == 1:
-                await socket.send_str(json.dumps({"op": 11}))
+                if not self.zombie:
+                    await socket.send_str(json.dumps({"op": 11}))
             elif op == 2:
                 if data.get("token") != self.token:
                     await socket.close(code=4004, message=b"Authentication failed.")
@@ -427,6 +534,7 @@ class FakeDiscord:
                 for name, event in pending:
                     await self._send_event(session, name, event)
             elif op == 6:
+                self.zombie = False  # a new connection: the old one was the dead one
                 found = self._sessions.get(str(data.get("session_id")))
                 if self.expire_on_resume:
                     self.expire_on_resume = False
@@ -533,6 +641,9 @@ class FakeDiscord:
             return await self._interaction_callback(path, request)
         if request.headers.get("Authorization") != f"Bot {self.token}":
             return _error(401, 0, "401: Unauthorized")
+        limited = self._limited(request.method, "/".join(path))
+        if limited is not None:
+            return limited
         body = await request.json() if request.can_read_body else {}
         match request.method, path:
             case "GET", ["users", "@me"]:
@@ -561,6 +672,43 @@ class FakeDiscord:
             case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
                 return await self._start_thread(channel_id, message_id, body)
         return _error(404, 0, f"404: Not Found ({request.method} {'/'.join(path)})")
+
+    def _limited(self, method: str, path: str) -> web.Response | None:
+        with self._lock:
+            found = next(
+                (
+                    number
+                    for number, (verb, prefix, *_) in enumerate(self._limits)
+                    if verb == method and path.startswith(prefix)
+                ),
+                None,
+            )
+            if found is None:
+                return None
+            _, _, after, is_global = self._limits.pop(found)
+            self.limited.append(f"{method} {path}")
+        headers = {
+            "Retry-After": str(max(1, int(-(-after // 1)))),
+            "X-RateLimit-Limit": "5",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": f"{time.time() + after:.3f}",
+            "X-RateLimit-Reset-After": f"{after:.3f}",
+            "X-RateLimit-Bucket": "fakebucket"
+            + ("global" if is_global else path.split("/", maxsplit=1)[0]),
+            "X-RateLimit-Scope": "global" if is_global else "user",
+            "Via": "1.1 google",
+        }
+        if is_global:
+            headers["X-RateLimit-Global"] = "true"
+        body = {
+            "message": "You are being rate limited.",
+            "retry_after": after,
+            "global": is_global,
+        }
+        return web.Response(
+            status=429, body=json.dumps(body).encode(), content_type="application/json",
+            headers=headers,
+        )  # fmt: skip
 
     def _history(self, channel_id: str, query: Mapping[str, str]) -> web.Response:
         """GET messages ``after`` an id: the ``limit`` oldest after it, newest first."""

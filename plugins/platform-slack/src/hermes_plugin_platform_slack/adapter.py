@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
-from hermes_plugin_platform_slack.read_back import ReadPositions, read_back
+from hermes_plugin_platform_slack.read_back import positions, read_back
 from hermes_plugin_platform_slack.reading import (
     Bot,
     SharedFile,
@@ -86,7 +86,7 @@ class SlackAdapter:
         self._web: AsyncWebClient | None = None
         self._order = ChatOrder()  # the library runs each event as a task: keep chat order
         self.threads = AnsweredThreads(context.home)
-        self.positions = ReadPositions(context.home)
+        self.positions = positions(context.home)
         self._reading_back = asyncio.Lock()
         self._read_back_task: asyncio.Task[None] | None = None
         self.media = context.media()
@@ -249,7 +249,7 @@ class SlackAdapter:
         thread = event.get("thread_ts")
         thread = str(thread) if thread and thread != ts else None
         if thread is None or handed_over or (channel, thread) in self.threads:
-            self.positions.saw(channel, thread, ts)
+            self.positions.saw(f"{channel} {thread or ''}", ts)
 
     def _incoming(self, file: SharedFile) -> IncomingFile:
         async def download(limit: int) -> bytes:

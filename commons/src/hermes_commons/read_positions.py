@@ -1,0 +1,73 @@
+"""How far a platform has read each of its conversations, kept across restarts.
+
+A chat service that does not replay what was said while the bot was away (Slack after its
+retries, Discord after a session it could not resume, or after a restart) is read back
+from these positions: each conversation's newest message handed over to the gateway.
+Recorded only once that message is stored, so a read-back never skips one; the gateway's
+ledger admits a message id once, so reading a little too much back costs nothing.
+
+Kept in a JSON file of the platform's (``HERMES_HOME/platforms/NAME/read.json``), written
+when :meth:`ReadPositions.save` is called (not at every message), newest conversations last,
+the oldest forgotten past ``limit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hermes_commons.files import atomic_write_text
+
+__all__ = ["ReadPositions"]
+
+log = logging.getLogger("hermes.platforms")
+
+
+class ReadPositions:
+    """``conversation -> newest message id read``, with when each was last read."""
+
+    def __init__(self, path: Path, newer: Callable[[str, str], bool], limit: int = 200) -> None:
+        """``newer(a, b)``: whether message id ``a`` comes after ``b`` on this platform."""
+        self.path = path
+        self._newer = newer
+        self._limit = limit
+        self._read: dict[str, tuple[str, float]] = {}  # conversation -> (id, when read)
+        self._dirty = False
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            loaded = json.loads(path.read_text())
+            for key, (position, when) in loaded.items():
+                self._read[str(key)] = (str(position), float(when))
+
+    def __contains__(self, conversation: object) -> bool:
+        return conversation in self._read
+
+    def saw(self, conversation: str, position: str) -> None:
+        """``position`` (a message id) of ``conversation`` is stored by the gateway."""
+        known = self._read.get(conversation)
+        if known is not None and not self._newer(position, known[0]):
+            return
+        self._read.pop(conversation, None)  # newest last: the oldest go first past the limit
+        self._read[conversation] = (position, time.time())
+        while len(self._read) > self._limit:
+            del self._read[next(iter(self._read))]
+        self._dirty = True
+
+    def active(self, within_seconds: float) -> list[tuple[str, str]]:
+        """``(conversation, newest id read)`` of those read in the last ``within_seconds``."""
+        since = time.time() - within_seconds
+        return [(key, position) for key, (position, when) in self._read.items() if when >= since]
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Not synced: a position lost to a power cut only reads a little more back.
+            atomic_write_text(self.path, json.dumps(self._read), sync=False)
+            self._dirty = False
+        except OSError as exc:
+            log.warning("could not save %s: %s", self.path, exc)
