@@ -6,6 +6,10 @@ from these positions: each conversation's newest message handed over to the gate
 Recorded only once that message is stored, so a read-back never skips one; the gateway's
 ledger admits a message id once, so reading a little too much back costs nothing.
 
+A message whose hand-over failed holds its conversation where it was (later messages do
+not move it on) until it is stored, by the next read-back, which the platform starts while
+:meth:`ReadPositions.held` says some are waiting.
+
 Kept in a JSON file of the platform's (``HERMES_HOME/platforms/NAME/read.json``), written
 when :meth:`ReadPositions.save` is called (not at every message), newest conversations last,
 the oldest forgotten past ``limit``.
@@ -30,12 +34,21 @@ log = logging.getLogger("hermes.platforms")
 class ReadPositions:
     """``conversation -> newest message id read``, with when each was last read."""
 
-    def __init__(self, path: Path, newer: Callable[[str, str], bool], limit: int = 200) -> None:
-        """``newer(a, b)``: whether message id ``a`` comes after ``b`` on this platform."""
+    def __init__(
+        self,
+        path: Path,
+        newer: Callable[[str, str], bool],
+        previous: Callable[[str], str],
+        limit: int = 200,
+    ) -> None:
+        """``newer(a, b)``: whether message id ``a`` comes after ``b`` on this platform;
+        ``previous(a)``: an id just before ``a`` (a read-back from it includes ``a``)."""
         self.path = path
         self._newer = newer
+        self._previous = previous
         self._limit = limit
         self._read: dict[str, tuple[str, float]] = {}  # conversation -> (id, when read)
+        self._held: dict[str, str] = {}  # conversation -> the oldest message that failed
         self._dirty = False
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
             loaded = json.loads(path.read_text())
@@ -47,6 +60,11 @@ class ReadPositions:
 
     def saw(self, conversation: str, position: str) -> None:
         """``position`` (a message id) of ``conversation`` is stored by the gateway."""
+        held = self._held.get(conversation)
+        if held is not None and not self._newer(held, position):
+            if position != held:
+                return  # held until the failed one is stored
+            del self._held[conversation]  # the failed one is in: move on from it
         known = self._read.get(conversation)
         if known is not None and not self._newer(position, known[0]):
             return
@@ -55,6 +73,21 @@ class ReadPositions:
         while len(self._read) > self._limit:
             del self._read[next(iter(self._read))]
         self._dirty = True
+
+    def failed(self, conversation: str, position: str) -> None:
+        """Handing ``position`` over failed: hold the conversation before it."""
+        held = self._held.get(conversation)
+        if held is None or self._newer(held, position):
+            self._held[conversation] = position
+        known = self._read.get(conversation)
+        if known is None or not self._newer(position, known[0]):
+            self._read.pop(conversation, None)
+            self._read[conversation] = (self._previous(position), time.time())
+            self._dirty = True
+
+    def held(self) -> bool:
+        """Some message failed and waits to be read back."""
+        return bool(self._held)
 
     def active(self, within_seconds: float) -> list[tuple[str, str]]:
         """``(conversation, newest id read)`` of those read in the last ``within_seconds``."""

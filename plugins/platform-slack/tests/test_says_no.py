@@ -134,6 +134,7 @@ def test_an_outage_longer_than_slack_redelivers_is_read_back_from_history(tmp_pa
     with FakeSlack(ack_seconds=0.3) as slack:
         slack.limit_redelivery((0.0, 0.2, 0.4))
         adapter, host = _at(slack, str(tmp_path)), Recording()
+        adapter.read_back_after_seconds = 0  # the outage is seconds here, not minutes
 
         async def scenario() -> None:
             running = asyncio.ensure_future(adapter.run(host))  # type: ignore[arg-type]
@@ -220,3 +221,53 @@ def test_a_ratelimited_web_api_call_waits_out_retry_after():
         waited = asyncio.run(send())
     assert [m.visible for m in slack.sent(channel)] == ["after the limit"]
     assert waited >= 1.0
+
+
+class FailsAWhile(Recording):
+    """A gateway whose store refuses one message more times than Slack redelivers it (a
+    full disk for minutes), then takes it."""
+
+    def __init__(self, text: str, times: int) -> None:
+        super().__init__()
+        self.failing, self.times = text, times
+
+    async def receive(self, message: Any) -> None:
+        if message.text == self.failing and self.times:
+            self.times -= 1
+            raise OSError("the store refused it")
+        await super().receive(message)
+
+
+def test_a_message_that_could_not_be_stored_is_read_back_later(tmp_path):
+    # Knob: limit_redelivery: Slack gives up on the unacknowledged event; the read-back
+    # must not have moved past it meanwhile.
+    with FakeSlack(ack_seconds=0.3) as slack:
+        slack.limit_redelivery((0.0, 0.1, 0.1))
+        host = FailsAWhile("this one fails a while", times=4)  # Slack tries it 4 times
+        adapter = _at(slack, str(tmp_path))
+
+        async def scenario() -> None:
+            running = asyncio.ensure_future(adapter.run(host))  # type: ignore[arg-type]
+            try:
+                await _until(slack.connected)
+                slack.user_says("U0ANN", "first")
+                await _until(lambda: host.texts() == ["first"])
+                slack.user_says("U0ANN", "and a later one")  # stored before it
+                slack.user_says("U0ANN", "this one fails a while")
+                slack.user_says("U0ANN", "and one more")  # stored while it is refused
+                # Here no ledger admits each ts once, so a message may come twice.
+                await _until(lambda: len(set(host.texts())) == 4)
+                await _until(lambda: not adapter.positions.held())
+            finally:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+                await adapter.aclose()
+
+        asyncio.run(scenario())
+    assert set(host.texts()) == {
+        "first",
+        "and a later one",
+        "this one fails a while",
+        "and one more",
+    }

@@ -102,7 +102,12 @@ class DiscordAdapter:
         self.read = ReadPositions(
             Path(context.home) / "platforms" / "discord" / "read.json",
             lambda a, b: int(a) > int(b),
+            lambda a: str(int(a) - 1),
         )  # channel -> the newest message handed over
+        self._to_read_back: list[tuple[str, str]] = []  # as it stood when a session began
+        self._reader: tuple[discord.Client, Callable[[discord.Message], Awaitable[None]]] | None = (
+            None
+        )
 
     # --- the client ----------------------------------------------------------------------
 
@@ -157,11 +162,15 @@ class DiscordAdapter:
         client = await self._ready_client()
         bot_id = client.user.id if client.user is not None else 0
 
+        async def on_connect() -> None:
+            # A new session, not a resumed one (or the first after a restart): the gap was
+            # not replayed. Where each chat stood now, before any live message moves it.
+            self._to_read_back = self.read.active(CATCH_UP_WINDOW_SECONDS)
+
         async def on_ready() -> None:
             log.info("discord: connected as %s (%d servers)", client.user, len(client.guilds))
-            # A new session, not a resumed one (or the first after a restart): the gap was
-            # not replayed.
-            await self._catch_up(client, on_message)
+            snapshot, self._to_read_back = self._to_read_back, []
+            await self._catch_up(client, on_message, snapshot)
 
         async def on_resumed() -> None:
             log.info("discord: the session resumed")
@@ -181,23 +190,28 @@ class DiscordAdapter:
             if inbound.chat.thread_id == inbound.message_id:
                 _remember(self._thread_names, inbound.message_id, inbound.text[:THREAD_NAME_CHARS])
             files = incoming_files(message)
-            await self._order.run(
-                inbound.chat,
-                lambda: hand_over_with_files(
-                    host,
-                    inbound,
-                    files,
-                    self.media,
-                    lambda line: self.send(inbound.chat, line, reply_to=inbound.message_id),
-                ),
-            )
+            try:
+                await self._order.run(
+                    inbound.chat,
+                    lambda: hand_over_with_files(
+                        host,
+                        inbound,
+                        files,
+                        self.media,
+                        lambda line: self.send(inbound.chat, line, reply_to=inbound.message_id),
+                    ),
+                )
+            except Exception:
+                self.read.failed(channel, str(message.id))  # held here; read back later
+                raise
             self.read.saw(channel, str(message.id))  # stored: no need to read it back
 
         async def on_interaction(interaction: discord.Interaction) -> None:
             if interaction.type is discord.InteractionType.component:
                 await self._pressed(host, interaction)
 
-        for handler in (on_ready, on_resumed, on_message, on_interaction):
+        self._reader = (client, on_message)
+        for handler in (on_connect, on_ready, on_resumed, on_message, on_interaction):
             client.event(handler)
         # In a task of its own, watched rather than awaited: on Python 3.11, discord.py's
         # reconnect loop can swallow a cancel (asyncio.wait_for loses one that arrives as
@@ -221,14 +235,18 @@ class DiscordAdapter:
                 await asyncio.wait({connecting}, timeout=CLOSE_SECONDS)
 
     async def _catch_up(
-        self, client: discord.Client, on_message: Callable[[discord.Message], Awaitable[None]]
+        self,
+        client: discord.Client,
+        on_message: Callable[[discord.Message], Awaitable[None]],
+        snapshot: list[tuple[str, str]],
     ) -> None:
-        """After a session Discord could not resume, read what was said meanwhile in the
-        chats this process has heard from, and hand it over like any message. What was
-        handed over already keeps its id, so the gateway's ledger admits none twice."""
+        """After a session Discord could not resume, or a restart, read what was said
+        meanwhile in the chats of ``snapshot`` from where each stood, and hand it over like
+        any message. What was handed over already keeps its id, so the gateway's ledger
+        admits none twice; a message that cannot be handed over holds its chat there."""
         import discord
 
-        for channel_id, after in self.read.active(CATCH_UP_WINDOW_SECONDS):
+        for channel_id, after in snapshot:
             try:
                 channel = await client.fetch_channel(int(channel_id))
                 if not isinstance(channel, discord.abc.Messageable):
@@ -236,22 +254,39 @@ class DiscordAdapter:
                 missed = [
                     message
                     async for message in channel.history(
-                        after=discord.Object(int(after)), limit=CATCH_UP_MESSAGES, oldest_first=True
+                        after=discord.Object(int(after)),
+                        limit=CATCH_UP_MESSAGES + 1,
+                        oldest_first=True,
                     )
                 ]
             except discord.HTTPException as exc:
                 log.info("discord: could not catch up on channel %s: %s", channel_id, exc)
                 continue
+            if len(missed) > CATCH_UP_MESSAGES:
+                log.warning(
+                    "discord: more than %d messages in %s while away; the first %d are read back",
+                    CATCH_UP_MESSAGES,
+                    channel_id,
+                    CATCH_UP_MESSAGES,
+                )
+                missed = missed[:CATCH_UP_MESSAGES]
             if missed:
                 log.info("discord: catching up on %d message(s) in %s", len(missed), channel_id)
             for message in missed:
-                await on_message(message)
+                try:
+                    await on_message(message)
+                except Exception as exc:  # noqa: BLE001 - held there; read back later
+                    log.warning("discord: could not hand over a message of %s: %s", channel_id, exc)
+                    break
         self.read.save()
 
     async def _save_every(self, seconds: float) -> None:
         while True:
             await asyncio.sleep(seconds)
             self.read.save()
+            reader = self._reader
+            if self.read.held() and reader is not None:  # a hand-over failed: try again
+                await self._catch_up(*reader, self.read.active(CATCH_UP_WINDOW_SECONDS))
 
     async def _pressed(self, host: PlatformHost, interaction: discord.Interaction) -> None:
         import discord
@@ -344,6 +379,10 @@ class DiscordAdapter:
                     channel = client.get_partial_messageable(target)
                     sent = await channel.send(chunk, reference=reference)  # type: ignore[arg-type]
                 ids.append(str(sent.id))
+            if chat.thread_id is not None and str(target) not in self.read:
+                # A thread the bot opened: its replies are read back from here after a
+                # restart (the channel's history does not hold a thread's messages).
+                self.read.saw(str(target), ids[0])
             return ids
         except discord.HTTPException as exc:
             if _not_sent(exc):

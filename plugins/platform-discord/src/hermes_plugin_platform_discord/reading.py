@@ -71,10 +71,19 @@ def _text(message: discord.Message, bot_id: int) -> str:
         text = text.replace(f"<@&{role}>", "")
     text = re.sub(r"[ \t]{2,}", " ", text).strip()
     forwarded = [
-        f"[Forwarded message]\n{snapshot.content}".strip()
+        f"[Forwarded message]\n{_snapshot_text(snapshot, bot_id)}".strip()
         for snapshot in getattr(message, "message_snapshots", None) or ()
     ]
     return "\n\n".join(part for part in (text, *forwarded) if part)
+
+
+def _snapshot_text(snapshot: discord.MessageSnapshot, bot_id: int) -> str:
+    """A forwarded message's text: its content (a mention of the bot in it is the original
+    author's, not the forwarder's: left out), and its embeds' titles and descriptions."""
+    parts = [_mention_pattern(bot_id).sub("", snapshot.content).strip()]
+    for embed in snapshot.embeds:
+        parts.extend(str(part) for part in (embed.title, embed.description) if part)
+    return "\n".join(part for part in parts if part)
 
 
 def _attachments(message: discord.Message) -> list[discord.Attachment]:

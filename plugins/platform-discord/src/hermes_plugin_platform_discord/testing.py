@@ -523,6 +523,7 @@ class FakeDiscord:
                     await socket.close(code=4014, message=b"Disallowed intent(s).")
                     break
                 self.identifies += 1
+                self.zombie = False  # a new connection: the old one was the dead one
                 session = _Session(self._snowflake())
                 with self._lock:
                     self._sessions = {session.id: session}  # one bot, one live session

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
-from hermes_plugin_platform_slack.read_back import positions, read_back
+from hermes_plugin_platform_slack.read_back import (
+    QUIET_SECONDS,
+    Snapshot,
+    conversation_of,
+    positions,
+    read_back,
+    to_read_back,
+)
 from hermes_plugin_platform_slack.reading import (
     Bot,
     SharedFile,
@@ -79,6 +86,7 @@ class SlackAdapter:
     max_message_chars = MAX_MESSAGE_CHARS
     can_edit = True
     app_token_check_seconds = APP_TOKEN_CHECK_SECONDS
+    read_back_after_seconds = QUIET_SECONDS
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = SlackSettings.from_context(context)
@@ -88,7 +96,9 @@ class SlackAdapter:
         self.threads = AnsweredThreads(context.home)
         self.positions = positions(context.home)
         self._reading_back = asyncio.Lock()
-        self._read_back_task: asyncio.Task[None] | None = None
+        self._read_backs: set[asyncio.Task[None]] = set()
+        self._heard = 0.0  # when Socket Mode last said anything (the loop's clock)
+        self._heard_once = False
         self.media = context.media()
         self.events_url: str | None = None
         """Where the Events API is served, once it is."""
@@ -127,6 +137,12 @@ class SlackAdapter:
             if error in _REFUSALS:
                 raise NotSent(f"Slack refused {method}: {error}") from None
             raise
+        return response.data if isinstance(response.data, dict) else {}
+
+    async def _read(self, method: str, **arguments: Any) -> Mapping[str, Any]:
+        """A read method (``conversations.history``): a GET, its arguments in the query,
+        as Slack takes them (it ignores a JSON body there)."""
+        response = await self._client().api_call(method, http_verb="GET", params=arguments)
         return response.data if isinstance(response.data, dict) else {}
 
     # --- receiving -----------------------------------------------------------------------
@@ -169,8 +185,16 @@ class SlackAdapter:
         async def on_message(
             client: AsyncBaseSocketModeClient, message: dict[str, Any], raw: str | None
         ) -> None:
-            if message.get("type") == "hello":  # connected (again): read back what was missed
-                self._read_back_task = asyncio.ensure_future(self._read_back(host))
+            now = asyncio.get_running_loop().time()
+            quiet, self._heard = now - self._heard, now
+            # Connected (again): read back what was missed, from where each conversation
+            # stood now (live events about to come must not move it first). Not after a
+            # short break: Slack redelivers that itself.
+            if message.get("type") == "hello" and (
+                quiet >= self.read_back_after_seconds or not self._heard_once
+            ):
+                self._heard_once = True
+                self._start_read_back(host, to_read_back(self.positions))
 
         client.socket_mode_request_listeners.append(on_request)
         client.message_listeners.append(on_message)
@@ -182,6 +206,8 @@ class SlackAdapter:
             while True:  # slack_sdk reconnects on its own until cancelled ...
                 await asyncio.sleep(self.app_token_check_seconds)
                 self.positions.save()
+                if self.positions.held() and not self._read_backs:  # a hand-over failed
+                    self._start_read_back(host, to_read_back(self.positions))
                 if not await client.is_connected():
                     await self._app_token_opens()  # ... unless its token was revoked meanwhile
         finally:
@@ -209,11 +235,17 @@ class SlackAdapter:
         except Exception as exc:  # noqa: BLE001 - the network: slack_sdk reconnects on its own
             log.info("slack: could not ask about the app token (%s); Socket Mode retries", exc)
 
-    async def _read_back(self, host: PlatformHost) -> None:
+    def _start_read_back(self, host: PlatformHost, snapshot: Snapshot) -> None:
+        task = asyncio.ensure_future(self._read_back(host, snapshot))
+        self._read_backs.add(task)
+        task.add_done_callback(self._read_backs.discard)
+
+    async def _read_back(self, host: PlatformHost, snapshot: Snapshot) -> None:
         async with self._reading_back:  # one at a time: a quick reconnect waits its turn
             try:
                 count = await read_back(
-                    self._call,
+                    self._read,
+                    snapshot,
                     self.positions,
                     lambda event: self._handle(host, "events_api", {"event": event}),
                 )
@@ -230,26 +262,43 @@ class SlackAdapter:
             inbound = read_event(event, self.bot, require_mention=self.settings.require_mention)
             if inbound is not None:
                 files = [self._incoming(file) for file in shared_files(event)]
-                await self._order.run(
-                    inbound.chat,
-                    lambda: hand_over_with_files(
-                        host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
-                    ),
-                )
+                try:
+                    await self._order.run(
+                        inbound.chat,
+                        lambda: hand_over_with_files(
+                            host,
+                            inbound,
+                            files,
+                            self.media,
+                            lambda line: self.send(inbound.chat, line),
+                        ),
+                    )
+                except Exception:
+                    conversation = self._conversation(event, handed_over=True)
+                    if conversation is not None:  # held there until it is stored
+                        self.positions.failed(conversation, str(event.get("ts")))
+                    raise
             self._note_read(event, handed_over=inbound is not None)
         elif kind == "interactive":
             await self._pressed(host, payload)
 
-    def _note_read(self, event: Mapping[str, Any], handed_over: bool) -> None:
-        """How far a conversation was read, once its message is stored: a thread only if
-        the bot took part in it, a channel whenever it was read."""
+    def _conversation(self, event: Mapping[str, Any], handed_over: bool) -> str | None:
+        """The conversation a message event is read in, if it is one to read back: a
+        thread only if the bot took part in it, a channel whenever it was read."""
         ts, channel = str(event.get("ts") or ""), str(event.get("channel") or "")
         if event.get("type") != "message" or not ts or not channel:
-            return
+            return None
         thread = event.get("thread_ts")
         thread = str(thread) if thread and thread != ts else None
         if thread is None or handed_over or (channel, thread) in self.threads:
-            self.positions.saw(f"{channel} {thread or ''}", ts)
+            return conversation_of(channel, thread)
+        return None
+
+    def _note_read(self, event: Mapping[str, Any], handed_over: bool) -> None:
+        """How far a conversation was read, once its message is stored."""
+        conversation = self._conversation(event, handed_over)
+        if conversation is not None:
+            self.positions.saw(conversation, str(event["ts"]))
 
     def _incoming(self, file: SharedFile) -> IncomingFile:
         async def download(limit: int) -> bytes:
@@ -348,10 +397,12 @@ class SlackAdapter:
         base = await host.http_route(self.settings.events_path, receive)
         self.events_url = base + self.settings.events_path
         log.info("slack: Events API at %s", self.events_url)
-        await self._read_back(host)  # what was written while Hermes was down
+        await self._read_back(host, to_read_back(self.positions))  # written while down
         while True:
             await asyncio.sleep(self.app_token_check_seconds)
             self.positions.save()
+            if self.positions.held():  # a hand-over failed: read it back
+                await self._read_back(host, to_read_back(self.positions))
 
     # --- sending -------------------------------------------------------------------------
 
@@ -409,8 +460,8 @@ class SlackAdapter:
         )
 
     async def aclose(self) -> None:
-        if self._read_back_task is not None:
-            self._read_back_task.cancel()
+        for task in list(self._read_backs):
+            task.cancel()
         self.positions.save()
         web, self._web = self._web, None
         if web is not None and web.session is not None:

@@ -29,9 +29,16 @@ log = logging.getLogger("hermes.slack")
 WINDOW_SECONDS = 7 * 24 * 3600
 MAX_MESSAGES = 200
 """Per conversation: past that, the oldest missed messages are left (and said in the log)."""
+MAX_PAGES = 10
+QUIET_SECONDS = 60.0
+"""A connection back after less than this is not read back: Slack redelivers what it sent
+meanwhile (its retries go on for about six minutes), and it refreshes connections often."""
 
 Call = Callable[..., Awaitable[Mapping[str, Any]]]
-"""The adapter's Web API call: ``await call("conversations.history", channel=...)``."""
+"""The adapter's read call: ``await call("conversations.history", channel=...)`` (a GET
+with the arguments in the query: Slack's read methods take no JSON body)."""
+Snapshot = list[tuple[str, str]]
+"""``(conversation, newest ts read)`` as they stood when the connection came back."""
 
 
 def _newer(ts: str, than: str) -> bool:
@@ -41,16 +48,31 @@ def _newer(ts: str, than: str) -> bool:
         return False
 
 
+def _previous(ts: str) -> str:
+    try:
+        return str(Decimal(ts) - Decimal("0.000001"))
+    except InvalidOperation:
+        return ts
+
+
 def positions(home: str) -> ReadPositions:
     """Each conversation (``"CHANNEL"`` or ``"CHANNEL THREAD_TS"``) and its newest ts read."""
-    return ReadPositions(Path(home) / "platforms" / "slack" / "read.json", _newer)
+    return ReadPositions(Path(home) / "platforms" / "slack" / "read.json", _newer, _previous)
+
+
+def conversation_of(channel: str, thread: str | None) -> str:
+    return f"{channel} {thread or ''}"
+
+
+def to_read_back(positions: ReadPositions) -> Snapshot:
+    return positions.active(WINDOW_SECONDS)
 
 
 async def _missed(call: Call, channel: str, thread: str | None, after: str) -> list[dict[str, Any]]:
     """The conversation's messages newer than ``after``, oldest first."""
     found: list[dict[str, Any]] = []
     cursor = ""
-    while len(found) < MAX_MESSAGES + 1:
+    for _ in range(MAX_PAGES):  # history pages newest first, replies oldest first
         arguments: dict[str, Any] = {"channel": channel, "oldest": after, "limit": 100}
         if cursor:
             arguments["cursor"] = cursor
@@ -65,11 +87,12 @@ async def _missed(call: Call, channel: str, thread: str | None, after: str) -> l
     found.sort(key=lambda m: Decimal(str(m["ts"])))
     if thread is not None:  # the parent comes with its replies; it is its own conversation
         found = [m for m in found if m.get("ts") != thread]
-    if len(found) > MAX_MESSAGES:
+    if len(found) > MAX_MESSAGES or cursor:
         log.warning(
-            "slack: more than %d messages in %s while away; the oldest are skipped",
+            "slack: more than %d messages in %s while away; only the newest %d are read back",
             MAX_MESSAGES,
             channel,
+            MAX_MESSAGES,
         )
         found = found[-MAX_MESSAGES:]
     return found
@@ -77,13 +100,15 @@ async def _missed(call: Call, channel: str, thread: str | None, after: str) -> l
 
 async def read_back(
     call: Call,
+    snapshot: Snapshot,
     positions: ReadPositions,
     hand_over: Callable[[dict[str, Any]], Awaitable[None]],
 ) -> int:
-    """Hand over what each recently active conversation missed, as ``message`` events;
-    returns how many. A conversation Slack will not read back is skipped with a line."""
+    """Hand over what each conversation of ``snapshot`` missed, as ``message`` events;
+    returns how many. A conversation Slack will not read back is skipped with a line; one
+    whose message cannot be handed over is held there (the next read-back tries again)."""
     count = 0
-    for conversation, after in positions.active(WINDOW_SECONDS):
+    for conversation, after in snapshot:
         channel, _, thread_ts = conversation.partition(" ")
         thread = thread_ts or None
         try:
@@ -98,7 +123,12 @@ async def read_back(
                 "channel": channel,
                 "channel_type": "im" if channel.startswith("D") else "channel",
             }
-            await hand_over(event)
+            try:
+                await hand_over(event)
+            except Exception as exc:  # noqa: BLE001 - held; the next read-back tries again
+                positions.failed(conversation, str(message.get("ts")))
+                log.warning("slack: could not hand over a message of %s: %s", channel, exc)
+                break
             count += 1
     positions.save()
     return count

@@ -6,7 +6,8 @@ API documentation and slack_sdk's source):
 * the Web API, ``POST /api/<method>`` with arguments as JSON, form or query string and the
   token as ``Authorization: Bearer``: ``auth.test``, ``apps.connections.open`` (app token),
   ``chat.postMessage``, ``chat.update`` (``message_not_found``), ``chat.postEphemeral``,
-  ``conversations.open``, ``conversations.history`` and ``conversations.replies`` (newest
+  ``conversations.open``, ``conversations.history`` and ``conversations.replies`` (query or
+  form arguments only, a JSON body ignored as Slack ignores it there; newest
   or oldest first as Slack pages them, ``oldest`` exclusive, a cursor);
   ``{"ok": false, "error": ...}`` for what Slack refuses;
 * Socket Mode: the WebSocket ``apps.connections.open`` hands out, a ``hello``, then event
@@ -48,6 +49,8 @@ from hermes_testkit.loopback_app import LoopbackApp
 __all__ = ["APP_TOKEN", "BOT_TOKEN", "FakeSlack", "SentMessage"]
 
 BOT_TOKEN = "xoxb-test-fake-slack-bot-token"
+_NO_JSON = frozenset({"conversations.history", "conversations.replies"})
+"""Read methods that take their arguments as a query or a form only."""
 APP_TOKEN = "xapp-test-fake-slack-app-token"
 MAX_TEXT_CHARS = 40_000
 
@@ -125,6 +128,7 @@ class FakeSlack:
         them (people's and the bot's)."""
         app = web.Application()
         app.router.add_post("/api/{method}", self._web_api)
+        app.router.add_get("/api/{method}", self._web_api)  # read methods, as Slack takes
         app.router.add_get("/link/", self._socket)
         app.router.add_get("/files-pri/{path:.*}", self._file)
         self._files: dict[str, bytes] = {}
@@ -483,7 +487,8 @@ class FakeSlack:
         arguments: dict[str, Any] = dict(request.query)
         if request.can_read_body:
             if request.content_type == "application/json":
-                arguments.update(await request.json())
+                if method not in _NO_JSON:  # Slack ignores a JSON body there
+                    arguments.update(await request.json())
             else:
                 arguments.update(await request.post())
         token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
@@ -631,7 +636,9 @@ class FakeSlack:
             ]
         if not thread:
             return {"ok": False, "error": "thread_not_found"}
-        return self._page(thread, arguments, newest_first=False)
+        answer = self._page(thread[1:], arguments, newest_first=False)
+        answer["messages"] = [thread[0], *answer["messages"]]  # the parent always comes first
+        return answer
 
     def _as_event(self, message: SentMessage) -> dict[str, Any]:
         return {
