@@ -73,3 +73,25 @@ def test_a_failure_in_a_new_conversation_reads_back_from_just_before_it(tmp_path
     positions.failed("dm", "15")  # an older one failed after a newer one was stored
     positions.failed("room", "7")
     assert sorted(positions.active(60)) == [("dm", "14"), ("room", "6")]
+
+
+def test_storing_moves_the_position_only_once_the_message_is_stored(tmp_path: Path) -> None:
+    import asyncio
+
+    positions = ReadPositions(tmp_path / "read.json", by_number, before)
+
+    async def refused() -> None:
+        raise OSError("the store is full")
+
+    async def stored() -> None:
+        return None
+
+    async def scenario() -> None:
+        await positions.storing("dm", "5", stored())
+        with pytest.raises(OSError):
+            await positions.storing("dm", "6", refused())
+        await positions.storing("dm", "7", stored())
+        await positions.storing(None, "8", stored())  # a conversation not read back
+
+    asyncio.run(scenario())
+    assert positions.held() and positions.active(60) == [("dm", "5")]

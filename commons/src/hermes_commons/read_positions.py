@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from hermes_commons.files import atomic_write_text
@@ -73,6 +73,21 @@ class ReadPositions:
         while len(self._read) > self._limit:
             del self._read[next(iter(self._read))]
         self._dirty = True
+
+    async def storing(
+        self, conversation: str | None, position: str, store: Awaitable[object]
+    ) -> None:
+        """Await ``store`` (the gateway storing the message at ``position``); then the
+        conversation has read it or, if storing raised, is held before it (and it raises).
+        ``conversation`` None: one not read back."""
+        try:
+            await store
+        except BaseException:
+            if conversation is not None:
+                self.failed(conversation, position)
+            raise
+        if conversation is not None:
+            self.saw(conversation, position)
 
     def failed(self, conversation: str, position: str) -> None:
         """Handing ``position`` over failed: hold the conversation before it."""

@@ -190,8 +190,10 @@ class DiscordAdapter:
             if inbound.chat.thread_id == inbound.message_id:
                 _remember(self._thread_names, inbound.message_id, inbound.text[:THREAD_NAME_CHARS])
             files = incoming_files(message)
-            try:
-                await self._order.run(
+            await self.read.storing(
+                channel,
+                str(message.id),
+                self._order.run(
                     inbound.chat,
                     lambda: hand_over_with_files(
                         host,
@@ -200,11 +202,8 @@ class DiscordAdapter:
                         self.media,
                         lambda line: self.send(inbound.chat, line, reply_to=inbound.message_id),
                     ),
-                )
-            except Exception:
-                self.read.failed(channel, str(message.id))  # held here; read back later
-                raise
-            self.read.saw(channel, str(message.id))  # stored: no need to read it back
+                ),
+            )
 
         async def on_interaction(interaction: discord.Interaction) -> None:
             if interaction.type is discord.InteractionType.component:

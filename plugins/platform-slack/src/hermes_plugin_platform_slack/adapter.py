@@ -260,25 +260,22 @@ class SlackAdapter:
         if kind == "events_api":
             event = payload.get("event") or {}
             inbound = read_event(event, self.bot, require_mention=self.settings.require_mention)
-            if inbound is not None:
-                files = [self._incoming(file) for file in shared_files(event)]
-                try:
-                    await self._order.run(
-                        inbound.chat,
-                        lambda: hand_over_with_files(
-                            host,
-                            inbound,
-                            files,
-                            self.media,
-                            lambda line: self.send(inbound.chat, line),
-                        ),
-                    )
-                except Exception:
-                    conversation = self._conversation(event, handed_over=True)
-                    if conversation is not None:  # held there until it is stored
-                        self.positions.failed(conversation, str(event.get("ts")))
-                    raise
-            self._note_read(event, handed_over=inbound is not None)
+            if inbound is None:  # chatter: read all the same
+                conversation = self._conversation(event, handed_over=False)
+                if conversation is not None:
+                    self.positions.saw(conversation, str(event["ts"]))
+                return
+            files = [self._incoming(file) for file in shared_files(event)]
+            await self.positions.storing(
+                self._conversation(event, handed_over=True),
+                str(event.get("ts")),
+                self._order.run(
+                    inbound.chat,
+                    lambda: hand_over_with_files(
+                        host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+                    ),
+                ),
+            )
         elif kind == "interactive":
             await self._pressed(host, payload)
 
@@ -293,12 +290,6 @@ class SlackAdapter:
         if thread is None or handed_over or (channel, thread) in self.threads:
             return conversation_of(channel, thread)
         return None
-
-    def _note_read(self, event: Mapping[str, Any], handed_over: bool) -> None:
-        """How far a conversation was read, once its message is stored."""
-        conversation = self._conversation(event, handed_over)
-        if conversation is not None:
-            self.positions.saw(conversation, str(event["ts"]))
 
     def _incoming(self, file: SharedFile) -> IncomingFile:
         async def download(limit: int) -> bytes:
