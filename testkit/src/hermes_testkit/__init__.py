@@ -11,7 +11,8 @@ Fixtures, available in any test once hermes-testkit is installed:
 * ``openai_server``: a :class:`ScriptedOpenAIServer`, a real OpenAI-compatible HTTP server on
   loopback that answers with queued :class:`Reply` objects and records every request.
 * ``anthropic_server``: a :class:`ScriptedAnthropicServer`, the same for the Anthropic
-  Messages API (the same :class:`Reply` objects, rendered as Anthropic events).
+  Messages API (the same :class:`Reply` objects, rendered as Anthropic events);
+  :class:`ScriptedResponsesServer` for OpenAI's Responses API.
 
 * ``docker_url`` / ``docker_test_image`` / ``docker_python_image``: a real Docker daemon
   (started if need be), a busybox image built offline, and the same with this machine's
@@ -61,6 +62,7 @@ _EXPORTS = {
     "SSHServer": "services",
     "ScriptedAnthropicServer": "anthropic_server",
     "ScriptedOpenAIServer": "openai_server",
+    "ScriptedResponsesServer": "responses_server",
     "ScriptedServer": "_scripted",
     "SkillSourceTests": "plugin_tests",
     "StandInModel": "context_tests",
@@ -96,6 +98,7 @@ if TYPE_CHECKING:
     )
     from hermes_testkit.provider_tests import ProviderTests
     from hermes_testkit.registered import RegisteredPlugin, register_checked
+    from hermes_testkit.responses_server import ScriptedResponsesServer
     from hermes_testkit.services import SSHServer
     from hermes_testkit.store_engine_tests import StoreEngineTests
 
@@ -113,6 +116,7 @@ __all__ = [
     "SSHServer",
     "ScriptedAnthropicServer",
     "ScriptedOpenAIServer",
+    "ScriptedResponsesServer",
     "ScriptedServer",
     "SkillSourceTests",
     "StandInModel",

@@ -1,0 +1,326 @@
+"""OpenAI's Responses API over httpx, streamed with server-sent events.
+
+Stateless, as hermes-agent and the Codex CLI use it: ``store: false``, the whole
+conversation sent as ``input`` items each time. A reasoning model's ``reasoning`` items come
+back with their ``encrypted_content`` (asked for with ``include``), are kept on the
+assistant message as its ``reasoning_details``, and are sent again before that message's
+function calls, as the API requires to go on reasoning across a tool call. A tool's result
+answers its call as a ``function_call_output`` with the same ``call_id``.
+
+``providers.NAME.options.reasoning_effort`` (``none``, ``minimal``, ``low``, ``medium``,
+``high``) becomes ``reasoning: {effort, summary: auto}``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+
+from hermes_commons.http import (
+    JSON_HEADERS,
+    LoopClient,
+    event_stream,
+    raise_for_status,
+    transport_errors,
+)
+from hermes_commons.sse import SSEDecoder
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ModelResponse,
+    ModelUsage,
+    ProviderError,
+    ProviderSettings,
+    ToolCallRequest,
+    classify_http_error,
+)
+
+EFFORTS = ("none", "minimal", "low", "medium", "high")
+_REASONING_MODELS = re.compile(r"^(o\d|gpt-5|codex|gpt-oss|grok-[34])", re.IGNORECASE)
+"""Models that reason (and so take ``reasoning`` and return encrypted reasoning items)."""
+# Error codes inside a stream (``error`` events, a failed response), as HTTP statuses.
+_STREAM_ERROR_STATUS = {
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 402,
+    "invalid_api_key": 401,
+    "server_error": 500,
+    "context_length_exceeded": 400,
+    "invalid_prompt": 400,
+}
+
+
+def reasoning_effort(options: Mapping[str, Any]) -> str | None:
+    """The configured effort, checked: a wrong one is a one-line error naming the choices."""
+    effort = options.get("reasoning_effort")
+    if effort is None:
+        return None
+    if str(effort) not in EFFORTS:
+        raise ProviderError(
+            ErrorKind.BAD_REQUEST,
+            f"reasoning_effort must be one of {', '.join(EFFORTS)}, not {effort!r} (in "
+            "providers.NAME.options)",
+        )
+    return str(effort)
+
+
+def _user(message: ChatMessage) -> dict[str, Any]:
+    if not message.images:
+        return {"role": "user", "content": message.content}
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "input_text", "text": message.content})
+    parts.extend({"type": "input_image", "image_url": image.data_url()} for image in message.images)
+    return {"role": "user", "content": parts}
+
+
+def input_items(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+    """The instructions (every system message) and the ``input`` items of a conversation."""
+    instructions = "\n\n".join(m.content for m in messages if m.role == "system")
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "tool":
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id or "",
+                    "output": message.content or "(no output)",
+                }
+            )
+        elif message.role == "assistant":
+            items.extend(dict(detail) for detail in message.reasoning_details)
+            if message.content:
+                items.append({"role": "assistant", "content": message.content})
+            items.extend(
+                {
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                }
+                for call in message.tool_calls
+            )
+        else:
+            items.append(_user(message))
+    return instructions, items
+
+
+def payload(request: ModelRequest, stream: bool, options: Mapping[str, Any]) -> dict[str, Any]:
+    instructions, items = input_items(request.messages)
+    body: dict[str, Any] = {
+        "model": request.model,
+        "input": items,
+        "stream": stream,
+        "store": False,  # stateless: nothing of the conversation is kept by the service
+    }
+    if instructions:
+        body["instructions"] = instructions
+    effort = reasoning_effort(options)
+    if effort is not None or _REASONING_MODELS.match(request.model.rsplit("/", 1)[-1]):
+        body["include"] = ["reasoning.encrypted_content"]
+        body["reasoning"] = {"summary": "auto", **({"effort": effort} if effort else {})}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+                "strict": False,
+            }
+            for tool in request.tools
+        ]
+        choice = request.tool_choice
+        if choice in ("auto", "none", "required"):
+            body["tool_choice"] = choice
+        elif choice is not None:
+            body["tool_choice"] = {"type": "function", "name": choice}
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    return body
+
+
+def usage_of(raw: Any) -> ModelUsage:
+    if not isinstance(raw, dict):
+        return ModelUsage()
+    inputs = raw.get("input_tokens_details") or {}
+    outputs = raw.get("output_tokens_details") or {}
+    return ModelUsage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+        cache_read_tokens=int(inputs.get("cached_tokens") or 0),
+        reasoning_tokens=int(outputs.get("reasoning_tokens") or 0),
+    )
+
+
+def response_of(data: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> ModelResponse:
+    """A ``response`` object (its ``output``, or the ``items`` a stream completed) as the
+    engine's response."""
+    text: list[str] = []
+    summaries: list[str] = []
+    details: list[dict[str, Any]] = []
+    calls: list[ToolCallRequest] = []
+    for item in items:
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or ():
+                if part.get("type") == "output_text":
+                    text.append(str(part.get("text") or ""))
+                elif part.get("type") == "refusal":
+                    text.append(str(part.get("refusal") or ""))
+        elif kind == "function_call":
+            calls.append(
+                ToolCallRequest(
+                    str(item.get("call_id") or f"call_{len(calls)}"),
+                    str(item["name"]),
+                    str(item.get("arguments") or "{}"),
+                )
+            )
+        elif kind == "reasoning":
+            # Sent back whole (id, summary, encrypted_content) on the next request.
+            kept = {k: v for k, v in item.items() if k in ("type", "id", "summary")}
+            if item.get("encrypted_content"):
+                kept["encrypted_content"] = item["encrypted_content"]
+            details.append(kept)
+            summaries.extend(
+                str(part.get("text") or "")
+                for part in item.get("summary") or ()
+                if isinstance(part, dict)
+            )
+    incomplete = (data.get("incomplete_details") or {}).get("reason")
+    if calls:
+        finish = "tool_calls"
+    elif incomplete == "max_output_tokens":
+        finish = "length"
+    elif incomplete == "content_filter":
+        finish = "content_filter"
+    else:
+        finish = "stop"
+    return ModelResponse(
+        content="".join(text),
+        tool_calls=tuple(calls),
+        finish_reason=finish,
+        usage=usage_of(data.get("usage")),
+        reasoning="\n\n".join(s for s in summaries if s) or None,
+        reasoning_details=tuple(details) if calls else (),
+    )
+
+
+def stream_error(error: Any) -> ProviderError:
+    """An ``error`` event, or a failed response's ``error``, classified like its HTTP twin."""
+    if isinstance(error, dict):
+        status = _STREAM_ERROR_STATUS.get(str(error.get("code")), 500)
+        return classify_http_error(status, orjson.dumps({"error": error}).decode())
+    return classify_http_error(500, str(error))
+
+
+@dataclass
+class _Assembly:
+    """A streamed response put back together from its typed events."""
+
+    items: dict[int, dict[str, Any]] = field(default_factory=dict)
+    final: dict[str, Any] | None = None
+
+    def add(self, event: dict[str, Any], on_text: Callable[[str], None] | None) -> None:
+        kind = event.get("type")
+        if kind == "response.output_text.delta":  # nearly every event: test it first
+            delta = event.get("delta")
+            if isinstance(delta, str) and delta and on_text is not None:
+                on_text(delta)
+        elif kind == "response.output_item.done":
+            self.items[int(event.get("output_index", len(self.items)))] = dict(event["item"])
+        elif kind in ("response.completed", "response.incomplete"):
+            self.final = dict(event.get("response") or {})
+        elif kind == "response.failed":
+            raise stream_error((event.get("response") or {}).get("error"))
+        elif kind == "error":
+            raise stream_error(event)
+
+    def response(self) -> ModelResponse:
+        assert self.final is not None
+        output = self.final.get("output")
+        items = output if output else [item for _, item in sorted(self.items.items())]
+        return response_of(self.final, items)
+
+
+def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
+    return {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+
+
+class ResponsesProvider:
+    """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/responses``."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        self._options = dict(settings.options)  # a wrong effort is said at the first request
+        self._http = LoopClient(settings, _auth_headers(settings))
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        return self._http.get()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        async with transport_errors(self._settings):
+            if self._settings.stream:
+                return await self._streamed(request, on_text)
+            return await self._whole(request)
+
+    def _bad(self, what: str) -> ProviderError:
+        return ProviderError(ErrorKind.BAD_RESPONSE, f"{self._settings.base_url} {what}")
+
+    async def _whole(self, request: ModelRequest) -> ModelResponse:
+        body = orjson.dumps(payload(request, False, self._options))
+        response = await self.client.post("responses", content=body, headers=JSON_HEADERS)
+        await raise_for_status(response)
+        try:
+            data = response.json()
+            if data.get("status") == "failed":
+                raise stream_error(data.get("error"))
+            return response_of(data, list(data["output"]))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise self._bad("answered something that is not a Responses API reply") from None
+
+    async def _streamed(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None
+    ) -> ModelResponse:
+        assembly = _Assembly()
+        body = orjson.dumps(payload(request, True, self._options))
+        async with event_stream(self.client, "responses", body, self._settings) as response:
+            decoder = SSEDecoder()
+            async for line in response.aiter_lines():
+                decoded = decoder.feed(line)
+                if decoded is None or assembly.final is not None:
+                    continue  # read to the end so the connection goes back to the pool
+                try:
+                    event = orjson.loads(decoded[1])
+                except ValueError:
+                    raise self._bad("streamed an event that is not JSON") from None
+                if not isinstance(event, dict):
+                    continue
+                try:
+                    assembly.add(event, on_text)
+                except (TypeError, ValueError, KeyError, AttributeError):
+                    raise self._bad("streamed an event of an unexpected shape") from None
+        if assembly.final is None:
+            raise ProviderError(
+                ErrorKind.CONNECTION,
+                f"the stream from {self._settings.base_url} ended before the reply was complete",
+            )
+        try:
+            return assembly.response()
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise self._bad("streamed output items of an unexpected shape") from None
