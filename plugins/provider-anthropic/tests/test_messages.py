@@ -179,3 +179,14 @@ def test_claude_models_report_their_window() -> None:
     provider = MessagesProvider(ProviderSettings(base_url="http://127.0.0.1:9"))
     assert asyncio.run(provider.context_window("claude-haiku-4-5")) == 200_000
     assert asyncio.run(provider.context_window("some-other-model")) is None
+
+
+def test_another_providers_reasoning_is_not_sent_to_claude(
+    anthropic_server: ScriptedAnthropicServer,
+) -> None:
+    anthropic_server.queue(Reply.say("ok"))
+    responses_item = {"type": "reasoning", "summary": [], "encrypted_content": "enc-1"}
+    answer = ChatMessage("assistant", "before", reasoning_details=(responses_item,))
+    ask(anthropic_server, ChatMessage("user", "a"), answer, ChatMessage("user", "b"))
+    sent = anthropic_server.requests[0].json["messages"][1]["content"]
+    assert [block["type"] for block in sent] == ["text"]

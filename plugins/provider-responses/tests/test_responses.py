@@ -75,7 +75,7 @@ def test_a_reply_cut_by_max_output_tokens_is_length(stream: bool) -> None:
     with ScriptedResponsesServer() as server:
         server.queue(Reply("text", text="Half an ans", finish_reason="length"))
         response = ask(server, ChatMessage("user", "go"), stream=stream, max_tokens=5)
-        assert server.requests[0].json["max_output_tokens"] == 5
+        assert server.requests[0].json["max_output_tokens"] == 16  # the API's least
     assert (response.content, response.finish_reason) == ("Half an ans", "length")
 
 
@@ -115,3 +115,47 @@ def test_a_stream_that_ends_without_its_response_is_a_dropped_connection() -> No
         with pytest.raises(ProviderError) as raised:
             ask(server, ChatMessage("user", "go"))
     assert raised.value.kind is ErrorKind.CONNECTION
+
+
+def test_reasoning_summaries_an_organisation_may_not_have_are_left_out() -> None:
+    refusal = (
+        '{"error": {"message": "Your organization must be verified to generate reasoning '
+        'summaries.", "type": "invalid_request_error", "param": "reasoning.summary", '
+        '"code": "unsupported_value"}}'
+    )
+    with ScriptedResponsesServer() as server:
+        server.queue(Reply.error(400, refusal), Reply.say("Fine without."), Reply.say("Again."))
+        settings = ProviderSettings(base_url=server.base_url, api_key="sk-test")
+
+        async def run() -> list[ModelResponse]:
+            provider = ResponsesProvider(settings)
+            try:
+                request = ModelRequest("gpt-5", [ChatMessage("user", "go")])
+                return [await provider.complete(request), await provider.complete(request)]
+            finally:
+                await provider.aclose()
+
+        first, second = asyncio.run(run())
+        sent = [request.json.get("reasoning") for request in server.requests]
+    assert (first.content, second.content) == ("Fine without.", "Again.")
+    assert sent == [{"summary": "auto"}, None, None]  # asked once, then never again
+
+
+def test_cached_input_is_reported_apart_and_a_reasoning_model_gets_no_temperature() -> None:
+    with ScriptedResponsesServer() as server:
+        server.queue(Reply.say("ok", usage={"input_tokens": 1000, "cached_tokens": 800}))
+        response = ask(server, ChatMessage("user", "go"), temperature=0.0, max_tokens=8)
+        sent = server.requests[0].json
+    assert (response.usage.input_tokens, response.usage.cache_read_tokens) == (200, 800)
+    assert "temperature" not in sent and sent["max_output_tokens"] == 16
+
+
+def test_another_providers_reasoning_is_not_sent_here() -> None:
+    with ScriptedResponsesServer() as server:
+        server.queue(Reply.say("ok"))
+        claude_thinking = {"type": "thinking", "thinking": "hm", "signature": "sig"}
+        lost = {"type": "reasoning", "id": "rs_9", "summary": []}  # no encrypted content
+        answer = ChatMessage("assistant", "before", reasoning_details=(claude_thinking, lost))
+        ask(server, ChatMessage("user", "a"), answer, ChatMessage("user", "b"))
+        sent = server.requests[0].json["input"]
+    assert [item.get("type", item.get("role")) for item in sent] == ["user", "assistant", "user"]

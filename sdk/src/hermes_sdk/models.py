@@ -15,6 +15,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 __all__ = [
     "MODEL_TIMEOUT_SECONDS",
+    "REASONING_EFFORTS",
     "ChatMessage",
     "ErrorKind",
     "ImagePart",
@@ -93,6 +94,16 @@ class ModelRequest:
     tool_choice: str | None = None
     """None or "auto": the model decides; "required": some tool; "none": no tool; any
     other value names the one tool the model must call."""
+    reasoning_effort: str | None = None
+    """How hard a model that reasons should think (one of :data:`REASONING_EFFORTS`);
+    None: the model's own default. Each provider says it in its API's form (OpenAI's
+    ``reasoning_effort``, the Responses API's ``reasoning.effort``, Anthropic's thinking
+    budget); one whose models do not reason leaves it out."""
+
+
+REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""``model.reasoning_effort``'s values, from none (no reasoning where the model allows it)
+to xhigh (OpenAI's longest, on the models that have it)."""
 
 
 @dataclass(frozen=True, slots=True)

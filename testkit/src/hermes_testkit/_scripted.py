@@ -137,9 +137,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith(owner.route):
             self.send_json(404, owner.error_body(404, f"no route {self.path}"))
             return
-        problem = owner.protocol_problem(body) if owner.check_protocol else None
-        if problem is not None:  # what the real service refuses, before any reply is used
-            self.send_json(400, owner.error_body(400, problem))
+        refused = owner.refusal(body) if owner.check_protocol else None
+        if refused is not None:  # what the real service refuses, before any reply is used
+            status, problem = refused
+            self.send_json(status, owner.error_body(status, problem))
             return
         if owner.context_window is not None and isinstance(body, dict):
             tokens = owner.prompt_tokens(body)
@@ -311,8 +312,15 @@ class ScriptedServer:
     about tool calls and their results; set False to send whatever a test needs."""
 
     def protocol_problem(self, body: Any) -> str | None:
-        """Why the real service would refuse this request body, or None."""
+        """Why the real service would refuse this request body (400), or None."""
         return None
+
+    def refusal(self, body: Any) -> tuple[int, str] | None:
+        """``(status, message)`` of the real service's refusal of this body, or None: a
+        :meth:`protocol_problem` is a 400; a server whose service refuses with other
+        statuses says so here."""
+        problem = self.protocol_problem(body)
+        return None if problem is None else (400, problem)
 
     context_window: int | None = None
     """When set, a request the server counts above this many prompt tokens is refused with

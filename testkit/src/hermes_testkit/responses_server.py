@@ -13,9 +13,11 @@ event sequence ``response.created``, ``response.in_progress``, ``response.output
 ``response.incomplete`` for a reply cut by ``max_output_tokens``), each numbered by
 ``sequence_number``. Errors are OpenAI's ``{"error": {...}}``.
 
-It refuses what the service refuses: a ``function_call_output`` whose ``call_id`` answers no
-``function_call`` before it ("No tool call found for function call output with call_id
-..."), and a ``function_call`` left unanswered before the next input message.
+It refuses what the service refuses, in its words: a ``function_call_output`` whose
+``call_id`` answers no ``function_call`` before it, a ``function_call`` left unanswered, a
+reasoning item sent back by id without its ``encrypted_content`` when nothing is stored
+(``store: false``: 404), ``temperature`` to a reasoning model, and ``max_output_tokens``
+under 16. Usage counts cached input inside ``input_tokens``, as the service does.
 
     with ScriptedResponsesServer() as server:
         server.queue(Reply.tool_call("get_weather", {"city": "Oslo"}), Reply.say("Sunny."))
@@ -24,13 +26,20 @@ It refuses what the service refuses: a ``function_call_output`` whose ``call_id`
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from hermes_testkit._scripted import RecordedRequest, Reply, ScriptedServer, StreamEvent, pieces
 
-__all__ = ["RecordedRequest", "Reply", "ScriptedResponsesServer", "function_output_problem"]
+__all__ = [
+    "RecordedRequest",
+    "Reply",
+    "ScriptedResponsesServer",
+    "function_output_problem",
+    "request_problem",
+]
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
@@ -61,6 +70,40 @@ def _encrypted(thinking: str) -> str:
     return f"enc-{len(thinking)}"  # opaque to clients; sent back, checked by tests
 
 
+_REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|codex)", re.IGNORECASE)
+
+
+def request_problem(body: Any) -> tuple[int, str] | None:
+    """What the service refuses about a request beyond tool results: (status, its words)."""
+    if not isinstance(body, dict):
+        return None
+    model = str(body.get("model") or "")
+    if "temperature" in body and _REASONING_MODELS.match(model):
+        return 400, "Unsupported parameter: 'temperature' is not supported with this model."
+    tokens = body.get("max_output_tokens")
+    if isinstance(tokens, int) and tokens < 16:
+        return 400, (
+            "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "
+            f"16, but got {tokens} instead."
+        )
+    for item in body.get("input") or ():
+        lost = (
+            isinstance(item, dict)
+            and item.get("type") == "reasoning"
+            and item.get("id")
+            and not item.get("encrypted_content")
+            and body.get("store") is False
+        )
+        if lost:
+            return 404, (
+                f"Item with id '{item['id']}' not found. Items are not persisted when `store` "
+                "is set to false. Try again with `store` set to true, or remove this item "
+                "from your input."
+            )
+    problem = function_output_problem(body)
+    return None if problem is None else (400, problem)
+
+
 def function_output_problem(body: Any) -> str | None:
     """The Responses API's rules about tool results, in the words of OpenAI's errors."""
     items = body.get("input") if isinstance(body, dict) else None
@@ -83,6 +126,8 @@ def function_output_problem(body: Any) -> str | None:
                 waiting.remove(call_id)
         elif (kind == "message" or "role" in item) and waiting:
             return f"No tool output found for function call {waiting[0]}."
+    if waiting:
+        return f"No tool output found for function call {waiting[0]}."
     return None
 
 
@@ -118,6 +163,9 @@ class ScriptedResponsesServer(ScriptedServer):
 
     def protocol_problem(self, body: Any) -> str | None:
         return function_output_problem(body)
+
+    def refusal(self, body: Any) -> tuple[int, str] | None:
+        return request_problem(body)
 
     # --- the response object -------------------------------------------------------------------
 

@@ -151,6 +151,11 @@ class ModelConfig(BaseModel):
         description="Whether the model takes images; unset: what the provider's table says, "
         "else not (images then reach it as descriptions).",
     )
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
+        default=None,
+        description="How hard a model that reasons thinks, sent in each API's own form; "
+        "unset: the model's default.",
+    )
 
 
 class CustomProvider(BaseModel):

@@ -169,6 +169,7 @@ async def ask_model(
     on_attempt: Callable[[], None] | None = None,
     tool_choice: str | None = None,
     view: Callable[[ModelRoute, Sequence[ChatMessage]], Sequence[ChatMessage]] | None = None,
+    reasoning_effort: str | None = None,
 ) -> tuple[ModelResponse, int]:
     """The model's answer and the index of the route that gave it (the caller stays on that
     route for the rest of the turn); raises the last ProviderError. ``on_attempt`` is
@@ -179,7 +180,11 @@ async def ask_model(
     for index, route in enumerate(routes):
         sent = view(route, messages) if view is not None else messages
         request = ModelRequest(
-            model=route.model, messages=sent, tools=tools, tool_choice=tool_choice
+            model=route.model,
+            messages=sent,
+            tools=tools,
+            tool_choice=tool_choice,
+            reasoning_effort=reasoning_effort,
         )
         for attempt in range(policy.attempts):
             call = LLMCall(

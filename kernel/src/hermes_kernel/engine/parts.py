@@ -133,6 +133,8 @@ class EngineSettings:
     """Spending limits (``budget:``), checked before every model call."""
     log_content: bool = False
     """The activity log adds what was said (``logging.content``)."""
+    reasoning_effort: str | None = None
+    """``model.reasoning_effort``: how hard a model that reasons thinks; None: its default."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -174,6 +174,12 @@ async def gated_call(
     return verdict.arguments
 
 
+def _reasoning_effort(model: Any) -> str | None:
+    """``model.reasoning_effort`` (validated with config.yaml); None when unset."""
+    effort = model.get("reasoning_effort") if isinstance(model, Mapping) else None
+    return str(effort) if effort else None
+
+
 def choose_tools(
     specs: list[ToolSpec],
     toolsets: tuple[str, ...] | None,
@@ -224,6 +230,7 @@ class Agent:
             ),
             budget=budget_from_config(settings.raw.get("budget")),
             log_content=bool((settings.raw.get("logging") or {}).get("content", LOGGING_CONTENT)),
+            reasoning_effort=_reasoning_effort(settings.raw.get("model")),
         )
         toolsets = options.toolsets
         if toolsets is None and agent_section.get("toolsets") is not None:

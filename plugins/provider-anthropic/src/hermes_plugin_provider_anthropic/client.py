@@ -66,8 +66,15 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+_OWN_REASONING = ("thinking", "redacted_thinking")
+
+
 def _assistant_blocks(message: ChatMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [dict(detail) for detail in message.reasoning_details]
+    # Only this API's own thinking blocks: another provider's reasoning (a fallback's)
+    # would be refused.
+    blocks: list[dict[str, Any]] = [
+        dict(detail) for detail in message.reasoning_details if detail.get("type") in _OWN_REASONING
+    ]
     if message.content.strip():  # the API refuses text blocks of only whitespace
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -160,7 +167,27 @@ def payload(request: ModelRequest, stream: bool) -> dict[str, Any]:
             body["tool_choice"] = {"type": "tool", "name": choice}
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    _think(body, request)
     return body
+
+
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
+"""``model.reasoning_effort`` as a thinking budget in tokens (1,024 is the API's least)."""
+_THINKS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-4|4)", re.IGNORECASE)
+"""The Claude models with extended thinking; an older one would refuse ``thinking``."""
+
+
+def _think(body: dict[str, Any], request: ModelRequest) -> None:
+    """Extended thinking for a reasoning effort, as the Messages API takes it: a budget
+    under ``max_tokens``, no temperature of ours, and never beside a forced tool (which the
+    API refuses)."""
+    budget = THINKING_BUDGETS.get(request.reasoning_effort or "")
+    forced = request.tool_choice not in (None, "auto", "none")
+    if budget is None or forced or not _THINKS.search(request.model):
+        return
+    body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    body["max_tokens"] = max(int(body["max_tokens"]), budget + DEFAULT_MAX_TOKENS)
+    body.pop("temperature", None)
 
 
 def usage_of(raw: Any, previous: ModelUsage | None = None) -> ModelUsage:

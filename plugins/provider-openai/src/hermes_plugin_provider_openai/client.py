@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,9 @@ from hermes_sdk.models import (
     ToolCallRequest,
     classify_http_error,
 )
+
+_REASONS = re.compile(r"^(o\d|gpt-5|gpt-oss)", re.IGNORECASE)
+"""OpenAI's reasoning models, which take ``reasoning_effort`` on chat completions."""
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:
@@ -125,6 +129,9 @@ def payload(request: ModelRequest, stream: bool, cache: WireCache | None = None)
         body["max_tokens"] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.reasoning_effort is not None and _REASONS.match(request.model.rsplit("/", 1)[-1]):
+        # Chat completions' own parameter; a model that does not reason would refuse it.
+        body["reasoning_effort"] = request.reasoning_effort
     return body
 
 

@@ -7,8 +7,9 @@ assistant message as its ``reasoning_details``, and are sent again before that m
 function calls, as the API requires to go on reasoning across a tool call. A tool's result
 answers its call as a ``function_call_output`` with the same ``call_id``.
 
-``providers.NAME.options.reasoning_effort`` (``none``, ``minimal``, ``low``, ``medium``,
-``high``) becomes ``reasoning: {effort, summary: auto}``.
+``model.reasoning_effort`` (``none``, ``minimal``, ``low``, ``medium``, ``high``), or an
+endpoint's own ``providers.NAME.options.reasoning_effort``, becomes ``reasoning: {effort,
+summary: auto}``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from hermes_commons.http import (
 )
 from hermes_commons.sse import SSEDecoder
 from hermes_sdk.models import (
+    REASONING_EFFORTS,
     ChatMessage,
     ErrorKind,
     ModelRequest,
@@ -41,9 +43,15 @@ from hermes_sdk.models import (
     classify_http_error,
 )
 
-EFFORTS = ("none", "minimal", "low", "medium", "high")
-_REASONING_MODELS = re.compile(r"^(o\d|gpt-5|codex|gpt-oss|grok-[34])", re.IGNORECASE)
-"""Models that reason (and so take ``reasoning`` and return encrypted reasoning items)."""
+EFFORTS = REASONING_EFFORTS
+_REASONING_MODELS = re.compile(
+    r"^(o\d|gpt-5(?!-chat)|codex|gpt-oss|grok-(3-mini|4))", re.IGNORECASE
+)
+"""Models that reason (and so take ``reasoning`` and return encrypted reasoning items, and
+refuse ``temperature``); ``options.reasoning: true`` says so of a name this misses (an
+Azure deployment's)."""
+MIN_OUTPUT_TOKENS = 16
+"""The least ``max_output_tokens`` the API takes."""
 # Error codes inside a stream (``error`` events, a failed response), as HTTP statuses.
 _STREAM_ERROR_STATUS = {
     "rate_limit_exceeded": 429,
@@ -95,7 +103,13 @@ def input_items(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, An
                 }
             )
         elif message.role == "assistant":
-            items.extend(dict(detail) for detail in message.reasoning_details)
+            # Only this API's own reasoning, and only what a stateless request can send
+            # back: an item without its encrypted content would be looked up by id (404).
+            items.extend(
+                {k: v for k, v in detail.items() if k != "id"}
+                for detail in message.reasoning_details
+                if detail.get("type") == "reasoning" and detail.get("encrypted_content")
+            )
             if message.content:
                 items.append({"role": "assistant", "content": message.content})
             items.extend(
@@ -112,7 +126,13 @@ def input_items(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, An
     return instructions, items
 
 
-def payload(request: ModelRequest, stream: bool, options: Mapping[str, Any]) -> dict[str, Any]:
+def reasons(model: str, options: Mapping[str, Any]) -> bool:
+    return bool(options.get("reasoning")) or bool(_REASONING_MODELS.match(model.rsplit("/", 1)[-1]))
+
+
+def payload(
+    request: ModelRequest, stream: bool, options: Mapping[str, Any], summary: bool = True
+) -> dict[str, Any]:
     instructions, items = input_items(request.messages)
     body: dict[str, Any] = {
         "model": request.model,
@@ -122,10 +142,16 @@ def payload(request: ModelRequest, stream: bool, options: Mapping[str, Any]) -> 
     }
     if instructions:
         body["instructions"] = instructions
-    effort = reasoning_effort(options)
-    if effort is not None or _REASONING_MODELS.match(request.model.rsplit("/", 1)[-1]):
+    effort = reasoning_effort(options) or request.reasoning_effort  # the endpoint's first
+    reasoning = reasons(request.model, options) or (effort is not None and effort != "none")
+    if reasoning:
         body["include"] = ["reasoning.encrypted_content"]
-        body["reasoning"] = {"summary": "auto", **({"effort": effort} if effort else {})}
+        said = {
+            **({"summary": "auto"} if summary else {}),
+            **({"effort": effort} if effort else {}),
+        }
+        if said:
+            body["reasoning"] = said
     if request.tools:
         body["tools"] = [
             {
@@ -143,8 +169,8 @@ def payload(request: ModelRequest, stream: bool, options: Mapping[str, Any]) -> 
         elif choice is not None:
             body["tool_choice"] = {"type": "function", "name": choice}
     if request.max_tokens is not None:
-        body["max_output_tokens"] = request.max_tokens
-    if request.temperature is not None:
+        body["max_output_tokens"] = max(request.max_tokens, MIN_OUTPUT_TOKENS)
+    if request.temperature is not None and not reasoning:  # a reasoning model refuses it
         body["temperature"] = request.temperature
     return body
 
@@ -154,10 +180,11 @@ def usage_of(raw: Any) -> ModelUsage:
         return ModelUsage()
     inputs = raw.get("input_tokens_details") or {}
     outputs = raw.get("output_tokens_details") or {}
-    return ModelUsage(
-        input_tokens=int(raw.get("input_tokens") or 0),
+    cached = int(inputs.get("cached_tokens") or 0)
+    return ModelUsage(  # the API's input_tokens include the cached ones: reported apart
+        input_tokens=max(0, int(raw.get("input_tokens") or 0) - cached),
         output_tokens=int(raw.get("output_tokens") or 0),
-        cache_read_tokens=int(inputs.get("cached_tokens") or 0),
+        cache_read_tokens=cached,
         reasoning_tokens=int(outputs.get("reasoning_tokens") or 0),
     )
 
@@ -169,6 +196,7 @@ def response_of(data: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> 
     summaries: list[str] = []
     details: list[dict[str, Any]] = []
     calls: list[ToolCallRequest] = []
+    cut_call = False
     for item in items:
         kind = item.get("type")
         if kind == "message":
@@ -178,6 +206,9 @@ def response_of(data: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> 
                 elif part.get("type") == "refusal":
                     text.append(str(part.get("refusal") or ""))
         elif kind == "function_call":
+            if item.get("status") == "incomplete":  # its arguments were cut short
+                cut_call = True
+                continue
             calls.append(
                 ToolCallRequest(
                     str(item.get("call_id") or f"call_{len(calls)}"),
@@ -186,11 +217,14 @@ def response_of(data: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> 
                 )
             )
         elif kind == "reasoning":
-            # Sent back whole (id, summary, encrypted_content) on the next request.
-            kept = {k: v for k, v in item.items() if k in ("type", "id", "summary")}
-            if item.get("encrypted_content"):
-                kept["encrypted_content"] = item["encrypted_content"]
-            details.append(kept)
+            if item.get("encrypted_content"):  # sent back with the calls it led to
+                details.append(
+                    {
+                        "type": "reasoning",
+                        "summary": list(item.get("summary") or ()),
+                        "encrypted_content": item["encrypted_content"],
+                    }
+                )
             summaries.extend(
                 str(part.get("text") or "")
                 for part in item.get("summary") or ()
@@ -199,7 +233,7 @@ def response_of(data: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> 
     incomplete = (data.get("incomplete_details") or {}).get("reason")
     if calls:
         finish = "tool_calls"
-    elif incomplete == "max_output_tokens":
+    elif incomplete == "max_output_tokens" or cut_call:
         finish = "length"
     elif incomplete == "content_filter":
         finish = "content_filter"
@@ -262,6 +296,7 @@ class ResponsesProvider:
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
         self._options = dict(settings.options)  # a wrong effort is said at the first request
+        self._summary = self._options.get("reasoning_summary", True) is not False
         self._http = LoopClient(settings, _auth_headers(settings))
 
     @property
@@ -274,6 +309,21 @@ class ResponsesProvider:
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
+        try:
+            return await self._complete(request, on_text)
+        except ProviderError as error:
+            if not self._summary or error.kind is not ErrorKind.BAD_REQUEST:
+                raise
+            if "summar" not in str(error).lower():
+                raise
+            # An organisation OpenAI has not verified may not have reasoning summaries:
+            # go on without them (the reasoning itself still works).
+            self._summary = False
+            return await self._complete(request, on_text)
+
+    async def _complete(
+        self, request: ModelRequest, on_text: Callable[[str], None] | None
+    ) -> ModelResponse:
         async with transport_errors(self._settings):
             if self._settings.stream:
                 return await self._streamed(request, on_text)
@@ -283,7 +333,7 @@ class ResponsesProvider:
         return ProviderError(ErrorKind.BAD_RESPONSE, f"{self._settings.base_url} {what}")
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        body = orjson.dumps(payload(request, False, self._options))
+        body = orjson.dumps(payload(request, False, self._options, self._summary))
         response = await self.client.post("responses", content=body, headers=JSON_HEADERS)
         await raise_for_status(response)
         try:
@@ -298,7 +348,7 @@ class ResponsesProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        body = orjson.dumps(payload(request, True, self._options))
+        body = orjson.dumps(payload(request, True, self._options, self._summary))
         async with event_stream(self.client, "responses", body, self._settings) as response:
             decoder = SSEDecoder()
             async for line in response.aiter_lines():
