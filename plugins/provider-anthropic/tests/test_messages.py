@@ -27,11 +27,12 @@ def ask(
     server: ScriptedAnthropicServer, *messages: ChatMessage, **options: object
 ) -> ModelResponse:
     settings = ProviderSettings(base_url=server.base_url, api_key="sk-ant-test")
+    model = str(options.pop("model", "claude-test"))
 
     async def run() -> ModelResponse:
         provider = MessagesProvider(settings)
         try:
-            return await provider.complete(ModelRequest("claude-test", messages, **options))  # type: ignore[arg-type]
+            return await provider.complete(ModelRequest(model, messages, **options))  # type: ignore[arg-type]
         finally:
             await provider.aclose()
 
@@ -190,3 +191,31 @@ def test_another_providers_reasoning_is_not_sent_to_claude(
     ask(anthropic_server, ChatMessage("user", "a"), answer, ChatMessage("user", "b"))
     sent = anthropic_server.requests[0].json["messages"][1]["content"]
     assert [block["type"] for block in sent] == ["text"]
+
+
+def test_thinking_is_left_out_after_calls_made_without_it(
+    anthropic_server: ScriptedAnthropicServer,
+) -> None:
+    anthropic_server.queue(Reply.say("ok"), Reply.say("ok"))
+    call = ToolCallRequest("toolu_1", "lookup", "{}")
+    unthought = ChatMessage("assistant", "", tool_calls=(call,))
+    thought = ChatMessage(
+        "assistant",
+        "",
+        tool_calls=(call,),
+        reasoning_details=({"type": "thinking", "thinking": "hm", "signature": "sig-2"},),
+    )
+    result = ChatMessage("tool", "found", tool_call_id="toolu_1")
+    for answer in (unthought, thought):
+        ask(
+            anthropic_server,
+            ChatMessage("user", "look"),
+            answer,
+            result,
+            model="claude-sonnet-4-5",
+            tools=[TOOL],
+            reasoning_effort="low",
+        )
+    first, second = (request.json for request in anthropic_server.requests)
+    assert "thinking" not in first
+    assert second["thinking"] == {"type": "enabled", "budget_tokens": 2048}

@@ -177,13 +177,22 @@ _THINKS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-4|4)", re.IGNORECA
 """The Claude models with extended thinking; an older one would refuse ``thinking``."""
 
 
+def _unthought(request: ModelRequest) -> bool:
+    """The tool calls being answered were made without thinking (a forced tool, another
+    provider's turn): the API refuses thinking unless that message starts with its own."""
+    last = next((m for m in reversed(request.messages) if m.role == "assistant"), None)
+    if last is None or not last.tool_calls:
+        return False
+    return not any(d.get("type") in _OWN_REASONING for d in last.reasoning_details)
+
+
 def _think(body: dict[str, Any], request: ModelRequest) -> None:
     """Extended thinking for a reasoning effort, as the Messages API takes it: a budget
-    under ``max_tokens``, no temperature of ours, and never beside a forced tool (which the
-    API refuses)."""
+    under ``max_tokens``, no temperature of ours, and never beside a forced tool or after
+    tool calls made without thinking (both of which the API refuses)."""
     budget = THINKING_BUDGETS.get(request.reasoning_effort or "")
     forced = request.tool_choice not in (None, "auto", "none")
-    if budget is None or forced or not _THINKS.search(request.model):
+    if budget is None or forced or not _THINKS.search(request.model) or _unthought(request):
         return
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     body["max_tokens"] = max(int(body["max_tokens"]), budget + DEFAULT_MAX_TOKENS)
