@@ -76,7 +76,9 @@ class Decrypted:
     """Sent by a device the trust setting admits."""
 
 
-def _state_store() -> Any:
+def new_state_store() -> Any:
+    """A room-state store the Olm machine and mautrix's client both use (its classes are
+    made here: mautrix is imported only once the platform runs)."""
     from mautrix.client.state_store.memory import MemoryStateStore
     from mautrix.crypto import StateStore as CryptoStateStore
     from mautrix.types import Membership
@@ -97,21 +99,13 @@ def _state_store() -> Any:
     return RoomStates()
 
 
-def new_state_store() -> Any:
-    """A room-state store the Olm machine and mautrix's client both use."""
-    return _state_store()
-
-
 class RoomEncryption:
     """The bot's device: keys published, to-device messages absorbed, events decrypted."""
 
-    def __init__(
-        self, client: Any, machine: Any, store: Any, database: Any, folder: Path, trust: str
-    ) -> None:
+    def __init__(self, client: Any, machine: Any, database: Any, folder: Path, trust: str) -> None:
         self.client = client
         self.folder = folder
         self.machine = machine
-        self.store = store
         self.database = database
         self.trust = trust
         self._waiting: set[asyncio.Task[None]] = set()
@@ -165,7 +159,7 @@ class RoomEncryption:
             await database.execute(
                 "DELETE FROM crypto_megolm_outbound_session WHERE account_id=$1", str(client.mxid)
             )
-            device = cls(client, machine, store, database, folder, trust)
+            device = cls(client, machine, database, folder, trust)
             await device._publish(password)
             client.crypto = machine  # only now: a device that failed to publish sends nothing
             _decrypt_ourselves(client)

@@ -43,7 +43,6 @@ from hermes_sdk.models import (
     classify_http_error,
 )
 
-EFFORTS = REASONING_EFFORTS
 _REASONING_MODELS = re.compile(
     r"^(o\d|gpt-5(?!-chat)|codex|gpt-oss|grok-(3-mini|4))", re.IGNORECASE
 )
@@ -68,10 +67,10 @@ def reasoning_effort(options: Mapping[str, Any]) -> str | None:
     effort = options.get("reasoning_effort")
     if effort is None:
         return None
-    if str(effort) not in EFFORTS:
+    if str(effort) not in REASONING_EFFORTS:
         raise ProviderError(
             ErrorKind.BAD_REQUEST,
-            f"reasoning_effort must be one of {', '.join(EFFORTS)}, not {effort!r} (in "
+            f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not {effort!r} (in "
             "providers.NAME.options)",
         )
     return str(effort)
