@@ -115,12 +115,18 @@ async def raise_for_status(response: httpx.Response) -> None:
 
 @asynccontextmanager
 async def event_stream(
-    client: httpx.AsyncClient, path: str, body: bytes, settings: ProviderSettings
+    client: httpx.AsyncClient,
+    path: str,
+    body: bytes,
+    settings: ProviderSettings,
+    headers: Mapping[str, str] | None = None,
 ) -> AsyncIterator[httpx.Response]:
     """POST a JSON ``body`` that asks for a streamed reply; the response, once its status
     and content type say it is an event stream (read it with ``aiter_lines`` and
-    :class:`~hermes_commons.sse.SSEDecoder`)."""
-    async with client.stream("POST", path, content=body, headers=SSE_HEADERS) as response:
+    :class:`~hermes_commons.sse.SSEDecoder`). ``headers`` adds per-request ones (a token
+    that is refreshed)."""
+    sent = {**SSE_HEADERS, **headers} if headers else SSE_HEADERS
+    async with client.stream("POST", path, content=body, headers=sent) as response:
         await raise_for_status(response)
         if not is_event_stream(response.headers.get("content-type")):
             raise ProviderError(

@@ -52,6 +52,8 @@ class Endpoint:
     """One line the UI shows when this endpoint is picked (say what it is and how to switch)."""
     options: Mapping[str, Any] = field(default_factory=dict)
     """Passed to the provider as ``ProviderSettings.options``."""
+    stream: bool = True
+    """Passed to the provider as ``ProviderSettings.stream``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,6 +261,8 @@ _CONTEXT_WORDS = (
     "too many tokens",
     "prompt is too long",
     "context window",
+    "exceeds the maximum number of tokens",  # Gemini
+    "input is too long",  # Bedrock
 )
 _POLICY_WORDS = ("content policy", "content_policy", "safety system", "flagged")
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 __all__ = ["RecordedRequest", "Reply", "ScriptedServer", "StreamEvent"]
 
@@ -134,8 +135,17 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
         owner._record(RecordedRequest("POST", self.path, headers, body))
-        if not self.path.rstrip("/").endswith(owner.route):
+        served = owner.serve_other(self.path, headers, raw)
+        if served is not None:  # a route beside the model's own (a sign-in's token endpoint)
+            self.send_json(*served)
+            return
+        if not owner.answers(self.path):
             self.send_json(404, owner.error_body(404, f"no route {self.path}"))
+            return
+        denied = owner.authentication_problem("POST", self.path, headers, raw)
+        if denied is not None:  # as the service says a bad signature or key, before all else
+            status, problem = denied
+            self.send_json(status, owner.error_body(status, problem))
             return
         refused = owner.refusal(body) if owner.check_protocol else None
         if refused is not None:  # what the real service refuses, before any reply is used
@@ -154,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_seconds:
             time.sleep(reply.delay_seconds)
         request = body if isinstance(body, dict) else {}
-        stream = bool(request.get("stream"))
+        stream = owner.wants_stream(self.path, request)
         if reply.kind == "hang":
             owner._stopping.wait(reply.hang_seconds)
             self.close_connection = True
@@ -175,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif reply.kind == "malformed":
             if stream:
                 self.stream_start()
-                self.send_chunk(b"data: {this is not json\n\n")
+                self.send_chunk(owner.malformed_event())
                 self.send_chunk(b"")
             else:
                 self.send_raw(200, b"{this is not json", {})
@@ -214,7 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def stream_start(self) -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Type", self.server.owner.stream_content_type)
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
@@ -224,10 +234,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def send_event(self, event: StreamEvent) -> None:
-        name, data = event
-        text = data if isinstance(data, str) else json.dumps(data)
-        prefix = f"event: {name}\n" if name else ""
-        self.send_chunk(f"{prefix}data: {text}\n\n".encode())
+        self.send_chunk(self.server.owner.encode_event(event))
 
     def stream_end(self, trailer: StreamEvent | None) -> None:
         if trailer is not None:
@@ -299,6 +306,43 @@ class ScriptedServer:
 
     def render_stream(self, reply: Reply, request: Mapping[str, Any]) -> list[StreamEvent]:
         raise NotImplementedError
+
+    stream_content_type = "text/event-stream"
+
+    def encode_event(self, event: StreamEvent) -> bytes:
+        """One event as it goes on the wire: a server-sent event unless the protocol
+        frames its stream otherwise (Bedrock's binary event stream)."""
+        name, data = event
+        text = data if isinstance(data, str) else json.dumps(data)
+        prefix = f"event: {name}\n" if name else ""
+        return f"{prefix}data: {text}\n\n".encode()
+
+    def malformed_event(self) -> bytes:
+        """A first streamed event a client cannot decode."""
+        return b"data: {this is not json\n\n"
+
+    def answers(self, path: str) -> bool:
+        """Whether a POST to ``path`` (its query string included) gets a queued reply."""
+        return urlsplit(path).path.rstrip("/").endswith(self.route)
+
+    def serve_other(
+        self, path: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, Any] | None:
+        """``(status, JSON)`` for a POST to a route beside the model's (a token endpoint),
+        or None to go on: nothing else is served by default."""
+        return None
+
+    def wants_stream(self, path: str, body: Mapping[str, Any]) -> bool:
+        """Whether the request asks for a streamed reply: its body's ``stream`` flag here;
+        the path, where a protocol streams on a route of its own (Gemini, Bedrock)."""
+        return bool(body.get("stream"))
+
+    def authentication_problem(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, str] | None:
+        """``(status, message)`` when the service would refuse the request's credentials
+        (a signature that does not verify), or None: nothing is checked by default."""
+        return None
 
     def stream_trailer(self) -> StreamEvent | None:
         """An event sent after every complete stream (OpenAI's ``[DONE]``)."""

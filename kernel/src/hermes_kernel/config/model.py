@@ -181,6 +181,11 @@ class CustomProvider(BaseModel):
         default=None,
         description="Whether this endpoint's models take images (unset: ask its provider).",
     )
+    stream: bool = Field(
+        default=True,
+        description="Ask for replies streamed as they are written; false for a proxy that "
+        "breaks streamed replies (text then arrives whole).",
+    )
 
 
 class AgentConfig(BaseModel):

@@ -91,6 +91,7 @@ def build_route(
         timeout_seconds=timeout_seconds,
         options=endpoint.options,
         home=home,
+        stream=endpoint.stream,
     )
     fix = fix_for(choice, home)
     if len(choice.api_keys) > 1:
