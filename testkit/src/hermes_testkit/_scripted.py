@@ -169,10 +169,11 @@ class _Handler(BaseHTTPRequestHandler):
             owner._stopping.wait(reply.hang_seconds)
             self.close_connection = True
         elif reply.kind == "error":
-            extra = {"Retry-After": reply.retry_after} if reply.retry_after else {}
-            body_text = reply.body or json.dumps(
-                owner.error_body(reply.status, f"scripted error {reply.status}")
-            )
+            message = f"scripted error {reply.status}"
+            extra = dict(owner.error_headers(reply.status, reply.body or message))
+            if reply.retry_after:
+                extra["Retry-After"] = reply.retry_after
+            body_text = reply.body or json.dumps(owner.error_body(reply.status, message))
             self.send_raw(reply.status, body_text.encode(), extra)
         elif reply.kind == "raw":
             self.send_raw(reply.status, reply.body.encode(), {}, reply.content_type)
@@ -220,7 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def send_json(self, status: int, payload: Any) -> None:
-        self.send_raw(status, json.dumps(payload).encode(), {})
+        said = json.dumps(payload)
+        extra = self.server.owner.error_headers(status, said) if status >= 400 else {}
+        self.send_raw(status, said.encode(), extra)
 
     def stream_start(self) -> None:
         self.send_response(200)
@@ -247,7 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
         for number, event in enumerate(events):
             if reply.kind == "cut" and number >= reply.cut_after:
                 # Half a chunk, then close: the client sees a broken body, not a clean end.
-                self.wfile.write(b'40\r\ndata: {"partial')
+                partial = owner.partial_event()
+                self.wfile.write(f"{2 * len(partial):x}\r\n".encode() + partial)
                 self.wfile.flush()
                 self.close_connection = True
                 return
@@ -317,6 +321,10 @@ class ScriptedServer:
         prefix = f"event: {name}\n" if name else ""
         return f"{prefix}data: {text}\n\n".encode()
 
+    def partial_event(self) -> bytes:
+        """The start of an event, where a dropped connection cuts a stream."""
+        return b'data: {"partial'
+
     def malformed_event(self) -> bytes:
         """A first streamed event a client cannot decode."""
         return b"data: {this is not json\n\n"
@@ -350,6 +358,11 @@ class ScriptedServer:
 
     def error_body(self, status: int, message: str) -> Any:
         return {"error": {"message": message}}
+
+    def error_headers(self, status: int, message: str) -> Mapping[str, str]:
+        """Headers an error answer carries beside its body (AWS names the error's type
+        in one)."""
+        return {}
 
     check_protocol: bool = True
     """Refuse (400, as the real service does) a request that breaks the protocol's rules

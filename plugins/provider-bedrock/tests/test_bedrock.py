@@ -1,0 +1,185 @@
+"""What Bedrock needs beyond the conformance suite, against the kit's runtime (which verifies
+each SigV4 signature and refuses what the service refuses): Claude's reasoning sent back
+before its tool uses, a step's results in one message, the credential chain's sources and
+its failures in one line, exceptions inside a stream, and the effort in each family's form."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hermes_plugin_provider_bedrock.client import BedrockProvider
+from hermes_plugin_provider_bedrock.testing import ScriptedBedrockServer
+
+from hermes_sdk.models import (
+    ChatMessage,
+    ErrorKind,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ProviderSettings,
+    ToolSchema,
+)
+from hermes_testkit import Reply
+
+CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+TOOL = ToolSchema("lookup", "Look something up.", {"type": "object", "properties": {}})
+QUESTION = ChatMessage("user", "look it up")
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDKIT")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "kit-secret")
+
+
+def ask(
+    server: ScriptedBedrockServer,
+    model: str,
+    *messages: ChatMessage,
+    stream: bool = True,
+    options: dict[str, Any] | None = None,
+    **request: Any,
+) -> ModelResponse:
+    settings = ProviderSettings(
+        base_url=server.base_url, stream=stream, options=options or {"region": "us-east-1"}
+    )
+
+    async def run() -> ModelResponse:
+        provider = BedrockProvider(settings)
+        try:
+            return await provider.complete(ModelRequest(model, messages, **request))
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(run())
+
+
+def _server() -> ScriptedBedrockServer:
+    server = ScriptedBedrockServer()
+    server.credentials = {"AKIDKIT": "kit-secret"}
+    return server
+
+
+@pytest.mark.usefixtures("keys")
+@pytest.mark.parametrize("stream", [True, False])
+def test_reasoning_goes_back_before_the_tool_uses_and_results_in_one_message(stream: bool) -> None:
+    with _server() as server:
+        server.queue(
+            Reply.calls([("lookup", {"q": "a"}), ("lookup", {"q": "b"})], thinking="Two."),
+            Reply.say("Both found."),
+        )
+        first = ask(server, CLAUDE, QUESTION, stream=stream, tools=[TOOL])
+        assert first.reasoning == "Two." and first.finish_reason == "tool_calls"
+        answer = ChatMessage(
+            "assistant", "", tool_calls=first.tool_calls, reasoning_details=first.reasoning_details
+        )
+        results = [ChatMessage("tool", f"found {n}", tool_call_id=c.id) for n, c in enumerate(first.tool_calls)]
+        second = ask(server, CLAUDE, QUESTION, answer, *results, stream=stream, tools=[TOOL])
+        sent = server.requests[1].json["messages"]
+    assert second.content == "Both found."
+    assert [message["role"] for message in sent] == ["user", "assistant", "user"]
+    reasoning, *uses = sent[1]["content"]
+    assert reasoning == {
+        "reasoningContent": {"reasoningText": {"text": "Two.", "signature": "sig-4"}}
+    }
+    assert [use["toolUse"]["input"] for use in uses] == [{"q": "a"}, {"q": "b"}]
+    assert [block["toolResult"]["toolUseId"] for block in sent[2]["content"]] == [
+        "tooluse_kit0",
+        "tooluse_kit1",
+    ]
+
+
+def test_a_wrong_secret_is_refused_by_the_signature_check_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDKIT")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    with _server() as server:
+        with pytest.raises(ProviderError) as raised:
+            ask(server, CLAUDE, QUESTION)
+        assert not server.signed
+    said = str(raised.value)
+    assert raised.value.kind is ErrorKind.AUTH and raised.value.status == 403
+    assert "\n" not in said and "not-the-secret" not in said
+    assert said.startswith("Bedrock refused the credentials (HTTP 403): The request signature")
+    assert said.endswith("check the AWS keys, profile or role (or the Bedrock API key)")
+
+
+def test_no_credentials_at_all_says_where_to_put_them() -> None:
+    with _server() as server:
+        with pytest.raises(ProviderError) as raised:
+            ask(server, CLAUDE, QUESTION)
+        assert not server.requests  # nothing is sent unsigned
+    assert raised.value.kind is ErrorKind.AUTH
+    assert "no AWS credentials for Bedrock" in str(raised.value)
+
+
+def test_a_profile_and_the_environments_region_sign_the_request(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    credentials = tmp_path / "aws-credentials"
+    credentials.write_text(
+        "[work]\naws_access_key_id = AKIDWORK\naws_secret_access_key = work-secret\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_REGION", "ca-central-1")
+    with _server() as server:
+        server.credentials = {"AKIDWORK": "work-secret"}
+        server.queue(Reply.say("signed"))
+        response = ask(server, CLAUDE, QUESTION, options={"profile": "work"})
+        assert server.signed == ["ca-central-1"]
+    assert response.content == "signed"
+
+
+@pytest.mark.usefixtures("keys")
+def test_an_exception_inside_the_stream_is_classified() -> None:
+    with _server() as server:
+        server.queue(
+            Reply.stream_events(
+                ("messageStart", {"role": "assistant"}),
+                ("exception:throttlingException", {"message": "Too many requests, slow down."}),
+            )
+        )
+        with pytest.raises(ProviderError) as raised:
+            ask(server, CLAUDE, QUESTION)
+    assert raised.value.kind is ErrorKind.RATE_LIMIT and raised.value.retryable
+
+
+@pytest.mark.usefixtures("keys")
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        (CLAUDE, {"thinking": {"type": "enabled", "budget_tokens": 24576}}),
+        ("openai.gpt-oss-120b-1:0", {"reasoning_effort": "high"}),
+        ("amazon.nova-2-lite-v1:0", {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}}),
+        ("meta.llama3-3-70b-instruct-v1:0", None),
+    ],
+)
+def test_reasoning_effort_is_each_model_familys_own_field(model: str, fields: Any) -> None:
+    with _server() as server:
+        server.queue(Reply.say("ok"))
+        ask(server, model, QUESTION, reasoning_effort="high", temperature=0.5, max_tokens=30000)
+        sent = server.requests[0].json
+    assert sent.get("additionalModelRequestFields") == fields
+    assert sent["inferenceConfig"]["maxTokens"] == 30000
+    # Claude refuses a temperature while it thinks; the others keep theirs.
+    assert ("temperature" in sent["inferenceConfig"]) is (fields is None or "thinking" not in fields)
+
+
+@pytest.mark.usefixtures("keys")
+def test_an_image_goes_as_bytes_with_its_format() -> None:
+    from hermes_sdk.models import ImagePart
+
+    picture = ImagePart("image/webp", b"RIFF....WEBP")
+    with _server() as server:
+        server.queue(Reply.say("a picture"))
+        ask(server, CLAUDE, ChatMessage("user", "what is it?", images=(picture,)))
+        (message,) = server.requests[0].json["messages"]
+    assert message["content"][1] == {
+        "image": {"format": "webp", "source": {"bytes": picture.base64()}}
+    }
+    assert json.dumps(message).count("RIFF") == 0  # base64, not raw
