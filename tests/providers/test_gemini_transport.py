@@ -31,7 +31,10 @@ def _round_trip(hermes, server: ScriptedGeminiServer, note) -> dict:  # type: ig
     assert "read_file" in names
     call_turn, answer_turn = second.json["contents"][-2:]
     assert call_turn["role"] == "model"
-    assert call_turn["parts"][-1]["functionCall"] == {"name": "read_file", "args": {"path": str(note)}}
+    assert call_turn["parts"][-1]["functionCall"] == {
+        "name": "read_file",
+        "args": {"path": str(note)},
+    }
     assert call_turn["parts"][-1]["thoughtSignature"]  # sent back where it came from
     (answer,) = answer_turn["parts"]
     assert answer["functionResponse"]["name"] == "read_file"

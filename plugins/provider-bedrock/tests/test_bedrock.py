@@ -77,7 +77,10 @@ def test_reasoning_goes_back_before_the_tool_uses_and_results_in_one_message(str
         answer = ChatMessage(
             "assistant", "", tool_calls=first.tool_calls, reasoning_details=first.reasoning_details
         )
-        results = [ChatMessage("tool", f"found {n}", tool_call_id=c.id) for n, c in enumerate(first.tool_calls)]
+        results = [
+            ChatMessage("tool", f"found {n}", tool_call_id=c.id)
+            for n, c in enumerate(first.tool_calls)
+        ]
         second = ask(server, CLAUDE, QUESTION, answer, *results, stream=stream, tools=[TOOL])
         sent = server.requests[1].json["messages"]
     assert second.content == "Both found."
@@ -155,7 +158,10 @@ def test_an_exception_inside_the_stream_is_classified() -> None:
     [
         (CLAUDE, {"thinking": {"type": "enabled", "budget_tokens": 24576}}),
         ("openai.gpt-oss-120b-1:0", {"reasoning_effort": "high"}),
-        ("amazon.nova-2-lite-v1:0", {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}}),
+        (
+            "amazon.nova-2-lite-v1:0",
+            {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}},
+        ),
         ("meta.llama3-3-70b-instruct-v1:0", None),
     ],
 )
@@ -167,7 +173,9 @@ def test_reasoning_effort_is_each_model_familys_own_field(model: str, fields: An
     assert sent.get("additionalModelRequestFields") == fields
     assert sent["inferenceConfig"]["maxTokens"] == 30000
     # Claude refuses a temperature while it thinks; the others keep theirs.
-    assert ("temperature" in sent["inferenceConfig"]) is (fields is None or "thinking" not in fields)
+    assert ("temperature" in sent["inferenceConfig"]) is (
+        fields is None or "thinking" not in fields
+    )
 
 
 @pytest.mark.usefixtures("keys")

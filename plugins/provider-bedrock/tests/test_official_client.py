@@ -21,7 +21,9 @@ TOOLS = {
             "toolSpec": {
                 "name": "get_weather",
                 "description": "The weather in a city.",
-                "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}},
+                "inputSchema": {
+                    "json": {"type": "object", "properties": {"city": {"type": "string"}}}
+                },
             }
         }
     ]
@@ -60,7 +62,9 @@ def test_boto3_makes_a_tool_round_trip_streamed_and_whole() -> None:
         streamed = client.converse_stream(modelId=MODEL, messages=history, toolConfig=TOOLS)
         events = list(streamed["stream"])
         text = "".join(
-            e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e
+            e["contentBlockDelta"]["delta"].get("text", "")
+            for e in events
+            if "contentBlockDelta" in e
         )
         assert text == "Sunny in Oslo."
         assert events[-1]["metadata"]["usage"]["outputTokens"] == 5
@@ -75,9 +79,7 @@ def test_boto3_signing_with_a_wrong_secret_is_refused() -> None:
         server.credentials = {"AKIDKIT": "kit-secret"}
         client = _client(server, "not-the-secret")
         with pytest.raises(ClientError) as raised:
-            client.converse(
-                modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}]
-            )
+            client.converse(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
         assert not server.signed
     error = raised.value.response["Error"]
     assert error["Code"] == "InvalidSignatureException"

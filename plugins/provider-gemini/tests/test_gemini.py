@@ -53,7 +53,9 @@ def gemini(server: ScriptedGeminiServer, stream: bool = True, **options: Any) ->
 def answered(first: ModelResponse, *outputs: str) -> tuple[ChatMessage, ...]:
     """The assistant's calls and a tool message per call, as the engine writes them."""
     call = ChatMessage(
-        "assistant", first.content, tool_calls=first.tool_calls,
+        "assistant",
+        first.content,
+        tool_calls=first.tool_calls,
         reasoning_details=first.reasoning_details,
     )
     results = [
@@ -130,8 +132,13 @@ def test_safety_settings_and_json_schema_tools_go_in_the_apis_form() -> None:
     with ScriptedGeminiServer() as server:
         server.queue(Reply.say("ok"))
         tool = ToolSchema("search", "Search.", schema)
-        ask(gemini(server, safety_settings=safety), "gemini-2.5-flash", QUESTION, tools=[tool],
-            tool_choice="search")
+        ask(
+            gemini(server, safety_settings=safety),
+            "gemini-2.5-flash",
+            QUESTION,
+            tools=[tool],
+            tool_choice="search",
+        )
         sent = server.requests[0].json
     assert sent["safetySettings"] == [
         {"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"},
@@ -164,15 +171,22 @@ def test_a_blocked_prompt_is_a_content_policy_error() -> None:
 
 
 def test_thoughts_and_cached_input_are_counted_apart() -> None:
-    usage = {"prompt_tokens": 1000, "cached_tokens": 600, "completion_tokens": 20,
-             "reasoning_tokens": 300}
+    usage = {
+        "prompt_tokens": 1000,
+        "cached_tokens": 600,
+        "completion_tokens": 20,
+        "reasoning_tokens": 300,
+    }
     with ScriptedGeminiServer() as server:
         server.queue(Reply.say("ok", thinking="Hm.", usage=usage))
         response = ask(gemini(server), "gemini-2.5-flash", QUESTION)
     assert response.reasoning == "Hm." and response.content == "ok"
     got = response.usage
     assert (got.input_tokens, got.cache_read_tokens, got.output_tokens, got.reasoning_tokens) == (
-        400, 600, 320, 300,
+        400,
+        600,
+        320,
+        300,
     )
 
 
@@ -216,8 +230,7 @@ def test_a_revoked_service_account_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_missing_key_file_says_which_setting_to_fix(tmp_path: Path) -> None:
-    with ScriptedGeminiServer() as server:
-        with pytest.raises(ProviderError) as raised:
-            ask(_vertex(server, tmp_path / "nowhere.json"), "gemini-2.5-pro", QUESTION)
+    with ScriptedGeminiServer() as server, pytest.raises(ProviderError) as raised:
+        ask(_vertex(server, tmp_path / "nowhere.json"), "gemini-2.5-pro", QUESTION)
     assert raised.value.kind is ErrorKind.AUTH
     assert "options.credentials_file" in str(raised.value)

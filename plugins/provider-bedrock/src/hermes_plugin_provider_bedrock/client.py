@@ -69,7 +69,9 @@ class _Signer:
             # AWS_REGION is the SDKs' common name; botocore itself reads AWS_DEFAULT_REGION
             # and the profile's region.
             region = (
-                self._region or os.environ.get("AWS_REGION") or session.get_config_variable("region")
+                self._region
+                or os.environ.get("AWS_REGION")
+                or session.get_config_variable("region")
             )
         except BotoCoreError as error:
             raise ProviderError(ErrorKind.AUTH, f"AWS credentials: {_one_line(error)}") from None
@@ -173,7 +175,9 @@ class BedrockProvider:
             await raise_for_status(response)
             kind = response.headers.get("content-type", "")
             if not kind.startswith(_STREAM_TYPE):
-                raise self._bad("answered a streamed request with something that is not an event stream")
+                raise self._bad(
+                    "answered a streamed request with something that is not an event stream"
+                )
             decoder = EventStreamBuffer()
             async for data in response.aiter_bytes():
                 decoder.add_data(data)

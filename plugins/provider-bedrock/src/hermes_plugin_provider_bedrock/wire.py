@@ -177,7 +177,9 @@ def payload(request: ModelRequest, options: Mapping[str, Any]) -> dict[str, Any]
         if choice:
             tool_config["toolChoice"] = choice
         body["toolConfig"] = tool_config
-    elif any(block.get("toolUse") or block.get("toolResult") for t in turns for block in t["content"]):
+    elif any(
+        block.get("toolUse") or block.get("toolResult") for t in turns for block in t["content"]
+    ):
         # Converse refuses tool blocks in a conversation sent without a toolConfig.
         body["toolConfig"] = {"tools": [_placeholder(turns)]}
     inference: dict[str, Any] = {}
@@ -236,7 +238,9 @@ def response_of(
             use = block["toolUse"]
             raw = use.get("input")
             arguments = raw if isinstance(raw, str) else orjson.dumps(raw or {}).decode()
-            calls.append(ToolCallRequest(str(use["toolUseId"]), str(use["name"]), arguments or "{}"))
+            calls.append(
+                ToolCallRequest(str(use["toolUseId"]), str(use["name"]), arguments or "{}")
+            )
         elif _REASONING in block:
             content = block[_REASONING]
             said = (content.get("reasoningText") or {}).get("text")

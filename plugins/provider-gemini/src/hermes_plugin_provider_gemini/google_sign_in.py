@@ -58,17 +58,15 @@ class GoogleSignIn:
         try:
             if self._file:
                 path = str(self._file)
-                credentials = service_account.Credentials.from_service_account_file(
-                    path, scopes=SCOPES
-                )
+                load = service_account.Credentials.from_service_account_file
+                credentials = load(path, scopes=SCOPES)  # type: ignore[no-untyped-call]
                 project = credentials.project_id
             else:
                 credentials, project = google.auth.default(scopes=SCOPES)
         except FileNotFoundError:
             raise ProviderError(
                 ErrorKind.AUTH,
-                f"no service account key at {self._file} (providers.NAME.options."
-                "credentials_file)",
+                f"no service account key at {self._file} (providers.NAME.options.credentials_file)",
             ) from None
         except (DefaultCredentialsError, ValueError) as error:
             if self._file:

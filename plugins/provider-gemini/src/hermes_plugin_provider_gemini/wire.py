@@ -98,8 +98,7 @@ def _user_parts(message: ChatMessage) -> list[dict[str, Any]]:
     if message.content:
         parts.append({"text": message.content})
     parts.extend(
-        {"inlineData": {"mimeType": image.mime, "data": image.base64()}}
-        for image in message.images
+        {"inlineData": {"mimeType": image.mime, "data": image.base64()}} for image in message.images
     )
     return parts or [{"text": " "}]  # a turn needs a part; an empty text part is refused
 
@@ -194,18 +193,27 @@ def _safety(options: Mapping[str, Any]) -> list[dict[str, str]] | None:
     given = options.get("safety_settings")
     if not given:
         return None
-    pairs = given.items() if isinstance(given, Mapping) else (
-        (item.get("category"), item.get("threshold")) for item in given
+    pairs = (
+        given.items()
+        if isinstance(given, Mapping)
+        else ((item.get("category"), item.get("threshold")) for item in given)
     )
-    settings: list[dict[str, str]] = []
-    for category, threshold in pairs:
-        category, threshold = str(category).upper(), str(threshold).upper()
-        if not category.startswith("HARM_CATEGORY_"):
-            category = f"HARM_CATEGORY_{category}"
-        if threshold not in ("OFF", "BLOCK_NONE") and not threshold.startswith("BLOCK_"):
-            threshold = "BLOCK_NONE" if threshold == "NONE" else f"BLOCK_{threshold}"
-        settings.append({"category": category, "threshold": threshold})
-    return settings
+    return [
+        {"category": _category(str(category)), "threshold": _threshold(str(threshold))}
+        for category, threshold in pairs
+    ]
+
+
+def _category(name: str) -> str:
+    name = name.upper()
+    return name if name.startswith("HARM_CATEGORY_") else f"HARM_CATEGORY_{name}"
+
+
+def _threshold(name: str) -> str:
+    name = name.upper()
+    if name in ("OFF", "BLOCK_NONE") or name.startswith("BLOCK_"):
+        return name
+    return "BLOCK_NONE" if name == "NONE" else f"BLOCK_{name}"
 
 
 def payload(request: ModelRequest, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -294,7 +302,9 @@ class Reading:
             arguments = orjson.dumps(call.get("args") or {}).decode()
             self.calls.append(ToolCallRequest(call_id, str(call["name"]), arguments))
             if signature:
-                self.details.append({"type": _SIGNATURE, "call_id": call_id, "signature": signature})
+                self.details.append(
+                    {"type": _SIGNATURE, "call_id": call_id, "signature": signature}
+                )
             return []
         text = part.get("text")
         if not isinstance(text, str):

@@ -39,6 +39,11 @@ def hermes_providers() -> Iterator[ProviderSpec]:
         factory="hermes_plugin_provider_openai.client:ChatCompletionsProvider",
         default_transport=True,  # what llama.cpp, Ollama, vLLM and LM Studio all speak
     )
+    yield ProviderSpec(
+        name="azure",
+        description="Azure OpenAI deployments and Azure AI Foundry (api-key, api-version)",
+        factory="hermes_plugin_provider_openai.azure:AzureOpenAIProvider",
+    )
 
 
 @hookimpl

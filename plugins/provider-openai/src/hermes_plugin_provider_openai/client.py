@@ -35,6 +35,9 @@ from hermes_sdk.models import (
 
 _REASONS = re.compile(r"^(o\d|gpt-5|gpt-oss)", re.IGNORECASE)
 """OpenAI's reasoning models, which take ``reasoning_effort`` on chat completions."""
+_COMPLETION_TOKENS = re.compile(r"^(o\d|gpt-5(?!-chat))", re.IGNORECASE)
+"""OpenAI's own reasoning models, which refuse ``max_tokens`` (``max_completion_tokens``
+instead) and any ``temperature`` but the default."""
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:
@@ -101,7 +104,16 @@ class WireCache:
         return cached[1]
 
 
-def payload(request: ModelRequest, stream: bool, cache: WireCache | None = None) -> dict[str, Any]:
+def payload(
+    request: ModelRequest,
+    stream: bool,
+    cache: WireCache | None = None,
+    reasons: bool | None = None,
+) -> dict[str, Any]:
+    """The request body. ``reasons`` says whether the model is an OpenAI reasoning model
+    when its name does not (an Azure deployment's name is its owner's choice)."""
+    bare = request.model.rsplit("/", 1)[-1]
+    reasoning = bool(_COMPLETION_TOKENS.match(bare)) if reasons is None else reasons
     messages = (
         cache.messages(request.messages) if cache else [_message(m) for m in request.messages]
     )
@@ -126,10 +138,10 @@ def payload(request: ModelRequest, stream: bool, cache: WireCache | None = None)
         else:
             body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     if request.max_tokens is not None:
-        body["max_tokens"] = request.max_tokens
-    if request.temperature is not None:
+        body["max_completion_tokens" if reasoning else "max_tokens"] = request.max_tokens
+    if request.temperature is not None and not reasoning:
         body["temperature"] = request.temperature
-    if request.reasoning_effort is not None and _REASONS.match(request.model.rsplit("/", 1)[-1]):
+    if request.reasoning_effort is not None and (reasoning or _REASONS.match(bare)):
         # Chat completions' own parameter; a model that does not reason would refuse it.
         body["reasoning_effort"] = request.reasoning_effort
     return body
@@ -239,10 +251,18 @@ def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
 class ChatCompletionsProvider:
     """A :class:`hermes_sdk.models.ModelProvider` for ``POST {base_url}/chat/completions``."""
 
+    route = "/chat/completions"
+    """Where requests go, below ``base_url``."""
+
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
-        self._http = LoopClient(settings, _auth_headers(settings))
+        self._http = LoopClient(settings, self.auth_headers(settings))
         self._wire = WireCache()
+        said = settings.options.get("reasoning")
+        self._reasons = None if said is None else bool(said)
+
+    def auth_headers(self, settings: ProviderSettings) -> dict[str, str]:
+        return _auth_headers(settings)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -263,6 +283,9 @@ class ChatCompletionsProvider:
             note_stated_window(error)
             raise
 
+    def route_for(self, request: ModelRequest) -> str:
+        return self.route
+
     async def context_window(self, model: str) -> int | None:
         """A well-known model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
         return known_window(model)
@@ -273,8 +296,10 @@ class ChatCompletionsProvider:
         return known_sight(model)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        body = orjson.dumps(payload(request, False, self._wire))
-        response = await self.client.post("/chat/completions", content=body, headers=JSON_HEADERS)
+        body = orjson.dumps(payload(request, False, self._wire, self._reasons))
+        response = await self.client.post(
+            self.route_for(request), content=body, headers=JSON_HEADERS
+        )
         await raise_for_status(response)
         try:
             data = response.json()
@@ -305,8 +330,9 @@ class ChatCompletionsProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        body = orjson.dumps(payload(request, True, self._wire))
-        async with event_stream(self.client, "/chat/completions", body, self._settings) as response:
+        body = orjson.dumps(payload(request, True, self._wire, self._reasons))
+        route = self.route_for(request)
+        async with event_stream(self.client, route, body, self._settings) as response:
             decoder = SSEDecoder()
             async for line in response.aiter_lines():
                 event = decoder.feed(line)

@@ -67,7 +67,10 @@ def frame(headers: Mapping[str, str], payload: bytes) -> bytes:
     """One event stream message: prelude (total and header lengths, their CRC), string
     headers, the payload, and the CRC of all before it."""
     encoded = b"".join(
-        struct.pack("B", len(name)) + name.encode() + b"\x07" + struct.pack(">H", len(value))
+        struct.pack("B", len(name))
+        + name.encode()
+        + b"\x07"
+        + struct.pack(">H", len(value))
         + value.encode()
         for name, value in headers.items()
     )
@@ -78,34 +81,59 @@ def frame(headers: Mapping[str, str], payload: bytes) -> bytes:
     return message + struct.pack(">I", zlib.crc32(message))
 
 
+_START = (
+    "A conversation must start with a user message. Try again with a conversation that "
+    "starts with a user message."
+)
+_ALTERNATE = (
+    "A conversation must alternate between user and assistant roles. Make sure the "
+    "conversation alternates between user and assistant roles and try again."
+)
+_NO_TOOL_CONFIG = (
+    "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+)
+
+
 def conversation_problem(body: Any) -> str | None:
     """What Converse refuses in a request's messages, in the service's words."""
     messages = body.get("messages") if isinstance(body, dict) else None
     if not isinstance(messages, list) or not messages:
-        return "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        return _START
     if messages[0].get("role") != "user":
-        return "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        return _START
     uses: list[str] = []
     has_tools = bool((body.get("toolConfig") or {}).get("tools"))
     for number, message in enumerate(messages):
         if number and message.get("role") == messages[number - 1].get("role"):
-            return "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again."
+            return _ALTERNATE
         blocks = message.get("content") or []
         for index, block in enumerate(blocks):
             if "text" in block and not str(block["text"]).strip():
-                return f"The text field in the ContentBlock object at messages.{number}.content.{index} is blank. Add text to the text field, and try again."
+                return (
+                    f"The text field in the ContentBlock object at messages.{number}.content."
+                    f"{index} is blank. Add text to the text field, and try again."
+                )
             if ("toolUse" in block or "toolResult" in block) and not has_tools:
-                return "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+                return _NO_TOOL_CONFIG
         results = [b["toolResult"]["toolUseId"] for b in blocks if "toolResult" in b]
         if message.get("role") == "user":
             if len(results) > len(uses):
-                return f"The number of toolResult blocks at messages.{number}.content exceeds the number of toolUse blocks of previous turn."
+                return (
+                    f"The number of toolResult blocks at messages.{number}.content exceeds the "
+                    "number of toolUse blocks of previous turn."
+                )
             missing = [use for use in uses if use not in results]
             if missing:
-                return f"Expected toolResult blocks at messages.{number}.content for the following Ids: {', '.join(missing)}"
+                return (
+                    f"Expected toolResult blocks at messages.{number}.content for the "
+                    f"following Ids: {', '.join(missing)}"
+                )
         uses = [b["toolUse"]["toolUseId"] for b in blocks if "toolUse" in b]
     if uses:
-        return f"Expected toolResult blocks at messages.{len(messages)}.content for the following Ids: {', '.join(uses)}"
+        return (
+            f"Expected toolResult blocks at messages.{len(messages)}.content for the "
+            f"following Ids: {', '.join(uses)}"
+        )
     return None
 
 
@@ -213,7 +241,11 @@ class ScriptedBedrockServer(ScriptedServer):
             signed = fields["SignedHeaders"].split(";")
             stamp = headers["x-amz-date"]
         except (KeyError, ValueError):
-            return 400, "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters."
+            return (
+                400,
+                "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' "
+                "parameters.",
+            )
         secret = self.credentials.get(key_id)
         if secret is None:
             return 403, "The security token included in the request is invalid."
@@ -274,7 +306,13 @@ class ScriptedBedrockServer(ScriptedServer):
         if reply.text:
             blocks.append({"text": reply.text})
         blocks.extend(
-            {"toolUse": {"toolUseId": f"tooluse_kit{number}", "name": name, "input": json.loads(raw)}}
+            {
+                "toolUse": {
+                    "toolUseId": f"tooluse_kit{number}",
+                    "name": name,
+                    "input": json.loads(raw),
+                }
+            }
             for number, (name, raw) in enumerate(reply.tool_calls)
         )
         return blocks
@@ -296,6 +334,7 @@ class ScriptedBedrockServer(ScriptedServer):
         events: list[StreamEvent] = [("messageStart", {"role": "assistant"})]
         size = reply.chunk_size
         for index, block in enumerate(self._blocks(reply)):
+
             def delta(change: dict[str, Any], index: int = index) -> None:
                 events.append(("contentBlockDelta", {"contentBlockIndex": index, "delta": change}))
 
@@ -315,5 +354,7 @@ class ScriptedBedrockServer(ScriptedServer):
                     delta({"toolUse": {"input": piece}})
             events.append(("contentBlockStop", {"contentBlockIndex": index}))
         events.append(("messageStop", {"stopReason": self._stop(reply)}))
-        events.append(("metadata", {"usage": self._usage(reply, request), "metrics": {"latencyMs": 1}}))
+        events.append(
+            ("metadata", {"usage": self._usage(reply, request), "metrics": {"latencyMs": 1}})
+        )
         return events

@@ -73,11 +73,17 @@ def contents_problem(body: Any, model: str) -> str | None:
     for number, turn in enumerate(turns):
         parts = turn.get("parts") if isinstance(turn, dict) else None
         if not parts:
-            return f"* GenerateContentRequest.contents[{number}].parts: contents.parts must not be empty."
+            return (
+                f"* GenerateContentRequest.contents[{number}].parts: contents.parts must not "
+                "be empty."
+            )
         calls = [part for part in parts if "functionCall" in part]
         answers = [part for part in parts if "functionResponse" in part]
         if any(part.get("text") == "" for part in parts):
-            return "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again."
+            return (
+                "Unable to submit request because it has an empty text parameter. Add a value "
+                "to the parameter and try again."
+            )
         if answers:
             if not calls_before:
                 return (
@@ -140,7 +146,9 @@ class ScriptedGeminiServer(ScriptedServer):
         return urlsplit(path).path.endswith(":streamGenerateContent")
 
     def error_body(self, status: int, message: str) -> Any:
-        return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}}
+        return {
+            "error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}
+        }
 
     def overflow_error(self, tokens: int) -> Any:
         return self.error_body(
@@ -165,7 +173,9 @@ class ScriptedGeminiServer(ScriptedServer):
                 )
             return None
         if self.api_key is not None:
-            given = headers.get("x-goog-api-key") or parse_qs(urlsplit(path).query).get("key", [""])[0]
+            given = (
+                headers.get("x-goog-api-key") or parse_qs(urlsplit(path).query).get("key", [""])[0]
+            )
             if given != self.api_key:
                 return 400, "API key not valid. Please pass a valid API key."
         return None
@@ -214,7 +224,9 @@ class ScriptedGeminiServer(ScriptedServer):
         """Google refuses the key from now on, and the tokens it gave stop working."""
         self._revoked = True
 
-    def serve_other(self, path: str, headers: Mapping[str, str], body: bytes) -> tuple[int, Any] | None:
+    def serve_other(
+        self, path: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, Any] | None:
         if urlsplit(path).path != "/token":
             return None
         form = {key: values[0] for key, values in parse_qs(body.decode()).items()}
