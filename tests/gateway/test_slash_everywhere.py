@@ -38,6 +38,8 @@ STEPS: tuple[str, ...] = (
     "/model",
     "/yolo on",
     "/yolo off",
+    "/reasoning high",
+    "/reasoning",
     "/new",
     "/reset",
 )
@@ -110,6 +112,8 @@ EXPECTED: dict[str, str] = {
     "/model": "model: local-endpoint / test-model",
     "/yolo on": "YOLO on for this conversation",
     "/yolo off": "YOLO off: tools ask before dangerous commands",
+    "/reasoning high": "reasoning effort high for this conversation, from the next message",
+    "/reasoning": "reasoning effort: high (this conversation)",
     "/new": "new session: your next message starts it",
     "/reset": "new session: your next message starts it",
 }
@@ -167,7 +171,7 @@ def _each(said: Said, step: str) -> Iterator[tuple[str, str]]:
             yield front_end, text
 
 
-OWNERS_ONLY = {"/model", "/yolo", "/tools"}
+OWNERS_ONLY = {"/model", "/yolo", "/tools", "/reasoning"}
 """Commands a chat platform does not offer: what they change is the owner's."""
 
 

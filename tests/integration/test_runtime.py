@@ -417,3 +417,42 @@ def test_slash_commands_refuse_what_the_asker_or_the_moment_does_not_allow(home,
     stop = said["stop"]
     assert getattr(stop, "stopped", False) and str(stop) == "stopping…"
     assert str(said["model before a session"]).startswith("model: local-endpoint / m2")
+
+
+def test_reasoning_set_in_the_conversation_reaches_the_next_request(home, openai_server):
+    """``/reasoning`` is the session's own, before config.yaml's, from its next turn;
+    ``/reasoning default`` gives config.yaml's back; a word that is not an effort is one
+    line and changes nothing."""
+    config = home / "config.yaml"
+    text = config.read_text().replace("  default: test-model\n", "  default: o4-mini\n")
+    config.write_text(text.replace("model:\n", "model:\n  reasoning_effort: low\n", 1))
+    openai_server.respond = lambda _body: Reply.say("thought")
+
+    async def scenario() -> list[str]:
+        said = []
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            sid = session.session_id
+            said.append((await runtime.run_slash("reasoning", "", sid)).text)
+            await runtime.start_turn(sid, "one").result()
+            said.append((await runtime.run_slash("reasoning", "xhigh", sid)).text)
+            said.append((await runtime.run_slash("reasoning", "extreme", sid)).text)
+            await runtime.start_turn(sid, "two").result()
+            said.append((await runtime.run_slash("reasoning", "", sid)).text)
+            said.append((await runtime.run_slash("reasoning", "default", sid)).text)
+            await runtime.start_turn(sid, "three").result()
+        return said
+
+    said = asyncio.run(scenario())
+    assert said == [
+        "reasoning effort: low (config.yaml); set it with /reasoning "
+        "none|minimal|low|medium|high|xhigh, or /reasoning default",
+        "reasoning effort xhigh for this conversation, from the next message",
+        "reasoning effort must be one of none, minimal, low, medium, high, xhigh (or default), "
+        "not 'extreme'",
+        "reasoning effort: xhigh (this conversation); set it with /reasoning "
+        "none|minimal|low|medium|high|xhigh, or /reasoning default",
+        "reasoning effort back to low (config.yaml)",
+    ]
+    sent = [request.json.get("reasoning_effort") for request in openai_server.requests]
+    assert sent[-3:] == ["low", "xhigh", "low"]

@@ -115,6 +115,7 @@ RESERVED_SLASH_NAMES = frozenset(
         "title",
         "verbose",
         "yolo",
+        "reasoning",
         "quit",
         "exit",
     }
@@ -728,6 +729,17 @@ class RuntimeTurns(abc.ABC):
         """Turn asking before dangerous commands off (``on``) or back on for the session.
         Raises ValueError (one line, for the user) where asking may not be turned off: in a
         Hermes that an agent's tool started."""
+
+    def set_reasoning_effort(self, session_id: str, effort: str | None) -> None:
+        """How hard the session's model thinks from its next turn: one of
+        :data:`~hermes_sdk.models.REASONING_EFFORTS`, or None for config.yaml's
+        ``model.reasoning_effort``. Raises ValueError (one line) for any other value."""
+        raise NotImplementedError("this runtime cannot change a session's reasoning effort")
+
+    def reasoning_effort(self, session_id: str | None) -> tuple[str | None, str]:
+        """The session's reasoning effort (None: the model's default) and where it comes
+        from: ``"this conversation"``, ``"config.yaml"`` or ``"the model's default"``."""
+        return None, "the model's default"
 
 
 class RuntimeModels(abc.ABC):

@@ -33,6 +33,8 @@ class TurnControl:
         self.loop: asyncio.AbstractEventLoop | None = None
         """The turn's event loop once it runs: tools in worker threads reach the model
         client through it (a model aside)."""
+        self.reasoning_effort: str | None = None
+        """The session's own reasoning effort (``/reasoning``), before config.yaml's."""
         self.outbound: list[Attachment] = []
         """Files the turn's tools sent to the user (ToolContext.send_file), in order: they
         go out with the reply."""

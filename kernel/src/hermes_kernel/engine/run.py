@@ -399,7 +399,7 @@ class TurnRun:
             on_attempt=attempt,
             tool_choice=tool_choice,
             view=parts.media.for_route,
-            reasoning_effort=parts.settings.reasoning_effort,
+            reasoning_effort=self.control.reasoning_effort or parts.settings.reasoning_effort,
         )
         if self.primary_first:
             parts.health.record(self.route_start, index)

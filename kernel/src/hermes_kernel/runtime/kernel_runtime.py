@@ -41,6 +41,7 @@ from hermes_sdk import (
 )
 from hermes_sdk.delivery import Deliverer, DeliveryContext
 from hermes_sdk.media import Attachment
+from hermes_sdk.models import REASONING_EFFORTS
 from hermes_sdk.runtime import (
     RESERVED_SLASH_NAMES,
     Budget,
@@ -177,6 +178,8 @@ class KernelRuntime(StoreHistory, Runtime):
         self._described: dict[tuple[str | None, str | None], ModelSetup] = {}
         """Setups made only to describe a model, by (provider, model)."""
         self._bound: dict[str, TurnEngine] = {}
+        self._efforts: dict[str, str] = {}
+        """Sessions' own reasoning efforts (``/reasoning``), for their next turns."""
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
@@ -310,6 +313,7 @@ class KernelRuntime(StoreHistory, Runtime):
 
     async def end_session(self, session_id: str, reason: str = "ended") -> None:
         engine = self._bound.pop(session_id, self.agent.engine)
+        self._efforts.pop(session_id, None)
         await asyncio.to_thread(self.agent.tool_env.end_session, session_id)
         try:
             await asyncio.to_thread(engine.end_session, session_id, reason)
@@ -347,6 +351,7 @@ class KernelRuntime(StoreHistory, Runtime):
             answers_questions=answers_questions,
             question_timeout=self.question_timeout,
         )
+        turn.control.reasoning_effort = self._efforts.get(session_id)
         self.questions.turns[session_id] = turn
         for line in self._pending_notices:
             turn.emit(Notice(text=line))
@@ -529,6 +534,26 @@ class KernelRuntime(StoreHistory, Runtime):
             unasked.add(session_id)
         else:
             unasked.discard(session_id)
+
+    def set_reasoning_effort(self, session_id: str, effort: str | None) -> None:
+        if effort is None:
+            self._efforts.pop(session_id, None)
+            return
+        if effort not in REASONING_EFFORTS:
+            raise ValueError(
+                f"reasoning effort must be one of {', '.join(REASONING_EFFORTS)} (or default), "
+                f"not {effort!r}"
+            )
+        self._efforts[session_id] = effort
+
+    def reasoning_effort(self, session_id: str | None) -> tuple[str | None, str]:
+        own = self._efforts.get(session_id) if session_id else None
+        if own is not None:
+            return own, "this conversation"
+        configured = self.agent.engine.settings.reasoning_effort
+        if configured is not None:
+            return configured, "config.yaml"
+        return None, "the model's default"
 
     def tools_report(self, session_id: str | None = None) -> list[str]:
         from hermes_kernel.tooling.listing import listing_lines, tool_rows

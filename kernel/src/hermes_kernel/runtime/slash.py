@@ -14,6 +14,7 @@ from typing import Any
 
 from hermes_commons.text import one_line
 from hermes_sdk.events import SlashContext
+from hermes_sdk.models import REASONING_EFFORTS
 from hermes_sdk.runtime import Runtime, SessionNotFound
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import SlashCommandSpec
@@ -88,6 +89,13 @@ def builtin_commands(
             "show or switch the model",
             built.model,
             on_platforms=False,  # a person on a platform does not choose what the owner pays
+        ),
+        spec(
+            "reasoning",
+            "/reasoning [EFFORT|default]",
+            "show or set how hard the model thinks (none, minimal, low, medium, high, xhigh)",
+            built.reasoning,
+            on_platforms=False,  # thinking is paid for by the owner, as the model is
         ),
         spec(
             "yolo",
@@ -243,6 +251,28 @@ class _Builtins:
         if info.notice:
             text += f"\n{info.notice}"
         return SlashReply(text, provider=info.provider, model=info.model)
+
+    async def reasoning(self, args: str, context: SlashContext) -> SlashReply:
+        word = args.strip().lower()
+        if not word:
+            effort, source = self.runtime.reasoning_effort(context.session_id)
+            shown = effort or "the model's own"
+            return SlashReply(
+                f"reasoning effort: {shown} ({source}); set it with /reasoning "
+                f"{'|'.join(REASONING_EFFORTS)}, or /reasoning default"
+            )
+        if context.session_id is None:
+            return SlashReply(f"say /reasoning {word} again: {NO_SESSION}")
+        effort = None if word in ("default", "reset") else word
+        try:
+            self.runtime.set_reasoning_effort(context.session_id, effort)
+        except ValueError as exc:
+            return SlashReply(str(exc))
+        if effort is None:
+            shown, source = self.runtime.reasoning_effort(context.session_id)
+            own = shown or "the model's own"
+            return SlashReply(f"reasoning effort back to {own} ({source})")
+        return SlashReply(f"reasoning effort {effort} for this conversation, from the next message")
 
     async def yolo(self, args: str, context: SlashContext) -> SlashReply:
         word = args.strip().lower()
