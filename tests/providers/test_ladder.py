@@ -24,6 +24,7 @@ def test_with_nothing_configured_the_embedded_model_is_the_last_resort(hermes) -
         "openai-key",
         "anthropic-key",
         "openrouter-key",
+        "local-server",  # nothing answers on loopback here
     ):
         assert " pass " in rung_line(result.out, name)
     assert "MATCH" in rung_line(result.out, "embedded")

@@ -6,8 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hermes_sdk import ModelPrice, PriceTableSpec, ProviderSpec, RungSpec, hookimpl
-from hermes_sdk.ladder import Endpoint, api_key_rung
+from typing import Any
+
+from hermes_sdk import (
+    ConfigSectionSpec,
+    ModelPrice,
+    PriceTableSpec,
+    ProviderSpec,
+    RungSpec,
+    hookimpl,
+)
+from hermes_sdk.ladder import Endpoint, LadderContext, RungResult, api_key_rung
 
 OPENAI = Endpoint(
     name="openai",
@@ -46,10 +55,33 @@ def hermes_providers() -> Iterator[ProviderSpec]:
     )
 
 
+def _local_server(context: LadderContext) -> RungResult:
+    from hermes_plugin_provider_openai.discover import resolve
+
+    return resolve(context)
+
+
+def _local_servers_section() -> Any:
+    from hermes_plugin_provider_openai.discover import section_model
+
+    return section_model()
+
+
 @hookimpl
 def hermes_provider_rungs() -> Iterator[RungSpec]:
     yield api_key_rung(OPENAI, position=510)
     yield api_key_rung(OPENROUTER, position=530)
+    yield RungSpec(
+        name="local-server",
+        description="Ollama, LM Studio, vLLM or llama.cpp's server answering on loopback",
+        position=800,  # after every key, before the embedded model
+        resolve=_local_server,
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
+    yield ConfigSectionSpec(name="local_servers", model=_local_servers_section)
 
 
 @hookimpl
