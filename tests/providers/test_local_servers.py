@@ -36,7 +36,9 @@ def web_server() -> Iterator[str]:
 
 
 def _servers(*places: tuple[str, str]) -> str:
-    lines = "".join(f"    - {{name: {name}, label: {name}, url: '{url}'}}\n" for name, url in places)
+    lines = "".join(
+        f"    - {{name: {name}, label: {name}, url: '{url}'}}\n" for name, url in places
+    )
     return f"local_servers:\n  servers:\n{lines}"
 
 

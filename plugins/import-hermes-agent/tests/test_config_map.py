@@ -348,3 +348,36 @@ def test_a_memory_provider_comes_over_when_its_folder_does():
     bundled = map_config({"memory": {"provider": "honcho"}}, {})
     assert "memory" not in bundled.config
     assert "bundled with hermes-agent" in dict(bundled.left)["memory.provider"]
+
+
+@pytest.mark.parametrize(
+    ("theirs", "ours", "key_env"),
+    [
+        ("deepseek", "deepseek", "DEEPSEEK_API_KEY"),
+        ("glm", "zai", "GLM_API_KEY"),
+        ("moonshot", "kimi-coding", "KIMI_API_KEY"),
+        ("dashscope", "alibaba", "DASHSCOPE_API_KEY"),
+        ("grok", "xai", "XAI_API_KEY"),
+        ("google", "gemini", "GOOGLE_API_KEY"),
+        ("HF", "huggingface", "HF_TOKEN"),
+    ],
+)
+def test_an_api_key_provider_becomes_its_preset(theirs: str, ours: str, key_env: str) -> None:
+    source = {"model": {"default": "m-1", "provider": theirs, "api_key": "sk-inline-123"}}
+    mapped = map_config(source, {})
+    assert mapped.config["model"] == {"default": "m-1", "provider": ours}
+    assert "providers" not in mapped.config  # the preset is the endpoint: nothing to write
+    assert mapped.secrets == {key_env: "sk-inline-123"}
+
+
+def test_bedrock_becomes_an_endpoint_in_the_region_its_env_names() -> None:
+    source = {
+        "model": {"default": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "provider": "bedrock"}
+    }
+    mapped = map_config(source, {"AWS_REGION": "eu-west-3"})
+    assert mapped.config["model"]["provider"] == "bedrock"
+    assert mapped.config["providers"]["bedrock"] == {
+        "base_url": "https://bedrock-runtime.eu-west-3.amazonaws.com",
+        "transport": "bedrock",
+    }
+    assert not [why for key, why in mapped.left if key == "model.provider"]

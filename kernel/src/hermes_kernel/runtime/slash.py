@@ -255,8 +255,8 @@ class _Builtins:
     async def reasoning(self, args: str, context: SlashContext) -> SlashReply:
         word = args.strip().lower()
         if not word:
-            effort, source = self.runtime.reasoning_effort(context.session_id)
-            shown = effort or "the model's own"
+            current, source = self.runtime.reasoning_effort(context.session_id)
+            shown = current or "the model's own"
             return SlashReply(
                 f"reasoning effort: {shown} ({source}); set it with /reasoning "
                 f"{'|'.join(REASONING_EFFORTS)}, or /reasoning default"
@@ -269,9 +269,9 @@ class _Builtins:
         except ValueError as exc:
             return SlashReply(str(exc))
         if effort is None:
-            shown, source = self.runtime.reasoning_effort(context.session_id)
-            own = shown or "the model's own"
-            return SlashReply(f"reasoning effort back to {own} ({source})")
+            now, source = self.runtime.reasoning_effort(context.session_id)
+            back = now or "the model's own"
+            return SlashReply(f"reasoning effort back to {back} ({source})")
         return SlashReply(f"reasoning effort {effort} for this conversation, from the next message")
 
     async def yolo(self, args: str, context: SlashContext) -> SlashReply:

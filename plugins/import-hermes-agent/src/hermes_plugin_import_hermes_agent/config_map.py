@@ -27,8 +27,39 @@ BUILTIN_KEYS = {
     "anthropic": "ANTHROPIC_API_KEY",
 }
 """The variable each built-in endpoint reads its key from."""
+PRESETS = {
+    "deepseek": ("deepseek", "deepseek-chat", "deep-seek"),
+    "fireworks": ("fireworks", "fireworks-ai", "fw"),
+    "deepinfra": ("deepinfra", "deep-infra", "deepinfra-ai"),
+    "nvidia": ("nvidia", "nvidia-nim", "nim", "build-nvidia", "nemotron"),
+    "huggingface": ("huggingface", "hf", "hugging-face", "huggingface-hub"),
+    "zai": ("zai", "glm", "z-ai", "z.ai", "zhipu"),
+    "kimi-coding": ("kimi-coding", "kimi", "moonshot", "kimi-for-coding"),
+    "minimax": ("minimax", "mini-max"),
+    "alibaba": ("alibaba", "dashscope", "aliyun", "alibaba-cloud", "qwen-dashscope", "qwen"),
+    "xai": ("xai", "grok", "x-ai", "x.ai"),
+    "gemini": ("gemini", "google", "google-gemini", "google-ai-studio"),
+}
+"""hermes-agent's API-key providers (0.19: ``hermes_cli/providers.py``), by the id it
+writes and the aliases it reads: hermes-plugin-provider-presets serves each under that id."""
+PRESET_ALIASES = {alias: name for name, aliases in PRESETS.items() for alias in aliases}
+PRESET_KEYS = {
+    "deepseek": "DEEPSEEK_API_KEY",
+    "fireworks": "FIREWORKS_API_KEY",
+    "deepinfra": "DEEPINFRA_API_KEY",
+    "nvidia": "NVIDIA_API_KEY",
+    "huggingface": "HF_TOKEN",
+    "zai": "GLM_API_KEY",
+    "kimi-coding": "KIMI_API_KEY",
+    "minimax": "MINIMAX_API_KEY",
+    "alibaba": "DASHSCOPE_API_KEY",
+    "xai": "XAI_API_KEY",
+    "gemini": "GOOGLE_API_KEY",
+}
+"""The variable hermes-agent reads each one's key from first (a key written inline in its
+config.yaml goes to .env under it)."""
 OAUTH_ONLY = frozenset(
-    {"nous", "openai-codex", "qwen-oauth", "xai-oauth", "copilot", "copilot-acp", "bedrock"}
+    {"nous", "openai-codex", "qwen-oauth", "xai-oauth", "copilot", "copilot-acp"}
 )
 """Providers hermes-agent signs in to with OAuth: nothing here can use that sign-in."""
 TRANSPORTS = {"chat_completions": "openai", "anthropic_messages": "anthropic"}
@@ -334,6 +365,13 @@ class _Mapper:
             if key:
                 self.secret(BUILTIN_KEYS[ours], str(key), f"{where}.api_key")
             return ours
+        if provider.lower() in PRESET_ALIASES and not base_url:
+            ours = PRESET_ALIASES[provider.lower()]
+            if key:
+                self.secret(PRESET_KEYS[ours], str(key), f"{where}.api_key")
+            return ours
+        if provider == "bedrock" and not base_url:
+            return self.bedrock(where)
         if provider in OAUTH_ONLY:
             self.out.left.append(
                 (f"{where}.provider", f"{provider!r} signs in with OAuth, which Hermes cannot use")
@@ -359,6 +397,21 @@ class _Mapper:
         entries[name] = entry
         self.out.mapped.append((f"{where}.provider", f"providers.{name}"))
         return name
+
+    def bedrock(self, where: str) -> str:
+        """hermes-agent's Bedrock provider signs with the AWS credential chain, as ours does:
+        an endpoint in the region its .env names (else us-east-1)."""
+        region = self.env.get("AWS_REGION") or self.env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        entries = self.out.config.setdefault("providers", {})
+        entries.setdefault(
+            "bedrock",
+            {
+                "base_url": f"https://bedrock-runtime.{region}.amazonaws.com",
+                "transport": "bedrock",
+            },
+        )
+        self.out.mapped.append((f"{where}.provider", "providers.bedrock"))
+        return "bedrock"
 
     def providers(self) -> None:
         named = self.take("providers")

@@ -5,7 +5,6 @@ provider is first built."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-
 from typing import Any
 
 from hermes_sdk import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,8 +258,24 @@ class ChatCompletionsProvider:
         self._settings = settings
         self._http = LoopClient(settings, self.auth_headers(settings))
         self._wire = WireCache()
-        said = settings.options.get("reasoning")
+        options = settings.options
+        said = options.get("reasoning")
         self._reasons = None if said is None else bool(said)
+        # A preset's knowledge of its models (hermes-plugin-provider-presets), and its quirks.
+        self._windows: Mapping[str, int] = options.get("context_windows") or {}
+        self._sighted = frozenset(options.get("vision_models") or ())
+        self._omit_temperature = bool(options.get("omit_temperature"))
+        self._max_tokens = options.get("max_tokens")
+
+    def _body(self, request: ModelRequest, stream: bool) -> bytes:
+        body = payload(request, stream, self._wire, self._reasons)
+        if self._omit_temperature:  # a server that refuses any but its own
+            body.pop("temperature", None)
+        if isinstance(self._max_tokens, int):  # a server that refuses more than its cap
+            for name in ("max_tokens", "max_completion_tokens"):
+                if name in body:
+                    body[name] = min(body[name], self._max_tokens)
+        return orjson.dumps(body)
 
     def auth_headers(self, settings: ProviderSettings) -> dict[str, str]:
         return _auth_headers(settings)
@@ -288,15 +304,17 @@ class ChatCompletionsProvider:
 
     async def context_window(self, model: str) -> int | None:
         """A well-known model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
-        return known_window(model)
+        return self._windows.get(model) or known_window(model)
 
     def sees(self, model: str) -> bool | None:
         """Whether a well-known model takes images (a
         :class:`~hermes_sdk.models.SightReporter`); None for one the table does not know."""
+        if model in self._sighted:
+            return True
         return known_sight(model)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
-        body = orjson.dumps(payload(request, False, self._wire, self._reasons))
+        body = self._body(request, False)
         response = await self.client.post(
             self.route_for(request), content=body, headers=JSON_HEADERS
         )
@@ -330,7 +348,7 @@ class ChatCompletionsProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None
     ) -> ModelResponse:
         assembly = _Assembly()
-        body = orjson.dumps(payload(request, True, self._wire, self._reasons))
+        body = self._body(request, True)
         route = self.route_for(request)
         async with event_stream(self.client, route, body, self._settings) as response:
             decoder = SSEDecoder()

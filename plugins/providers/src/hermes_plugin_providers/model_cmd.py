@@ -113,6 +113,54 @@ def set_default(provider: str, model_name: str | None) -> None:
     )
 
 
+@model.command("pick")
+@click.argument("provider", required=False)
+@click.argument("model_name", metavar="[MODEL]", required=False)
+@click.option(
+    "--api-key-stdin", is_flag=True, help="Read the provider's API key from stdin (one line)."
+)
+def pick(provider: str | None, model_name: str | None, api_key_stdin: bool) -> None:
+    """Choose the provider and model from a numbered list of the known ones (the presets
+    among them), and store its key; PROVIDER [MODEL] chooses without asking."""
+    from hermes_plugin_providers.setup_cmd import known_provider_changes
+
+    asks = provider is None
+    _report, ladder = run_ladder(_request())
+    endpoints = ladder.endpoints
+    names = sorted(name for name in endpoints if name != "local-endpoint")
+    if provider is None:
+        secrets = _context().secrets
+        for number, name in enumerate(names, 1):
+            needs = endpoints[name].api_key_env
+            state = f"{needs} ({'set' if secrets.get(needs) else 'not set'})" if needs else ""
+            shown = ", ".join(endpoints[name].models[:3]) or endpoints[name].default_model
+            click.echo(f"{number:>3}  {name:<16} {state:<36} {shown}")
+        provider = _chosen(click.prompt("Provider (number or name)").strip(), names)
+    if provider not in endpoints:
+        raise click.UsageError(f"unknown provider {provider!r}; known: {', '.join(names)}")
+    endpoint = endpoints[provider]
+    if model_name is None and asks and endpoint.models:
+        for number, name in enumerate(endpoint.models, 1):
+            click.echo(f"{number:>3}  {name}")
+        answer = click.prompt("Model (number or name)", default="1").strip()
+        model_name = _chosen(answer, list(endpoint.models))
+    summary, warning, apply = known_provider_changes(endpoint, model_name, api_key_stdin, asks)
+    edit = _context().edit_config
+    if edit is None:
+        raise click.ClickException("this Hermes cannot change config.yaml from a plugin")
+    edit(apply)
+    click.echo(f"Saved: {summary}.")
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def _chosen(answer: str, names: list[str]) -> str:
+    """A numbered list's answer: its number or the name itself."""
+    if answer.isdigit() and 1 <= int(answer) <= len(names):
+        return names[int(answer) - 1]
+    return answer
+
+
 @model.command("test")
 @_provider_option
 @_model_option

@@ -137,7 +137,7 @@ def setup(
                 f"unknown provider {provider!r}; known: {', '.join(names)}, or a URL "
                 "(--base-url) for your own server"
             )
-        changes = _known_provider(endpoints[provider], model_name, api_key_stdin, asks)
+        changes = known_provider_changes(endpoints[provider], model_name, api_key_stdin, asks)
 
     backends = _backends()
     if backend is None:
@@ -190,7 +190,7 @@ Changes = tuple[str, str, Any]
 """What was chosen (for the summary), a warning (or ""), and the change to config.yaml."""
 
 
-def _known_provider(
+def known_provider_changes(
     endpoint: Endpoint, model_name: str | None, api_key_stdin: bool, asks: bool
 ) -> Changes:
     context = _context()
