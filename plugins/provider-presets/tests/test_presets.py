@@ -28,5 +28,3 @@ def test_every_preset_is_declared_and_well_formed() -> None:
             assert model.get("context", 4096) >= 4096
             price = model.get("price")
             assert price is None or (len(price) == 2 and all(p > 0 for p in price))
-    aliases = [alias for preset in presets() for alias in preset.aliases]
-    assert len(aliases) == len(set(aliases)) and not set(aliases) & set(names)

@@ -29,7 +29,6 @@ class Preset:
     key_env: tuple[str, ...]
     transport: str = "openai"
     base_url_env: str | None = None
-    aliases: tuple[str, ...] = ()
     models: tuple[Mapping[str, Any], ...] = ()
     quirks: Mapping[str, Any] | None = None
 
@@ -75,14 +74,14 @@ class Preset:
         )
 
     def resolve(self, context: LadderContext) -> RungResult:
-        if context.provider not in (None, self.name, *self.aliases):
+        if not context.wants(self.name):
             return RungResult.skip(f"provider {context.provider!r} asked for")
         if context.provider is None and context.model and context.model not in self.model_names:
             return RungResult.skip(f"model {context.model!r} is not one of {self.label}'s")
         found = next(((n, context.secret(n)) for n in self.key_env if context.secret(n)), None)
         if found is None:
             saw = f"{' / '.join(self.key_env)} not set"
-            if context.provider is not None:  # asked for by name (or a hermes-agent alias)
+            if context.provider == self.name:
                 return RungResult.fail(
                     saw,
                     f"provider {self.name!r} needs {self.key_env[0]}: add it to "
@@ -113,7 +112,6 @@ def presets() -> tuple[Preset, ...]:
             key_env=tuple(item["key_env"]),
             transport=item.get("transport", "openai"),
             base_url_env=item.get("base_url_env"),
-            aliases=tuple(item.get("aliases") or ()),
             models=tuple(item.get("models") or ()),
             quirks=item.get("quirks"),
         )
