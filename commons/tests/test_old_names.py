@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BORN_HERE = {"hosting", "outbox", "read_positions", "running", "sending", "supervision"}
+BORN_HERE = {
+    "hosting",
+    "outbox",
+    "read_positions",
+    "reasoning",
+    "running",
+    "sending",
+    "stated_models",
+    "supervision",
+}
 """Modules written in the commons, never in the SDK: they have no old name."""
 MOVED = sorted(
     path.stem

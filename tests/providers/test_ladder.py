@@ -63,7 +63,7 @@ def test_command_line_choice_is_strict_and_checked(hermes, monkeypatch) -> None:
     unknown = hermes("model", "--explain", "--provider", "nope")
     assert unknown.code == 1
     assert (
-        "FAIL   --provider nope (unknown provider 'nope'; known: anthropic, local, openai, openrouter)"
+        "FAIL   --provider nope (unknown provider 'nope'; known: alibaba, anthropic, cerebras,"
         in unknown.out
     )
 
@@ -101,7 +101,8 @@ def test_a_custom_provider_whose_key_is_missing_fails(hermes) -> None:
 def test_an_unknown_configured_provider_fails_with_the_known_ones(hermes) -> None:
     hermes.config("model:\n  provider: opnai\n")
     result = hermes("model", "--explain")
-    assert "unknown provider 'opnai'; known: anthropic, local, openai, openrouter" in result.out
+    assert "unknown provider 'opnai'; known: alibaba, anthropic, cerebras," in result.out
+    assert ", local, minimax, mistral, nvidia, openai, openrouter, together, xai, zai" in result.out
 
 
 def test_a_local_endpoint_in_config(hermes, monkeypatch) -> None:
@@ -146,7 +147,10 @@ def test_a_configured_model_that_is_not_local_does_not_reach_the_tiny_model(herm
     assert result.code == 1
     assert "pass   model 'gpt-4o' is not a local GGUF" in rung_line(result.out, "embedded")
     # The keys come from the installed plugins' rungs, in their order.
-    assert "set OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY in " in result.out
+    assert (
+        "set OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY or another provider's key "
+        "(`hermes model pick`) in " in result.out
+    )
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

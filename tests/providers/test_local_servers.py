@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from hermes_plugin_provider_openai.discover import USUAL_PLACES
+from hermes_plugin_provider_openai.discover import USUAL_PLACES, Place, endpoint_of
 
 from hermes_testkit import Reply, ScriptedOpenAIServer
 
@@ -83,3 +83,10 @@ def test_the_usual_places_are_the_four_servers_default_ports() -> None:
         ("vLLM", "http://127.0.0.1:8000"),
         ("llama.cpp's server", "http://127.0.0.1:8080"),
     ]
+
+
+def test_an_embedding_model_listed_first_is_not_the_default() -> None:
+    place = Place("ollama", "Ollama", "http://127.0.0.1:11434")
+    endpoint = endpoint_of(place, ["nomic-embed-text:latest", "llama3.2:latest"])
+    assert endpoint.default_model == "llama3.2:latest"
+    assert endpoint.base_url == "http://127.0.0.1:11434/v1"

@@ -80,3 +80,15 @@ def test_pick_asks_with_numbers_and_stores_the_key(hermes, monkeypatch) -> None:
     assert "Saved: provider zai, model glm-5.1, key saved as GLM_API_KEY in .env." in result.out
     assert 'GLM_API_KEY="glm-secret-key"' in (hermes.home / ".env").read_text()
     assert "glm-secret-key" not in result.out + result.err
+
+
+def test_a_key_under_the_presets_second_name_counts_everywhere(hermes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """GEMINI_API_KEY (hermes-agent reads GOOGLE_API_KEY first) serves the preset as a
+    fallback too, and pick does not say it has no key."""
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek")
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-key")
+    hermes.config("model:\n  provider: deepseek\n  fallback_providers:\n    - provider: gemini\n")
+    shown = hermes("model")
+    assert "has no key" not in shown.err, shown.err
+    picked = hermes("model", "pick", "gemini")
+    assert picked.code == 0 and "cannot answer yet" not in picked.err, picked.err

@@ -171,7 +171,9 @@ def test_reasoning_effort_is_each_model_familys_own_field(model: str, fields: An
         ask(server, model, QUESTION, reasoning_effort="high", temperature=0.5, max_tokens=30000)
         sent = server.requests[0].json
     assert sent.get("additionalModelRequestFields") == fields
-    assert sent["inferenceConfig"]["maxTokens"] == 30000
+    thinking = (fields or {}).get("thinking")
+    # While Claude thinks, the output limit holds the budget and room for the answer.
+    assert sent["inferenceConfig"]["maxTokens"] == (32768 if thinking else 30000)
     # Claude refuses a temperature while it thinks; the others keep theirs.
     assert ("temperature" in sent["inferenceConfig"]) is (
         fields is None or "thinking" not in fields
@@ -191,3 +193,48 @@ def test_an_image_goes_as_bytes_with_its_format() -> None:
         "image": {"format": "webp", "source": {"bytes": picture.base64()}}
     }
     assert json.dumps(message).count("RIFF") == 0  # base64, not raw
+
+
+@pytest.mark.usefixtures("keys")
+def test_no_thinking_right_after_calls_made_without_it_nor_blank_text() -> None:
+    """Claude refuses thinking when the calls it answers were made without (a forced tool
+    on the turn's first call), and Converse refuses a blank text block (the "\\n\\n" a
+    model writes before a call)."""
+    with _server() as server:
+        server.queue(Reply.tool_call("lookup", {}, text="\n\n"), Reply.say("Found."))
+        first = ask(
+            server, CLAUDE, QUESTION, tools=[TOOL], tool_choice="lookup", reasoning_effort="high"
+        )
+        (call,) = first.tool_calls
+        answer = ChatMessage("assistant", first.content, tool_calls=first.tool_calls)
+        result = ChatMessage("tool", "found", tool_call_id=call.id)
+        second = ask(
+            server, CLAUDE, QUESTION, answer, result, tools=[TOOL], reasoning_effort="high"
+        )
+        first_sent, second_sent = (request.json for request in server.requests)
+    assert second.content == "Found."
+    assert "additionalModelRequestFields" not in first_sent  # a forced tool: no thinking
+    assert "additionalModelRequestFields" not in second_sent  # answers unthought calls
+    assert [list(block) for block in second_sent["messages"][1]["content"]] == [["toolUse"]]
+
+
+@pytest.mark.usefixtures("keys")
+def test_gpt_oss_gets_only_the_efforts_it_takes() -> None:
+    with _server() as server:
+        server.queue(Reply.say("ok"))
+        ask(server, "openai.gpt-oss-120b-1:0", QUESTION, reasoning_effort="xhigh")
+        sent = server.requests[0].json
+    assert sent["additionalModelRequestFields"] == {"reasoning_effort": "high"}
+
+
+def test_the_window_and_sight_of_claude_on_bedrock_or_as_stated() -> None:
+    settings = ProviderSettings(
+        base_url="https://bedrock-runtime.us-east-1.amazonaws.com",
+        api_key="k",
+        options={"context_windows": {"meta.llama3-3-70b-instruct-v1:0": 128000}},
+    )
+    provider = BedrockProvider(settings)
+    assert asyncio.run(provider.context_window(CLAUDE)) == 200_000
+    assert asyncio.run(provider.context_window("meta.llama3-3-70b-instruct-v1:0")) == 128000
+    assert provider.sees(CLAUDE) is True and provider.sees("amazon.nova-pro-v1:0") is True
+    assert provider.sees("meta.llama3-3-70b-instruct-v1:0") is None

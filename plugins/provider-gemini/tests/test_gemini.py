@@ -111,6 +111,8 @@ def test_a_call_without_its_signature_is_refused_as_gemini_3_refuses_it() -> Non
         ("gemini-2.5-pro", "none", {"includeThoughts": False, "thinkingBudget": 128}),
         ("gemini-3-pro-preview", "high", {"includeThoughts": True, "thinkingLevel": "high"}),
         ("gemini-3-flash-preview", "minimal", {"includeThoughts": True, "thinkingLevel": "low"}),
+        ("gemini-2.5-flash", "xhigh", {"includeThoughts": True, "thinkingBudget": 24576}),
+        ("gemini-2.5-pro", "xhigh", {"includeThoughts": True, "thinkingBudget": 32768}),
         ("gemini-2.5-flash", None, {"includeThoughts": True}),
         ("gemini-2.0-flash", "high", None),  # a model that does not think is not asked to
     ],
@@ -234,3 +236,16 @@ def test_a_missing_key_file_says_which_setting_to_fix(tmp_path: Path) -> None:
         ask(_vertex(server, tmp_path / "nowhere.json"), "gemini-2.5-pro", QUESTION)
     assert raised.value.kind is ErrorKind.AUTH
     assert "options.credentials_file" in str(raised.value)
+
+
+def test_gemini_models_see_and_have_a_million_token_window() -> None:
+    settings = ProviderSettings(
+        base_url="https://x.test/v1beta",
+        api_key="k",
+        options={"context_windows": {"gemini-3.5-flash": 2_000_000}},
+    )
+    provider = GeminiProvider(settings)
+    assert asyncio.run(provider.context_window("gemini-2.5-pro")) == 1_048_576
+    assert asyncio.run(provider.context_window("gemini-3.5-flash")) == 2_000_000
+    assert asyncio.run(provider.context_window("learnlm-x")) is None
+    assert provider.sees("gemini-2.5-flash") is True and provider.sees("learnlm-x") is None

@@ -137,3 +137,24 @@ def test_azures_refusals_are_one_line(key: str, model: str, kind: ErrorKind, sai
             ask(server, "", model, api_key=key)
     assert raised.value.kind is kind and said in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_the_v1_route_names_the_deployment_in_the_body() -> None:
+    with ScriptedAzureOpenAIServer() as server:
+        server.queue(Reply.say("ok"))
+        ask(server, "/openai/v1", "gpt-4o", deployment="team-chat")
+        (asked,) = server.requests
+    assert asked.path == "/openai/v1/chat/completions" and asked.json["model"] == "team-chat"
+
+
+def test_azures_content_filter_is_a_content_policy_error() -> None:
+    refusal = (
+        '{"error": {"code": "content_filter", "message": "The response was filtered due to '
+        "the prompt triggering Azure OpenAI's content management policy. Please modify your "
+        'prompt and retry."}}'
+    )
+    with ScriptedAzureOpenAIServer() as server:
+        server.queue(Reply.error(400, refusal))
+        with pytest.raises(ProviderError) as raised:
+            ask(server, "", "test-model")
+    assert raised.value.kind is ErrorKind.CONTENT_POLICY

@@ -46,6 +46,9 @@ class Endpoint:
     base_url: str
     api_key_env: str | None = None
     """The environment (or .env) variable holding its key; None when it needs none."""
+    other_key_envs: tuple[str, ...] = ()
+    """More variables its key may be in, read in order after ``api_key_env`` (the names
+    another tool uses for the same key)."""
     default_model: str = ""
     models: tuple[str, ...] = ()
     notice: str = ""

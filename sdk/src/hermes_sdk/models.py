@@ -264,7 +264,13 @@ _CONTEXT_WORDS = (
     "exceeds the maximum number of tokens",  # Gemini
     "input is too long",  # Bedrock
 )
-_POLICY_WORDS = ("content policy", "content_policy", "safety system", "flagged")
+_POLICY_WORDS = (
+    "content policy",
+    "content_policy",
+    "safety system",
+    "flagged",
+    "content management policy",  # Azure's content filter
+)
 
 
 _HINTS = {

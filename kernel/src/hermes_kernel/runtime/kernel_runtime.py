@@ -178,9 +178,9 @@ class KernelRuntime(StoreHistory, Runtime):
         self._described: dict[tuple[str | None, str | None], ModelSetup] = {}
         """Setups made only to describe a model, by (provider, model)."""
         self._bound: dict[str, TurnEngine] = {}
+        """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._efforts: dict[str, str] = {}
         """Sessions' own reasoning efforts (``/reasoning``), for their next turns."""
-        """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
@@ -550,7 +550,8 @@ class KernelRuntime(StoreHistory, Runtime):
         own = self._efforts.get(session_id) if session_id else None
         if own is not None:
             return own, "this conversation"
-        configured = self.agent.engine.settings.reasoning_effort
+        engine = self._bound.get(session_id, self.agent.engine) if session_id else None
+        configured = (engine or self.agent.engine).settings.reasoning_effort
         if configured is not None:
             return configured, "config.yaml"
         return None, "the model's default"

@@ -18,7 +18,9 @@ from hermes_commons.http import (
     raise_for_status,
     transport_errors,
 )
+from hermes_commons.reasoning import CLAUDE_THINKING_BUDGETS, answers_unthought_calls
 from hermes_commons.sse import SSEDecoder
+from hermes_commons.stated_models import StatedModels
 from hermes_sdk.models import (
     ChatMessage,
     ErrorKind,
@@ -171,8 +173,7 @@ def payload(request: ModelRequest, stream: bool) -> dict[str, Any]:
     return body
 
 
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
-"""``model.reasoning_effort`` as a thinking budget in tokens (1,024 is the API's least)."""
+THINKING_BUDGETS = CLAUDE_THINKING_BUDGETS
 _THINKS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-4|4)", re.IGNORECASE)
 """The Claude models with extended thinking; an older one would refuse ``thinking``."""
 
@@ -180,10 +181,7 @@ _THINKS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-4|4)", re.IGNORECA
 def _unthought(request: ModelRequest) -> bool:
     """The tool calls being answered were made without thinking (a forced tool, another
     provider's turn): the API refuses thinking unless that message starts with its own."""
-    last = next((m for m in reversed(request.messages) if m.role == "assistant"), None)
-    if last is None or not last.tool_calls:
-        return False
-    return not any(d.get("type") in _OWN_REASONING for d in last.reasoning_details)
+    return answers_unthought_calls(request, lambda d: d.get("type") in _OWN_REASONING)
 
 
 def _think(body: dict[str, Any], request: ModelRequest) -> None:
@@ -360,6 +358,7 @@ class MessagesProvider:
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
         self._http = LoopClient(settings, _auth_headers(settings))
+        self._stated = StatedModels(settings.options)  # a preset's (MiniMax's) models
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -383,11 +382,16 @@ class MessagesProvider:
 
     async def context_window(self, model: str) -> int | None:
         """A Claude model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
+        stated = self._stated.window(model)
+        if stated is not None:
+            return stated
         return CLAUDE_WINDOW if model.lower().rsplit("/", 1)[-1].startswith("claude") else None
 
     def sees(self, model: str) -> bool | None:
         """Claude 3 and every later model take images; Claude 2 and Instant do not (a
         :class:`~hermes_sdk.models.SightReporter`). Another name is unknown."""
+        if self._stated.sees(model):
+            return True
         name = model.lower().rsplit("/", 1)[-1]
         if name.startswith(("claude-2", "claude-instant")):
             return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -22,6 +23,8 @@ import httpx
 import orjson
 
 from hermes_commons.http import LoopClient, raise_for_status, transport_errors
+from hermes_commons.stated_models import StatedModels
+from hermes_commons.text import one_line
 from hermes_plugin_provider_bedrock.wire import StreamAssembly, payload, response_of
 from hermes_sdk.models import (
     ErrorKind,
@@ -34,6 +37,8 @@ from hermes_sdk.models import (
 
 _REGION_IN_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com")
 _STREAM_TYPE = "application/vnd.amazon.eventstream"
+CLAUDE_WINDOW = 200_000
+_SEES = re.compile(r"anthropic\.claude-(3|sonnet|opus|haiku|[4-9])|amazon\.nova-(lite|pro|premier)")
 # Exceptions inside a stream (``:exception-type``), as the HTTP statuses they stand for.
 _STREAM_STATUS = {
     "throttlingException": 429,
@@ -57,11 +62,11 @@ class _Signer:
         self._profile = options.get("profile")
         self._region = options.get("region")
         self._credentials: Any = None
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()  # a provider may serve several event loops
 
     def _resolve(self) -> None:
         import botocore.session
-        from botocore.exceptions import BotoCoreError
+        from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             session = botocore.session.Session(profile=self._profile)
@@ -73,20 +78,21 @@ class _Signer:
                 or os.environ.get("AWS_REGION")
                 or session.get_config_variable("region")
             )
-        except BotoCoreError as error:
+        except (BotoCoreError, ClientError) as error:
             raise ProviderError(ErrorKind.AUTH, f"AWS credentials: {_one_line(error)}") from None
         if credentials is None:
             raise ProviderError(ErrorKind.AUTH, _NO_CREDENTIALS)
         self._credentials, self._region = credentials, region
 
     def _frozen(self) -> Any:
-        from botocore.exceptions import BotoCoreError
+        from botocore.exceptions import BotoCoreError, ClientError
 
-        if self._credentials is None:
-            self._resolve()
+        with self._lock:  # one resolution at a time, however many turns ask
+            if self._credentials is None:
+                self._resolve()
         try:
             return self._credentials.get_frozen_credentials()  # refreshed when near expiry
-        except BotoCoreError as error:
+        except (BotoCoreError, ClientError) as error:  # an assumed role or SSO refused
             raise ProviderError(
                 ErrorKind.AUTH, f"AWS credentials could not be refreshed: {_one_line(error)}"
             ) from None
@@ -95,8 +101,7 @@ class _Signer:
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
-        async with self._lock:
-            frozen = await asyncio.to_thread(self._frozen)
+        frozen = await asyncio.to_thread(self._frozen)
         region = region or self._region
         if not region:
             raise ProviderError(
@@ -122,6 +127,21 @@ class BedrockProvider:
         self._signer = None if settings.api_key else _Signer(self._options)
         found = _REGION_IN_HOST.search(settings.base_url)
         self._region = found.group(1) if found else self._options.get("region")
+        self._stated = StatedModels(settings.options)
+
+    async def context_window(self, model: str) -> int | None:
+        """A window the endpoint's config states, else Claude's 200,000 tokens (a
+        :class:`~hermes_sdk.context.WindowReporter`); another model's is unknown."""
+        stated = self._stated.window(model)
+        if stated is not None:
+            return stated
+        return CLAUDE_WINDOW if "anthropic.claude" in model else None
+
+    def sees(self, model: str) -> bool | None:
+        """Claude 3 and later and Nova Lite and Pro take images; others are unknown."""
+        if self._stated.sees(model) or _SEES.search(model):
+            return True
+        return None
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -209,7 +229,7 @@ class BedrockProvider:
         try:
             event = orjson.loads(message.payload or b"{}")
             return assembly.add(str(headers.get(":event-type") or ""), event)
-        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
             raise self._bad("streamed an event of an unexpected shape") from None
 
 
@@ -227,4 +247,4 @@ def _said_plainly(error: ProviderError) -> ProviderError:
 
 
 def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())[:300] or type(error).__name__
+    return one_line(str(error), 300) or type(error).__name__

@@ -17,19 +17,17 @@ from typing import Any
 
 import orjson
 
+from hermes_commons.reasoning import CLAUDE_THINKING_BUDGETS, answers_unthought_calls, effort_of
 from hermes_sdk.models import (
-    REASONING_EFFORTS,
     ChatMessage,
-    ErrorKind,
     ModelRequest,
     ModelResponse,
     ModelUsage,
-    ProviderError,
     ToolCallRequest,
 )
 
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
-"""``model.reasoning_effort`` as Claude's thinking budget in tokens (1,024 the least)."""
+ANSWER_TOKENS = 8192
+"""Room for the answer above Claude's thinking budget (``maxTokens`` must exceed it)."""
 _CLAUDE_THINKS = re.compile(r"claude-(3-7|(opus|sonnet|haiku)-[4-9]|[4-9])", re.IGNORECASE)
 _GPT_OSS = re.compile(r"gpt-oss", re.IGNORECASE)
 _NOVA_2 = re.compile(r"nova-2", re.IGNORECASE)
@@ -46,24 +44,9 @@ _REASONING = "reasoningContent"
 _FORMATS = {"image/jpeg": "jpeg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
 
 
-def effort_of(request: ModelRequest, options: Mapping[str, Any]) -> str | None:
-    """The endpoint's own effort (``providers.NAME.options.reasoning_effort``) before the
-    model section's, checked: a wrong one is a one-line error naming the choices."""
-    effort = options.get("reasoning_effort")
-    if effort is None:
-        return request.reasoning_effort
-    if str(effort) not in REASONING_EFFORTS:
-        raise ProviderError(
-            ErrorKind.BAD_REQUEST,
-            f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not {effort!r} (in "
-            "providers.NAME.options)",
-        )
-    return str(effort)
-
-
 def _user_blocks(message: ChatMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if message.content:
+    if message.content.strip():
         blocks.append({"text": message.content})
     blocks.extend(
         {"image": {"format": _FORMATS.get(image.mime, "png"), "source": {"bytes": image.base64()}}}
@@ -86,7 +69,7 @@ def _assistant_blocks(message: ChatMessage) -> list[dict[str, Any]]:
         for detail in message.reasoning_details
         if isinstance(detail.get(_REASONING), dict)
     ]
-    if message.content:
+    if message.content.strip():  # Converse refuses a blank text block ("\n\n" before a call)
         blocks.append({"text": message.content})
     blocks.extend(
         {"toolUse": {"toolUseId": call.id, "name": call.name, "input": _input(call.arguments)}}
@@ -142,17 +125,24 @@ def _reasoning_fields(
     if effort is None:
         return None
     if _CLAUDE_THINKS.search(model):
-        budget = THINKING_BUDGETS.get(effort)
+        budget = CLAUDE_THINKING_BUDGETS.get(effort)
         forced = request.tool_choice not in (None, "auto", "none")
-        if budget is None or forced:  # Claude refuses thinking with a forced tool
+        # Claude refuses thinking with a forced tool, or right after tool calls it made
+        # without thinking (a forced tool, another provider's turn).
+        if budget is None or forced or answers_unthought_calls(request, _own_reasoning):
             return None
         return {"thinking": {"type": "enabled", "budget_tokens": budget}}
     if _GPT_OSS.search(model):
-        return {"reasoning_effort": "low" if effort in ("none", "minimal") else effort}
+        levels = {"none": "low", "minimal": "low", "xhigh": "high"}  # it takes these three
+        return {"reasoning_effort": levels.get(effort, effort)}
     if _NOVA_2.search(model) and effort != "none":
         level = {"minimal": "low", "xhigh": "high"}.get(effort, effort)
         return {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": level}}
     return None
+
+
+def _own_reasoning(detail: Mapping[str, Any]) -> bool:
+    return isinstance(detail.get(_REASONING), dict)
 
 
 def payload(request: ModelRequest, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,7 +176,11 @@ def payload(request: ModelRequest, options: Mapping[str, Any]) -> dict[str, Any]
     if request.max_tokens is not None:
         inference["maxTokens"] = request.max_tokens
     reasoning = _reasoning_fields(request.model, effort_of(request, options), request)
-    if request.temperature is not None and not (reasoning and "thinking" in reasoning):
+    thinking = (reasoning or {}).get("thinking")
+    if thinking:  # the output limit holds the thinking and the answer
+        least = int(thinking["budget_tokens"]) + ANSWER_TOKENS
+        inference["maxTokens"] = max(int(inference.get("maxTokens") or 0), least)
+    if request.temperature is not None and not thinking:
         inference["temperature"] = request.temperature  # Claude refuses it while thinking
     if inference:
         body["inferenceConfig"] = inference
@@ -203,10 +197,13 @@ def payload(request: ModelRequest, options: Mapping[str, Any]) -> dict[str, Any]
 
 def _placeholder(turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     name = next(
-        block["toolUse"]["name"]
-        for turn in turns
-        for block in turn["content"]
-        if block.get("toolUse")
+        (
+            block["toolUse"]["name"]
+            for turn in turns
+            for block in turn["content"]
+            if block.get("toolUse")
+        ),
+        "tool",
     )
     schema = {"type": "object", "properties": {}}
     return {"toolSpec": {"name": name, "description": name, "inputSchema": {"json": schema}}}

@@ -4,6 +4,7 @@ Credentials, or an express-mode API key). See :mod:`.wire` for the format."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +20,7 @@ from hermes_commons.http import (
     transport_errors,
 )
 from hermes_commons.sse import SSEDecoder
+from hermes_commons.stated_models import StatedModels
 from hermes_plugin_provider_gemini.wire import Reading, payload
 from hermes_sdk.models import (
     ErrorKind,
@@ -26,8 +28,11 @@ from hermes_sdk.models import (
     ModelResponse,
     ProviderError,
     ProviderSettings,
+    classify_http_error,
 )
 
+GEMINI_WINDOW = 1_048_576
+_CURRENT = re.compile(r"^gemini-([2-9])", re.IGNORECASE)
 _BAD_KEY = "api key not valid"
 """The Gemini API says a wrong key with a 400 (INVALID_ARGUMENT): read as what it is."""
 
@@ -42,6 +47,21 @@ class GeminiProvider:
         self._settings = settings
         self._options = dict(settings.options)
         self._http = LoopClient(settings, self._fixed_headers(settings))
+        self._stated = StatedModels(settings.options)
+
+    async def context_window(self, model: str) -> int | None:
+        """A window the endpoint's config states, else a million tokens for the Gemini 2
+        and later models (a :class:`~hermes_sdk.context.WindowReporter`)."""
+        stated = self._stated.window(model)
+        if stated is not None:
+            return stated
+        return GEMINI_WINDOW if _CURRENT.match(model.rsplit("/", 1)[-1]) else None
+
+    def sees(self, model: str) -> bool | None:
+        """Every Gemini model takes images (a :class:`~hermes_sdk.models.SightReporter`)."""
+        if self._stated.sees(model):
+            return True
+        return True if model.rsplit("/", 1)[-1].lower().startswith("gemini") else None
 
     def _fixed_headers(self, settings: ProviderSettings) -> dict[str, str]:
         return {"x-goog-api-key": settings.api_key} if settings.api_key else {}
@@ -150,8 +170,7 @@ class GeminiProvider:
 
 
 def _stream_error(chunk: Mapping[str, Any]) -> ProviderError:
-    from hermes_sdk.models import classify_http_error
-
+    """An error sent inside the stream, classified as its HTTP twin (its ``code``)."""
     error = chunk.get("error")
     code = error.get("code") if isinstance(error, dict) else None
     status = code if isinstance(code, int) and 400 <= code < 600 else 500

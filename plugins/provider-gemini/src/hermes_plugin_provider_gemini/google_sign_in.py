@@ -8,10 +8,12 @@ one at a time."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from hermes_commons.text import one_line
 from hermes_sdk.models import ErrorKind, ProviderError
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
@@ -31,14 +33,17 @@ class GoogleSignIn:
         self._file = options.get("credentials_file")
         self._credentials: Any = None
         self._project: str | None = None
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()  # a provider may serve several event loops
         self._signed_in_at = 0.0
 
     async def token(self, *, renew: bool = False) -> str:
-        async with self._lock:  # one sign-in at a time, however many turns ask
+        return await asyncio.to_thread(self._token, renew)
+
+    def _token(self, renew: bool) -> str:
+        with self._lock:  # one sign-in at a time, however many turns ask
             credentials = self._credentials
             if renew or credentials is None or not credentials.valid:
-                await asyncio.to_thread(self._refresh)
+                self._refresh()
             return str(self._credentials.token)
 
     def stale(self) -> bool:
@@ -67,6 +72,12 @@ class GoogleSignIn:
             raise ProviderError(
                 ErrorKind.AUTH,
                 f"no service account key at {self._file} (providers.NAME.options.credentials_file)",
+            ) from None
+        except OSError as error:
+            raise ProviderError(
+                ErrorKind.AUTH,
+                f"cannot read the service account key {self._file}: {error.strerror} "
+                "(providers.NAME.options.credentials_file)",
             ) from None
         except (DefaultCredentialsError, ValueError) as error:
             if self._file:
@@ -100,4 +111,4 @@ class GoogleSignIn:
 
 
 def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())[:300] or type(error).__name__
+    return one_line(str(error), 300) or type(error).__name__

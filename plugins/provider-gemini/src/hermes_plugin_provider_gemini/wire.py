@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
+from hermes_commons.reasoning import effort_of
 from hermes_sdk.models import (
-    REASONING_EFFORTS,
     ChatMessage,
     ErrorKind,
     ModelRequest,
@@ -43,6 +43,8 @@ THINKING_BUDGETS = {
 """``model.reasoning_effort`` as Gemini 2.5's ``thinkingBudget`` in tokens."""
 _LEAST_BUDGET_PRO = 128
 """Gemini 2.5 Pro cannot stop thinking: its least budget."""
+_MOST_BUDGET_FLASH = 24576
+"""The most 2.5 Flash and Flash-Lite think (Pro: 32,768)."""
 _THINKING_MODELS = re.compile(r"^gemini-(2\.5|[3-9])", re.IGNORECASE)
 """The Gemini models that think (and take ``thinkingConfig``); an older one refuses it."""
 _LEVELS = re.compile(r"^gemini-[3-9]", re.IGNORECASE)
@@ -62,21 +64,6 @@ def thinks(model: str, options: Mapping[str, Any]) -> bool:
     return bool(said) if said is not None else bool(_THINKING_MODELS.match(_bare(model)))
 
 
-def effort_of(request: ModelRequest, options: Mapping[str, Any]) -> str | None:
-    """The endpoint's own effort (``providers.NAME.options.reasoning_effort``) before the
-    model section's, checked: a wrong one is a one-line error naming the choices."""
-    effort = options.get("reasoning_effort")
-    if effort is None:
-        return request.reasoning_effort
-    if str(effort) not in REASONING_EFFORTS:
-        raise ProviderError(
-            ErrorKind.BAD_REQUEST,
-            f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not {effort!r} (in "
-            "providers.NAME.options)",
-        )
-    return str(effort)
-
-
 def thinking_config(model: str, effort: str | None) -> dict[str, Any]:
     """``generationConfig.thinkingConfig`` for a thinking model: thought summaries asked
     for, and the effort as a level (Gemini 3) or a budget (2.5)."""
@@ -89,6 +76,8 @@ def thinking_config(model: str, effort: str | None) -> dict[str, Any]:
         budget = THINKING_BUDGETS[effort]
         if "pro" in _bare(model).lower():
             budget = max(budget, _LEAST_BUDGET_PRO)
+        else:
+            budget = min(budget, _MOST_BUDGET_FLASH)
         config["thinkingBudget"] = budget
     return config
 

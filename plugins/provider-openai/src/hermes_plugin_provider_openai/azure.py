@@ -17,6 +17,7 @@ temperature, ``reasoning_effort``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import quote, urlsplit
 
 from hermes_plugin_provider_openai.client import ChatCompletionsProvider
@@ -28,6 +29,11 @@ FOUNDRY_API_VERSION = "2024-05-01-preview"
 """The version Foundry's model inference route takes."""
 
 
+def _names_deployment_in_path(path: str) -> bool:
+    """The resource route (``/openai/deployments/NAME/...``), not v1's or Foundry's."""
+    return not path.endswith(("/openai/v1", "/models"))
+
+
 class AzureOpenAIProvider(ChatCompletionsProvider):
     """A :class:`hermes_sdk.models.ModelProvider` for Azure OpenAI and Foundry."""
 
@@ -37,6 +43,12 @@ class AzureOpenAIProvider(ChatCompletionsProvider):
         self._version = options.get("api_version")
         self._deployment = options.get("deployment")
         self._path = urlsplit(settings.base_url).path.rstrip("/")
+
+    def prepared(self, request: ModelRequest) -> ModelRequest:
+        """The v1 and Foundry routes name the deployment in the body's ``model``."""
+        if self._deployment and not _names_deployment_in_path(self._path):
+            return replace(request, model=str(self._deployment))
+        return request
 
     def auth_headers(self, settings: ProviderSettings) -> dict[str, str]:
         return {"api-key": settings.api_key} if settings.api_key else {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from hermes_commons.http import (
     transport_errors,
 )
 from hermes_commons.sse import SSEDecoder
+from hermes_commons.stated_models import StatedModels
 from hermes_plugin_provider_openai.sight import known_sight
 from hermes_plugin_provider_openai.windows import known_window, note_stated_window
 from hermes_sdk.models import (
@@ -262,13 +263,16 @@ class ChatCompletionsProvider:
         said = options.get("reasoning")
         self._reasons = None if said is None else bool(said)
         # A preset's knowledge of its models (hermes-plugin-provider-presets), and its quirks.
-        self._windows: Mapping[str, int] = options.get("context_windows") or {}
-        self._sighted = frozenset(options.get("vision_models") or ())
+        self._stated = StatedModels(options)
         self._omit_temperature = bool(options.get("omit_temperature"))
         self._max_tokens = options.get("max_tokens")
 
+    def prepared(self, request: ModelRequest) -> ModelRequest:
+        """The request as this endpoint takes it (a subclass's renames)."""
+        return request
+
     def _body(self, request: ModelRequest, stream: bool) -> bytes:
-        body = payload(request, stream, self._wire, self._reasons)
+        body = payload(self.prepared(request), stream, self._wire, self._reasons)
         if self._omit_temperature:  # a server that refuses any but its own
             body.pop("temperature", None)
         if isinstance(self._max_tokens, int):  # a server that refuses more than its cap
@@ -304,14 +308,12 @@ class ChatCompletionsProvider:
 
     async def context_window(self, model: str) -> int | None:
         """A well-known model's window (a :class:`~hermes_sdk.context.WindowReporter`)."""
-        return self._windows.get(model) or known_window(model)
+        return self._stated.window(model) or known_window(model)
 
     def sees(self, model: str) -> bool | None:
         """Whether a well-known model takes images (a
         :class:`~hermes_sdk.models.SightReporter`); None for one the table does not know."""
-        if model in self._sighted:
-            return True
-        return known_sight(model)
+        return self._stated.sees(model) or known_sight(model)
 
     async def _whole(self, request: ModelRequest) -> ModelResponse:
         body = self._body(request, False)

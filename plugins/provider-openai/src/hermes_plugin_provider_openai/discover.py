@@ -60,12 +60,14 @@ def places(config: Mapping[str, Any]) -> tuple[Place, ...] | None:
 def models_at(url: str, timeout: float = PROBE_SECONDS) -> list[str] | None:
     """The models a server at ``url`` lists, or None when no model server answers there."""
     parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    secure = parts.scheme == "https"
+    host, port = parts.hostname or "127.0.0.1", parts.port or (443 if secure else 80)
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError:
         return None
-    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
+    connection = kind(host, port, timeout=timeout)
     try:
         connection.request("GET", f"{parts.path.rstrip('/')}/v1/models")
         response = connection.getresponse()
@@ -82,13 +84,19 @@ def models_at(url: str, timeout: float = PROBE_SECONDS) -> list[str] | None:
     return [str(item["id"]) for item in data if isinstance(item, dict) and item.get("id")]
 
 
+def _chat_model(models: Sequence[str]) -> str:
+    """The first listed model that can chat: Ollama lists the latest pulled first, which
+    may be an embedding model."""
+    return next((m for m in models if "embed" not in m.lower()), models[0] if models else "")
+
+
 def endpoint_of(place: Place, models: Sequence[str]) -> Endpoint:
     base = f"{place.url.rstrip('/')}/v1"
     return Endpoint(
         name=place.name,
         provider="openai",
         base_url=base,
-        default_model=models[0] if models else "",
+        default_model=_chat_model(models),
         models=tuple(models),
         notice=(
             f"Using {place.label} found at {base} (no API key or model server is configured); "

@@ -51,6 +51,7 @@ class Preset:
             provider=self.transport,
             base_url=base_url or self.base_url,
             api_key_env=self.key_env[0],
+            other_key_envs=self.key_env[1:],
             default_model=self.model_names[0] if self.models else "",
             models=self.model_names,
             options=self.options(),

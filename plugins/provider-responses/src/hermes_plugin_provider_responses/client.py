@@ -29,9 +29,10 @@ from hermes_commons.http import (
     raise_for_status,
     transport_errors,
 )
+from hermes_commons.reasoning import effort_of
 from hermes_commons.sse import SSEDecoder
+from hermes_commons.stated_models import StatedModels
 from hermes_sdk.models import (
-    REASONING_EFFORTS,
     ChatMessage,
     ErrorKind,
     ModelRequest,
@@ -60,20 +61,6 @@ _STREAM_ERROR_STATUS = {
     "context_length_exceeded": 400,
     "invalid_prompt": 400,
 }
-
-
-def reasoning_effort(options: Mapping[str, Any]) -> str | None:
-    """The configured effort, checked: a wrong one is a one-line error naming the choices."""
-    effort = options.get("reasoning_effort")
-    if effort is None:
-        return None
-    if str(effort) not in REASONING_EFFORTS:
-        raise ProviderError(
-            ErrorKind.BAD_REQUEST,
-            f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not {effort!r} (in "
-            "providers.NAME.options)",
-        )
-    return str(effort)
 
 
 def _user(message: ChatMessage) -> dict[str, Any]:
@@ -141,7 +128,7 @@ def payload(
     }
     if instructions:
         body["instructions"] = instructions
-    effort = reasoning_effort(options) or request.reasoning_effort  # the endpoint's first
+    effort = effort_of(request, options)  # the endpoint's own first
     reasoning = reasons(request.model, options) or (effort is not None and effort != "none")
     if reasoning:
         body["include"] = ["reasoning.encrypted_content"]
@@ -297,6 +284,14 @@ class ResponsesProvider:
         self._options = dict(settings.options)  # a wrong effort is said at the first request
         self._summary = self._options.get("reasoning_summary", True) is not False
         self._http = LoopClient(settings, _auth_headers(settings))
+        self._stated = StatedModels(settings.options)  # a preset's (xAI's) models
+
+    async def context_window(self, model: str) -> int | None:
+        """A window the endpoint's config states (a :class:`~hermes_sdk.context.WindowReporter`)."""
+        return self._stated.window(model)
+
+    def sees(self, model: str) -> bool | None:
+        return self._stated.sees(model)
 
     @property
     def client(self) -> httpx.AsyncClient:

@@ -141,6 +141,9 @@ def walk(
     return LadderReport(steps, None, context.explicit, failure, found)
 
 
+_KEYS_NAMED = 3
+
+
 def _what_to_do(rungs: Sequence[Rung], context: LadderContext) -> str:
     """The keys the plugins' rungs look for (their endpoints name them), or that no
     provider plugin is there to look."""
@@ -156,7 +159,10 @@ def _what_to_do(rungs: Sequence[Rung], context: LadderContext) -> str:
         return f"no provider plugin is installed (see `hermes plugins list`); {explain}"
     if not keys:
         return f"set model.base_url to a model server, or install a provider plugin; {explain}"
-    named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} or {keys[-1]}"
+    if len(keys) > _KEYS_NAMED:  # the presets add a dozen: the first few, then where to look
+        named = f"{', '.join(keys[:_KEYS_NAMED])} or another provider's key (`hermes model pick`)"
+    else:
+        named = keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} or {keys[-1]}"
     return (
         f"set {named} in {context.home / '.env'} (or run `hermes setup`), or install another "
         f"provider plugin; {explain}"

@@ -132,7 +132,9 @@ def pick(provider: str | None, model_name: str | None, api_key_stdin: bool) -> N
         secrets = _context().secrets
         for number, name in enumerate(names, 1):
             needs = endpoints[name].api_key_env
-            state = f"{needs} ({'set' if secrets.get(needs) else 'not set'})" if needs else ""
+            names_of = (needs, *endpoints[name].other_key_envs) if needs else ()
+            have = any(secrets.get(variable) for variable in names_of)
+            state = f"{needs} ({'set' if have else 'not set'})" if needs else ""
             shown = ", ".join(endpoints[name].models[:3]) or endpoints[name].default_model
             click.echo(f"{number:>3}  {name:<16} {state:<36} {shown}")
         provider = _chosen(click.prompt("Provider (number or name)").strip(), names)

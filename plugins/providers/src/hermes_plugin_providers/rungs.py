@@ -16,11 +16,14 @@ def keys_for(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(variable names, keys) for ``endpoint``: its credential pool when it has one, else
     its own API key variable. Only variables that are set are returned."""
-    names = settings.pools.get(endpoint.name) or (
-        (endpoint.api_key_env,) if endpoint.api_key_env else ()
+    pool = settings.pools.get(endpoint.name)
+    names = pool or (
+        (endpoint.api_key_env, *endpoint.other_key_envs) if endpoint.api_key_env else ()
     )
     found = [(name, context.secret(name)) for name in names]
     present = [(name, key) for name, key in found if key]
+    if not pool:
+        present = present[:1]  # the first of its names that is set: one key, not a pool
     return tuple(n for n, _ in present), tuple(k for _, k in present if k)
 
 

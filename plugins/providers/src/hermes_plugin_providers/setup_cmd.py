@@ -196,7 +196,7 @@ def known_provider_changes(
     context = _context()
     provider = endpoint.name
     variable = endpoint.api_key_env
-    have = bool(variable and context.secrets.get(variable))
+    have = any(context.secrets.get(name) for name in (variable, *endpoint.other_key_envs) if name)
     key = None
     if variable:
         hint = " (Enter keeps the one set)" if have else " (Enter for none)"

@@ -232,14 +232,15 @@ class ScriptedBedrockServer(ScriptedServer):
     def _signature_problem(
         self, method: str, path: str, headers: Mapping[str, str], body: bytes, given: str
     ) -> tuple[int, str] | None:
-        fields = dict(
-            part.strip().split("=", 1)
-            for part in given.removeprefix("AWS4-HMAC-SHA256 ").split(",")
-        )
         try:
+            fields = dict(
+                part.strip().split("=", 1)
+                for part in given.removeprefix("AWS4-HMAC-SHA256 ").split(",")
+            )
             key_id, day, region, service, _ = fields["Credential"].split("/")
             signed = fields["SignedHeaders"].split(";")
             stamp = headers["x-amz-date"]
+            when = timegm(time.strptime(stamp, "%Y%m%dT%H%M%SZ"))
         except (KeyError, ValueError):
             return (
                 400,
@@ -249,9 +250,21 @@ class ScriptedBedrockServer(ScriptedServer):
         secret = self.credentials.get(key_id)
         if secret is None:
             return 403, "The security token included in the request is invalid."
-        when = timegm(time.strptime(stamp, "%Y%m%dT%H%M%SZ"))
+        if not stamp.startswith(day):
+            return (
+                403,
+                "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of "
+                f"date from HTTP: '{day}' != '{stamp[:8]}', from '{stamp}'.",
+            )
         if abs(time.time() - when) > _SKEW_SECONDS:
             return 403, f"Signature expired: {stamp} is now earlier than the allowed window."
+        digest = hashlib.sha256(body).hexdigest()
+        stated = headers.get("x-amz-content-sha256")
+        if stated is not None and stated != digest:  # the body is signed through its hash
+            return (
+                400,
+                "The provided 'x-amz-content-sha256' header does not match what was computed.",
+            )
         url = urlsplit(path)
         canonical_query = "&".join(
             sorted(
@@ -269,7 +282,7 @@ class ScriptedBedrockServer(ScriptedServer):
                 canonical_query,
                 canonical_headers,
                 ";".join(signed),
-                headers.get("x-amz-content-sha256") or hashlib.sha256(body).hexdigest(),
+                digest,
             ]
         )
         scope = f"{day}/{region}/{service}/aws4_request"
