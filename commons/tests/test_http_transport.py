@@ -24,6 +24,8 @@ class Server:
     def __init__(self, *, close_after_reply: bool = False, delay: float = 0.0) -> None:
         self.close_after_reply = close_after_reply
         self.delay = delay
+        self.targets: list[bytes] = []
+        """The request line's target of each request, as it arrived."""
         self.connections = 0
         self.open = 0
         self.most_open = 0
@@ -35,6 +37,7 @@ class Server:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                self.targets.append(head.split(b" ", 2)[1])
                 length = 0
                 for line in head.split(b"\r\n"):
                     if line.lower().startswith(b"content-length:"):
@@ -207,3 +210,17 @@ def test_httpx_carries_requests_until_the_process_expects_many():
         assert isinstance(pooled_transport(httpx.Limits(), over="httpx"), httpx.AsyncHTTPTransport)
     finally:
         expect_many_requests(before)
+
+
+def test_the_url_goes_as_httpx_encoded_it():
+    """A signed request (AWS SigV4) is signed over its path as encoded: sent over aiohttp,
+    an escape that need not be one (Bedrock's model ids, ``v1%3A0``) must stay escaped."""
+
+    async def main(fake: Server) -> None:
+        server, url = await fake.start()
+        async with server, client() as http:
+            await http.post(f"{url}model/anthropic.claude-v1%3A0/converse?a=b%2Fc", json={})
+
+    fake = Server()
+    asyncio.run(main(fake))
+    assert fake.targets == [b"/model/anthropic.claude-v1%3A0/converse?a=b%2Fc"]

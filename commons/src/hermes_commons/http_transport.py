@@ -156,13 +156,16 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         import aiohttp  # the first request imports it; from then on, a lookup
+        import yarl
 
         timeout = request.extensions.get("timeout", {})
         body = await request.aread()
         with _as_httpx(request):
             response = await self._open().request(
                 request.method,
-                str(request.url),
+                # As httpx encoded it: yarl would otherwise decode what need not be escaped
+                # (Bedrock's "...-v1%3A0"), and a signature made over the path breaks.
+                yarl.URL(str(request.url), encoded=True),
                 headers=request.headers.multi_items(),
                 data=body or None,
                 allow_redirects=False,  # httpx follows them, if asked to

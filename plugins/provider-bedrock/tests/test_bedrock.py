@@ -238,3 +238,20 @@ def test_the_window_and_sight_of_claude_on_bedrock_or_as_stated() -> None:
     assert asyncio.run(provider.context_window("meta.llama3-3-70b-instruct-v1:0")) == 128000
     assert provider.sees(CLAUDE) is True and provider.sees("amazon.nova-pro-v1:0") is True
     assert provider.sees("meta.llama3-3-70b-instruct-v1:0") is None
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_signature_survives_the_gateways_transport() -> None:
+    """A gateway sends over aiohttp (``expect_many_requests``): the model id's ``%3A`` must
+    reach AWS as it was signed."""
+    from hermes_commons.http_transport import expect_many_requests
+
+    expect_many_requests(True)
+    try:
+        with _server() as server:
+            server.queue(Reply.say("signed"))
+            assert ask(server, CLAUDE, QUESTION).content == "signed"
+            assert server.signed == ["us-east-1"]
+            assert server.requests[0].path.endswith("-v1%3A0/converse-stream")
+    finally:
+        expect_many_requests(False)

@@ -48,7 +48,7 @@ class ModelSettings:
                 default_model=str(entry.get("default_model") or (entry.get("models") or [""])[0]),
                 models=tuple(entry.get("models") or ()),
                 options=dict(entry.get("options") or {}),
-                stream=entry.get("stream", True) is not False,
+                stream=entry.get("stream") is not False,
             )
             for name, entry in (raw.get("providers") or {}).items()
         }
