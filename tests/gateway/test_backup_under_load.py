@@ -6,6 +6,7 @@ is searchable with every count the same."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -27,7 +28,12 @@ def answer(body) -> Reply:
 
 
 def acks(telegram) -> set[str]:
-    return {m.visible.split()[-1] for m in telegram.sent(OWNER) if m.visible.startswith("ack ")}
+    """The messages answered in full (a reply still streaming shows "ack …" or "ack m0…")."""
+    return {
+        found.group(1)
+        for m in telegram.sent(OWNER)
+        if (found := re.fullmatch(r"ack (m\d{3})", m.visible.strip()))
+    }
 
 
 def database_of(zip_path: Path, into: Path) -> Path:
