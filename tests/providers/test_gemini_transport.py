@@ -64,7 +64,8 @@ def test_a_tool_round_trip_on_the_gemini_api(hermes, tmp_path, monkeypatch, stre
     assert thinking == {"includeThoughts": True, "thinkingLevel": "high"}
 
 
-def test_a_tool_round_trip_on_vertex_with_a_service_account(hermes, tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_a_tool_round_trip_on_vertex_with_a_service_account(hermes, tmp_path, stream) -> None:  # type: ignore[no-untyped-def]
     note = tmp_path / "note.txt"
     note.write_text("hello from the file\n")
     with ScriptedGeminiServer() as server:
@@ -72,14 +73,15 @@ def test_a_tool_round_trip_on_vertex_with_a_service_account(hermes, tmp_path) ->
         hermes.config(
             "model:\n  provider: vertex\n  reasoning_effort: low\n"
             f"providers:\n  vertex:\n    base_url: {server.vertex_url}\n    transport: vertex\n"
-            "    default_model: gemini-2.5-pro\n"
+            f"    default_model: gemini-2.5-pro\n    stream: {str(stream).lower()}\n"
             f"    options:\n      credentials_file: {key}\n      location: us-east5\n"
             "agent:\n  retries: 1\n"
         )
         sent = _round_trip(hermes, server, note)
         assert server.sign_ins == 1  # one token for both requests
-    assert sent["first"].path.startswith(
-        "/v1/projects/kit-project/locations/us-east5/publishers/google/models/gemini-2.5-pro:"
+    verb = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    assert sent["first"].path == (
+        f"/v1/projects/kit-project/locations/us-east5/publishers/google/models/gemini-2.5-pro:{verb}"
     )
     assert sent["second"].headers["authorization"].startswith("Bearer ya29.kit-")
     thinking = sent["first"].json["generationConfig"]["thinkingConfig"]

@@ -5,24 +5,28 @@ sent back with their encrypted content, and the reasoning effort in the API's ow
 
 from __future__ import annotations
 
+import pytest
+
 from hermes_testkit import Reply, ScriptedResponsesServer
 
 
-def _configure(hermes, server: ScriptedResponsesServer, options: str) -> None:
+def _configure(hermes, server: ScriptedResponsesServer, options: str, stream: bool = True) -> None:
     hermes.config(
         "model:\n  provider: gpt\n"
         f"providers:\n  gpt:\n    base_url: {server.base_url}\n    transport: responses\n"
-        f"    default_model: gpt-5-codex\n    api_key_env: OPENAI_KEY\n{options}"
+        f"    default_model: gpt-5-codex\n    api_key_env: OPENAI_KEY\n"
+        f"    stream: {str(stream).lower()}\n{options}"
         "agent:\n  retries: 1\n"
     )
 
 
-def test_a_tool_round_trip_on_the_responses_api(hermes, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_a_tool_round_trip_on_the_responses_api(hermes, tmp_path, monkeypatch, stream) -> None:
     monkeypatch.setenv("OPENAI_KEY", "sk-test-responses")
     note = tmp_path / "note.txt"
     note.write_text("hello from the file\n")
     with ScriptedResponsesServer() as server:
-        _configure(hermes, server, "    options:\n      reasoning_effort: high\n")
+        _configure(hermes, server, "    options:\n      reasoning_effort: high\n", stream)
         server.queue(
             Reply.tool_call("read_file", {"path": str(note)}, thinking="Read it first."),
             Reply.say("The note says: hello from the file."),
@@ -33,6 +37,7 @@ def test_a_tool_round_trip_on_the_responses_api(hermes, tmp_path, monkeypatch) -
         first, second = (request.json for request in server.requests)
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-responses"
     assert first["model"] == "gpt-5-codex" and first["store"] is False
+    assert first["stream"] is stream
     assert first["reasoning"] == {"summary": "auto", "effort": "high"}
     assert first["include"] == ["reasoning.encrypted_content"]
     assert first["instructions"] and first["input"][-1] == {
