@@ -8,26 +8,14 @@ from typing import Any
 
 import click
 
-from hermes_plugin_providers.routes import LadderRouter, model_routing, route_request, run_ladder
-from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
+from hermes_plugin_providers.command import command_context, here_request
+from hermes_plugin_providers.routes import LadderRouter, model_routing, run_ladder
 from hermes_sdk.routing import RouteRequest
 
 _provider_option = click.option(
     "--provider", metavar="NAME", help="Use this provider (strict: no fallback)."
 )
 _model_option = click.option("--model", metavar="NAME", help="Use this model (strict).")
-
-
-def _context() -> CommandContext:
-    context: CommandContext = click.get_current_context().meta[COMMAND_CONTEXT]
-    return context
-
-
-def _request(provider: str | None = None, model: str | None = None) -> RouteRequest:
-    context = _context()
-    return route_request(
-        context.home, context.config, context.secrets.get, context.provided, provider, model
-    )
 
 
 @click.group(invoke_without_command=True)
@@ -44,7 +32,7 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
     """
     if ctx.invoked_subcommand is not None:
         return
-    request = _request(provider, model)
+    request = here_request(provider, model)
     report = LadderRouter().view(request)
     if explain:
         click.echo("Provider ladder (lowest position first):")
@@ -89,11 +77,11 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
 def set_default(provider: str, model_name: str | None) -> None:
     """Make PROVIDER (and MODEL) the default in config.yaml; "auto" lets the ladder pick."""
     if provider != "auto":
-        _report, ladder = run_ladder(_request())
+        _report, ladder = run_ladder(here_request())
         if provider not in ladder.endpoints:
             known = ", ".join(sorted(ladder.endpoints)) or "none"
             raise click.UsageError(f"unknown provider {provider!r}; known: {known}")
-    edit = _context().edit_config
+    edit = command_context().edit_config
     if edit is None:
         raise click.ClickException("this Hermes cannot change config.yaml from a plugin")
 
@@ -122,14 +110,14 @@ def set_default(provider: str, model_name: str | None) -> None:
 def pick(provider: str | None, model_name: str | None, api_key_stdin: bool) -> None:
     """Choose the provider and model from a numbered list of the known ones (the presets
     among them), and store its key; PROVIDER [MODEL] chooses without asking."""
-    from hermes_plugin_providers.setup_cmd import known_provider_changes
+    from hermes_plugin_providers.choosing import known_provider_changes
 
     asks = provider is None
-    _report, ladder = run_ladder(_request())
+    _report, ladder = run_ladder(here_request())
     endpoints = ladder.endpoints
     names = sorted(name for name in endpoints if name != "local-endpoint")
     if provider is None:
-        secrets = _context().secrets
+        secrets = command_context().secrets
         for number, name in enumerate(names, 1):
             needs = endpoints[name].api_key_env
             names_of = (needs, *endpoints[name].other_key_envs) if needs else ()
@@ -147,7 +135,7 @@ def pick(provider: str | None, model_name: str | None, api_key_stdin: bool) -> N
         answer = click.prompt("Model (number or name)", default="1").strip()
         model_name = _chosen(answer, list(endpoint.models))
     summary, warning, apply = known_provider_changes(endpoint, model_name, api_key_stdin, asks)
-    edit = _context().edit_config
+    edit = command_context().edit_config
     if edit is None:
         raise click.ClickException("this Hermes cannot change config.yaml from a plugin")
     edit(apply)
@@ -170,7 +158,7 @@ def _chosen(answer: str, names: list[str]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def test(provider: str | None, model: str | None, prompt: str, as_json: bool) -> None:
     """Send one request to the model in use and report latency and usage."""
-    ask_once(_request(provider, model), prompt, as_json)
+    ask_once(here_request(provider, model), prompt, as_json)
 
 
 def ask_once(request: RouteRequest, prompt: str, as_json: bool = False) -> None:

@@ -13,10 +13,16 @@ from typing import Any
 
 import click
 
-from hermes_plugin_providers.model_cmd import _context, _request
+from hermes_plugin_providers.choosing import (
+    Changes,
+    known_provider_changes,
+    model_section,
+    read_key,
+    save_key,
+)
+from hermes_plugin_providers.command import command_context, here_request
 from hermes_plugin_providers.routes import run_ladder
 from hermes_sdk import Kind
-from hermes_sdk.ladder import Endpoint
 
 CUSTOM_KEY_VARIABLE = "MODEL_API_KEY"
 """Where the key of a model server of your own is kept (``model.api_key_env`` names it)."""
@@ -47,31 +53,8 @@ def _server_models(base_url: str, key: str | None) -> tuple[list[str], str]:
         return [], " ".join(str(exc).split())[:160] or type(exc).__name__
 
 
-def _save_key(variable: str, key: str) -> None:
-    from hermes_commons.dotenv import DotenvError, set_dotenv_value
-
-    try:
-        set_dotenv_value(Path(_context().home) / ".env", variable, key)
-    except DotenvError as exc:
-        raise click.ClickException("; ".join(exc.problems)) from None
-
-
-def _read_key(prompt: str, from_stdin: bool, asks: bool) -> str | None:
-    if from_stdin:
-        if sys.stdin.isatty():  # typed into a terminal, the key would be echoed
-            key = click.prompt(prompt, hide_input=True).strip()
-        else:
-            key = sys.stdin.readline().strip()
-        if not key:
-            raise click.UsageError("--api-key-stdin read an empty line")
-        return key
-    if not asks:
-        return None
-    return click.prompt(prompt, default="", hide_input=True, show_default=False).strip() or None
-
-
 def _backends() -> list[str]:
-    context = _context()
+    context = command_context()
     names = sorted(spec.name for spec in context.provided.of(Kind.BACKEND))
     return names or [DEFAULT_BACKEND]
 
@@ -108,9 +91,9 @@ def setup(
 ) -> None:
     """Choose a provider (or a model server of your own), store its key in .env, and pick
     the default model and the terminal backend; then try it."""
-    context = _context()
+    context = command_context()
     asks = not unattended and sys.stdin.isatty()
-    _report, ladder = run_ladder(_request())
+    _report, ladder = run_ladder(here_request())
     endpoints = ladder.endpoints
     names = sorted(name for name in endpoints if name != "local-endpoint")
     if provider is None and base_url is None:
@@ -179,70 +162,13 @@ def setup(
     _test(saved)
 
 
-def _section(document: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    section = document.get("model")
-    if not isinstance(section, MutableMapping):  # absent, or the "model: NAME" shorthand
-        section = document["model"] = {}
-    return section
-
-
-Changes = tuple[str, str, Any]
-"""What was chosen (for the summary), a warning (or ""), and the change to config.yaml."""
-
-
-def known_provider_changes(
-    endpoint: Endpoint, model_name: str | None, api_key_stdin: bool, asks: bool
-) -> Changes:
-    context = _context()
-    provider = endpoint.name
-    variable = endpoint.api_key_env
-    have = any(context.secrets.get(name) for name in (variable, *endpoint.other_key_envs) if name)
-    key = None
-    if variable:
-        hint = " (Enter keeps the one set)" if have else " (Enter for none)"
-        key = _read_key(f"{variable}{hint}", api_key_stdin, asks)
-    elif api_key_stdin:
-        raise click.UsageError(f"provider {provider!r} takes no API key")
-    if key is not None and variable:
-        _save_key(variable, key)
-    if model_name is None and asks:
-        if endpoint.models:
-            click.echo(f"Models: {', '.join(endpoint.models)}")
-        model_name = click.prompt("Default model", default=endpoint.default_model or "") or None
-    previous = context.config.get("model")
-    same = isinstance(previous, dict) and previous.get("provider") == provider
-
-    def apply(document: MutableMapping[str, Any]) -> None:
-        section = _section(document)
-        section["provider"] = provider
-        for stale in ("base_url", "api_key_env"):  # a server of your own is no longer used
-            section.pop(stale, None)
-        if model_name:
-            section["default"] = model_name
-        elif not same:  # a new provider's models differ: its own default applies
-            section.pop("default", None)
-
-    chosen = model_name or (previous.get("default") if same and previous else None)
-    summary = f"provider {provider}, model {chosen or endpoint.default_model or 'default'}"
-    if key is not None:
-        summary += f", key saved as {variable} in .env"
-    warning = ""
-    if variable and key is None and not have:
-        warning = (
-            f"no key is stored in {variable}, so {provider} cannot answer yet: put it in "
-            f"{Path(context.home) / '.env'}, or run hermes setup --provider {provider} "
-            "--api-key-stdin"
-        )
-    return summary, warning, apply
-
-
 def _own_server(base_url: str, model_name: str | None, api_key_stdin: bool, asks: bool) -> Changes:
-    context = _context()
+    context = command_context()
     have = bool(context.secrets.get(CUSTOM_KEY_VARIABLE))
     hint = " (Enter keeps the one set)" if have else " (Enter if the server needs none)"
-    key = _read_key(f"API key for {base_url}{hint}", api_key_stdin, asks)
+    key = read_key(f"API key for {base_url}{hint}", api_key_stdin, asks)
     if key is not None:
-        _save_key(CUSTOM_KEY_VARIABLE, key)
+        save_key(CUSTOM_KEY_VARIABLE, key)
     models, why = _server_models(base_url, key or context.secrets.get(CUSTOM_KEY_VARIABLE))
     if models:
         click.echo(f"The server offers: {', '.join(models)}")
@@ -258,7 +184,7 @@ def _own_server(base_url: str, model_name: str | None, api_key_stdin: bool, asks
     keyed = key is not None or have
 
     def apply(document: MutableMapping[str, Any]) -> None:
-        section = _section(document)
+        section = model_section(document)
         section.pop("provider", None)  # the server of your own is the model.base_url rung
         section["base_url"] = base_url
         section["default"] = model_name
@@ -287,7 +213,7 @@ def _test(config: MutableMapping[str, Any]) -> None:
     from hermes_plugin_providers.model_cmd import ask_once
     from hermes_plugin_providers.routes import route_request
 
-    context = _context()
+    context = command_context()
     fresh = functools.partial(current_secret, Path(context.home) / ".env")  # the new key too
     request = route_request(context.home, config, fresh, context.provided)
     click.echo("Testing: one short request to the model ...")
