@@ -5,12 +5,12 @@ The ladder asks only after every configured endpoint and API key has been passed
 before the embedded model. Each place is tried with a TCP connect on loopback (refused at
 once where nothing listens), then ``GET /v1/models``, which all four serve: something else
 on the port (a web server on 8000) answers no model list and is passed over. Standard
-library only, so the ladder imports nothing heavy to ask.
+library only, and ``http.client`` only once a port answers, so the ladder imports nothing
+heavy to ask.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 from collections.abc import Mapping, Sequence
@@ -66,6 +66,8 @@ def models_at(url: str, timeout: float = PROBE_SECONDS) -> list[str] | None:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError:
         return None
+    import http.client  # only where something listens: it costs a start-up 15 ms
+
     kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
     connection = kind(host, port, timeout=timeout)
     try:
