@@ -13,6 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BORN_HERE = {
+    "credential_states",
     "hosting",
     "outbox",
     "read_positions",

@@ -317,3 +317,20 @@ def test_text_no_shell_reads_is_asked_about_in_one_line() -> None:
     for command in ("echo " + "$(" * 300 + "x" + ")" * 300, "echo \ud800"):
         verdict = classify(command)
         assert verdict.level is ASK and verdict.rule == "unreadable", verdict
+
+
+@pytest.mark.parametrize(
+    ("command", "level"),
+    [
+        ("cat /srv/agent/auth.json", Level.ASK),
+        ("base64 /srv/agent/.env", Level.ASK),
+        ("sqlite3 /srv/agent/state.db .dump", Level.ASK),
+        ("cp -r /srv/agent /tmp/loot", Level.ASK),
+        ("cat /srv/agent/config.yaml", Level.ALLOW),
+        ("cat /srv/project/auth.json", Level.ALLOW),  # another folder's file of that name
+    ],
+)
+def test_the_homes_secrets_are_known_by_its_real_path(command: str, level: Level) -> None:
+    """A home that is not ~/.hermes (HERMES_HOME=/srv/agent): its .env, sign-ins and store
+    are Hermes's secrets by their real path too."""
+    assert classify(command, hermes_home="/srv/agent").level is level

@@ -20,7 +20,7 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from hermes_sdk.specs import RungSpec
 
@@ -30,6 +30,7 @@ __all__ = [
     "LadderContext",
     "RungOutcome",
     "RungResult",
+    "TokenSource",
     "api_key_rung",
 ]
 
@@ -57,6 +58,19 @@ class Endpoint:
     """Passed to the provider as ``ProviderSettings.options``."""
     stream: bool = True
     """Passed to the provider as ``ProviderSettings.stream``."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Passed to the provider as ``ProviderSettings.headers`` (a service that wants to know
+    the client: Copilot's ``Editor-Version``)."""
+
+
+@runtime_checkable
+class TokenSource(Protocol):
+    """A sign-in's access token, renewed before it expires. ``token(renew=True)`` asks for
+    a new one now (the service refused the last): it raises
+    :class:`~hermes_sdk.models.ProviderError` (``AUTH``, one line saying how to sign in
+    again) when it cannot."""
+
+    async def token(self, *, renew: bool = False) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +85,8 @@ class LadderChoice:
     """Where the choice came from, for people: ``OPENAI_API_KEY in the environment``."""
     key_names: tuple[str, ...] = ()
     """The variables the keys were read from, in the same order (read again to refresh)."""
+    token_source: TokenSource | None = None
+    """A sign-in instead of keys: the route asks it for the token before each request."""
 
 
 class RungOutcome(enum.StrEnum):

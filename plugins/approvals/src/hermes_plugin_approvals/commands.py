@@ -727,9 +727,11 @@ def _judge(
         for each in (words, moved) if moved != words else (words,):
             if (verdict := check_destruction(found, each)) is not None:
                 verdicts.append(verdict)
-        for rule in (_check_tools, _check_more, check_exfiltration, check_hermes_state):
+        for rule in (_check_tools, _check_more, check_hermes_state):
             if (verdict := rule(found)) is not None:
                 verdicts.append(verdict)
+        if (verdict := check_exfiltration(found, hermes_home)) is not None:
+            verdicts.append(verdict)
         if (verdict := _check_code(found, downloaded)) is not None:
             verdicts.append(verdict)
         if (verdict := serving_verdict(found, here)) is not None:

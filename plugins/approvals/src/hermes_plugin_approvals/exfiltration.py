@@ -12,6 +12,7 @@ file server whose folder is the home, ``/`` or a system folder.
 from __future__ import annotations
 
 import itertools
+import os
 import re
 
 from hermes_plugin_approvals.shell import EXPANDED, SHELLS, SUBSTITUTED, Command
@@ -164,9 +165,10 @@ def _sends_secret_elsewhere(command: Command) -> bool:
     return False
 
 
-def check_exfiltration(command: Command) -> Verdict | None:
+def check_exfiltration(command: Command, hermes_home: str = "") -> Verdict | None:
+    """``hermes_home`` is the home's real path (its secrets are known by it too)."""
     name, args = command.name, command.args
-    if reads_hermes_secret(command):
+    if reads_hermes_secret(command, hermes_home):
         return Verdict(
             Level.ASK,
             "reads-hermes-secrets",
@@ -240,17 +242,34 @@ _HERMES_FOLDER = re.compile(r"((^|/)\.hermes|\$\{?hermes_home\}?)/?$", re.IGNORE
 _COPIERS = frozenset({"cp", "rsync", "tar", "bsdtar", "zip", "7z", "7za", "scp", "rclone"})
 
 
-def reads_hermes_secret(command: Command) -> bool:
+_SECRET_FILES = frozenset({".env", "auth.json", "state.db"})
+
+
+def _in_own_home(word: str, home: str, whole: bool) -> bool:
+    """Whether ``word`` is the home itself (``whole``) or one of its secret files, by the
+    home's real path: a home that is not ``~/.hermes`` is found too."""
+    if not home or not word.startswith(("/", "~")):
+        return False
+    path = os.path.normpath(os.path.expanduser(word))
+    if whole:
+        return path == home
+    return os.path.dirname(path) == home and os.path.basename(path) in _SECRET_FILES
+
+
+def reads_hermes_secret(command: Command, hermes_home: str = "") -> bool:
     """It reads Hermes's own secrets (``cat ~/.hermes/.env``, ``base64 auth.json``,
-    ``/proc/$PPID/environ``) or copies its whole home (``cp -r ~/.hermes /tmp``): the file
-    tools refuse them, the terminal asks."""
+    ``/proc/$PPID/environ``, the same files by the home's real path) or copies its whole
+    home (``cp -r ~/.hermes /tmp``): the file tools refuse them, the terminal asks."""
     if command.name in _NOT_READERS:
         return False
     words = [a for a in command.args if not a.startswith("-")]
     words += [t for op, t in command.redirects if op == "<"]
-    if command.name in _COPIERS and any(_HERMES_FOLDER.search(w) for w in words):
+    home = os.path.normpath(hermes_home) if hermes_home else ""
+    if command.name in _COPIERS and any(
+        _HERMES_FOLDER.search(w) or _in_own_home(w, home, whole=True) for w in words
+    ):
         return True
-    return any(_SECRETS_OF_HERMES.search(w) for w in words)
+    return any(_SECRETS_OF_HERMES.search(w) or _in_own_home(w, home, whole=False) for w in words)
 
 
 _NOT_READERS = frozenset(

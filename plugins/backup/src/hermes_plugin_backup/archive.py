@@ -95,9 +95,15 @@ def _companion_of_database(path: Path) -> bool:
     return False
 
 
+SIGN_INS = "auth.json"
+"""The sign-ins' tokens (the auth plugin's): as secret as .env."""
+
+
 def is_secrets(relative: PurePosixPath) -> bool:
-    """A ``.env`` (or ``.env.NAME``) anywhere: the home's, a profile's."""
-    return relative.name == SECRETS or relative.name.startswith(SECRETS + ".")
+    """A ``.env`` (or ``.env.NAME``) anywhere, the home's or a profile's, and the sign-ins'
+    ``auth.json``."""
+    name = relative.name
+    return name in (SECRETS, SIGN_INS) or name.startswith(SECRETS + ".")
 
 
 def _left_out(relative: PurePosixPath, include_secrets: bool) -> bool:

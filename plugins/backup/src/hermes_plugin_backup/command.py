@@ -46,12 +46,13 @@ def _size(count: int) -> str:
 @click.option(
     "--include-secrets",
     is_flag=True,
-    help="Put .env (API keys, tokens) in the zip too; keep such a zip as safe as the keys.",
+    help="Put .env (API keys) and auth.json (sign-ins) in the zip too; keep such a zip as "
+    "safe as the keys.",
 )
 def backup(path: Path | None, include_secrets: bool) -> None:
     """Write HERMES_HOME to a zip: PATH (a .zip file, or a folder for it; default: the
     current folder). Safe while Hermes runs: its databases are copied with SQLite's online
-    backup. Secrets (.env) go in only with --include-secrets."""
+    backup. Secrets (.env, auth.json) go in only with --include-secrets."""
     home = Path(_context().home)
     name = f"hermes-backup-{home.name.lstrip('.') or 'home'}-{_stamp()}.zip"
     target = (path / name if path.is_dir() else path) if path is not None else Path.cwd() / name

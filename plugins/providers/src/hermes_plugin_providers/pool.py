@@ -5,7 +5,9 @@ longer than a few seconds), then the next key is used; billing
 (out of credit) rotates at once; a rejected key (auth) is read again from the environment
 or .env in case it was replaced, then rotated. A key that failed cools down, with
 exponential backoff per key. Every key is only ever sent to the pool's own endpoint: each
-key gets its own client built from the same settings.
+key gets its own client built from the same settings. Given a home, the keys' states are
+kept across processes (``hermes_commons.credential_states``): a key cooling down in one
+command is skipped by the next, and ``hermes auth list`` shows it.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ class PooledProvider:
         reread: Callable[[str], str | None] = lambda _name: None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        kept: tuple[str, str] | None = None,
     ) -> None:
+        """``kept`` is (home, endpoint name): where the keys' states are kept."""
         if not keys:
             raise ValueError("a credential pool needs at least one key")
         self._settings = settings
@@ -61,6 +65,15 @@ class PooledProvider:
         self._clock = clock
         self._sleep = sleep
         self._current = 0
+        self._kept = kept
+        if kept is not None:
+            from hermes_commons.credential_states import states
+
+            known = states(kept[0]).get(kept[1], {})
+            for key in self._keys:
+                until = float((known.get(key.name) or {}).get("until") or 0)
+                if until:
+                    key.cool_until = self._clock() + max(0.0, until - time.time())
 
     @property
     def key_names(self) -> list[str]:
@@ -82,7 +95,15 @@ class PooledProvider:
     def _cool(self, key: _Key, error: ProviderError) -> None:
         key.failures += 1
         backoff = min(MAX_COOLDOWN, BASE_COOLDOWN * 2 ** (key.failures - 1))
-        key.cool_until = self._clock() + max(backoff, error.retry_after or 0.0)
+        wait = max(backoff, error.retry_after or 0.0)
+        key.cool_until = self._clock() + wait
+        if self._kept is not None:
+            from hermes_commons.credential_states import note
+
+            state = {ErrorKind.BILLING: "exhausted", ErrorKind.AUTH: "refused"}.get(
+                error.kind, "cooling down"
+            )
+            note(*self._kept, key.name, state, time.time() + wait, error.kind.value)
 
     async def _refresh(self, key: _Key) -> bool:
         """After an auth error: has the key been replaced in the environment or .env?"""
@@ -123,6 +144,10 @@ class PooledProvider:
                         self._cool(key, error)
                         break  # rotate to the next key
                     raise  # not the key's fault: the engine retries or falls back
+                if key.failures and self._kept is not None:
+                    from hermes_commons.credential_states import clear
+
+                    clear(*self._kept, key.name)
                 key.failures = 0
                 self._current = index
                 return response

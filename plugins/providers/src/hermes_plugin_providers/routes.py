@@ -92,11 +92,18 @@ def build_route(
         options=endpoint.options,
         home=home,
         stream=endpoint.stream,
+        headers=endpoint.headers,
     )
     fix = fix_for(choice, home)
+    if choice.token_source is not None:
+        from hermes_plugin_providers.signed_in import SignedInProvider
+
+        signed_in = SignedInProvider(provider_settings, choice.token_source, factory, endpoint.name)
+        return Route(endpoint.name, signed_in, choice.model, fix)
     if len(choice.api_keys) > 1:
         keys = list(zip(choice.key_names, choice.api_keys, strict=True))
-        provider = PooledProvider(provider_settings, keys, factory, reread=reread)
+        kept = (home, endpoint.name) if home else None
+        provider = PooledProvider(provider_settings, keys, factory, reread=reread, kept=kept)
         return Route(endpoint.name, provider, choice.model, fix)
     return Route(endpoint.name, factory(provider_settings), choice.model, fix)
 

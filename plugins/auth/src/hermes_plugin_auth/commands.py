@@ -1,0 +1,309 @@
+"""``hermes login``, ``hermes logout`` and ``hermes auth``. Nothing here prints a token: status
+says when a sign-in expires and whether it renews itself, never what it is."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes_plugin_auth.services import BY_NAME, Service
+from hermes_plugin_auth.store import AuthStore
+from hermes_sdk import Kind
+from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
+from hermes_sdk.specs import RungSpec
+
+
+def _context() -> CommandContext:
+    context: CommandContext = click.get_current_context().meta[COMMAND_CONTEXT]
+    return context
+
+
+def _service(name: str) -> Service:
+    service = BY_NAME.get(name)
+    if service is None:
+        raise click.UsageError(
+            f"no sign-in for {name!r}; one of: {', '.join(BY_NAME)} (API keys: hermes auth add)"
+        )
+    return service
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
+
+
+@click.command()
+@click.argument("name", metavar="PROVIDER")
+@click.option("--issuer", metavar="URL", help="Sign in elsewhere (GitHub Enterprise, your own).")
+@click.option(
+    "--base-url", metavar="URL", help="The model API the sign-in opens, if not the service's."
+)
+@click.option(
+    "--no-browser",
+    is_flag=True,
+    help="Print the address to open and read back where the browser lands (over SSH).",
+)
+@click.option(
+    "--reuse-codex-cli",
+    is_flag=True,
+    help="Use the Codex CLI's sign-in (~/.codex/auth.json) instead of signing in (codex).",
+)
+def login(
+    name: str, issuer: str | None, base_url: str | None, no_browser: bool, reuse_codex_cli: bool
+) -> None:
+    """Sign in to PROVIDER (nous, copilot, codex, xai-oauth, qwen-oauth): its own OAuth flow,
+    a device code to type in or a browser sign-in. The tokens stay in HERMES_HOME/auth.json
+    (mode 0600) and renew themselves."""
+    from hermes_plugin_auth.oauth import SignInError, device_flow, exchange, pkce_flow
+
+    service = _service(name)
+    issuer = (issuer or service.issuer).rstrip("/")
+    try:
+        if reuse_codex_cli:
+            if service.name != "codex":
+                raise click.UsageError("--reuse-codex-cli is for: hermes login codex")
+            tokens = _codex_cli_tokens()
+            issuer = service.issuer
+        elif service.flow == "device":
+            tokens = device_flow(service, issuer, _say)
+        else:
+            pasted = sys.stdin.readline if no_browser else None
+            tokens = pkce_flow(service, issuer, _say, pasted)
+        entry: dict[str, Any] = {
+            "service": service.name,
+            "issuer": issuer,
+            "access_token": tokens.access_token,
+            "refresh_token": tokens.refresh_token,
+            "expires_at": tokens.expires_at,
+            "scope": tokens.scope,
+            "signed_in_at": time.time(),
+        }
+        if service.exchange_path:  # prove the subscription now, and learn its API's address
+            token, expires_at, api = exchange(service, issuer, tokens.access_token)
+            entry["exchanged"] = {"token": token, "expires_at": expires_at}
+            base_url = base_url or api
+    except SignInError as error:
+        raise click.ClickException(str(error)) from None
+    if base_url:
+        entry["base_url"] = base_url
+    with AuthStore(_context().home).changing() as sign_ins:
+        sign_ins[service.name] = entry
+    click.echo(
+        f"Signed in to {service.label}. It is used when model.provider is {service.name}, or "
+        f"when no other provider is chosen (hermes model shows which)."
+    )
+
+
+def _codex_cli_tokens() -> Any:
+    from hermes_plugin_auth.oauth import SignInError, Tokens
+
+    path = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "auth.json"
+    try:
+        tokens = json.loads(path.read_text(encoding="utf-8"))["tokens"]
+        access = str(tokens["access_token"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise SignInError(f"no Codex CLI sign-in in {path}: run codex login first") from None
+    return Tokens(access, tokens.get("refresh_token"), _jwt_expiry(access))
+
+
+def _jwt_expiry(token: str) -> float | None:
+    """A JWT's ``exp`` (not verified: only to know when to renew it)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        return float(claims["exp"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None
+
+
+@click.command()
+@click.argument("name", metavar="[PROVIDER]", required=False)
+def logout(name: str | None) -> None:
+    """Forget PROVIDER's sign-in, or every sign-in. (The service may keep its own record of
+    the grant: revoke it there too if the machine is not yours.)"""
+    with AuthStore(_context().home).changing() as sign_ins:
+        names = [name] if name else sorted(sign_ins)
+        if name and name not in sign_ins:
+            raise click.ClickException(f"not signed in to {name}")
+        for each in names:
+            del sign_ins[each]
+    click.echo("Signed out of " + (", ".join(names) if names else "nothing (no sign-ins)"))
+
+
+@click.group()
+def auth() -> None:
+    """Sign-ins and credential pools."""
+
+
+def _when(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+@auth.command("status")
+def status() -> None:
+    """Each sign-in: where, until when, whether it renews itself (never the token)."""
+    store = AuthStore(_context().home)
+    problem = store.problem()
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
+    sign_ins = store.sign_ins()
+    if not sign_ins:
+        click.echo("No sign-ins. Sign in: hermes login PROVIDER (" + ", ".join(BY_NAME) + ")")
+        return
+    now = time.time()
+    for name, entry in sorted(sign_ins.items()):
+        service = BY_NAME.get(name)
+        label = service.label if service else name
+        expires_at = (entry.get("exchanged") or {}).get("expires_at") or entry.get("expires_at")
+        if expires_at is None:
+            when = "no expiry stated"
+        elif float(expires_at) > now:
+            when = f"token good for {_when(float(expires_at) - now)}"
+        else:
+            when = "token expired"
+        renews = (
+            "renews itself"
+            if entry.get("refresh_token") or entry.get("exchanged")
+            else ("sign in again when it expires")
+        )
+        issuer = entry.get("issuer", "?")
+        click.echo(f"{name:<12} {label}: signed in at {issuer}; {when}; {renews}")
+
+
+def _pools(context: CommandContext) -> dict[str, list[str]]:
+    raw = context.config.get("credential_pools") or {}
+    return (
+        {str(k): [str(v) for v in names] for k, names in raw.items()}
+        if isinstance(raw, dict)
+        else {}
+    )
+
+
+@auth.command("list")
+def list_credentials() -> None:
+    """Each credential of each pool, with how it is doing (ok, cooling down, exhausted),
+    and each sign-in."""
+    from hermes_commons.credential_states import states
+
+    context = _context()
+    known = states(context.home)
+    pools = _pools(context)
+    now = time.time()
+    for endpoint, names in sorted(pools.items()):
+        click.echo(f"{endpoint} (pool of {len(names)})")
+        for variable in names:
+            state = (known.get(endpoint) or {}).get(variable)
+            if not context.secrets.get(variable):
+                shown = "not set"
+            elif state:
+                left = _when(float(state["until"]) - now)
+                shown = f"{state['state']}, {left} left ({state.get('reason', '?')})"
+            else:
+                shown = "ok"
+            click.echo(f"  {variable:<28} {shown}")
+    for name in sorted(AuthStore(context.home).sign_ins()):
+        click.echo(f"{name} (sign-in; hermes auth status)")
+    if not pools and not AuthStore(context.home).sign_ins():
+        click.echo("No pools and no sign-ins: hermes auth add PROVIDER; hermes login PROVIDER")
+
+
+def _endpoint_key(context: CommandContext, provider: str) -> str | None:
+    """The variable the endpoint's own key is read from, as its rung declares it."""
+    for spec in context.provided.of(Kind.RUNG):
+        endpoint = spec.endpoint if isinstance(spec, RungSpec) else None
+        if endpoint is not None and endpoint.name == provider:
+            return endpoint.api_key_env
+    custom = (context.config.get("providers") or {}).get(provider)
+    return custom.get("api_key_env") if isinstance(custom, dict) else None
+
+
+def _edit(change: Any) -> None:
+    edit = _context().edit_config
+    if edit is None:
+        raise click.ClickException("this Hermes cannot change config.yaml from a plugin")
+    edit(change)
+
+
+@auth.command("add")
+@click.argument("provider")
+@click.option("--api-key-stdin", is_flag=True, help="Read the key from stdin (one line).")
+def add(provider: str, api_key_stdin: bool) -> None:
+    """Add an API key to PROVIDER's pool (keys rotate on rate limits and billing errors). The
+    key goes to .env under a variable of its own; config.yaml names the variable."""
+    from hermes_commons.dotenv import DotenvError, set_dotenv_value
+
+    context = _context()
+    if api_key_stdin or not sys.stdin.isatty():
+        key = sys.stdin.readline().strip()
+    else:
+        key = click.prompt(f"API key for {provider}", hide_input=True).strip()
+    if not key:
+        raise click.UsageError("no key was given")
+    own = _endpoint_key(context, provider)
+    pool = _pools(context).get(provider) or ([own] if own and context.secrets.get(own) else [])
+    stem = f"{provider.upper().replace('-', '_')}_API_KEY"
+    number = 2
+    while f"{stem}_{number}" in pool or context.secrets.get(f"{stem}_{number}"):
+        number += 1
+    variable = stem if not pool and not context.secrets.get(stem) else f"{stem}_{number}"
+    try:
+        set_dotenv_value(Path(context.home) / ".env", variable, key)
+    except DotenvError as exc:
+        raise click.ClickException("; ".join(exc.problems)) from None
+    names = [*pool, variable]
+
+    def change(document: MutableMapping[str, Any]) -> None:
+        pools = document.get("credential_pools")
+        if not isinstance(pools, MutableMapping):
+            pools = document["credential_pools"] = {}
+        pools[provider] = names
+
+    _edit(change)
+    click.echo(f"Added {variable} to {provider}'s pool ({len(names)} keys): {', '.join(names)}")
+
+
+@auth.command("remove")
+@click.argument("provider")
+@click.argument("variable")
+def remove(provider: str, variable: str) -> None:
+    """Take VARIABLE out of PROVIDER's pool (the key stays in .env until you delete it)."""
+    names = _pools(_context()).get(provider) or []
+    if variable not in names:
+        raise click.ClickException(
+            f"{variable} is not in {provider}'s pool ({', '.join(names) or 'no pool'})"
+        )
+    left = [name for name in names if name != variable]
+
+    def change(document: MutableMapping[str, Any]) -> None:
+        pools = document.setdefault("credential_pools", {})
+        if left:
+            pools[provider] = left
+        else:
+            pools.pop(provider, None)
+
+    _edit(change)
+    click.echo(f"Removed {variable} from {provider}'s pool; left: {', '.join(left) or 'none'}")
+
+
+@auth.command("reset")
+@click.argument("provider", required=False)
+def reset(provider: str | None) -> None:
+    """Forget that PROVIDER's keys (or every pool's) were cooling down or exhausted."""
+    from hermes_commons.credential_states import clear, states
+
+    context = _context()
+    names = [provider] if provider else sorted(states(context.home))
+    for name in names:
+        clear(context.home, name)
+    click.echo("Reset: " + (", ".join(names) if names else "nothing was cooling down"))

@@ -1,0 +1,157 @@
+"""The services Hermes signs in to, as their own clients do (hermes-agent 0.19, the Codex CLI,
+Qwen Code, GitHub's Copilot extensions): where to sign in, the public client id and scope,
+and which model API the token then opens.
+
+``--issuer`` moves a service's sign-in to another host with the same paths (GitHub
+Enterprise, a self-hosted OpenID provider, a loopback server in tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hermes_sdk.ladder import Endpoint
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    """The endpoint's name, and ``hermes login NAME``."""
+    label: str
+    flow: Literal["device", "pkce"]
+    issuer: str
+    client_id: str
+    scope: str
+    token_path: str
+    base_url: str
+    """The model API the token opens."""
+    transport: str
+    default_model: str
+    models: tuple[str, ...] = ()
+    device_path: str = ""
+    authorize_path: str = ""
+    redirect_port: int = 0
+    """The loopback port the service's redirect URI names (0: any free one)."""
+    redirect_path: str = "/callback"
+    authorize_params: Mapping[str, str] = field(default_factory=dict)
+    device_pkce: bool = False
+    """The device request carries a PKCE challenge, the token request its verifier (Qwen)."""
+    exchange_path: str = ""
+    """A second step: the sign-in's token is traded for the model API's (Copilot's)."""
+    api_host: str = ""
+    """Where the exchange is asked (``{issuer}/api/v3`` for GitHub Enterprise)."""
+    refresh_header: str = ""
+    """A service that wants the refresh token in a header as well (Nous Portal)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Headers the model API expects from its client."""
+
+    def endpoint(self, base_url: str | None = None) -> Endpoint:
+        return Endpoint(
+            name=self.name,
+            provider=self.transport,
+            base_url=base_url or self.base_url,
+            default_model=self.default_model,
+            models=self.models or (self.default_model,),
+            headers=dict(self.headers),
+            notice=f"Signed in to {self.label} (hermes auth status; hermes logout {self.name})",
+        )
+
+    def exchange_url(self, issuer: str) -> str:
+        """Where the sign-in's token is traded: the service's API host, or for another issuer
+        (GitHub Enterprise) its ``/api/v3``."""
+        host = self.api_host if issuer == self.issuer else f"{issuer.rstrip('/')}/api/v3"
+        return f"{host}{self.exchange_path}"
+
+
+SERVICES = (
+    Service(
+        name="nous",
+        label="Nous Portal",
+        flow="device",
+        issuer="https://portal.nousresearch.com",
+        client_id="hermes-cli",
+        scope="inference:invoke",
+        device_path="/api/oauth/device/code",
+        token_path="/api/oauth/token",
+        refresh_header="x-nous-refresh-token",
+        base_url="https://inference-api.nousresearch.com/v1",
+        transport="openai",
+        default_model="Hermes-4-405B",
+        models=("Hermes-4-405B", "Hermes-4-70B"),
+    ),
+    Service(
+        name="copilot",
+        label="GitHub Copilot",
+        flow="device",
+        issuer="https://github.com",
+        client_id="Iv1.b507a08c87ecfe98",
+        scope="read:user",
+        device_path="/login/device/code",
+        token_path="/login/oauth/access_token",
+        exchange_path="/copilot_internal/v2/token",
+        api_host="https://api.github.com",
+        base_url="https://api.githubcopilot.com",
+        transport="openai",
+        default_model="gpt-4.1",
+        models=("gpt-4.1", "gpt-4o", "claude-sonnet-4.5", "gemini-2.5-pro"),
+        headers={
+            "Editor-Version": "vscode/1.104.1",
+            "Copilot-Integration-Id": "vscode-chat",
+            "Openai-Intent": "conversation-edits",
+        },
+    ),
+    Service(
+        name="codex",
+        label="OpenAI Codex (a ChatGPT plan)",
+        flow="pkce",
+        issuer="https://auth.openai.com",
+        client_id="app_EMoamEEZ73f0CkXaXp7hrann",
+        scope="openid profile email offline_access",
+        authorize_path="/oauth/authorize",
+        token_path="/oauth/token",
+        redirect_port=1455,
+        redirect_path="/auth/callback",
+        authorize_params={
+            "id_token_add_organizations": "true",
+            "codex_cli_simplified_flow": "true",
+        },
+        base_url="https://chatgpt.com/backend-api/codex",
+        transport="responses",
+        default_model="gpt-5-codex",
+        models=("gpt-5-codex", "gpt-5"),
+        headers={"originator": "codex_cli_rs"},
+    ),
+    Service(
+        name="xai-oauth",
+        label="xAI (Grok)",
+        flow="device",
+        issuer="https://auth.x.ai",
+        client_id="b1a00492-073a-47ea-816f-4c329264a828",
+        scope="openid profile email offline_access grok-cli:access api:access",
+        device_path="/oauth2/device/code",
+        token_path="/oauth2/token",
+        base_url="https://api.x.ai/v1",
+        transport="responses",
+        default_model="grok-4.3",
+        models=("grok-4.3", "grok-4.5"),
+    ),
+    Service(
+        name="qwen-oauth",
+        label="Qwen (Qwen Code sign-in)",
+        flow="device",
+        issuer="https://chat.qwen.ai",
+        client_id="f0304373b74a44d2b584a3fb70ca9e56",
+        scope="openid profile email model.completion",
+        device_path="/api/v1/oauth2/device/code",
+        token_path="/api/v1/oauth2/token",
+        device_pkce=True,
+        base_url="https://portal.qwen.ai/v1",
+        transport="openai",
+        default_model="qwen3-coder-plus",
+        models=("qwen3-coder-plus",),
+    ),
+)
+BY_NAME = {service.name: service for service in SERVICES}
+FIRST_POSITION = 450
+"""After credential pools (400), before the API keys' rungs (510): a sign-in is asked for."""

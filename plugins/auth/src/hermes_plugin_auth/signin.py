@@ -1,0 +1,90 @@
+"""A sign-in as the route sees it: its access token, refreshed (or exchanged again) when it
+is within two minutes of expiring or the service refused it. Refreshing holds the auth.json
+lock, so two processes never spend one refresh token twice."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_plugin_auth.services import Service
+from hermes_plugin_auth.store import AuthStore
+from hermes_sdk.models import ErrorKind, ProviderError
+
+SKEW_SECONDS = 120.0
+"""Renewed this long before it expires: a request never leaves with a dying token."""
+
+
+def fresh(entry: dict[str, Any], service: Service, now: float) -> str | None:
+    """The token to send if it needs no renewal, else None."""
+    if service.exchange_path:
+        exchanged = entry.get("exchanged") or {}
+        if exchanged.get("token") and float(exchanged.get("expires_at", 0)) - SKEW_SECONDS > now:
+            return str(exchanged["token"])
+        return None
+    expires_at = entry.get("expires_at")
+    if expires_at is not None and float(expires_at) - SKEW_SECONDS <= now:
+        return None
+    return str(entry["access_token"])
+
+
+class SignIn:
+    """A :class:`hermes_sdk.ladder.TokenSource` for one service's sign-in."""
+
+    def __init__(self, home: Path | str, service: Service) -> None:
+        self._store = AuthStore(home)
+        self._service = service
+
+    async def token(self, *, renew: bool = False) -> str:
+        if not renew:
+            entry = self._store.get(self._service.name)
+            ready = fresh(entry, self._service, time.time()) if entry else None
+            if ready is not None:
+                return ready
+        return await asyncio.to_thread(self._renewed, renew)
+
+    def _again(self, why: str) -> ProviderError:
+        return ProviderError(
+            ErrorKind.AUTH,
+            f"{why}: sign in again with hermes login {self._service.name}",
+        )
+
+    def _renewed(self, renew: bool) -> str:
+        import httpx
+
+        from hermes_plugin_auth.oauth import SignInError, exchange, refresh
+
+        service = self._service
+        with self._store.changing() as sign_ins:
+            entry = sign_ins.get(service.name)
+            if entry is None:
+                raise self._again(f"Hermes is not signed in to {service.label}")
+            ready = None if renew else fresh(entry, service, time.time())
+            if ready is not None:  # another process renewed it while this one waited
+                return ready
+            issuer = str(entry["issuer"])
+            try:
+                if service.exchange_path:
+                    token, expires_at, _api = exchange(service, issuer, str(entry["access_token"]))
+                    entry["exchanged"] = {"token": token, "expires_at": expires_at}
+                    return token
+                refresh_token = entry.get("refresh_token")
+                if not refresh_token:
+                    raise self._again(f"the sign-in to {service.label} has expired")
+                tokens = refresh(service, issuer, str(refresh_token))
+            except SignInError as error:
+                raise self._again(str(error)) from None
+            except httpx.HTTPError as error:
+                raise ProviderError(
+                    ErrorKind.CONNECTION,
+                    f"cannot reach {service.label} to renew the sign-in: {error}",
+                ) from None
+            entry.update(
+                access_token=tokens.access_token,
+                refresh_token=tokens.refresh_token,
+                expires_at=tokens.expires_at,
+                refreshed_at=time.time(),
+            )
+            return tokens.access_token

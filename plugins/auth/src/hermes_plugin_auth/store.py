@@ -1,0 +1,58 @@
+"""``HERMES_HOME/auth.json``: the sign-ins' tokens. Mode 0600, replaced atomically, changed
+under a lock (a chat and a gateway may refresh the same sign-in at once). A secret: never
+logged, left out of backups unless asked for."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes_commons.files import atomic_write_text
+from hermes_commons.locks import FileLock
+
+FILE = "auth.json"
+VERSION = 1
+
+
+class AuthStore:
+    def __init__(self, home: Path | str) -> None:
+        self.path = Path(home) / FILE
+        self._lock = Path(home) / "locks" / "auth.lock"
+
+    def sign_ins(self) -> dict[str, dict[str, Any]]:
+        """Every sign-in by name; an unreadable file reads as none (and is said by status)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        found = data.get("sign_ins") if isinstance(data, dict) else None
+        return (
+            {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
+            if isinstance(found, dict)
+            else {}
+        )
+
+    def problem(self) -> str | None:
+        """Why the file cannot be read, or None (absent is fine)."""
+        if not self.path.exists():
+            return None
+        try:
+            json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            return f"{self.path} cannot be read ({type(error).__name__}): sign in again"
+        return None
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        return self.sign_ins().get(name)
+
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[dict[str, dict[str, Any]]]:
+        """The sign-ins to change in place, written back when the block ends."""
+        with FileLock(self._lock, timeout=30):
+            sign_ins = self.sign_ins()
+            yield sign_ins
+            text = json.dumps({"version": VERSION, "sign_ins": sign_ins}, indent=1)
+            atomic_write_text(self.path, text + "\n", mode=0o600)

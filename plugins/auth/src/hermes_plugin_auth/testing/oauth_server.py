@@ -1,0 +1,258 @@
+"""A loopback authorization server, written from RFC 8628 (device authorization), RFC 7636
+(PKCE, S256) and RFC 6749 (the token endpoint, refresh, its error codes), with GitHub's
+Copilot token exchange beside them. It serves every service's paths (the device and token
+paths of GitHub, Nous, xAI and Qwen, ``/oauth/authorize``), so ``hermes login NAME
+--issuer URL`` signs in against it as against the real service.
+
+It says no as a real server does: ``authorization_pending`` until a device code is
+approved, ``slow_down`` to a client that polls too fast (and checks that the client then
+waited the 5 s more RFC 8628 asks), ``access_denied`` and ``expired_token`` on cue, a code
+whose ``code_verifier`` does not match its challenge (``invalid_grant``), a redirect URI
+that is not the authorization request's, and a refresh token used twice or revoked.
+
+    with OAuthServer() as server:
+        server.device_answers = ["authorization_pending", "slow_down"]  # then approved
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+__all__ = ["OAuthServer"]
+
+DEVICE_PATHS = (
+    "/login/device/code",
+    "/api/oauth/device/code",
+    "/oauth2/device/code",
+    "/api/v1/oauth2/device/code",
+)
+TOKEN_PATHS = (
+    "/login/oauth/access_token",
+    "/api/oauth/token",
+    "/oauth2/token",
+    "/oauth/token",
+    "/api/v1/oauth2/token",
+)
+SLOW_DOWN_SECONDS = 5.0
+
+
+class OAuthServer:
+    """Context manager: listens on 127.0.0.1 (an ephemeral port)."""
+
+    def __init__(self) -> None:
+        self.device_answers: list[str] = []
+        """What the next polls of a device code hear, in order; then it is approved."""
+        self.authorize_answer: str | None = None
+        """None approves the browser sign-in; "access_denied" refuses it."""
+        self.access_ttl = 3600.0
+        self.copilot_api: str | None = None
+        """The API address the Copilot exchange names (the test's model server)."""
+        self.copilot_ttl = 1800.0
+        self.issued: list[str] = []
+        """Every access token given, in order (the exchange's tokens too)."""
+        self.refreshes = 0
+        self.exchanges = 0
+        self.polls: list[float] = []
+        self.slowed_properly: bool | None = None
+        """After a slow_down: whether the client waited at least 5 s more."""
+        self._codes: dict[str, dict[str, Any]] = {}
+        self._devices: dict[str, dict[str, Any]] = {}
+        self._refresh_tokens: set[str] = set()
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                owner._get(self)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode()
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    form = {k: str(v) for k, v in json.loads(raw or "{}").items()}
+                else:
+                    form = {k: v[0] for k, v in parse_qs(raw).items()}
+                owner._post(self, form)
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}"
+
+    def revoke_refresh_tokens(self) -> None:
+        with self._lock:
+            self._refresh_tokens.clear()
+
+    # --- serving -----------------------------------------------------------------------
+
+    def _send(self, handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.send_header("Cache-Control", "no-store")
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _error(self, handler: BaseHTTPRequestHandler, code: str, said: str = "") -> None:
+        self._send(handler, 400, {"error": code, "error_description": said or code})
+
+    def _tokens(self, refresh: bool = True) -> dict[str, Any]:
+        access = f"at-{secrets.token_urlsafe(16)}"
+        self.issued.append(access)
+        body: dict[str, Any] = {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": self.access_ttl,
+            "scope": "inference:invoke",
+        }
+        if refresh:
+            token = f"rt-{secrets.token_urlsafe(16)}"
+            self._refresh_tokens.add(token)
+            body["refresh_token"] = token
+        return body
+
+    def _get(self, handler: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(handler.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if url.path == "/oauth/authorize":
+            redirect = query.get("redirect_uri", "")
+            if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
+                self._error(handler, "invalid_request", "PKCE S256 is required")
+                return
+            state = query.get("state", "")
+            if self.authorize_answer:
+                target = f"{redirect}?{urlencode({'error': self.authorize_answer, 'state': state})}"
+            else:
+                code = secrets.token_urlsafe(12)
+                self._codes[code] = {
+                    "challenge": query["code_challenge"],
+                    "redirect_uri": redirect,
+                    "client_id": query.get("client_id"),
+                }
+                target = f"{redirect}?{urlencode({'code': code, 'state': state})}"
+            handler.send_response(302)
+            handler.send_header("Location", target)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        if url.path.endswith("/copilot_internal/v2/token"):
+            given = handler.headers.get("Authorization", "")
+            if not given.startswith("token ") or given.removeprefix("token ") not in self.issued:
+                self._send(handler, 401, {"message": "Bad credentials"})
+                return
+            self.exchanges += 1
+            token = f"copilot-{secrets.token_urlsafe(12)}"
+            self.issued.append(token)
+            body: dict[str, Any] = {"token": token, "expires_at": time.time() + self.copilot_ttl}
+            if self.copilot_api:
+                body["endpoints"] = {"api": self.copilot_api}
+            self._send(handler, 200, body)
+            return
+        self._send(handler, 404, {"error": "not_found"})
+
+    def _post(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
+        path = urlsplit(handler.path).path
+        with self._lock:
+            if path in DEVICE_PATHS:
+                device = secrets.token_urlsafe(16)
+                self._devices[device] = {
+                    "answers": list(self.device_answers),
+                    "challenge": form.get("code_challenge"),
+                    "last": None,
+                    "interval": 0.0,
+                }
+                self._send(
+                    handler,
+                    200,
+                    {
+                        "device_code": device,
+                        "user_code": "WDJB-MJHT",
+                        "verification_uri": f"{self.url}/device",
+                        "expires_in": 900,
+                        "interval": 0,
+                    },
+                )
+            elif path in TOKEN_PATHS:
+                self._token(handler, form)
+            else:
+                self._send(handler, 404, {"error": "not_found"})
+
+    def _token(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
+        grant = form.get("grant_type")
+        if grant == "urn:ietf:params:oauth:grant-type:device_code":
+            device = self._devices.get(form.get("device_code", ""))
+            if device is None:
+                self._error(handler, "invalid_grant", "unknown device code")
+                return
+            now = time.monotonic()
+            self.polls.append(now)
+            if device["last"] is not None and device["interval"]:
+                self.slowed_properly = now - device["last"] >= device["interval"] - 0.05
+            device["last"] = now
+            if device["answers"]:
+                answer = device["answers"].pop(0)
+                if answer == "slow_down":
+                    device["interval"] = SLOW_DOWN_SECONDS
+                self._error(handler, answer)
+                return
+            if device["challenge"] and not _verifies(
+                form.get("code_verifier"), device["challenge"]
+            ):
+                self._error(handler, "invalid_grant", "PKCE verification failed")
+                return
+            del self._devices[form["device_code"]]
+            self._send(handler, 200, self._tokens())
+        elif grant == "authorization_code":
+            code = self._codes.pop(form.get("code", ""), None)
+            if code is None:
+                self._error(handler, "invalid_grant", "unknown or used code")
+            elif form.get("redirect_uri") != code["redirect_uri"]:
+                self._error(handler, "invalid_grant", "redirect_uri differs from the request's")
+            elif not _verifies(form.get("code_verifier"), code["challenge"]):
+                self._error(handler, "invalid_grant", "PKCE verification failed")
+            else:
+                self._send(handler, 200, self._tokens())
+        elif grant == "refresh_token":
+            token = form.get("refresh_token", "")
+            if token not in self._refresh_tokens:
+                self._error(handler, "invalid_grant", "refresh token is invalid or was used")
+                return
+            self._refresh_tokens.discard(token)  # rotated: a refresh token is good once
+            self.refreshes += 1
+            self._send(handler, 200, self._tokens())
+        else:
+            self._error(handler, "unsupported_grant_type")
+
+    def start(self) -> Self:
+        threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+
+def _verifies(verifier: str | None, challenge: str) -> bool:
+    if not verifier:
+        return False
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == challenge
