@@ -95,9 +95,27 @@ def test_custom_providers_lists_and_fallbacks_become_endpoints():
 
 
 def test_an_oauth_provider_is_left_with_its_reason():
-    mapped = map_config({"model": {"default": "hermes-4", "provider": "nous"}}, {})
+    mapped = map_config({"model": {"default": "x", "provider": "copilot-acp"}}, {})
     assert "provider" not in mapped.config["model"]
-    assert ("model.provider", "'nous' signs in with OAuth, which Hermes cannot use") in mapped.left
+    assert (
+        "model.provider",
+        "'copilot-acp' signs in with OAuth, which Hermes cannot use",
+    ) in mapped.left
+
+
+@pytest.mark.parametrize(
+    ("theirs", "ours"),
+    [
+        ("nous", "nous"),
+        ("openai-codex", "codex"),
+        ("xai-oauth", "xai-oauth"),
+        ("copilot", "copilot"),
+    ],
+)
+def test_a_sign_in_provider_becomes_the_sign_in_here(theirs: str, ours: str) -> None:
+    mapped = map_config({"model": {"default": "m", "provider": theirs}}, {})
+    assert mapped.config["model"]["provider"] == ours
+    assert not [why for key, why in mapped.left if key == "model.provider"]
 
 
 def test_the_allowlist_keeps_its_meaning():

@@ -116,6 +116,9 @@ class HomeImport:
     section for limits such as a memory budget)."""
     dry_run: bool = False
     """Say what would come over; write nothing."""
+    include_sign_ins: bool = False
+    """Bring sign-ins' tokens over too (``--include-sign-ins``: they are the user's to
+    move); without it, say how to sign in again."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +134,8 @@ class ImportRequest:
     import_parts: Callable[[HomeImport], list[ImportSection]]
     """Every installed plugin's ``hermes_import_home`` sections for one home, in plugin name
     order; a plugin that failed is a section of its own saying so."""
+    include_sign_ins: bool = False
+    """``--include-sign-ins``: pass it on in each :class:`HomeImport`."""
 
 
 class Importer(Protocol):

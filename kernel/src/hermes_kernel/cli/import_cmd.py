@@ -119,6 +119,11 @@ def _parts(app: App) -> Callable[[HomeImport], list[ImportSection]]:
 @click.option("--dry-run", is_flag=True, help="Show what would come over; change nothing.")
 @click.option("--details", is_flag=True, help="List every item, not only the counts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--include-sign-ins",
+    is_flag=True,
+    help="Bring the other tool's sign-ins (OAuth tokens) over too; they are yours.",
+)
 @click.pass_context
 def import_home(
     ctx: click.Context,
@@ -128,6 +133,7 @@ def import_home(
     dry_run: bool,
     details: bool,
     as_json: bool,
+    include_sign_ins: bool,
 ) -> None:
     """Bring another tool's home (PATH, or where that tool keeps it) into this one, through
     the importer named SOURCE (hermes import with no SOURCE lists them). The other home is
@@ -150,6 +156,7 @@ def import_home(
             dry_run=trial,
             open_archive=lambda home: command_archive(app, home),
             import_parts=import_parts,
+            include_sign_ins=include_sign_ins,
         )
         try:
             return importer.run(request)

@@ -7,9 +7,13 @@ and Authlib load when a command or a refresh needs them."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from hermes_plugin_auth.services import FIRST_POSITION, SERVICES
 from hermes_sdk import CommandSpec, RungSpec, hookimpl
+
+if TYPE_CHECKING:
+    from hermes_sdk.importing import HomeImport, ImportSection
 
 
 @hookimpl
@@ -43,3 +47,12 @@ def hermes_provider_rungs() -> Iterator[RungSpec]:
             resolve=resolver(service),
             endpoint=service.endpoint(),
         )
+
+
+@hookimpl
+def hermes_import_home(request: HomeImport) -> Iterator[ImportSection]:
+    if request.source_kind != "hermes-agent":
+        return
+    from hermes_plugin_auth.importing import import_sign_ins
+
+    yield import_sign_ins(request)

@@ -3,7 +3,6 @@ says when a sign-in expires and whether it renews itself, never what it is."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -102,7 +101,7 @@ def login(
 
 
 def _codex_cli_tokens() -> Any:
-    from hermes_plugin_auth.oauth import SignInError, Tokens
+    from hermes_plugin_auth.oauth import SignInError, Tokens, jwt_expiry
 
     path = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "auth.json"
     try:
@@ -110,17 +109,7 @@ def _codex_cli_tokens() -> Any:
         access = str(tokens["access_token"])
     except (OSError, ValueError, KeyError, TypeError):
         raise SignInError(f"no Codex CLI sign-in in {path}: run codex login first") from None
-    return Tokens(access, tokens.get("refresh_token"), _jwt_expiry(access))
-
-
-def _jwt_expiry(token: str) -> float | None:
-    """A JWT's ``exp`` (not verified: only to know when to renew it)."""
-    try:
-        payload = token.split(".")[1]
-        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-        return float(claims["exp"])
-    except (IndexError, ValueError, KeyError, TypeError):
-        return None
+    return Tokens(access, tokens.get("refresh_token"), jwt_expiry(access))
 
 
 @click.command()

@@ -12,7 +12,9 @@ in a worker thread).
 
 from __future__ import annotations
 
+import base64
 import http.server
+import json
 import threading
 import time
 import webbrowser
@@ -288,3 +290,13 @@ def exchange(service: Service, issuer: str, access_token: str) -> tuple[str, flo
     expires_at = float(data.get("expires_at") or time.time() + 1800)
     api = (data.get("endpoints") or {}).get("api")
     return token, expires_at, str(api) if api else None
+
+
+def jwt_expiry(token: str) -> float | None:
+    """A JWT's ``exp`` (not verified: only to know when to renew it)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        return float(claims["exp"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None

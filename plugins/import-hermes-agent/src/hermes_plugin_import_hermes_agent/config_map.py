@@ -58,10 +58,17 @@ PRESET_KEYS = {
 }
 """The variable hermes-agent reads each one's key from first (a key written inline in its
 config.yaml goes to .env under it)."""
-OAUTH_ONLY = frozenset(
-    {"nous", "openai-codex", "qwen-oauth", "xai-oauth", "copilot", "copilot-acp"}
-)
-"""Providers hermes-agent signs in to with OAuth: nothing here can use that sign-in."""
+SIGN_INS = {
+    "nous": "nous",
+    "openai-codex": "codex",
+    "xai-oauth": "xai-oauth",
+    "copilot": "copilot",
+    "qwen-oauth": "qwen-oauth",
+}
+"""Providers hermes-agent signs in to, and the sign-in here (hermes-plugin-auth) that serves
+each: its tokens come over with ``--include-sign-ins``, else ``hermes login NAME``."""
+OAUTH_ONLY = frozenset({"copilot-acp", "minimax-oauth"})
+"""Providers hermes-agent signs in to that nothing here can use."""
 TRANSPORTS = {"chat_completions": "openai", "anthropic_messages": "anthropic"}
 BACKENDS = frozenset({"local", "docker", "ssh"})
 TOOLSETS = {
@@ -372,6 +379,8 @@ class _Mapper:
             return ours
         if provider == "bedrock" and not base_url:
             return self.bedrock(where)
+        if provider in SIGN_INS and not base_url:
+            return SIGN_INS[provider]
         if provider in OAUTH_ONLY:
             self.out.left.append(
                 (f"{where}.provider", f"{provider!r} signs in with OAuth, which Hermes cannot use")

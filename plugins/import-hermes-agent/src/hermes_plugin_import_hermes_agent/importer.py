@@ -199,6 +199,7 @@ def import_home(
             target=str(target),
             config=settings,
             dry_run=options.dry_run,
+            include_sign_ins=options.include_sign_ins,
         )
     )
     for part in parts:
