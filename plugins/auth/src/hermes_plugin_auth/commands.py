@@ -71,7 +71,7 @@ def login(
             tokens = _codex_cli_tokens()
             issuer = service.issuer
         elif service.flow == "device":
-            tokens = device_flow(service, issuer, _say)
+            tokens = device_flow(service, issuer, _say, show_qr=sys.stderr.isatty())
         else:
             pasted = sys.stdin.readline if no_browser else None
             tokens = pkce_flow(service, issuer, _say, pasted)

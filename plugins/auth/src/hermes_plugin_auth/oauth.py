@@ -84,11 +84,24 @@ def _failure(service: Service, error: Any) -> SignInError:
     return SignInError(f"{service.label} refused the sign-in ({code}{detail})")
 
 
+def qr_code(address: str) -> str:
+    """``address`` as a QR code in block characters, for a phone's camera (two rows of
+    modules per line of text)."""
+    import io
+
+    import segno
+
+    out = io.StringIO()
+    segno.make(address, error="m").terminal(out=out, compact=True, border=2)
+    return out.getvalue().rstrip("\n")
+
+
 def device_flow(
     service: Service,
     issuer: str,
     say: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
+    show_qr: bool = False,
 ) -> Tokens:
     import httpx
     from authlib.common.security import generate_token
@@ -114,6 +127,8 @@ def device_flow(
         raise _failure(service, _Said(grant))
     where = grant.get("verification_uri_complete") or grant.get("verification_uri")
     say(f"Open {where} and enter the code {grant.get('user_code')}")
+    if show_qr and where:
+        say(qr_code(str(where)))
     interval = float(grant.get("interval") or 5)
     deadline = time.monotonic() + float(grant.get("expires_in") or 900)
     extra = {"code_verifier": verifier} if verifier else {}
