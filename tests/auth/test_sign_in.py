@@ -245,3 +245,18 @@ def test_a_pool_rotates_past_a_rate_limited_key_and_auth_list_shows_it(hermes, m
     assert "key-one" not in listed.out and "key-two" not in listed.out
     reset = hermes("auth", "reset", "work")
     assert reset.code == 0 and "cooling down" not in hermes("auth", "list").out
+
+
+def test_an_issuer_that_is_not_https_is_refused(hermes) -> None:  # type: ignore[no-untyped-def]
+    result = hermes("login", "nous", "--issuer", "http://auth.example.com")
+    assert result.code == 2
+    assert "--issuer must be an https:// address" in result.err
+
+
+def test_adding_a_key_to_a_provider_that_does_not_exist_is_refused(hermes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("key\n"))
+    result = hermes("auth", "add", "opnai", "--api-key-stdin")
+    assert result.code == 2 and "no provider 'opnai'" in result.err
+    assert not (hermes.home / ".env").exists()

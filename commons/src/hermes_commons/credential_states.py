@@ -31,11 +31,19 @@ def states(home: Path | str) -> dict[str, dict[str, dict[str, Any]]]:
         str(endpoint): {
             str(name): dict(state)
             for name, state in names.items()
-            if isinstance(state, Mapping) and float(state.get("until") or 0) > now
+            if isinstance(state, Mapping) and _until(state) > now
         }
         for endpoint, names in (data.items() if isinstance(data, dict) else ())
         if isinstance(names, Mapping)
     }
+
+
+def _until(state: Mapping[str, Any]) -> float:
+    """When a state ends; a value that is not a time ends it now."""
+    try:
+        return float(state.get("until") or 0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _change(

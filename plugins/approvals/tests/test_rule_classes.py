@@ -326,6 +326,8 @@ def test_text_no_shell_reads_is_asked_about_in_one_line() -> None:
         ("base64 /srv/agent/.env", Level.ASK),
         ("sqlite3 /srv/agent/state.db .dump", Level.ASK),
         ("cp -r /srv/agent /tmp/loot", Level.ASK),
+        ("cat /srv/agent/profiles/work/.env", Level.ASK),
+        ("cat /srv/agent/auth.js*", Level.ASK),
         ("cat /srv/agent/config.yaml", Level.ALLOW),
         ("cat /srv/project/auth.json", Level.ALLOW),  # another folder's file of that name
     ],

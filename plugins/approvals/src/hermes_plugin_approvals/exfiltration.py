@@ -253,7 +253,9 @@ def _in_own_home(word: str, home: str, whole: bool) -> bool:
     path = os.path.normpath(os.path.expanduser(word))
     if whole:
         return path == home
-    return os.path.dirname(path) == home and os.path.basename(path) in _SECRET_FILES
+    name = os.path.basename(path)
+    secret = name in _SECRET_FILES or name.startswith(".env.") or "*" in name or "?" in name
+    return path.startswith(home + os.sep) and secret  # a profile's too, and globs there
 
 
 def reads_hermes_secret(command: Command, hermes_home: str = "") -> bool:

@@ -3,11 +3,12 @@ says when a sign-in expires and whether it renews itself, never what it is."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ def login(
 
     service = _service(name)
     issuer = (issuer or service.issuer).rstrip("/")
+    _check_issuer(issuer)
     try:
         if reuse_codex_cli:
             if service.name != "codex":
@@ -92,12 +94,39 @@ def login(
         raise click.ClickException(str(error)) from None
     if base_url:
         entry["base_url"] = base_url
-    with AuthStore(_context().home).changing() as sign_ins:
+    with _changing() as sign_ins:
         sign_ins[service.name] = entry
+    if reuse_codex_cli:
+        click.echo(
+            "Note: the Codex CLI and Hermes now share one refresh token; the first to renew "
+            "it signs the other out (then: codex login, or hermes login codex).",
+            err=True,
+        )
     click.echo(
         f"Signed in to {service.label}. It is used when model.provider is {service.name}, or "
         f"when no other provider is chosen (hermes model shows which)."
     )
+
+
+def _check_issuer(issuer: str) -> None:
+    """Tokens travel only over HTTPS, or on this machine's loopback."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(issuer)
+    loopback = url.hostname in ("127.0.0.1", "localhost", "::1")
+    if url.scheme != "https" and not (url.scheme == "http" and loopback):
+        raise click.UsageError(f"--issuer must be an https:// address, not {issuer!r}")
+
+
+@contextlib.contextmanager
+def _changing() -> Iterator[dict[str, dict[str, Any]]]:
+    from hermes_plugin_auth.store import AuthFileError
+
+    try:
+        with AuthStore(_context().home).changing() as sign_ins:
+            yield sign_ins
+    except AuthFileError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _codex_cli_tokens() -> Any:
@@ -117,7 +146,7 @@ def _codex_cli_tokens() -> Any:
 def logout(name: str | None) -> None:
     """Forget PROVIDER's sign-in, or every sign-in. (The service may keep its own record of
     the grant: revoke it there too if the machine is not yours.)"""
-    with AuthStore(_context().home).changing() as sign_ins:
+    with _changing() as sign_ins:
         names = [name] if name else sorted(sign_ins)
         if name and name not in sign_ins:
             raise click.ClickException(f"not signed in to {name}")
@@ -207,14 +236,17 @@ def list_credentials() -> None:
         click.echo("No pools and no sign-ins: hermes auth add PROVIDER; hermes login PROVIDER")
 
 
-def _endpoint_key(context: CommandContext, provider: str) -> str | None:
-    """The variable the endpoint's own key is read from, as its rung declares it."""
+def _endpoint_key(context: CommandContext, provider: str) -> tuple[bool, str | None]:
+    """Whether ``provider`` is a known endpoint, and the variable its own key is read from
+    (as its rung or its ``providers:`` entry names it)."""
+    custom = (context.config.get("providers") or {}).get(provider)
+    if isinstance(custom, dict):
+        return True, custom.get("api_key_env")
     for spec in context.provided.of(Kind.RUNG):
         endpoint = spec.endpoint if isinstance(spec, RungSpec) else None
         if endpoint is not None and endpoint.name == provider:
-            return endpoint.api_key_env
-    custom = (context.config.get("providers") or {}).get(provider)
-    return custom.get("api_key_env") if isinstance(custom, dict) else None
+            return True, endpoint.api_key_env
+    return False, None
 
 
 def _edit(change: Any) -> None:
@@ -239,7 +271,12 @@ def add(provider: str, api_key_stdin: bool) -> None:
         key = click.prompt(f"API key for {provider}", hide_input=True).strip()
     if not key:
         raise click.UsageError("no key was given")
-    own = _endpoint_key(context, provider)
+    known, own = _endpoint_key(context, provider)
+    if not known:
+        raise click.UsageError(
+            f"no provider {provider!r}: name one `hermes model` lists (or add it under "
+            "providers: in config.yaml first)"
+        )
     pool = _pools(context).get(provider) or ([own] if own and context.secrets.get(own) else [])
     stem = f"{provider.upper().replace('-', '_')}_API_KEY"
     number = 2
@@ -256,7 +293,9 @@ def add(provider: str, api_key_stdin: bool) -> None:
         pools = document.get("credential_pools")
         if not isinstance(pools, MutableMapping):
             pools = document["credential_pools"] = {}
-        pools[provider] = names
+        now = [str(n) for n in pools.get(provider) or pool]  # as config.yaml holds it now
+        names[:] = [*now, variable] if variable not in now else now
+        pools[provider] = list(names)
 
     _edit(change)
     click.echo(f"Added {variable} to {provider}'s pool ({len(names)} keys): {', '.join(names)}")
@@ -282,6 +321,9 @@ def remove(provider: str, variable: str) -> None:
             pools.pop(provider, None)
 
     _edit(change)
+    from hermes_commons.credential_states import clear
+
+    clear(_context().home, provider, variable)
     click.echo(f"Removed {variable} from {provider}'s pool; left: {', '.join(left) or 'none'}")
 
 

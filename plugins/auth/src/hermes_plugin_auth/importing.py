@@ -22,7 +22,8 @@ from hermes_sdk.importing import HomeImport, ImportSection
 
 THEIRS = {"nous": "nous", "openai-codex": "codex", "xai-oauth": "xai-oauth"}
 """hermes-agent's provider id -> the service here."""
-_COPILOT_KEYS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+_COPILOT_KEY = "COPILOT_GITHUB_TOKEN"
+"""Only the token hermes-agent's Copilot sign-in saved: a general GH_TOKEN is not one."""
 
 
 def _epoch(value: Any) -> float | None:
@@ -74,7 +75,7 @@ def found_sign_ins(source: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         if entry is not None:
             yield ours, entry
     env = read_dotenv(source / ".env") if (source / ".env").is_file() else {}
-    github = next((env[k] for k in _COPILOT_KEYS if env.get(k)), None)
+    github = env.get(_COPILOT_KEY)
     if github:
         yield (
             "copilot",

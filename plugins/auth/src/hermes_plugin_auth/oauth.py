@@ -13,12 +13,13 @@ in a worker thread).
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.server
 import json
 import threading
 import time
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -31,7 +32,48 @@ BROWSER_WAIT = 300.0
 
 
 class SignInError(Exception):
-    """A sign-in that cannot go on, in one line that says what to do."""
+    """A sign-in that cannot go on, in one line that says what to do. ``temporary``: the
+    service or the network failed for now (try again later); otherwise the sign-in itself
+    was refused (sign in again)."""
+
+    def __init__(self, message: str, *, temporary: bool = False) -> None:
+        super().__init__(message)
+        self.temporary = temporary
+
+
+_REFUSALS = frozenset(
+    {"invalid_grant", "invalid_client", "unauthorized_client", "access_denied", "expired_token"}
+)
+"""Errors that end a sign-in; any other (``temporarily_unavailable``, a 5xx) is for now."""
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """What the HTTP clients raise for a dropped or refused connection: httpx's, and
+    httpx2's (which Authlib uses when it is installed)."""
+    import httpx
+    from authlib.integrations.httpx_client._compat import httpx2
+
+    return (httpx.HTTPError, httpx2.HTTPError)
+
+
+@contextlib.contextmanager
+def asking(service: Service, what: str) -> Iterator[None]:
+    """Turn what a token request can raise into a one-line :class:`SignInError`."""
+    from authlib.integrations.base_client import OAuthError
+
+    try:
+        yield
+    except OAuthError as error:
+        raise _failure(service, error) from None
+    except _network_errors() as error:
+        raise SignInError(
+            f"cannot reach {service.label} {what}: {type(error).__name__}", temporary=True
+        ) from None
+    except (ValueError, KeyError, TypeError):
+        raise SignInError(
+            f"{service.label} answered {what} with something that is not a token",
+            temporary=True,
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -73,6 +115,7 @@ def _client(service: Service, redirect_uri: str | None = None) -> Any:
 def _failure(service: Service, error: Any) -> SignInError:
     code = getattr(error, "error", None) or type(error).__name__
     said = getattr(error, "description", None) or ""
+    temporary = code not in _REFUSALS
     if code == "access_denied":
         return SignInError(f"the sign-in to {service.label} was refused (access_denied)")
     if code == "expired_token":
@@ -81,6 +124,8 @@ def _failure(service: Service, error: Any) -> SignInError:
             f"{service.name} again"
         )
     detail = f": {said}" if said else ""
+    if temporary:
+        return SignInError(f"{service.label} could not answer ({code}{detail})", temporary=True)
     return SignInError(f"{service.label} refused the sign-in ({code}{detail})")
 
 
@@ -108,6 +153,7 @@ def device_flow(
     from authlib.integrations.base_client import OAuthError
     from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
+    network = _network_errors()
     form = {"client_id": service.client_id, "scope": service.scope}
     verifier = generate_token(48) if service.device_pkce else None
     if verifier:
@@ -122,7 +168,10 @@ def device_flow(
         )
         grant = answer.json()
     except (httpx.HTTPError, ValueError) as error:
-        raise SignInError(f"cannot reach {service.label}'s sign-in at {issuer}: {error}") from None
+        raise SignInError(
+            f"cannot reach {service.label}'s sign-in at {issuer}: {type(error).__name__}",
+            temporary=True,
+        ) from None
     if answer.status_code >= 400 or "device_code" not in grant:
         raise _failure(service, _Said(grant))
     where = grant.get("verification_uri_complete") or grant.get("verification_uri")
@@ -143,15 +192,21 @@ def device_flow(
                     **extra,
                 )
             except OAuthError as error:
-                if error.error == "authorization_pending" and time.monotonic() < deadline:
-                    continue
+                waiting = error.error in ("authorization_pending", "slow_down")
+                if waiting and time.monotonic() >= deadline:  # the code is past its life
+                    raise _failure(service, _Said({"error": "expired_token"})) from None
                 if error.error == "slow_down":
                     interval += 5  # RFC 8628 section 3.5
+                if waiting:
                     continue
                 raise _failure(service, error) from None
-            except httpx.HTTPError as error:
-                raise SignInError(f"the sign-in to {service.label} dropped: {error}") from None
-            return Tokens.of(dict(token))
+            except network as error:
+                raise SignInError(
+                    f"the sign-in to {service.label} dropped: {type(error).__name__}",
+                    temporary=True,
+                ) from None
+            with asking(service, "the sign-in"):
+                return Tokens.of(dict(token))
 
 
 class _Said:
@@ -172,17 +227,18 @@ def pkce_flow(
     """Sign in in a browser; ``pasted`` (no browser here) reads back the address the browser
     was sent to."""
     from authlib.common.security import generate_token
-    from authlib.integrations.base_client import OAuthError
 
     verifier = generate_token(48)
-    catcher = (
-        None if pasted is not None else _Redirect(service.redirect_port, service.redirect_path)
-    )
+    state = generate_token(30)
+    catcher = None
+    if pasted is None:
+        catcher = _Redirect(service.redirect_port, service.redirect_path, state)
     port = catcher.port if catcher is not None else (service.redirect_port or 1455)
     redirect_uri = f"http://localhost:{port}{service.redirect_path}"
     with _client(service, redirect_uri) as client:
-        url, state = client.create_authorization_url(
+        url, _state = client.create_authorization_url(
             issuer.rstrip("/") + service.authorize_path,
+            state=state,
             code_verifier=verifier,
             **service.authorize_params,
         )
@@ -203,19 +259,17 @@ def pkce_flow(
         code = query.get("code", [""])[0]
         if not code:
             raise SignInError("the address pasted back carries no code: paste the whole address")
-        try:
+        with asking(service, "the sign-in"):
             token = client.fetch_token(
                 issuer.rstrip("/") + service.token_path, code=code, code_verifier=verifier
             )
-        except OAuthError as error:
-            raise _failure(service, error) from None
-    return Tokens.of(dict(token))
+            return Tokens.of(dict(token))
 
 
 class _Redirect:
     """The loopback server the browser is sent back to with the code."""
 
-    def __init__(self, port: int, path: str) -> None:
+    def __init__(self, port: int, path: str, state: str) -> None:
         caught: list[str] = []
         self._caught = caught
         self._arrived = threading.Event()
@@ -226,7 +280,9 @@ class _Redirect:
                 pass  # the address carries the code
 
             def do_GET(self) -> None:
-                if urlsplit(self.path).path != path:
+                url = urlsplit(self.path)
+                said = parse_qs(url.query).get("state", [""])[0]
+                if url.path != path or said != state:  # not this sign-in's: keep waiting
                     self.send_error(404)
                     return
                 caught.append(self.path)
@@ -261,19 +317,14 @@ class _Redirect:
 
 
 def refresh(service: Service, issuer: str, refresh_token: str) -> Tokens:
-    from authlib.integrations.base_client import OAuthError
-
     headers = {service.refresh_header: refresh_token} if service.refresh_header else None
-    with _client(service) as client:
-        try:
-            token = client.refresh_token(
-                issuer.rstrip("/") + service.token_path,
-                refresh_token=refresh_token,
-                headers=headers,
-            )
-        except OAuthError as error:
-            raise _failure(service, error) from None
-    fresh = Tokens.of(dict(token))
+    with _client(service) as client, asking(service, "to renew the sign-in"):
+        token = client.refresh_token(
+            issuer.rstrip("/") + service.token_path,
+            refresh_token=refresh_token,
+            headers=headers,
+        )
+        fresh = Tokens.of(dict(token))
     if fresh.refresh_token is None:  # a service that keeps the refresh token as it was
         fresh = Tokens(fresh.access_token, refresh_token, fresh.expires_at, fresh.scope)
     return fresh
@@ -291,18 +342,27 @@ def exchange(service: Service, issuer: str, access_token: str) -> tuple[str, flo
             timeout=TIMEOUT,
         )
     except httpx.HTTPError as error:
-        raise SignInError(f"cannot reach {service.label} for its token: {error}") from None
+        raise SignInError(
+            f"cannot reach {service.label} for its token: {type(error).__name__}", temporary=True
+        ) from None
+    if answer.status_code == 429 or answer.status_code >= 500:
+        raise SignInError(
+            f"{service.label} could not give its token now (HTTP {answer.status_code})",
+            temporary=True,
+        )
     if answer.status_code in (401, 403, 404):
         raise SignInError(
             f"{service.label} gives this account no token (HTTP {answer.status_code}): is the "
-            "subscription active? Sign in again: hermes login " + service.name
+            "subscription active?"
         )
     try:
         data = answer.json()
         token = str(data["token"])
-    except (ValueError, KeyError, TypeError):
-        raise SignInError(f"{service.label} answered its token request oddly") from None
-    expires_at = float(data.get("expires_at") or time.time() + 1800)
+        expires_at = float(data.get("expires_at") or time.time() + 1800)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise SignInError(
+            f"{service.label} answered its token request oddly", temporary=True
+        ) from None
     api = (data.get("endpoints") or {}).get("api")
     return token, expires_at, str(api) if api else None
 

@@ -36,14 +36,19 @@ class SignIn:
     def __init__(self, home: Path | str, service: Service) -> None:
         self._store = AuthStore(home)
         self._service = service
+        self._given: str | None = None
+        """The token handed out last: a refusal of it is a reason to renew, unless another
+        request renewed it meanwhile."""
 
     async def token(self, *, renew: bool = False) -> str:
         if not renew:
             entry = self._store.get(self._service.name)
             ready = fresh(entry, self._service, time.time()) if entry else None
             if ready is not None:
+                self._given = ready
                 return ready
-        return await asyncio.to_thread(self._renewed, renew)
+        self._given = await asyncio.to_thread(self._renewed, renew, self._given)
+        return self._given
 
     def _again(self, why: str) -> ProviderError:
         return ProviderError(
@@ -51,9 +56,15 @@ class SignIn:
             f"{why}: sign in again with hermes login {self._service.name}",
         )
 
-    def _renewed(self, renew: bool) -> str:
-        import httpx
+    def _renewed(self, renew: bool, refused: str | None) -> str:
+        from hermes_plugin_auth.store import AuthFileError
 
+        try:
+            return self._renew(renew, refused)
+        except AuthFileError as error:
+            raise ProviderError(ErrorKind.CONNECTION, str(error)) from None
+
+    def _renew(self, renew: bool, refused: str | None) -> str:
         from hermes_plugin_auth.oauth import SignInError, exchange, refresh
 
         service = self._service
@@ -61,9 +72,9 @@ class SignIn:
             entry = sign_ins.get(service.name)
             if entry is None:
                 raise self._again(f"Hermes is not signed in to {service.label}")
-            ready = None if renew else fresh(entry, service, time.time())
-            if ready is not None:  # another process renewed it while this one waited
-                return ready
+            ready = fresh(entry, service, time.time())
+            if ready is not None and (not renew or ready != refused):
+                return ready  # fresh, or renewed by another request while this one waited
             issuer = str(entry["issuer"])
             try:
                 if service.exchange_path:
@@ -75,12 +86,9 @@ class SignIn:
                     raise self._again(f"the sign-in to {service.label} has expired")
                 tokens = refresh(service, issuer, str(refresh_token))
             except SignInError as error:
+                if error.temporary:  # the service or the network, for now: not the sign-in
+                    raise ProviderError(ErrorKind.CONNECTION, str(error)) from None
                 raise self._again(str(error)) from None
-            except httpx.HTTPError as error:
-                raise ProviderError(
-                    ErrorKind.CONNECTION,
-                    f"cannot reach {service.label} to renew the sign-in: {error}",
-                ) from None
             entry.update(
                 access_token=tokens.access_token,
                 refresh_token=tokens.refresh_token,

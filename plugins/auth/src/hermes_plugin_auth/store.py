@@ -11,10 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from hermes_commons.files import atomic_write_text
-from hermes_commons.locks import FileLock
+from hermes_commons.locks import FileLock, LockTimeout
 
 FILE = "auth.json"
 VERSION = 1
+LOCK_SECONDS = 90.0
+"""Longer than one refresh can take (each of its HTTP phases has 30 s)."""
+
+
+class AuthFileError(Exception):
+    """auth.json cannot be changed (unreadable, or held too long by another process): one
+    line that says what to do. Nothing is written over a file that cannot be read."""
 
 
 class AuthStore:
@@ -42,7 +49,7 @@ class AuthStore:
         try:
             json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
-            return f"{self.path} cannot be read ({type(error).__name__}): sign in again"
+            return f"{self.path} cannot be read ({type(error).__name__})"
         return None
 
     def get(self, name: str) -> dict[str, Any] | None:
@@ -50,9 +57,20 @@ class AuthStore:
 
     @contextlib.contextmanager
     def changing(self) -> Iterator[dict[str, dict[str, Any]]]:
-        """The sign-ins to change in place, written back when the block ends."""
-        with FileLock(self._lock, timeout=30):
-            sign_ins = self.sign_ins()
-            yield sign_ins
-            text = json.dumps({"version": VERSION, "sign_ins": sign_ins}, indent=1)
-            atomic_write_text(self.path, text + "\n", mode=0o600)
+        """The sign-ins to change in place, written back when the block ends. Raises
+        :class:`AuthFileError` rather than write over a file it cannot read."""
+        try:
+            with FileLock(self._lock, timeout=LOCK_SECONDS):
+                problem = self.problem()
+                if problem is not None:
+                    raise AuthFileError(f"{problem}; move it aside to start afresh")
+                sign_ins = self.sign_ins()
+                yield sign_ins
+                text = json.dumps({"version": VERSION, "sign_ins": sign_ins}, indent=1)
+                atomic_write_text(self.path, text + "\n", mode=0o600)
+        except LockTimeout:
+            raise AuthFileError(
+                f"{self.path} is held by another Hermes for over {LOCK_SECONDS:g} s; try again"
+            ) from None
+        except OSError as error:
+            raise AuthFileError(f"cannot write {self.path}: {error.strerror}") from None

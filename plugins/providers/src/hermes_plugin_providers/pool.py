@@ -40,6 +40,7 @@ class _Key:
     provider: ModelProvider | None = None
     failures: int = 0
     cool_until: float = 0.0
+    restored: bool = False  # its cooling down was read from another process's record
 
 
 class PooledProvider:
@@ -74,6 +75,7 @@ class PooledProvider:
                 until = float((known.get(key.name) or {}).get("until") or 0)
                 if until:
                     key.cool_until = self._clock() + max(0.0, until - time.time())
+                    key.restored = True
 
     @property
     def key_names(self) -> list[str]:
@@ -92,7 +94,7 @@ class PooledProvider:
         ready = [i for i in order if self._keys[i].cool_until <= now]
         return ready or [min(order, key=lambda i: self._keys[i].cool_until)]
 
-    def _cool(self, key: _Key, error: ProviderError) -> None:
+    async def _cool(self, key: _Key, error: ProviderError) -> None:
         key.failures += 1
         backoff = min(MAX_COOLDOWN, BASE_COOLDOWN * 2 ** (key.failures - 1))
         wait = max(backoff, error.retry_after or 0.0)
@@ -103,7 +105,10 @@ class PooledProvider:
             state = {ErrorKind.BILLING: "exhausted", ErrorKind.AUTH: "refused"}.get(
                 error.kind, "cooling down"
             )
-            note(*self._kept, key.name, state, time.time() + wait, error.kind.value)
+            # A file lock may wait: off the event loop.
+            await asyncio.to_thread(
+                note, *self._kept, key.name, state, time.time() + wait, error.kind.value
+            )
 
     async def _refresh(self, key: _Key) -> bool:
         """After an auth error: has the key been replaced in the environment or .env?"""
@@ -141,14 +146,14 @@ class PooledProvider:
                         if await self._refresh(key):
                             continue
                     if error.kind in (ErrorKind.RATE_LIMIT, ErrorKind.BILLING, ErrorKind.AUTH):
-                        self._cool(key, error)
+                        await self._cool(key, error)
                         break  # rotate to the next key
                     raise  # not the key's fault: the engine retries or falls back
-                if key.failures and self._kept is not None:
+                if (key.failures or key.restored) and self._kept is not None:
                     from hermes_commons.credential_states import clear
 
-                    clear(*self._kept, key.name)
-                key.failures = 0
+                    await asyncio.to_thread(clear, *self._kept, key.name)
+                key.failures, key.restored = 0, False
                 self._current = index
                 return response
         assert last is not None

@@ -36,11 +36,14 @@ class SignedInProvider:
         self._name = name
         self._token: str | None = settings.api_key
         self._provider: ModelProvider | None = None
+        self._retired: list[ModelProvider] = []
+        """Clients of tokens since replaced: other turns may still be streaming through
+        them, so they are closed with this provider, not when the token changes."""
 
-    async def _current(self, token: str) -> ModelProvider:
+    def _current(self, token: str) -> ModelProvider:
         if self._provider is None or token != self._token:
             if self._provider is not None:
-                await self._provider.aclose()
+                self._retired.append(self._provider)
             self._token = token
             self._provider = self._build(replace(self._settings, api_key=token))
         return self._provider
@@ -48,7 +51,7 @@ class SignedInProvider:
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        provider = await self._current(await self._source.token())
+        provider = self._current(await self._source.token())
         try:
             return await provider.complete(request, on_text)
         except ProviderError as error:
@@ -57,7 +60,7 @@ class SignedInProvider:
             refused = error
         renewed = await self._source.token(renew=True)  # raises, in one line, if it cannot
         try:
-            return await (await self._current(renewed)).complete(request, on_text)
+            return await self._current(renewed).complete(request, on_text)
         except ProviderError as error:
             if error.kind is not ErrorKind.AUTH:
                 raise
@@ -84,6 +87,7 @@ class SignedInProvider:
         return provider.sees(model) if isinstance(provider, SightReporter) else None
 
     async def aclose(self) -> None:
-        if self._provider is not None:
-            await self._provider.aclose()
-            self._provider = None
+        for provider in [*self._retired, *([self._provider] if self._provider else [])]:
+            await provider.aclose()
+        self._retired.clear()
+        self._provider = None
