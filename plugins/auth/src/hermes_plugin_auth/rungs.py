@@ -3,13 +3,15 @@ or in auto mode before any API key."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hermes_plugin_auth.services import Service
 from hermes_plugin_auth.signin import SignIn
 from hermes_plugin_auth.store import AuthStore
 from hermes_sdk.ladder import LadderChoice, LadderContext, RungResult
 
 
-def resolver(service: Service):  # type: ignore[no-untyped-def]
+def resolver(service: Service) -> Callable[[LadderContext], RungResult]:
     def resolve(context: LadderContext) -> RungResult:
         if not context.wants(service.name):
             return RungResult.skip(f"provider {context.provider!r} asked for")
