@@ -140,6 +140,7 @@ def test_pkce_over_ssh_signs_in_to_codex_by_pasting_the_address_back(hermes) -> 
         (asked,) = model.requests
     assert asked.headers["authorization"] == f"Bearer {issuer.issued[-1]}"
     assert asked.headers["originator"] == "codex_cli_rs"
+    assert asked.headers["chatgpt-account-id"] == "acct-kit-1"  # from the id token
 
 
 def test_a_wrong_code_verifier_is_refused_by_the_server() -> None:
@@ -260,3 +261,21 @@ def test_adding_a_key_to_a_provider_that_does_not_exist_is_refused(hermes, monke
     result = hermes("auth", "add", "opnai", "--api-key-stdin")
     assert result.code == 2 and "no provider 'opnai'" in result.err
     assert not (hermes.home / ".env").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "server_class"),
+    [("xai-oauth", ScriptedResponsesServer), ("qwen-oauth", ScriptedOpenAIServer)],
+)
+def test_the_other_device_sign_ins_reach_their_apis(hermes, name, server_class) -> None:  # type: ignore[no-untyped-def]
+    """xAI (the Responses API) and Qwen (a device code with PKCE: the server checks the
+    verifier against the challenge), each then used by a chat."""
+    with OAuthServer() as issuer, server_class() as model:
+        signed = hermes("login", name, "--issuer", issuer.url, "--base-url", model.base_url)
+        assert signed.code == 0, signed.err
+        model.queue(Reply.say(f"Hello from {name}."))
+        result = hermes("chat", "-q", "hi")
+        assert result.code == 0, result.err
+        assert result.out == f"Hello from {name}.\n"
+        (asked,) = model.requests
+    assert asked.headers["authorization"] == f"Bearer {issuer.issued[-1]}"

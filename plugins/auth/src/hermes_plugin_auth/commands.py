@@ -61,7 +61,13 @@ def login(
     """Sign in to PROVIDER (nous, copilot, codex, xai-oauth, qwen-oauth): its own OAuth flow,
     a device code to type in or a browser sign-in. The tokens stay in HERMES_HOME/auth.json
     (mode 0600) and renew themselves."""
-    from hermes_plugin_auth.oauth import SignInError, device_flow, exchange, pkce_flow
+    from hermes_plugin_auth.oauth import (
+        SignInError,
+        chatgpt_account,
+        device_flow,
+        exchange,
+        pkce_flow,
+    )
 
     service = _service(name)
     issuer = (issuer or service.issuer).rstrip("/")
@@ -86,6 +92,10 @@ def login(
             "scope": tokens.scope,
             "signed_in_at": time.time(),
         }
+        if service.account_header:
+            account = chatgpt_account(tokens)
+            if account:
+                entry["account_id"] = account
         if service.exchange_path:  # prove the subscription now, and learn its API's address
             token, expires_at, api = exchange(service, issuer, tokens.access_token)
             entry["exchanged"] = {"token": token, "expires_at": expires_at}

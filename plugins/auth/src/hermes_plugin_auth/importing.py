@@ -38,7 +38,7 @@ def _epoch(value: Any) -> float | None:
 
 
 def _entry(name: str, state: Mapping[str, Any]) -> dict[str, Any] | None:
-    from hermes_plugin_auth.oauth import jwt_expiry
+    from hermes_plugin_auth.oauth import Tokens, chatgpt_account, jwt_expiry
 
     raw = state.get("tokens")
     tokens: Mapping[str, Any] = raw if isinstance(raw, Mapping) else state
@@ -56,6 +56,11 @@ def _entry(name: str, state: Mapping[str, Any]) -> dict[str, Any] | None:
         "signed_in_at": time.time(),
         "imported_from": "hermes-agent",
     }
+    if service.account_header:
+        found = Tokens(str(access), None, None, id_token=tokens.get("id_token"))
+        account = chatgpt_account(found)
+        if account:
+            entry["account_id"] = account
     inference = state.get("inference_base_url")
     if inference and str(inference).rstrip("/") != service.base_url:
         entry["base_url"] = str(inference)

@@ -83,6 +83,9 @@ class Tokens:
     expires_at: float | None
     """Epoch seconds; None when the service does not say."""
     scope: str | None = None
+    id_token: str | None = None
+    """OpenID Connect's identity token, when the service sends one (Codex's names the
+    ChatGPT account its API wants to be told of)."""
 
     @classmethod
     def of(cls, token: dict[str, Any]) -> Tokens:
@@ -95,6 +98,7 @@ class Tokens:
             refresh_token=token.get("refresh_token"),
             expires_at=float(expires_at) if expires_at is not None else None,
             scope=token.get("scope"),
+            id_token=token.get("id_token"),
         )
 
 
@@ -326,7 +330,9 @@ def refresh(service: Service, issuer: str, refresh_token: str) -> Tokens:
         )
         fresh = Tokens.of(dict(token))
     if fresh.refresh_token is None:  # a service that keeps the refresh token as it was
-        fresh = Tokens(fresh.access_token, refresh_token, fresh.expires_at, fresh.scope)
+        fresh = Tokens(
+            fresh.access_token, refresh_token, fresh.expires_at, fresh.scope, fresh.id_token
+        )
     return fresh
 
 
@@ -365,6 +371,26 @@ def exchange(service: Service, issuer: str, access_token: str) -> tuple[str, flo
         ) from None
     api = (data.get("endpoints") or {}).get("api")
     return token, expires_at, str(api) if api else None
+
+
+def jwt_claims(token: str) -> dict[str, Any]:
+    """A JWT's claims (not verified: only to read what the service says of the account)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def chatgpt_account(tokens: Tokens) -> str | None:
+    """The ChatGPT account a Codex sign-in is for (its id token's, else its access
+    token's ``https://api.openai.com/auth`` claim)."""
+    for token in (tokens.id_token, tokens.access_token):
+        said = jwt_claims(token or "").get("https://api.openai.com/auth")
+        if isinstance(said, dict) and said.get("chatgpt_account_id"):
+            return str(said["chatgpt_account_id"])
+    return None
 
 
 def jwt_expiry(token: str) -> float | None:

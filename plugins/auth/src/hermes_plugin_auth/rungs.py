@@ -22,7 +22,7 @@ def resolver(service: Service) -> Callable[[LadderContext], RungResult]:
                     "not signed in", f"sign in to {service.label}: hermes login {service.name}"
                 )
             return RungResult.skip("not signed in")
-        endpoint = service.endpoint(entry.get("base_url"))
+        endpoint = service.endpoint(entry.get("base_url"), entry.get("account_id"))
         if context.provider is None and context.model and context.model not in endpoint.models:
             return RungResult.skip(f"model {context.model!r} is not one of {service.label}'s")
         choice = LadderChoice(

@@ -45,15 +45,20 @@ class Service:
     """A service that wants the refresh token in a header as well (Nous Portal)."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """Headers the model API expects from its client."""
+    account_header: str = ""
+    """A header naming the signed-in account, read from the sign-in (Codex's)."""
 
-    def endpoint(self, base_url: str | None = None) -> Endpoint:
+    def endpoint(self, base_url: str | None = None, account: str | None = None) -> Endpoint:
+        headers = dict(self.headers)
+        if self.account_header and account:
+            headers[self.account_header] = account
         return Endpoint(
             name=self.name,
             provider=self.transport,
             base_url=base_url or self.base_url,
             default_model=self.default_model,
             models=self.models or (self.default_model,),
-            headers=dict(self.headers),
+            headers=headers,
             notice=f"Signed in to {self.label} (hermes auth status; hermes logout {self.name})",
         )
 
@@ -121,6 +126,7 @@ SERVICES = (
         default_model="gpt-5-codex",
         models=("gpt-5-codex", "gpt-5"),
         headers={"originator": "codex_cli_rs"},
+        account_header="ChatGPT-Account-ID",
     ),
     Service(
         name="xai-oauth",

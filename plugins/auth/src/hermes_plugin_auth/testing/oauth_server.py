@@ -56,6 +56,8 @@ class OAuthServer:
         self.copilot_api: str | None = None
         """The API address the Copilot exchange names (the test's model server)."""
         self.copilot_ttl = 1800.0
+        self.account_id = "acct-kit-1"
+        """The account the browser sign-in's id token names (OpenAI's claim)."""
         self.issued: list[str] = []
         """Every access token given, in order (the exchange's tokens too)."""
         self.refreshes = 0
@@ -224,7 +226,11 @@ class OAuthServer:
             elif not _verifies(form.get("code_verifier"), code["challenge"]):
                 self._error(handler, "invalid_grant", "PKCE verification failed")
             else:
-                self._send(handler, 200, self._tokens())
+                tokens = self._tokens()
+                tokens["id_token"] = _unsigned_jwt(
+                    {"https://api.openai.com/auth": {"chatgpt_account_id": self.account_id}}
+                )
+                self._send(handler, 200, tokens)
         elif grant == "refresh_token":
             token = form.get("refresh_token", "")
             if token not in self._refresh_tokens:
@@ -249,6 +255,13 @@ class OAuthServer:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def _unsigned_jwt(claims: dict[str, Any]) -> str:
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'none'})}.{part(claims)}.kit"
 
 
 def _verifies(verifier: str | None, challenge: str) -> bool:
