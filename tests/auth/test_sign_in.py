@@ -279,3 +279,21 @@ def test_the_other_device_sign_ins_reach_their_apis(hermes, name, server_class) 
         assert result.out == f"Hello from {name}.\n"
         (asked,) = model.requests
     assert asked.headers["authorization"] == f"Bearer {issuer.issued[-1]}"
+
+
+def test_a_sign_in_serves_as_a_fallback_with_its_token(hermes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with OAuthServer() as issuer, ScriptedOpenAIServer() as primary, ScriptedOpenAIServer() as nous:
+        _nous(hermes, issuer, nous)
+        monkeypatch.setenv("WORK_KEY", "work-key")
+        hermes.config(
+            "model:\n  provider: work\n  fallback_providers:\n    - provider: nous\n"
+            f"providers:\n  work:\n    base_url: {primary.base_url}\n    api_key_env: WORK_KEY\n"
+            "    default_model: test-model\nagent:\n  retries: 1\n"
+        )
+        primary.queue(Reply.error(503), Reply.error(503))
+        nous.queue(Reply.say("Answered by the fallback."))
+        result = hermes("chat", "-q", "hi")
+        assert result.code == 0, result.err
+        assert result.out == "Answered by the fallback.\n"
+        (asked,) = nous.requests
+    assert asked.headers["authorization"] == f"Bearer {issuer.issued[-1]}"

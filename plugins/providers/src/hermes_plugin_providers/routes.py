@@ -24,7 +24,7 @@ from hermes_plugin_providers.pricing import PriceBook
 from hermes_plugin_providers.rungs import keys_for
 from hermes_plugin_providers.settings import ModelSettings
 from hermes_sdk import Kind, PriceTableSpec, ProviderSpec, RungSpec
-from hermes_sdk.ladder import LadderChoice, LadderContext
+from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext
 from hermes_sdk.models import ModelUsage, ProviderSettings
 from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.routing import Route, RouteRequest, Routing, RoutingView
@@ -44,6 +44,26 @@ def run_ladder(request: RouteRequest) -> tuple[LadderReport, LadderContext]:
         rungs, request.config, request.home, request.secret, request.provider, request.model
     )
     return walk(rungs, context, problems), context
+
+
+def _signed_in(
+    request: RouteRequest, provider: str, model: str | None, endpoint: Endpoint
+) -> LadderChoice | None:
+    """A fallback to an endpoint reached by signing in (no key variable): the choice its
+    rung makes, with the sign-in's token source; None for any other endpoint."""
+    if endpoint.api_key_env is not None:
+        return None
+    asked = RouteRequest(
+        config=request.config,
+        home=request.home,
+        secret=request.secret,
+        reread=request.reread,
+        provided=request.provided,
+        provider=provider,
+        model=model,
+    )
+    choice = run_ladder(asked)[0].choice
+    return choice if choice is not None and choice.token_source is not None else None
 
 
 def _view(report: LadderReport, context: LadderContext) -> RoutingView:
@@ -122,6 +142,12 @@ def model_routing(request: RouteRequest) -> Routing:
             endpoint = context.endpoints.get(fallback.provider)
             if endpoint is None:
                 warnings.append(f"fallback provider {fallback.provider!r} is unknown; skipped")
+                continue
+            signed_in = _signed_in(request, fallback.provider, fallback.model, endpoint)
+            if signed_in is not None:  # a sign-in's endpoint: its token, renewed as it goes
+                routes.append(
+                    build_route(request.provided, signed_in, timeout, request.reread, home)
+                )
                 continue
             names, keys = keys_for(endpoint, context, config)
             if endpoint.api_key_env and not keys:
