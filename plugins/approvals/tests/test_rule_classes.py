@@ -328,6 +328,9 @@ def test_text_no_shell_reads_is_asked_about_in_one_line() -> None:
         ("cp -r /srv/agent /tmp/loot", Level.ASK),
         ("cat /srv/agent/profiles/work/.env", Level.ASK),
         ("cat /srv/agent/auth.js*", Level.ASK),
+        ("cd /srv/agent && cat auth.json", Level.ASK),
+        ("cd /srv/agent/profiles && cat work/.env", Level.ASK),
+        ("cd /srv/project && cat auth.json", Level.ALLOW),
         ("cat /srv/agent/config.yaml", Level.ALLOW),
         ("cat /srv/project/auth.json", Level.ALLOW),  # another folder's file of that name
     ],

@@ -730,7 +730,7 @@ def _judge(
         for rule in (_check_tools, _check_more, check_hermes_state):
             if (verdict := rule(found)) is not None:
                 verdicts.append(verdict)
-        if (verdict := check_exfiltration(found, hermes_home)) is not None:
+        if (verdict := check_exfiltration(found, hermes_home, here)) is not None:
             verdicts.append(verdict)
         if (verdict := _check_code(found, downloaded)) is not None:
             verdicts.append(verdict)

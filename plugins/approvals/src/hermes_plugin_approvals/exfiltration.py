@@ -165,10 +165,13 @@ def _sends_secret_elsewhere(command: Command) -> bool:
     return False
 
 
-def check_exfiltration(command: Command, hermes_home: str = "") -> Verdict | None:
-    """``hermes_home`` is the home's real path (its secrets are known by it too)."""
+def check_exfiltration(
+    command: Command, hermes_home: str = "", here: str | None = None
+) -> Verdict | None:
+    """``hermes_home`` is the home's real path (its secrets are known by it too); ``here``
+    where the line's ``cd`` went, for relative paths."""
     name, args = command.name, command.args
-    if reads_hermes_secret(command, hermes_home):
+    if reads_hermes_secret(command, hermes_home, here):
         return Verdict(
             Level.ASK,
             "reads-hermes-secrets",
@@ -245,11 +248,16 @@ _COPIERS = frozenset({"cp", "rsync", "tar", "bsdtar", "zip", "7z", "7za", "scp",
 _SECRET_FILES = frozenset({".env", "auth.json", "state.db"})
 
 
-def _in_own_home(word: str, home: str, whole: bool) -> bool:
+def _in_own_home(word: str, home: str, whole: bool, here: str | None = None) -> bool:
     """Whether ``word`` is the home itself (``whole``) or one of its secret files, by the
-    home's real path: a home that is not ``~/.hermes`` is found too."""
-    if not home or not word.startswith(("/", "~")):
+    home's real path: a home that is not ``~/.hermes`` is found too, and a relative path
+    where the line went (``cd`` into the home) as well."""
+    if not home:
         return False
+    if not word.startswith(("/", "~")):
+        if not here or not here.startswith(("/", "~")):
+            return False
+        word = os.path.join(here, word)
     path = os.path.normpath(os.path.expanduser(word))
     if whole:
         return path == home
@@ -258,7 +266,7 @@ def _in_own_home(word: str, home: str, whole: bool) -> bool:
     return path.startswith(home + os.sep) and secret  # a profile's too, and globs there
 
 
-def reads_hermes_secret(command: Command, hermes_home: str = "") -> bool:
+def reads_hermes_secret(command: Command, hermes_home: str = "", here: str | None = None) -> bool:
     """It reads Hermes's own secrets (``cat ~/.hermes/.env``, ``base64 auth.json``,
     ``/proc/$PPID/environ``, the same files by the home's real path) or copies its whole
     home (``cp -r ~/.hermes /tmp``): the file tools refuse them, the terminal asks."""
@@ -268,10 +276,12 @@ def reads_hermes_secret(command: Command, hermes_home: str = "") -> bool:
     words += [t for op, t in command.redirects if op == "<"]
     home = os.path.normpath(hermes_home) if hermes_home else ""
     if command.name in _COPIERS and any(
-        _HERMES_FOLDER.search(w) or _in_own_home(w, home, whole=True) for w in words
+        _HERMES_FOLDER.search(w) or _in_own_home(w, home, whole=True, here=here) for w in words
     ):
         return True
-    return any(_SECRETS_OF_HERMES.search(w) or _in_own_home(w, home, whole=False) for w in words)
+    return any(
+        _SECRETS_OF_HERMES.search(w) or _in_own_home(w, home, whole=False, here=here) for w in words
+    )
 
 
 _NOT_READERS = frozenset(
