@@ -288,3 +288,43 @@ def test_a_long_retry_after_rotates_at_once(openai_server) -> None:
     provider, waits = pool(openai_server, [("KEY_A", "sk-a"), ("KEY_B", "sk-b")])
     assert ask(provider).content == "from B"
     assert keys_sent(openai_server) == ["sk-a", "sk-b"] and waits == []
+
+
+def test_a_sign_ins_old_clients_are_closed_not_kept_for_ever() -> None:
+    """A gateway renews a sign-in's token every hour for months: at most the client of the
+    token before the current one is kept (a turn may still stream through it)."""
+    import asyncio
+
+    from hermes_plugin_providers.signed_in import SignedInProvider
+
+    from hermes_sdk.models import ModelRequest, ModelResponse, ProviderSettings
+
+    closed: list[str] = []
+
+    class Client:
+        def __init__(self, settings: ProviderSettings) -> None:
+            self.key = settings.api_key or ""
+
+        async def complete(self, request: ModelRequest, on_text: object = None) -> ModelResponse:
+            return ModelResponse(content=self.key)
+
+        async def aclose(self) -> None:
+            closed.append(self.key)
+
+    class Tokens:
+        def __init__(self) -> None:
+            self.number = 0
+
+        async def token(self, *, renew: bool = False) -> str:
+            self.number += 1
+            return f"token-{self.number}"
+
+    async def run() -> list[str]:
+        provider = SignedInProvider(ProviderSettings(base_url="http://x"), Tokens(), Client, "s")
+        said = [(await provider.complete(ModelRequest("m", []))).content for _ in range(5)]
+        assert closed == ["token-1", "token-2", "token-3"]  # token-4's client may still stream
+        await provider.aclose()
+        return said
+
+    assert asyncio.run(run()) == [f"token-{n}" for n in range(1, 6)]
+    assert closed == ["token-1", "token-2", "token-3", "token-4", "token-5"]

@@ -37,21 +37,25 @@ class SignedInProvider:
         self._token: str | None = settings.api_key
         self._provider: ModelProvider | None = None
         self._retired: list[ModelProvider] = []
-        """Clients of tokens since replaced: other turns may still be streaming through
-        them, so they are closed with this provider, not when the token changes."""
+        """The client of the token before this one: a turn may still be streaming through
+        it, so it is closed at the next change (a token lives minutes at least), or with
+        this provider; never more than one kept, however long a gateway runs."""
 
-    def _current(self, token: str) -> ModelProvider:
+    async def _current(self, token: str) -> ModelProvider:
         if self._provider is None or token != self._token:
+            older, self._retired = self._retired, []
             if self._provider is not None:
                 self._retired.append(self._provider)
             self._token = token
             self._provider = self._build(replace(self._settings, api_key=token))
+            for provider in older:
+                await provider.aclose()
         return self._provider
 
     async def complete(
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        provider = self._current(await self._source.token())
+        provider = await self._current(await self._source.token())
         try:
             return await provider.complete(request, on_text)
         except ProviderError as error:
@@ -60,7 +64,7 @@ class SignedInProvider:
             refused = error
         renewed = await self._source.token(renew=True)  # raises, in one line, if it cannot
         try:
-            return await self._current(renewed).complete(request, on_text)
+            return await (await self._current(renewed)).complete(request, on_text)
         except ProviderError as error:
             if error.kind is not ErrorKind.AUTH:
                 raise
