@@ -26,6 +26,7 @@ __all__ = [
     "JSON_HEADERS",
     "LoopClient",
     "connect_failure",
+    "cut_short",
     "event_stream",
     "raise_for_status",
     "transport_errors",
@@ -83,6 +84,15 @@ def connect_failure(where: str, exc: BaseException) -> str:
     if any(words in lowered for words in _REFUSED):
         return f"nothing answers at {where} (is the server running, on that port?)"
     return f"cannot connect to {where}: {said}"
+
+
+def cut_short(settings: ProviderSettings) -> ProviderError:
+    """A stream that ended before its reply was complete: a dropped connection (retried),
+    never a short answer."""
+    return ProviderError(
+        ErrorKind.CONNECTION,
+        f"the stream from {settings.base_url} ended before the reply was complete",
+    )
 
 
 @asynccontextmanager

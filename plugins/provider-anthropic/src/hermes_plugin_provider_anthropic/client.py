@@ -14,6 +14,7 @@ import orjson
 from hermes_commons.http import (
     JSON_HEADERS,
     LoopClient,
+    cut_short,
     event_stream,
     raise_for_status,
     transport_errors,
@@ -444,10 +445,7 @@ class MessagesProvider:
                         f"{self._settings.base_url} streamed an event of an unexpected shape",
                     ) from None
         if not assembly.done:
-            raise ProviderError(
-                ErrorKind.CONNECTION,
-                f"the stream from {self._settings.base_url} ended before the reply was complete",
-            )
+            raise cut_short(self._settings)
         try:
             return assembly.response()
         except (KeyError, TypeError, ValueError):

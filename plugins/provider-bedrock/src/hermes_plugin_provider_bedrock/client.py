@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from hermes_commons.http import LoopClient, raise_for_status, transport_errors
+from hermes_commons.http import LoopClient, cut_short, raise_for_status, transport_errors
 from hermes_commons.stated_models import StatedModels
 from hermes_commons.text import one_line
 from hermes_plugin_provider_bedrock.wire import StreamAssembly, payload, response_of
@@ -209,10 +209,7 @@ class BedrockProvider:
                 except ParserError:
                     raise self._bad("streamed an event that could not be decoded") from None
         if not assembly.done:
-            raise ProviderError(
-                ErrorKind.CONNECTION,
-                f"the stream from {self._settings.base_url} ended before the reply was complete",
-            )
+            raise cut_short(self._settings)
         try:
             return assembly.response()
         except (KeyError, TypeError, ValueError):

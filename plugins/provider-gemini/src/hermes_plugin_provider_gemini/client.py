@@ -15,6 +15,7 @@ import orjson
 from hermes_commons.http import (
     JSON_HEADERS,
     LoopClient,
+    cut_short,
     event_stream,
     raise_for_status,
     transport_errors,
@@ -162,10 +163,7 @@ class GeminiProvider:
                     for text in said:
                         on_text(text)
         if reading.finish is None and reading.blocked is None:
-            raise ProviderError(
-                ErrorKind.CONNECTION,
-                f"the stream from {self._settings.base_url} ended before the reply was complete",
-            )
+            raise cut_short(self._settings)
         return reading.response(self.service)
 
 

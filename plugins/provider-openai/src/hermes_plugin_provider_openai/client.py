@@ -14,6 +14,7 @@ import orjson
 from hermes_commons.http import (
     JSON_HEADERS,
     LoopClient,
+    cut_short,
     event_stream,
     raise_for_status,
     transport_errors,
@@ -376,8 +377,5 @@ class ChatCompletionsProvider:
                 if isinstance(chunk, dict):
                     assembly.add(chunk, on_text)
         if not assembly.done and assembly.finish_reason is None:
-            raise ProviderError(
-                ErrorKind.CONNECTION,
-                f"the stream from {self._settings.base_url} ended before the reply was complete",
-            )
+            raise cut_short(self._settings)
         return assembly.response()

@@ -25,6 +25,7 @@ import orjson
 from hermes_commons.http import (
     JSON_HEADERS,
     LoopClient,
+    cut_short,
     event_stream,
     raise_for_status,
     transport_errors,
@@ -360,10 +361,7 @@ class ResponsesProvider:
                 except (TypeError, ValueError, KeyError, AttributeError):
                     raise self._bad("streamed an event of an unexpected shape") from None
         if assembly.final is None:
-            raise ProviderError(
-                ErrorKind.CONNECTION,
-                f"the stream from {self._settings.base_url} ended before the reply was complete",
-            )
+            raise cut_short(self._settings)
         try:
             return assembly.response()
         except (KeyError, TypeError, ValueError, AttributeError):
