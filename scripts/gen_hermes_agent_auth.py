@@ -1,7 +1,8 @@
 """Regenerate the hermes-agent sign-ins the import tests read
 (tests/fixtures/hermes_agent/auth/auth.json), written by the real hermes-agent wheel's own
-code: its ``_save_codex_tokens``, ``_save_xai_oauth_tokens`` and, for Nous Portal, the state
-its device login builds, saved with ``_persist_provider_state_to_store``. The tokens are
+code: its ``_save_codex_tokens``, ``_save_xai_oauth_tokens``, ``_minimax_save_auth_state``
+(with the state its MiniMax login builds) and, for Nous Portal, the state its device login
+builds, saved with ``_persist_provider_state_to_store``. The tokens are
 made up (JWTs whose ``exp`` is far off, not signed): nothing here can sign in anywhere.
 
     python scripts/gen_hermes_agent_auth.py --python /path/to/venv/bin/python
@@ -53,6 +54,17 @@ state = {
     "agent_key_expires_in": None, "agent_key_reused": None, "agent_key_obtained_at": None,
 }
 auth._persist_provider_state_to_store("nous", state, auth._auth_file_path())
+auth._minimax_save_auth_state({
+    "provider": "minimax-oauth", "region": "cn",
+    "portal_base_url": auth.MINIMAX_OAUTH_CN_BASE,
+    "inference_base_url": auth.MINIMAX_OAUTH_CN_INFERENCE,
+    "client_id": auth.MINIMAX_OAUTH_CLIENT_ID, "scope": auth.MINIMAX_OAUTH_SCOPE,
+    "token_type": "Bearer", "access_token": "at-minimax-fixture",
+    "refresh_token": "rt-minimax-fixture", "resource_url": None,
+    "obtained_at": now.isoformat(),
+    "expires_at": datetime.fromtimestamp(far, tz=timezone.utc).isoformat(),
+    "expires_in": 3600,
+})
 """
 
 

@@ -1,6 +1,7 @@
 """``hermes import hermes-agent --include-sign-ins`` on a hermes-agent 0.19 home whose
 auth.json the real wheel's code wrote (tests/fixtures/hermes_agent/auth, made by
-scripts/gen_hermes_agent_auth.py): its Nous Portal, Codex and xAI sign-ins become Hermes's,
+scripts/gen_hermes_agent_auth.py): its Nous Portal, Codex, xAI and MiniMax (China) sign-ins
+become Hermes's,
 and a chat then reaches the model with the imported token. Without the flag, nothing
 secret comes over and the report says how to sign in again."""
 
@@ -32,13 +33,17 @@ def test_sign_ins_come_over_when_asked_and_a_chat_uses_them(hermes, source) -> N
         (source / "auth.json").write_text(json.dumps(theirs))
         result = hermes("import", "hermes-agent", str(source), "--yes", "--include-sign-ins")
         assert result.code == 0, result.err
-        assert "sign-ins: 3 came over" in result.out, result.out
+        assert "sign-ins: 4 came over" in result.out, result.out
         status = hermes("auth", "status")
         assert [line.split()[0] for line in status.out.splitlines()] == [
             "codex",
+            "minimax-oauth",
             "nous",
             "xai-oauth",
         ]
+        minimax = json.loads((hermes.home / "auth.json").read_text())["sign_ins"]["minimax-oauth"]
+        assert minimax["issuer"] == "https://api.minimaxi.com"  # its region comes with it
+        assert minimax["base_url"] == "https://api.minimaxi.com/anthropic"
         hermes.config("model:\n  provider: nous\n  default: Hermes-4-70B\n")
         model.queue(Reply.say("Hello from the imported sign-in."))
         chat = hermes("chat", "-q", "hi")

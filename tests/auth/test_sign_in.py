@@ -102,12 +102,14 @@ def test_a_revoked_refresh_token_says_sign_in_again_in_one_line(hermes) -> None:
     assert "invalid_grant" in errors[0] and "sign in again with hermes login nous" in errors[0]
 
 
-def _login_in_a_terminal(home: Path, issuer: OAuthServer, model_url: str, *more: str) -> str:
-    """``hermes login codex`` as a person runs it over SSH: the address it prints is opened
-    (here: asked of the server, which approves at once), and where the browser was sent is
-    pasted back. Returns what it said."""
+def _login_in_a_terminal(
+    home: Path, issuer: OAuthServer, model_url: str, *more: str, verb: str = "login"
+) -> str:
+    """``hermes login codex`` (or ``hermes auth add codex``: ``verb="auth add"``) as a person
+    runs it over SSH: the address it prints is opened (here: asked of the server, which
+    approves at once), and where the browser was sent is pasted back. Returns what it said."""
     env = {**os.environ, "HERMES_HOME": str(home)}
-    command = [HERMES, "login", "codex", "--issuer", issuer.url, "--base-url", model_url]
+    command = [HERMES, *verb.split(), "codex", "--issuer", issuer.url, "--base-url", model_url]
     with subprocess.Popen(
         [*command, *more],
         stdin=subprocess.PIPE,

@@ -102,7 +102,10 @@ def test_an_unknown_configured_provider_fails_with_the_known_ones(hermes) -> Non
     hermes.config("model:\n  provider: opnai\n")
     result = hermes("model", "--explain")
     assert "unknown provider 'opnai'; known: alibaba, anthropic, cerebras," in result.out
-    assert ", local, minimax, mistral, nous, nvidia, openai, openrouter, qwen-oauth," in result.out
+    assert (
+        ", local, minimax, minimax-oauth, mistral, nous, nvidia, openai, openrouter, qwen-oauth,"
+        in result.out
+    )
 
 
 def test_a_local_endpoint_in_config(hermes, monkeypatch) -> None:

@@ -34,6 +34,8 @@ SERVERS = {
 @pytest.mark.parametrize("preset", presets(), ids=lambda preset: preset.name)
 def test_each_presets_request_has_its_url_auth_and_model(hermes, monkeypatch, preset) -> None:  # type: ignore[no-untyped-def]
     server_class, route, header, value = SERVERS[preset.transport]
+    if (preset.quirks or {}).get("bearer_auth"):  # MiniMax: the Messages API with a bearer
+        header, value = "authorization", "Bearer {key}"
     key = f"key-for-{preset.name}"
     monkeypatch.setenv(preset.key_env[-1], key)  # the last alias works as well as the first
     path = urlsplit(preset.base_url).path.rstrip("/")

@@ -110,6 +110,8 @@ def test_an_oauth_provider_is_left_with_its_reason():
         ("openai-codex", "codex"),
         ("xai-oauth", "xai-oauth"),
         ("copilot", "copilot"),
+        ("minimax-oauth", "minimax-oauth"),
+        ("minimax-portal", "minimax-oauth"),
     ],
 )
 def test_a_sign_in_provider_becomes_the_sign_in_here(theirs: str, ours: str) -> None:

@@ -87,6 +87,11 @@ class LadderChoice:
     """The variables the keys were read from, in the same order (read again to refresh)."""
     token_source: TokenSource | None = None
     """A sign-in instead of keys: the route asks it for the token before each request."""
+    pool: tuple[LadderChoice, ...] = ()
+    """More sign-ins to the same service (a second account), each a choice of its own with
+    its token source, its ``key_names`` (one name, for states and messages) and its
+    endpoint (its own account header or API address). This choice is tried first, then
+    these in order, rotated as a pool of keys is: on rate limits, billing and refusals."""
 
 
 class RungOutcome(enum.StrEnum):

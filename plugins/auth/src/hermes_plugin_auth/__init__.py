@@ -1,8 +1,9 @@
 """``auth``: sign in instead of pasting keys. ``hermes login NAME`` runs the service's own
-OAuth flow (device code, or PKCE in a browser), keeps the tokens in ``HERMES_HOME/auth.json``
-(0600) and renews them; each service is a rung of the provider ladder. ``hermes auth`` shows
-sign-ins and credential pools, and adds or removes keys. Importing this is cheap: the flows
-and Authlib load when a command or a refresh needs them."""
+OAuth flow (device code, PKCE in a browser, or MiniMax's user code), keeps the tokens in
+``HERMES_HOME/auth.json`` (0600) and renews them; each service is a rung of the provider
+ladder. ``hermes auth`` shows sign-ins and credential pools, and adds or removes keys and
+accounts. Importing this is cheap: the flows and Authlib load when a command or a refresh
+needs them."""
 
 from __future__ import annotations
 

@@ -8,14 +8,14 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from hermes_plugin_auth.services import BY_NAME, Service
-from hermes_plugin_auth.store import AuthStore
+from hermes_plugin_auth.services import ALIASES, BY_NAME, DECLINED, SERVICES, Service
+from hermes_plugin_auth.store import AuthStore, accounts_of
 from hermes_sdk import Kind
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.specs import RungSpec
@@ -26,41 +26,64 @@ def _context() -> CommandContext:
     return context
 
 
-def _service(name: str) -> Service:
-    service = BY_NAME.get(name)
+def _service(name: str) -> tuple[Service, str]:
+    """The service ``NAME`` or ``NAME#N`` (its Nth account) signs in to, and the account's key
+    in auth.json. hermes-agent's names for the services are understood."""
+    base, _, number = name.partition("#")
+    base = ALIASES.get(base, base)
+    service = BY_NAME.get(base)
+    if service is None and base in DECLINED:
+        raise click.ClickException(DECLINED[base])
     if service is None:
         raise click.UsageError(
             f"no sign-in for {name!r}; one of: {', '.join(BY_NAME)} (API keys: hermes auth add)"
         )
-    return service
+    if number and (not number.isdigit() or int(number) < 2):
+        raise click.UsageError(f"{name!r}: an account is NAME or NAME#N with N from 2 ({base}#2)")
+    return service, (f"{base}#{int(number)}" if number else base)
 
 
 def _say(text: str) -> None:
     click.echo(text, err=True)
 
 
-@click.command()
-@click.argument("name", metavar="PROVIDER")
-@click.option("--issuer", metavar="URL", help="Sign in elsewhere (GitHub Enterprise, your own).")
-@click.option(
-    "--base-url", metavar="URL", help="The model API the sign-in opens, if not the service's."
-)
-@click.option(
-    "--no-browser",
-    is_flag=True,
-    help="Print the address to open and read back where the browser lands (over SSH).",
-)
-@click.option(
-    "--reuse-codex-cli",
-    is_flag=True,
-    help="Use the Codex CLI's sign-in (~/.codex/auth.json) instead of signing in (codex).",
-)
-def login(
-    name: str, issuer: str | None, base_url: str | None, no_browser: bool, reuse_codex_cli: bool
-) -> None:
-    """Sign in to PROVIDER (nous, copilot, codex, xai-oauth, qwen-oauth): its own OAuth flow,
-    a device code to type in or a browser sign-in. The tokens stay in HERMES_HOME/auth.json
-    (mode 0600) and renew themselves."""
+def _sign_in_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of a sign-in, for ``hermes login`` and ``hermes auth add``."""
+    options = [
+        click.option(
+            "--issuer", metavar="URL", help="Sign in elsewhere (GitHub Enterprise, your own)."
+        ),
+        click.option(
+            "--base-url",
+            metavar="URL",
+            help="The model API the sign-in opens, if not the service's.",
+        ),
+        click.option(
+            "--region",
+            metavar="NAME",
+            help="The service's other site (minimax-oauth: cn, for api.minimaxi.com).",
+        ),
+        click.option(
+            "--no-browser",
+            is_flag=True,
+            help="Print the address to open and read back where the browser lands (over SSH).",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _sign_in(
+    service: Service,
+    issuer: str | None,
+    base_url: str | None,
+    region: str | None,
+    no_browser: bool,
+    reuse_codex_cli: bool = False,
+) -> dict[str, Any]:
+    """Run the service's sign-in; the account's entry for auth.json."""
+    from hermes_plugin_auth import usercode
     from hermes_plugin_auth.oauth import (
         SignInError,
         chatgpt_account,
@@ -69,9 +92,16 @@ def login(
         pkce_flow,
     )
 
-    service = _service(name)
-    issuer = (issuer or service.issuer).rstrip("/")
+    site = (service.issuer, service.base_url)
+    if region is not None:
+        if region not in service.regions:
+            where = ", ".join(service.regions) or "none"
+            raise click.UsageError(f"{service.name} has no region {region!r} (regions: {where})")
+        site = service.regions[region]
+    issuer = (issuer or site[0]).rstrip("/")
+    base_url = base_url or (site[1] if region else None)
     _check_issuer(issuer)
+    show_qr = sys.stderr.isatty()
     try:
         if reuse_codex_cli:
             if service.name != "codex":
@@ -79,7 +109,9 @@ def login(
             tokens = _codex_cli_tokens()
             issuer = service.issuer
         elif service.flow == "device":
-            tokens = device_flow(service, issuer, _say, show_qr=sys.stderr.isatty())
+            tokens = device_flow(service, issuer, _say, show_qr=show_qr)
+        elif service.flow == "user_code":
+            tokens = usercode.user_code_flow(service, issuer, _say, show_qr=show_qr)
         else:
             pasted = sys.stdin.readline if no_browser else None
             tokens = pkce_flow(service, issuer, _say, pasted)
@@ -104,8 +136,33 @@ def login(
         raise click.ClickException(str(error)) from None
     if base_url:
         entry["base_url"] = base_url
+    return entry
+
+
+@click.command()
+@click.argument("name", metavar="PROVIDER")
+@_sign_in_options
+@click.option(
+    "--reuse-codex-cli",
+    is_flag=True,
+    help="Use the Codex CLI's sign-in (~/.codex/auth.json) instead of signing in (codex).",
+)
+def login(
+    name: str,
+    issuer: str | None,
+    base_url: str | None,
+    region: str | None,
+    no_browser: bool,
+    reuse_codex_cli: bool,
+) -> None:
+    """Sign in to PROVIDER (nous, copilot, codex, xai-oauth, qwen-oauth, minimax-oauth): its
+    own OAuth flow, a device code to type in or a browser sign-in. The tokens stay in
+    HERMES_HOME/auth.json (mode 0600) and renew themselves. PROVIDER#2 signs in again the
+    second account ``hermes auth add PROVIDER`` added."""
+    service, account = _service(name)
+    entry = _sign_in(service, issuer, base_url, region, no_browser, reuse_codex_cli)
     with _changing() as sign_ins:
-        sign_ins[service.name] = entry
+        sign_ins[account] = entry
     if reuse_codex_cli:
         click.echo(
             "Note: the Codex CLI and Hermes now share one refresh token; the first to renew "
@@ -154,14 +211,26 @@ def _codex_cli_tokens() -> Any:
 @click.command()
 @click.argument("name", metavar="[PROVIDER]", required=False)
 def logout(name: str | None) -> None:
-    """Forget PROVIDER's sign-in, or every sign-in. (The service may keep its own record of
-    the grant: revoke it there too if the machine is not yours.)"""
+    """Forget PROVIDER's sign-ins (every account of it; PROVIDER#2: that one), or every
+    sign-in. (The service may keep its own record of the grant: revoke it there too if the
+    machine is not yours.)"""
+    from hermes_commons.credential_states import clear
+
     with _changing() as sign_ins:
-        names = [name] if name else sorted(sign_ins)
-        if name and name not in sign_ins:
+        if name is None:
+            names = sorted(sign_ins)
+        elif "#" in name or name in sign_ins:
+            names = [name]
+        else:
+            base = ALIASES.get(name, name)
+            names = [key for key, _entry in accounts_of(sign_ins, base)]
+        missing = [each for each in names if each not in sign_ins]
+        if name and (missing or not names):
             raise click.ClickException(f"not signed in to {name}")
         for each in names:
             del sign_ins[each]
+    for each in names:  # its kept pool state goes with it
+        clear(_context().home, each.partition("#")[0], each)
     click.echo("Signed out of " + (", ".join(names) if names else "nothing (no sign-ins)"))
 
 
@@ -191,7 +260,7 @@ def status() -> None:
         return
     now = time.time()
     for name, entry in sorted(sign_ins.items()):
-        service = BY_NAME.get(name)
+        service = BY_NAME.get(str(entry.get("service") or name.partition("#")[0]))
         label = service.label if service else name
         expires_at = (entry.get("exchanged") or {}).get("expires_at") or entry.get("expires_at")
         if expires_at is None:
@@ -206,7 +275,7 @@ def status() -> None:
             else ("sign in again when it expires")
         )
         issuer = entry.get("issuer", "?")
-        click.echo(f"{name:<12} {label}: signed in at {issuer}; {when}; {renews}")
+        click.echo(f"{name:<14} {label}: signed in at {issuer}; {when}; {renews}")
 
 
 def _pools(context: CommandContext) -> dict[str, list[str]]:
@@ -221,28 +290,35 @@ def _pools(context: CommandContext) -> dict[str, list[str]]:
 @auth.command("list")
 def list_credentials() -> None:
     """Each credential of each pool, with how it is doing (ok, cooling down, exhausted),
-    and each sign-in."""
+    and each sign-in (several accounts of one service are a pool too)."""
     from hermes_commons.credential_states import states
 
     context = _context()
     known = states(context.home)
     pools = _pools(context)
     now = time.time()
+
+    def shown(endpoint: str, name: str) -> str:
+        state = (known.get(endpoint) or {}).get(name)
+        if not state:
+            return "ok"
+        left = _when(float(state["until"]) - now)
+        return f"{state['state']}, {left} left ({state.get('reason', '?')})"
+
     for endpoint, names in sorted(pools.items()):
         click.echo(f"{endpoint} (pool of {len(names)})")
         for variable in names:
-            state = (known.get(endpoint) or {}).get(variable)
-            if not context.secrets.get(variable):
-                shown = "not set"
-            elif state:
-                left = _when(float(state["until"]) - now)
-                shown = f"{state['state']}, {left} left ({state.get('reason', '?')})"
-            else:
-                shown = "ok"
-            click.echo(f"  {variable:<28} {shown}")
-    for name in sorted(AuthStore(context.home).sign_ins()):
-        click.echo(f"{name} (sign-in; hermes auth status)")
-    if not pools and not AuthStore(context.home).sign_ins():
+            said = shown(endpoint, variable) if context.secrets.get(variable) else "not set"
+            click.echo(f"  {variable:<28} {said}")
+    sign_ins = AuthStore(context.home).sign_ins()
+    for service in SERVICES:
+        accounts = accounts_of(sign_ins, service.name)
+        if accounts:
+            many = f"{len(accounts)} sign-ins" if len(accounts) > 1 else "sign-in"
+            click.echo(f"{service.name} ({many}; hermes auth status)")
+            for key, _entry in accounts:
+                click.echo(f"  {key:<28} {shown(service.name, key)}")
+    if not pools and not sign_ins:
         click.echo("No pools and no sign-ins: hermes auth add PROVIDER; hermes login PROVIDER")
 
 
@@ -266,14 +342,62 @@ def _edit(change: Any) -> None:
     edit(change)
 
 
+def _add_account(service: Service, entry: dict[str, Any]) -> None:
+    """Keep a sign-in as the service's next account (NAME, else NAME#2, NAME#3...), unless it
+    is an account already kept (the same ChatGPT account signed in twice)."""
+    with _changing() as sign_ins:
+        accounts = accounts_of(sign_ins, service.name)
+        same = entry.get("account_id")
+        for key, kept in accounts:
+            if same and kept.get("account_id") == same:
+                raise click.ClickException(
+                    f"that is the account {key} already holds: sign in to another one in the "
+                    f"browser (or hermes login {key} to renew it)"
+                )
+        taken = {key for key, _kept in accounts}
+        key = service.name
+        number = 2
+        while key in taken:
+            key, number = f"{service.name}#{number}", number + 1
+        sign_ins[key] = entry
+        names = [*(k for k, _kept in accounts), key]
+    click.echo(
+        f"Signed in to {service.label} as {key}; {len(names)} account(s) tried in order: "
+        f"{', '.join(names)} (hermes auth list)"
+    )
+
+
 @auth.command("add")
 @click.argument("provider")
 @click.option("--api-key-stdin", is_flag=True, help="Read the key from stdin (one line).")
-def add(provider: str, api_key_stdin: bool) -> None:
+@_sign_in_options
+def add(
+    provider: str,
+    api_key_stdin: bool,
+    issuer: str | None,
+    base_url: str | None,
+    region: str | None,
+    no_browser: bool,
+) -> None:
     """Add an API key to PROVIDER's pool (keys rotate on rate limits and billing errors). The
-    key goes to .env under a variable of its own; config.yaml names the variable."""
+    key goes to .env under a variable of its own; config.yaml names the variable. For a
+    sign-in (codex, copilot, nous, xai-oauth, qwen-oauth, minimax-oauth), sign in another
+    account instead: the accounts rotate as keys do."""
     from hermes_commons.dotenv import DotenvError, set_dotenv_value
 
+    service = BY_NAME.get(provider)
+    if service is not None:
+        if api_key_stdin:
+            raise click.UsageError(
+                f"{provider} is a sign-in: it takes no key (drop --api-key-stdin)"
+            )
+        _add_account(service, _sign_in(service, issuer, base_url, region, no_browser))
+        return
+    if issuer or base_url or region or no_browser:
+        raise click.UsageError(
+            "--issuer, --base-url, --region and --no-browser are for sign-ins: "
+            + ", ".join(BY_NAME)
+        )
     context = _context()
     if api_key_stdin or not sys.stdin.isatty():
         key = sys.stdin.readline().strip()
@@ -315,7 +439,23 @@ def add(provider: str, api_key_stdin: bool) -> None:
 @click.argument("provider")
 @click.argument("variable")
 def remove(provider: str, variable: str) -> None:
-    """Take VARIABLE out of PROVIDER's pool (the key stays in .env until you delete it)."""
+    """Take VARIABLE out of PROVIDER's pool (the key stays in .env until you delete it), or
+    sign out of a sign-in's account (hermes auth remove codex codex#2)."""
+    from hermes_commons.credential_states import clear
+
+    if provider in BY_NAME:
+        with _changing() as sign_ins:
+            accounts = [key for key, _entry in accounts_of(sign_ins, provider)]
+            if variable not in accounts:
+                raise click.ClickException(
+                    f"{variable} is not one of {provider}'s sign-ins: "
+                    + (", ".join(accounts) or "none")
+                )
+            del sign_ins[variable]
+        clear(_context().home, provider, variable)
+        left = [key for key in accounts if key != variable]
+        click.echo(f"Signed out of {variable}; left: {', '.join(left) or 'none'}")
+        return
     names = _pools(_context()).get(provider) or []
     if variable not in names:
         raise click.ClickException(
@@ -331,8 +471,6 @@ def remove(provider: str, variable: str) -> None:
             pools.pop(provider, None)
 
     _edit(change)
-    from hermes_commons.credential_states import clear
-
     clear(_context().home, provider, variable)
     click.echo(f"Removed {variable} from {provider}'s pool; left: {', '.join(left) or 'none'}")
 

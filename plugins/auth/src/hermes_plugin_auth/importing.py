@@ -1,7 +1,8 @@
 """hermes-agent's sign-ins, brought over by ``hermes import hermes-agent --include-sign-ins``.
 
-hermes-agent 0.19 keeps them in its ``auth.json`` under ``providers``: ``nous`` (its tokens,
-the portal and inference addresses, an ISO expiry), ``openai-codex`` and ``xai-oauth``
+hermes-agent 0.19 keeps them in its ``auth.json`` under ``providers``: ``nous`` and
+``minimax-oauth`` (their tokens, the portal and inference addresses, which name MiniMax's
+region, an ISO expiry), ``openai-codex`` and ``xai-oauth``
 (``tokens.access_token`` / ``refresh_token``, the expiry in the JWT), and Copilot's GitHub
 token in its ``.env`` (``COPILOT_GITHUB_TOKEN``). Each becomes the sign-in of the service
 that uses it here; one already signed in here is left as it is."""
@@ -20,7 +21,12 @@ from hermes_plugin_auth.services import BY_NAME
 from hermes_plugin_auth.store import AuthStore
 from hermes_sdk.importing import HomeImport, ImportSection
 
-THEIRS = {"nous": "nous", "openai-codex": "codex", "xai-oauth": "xai-oauth"}
+THEIRS = {
+    "nous": "nous",
+    "openai-codex": "codex",
+    "xai-oauth": "xai-oauth",
+    "minimax-oauth": "minimax-oauth",
+}
 """hermes-agent's provider id -> the service here."""
 _COPILOT_KEY = "COPILOT_GITHUB_TOKEN"
 """Only the token hermes-agent's Copilot sign-in saved: a general GH_TOKEN is not one."""

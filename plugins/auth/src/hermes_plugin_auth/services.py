@@ -19,7 +19,9 @@ class Service:
     name: str
     """The endpoint's name, and ``hermes login NAME``."""
     label: str
-    flow: Literal["device", "pkce"]
+    flow: Literal["device", "pkce", "user_code"]
+    """RFC 8628's device code, RFC 7636's browser sign-in, or MiniMax's user code (a
+    device-like flow of its own: see ``usercode``)."""
     issuer: str
     client_id: str
     scope: str
@@ -47,6 +49,11 @@ class Service:
     """Headers the model API expects from its client."""
     account_header: str = ""
     """A header naming the signed-in account, read from the sign-in (Codex's)."""
+    options: Mapping[str, object] = field(default_factory=dict)
+    """Passed to the transport (MiniMax's Messages API takes its token as a bearer)."""
+    regions: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """``--region NAME``: another (issuer, model API) pair of the same service (MiniMax's
+    China site)."""
 
     def endpoint(self, base_url: str | None = None, account: str | None = None) -> Endpoint:
         headers = dict(self.headers)
@@ -59,6 +66,7 @@ class Service:
             default_model=self.default_model,
             models=self.models or (self.default_model,),
             headers=headers,
+            options=dict(self.options),
             notice=f"Signed in to {self.label} (hermes auth status; hermes logout {self.name})",
         )
 
@@ -157,7 +165,53 @@ SERVICES = (
         default_model="qwen3-coder-plus",
         models=("qwen3-coder-plus",),
     ),
+    Service(
+        name="minimax-oauth",
+        label="MiniMax (Coding Plan sign-in)",
+        flow="user_code",
+        issuer="https://api.minimax.io",
+        client_id="78257093-7e40-4613-99e0-527b14b39113",
+        scope="group_id profile model.completion",
+        device_path="/oauth/code",
+        token_path="/oauth/token",
+        base_url="https://api.minimax.io/anthropic",
+        transport="anthropic",
+        default_model="MiniMax-M3",
+        models=("MiniMax-M3", "MiniMax-M2.7", "MiniMax-M2.7-highspeed"),
+        options={"bearer_auth": True},
+        regions={"cn": ("https://api.minimaxi.com", "https://api.minimaxi.com/anthropic")},
+    ),
 )
 BY_NAME = {service.name: service for service in SERVICES}
+ALIASES = {
+    "minimax": "minimax-oauth",
+    "xai": "xai-oauth",
+    "qwen": "qwen-oauth",
+    "openai-codex": "codex",
+    "github-copilot": "copilot",
+}
+"""What hermes-agent (and people) call the sign-ins: ``hermes login minimax`` signs in."""
+_GOOGLE = (
+    "Hermes does not sign in with the Gemini CLI's or Antigravity's Google account: Google "
+    "bans accounts that use them from other tools (hermes-agent removed them for that). Use "
+    "a key (GOOGLE_API_KEY) or Vertex AI with gcloud auth application-default login "
+    "(docs/user/models.md)"
+)
+_CLAUDE = (
+    "Hermes does not reuse a Claude Code sign-in: Anthropic accepts a subscription's token "
+    "only from Claude Code itself, and using it elsewhere means posing as Claude Code. Use "
+    "an API key (ANTHROPIC_API_KEY; hermes auth add anthropic)"
+)
+DECLINED = {
+    "google": _GOOGLE,
+    "gemini": _GOOGLE,
+    "google-gemini-cli": _GOOGLE,
+    "google-antigravity": _GOOGLE,
+    "antigravity": _GOOGLE,
+    "claude": _CLAUDE,
+    "claude-code": _CLAUDE,
+    "anthropic": _CLAUDE,
+}
+"""Sign-ins people ask for that Hermes declines, with why and what to do instead."""
 FIRST_POSITION = 450
 """After credential pools (400), before the API keys' rungs (510): a sign-in is asked for."""

@@ -33,16 +33,18 @@ def fresh(entry: dict[str, Any], service: Service, now: float) -> str | None:
 class SignIn:
     """A :class:`hermes_sdk.ladder.TokenSource` for one service's sign-in."""
 
-    def __init__(self, home: Path | str, service: Service) -> None:
+    def __init__(self, home: Path | str, service: Service, account: str | None = None) -> None:
         self._store = AuthStore(home)
         self._service = service
+        self._account = account or service.name
+        """Its key in auth.json: the service's name, or ``NAME#2``... for more accounts."""
         self._given: str | None = None
         """The token handed out last: a refusal of it is a reason to renew, unless another
         request renewed it meanwhile."""
 
     async def token(self, *, renew: bool = False) -> str:
         if not renew:
-            entry = self._store.get(self._service.name)
+            entry = self._store.get(self._account)
             ready = fresh(entry, self._service, time.time()) if entry else None
             if ready is not None:
                 self._given = ready
@@ -53,7 +55,7 @@ class SignIn:
     def _again(self, why: str) -> ProviderError:
         return ProviderError(
             ErrorKind.AUTH,
-            f"{why}: sign in again with hermes login {self._service.name}",
+            f"{why}: sign in again with hermes login {self._account}",
         )
 
     def _renewed(self, renew: bool, refused: str | None) -> str:
@@ -65,11 +67,13 @@ class SignIn:
             raise ProviderError(ErrorKind.CONNECTION, str(error)) from None
 
     def _renew(self, renew: bool, refused: str | None) -> str:
+        from hermes_plugin_auth import usercode
         from hermes_plugin_auth.oauth import SignInError, exchange, refresh
 
         service = self._service
+        renewing = usercode.refresh if service.flow == "user_code" else refresh
         with self._store.changing() as sign_ins:
-            entry = sign_ins.get(service.name)
+            entry = sign_ins.get(self._account)
             if entry is None:
                 raise self._again(f"Hermes is not signed in to {service.label}")
             ready = fresh(entry, service, time.time())
@@ -84,7 +88,7 @@ class SignIn:
                 refresh_token = entry.get("refresh_token")
                 if not refresh_token:
                     raise self._again(f"the sign-in to {service.label} has expired")
-                tokens = refresh(service, issuer, str(refresh_token))
+                tokens = renewing(service, issuer, str(refresh_token))
             except SignInError as error:
                 if error.temporary:  # the service or the network, for now: not the sign-in
                     raise ProviderError(ErrorKind.CONNECTION, str(error)) from None

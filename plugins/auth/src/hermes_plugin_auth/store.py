@@ -19,6 +19,22 @@ LOCK_SECONDS = 90.0
 """Longer than one refresh can take (each of its HTTP phases has 30 s)."""
 
 
+def accounts_of(
+    sign_ins: dict[str, dict[str, Any]], service: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """A service's sign-ins in the order they are tried: ``NAME``, then ``NAME#2``,
+    ``NAME#3``... (by number, not as text: #10 after #9)."""
+
+    def number(key: str) -> int:
+        if key == service:
+            return 1
+        tail = key.removeprefix(service + "#")
+        return int(tail) if key.startswith(service + "#") and tail.isdigit() else 0
+
+    found = [(number(key), key, entry) for key, entry in sign_ins.items() if number(key)]
+    return [(key, entry) for _n, key, entry in sorted(found)]
+
+
 class AuthFileError(Exception):
     """auth.json cannot be changed (unreadable, or held too long by another process): one
     line that says what to do. Nothing is written over a file that cannot be read."""

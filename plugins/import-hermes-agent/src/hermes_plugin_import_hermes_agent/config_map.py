@@ -64,10 +64,13 @@ SIGN_INS = {
     "xai-oauth": "xai-oauth",
     "copilot": "copilot",
     "qwen-oauth": "qwen-oauth",
+    "minimax-oauth": "minimax-oauth",
+    "minimax-portal": "minimax-oauth",
+    "minimax-global": "minimax-oauth",
 }
 """Providers hermes-agent signs in to, and the sign-in here (hermes-plugin-auth) that serves
 each: its tokens come over with ``--include-sign-ins``, else ``hermes login NAME``."""
-OAUTH_ONLY = frozenset({"copilot-acp", "minimax-oauth"})
+OAUTH_ONLY = frozenset({"copilot-acp"})
 """Providers hermes-agent signs in to that nothing here can use."""
 TRANSPORTS = {"chat_completions": "openai", "anthropic_messages": "anthropic"}
 BACKENDS = frozenset({"local", "docker", "ssh"})

@@ -348,7 +348,11 @@ CLAUDE_WINDOW = 200_000
 
 def _auth_headers(settings: ProviderSettings) -> dict[str, str]:
     headers = {"anthropic-version": API_VERSION}
-    if settings.api_key:
+    if settings.api_key and settings.options.get("bearer_auth"):
+        # Services that speak the Messages API but take the key as a bearer token
+        # (MiniMax, for its keys and its sign-in's tokens alike).
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    elif settings.api_key:
         headers["x-api-key"] = settings.api_key
     return headers
 

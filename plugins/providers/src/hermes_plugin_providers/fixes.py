@@ -44,6 +44,15 @@ def fix_for(choice: LadderChoice, home: str) -> Callable[[ProviderError], str | 
 
     def fix(error: ProviderError) -> str | None:
         kind = error.kind
+        if choice.token_source is not None and kind in (ErrorKind.AUTH, ErrorKind.BILLING):
+            # A sign-in's refusal says itself how to sign in again; its plan's usage is the
+            # service's to show.
+            if kind is ErrorKind.AUTH:
+                return None
+            return (
+                f"the plan behind the sign-in {keys or endpoint.name} has run out: wait for it "
+                f"to renew, or add another account (hermes auth add {endpoint.name})"
+            )
         if kind is ErrorKind.AUTH:
             if keys:
                 return (

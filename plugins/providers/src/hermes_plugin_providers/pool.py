@@ -1,4 +1,4 @@
-"""Several API keys for one endpoint, used as one provider.
+"""Several API keys (or sign-ins) for one endpoint, used as one provider.
 
 Rules: a rate limit is retried once on the same key (unless the server asks for a wait
 longer than a few seconds), then the next key is used; billing
@@ -7,7 +7,8 @@ or .env in case it was replaced, then rotated. A key that failed cools down, wit
 exponential backoff per key. Every key is only ever sent to the pool's own endpoint: each
 key gets its own client built from the same settings. Given a home, the keys' states are
 kept across processes (``hermes_commons.credential_states``): a key cooling down in one
-command is skipped by the next, and ``hermes auth list`` shows it.
+command is skipped by the next, and ``hermes auth list`` shows it. A sign-in's member is
+given as the function that makes its provider (which renews its own token).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ MAX_COOLDOWN = 1800.0
 @dataclass
 class _Key:
     name: str  # the variable it came from, for messages (never the key itself)
-    value: str
+    value: str | Callable[[], ModelProvider]
+    """The key, or what makes the member's provider itself (a sign-in's)."""
     provider: ModelProvider | None = None
     failures: int = 0
     cool_until: float = 0.0
@@ -49,7 +51,7 @@ class PooledProvider:
     def __init__(
         self,
         settings: ProviderSettings,
-        keys: Sequence[tuple[str, str]],
+        keys: Sequence[tuple[str, str | Callable[[], ModelProvider]]],
         build: Callable[[ProviderSettings], ModelProvider],
         reread: Callable[[str], str | None] = lambda _name: None,
         clock: Callable[[], float] = time.monotonic,
@@ -83,7 +85,10 @@ class PooledProvider:
 
     def _provider(self, key: _Key) -> ModelProvider:
         if key.provider is None:
-            key.provider = self._build(replace(self._settings, api_key=key.value))
+            if isinstance(key.value, str):
+                key.provider = self._build(replace(self._settings, api_key=key.value))
+            else:
+                key.provider = key.value()
         return key.provider
 
     def _ready(self) -> list[int]:
@@ -111,7 +116,10 @@ class PooledProvider:
             )
 
     async def _refresh(self, key: _Key) -> bool:
-        """After an auth error: has the key been replaced in the environment or .env?"""
+        """After an auth error: has the key been replaced in the environment or .env? (A
+        sign-in has renewed itself already.)"""
+        if not isinstance(key.value, str):
+            return False
         fresh = self._reread(key.name)
         if not fresh or fresh == key.value:
             return False

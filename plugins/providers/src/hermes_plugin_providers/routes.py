@@ -5,6 +5,8 @@ keys) and the fallbacks."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +27,7 @@ from hermes_plugin_providers.rungs import keys_for
 from hermes_plugin_providers.settings import ModelSettings
 from hermes_sdk import Kind, PriceTableSpec, ProviderSpec, RungSpec
 from hermes_sdk.ladder import Endpoint, LadderChoice, LadderContext
-from hermes_sdk.models import ModelUsage, ProviderSettings
+from hermes_sdk.models import ModelProvider, ModelUsage, ProviderSettings
 from hermes_sdk.provided import ProvidedSpecs
 from hermes_sdk.routing import Route, RouteRequest, Routing, RoutingView
 
@@ -84,6 +86,24 @@ def default_transport(provided: ProvidedSpecs) -> str | None:
     return next((spec.name for spec in specs if spec.default_transport), None)
 
 
+def _account(choice: LadderChoice) -> str:
+    """A sign-in's name in messages and kept states: its account (``codex#2``)."""
+    return choice.key_names[0] if choice.key_names else choice.endpoint.name
+
+
+def _signed_in_provider(
+    choice: LadderChoice,
+    settings: ProviderSettings,
+    factory: Callable[[ProviderSettings], ModelProvider],
+) -> ModelProvider:
+    from hermes_plugin_providers.signed_in import SignedInProvider
+
+    assert choice.token_source is not None
+    endpoint = choice.endpoint  # an account's own: its header, its API address
+    own = replace(settings, base_url=endpoint.base_url, headers=endpoint.headers)
+    return SignedInProvider(own, choice.token_source, factory, _account(choice))
+
+
 def build_route(
     provided: ProvidedSpecs,
     choice: LadderChoice,
@@ -115,10 +135,16 @@ def build_route(
         headers=endpoint.headers,
     )
     fix = fix_for(choice, home)
+    if choice.token_source is not None and choice.pool:
+        accounts = [
+            (_account(member), partial(_signed_in_provider, member, provider_settings, factory))
+            for member in (choice, *choice.pool)
+        ]
+        kept = (home, endpoint.name) if home else None
+        pooled = PooledProvider(provider_settings, accounts, factory, kept=kept)
+        return Route(endpoint.name, pooled, choice.model, fix)
     if choice.token_source is not None:
-        from hermes_plugin_providers.signed_in import SignedInProvider
-
-        signed_in = SignedInProvider(provider_settings, choice.token_source, factory, endpoint.name)
+        signed_in = _signed_in_provider(choice, provider_settings, factory)
         return Route(endpoint.name, signed_in, choice.model, fix)
     if len(choice.api_keys) > 1:
         keys = list(zip(choice.key_names, choice.api_keys, strict=True))

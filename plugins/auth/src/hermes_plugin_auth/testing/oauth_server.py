@@ -4,6 +4,11 @@ Copilot token exchange beside them. It serves every service's paths (the device 
 paths of GitHub, Nous, xAI and Qwen, ``/oauth/authorize``), so ``hermes login NAME
 --issuer URL`` signs in against it as against the real service.
 
+MiniMax's user-code sign-in is served too (``/oauth/code``, then ``/oauth/token`` with the
+``user_code`` grant), as its clients expect it: HTTP 200 with ``status`` ``pending``,
+``success`` or ``error``, ``state`` echoed, ``expired_in`` in epoch milliseconds for the
+code and (``minimax_expiry_in_ms``) for the token; its refresh answers the same way.
+
 It says no as a real server does: ``authorization_pending`` until a device code is
 approved, ``slow_down`` to a client that polls too fast (and checks that the client then
 waited the 5 s more RFC 8628 asks), ``access_denied`` and ``expired_token`` on cue, a code
@@ -42,6 +47,7 @@ TOKEN_PATHS = (
     "/api/v1/oauth2/token",
 )
 SLOW_DOWN_SECONDS = 5.0
+USER_CODE_GRANT = "urn:ietf:params:oauth:grant-type:user_code"
 
 
 class OAuthServer:
@@ -58,6 +64,10 @@ class OAuthServer:
         self.copilot_ttl = 1800.0
         self.account_id = "acct-kit-1"
         """The account the browser sign-in's id token names (OpenAI's claim)."""
+        self.minimax_expiry_in_ms = True
+        """The user-code token's ``expired_in`` as an instant in epoch ms (else seconds)."""
+        self.minimax_other_state = False
+        """Echo another ``state`` than the client's (an answer to another request)."""
         self.issued: list[str] = []
         """Every access token given, in order (the exchange's tokens too)."""
         self.refreshes = 0
@@ -68,6 +78,8 @@ class OAuthServer:
         self._codes: dict[str, dict[str, Any]] = {}
         self._devices: dict[str, dict[str, Any]] = {}
         self._refresh_tokens: set[str] = set()
+        self._user_codes: dict[str, dict[str, Any]] = {}
+        self._minimax_refresh: set[str] = set()
         self._lock = threading.Lock()
         owner = self
 
@@ -96,6 +108,7 @@ class OAuthServer:
     def revoke_refresh_tokens(self) -> None:
         with self._lock:
             self._refresh_tokens.clear()
+            self._minimax_refresh.clear()
 
     # --- serving -----------------------------------------------------------------------
 
@@ -187,6 +200,12 @@ class OAuthServer:
                         "interval": 0,
                     },
                 )
+            elif path == "/oauth/code":
+                self._user_code(handler, form)
+            elif path in TOKEN_PATHS and form.get("grant_type") == USER_CODE_GRANT:
+                self._user_code_token(handler, form)
+            elif path in TOKEN_PATHS and form.get("refresh_token") in self._minimax_refresh:
+                self._minimax_refreshed(handler, form)
             elif path in TOKEN_PATHS:
                 self._token(handler, form)
             else:
@@ -241,6 +260,63 @@ class OAuthServer:
             self._send(handler, 200, self._tokens())
         else:
             self._error(handler, "unsupported_grant_type")
+
+    # --- MiniMax's user-code sign-in ----------------------------------------------------
+
+    def _minimax_tokens(self) -> dict[str, Any]:
+        body = self._tokens()
+        self._refresh_tokens.discard(body["refresh_token"])
+        self._minimax_refresh.add(body["refresh_token"])
+        ttl = body.pop("expires_in")
+        expires = (time.time() + ttl) * 1000 if self.minimax_expiry_in_ms else ttl
+        return body | {"status": "success", "expired_in": int(expires)}
+
+    def _user_code(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
+        if form.get("code_challenge_method") != "S256" or not form.get("code_challenge"):
+            self._send(handler, 400, {"base_resp": {"status_code": 1002, "status_msg": "pkce"}})
+            return
+        code = f"MM-{secrets.token_hex(3).upper()}"
+        self._user_codes[code] = {
+            "answers": list(self.device_answers),
+            "challenge": form["code_challenge"],
+        }
+        state = "another" if self.minimax_other_state else form.get("state", "")
+        self._send(
+            handler,
+            200,
+            {
+                "user_code": code,
+                "verification_uri": f"{self.url}/oauth/verify?user_code={code}",
+                "expired_in": int((time.time() + 600) * 1000),
+                "interval": 1000,
+                "state": state,
+            },
+        )
+
+    def _user_code_token(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
+        code = self._user_codes.get(form.get("user_code", ""))
+        self.polls.append(time.monotonic())
+        if code is None:
+            self._send(handler, 400, {"base_resp": {"status_code": 1004, "status_msg": "code"}})
+            return
+        if code["answers"]:
+            answer = code["answers"].pop(0)
+            if answer == "access_denied":
+                self._send(handler, 200, {"status": "error", "base_resp": {"status_msg": answer}})
+            else:
+                self._send(handler, 200, {"status": "pending"})
+            return
+        if not _verifies(form.get("code_verifier"), code["challenge"]):
+            said = {"status_code": 1004, "status_msg": "invalid_grant: code_verifier"}
+            self._send(handler, 400, {"base_resp": said})
+            return
+        del self._user_codes[form["user_code"]]
+        self._send(handler, 200, self._minimax_tokens())
+
+    def _minimax_refreshed(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
+        self._minimax_refresh.discard(form["refresh_token"])  # rotated, as the others
+        self.refreshes += 1
+        self._send(handler, 200, self._minimax_tokens())
 
     def start(self) -> Self:
         threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True).start()
