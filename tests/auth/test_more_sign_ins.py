@@ -68,7 +68,7 @@ def test_a_minimax_sign_in_refused_or_answered_for_another_request_is_one_line(h
 def test_an_unknown_region_is_refused_before_anything_is_asked(hermes) -> None:  # type: ignore[no-untyped-def]
     result = hermes("login", "minimax", "--region", "eu")
     assert result.code == 2
-    assert "minimax-oauth has no region 'eu' (regions: cn)" in result.err
+    assert "minimax-oauth has no region 'eu' (regions: global, cn)" in result.err
 
 
 def test_a_second_account_is_a_pool_the_turn_finishes_on_and_auth_list_shows(hermes) -> None:  # type: ignore[no-untyped-def]
@@ -78,25 +78,61 @@ def test_a_second_account_is_a_pool_the_turn_finishes_on_and_auth_list_shows(her
         first = issuer.issued[-1]
         added = hermes("auth", "add", "nous", *where)
         assert added.code == 0, added.err
-        assert "as nous#2; 2 account(s) tried in order: nous, nous#2" in added.out
+        assert "2 account(s), tried in order: nous, nous#2" in added.out
         second = issuer.issued[-1]
+        assert "nous, nous#2, nous#3" in hermes("auth", "add", "nous", *where).out
         model.queue(Reply.error(429, retry_after=90), Reply.say("Finished on the second account."))
         result = hermes("chat", "-q", "hi")
         assert result.code == 0, result.err
         assert result.out == "Finished on the second account.\n"
         bearers = [r.headers["authorization"] for r in model.requests]
+        listed = hermes("auth", "list")
+        again = hermes("login", "nous", "--base-url", model.base_url)  # same issuer as before
+        assert again.code == 0, again.err
+        relisted = hermes("auth", "list").out
     assert bearers == [f"Bearer {first}", f"Bearer {second}"]
-    listed = hermes("auth", "list")
     lines = {line.split()[0]: line for line in listed.out.splitlines() if line.startswith("  ")}
-    assert "nous (2 sign-ins" in listed.out
+    assert "nous (3 sign-ins" in listed.out
     assert "cooling down" in lines["nous"] and "rate_limit" in lines["nous"]
     assert lines["nous#2"].endswith("ok")
     assert first not in listed.out and second not in listed.out
-    removed = hermes("auth", "remove", "nous", "nous#2")
-    assert removed.code == 0 and "left: nous" in removed.out
-    out = hermes("logout", "nous")
-    assert out.code == 0 and "Signed out of nous" in out.out
+    assert "cooling down" not in relisted  # signed in afresh: not cooling down any more
+    removed = hermes("auth", "remove", "nous", "nous#3")
+    assert removed.code == 0 and "left: nous, nous#2" in removed.out
+    out = hermes("logout", "nous")  # every account of it
+    assert out.code == 0 and "Signed out of nous, nous#2" in out.out
     assert json.loads((hermes.home / "auth.json").read_text())["sign_ins"] == {}
+
+
+def test_an_account_that_cannot_renew_for_now_hands_over_to_the_next(hermes) -> None:  # type: ignore[no-untyped-def]
+    with ScriptedOpenAIServer() as model:
+        with OAuthServer() as issuer:
+            where = ("--issuer", issuer.url, "--base-url", model.base_url)
+            issuer.access_ttl = 60  # the first account's token needs renewing before use
+            assert hermes("login", "nous", *where).code == 0
+            issuer.access_ttl = 3600
+            assert hermes("auth", "add", "nous", *where).code == 0
+            second = issuer.issued[-1]
+        # The issuer is gone: the first account cannot renew; the second needs not.
+        model.queue(Reply.say("Answered by the second account."))
+        result = hermes("chat", "-q", "hi")
+        assert result.code == 0, result.err
+        assert result.out == "Answered by the second account.\n"
+        (asked,) = model.requests
+    assert asked.headers["authorization"] == f"Bearer {second}"
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("codex#\u00b2", "an account is NAME or NAME#N with N from 2"),
+        ("codex#1", "an account is NAME or NAME#N with N from 2"),
+        ("codex#5", "no account codex#5: add one with hermes auth add codex"),
+    ],
+)
+def test_an_account_name_that_is_not_one_is_a_usage_error(hermes, name, said) -> None:  # type: ignore[no-untyped-def]
+    result = hermes("login", name)
+    assert result.code == 2 and said in result.err and "Traceback" not in result.err
 
 
 def test_each_codex_account_is_named_to_the_api_with_its_own_token(hermes) -> None:  # type: ignore[no-untyped-def]
@@ -149,7 +185,7 @@ def test_signing_in_the_same_chatgpt_account_twice_is_refused(hermes) -> None:  
         out = _login_in_a_terminal(
             hermes.home, issuer, "http://127.0.0.1:9", "--no-browser", verb="auth add"
         )
-    assert "as codex#2" in out
+    assert "tried in order: codex, codex#2" in out
     kept = json.loads((hermes.home / "auth.json").read_text())["sign_ins"]
     assert (
         kept["codex#2"]["account_id"] == "acct-kit-2" and kept["codex"]["access_token"] == "tok-a"

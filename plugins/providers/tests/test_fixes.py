@@ -79,3 +79,28 @@ def test_a_refusal_by_policy_keeps_its_own_words() -> None:
 )
 def test_connection_failures_say_what_happened_in_words(raised: Exception, said: str) -> None:
     assert said in connect_failure("http://gpu:8000/v1", raised)
+
+
+class _Tokens:
+    async def token(self, *, renew: bool = False) -> str:
+        return "t"
+
+
+def test_a_sign_in_pools_failures_name_each_account() -> None:
+    endpoint = Endpoint(name="codex", provider="responses", base_url="https://x.example/v1")
+
+    def account(name: str) -> LadderChoice:
+        return LadderChoice(endpoint, "m", key_names=(name,), token_source=_Tokens())
+
+    alone = account("codex")
+    pooled = LadderChoice(
+        endpoint, "m", key_names=("codex",), token_source=_Tokens(), pool=(account("codex#2"),)
+    )
+    refused = ProviderError(ErrorKind.AUTH, "refused twice; sign in again: hermes login codex")
+    assert fix_for(alone, HOME)(refused) is None  # its own words say it
+    assert fix_for(pooled, HOME)(refused) == (
+        "sign in again: hermes login codex; hermes login codex#2"
+    )
+    spent = fix_for(pooled, HOME)(ProviderError(ErrorKind.BILLING, "usage limit"))
+    assert spent is not None and "codex, codex#2 has run out" in spent
+    assert ".env" not in spent  # no key to replace: a sign-in

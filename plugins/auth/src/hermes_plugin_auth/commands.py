@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, MutableMapping
@@ -26,11 +27,25 @@ def _context() -> CommandContext:
     return context
 
 
-def _service(name: str) -> tuple[Service, str]:
-    """The service ``NAME`` or ``NAME#N`` (its Nth account) signs in to, and the account's key
-    in auth.json. hermes-agent's names for the services are understood."""
-    base, _, number = name.partition("#")
+_NUMBER = re.compile(r"[0-9]{1,4}")
+
+
+def _parse(name: str) -> tuple[str, str | None]:
+    """(the service ``NAME`` or ``NAME#N`` names, with hermes-agent's names understood; the
+    account's key in auth.json when it names a further account)."""
+    base, hashed, number = name.partition("#")
     base = ALIASES.get(base, base)
+    if not hashed:
+        return base, None
+    if not _NUMBER.fullmatch(number) or int(number) < 2:
+        raise click.UsageError(f"{name!r}: an account is NAME or NAME#N with N from 2 ({base}#2)")
+    return base, f"{base}#{int(number)}"
+
+
+def _service(name: str) -> tuple[Service, str]:
+    """The service ``NAME`` or ``NAME#N`` (its Nth account) signs in to, and the account's
+    key in auth.json."""
+    base, key = _parse(name)
     service = BY_NAME.get(base)
     if service is None and base in DECLINED:
         raise click.ClickException(DECLINED[base])
@@ -38,9 +53,34 @@ def _service(name: str) -> tuple[Service, str]:
         raise click.UsageError(
             f"no sign-in for {name!r}; one of: {', '.join(BY_NAME)} (API keys: hermes auth add)"
         )
-    if number and (not number.isdigit() or int(number) < 2):
-        raise click.UsageError(f"{name!r}: an account is NAME or NAME#N with N from 2 ({base}#2)")
-    return service, (f"{base}#{int(number)}" if number else base)
+    return service, key or base
+
+
+def _keep(service: Service, account: str | None, entry: dict[str, Any]) -> list[str]:
+    """Keep a sign-in as ``account`` (None: the service's next free one: NAME, else NAME#2,
+    NAME#3...), unless another account of the service already is that account (the same
+    ChatGPT account signed in twice); its kept pool state is forgotten. Returns the
+    service's accounts in the order they are tried."""
+    from hermes_commons.credential_states import clear
+
+    with _changing() as sign_ins:
+        accounts = accounts_of(sign_ins, service.name)
+        same = entry.get("account_id")
+        for key, kept in accounts:
+            if same and key != account and kept.get("account_id") == same:
+                raise click.ClickException(
+                    f"that is the account {key} already holds: sign in to another one in the "
+                    f"browser (or hermes login {key} to renew it)"
+                )
+        if account is None:
+            taken = {key for key, _kept in accounts}
+            account, number = service.name, 2
+            while account in taken:
+                account, number = f"{service.name}#{number}", number + 1
+        sign_ins[account] = entry
+        names = [key for key, _kept in accounts_of(sign_ins, service.name)]
+    clear(_context().home, service.name, account)  # a fresh sign-in is not cooling down
+    return names
 
 
 def _say(text: str) -> None:
@@ -160,9 +200,16 @@ def login(
     HERMES_HOME/auth.json (mode 0600) and renew themselves. PROVIDER#2 signs in again the
     second account ``hermes auth add PROVIDER`` added."""
     service, account = _service(name)
+    existing = AuthStore(_context().home).get(account)
+    if existing is None and account != service.name:
+        raise click.UsageError(f"no account {account}: add one with hermes auth add {service.name}")
+    if existing is not None and region is None and issuer is None:  # stay where it was
+        sites = service.regions.items()
+        region = next((r for r, (at, _api) in sites if at == existing.get("issuer")), None)
+        issuer = None if region else existing.get("issuer")  # GitHub Enterprise stays
+        base_url = base_url or existing.get("base_url")
     entry = _sign_in(service, issuer, base_url, region, no_browser, reuse_codex_cli)
-    with _changing() as sign_ins:
-        sign_ins[account] = entry
+    _keep(service, account, entry)
     if reuse_codex_cli:
         click.echo(
             "Note: the Codex CLI and Hermes now share one refresh token; the first to renew "
@@ -219,13 +266,15 @@ def logout(name: str | None) -> None:
     with _changing() as sign_ins:
         if name is None:
             names = sorted(sign_ins)
-        elif "#" in name or name in sign_ins:
-            names = [name]
         else:
-            base = ALIASES.get(name, name)
-            names = [key for key, _entry in accounts_of(sign_ins, base)]
-        missing = [each for each in names if each not in sign_ins]
-        if name and (missing or not names):
+            base, key = _parse(name)
+            if key is not None:
+                names = [key]
+            elif base in BY_NAME:
+                names = [each for each, _entry in accounts_of(sign_ins, base)]
+            else:
+                names = [name]  # a sign-in of a service this Hermes no longer knows
+        if name and (not names or any(each not in sign_ins for each in names)):
             raise click.ClickException(f"not signed in to {name}")
         for each in names:
             del sign_ins[each]
@@ -275,7 +324,7 @@ def status() -> None:
             else ("sign in again when it expires")
         )
         issuer = entry.get("issuer", "?")
-        click.echo(f"{name:<14} {label}: signed in at {issuer}; {when}; {renews}")
+        click.echo(f"{name:<16} {label}: signed in at {issuer}; {when}; {renews}")
 
 
 def _pools(context: CommandContext) -> dict[str, list[str]]:
@@ -342,31 +391,6 @@ def _edit(change: Any) -> None:
     edit(change)
 
 
-def _add_account(service: Service, entry: dict[str, Any]) -> None:
-    """Keep a sign-in as the service's next account (NAME, else NAME#2, NAME#3...), unless it
-    is an account already kept (the same ChatGPT account signed in twice)."""
-    with _changing() as sign_ins:
-        accounts = accounts_of(sign_ins, service.name)
-        same = entry.get("account_id")
-        for key, kept in accounts:
-            if same and kept.get("account_id") == same:
-                raise click.ClickException(
-                    f"that is the account {key} already holds: sign in to another one in the "
-                    f"browser (or hermes login {key} to renew it)"
-                )
-        taken = {key for key, _kept in accounts}
-        key = service.name
-        number = 2
-        while key in taken:
-            key, number = f"{service.name}#{number}", number + 1
-        sign_ins[key] = entry
-        names = [*(k for k, _kept in accounts), key]
-    click.echo(
-        f"Signed in to {service.label} as {key}; {len(names)} account(s) tried in order: "
-        f"{', '.join(names)} (hermes auth list)"
-    )
-
-
 @auth.command("add")
 @click.argument("provider")
 @click.option("--api-key-stdin", is_flag=True, help="Read the key from stdin (one line).")
@@ -385,27 +409,33 @@ def add(
     account instead: the accounts rotate as keys do."""
     from hermes_commons.dotenv import DotenvError, set_dotenv_value
 
-    service = BY_NAME.get(provider)
+    context = _context()
+    known, own = _endpoint_key(context, provider)
+    # A sign-in's name, or hermes-agent's for it unless that names an endpoint with keys
+    # here (minimax, xai: their API-key presets).
+    service = BY_NAME.get(provider) or (None if known else BY_NAME.get(ALIASES.get(provider, "")))
     if service is not None:
         if api_key_stdin:
             raise click.UsageError(
-                f"{provider} is a sign-in: it takes no key (drop --api-key-stdin)"
+                f"{provider} is a sign-in and takes no key: drop --api-key-stdin"
             )
-        _add_account(service, _sign_in(service, issuer, base_url, region, no_browser))
+        names = _keep(service, None, _sign_in(service, issuer, base_url, region, no_browser))
+        click.echo(
+            f"Signed in to {service.label}; {len(names)} account(s), tried in order: "
+            f"{', '.join(names)} (hermes auth list)"
+        )
         return
     if issuer or base_url or region or no_browser:
         raise click.UsageError(
             "--issuer, --base-url, --region and --no-browser are for sign-ins: "
             + ", ".join(BY_NAME)
         )
-    context = _context()
     if api_key_stdin or not sys.stdin.isatty():
         key = sys.stdin.readline().strip()
     else:
         key = click.prompt(f"API key for {provider}", hide_input=True).strip()
     if not key:
         raise click.UsageError("no key was given")
-    known, own = _endpoint_key(context, provider)
     if not known:
         raise click.UsageError(
             f"no provider {provider!r}: name one `hermes model` lists (or add it under "
@@ -443,18 +473,20 @@ def remove(provider: str, variable: str) -> None:
     sign out of a sign-in's account (hermes auth remove codex codex#2)."""
     from hermes_commons.credential_states import clear
 
-    if provider in BY_NAME:
+    base = ALIASES.get(provider, provider)
+    if base in BY_NAME and ("#" in variable or ALIASES.get(variable, variable) == base):
+        account = _parse(variable)[1] or base
         with _changing() as sign_ins:
-            accounts = [key for key, _entry in accounts_of(sign_ins, provider)]
-            if variable not in accounts:
+            accounts = [key for key, _entry in accounts_of(sign_ins, base)]
+            if account not in accounts:
                 raise click.ClickException(
-                    f"{variable} is not one of {provider}'s sign-ins: "
+                    f"{variable} is not one of {base}'s sign-ins: "
                     + (", ".join(accounts) or "none")
                 )
-            del sign_ins[variable]
-        clear(_context().home, provider, variable)
-        left = [key for key in accounts if key != variable]
-        click.echo(f"Signed out of {variable}; left: {', '.join(left) or 'none'}")
+            del sign_ins[account]
+        clear(_context().home, base, account)
+        left = [key for key in accounts if key != account]
+        click.echo(f"Signed out of {account}; left: {', '.join(left) or 'none'}")
         return
     names = _pools(_context()).get(provider) or []
     if variable not in names:

@@ -178,19 +178,42 @@ SERVICES = (
         transport="anthropic",
         default_model="MiniMax-M3",
         models=("MiniMax-M3", "MiniMax-M2.7", "MiniMax-M2.7-highspeed"),
-        options={"bearer_auth": True},
-        regions={"cn": ("https://api.minimaxi.com", "https://api.minimaxi.com/anthropic")},
+        options={
+            "bearer_auth": True,
+            "context_windows": {
+                "MiniMax-M3": 1_000_000,
+                "MiniMax-M2.7": 204_800,
+                "MiniMax-M2.7-highspeed": 204_800,
+            },
+        },
+        regions={
+            "global": ("https://api.minimax.io", "https://api.minimax.io/anthropic"),
+            "cn": ("https://api.minimaxi.com", "https://api.minimaxi.com/anthropic"),
+        },
     ),
 )
 BY_NAME = {service.name: service for service in SERVICES}
 ALIASES = {
+    # hermes-agent 0.19's names for its sign-ins (hermes_cli/auth.py, _PROVIDER_ALIASES)
+    "openai-codex": "codex",
+    "github": "copilot",
+    "github-copilot": "copilot",
+    "github-models": "copilot",
+    "x-ai-oauth": "xai-oauth",
+    "grok-oauth": "xai-oauth",
+    "xai-grok-oauth": "xai-oauth",
+    "qwen-portal": "qwen-oauth",
+    "qwen-cli": "qwen-oauth",
+    "minimax-portal": "minimax-oauth",
+    "minimax-global": "minimax-oauth",
+    "minimax_oauth": "minimax-oauth",
+    # What a person types after ``hermes login`` (which only signs in): elsewhere these
+    # name the API-key presets.
     "minimax": "minimax-oauth",
     "xai": "xai-oauth",
     "qwen": "qwen-oauth",
-    "openai-codex": "codex",
-    "github-copilot": "copilot",
 }
-"""What hermes-agent (and people) call the sign-ins: ``hermes login minimax`` signs in."""
+"""Other names for the sign-ins: ``hermes login openai-codex`` signs in to ``codex``."""
 _GOOGLE = (
     "Hermes does not sign in with the Gemini CLI's or Antigravity's Google account: Google "
     "bans accounts that use them from other tools (hermes-agent removed them for that). Use "

@@ -17,8 +17,8 @@ from hermes_plugin_auth.oauth import TIMEOUT, SignInError, Tokens, qr_code
 from hermes_plugin_auth.services import Service
 
 GRANT = "urn:ietf:params:oauth:grant-type:user_code"
-MIN_INTERVAL = 1.0
-"""However fast the server says to poll (its clients wait two seconds by default)."""
+MIN_INTERVAL = 2.0
+"""However fast the server says to poll, as its own clients (never faster than 2 s)."""
 _REFUSED = ("invalid_grant", "refresh_token_reused", "invalid_refresh_token")
 
 
@@ -40,6 +40,7 @@ def _post(service: Service, url: str, form: dict[str, str], what: str) -> tuple[
             data=form,
             headers={"Accept": "application/json", "x-request-id": str(uuid.uuid4())},
             timeout=TIMEOUT,
+            follow_redirects=True,
         )
     except httpx.HTTPError as error:
         raise SignInError(
@@ -58,23 +59,40 @@ def _said(body: dict[str, Any], status: int) -> str:
 
 
 def _refusal(service: Service, status: int, body: dict[str, Any], what: str) -> SignInError:
-    temporary = status == 429 or status >= 500
+    """``what``: the sign-in step, as a noun ("the sign-in", "the renewal")."""
     said = _said(body, status)
-    if temporary:
-        return SignInError(f"{service.label} could not {what} now ({said})", temporary=True)
+    if status == 429 or status >= 500:
+        return SignInError(f"{service.label} could not answer {what} now ({said})", temporary=True)
     return SignInError(f"{service.label} refused {what} ({said})")
 
 
-def _tokens(service: Service, body: dict[str, Any], now: float) -> Tokens:
+def _tokens(
+    service: Service, body: dict[str, Any], now: float, kept_refresh: str | None = None
+) -> Tokens:
+    """The tokens of a ``success`` answer; a sign-in must come with its refresh token (a
+    renewal may keep the one it had: ``kept_refresh``)."""
     try:
+        refresh_token = str(body.get("refresh_token") or kept_refresh or "")
+        if not body["access_token"] or not refresh_token:
+            raise KeyError("refresh_token")
         return Tokens(
             access_token=str(body["access_token"]),
-            refresh_token=str(body["refresh_token"]) if body.get("refresh_token") else None,
+            refresh_token=refresh_token,
             expires_at=expiry(body["expired_in"], now),
         )
     except (KeyError, TypeError, ValueError):
         raise SignInError(
             f"{service.label} answered with something that is not a token", temporary=True
+        ) from None
+
+
+def _number(value: Any, what: str, service: Service) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise SignInError(
+            f"{service.label} answered the sign-in with an odd {what} ({str(value)[:40]!r})",
+            temporary=True,
         ) from None
 
 
@@ -102,20 +120,21 @@ def user_code_flow(
             "code_challenge_method": "S256",
             "state": state,
         },
-        f"'s sign-in at {issuer}",
+        f"to sign in at {issuer}",
     )
     if status != 200:
-        raise _refusal(service, status, code, "to start the sign-in")
+        raise _refusal(service, status, code, "the sign-in")
     if not all(code.get(k) for k in ("user_code", "verification_uri", "expired_in")):
-        raise SignInError(f"{service.label} answered the sign-in oddly", temporary=True)
+        said = f" ({_said(code, status)})" if code.get("base_resp") else ""
+        raise SignInError(f"{service.label} answered the sign-in oddly{said}", temporary=True)
     if code.get("state") != state:  # an answer to another request: never follow it
         raise SignInError(f"{service.label} answered with another sign-in's state; try again")
     where = str(code["verification_uri"])
     say(f"Open {where} and enter the code {code['user_code']} if asked")
     if show_qr:
         say(qr_code(where))
-    interval = max(MIN_INTERVAL, float(code.get("interval") or 2000) / 1000)
-    deadline = expiry(code["expired_in"], time.time())
+    interval = max(MIN_INTERVAL, _number(code.get("interval") or 2000, "interval", service) / 1000)
+    deadline = expiry(_number(code["expired_in"], "expiry", service), time.time())
     form = {
         "grant_type": GRANT,
         "client_id": service.client_id,
@@ -152,12 +171,9 @@ def refresh(service: Service, issuer: str, refresh_token: str) -> Tokens:
     )
     if status != 200:
         said = str(answer).lower()
-        if status in (400, 401, 403) or any(word in said for word in _REFUSED):
+        if (400 <= status < 500 and status != 429) or any(word in said for word in _REFUSED):
             raise SignInError(f"{service.label} refused to renew ({_said(answer, status)})")
-        raise _refusal(service, status, answer, "renew the sign-in")
+        raise _refusal(service, status, answer, "the renewal")
     if answer.get("status") != "success":
         raise SignInError(f"{service.label} did not renew the sign-in ({_said(answer, 200)})")
-    fresh = _tokens(service, answer, time.time())
-    if fresh.refresh_token is None:  # kept as it was
-        return Tokens(fresh.access_token, refresh_token, fresh.expires_at)
-    return fresh
+    return _tokens(service, answer, time.time(), kept_refresh=refresh_token)

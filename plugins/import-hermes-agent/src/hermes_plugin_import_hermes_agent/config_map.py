@@ -67,6 +67,15 @@ SIGN_INS = {
     "minimax-oauth": "minimax-oauth",
     "minimax-portal": "minimax-oauth",
     "minimax-global": "minimax-oauth",
+    "minimax_oauth": "minimax-oauth",
+    "github": "copilot",
+    "github-copilot": "copilot",
+    "github-models": "copilot",
+    "qwen-portal": "qwen-oauth",
+    "qwen-cli": "qwen-oauth",
+    "x-ai-oauth": "xai-oauth",
+    "grok-oauth": "xai-oauth",
+    "xai-grok-oauth": "xai-oauth",
 }
 """Providers hermes-agent signs in to, and the sign-in here (hermes-plugin-auth) that serves
 each: its tokens come over with ``--include-sign-ins``, else ``hermes login NAME``."""

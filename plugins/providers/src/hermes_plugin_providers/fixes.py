@@ -45,13 +45,16 @@ def fix_for(choice: LadderChoice, home: str) -> Callable[[ProviderError], str | 
     def fix(error: ProviderError) -> str | None:
         kind = error.kind
         if choice.token_source is not None and kind in (ErrorKind.AUTH, ErrorKind.BILLING):
-            # A sign-in's refusal says itself how to sign in again; its plan's usage is the
-            # service's to show.
+            # A sign-in's refusal says itself how to sign in again (a pool's: each account's).
+            accounts = [*choice.key_names, *(n for m in choice.pool for n in m.key_names)]
             if kind is ErrorKind.AUTH:
-                return None
+                if len(accounts) < 2:
+                    return None
+                return "sign in again: " + "; ".join(f"hermes login {a}" for a in accounts)
             return (
-                f"the plan behind the sign-in {keys or endpoint.name} has run out: wait for it "
-                f"to renew, or add another account (hermes auth add {endpoint.name})"
+                f"the plan or credit behind {', '.join(accounts) or endpoint.name} has run "
+                f"out: top it up or wait for its limit to reset, or add an account (hermes auth "
+                f"add {endpoint.name})"
             )
         if kind is ErrorKind.AUTH:
             if keys:

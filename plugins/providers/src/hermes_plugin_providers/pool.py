@@ -156,6 +156,12 @@ class PooledProvider:
                     if error.kind in (ErrorKind.RATE_LIMIT, ErrorKind.BILLING, ErrorKind.AUTH):
                         await self._cool(key, error)
                         break  # rotate to the next key
+                    if error.kind is ErrorKind.CONNECTION and not isinstance(key.value, str):
+                        # A sign-in that cannot renew its token for now (its issuer is down)
+                        # may be the only one: the next account is tried, this one is left
+                        # alone a while (not kept: it is no verdict on the account).
+                        key.cool_until = self._clock() + BASE_COOLDOWN
+                        break
                     raise  # not the key's fault: the engine retries or falls back
                 if (key.failures or key.restored) and self._kept is not None:
                     from hermes_commons.credential_states import clear
