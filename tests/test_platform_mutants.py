@@ -1,4 +1,4 @@
-"""The tests of the Discord, Slack and webhook platforms, tested by mutation: each case breaks
+"""The tests of the Discord, Slack, WhatsApp and webhook platforms, tested by mutation: each case breaks
 one new part of the platform contract the way a hurried change might (a signature not
 checked, an acknowledgement sent before the store, a press taken from anyone, a reply not
 forwarded, strangers admitted), and the test meant to catch it must fail.
@@ -83,6 +83,24 @@ MUTANTS = [
         '        message_id=str(event.get("event_ts") or ts) + str(kind),',
         "tests/gateway/test_slack_end_to_end.py"
         "::test_a_mention_in_a_channel_is_answered_once_in_its_thread",
+    ),
+    Mutant(
+        "whatsapp-signature-not-checked",
+        "platform-whatsapp",
+        "adapter.py",
+        "if not signature_matches(self.settings.app_secret, body, signature):",
+        "if False:",
+        "plugins/platform-whatsapp/tests/test_webhook.py"
+        "::test_unsigned_forged_or_stale_webhooks_get_401_and_hand_nothing_over",
+    ),
+    Mutant(
+        "whatsapp-acknowledges-before-storing",
+        "platform-whatsapp",
+        "adapter.py",
+        'return web.Response(status=500, text="not stored; send it again")',
+        "return web.Response(status=200)",
+        "plugins/platform-whatsapp/tests/test_webhook.py"
+        "::test_a_message_not_stored_is_not_acknowledged_and_comes_again",
     ),
     Mutant(
         "discord-takes-anyones-press",

@@ -176,6 +176,21 @@ def test_failures_back_off_then_abandon(store):
     assert outbox.open() == []
 
 
+class ClosedWindow(FakeAdapter):
+    async def send(self, chat, text, *, reply_to=None):
+        raise NotSent("WhatsApp: only an approved template reaches them now", permanent=True)
+
+
+def test_a_permanent_refusal_is_given_up_at_once_and_says_why(store, caplog):
+    clock = Clock()
+    outbox = Outbox(store, clock)
+    deliveries = Deliveries(outbox, lambda name: ClosedWindow(), attempts=5, clock=clock)
+    outbox_id = _record(outbox, ChatRef("whatsapp", "15551234567", "private"), "late reply")
+    assert not asyncio.run(deliveries.deliver(outbox.item(outbox_id)))
+    assert outbox.item(outbox_id).state == "abandoned"  # after one attempt, not five
+    assert "given up: WhatsApp: only an approved template reaches them now" in caplog.text
+
+
 def test_a_reply_too_old_is_abandoned_unsent(store):
     clock = Clock()
     outbox = Outbox(store, clock)

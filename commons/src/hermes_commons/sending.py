@@ -125,7 +125,8 @@ class Deliveries:
                 try:
                     await self._send(adapter, item)
                 except Exception as exc:  # noqa: BLE001 - recorded; retried with backoff
-                    last = item.attempts + 1 >= self.attempts
+                    never = isinstance(exc, NotSent) and exc.permanent  # no retry can help
+                    last = never or item.attempts + 1 >= self.attempts
                     log.warning(
                         "reply %d not delivered (attempt %d): %s", item.id, item.attempts + 1, exc
                     )
@@ -138,7 +139,9 @@ class Deliveries:
                         abandon=last,
                         maybe_sent=not isinstance(exc, NotSent),
                     )
-                    if last:
+                    if never:
+                        log.error("reply %d to %s given up: %s", item.id, item.chat.platform, exc)
+                    elif last:
                         log.error(
                             "reply %d to %s abandoned after %d attempts",
                             item.id,

@@ -174,7 +174,9 @@ def test_platform_allowlists_move_from_env_into_config():
         "allowed_users": ["42", "43", "7"],
         "pairing": False,
     }
-    assert dict(mapped.left)[".env WHATSAPP_ALLOWED_USERS"] == "Hermes has no whatsapp platform"
+    assert (
+        "WhatsApp bridge to a personal account" in dict(mapped.left)[".env WHATSAPP_ALLOWED_USERS"]
+    )
     assert "TELEGRAM_BOT_TOKEN" not in mapped.env_settings  # a secret: it stays in .env
     assert map_config({}, {"TELEGRAM_ALLOWED_USERS": "*"}).config["platforms"] == {
         "telegram": {"allow_all": True}
@@ -401,3 +403,25 @@ def test_bedrock_becomes_an_endpoint_in_the_region_its_env_names() -> None:
         "transport": "bedrock",
     }
     assert not [why for key, why in mapped.left if key == "model.provider"]
+
+
+def test_whatsapp_cloud_settings_come_over():
+    env = {
+        "WHATSAPP_CLOUD_ACCESS_TOKEN": "EAA-secret",
+        "WHATSAPP_CLOUD_PHONE_NUMBER_ID": "106540352242922",
+        "WHATSAPP_CLOUD_ALLOWED_USERS": "+1 555-123-4567, 15559876543",
+        "WHATSAPP_CLOUD_WEBHOOK_PATH": "/wa/hook",
+        "WHATSAPP_CLOUD_API_VERSION": "v20.0",
+        "WHATSAPP_CLOUD_WEBHOOK_PORT": "8090",
+        "GATEWAY_ALLOWED_USERS": "15550001111",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["whatsapp"] == {
+        "allowed_users": ["15551234567", "15559876543", "15550001111"],
+        "path": "/wa/hook",
+        "api_version": "20.0",
+    }
+    assert (
+        "gateway.http_host and http_port" in dict(mapped.left)[".env WHATSAPP_CLOUD_WEBHOOK_PORT"]
+    )
+    assert "WHATSAPP_CLOUD_ACCESS_TOKEN" not in mapped.env_settings  # a secret: stays in .env

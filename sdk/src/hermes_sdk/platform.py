@@ -59,7 +59,15 @@ class NotSent(Exception):
     """The platform answered that it did not take the message (a refusal, such as Telegram's
     ``ok: false``). Raise it, or a subclass, from ``send`` and ``edit`` for those: the reply
     is then retried as it was. Any other exception (a timeout, a dropped connection) means
-    the message may have gone out, and its retry carries a "may be a duplicate" note."""
+    the message may have gone out, and its retry carries a "may be a duplicate" note.
+
+    ``permanent=True``: the platform will never take it as it is (WhatsApp's 24-hour
+    window has closed on that person): it is given up at once, and the message (one line
+    saying why and what would send it) is logged as the reply's failure."""
+
+    def __init__(self, message: str = "", *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,11 @@ command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
 PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack"})
+_WA_BRIDGE = (
+    "hermes-agent's WhatsApp bridge to a personal account: Hermes answers WhatsApp through the "
+    "Cloud API (a Business number; docs/user/whatsapp.md)"
+)
+_WA_LISTENER = "the platforms share one HTTP listener here: gateway.http_host and http_port"
 _CHANNELS = "Hermes limits Discord by server (platforms.discord.allowed_guilds), not by channel"
 _THREADS = "Hermes always answers a mention in a server channel in a thread of its own"
 _NO_BOTS = "Hermes never answers other bots"
@@ -858,6 +863,39 @@ class _Mapper:
                 if prefix == platform.upper() and rest.lower() in reasons:
                     self.out.left.append((f".env {name}", reasons[rest.lower()]))
 
+    def whatsapp(self) -> None:
+        """hermes-agent's WhatsApp Cloud API settings (``WHATSAPP_CLOUD_*`` in .env). Its
+        secrets keep their names in .env, where the whatsapp platform reads them; who may
+        write moves to config (phone numbers, as the Cloud API writes them: digits only)."""
+        env = self.env
+        everyone = env.get("GATEWAY_ALLOWED_USERS", "")
+        for name in ("WHATSAPP_CLOUD_ALLOWED_USERS", "WHATSAPP_CLOUD_ALLOW_FROM"):
+            if name in env:
+                self.out.env_settings.add(name)
+                numbers = ",".join(
+                    "".join(ch for ch in entry if ch.isdigit()) or entry.strip()
+                    for entry in f"{env[name]},{everyone}".split(",")
+                )
+                self.allow("whatsapp", numbers, f".env {name}")
+                break
+        if str(env.get("WHATSAPP_CLOUD_ALLOW_ALL_USERS", "")).strip().lower() in ("1", "true"):
+            self.out.env_settings.add("WHATSAPP_CLOUD_ALLOW_ALL_USERS")
+            self.put("platforms.whatsapp.allow_all", True, ".env WHATSAPP_CLOUD_ALLOW_ALL_USERS")
+        for name, ours in (("WEBHOOK_PATH", "path"), ("API_VERSION", "api_version")):
+            value = env.get(f"WHATSAPP_CLOUD_{name}", "").strip()
+            if value:
+                source = f"WHATSAPP_CLOUD_{name}"
+                self.out.env_settings.add(source)
+                value = value.removeprefix("v") if ours == "api_version" else value
+                self.put(f"platforms.whatsapp.{ours}", value, f".env {source}")
+        for name in ("WHATSAPP_CLOUD_WEBHOOK_HOST", "WHATSAPP_CLOUD_WEBHOOK_PORT"):
+            if name in env:
+                self.out.env_settings.add(name)
+                self.out.left.append((f".env {name}", _WA_LISTENER))
+        if env.get("WHATSAPP_MODE", "").strip().lower() not in ("", "cloud"):
+            self.out.env_settings.add("WHATSAPP_MODE")
+            self.out.left.append((".env WHATSAPP_MODE", _WA_BRIDGE))
+
     def platforms(self) -> None:
         """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""
         everyone = self.env.get("GATEWAY_ALLOWED_USERS", "")
@@ -867,6 +905,9 @@ class _Mapper:
                 continue
             platform = match["platform"].lower()
             self.out.env_settings.add(name)
+            if platform == "whatsapp":  # the bridge's; the Cloud API's are WHATSAPP_CLOUD_*
+                self.out.left.append((f".env {name}", _WA_BRIDGE))
+                continue
             if platform not in PLATFORMS_HERE:
                 self.out.left.append((f".env {name}", f"Hermes has no {platform} platform"))
                 continue
@@ -877,6 +918,7 @@ class _Mapper:
             self.allow(platform, f"{value},{everyone}", f".env {name}")
         self.matrix_and_email()
         self.discord_and_slack()
+        self.whatsapp()
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)
