@@ -1,4 +1,4 @@
-"""The tests of the Discord, Slack, WhatsApp and webhook platforms, tested by mutation: each case breaks
+"""The tests of the Discord, Slack, WhatsApp, SMS and webhook platforms, tested by mutation: each case breaks
 one new part of the platform contract the way a hurried change might (a signature not
 checked, an acknowledgement sent before the store, a press taken from anyone, a reply not
 forwarded, strangers admitted), and the test meant to catch it must fail.
@@ -101,6 +101,33 @@ MUTANTS = [
         "return web.Response(status=200)",
         "plugins/platform-whatsapp/tests/test_webhook.py"
         "::test_a_message_not_stored_is_not_acknowledged_and_comes_again",
+    ),
+    Mutant(
+        "sms-signature-not-checked",
+        "platform-sms",
+        "adapter.py",
+        "        if not self._valid(request, form):",
+        "        if False:",
+        "plugins/platform-sms/tests/test_sms.py"
+        "::test_unsigned_forged_or_stale_webhooks_get_401_and_hand_nothing_over",
+    ),
+    Mutant(
+        "sms-reads-nothing-back",
+        "platform-sms",
+        "adapter.py",
+        "            await self._take(host, form)\n            count += 1",
+        "            count += 1",
+        "tests/gateway/test_sms_end_to_end.py"
+        "::test_a_text_sent_while_the_gateway_was_down_is_answered_once",
+    ),
+    Mutant(
+        "sms-stop-not-honoured",
+        "platform-sms",
+        "keywords.py",
+        '    if word in STOP:\n        return "stop"',
+        "    pass",
+        "plugins/platform-sms/tests/test_sms.py"
+        "::test_stop_start_and_help_are_honoured_without_the_model",
     ),
     Mutant(
         "discord-takes-anyones-press",

@@ -405,6 +405,22 @@ def test_bedrock_becomes_an_endpoint_in_the_region_its_env_names() -> None:
     assert not [why for key, why in mapped.left if key == "model.provider"]
 
 
+def test_sms_settings_come_over():
+    env = {
+        "TWILIO_ACCOUNT_SID": "AC" + "0" * 32,
+        "TWILIO_AUTH_TOKEN": "secret",
+        "SMS_ALLOWED_USERS": "+15551234567",
+        "SMS_HOME_CHANNEL": "+15551234567",
+        "SMS_INSECURE_NO_SIGNATURE": "true",
+        "SMS_WEBHOOK_URL": "https://example.org/sms",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["sms"] == {"allowed_users": ["+15551234567"]}
+    assert mapped.config["cron"]["home_chats"]["sms"] == "+15551234567"
+    assert "checks every text" in dict(mapped.left)[".env SMS_INSECURE_NO_SIGNATURE"]
+    assert "SMS_WEBHOOK_URL" not in mapped.env_settings  # stays in .env, read from there
+
+
 def test_whatsapp_cloud_settings_come_over():
     env = {
         "WHATSAPP_CLOUD_ACCESS_TOKEN": "EAA-secret",
@@ -414,8 +430,12 @@ def test_whatsapp_cloud_settings_come_over():
         "WHATSAPP_CLOUD_API_VERSION": "v20.0",
         "WHATSAPP_CLOUD_WEBHOOK_PORT": "8090",
         "GATEWAY_ALLOWED_USERS": "15550001111",
+        "WHATSAPP_CLOUD_HOME_CHANNEL": "+1 555 123 4567",
+        "WHATSAPP_CLOUD_DM_POLICY": "open",
     }
     mapped = map_config({}, env)
+    assert mapped.config["cron"]["home_chats"]["whatsapp"] == "15551234567"
+    assert "one person at a time" in dict(mapped.left)[".env WHATSAPP_CLOUD_DM_POLICY"]
     assert mapped.config["platforms"]["whatsapp"] == {
         "allowed_users": ["15551234567", "15559876543", "15550001111"],
         "path": "/wa/hook",

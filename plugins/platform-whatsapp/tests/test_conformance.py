@@ -64,6 +64,12 @@ class TestWhatsAppConformance(PlatformTests):
     def files_seen_by(self, user_id: str) -> list[tuple[str, bytes]]:
         return [(m.file[0], m.file[1]) for m in self.meta.sent(user_id) if m.file]
 
+    def test_a_file_is_sent(self, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        pytest.skip(
+            "WhatsApp takes no WAV files (the suite sends one); test_webhook.py::"
+            "test_files_go_out_as_whatsapp_takes_them sends the kinds it takes"
+        )
+
     def press(self, user_id: str, request_id: str, choice: str) -> None:
         for message in self.meta.sent(user_id):
             if f"{request_id}:{choice}" in dict(message.buttons):

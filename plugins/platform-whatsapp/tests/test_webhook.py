@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_plugin_platform_whatsapp.adapter import WhatsAppAdapter
@@ -35,7 +37,7 @@ SECRETS = {
     "WHATSAPP_CLOUD_APP_SECRET": APP_SECRET,
     "WHATSAPP_CLOUD_VERIFY_TOKEN": VERIFY_TOKEN,
 }
-Scenario = Callable[[WhatsAppAdapter, RecordingHost, FakeWhatsApp], Awaitable[None]]
+Scenario = Callable[[WhatsAppAdapter, Any, FakeWhatsApp], Awaitable[None]]
 
 
 @pytest.fixture
@@ -181,13 +183,23 @@ def test_a_reply_past_the_24_hour_window_is_refused_in_one_line(tmp_path, meta, 
     _run(tmp_path, meta, scenario)
 
 
-def test_choices_go_as_buttons_a_list_or_typed_and_each_answer_comes_back(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
+def test_choices_go_as_buttons_or_a_list_and_each_answer_comes_back(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
     async def scenario(adapter: WhatsAppAdapter, host: RecordingHost, meta: FakeWhatsApp) -> None:
         meta.user_says(USER, "hi")
         await _until(lambda: host.messages)
+        three = [
+            Choice("once", "Allow this command once"),
+            Choice("session", "Allow this command for this session"),
+            Choice("deny", "Deny"),
+        ]
+        await adapter.ask(CHAT, "Run `rm -rf build`?", three, "q0")
+        (buttons,) = meta.sent(USER)
+        titles = [title for _id, title in buttons.buttons]
+        assert titles == ["1. Allow this comma…", "2. Allow this comma…", "3. Deny"]
+        assert "2. Allow this command for this session" in buttons.text  # the full labels
         four = [Choice(v, v.title()) for v in ("once", "session", "always", "deny")]
-        await adapter.ask(CHAT, "Run `rm -rf build`?", four, "q1")
-        (listed,) = meta.sent(USER)
+        await adapter.ask(CHAT, "Run it?", four, "q1")
+        listed = meta.sent(USER)[-1]
         assert listed.text.startswith("\x00list") and len(listed.buttons) == 4
         meta.press(USER, listed, "q1:session")
         await _until(lambda: host.presses)
@@ -195,39 +207,115 @@ def test_choices_go_as_buttons_a_list_or_typed_and_each_answer_comes_back(tmp_pa
         many = [Choice(str(n), f"Option {n}") for n in range(12)]
         await adapter.ask(CHAT, "Which one?", many, "q2")
         assert "Reply with one of" in meta.sent(USER)[-1].text
-        meta.user_says(USER, "option 7")
-        await _until(lambda: len(host.presses) == 2)
-        assert (host.presses[1].request_id, host.presses[1].choice) == ("q2", "7")
+        meta.user_says(USER, "7")  # typed: the gateway takes it as the answer, if it is one
+        await _until(lambda: len(host.messages) == 2)
+        assert host.messages[-1].text == "7" and len(host.presses) == 1
 
     _run(tmp_path, meta, scenario)
 
 
-def test_the_graph_apis_refusals(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
+def test_a_press_meta_posts_again_is_taken_once(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
+    async def scenario(adapter: WhatsAppAdapter, host: RecordingHost, meta: FakeWhatsApp) -> None:
+        meta.user_says(USER, "hi")
+        await _until(lambda: host.messages)
+        await adapter.ask(CHAT, "Proceed?", [Choice("yes", "Yes"), Choice("no", "No")], "q")
+        (question,) = meta.sent(USER)
+        meta.press(USER, question, "q:yes")
+        await _until(lambda: host.presses)
+        meta.deliver_again()
+        await asyncio.sleep(0.5)
+        assert len(host.presses) == 1
+
+    _run(tmp_path, meta, scenario)
+
+
+def test_files_go_out_as_whatsapp_takes_them(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
+    from hermes_sdk.media import MediaCache
+
+    cache = MediaCache.of_home(tmp_path)
+
+    async def scenario(adapter: WhatsAppAdapter, host: RecordingHost, meta: FakeWhatsApp) -> None:
+        meta.user_says(USER, "hi")
+        await _until(lambda: host.messages)
+        pdf = cache.ingest(b"%PDF-1.4\n% a report\n", name="report.pdf")
+        notes = cache.ingest(b"# Notes\n\n- one\n", name="notes.md")
+        wav = cache.ingest(tone_wav(0.2), name="reply.wav")
+        await adapter.send_file(CHAT, pdf)
+        await adapter.send_file(CHAT, notes, caption="your notes")
+        with pytest.raises(NotSent) as refused:
+            await adapter.send_file(CHAT, wav)
+        assert refused.value.permanent and "takes no audio/" in str(refused.value)
+        sent = [m.file for m in meta.sent(USER) if m.file]
+        assert [(f[0], f[2]) for f in sent] == [
+            ("report.pdf", "application/pdf"),
+            ("notes.md", "text/plain"),  # any text goes as text, under its own name
+        ]
+
+    _run(tmp_path, meta, scenario)
+
+
+def test_a_batch_is_stored_in_order_and_a_late_delivery_keeps_its_send_time(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
+    async def scenario(adapter: WhatsAppAdapter, host: Any, meta: FakeWhatsApp) -> None:
+        written = time.time() - 30 * 3600
+        meta.user_says_at_once(USER, ["first", "second", "third"], sent_at=written)
+        await _until(lambda: len(host.messages) == 3)
+        assert [m.text for m in host.messages] == ["first", "second", "third"]
+        assert 500 in meta.webhook_answers  # the first store failed: the POST came again
+        # Written 30 hours ago, delivered now: the window closed long ago.
+        with pytest.raises(NotSent, match="template"):
+            await adapter.send(CHAT, "too late")
+
+    _run(tmp_path, meta, scenario, host_class=StoreFailsOnce)
+
+
+def test_the_graph_apis_refusals_are_refusals(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
     async def scenario(adapter: WhatsAppAdapter, host: RecordingHost, meta: FakeWhatsApp) -> None:
         meta.user_says(USER, "hi")
         await _until(lambda: host.messages)
         meta.refusals.append((400, 131026, "Message undeliverable"))
-        with pytest.raises(NotSent, match="131026"):
+        with pytest.raises(NotSent, match="131026") as undeliverable:
             await adapter.send(CHAT, "one")
+        assert undeliverable.value.permanent  # sending it again cannot help
         meta.refusals.append((429, 130429, "Rate limit hit"))
-        with pytest.raises(Exception) as limited:  # not a refusal: retried, maybe sent
+        with pytest.raises(NotSent, match="130429") as limited:  # nothing went out
             await adapter.send(CHAT, "two")
-        assert not isinstance(limited.value, NotSent)
+        assert not limited.value.permanent  # tried again later, with no duplicate note
         await adapter.send(CHAT, "three")
         assert [m.text for m in meta.sent(USER)] == ["three"]
+        # The second part of a long reply refused after the first went out: its retry must
+        # say it may repeat, so it is no refusal of the whole.
+        meta.refusals.extend([None, (400, 131026, "Message undeliverable")])
+        with pytest.raises(RuntimeError, match="after 1 of its parts went out"):
+            await adapter.send(CHAT, "\n\n".join(["word " * 700] * 2))
 
     _run(tmp_path, meta, scenario)
 
 
-def test_a_wrong_token_is_not_taken_for_a_refusal(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
-    async def scenario(adapter: WhatsAppAdapter, host: RecordingHost, meta: FakeWhatsApp) -> None:
-        meta.user_says(USER, "hi")
-        await _until(lambda: host.messages)
-        with pytest.raises(Exception, match="190") as raised:
-            await adapter.send(CHAT, "hello")
-        assert not isinstance(raised.value, NotSent)
+def test_wrong_credentials_stop_the_platform_in_one_line(tmp_path, meta) -> None:  # type: ignore[no-untyped-def]
+    for secrets, said in (
+        ({"WHATSAPP_CLOUD_ACCESS_TOKEN": "EAA-revoked"}, "refused the access token"),
+        ({"WHATSAPP_CLOUD_PHONE_NUMBER_ID": "999"}, "knows no number 999"),
+    ):
+        context = PlatformContext(
+            name="whatsapp",
+            home=str(tmp_path),
+            config={"api_url": meta.api_url},
+            secrets={**SECRETS, **secrets},
+        )
 
-    _run(tmp_path, meta, scenario, WHATSAPP_CLOUD_ACCESS_TOKEN="EAA-revoked")
+        async def main(context: PlatformContext = context) -> str:
+            adapter = WhatsAppAdapter(context)
+            host = RecordingHost(free_port())
+            try:
+                with pytest.raises(PlatformNotConfigured) as raised:
+                    await adapter.run(host)
+                return str(raised.value)
+            finally:
+                await adapter.aclose()
+                await host.aclose()
+
+        line = asyncio.run(main())
+        assert said in line and "\n" not in line
 
 
 @pytest.mark.parametrize(

@@ -26,8 +26,9 @@ __all__ = ["Handler", "SharedListener", "signature_matches"]
 log = logging.getLogger("hermes.http")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-MAX_BODY_BYTES = 1024 * 1024
-"""A request body larger than this is refused (413) before any handler reads it."""
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""A request body larger than this is refused (413) before any handler reads it (Meta's
+WhatsApp webhooks may carry up to 3 MB)."""
 
 
 class SharedListener:

@@ -19,6 +19,7 @@ the other platforms carry on.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,6 +65,8 @@ class NotSent(Exception):
     ``permanent=True``: the platform will never take it as it is (WhatsApp's 24-hour
     window has closed on that person): it is given up at once, and the message (one line
     saying why and what would send it) is logged as the reply's failure."""
+
+    permanent: bool = False
 
     def __init__(self, message: str = "", *, permanent: bool = False) -> None:
         super().__init__(message)
@@ -288,12 +291,15 @@ class TypedAnswers:
     nobody and would otherwise be dropped as not addressed to the bot.
     """
 
-    def __init__(self, limit: int = 256) -> None:
-        self._open: dict[str, tuple[ChatRef, tuple[Choice, ...]]] = {}
+    def __init__(self, limit: int = 256, ttl_seconds: float = 1800.0) -> None:
+        self._open: dict[str, tuple[ChatRef, tuple[Choice, ...], float]] = {}
         self._limit = limit
+        self._ttl = ttl_seconds
+        """A question is forgotten after this (the gateway's own wait is shorter): one that
+        timed out or was stopped must not take a later message for its answer."""
 
     def asked(self, chat: ChatRef, choices: Sequence[Choice], request_id: str) -> None:
-        self._open[request_id] = (chat, tuple(choices))
+        self._open[request_id] = (chat, tuple(choices), time.monotonic())
         while len(self._open) > self._limit:
             del self._open[next(iter(self._open))]
 
@@ -308,14 +314,19 @@ class TypedAnswers:
         wanted = text.strip().strip(".!").lower().lstrip("/")
         if not wanted:
             return None
-        for request_id, (asked_in, choices) in reversed(self._open.items()):
+        now = time.monotonic()
+        for request_id in [r for r, (_c, _o, at) in self._open.items() if now - at > self._ttl]:
+            del self._open[request_id]
+        for request_id, (asked_in, choices, _at) in reversed(self._open.items()):
             if asked_in.platform != chat.platform or asked_in.chat_id != chat.chat_id:
                 continue
-            for number, choice in enumerate(choices, 1):
-                if wanted in {choice.value.lower(), choice.label.lower(), str(number)}:
-                    return ButtonPress(
-                        chat=asked_in, user_id=user_id, request_id=request_id, choice=choice.value
-                    )
+            # A choice's own value or label first: "7" is choice "7" before the seventh one.
+            named = [c for c in choices if wanted in {c.value.lower(), c.label.lower()}]
+            counted = [c for n, c in enumerate(choices, 1) if wanted == str(n)]
+            for choice in named or counted:
+                return ButtonPress(
+                    chat=asked_in, user_id=user_id, request_id=request_id, choice=choice.value
+                )
         return None
 
     def settle(self, request_id: str, still_open: bool) -> None:

@@ -122,7 +122,7 @@ RULES = {
 command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
-PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack"})
+PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack", "sms"})
 _WA_BRIDGE = (
     "hermes-agent's WhatsApp bridge to a personal account: Hermes answers WhatsApp through the "
     "Cloud API (a Business number; docs/user/whatsapp.md)"
@@ -892,9 +892,38 @@ class _Mapper:
             if name in env:
                 self.out.env_settings.add(name)
                 self.out.left.append((f".env {name}", _WA_LISTENER))
+        home = env.get("WHATSAPP_CLOUD_HOME_CHANNEL", "").strip()
+        if home:
+            self.out.env_settings.add("WHATSAPP_CLOUD_HOME_CHANNEL")
+            home = "".join(ch for ch in home if ch.isdigit()) or home
+            self.put("cron.home_chats.whatsapp", home, ".env WHATSAPP_CLOUD_HOME_CHANNEL")
+        for name in sorted(env):
+            if name.startswith(("WHATSAPP_CLOUD_DM_", "WHATSAPP_CLOUD_GROUP_")):
+                self.out.env_settings.add(name)
+                self.out.left.append(
+                    (f".env {name}", "the Cloud API reaches one person at a time; who may "
+                     "write is platforms.whatsapp.allowed_users (and pairing)")
+                )  # fmt: skip
         if env.get("WHATSAPP_MODE", "").strip().lower() not in ("", "cloud"):
             self.out.env_settings.add("WHATSAPP_MODE")
             self.out.left.append((".env WHATSAPP_MODE", _WA_BRIDGE))
+
+    def sms(self) -> None:
+        """hermes-agent's Twilio settings: the secrets (``TWILIO_*``) and the public webhook
+        address (``SMS_WEBHOOK_URL``) stay in .env, where the sms platform reads them."""
+        home = self.env.get("SMS_HOME_CHANNEL", "").strip()
+        if home:
+            self.out.env_settings.add("SMS_HOME_CHANNEL")
+            self.put("cron.home_chats.sms", home, ".env SMS_HOME_CHANNEL")
+        if "SMS_INSECURE_NO_SIGNATURE" in self.env:
+            self.out.env_settings.add("SMS_INSECURE_NO_SIGNATURE")
+            self.out.left.append(
+                (".env SMS_INSECURE_NO_SIGNATURE", "Hermes checks every text's Twilio signature")
+            )
+        for name in ("SMS_WEBHOOK_HOST", "SMS_WEBHOOK_PORT"):
+            if name in self.env:
+                self.out.env_settings.add(name)
+                self.out.left.append((f".env {name}", _WA_LISTENER))
 
     def platforms(self) -> None:
         """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""
@@ -919,6 +948,7 @@ class _Mapper:
         self.matrix_and_email()
         self.discord_and_slack()
         self.whatsapp()
+        self.sms()
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

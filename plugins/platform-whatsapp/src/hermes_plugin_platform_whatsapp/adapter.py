@@ -2,14 +2,16 @@
 Cloud API) for everything sent, and the gateway's shared HTTP listener for the webhook.
 
 Exactly once: Meta POSTs each change until it gets a 200, for days. The 200 is given only
-after every message of the POST is stored by the gateway, so one lost on the way comes
-again; one that comes again keeps its id (``wamid``), which the gateway admits once. Every
-POST is checked against ``X-Hub-Signature-256`` (the app secret's HMAC of the body, in
-constant time) before anything is read: 401 otherwise, and no model is asked.
+after every message of the POST is stored by the gateway (each chat's in order, stopping at
+the first that fails), so one lost on the way comes again; one that comes again keeps its
+id (``wamid``), which the gateway admits once. Every POST is checked against
+``X-Hub-Signature-256`` (the app secret's HMAC of the body, in constant time) before
+anything is read: 401 otherwise, and no model is asked.
 
-What WhatsApp cannot do is said, not dropped: it edits nothing (replies go whole), and a
-reply to someone whose 24-hour window has closed needs a template: it is refused in one
-line (logged with the reply's failure) rather than lost in the Cloud API's later "failed".
+What WhatsApp cannot do is said, not dropped: it edits nothing (replies go whole), takes
+only some kinds of files, and after a person's 24-hour window has closed takes only
+templates. Each is refused in one line (logged as the reply's failure) rather than lost in
+the Cloud API's later "failed".
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
-from hermes_plugin_platform_whatsapp.reading import MediaRef, Read, Sent, read_payload
+from hermes_plugin_platform_whatsapp.choices import buttons_for, numbered
+from hermes_plugin_platform_whatsapp.reading import MediaRef, Read, Said, Sent, read_payload
 from hermes_plugin_platform_whatsapp.render import to_whatsapp
 from hermes_plugin_platform_whatsapp.settings import WhatsAppSettings
 from hermes_plugin_platform_whatsapp.windows import Windows
@@ -31,7 +35,6 @@ from hermes_sdk.listener import signature_matches
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import (
     ButtonPress,
-    ChatOrder,
     ChatRef,
     Choice,
     Inbound,
@@ -39,7 +42,7 @@ from hermes_sdk.platform import (
     NotSent,
     PlatformContext,
     PlatformHost,
-    TypedAnswers,
+    PlatformNotConfigured,
     choices_prompt,
     split_message,
 )
@@ -55,16 +58,32 @@ log = logging.getLogger("hermes.whatsapp")
 
 MAX_MESSAGE_CHARS = 4096
 """A text message's body; an interactive message's body holds 1024."""
-BUTTON_TITLE_CHARS = 20
-ROW_TITLE_CHARS = 24
-MAX_BUTTONS = 3
-MAX_ROWS = 10
+BODY_CHARS = 1024
 SAVE_SECONDS = 30.0
+REMEMBERED = 10_000
+"""Chats whose latest message id is kept (for read receipts), and presses already taken."""
 REENGAGEMENT = 131047
 """The Cloud API's code for a message sent outside the 24-hour window."""
+_WRONG_AS_SENT = frozenset({100, 131008, 131009, 131026, 131030, 131051, 131053})
+"""Refusals of the message as it is (a bad parameter, an undeliverable or unlisted number,
+an unsupported type): sending it again cannot help."""
 _IMAGES = frozenset({"image/jpeg", "image/png"})
-_AUDIO = frozenset({"audio/aac", "audio/mp4", "audio/mpeg", "audio/amr", "audio/ogg"})
-"""What WhatsApp plays as audio; anything else goes as a document, named."""
+_AUDIO = frozenset({"audio/aac", "audio/mp4", "audio/mpeg", "audio/amr"})
+_VIDEO = frozenset({"video/mp4", "video/3gpp"})
+_DOCUMENTS = frozenset(
+    {
+        "application/pdf",
+        "text/plain",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    }
+)
+"""The only documents the Cloud API takes; text of any other kind goes as text/plain."""
+_TEXTS = frozenset({"application/json", "application/xml", "application/x-yaml"})
 
 
 class WhatsAppAdapter:
@@ -79,11 +98,12 @@ class WhatsAppAdapter:
         """Where Meta is to POST, once it is served."""
         self._wa: WhatsApp | None = None
         self._session: httpx.AsyncClient | None = None
-        self._order = ChatOrder()
-        self._typed = TypedAnswers()
-        self._receipts: set[asyncio.Task[None]] = set()
-        self._last_heard: dict[str, str] = {}
+        self._later: set[asyncio.Task[None]] = set()
+        """Courtesies sent after the 200 (read receipts, a press's confirmation)."""
+        self._last_heard: OrderedDict[str, str] = OrderedDict()
         """Each chat's latest message id: what a read receipt and typing attach to."""
+        self._pressed: OrderedDict[str, None] = OrderedDict()
+        """Button answers already taken (by message id): Meta may POST one again."""
 
     def _client(self) -> WhatsApp:
         if self._wa is None:
@@ -105,15 +125,32 @@ class WhatsAppAdapter:
     # --- receiving -----------------------------------------------------------------------
 
     async def run(self, host: PlatformHost) -> None:
-        self._client()
+        await self._check_credentials()
         base = await host.http_route(self.settings.path, lambda request: self._serve(host, request))
         self.webhook_url = base + self.settings.path
-        log.info(
-            "whatsapp: webhook at %s (number %s)", self.webhook_url, self.settings.phone_number_id
-        )
+        log.info("whatsapp: webhook at %s", self.webhook_url)
         while True:
             await asyncio.sleep(SAVE_SECONDS)
             self.windows.save()
+
+    async def _check_credentials(self) -> None:
+        """One line, before anything listens, when the token or the number is not right."""
+        from pywa_async import errors
+
+        try:
+            await self._client().get_business_phone_number()
+        except errors.AuthorizationError as exc:
+            raise PlatformNotConfigured(
+                f"WhatsApp refused the access token ({exc.code} {exc.message}): make a system "
+                "user's token with whatsapp_business_messaging, in WHATSAPP_CLOUD_ACCESS_TOKEN"
+            ) from None
+        except errors.WhatsAppError as exc:
+            if exc.code != 100:
+                raise
+            raise PlatformNotConfigured(
+                f"WhatsApp knows no number {self.settings.phone_number_id} for this token: set "
+                "WHATSAPP_CLOUD_PHONE_NUMBER_ID to the Phone number ID of API Setup"
+            ) from None
 
     async def _serve(self, host: PlatformHost, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
@@ -155,64 +192,88 @@ class WhatsAppAdapter:
         return web.Response(status=403, text="wrong verify token")
 
     async def _take(self, host: PlatformHost, read: Read) -> None:
+        """Hand over a POST's messages and answers: each chat's in order, stopping at its
+        first failure (the rest come again with the POST); chats at once."""
         for sent in read.sent:
             self._note(sent)
-        hand_overs = []
+        steps: dict[str, list[Callable[[], Awaitable[None]]]] = {}
         for said in read.said:
-            self.windows.saw(said.inbound.user_id)
-            self._last_heard[said.inbound.chat.chat_id] = said.inbound.message_id
-            press = (
-                None
-                if said.files
-                else self._typed.press_for(
-                    said.inbound.chat, said.inbound.user_id, said.inbound.text
-                )
-            )
-            if press is not None:
-                hand_overs.append(self._press(host, press))
-                continue
-            files = [self._incoming(ref) for ref in said.files]
-            inbound = said.inbound
-
-            async def hand_over(inbound: Any = inbound, files: Any = files) -> None:
-                await hand_over_with_files(
-                    host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
-                )
-
-            hand_overs.append(self._order.run(inbound.chat, hand_over))
+            self.windows.saw(said.inbound.user_id, said.sent_at)
+            steps.setdefault(said.inbound.chat.chat_id, []).append(self._handing(host, said))
         for chosen in read.chosen:
-            self.windows.saw(chosen.user_id)
+            self.windows.saw(chosen.user_id, chosen.sent_at)
+            if chosen.message_id in self._pressed:
+                continue  # taken already: Meta sent the POST again
             request_id, _, value = chosen.choice_id.partition(":")
             press = ButtonPress(
                 chat=chosen.chat, user_id=chosen.user_id, request_id=request_id, choice=value
             )
-            hand_overs.append(self._press(host, press))
-        for failure in await asyncio.gather(*hand_overs, return_exceptions=True):
+            steps.setdefault(chosen.chat.chat_id, []).append(
+                self._pressing(host, press, chosen.message_id)
+            )
+
+        async def in_order(chat_steps: list[Callable[[], Awaitable[None]]]) -> None:
+            for step in chat_steps:
+                await step()
+
+        outcomes = await asyncio.gather(
+            *(in_order(chat_steps) for chat_steps in steps.values()), return_exceptions=True
+        )
+        self.windows.save_if_reopened()  # a window a crash must not forget
+        for failure in outcomes:
             if isinstance(failure, BaseException):
                 raise failure
-        # Stored: the blue ticks say so (to the people let in; a stranger's message is
-        # answered by pairing, or not at all).
-        for said in read.said:
-            task = asyncio.ensure_future(self._mark_read(host, said.inbound))
-            self._receipts.add(task)
-            task.add_done_callback(self._receipts.discard)
+
+    def _handing(self, host: PlatformHost, said: Said) -> Callable[[], Awaitable[None]]:
+        inbound = said.inbound
+        files = [self._incoming(ref) for ref in said.files]
+
+        async def step() -> None:
+            await hand_over_with_files(
+                host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+            )
+            self._remember(self._last_heard, inbound.chat.chat_id, inbound.message_id)
+            self._later_do(self._mark_read(host, inbound))
+
+        return step
+
+    def _pressing(
+        self, host: PlatformHost, press: ButtonPress, message_id: str
+    ) -> Callable[[], Awaitable[None]]:
+        async def step() -> None:
+            toast = await host.pressed(press)
+            self._remember(self._pressed, message_id, None)
+            if toast and not host.question_open(press.request_id):
+                self._later_do(self._quietly_send(press.chat, toast))
+
+        return step
+
+    @staticmethod
+    def _remember(kept: OrderedDict[str, Any], key: str, value: Any) -> None:
+        kept[key] = value
+        kept.move_to_end(key)
+        while len(kept) > REMEMBERED:
+            kept.popitem(last=False)
+
+    def _later_do(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def _quietly_send(self, chat: ChatRef, text: str) -> None:
+        try:
+            await self.send(chat, text)
+        except Exception as exc:  # noqa: BLE001 - the press counted; the note is a courtesy
+            log.info("whatsapp: could not confirm a choice: %s", exc)
 
     async def _mark_read(self, host: PlatformHost, inbound: Inbound) -> None:
+        """The blue ticks, once stored (for those let in: a stranger is answered by pairing,
+        or not at all)."""
         try:
             if await host.allows(inbound.user_id):
                 await self._client().mark_message_as_read(inbound.message_id)
         except Exception as exc:  # noqa: BLE001 - a courtesy: the message is stored
             log.debug("whatsapp: no read receipt for %s: %s", inbound.message_id, exc)
-
-    async def _press(self, host: PlatformHost, press: ButtonPress) -> None:
-        toast = await host.pressed(press)
-        open_still = host.question_open(press.request_id)
-        self._typed.settle(press.request_id, open_still)
-        if toast and not open_still:
-            try:
-                await self.send(press.chat, toast)
-            except Exception as exc:  # noqa: BLE001 - the press counted; the note is a courtesy
-                log.info("whatsapp: could not confirm a choice: %s", exc)
 
     def _note(self, sent: Sent) -> None:
         if sent.status != "failed":
@@ -223,16 +284,20 @@ class WhatsAppAdapter:
         log.warning("whatsapp: message %s to %s failed: %s", sent.message_id, sent.recipient, why)
 
     def _incoming(self, ref: MediaRef) -> IncomingFile:
+        file: IncomingFile | None = None
+
         async def download(limit: int) -> bytes:
+            assert file is not None
             wa = self._client()
             found = await wa.get_media_url(ref.media_id)
-            if found.file_size and found.file_size > limit:
-                raise ValueError(f"it is over {limit} bytes")
+            if found.file_size:  # refused in the user's words, before downloading
+                self.media.check_size(file.kind(), int(found.file_size), ref.name)
             return await read_capped(wa.stream_media(found.url), limit)
 
-        return IncomingFile(
+        file = IncomingFile(
             name=ref.name, declared=ref.mime, size=None, download=download, expect=ref.expect
         )
+        return file
 
     # --- sending -------------------------------------------------------------------------
 
@@ -245,27 +310,35 @@ class WhatsAppAdapter:
                 permanent=True,
             )
 
-    async def _sending(self, call: Any) -> str:
+    async def _sending(self, call: Awaitable[Any]) -> str:
+        """The sent message's id. pywa raises only for an HTTP error answer, when nothing was
+        sent: each is a refusal (retried unless sending it again cannot help)."""
         from pywa_async import errors
 
         try:
             sent = await call
-        except errors.ReEngagementMessage as exc:
-            raise NotSent(
-                f"WhatsApp: outside the 24-hour window ({exc.message})", permanent=True
-            ) from None
-        except (errors.SendMessageError, errors.IntegrityError) as exc:
-            raise NotSent(f"WhatsApp refused it: {exc.code} {exc.message}") from None
+        except errors.WhatsAppError as exc:
+            if exc.code == REENGAGEMENT:
+                said = f"WhatsApp: outside the 24-hour window ({exc.message})"
+                raise NotSent(said, permanent=True) from None
+            said = f"WhatsApp refused it: {exc.code} {exc.message}"
+            raise NotSent(said, permanent=exc.code in _WRONG_AS_SENT) from None
         return str(sent.id)
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         self._open(chat)
         wa = self._client()
-        ids = []
+        ids: list[str] = []
         for number, chunk in enumerate(split_message(to_whatsapp(text), MAX_MESSAGE_CHARS)):
             quoted = reply_to if number == 0 else None
             call = wa.send_message(to=chat.chat_id, text=chunk, reply_to_message_id=quoted)
-            ids.append(await self._sending(call))
+            try:
+                ids.append(await self._sending(call))
+            except NotSent as exc:
+                if not ids:
+                    raise
+                # Part of the reply went out: its retry must say it may repeat that part.
+                raise RuntimeError(f"{exc} (after {len(ids)} of its parts went out)") from None
         return ids
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
@@ -283,61 +356,57 @@ class WhatsAppAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        from pywa.types.callback import Button, Section, SectionList, SectionRow
-
+        """Reply buttons (up to three) or a list (up to ten), their full labels numbered in
+        the question (a button's title holds 20 characters); more choices are typed. A
+        typed answer works too: the gateway takes it."""
         self._open(chat)
-        self._typed.asked(chat, choices, request_id)  # a typed answer counts too
-        body = to_whatsapp(question)
-        wa = self._client()
-        if len(choices) <= MAX_BUTTONS:
-            buttons: Any = [
-                Button(title=c.label[:BUTTON_TITLE_CHARS], callback_data=f"{request_id}:{c.value}")
-                for c in choices
-            ]
-        elif len(choices) <= MAX_ROWS:
-            rows = [
-                SectionRow(title=c.label[:ROW_TITLE_CHARS], callback_data=f"{request_id}:{c.value}")
-                for c in choices
-            ]
-            buttons = SectionList(
-                button_title="Choose", sections=[Section(title="Choices", rows=rows)]
-            )
-        else:
+        controls = buttons_for(choices, request_id)
+        if controls is None:
             await self.send(chat, choices_prompt(question, choices))
             return
-        if len(body) > 1024:  # an interactive body's limit: the question goes first, whole
+        body = to_whatsapp(f"{question}\n\n{numbered(choices)}")
+        if len(body) > BODY_CHARS:  # the question goes first, whole
             await self.send(chat, question)
-            body = "Your answer?"
-        await self._sending(wa.send_message(to=chat.chat_id, text=body, buttons=buttons))
+            body = to_whatsapp(numbered(choices))[:BODY_CHARS]
+        await self._sending(
+            self._client().send_message(to=chat.chat_id, text=body, buttons=controls)
+        )
 
     async def send_file(
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
     ) -> list[str]:
-        """An image as a photo, OGG/Opus as a voice note, other audio WhatsApp plays as a
-        track, anything else as a document with its name."""
+        """As WhatsApp shows each: a JPEG or PNG as a photo, OGG/Opus as a voice note, AAC,
+        MP3, M4A and AMR as audio, MP4 as a video, PDF and Office files as documents, any
+        other text as a text document with its name. Anything else is refused in one line."""
         self._open(chat)
         wa = self._client()
+        mime = attachment.mime.split(";")[0].strip().lower()
+        words = to_whatsapp(caption)[:BODY_CHARS] if caption else None
+        to = chat.chat_id
         data = await asyncio.to_thread(attachment.read_bytes)
-        mime = attachment.mime.split(";")[0]
-        words = to_whatsapp(caption)[:1024] if caption else None
         if mime in _IMAGES:
-            call = wa.send_image(to=chat.chat_id, image=data, caption=words, mime_type=mime)
+            call = wa.send_image(to=to, image=data, caption=words, mime_type=mime)
         elif mime == "audio/ogg":
-            call = wa.send_voice(to=chat.chat_id, voice=data, mime_type="audio/ogg")
+            call = wa.send_voice(to=to, voice=data, mime_type="audio/ogg")
         elif mime in _AUDIO:
-            call = wa.send_audio(to=chat.chat_id, audio=data, mime_type=mime)
-        else:
+            call = wa.send_audio(to=to, audio=data, mime_type=mime)
+        elif mime in _VIDEO:
+            call = wa.send_video(to=to, video=data, caption=words, mime_type=mime)
+        elif mime in _DOCUMENTS or mime.startswith("text/") or mime in _TEXTS:
+            kind = mime if mime in _DOCUMENTS else "text/plain"
             call = wa.send_document(
-                to=chat.chat_id,
-                document=data,
-                filename=attachment.name,
-                caption=words,
-                mime_type=mime,
+                to=to, document=data, filename=attachment.name, caption=words, mime_type=kind
+            )
+        else:
+            raise NotSent(
+                f"WhatsApp takes no {mime} files ({attachment.name}): photos, voice notes, "
+                "audio, MP4 video, PDF, Office and text documents only",
+                permanent=True,
             )
         return [await self._sending(call)]
 
     async def aclose(self) -> None:
-        for task in list(self._receipts):
+        for task in list(self._later):
             task.cancel()
         self.windows.save()
         session, self._session, self._wa = self._session, None, None

@@ -20,7 +20,7 @@ from typing import Any
 from hermes_sdk.media import AttachmentKind
 from hermes_sdk.platform import ChatRef, Inbound, unread_attachment_note
 
-__all__ = ["MediaRef", "Read", "Sent", "read_payload"]
+__all__ = ["Chosen", "MediaRef", "Read", "Said", "Sent", "read_payload"]
 
 PLATFORM = "whatsapp"
 _MEDIA: Mapping[str, AttachmentKind | None] = {
@@ -49,6 +49,8 @@ class Said:
 
     inbound: Inbound
     files: tuple[MediaRef, ...] = ()
+    sent_at: float | None = None
+    """When the person sent it (Meta may deliver it days later)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Chosen:
     user_id: str
     message_id: str
     choice_id: str
+    sent_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,8 @@ def read_payload(payload: Mapping[str, Any], phone_number_id: str) -> Read:
                 continue
             sender, message_id = str(message["from"]), str(message["id"])
             chat = ChatRef(platform=PLATFORM, chat_id=sender, chat_type="private")
+            stamp = str(message.get("timestamp") or "")
+            sent_at = float(stamp) if stamp.isdigit() else None
             kind = message.get("type")
             if kind == "reaction":  # a reaction is no message to answer
                 continue
@@ -155,7 +160,8 @@ def read_payload(payload: Mapping[str, Any], phone_number_id: str) -> Read:
                 answer = message.get("interactive") or {}
                 picked = answer.get("button_reply") or answer.get("list_reply") or {}
                 if picked.get("id"):
-                    read.chosen.append(Chosen(chat, sender, message_id, str(picked["id"])))
+                    chosen = Chosen(chat, sender, message_id, str(picked["id"]), sent_at)
+                    read.chosen.append(chosen)
                 continue
             text, files = _text(message)
             read.said.append(
@@ -168,6 +174,7 @@ def read_payload(payload: Mapping[str, Any], phone_number_id: str) -> Read:
                         message_id=message_id,
                     ),
                     files,
+                    sent_at,
                 )
             )
         for status in value.get("statuses") or ():

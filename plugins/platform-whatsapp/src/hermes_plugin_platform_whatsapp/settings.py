@@ -16,6 +16,12 @@ API_VERSION = "23.0"
 _CONSOLE = "developers.facebook.com/apps > your app > WhatsApp > API Setup"
 
 
+def _secure(url: str) -> bool:
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    return parts.scheme == "https" or (parts.scheme == "http" and loopback)
+
+
 def _secret(context: PlatformContext, variable: str, what: str) -> str:
     value = context.secrets.get(variable, "").strip()
     if not value:
@@ -68,9 +74,10 @@ class WhatsAppSettings:
             "a string of your choosing, entered again as the webhook's Verify token",
         )
         api_url = str(config.get("api_url") or "").strip().rstrip("/") or None
-        if api_url is not None and urlsplit(api_url).scheme not in {"http", "https"}:
+        if api_url is not None and not _secure(api_url):
             raise PlatformNotConfigured(
-                f"platforms.whatsapp.api_url must be an http(s) URL, not {api_url!r}"
+                "platforms.whatsapp.api_url must be an https:// address (http:// only on this "
+                f"machine's loopback): the token travels to it, not {api_url!r}"
             )
         version = str(config.get("api_version") or API_VERSION).removeprefix("v")
         if not re.fullmatch(r"\d{2}\.0", version):

@@ -1,9 +1,14 @@
 """WhatsApp's customer-service window: a business may write freely to a person only within
 24 hours of that person's last message; after that, only an approved template goes. Each
-person's last message is remembered here (kept in ``platforms/whatsapp/windows.json``,
-written at most every few seconds and when the platform stops), so a reply that comes too
-late (a cron job's, a long turn's) is refused in one line instead of vanishing: the Cloud
-API takes such a message and only later reports it failed."""
+person's last message (when they sent it, not when Meta delivered it) is remembered in
+``platforms/whatsapp/windows.json`` for 90 days, so a reply that comes too late (a
+scheduled job's, one to a message delivered days late) is refused in one line instead of
+vanishing: the Cloud API takes such a message and only later reports it failed.
+
+A message that opens a window again is written down before the webhook is answered (a
+crash must not leave a person's window wrongly closed); one inside an open window is
+written within 30 seconds (a crash then loses nothing that matters: the window was open
+anyway)."""
 
 from __future__ import annotations
 
@@ -20,9 +25,9 @@ __all__ = ["WINDOW_SECONDS", "Windows"]
 log = logging.getLogger("hermes.whatsapp")
 
 WINDOW_SECONDS = 24 * 3600.0
-SAVE_EVERY_SECONDS = 5.0
-KEPT_SECONDS = 2 * WINDOW_SECONDS
-"""Older records are dropped when saved: their windows closed long ago."""
+KEPT_SECONDS = 90 * 24 * 3600.0
+"""Records older than this are dropped when saved (Meta asks for a template either way);
+a person not written down is asked of the Cloud API, which says."""
 
 
 class Windows:
@@ -30,8 +35,8 @@ class Windows:
         self.path = Path(home) / "platforms" / "whatsapp" / "windows.json"
         self._clock = clock
         self._last: dict[str, float] = {}
-        self._saved_at = 0.0
         self._dirty = False
+        self._reopened = False
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             self._last = {str(k): float(v) for k, v in data.items()}
@@ -41,13 +46,15 @@ class Windows:
             log.warning("whatsapp: %s is unreadable (%s); windows start unknown", self.path, exc)
 
     def saw(self, person: str, at: float | None = None) -> None:
-        """``person`` wrote (at ``at``, the message's own time, else now)."""
-        when = min(at or self._clock(), self._clock())
-        if when > self._last.get(person, 0.0):
+        """``person`` wrote, at ``at`` (when they sent it; else now)."""
+        now = self._clock()
+        when = min(at or now, now)
+        before = self._last.get(person)
+        if before is None or when > before:
             self._last[person] = when
             self._dirty = True
-        if self._dirty and self._clock() - self._saved_at >= SAVE_EVERY_SECONDS:
-            self.save()
+            if (before is None or now - before >= WINDOW_SECONDS) and now - when < WINDOW_SECONDS:
+                self._reopened = True
 
     def closed_since(self, person: str) -> float | None:
         """When ``person``'s window closed, or None when it is open or not known (a person
@@ -56,6 +63,10 @@ class Windows:
         if last is None or self._clock() - last < WINDOW_SECONDS:
             return None
         return last + WINDOW_SECONDS
+
+    def save_if_reopened(self) -> None:
+        if self._reopened:
+            self.save()
 
     def save(self) -> None:
         if not self._dirty:
@@ -67,4 +78,4 @@ class Windows:
         except OSError as exc:
             log.warning("whatsapp: cannot write %s: %s", self.path, exc)
             return
-        self._saved_at, self._dirty = now, False
+        self._dirty = self._reopened = False

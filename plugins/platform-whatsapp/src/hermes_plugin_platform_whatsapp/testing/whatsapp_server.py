@@ -41,6 +41,50 @@ APP_SECRET = "kit-app-secret-0123456789abcdef"
 VERIFY_TOKEN = "kit-verify-token"
 WINDOW_SECONDS = 24 * 3600.0
 RETRY_SECONDS = 0.2
+UPLOADABLE = frozenset(
+    {
+        "image/jpeg", "image/png", "image/webp",
+        "audio/aac", "audio/amr", "audio/mpeg", "audio/mp4", "audio/ogg",
+        "video/mp4", "video/3gpp",
+        "text/plain", "application/pdf", "application/msword", "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    }
+)  # fmt: skip
+"""The media types the Cloud API takes (its "Supported media types")."""
+
+
+def _problem(kind: str, content: dict[str, Any]) -> str | None:
+    """What Meta refuses in a message (Parameter value is not valid), or None."""
+    if kind == "text" and len(str(content.get("body") or "")) > 4096:
+        return "text.body is longer than 4096 characters"
+    if kind != "interactive":
+        return None
+    if len(str((content.get("body") or {}).get("text") or "")) > 1024:
+        return "interactive.body.text is longer than 1024 characters"
+    action = content.get("action") or {}
+    if content.get("type") == "button":
+        buttons = [b.get("reply") or {} for b in action.get("buttons") or ()]
+        titles = [str(b.get("title") or "") for b in buttons]
+        if not 1 <= len(buttons) <= 3:
+            return "an interactive message has one to three reply buttons"
+        if any(not t or len(t) > 20 for t in titles) or len(set(titles)) != len(titles):
+            return "button titles are 1 to 20 characters, and each its own"
+        if any(len(str(b.get("id") or "")) > 256 for b in buttons):
+            return "a button id is at most 256 characters"
+    elif content.get("type") == "list":
+        rows = [r for s in action.get("sections") or () for r in s.get("rows") or ()]
+        if not 1 <= len(rows) <= 10 or not 1 <= len(str(action.get("button") or "")) <= 20:
+            return "a list has one to ten rows and a button of 1 to 20 characters"
+        if any(not r.get("title") or len(str(r["title"])) > 24 for r in rows):
+            return "a row title is 1 to 24 characters"
+        if any(len(str(r.get("description") or "")) > 72 for r in rows):
+            return "a row description is at most 72 characters"
+        if any(len(str(r.get("id") or "")) > 200 for r in rows):
+            return "a row id is at most 200 characters"
+    return None
 
 
 @dataclass
@@ -83,8 +127,9 @@ class FakeWhatsApp:
         """Message ids marked read (with the typing indicator)."""
         self.webhook_answers: list[int] = []
         """The bot's status code for each webhook POST (0: nothing listened)."""
-        self.refusals: list[tuple[int, int, str]] = []
-        """(HTTP status, Graph error code, message) for the next sends, in order."""
+        self.refusals: list[tuple[int, int, str] | None] = []
+        """(HTTP status, Graph error code, message) for the next sends, in order; None
+        lets that one through."""
         self.last_wrote: dict[str, float] = {}
         self._media: dict[str, tuple[bytes, str, str]] = {}
         self._ids = itertools.count(1)
@@ -132,6 +177,22 @@ class FakeWhatsApp:
         contacts = [{"profile": {"name": name}, "wa_id": user}]
         self.deliver(self._payload({"contacts": contacts, "messages": [body]}))
         return message_id
+
+    def user_says_at_once(
+        self, user: str, texts: list[str], *, sent_at: float | None = None
+    ) -> list[str]:
+        """Several messages in one POST, as Meta batches them (``sent_at``: when they were
+        written, for a delivery that comes late)."""
+        when = sent_at or time.time()
+        self.last_wrote[user] = max(self.last_wrote.get(user, 0.0), when)
+        bodies = [
+            {"from": user, "id": self._id(), "timestamp": str(int(when)), "type": "text",
+             "text": {"body": text}}
+            for text in texts
+        ]  # fmt: skip
+        contacts = [{"profile": {"name": "Kit Person"}, "wa_id": user}]
+        self.deliver(self._payload({"contacts": contacts, "messages": bodies}))
+        return [str(body["id"]) for body in bodies]
 
     def user_says(self, user: str, text: str, *, reply_to: str | None = None) -> str:
         message: dict[str, Any] = {"type": "text", "text": {"body": text}}
@@ -282,6 +343,10 @@ class FakeWhatsApp:
                 self._send(handler, 200, None, raw=found[0], kind=found[1])
             return
         media_id = path.rsplit("/", 1)[-1]
+        if media_id == PHONE_ID:  # the number, as a client checks its credentials
+            number = {"id": PHONE_ID, "display_phone_number": "+1 555-000-1111"}
+            self._send(handler, 200, number | {"verified_name": "Kit", "quality_rating": "GREEN"})
+            return
         found = self._media.get(media_id)
         if found is None:
             self._send(
@@ -340,6 +405,10 @@ class FakeWhatsApp:
             )
             return
         filename, data, mime = fields["file"]
+        if str(mime) not in UPLOADABLE:  # as Meta: its own list of types, nothing else
+            said = f"Param file must be a file with one of the following types: {', '.join(sorted(UPLOADABLE))}. Received file of type '{mime}'."  # noqa: E501
+            self._send(handler, 400, _graph_error(100, said))
+            return
         media_id = self._id("media.up")
         self._media[media_id] = (bytes(data), str(mime), str(filename or "file"))
         self._send(handler, 200, {"id": media_id})
@@ -354,8 +423,9 @@ class FakeWhatsApp:
             self.reads.append(str(body.get("message_id")))
             self._send(handler, 200, {"success": True})
             return
-        if self.refusals:
-            status, code, said = self.refusals.pop(0)
+        refusal = self.refusals.pop(0) if self.refusals else None
+        if refusal is not None:
+            status, code, said = refusal
             self._send(handler, status, _graph_error(code, said))
             return
         to, kind = str(body.get("to") or ""), str(body.get("type") or "")
@@ -366,6 +436,10 @@ class FakeWhatsApp:
             type=kind,
             reply_to=(body.get("context") or {}).get("message_id"),
         )
+        problem = _problem(kind, content)
+        if problem is not None:
+            self._send(handler, 400, _graph_error(131009, problem))
+            return
         if kind == "text":
             sent.text = str(content.get("body") or "")
         elif kind == "interactive":

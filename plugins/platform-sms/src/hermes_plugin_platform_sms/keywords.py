@@ -1,0 +1,62 @@
+"""The words carriers require a texting service to honour (CTIA's guidelines, as Twilio's
+Advanced Opt-Out applies them): a text that is only STOP (or STOPALL, UNSUBSCRIBE, CANCEL,
+END, QUIT, REVOKE, OPTOUT) stops every message to that number until it texts START (or
+YES, UNSTOP); HELP (or INFO) gets a short answer saying who writes and how to stop. None of
+them reaches the model. Who stopped is kept in ``platforms/sms/optouts.json``."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Literal
+
+from hermes_commons.files import atomic_write_text
+
+__all__ = ["OptOuts", "keyword"]
+
+log = logging.getLogger("hermes.sms")
+
+STOP = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"})
+START = frozenset({"START", "YES", "UNSTOP"})
+HELP = frozenset({"HELP", "INFO"})
+
+
+def keyword(text: str) -> Literal["stop", "start", "help"] | None:
+    """The keyword a text is, if it is only one (any case, stray punctuation around)."""
+    word = text.strip().strip(".!?").strip().upper()
+    if word in STOP:
+        return "stop"
+    if word in START:
+        return "start"
+    if word in HELP:
+        return "help"
+    return None
+
+
+class OptOuts:
+    def __init__(self, home: str) -> None:
+        self.path = Path(home) / "platforms" / "sms" / "optouts.json"
+        try:
+            self._numbers = set(json.loads(self.path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            self._numbers = set()
+        except (OSError, ValueError, TypeError) as exc:
+            # Unreadable: nobody is taken for opted in by mistake; the file is kept for a look.
+            raise RuntimeError(f"{self.path} is unreadable ({exc}); fix or remove it") from None
+
+    def __contains__(self, number: str) -> bool:
+        return number in self._numbers
+
+    def stopped(self, number: str) -> None:
+        if number not in self._numbers:
+            self._numbers.add(number)
+            self._save()
+
+    def started(self, number: str) -> None:
+        if number in self._numbers:
+            self._numbers.discard(number)
+            self._save()
+
+    def _save(self) -> None:
+        atomic_write_text(self.path, json.dumps(sorted(self._numbers)))
