@@ -42,16 +42,23 @@ async def _until(condition: Callable[[], object], seconds: float = 10.0) -> None
     raise AssertionError("not in time")
 
 
-def _run(home: Path, twilio: FakeTwilio, scenario: Scenario, port: int = 0) -> None:
+def _run(
+    home: Path,
+    twilio: FakeTwilio,
+    scenario: Scenario,
+    port: int = 0,
+    query: str = "",
+    **config: object,
+) -> None:
     port = port or free_port()
-    twilio.webhook_url = f"http://127.0.0.1:{port}/sms/webhook"
+    twilio.webhook_url = f"http://127.0.0.1:{port}/sms/webhook{query}"
 
     async def main() -> None:
         context = PlatformContext(
             name="sms",
             home=str(home),
-            config={"api_url": twilio.api_url, "webhook_url": twilio.webhook_url},
-            secrets=SECRETS,
+            config={"api_url": twilio.api_url, "webhook_url": twilio.webhook_url, **config},
+            secrets={**SECRETS, "TWILIO_WEBHOOK_SIGNING_SECRET": "kit-signing-key-secret"},
         )
         adapter = SmsAdapter(context)
         host = RecordingHost(port)
@@ -94,7 +101,11 @@ def test_stop_start_and_help_are_honoured_without_the_model(tmp_path, twilio) ->
         twilio.user_texts(USER, "HELP")
         await _until(lambda: twilio.webhook_answers)
         status, twiml = twilio.webhook_answers[0]
-        assert status == 200 and "Reply STOP to stop messages" in twiml
+        assert status == 200 and "<Message>This number is Hermes" in twiml
+        twilio.user_texts(USER, "Yes")  # not opted out: a plain message, not a keyword
+        twilio.user_texts(USER, "End.")  # not a keyword to Twilio either (punctuation)
+        await _until(lambda: len(host.messages) == 2)
+        assert [m.text for m in host.messages] == ["Yes", "End."]
         twilio.user_texts(USER, "Stop")
         await _until(lambda: USER in adapter.optouts)
         with pytest.raises(NotSent) as refused:
@@ -107,9 +118,9 @@ def test_stop_start_and_help_are_honoured_without_the_model(tmp_path, twilio) ->
         assert [t.body for t in twilio.sent(USER)] == ["welcome back"]
         twilio.user_texts(USER, "unsubscribe")
         await _until(lambda: USER in adapter.optouts)
-        assert host.messages == []  # none of them reached the gateway (or a model)
+        assert len(host.messages) == 2  # no keyword reached the gateway (or a model)
 
-    _run(tmp_path, twilio, scenario)
+    _run(tmp_path, twilio, scenario, help_text="This number is Hermes. Text STOP to stop.")
     # Kept across restarts: a number that stopped stays stopped.
     config = {"webhook_url": "https://example.org/sms"}
     later = SmsAdapter(
@@ -244,6 +255,86 @@ def test_revoked_credentials_stop_the_platform_in_one_line(tmp_path, twilio) -> 
         host = RecordingHost(free_port())
         try:
             with pytest.raises(PlatformNotConfigured, match="TWILIO_AUTH_TOKEN"):
+                await adapter.run(host)
+        finally:
+            await adapter.aclose()
+            await host.aclose()
+
+    asyncio.run(main())
+
+
+def test_a_text_during_a_read_back_does_not_move_past_what_is_unread(
+    tmp_path, twilio, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(SmsAdapter, "read_back_after_failure", 0.2)
+    port = free_port()
+
+    async def first(adapter: SmsAdapter, host: RecordingHost, twilio: FakeTwilio) -> None:
+        twilio.user_texts(USER, "before")
+        await _until(lambda: host.messages)
+
+    _run(tmp_path, twilio, first, port)
+    away = twilio.user_texts(USER, "while you were away")  # nothing listens
+    asyncio.run(_until(lambda: twilio.webhook_answers[-1][0] == 0))
+    twilio.refusals_of_lists = 1  # the first read-back fails (Twilio answers 500)
+
+    async def second(adapter: SmsAdapter, host: RecordingHost, twilio: FakeTwilio) -> None:
+        twilio.user_texts(USER, "now")  # arrives by webhook while the read-back is failing
+        await _until(lambda: any(m.text == "now" for m in host.messages))
+        adapter._read_back_soon.set()
+        await _until(lambda: away.sid in [m.message_id for m in host.messages])
+
+    _run(tmp_path, twilio, second, port)
+
+
+def test_a_webhook_signed_with_a_signing_key_and_a_query_in_the_address(tmp_path, twilio) -> None:  # type: ignore[no-untyped-def]
+    async def scenario(adapter: SmsAdapter, host: RecordingHost, twilio: FakeTwilio) -> None:
+        url = str(twilio.webhook_url)
+        params = {"From": USER, "To": NUMBER, "Body": "keyed", "MessageSid": "SM" + "a" * 32}
+        keyed = twilio.sign(url, params, "kit-signing-key-secret", "HMAC_SHA256")
+        settings = "key=webhooks_sharedkey_kit,algorithm=HMAC_SHA256"
+        assert (await asyncio.to_thread(twilio.post, params, keyed, settings))[0] == 200
+        plain = {**params, "MessageSid": "SM" + "b" * 32, "Body": "plain"}
+        assert (await asyncio.to_thread(twilio.post, plain, twilio.sign(url, plain)))[0] == 200
+        assert [m.text for m in host.messages] == ["keyed", "plain"]
+        # A file served for MMS lives on the webhook's path, never under its query.
+        picture = MediaCache.of_home(tmp_path).ingest(photo_bytes((32, 24)), name="p.jpg")
+        await adapter.send_file(CHAT, picture)
+        (address,) = twilio.fetched_media
+        assert "?" not in address and address.startswith(url.split("?", maxsplit=1)[0] + "/media/")
+
+    _run(tmp_path, twilio, scenario, query="?k=a%2Fb%20c")
+
+
+def test_twilios_refusals_are_refusals_and_a_half_sent_reply_says_so(tmp_path, twilio) -> None:  # type: ignore[no-untyped-def]
+    async def scenario(adapter: SmsAdapter, host: RecordingHost, twilio: FakeTwilio) -> None:
+        twilio.refusals.append((400, 21614, "'To' number is not a valid mobile number"))
+        with pytest.raises(NotSent) as landline:
+            await adapter.send(CHAT, "hello")
+        assert landline.value.permanent  # sending it again cannot help
+        twilio.refusals.append((429, 20429, "Too Many Requests"))
+        with pytest.raises(NotSent) as limited:
+            await adapter.send(CHAT, "hello")
+        assert not limited.value.permanent  # nothing went out: retried, with no note
+        twilio.refusals.extend([None, (400, 21617, "too long")])
+        with pytest.raises(RuntimeError, match="after 1 of its parts went out"):
+            await adapter.send(CHAT, "word " * 700)
+
+    _run(tmp_path, twilio, scenario)
+
+
+def test_a_number_not_on_the_account_stops_the_platform_in_one_line(tmp_path, twilio) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        context = PlatformContext(
+            name="sms",
+            home=str(tmp_path),
+            config={"api_url": twilio.api_url, "webhook_url": "http://127.0.0.1:9/sms"},
+            secrets={**SECRETS, "TWILIO_PHONE_NUMBER": "+15557770000"},
+        )
+        adapter = SmsAdapter(context)
+        host = RecordingHost(free_port())
+        try:
+            with pytest.raises(PlatformNotConfigured, match="not a number of this Twilio account"):
                 await adapter.run(host)
         finally:
             await adapter.aclose()

@@ -924,6 +924,12 @@ class _Mapper:
             if name in self.env:
                 self.out.env_settings.add(name)
                 self.out.left.append((f".env {name}", _WA_LISTENER))
+        if "TWILIO_ACCOUNT_SID" in self.env and "SMS_WEBHOOK_PORT" not in self.env:
+            self.out.left.append(
+                (".env TWILIO_ACCOUNT_SID", "hermes-agent took texts on port 8080; here they "
+                 "come to the gateway's shared listener (gateway.http_port): point your proxy "
+                 "there")
+            )  # fmt: skip
 
     def platforms(self) -> None:
         """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""

@@ -4,32 +4,30 @@ listener for the webhooks.
 
 Exactly once: a text's ``MessageSid`` is its id, which the gateway admits once. Twilio does
 not POST a webhook again when the gateway was down or failed to store it, so the texts that
-came meanwhile are read back from Twilio's message log: when the platform starts (from
-where it last stood) and soon after a hand-over failed.
+came meanwhile are read back from Twilio's message log (``position``): when the platform
+starts, and soon after a hand-over failed.
 
 Carriers' rules come first: STOP and its kin stop every message to that number until it
-texts START; HELP gets a short answer; none of them costs a model call. Texts carry no
-buttons: a question lists its choices, and a text that is one of them is the answer.
+texts START; HELP is answered (by Twilio, or by ``help_text``); none of them costs a model
+call. Texts carry no buttons: a question lists its choices, and a text that is one of them
+is the answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+from xml.sax.saxutils import escape
 
-from hermes_commons.files import atomic_write_text
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
-from hermes_plugin_platform_sms.keywords import OptOuts, keyword
+from hermes_plugin_platform_sms.keywords import HELP, STOP, OptOuts, keyword
 from hermes_plugin_platform_sms.media_host import MediaHost
+from hermes_plugin_platform_sms.position import Position
 from hermes_plugin_platform_sms.render import to_sms
 from hermes_plugin_platform_sms.settings import SmsSettings
 from hermes_sdk.media import Attachment
@@ -59,17 +57,19 @@ EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 MMS_BYTES = 5 * 1024 * 1024
 """Twilio's limit for one MMS's media."""
 READ_BACK_AFTER_FAILURE_SECONDS = 30.0
-SLACK_SECONDS = 120.0
-"""Read back from this long before where it last stood: clocks differ."""
+MARGIN = timedelta(minutes=15)
+"""Read back from this long before where it last stood: this machine's clock and Twilio's
+may differ, and a hand-over may take minutes (its pictures' downloads)."""
+_NEVER_AS_SENT = frozenset({21211, 21408, 21606, 21612, 21614, 21617, 21610})
+"""Twilio will never take these as they are: an invalid, unreachable, landline or
+unsubscribed number, a sender not allowed there, a body too long."""
 _OPTED_OUT = 21610
-"""Twilio: "Attempt to send to unsubscribed recipient"."""
-_REFUSED = frozenset({21211, 21408, 21612, 21614, 21617, 21606, 30004, 30005, 30006})
-"""Numbers and messages Twilio will not take as they are (invalid, unreachable, too long)."""
 _TOKEN_REFUSED = frozenset({20003, 20005})
 
 
 class SmsAdapter:
     can_edit = False
+    read_back_after_failure = READ_BACK_AFTER_FAILURE_SECONDS
     pairs_by_default = False
     """A text to a stranger costs money and invites spam: a number gets a pairing code only
     with ``platforms.sms.pairing: true``; otherwise the owner lists it in allowed_users."""
@@ -80,19 +80,14 @@ class SmsAdapter:
         self.media = context.media()
         self.optouts = OptOuts(context.home)
         self.files = MediaHost(self.settings.webhook_url)
+        self.position = Position(context.home)
         self.listening_url: str | None = None
         """Where the webhook is served on the listener, once it is."""
-        self._position = Path(context.home) / "platforms" / "sms" / "read.json"
         self._client: Client | None = None
         self._http: Any = None
         self._order = ChatOrder()
-        self._handed: OrderedDict[str, None] = OrderedDict()
-        """Texts handed over lately (by sid), so a read-back does not fetch their media again."""
-        self._read_back_soon = asyncio.Event()
         self._typed = TypedAnswers()
-        self._stood_at = 0.0
-        self._missing = False
-        """A hand-over failed: where the log is read from stays put until it is read back."""
+        self._read_back_soon = asyncio.Event()
 
     def _twilio(self) -> Client:
         if self._client is None:
@@ -110,14 +105,39 @@ class SmsAdapter:
     # --- receiving -----------------------------------------------------------------------
 
     async def run(self, host: PlatformHost) -> None:
-        from twilio.base.exceptions import TwilioException
-
-        self._twilio()
+        await self._check_number()
         base = await host.http_route(self.settings.path, lambda r: self._serve(host, r))
         self.listening_url = base + self.settings.path
         log.info("sms: webhook at %s (Twilio posts to %s)", self.listening_url, self._public())
+        if self.position.since is None:  # the first start: from now, not the whole history
+            self.position.stand(datetime.now(UTC), force=True)
+        else:
+            self._read_back_soon.set()
+        first = True
+        while True:
+            if not first:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._read_back_soon.wait(), timeout=3600)
+                await asyncio.sleep(self.read_back_after_failure)
+            first = False
+            if not self._read_back_soon.is_set():
+                continue
+            self._read_back_soon.clear()
+            try:
+                await self._read_back(host)
+            except Exception as exc:  # noqa: BLE001 - tried again soon
+                log.warning("sms: reading back texts sent while away failed: %s", exc)
+                self._read_back_soon.set()
+
+    async def _check_number(self) -> None:
+        """One line, before anything listens, when the credentials or the number are not
+        right; a warning when Twilio posts the number's texts elsewhere."""
+        from twilio.base.exceptions import TwilioException
+
         try:
-            await self._read_back(host)
+            numbers = await self._twilio().incoming_phone_numbers.list_async(
+                phone_number=self.settings.phone_number, limit=1
+            )
         except TwilioException as exc:
             said = str(exc)
             if getattr(exc, "code", None) in _TOKEN_REFUSED or "HTTP 401" in said:
@@ -125,46 +145,48 @@ class SmsAdapter:
                     "Twilio refused the account's credentials (20003): check "
                     "TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN"
                 ) from None
-            log.warning("sms: could not read back texts sent while away: %s", said[:200])
-            self._missing = True
-            self._read_back_soon.set()
-        except Exception as exc:  # noqa: BLE001 - the network: tried again soon
-            log.warning("sms: could not read back texts sent while away: %s", exc)
-            self._missing = True
-            self._read_back_soon.set()
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._read_back_soon.wait(), timeout=3600)
-            self._read_back_soon.clear()
-            await asyncio.sleep(READ_BACK_AFTER_FAILURE_SECONDS)
-            try:
-                await self._read_back(host)
-            except Exception as exc:  # noqa: BLE001 - tried again soon
-                log.warning("sms: reading back texts failed: %s", exc)
-                self._missing = True
-                self._read_back_soon.set()
+            raise
+        if not numbers:
+            raise PlatformNotConfigured(
+                f"{self.settings.phone_number} is not a number of this Twilio account: set "
+                "TWILIO_PHONE_NUMBER to one of its numbers (console > Phone Numbers)"
+            )
+        posts_to = str(numbers[0].sms_url or "")
+        if posts_to and posts_to != self.settings.webhook_url:
+            log.warning(
+                "sms: Twilio posts %s's texts to %s, not to webhook_url (%s): set the number's "
+                "messaging webhook to webhook_url",
+                self.settings.phone_number,
+                posts_to.split("?", maxsplit=1)[0],
+                self._public(),
+            )
 
     def _public(self) -> str:
         """The webhook's public address, without the query that may carry a password."""
         return self.settings.webhook_url.split("?")[0]
 
     def _valid(self, request: web.Request, form: Mapping[str, str]) -> bool:
+        """Twilio's signature over the address as it was given to Twilio (behind a proxy the
+        request's own address differs) and the fields: with the auth token, or with a
+        webhook signing key's secret when the request says it is signed with one."""
         from twilio.request_validator import RequestValidator, get_signature_algorithm
 
         signature = request.headers.get("X-Twilio-Signature", "")
         if not signature:
             return False
-        algorithm = get_signature_algorithm(
-            request.headers.get("X-Twilio-Webhooks-Signature-Settings", "")
-        )
-        # The address Twilio was given, with this request's query (Twilio signs both).
-        url = self.settings.webhook_url
-        if request.query_string:
-            url = f"{url.split('?')[0]}?{request.query_string}"
+        settings_header = request.headers.get("X-Twilio-Webhooks-Signature-Settings", "")
+        secret = self.settings.auth_token
+        if settings_header:
+            if not self.settings.signing_secret:
+                return False  # signed with a key Hermes was not given
+            secret = self.settings.signing_secret
         try:
             return bool(
-                RequestValidator(self.settings.signing_secret).validate(
-                    url, dict(form), signature, algorithm=algorithm
+                RequestValidator(secret).validate(
+                    self.settings.webhook_url,
+                    dict(form),
+                    signature,
+                    algorithm=get_signature_algorithm(settings_header),
                 )
             )
         except Exception:  # noqa: BLE001 - whatever cannot be checked is not valid
@@ -173,12 +195,13 @@ class SmsAdapter:
     async def _serve(self, host: PlatformHost, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
-        media = request.path.removeprefix(self.settings.path).removeprefix("/media/")
-        if request.method == "GET" and media != request.path.removeprefix(self.settings.path):
-            found = self.files.fetch(media)
+        rest = request.path.removeprefix(self.settings.path)
+        if request.method == "GET" and rest.startswith("/media/"):
+            found = self.files.fetch(rest.removeprefix("/media/"))
             if found is None:
                 return web.Response(status=404, text="no such file (they are kept 15 minutes)")
-            return web.Response(body=found[0], content_type=found[1])
+            headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+            return web.Response(body=found[0], content_type=found[1], headers=headers)
         if request.method != "POST":
             return web.Response(status=405, text="Twilio POSTs texts here")
         form = {k: str(v) for k, v in (await request.post()).items()}
@@ -187,48 +210,55 @@ class SmsAdapter:
             return web.Response(status=401, text="invalid signature")
         if form.get("To") != self.settings.phone_number or not form.get("MessageSid"):
             return web.Response(status=200, text=EMPTY_TWIML, content_type="text/xml")
+        self.position.in_flight += 1
         try:
             answer = await self._take(host, form)
         except Exception as exc:  # noqa: BLE001 - read back soon: Twilio does not send it again
             log.warning("sms: a text could not be handed over (%s); it is read back soon", exc)
-            self._missing = True
+            self.position.unsure = True
             self._read_back_soon.set()
             return web.Response(status=500, text="not stored")
-        if not self._missing and time.monotonic() - self._stood_at > 60:
-            self._stand(datetime.now(UTC))  # all is in up to now: a restart reads from here
+        finally:
+            self.position.in_flight -= 1
+        self.position.stand(datetime.now(UTC))  # all is in up to now (unless unsure)
         return web.Response(status=200, text=answer or EMPTY_TWIML, content_type="text/xml")
 
     async def _take(self, host: PlatformHost, form: Mapping[str, str]) -> str | None:
-        """Hand a text over (or honour its keyword); returns TwiML to answer with, if any."""
+        """Hand a text over (or honour its keyword, or take it as a typed answer); returns
+        TwiML to answer with, if any."""
         sender, sid, text = form.get("From", "").strip(), form["MessageSid"], form.get("Body", "")
+        if self.position.handed(sid):
+            return None  # seen already (a read-back's margin, a POST sent again)
         chat = ChatRef(platform="sms", chat_id=sender, chat_type="private")
         said = keyword(text)
+        answer: str | None = None
         if said == "stop":
             self.optouts.stopped(sender)
             log.info("sms: %s texted STOP: nothing more is sent to it until START", sender)
-            return None  # Twilio (Advanced Opt-Out) confirms it to them itself
-        if said == "start":
+        elif said == "start" and sender in self.optouts:
             self.optouts.started(sender)
-            return None
-        press = self._typed.press_for(chat, sender, text) if not said else None
-        if press is not None:  # an answer to a question listed in a text
-            await host.pressed(press)
+        elif said == "help":
+            if self.settings.help_text:
+                answer = f"<Message>{escape(self.settings.help_text)}</Message>"
+        elif (press := self._typed.press_for(chat, sender, text)) is not None:
+            await host.pressed(press)  # an answer to a question listed in a text
             self._typed.settle(press.request_id, host.question_open(press.request_id))
-            return None
-        if said == "help":
-            from xml.sax.saxutils import escape
+        else:
+            await self._hand_over(host, chat, form)
+        self.position.took(sid)
+        return EMPTY_TWIML.replace("<Response>", f"<Response>{answer}") if answer else None
 
-            message = f"<Message>{escape(self.settings.help_text)}</Message>"
-            return EMPTY_TWIML.replace("<Response>", f"<Response>{message}")
+    async def _hand_over(self, host: PlatformHost, chat: ChatRef, form: Mapping[str, str]) -> None:
+        sid = form["MessageSid"]
         count = int(form.get("NumMedia") or 0)
         files = [
-            self._incoming(
-                form.get(f"MediaUrl{i}", ""), form.get(f"MediaContentType{i}"), f"{sid}-{i}"
-            )
+            self._incoming(form[f"MediaUrl{i}"], form.get(f"MediaContentType{i}"), f"{sid}-{i}")
             for i in range(min(count, 10))
             if form.get(f"MediaUrl{i}")
         ]
-        inbound = Inbound(chat=chat, user_id=sender, text=text, message_id=sid)
+        inbound = Inbound(
+            chat=chat, user_id=chat.chat_id, text=form.get("Body", ""), message_id=sid
+        )
 
         async def hand_over() -> None:
             await hand_over_with_files(
@@ -236,16 +266,13 @@ class SmsAdapter:
             )
 
         await self._order.run(chat, hand_over)
-        self._handed[sid] = None
-        while len(self._handed) > 4096:
-            self._handed.popitem(last=False)
-        return None
 
     def _sends_token_to(self, url: str) -> bool:
-        """The account's credentials go only to Twilio's API host (or the one set for a
-        test): a media address elsewhere would hand them to a stranger."""
-        host = (urlsplit(url).hostname or "").lower()
-        if host == "api.twilio.com":
+        """The account's credentials go only to Twilio's API host over https (or the host
+        set for a test): a media address elsewhere would hand them to a stranger."""
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        if host == "api.twilio.com" and parts.scheme == "https":
             return True
         configured = self.settings.api_url
         return configured is not None and host == (urlsplit(configured).hostname or "").lower()
@@ -258,50 +285,45 @@ class SmsAdapter:
 
             auth = (self.settings.account_sid, self.settings.auth_token)
             async with httpx.AsyncClient(timeout=30) as http:
-                asked = await http.get(url, auth=auth if self._sends_token_to(url) else None)
-                if asked.is_redirect:  # to Twilio's file store: without the credentials
-                    asked = await http.get(asked.headers["location"])
-                if asked.status_code != 200:
-                    raise ValueError(f"Twilio answered {asked.status_code}")
-                return await read_capped(asked.aiter_bytes(), limit)
+                where, credentials = url, (auth if self._sends_token_to(url) else None)
+                for _hop in range(3):  # to Twilio's file store: without the credentials
+                    async with http.stream("GET", where, auth=credentials) as answer:
+                        if answer.is_redirect:
+                            where, credentials = answer.headers["location"], None
+                            continue
+                        if answer.status_code != 200:
+                            raise ValueError(f"Twilio answered {answer.status_code}")
+                        return await read_capped(answer.aiter_bytes(), limit)
+                raise ValueError("Twilio redirected too often")
 
         return IncomingFile(name=f"{name}.{extension}", declared=mime, size=None, download=download)
 
     # --- reading back --------------------------------------------------------------------
 
-    def _since(self) -> datetime | None:
-        try:
-            stood = json.loads(self._position.read_text(encoding="utf-8"))["since"]
-            return datetime.fromisoformat(stood)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _stand(self, at: datetime) -> None:
-        atomic_write_text(self._position, json.dumps({"since": at.isoformat()}), sync=False)
-        self._stood_at = time.monotonic()
-
     async def _read_back(self, host: PlatformHost) -> None:
-        """Hand over the texts Twilio took while no webhook reached the gateway (by sid:
-        the gateway drops those it has), oldest first."""
-        now = datetime.now(UTC)
-        since = self._since()
-        if since is None:  # the first start: from now on, not the number's whole history
-            self._stand(now)
-            return
+        """Hand over the texts Twilio took while no webhook reached the gateway, oldest
+        first (each once: those handed over lately are known by id), then stand where the
+        read began (texts that came meanwhile came by webhook, or are read next time)."""
+        self.position.unsure = True  # webhooks must not move the position meanwhile
+        began = datetime.now(UTC)
+        since = self.position.since or began
         client = self._twilio()
-        start = since - timedelta(seconds=SLACK_SECONDS)
+        start = since - MARGIN
         found = await client.messages.list_async(
-            to=self.settings.phone_number, date_sent_after=start, limit=1000
+            to=self.settings.phone_number, date_sent_after=start
         )
-        self._missing = False  # from here, a failure is read back again
         missed = sorted(
-            (m for m in found if m.direction == "inbound" and m.date_sent and m.date_sent >= start),
-            key=lambda m: m.date_sent or now,
+            (
+                m
+                for m in found
+                if m.direction == "inbound"
+                and m.date_sent is not None
+                and m.date_sent >= start
+                and not self.position.handed(str(m.sid))
+            ),
+            key=lambda m: m.date_sent or began,
         )
-        count = 0
         for message in missed:
-            if message.sid in self._handed:
-                continue
             form = {
                 "From": str(message.from_),
                 "To": str(message.to),
@@ -315,11 +337,17 @@ class SmsAdapter:
                 for number, item in enumerate(listed):
                     form[f"MediaUrl{number}"] = base + str(item.uri).removesuffix(".json")
                     form[f"MediaContentType{number}"] = str(item.content_type)
-            await self._take(host, form)
-            count += 1
-        self._stand(now)
-        if count:
-            log.info("sms: read back %d text(s) sent while away", count)
+            answer = await self._take(host, form)
+            if answer:  # HELP: Twilio's answer to the webhook went nowhere; say it now
+                await self._quietly(chat_id=form["From"], text=self.settings.help_text)
+        self.position.unsure = False
+        self.position.stand(began - MARGIN, force=True)
+        if missed:
+            log.info("sms: read back %d text(s) sent while away", len(missed))
+
+    async def _quietly(self, chat_id: str, text: str) -> None:
+        with contextlib.suppress(Exception):
+            await self._create(to=chat_id, body=to_sms(text))
 
     # --- sending -------------------------------------------------------------------------
 
@@ -331,6 +359,8 @@ class SmsAdapter:
             )
 
     async def _create(self, **fields: Any) -> str:
+        """The text's sid. Twilio answers an error only for what it did not take: each is
+        a refusal (retried, unless sending it again cannot help)."""
         from twilio.base.exceptions import TwilioRestException
 
         try:
@@ -340,20 +370,22 @@ class SmsAdapter:
         except TwilioRestException as exc:
             if exc.code == _OPTED_OUT:
                 self.optouts.stopped(str(fields.get("to")))
-                raise NotSent(
-                    f"SMS: {fields.get('to')} has opted out (21610)", permanent=True
-                ) from None
-            if exc.code in _REFUSED or (exc.status == 400 and exc.code not in _TOKEN_REFUSED):
-                raise NotSent(f"Twilio refused it: {exc.code} {exc.msg}") from None
-            raise
+            said = f"Twilio refused it: {exc.code} {exc.msg}"
+            raise NotSent(said, permanent=exc.code in _NEVER_AS_SENT) from None
         return str(sent.sid)
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         self._reachable(chat)
-        return [
-            await self._create(to=chat.chat_id, body=chunk)
-            for chunk in split_message(to_sms(text), self.max_message_chars)
-        ]
+        ids: list[str] = []
+        for chunk in split_message(to_sms(text), self.max_message_chars):
+            try:
+                ids.append(await self._create(to=chat.chat_id, body=chunk))
+            except NotSent as exc:
+                if not ids:
+                    raise
+                # Part of the reply went out: its retry must say it may repeat that part.
+                raise RuntimeError(f"{exc} (after {len(ids)} of its parts went out)") from None
+        return ids
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         raise MessageGone("a text message cannot be edited: the reply is sent whole")
@@ -364,8 +396,12 @@ class SmsAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        # The choices to text back; a text that is one of them is the answer.
-        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
+        """The question with each choice to text back (its value) and what it means."""
+        self._typed.asked(chat, choices, request_id)
+        lines = [f"{choice.value} - {choice.label}" for choice in choices]
+        if any(choice.value.upper() in STOP | HELP for choice in choices):
+            log.warning("sms: a choice is a carrier keyword (STOP, HELP...): texting it is that")
+        await self.send(chat, f"{question}\n\nText back one of:\n" + "\n".join(lines))
 
     async def send_file(
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
@@ -375,11 +411,8 @@ class SmsAdapter:
         self._reachable(chat)
         data = await asyncio.to_thread(attachment.read_bytes)
         if not self.settings.mms or len(data) > MMS_BYTES:
-            note = (
-                f"[{attachment.name}: a file too large to text]"
-                if self.settings.mms
-                else f"[{attachment.name}]"
-            )
+            why = ": a file too large to text" if self.settings.mms else ""
+            note = f"[{attachment.name}{why}]"
             return await self.send(chat, f"{caption}\n\n{note}" if caption else note)
         address = self.files.serve(data, attachment.mime, attachment.name)
         body = to_sms(caption)[: self.max_message_chars] if caption else None

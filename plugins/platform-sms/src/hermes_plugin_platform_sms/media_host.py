@@ -8,11 +8,13 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 __all__ = ["MediaHost"]
 
 KEPT_SECONDS = 15 * 60.0
+HELD_BYTES = 64 * 1024 * 1024
+"""At most this much is served at once (the oldest files go first)."""
 
 
 @dataclass(frozen=True)
@@ -23,14 +25,19 @@ class _Served:
 
 
 class MediaHost:
-    def __init__(self, public_base: str, clock: Callable[[], float] = time.monotonic) -> None:
-        self._base = public_base.rstrip("/") + "/media/"
+    def __init__(self, webhook_url: str, clock: Callable[[], float] = time.monotonic) -> None:
+        parts = urlsplit(webhook_url)  # the webhook's own address, never its query
+        self._base = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/media/"
         self._clock = clock
         self._files: dict[str, _Served] = {}
 
     def serve(self, data: bytes, mime: str, name: str) -> str:
         """The public address ``data`` is fetched from, for a while."""
         self._forget_old()
+        while (
+            self._files and sum(len(s.data) for s in self._files.values()) + len(data) > HELD_BYTES
+        ):
+            del self._files[next(iter(self._files))]
         token = secrets.token_urlsafe(32)
         self._files[token] = _Served(data, mime, self._clock() + KEPT_SECONDS)
         return f"{self._base}{token}/{quote(name)}"

@@ -12,10 +12,6 @@ from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 __all__ = ["SmsSettings"]
 
 _E164 = re.compile(r"^\+[1-9]\d{6,14}$")
-DEFAULT_HELP = (
-    "This number is answered by an AI assistant. Reply STOP to stop messages; START to "
-    "start again. Msg & data rates may apply."
-)
 
 
 def _secure(url: str) -> bool:
@@ -36,11 +32,14 @@ class SmsSettings:
     path: str
     """Where that address arrives on the gateway's HTTP listener."""
     signing_secret: str = field(repr=False)
-    """What webhooks are signed with: the auth token, or a webhook signing key's secret."""
+    """A webhook signing key's secret, for the webhooks that say they are signed with it
+    (``X-Twilio-Webhooks-Signature-Settings``); the others are signed with the auth token."""
     api_url: str | None
     """Another Twilio API host (a test server); None: api.twilio.com."""
     max_chars: int
     help_text: str
+    """Hermes's own answer to HELP, for an account without Twilio's Advanced Opt-Out
+    (which answers HELP itself); '' leaves it to Twilio."""
     mms: bool
     """Send files as MMS pictures (US and Canadian numbers); otherwise a file is named."""
 
@@ -73,27 +72,40 @@ class SmsSettings:
                 "give Twilio for incoming messages (https://your.host/sms/webhook): Twilio's "
                 "signature covers it"
             )
-        path = "/" + str(config.get("path") or parts.path or "sms/webhook").strip("/")
+        path = "/" + str(config.get("path") or parts.path or "").strip("/")
+        if path == "/":
+            raise PlatformNotConfigured(
+                "platforms.sms.webhook_url needs a path of its own (https://your.host/sms/webhook)"
+                ": the listener is shared with the other platforms"
+            )
         api_url = str(config.get("api_url") or "").strip().rstrip("/") or None
         if api_url is not None and not _secure(api_url):
             raise PlatformNotConfigured(
                 "platforms.sms.api_url must be an https:// address (http:// only on this "
                 f"machine's loopback): the credentials travel to it, not {api_url!r}"
             )
-        max_chars = int(config.get("max_chars") or 1600)
+        raw_max = config.get("max_chars", 1600)
+        try:
+            max_chars = int(raw_max)
+        except (TypeError, ValueError):
+            max_chars = 0
         if not 160 <= max_chars <= 1600:
             raise PlatformNotConfigured(
-                f"platforms.sms.max_chars is 160 to 1600 (Twilio's limit), not {max_chars}"
+                f"platforms.sms.max_chars is a number from 160 to 1600 (Twilio's limit), not "
+                f"{raw_max!r}"
             )
+        mms = config.get("mms", True)
+        if not isinstance(mms, bool):
+            raise PlatformNotConfigured(f"platforms.sms.mms is true or false, not {mms!r}")
         return cls(
             account_sid=sid,
             auth_token=token,
             phone_number=number,
             webhook_url=url,
             path=path,
-            signing_secret=secrets.get("TWILIO_WEBHOOK_SIGNING_SECRET", "").strip() or token,
+            signing_secret=secrets.get("TWILIO_WEBHOOK_SIGNING_SECRET", "").strip(),
             api_url=api_url,
             max_chars=max_chars,
-            help_text=str(config.get("help_text") or DEFAULT_HELP),
-            mms=config.get("mms", True) is not False,
+            help_text=str(config.get("help_text") or ""),
+            mms=mms,
         )

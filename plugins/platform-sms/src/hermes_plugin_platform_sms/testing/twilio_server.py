@@ -89,8 +89,11 @@ class FakeTwilio:
         self.opted_out: set[str] = set()
         self.webhook_answers: list[tuple[int, str]] = []
         """(status, body) of each webhook POST (0: nothing listened)."""
-        self.refusals: list[tuple[int, int, str]] = []
-        """(HTTP status, Twilio error code, message) for the next sends, in order."""
+        self.refusals: list[tuple[int, int, str] | None] = []
+        """(HTTP status, Twilio error code, message) for the next sends, in order; None
+        lets that one through."""
+        self.refusals_of_lists = 0
+        """The next this many listings of messages fail (HTTP 500)."""
         self.fetched_media: list[str] = []
         """Each MMS MediaUrl Twilio fetched."""
         self._ids = itertools.count(1)
@@ -158,17 +161,28 @@ class FakeTwilio:
             params[f"MediaContentType{number}"] = mime
         return params
 
-    def sign(self, url: str, params: dict[str, str], token: str = AUTH_TOKEN) -> str:
+    def sign(
+        self,
+        url: str,
+        params: dict[str, str],
+        token: str = AUTH_TOKEN,
+        algorithm: str | None = None,
+    ) -> str:
         from twilio.request_validator import RequestValidator
 
-        return str(RequestValidator(token).compute_signature(url, params))
+        return str(RequestValidator(token).compute_signature(url, params, algorithm=algorithm))
 
-    def post(self, params: dict[str, str], signature: str | None) -> tuple[int, str]:
-        """One webhook POST of ``params`` with ``signature`` (None: no header)."""
+    def post(
+        self, params: dict[str, str], signature: str | None, signature_settings: str | None = None
+    ) -> tuple[int, str]:
+        """One webhook POST of ``params`` with ``signature`` (None: no header), and a
+        webhook signing key's settings header when it is signed with one."""
         assert self.webhook_url is not None, "set webhook_url to the bot's webhook first"
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         if signature is not None:
             headers["X-Twilio-Signature"] = signature
+        if signature_settings is not None:
+            headers["X-Twilio-Webhooks-Signature-Settings"] = signature_settings
         request = urllib.request.Request(
             self.webhook_url, data=urlencode(params).encode(), headers=headers
         )
@@ -263,6 +277,11 @@ class FakeTwilio:
         if url.path == f"{base}.json":
             self._list(handler, query)
             return
+        if url.path == f"/2010-04-01/Accounts/{ACCOUNT_SID}/IncomingPhoneNumbers.json":
+            mine = {"sid": "PN" + "0" * 32, "phone_number": NUMBER, "sms_url": self.webhook_url}
+            numbers = [mine] if query.get("PhoneNumber") in (None, NUMBER) else []
+            self._send(handler, 200, {"incoming_phone_numbers": numbers, **_page(url.path, 1)})
+            return
         parts = url.path.removeprefix(base + "/").split("/")
         text = next((t for t in self.log if t.sid == parts[0]), None)
         if text is None or len(parts) < 2:
@@ -294,24 +313,23 @@ class FakeTwilio:
             self._send(handler, 404, _error(404, 20404, "The requested resource was not found"))
 
     def _list(self, handler: BaseHTTPRequestHandler, query: dict[str, str]) -> None:
+        if self.refusals_of_lists:
+            self.refusals_of_lists -= 1
+            self._send(handler, 500, _error(500, 20500, "Internal Server Error"))
+            return
         with self._lock:
             found = [t for t in self.log if not query.get("To") or t.to == query["To"]]
         after = query.get("DateSent>")
         if after:  # Twilio compares the date only (YYYY-MM-DD): finer is the caller's
             found = [t for t in found if t.date_sent.strftime("%Y-%m-%d") >= after[:10]]
         found.sort(key=lambda t: t.date_sent, reverse=True)  # newest first, as Twilio lists
-        uri = handler.path
-        body = {
-            "messages": [self._instance(t) for t in found],
-            "next_page_uri": None,
-            "page": 0,
-            "page_size": len(found),
-            "start": 0,
-            "end": max(0, len(found) - 1),
-            "uri": uri,
-            "first_page_uri": uri,
-            "previous_page_uri": None,
-        }
+        size, page = int(query.get("PageSize") or 50), int(query.get("Page") or 0)
+        more = len(found) > (page + 1) * size
+        found = found[page * size : (page + 1) * size]
+        body = {"messages": [self._instance(t) for t in found], **_page(handler.path, len(found))}
+        if more:  # the next page, as Twilio links it
+            following = {**query, "Page": str(page + 1), "PageSize": str(size)}
+            body["next_page_uri"] = f"{urlsplit(handler.path).path}?{urlencode(following)}"
         self._send(handler, 200, body)
 
     def _post(self, handler: BaseHTTPRequestHandler) -> None:
@@ -324,8 +342,9 @@ class FakeTwilio:
             return
         to, sender = form.get("To", [""])[0], form.get("From", [""])[0]
         body, media = form.get("Body", [""])[0], form.get("MediaUrl", [])
-        if self.refusals:
-            status, code, said = self.refusals.pop(0)
+        refusal = self.refusals.pop(0) if self.refusals else None
+        if refusal is not None:
+            status, code, said = refusal
             self._send(handler, status, _error(status, code, said))
             return
         if sender != NUMBER:
