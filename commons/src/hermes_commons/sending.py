@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from hermes_commons.outbox import Outbox, OutboxItem
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import ChatRef, MessageGone, NotSent, PlatformAdapter, split_message
 
-__all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries"]
+__all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries", "PartlySent", "send_in_parts"]
 
 log = logging.getLogger("hermes.outbox")
 
@@ -22,6 +22,28 @@ SENDS_AT_ONCE = 16
 """Entries sent at once to one platform; also the most of them that the death of the
 sending process can send twice."""
 DUPLICATE_NOTE = "↻ _Hermes restarted while sending this reply; it may be a duplicate._"
+
+
+class PartlySent(Exception):
+    """A reply some of whose parts went out before one was refused: not a refusal of the
+    whole (its retry says it may repeat what went out)."""
+
+
+async def send_in_parts(
+    parts: Sequence[str], send_one: Callable[[str], Awaitable[str]]
+) -> list[str]:
+    """Send a reply's parts in order, for an adapter's ``send``; their ids. A refusal
+    (:class:`NotSent`) of the first part is the reply's; of a later one, it becomes
+    :class:`PartlySent`."""
+    ids: list[str] = []
+    for part in parts:
+        try:
+            ids.append(await send_one(part))
+        except NotSent as exc:
+            if not ids:
+                raise
+            raise PartlySent(f"{exc} (after {len(ids)} of its parts went out)") from None
+    return ids
 
 
 async def _quietly_synced(sync: asyncio.Future[None]) -> None:

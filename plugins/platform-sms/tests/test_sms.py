@@ -12,6 +12,7 @@ import pytest
 from hermes_plugin_platform_sms.adapter import SmsAdapter
 from hermes_plugin_platform_sms.testing import ACCOUNT_SID, AUTH_TOKEN, NUMBER, FakeTwilio
 
+from hermes_commons.sending import PartlySent
 from hermes_sdk.media import MediaCache
 from hermes_sdk.platform import ChatRef, NotSent, PlatformContext, PlatformNotConfigured
 from hermes_testkit.media_files import disguised_program, photo_bytes
@@ -317,7 +318,7 @@ def test_twilios_refusals_are_refusals_and_a_half_sent_reply_says_so(tmp_path, t
             await adapter.send(CHAT, "hello")
         assert not limited.value.permanent  # nothing went out: retried, with no note
         twilio.refusals.extend([None, (400, 21617, "too long")])
-        with pytest.raises(RuntimeError, match="after 1 of its parts went out"):
+        with pytest.raises(PartlySent, match="after 1 of its parts went out"):
             await adapter.send(CHAT, "word " * 700)
 
     _run(tmp_path, twilio, scenario)

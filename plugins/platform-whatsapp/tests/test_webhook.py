@@ -23,6 +23,7 @@ from hermes_plugin_platform_whatsapp.testing import (
     FakeWhatsApp,
 )
 
+from hermes_commons.sending import PartlySent
 from hermes_sdk.platform import ChatRef, Choice, NotSent, PlatformContext, PlatformNotConfigured
 from hermes_testkit.audio_server import tone_wav
 from hermes_testkit.media_files import photo_bytes
@@ -285,7 +286,7 @@ def test_the_graph_apis_refusals_are_refusals(tmp_path, meta) -> None:  # type: 
         # The second part of a long reply refused after the first went out: its retry must
         # say it may repeat, so it is no refusal of the whole.
         meta.refusals.extend([None, (400, 131026, "Message undeliverable")])
-        with pytest.raises(RuntimeError, match="after 1 of its parts went out"):
+        with pytest.raises(PartlySent, match="after 1 of its parts went out"):
             await adapter.send(CHAT, "\n\n".join(["word " * 700] * 2))
 
     _run(tmp_path, meta, scenario)

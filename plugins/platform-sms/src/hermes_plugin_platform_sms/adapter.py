@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
+from hermes_commons.sending import send_in_parts
 from hermes_plugin_platform_sms.keywords import HELP, STOP, OptOuts, keyword
 from hermes_plugin_platform_sms.media_host import MediaHost
 from hermes_plugin_platform_sms.position import Position
@@ -376,16 +377,8 @@ class SmsAdapter:
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         self._reachable(chat)
-        ids: list[str] = []
-        for chunk in split_message(to_sms(text), self.max_message_chars):
-            try:
-                ids.append(await self._create(to=chat.chat_id, body=chunk))
-            except NotSent as exc:
-                if not ids:
-                    raise
-                # Part of the reply went out: its retry must say it may repeat that part.
-                raise RuntimeError(f"{exc} (after {len(ids)} of its parts went out)") from None
-        return ids
+        parts = split_message(to_sms(text), self.max_message_chars)
+        return await send_in_parts(parts, lambda part: self._create(to=chat.chat_id, body=part))
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         raise MessageGone("a text message cannot be edited: the reply is sent whole")

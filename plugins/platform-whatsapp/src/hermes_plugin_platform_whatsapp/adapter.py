@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
+from hermes_commons.sending import send_in_parts
 from hermes_plugin_platform_whatsapp.choices import buttons_for, numbered
 from hermes_plugin_platform_whatsapp.reading import MediaRef, Read, Said, Sent, read_payload
 from hermes_plugin_platform_whatsapp.render import to_whatsapp
@@ -328,18 +329,15 @@ class WhatsAppAdapter:
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         self._open(chat)
         wa = self._client()
-        ids: list[str] = []
-        for number, chunk in enumerate(split_message(to_whatsapp(text), MAX_MESSAGE_CHARS)):
-            quoted = reply_to if number == 0 else None
-            call = wa.send_message(to=chat.chat_id, text=chunk, reply_to_message_id=quoted)
-            try:
-                ids.append(await self._sending(call))
-            except NotSent as exc:
-                if not ids:
-                    raise
-                # Part of the reply went out: its retry must say it may repeat that part.
-                raise RuntimeError(f"{exc} (after {len(ids)} of its parts went out)") from None
-        return ids
+        quoted = [reply_to]  # the first part quotes what it answers
+
+        async def one(part: str) -> str:
+            said = wa.send_message(
+                to=chat.chat_id, text=part, reply_to_message_id=quoted.pop() if quoted else None
+            )
+            return await self._sending(said)
+
+        return await send_in_parts(split_message(to_whatsapp(text), MAX_MESSAGE_CHARS), one)
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         raise MessageGone("WhatsApp edits no messages: the reply is sent whole")
