@@ -32,7 +32,7 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="auth",
         description="Sign-ins and credential pools: status, list, add, remove, reset.",
-        factory="hermes_plugin_auth.commands:auth",
+        factory="hermes_plugin_auth.pools:auth",
     )
 
 
