@@ -19,6 +19,15 @@ def test_a_choices_value_is_matched_before_a_number() -> None:
     assert press is not None and press.choice == "3"
 
 
+def test_a_question_no_longer_open_takes_no_later_message() -> None:
+    answers = TypedAnswers()
+    answers.asked(CHAT, [Choice("yes", "Yes"), Choice("deny", "Deny")], "q")
+    assert answers.press_for(CHAT, "+15551234567", "deny", lambda _q: True) is not None
+    # Timed out (or stopped) at the gateway: "deny" is now a message, and stays one.
+    assert answers.press_for(CHAT, "+15551234567", "deny", lambda _q: False) is None
+    assert answers.press_for(CHAT, "+15551234567", "deny") is None
+
+
 def test_a_question_long_past_takes_no_later_message(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     answers = TypedAnswers(ttl_seconds=60)
     answers.asked(CHAT, [Choice("yes", "Yes"), Choice("no", "No")], "q")

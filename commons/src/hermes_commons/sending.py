@@ -42,7 +42,10 @@ async def send_in_parts(
         except NotSent as exc:
             if not ids:
                 raise
-            raise PartlySent(f"{exc} (after {len(ids)} of its parts went out)") from None
+            said = f"{exc} (after {len(ids)} of its parts went out)"
+            if exc.permanent:  # sending it again cannot help: given up, not sent twice
+                raise NotSent(said, permanent=True) from None
+            raise PartlySent(said) from None
     return ids
 
 

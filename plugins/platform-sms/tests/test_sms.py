@@ -317,9 +317,13 @@ def test_twilios_refusals_are_refusals_and_a_half_sent_reply_says_so(tmp_path, t
         with pytest.raises(NotSent) as limited:
             await adapter.send(CHAT, "hello")
         assert not limited.value.permanent  # nothing went out: retried, with no note
-        twilio.refusals.extend([None, (400, 21617, "too long")])
+        twilio.refusals.extend([None, (429, 20429, "Too Many Requests")])
         with pytest.raises(PartlySent, match="after 1 of its parts went out"):
             await adapter.send(CHAT, "word " * 700)
+        twilio.refusals.extend([None, (400, 21617, "too long")])  # never: given up at once
+        with pytest.raises(NotSent, match="after 1 of its parts went out") as never:
+            await adapter.send(CHAT, "word " * 700)
+        assert never.value.permanent
 
     _run(tmp_path, twilio, scenario)
 

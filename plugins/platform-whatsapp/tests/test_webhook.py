@@ -197,7 +197,7 @@ def test_choices_go_as_buttons_or_a_list_and_each_answer_comes_back(tmp_path, me
         (buttons,) = meta.sent(USER)
         titles = [title for _id, title in buttons.buttons]
         assert titles == ["1. Allow this comma…", "2. Allow this comma…", "3. Deny"]
-        assert "2. Allow this command for this session" in buttons.text  # the full labels
+        assert "session - Allow this command for this session" in buttons.text  # in full
         four = [Choice(v, v.title()) for v in ("once", "session", "always", "deny")]
         await adapter.ask(CHAT, "Run it?", four, "q1")
         listed = meta.sent(USER)[-1]
@@ -285,7 +285,7 @@ def test_the_graph_apis_refusals_are_refusals(tmp_path, meta) -> None:  # type: 
         assert [m.text for m in meta.sent(USER)] == ["three"]
         # The second part of a long reply refused after the first went out: its retry must
         # say it may repeat, so it is no refusal of the whole.
-        meta.refusals.extend([None, (400, 131026, "Message undeliverable")])
+        meta.refusals.extend([None, (429, 130429, "Rate limit hit")])
         with pytest.raises(PartlySent, match="after 1 of its parts went out"):
             await adapter.send(CHAT, "\n\n".join(["word " * 700] * 2))
 

@@ -291,12 +291,12 @@ class TypedAnswers:
     nobody and would otherwise be dropped as not addressed to the bot.
     """
 
-    def __init__(self, limit: int = 256, ttl_seconds: float = 1800.0) -> None:
+    def __init__(self, limit: int = 256, ttl_seconds: float = 2 * 86_400.0) -> None:
         self._open: dict[str, tuple[ChatRef, tuple[Choice, ...], float]] = {}
         self._limit = limit
         self._ttl = ttl_seconds
-        """A question is forgotten after this (the gateway's own wait is shorter): one that
-        timed out or was stopped must not take a later message for its answer."""
+        """A question is forgotten after this, whatever else is known (the gateway waits a
+        day at most)."""
 
     def asked(self, chat: ChatRef, choices: Sequence[Choice], request_id: str) -> None:
         self._open[request_id] = (chat, tuple(choices), time.monotonic())
@@ -310,13 +310,23 @@ class TypedAnswers:
         self.asked(chat, choices, request_id)
         return choices_prompt(question, choices)
 
-    def press_for(self, chat: ChatRef, user_id: str, text: str) -> ButtonPress | None:
+    def press_for(
+        self,
+        chat: ChatRef,
+        user_id: str,
+        text: str,
+        is_open: Callable[[str], bool] | None = None,
+    ) -> ButtonPress | None:
+        """The press ``text`` is, or None. Give ``is_open`` (:meth:`PlatformHost.question_open`):
+        a question that timed out or was stopped is then forgotten, so it cannot take a later
+        message ("1", "deny") for its answer."""
         wanted = text.strip().strip(".!").lower().lstrip("/")
         if not wanted:
             return None
         now = time.monotonic()
-        for request_id in [r for r, (_c, _o, at) in self._open.items() if now - at > self._ttl]:
-            del self._open[request_id]
+        for request_id, (_c, _o, at) in list(self._open.items()):
+            if now - at > self._ttl or (is_open is not None and not is_open(request_id)):
+                del self._open[request_id]
         for request_id, (asked_in, choices, _at) in reversed(self._open.items()):
             if asked_in.platform != chat.platform or asked_in.chat_id != chat.chat_id:
                 continue

@@ -71,7 +71,8 @@ class RecordingHost:
         return "noted"
 
     def question_open(self, request_id: str) -> bool:
-        return False  # every press answers its question here
+        # Every question is open until a press answers it (here, any press does).
+        return all(press.request_id != request_id for press in self.presses)
 
     async def allows(self, user_id: str) -> bool:
         return True

@@ -421,7 +421,9 @@ class MatrixAdapter:
             and await self._sender_of(room_id, reply) == bot.user_id,
         )
         message = read_message(room_id, event, bot, facts, self.settings.require_mention)
-        press = self._answers.press_for(message.chat, message.user_id, message.text)
+        press = self._answers.press_for(
+            message.chat, message.user_id, message.text, host.question_open
+        )
         if press is not None:
             toast = await host.pressed(press)
             still_open = host.question_open(press.request_id)

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 from xml.sax.saxutils import escape
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
@@ -89,6 +89,10 @@ class SmsAdapter:
         self._order = ChatOrder()
         self._typed = TypedAnswers()
         self._read_back_soon = asyncio.Event()
+        self._taking: set[str] = set()
+        """Texts being taken now: a webhook and a read-back must not both take one."""
+        self._failures = 0
+        """Hand-overs that failed: a read-back that began before one must not clear it."""
 
     def _twilio(self) -> Client:
         if self._client is None:
@@ -116,13 +120,14 @@ class SmsAdapter:
             self._read_back_soon.set()
         first = True
         while True:
-            if not first:
+            if not first:  # soon after a failure; else hourly (a proxy down loses webhooks)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._read_back_soon.wait(), timeout=3600)
-                await asyncio.sleep(self.read_back_after_failure)
-            first = False
-            if not self._read_back_soon.is_set():
+                    await asyncio.sleep(self.read_back_after_failure)
+            elif not self._read_back_soon.is_set():
+                first = False
                 continue
+            first = False
             self._read_back_soon.clear()
             try:
                 await self._read_back(host)
@@ -216,8 +221,7 @@ class SmsAdapter:
             answer = await self._take(host, form)
         except Exception as exc:  # noqa: BLE001 - read back soon: Twilio does not send it again
             log.warning("sms: a text could not be handed over (%s); it is read back soon", exc)
-            self.position.unsure = True
-            self._read_back_soon.set()
+            self._failed()
             return web.Response(status=500, text="not stored")
         finally:
             self.position.in_flight -= 1
@@ -228,8 +232,21 @@ class SmsAdapter:
         """Hand a text over (or honour its keyword, or take it as a typed answer); returns
         TwiML to answer with, if any."""
         sender, sid, text = form.get("From", "").strip(), form["MessageSid"], form.get("Body", "")
-        if self.position.handed(sid):
-            return None  # seen already (a read-back's margin, a POST sent again)
+        if self.position.handed(sid) or sid in self._taking:
+            return None  # seen already, or being taken (a read-back's margin, a POST again)
+        self._taking.add(sid)
+        try:
+            answer = await self._honour(host, form, sender, sid, text)
+        finally:
+            self._taking.discard(sid)
+        self.position.took(sid)
+        return EMPTY_TWIML.replace("<Response>", f"<Response>{answer}") if answer else None
+
+    async def _honour(
+        self, host: PlatformHost, form: Mapping[str, str], sender: str, sid: str, text: str
+    ) -> str | None:
+        """What a text is: a keyword, a typed answer, or a message for the gateway. Returns
+        the TwiML message to answer with, if any."""
         chat = ChatRef(platform="sms", chat_id=sender, chat_type="private")
         said = keyword(text)
         answer: str | None = None
@@ -241,13 +258,12 @@ class SmsAdapter:
         elif said == "help":
             if self.settings.help_text:
                 answer = f"<Message>{escape(self.settings.help_text)}</Message>"
-        elif (press := self._typed.press_for(chat, sender, text)) is not None:
+        elif (press := self._typed.press_for(chat, sender, text, host.question_open)) is not None:
             await host.pressed(press)  # an answer to a question listed in a text
             self._typed.settle(press.request_id, host.question_open(press.request_id))
         else:
             await self._hand_over(host, chat, form)
-        self.position.took(sid)
-        return EMPTY_TWIML.replace("<Response>", f"<Response>{answer}") if answer else None
+        return answer
 
     async def _hand_over(self, host: PlatformHost, chat: ChatRef, form: Mapping[str, str]) -> None:
         sid = form["MessageSid"]
@@ -267,6 +283,11 @@ class SmsAdapter:
             )
 
         await self._order.run(chat, hand_over)
+
+    def _failed(self) -> None:
+        self._failures += 1
+        self.position.unsure = True
+        self._read_back_soon.set()
 
     def _sends_token_to(self, url: str) -> bool:
         """The account's credentials go only to Twilio's API host over https (or the host
@@ -290,7 +311,7 @@ class SmsAdapter:
                 for _hop in range(3):  # to Twilio's file store: without the credentials
                     async with http.stream("GET", where, auth=credentials) as answer:
                         if answer.is_redirect:
-                            where, credentials = answer.headers["location"], None
+                            where, credentials = urljoin(where, answer.headers["location"]), None
                             continue
                         if answer.status_code != 200:
                             raise ValueError(f"Twilio answered {answer.status_code}")
@@ -306,6 +327,7 @@ class SmsAdapter:
         first (each once: those handed over lately are known by id), then stand where the
         read began (texts that came meanwhile came by webhook, or are read next time)."""
         self.position.unsure = True  # webhooks must not move the position meanwhile
+        failures_before = self._failures
         began = datetime.now(UTC)
         since = self.position.since or began
         client = self._twilio()
@@ -338,9 +360,16 @@ class SmsAdapter:
                 for number, item in enumerate(listed):
                     form[f"MediaUrl{number}"] = base + str(item.uri).removesuffix(".json")
                     form[f"MediaContentType{number}"] = str(item.content_type)
-            answer = await self._take(host, form)
+            try:
+                answer = await self._take(host, form)
+            except Exception as exc:  # noqa: BLE001 - the others go on; this one is read again
+                log.warning("sms: a text read back could not be handed over: %s", exc)
+                self._failed()
+                continue
             if answer:  # HELP: Twilio's answer to the webhook went nowhere; say it now
                 await self._quietly(chat_id=form["From"], text=self.settings.help_text)
+        if self._failures != failures_before:
+            return  # something failed meanwhile: the position stays, read back again soon
         self.position.unsure = False
         self.position.stand(began - MARGIN, force=True)
         if missed:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_commons.sending import send_in_parts
-from hermes_plugin_platform_whatsapp.choices import buttons_for, numbered
+from hermes_plugin_platform_whatsapp.choices import buttons_for, listed
 from hermes_plugin_platform_whatsapp.reading import MediaRef, Read, Said, Sent, read_payload
 from hermes_plugin_platform_whatsapp.render import to_whatsapp
 from hermes_plugin_platform_whatsapp.settings import WhatsAppSettings
@@ -44,7 +44,6 @@ from hermes_sdk.platform import (
     PlatformContext,
     PlatformHost,
     PlatformNotConfigured,
-    choices_prompt,
     split_message,
 )
 
@@ -354,18 +353,18 @@ class WhatsAppAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        """Reply buttons (up to three) or a list (up to ten), their full labels numbered in
-        the question (a button's title holds 20 characters); more choices are typed. A
-        typed answer works too: the gateway takes it."""
+        """Reply buttons (up to three) or a list (up to ten), each choice's word and meaning
+        listed in the question (a button's title holds 20 characters); more choices are
+        typed. Typing the word works too: the gateway takes it."""
         self._open(chat)
         controls = buttons_for(choices, request_id)
         if controls is None:
-            await self.send(chat, choices_prompt(question, choices))
+            await self.send(chat, f"{question}\n\nReply with one of:\n{listed(choices)}")
             return
-        body = to_whatsapp(f"{question}\n\n{numbered(choices)}")
+        body = to_whatsapp(f"{question}\n\n{listed(choices)}")
         if len(body) > BODY_CHARS:  # the question goes first, whole
             await self.send(chat, question)
-            body = to_whatsapp(numbered(choices))[:BODY_CHARS]
+            body = to_whatsapp(listed(choices))[:BODY_CHARS]
         await self._sending(
             self._client().send_message(to=chat.chat_id, text=body, buttons=controls)
         )

@@ -1,6 +1,7 @@
 """A question's choices as WhatsApp's own controls: up to three reply buttons (a title holds
 20 characters), up to ten list rows (24, with a 72-character description), each numbered
-so its title is never mistaken for another's, and the full labels numbered in the body."""
+so its title is never mistaken for another's; the body lists each choice's word and what it
+means, since a typed answer is the word (the gateway takes it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from hermes_sdk.platform import Choice
 
-__all__ = ["buttons_for", "numbered"]
+__all__ = ["buttons_for", "listed"]
 
 MAX_BUTTONS = 3
 MAX_ROWS = 10
@@ -23,8 +24,9 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def numbered(choices: Sequence[Choice]) -> str:
-    return "\n".join(f"{n}. {choice.label}" for n, choice in enumerate(choices, 1))
+def listed(choices: Sequence[Choice]) -> str:
+    """Each choice's word (what to type) and what it means."""
+    return "\n".join(f"{choice.value} - {choice.label}" for choice in choices)
 
 
 def buttons_for(choices: Sequence[Choice], request_id: str) -> Any:
