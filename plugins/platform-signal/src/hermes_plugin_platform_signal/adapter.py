@@ -1,0 +1,269 @@
+"""The Signal adapter (work in progress): signal-cli's HTTP daemon, its event stream
+(``GET /api/v1/events``, server-sent events) for what arrives, JSON-RPC for what goes out.
+
+What delivery it can promise: signal-cli acknowledges a message to Signal's server before
+any client has it. Run the daemon with ``--receive-mode=on-connection``: then messages
+that arrive while no event stream is connected stay queued at Signal's server until the
+adapter connects again, so a gateway restart loses nothing; a message in flight while the
+stream breaks unnoticed (up to the 15 s keepalive) can be lost, which signal-cli cannot
+prevent. A message handed over twice (a reconnect's overlap) keeps its id (sender and
+timestamp), which the gateway admits once."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files
+from hermes_commons.sending import send_in_parts
+from hermes_commons.sse import SSEDecoder
+from hermes_plugin_platform_signal.reading import Attached, Me, Reacted, Said, read_envelope
+from hermes_plugin_platform_signal.rpc import RATE_LIMITED, RpcClient, RpcError
+from hermes_plugin_platform_signal.settings import SignalSettings
+from hermes_sdk.media import Attachment
+from hermes_sdk.platform import (
+    ButtonPress,
+    ChatOrder,
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    PlatformNotConfigured,
+    TypedAnswers,
+    split_message,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["SignalAdapter"]
+
+log = logging.getLogger("hermes.signal")
+
+MAX_MESSAGE_CHARS = 2000
+"""Signal takes longer texts (as an attachment past 2,000); shorter parts read better."""
+RECONNECT_SECONDS = 2.0
+ASKED_KEPT = 256
+YES, NO = "👍", "👎"
+
+
+class SignalAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = False
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = SignalSettings.from_context(context)
+        self.media = context.media()
+        self.me = Me(self.settings.account)
+        self._http: httpx.AsyncClient | None = None
+        self._rpc: RpcClient | None = None
+        self._order = ChatOrder()
+        self._receipts: set[asyncio.Task[None]] = set()
+        self._typed = TypedAnswers()
+        self._asked: OrderedDict[int, tuple[str, tuple[Choice, ...]]] = OrderedDict()
+        """Questions by the timestamp of the message that asked them: a 👍 or 👎 on it
+        answers."""
+
+    def _client(self) -> RpcClient:
+        if self._rpc is None:
+            import httpx
+
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
+            self._rpc = RpcClient(self.settings.daemon_url, self._http)
+        return self._rpc
+
+    # --- receiving -----------------------------------------------------------------------
+
+    async def run(self, host: PlatformHost) -> None:
+        await self._check_daemon()
+        while True:
+            try:
+                await self._listen(host)
+            except Exception as exc:  # noqa: BLE001 - reconnect: messages wait at Signal
+                log.info("signal: the event stream broke (%s); reconnecting", exc)
+            await asyncio.sleep(RECONNECT_SECONDS)
+
+    async def _check_daemon(self) -> None:
+        """One line with the command to fix it when the daemon is not running or does not
+        have this account."""
+        import httpx
+
+        self._client()
+        assert self._http is not None
+        try:
+            answer = await self._http.get(f"{self.settings.daemon_url}/api/v1/check")
+        except httpx.HTTPError:
+            raise PlatformNotConfigured(
+                f"signal-cli's daemon does not answer at {self.settings.daemon_url}: start it "
+                f"with signal-cli -a {self.settings.account} daemon --http "
+                f"{self.settings.daemon_url.split('://')[-1]} --receive-mode=on-connection"
+            ) from None
+        if answer.status_code == 421:
+            raise PlatformNotConfigured(
+                "signal-cli refused the request's Host (421): use http://127.0.0.1:PORT or "
+                "http://localhost:PORT in platforms.signal.daemon_url"
+            )
+        try:
+            await self._client().call("listGroups", account=self.settings.account)
+        except RpcError as exc:
+            raise PlatformNotConfigured(
+                f"signal-cli has no registered account {self.settings.account} ({exc.message}): "
+                f"register or link it (signal-cli -a {self.settings.account} register, or "
+                "signal-cli link)"
+            ) from None
+
+    async def _listen(self, host: PlatformHost) -> None:
+        assert self._http is not None
+        url = f"{self.settings.daemon_url}/api/v1/events"
+        params = {"account": self.settings.account}
+        decoder = SSEDecoder()
+        async with self._http.stream("GET", url, params=params, timeout=None) as stream:
+            stream.raise_for_status()
+            log.info("signal: listening as %s", self.settings.account)
+            async for line in stream.aiter_lines():
+                event = decoder.feed(line)
+                if event is None or event[0] != "receive":
+                    continue
+                try:
+                    envelope = json.loads(event[1]).get("envelope") or {}
+                except ValueError:
+                    continue
+                await self._take(host, envelope)
+
+    async def _take(self, host: PlatformHost, envelope: dict[str, Any]) -> None:
+        read = read_envelope(envelope, self.me, self.settings.require_mention)
+        if isinstance(read, Reacted):
+            await self._reacted(host, read)
+        elif isinstance(read, Said):
+            await self._said(host, read)
+
+    async def _said(self, host: PlatformHost, said: Said) -> None:
+        inbound = said.inbound
+        press = self._typed.press_for(
+            inbound.chat, inbound.user_id, inbound.text, host.question_open
+        )
+        if press is not None and not said.files:
+            await host.pressed(press)
+            self._typed.settle(press.request_id, host.question_open(press.request_id))
+            return
+        if inbound.chat.chat_type == "group" and not inbound.addressed:
+            return
+        files = [self._incoming(file) for file in said.files]
+
+        async def hand_over() -> None:
+            await hand_over_with_files(
+                host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+            )
+
+        await self._order.run(inbound.chat, hand_over)
+        task = asyncio.ensure_future(self._receipt(host, said))
+        self._receipts.add(task)
+        task.add_done_callback(self._receipts.discard)
+
+    async def _receipt(self, host: PlatformHost, said: Said) -> None:
+        try:
+            if await host.allows(said.inbound.user_id):
+                await self._client().call(
+                    "sendReceipt",
+                    account=self.settings.account,
+                    recipient=said.sender,
+                    targetTimestamp=said.timestamp,
+                    type="read",
+                )
+        except Exception as exc:  # noqa: BLE001 - a courtesy
+            log.debug("signal: no read receipt: %s", exc)
+
+    async def _reacted(self, host: PlatformHost, reacted: Reacted) -> None:
+        asked = self._asked.get(reacted.target_timestamp)
+        if asked is None or reacted.removed:
+            return
+        request_id, choices = asked
+        if reacted.emoji == YES:
+            choice = choices[0]
+        elif reacted.emoji == NO:
+            choice = choices[-1]
+        else:
+            return
+        press = ButtonPress(
+            chat=reacted.chat, user_id=reacted.user_id, request_id=request_id, choice=choice.value
+        )
+        await host.pressed(press)
+        if not host.question_open(request_id):
+            self._asked.pop(reacted.target_timestamp, None)
+
+    def _incoming(self, file: Attached) -> IncomingFile:
+        async def download(limit: int) -> bytes:
+            if file.size is not None and file.size > limit:
+                raise ValueError(f"it is over {limit} bytes")
+            got = await self._client().call(
+                "getAttachment", account=self.settings.account, id=file.attachment_id
+            )
+            data = base64.b64decode(str((got or {}).get("data") or ""))
+            if len(data) > limit:
+                raise ValueError(f"it is over {limit} bytes")
+            return data
+
+        return IncomingFile(name=file.name, declared=file.mime, size=file.size, download=download)
+
+    # --- sending -------------------------------------------------------------------------
+
+    def _to(self, chat: ChatRef) -> dict[str, Any]:
+        if chat.chat_type == "group":
+            return {"account": self.settings.account, "groupId": chat.chat_id}
+        return {"account": self.settings.account, "recipient": [chat.chat_id]}
+
+    async def _send(self, chat: ChatRef, **fields: Any) -> str:
+        try:
+            sent = await self._client().call("send", **self._to(chat), **fields)
+        except RpcError as exc:
+            if exc.code == RATE_LIMITED:
+                raise NotSent(f"{exc} (retry after {exc.retry_after or '?'} s)") from None
+            raise NotSent(str(exc)) from None
+        return str((sent or {}).get("timestamp"))
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        parts = split_message(text, MAX_MESSAGE_CHARS)
+        return await send_in_parts(parts, lambda part: self._send(chat, message=part))
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        raise MessageGone("the Signal adapter edits no messages: the reply is sent whole")
+
+    async def typing(self, chat: ChatRef) -> None:
+        try:
+            await self._client().call("sendTyping", **self._to(chat))
+        except Exception as exc:  # noqa: BLE001 - a courtesy
+            log.debug("signal: no typing: %s", exc)
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        """The question with each choice's word; a 👍 on it is the first choice, a 👎 the
+        last, and typing the word works too."""
+        self._typed.asked(chat, choices, request_id)
+        lines = "\n".join(f"{c.value} - {c.label}" for c in choices)
+        first, last = choices[0].value, choices[-1].value
+        hint = f"React {YES} for {first}, {NO} for {last}, or reply with one of:"
+        (stamp,) = await self.send(chat, f"{question}\n\n{hint}\n{lines}")
+        self._asked[int(stamp)] = (request_id, tuple(choices))
+        while len(self._asked) > ASKED_KEPT:
+            self._asked.popitem(last=False)
+
+    async def send_file(
+        self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
+    ) -> list[str]:
+        data = await asyncio.to_thread(attachment.read_bytes)
+        encoded = base64.b64encode(data).decode()
+        uri = f"data:{attachment.mime};filename={attachment.name};base64,{encoded}"
+        return [await self._send(chat, message=caption or "", attachments=[uri])]
+
+    async def aclose(self) -> None:
+        http, self._http, self._rpc = self._http, None, None
+        if http is not None:
+            await http.aclose()
