@@ -56,6 +56,8 @@ class FakeSignalCli:
         self._last: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.connections = 0
+        self.streams = 0
+        """Event streams connected now (one that broke counts until a write finds it)."""
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -172,6 +174,7 @@ class FakeSignalCli:
         handler.send_header("Cache-Control", "no-cache")
         handler.end_headers()
         self.connections += 1
+        self.streams += 1
         try:
             while True:
                 try:
@@ -191,6 +194,8 @@ class FakeSignalCli:
                     return
         except OSError:
             return
+        finally:
+            self.streams -= 1
 
     def _post(self, handler: BaseHTTPRequestHandler) -> None:
         if urlsplit(handler.path).path != "/api/v1/rpc":
