@@ -405,6 +405,23 @@ def test_bedrock_becomes_an_endpoint_in_the_region_its_env_names() -> None:
     assert not [why for key, why in mapped.left if key == "model.provider"]
 
 
+def test_signal_settings_come_over():
+    env = {
+        "SIGNAL_HTTP_URL": "http://127.0.0.1:8080",
+        "SIGNAL_ACCOUNT": "+15550002222",
+        "SIGNAL_ALLOWED_USERS": "+15551234567",
+        "SIGNAL_REQUIRE_MENTION": "false",
+        "SIGNAL_GROUP_ALLOWED_USERS": "+15551234567",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["signal"] == {
+        "allowed_users": ["+15551234567"],
+        "require_mention": False,
+    }
+    assert "in groups too" in dict(mapped.left)[".env SIGNAL_GROUP_ALLOWED_USERS"]
+    assert "SIGNAL_HTTP_URL" not in mapped.env_settings  # read from .env, where it stays
+
+
 def test_sms_settings_come_over():
     env = {
         "TWILIO_ACCOUNT_SID": "AC" + "0" * 32,

@@ -122,7 +122,7 @@ RULES = {
 command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
-PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack", "sms"})
+PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack", "sms", "signal"})
 _WA_BRIDGE = (
     "hermes-agent's WhatsApp bridge to a personal account: Hermes answers WhatsApp through the "
     "Cloud API (a Business number; docs/user/whatsapp.md)"
@@ -908,6 +908,27 @@ class _Mapper:
             self.out.env_settings.add("WHATSAPP_MODE")
             self.out.left.append((".env WHATSAPP_MODE", _WA_BRIDGE))
 
+    def signal(self) -> None:
+        """hermes-agent's Signal settings: the daemon's address and the account
+        (``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``) stay in .env, where the signal platform
+        reads them."""
+        env = self.env
+        mention = env.get("SIGNAL_REQUIRE_MENTION", "").strip().lower()
+        if mention:
+            self.out.env_settings.add("SIGNAL_REQUIRE_MENTION")
+            flag = mention in ("1", "true", "yes", "on")
+            self.put("platforms.signal.require_mention", flag, ".env SIGNAL_REQUIRE_MENTION")
+        home = env.get("SIGNAL_HOME_CHANNEL", "").strip()
+        if home:
+            self.out.env_settings.add("SIGNAL_HOME_CHANNEL")
+            self.put("cron.home_chats.signal", home, ".env SIGNAL_HOME_CHANNEL")
+        if "SIGNAL_GROUP_ALLOWED_USERS" in env:
+            self.out.env_settings.add("SIGNAL_GROUP_ALLOWED_USERS")
+            self.out.left.append(
+                (".env SIGNAL_GROUP_ALLOWED_USERS", "Hermes lets people in by platforms.signal."
+                 "allowed_users, in groups too (and answers a group on a mention)")
+            )  # fmt: skip
+
     def sms(self) -> None:
         """hermes-agent's Twilio settings: the secrets (``TWILIO_*``) and the public webhook
         address (``SMS_WEBHOOK_URL``) stay in .env, where the sms platform reads them."""
@@ -955,6 +976,7 @@ class _Mapper:
         self.discord_and_slack()
         self.whatsapp()
         self.sms()
+        self.signal()
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

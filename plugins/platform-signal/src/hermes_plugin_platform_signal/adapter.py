@@ -1,4 +1,4 @@
-"""The Signal adapter (work in progress): signal-cli's HTTP daemon, its event stream
+"""The Signal adapter: signal-cli's HTTP daemon, its event stream
 (``GET /api/v1/events``, server-sent events) for what arrives, JSON-RPC for what goes out.
 
 What delivery it can promise: signal-cli acknowledges a message to Signal's server before
