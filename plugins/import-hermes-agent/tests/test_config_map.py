@@ -418,7 +418,7 @@ def test_signal_settings_come_over():
         "allowed_users": ["+15551234567"],
         "require_mention": False,
     }
-    assert "in groups too" in dict(mapped.left)[".env SIGNAL_GROUP_ALLOWED_USERS"]
+    assert "the groups it answered" in dict(mapped.left)[".env SIGNAL_GROUP_ALLOWED_USERS"]
     assert "SIGNAL_HTTP_URL" not in mapped.env_settings  # read from .env, where it stays
 
 

@@ -925,8 +925,9 @@ class _Mapper:
         if "SIGNAL_GROUP_ALLOWED_USERS" in env:
             self.out.env_settings.add("SIGNAL_GROUP_ALLOWED_USERS")
             self.out.left.append(
-                (".env SIGNAL_GROUP_ALLOWED_USERS", "Hermes lets people in by platforms.signal."
-                 "allowed_users, in groups too (and answers a group on a mention)")
+                (".env SIGNAL_GROUP_ALLOWED_USERS", "hermes-agent's list of the groups it "
+                 "answered; here any group answers an allowed person's mention "
+                 "(platforms.signal.require_mention)")
             )  # fmt: skip
 
     def sms(self) -> None:

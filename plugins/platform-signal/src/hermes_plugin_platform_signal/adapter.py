@@ -18,12 +18,20 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files
 from hermes_commons.sending import send_in_parts
 from hermes_commons.sse import SSEDecoder
-from hermes_plugin_platform_signal.reading import Attached, Me, Reacted, Said, read_envelope
-from hermes_plugin_platform_signal.rpc import RATE_LIMITED, RpcClient, RpcError
+from hermes_plugin_platform_signal.reading import (
+    GROUP_PREFIX,
+    Attached,
+    Me,
+    Reacted,
+    Said,
+    read_envelope,
+)
+from hermes_plugin_platform_signal.rpc import NO_ACCOUNT, RATE_LIMITED, RpcClient, RpcError
 from hermes_plugin_platform_signal.settings import SignalSettings
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import (
@@ -48,6 +56,11 @@ __all__ = ["SignalAdapter"]
 log = logging.getLogger("hermes.signal")
 
 MAX_MESSAGE_CHARS = 2000
+MAX_FILE_BYTES = 100 * 1024 * 1024
+"""Signal's limit for one attachment."""
+UPLOAD_SECONDS = 300.0
+HAND_OVER_TRIES = 5
+UNTRUSTED = -4
 """Signal takes longer texts (as an attachment past 2,000); shorter parts read better."""
 RECONNECT_SECONDS = 2.0
 ASKED_KEPT = 256
@@ -75,7 +88,9 @@ class SignalAdapter:
         if self._rpc is None:
             import httpx
 
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
+            # The event stream sends a keepalive every 15 s: a read that waits 60 s is a
+            # connection that died without a word.
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0, read=60.0))
             self._rpc = RpcClient(self.settings.daemon_url, self._http)
         return self._rpc
 
@@ -97,22 +112,25 @@ class SignalAdapter:
 
         self._client()
         assert self._http is not None
-        try:
-            answer = await self._http.get(f"{self.settings.daemon_url}/api/v1/check")
-        except httpx.HTTPError:
-            raise PlatformNotConfigured(
-                f"signal-cli's daemon does not answer at {self.settings.daemon_url}: start it "
-                f"with signal-cli -a {self.settings.account} daemon --http "
-                f"{self.settings.daemon_url.split('://')[-1]} --receive-mode=on-connection"
-            ) from None
-        if answer.status_code == 421:
-            raise PlatformNotConfigured(
-                "signal-cli refused the request's Host (421): use http://127.0.0.1:PORT or "
-                "http://localhost:PORT in platforms.signal.daemon_url"
-            )
+        where = self.settings.daemon_url.split("://")[-1].split("@")[-1]
         try:
             await self._client().call("listGroups", account=self.settings.account)
+        except httpx.HTTPStatusError as exc:
+            if exc.response.status_code == 421:
+                raise PlatformNotConfigured(
+                    "signal-cli refused the request's Host (421): use http://127.0.0.1:PORT or "
+                    "http://localhost:PORT in platforms.signal.daemon_url"
+                ) from None
+            raise
+        except httpx.HTTPError:
+            # Not a setting: the daemon may start after the gateway (retried with backoff).
+            raise RuntimeError(
+                f"signal-cli's daemon does not answer at {where}: start it with signal-cli -a "
+                f"{self.settings.account} daemon --http {where} --receive-mode=on-connection"
+            ) from None
         except RpcError as exc:
+            if exc.code != NO_ACCOUNT:
+                raise
             raise PlatformNotConfigured(
                 f"signal-cli has no registered account {self.settings.account} ({exc.message}): "
                 f"register or link it (signal-cli -a {self.settings.account} register, or "
@@ -132,10 +150,35 @@ class SignalAdapter:
                 if event is None or event[0] != "receive":
                     continue
                 try:
-                    envelope = json.loads(event[1]).get("envelope") or {}
+                    received = json.loads(event[1])
                 except ValueError:
                     continue
+                account = received.get("account")
+                if account and account != self.settings.account:
+                    raise PlatformNotConfigured(
+                        f"signal-cli at {self.settings.daemon_url} runs for {account}, not "
+                        f"{self.settings.account}: set platforms.signal.account, or start it "
+                        f"with -a {self.settings.account}"
+                    )
+                await self._hand_over_surely(host, received.get("envelope") or {})
+
+    async def _hand_over_surely(self, host: PlatformHost, envelope: dict[str, Any]) -> None:
+        """signal-cli has already told Signal it has this message: it will not come again,
+        so a hand-over that fails is tried again here, a few times, before it is given up
+        (said in the log)."""
+        for attempt in range(HAND_OVER_TRIES):
+            try:
                 await self._take(host, envelope)
+                return
+            except Exception as exc:  # noqa: BLE001 - tried again; then said, loudly
+                if attempt == HAND_OVER_TRIES - 1:
+                    log.error(
+                        "signal: a message from %s could not be handed over and is lost: %s",
+                        envelope.get("sourceNumber") or envelope.get("sourceUuid"),
+                        exc,
+                    )
+                    return
+                await asyncio.sleep(2.0**attempt)
 
     async def _take(self, host: PlatformHost, envelope: dict[str, Any]) -> None:
         read = read_envelope(envelope, self.me, self.settings.require_mention)
@@ -185,9 +228,11 @@ class SignalAdapter:
         if asked is None or reacted.removed:
             return
         request_id, choices = asked
-        if reacted.emoji == YES:
+        if not _by_reaction(choices):
+            return
+        if reacted.emoji.startswith(YES):  # any skin tone
             choice = choices[0]
-        elif reacted.emoji == NO:
+        elif reacted.emoji.startswith(NO):
             choice = choices[-1]
         else:
             return
@@ -215,16 +260,24 @@ class SignalAdapter:
     # --- sending -------------------------------------------------------------------------
 
     def _to(self, chat: ChatRef) -> dict[str, Any]:
-        if chat.chat_type == "group":
-            return {"account": self.settings.account, "groupId": chat.chat_id}
+        """A group by its id (``group:ID``, as hermes-agent writes it: a delivery from a
+        scheduled job names no chat type), a person by number or service id."""
+        if chat.chat_id.startswith(GROUP_PREFIX):
+            return {"account": self.settings.account, "groupId": chat.chat_id[len(GROUP_PREFIX) :]}
         return {"account": self.settings.account, "recipient": [chat.chat_id]}
 
-    async def _send(self, chat: ChatRef, **fields: Any) -> str:
+    async def _send(self, chat: ChatRef, timeout: float | None = None, **fields: Any) -> str:
         try:
-            sent = await self._client().call("send", **self._to(chat), **fields)
+            sent = await self._client().call("send", timeout=timeout, **self._to(chat), **fields)
         except RpcError as exc:
             if exc.code == RATE_LIMITED:
                 raise NotSent(f"{exc} (retry after {exc.retry_after or '?'} s)") from None
+            if exc.code == UNTRUSTED:
+                raise NotSent(
+                    f"{exc}: their safety number changed; trust it with signal-cli -a "
+                    f"{self.settings.account} trust -a {chat.chat_id}",
+                    permanent=True,
+                ) from None
             raise NotSent(str(exc)) from None
         return str((sent or {}).get("timestamp"))
 
@@ -248,10 +301,11 @@ class SignalAdapter:
         last, and typing the word works too."""
         self._typed.asked(chat, choices, request_id)
         lines = "\n".join(f"{c.value} - {c.label}" for c in choices)
-        first, last = choices[0].value, choices[-1].value
-        hint = f"React {YES} for {first}, {NO} for {last}, or reply with one of:"
-        (stamp,) = await self.send(chat, f"{question}\n\n{hint}\n{lines}")
-        self._asked[int(stamp)] = (request_id, tuple(choices))
+        hint = "Reply with one of:"
+        if _by_reaction(choices):  # an approval: 👍 the first, 👎 deny
+            hint = f"React {YES} for {choices[0].value}, {NO} for deny, or reply with one of:"
+        for stamp in await self.send(chat, f"{question}\n\n{hint}\n{lines}"):
+            self._asked[int(stamp)] = (request_id, tuple(choices))
         while len(self._asked) > ASKED_KEPT:
             self._asked.popitem(last=False)
 
@@ -259,11 +313,27 @@ class SignalAdapter:
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
     ) -> list[str]:
         data = await asyncio.to_thread(attachment.read_bytes)
+        if len(data) > MAX_FILE_BYTES:
+            raise NotSent(
+                f"Signal takes files up to 100 MiB; {attachment.name} is larger", permanent=True
+            )
         encoded = base64.b64encode(data).decode()
-        uri = f"data:{attachment.mime};filename={attachment.name};base64,{encoded}"
-        return [await self._send(chat, message=caption or "", attachments=[uri])]
+        # signal-cli reads a data URI with a pattern and URL-decodes its parts.
+        mime = attachment.mime.split(";")[0].strip() or "application/octet-stream"
+        name = quote(attachment.name or "file", safe="")
+        uri = f"data:{mime};filename={name};base64,{encoded}"
+        fields = {"message": caption or "", "attachments": [uri]}
+        return [await self._send(chat, timeout=UPLOAD_SECONDS, **fields)]
 
     async def aclose(self) -> None:
+        for task in list(self._receipts):
+            task.cancel()
         http, self._http, self._rpc = self._http, None, None
         if http is not None:
             await http.aclose()
+
+
+def _by_reaction(choices: Sequence[Choice]) -> bool:
+    """Whether 👍/👎 answer a question: an approval's (its last choice is deny), where the
+    two mean yes and no; not a tool's question, whose choices are its own."""
+    return len(choices) >= 2 and choices[-1].value == "deny"

@@ -16,6 +16,8 @@ from hermes_sdk.platform import ChatRef, Inbound
 __all__ = ["Attached", "Reacted", "Said", "read_envelope"]
 
 PLATFORM = "signal"
+GROUP_PREFIX = "group:"
+"""A group's chat id here is ``group:ID`` (hermes-agent's form), a person's their number."""
 MENTION = "\ufffc"
 """What signal-cli puts in a message's text where a mention stands."""
 
@@ -66,24 +68,25 @@ def _sender(envelope: Mapping[str, Any]) -> str:
 
 
 def _text(message: Mapping[str, Any], me: Me) -> tuple[str, bool]:
-    """The text with each mention written as @name; whether the bot is one of them."""
+    """The text with each mention written as @who; whether the bot is one of them. Each
+    mention stands in the text as U+FFFC, in order (signal-cli's offsets count UTF-16
+    units, not characters, so they are not used)."""
     text = str(message.get("message") or "")
     mentions = sorted(
         (m for m in message.get("mentions") or () if isinstance(m, Mapping)),
         key=lambda m: int(m.get("start") or 0),
-        reverse=True,
     )
     mentioned = False
-    for mention in mentions:
-        start, length = int(mention.get("start") or 0), int(mention.get("length") or 1)
+    parts = text.split(MENTION)
+    written = [parts[0]]
+    for number, rest in enumerate(parts[1:]):
+        mention: Mapping[str, Any] = mentions[number] if number < len(mentions) else {}
         if me.is_me(mention.get("number"), mention.get("uuid")):
-            mentioned = True
-            name = "bot"
+            mentioned, who = True, "bot"
         else:
-            name = str(mention.get("name") or mention.get("number") or "someone")
-        if 0 <= start <= len(text):
-            text = f"{text[:start]}@{name}{text[start + length :]}"
-    return text.replace(MENTION, ""), mentioned
+            who = str(mention.get("number") or mention.get("uuid") or "someone")
+        written.append(f"@{who}{rest}")
+    return "".join(written), mentioned
 
 
 def read_envelope(
@@ -103,7 +106,7 @@ def read_envelope(
         return None
     chat = ChatRef(
         platform=PLATFORM,
-        chat_id=str(group or sender),
+        chat_id=f"{GROUP_PREFIX}{group}" if group else sender,
         chat_type="group" if group else "private",
     )
     reaction = message.get("reaction")

@@ -42,9 +42,13 @@ class RpcClient:
         self._http = http
         self._ids = itertools.count(1)
 
-    async def call(self, method: str, **params: Any) -> Any:
+    async def call(self, method: str, timeout: float | None = None, **params: Any) -> Any:
+        """``timeout``: for a call that uploads (a send with attachments)."""
         request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        answer = await self._http.post(self.url, json=request)
+        if timeout is not None:
+            answer = await self._http.post(self.url, json=request, timeout=timeout)
+        else:
+            answer = await self._http.post(self.url, json=request)
         answer.raise_for_status()
         body = answer.json()
         error = body.get("error")

@@ -190,8 +190,7 @@ class FakeSignalCli:
                     handler.wfile.write(line)
                     handler.wfile.flush()
                 except OSError:
-                    self._queue.put(event)  # nobody got it: it stays queued
-                    return
+                    return  # acknowledged to Signal already: lost, as with signal-cli
         except OSError:
             return
         finally:
