@@ -25,7 +25,6 @@ log = logging.getLogger("hermes.sms")
 STOP = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"})
 START = frozenset({"START", "YES", "UNSTOP"})
 HELP = frozenset({"HELP", "INFO"})
-CARRIER_WORDS = STOP | START | HELP
 
 
 def keyword(text: str) -> Literal["stop", "start", "help"] | None:

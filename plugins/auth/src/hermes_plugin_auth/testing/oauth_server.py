@@ -27,9 +27,11 @@ import json
 import secrets
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from hermes_testkit.loopback import LoopbackHTTP
 
 __all__ = ["OAuthServer"]
 
@@ -50,10 +52,11 @@ SLOW_DOWN_SECONDS = 5.0
 USER_CODE_GRANT = "urn:ietf:params:oauth:grant-type:user_code"
 
 
-class OAuthServer:
+class OAuthServer(LoopbackHTTP):
     """Context manager: listens on 127.0.0.1 (an ephemeral port)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.device_answers: list[str] = []
         """What the next polls of a device code hear, in order; then it is approved."""
         self.authorize_answer: str | None = None
@@ -81,29 +84,6 @@ class OAuthServer:
         self._user_codes: dict[str, dict[str, Any]] = {}
         self._minimax_refresh: set[str] = set()
         self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                owner._get(self)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length).decode()
-                if "json" in (self.headers.get("Content-Type") or ""):
-                    form = {k: str(v) for k, v in json.loads(raw or "{}").items()}
-                else:
-                    form = {k: v[0] for k, v in parse_qs(raw).items()}
-                owner._post(self, form)
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
 
     def revoke_refresh_tokens(self) -> None:
         with self._lock:
@@ -178,7 +158,16 @@ class OAuthServer:
             return
         self._send(handler, 404, {"error": "not_found"})
 
-    def _post(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
+    def _post(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length).decode()
+        if "json" in (handler.headers.get("Content-Type") or ""):
+            form = {k: str(v) for k, v in json.loads(raw or "{}").items()}
+        else:
+            form = {k: v[0] for k, v in parse_qs(raw).items()}
+        self._answer(handler, form)
+
+    def _answer(self, handler: BaseHTTPRequestHandler, form: dict[str, str]) -> None:
         path = urlsplit(handler.path).path
         with self._lock:
             if path in DEVICE_PATHS:
@@ -317,20 +306,6 @@ class OAuthServer:
         self._minimax_refresh.discard(form["refresh_token"])  # rotated, as the others
         self.refreshes += 1
         self._send(handler, 200, self._minimax_tokens())
-
-    def start(self) -> Self:
-        threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
 
 
 def _unsigned_jwt(claims: dict[str, Any]) -> str:

@@ -22,9 +22,11 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from hermes_testkit.loopback import LoopbackHTTP
 
 __all__ = ["ACCOUNT", "FakeSignalCli", "Sent"]
 
@@ -44,8 +46,11 @@ class Sent:
     """(name, content, type) of each attachment."""
 
 
-class FakeSignalCli:
+class FakeSignalCli(LoopbackHTTP):
+    http_protocol = "HTTP/1.1"  # the event stream
+
     def __init__(self) -> None:
+        super().__init__()
         self.sent: list[Sent] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.rate_limits = 0
@@ -58,26 +63,6 @@ class FakeSignalCli:
         self.connections = 0
         self.streams = 0
         """Event streams connected now (one that broke counts until a write finds it)."""
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                owner._get(self)
-
-            def do_POST(self) -> None:
-                owner._post(self)
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
 
     def _stamp(self) -> int:
         return next(self._clock)
@@ -268,17 +253,5 @@ class FakeSignalCli:
 
     # --- life ----------------------------------------------------------------------------
 
-    def start(self) -> Self:
-        threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
+    def _on_stop(self) -> None:
         self._queue.put(None)
-        self._http.shutdown()
-        self._http.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()

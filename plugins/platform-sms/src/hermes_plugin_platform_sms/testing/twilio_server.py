@@ -30,9 +30,11 @@ import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from hermes_testkit.loopback import LoopbackHTTP
 
 __all__ = ["ACCOUNT_SID", "AUTH_TOKEN", "NUMBER", "FakeTwilio", "Text"]
 
@@ -80,10 +82,11 @@ def _error(status: int, code: int, message: str) -> dict[str, Any]:
     }
 
 
-class FakeTwilio:
+class FakeTwilio(LoopbackHTTP):
     """Context manager: Twilio's REST API on 127.0.0.1 (an ephemeral port)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.webhook_url: str | None = None
         self.log: list[Text] = []
         self.opted_out: set[str] = set()
@@ -100,23 +103,10 @@ class FakeTwilio:
         self._cdn: dict[str, tuple[bytes, str]] = {}
         self._outbox: queue.Queue[Text | None] = queue.Queue()
         self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                owner._get(self)
-
-            def do_POST(self) -> None:
-                owner._post(self)
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
     @property
     def api_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        return self.url
 
     def _sid(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):032x}"
@@ -379,21 +369,11 @@ class FakeTwilio:
 
     # --- life ----------------------------------------------------------------------------
 
-    def start(self) -> Self:
-        threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True).start()
+    def _on_start(self) -> None:
         threading.Thread(target=self._send_loop, daemon=True).start()
-        return self
 
-    def stop(self) -> None:
+    def _on_stop(self) -> None:
         self._outbox.put(None)
-        self._http.shutdown()
-        self._http.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
 
     def wait_for(self, user: str, text: str, timeout: float = 30.0) -> Text:
         deadline = time.monotonic() + timeout

@@ -29,9 +29,11 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import urlsplit
+
+from hermes_testkit.loopback import LoopbackHTTP
 
 __all__ = ["APP_SECRET", "PHONE_ID", "TOKEN", "VERIFY_TOKEN", "FakeWhatsApp", "SentMessage"]
 
@@ -115,10 +117,11 @@ def _graph_error(code: int, message: str, kind: str = "OAuthException") -> dict[
     }
 
 
-class FakeWhatsApp:
+class FakeWhatsApp(LoopbackHTTP):
     """Context manager: the Graph API on 127.0.0.1 (an ephemeral port) and a webhook sender."""
 
     def __init__(self, app_secret: str = APP_SECRET, report_statuses: bool = True) -> None:
+        super().__init__()
         self.app_secret = app_secret
         self.report_statuses = report_statuses
         self.webhook_url: str | None = None
@@ -136,23 +139,10 @@ class FakeWhatsApp:
         self._last_payload: dict[str, Any] | None = None
         self._outbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                owner._get(self)
-
-            def do_POST(self) -> None:
-                owner._post(self)
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
     @property
     def api_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        return self.url
 
     def _id(self, prefix: str = "wamid.kit") -> str:
         return f"{prefix}{next(self._ids):06d}"
@@ -497,21 +487,11 @@ class FakeWhatsApp:
 
     # --- life ----------------------------------------------------------------------------
 
-    def start(self) -> Self:
+    def _on_start(self) -> None:
         self._running = True
-        threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True).start()
         self._sender = threading.Thread(target=self._send_loop, daemon=True)
         self._sender.start()
-        return self
 
-    def stop(self) -> None:
+    def _on_stop(self) -> None:
         self._running = False
         self._outbox.put(None)
-        self._http.shutdown()
-        self._http.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
