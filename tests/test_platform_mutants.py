@@ -1,4 +1,4 @@
-"""The tests of the Discord, Slack, WhatsApp, SMS and webhook platforms, tested by mutation: each case breaks
+"""The tests of the Discord, Slack, WhatsApp, SMS, BlueBubbles and webhook platforms, tested by mutation: each case breaks
 one new part of the platform contract the way a hurried change might (a signature not
 checked, an acknowledgement sent before the store, a press taken from anyone, a reply not
 forwarded, strangers admitted), and the test meant to catch it must fail.
@@ -128,6 +128,42 @@ MUTANTS = [
         "    pass",
         "plugins/platform-sms/tests/test_sms.py"
         "::test_stop_start_and_help_are_honoured_without_the_model",
+    ),
+    Mutant(
+        "bluebubbles-webhook-token-not-checked",
+        "platform-bluebubbles",
+        "adapter.py",
+        "        if not hmac.compare_digest(token.encode(), self.webhook_token.encode()):",
+        "        if False:",
+        "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
+        "::test_a_forged_or_tokenless_webhook_adds_nothing",
+    ),
+    Mutant(
+        "bluebubbles-reads-from-the-start-of-history",
+        "platform-bluebubbles",
+        "adapter.py",
+        "        since = int(self.positions.get(EVERYTHING) or 0)",
+        "        since = 0",
+        "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
+        "::test_what_came_while_the_gateway_was_down_is_answered_once_in_order",
+    ),
+    Mutant(
+        "bluebubbles-a-failed-hand-over-moves-on",
+        "platform-bluebubbles",
+        "adapter.py",
+        "                self.positions.failed(EVERYTHING, stamp)\n                return False",
+        "                self._seen[guid] = None\n                return True",
+        "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
+        "::test_a_hand_over_that_fails_holds_the_reader_and_is_tried_again",
+    ),
+    Mutant(
+        "bluebubbles-tapback-answers-any-question",
+        "platform-bluebubbles",
+        "adapter.py",
+        "        if meaning is None:\n            return\n        choice",
+        "        meaning = choices[0], choices[-1]\n        choice",
+        "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
+        "::test_a_like_tapback_allows_and_a_dislike_denies_an_approval",
     ),
     Mutant(
         "discord-takes-anyones-press",

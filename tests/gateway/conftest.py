@@ -282,6 +282,47 @@ class GatewayProcess:
 
 
 @pytest.fixture
+def platform_process(
+    hermes, openai_server, tmp_path, monkeypatch
+) -> Iterator[Callable[..., GatewayProcess]]:
+    """Start a real ``hermes gateway run`` with Telegram off and one other platform:
+    ``section`` is its config (under ``platforms:``, indented two spaces), ``dotenv`` its
+    secrets, ``model``/``gateway`` more lines under those keys, ``top`` more top-level
+    config; returns once ``ready()`` holds. ``write=False`` keeps the config as it was (a
+    restart). Processes still running at the end are stopped."""
+    monkeypatch.chdir(tmp_path)
+    started: list[GatewayProcess] = []
+
+    def start(
+        section: str = "",
+        *,
+        ready: Callable[[], object],
+        dotenv: str = "",
+        top: str = "",
+        model: str = "",
+        gateway: str = "",
+        write: bool = True,
+    ) -> GatewayProcess:
+        if write:
+            hermes.config(
+                f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n{model}"
+                "learning:\n  review: false\n  nudge_every_turns: 0\n"
+                "gateway:\n  stream: false\n  drain_seconds: 5\n  approval_timeout_seconds: 20\n"
+                f"{gateway}platforms:\n  telegram:\n    enabled: false\n{section}{top}"
+            )
+            hermes.dotenv(dotenv)
+        process = GatewayProcess(hermes.home, tmp_path / "gateway.log")
+        started.append(process)
+        wait_until(ready, timeout=60)
+        return process
+
+    yield start
+    for process in started:
+        if process.process.poll() is None:
+            process.terminate()
+
+
+@pytest.fixture
 def gateway_process(gateway_home, tmp_path) -> Iterator[Callable[..., GatewayProcess]]:
     started: list[GatewayProcess] = []
 

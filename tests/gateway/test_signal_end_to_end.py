@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from hermes_plugin_platform_signal.testing import ACCOUNT, FakeSignalCli, Sent
@@ -30,35 +29,25 @@ def daemon() -> Iterator[FakeSignalCli]:
 
 
 @pytest.fixture
-def signal_gateway(
-    hermes, openai_server, daemon: FakeSignalCli, tmp_path: Path, monkeypatch
-) -> Iterator[Callable[..., GatewayProcess]]:
+def signal_gateway(platform_process, daemon: FakeSignalCli) -> Callable[..., GatewayProcess]:
     """Start ``hermes gateway run`` with only Signal, letting OWNER in; returns once its
     event stream is connected."""
-    monkeypatch.chdir(tmp_path)
-    started: list[GatewayProcess] = []
+    section = (
+        f"  signal:\n    daemon_url: {daemon.url}\n    account: '{ACCOUNT}'\n"
+        f"    allowed_users: ['{OWNER}']\n"
+    )
 
     def start(top: str = "", model: str = "", write: bool = True) -> GatewayProcess:
-        if write:
-            hermes.config(
-                f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n{model}"
-                "learning:\n  review: false\n  nudge_every_turns: 0\n"
-                "gateway:\n  stream: false\n  drain_seconds: 5\n  approval_timeout_seconds: 20\n"
-                "platforms:\n  telegram:\n    enabled: false\n"
-                f"  signal:\n    daemon_url: {daemon.url}\n    account: '{ACCOUNT}'\n"
-                f"    allowed_users: ['{OWNER}']\n"
-                f"{top}"
-            )
         connected = daemon.connections
-        process = GatewayProcess(hermes.home, tmp_path / "gateway.log")
-        started.append(process)
-        wait_until(lambda: daemon.connections > connected, timeout=60)
-        return process
+        return platform_process(  # type: ignore[no-any-return]
+            section,
+            ready=lambda: daemon.connections > connected,
+            top=top,
+            model=model,
+            write=write,
+        )
 
-    yield start
-    for process in started:
-        if process.process.poll() is None:
-            process.terminate()
+    return start
 
 
 def wait_for(daemon: FakeSignalCli, user: str, text: str, timeout: float = 30) -> Sent:

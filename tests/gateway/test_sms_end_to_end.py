@@ -8,7 +8,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from hermes_plugin_platform_sms.testing import ACCOUNT_SID, AUTH_TOKEN, NUMBER, FakeTwilio
@@ -46,38 +45,28 @@ def _listening(url: str) -> bool:
 
 
 @pytest.fixture
-def sms_gateway(
-    hermes, openai_server, twilio: FakeTwilio, tmp_path: Path, monkeypatch
-) -> Iterator[Callable[..., GatewayProcess]]:
+def sms_gateway(platform_process, twilio: FakeTwilio) -> Callable[..., GatewayProcess]:
     """Start ``hermes gateway run`` with only SMS, letting OWNER in; returns once the
     webhook listens."""
-    monkeypatch.chdir(tmp_path)
     port = free_port()
     twilio.webhook_url = f"http://127.0.0.1:{port}/sms/webhook"
-    started: list[GatewayProcess] = []
+    section = (
+        f"  sms:\n    api_url: {twilio.api_url}\n    webhook_url: {twilio.webhook_url}\n"
+        f"    allowed_users: ['{OWNER}']\n"
+    )
 
     def start(top: str = "", model: str = "", write: bool = True) -> GatewayProcess:
-        if write:
-            hermes.config(
-                f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n{model}"
-                "learning:\n  review: false\n  nudge_every_turns: 0\n"
-                f"gateway:\n  http_port: {port}\n  stream: false\n  drain_seconds: 5\n"
-                "  approval_timeout_seconds: 20\n"
-                "platforms:\n  telegram:\n    enabled: false\n"
-                f"  sms:\n    api_url: {twilio.api_url}\n    webhook_url: {twilio.webhook_url}\n"
-                f"    allowed_users: ['{OWNER}']\n"
-                f"{top}"
-            )
-            hermes.dotenv(SECRETS)
-        process = GatewayProcess(hermes.home, tmp_path / "gateway.log")
-        started.append(process)
-        wait_until(lambda: _listening(str(twilio.webhook_url)), timeout=60)
-        return process
+        return platform_process(  # type: ignore[no-any-return]
+            section,
+            ready=lambda: _listening(str(twilio.webhook_url)),
+            dotenv=SECRETS,
+            top=top,
+            model=model,
+            gateway=f"  http_port: {port}\n",
+            write=write,
+        )
 
-    yield start
-    for process in started:
-        if process.process.poll() is None:
-            process.terminate()
+    return start
 
 
 def test_answered_once_strangers_cost_nothing_and_unsigned_posts_get_401(

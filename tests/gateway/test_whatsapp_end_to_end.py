@@ -9,7 +9,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from hermes_plugin_platform_whatsapp.testing import (
@@ -44,37 +43,25 @@ def meta() -> Iterator[FakeWhatsApp]:
 
 
 @pytest.fixture
-def whatsapp_gateway(
-    hermes, openai_server, meta: FakeWhatsApp, tmp_path: Path, monkeypatch
-) -> Iterator[Callable[..., GatewayProcess]]:
+def whatsapp_gateway(platform_process, meta: FakeWhatsApp) -> Callable[..., GatewayProcess]:
     """Start ``hermes gateway run`` with only WhatsApp, letting OWNER in; returns once the
     webhook answers Meta's verification."""
-    monkeypatch.chdir(tmp_path)
     port = free_port()
     meta.webhook_url = f"http://127.0.0.1:{port}/whatsapp/webhook"
-    started: list[GatewayProcess] = []
+    section = f"  whatsapp:\n    api_url: {meta.api_url}\n    allowed_users: ['{OWNER}']\n"
 
     def start(top: str = "", model: str = "", write: bool = True) -> GatewayProcess:
-        if write:
-            hermes.config(
-                f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n{model}"
-                "learning:\n  review: false\n  nudge_every_turns: 0\n"
-                f"gateway:\n  http_port: {port}\n  stream: false\n  drain_seconds: 5\n"
-                "  approval_timeout_seconds: 20\n"
-                "platforms:\n  telegram:\n    enabled: false\n"
-                f"  whatsapp:\n    api_url: {meta.api_url}\n    allowed_users: ['{OWNER}']\n"
-                f"{top}"
-            )
-            hermes.dotenv(SECRETS)
-        process = GatewayProcess(hermes.home, tmp_path / "gateway.log")
-        started.append(process)
-        wait_until(lambda: _verified(meta.webhook_url), timeout=60)
-        return process
+        return platform_process(  # type: ignore[no-any-return]
+            section,
+            ready=lambda: _verified(meta.webhook_url),
+            dotenv=SECRETS,
+            top=top,
+            model=model,
+            gateway=f"  http_port: {port}\n",
+            write=write,
+        )
 
-    yield start
-    for process in started:
-        if process.process.poll() is None:
-            process.terminate()
+    return start
 
 
 def _verified(url: str | None) -> bool:

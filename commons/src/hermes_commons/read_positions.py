@@ -58,6 +58,19 @@ class ReadPositions:
     def __contains__(self, conversation: object) -> bool:
         return conversation in self._read
 
+    def get(self, conversation: str) -> str | None:
+        """The newest message id of ``conversation`` read (or held before), if any."""
+        known = self._read.get(conversation)
+        return known[0] if known is not None else None
+
+    def restart(self, conversation: str, position: str) -> None:
+        """Stand ``conversation`` at ``position``, whatever was read or held before (the
+        platform's history starts over: a new database)."""
+        self._held.pop(conversation, None)
+        self._read.pop(conversation, None)
+        self._read[conversation] = (position, time.time())
+        self._dirty = True
+
     def saw(self, conversation: str, position: str) -> None:
         """``position`` (a message id) of ``conversation`` is stored by the gateway."""
         held = self._held.get(conversation)

@@ -422,6 +422,31 @@ def test_signal_settings_come_over():
     assert "SIGNAL_HTTP_URL" not in mapped.env_settings  # read from .env, where it stays
 
 
+def test_bluebubbles_settings_come_over():
+    env = {
+        "BLUEBUBBLES_SERVER_URL": "http://192.168.1.20:1234",
+        "BLUEBUBBLES_PASSWORD": "secret",
+        "BLUEBUBBLES_ALLOWED_USERS": "+15551234567,ann@icloud.com",
+        "BLUEBUBBLES_REQUIRE_MENTION": "true",
+        "BLUEBUBBLES_MENTION_PATTERNS": "hey bot, @?jarvis",
+        "BLUEBUBBLES_SEND_READ_RECEIPTS": "false",
+        "BLUEBUBBLES_HOME_CHANNEL": "iMessage;-;+15551234567",
+        "BLUEBUBBLES_WEBHOOK_PORT": "8645",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["bluebubbles"] == {
+        "allowed_users": ["+15551234567", "ann@icloud.com"],
+        "require_mention": True,
+        "read_receipts": False,
+        "mention_patterns": ["hey bot", "@?jarvis"],
+    }
+    assert mapped.config["cron"]["home_chats"]["bluebubbles"] == "iMessage;-;+15551234567"
+    assert "webhook_url" in dict(mapped.left)[".env BLUEBUBBLES_WEBHOOK_PORT"]
+    assert "BLUEBUBBLES_PASSWORD" not in mapped.env_settings  # stays in .env, read from there
+    json_listed = map_config({}, {"BLUEBUBBLES_MENTION_PATTERNS": '["a,b", "c"]'})
+    assert json_listed.config["platforms"]["bluebubbles"]["mention_patterns"] == ["a,b", "c"]
+
+
 def test_sms_settings_come_over():
     env = {
         "TWILIO_ACCOUNT_SID": "AC" + "0" * 32,

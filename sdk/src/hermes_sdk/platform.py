@@ -44,6 +44,7 @@ __all__ = [
     "choices_prompt",
     "split_message",
     "unread_attachment_note",
+    "yes_and_no",
 ]
 
 
@@ -272,6 +273,15 @@ class PlatformAdapter(Protocol):
     async def aclose(self) -> None:
         """Release connections; called once, after :meth:`run` ended."""
         ...
+
+
+def yes_and_no(choices: Sequence[Choice]) -> tuple[Choice, Choice] | None:
+    """The choices a yes and a no stand for, for a platform whose own control is one (a 👍
+    or 👎 reaction): an approval's first choice and its deny (the gateway puts deny last).
+    None for any other question, such as a tool's, whose choices are its own."""
+    if len(choices) >= 2 and choices[-1].value == "deny":
+        return choices[0], choices[-1]
+    return None
 
 
 def choices_prompt(question: str, choices: Sequence[Choice]) -> str:

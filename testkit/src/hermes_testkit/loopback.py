@@ -40,6 +40,9 @@ class LoopbackHTTP:
             def do_POST(self) -> None:
                 owner._post(self)
 
+            def do_DELETE(self) -> None:
+                owner._delete(self)
+
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
 
@@ -55,6 +58,9 @@ class LoopbackHTTP:
         handler.send_error(404)
 
     def _post(self, handler: BaseHTTPRequestHandler) -> None:
+        handler.send_error(404)
+
+    def _delete(self, handler: BaseHTTPRequestHandler) -> None:
         handler.send_error(404)
 
     def _on_start(self) -> None:

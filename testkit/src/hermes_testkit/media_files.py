@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["disguised_program", "photo_bytes", "speech_available", "spoken_ogg"]
+__all__ = ["disguised_program", "photo_bytes", "speech_available", "spoken", "spoken_ogg"]
 
 
 def photo_bytes(size: tuple[int, int] = (3000, 2000), color: str = "red") -> bytes:
@@ -40,27 +40,22 @@ def speech_available() -> str | None:
     return f"apt-get install {' '.join(missing)}" if missing else None
 
 
+_OPUS = ["-c:a", "libopus", "-ar", "48000"]
+_ENCODERS = {"ogg": _OPUS, "mp3": ["-c:a", "libmp3lame"], "caf": _OPUS}
+"""An iPhone's voice note is Opus in Apple's CAF (iOS 17 on)."""
+
+
+def spoken(text: str, container: str = "ogg") -> bytes:
+    """``text`` spoken by espeak-ng, as a mono voice note: ``ogg`` (Opus, 48 kHz),
+    ``mp3``, or ``caf`` (Opus, as iMessage records them)."""
+    with tempfile.TemporaryDirectory() as folder:
+        wav, out = Path(folder, "speech.wav"), Path(folder, f"speech.{container}")
+        subprocess.run(["espeak-ng", "-w", str(wav), text], check=True, capture_output=True)
+        encode = ["ffmpeg", "-loglevel", "error", "-i", str(wav), *_ENCODERS[container]]
+        subprocess.run([*encode, "-ac", "1", str(out)], check=True, capture_output=True)
+        return out.read_bytes()
+
+
 def spoken_ogg(text: str) -> bytes:
     """``text`` spoken by espeak-ng, as an OGG/Opus voice note (mono, 48 kHz)."""
-    with tempfile.TemporaryDirectory() as folder:
-        wav, ogg = Path(folder, "speech.wav"), Path(folder, "speech.ogg")
-        subprocess.run(["espeak-ng", "-w", str(wav), text], check=True, capture_output=True)
-        subprocess.run(
-            [
-                "ffmpeg",
-                "-loglevel",
-                "error",
-                "-i",
-                str(wav),
-                "-c:a",
-                "libopus",
-                "-ac",
-                "1",
-                "-ar",
-                "48000",
-                str(ogg),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        return ogg.read_bytes()
+    return spoken(text, "ogg")

@@ -8,6 +8,7 @@ secret stays in config.yaml.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -122,7 +123,9 @@ RULES = {
 command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
-PLATFORMS_HERE = frozenset({"telegram", "matrix", "email", "discord", "slack", "sms", "signal"})
+PLATFORMS_HERE = frozenset(
+    {"telegram", "matrix", "email", "discord", "slack", "sms", "signal", "bluebubbles"}
+)
 _WA_BRIDGE = (
     "hermes-agent's WhatsApp bridge to a personal account: Hermes answers WhatsApp through the "
     "Cloud API (a Business number; docs/user/whatsapp.md)"
@@ -930,6 +933,52 @@ class _Mapper:
                  "(platforms.signal.require_mention)")
             )  # fmt: skip
 
+    def bluebubbles(self) -> None:
+        """hermes-agent's BlueBubbles settings: the server's address and password
+        (``BLUEBUBBLES_SERVER_URL``, ``BLUEBUBBLES_PASSWORD``) stay in .env, where the
+        bluebubbles platform reads them."""
+        env = self.env
+        for name, key in (
+            ("BLUEBUBBLES_REQUIRE_MENTION", "require_mention"),
+            ("BLUEBUBBLES_SEND_READ_RECEIPTS", "read_receipts"),
+        ):
+            value = env.get(name, "").strip().lower()
+            if value:
+                self.out.env_settings.add(name)
+                flag = value in ("1", "true", "yes", "on")
+                self.put(f"platforms.bluebubbles.{key}", flag, f".env {name}")
+        patterns = env.get("BLUEBUBBLES_MENTION_PATTERNS", "").strip()
+        if patterns:
+            self.out.env_settings.add("BLUEBUBBLES_MENTION_PATTERNS")
+            try:
+                listed = json.loads(patterns)
+            except ValueError:
+                listed = None
+            if not isinstance(listed, list):  # hermes-agent also took commas and lines
+                listed = [p.strip() for line in patterns.splitlines() for p in line.split(",")]
+            listed = [str(p) for p in listed if str(p).strip()]
+            self.put(
+                "platforms.bluebubbles.mention_patterns",
+                listed,
+                ".env BLUEBUBBLES_MENTION_PATTERNS",
+            )
+        home = env.get("BLUEBUBBLES_HOME_CHANNEL", "").strip()
+        if home:
+            self.out.env_settings.add("BLUEBUBBLES_HOME_CHANNEL")
+            self.put("cron.home_chats.bluebubbles", home, ".env BLUEBUBBLES_HOME_CHANNEL")
+        for name in (
+            "BLUEBUBBLES_WEBHOOK_HOST",
+            "BLUEBUBBLES_WEBHOOK_PORT",
+            "BLUEBUBBLES_WEBHOOK_PATH",
+        ):
+            if name in env:
+                self.out.env_settings.add(name)
+                self.out.left.append(
+                    (f".env {name}", "Hermes registers its webhook on the gateway's shared "
+                     "listener (gateway.http_port); when the Mac is another machine, set "
+                     "platforms.bluebubbles.webhook_url to where it reaches that listener")
+                )  # fmt: skip
+
     def sms(self) -> None:
         """hermes-agent's Twilio settings: the secrets (``TWILIO_*``) and the public webhook
         address (``SMS_WEBHOOK_URL``) stay in .env, where the sms platform reads them."""
@@ -978,6 +1027,7 @@ class _Mapper:
         self.whatsapp()
         self.sms()
         self.signal()
+        self.bluebubbles()
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

@@ -46,6 +46,7 @@ from hermes_sdk.platform import (
     PlatformNotConfigured,
     TypedAnswers,
     split_message,
+    yes_and_no,
 )
 
 if TYPE_CHECKING:
@@ -228,12 +229,13 @@ class SignalAdapter:
         if asked is None or reacted.removed:
             return
         request_id, choices = asked
-        if not _by_reaction(choices):
+        meaning = yes_and_no(choices)
+        if meaning is None:
             return
         if reacted.emoji.startswith(YES):  # any skin tone
-            choice = choices[0]
+            choice = meaning[0]
         elif reacted.emoji.startswith(NO):
-            choice = choices[-1]
+            choice = meaning[1]
         else:
             return
         press = ButtonPress(
@@ -302,8 +304,10 @@ class SignalAdapter:
         self._typed.asked(chat, choices, request_id)
         lines = "\n".join(f"{c.value} - {c.label}" for c in choices)
         hint = "Reply with one of:"
-        if _by_reaction(choices):  # an approval: 👍 the first, 👎 deny
-            hint = f"React {YES} for {choices[0].value}, {NO} for deny, or reply with one of:"
+        meaning = yes_and_no(choices)
+        if meaning is not None:  # an approval
+            said = f"React {YES} for {meaning[0].value}, {NO} for {meaning[1].value}"
+            hint = f"{said}, or reply with one of:"
         for stamp in await self.send(chat, f"{question}\n\n{hint}\n{lines}"):
             self._asked[int(stamp)] = (request_id, tuple(choices))
         while len(self._asked) > ASKED_KEPT:
@@ -331,9 +335,3 @@ class SignalAdapter:
         http, self._http, self._rpc = self._http, None, None
         if http is not None:
             await http.aclose()
-
-
-def _by_reaction(choices: Sequence[Choice]) -> bool:
-    """Whether 👍/👎 answer a question: an approval's (its last choice is deny), where the
-    two mean yes and no; not a tool's question, whose choices are its own."""
-    return len(choices) >= 2 and choices[-1].value == "deny"

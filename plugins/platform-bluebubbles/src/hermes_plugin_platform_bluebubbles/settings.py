@@ -1,0 +1,129 @@
+"""``platforms.bluebubbles`` and the secrets beside it (hermes-agent's names:
+``BLUEBUBBLES_SERVER_URL``, ``BLUEBUBBLES_PASSWORD``), checked before anything connects."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
+
+__all__ = ["BlueBubblesSettings"]
+
+DEFAULT_PATH = "/bluebubbles/webhook"
+DEFAULT_MENTIONS = (r"(?<![\w@])@?hermes\s+agent\b[,:\-]?", r"(?<![\w@])@?hermes\b[,:\-]?")
+"""hermes-agent's wake words: iMessage has no mention of a bot to look for."""
+
+
+def _near(host: str) -> bool:
+    """Loopback or the local network: where plain http is the norm for a BlueBubbles
+    server (a Mac at home), and the password does not cross the internet."""
+    if host in ("localhost",) or host.endswith((".local", ".lan", ".home.arpa")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+@dataclass(frozen=True, slots=True)
+class BlueBubblesSettings:
+    server_url: str
+    """The BlueBubbles server (``http://192.168.1.20:1234``, or its https address)."""
+    password: str = field(repr=False)
+    webhook_url: str | None
+    """Where the server can reach the gateway's listener; None: no webhook, only reading
+    every ``poll_seconds``."""
+    path: str
+    """Where that webhook arrives on the gateway's HTTP listener."""
+    require_mention: bool
+    mentions: tuple[re.Pattern[str], ...]
+    """In a group, a message that matches one of these is for the bot."""
+    read_receipts: bool
+    poll_seconds: float | None
+    """How often the server is read even without a webhook; None: chosen at start."""
+
+    @classmethod
+    def from_context(cls, context: PlatformContext) -> BlueBubblesSettings:
+        config, secrets = context.config, context.secrets
+        url = str(config.get("server_url") or secrets.get("BLUEBUBBLES_SERVER_URL") or "")
+        url = url.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise PlatformNotConfigured(
+                "set BLUEBUBBLES_SERVER_URL in HERMES_HOME/.env (or platforms.bluebubbles."
+                "server_url) to your BlueBubbles server's address, as http://192.168.1.20:1234 "
+                "(BlueBubbles > Settings > Connection)"
+            )
+        if parts.scheme == "http" and not _near(parts.hostname):
+            raise PlatformNotConfigured(
+                f"BLUEBUBBLES_SERVER_URL {url!r} is plain http on the internet: the server "
+                "password would travel in the clear; use its https address (a Cloudflare or "
+                "ngrok URL in BlueBubbles > Settings > Connection)"
+            )
+        password = secrets.get("BLUEBUBBLES_PASSWORD", "").strip()
+        if not password:
+            raise PlatformNotConfigured(
+                "set BLUEBUBBLES_PASSWORD in HERMES_HOME/.env to the BlueBubbles server "
+                "password (BlueBubbles > Settings > Connection)"
+            )
+        webhook = str(config.get("webhook_url") or "").strip() or None
+        path = DEFAULT_PATH
+        if webhook is not None:
+            hook = urlsplit(webhook)
+            if hook.scheme not in ("http", "https") or not hook.hostname or hook.query:
+                raise PlatformNotConfigured(
+                    "platforms.bluebubbles.webhook_url is the address the Mac reaches the "
+                    "gateway's listener at, as http://192.168.1.30:8644/bluebubbles/webhook "
+                    f"(no query), not {webhook!r}"
+                )
+            path = "/" + hook.path.strip("/")
+            if path == "/":
+                raise PlatformNotConfigured(
+                    "platforms.bluebubbles.webhook_url needs a path of its own (.../bluebubbles"
+                    "/webhook): the listener is shared with the other platforms"
+                )
+        return cls(
+            server_url=url,
+            password=password,
+            webhook_url=webhook,
+            path=path,
+            require_mention=config.get("require_mention", True) is not False,
+            mentions=_mentions(config.get("mention_patterns")),
+            read_receipts=config.get("read_receipts", True) is not False,
+            poll_seconds=_poll(config.get("poll_seconds")),
+        )
+
+
+def _mentions(raw: object) -> tuple[re.Pattern[str], ...]:
+    if raw is None:
+        raw = list(DEFAULT_MENTIONS)
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise PlatformNotConfigured(
+            f"platforms.bluebubbles.mention_patterns is a list of patterns, not {raw!r}"
+        )
+    compiled = []
+    for pattern in raw:
+        try:
+            compiled.append(re.compile(pattern, re.IGNORECASE))
+        except re.error as exc:
+            raise PlatformNotConfigured(
+                f"platforms.bluebubbles.mention_patterns: {pattern!r} is not a regular "
+                f"expression ({exc})"
+            ) from None
+    return tuple(compiled)
+
+
+def _poll(raw: object) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 1 <= raw <= 3600:
+        raise PlatformNotConfigured(
+            f"platforms.bluebubbles.poll_seconds is a number of seconds from 1 to 3600, not {raw!r}"
+        )
+    return float(raw)
