@@ -1,4 +1,4 @@
-"""The tests of the Discord, Slack, WhatsApp, SMS, BlueBubbles and webhook platforms, tested by mutation: each case breaks
+"""The tests of the Discord, Slack, WhatsApp (both), SMS, BlueBubbles and webhook platforms, tested by mutation: each case breaks
 one new part of the platform contract the way a hurried change might (a signature not
 checked, an acknowledgement sent before the store, a press taken from anyone, a reply not
 forwarded, strangers admitted), and the test meant to catch it must fail.
@@ -164,6 +164,33 @@ MUTANTS = [
         "        meaning = choices[0], choices[-1]\n        choice",
         "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
         "::test_a_like_tapback_allows_and_a_dislike_denies_an_approval",
+    ),
+    Mutant(
+        "whatsapp-bridge-reads-files-anywhere",
+        "platform-whatsapp-bridge",
+        "adapter.py",
+        "            if not any(path.is_relative_to(d.resolve()) for d in self.settings.media_dirs):",
+        "            if False:",
+        "plugins/platform-whatsapp-bridge/tests/test_bridge.py"
+        "::test_a_file_outside_the_bridges_folders_is_not_read",
+    ),
+    Mutant(
+        "whatsapp-bridge-hand-over-tried-once",
+        "platform-whatsapp-bridge",
+        "adapter.py",
+        "        for attempt in range(HAND_OVER_TRIES):",
+        "        for attempt in range(1):",
+        "plugins/platform-whatsapp-bridge/tests/test_bridge.py"
+        "::test_a_hand_over_that_fails_is_tried_again_in_place",
+    ),
+    Mutant(
+        "whatsapp-bridge-answers-all-group-chatter",
+        "platform-whatsapp-bridge",
+        "reading.py",
+        "        addressed = mentioned or replied or wake or not require_mention",
+        "        addressed = True",
+        "plugins/platform-whatsapp-bridge/tests/test_bridge.py"
+        "::test_a_group_answers_a_mention_or_a_reply_to_the_bot",
     ),
     Mutant(
         "discord-takes-anyones-press",

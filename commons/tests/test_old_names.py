@@ -22,6 +22,7 @@ BORN_HERE = {
     "sending",
     "stated_models",
     "supervision",
+    "wake_words",
 }
 """Modules written in the commons, never in the SDK: they have no old name."""
 MOVED = sorted(

@@ -174,9 +174,7 @@ def test_platform_allowlists_move_from_env_into_config():
         "allowed_users": ["42", "43", "7"],
         "pairing": False,
     }
-    assert (
-        "WhatsApp bridge to a personal account" in dict(mapped.left)[".env WHATSAPP_ALLOWED_USERS"]
-    )
+    assert mapped.config["platforms"]["whatsapp_bridge"] == {"allowed_users": ["9", "7"]}
     assert "TELEGRAM_BOT_TOKEN" not in mapped.env_settings  # a secret: it stays in .env
     assert map_config({}, {"TELEGRAM_ALLOWED_USERS": "*"}).config["platforms"] == {
         "telegram": {"allow_all": True}
@@ -420,6 +418,36 @@ def test_signal_settings_come_over():
     }
     assert "the groups it answered" in dict(mapped.left)[".env SIGNAL_GROUP_ALLOWED_USERS"]
     assert "SIGNAL_HTTP_URL" not in mapped.env_settings  # read from .env, where it stays
+
+
+def test_whatsapp_bridge_settings_come_over():
+    env = {
+        "WHATSAPP_ENABLED": "true",
+        "WHATSAPP_MODE": "bot",
+        "WHATSAPP_ALLOWED_USERS": "+1 555-123-4567, 98765@lid, 15559876543@s.whatsapp.net",
+        "WHATSAPP_DM_POLICY": "pairing",
+        "WHATSAPP_GROUP_POLICY": "open",
+        "WHATSAPP_REQUIRE_MENTION": "true",
+        "WHATSAPP_MENTION_PATTERNS": '["^bot[,:]?", "jarvis"]',
+        "WHATSAPP_HOME_CHANNEL": "+1 555 123 4567",
+        "WHATSAPP_REPLY_PREFIX": "*Bot*",
+    }
+    hermes_agent_config = {"platforms": {"whatsapp": {"extra": {"bridge_port": 3111}}}}
+    mapped = map_config(hermes_agent_config, env)
+    assert mapped.config["platforms"]["whatsapp_bridge"] == {
+        "allowed_users": ["15551234567", "98765@lid", "15559876543"],
+        "pairing": True,
+        "require_mention": True,
+        "mention_patterns": ["^bot[,:]?", "jarvis"],
+        "bridge_url": "http://127.0.0.1:3111",
+    }
+    assert mapped.config["cron"]["home_chats"]["whatsapp_bridge"] == "15551234567"
+    left = dict(mapped.left)
+    assert "--mode bot" in left[".env WHATSAPP_MODE"]
+    assert "mentions the bot" in left[".env WHATSAPP_GROUP_POLICY"]
+    assert "read by the bridge itself" in left[".env WHATSAPP_REPLY_PREFIX"]
+    self_chat = map_config({}, {"WHATSAPP_ENABLED": "true"})
+    assert "your own number" in dict(self_chat.left)[".env WHATSAPP_MODE"]
 
 
 def test_bluebubbles_settings_come_over():

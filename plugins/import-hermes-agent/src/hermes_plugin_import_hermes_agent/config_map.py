@@ -126,9 +126,9 @@ PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_A
 PLATFORMS_HERE = frozenset(
     {"telegram", "matrix", "email", "discord", "slack", "sms", "signal", "bluebubbles"}
 )
-_WA_BRIDGE = (
-    "hermes-agent's WhatsApp bridge to a personal account: Hermes answers WhatsApp through the "
-    "Cloud API (a Business number; docs/user/whatsapp.md)"
+_WA_BRIDGE_ENV = (
+    "read by the bridge itself (bridge.js): set it where you run the bridge "
+    "(docs/user/whatsapp-bridge.md)"
 )
 _WA_LISTENER = "the platforms share one HTTP listener here: gateway.http_host and http_port"
 _CHANNELS = "Hermes limits Discord by server (platforms.discord.allowed_guilds), not by channel"
@@ -907,9 +907,72 @@ class _Mapper:
                     (f".env {name}", "the Cloud API reaches one person at a time; who may "
                      "write is platforms.whatsapp.allowed_users (and pairing)")
                 )  # fmt: skip
-        if env.get("WHATSAPP_MODE", "").strip().lower() not in ("", "cloud"):
+        self.whatsapp_bridge()
+
+    def whatsapp_bridge(self) -> None:
+        """hermes-agent's WhatsApp bridge to a personal account (``WHATSAPP_*`` without
+        ``CLOUD``, and ``platforms.whatsapp.extra`` in config.yaml): the whatsapp_bridge
+        platform talks to the same bridge, which the user now runs on its own."""
+        env = self.env
+        mode = env.get("WHATSAPP_MODE", "").strip().lower()
+        if mode == "cloud":
             self.out.env_settings.add("WHATSAPP_MODE")
-            self.out.left.append((".env WHATSAPP_MODE", _WA_BRIDGE))
+        elif mode or _flag(env.get("WHATSAPP_ENABLED", "")):
+            for name in ("WHATSAPP_MODE", "WHATSAPP_ENABLED"):
+                if name in env:
+                    self.out.env_settings.add(name)
+            why = f"run the bridge yourself with --mode {mode or 'self-chat'}"
+            why += " (docs/user/whatsapp-bridge.md)"
+            if mode != "bot":
+                why += (
+                    "; in self-chat mode it passes only your chat with yourself: put your own "
+                    "number in platforms.whatsapp_bridge.allowed_users"
+                )
+            self.out.left.append((".env WHATSAPP_MODE", why))
+        policy = env.get("WHATSAPP_DM_POLICY", "").strip().lower()
+        if policy:
+            self.out.env_settings.add("WHATSAPP_DM_POLICY")
+            if policy == "pairing":
+                self.put("platforms.whatsapp_bridge.pairing", True, ".env WHATSAPP_DM_POLICY")
+            elif policy != "allowlist":
+                self.out.left.append(
+                    (".env WHATSAPP_DM_POLICY", "who may write is platforms.whatsapp_bridge."
+                     "allowed_users (and pairing: true)")
+                )  # fmt: skip
+        for name in _WA_GROUPS:
+            if name in env:
+                self.out.env_settings.add(name)
+                self.out.left.append(
+                    (f".env {name}", "Hermes answers a group when an allowed person mentions "
+                     "the bot or replies to it (platforms.whatsapp_bridge.require_mention)")
+                )  # fmt: skip
+        mention = env.get("WHATSAPP_REQUIRE_MENTION", "").strip()
+        if mention:
+            self.out.env_settings.add("WHATSAPP_REQUIRE_MENTION")
+            where = ".env WHATSAPP_REQUIRE_MENTION"
+            self.put("platforms.whatsapp_bridge.require_mention", _flag(mention), where)
+        patterns = env.get("WHATSAPP_MENTION_PATTERNS", "").strip()
+        if patterns:
+            self.out.env_settings.add("WHATSAPP_MENTION_PATTERNS")
+            where = ".env WHATSAPP_MENTION_PATTERNS"
+            self.put("platforms.whatsapp_bridge.mention_patterns", _patterns(patterns), where)
+        home = env.get("WHATSAPP_HOME_CHANNEL", "").strip()
+        if home:
+            self.out.env_settings.add("WHATSAPP_HOME_CHANNEL")
+            where = ".env WHATSAPP_HOME_CHANNEL"
+            self.put("cron.home_chats.whatsapp_bridge", _wa_numbers(home), where)
+        for name in sorted(env):
+            if name in _WA_BRIDGE_OWN:
+                self.out.env_settings.add(name)
+                self.out.left.append((f".env {name}", _WA_BRIDGE_ENV))
+        port = self.take("platforms.whatsapp.extra.bridge_port")
+        if port is not None:
+            where = "platforms.whatsapp.extra.bridge_port"
+            self.put("platforms.whatsapp_bridge.bridge_url", f"http://127.0.0.1:{port}", where)
+        session = self.take("platforms.whatsapp.extra.session_path")
+        if session is not None:
+            where = "platforms.whatsapp.extra.session_path"
+            self.put("platforms.whatsapp_bridge.session_path", str(session), where)
 
     def signal(self) -> None:
         """hermes-agent's Signal settings: the daemon's address and the account
@@ -950,18 +1013,8 @@ class _Mapper:
         patterns = env.get("BLUEBUBBLES_MENTION_PATTERNS", "").strip()
         if patterns:
             self.out.env_settings.add("BLUEBUBBLES_MENTION_PATTERNS")
-            try:
-                listed = json.loads(patterns)
-            except ValueError:
-                listed = None
-            if not isinstance(listed, list):  # hermes-agent also took commas and lines
-                listed = [p.strip() for line in patterns.splitlines() for p in line.split(",")]
-            listed = [str(p) for p in listed if str(p).strip()]
-            self.put(
-                "platforms.bluebubbles.mention_patterns",
-                listed,
-                ".env BLUEBUBBLES_MENTION_PATTERNS",
-            )
+            where = ".env BLUEBUBBLES_MENTION_PATTERNS"
+            self.put("platforms.bluebubbles.mention_patterns", _patterns(patterns), where)
         home = env.get("BLUEBUBBLES_HOME_CHANNEL", "").strip()
         if home:
             self.out.env_settings.add("BLUEBUBBLES_HOME_CHANNEL")
@@ -1005,16 +1058,17 @@ class _Mapper:
     def platforms(self) -> None:
         """Who may talk to the agent: hermes-agent keeps it in .env, Hermes in config."""
         everyone = self.env.get("GATEWAY_ALLOWED_USERS", "")
-        for name, value in sorted(self.env.items()):
+        for name, given in sorted(self.env.items()):
+            value = given
             match = PLATFORM_ENV.match(name)
             if match is None or match["platform"] == "GATEWAY":
                 continue
             platform = match["platform"].lower()
             self.out.env_settings.add(name)
             if platform == "whatsapp":  # the bridge's; the Cloud API's are WHATSAPP_CLOUD_*
-                self.out.left.append((f".env {name}", _WA_BRIDGE))
-                continue
-            if platform not in PLATFORMS_HERE:
+                platform = "whatsapp_bridge"
+                value = _wa_numbers(value)
+            elif platform not in PLATFORMS_HERE:
                 self.out.left.append((f".env {name}", f"Hermes has no {platform} platform"))
                 continue
             if match["what"] == "ALLOW_ALL_USERS":
@@ -1137,3 +1191,47 @@ def _discord_id(entry: str) -> str:
 def _port(value: str | None, default: int) -> int:
     text = (value or "").strip()
     return int(text) if text.isdigit() and 0 < int(text) < 65536 else default
+
+
+_WA_GROUPS = (
+    "WHATSAPP_GROUP_POLICY",
+    "WHATSAPP_GROUP_ALLOWED_USERS",
+    "WHATSAPP_FREE_RESPONSE_CHATS",
+)
+_WA_BRIDGE_OWN = frozenset(
+    {
+        "WHATSAPP_REPLY_PREFIX",
+        "WHATSAPP_FORWARD_OWNER_MESSAGES",
+        "WHATSAPP_MAX_MESSAGE_LENGTH",
+        "WHATSAPP_CHUNK_DELAY_MS",
+        "WHATSAPP_SEND_TIMEOUT_MS",
+        "WHATSAPP_DEBUG",
+        "WHATSAPP_NPM_INSTALL_TIMEOUT",
+    }
+)
+"""hermes-agent's settings that its bridge (bridge.js) reads from its own environment."""
+
+
+def _wa_numbers(value: str) -> str:
+    """hermes-agent's WhatsApp ids as numbers (``+1 555-123-4567`` and
+    ``15551234567@s.whatsapp.net`` are ``15551234567``); a group's or a privacy id, and
+    ``*``, stay as they are."""
+    found = []
+    for entry in (e.strip() for e in value.split(",")):
+        if entry.endswith(("@g.us", "@lid")) or entry == "*":
+            found.append(entry)
+            continue
+        digits = "".join(ch for ch in entry.split("@")[0].split(":")[0] if ch.isdigit())
+        found.append(digits or entry)
+    return ",".join(found)
+
+
+def _patterns(value: str) -> list[str]:
+    """hermes-agent's mention patterns: a JSON list, or patterns by comma or line."""
+    try:
+        listed = json.loads(value)
+    except ValueError:
+        listed = None
+    if not isinstance(listed, list):
+        listed = [p.strip() for line in value.splitlines() for p in line.split(",")]
+    return [str(p) for p in listed if str(p).strip()]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_commons.wake_words import woken
 from hermes_sdk.platform import ChatRef, Inbound
 
 __all__ = ["Attached", "Said", "Tapback", "read_message"]
@@ -82,18 +83,6 @@ def _files(record: Mapping[str, Any]) -> tuple[Attached, ...]:
     return tuple(found)
 
 
-def _wake(text: str, mentions: Sequence[re.Pattern[str]]) -> tuple[str, bool]:
-    """The text without a leading wake word, and whether one of them is in it."""
-    if not any(pattern.search(text) for pattern in mentions):
-        return text, False
-    stripped = text.lstrip()
-    for pattern in mentions:
-        match = pattern.match(stripped)
-        if match:
-            return stripped[match.end() :].lstrip(" ,:-") or text, True
-    return text, True
-
-
 def read_message(
     record: Mapping[str, Any],
     *,
@@ -136,9 +125,9 @@ def read_message(
         return None  # a group's rename or new member, an unsent message
     addressed = True
     if group:
-        text, woken = _wake(text, mentions)
+        text, wake = woken(text, mentions)
         replied = str(record.get("threadOriginatorGuid") or "") in mine
-        addressed = woken or replied or not require_mention
+        addressed = wake or replied or not require_mention
     inbound = Inbound(
         chat=chat,
         user_id=sender,

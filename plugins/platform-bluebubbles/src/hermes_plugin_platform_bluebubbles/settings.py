@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from hermes_commons.wake_words import compile_wake_words
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
 __all__ = ["BlueBubblesSettings"]
@@ -92,31 +93,13 @@ class BlueBubblesSettings:
             webhook_url=webhook,
             path=path,
             require_mention=config.get("require_mention", True) is not False,
-            mentions=_mentions(config.get("mention_patterns")),
+            mentions=compile_wake_words(
+                config.get("mention_patterns", list(DEFAULT_MENTIONS)),
+                "platforms.bluebubbles.mention_patterns",
+            ),
             read_receipts=config.get("read_receipts", True) is not False,
             poll_seconds=_poll(config.get("poll_seconds")),
         )
-
-
-def _mentions(raw: object) -> tuple[re.Pattern[str], ...]:
-    if raw is None:
-        raw = list(DEFAULT_MENTIONS)
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
-        raise PlatformNotConfigured(
-            f"platforms.bluebubbles.mention_patterns is a list of patterns, not {raw!r}"
-        )
-    compiled = []
-    for pattern in raw:
-        try:
-            compiled.append(re.compile(pattern, re.IGNORECASE))
-        except re.error as exc:
-            raise PlatformNotConfigured(
-                f"platforms.bluebubbles.mention_patterns: {pattern!r} is not a regular "
-                f"expression ({exc})"
-            ) from None
-    return tuple(compiled)
 
 
 def _poll(raw: object) -> float | None:
