@@ -142,8 +142,8 @@ MUTANTS = [
         "bluebubbles-reads-from-the-start-of-history",
         "platform-bluebubbles",
         "adapter.py",
-        "        since = int(self.positions.get(EVERYTHING) or 0)",
-        "        since = 0",
+        "                since = int(self.positions.get(EVERYTHING) or 0)",
+        "                since = 0",
         "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
         "::test_what_came_while_the_gateway_was_down_is_answered_once_in_order",
     ),
@@ -151,10 +151,10 @@ MUTANTS = [
         "bluebubbles-a-failed-hand-over-moves-on",
         "platform-bluebubbles",
         "adapter.py",
-        "                self.positions.failed(EVERYTHING, stamp)\n                return False",
-        "                self._seen[guid] = None\n                return True",
+        "                    self.positions.failed(EVERYTHING, row)\n                    return False",
+        "                    pass",
         "plugins/platform-bluebubbles/tests/test_bluebubbles.py"
-        "::test_a_hand_over_that_fails_holds_the_reader_and_is_tried_again",
+        "::test_a_message_stored_late_is_read_in_row_order_and_never_skipped",
     ),
     Mutant(
         "bluebubbles-tapback-answers-any-question",

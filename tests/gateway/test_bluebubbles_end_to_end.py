@@ -39,11 +39,11 @@ def imessage_gateway(platform_process, server: FakeBlueBubbles) -> Callable[...,
         "    poll_seconds: 600\n"  # only the webhooks and the start read, in these tests
     )
 
-    def start(top: str = "", model: str = "", write: bool = True) -> GatewayProcess:
+    def start(top: str = "", model: str = "", write: bool = True, more: str = "") -> GatewayProcess:
         read = server.queries
         return platform_process(  # type: ignore[no-any-return]
-            section,
-            ready=lambda: server.webhooks and server.queries > read + 1,
+            section + more,
+            ready=lambda: server.webhooks and server.queries > read + 2,
             dotenv=f"BLUEBUBBLES_PASSWORD={PASSWORD}\n",
             top=top,
             model=model,
@@ -66,7 +66,7 @@ def test_answered_once_a_stranger_costs_nothing_and_a_group_needs_its_wake_word(
     imessage_gateway, server, openai_server
 ):
     openai_server.queue(Reply.say("Hello from Hermes."), Reply.say("Hello, group."))
-    imessage_gateway()
+    imessage_gateway(more="    pairing: true\n")  # off by default: see the next test
     server.user_says(OWNER, "hi there")
     wait_for(server, OWNER, "Hello from Hermes.")
     server.deliver_again()  # the same webhook again (a replay)
@@ -150,3 +150,16 @@ def test_an_approval_is_answered_with_a_tapback(imessage_gateway, server, openai
     server.tapback(OWNER, question, "like")
     wait_for(server, OWNER, "Opened it.")
     assert oct(target.stat().st_mode)[-3:] == "777"
+
+
+def test_without_pairing_a_stranger_gets_nothing_and_costs_nothing(
+    imessage_gateway, server, openai_server
+):
+    openai_server.queue(Reply.say("Hello from Hermes."))
+    imessage_gateway()
+    server.user_says(STRANGER, "your parcel is waiting: reply YES")
+    server.user_says(OWNER, "hi")
+    wait_for(server, OWNER, "Hello from Hermes.")
+    time.sleep(1.0)
+    assert server.sent_to(STRANGER) == []
+    assert user_texts(openai_server) == [["hi"]]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from hermes_plugin_platform_bluebubbles.adapter import BlueBubblesAdapter
+from hermes_plugin_platform_bluebubbles.server import ServerGarbled
 from hermes_plugin_platform_bluebubbles.testing import PASSWORD, FakeBlueBubbles
 
 from hermes_sdk.platform import (
@@ -61,7 +62,8 @@ def _running(
         recording = host or RecordingHost()
         task = asyncio.ensure_future(adapter.run(recording))
         try:
-            await _until(lambda: adapter.listening_url is not None and server.queries > 0)
+            # Where the server stands (two queries), then the first read (a third).
+            await _until(lambda: adapter.listening_url is not None and server.queries >= 3)
             await scenario(adapter, recording)
         finally:
             task.cancel()
@@ -256,8 +258,14 @@ def test_a_send_the_server_fails_is_retried_and_a_bad_one_is_not(tmp_path: Path)
                     await adapter.send(chat, "hello")
                 assert not failed.value.permanent
                 missing = ChatRef(platform="bluebubbles", chat_id=GROUP, chat_type="group")
-                with pytest.raises(NotSent, match="Chat not found"):
+                with pytest.raises(NotSent, match="Chat does not exist"):
                     await adapter.send(missing, "hello")
+                server.not_on_imessage.add(ANN)
+                await adapter._check_server()  # the Private API, as at start
+                server.user_says(ANN, "so the chat exists")
+                with pytest.raises(NotSent, match=r"\(22\) not on iMessage") as never:
+                    await adapter.send(chat, "hello")
+                assert never.value.permanent  # Messages will never send it: not again
             finally:
                 await adapter.aclose()
 
@@ -369,3 +377,187 @@ def test_a_changed_password_replaces_the_old_webhook(tmp_path: Path) -> None:
         _running(tmp_path, server, scenario, webhook_url="http://127.0.0.1:1/x")
         assert [h["url"].split("?token=")[1] for h in server.webhooks] != ["old"]
         assert len(server.webhooks) == 1 and server.webhooks[0]["events"] == ["new-message"]
+
+
+def test_a_message_stored_late_is_read_in_row_order_and_never_skipped(tmp_path: Path) -> None:
+    """A message that reached the Mac late is stored after one already there, with an older
+    date: the server's query (by date) puts it first, the reader still hands over by row,
+    and a stop in between skips neither."""
+
+    class FailsOnce(RecordingHost):
+        failed = False
+
+        async def receive(self, message: Inbound) -> None:
+            if message.text == "stored second, dated earlier" and not FailsOnce.failed:
+                FailsOnce.failed = True
+                raise OSError("the store went away")
+            await super().receive(message)
+
+    with FakeBlueBubbles() as server:
+
+        async def first(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            server.user_says(ANN, "stored first")
+            server.user_says(ANN, "stored second, dated earlier", late=600)
+            adapter._wake.set()  # as a webhook would
+            await _until(lambda: FailsOnce.failed and host.messages)
+            assert [m.text for m in host.messages] == ["stored first"]
+
+        nowhere = "http://127.0.0.1:1/hook"  # no webhook reaches it: only the reads count
+        _running(tmp_path, server, first, host=FailsOnce(), poll_seconds=3600, webhook_url=nowhere)
+
+        async def second(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            await _until(lambda: host.messages)
+            await asyncio.sleep(0.3)
+            assert [m.text for m in host.messages] == ["stored second, dated earlier"]
+
+        _running(tmp_path, server, second, poll_seconds=3600, webhook_url=nowhere)
+
+
+def test_a_page_that_is_not_the_servers_replays_no_history(tmp_path: Path) -> None:
+    with FakeBlueBubbles() as server:
+        for n in range(3):
+            server.user_says(ANN, f"old message {n}")
+
+        async def first(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            server.user_says(ANN, "new")
+            await _until(lambda: host.messages)
+
+        _running(tmp_path, server, first, poll_seconds=3600)
+        stood = (tmp_path / "platforms" / "bluebubbles" / "read.json").read_text()
+
+        async def through_a_proxy() -> None:
+            adapter = BlueBubblesAdapter(_context(tmp_path, server.url))
+            server.garble = 1  # a proxy's sign-in page, where the server's answer should be
+            try:
+                with pytest.raises(ServerGarbled):  # the gateway starts the platform again
+                    await adapter.run(RecordingHost())
+            finally:
+                await adapter.aclose()
+
+        asyncio.run(through_a_proxy())
+        assert (tmp_path / "platforms" / "bluebubbles" / "read.json").read_text() == stood
+
+        async def second(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            server.user_says(ANN, "after the proxy")
+            await _until(lambda: host.messages)
+            await asyncio.sleep(0.3)
+            assert [m.text for m in host.messages] == ["after the proxy"]
+
+        _running(tmp_path, server, second, poll_seconds=3600)
+
+
+def test_history_stored_late_is_not_taken_for_new_at_the_first_start(tmp_path: Path) -> None:
+    with FakeBlueBubbles() as server:
+        server.user_says(ANN, "newest by date")
+        server.user_says(ANN, "stored last, dated long ago", late=3600)
+
+        async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            server.user_says(ANN, "really new")
+            await _until(lambda: host.messages)
+            await asyncio.sleep(0.3)
+            assert [m.text for m in host.messages] == ["really new"]
+
+        _running(tmp_path, server, scenario, poll_seconds=3600)
+
+
+def test_a_photo_still_downloading_to_the_mac_waits_for_it(tmp_path: Path) -> None:
+    from hermes_testkit.media_files import photo_bytes
+
+    with FakeBlueBubbles() as server:
+
+        async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            server.user_sends_file(
+                ANN, photo_bytes((40, 30)), "IMG_1.jpeg", "image/jpeg", downloading=True
+            )
+            server.user_says(ANN, "did you see it?")
+            await asyncio.sleep(1.0)
+            assert host.messages == []  # held: the photo is not on the Mac's disk yet
+            server.downloaded()
+            await _until(lambda: len(host.messages) == 2, timeout=15)
+            photo, text = host.messages
+            assert [a.kind for a in photo.attachments] == [
+                "image"
+            ] and text.text == "did you see it?"
+
+        _running(tmp_path, server, scenario, poll_seconds=1)
+
+
+def test_a_person_never_written_with_gets_a_chat_of_their_own(tmp_path: Path) -> None:
+    with FakeBlueBubbles() as server:
+
+        async def main() -> None:
+            adapter = BlueBubblesAdapter(_context(tmp_path, server.url))
+            chat = ChatRef(platform="bluebubbles", chat_id="bo@icloud.com", chat_type="private")
+            try:
+                [guid] = await adapter.send(chat, "your daily summary")
+                assert guid != "sent"
+                await adapter.send(chat, "and one more")
+            finally:
+                await adapter.aclose()
+
+        asyncio.run(main())
+        assert server.new_chats == [["bo@icloud.com"]]
+        assert [s.text for s in server.sent_to("bo@icloud.com")] == [
+            "your daily summary",
+            "and one more",
+        ]
+
+
+def test_the_password_stays_out_of_httpxs_log_lines(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    with FakeBlueBubbles() as server:
+
+        async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
+            server.user_says(ANN, "hi")
+            await _until(lambda: host.messages)
+
+        _running(tmp_path, server, scenario, poll_seconds=3600)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith(("httpx", "httpcore"))]
+    assert any("/api/v1/message/query" in line for line in lines)
+    assert not any(PASSWORD in line for line in lines)
+
+
+def test_windows_of_rows_are_complete_whatever_the_dates(tmp_path: Path) -> None:
+    """The server sorts by date; the reader's windows still hold every row in their range,
+    in row order, however the dates run (a full page is narrowed, not trusted)."""
+    from hermes_plugin_platform_bluebubbles.reader import newest_row, rows_after
+    from hermes_plugin_platform_bluebubbles.server import Server
+
+    with FakeBlueBubbles() as server:
+        for n, late in enumerate([0, 500, 20, 900, 0, 300, 5, 700, 60, 0, 400]):
+            server.user_says(ANN, f"m{n}", late=late)
+
+        async def main() -> tuple[list[int], int]:
+            client = Server(server.url, PASSWORD)
+            read: list[int] = []
+            try:
+                since, more = 0, True
+                while more:
+                    rows, more = await rows_after(client, since, limit=4)
+                    got = [int(r["originalROWID"]) for r in rows]
+                    assert got == sorted(got) and got[0] == since + 1  # complete from `since`
+                    read += got
+                    since = got[-1]
+                return read, await newest_row(client)
+            finally:
+                await client.aclose()
+
+        read, newest = asyncio.run(main())
+    assert read == list(range(1, 12)) and newest == 11
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://192.168.1.20:1234", "http://mac.local:1234", "http://100.101.102.103:1234",
+     "http://mac.tail1234.ts.net:1234", "https://bb.example.com"],
+)  # fmt: skip
+def test_plain_http_is_taken_at_home_and_on_a_tailnet(tmp_path: Path, url: str) -> None:
+    context = PlatformContext(
+        name="bluebubbles",
+        home=str(tmp_path),
+        config={"server_url": url},
+        secrets={"BLUEBUBBLES_PASSWORD": "x"},
+    )
+    assert BlueBubblesAdapter(context).settings.server_url == url

@@ -1,16 +1,16 @@
 """The BlueBubbles adapter: iMessage through a BlueBubbles server on a Mac, over its REST
-API (``/api/v1``, the server password as the ``password`` query parameter).
+API (:mod:`.server`).
 
 Exactly once, without trusting webhooks: BlueBubbles posts each new message to a webhook
-once, unsigned, and never again if that fails. So a webhook here only wakes the reader: it
-reads the server's messages (``POST /api/v1/message/query``) past the last one it stood on,
-by the row number Messages' database gives each message as it stores it (``ROWID``, which
-only grows: a message that reached the Mac late comes after, whatever its date), and hands
-each over in order. Where it stands is kept in ``platforms/bluebubbles/read.json``; a message
-whose hand-over failed holds it there until it is stored. The server is also read every
-``poll_seconds`` (a webhook lost to a proxy costs a delay, not a message), and at start
-(what came while the gateway was down). A forged webhook can only wake the reader. Message
-ids are the messages' guids, which the gateway admits once."""
+once, unsigned, and never again if that fails. So a webhook here only wakes the reader,
+which reads the server's messages past the last one handed over, in the order Messages
+stored them (:mod:`.reader`), and hands each over in turn. Where it stands is kept in
+``platforms/bluebubbles/read.json``; a message whose hand-over failed holds it there and is
+tried again (given up, loudly, after hours of failing); a photo the Mac is still
+downloading holds it a little while. The server is also read every ``poll_seconds`` (a
+webhook lost to a proxy costs a delay, not a message), and at start (what came while the
+gateway was down). A forged webhook can only wake the reader. Message ids are the
+messages' guids, which the gateway admits once."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
@@ -29,7 +30,15 @@ from urllib.parse import quote, urlsplit
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_commons.read_positions import ReadPositions
 from hermes_commons.sending import send_in_parts
+from hermes_plugin_platform_bluebubbles.reader import newest_row, rows_after
 from hermes_plugin_platform_bluebubbles.reading import Attached, Said, Tapback, read_message
+from hermes_plugin_platform_bluebubbles.server import (
+    SEND_SECONDS,
+    UPLOAD_SECONDS,
+    Server,
+    ServerGarbled,
+    ServerRefused,
+)
 from hermes_plugin_platform_bluebubbles.settings import BlueBubblesSettings
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import (
@@ -48,7 +57,6 @@ from hermes_sdk.platform import (
 )
 
 if TYPE_CHECKING:
-    import httpx
     from aiohttp import web
 
 __all__ = ["BlueBubblesAdapter"]
@@ -58,37 +66,44 @@ log = logging.getLogger("hermes.bluebubbles")
 MAX_MESSAGE_CHARS = 4000
 MAX_FILE_BYTES = 100 * 1024 * 1024
 """iMessage's limit for one attachment."""
-UPLOAD_SECONDS = 300.0
-PAGE = 200
 POLL_WITH_WEBHOOK = 30.0
 POLL_WITHOUT = 5.0
 RETRY_SECONDS = 5.0
+RETRY_MAX_SECONDS = 300.0
+GIVE_UP_SECONDS = 6 * 3600.0
+"""A message whose hand-over keeps failing this long is skipped (said in the log): the
+gateway's store has been down for hours, and the rest must not wait forever."""
+DOWNLOAD_WAIT_SECONDS = 120.0
+"""How long a message waits for the Mac to finish downloading its attachments."""
 SEEN_KEPT = 2000
-HAND_OVER_TRIES = 5
 ASKED_KEPT = 256
 SENT_KEPT = 512
 EVERYTHING = "messages"
 """The one conversation of the read positions: the server is read as a whole."""
 LIKE, DISLIKE = "like", "dislike"
+_NEVER_AS_SENT = frozenset({400, 401, 404, 413})
 
 
-class ServerRefused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"BlueBubbles answered {status}: {message}")
-        self.status = status
+class _NotYet(Exception):
+    """The message is not ready to hand over (its photo is still downloading)."""
 
 
 class BlueBubblesAdapter:
     max_message_chars = MAX_MESSAGE_CHARS
     can_edit = False
+    pairs_by_default = False
+    """Whoever writes to the Mac's Apple ID (text forwarding brings SMS and short codes too)
+    would get a pairing code: a person gets one only with ``pairing: true``; otherwise the
+    owner lists them in allowed_users."""
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = BlueBubblesSettings.from_context(context)
         self.media = context.media()
+        self.server = Server(self.settings.server_url, self.settings.password)
         self.positions = ReadPositions(
             Path(context.home) / "platforms" / "bluebubbles" / "read.json",
-            newer=_newer_row,
-            previous=_row_before,
+            newer=lambda a, b: int(a) > int(b),
+            previous=lambda a: str(int(a) - 1),
         )
         self.webhook_token = hmac.new(
             self.settings.password.encode(), b"hermes bluebubbles webhook", hashlib.sha256
@@ -96,7 +111,6 @@ class BlueBubblesAdapter:
         """What the registered webhook address carries (not the password itself, which
         would let whoever reads a proxy's log drive the Mac)."""
         self.listening_url: str | None = None
-        self._http: httpx.AsyncClient | None = None
         self._private_api = False
         self._wake = asyncio.Event()
         self._order = ChatOrder()
@@ -109,37 +123,10 @@ class BlueBubblesAdapter:
         self._dm_chats: dict[str, str] = {}
         """A person's address -> the chat guid their messages came in."""
         self._receipts: set[asyncio.Task[None]] = set()
-        self._failures: dict[str, int] = {}
-        """Failed hand-overs by message guid: one that always fails is skipped, not read
-        again forever."""
+        self._failing: dict[str, float] = {}
+        """Messages whose hand-over failed (or waits), by guid: since when."""
 
     # --- the server ----------------------------------------------------------------------
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            import httpx
-
-            self._http = httpx.AsyncClient(
-                base_url=self.settings.server_url,
-                params={"password": self.settings.password},
-                timeout=httpx.Timeout(30.0, connect=10.0),
-            )
-        return self._http
-
-    async def _api(self, method: str, path: str, **fields: Any) -> Any:
-        """The ``data`` of the server's answer; :class:`ServerRefused` for an error."""
-        answer = await self._client().request(method, f"/api/v1{path}", **fields)
-        try:
-            body = answer.json()
-        except ValueError:
-            body = {}
-        if not 200 <= answer.status_code < 300:
-            said = body.get("message") if isinstance(body, dict) else None
-            error = body.get("error") if isinstance(body, dict) else None
-            if isinstance(error, dict) and error.get("error"):
-                said = f"{said}: {error['error']}" if said else str(error["error"])
-            raise ServerRefused(answer.status_code, str(said or answer.reason_phrase))
-        return body.get("data") if isinstance(body, dict) else None
 
     async def _check_server(self) -> None:
         """One line when the password is wrong; a server that does not answer is retried
@@ -147,7 +134,7 @@ class BlueBubblesAdapter:
         import httpx
 
         try:
-            info = await self._api("GET", "/server/info")
+            info = await self.server.call("GET", "/server/info")
         except ServerRefused as exc:
             if exc.status == 401:
                 raise PlatformNotConfigured(
@@ -155,18 +142,22 @@ class BlueBubblesAdapter:
                     "server password (BlueBubbles > Settings > Connection)"
                 ) from None
             raise
-        except httpx.HTTPError:
+        except (httpx.HTTPError, ServerGarbled):
             raise RuntimeError(
                 f"the BlueBubbles server does not answer at {self.settings.server_url}: is "
                 "BlueBubbles running on the Mac, and is the address reachable from here?"
             ) from None
+        self._note_private_api(info)
+
+    def _note_private_api(self, info: Any) -> None:
         info = info if isinstance(info, dict) else {}
-        self._private_api = bool(info.get("private_api")) and bool(info.get("helper_connected"))
-        if not self._private_api:
+        private = bool(info.get("private_api")) and bool(info.get("helper_connected"))
+        if not private:
             log.info(
-                "bluebubbles: the server's Private API is off: no typing, read receipts or "
-                "replies in a thread (BlueBubbles > Settings > Private API)"
+                "bluebubbles: the server's Private API is off (or its helper is not "
+                "connected): no typing or read receipts, replies sent by AppleScript"
             )
+        self._private_api = private
 
     # --- receiving -----------------------------------------------------------------------
 
@@ -188,38 +179,33 @@ class BlueBubblesAdapter:
             )
         poll = self.settings.poll_seconds or (POLL_WITH_WEBHOOK if webhook else POLL_WITHOUT)
         await self._start_where_the_server_is()
+        failures = 0
         while True:
             self._wake.clear()
             wait = poll
             try:
-                await self._read(host)
+                if not await self._read(host):
+                    wait = min(poll, RETRY_SECONDS)  # a message holds the reader
+                failures = 0
             except Exception as exc:  # noqa: BLE001 - read again soon
+                failures += 1
                 log.warning("bluebubbles: reading the server's messages failed: %s", exc)
-                wait = max(poll, RETRY_SECONDS)
-            if self.positions.held():
-                wait = min(wait, RETRY_SECONDS)
+                wait = min(poll, RETRY_SECONDS * 2 ** min(failures, 6))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=wait)
 
-    async def _newest_row(self) -> int:
-        newest = await self._api(
-            "POST", "/message/query", json={"sort": "DESC", "limit": 1, "with": []}
-        )
-        if isinstance(newest, list) and newest and isinstance(newest[0], dict):
-            return int(newest[0].get("originalROWID") or 0)
-        return 0
-
     async def _start_where_the_server_is(self) -> None:
-        """The first start reads from the server's newest message, not its whole history;
-        a server whose database starts over (a new Mac) is read from its own newest."""
-        newest = await self._newest_row()
+        """The first start reads from the server's newest message, not its whole history.
+        A server whose newest row is before where the reader stood (its last messages
+        deleted, or a new Mac) is read from that row: what is there is all older."""
+        newest = await newest_row(self.server)
         stood = self.positions.get(EVERYTHING)
         if stood is not None and int(stood) <= newest:
             return
         if stood is not None:
             log.warning(
-                "bluebubbles: the server's newest message (%d) is before where the reader "
-                "stood (%s): its database is a new one; reading from its newest",
+                "bluebubbles: the server's newest message (row %d) is before where the reader "
+                "stood (%s): reading on from it",
                 newest,
                 stood,
             )
@@ -230,7 +216,7 @@ class BlueBubblesAdapter:
         """The webhook, with this gateway's token, for new messages: added unless it is
         there; one with an old token (a changed password) is removed."""
         address = f"{webhook}?token={self.webhook_token}"
-        found = await self._api("GET", "/webhook")
+        found = await self.server.call("GET", "/webhook")
         present = False
         for hook in found if isinstance(found, list) else ():
             url, events = str(hook.get("url") or ""), hook.get("events") or []
@@ -239,9 +225,10 @@ class BlueBubblesAdapter:
             if url == address and ("*" in events or "new-message" in events):
                 present = True
             else:
-                await self._api("DELETE", f"/webhook/{hook.get('id')}")
+                await self.server.call("DELETE", f"/webhook/{hook.get('id')}")
         if not present:
-            await self._api("POST", "/webhook", json={"url": address, "events": ["new-message"]})
+            body = {"url": address, "events": ["new-message"]}
+            await self.server.call("POST", "/webhook", json=body)
         log.info("bluebubbles: the server posts new messages to %s", webhook)
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
@@ -256,60 +243,56 @@ class BlueBubblesAdapter:
         self._wake.set()  # what it says is read from the server, not taken from it
         return web.Response(text="ok")
 
-    async def _read(self, host: PlatformHost) -> None:
-        """Hand over the server's messages from where the reader stands, oldest first; stop
-        at one whose hand-over fails (held there, read again soon)."""
-        since = int(self.positions.get(EVERYTHING) or 0)
-        offset = 0
+    async def _read(self, host: PlatformHost) -> bool:
+        """Hand over the server's messages after where the reader stands, in row order;
+        False when one holds it (its hand-over failed, or its photo is downloading)."""
         try:
             while True:
-                page = await self._api(
-                    "POST",
-                    "/message/query",
-                    json={
-                        "with": ["chat", "attachment"],
-                        "where": [{"statement": "message.ROWID > :row", "args": {"row": since}}],
-                        "sort": "ASC",
-                        "limit": PAGE,
-                        "offset": offset,
-                    },
-                )
-                records = [r for r in page or () if isinstance(r, dict)]
-                for record in records:
+                since = int(self.positions.get(EVERYTHING) or 0)
+                rows, more = await rows_after(self.server, since)
+                for record in rows:
                     if not await self._take_recorded(host, record):
-                        return
-                if len(records) < PAGE:
-                    return
-                offset += PAGE
+                        return False
+                if not more:
+                    return True
         finally:
             self.positions.save()
 
     async def _take_recorded(self, host: PlatformHost, record: dict[str, Any]) -> bool:
         """Whether the reader goes on past ``record``."""
-        guid, stamp = str(record.get("guid") or ""), str(int(record.get("originalROWID") or 0))
-        if not guid or guid in self._seen:
-            return True
-        try:
-            await self._take(host, record)
-        except Exception as exc:  # noqa: BLE001 - held; read again soon, then given up
-            tries = self._failures.pop(guid, 0) + 1
-            if tries < HAND_OVER_TRIES:
-                log.warning("bluebubbles: a message could not be handed over (%s); again soon", exc)
-                self._failures[guid] = tries
-                self.positions.failed(EVERYTHING, stamp)
-                return False
-            log.error(
-                "bluebubbles: a message from %s could not be handed over %d times and is "
-                "skipped: %s",
-                (record.get("handle") or {}).get("address"),
-                tries,
-                exc,
-            )
-        self._failures.pop(guid, None)
-        self.positions.saw(EVERYTHING, stamp)
-        self._seen[guid] = None
-        while len(self._seen) > SEEN_KEPT:
-            self._seen.popitem(last=False)
+        guid, row = str(record.get("guid") or ""), str(record["originalROWID"])
+        if guid and guid not in self._seen:
+            try:
+                await self._take(host, record)
+            except Exception as exc:  # noqa: BLE001 - held; read again soon, or given up
+                if not self._given_up(guid, record, exc):
+                    self.positions.failed(EVERYTHING, row)
+                    return False
+            self._failing.pop(guid, None)
+            self._seen[guid] = None
+            while len(self._seen) > SEEN_KEPT:
+                self._seen.popitem(last=False)
+        self.positions.saw(EVERYTHING, row)
+        return True
+
+    def _given_up(self, guid: str, record: dict[str, Any], exc: Exception) -> bool:
+        """Whether a message that failed (or waits) is given up now."""
+        began = self._failing.setdefault(guid, time.monotonic())
+        waited = time.monotonic() - began
+        if isinstance(exc, _NotYet):
+            return waited >= DOWNLOAD_WAIT_SECONDS  # then handed over, naming the file
+        if waited < GIVE_UP_SECONDS:
+            log.warning("bluebubbles: a message could not be handed over (%s); again soon", exc)
+            return False
+        handle = record.get("handle")
+        who = handle.get("address") if isinstance(handle, dict) else "someone"
+        log.error(
+            "bluebubbles: a message from %s could not be handed over for %.0f hours and is "
+            "skipped: %s",
+            who,
+            waited / 3600,
+            exc,
+        )
         return True
 
     async def _take(self, host: PlatformHost, record: dict[str, Any]) -> None:
@@ -322,6 +305,12 @@ class BlueBubblesAdapter:
         if isinstance(read, Tapback):
             await self._tapped(host, read)
         elif isinstance(read, Said):
+            downloading = any(not file.ready for file in read.files)
+            guid = str(record.get("guid"))
+            if downloading and time.monotonic() - self._failing.get(guid, time.monotonic()) < (
+                DOWNLOAD_WAIT_SECONDS
+            ):
+                raise _NotYet("its attachments are still downloading to the Mac")
             await self._said(host, read)
 
     async def _said(self, host: PlatformHost, said: Said) -> None:
@@ -353,7 +342,7 @@ class BlueBubblesAdapter:
     async def _mark_read(self, host: PlatformHost, said: Said) -> None:
         try:
             if await host.allows(said.inbound.user_id):
-                await self._api("POST", f"/chat/{quote(said.chat_guid, safe='')}/read")
+                await self.server.call("POST", f"/chat/{quote(said.chat_guid, safe='')}/read")
         except Exception as exc:  # noqa: BLE001 - a courtesy
             log.debug("bluebubbles: no read receipt: %s", exc)
 
@@ -381,7 +370,8 @@ class BlueBubblesAdapter:
             if file.size is not None and file.size > limit:
                 raise ValueError(f"it is over {limit} bytes")
             path = f"/api/v1/attachment/{quote(file.guid, safe='')}/download"
-            async with self._client().stream("GET", path, timeout=UPLOAD_SECONDS) as answer:
+            client = self.server.client()
+            async with client.stream("GET", path, timeout=UPLOAD_SECONDS) as answer:
                 if answer.status_code != 200:
                     raise ValueError(f"BlueBubbles answered {answer.status_code}")
                 return await read_capped(answer.aiter_bytes(), limit)
@@ -390,63 +380,78 @@ class BlueBubblesAdapter:
 
     # --- sending -------------------------------------------------------------------------
 
-    async def _chat_guid(self, chat: ChatRef) -> str:
+    async def _chat_guid(self, chat: ChatRef) -> str | None:
         """A group's guid is its chat id; a person's chat is the one they wrote in, else
-        the server's chat with them, else a new iMessage chat."""
+        the server's chat with them; None: there is none yet."""
         if chat.chat_type == "group" or ";" in chat.chat_id:
             return chat.chat_id
         known = self._dm_chats.get(chat.chat_id)
         if known is None:
             with contextlib.suppress(Exception):
-                chats = await self._api("POST", "/chat/query", json={"limit": 1000, "with": []})
-                for found in chats or ():
-                    if found.get("chatIdentifier") == chat.chat_id and ";-;" in found.get("guid"):
-                        known = str(found["guid"])
+                chats = await self.server.call(
+                    "POST", "/chat/query", json={"limit": 1000, "with": []}
+                )
+                for found in chats if isinstance(chats, list) else ():
+                    guid = str(found.get("guid") or "")
+                    if found.get("chatIdentifier") == chat.chat_id and ";-;" in guid:
+                        known = guid
                         break
-            known = known or f"iMessage;-;{chat.chat_id}"
-            self._dm_chats[chat.chat_id] = known
+            if known is not None:
+                self._dm_chats[chat.chat_id] = known
         return known
 
     def _method(self) -> str:
         return "private-api" if self._private_api else "apple-script"
 
-    async def _sent_guid(self, sending: Any) -> str:
+    async def _sent_guid(self, sending: Awaitable[Any], path: str = "") -> str:
         """The sent message's guid; a refusal as :class:`NotSent` (a wrong password or a
-        request the server will never take: not tried again)."""
+        message Messages will never send: not tried again)."""
         import httpx
 
         try:
             data = await sending
         except ServerRefused as exc:
-            permanent = exc.status in (400, 401, 404, 413)
             if exc.status == 401:
                 raise NotSent(
                     "BlueBubbles refused the password (401): check BLUEBUBBLES_PASSWORD",
                     permanent=True,
                 ) from None
+            if exc.status >= 500 and self._private_api:
+                with contextlib.suppress(Exception):  # its helper may have gone: look again
+                    self._note_private_api(await self.server.call("GET", "/server/info"))
+            permanent = exc.status in _NEVER_AS_SENT or exc.code != 0
             raise NotSent(str(exc), permanent=permanent) from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, ServerGarbled) as exc:
             raise NotSent(f"the BlueBubbles server did not answer: {exc}") from None
-        guid = str((data or {}).get("guid") or "") if isinstance(data, dict) else ""
+        data = data if isinstance(data, dict) else {}
+        messages = data.get("messages")
+        if path == "/chat/new" and isinstance(messages, list) and messages:
+            data = messages[0] if isinstance(messages[0], dict) else {}
+        guid = str(data.get("guid") or "")
         if guid:
             self._sent[guid] = None
             while len(self._sent) > SENT_KEPT:
                 self._sent.popitem(last=False)
         return guid or "sent"
 
-    async def _send_text(self, chat_guid: str, text: str) -> str:
-        body = {
-            "chatGuid": chat_guid,
-            "tempGuid": f"temp-{uuid.uuid4()}",
-            "message": text,
-            "method": self._method(),
-        }
-        return await self._sent_guid(self._api("POST", "/message/text", json=body))
+    async def _send_text(self, chat: ChatRef, text: str) -> str:
+        chat_guid = await self._chat_guid(chat)
+        temp = f"temp-{uuid.uuid4()}"
+        timeout = {"timeout": SEND_SECONDS}
+        if chat_guid is None:  # a person never written with: a chat of its own, and this
+            body = {"addresses": [chat.chat_id], "message": text, "tempGuid": temp}
+            sending = self.server.call("POST", "/chat/new", json=body, **timeout)
+            guid = await self._sent_guid(sending, "/chat/new")
+            self._dm_chats.pop(chat.chat_id, None)  # found by the query next time
+            return guid
+        body = {"chatGuid": chat_guid, "tempGuid": temp, "message": text, "method": self._method()}
+        return await self._sent_guid(
+            self.server.call("POST", "/message/text", json=body, **timeout)
+        )
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
-        chat_guid = await self._chat_guid(chat)
         parts = split_message(text, MAX_MESSAGE_CHARS)
-        return await send_in_parts(parts, lambda part: self._send_text(chat_guid, part))
+        return await send_in_parts(parts, lambda part: self._send_text(chat, part))
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         raise MessageGone("the BlueBubbles adapter edits no messages: the reply is sent whole")
@@ -456,7 +461,8 @@ class BlueBubblesAdapter:
             return
         try:
             chat_guid = await self._chat_guid(chat)
-            await self._api("POST", f"/chat/{quote(chat_guid, safe='')}/typing")
+            if chat_guid is not None:
+                await self.server.call("POST", f"/chat/{quote(chat_guid, safe='')}/typing")
         except Exception as exc:  # noqa: BLE001 - a courtesy
             log.debug("bluebubbles: no typing: %s", exc)
 
@@ -480,12 +486,12 @@ class BlueBubblesAdapter:
     async def send_file(
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
     ) -> list[str]:
-        data = await asyncio.to_thread(attachment.read_bytes)
-        if len(data) > MAX_FILE_BYTES:
+        if attachment.size > MAX_FILE_BYTES:
             raise NotSent(
                 f"iMessage takes files up to 100 MiB; {attachment.name} is larger", permanent=True
             )
-        chat_guid = await self._chat_guid(chat)
+        data = await asyncio.to_thread(attachment.read_bytes)
+        chat_guid = await self._chat_guid(chat) or f"any;-;{chat.chat_id}"
         name = attachment.name or "file"
         form = {
             "chatGuid": chat_guid,
@@ -493,8 +499,10 @@ class BlueBubblesAdapter:
             "tempGuid": f"temp-{uuid.uuid4()}",
             "method": self._method(),
         }
+        if attachment.mime in ("audio/mpeg", "audio/mp3") and name.endswith(".mp3"):
+            form["isAudioMessage"] = "true"  # the server makes it a voice note (CAF)
         upload = {"attachment": (name, data, attachment.mime or "application/octet-stream")}
-        sending = self._api(
+        sending = self.server.call(
             "POST", "/message/attachment", data=form, files=upload, timeout=UPLOAD_SECONDS
         )
         sent = [await self._sent_guid(sending)]
@@ -505,17 +513,7 @@ class BlueBubblesAdapter:
     async def aclose(self) -> None:
         for task in list(self._receipts):
             task.cancel()
-        http, self._http = self._http, None
-        if http is not None:
-            await http.aclose()
-
-
-def _newer_row(a: str, b: str) -> bool:
-    return int(a) > int(b)
-
-
-def _row_before(a: str) -> str:
-    return str(int(a) - 1)
+        await self.server.aclose()
 
 
 def _loopback(url: str) -> bool:

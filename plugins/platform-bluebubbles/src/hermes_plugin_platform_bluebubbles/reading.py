@@ -21,6 +21,8 @@ __all__ = ["Attached", "Said", "Tapback", "read_message"]
 PLATFORM = "bluebubbles"
 GROUP_STYLE = 43
 """chat.style of a group chat in Messages' database."""
+FINISHED = 5
+"""An attachment's ``transferState`` once it is on the Mac's disk."""
 INLINE_OBJECT = "\ufffc"
 """Where an attachment stands in a message's text."""
 
@@ -31,6 +33,9 @@ class Attached:
     name: str
     mime: str | None
     size: int | None
+    ready: bool = True
+    """On the Mac's disk (``transferState`` 5, finished): one still downloading cannot be
+    fetched yet."""
 
 
 @dataclass(frozen=True)
@@ -66,18 +71,26 @@ def _target(guid: str) -> str:
     return guid.rsplit("/", 1)[-1].removeprefix("bp:")
 
 
+def _hidden(item: Mapping[str, Any]) -> bool:
+    """A link preview's data, which Messages keeps as an attachment nobody sees."""
+    name = str(item.get("transferName") or "")
+    return bool(item.get("hideAttachment")) or name.endswith(".pluginPayloadAttachment")
+
+
 def _files(record: Mapping[str, Any]) -> tuple[Attached, ...]:
     found = []
     for item in record.get("attachments") or ():
-        if not isinstance(item, Mapping) or not item.get("guid"):
+        if not isinstance(item, Mapping) or not item.get("guid") or _hidden(item):
             continue
         size = item.get("totalBytes")
+        state = item.get("transferState")
         found.append(
             Attached(
                 guid=str(item["guid"]),
                 name=str(item.get("transferName") or f"attachment-{item['guid']}"),
                 mime=str(item.get("mimeType") or "") or None,
                 size=size if isinstance(size, int) and size > 0 else None,
+                ready=not isinstance(state, int) or state == FINISHED,
             )
         )
     return tuple(found)

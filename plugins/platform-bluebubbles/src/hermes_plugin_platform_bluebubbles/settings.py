@@ -18,16 +18,21 @@ DEFAULT_MENTIONS = (r"(?<![\w@])@?hermes\s+agent\b[,:\-]?", r"(?<![\w@])@?hermes
 """hermes-agent's wake words: iMessage has no mention of a bot to look for."""
 
 
+_TAILNET = ipaddress.ip_network("100.64.0.0/10")
+
+
 def _near(host: str) -> bool:
-    """Loopback or the local network: where plain http is the norm for a BlueBubbles
-    server (a Mac at home), and the password does not cross the internet."""
-    if host in ("localhost",) or host.endswith((".local", ".lan", ".home.arpa")):
+    """Loopback, the local network or a tailnet (Tailscale's addresses, which travel
+    encrypted): where plain http is the norm for a BlueBubbles server (a Mac at home), and
+    the password does not cross the internet in the clear."""
+    if host == "localhost" or host.endswith((".local", ".lan", ".home.arpa", ".ts.net")):
         return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_loopback or address.is_private or address.is_link_local
+    tailnet = address.version == 4 and address in _TAILNET
+    return address.is_loopback or address.is_private or address.is_link_local or tailnet
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from hermes_commons.http_transport import pooled_transport
+from hermes_commons.redact import HiddenInHttpLogs
 from hermes_sdk.platform import NotSent
 
 __all__ = ["BotApi", "TelegramError", "TelegramUnreachable"]
@@ -46,20 +47,6 @@ class TelegramError(NotSent):
 
 class TelegramUnreachable(Exception):
     """No answer from the Bot API (network, timeout, not JSON)."""
-
-
-class _HideToken(logging.Filter):
-    """httpx logs every request URL, and the token is in it."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__()
-        self.token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self.token in message:
-            record.msg, record.args = message.replace(self.token, "<token>"), None
-        return True
 
 
 POSTING = frozenset(
@@ -140,9 +127,8 @@ class BotApi:
         self._paused_until: dict[object, float] = {}
         self._groups: dict[object, _GroupPace] = {}
         self._group_every = minute / max(1, group_per_minute - GROUP_BURST)
-        self._hide = _HideToken(token)
-        for name in ("httpx", "httpcore"):
-            logging.getLogger(name).addFilter(self._hide)
+        # httpx logs every request URL, and the token is in it.
+        self._hide = HiddenInHttpLogs(token, "<token>").attach()
 
     async def call(self, method: str, params: dict[str, Any], timeout: float | None = None) -> Any:
         return await self._answered(
@@ -251,8 +237,7 @@ class BotApi:
 
     async def aclose(self) -> None:
         await self._client.aclose()
-        for name in ("httpx", "httpcore"):
-            logging.getLogger(name).removeFilter(self._hide)
+        self._hide.detach()
 
 
 def _spoken(key: object) -> str:

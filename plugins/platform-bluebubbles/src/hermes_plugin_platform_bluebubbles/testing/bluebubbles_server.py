@@ -3,7 +3,12 @@ routes, validators and ``MessageSerializer``): the REST API under ``/api/v1`` (s
 webhooks, ``message/query``, ``message/text``, ``message/attachment``, ``chat/query``,
 typing and read marks, attachment downloads), every route behind the server password
 (``?password=``, ``?guid=`` or ``?token=``; 401 otherwise), answers as ``{status, message,
-data}`` and errors as ``{status, message, error: {type, error}}``.
+data}`` and errors as ``{status, message, error: {type, message}}`` (``errors.ts``).
+
+Messages are rows of Messages' database: each gets the next row number (``originalROWID``)
+when stored, and its date may be older than the last one's (``user_says(..., late=...)``: a
+message that reached the Mac late). Queries sort by date, as the server's do; attachments
+can still be downloading (``transferState`` under 5) until :meth:`downloaded`.
 
 Webhooks as the real one sends them: a JSON ``{"type": "new-message", "data": MESSAGE}``
 POSTed once to each registered address, unsigned, never again when it fails (the gateway
@@ -54,9 +59,9 @@ class Sent:
 
 
 class _Refusal(Exception):
-    def __init__(self, status: int, message: str, error: str) -> None:
+    def __init__(self, status: int, message: str, error: str, code: int = 0) -> None:
         super().__init__(message)
-        self.status, self.message, self.error = status, message, error
+        self.status, self.message, self.error, self.code = status, message, error, code
 
 
 class FakeBlueBubbles(LoopbackHTTP):
@@ -74,10 +79,19 @@ class FakeBlueBubbles(LoopbackHTTP):
         self.queries = 0
         self.refuse_sends = 0
         """The next this many sends fail (500), as a send AppleScript could not do."""
+        self.garble = 0
+        """The next this many message queries are answered 200 with a web page (a proxy
+        in the way), not the server's JSON."""
+        self.not_on_imessage: set[str] = set()
+        """Addresses Messages will not send to (a send error with code 22)."""
         self._files: dict[str, tuple[bytes, str, str]] = {}
         self._converted: dict[str, tuple[bytes, str]] = {}
+        self._downloading: set[str] = set()
+        self.new_chats: list[list[str]] = []
+        """The addresses of each chat the bot started (``POST /chat/new``)."""
         self._clock = itertools.count(int(time.time() * 1000))
         self._ids = itertools.count(1)
+        self._rows = itertools.count(1)
         self._lock = threading.Lock()
         self._last: dict[str, Any] | None = None
 
@@ -104,11 +118,11 @@ class FakeBlueBubbles(LoopbackHTTP):
         return message
 
     def _message(
-        self, address: str, text: str, *, group: str | None = None, **more: Any
+        self, address: str, text: str, *, group: str | None = None, late: int = 0, **more: Any
     ) -> dict[str, Any]:
         chat = self._chat(address, group)
         return {
-            "originalROWID": next(self._ids),
+            "originalROWID": next(self._rows),
             "guid": str(uuid.uuid4()).upper(),
             "text": text,
             "handle": {"address": address, "service": "iMessage", "country": "us"},
@@ -116,7 +130,7 @@ class FakeBlueBubbles(LoopbackHTTP):
             "chats": [dict(chat)],
             "attachments": [],
             "isFromMe": False,
-            "dateCreated": next(self._clock),
+            "dateCreated": next(self._clock) - late * 1000,
             "associatedMessageGuid": None,
             "associatedMessageType": None,
             "threadOriginatorGuid": None,
@@ -125,9 +139,20 @@ class FakeBlueBubbles(LoopbackHTTP):
         } | more
 
     def user_says(
-        self, address: str, text: str, *, group: str | None = None, reply_to: str | None = None
+        self,
+        address: str,
+        text: str,
+        *,
+        group: str | None = None,
+        reply_to: str | None = None,
+        late: int = 0,
     ) -> dict[str, Any]:
-        return self._store(self._message(address, text, group=group, threadOriginatorGuid=reply_to))
+        """A message (``late``: dated this many seconds before now, as one that reached the
+        Mac late, though stored now)."""
+        message = self._message(
+            address, text, group=group, late=late, threadOriginatorGuid=reply_to
+        )
+        return self._store(message)
 
     def user_sends_file(
         self,
@@ -137,11 +162,15 @@ class FakeBlueBubbles(LoopbackHTTP):
         mime: str,
         *,
         converted: tuple[bytes, str] | None = None,
+        downloading: bool = False,
     ) -> dict[str, Any]:
         """An attachment (``converted``: what the server serves without ``original=true``,
-        as it turns a voice note's CAF into MP3 and a HEIC photo into JPEG)."""
+        as it turns a voice note's CAF into MP3 and a HEIC photo into JPEG;
+        ``downloading``: not on the Mac's disk yet, until :meth:`downloaded`)."""
         guid = f"att-{uuid.uuid4()}".upper()
         self._files[guid] = (data, mime, name)
+        if downloading:
+            self._downloading.add(guid)
         if converted is not None:
             self._converted[guid] = converted
         item = {
@@ -150,6 +179,8 @@ class FakeBlueBubbles(LoopbackHTTP):
             "mimeType": mime,
             "transferName": name,
             "totalBytes": len(data),
+            "transferState": 1 if downloading else 5,
+            "hideAttachment": False,
         }
         return self._store(self._message(address, "\ufffc", attachments=[item]))
 
@@ -167,6 +198,14 @@ class FakeBlueBubbles(LoopbackHTTP):
                 associatedMessageType=kind,
             )
         )
+
+    def downloaded(self) -> None:
+        """Every attachment still downloading is on the Mac's disk now."""
+        with self._lock:
+            self._downloading.clear()
+            for message in self.messages:
+                for item in message["attachments"]:
+                    item["transferState"] = 5
 
     def deliver_again(self) -> None:
         """The last message's webhook, POSTed again (a replay)."""
@@ -227,8 +266,10 @@ class FakeBlueBubbles(LoopbackHTTP):
             self._serve(handler, method, path, raw, query)
         except _Refusal as refusal:
             kind = {401: "Authentication Error", 404: "Not Found", 400: "Validation Error"}
-            error = {"type": kind.get(refusal.status, "Server Error"), "error": refusal.error}
+            error = {"type": kind.get(refusal.status, "Server Error"), "message": refusal.error}
             body = {"status": refusal.status, "message": refusal.message, "error": error}
+            if refusal.code:  # a message Messages would not send: the message, its code
+                body["data"] = {"error": refusal.code}
             self._answer(handler, refusal.status, body)
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
@@ -269,6 +310,8 @@ class FakeBlueBubbles(LoopbackHTTP):
             self._query(handler, body)
         elif (method, path) == ("POST", "/chat/query"):
             self._ok(handler, list(self.chats.values()))
+        elif (method, path) == ("POST", "/chat/new"):
+            self._new_chat(handler, body)
         elif (method, path) == ("POST", "/message/text"):
             self._text(handler, body)
         elif (method, path) == ("POST", "/message/attachment"):
@@ -317,6 +360,15 @@ class FakeBlueBubbles(LoopbackHTTP):
 
     def _query(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         self.queries += 1
+        if self.garble:
+            self.garble -= 1
+            page = b"<html><body>Sign in to continue</body></html>"
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", str(len(page)))
+            handler.end_headers()
+            handler.wfile.write(page)
+            return
         limit, offset = int(body.get("limit") or 100), int(body.get("offset") or 0)
         if not 1 <= limit <= 1000 or offset < 0:
             raise _Refusal(400, "Bad Request", "limit must be from 1 to 1000")
@@ -332,16 +384,17 @@ class FakeBlueBubbles(LoopbackHTTP):
         if body.get("chatGuid"):
             found = [m for m in found if m["chats"][0]["guid"] == body["chatGuid"]]
         found.sort(key=lambda m: m["dateCreated"], reverse=body.get("sort", "DESC") != "ASC")
-        page = []
+        shown_page: list[dict[str, Any]] = []
         for message in found[offset : offset + limit]:
             shown = dict(message)
             if not with_ & {"chat", "chats", "chat.participants"}:
-                shown.pop("chats")
+                shown["chats"] = []
             if not with_ & {"attachment", "attachments"}:
                 shown["attachments"] = []
-            page.append(shown)
-        metadata = {"offset": offset, "limit": limit, "total": len(found), "count": len(page)}
-        self._ok(handler, page, metadata=metadata)
+            shown_page.append(shown)
+        count = len(shown_page)
+        metadata = {"offset": offset, "limit": limit, "total": len(found), "count": count}
+        self._ok(handler, shown_page, metadata=metadata)
 
     def _sending(self, chat_guid: str, method: str, temp_guid: str) -> None:
         if not chat_guid:
@@ -352,11 +405,15 @@ class FakeBlueBubbles(LoopbackHTTP):
             self._private_api_on()
         elif not temp_guid:
             raise _Refusal(400, "Bad Request", "A tempGuid is required with apple-script")
-        if ";+;" in chat_guid and chat_guid not in self.chats:
-            raise _Refusal(500, "Server Error", f"Chat not found: {chat_guid}")
+        if chat_guid not in self.chats and (";+;" in chat_guid or method == "private-api"):
+            # AppleScript can start a person's chat from its guid; the Private API cannot.
+            raise _Refusal(500, "Server Error", f"Chat does not exist: {chat_guid}")
         if self.refuse_sends:
             self.refuse_sends -= 1
             raise _Refusal(500, "Message Send Error", "Failed to send message (AppleScript)")
+        if self.not_on_imessage and chat_guid.rsplit(";", maxsplit=1)[-1] in self.not_on_imessage:
+            said = "Message failed to send! Error: (22) not on iMessage"
+            raise _Refusal(500, "Message Send Error", said, code=22)
 
     def _mine(self, sent: Sent) -> dict[str, Any]:
         chat = self.chats.get(sent.chat_guid) or self._chat(sent.chat_guid.split(";")[-1], None)
@@ -376,6 +433,21 @@ class FakeBlueBubbles(LoopbackHTTP):
             raise _Refusal(400, "Bad Request", "A message is required with apple-script")
         sent = Sent(str(uuid.uuid4()).upper(), body["chatGuid"], str(body["message"]), [], method)
         self._ok(handler, self._mine(sent))
+
+    def _new_chat(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        addresses = body.get("addresses")
+        if not isinstance(addresses, list) or not addresses:
+            raise _Refusal(400, "Bad Request", "addresses is required")
+        chat = self._chat(str(addresses[0]), None)
+        if body.get("message"):  # its first message is sent as any other
+            method = str(body.get("method") or "apple-script")
+            self._sending(chat["guid"], method, str(body.get("tempGuid") or ""))
+        self.new_chats.append([str(a) for a in addresses])
+        data = dict(chat)
+        if body.get("message"):
+            sent = Sent(str(uuid.uuid4()).upper(), chat["guid"], str(body["message"]))
+            data["messages"] = [self._mine(sent)]
+        self._ok(handler, data)
 
     def _attachment(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         header = f"Content-Type: {handler.headers.get('Content-Type')}\r\n\r\n".encode()
@@ -411,6 +483,8 @@ class FakeBlueBubbles(LoopbackHTTP):
         found = self._files.get(guid)
         if found is None:
             raise _Refusal(404, "Not Found", "Attachment does not exist!")
+        if guid in self._downloading:
+            raise _Refusal(500, "Server Error", "Attachment does not exist in disk!")
         data, mime = found[0], found[1]
         original = (query.get("original") or ["false"])[0].lower() in ("true", "1")
         if guid in self._converted and not original:
@@ -423,11 +497,17 @@ class FakeBlueBubbles(LoopbackHTTP):
 
 
 def _holds(clause: dict[str, Any], message: dict[str, Any]) -> bool:
-    """A ``where`` clause on the row number (``message.ROWID > :name`` or ``>=``), the one
-    form these tests' clients send; the real server passes any SQL on to its database."""
+    """A ``where`` clause on the row number (``message.ROWID > :name``, or ``>=``, ``<``,
+    ``<=``), the one form these tests' clients send; the real server passes any SQL on."""
     column, operator, name = str(clause.get("statement") or "").split()
-    if column != "message.ROWID" or operator not in (">", ">=") or not name.startswith(":"):
+    operators = (">", ">=", "<", "<=")
+    if column != "message.ROWID" or operator not in operators or not name.startswith(":"):
         raise _Refusal(500, "Server Error", f"the kit serves no where clause {clause!r}")
     bound = int(clause["args"][name[1:]])
     row = int(message["originalROWID"])
-    return row > bound if operator == ">" else row >= bound
+    return {
+        ">": row > bound,
+        ">=": row >= bound,
+        "<": row < bound,
+        "<=": row <= bound,
+    }[operator]
