@@ -448,6 +448,15 @@ def test_whatsapp_bridge_settings_come_over():
     assert "read by the bridge itself" in left[".env WHATSAPP_REPLY_PREFIX"]
     self_chat = map_config({}, {"WHATSAPP_ENABLED": "true"})
     assert "your own number" in dict(self_chat.left)[".env WHATSAPP_MODE"]
+    # hermes-agent ignored groups unless told otherwise, and read its YAML's allow_from.
+    assert self_chat.config["platforms"]["whatsapp_bridge"] == {"groups": False}
+    yaml = {"whatsapp": {"allow_from": ["+44 7700 900123"], "require_mention": "no"}}
+    from_yaml = map_config(yaml, {"WHATSAPP_MODE": "bot"})
+    assert from_yaml.config["platforms"]["whatsapp_bridge"] == {
+        "groups": False,
+        "allowed_users": ["447700900123"],
+        "require_mention": False,
+    }
 
 
 def test_bluebubbles_settings_come_over():

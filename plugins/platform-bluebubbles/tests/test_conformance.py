@@ -39,8 +39,11 @@ class TestBlueBubblesConformance(PlatformTests):
     async def until_ready(self) -> None:
         """Until the adapter has read where the server stands: on its first start, what
         came before is history, not for it."""
-        while self.bluebubbles.queries < 3:  # where it stands (two queries), a first read
+        for _ in range(500):  # where it stands (two queries), then a first read
+            if self.bluebubbles.queries >= 3:
+                return
             await asyncio.sleep(0.02)
+        raise AssertionError("the adapter did not start reading the server")
 
     def user_says(self, user_id: str, text: str) -> None:
         self.bluebubbles.user_says(user_id, text)

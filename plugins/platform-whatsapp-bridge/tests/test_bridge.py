@@ -299,3 +299,70 @@ def test_hermes_agents_bridge_port_is_understood(tmp_path: Path) -> None:
         name="whatsapp_bridge", home=str(tmp_path), config={"bridge_port": 3111}
     )
     assert BridgeAdapter(context).settings.bridge_url == "http://127.0.0.1:3111"
+
+
+def test_a_group_question_is_answered_by_its_word_not_a_poll(tmp_path: Path, bridge) -> None:  # type: ignore[no-untyped-def]
+    # In a group the bridge names the poll's maker (the bot) as every voter.
+    async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
+        group = ChatRef(platform="whatsapp_bridge", chat_id=GROUP, chat_type="group")
+        await adapter.ask(group, "Run `ls`?", APPROVAL, "req-g")
+        assert [s.poll for s in bridge.sent] == [None]
+        assert "Reply with one of:" in bridge.sent[0].text
+
+    _running(tmp_path, bridge, scenario)
+
+
+def test_the_bridges_files_are_removed_once_handed_over(tmp_path: Path, bridge) -> None:  # type: ignore[no-untyped-def]
+    from hermes_testkit.media_files import photo_bytes
+
+    async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
+        bridge.user_sends_file(ANN, photo_bytes((40, 30)), "p.jpg", "image/jpeg", kind="image")
+        bridge.user_sends_file("15550009999", b"%PDF-1.4 stranger", "x.pdf", "application/pdf")
+        await _until(lambda: host.messages)
+        await asyncio.sleep(0.3)
+        assert [a.kind for a in host.messages[0].attachments] == ["image"]
+
+    _running(tmp_path, bridge, scenario)
+    assert list(bridge.media_dir.iterdir()) == []  # read, or not wanted: none left behind
+
+
+def test_a_pipe_in_the_bridges_folder_is_not_read(tmp_path: Path, bridge) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    pipe = bridge.media_dir / "doc_000000000000_pipe.pdf"
+    os.mkfifo(pipe)
+
+    async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
+        event = bridge._event(ANN, "", hasMedia=True, mediaType="document", mediaUrls=[str(pipe)])
+        bridge._deliver(event | {"fileName": "pipe.pdf", "mime": "application/pdf"})
+        await _until(lambda: host.messages)
+        assert "not a regular file" in host.messages[0].text
+
+    _running(tmp_path, bridge, scenario)
+
+
+def test_a_send_that_timed_out_in_the_bridge_may_have_gone_out(tmp_path: Path, bridge) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        adapter = BridgeAdapter(_context(tmp_path, bridge))
+        chat = ChatRef(platform="whatsapp_bridge", chat_id=ANN, chat_type="private")
+        try:
+            bridge.timeouts = 1
+            with pytest.raises(Exception, match="timed out") as unsure:
+                await adapter.send(chat, "hello")
+            # Not NotSent: the gateway retries it noting it may be a duplicate.
+            assert not isinstance(unsure.value, NotSent)
+        finally:
+            await adapter.aclose()
+
+    asyncio.run(main())
+
+
+def test_groups_can_be_turned_off(tmp_path: Path, bridge) -> None:  # type: ignore[no-untyped-def]
+    async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
+        bridge.user_says(ANN, "summarise", group=GROUP, mention=True)
+        bridge.user_says(ANN, "and in private?")
+        await _until(lambda: host.messages)
+        await asyncio.sleep(0.3)
+        assert [m.text for m in host.messages] == ["and in private?"]
+
+    _running(tmp_path, bridge, scenario, groups=False)

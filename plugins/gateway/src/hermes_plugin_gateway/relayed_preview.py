@@ -50,8 +50,9 @@ class RelayedStream(StreamedText):
 
     async def _run(self) -> None:
         while not self._broken:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closing.wait(), self.interval)
+            with contextlib.suppress(TimeoutError):  # (wait_for can lose a cancel on 3.11)
+                async with asyncio.timeout(self.interval):
+                    await self._closing.wait()
             if self._closing.is_set():
                 return  # a write under way has finished: none comes after the reply
             text = self.text.strip()

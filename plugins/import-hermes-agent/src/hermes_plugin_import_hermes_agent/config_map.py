@@ -917,7 +917,7 @@ class _Mapper:
         mode = env.get("WHATSAPP_MODE", "").strip().lower()
         if mode == "cloud":
             self.out.env_settings.add("WHATSAPP_MODE")
-        elif mode or _flag(env.get("WHATSAPP_ENABLED", "")):
+        elif mode or _on(env.get("WHATSAPP_ENABLED")):
             for name in ("WHATSAPP_MODE", "WHATSAPP_ENABLED"):
                 if name in env:
                     self.out.env_settings.add(name)
@@ -929,16 +929,25 @@ class _Mapper:
                     "number in platforms.whatsapp_bridge.allowed_users"
                 )
             self.out.left.append((".env WHATSAPP_MODE", why))
+        bridged = bool(mode and mode != "cloud") or _on(env.get("WHATSAPP_ENABLED"))
         policy = env.get("WHATSAPP_DM_POLICY", "").strip().lower()
         if policy:
             self.out.env_settings.add("WHATSAPP_DM_POLICY")
             if policy == "pairing":
                 self.put("platforms.whatsapp_bridge.pairing", True, ".env WHATSAPP_DM_POLICY")
+            elif policy == "disabled":
+                self.out.left.append(
+                    (".env WHATSAPP_DM_POLICY", "hermes-agent answered no direct messages; "
+                     "Hermes answers the people in platforms.whatsapp_bridge.allowed_users")
+                )  # fmt: skip
             elif policy != "allowlist":
                 self.out.left.append(
                     (".env WHATSAPP_DM_POLICY", "who may write is platforms.whatsapp_bridge."
                      "allowed_users (and pairing: true)")
                 )  # fmt: skip
+        groups = env.get("WHATSAPP_GROUP_POLICY", "").strip().lower()
+        if bridged and groups in ("", "pairing", "disabled"):  # hermes-agent ignored groups
+            self.put("platforms.whatsapp_bridge.groups", False, ".env WHATSAPP_GROUP_POLICY")
         for name in _WA_GROUPS:
             if name in env:
                 self.out.env_settings.add(name)
@@ -965,6 +974,24 @@ class _Mapper:
             if name in _WA_BRIDGE_OWN:
                 self.out.env_settings.add(name)
                 self.out.left.append((f".env {name}", _WA_BRIDGE_ENV))
+        for ours, theirs in (
+            ("allowed_users", "allow_from"),
+            ("require_mention", "require_mention"),
+            ("mention_patterns", "mention_patterns"),
+        ):
+            for path in (f"platforms.whatsapp.extra.{theirs}", f"whatsapp.{theirs}"):
+                value = self.take(path)
+                bridge = self.out.config.get("platforms", {}).get("whatsapp_bridge", {})
+                if value is None or ours in bridge or "allow_all" in bridge:
+                    continue  # .env's, read above, counts first (as in hermes-agent)
+                if ours == "allowed_users":
+                    listed = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+                    self.allow("whatsapp_bridge", _wa_numbers(listed), path)
+                elif ours == "mention_patterns":
+                    patterns = value if isinstance(value, list) else _patterns(str(value))
+                    self.put(f"platforms.whatsapp_bridge.{ours}", patterns, path)
+                else:
+                    self.put(f"platforms.whatsapp_bridge.{ours}", _flag(value), path)
         port = self.take("platforms.whatsapp.extra.bridge_port")
         if port is not None:
             where = "platforms.whatsapp.extra.bridge_port"
@@ -1067,7 +1094,7 @@ class _Mapper:
             self.out.env_settings.add(name)
             if platform == "whatsapp":  # the bridge's; the Cloud API's are WHATSAPP_CLOUD_*
                 platform = "whatsapp_bridge"
-                value = _wa_numbers(value)
+                value = _wa_numbers(f"{value},{everyone}")
             elif platform not in PLATFORMS_HERE:
                 self.out.left.append((f".env {name}", f"Hermes has no {platform} platform"))
                 continue
@@ -1210,6 +1237,10 @@ _WA_BRIDGE_OWN = frozenset(
     }
 )
 """hermes-agent's settings that its bridge (bridge.js) reads from its own environment."""
+
+
+def _on(value: str | None) -> bool:
+    return str(value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _wa_numbers(value: str) -> str:

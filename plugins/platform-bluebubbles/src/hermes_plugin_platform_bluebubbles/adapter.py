@@ -191,8 +191,11 @@ class BlueBubblesAdapter:
                 failures += 1
                 log.warning("bluebubbles: reading the server's messages failed: %s", exc)
                 wait = min(poll, RETRY_SECONDS * 2 ** min(failures, 6))
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow the
+            # cancellation that stops the platform when the event is set at that moment.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=wait)
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
 
     async def _start_where_the_server_is(self) -> None:
         """The first start reads from the server's newest message, not its whole history.
@@ -421,8 +424,10 @@ class BlueBubblesAdapter:
                     self._note_private_api(await self.server.call("GET", "/server/info"))
             permanent = exc.status in _NEVER_AS_SENT or exc.code != 0
             raise NotSent(str(exc), permanent=permanent) from None
-        except (httpx.HTTPError, ServerGarbled) as exc:
-            raise NotSent(f"the BlueBubbles server did not answer: {exc}") from None
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise NotSent(f"the BlueBubbles server cannot be reached: {exc}") from None
+        except (httpx.HTTPError, ServerGarbled) as exc:  # it may have gone out: not NotSent
+            raise RuntimeError(f"the BlueBubbles server's answer did not come: {exc}") from None
         data = data if isinstance(data, dict) else {}
         messages = data.get("messages")
         if path == "/chat/new" and isinstance(messages, list) and messages:

@@ -121,8 +121,9 @@ class SmsAdapter:
         first = True
         while True:
             if not first:  # soon after a failure; else hourly (a proxy down loses webhooks)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._read_back_soon.wait(), timeout=3600)
+                with contextlib.suppress(TimeoutError):  # (wait_for can lose a cancel on 3.11)
+                    async with asyncio.timeout(3600):
+                        await self._read_back_soon.wait()
                     await asyncio.sleep(self.read_back_after_failure)
             elif not self._read_back_soon.is_set():
                 first = False

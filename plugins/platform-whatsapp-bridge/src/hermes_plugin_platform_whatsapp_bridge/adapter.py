@@ -5,17 +5,21 @@ What delivery it can promise: the bridge confirms each message to WhatsApp as it
 keeps what it took in memory (the newest 100), and ``GET /messages`` hands that over and
 forgets it. So messages that arrive while the gateway is down wait in the bridge, if the
 bridge keeps running (run it as a service of its own), and are answered when the gateway
-is back; a bridge that restarts loses what it held; a message the adapter took but could
-not store is tried again in place, then named in the log. A message handed over twice
-keeps its id, which the gateway admits once. The Cloud API platform is the one that can
-promise more."""
+is back; a bridge that restarts loses what it held. What the adapter took is kept here
+until it is stored: one that fails holds the rest (nothing more is taken meanwhile) and is
+tried again, given up after ``GIVE_UP_SECONDS`` (said in the log); what a stopping gateway
+still held is named in the log. A message handed over twice keeps its id, which the
+gateway admits once. The Cloud API platform is the one that can promise more."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
+import os
+import stat
+import time
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,10 +50,16 @@ log = logging.getLogger("hermes.whatsapp_bridge")
 
 MAX_MESSAGE_CHARS = 4000
 """The bridge splits at 4,096 after its own prefix (self-chat mode): shorter parts here."""
+SEND_SECONDS = 200.0
+"""The bridge sends one message at a time, each part within 60 s, 300 ms apart: a reply
+may wait behind others."""
+MEDIA_SECONDS = 600.0
+GIVE_UP_SECONDS = 600.0
+"""A message whose hand-over keeps failing this long is given up (the bridge keeps only
+100 messages: past that, waiting loses newer ones instead)."""
 MAX_POLL_OPTIONS = 12
 MAX_OPTION_CHARS = 100
 """WhatsApp's limit for a poll option's text."""
-HAND_OVER_TRIES = 5
 RETRY_SECONDS = 2.0
 POLLS_KEPT = 256
 _KINDS = {"image": "image", "video": "video", "audio": "audio"}
@@ -74,6 +84,8 @@ class BridgeAdapter:
         self._chats: dict[str, str] = {}
         """A person's number -> the WhatsApp id their private chat came in."""
         self._connected: bool | None = None
+        self._backlog: deque[dict[str, Any]] = deque()
+        """Events taken from the bridge and not yet stored: the bridge has forgotten them."""
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -90,8 +102,11 @@ class BridgeAdapter:
         await self._check_bridge()
         failures = 0
         while True:
+            if self._backlog:
+                await self._hand_over_backlog(host)
+                continue
             try:
-                events = await self._drain()
+                self._backlog.extend(await self._drain())
                 failures = 0
             except Exception as exc:  # noqa: BLE001 - the bridge restarting: polled again
                 failures += 1
@@ -99,9 +114,7 @@ class BridgeAdapter:
                     log.warning("whatsapp_bridge: the bridge does not answer (%s)", exc)
                 await asyncio.sleep(min(RETRY_SECONDS * failures, 30.0))
                 continue
-            for event in events:
-                await self._hand_over_surely(host, event)
-            if not events:
+            if not self._backlog:
                 await asyncio.sleep(self.settings.poll_seconds)
 
     async def _check_bridge(self) -> None:
@@ -116,8 +129,8 @@ class BridgeAdapter:
             port = self.settings.bridge_url.rsplit(":", 1)[-1]
             raise RuntimeError(
                 f"the WhatsApp bridge does not answer at {self.settings.bridge_url}: start it "
-                f"(node scripts/whatsapp-bridge/bridge.js --port {port} --session "
-                f"{self.settings.session} --mode bot, from hermes-agent)"
+                f"(WHATSAPP_DM_POLICY=pairing node scripts/whatsapp-bridge/bridge.js --port "
+                f"{port} --session {self.settings.session} --mode bot, from hermes-agent)"
             ) from None
         self._note_connection(str((health or {}).get("status")) == "connected")
 
@@ -139,23 +152,40 @@ class BridgeAdapter:
         events = answer.json()
         return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
 
-    async def _hand_over_surely(self, host: PlatformHost, event: dict[str, Any]) -> None:
-        """The bridge has forgotten this event once it gave it: a hand-over that fails is
-        tried again here, a few times, before it is given up (said in the log)."""
-        for attempt in range(HAND_OVER_TRIES):
+    async def _hand_over_backlog(self, host: PlatformHost) -> None:
+        """The events taken, in order, each removed once stored. One whose hand-over fails
+        is tried again, less often as time passes, until ``GIVE_UP_SECONDS`` (then said in
+        the log): the bridge will not give it again."""
+        began, attempt = time.monotonic(), 0
+        while self._backlog:
+            event = self._backlog[0]
             try:
                 await self._take(host, event)
-                return
             except Exception as exc:  # noqa: BLE001 - tried again; then said, loudly
-                if attempt == HAND_OVER_TRIES - 1:
-                    log.error(
-                        "whatsapp_bridge: a message from %s could not be handed over and is "
-                        "lost: %s",
-                        event.get("senderName") or "someone",
-                        exc,
-                    )
-                    return
-                await asyncio.sleep(RETRY_SECONDS * 2**attempt)
+                if time.monotonic() - began < GIVE_UP_SECONDS:
+                    log.warning("whatsapp_bridge: a message could not be handed over (%s)", exc)
+                    await asyncio.sleep(min(RETRY_SECONDS * 2**attempt, 60.0))
+                    attempt += 1
+                    continue
+                log.error(
+                    "whatsapp_bridge: a message from %s (%s) could not be handed over and is "
+                    "lost: %s",
+                    event.get("senderName") or "someone",
+                    event.get("messageId"),
+                    exc,
+                )
+            self._backlog.popleft()
+            self._forget_files(event)
+            began, attempt = time.monotonic(), 0
+
+    def _forget_files(self, event: dict[str, Any]) -> None:
+        """The files the bridge wrote for an event, once it is handed over (read into
+        Hermes' media cache, or not wanted): otherwise they pile up there for good."""
+        for path in event.get("mediaUrls") or ():
+            found = self._bridge_file(str(path))
+            if found is not None:
+                with contextlib.suppress(OSError):
+                    found.unlink()
 
     async def _take(self, host: PlatformHost, event: dict[str, Any]) -> None:
         read = read_event(
@@ -164,6 +194,8 @@ class BridgeAdapter:
             mentions=self.settings.mentions,
             require_mention=self.settings.require_mention,
         )
+        if read is not None and read.chat.chat_type == "group" and not self.settings.groups:
+            return  # groups are off (platforms.whatsapp_bridge.groups)
         if isinstance(read, Voted):
             await self._voted(host, read)
         elif isinstance(read, Said):
@@ -202,18 +234,22 @@ class BridgeAdapter:
         if not host.question_open(request_id):
             self._polls.pop(voted.poll_id, None)
 
+    def _bridge_file(self, given: str) -> Path | None:
+        """``given`` as a file in the bridge's media folders (links resolved), else None."""
+        path = Path(given).resolve()
+        if any(path.is_relative_to(d.resolve()) for d in self.settings.media_dirs):
+            return path
+        return None
+
     def _incoming(self, file: File) -> IncomingFile:
         """A file the bridge wrote to disk: read only from its media folders (an event
-        naming another path is refused)."""
+        naming another path is refused), only a regular file, never past the limit."""
 
         async def download(limit: int) -> bytes:
-            path = Path(file.path).resolve()
-            if not any(path.is_relative_to(d.resolve()) for d in self.settings.media_dirs):
+            path = self._bridge_file(file.path)
+            if path is None:
                 raise ValueError("the bridge wrote it outside platforms.whatsapp_bridge.media_dirs")
-            size = path.stat().st_size
-            if size > limit:
-                raise ValueError(f"it is over {limit} bytes")
-            return await asyncio.to_thread(path.read_bytes)
+            return await asyncio.to_thread(_read_regular, path, limit)
 
         return IncomingFile(name=file.name, declared=file.mime, size=None, download=download)
 
@@ -226,15 +262,18 @@ class BridgeAdapter:
             return chat.chat_id
         return self._chats.get(chat.chat_id) or f"{chat.chat_id.lstrip('+')}@s.whatsapp.net"
 
-    async def _post(self, path: str, timeout: float = 60.0, **body: Any) -> dict[str, Any]:
-        """The bridge's answer; a refusal as :class:`NotSent` (not linked to WhatsApp:
-        tried again; a request it will never take: not)."""
+    async def _post(self, path: str, timeout: float = SEND_SECONDS, **body: Any) -> dict[str, Any]:
+        """The bridge's answer; a refusal as :class:`NotSent` (not linked to WhatsApp, or
+        not running: tried again; a request it will never take: not). A send that timed
+        out, there or here, may have gone out: that is a plain error."""
         import httpx
 
         try:
             answer = await self._client().post(path, json=body, timeout=timeout)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise NotSent(f"the WhatsApp bridge is not running: {exc}") from None
         except httpx.HTTPError as exc:
-            raise NotSent(f"the WhatsApp bridge did not answer: {exc}") from None
+            raise RuntimeError(f"the WhatsApp bridge did not answer in time: {exc}") from None
         try:
             data = answer.json()
         except ValueError:
@@ -243,8 +282,10 @@ class BridgeAdapter:
         if answer.status_code == 503:
             self._note_connection(False)
             raise NotSent("the WhatsApp bridge is not connected to WhatsApp")
+        said = str(data.get("error") or answer.reason_phrase)
+        if answer.status_code >= 500:  # its send timed out: it may still go out
+            raise RuntimeError(f"the WhatsApp bridge could not send it: {said}")
         if answer.status_code != 200:
-            said = str(data.get("error") or answer.reason_phrase)
             raise NotSent(
                 f"the WhatsApp bridge refused it ({answer.status_code}): {said}",
                 permanent=400 <= answer.status_code < 500,
@@ -272,11 +313,17 @@ class BridgeAdapter:
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
         """The question, then a WhatsApp poll of its choices (a vote answers); typing a
-        choice's word works too, and is the way when the poll cannot be sent."""
+        choice's word works too, and is the way when the poll cannot be sent, and in a
+        group (where the bridge names the poll's maker, the bot, as every voter)."""
         self._typed.asked(chat, choices, request_id)
         lines = "\n".join(f"{c.value} - {c.label}" for c in choices)
         labels = [_option(c.label) for c in choices]
-        pollable = 2 <= len(labels) <= MAX_POLL_OPTIONS and len(set(labels)) == len(labels)
+        pollable = (
+            chat.chat_type != "group"
+            and 2 <= len(labels) <= MAX_POLL_OPTIONS
+            and all(labels)
+            and len(set(labels)) == len(labels)
+        )
         hint = "Vote in the poll below, or reply with one of:" if pollable else "Reply with one of:"
         await self.send(chat, f"{question}\n\n{hint}\n{lines}")
         if not pollable:
@@ -312,18 +359,39 @@ class BridgeAdapter:
         }
         if caption:
             body["caption"] = caption
-        sent = await self._post("/send-media", timeout=180.0, **body)
+        sent = await self._post("/send-media", timeout=MEDIA_SECONDS, **body)
         ids = [str(sent.get("messageId") or "")]
         if caption and body["mediaType"] == "audio":  # a voice note carries no caption
             ids += await self.send(chat, caption)
         return ids
 
     async def aclose(self) -> None:
+        if self._backlog:  # taken from the bridge, which has forgotten them
+            log.error(
+                "whatsapp_bridge: stopping with %d message(s) taken from the bridge and not "
+                "handed over; they are lost: %s",
+                len(self._backlog),
+                ", ".join(str(e.get("messageId")) for e in self._backlog),
+            )
         http, self._http = self._http, None
         if http is not None:
             await http.aclose()
 
 
 def _option(label: str) -> str:
-    """A choice's label as a poll option (WhatsApp cuts a longer one)."""
+    """A choice's label as a poll option: trimmed (as the bridge trims it), and cut to
+    WhatsApp's length."""
+    label = " ".join(label.split())
     return label if len(label) <= MAX_OPTION_CHARS else label[: MAX_OPTION_CHARS - 1] + "…"
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """A regular file's content, up to ``limit`` bytes (a pipe or a device is refused)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe must not block the open
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError("it is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"it is over {limit} bytes")
+    return data

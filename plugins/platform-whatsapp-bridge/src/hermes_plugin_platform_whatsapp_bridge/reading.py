@@ -43,6 +43,10 @@ class Said:
     """The WhatsApp id the message came in (a reply goes back to it)."""
     files: tuple[File, ...] = ()
 
+    @property
+    def chat(self) -> ChatRef:
+        return self.inbound.chat
+
 
 @dataclass(frozen=True)
 class Voted:
@@ -65,7 +69,10 @@ class People:
         if domain.split("@")[-1] != "lid":
             return user.lstrip("+")
         if user not in self._known:
-            self._known[user] = self._lid_number(user) or f"{user}@lid"
+            number = self._lid_number(user)
+            if number is None:
+                return f"{user}@lid"  # looked up again next time: the bridge may learn it
+            self._known[user] = number
         return self._known[user]
 
     def _lid_number(self, lid: str) -> str | None:
@@ -139,9 +146,11 @@ def read_event(
         mentioned = any(people.number(str(m)) in bots for m in event.get("mentionedIds") or ())
         quoted = str(event.get("quotedParticipant") or "")
         replied = bool(quoted) and people.number(quoted) in bots
+        said = text
         for raw in event.get("botIds") or ():  # "@15550001111 what is..." reads "what is..."
             user = str(raw).split("@")[0].split(":")[0]
             text = re.sub(rf"@{re.escape(user)}\b\s*", "", text) if user else text
+        text = text if text.strip() or files else said  # a bare "@bot" stays as it was
         text, wake = woken(text, mentions)
         addressed = mentioned or replied or wake or not require_mention
     inbound = Inbound(

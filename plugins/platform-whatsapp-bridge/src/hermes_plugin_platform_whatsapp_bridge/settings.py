@@ -27,6 +27,16 @@ def _default_media_dirs() -> tuple[Path, ...]:
     return tuple(hermes / name for name in own + given)
 
 
+def _default_session() -> Path:
+    """Where hermes-agent keeps the bridge's session: ``~/.hermes/whatsapp/session`` when
+    that has one (older installs), else ``~/.hermes/platforms/whatsapp/session``."""
+    hermes = Path.home() / ".hermes"
+    older = hermes / "whatsapp" / "session"
+    if older.is_dir() and any(older.iterdir()):
+        return older
+    return hermes / "platforms" / "whatsapp" / "session"
+
+
 @dataclass(frozen=True, slots=True)
 class BridgeSettings:
     bridge_url: str
@@ -36,6 +46,8 @@ class BridgeSettings:
     a person's number behind their WhatsApp id."""
     media_dirs: tuple[Path, ...]
     """Folders the bridge writes received files to; a file elsewhere is not read."""
+    groups: bool
+    """Answer in groups at all (hermes-agent ignored them unless told otherwise)."""
     require_mention: bool
     mentions: tuple[re.Pattern[str], ...]
     """Wake words besides a mention (none by default: WhatsApp has mentions)."""
@@ -58,9 +70,8 @@ class BridgeSettings:
                 "platforms.whatsapp_bridge.bridge_url is the bridge on this machine, as "
                 f"http://127.0.0.1:3000 (it has no password and takes loopback only), not {url!r}"
             )
-        session = Path(
-            str(config.get("session_path") or Path.home() / ".hermes" / "whatsapp" / "session")
-        ).expanduser()
+        given = config.get("session_path")
+        session = Path(str(given)).expanduser() if given else _default_session()
         raw_dirs = config.get("media_dirs")
         if raw_dirs is None:
             media_dirs = _default_media_dirs()
@@ -80,6 +91,7 @@ class BridgeSettings:
             bridge_url=url,
             session=session,
             media_dirs=media_dirs,
+            groups=config.get("groups", True) is not False,
             require_mention=config.get("require_mention", True) is not False,
             mentions=compile_wake_words(
                 config.get("mention_patterns", []), "platforms.whatsapp_bridge.mention_patterns"

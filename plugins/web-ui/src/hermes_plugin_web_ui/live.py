@@ -163,8 +163,9 @@ class LiveTurn:
         while True:
             async with self._changed:
                 while position >= len(self.events) and not self.done:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._changed.wait(), 15.0)
+                    with contextlib.suppress(TimeoutError):  # (wait_for can lose a cancel on 3.11)
+                        async with asyncio.timeout(15.0):
+                            await self._changed.wait()
                         continue
                     break  # a quiet quarter-minute: let the caller keep the line alive
                 fresh = self.events[position:]

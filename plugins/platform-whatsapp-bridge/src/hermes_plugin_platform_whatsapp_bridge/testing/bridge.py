@@ -6,7 +6,10 @@ Host headers only. Events have ``extractBridgeEvent``'s fields, and the files pe
 are written to a media folder, as the bridge writes them.
 
 It says no as the bridge does: 503 while it is not connected to WhatsApp, 400 for a request
-missing its fields, 404 for a file that is not there; a poll with fewer than 2 options.
+missing its fields, 404 for a file that is not there; a poll with fewer than 2 options. It
+filters as the bridge does in bot mode: a message passes only with ``dm_policy="pairing"``
+(its ``WHATSAPP_DM_POLICY``, which the docs have users set) or from a number in
+``allowed_users`` (its ``WHATSAPP_ALLOWED_USERS``).
 
     with FakeBridge(media_dir) as bridge:
         bridge.user_says("15551234567", "hello")
@@ -57,9 +60,17 @@ class _Person:
 
 
 class FakeBridge(LoopbackHTTP):
-    def __init__(self, media_dir: Path) -> None:
+    def __init__(
+        self, media_dir: Path, *, dm_policy: str = "pairing", allowed_users: tuple[str, ...] = ()
+    ) -> None:
         super().__init__()
         self.media_dir = media_dir
+        self.dm_policy, self.allowed_users = dm_policy, allowed_users
+        self.filtered = 0
+        """Messages the bridge's own filter dropped."""
+        self.timeouts = 0
+        """The next this many sends time out in the bridge (500), as its 60 s race does:
+        the message may still go out."""
         self.connected = True
         self.sent: list[Sent] = []
         self.typing: list[str] = []
@@ -113,6 +124,11 @@ class FakeBridge(LoopbackHTTP):
         } | more
 
     def _deliver(self, event: dict[str, Any]) -> dict[str, Any]:
+        sender = str(event["senderId"]).split("@")[0]
+        passes = self.dm_policy == "pairing" or "*" in self.allowed_users
+        if not passes and sender not in self.allowed_users and event["mediaType"] != "poll_update":
+            self.filtered += 1  # bot mode: its allowlist, before anything is queued
+            return event
         with self._lock:  # the newest 100: an older one is dropped without a word
             self._queue.append(event)
             self._last = event
@@ -273,6 +289,10 @@ class FakeBridge(LoopbackHTTP):
     def _send(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         if not body.get("chatId") or not body.get("message"):
             self._json(handler, 400, {"error": "chatId and message are required"})
+            return
+        if self.timeouts:
+            self.timeouts -= 1
+            self._json(handler, 500, {"error": "sendMessage timed out after 60s"})
             return
         sent = Sent(self._id(), str(body["chatId"]), str(body["message"]))
         self._remember(sent)
