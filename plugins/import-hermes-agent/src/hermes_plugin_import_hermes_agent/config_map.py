@@ -988,8 +988,8 @@ class _Mapper:
                     listed = ",".join(map(str, value)) if isinstance(value, list) else str(value)
                     self.allow("whatsapp_bridge", _wa_numbers(listed), path)
                 elif ours == "mention_patterns":
-                    patterns = value if isinstance(value, list) else _patterns(str(value))
-                    self.put(f"platforms.whatsapp_bridge.{ours}", patterns, path)
+                    wake = value if isinstance(value, list) else _patterns(str(value))
+                    self.put(f"platforms.whatsapp_bridge.{ours}", wake, path)
                 else:
                     self.put(f"platforms.whatsapp_bridge.{ours}", _flag(value), path)
         port = self.take("platforms.whatsapp.extra.bridge_port")
