@@ -191,6 +191,41 @@ def test_a_permanent_refusal_is_given_up_at_once_and_says_why(store, caplog):
     assert "given up: WhatsApp: only an approved template reaches them now" in caplog.text
 
 
+def test_a_platforms_later_failure_report_is_recorded_against_the_reply(store, caplog):
+    outbox = Outbox(store)
+    adapter = FakeAdapter()
+    deliveries = Deliveries(outbox, lambda name: adapter)
+    chat = ChatRef("whatsapp", "15551234567", "private")
+    first, second = (_record(outbox, chat, text) for text in ("one", "two"))
+
+    async def main() -> None:
+        assert await deliveries.deliver(outbox.item(first))
+        assert await deliveries.deliver(outbox.item(second))
+        await deliveries.reported("whatsapp", "1", "delivered", "")
+        await deliveries.reported("whatsapp", "2", "failed", "131047 Re-engagement message")
+        await deliveries.reported("whatsapp", "99", "failed", "sent before a restart")
+        await deliveries.reported("telegram", "1", "failed", "another platform's id 1")
+
+    asyncio.run(main())
+    assert outbox.item(first).state == "delivered"
+    assert outbox.item(second).state == "abandoned"
+    [(why,)] = store.query("SELECT last_error FROM outbox_entries WHERE id = ?", (second,))
+    assert why == "whatsapp could not deliver it: 131047 Re-engagement message"
+    assert "message 99 was not delivered: sent before a restart" in caplog.text
+
+
+def test_an_adapter_that_returns_no_ids_still_delivers(store):
+    class NoIds(FakeAdapter):
+        async def send(self, chat, text, *, reply_to=None):
+            self.sent.append(text)
+
+    outbox = Outbox(store)
+    adapter = NoIds()
+    item = _record(outbox, ChatRef("irc", "#hermes", "group"), "hello")
+    assert asyncio.run(Deliveries(outbox, lambda name: adapter).deliver(outbox.item(item)))
+    assert outbox.item(item).state == "delivered"
+
+
 def test_a_reply_too_old_is_abandoned_unsent(store):
     clock = Clock()
     outbox = Outbox(store, clock)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
 from hermes_commons.outbox import Outbox, OutboxItem
@@ -18,6 +19,8 @@ __all__ = ["DUPLICATE_NOTE", "SENDS_AT_ONCE", "Deliveries", "PartlySent", "send_
 
 log = logging.getLogger("hermes.outbox")
 
+SENT_IDS_KEPT = 4096
+"""Replies whose platform message ids are remembered, for the platform's later reports."""
 SENDS_AT_ONCE = 16
 """Entries sent at once to one platform; also the most of them that the death of the
 sending process can send twice."""
@@ -79,6 +82,31 @@ class Deliveries:
         """Per platform: one held back by its API (a flood wait) holds up no other."""
         self._delivered: list[tuple[int, asyncio.Future[None]]] = []
         self._recorder: asyncio.Task[None] | None = None
+        self._sent_as: OrderedDict[tuple[str, str], int] = OrderedDict()
+        """(platform, message id) -> the reply that sent it, for the platform's reports."""
+
+    async def reported(self, platform: str, message_id: str, status: str, detail: str) -> None:
+        """A platform's later report on a message it took (see ``PlatformHost.reported``):
+        a failure is recorded against the reply, which is given up (sending it again as it
+        was would fail alike: the platform says why)."""
+        item_id = self._sent_as.get((platform, message_id))
+        if status != "failed":
+            log.debug("%s: message %s %s", platform, message_id, status)
+            return
+        said = f"{platform} could not deliver it: {detail or 'no reason given'}"
+        if item_id is None:
+            log.warning("%s: message %s was not delivered: %s", platform, message_id, detail)
+            return
+        await self.outbox.store.run(self.outbox.failed, item_id, said, abandon=True)
+        log.error("reply %d to %s not delivered after all: %s", item_id, platform, detail)
+
+    def _remember(self, platform: str, item_id: int, message_ids: object) -> None:
+        if not isinstance(message_ids, list | tuple):
+            return  # an adapter that returns no ids: nothing to match its reports to
+        for message_id in message_ids:
+            self._sent_as[(platform, str(message_id))] = item_id
+        while len(self._sent_as) > SENT_IDS_KEPT:
+            self._sent_as.popitem(last=False)
 
     async def deliver_due(self, items: list[OutboxItem]) -> None:
         """Send every reply of ``items`` that is due, with one write marking them all
@@ -211,8 +239,10 @@ class Deliveries:
             self._recorder = None
 
     async def _send(self, adapter: PlatformAdapter, item: OutboxItem) -> None:
+        platform = item.chat.platform
         if item.attachment is not None:
-            await _send_file(adapter, item.chat, item.attachment, item.text or None)
+            sent = await _send_file(adapter, item.chat, item.attachment, item.text or None)
+            self._remember(platform, item.id, sent)
             return
         text = f"{DUPLICATE_NOTE}\n\n{item.text}" if item.maybe_sent else item.text
         if item.preview_id and adapter.can_edit:
@@ -223,22 +253,24 @@ class Deliveries:
                 pass  # the user deleted the preview: send the whole reply anew
             else:
                 for chunk in chunks[1:]:
-                    await adapter.send(item.chat, chunk)
+                    self._remember(platform, item.id, await adapter.send(item.chat, chunk))
                 return
-        await adapter.send(item.chat, text, reply_to=item.reply_to)
+        self._remember(
+            platform, item.id, await adapter.send(item.chat, text, reply_to=item.reply_to)
+        )
 
 
 async def _send_file(
     adapter: PlatformAdapter, chat: ChatRef, attachment: Attachment, caption: str | None
-) -> None:
+) -> list[str]:
     """A file through the adapter's optional ``send_file``; where it has none, or the file
     is no longer kept, the user gets a line saying so instead."""
     send_file = getattr(adapter, "send_file", None)
     if not attachment.exists():
-        await adapter.send(chat, f"({attachment.label()} was made but is no longer kept)")
-    elif send_file is None:
-        await adapter.send(
+        return await adapter.send(chat, f"({attachment.label()} was made but is no longer kept)")
+    if send_file is None:
+        return await adapter.send(
             chat, f"(Hermes made {attachment.label()}, which {chat.platform} cannot receive here)"
         )
-    else:
-        await send_file(chat, attachment, caption=caption)
+    sent = await send_file(chat, attachment, caption=caption)
+    return [str(i) for i in sent] if isinstance(sent, list) else []

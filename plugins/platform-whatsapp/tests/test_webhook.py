@@ -175,11 +175,13 @@ def test_a_reply_past_the_24_hour_window_is_refused_in_one_line(tmp_path, meta, 
         assert refused.value.permanent and "approved template" in str(refused.value)
         assert not meta.sent(USER)
         # One the adapter could not know of (a person never seen here): the Cloud API takes
-        # it, then reports it failed, and the log says why.
+        # it, then reports it failed, and the report goes to the delivery ledger with why.
         meta.age_window("15550009999", 30)
         stranger = ChatRef(platform="whatsapp", chat_id="15550009999", chat_type="private")
-        await adapter.send(stranger, "hello?")
-        await _until(lambda: "24-hour window had closed" in caplog.text)
+        [wamid] = await adapter.send(stranger, "hello?")
+        await _until(lambda: any(r[0] == wamid and r[1] == "failed" for r in host.reports))
+        [(_, _, why)] = [r for r in host.reports if r[0] == wamid and r[1] == "failed"]
+        assert "24-hour window had closed" in why
 
     _run(tmp_path, meta, scenario)
 

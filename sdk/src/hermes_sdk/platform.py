@@ -209,6 +209,14 @@ class PlatformHost(Protocol):
         Raises :class:`~hermes_sdk.runtime.DeliveryUnavailable` when no such platform runs."""
         ...
 
+    async def reported(self, message_id: str, status: str, detail: str = "") -> None:
+        """What the platform said later of a message the bot sent (its id, as ``send``
+        returned it): ``delivered``, ``read``, or ``failed`` with ``detail`` saying why (a
+        WhatsApp status webhook). A failed one is recorded in the delivery ledger against
+        the reply that sent it, and logged; the others are logged at debug level. An id
+        the ledger does not know (sent before a restart, or not a reply) is only logged."""
+        ...
+
     async def http_route(self, prefix: str, handler: Handler) -> str:
         """Serve HTTP requests whose path starts with ``prefix`` (``/webhooks/``) with
         ``handler`` (an aiohttp handler: ``async def handler(request) -> Response``) on the

@@ -62,6 +62,8 @@ class RecordingHost:
         self.presses: list[ButtonPress] = []
         self.forwarded: list[tuple[str, str, str]] = []
         """(platform, chat id, text) handed to :meth:`forward`."""
+        self.reports: list[tuple[str, str, str]] = []
+        """(message id, status, detail) handed to :meth:`reported`."""
 
     async def receive(self, message: Inbound) -> None:
         self.messages.append(message)
@@ -79,6 +81,9 @@ class RecordingHost:
 
     async def forward(self, platform: str, chat_id: str, text: str) -> None:
         self.forwarded.append((platform, chat_id, text))
+
+    async def reported(self, message_id: str, status: str, detail: str = "") -> None:
+        self.reports.append((message_id, status, detail))
 
     async def http_route(self, prefix: str, handler: Any) -> str:
         from hermes_sdk.listener import SharedListener

@@ -191,6 +191,9 @@ class PlatformDoor:
     async def forward(self, platform: str, chat_id: str, text: str) -> None:
         await self._door.replies.deliver(platform, chat_id, text)
 
+    async def reported(self, message_id: str, status: str, detail: str = "") -> None:
+        await self._door.replies.deliveries.reported(self._platform, message_id, status, detail)
+
     async def http_route(self, prefix: str, handler: Handler) -> str:
         return await self._door.http_route(self._platform, prefix, handler)
 

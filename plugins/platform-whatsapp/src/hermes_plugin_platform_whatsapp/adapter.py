@@ -195,7 +195,7 @@ class WhatsAppAdapter:
         """Hand over a POST's messages and answers: each chat's in order, stopping at its
         first failure (the rest come again with the POST); chats at once."""
         for sent in read.sent:
-            self._note(sent)
+            await self._note(host, sent)
         steps: dict[str, list[Callable[[], Awaitable[None]]]] = {}
         for said in read.said:
             self.windows.saw(said.inbound.user_id, said.sent_at)
@@ -275,13 +275,24 @@ class WhatsAppAdapter:
         except Exception as exc:  # noqa: BLE001 - a courtesy: the message is stored
             log.debug("whatsapp: no read receipt for %s: %s", inbound.message_id, exc)
 
-    def _note(self, sent: Sent) -> None:
-        if sent.status != "failed":
-            return
-        why = "; ".join(sent.errors) or "no reason given"
-        if REENGAGEMENT in sent.codes:
-            why += " (the 24-hour window had closed: only a template reaches them now)"
-        log.warning("whatsapp: message %s to %s failed: %s", sent.message_id, sent.recipient, why)
+    async def _note(self, host: PlatformHost, sent: Sent) -> None:
+        """A status Meta reports of a message the bot sent, into the delivery ledger (a
+        failure against the reply that sent it)."""
+        why = ""
+        if sent.status == "failed":
+            why = "; ".join(sent.errors) or "no reason given"
+            if REENGAGEMENT in sent.codes:
+                why += " (the 24-hour window had closed: only a template reaches them now)"
+        try:
+            await host.reported(sent.message_id, sent.status, why)
+        except Exception as exc:  # noqa: BLE001 - a report: the message itself is not lost
+            log.warning(
+                "whatsapp: message %s %s (%s); not recorded: %s",
+                sent.message_id,
+                sent.status,
+                why,
+                exc,
+            )
 
     def _incoming(self, ref: MediaRef) -> IncomingFile:
         file: IncomingFile | None = None
