@@ -105,3 +105,36 @@ def test_mentions_are_read_as_names_and_one_of_the_bot_addresses_it() -> None:
     assert inbound.message_id == "uuid-1:1700000000000"
     envelope["dataMessage"]["mentions"] = envelope["dataMessage"]["mentions"][1:]  # type: ignore[index]
     assert not read_envelope(envelope, me).inbound.addressed  # type: ignore[union-attr]
+
+
+def test_markdown_goes_out_as_signals_own_styles(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hermes_plugin_platform_signal.styles import to_signal
+
+    with FakeSignalCli() as daemon:
+
+        async def main() -> None:
+            context = PlatformContext(
+                name="signal",
+                home=str(tmp_path),
+                config={"daemon_url": daemon.url, "account": ACCOUNT},
+            )
+            adapter = SignalAdapter(context)
+            chat = ChatRef(platform="signal", chat_id="+15551234567", chat_type="private")
+            try:
+                await adapter.send(
+                    chat, "# Done 😀\n\nRan **`ls -la`** in *~/src*, ~~slowly~~.\n\n- one\n- two"
+                )
+            finally:
+                await adapter.aclose()
+
+        asyncio.run(main())
+    [sent] = daemon.sent
+    assert sent.text == "Done 😀\n\nRan ls -la in ~/src, slowly.\n\n- one\n- two"
+    # Ranges count UTF-16 units: the emoji is two, and every range lands on its words.
+    assert sent.styled("BOLD") == ["Done 😀", "ls -la"]
+    assert sent.styled("MONOSPACE") == ["ls -la"]
+    assert sent.styled("ITALIC") == ["~/src"] and sent.styled("STRIKETHROUGH") == ["slowly"]
+    # What is not Markdown stays as written; a link keeps its address.
+    assert to_signal("2 * 3 * 4 = 24") == ("2 * 3 * 4 = 24", [])
+    assert to_signal("see [the docs](https://x.org/d)") == ("see the docs (https://x.org/d)", [])
+    assert to_signal("```\nprint(1)\n```")[1] == ["0:8:MONOSPACE"]

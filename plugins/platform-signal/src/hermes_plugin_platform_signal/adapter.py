@@ -33,6 +33,7 @@ from hermes_plugin_platform_signal.reading import (
 )
 from hermes_plugin_platform_signal.rpc import NO_ACCOUNT, RATE_LIMITED, RpcClient, RpcError
 from hermes_plugin_platform_signal.settings import SignalSettings
+from hermes_plugin_platform_signal.styles import to_signal
 from hermes_sdk.media import Attachment
 from hermes_sdk.platform import (
     ButtonPress,
@@ -284,8 +285,9 @@ class SignalAdapter:
         return str((sent or {}).get("timestamp"))
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        """The text split first, then each part's Markdown turned into Signal's styles."""
         parts = split_message(text, MAX_MESSAGE_CHARS)
-        return await send_in_parts(parts, lambda part: self._send(chat, message=part))
+        return await send_in_parts(parts, lambda part: self._send(chat, **_styled(part)))
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         raise MessageGone("the Signal adapter edits no messages: the reply is sent whole")
@@ -326,7 +328,7 @@ class SignalAdapter:
         mime = attachment.mime.split(";")[0].strip() or "application/octet-stream"
         name = quote(attachment.name or "file", safe="")
         uri = f"data:{mime};filename={name};base64,{encoded}"
-        fields = {"message": caption or "", "attachments": [uri]}
+        fields = {**_styled(caption or ""), "attachments": [uri]}
         return [await self._send(chat, timeout=UPLOAD_SECONDS, **fields)]
 
     async def aclose(self) -> None:
@@ -335,3 +337,9 @@ class SignalAdapter:
         http, self._http, self._rpc = self._http, None, None
         if http is not None:
             await http.aclose()
+
+
+def _styled(markdown: str) -> dict[str, Any]:
+    """``message`` and, where there is any, ``textStyle`` for signal-cli's ``send``."""
+    text, styles = to_signal(markdown)
+    return {"message": text, "textStyle": styles} if styles else {"message": text}

@@ -19,6 +19,7 @@ import base64
 import itertools
 import json
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ __all__ = ["ACCOUNT", "FakeSignalCli", "Sent"]
 
 ACCOUNT = "+15550002222"
 ACCOUNT_UUID = "a1b2c3d4-0000-4000-8000-000000000001"
+TEXT_STYLES = frozenset({"BOLD", "ITALIC", "SPOILER", "STRIKETHROUGH", "MONOSPACE"})
 
 
 @dataclass
@@ -44,6 +46,17 @@ class Sent:
     text: str
     files: list[tuple[str, bytes, str]] = field(default_factory=list)
     """(name, content, type) of each attachment."""
+    styles: list[tuple[int, int, str]] = field(default_factory=list)
+    """(start, length, style) of each ``textStyle``, in UTF-16 units as signal-cli takes them."""
+
+    def styled(self, style: str) -> list[str]:
+        """The pieces of the text shown in ``style``."""
+        units = self.text.encode("utf-16-le")
+        return [
+            units[2 * start : 2 * (start + length)].decode("utf-16-le")
+            for start, length, name in self.styles
+            if name == style
+        ]
 
 
 class FakeSignalCli(LoopbackHTTP):
@@ -238,10 +251,25 @@ class FakeSignalCli(LoopbackHTTP):
                 (p.removeprefix("filename=") for p in parts if p.startswith("filename=")), ""
             )
             files.append((name, base64.b64decode(payload), mime))
+        text = str(params.get("message") or "")
+        styles = []
+        for given in params.get("textStyle") or params.get("textStyles") or []:
+            # As SendCommand.parseTextStyles: (\d+):(\d+):(.+), a known style, else -1.
+            found = re.fullmatch(r"(\d+):(\d+):(.+)", str(given))
+            if found is None:
+                error(-1, f"Invalid textStyle syntax ({given}) expected 'start:length:STYLE'")
+                return
+            start, length, name = found.groups()
+            if name not in TEXT_STYLES:
+                error(-1, f"Invalid style: {name}")
+                return
+            # The kit's own check (signal-cli passes it on): a range past the text is a bug.
+            if int(start) + int(length) > len(text.encode("utf-16-le")) // 2:
+                error(-1, f"Text style past the text: {given}")
+                return
+            styles.append((int(start), int(length), name))
         stamp = self._stamp()
-        sent = Sent(
-            stamp, recipient or None, params.get("groupId"), str(params.get("message") or ""), files
-        )
+        sent = Sent(stamp, recipient or None, params.get("groupId"), text, files, styles)
         with self._lock:
             self.sent.append(sent)
         result(
