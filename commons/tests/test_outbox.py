@@ -214,6 +214,33 @@ def test_a_platforms_later_failure_report_is_recorded_against_the_reply(store, c
     assert "message 99 was not delivered: sent before a restart" in caplog.text
 
 
+def test_a_failure_reported_at_once_is_not_written_over_by_the_delivered_mark(store):
+    outbox = Outbox(store)
+    reports: list[asyncio.Task[None]] = []
+
+    class Quick(FakeAdapter):
+        async def send(self, chat, text, *, reply_to=None):
+            ids = await super().send(chat, text, reply_to=reply_to)
+
+            async def report() -> None:  # as soon as the id is known, before it is marked
+                while ("whatsapp", ids[0]) not in deliveries._sent_as:
+                    await asyncio.sleep(0)
+                await deliveries.reported("whatsapp", ids[0], "failed", "131047")
+
+            reports.append(asyncio.ensure_future(report()))
+            return ids
+
+    deliveries = Deliveries(outbox, lambda name: Quick())
+    item = _record(outbox, ChatRef("whatsapp", "15551234567", "private"), "late reply")
+
+    async def main() -> None:
+        assert await deliveries.deliver(outbox.item(item))
+        await asyncio.gather(*reports)
+
+    asyncio.run(main())
+    assert outbox.item(item).state == "abandoned"
+
+
 def test_an_adapter_that_returns_no_ids_still_delivers(store):
     class NoIds(FakeAdapter):
         async def send(self, chat, text, *, reply_to=None):

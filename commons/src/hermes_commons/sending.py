@@ -97,6 +97,10 @@ class Deliveries:
         if item_id is None:
             log.warning("%s: message %s was not delivered: %s", platform, message_id, detail)
             return
+        for _ in range(600):  # a quick report must not be written over by the delivered mark
+            if item_id not in self._in_flight:
+                break
+            await asyncio.sleep(0.05)
         await self.outbox.store.run(self.outbox.failed, item_id, said, abandon=True)
         log.error("reply %d to %s not delivered after all: %s", item_id, platform, detail)
 

@@ -527,7 +527,12 @@ def test_windows_of_rows_are_complete_whatever_the_dates(tmp_path: Path) -> None
 
     with FakeBlueBubbles() as server:
         for n, late in enumerate([0, 500, 20, 900, 0, 300, 5, 700, 60, 0, 400]):
-            server.user_says(ANN, f"m{n}", late=late)
+            if n in (3, 7):  # three photos each: the server's limit counts each
+                message = server.user_sends_file(ANN, b"x", f"p{n}.jpg", "image/jpeg")
+                message["attachments"] *= 3
+                message["dateCreated"] -= late * 1000
+            else:
+                server.user_says(ANN, f"m{n}", late=late)
 
         async def main() -> tuple[list[int], int]:
             client = Server(server.url, PASSWORD)
@@ -537,6 +542,7 @@ def test_windows_of_rows_are_complete_whatever_the_dates(tmp_path: Path) -> None
                 while more:
                     rows, more = await rows_after(client, since, limit=4)
                     got = [int(r["originalROWID"]) for r in rows]
+                    assert all(len(r["attachments"]) in (0, 3) for r in rows)  # never cut
                     assert got == sorted(got) and got[0] == since + 1  # complete from `since`
                     read += got
                     since = got[-1]

@@ -283,7 +283,7 @@ class BlueBubblesAdapter:
         began = self._failing.setdefault(guid, time.monotonic())
         waited = time.monotonic() - began
         if isinstance(exc, _NotYet):
-            return waited >= DOWNLOAD_WAIT_SECONDS  # then handed over, naming the file
+            return False  # past the wait, _take hands it over, naming the file
         if waited < GIVE_UP_SECONDS:
             log.warning("bluebubbles: a message could not be handed over (%s); again soon", exc)
             return False

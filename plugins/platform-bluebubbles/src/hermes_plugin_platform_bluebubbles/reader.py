@@ -29,20 +29,29 @@ async def rows_after(
     upper: int | None = None
     while True:
         where = [(">", row)] + ([("<=", upper)] if upper is not None else [])
-        found = await server.rows(where, limit)
-        if len(found) < limit:
+        found, cut = await server.rows(where, limit)
+        if not cut:
             return sorted(found, key=_row), upper is not None
         rows = sorted(_row(r) for r in found)
-        upper = rows[len(rows) // 2 - 1]  # the lower half found: fewer rows in range
+        if len(rows) >= 2:
+            upper = rows[len(rows) // 2 - 1]  # the lower half found: fewer rows in range
+            continue
+        # One message filled the answer (its attachments): the window up to it is whole
+        # if nothing lies before it.
+        only = rows[0] if rows else (upper or row + 1)
+        before, _ = await server.rows([(">", row), ("<", only)], 2)
+        if not before:
+            return [r for r in found if _row(r) == only], True
+        upper = max(_row(r) for r in before)
 
 
 async def newest_row(server: Server) -> int:
     """The highest row number of the server's messages (0 when it has none): the newest by
     date first, then whatever lies after it (a message stored late)."""
-    newest = await server.rows([], 1, sort="DESC")
+    newest, _ = await server.rows([], 1, sort="DESC")
     highest = _row(newest[0]) if newest else 0
     while True:
-        after = await server.rows([(">", highest)], WINDOW)
+        after, _ = await server.rows([(">", highest)], WINDOW)
         if not after:
             return highest
         highest = max(_row(r) for r in after)

@@ -79,9 +79,12 @@ class Server:
 
     async def rows(
         self, where: list[tuple[str, int]], limit: int, sort: str = "ASC"
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], bool]:
         """Messages (with their chat and attachments) whose row number holds to ``where``
-        (``(">", 12)``: after row 12), the first ``limit`` by date."""
+        (``(">", 12)``: after row 12), the first ``limit`` by date; whether the answer may
+        have been cut by the limit. The server's limit counts the rows of its SQL join, a
+        message once per attachment (and per chat), so fewer messages than ``limit`` can
+        still be a cut answer."""
         clauses = [
             {"statement": f"message.ROWID {op} :row{n}", "args": {f"row{n}": row}}
             for n, (op, row) in enumerate(where)
@@ -93,7 +96,10 @@ class Server:
         )
         if not isinstance(found, list):
             raise ServerGarbled("BlueBubbles' message query did not answer a list")
-        return [r for r in found if isinstance(r, dict) and isinstance(r.get("originalROWID"), int)]
+        records = [r for r in found if isinstance(r, dict)]
+        used = sum(_joined(r) for r in records) + len(found) - len(records)
+        kept = [r for r in records if isinstance(r.get("originalROWID"), int)]
+        return kept, used >= limit
 
     async def aclose(self) -> None:
         http, self._http = self._http, None
@@ -102,3 +108,12 @@ class Server:
         if self._hide is not None:
             self._hide.detach()
             self._hide = None
+
+
+def _joined(record: dict[str, Any]) -> int:
+    """The rows of the server's join one message takes: one per attachment and chat."""
+    attachments = record.get("attachments")
+    chats = record.get("chats")
+    return max(1, len(attachments) if isinstance(attachments, list) else 0) * max(
+        1, len(chats) if isinstance(chats, list) else 0
+    )

@@ -54,6 +54,8 @@ SEND_SECONDS = 200.0
 """The bridge sends one message at a time, each part within 60 s, 300 ms apart: a reply
 may wait behind others."""
 MEDIA_SECONDS = 600.0
+BACKLOG_KEPT = 2000
+"""Messages taken and held here while one fails (in memory: lost if the gateway dies)."""
 GIVE_UP_SECONDS = 600.0
 """A message whose hand-over keeps failing this long is given up (the bridge keeps only
 100 messages: past that, waiting loses newer ones instead)."""
@@ -166,6 +168,7 @@ class BridgeAdapter:
                     log.warning("whatsapp_bridge: a message could not be handed over (%s)", exc)
                     await asyncio.sleep(min(RETRY_SECONDS * 2**attempt, 60.0))
                     attempt += 1
+                    await self._keep_draining()
                     continue
                 log.error(
                     "whatsapp_bridge: a message from %s (%s) could not be handed over and is "
@@ -177,6 +180,14 @@ class BridgeAdapter:
             self._backlog.popleft()
             self._forget_files(event)
             began, attempt = time.monotonic(), 0
+
+    async def _keep_draining(self) -> None:
+        """While a message waits to be stored, take what came after it too: the bridge
+        keeps only its newest 100, and would drop the older ones."""
+        if len(self._backlog) >= BACKLOG_KEPT:
+            return
+        with contextlib.suppress(Exception):  # the bridge away: the next round tries
+            self._backlog.extend(await self._drain())
 
     def _forget_files(self, event: dict[str, Any]) -> None:
         """The files the bridge wrote for an event, once it is handed over (read into
@@ -336,7 +347,7 @@ class BridgeAdapter:
                 options=labels,
                 selectableCount=1,
             )
-        except NotSent as exc:
+        except Exception as exc:  # noqa: BLE001 - the question is out: the word answers it
             log.info("whatsapp_bridge: no poll for a question (%s): the word is the answer", exc)
             return
         options = tuple(Choice(c.value, label) for c, label in zip(choices, labels, strict=True))

@@ -384,13 +384,24 @@ class FakeBlueBubbles(LoopbackHTTP):
         if body.get("chatGuid"):
             found = [m for m in found if m["chats"][0]["guid"] == body["chatGuid"]]
         found.sort(key=lambda m: m["dateCreated"], reverse=body.get("sort", "DESC") != "ASC")
+        # As TypeORM's limit over the server's joins: it counts SQL rows, a message once per
+        # attachment (and chat), so a message may come cut short of its attachments.
         shown_page: list[dict[str, Any]] = []
-        for message in found[offset : offset + limit]:
+        used = 0
+        for message in found[offset:]:
+            if used >= limit:
+                break
             shown = dict(message)
             if not with_ & {"chat", "chats", "chat.participants"}:
                 shown["chats"] = []
             if not with_ & {"attachment", "attachments"}:
                 shown["attachments"] = []
+            chats = max(1, len(shown["chats"]))
+            attachments = max(1, len(shown["attachments"]))
+            room = (limit - used) // chats or 1
+            if shown["attachments"] and attachments > room:
+                shown["attachments"] = shown["attachments"][:room]
+            used += min(attachments, room) * chats
             shown_page.append(shown)
         count = len(shown_page)
         metadata = {"offset": offset, "limit": limit, "total": len(found), "count": count}
