@@ -79,3 +79,33 @@ def test_credentials_written_as_parameters_are_redacted():
 def test_password_lines_url_credentials_and_environ_are_redacted(text: str, redacted: str) -> None:
     """Issue 62: ``DB_PASSWORD=`` lines, credentials in URLs and ``/proc/$PPID/environ``."""
     assert redact_text(text) == redacted
+
+
+def test_a_secret_in_a_url_is_hidden_in_httpxs_lines_as_written_and_encoded() -> None:
+    import logging
+
+    from hermes_commons.redact import HiddenInHttpLogs
+
+    hide = HiddenInHttpLogs("p@ss w+rd").attach()
+    try:
+        seen: list[str] = []
+
+        class Keep(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                seen.append(record.getMessage())
+
+        logger = logging.getLogger("httpx")
+        keep, level = Keep(), logger.level
+        logger.addHandler(keep)
+        logger.setLevel(logging.INFO)
+        try:
+            logger.info("HTTP Request: GET http://mac:1234/api?password=%s", "p%40ss+w%2Brd")
+            logger.info("HTTP Request: GET http://mac:1234/api?password=%s", "p%40ss%20w%2Brd")
+            logger.info("said p@ss w+rd out loud")
+        finally:
+            logger.removeHandler(keep)
+            logger.setLevel(level)
+    finally:
+        hide.detach()
+    assert not any("p%40ss" in line or "p@ss" in line for line in seen)
+    assert all("<redacted>" in line for line in seen)

@@ -141,15 +141,23 @@ class HiddenInHttpLogs(logging.Filter):
     LOGGERS = ("httpx", "httpcore")
 
     def __init__(self, secret: str, shown_as: str = REDACTED) -> None:
+        from urllib.parse import quote, quote_plus
+
         super().__init__()
-        self.secret, self.shown_as = secret, shown_as
+        self.shown_as = shown_as
+        # As written, and as a URL carries it (httpx logs the query percent-encoded).
+        forms = {secret, quote(secret, safe=""), quote_plus(secret)} if secret else set()
+        self.forms = sorted(forms, key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secret:
+        if not self.forms:
             return True
         message = record.getMessage()
-        if self.secret in message:
-            record.msg, record.args = message.replace(self.secret, self.shown_as), None
+        hidden = message
+        for form in self.forms:
+            hidden = hidden.replace(form, self.shown_as)
+        if hidden != message:
+            record.msg, record.args = hidden, None
         return True
 
     def attach(self) -> HiddenInHttpLogs:

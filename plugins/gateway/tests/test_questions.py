@@ -67,6 +67,17 @@ def test_an_approval_shows_its_command_in_a_code_block():
     assert text.endswith("```\nchmod -R 777 x\n```")
 
 
+def test_a_command_with_backticks_stays_whole_in_its_code_block():
+    from dataclasses import replace
+
+    from markdown_it import MarkdownIt
+
+    command = "cat > README.md <<EOF\n```\nrm a*b*c \\$HOME\n```\nEOF"
+    text = question_text(replace(approval([]), command=command))
+    fences = [t for t in MarkdownIt().parse(text) if t.type == "fence"]
+    assert [f.content for f in fences] == [command + "\n"]  # one block, the command whole
+
+
 def test_only_the_person_asked_answers_by_button():
     answers: list[str | None] = []
 

@@ -444,8 +444,13 @@ def test_whatsapp_bridge_settings_come_over():
     assert mapped.config["cron"]["home_chats"]["whatsapp_bridge"] == "15551234567"
     left = dict(mapped.left)
     assert "--mode bot" in left[".env WHATSAPP_MODE"]
+    assert "WHATSAPP_DM_POLICY=pairing" in left[".env WHATSAPP_MODE"]
     assert "mentions the bot" in left[".env WHATSAPP_GROUP_POLICY"]
     assert "read by the bridge itself" in left[".env WHATSAPP_REPLY_PREFIX"]
+    everyone = map_config({}, {"WHATSAPP_ALLOW_ALL_USERS": "true", "WHATSAPP_MODE": "bot"})
+    assert everyone.config["platforms"]["whatsapp_bridge"]["allow_all"] is True
+    gateway = map_config({}, {"WHATSAPP_ALLOWED_USERS": "155", "GATEWAY_ALLOWED_USERS": "+1 555"})
+    assert gateway.config["platforms"]["whatsapp_bridge"]["allowed_users"] == ["155", "1555"]
     self_chat = map_config({}, {"WHATSAPP_ENABLED": "true"})
     assert "your own number" in dict(self_chat.left)[".env WHATSAPP_MODE"]
     # hermes-agent ignored groups unless told otherwise, and read its YAML's allow_from.

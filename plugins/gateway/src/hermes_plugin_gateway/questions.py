@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
 
 from hermes_sdk.platform import ButtonPress, ChatRef, Choice, PlatformAdapter
@@ -45,7 +46,11 @@ def question_text(question: Question) -> str:
     """What the chat shows: an approval's command in a code block under its reason."""
     if question.kind == "approval" and question.command:
         reason = question.text.partition("\n\n")[0]
-        return f"⚠️ {reason}\n\n```\n{question.command}\n```"
+        # A fence longer than any run of backticks in the command: one inside it (a heredoc
+        # writing Markdown) must not end the block, and what follows show as formatting.
+        longest = max((len(run) for run in re.findall(r"`+", question.command)), default=0)
+        fence = "`" * max(3, longest + 1)
+        return f"⚠️ {reason}\n\n{fence}\n{question.command}\n{fence}"
     return question.text
 
 

@@ -928,6 +928,11 @@ class _Mapper:
                     "; in self-chat mode it passes only your chat with yourself: put your own "
                     "number in platforms.whatsapp_bridge.allowed_users"
                 )
+            else:
+                why += (
+                    "; with WHATSAPP_DM_POLICY=pairing in its environment, or its own "
+                    "allowlist lets nobody through (Hermes' allowed_users decides then)"
+                )
             self.out.left.append((".env WHATSAPP_MODE", why))
         bridged = bool(mode and mode != "cloud") or _on(env.get("WHATSAPP_ENABLED"))
         policy = env.get("WHATSAPP_DM_POLICY", "").strip().lower()
@@ -982,13 +987,21 @@ class _Mapper:
             for path in (f"platforms.whatsapp.extra.{theirs}", f"whatsapp.{theirs}"):
                 value = self.take(path)
                 bridge = self.out.config.get("platforms", {}).get("whatsapp_bridge", {})
-                if value is None or ours in bridge or "allow_all" in bridge:
-                    continue  # .env's, read above, counts first (as in hermes-agent)
+                set_in_env = ours in bridge or (ours == "allowed_users" and "allow_all" in bridge)
+                if value is None:
+                    continue
+                if set_in_env:  # .env's, read above, counts first (as in hermes-agent)
+                    self.out.left.append((path, f"hermes-agent used its .env {ours} instead"))
+                    continue
                 if ours == "allowed_users":
                     listed = ",".join(map(str, value)) if isinstance(value, list) else str(value)
                     self.allow("whatsapp_bridge", _wa_numbers(listed), path)
                 elif ours == "mention_patterns":
-                    wake = value if isinstance(value, list) else _patterns(str(value))
+                    wake = (
+                        [str(v) for v in value]
+                        if isinstance(value, list)
+                        else _patterns(str(value))
+                    )
                     self.put(f"platforms.whatsapp_bridge.{ours}", wake, path)
                 else:
                     self.put(f"platforms.whatsapp_bridge.{ours}", _flag(value), path)
@@ -1092,9 +1105,10 @@ class _Mapper:
                 continue
             platform = match["platform"].lower()
             self.out.env_settings.add(name)
+            users = f"{value},{everyone}"
             if platform == "whatsapp":  # the bridge's; the Cloud API's are WHATSAPP_CLOUD_*
                 platform = "whatsapp_bridge"
-                value = _wa_numbers(f"{value},{everyone}")
+                users = _wa_numbers(users)
             elif platform not in PLATFORMS_HERE:
                 self.out.left.append((f".env {name}", f"Hermes has no {platform} platform"))
                 continue
@@ -1102,7 +1116,7 @@ class _Mapper:
                 if value.strip().lower() in ("1", "true", "yes"):
                     self.put(f"platforms.{platform}.allow_all", True, f".env {name}")
                 continue
-            self.allow(platform, f"{value},{everyone}", f".env {name}")
+            self.allow(platform, users, f".env {name}")
         self.matrix_and_email()
         self.discord_and_slack()
         self.whatsapp()

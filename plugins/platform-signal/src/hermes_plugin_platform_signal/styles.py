@@ -30,17 +30,21 @@ def _parser() -> Any:
 
 
 def _units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 @dataclass
 class _Writer:
     parts: list[str] = field(default_factory=list)
     position: int = 0
+    quoted: int = 0
+    """Blockquotes open: each new line inside starts with "> " as many times."""
     styles: list[str] = field(default_factory=list)
     opened: dict[str, list[int]] = field(default_factory=dict)
 
     def write(self, text: str) -> None:
+        if self.quoted and "\n" in text:
+            text = text.replace("\n", "\n" + "> " * self.quoted)
         self.parts.append(text)
         self.position += _units(text)
 
@@ -66,8 +70,7 @@ class _Writer:
 def to_signal(markdown: str) -> tuple[str, list[str]]:
     """The message's text and its styles."""
     out = _Writer()
-    lists: list[list[int]] = []  # per open list: [next number] (0 for bullets)
-    quoted = 0
+    lists: list[list[int | None]] = []  # per open list: [next number] (None: bullets)
     fresh_item = False
     new_list = False
     first_cell = False
@@ -82,30 +85,34 @@ def to_signal(markdown: str) -> tuple[str, list[str]]:
             if out.parts:
                 tight = lists and (token.hidden or kind == "list_item_open")
                 first_of_top_list = kind == "list_item_open" and new_list and len(lists) == 1
+                quoted, out.quoted = out.quoted, 0  # the break itself: no prefix yet
                 out.write("\n" if tight and not first_of_top_list else "\n\n")
-            if quoted:
-                out.write("> " * quoted)
+                out.quoted = quoted
+            if out.quoted:
+                out.write("> " * out.quoted)
         if kind != "list_item_open" and starts_block:
             fresh_item = False
         new_list = kind in ("bullet_list_open", "ordered_list_open")
         if kind in ("bullet_list_open", "ordered_list_open"):
             start = token.attrGet("start")
-            lists.append([int(start) if start else 1] if kind == "ordered_list_open" else [0])
+            ordered = kind == "ordered_list_open"
+            lists.append([int(start) if start is not None else 1] if ordered else [None])
         elif kind in ("bullet_list_close", "ordered_list_close"):
             lists.pop()
         elif kind == "list_item_open":
-            counter = lists[-1] if lists else [0]
+            counter: list[int | None] = lists[-1] if lists else [None]
             out.write("  " * (len(lists) - 1))
-            if counter[0]:
-                out.write(f"{counter[0]}. ")
-                counter[0] += 1
+            number = counter[0]
+            if number is not None:
+                out.write(f"{number}. ")
+                counter[0] = number + 1
             else:
                 out.write("- ")
             fresh_item = True
         elif kind == "blockquote_open":
-            quoted += 1
+            out.quoted += 1
         elif kind == "blockquote_close":
-            quoted -= 1
+            out.quoted -= 1
         elif kind == "heading_open":
             out.open("BOLD")
         elif kind == "heading_close":
@@ -128,7 +135,20 @@ def to_signal(markdown: str) -> tuple[str, list[str]]:
             first_cell = True
         elif kind == "inline":
             _inline(out, token.children or [], link)
-    return out.text().strip("\n"), out.styles
+    text = out.text()
+    lead = len(text) - len(text.lstrip("\n"))  # a block that wrote nothing, then a break
+    text = text.strip("\n")
+    shifted = [_shifted(style, lead, _units(text)) for style in out.styles]
+    return text, [style for style in shifted if style]
+
+
+def _shifted(style: str, by: int, total: int) -> str:
+    """A range moved back over ``by`` leading newlines (one unit each), kept within the
+    ``total`` units of the stripped text; '' when nothing of it is left."""
+    start, length, name = style.split(":")
+    begin = max(int(start) - by, 0)
+    end = min(int(start) + int(length) - by, total)
+    return f"{begin}:{end - begin}:{name}" if end > begin else ""
 
 
 def _inline(out: _Writer, children: list[Any], link: list[tuple[str, int]]) -> None:
@@ -151,7 +171,9 @@ def _inline(out: _Writer, children: list[Any], link: list[tuple[str, int]]) -> N
         elif kind == "link_close" and link:
             address, began = link.pop()
             shown = "".join(out.parts[began:])
-            if address and address not in (shown, f"mailto:{shown}"):
+            if address and not shown.strip():
+                out.write(address)  # a link with no text: its address is the text
+            elif address and address not in (shown, f"mailto:{shown}"):
                 out.write(f" ({address})")
         elif kind == "image":
             out.write(child.content or str(child.attrGet("src") or ""))
