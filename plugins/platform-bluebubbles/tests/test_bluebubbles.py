@@ -25,7 +25,7 @@ from hermes_sdk.platform import (
     PlatformContext,
     PlatformNotConfigured,
 )
-from hermes_testkit.platform_tests import RecordingHost
+from hermes_testkit.platform_tests import RecordingHost, eventually
 from hermes_testkit.services import free_port
 
 ANN = "+15551234567"
@@ -42,14 +42,6 @@ def _context(home: Path, url: str, **config: Any) -> PlatformContext:
     )
 
 
-async def _until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("not within the time")
-
-
 def _running(
     home: Path,
     server: FakeBlueBubbles,
@@ -63,7 +55,7 @@ def _running(
         task = asyncio.ensure_future(adapter.run(recording))
         try:
             # Where the server stands (two queries), then the first read (a third).
-            await _until(lambda: adapter.listening_url is not None and server.queries >= 3)
+            await eventually(lambda: adapter.listening_url is not None and server.queries >= 3)
             await scenario(adapter, recording)
         finally:
             task.cancel()
@@ -91,7 +83,7 @@ def test_a_webhook_wakes_the_reader_at_once(tmp_path: Path) -> None:
         async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             assert [h["url"].split("?")[0] for h in server.webhooks] == [adapter.listening_url]
             server.user_says(ANN, "hello")
-            await _until(lambda: host.messages, timeout=3)  # far sooner than a poll
+            await eventually(lambda: host.messages, timeout=3)  # far sooner than a poll
             message = host.messages[0]
             assert (message.text, message.user_id, message.chat.chat_id) == ("hello", ANN, ANN)
             assert message.chat.chat_type == "private"
@@ -136,7 +128,7 @@ def test_what_came_while_the_gateway_was_down_is_answered_once_in_order(tmp_path
 
         async def first(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "one")
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
 
         _running(tmp_path, server, first)
         server.user_says(ANN, "two, while down")
@@ -144,7 +136,7 @@ def test_what_came_while_the_gateway_was_down_is_answered_once_in_order(tmp_path
         assert [s for _u, s in server.posted[-2:]] != [200, 200]  # the webhooks were lost
 
         async def second(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
-            await _until(lambda: len(host.messages) >= 2)
+            await eventually(lambda: len(host.messages) >= 2)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == ["two, while down", "three, while down"]
 
@@ -166,7 +158,7 @@ def test_a_hand_over_that_fails_holds_the_reader_and_is_tried_again(tmp_path: Pa
         async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "first")
             server.user_says(ANN, "second")
-            await _until(lambda: len(host.messages) >= 2, timeout=15)
+            await eventually(lambda: len(host.messages) >= 2, timeout=15)
             assert [m.text for m in host.messages] == ["first", "second"]
 
         _running(tmp_path, server, scenario, host=Flaky())
@@ -181,11 +173,11 @@ def test_a_like_tapback_allows_and_a_dislike_denies_an_approval(tmp_path: Path) 
             asked = server.sent_to(ANN)[-1]
             assert "Tap back 👍 for once, 👎 for deny" in asked.text
             server.tapback(ANN, asked, "like")
-            await _until(lambda: host.presses)
+            await eventually(lambda: host.presses)
             assert (host.presses[0].choice, host.presses[0].request_id) == ("once", "req-1")
             await adapter.ask(chat, "Run `rm`?", APPROVAL, "req-2")
             server.tapback(ANN, server.sent_to(ANN)[-1], "dislike")
-            await _until(lambda: len(host.presses) == 2)
+            await eventually(lambda: len(host.presses) == 2)
             assert host.presses[1].choice == "deny"
             # A tool's own question: a tapback is not one of its choices.
             await adapter.ask(chat, "Which?", [Choice("a", "A"), Choice("b", "B")], "req-3")
@@ -202,11 +194,11 @@ def test_a_group_answers_its_wake_word_or_a_reply_to_the_bot(tmp_path: Path) -> 
         async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "lunch at noon?", group=GROUP)
             server.user_says(ANN, "Hermes, what is 2+2?", group=GROUP)
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
             group = ChatRef(platform="bluebubbles", chat_id=GROUP, chat_type="group")
             [guid] = await adapter.send(group, "4")
             server.user_says(ANN, "and times 3?", group=GROUP, reply_to=guid)
-            await _until(lambda: len(host.messages) >= 2)
+            await eventually(lambda: len(host.messages) >= 2)
             await asyncio.sleep(0.3)
             said = [(m.text, m.addressed, m.chat.chat_id) for m in host.messages]
             assert said == [("what is 2+2?", True, GROUP), ("and times 3?", True, GROUP)]
@@ -223,7 +215,7 @@ def test_a_reply_goes_to_the_chat_the_person_wrote_in(tmp_path: Path) -> None:
             message["chats"] = [{"guid": f"SMS;-;{ANN}", "chatIdentifier": ANN, "style": 45}]
             server.chats[f"SMS;-;{ANN}"] = message["chats"][0]
             server._store(message)
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
             await adapter.send(host.messages[0].chat, "got it")
             await adapter.typing(host.messages[0].chat)
 
@@ -237,7 +229,7 @@ def test_without_the_private_api_it_sends_by_applescript_and_skips_typing(tmp_pa
 
         async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "hi")
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
             await adapter.typing(host.messages[0].chat)
             await adapter.send(host.messages[0].chat, "hello")
 
@@ -399,14 +391,14 @@ def test_a_message_stored_late_is_read_in_row_order_and_never_skipped(tmp_path: 
             server.user_says(ANN, "stored first")
             server.user_says(ANN, "stored second, dated earlier", late=600)
             adapter._wake.set()  # as a webhook would
-            await _until(lambda: FailsOnce.failed and host.messages)
+            await eventually(lambda: FailsOnce.failed and host.messages)
             assert [m.text for m in host.messages] == ["stored first"]
 
         nowhere = "http://127.0.0.1:1/hook"  # no webhook reaches it: only the reads count
         _running(tmp_path, server, first, host=FailsOnce(), poll_seconds=3600, webhook_url=nowhere)
 
         async def second(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == ["stored second, dated earlier"]
 
@@ -420,7 +412,7 @@ def test_a_page_that_is_not_the_servers_replays_no_history(tmp_path: Path) -> No
 
         async def first(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "new")
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
 
         _running(tmp_path, server, first, poll_seconds=3600)
         stood = (tmp_path / "platforms" / "bluebubbles" / "read.json").read_text()
@@ -439,7 +431,7 @@ def test_a_page_that_is_not_the_servers_replays_no_history(tmp_path: Path) -> No
 
         async def second(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "after the proxy")
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == ["after the proxy"]
 
@@ -453,7 +445,7 @@ def test_history_stored_late_is_not_taken_for_new_at_the_first_start(tmp_path: P
 
         async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "really new")
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == ["really new"]
 
@@ -473,7 +465,7 @@ def test_a_photo_still_downloading_to_the_mac_waits_for_it(tmp_path: Path) -> No
             await asyncio.sleep(1.0)
             assert host.messages == []  # held: the photo is not on the Mac's disk yet
             server.downloaded()
-            await _until(lambda: len(host.messages) == 2, timeout=15)
+            await eventually(lambda: len(host.messages) == 2, timeout=15)
             photo, text = host.messages
             assert [a.kind for a in photo.attachments] == [
                 "image"
@@ -511,7 +503,7 @@ def test_the_password_stays_out_of_httpxs_log_lines(tmp_path: Path, caplog) -> N
 
         async def scenario(adapter: BlueBubblesAdapter, host: RecordingHost) -> None:
             server.user_says(ANN, "hi")
-            await _until(lambda: host.messages)
+            await eventually(lambda: host.messages)
 
         _running(tmp_path, server, scenario, poll_seconds=3600)
     lines = [r.getMessage() for r in caplog.records if r.name.startswith(("httpx", "httpcore"))]

@@ -25,7 +25,7 @@ from hermes_sdk.platform import (
     PlatformContext,
     PlatformNotConfigured,
 )
-from hermes_testkit.platform_tests import RecordingHost
+from hermes_testkit.platform_tests import RecordingHost, eventually
 from hermes_testkit.services import free_port
 
 ANN = "15551234567"
@@ -40,14 +40,6 @@ def _context(home: Path, bridge: FakeBridge | None, **config: Any) -> PlatformCo
     return PlatformContext(name="whatsapp_bridge", home=str(home), config=base | config)
 
 
-async def _until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("not within the time")
-
-
 def _running(
     home: Path,
     bridge: FakeBridge,
@@ -60,7 +52,7 @@ def _running(
         recording = host or RecordingHost()
         task = asyncio.ensure_future(adapter.run(recording))
         try:
-            await _until(lambda: bridge.drains > 0)
+            await eventually(lambda: bridge.drains > 0)
             await scenario(adapter, recording)
         finally:
             task.cancel()
@@ -82,7 +74,7 @@ def test_what_waited_in_the_bridge_is_answered_at_start(tmp_path: Path, bridge) 
     bridge.user_says(ANN, "sent while the gateway was down")
 
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
-        await _until(lambda: host.messages)
+        await eventually(lambda: host.messages)
         message = host.messages[0]
         assert (message.text, message.user_id, message.chat.chat_id) == (
             "sent while the gateway was down",
@@ -108,7 +100,7 @@ def test_a_hand_over_that_fails_is_tried_again_in_place(tmp_path: Path, bridge) 
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
         bridge.user_says(ANN, "first")
         bridge.user_says(ANN, "second")
-        await _until(lambda: len(host.messages) >= 2)
+        await eventually(lambda: len(host.messages) >= 2)
         assert [m.text for m in host.messages] == ["first", "second"]
 
     _running(tmp_path, bridge, scenario, host=Flaky())
@@ -123,7 +115,7 @@ def test_a_poll_vote_answers_the_question(tmp_path: Path, bridge) -> None:  # ty
         assert poll.poll == ("Your answer?", ["Allow once", "Always", "Deny"])
         bridge.vote(ANN, poll, None)  # a vote taken back: nothing
         bridge.vote(ANN, poll, "Deny")
-        await _until(lambda: host.presses)
+        await eventually(lambda: host.presses)
         assert (host.presses[0].choice, host.presses[0].request_id) == ("deny", "req-1")
         assert host.messages == []  # a vote is no message
 
@@ -138,7 +130,7 @@ def test_a_long_choice_is_cut_to_whatsapps_limit_and_still_answers(tmp_path: Pat
         poll = bridge.sent_to(ANN)[-1]
         assert poll.poll is not None and len(poll.poll[1][0]) == 100
         bridge.vote(ANN, poll, poll.poll[1][0])
-        await _until(lambda: host.presses)
+        await eventually(lambda: host.presses)
         assert host.presses[0].choice == "session"
 
     _running(tmp_path, bridge, scenario)
@@ -151,7 +143,7 @@ def test_a_question_with_too_many_choices_is_answered_by_its_word(tmp_path: Path
         await adapter.ask(chat, "Which?", many, "req-2")
         assert [s.poll for s in bridge.sent_to(ANN)] == [None]
         bridge.user_says(ANN, "c7")
-        await _until(lambda: host.presses)
+        await eventually(lambda: host.presses)
         assert host.presses[0].choice == "c7"
 
     _running(tmp_path, bridge, scenario)
@@ -161,11 +153,11 @@ def test_a_group_answers_a_mention_or_a_reply_to_the_bot(tmp_path: Path, bridge)
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
         bridge.user_says(ANN, "lunch at noon?", group=GROUP)
         bridge.user_says(ANN, "what is 2+2?", group=GROUP, mention=True)
-        await _until(lambda: host.messages)
+        await eventually(lambda: host.messages)
         group = ChatRef(platform="whatsapp_bridge", chat_id=GROUP, chat_type="group")
         await adapter.send(group, "4")
         bridge.user_says(ANN, "and times 3?", group=GROUP, reply_to=bridge.sent[-1])
-        await _until(lambda: len(host.messages) >= 2)
+        await eventually(lambda: len(host.messages) >= 2)
         await asyncio.sleep(0.3)
         said = [(m.text, m.user_id, m.chat.chat_id) for m in host.messages]
         assert said == [("what is 2+2?", ANN, GROUP), ("and times 3?", ANN, GROUP)]
@@ -216,7 +208,7 @@ def test_a_file_outside_the_bridges_folders_is_not_read(tmp_path: Path, bridge) 
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
         event = bridge._event(ANN, "", hasMedia=True, mediaType="document", mediaUrls=[str(secret)])
         bridge._deliver(event | {"fileName": "secret.txt", "mime": "text/plain"})
-        await _until(lambda: host.messages)
+        await eventually(lambda: host.messages)
         assert "could not be downloaded" in host.messages[0].text
         assert "outside platforms.whatsapp_bridge.media_dirs" in host.messages[0].text
         assert host.messages[0].attachments == ()
@@ -318,7 +310,7 @@ def test_the_bridges_files_are_removed_once_handed_over(tmp_path: Path, bridge) 
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
         bridge.user_sends_file(ANN, photo_bytes((40, 30)), "p.jpg", "image/jpeg", kind="image")
         bridge.user_sends_file("15550009999", b"%PDF-1.4 stranger", "x.pdf", "application/pdf")
-        await _until(lambda: host.messages)
+        await eventually(lambda: host.messages)
         await asyncio.sleep(0.3)
         assert [a.kind for a in host.messages[0].attachments] == ["image"]
 
@@ -335,7 +327,7 @@ def test_a_pipe_in_the_bridges_folder_is_not_read(tmp_path: Path, bridge) -> Non
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
         event = bridge._event(ANN, "", hasMedia=True, mediaType="document", mediaUrls=[str(pipe)])
         bridge._deliver(event | {"fileName": "pipe.pdf", "mime": "application/pdf"})
-        await _until(lambda: host.messages)
+        await eventually(lambda: host.messages)
         assert "not a regular file" in host.messages[0].text
 
     _running(tmp_path, bridge, scenario)
@@ -361,7 +353,7 @@ def test_groups_can_be_turned_off(tmp_path: Path, bridge) -> None:  # type: igno
     async def scenario(adapter: BridgeAdapter, host: RecordingHost) -> None:
         bridge.user_says(ANN, "summarise", group=GROUP, mention=True)
         bridge.user_says(ANN, "and in private?")
-        await _until(lambda: host.messages)
+        await eventually(lambda: host.messages)
         await asyncio.sleep(0.3)
         assert [m.text for m in host.messages] == ["and in private?"]
 

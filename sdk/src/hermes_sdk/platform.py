@@ -362,6 +362,17 @@ class TypedAnswers:
         if not still_open:
             self._open.pop(request_id, None)
 
+    async def answer(self, host: PlatformHost, chat: ChatRef, user_id: str, text: str) -> bool:
+        """Whether ``text`` answered a question asked here: then it is pressed
+        (:meth:`PlatformHost.pressed`) and the question forgotten once closed, and the
+        message is not to be handed over. :meth:`press_for` and :meth:`settle` in one."""
+        press = self.press_for(chat, user_id, text, host.question_open)
+        if press is None:
+            return False
+        await host.pressed(press)
+        self.settle(press.request_id, host.question_open(press.request_id))
+        return True
+
 
 class ChatOrder:
     """One chat's hand-overs in the order they began, for libraries that run each incoming

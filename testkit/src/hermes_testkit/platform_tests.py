@@ -46,7 +46,7 @@ from hermes_sdk.platform import (
     PlatformNotConfigured,
 )
 
-__all__ = ["PlatformTests", "RecordingHost"]
+__all__ = ["PlatformTests", "RecordingHost", "eventually"]
 
 USER = "4242"
 
@@ -98,7 +98,9 @@ class RecordingHost:
             await self._listener.close()
 
 
-async def _eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+async def eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """``condition()`` once it is true (checked every 20 ms, without blocking the loop);
+    AssertionError after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -189,7 +191,7 @@ class PlatformTests:
     async def _dm(self, host: RecordingHost, text: str) -> Inbound:
         before = len(host.messages)
         self.user_says(self.user, text)
-        await _eventually(lambda: len(host.messages) > before)
+        await eventually(lambda: len(host.messages) > before)
         return host.messages[-1]
 
     # --- receiving -----------------------------------------------------------------------
@@ -209,7 +211,7 @@ class PlatformTests:
         async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
             for number in range(5):
                 self.user_says(self.user, f"message {number}")
-            await _eventually(lambda: len(host.messages) >= 5)
+            await eventually(lambda: len(host.messages) >= 5)
             await asyncio.sleep(0.3)
             assert [m.text for m in host.messages] == [f"message {n}" for n in range(5)]
 
@@ -227,7 +229,7 @@ class PlatformTests:
             # Handing it over again is allowed (the gateway drops it by its id); a new id
             # would make it a second message, and a second answer.
             with contextlib.suppress(AssertionError):
-                await _eventually(lambda: len(host.messages) > 1, timeout=2.0)
+                await eventually(lambda: len(host.messages) > 1, timeout=2.0)
             for again in host.messages[1:]:
                 assert (again.message_id, again.chat) == (first.message_id, first.chat)
 
@@ -244,7 +246,7 @@ class PlatformTests:
 
         async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
             self._send_file(document, "report.pdf", "application/pdf")
-            await _eventually(lambda: host.messages)
+            await eventually(lambda: host.messages)
             (file,) = host.messages[0].attachments
             assert (file.kind, file.mime, file.name) == (
                 "document",
@@ -261,7 +263,7 @@ class PlatformTests:
 
         async def scenario(adapter: PlatformAdapter, host: RecordingHost) -> None:
             self._send_file(disguised_program(), "cute-cat.png", "image/png")
-            refused = await _eventually(
+            refused = await eventually(
                 lambda: [t for t in self.seen_by(self.user) if "cute-cat.png is refused" in t]
             )
             assert len(refused) == 1 and "\n" not in refused[0].strip()
@@ -284,7 +286,7 @@ class PlatformTests:
             ids = await send_file(chat, spoken)
             assert len(ids) == 1 and ids[0]
             try:
-                seen = await _eventually(lambda: self.files_seen_by(self.user))
+                seen = await eventually(lambda: self.files_seen_by(self.user))
             except NotImplementedError:
                 pytest.skip("this platform's test peer cannot show sent files (files_seen_by)")
             assert (seen[0][0], seen[0][1]) == ("reply.wav", tone_wav(0.5))
@@ -298,7 +300,7 @@ class PlatformTests:
             chat = (await self._dm(host, "hi")).chat
             ids = await adapter.send(chat, "a reply")
             assert len(ids) == 1 and ids[0]
-            assert await _eventually(lambda: "a reply" in self.seen_by(self.user))
+            assert await eventually(lambda: "a reply" in self.seen_by(self.user))
 
         self.run_with(tmp_path, scenario)
 
@@ -310,7 +312,7 @@ class PlatformTests:
             text = "\n\n".join(f"{n} {paragraph}" for n in range(count))
             ids = await adapter.send(chat, text)
             assert len(ids) >= 3
-            seen = await _eventually(
+            seen = await eventually(
                 lambda: (
                     self.seen_by(self.user) if len(self.seen_by(self.user)) >= len(ids) else None
                 )
@@ -325,7 +327,7 @@ class PlatformTests:
             chat = (await self._dm(host, "hi")).chat
             literal = "if a < b && c > d: print('<b>not bold</b>') &amp;"
             await adapter.send(chat, literal)
-            assert await _eventually(lambda: literal in self.seen_by(self.user))
+            assert await eventually(lambda: literal in self.seen_by(self.user))
 
         self.run_with(tmp_path, scenario)
 
@@ -346,7 +348,7 @@ class PlatformTests:
             (message_id,) = await adapter.send(chat, "draft")
             await adapter.edit(chat, message_id, "final text")
             await adapter.edit(chat, message_id, "final text")  # the same again: no error
-            assert await _eventually(lambda: "final text" in self.seen_by(self.user))
+            assert await eventually(lambda: "final text" in self.seen_by(self.user))
             assert "draft" not in self.seen_by(self.user)
 
         self.run_with(tmp_path, scenario)
@@ -368,9 +370,9 @@ class PlatformTests:
             chat = (await self._dm(host, "hi")).chat
             choices = [Choice("yes", "Yes"), Choice("no", "No")]
             await adapter.ask(chat, "Proceed?", choices, "req1")
-            await _eventually(lambda: any("Proceed?" in t for t in self.seen_by(self.user)))
+            await eventually(lambda: any("Proceed?" in t for t in self.seen_by(self.user)))
             self.press(self.user, "req1", "no")
-            press = await _eventually(lambda: host.presses[-1] if host.presses else None)
+            press = await eventually(lambda: host.presses[-1] if host.presses else None)
             assert (press.request_id, press.choice, press.user_id) == ("req1", "no", self.user)
             assert press.chat == chat
 

@@ -279,12 +279,7 @@ class EmailAdapter:
         message = _inbound(read, message_id, thread)
         if read.files:
             message = await self._with_files(host, message, read.files)
-        press = self._answers.press_for(
-            message.chat, message.user_id, message.text, host.question_open
-        )
-        if press is not None:
-            await host.pressed(press)
-            self._answers.settle(press.request_id, host.question_open(press.request_id))
+        if await self._answers.answer(host, message.chat, message.user_id, message.text):
             return
         await host.receive(message)
 

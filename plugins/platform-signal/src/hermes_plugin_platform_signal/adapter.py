@@ -191,13 +191,9 @@ class SignalAdapter:
 
     async def _said(self, host: PlatformHost, said: Said) -> None:
         inbound = said.inbound
-        press = self._typed.press_for(
-            inbound.chat, inbound.user_id, inbound.text, host.question_open
-        )
-        if press is not None and not said.files:
-            await host.pressed(press)
-            self._typed.settle(press.request_id, host.question_open(press.request_id))
-            return
+        typed = (inbound.chat, inbound.user_id, inbound.text)
+        if not said.files and await self._typed.answer(host, *typed):
+            return  # an answer to a question listed in a message
         if inbound.chat.chat_type == "group" and not inbound.addressed:
             return
         files = [self._incoming(file) for file in said.files]

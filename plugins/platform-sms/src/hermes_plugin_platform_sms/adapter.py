@@ -259,9 +259,8 @@ class SmsAdapter:
         elif said == "help":
             if self.settings.help_text:
                 answer = f"<Message>{escape(self.settings.help_text)}</Message>"
-        elif (press := self._typed.press_for(chat, sender, text, host.question_open)) is not None:
-            await host.pressed(press)  # an answer to a question listed in a text
-            self._typed.settle(press.request_id, host.question_open(press.request_id))
+        elif await self._typed.answer(host, chat, sender, text):
+            pass  # an answer to a question listed in a text
         else:
             await self._hand_over(host, chat, form)
         return answer
