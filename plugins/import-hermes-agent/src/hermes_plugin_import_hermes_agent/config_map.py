@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,6 +324,14 @@ class _Mapper:
             node = node.setdefault(part, {})
         node[last] = value
         self.out.mapped.append((source, target))
+
+    def from_env(self, name: str, target: str, convert: Callable[[str], Any] = str) -> None:
+        """``.env``'s ``name``, when set, as ``target`` in config (through ``convert``): it
+        is read from there no more."""
+        value = self.env.get(name, "").strip()
+        if value:
+            self.out.env_settings.add(name)
+            self.put(target, convert(value), f".env {name}")
 
     def secret(self, name: str, value: str, source: str) -> str:
         self.out.secrets[name] = value
@@ -960,21 +968,10 @@ class _Mapper:
                     (f".env {name}", "Hermes answers a group when an allowed person mentions "
                      "the bot or replies to it (platforms.whatsapp_bridge.require_mention)")
                 )  # fmt: skip
-        mention = env.get("WHATSAPP_REQUIRE_MENTION", "").strip()
-        if mention:
-            self.out.env_settings.add("WHATSAPP_REQUIRE_MENTION")
-            where = ".env WHATSAPP_REQUIRE_MENTION"
-            self.put("platforms.whatsapp_bridge.require_mention", _flag(mention), where)
-        patterns = env.get("WHATSAPP_MENTION_PATTERNS", "").strip()
-        if patterns:
-            self.out.env_settings.add("WHATSAPP_MENTION_PATTERNS")
-            where = ".env WHATSAPP_MENTION_PATTERNS"
-            self.put("platforms.whatsapp_bridge.mention_patterns", _patterns(patterns), where)
-        home = env.get("WHATSAPP_HOME_CHANNEL", "").strip()
-        if home:
-            self.out.env_settings.add("WHATSAPP_HOME_CHANNEL")
-            where = ".env WHATSAPP_HOME_CHANNEL"
-            self.put("cron.home_chats.whatsapp_bridge", _wa_numbers(home), where)
+        bridge = "platforms.whatsapp_bridge"
+        self.from_env("WHATSAPP_REQUIRE_MENTION", f"{bridge}.require_mention", _flag)
+        self.from_env("WHATSAPP_MENTION_PATTERNS", f"{bridge}.mention_patterns", _patterns)
+        self.from_env("WHATSAPP_HOME_CHANNEL", "cron.home_chats.whatsapp_bridge", _wa_numbers)
         for name in sorted(env):
             if name in _WA_BRIDGE_OWN:
                 self.out.env_settings.add(name)
@@ -1019,15 +1016,8 @@ class _Mapper:
         (``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``) stay in .env, where the signal platform
         reads them."""
         env = self.env
-        mention = env.get("SIGNAL_REQUIRE_MENTION", "").strip().lower()
-        if mention:
-            self.out.env_settings.add("SIGNAL_REQUIRE_MENTION")
-            flag = mention in ("1", "true", "yes", "on")
-            self.put("platforms.signal.require_mention", flag, ".env SIGNAL_REQUIRE_MENTION")
-        home = env.get("SIGNAL_HOME_CHANNEL", "").strip()
-        if home:
-            self.out.env_settings.add("SIGNAL_HOME_CHANNEL")
-            self.put("cron.home_chats.signal", home, ".env SIGNAL_HOME_CHANNEL")
+        self.from_env("SIGNAL_REQUIRE_MENTION", "platforms.signal.require_mention", _on)
+        self.from_env("SIGNAL_HOME_CHANNEL", "cron.home_chats.signal")
         if "SIGNAL_GROUP_ALLOWED_USERS" in env:
             self.out.env_settings.add("SIGNAL_GROUP_ALLOWED_USERS")
             self.out.left.append(
@@ -1041,24 +1031,11 @@ class _Mapper:
         (``BLUEBUBBLES_SERVER_URL``, ``BLUEBUBBLES_PASSWORD``) stay in .env, where the
         bluebubbles platform reads them."""
         env = self.env
-        for name, key in (
-            ("BLUEBUBBLES_REQUIRE_MENTION", "require_mention"),
-            ("BLUEBUBBLES_SEND_READ_RECEIPTS", "read_receipts"),
-        ):
-            value = env.get(name, "").strip().lower()
-            if value:
-                self.out.env_settings.add(name)
-                flag = value in ("1", "true", "yes", "on")
-                self.put(f"platforms.bluebubbles.{key}", flag, f".env {name}")
-        patterns = env.get("BLUEBUBBLES_MENTION_PATTERNS", "").strip()
-        if patterns:
-            self.out.env_settings.add("BLUEBUBBLES_MENTION_PATTERNS")
-            where = ".env BLUEBUBBLES_MENTION_PATTERNS"
-            self.put("platforms.bluebubbles.mention_patterns", _patterns(patterns), where)
-        home = env.get("BLUEBUBBLES_HOME_CHANNEL", "").strip()
-        if home:
-            self.out.env_settings.add("BLUEBUBBLES_HOME_CHANNEL")
-            self.put("cron.home_chats.bluebubbles", home, ".env BLUEBUBBLES_HOME_CHANNEL")
+        ours = "platforms.bluebubbles"
+        self.from_env("BLUEBUBBLES_REQUIRE_MENTION", f"{ours}.require_mention", _on)
+        self.from_env("BLUEBUBBLES_SEND_READ_RECEIPTS", f"{ours}.read_receipts", _on)
+        self.from_env("BLUEBUBBLES_MENTION_PATTERNS", f"{ours}.mention_patterns", _patterns)
+        self.from_env("BLUEBUBBLES_HOME_CHANNEL", "cron.home_chats.bluebubbles")
         for name in (
             "BLUEBUBBLES_WEBHOOK_HOST",
             "BLUEBUBBLES_WEBHOOK_PORT",
@@ -1075,10 +1052,7 @@ class _Mapper:
     def sms(self) -> None:
         """hermes-agent's Twilio settings: the secrets (``TWILIO_*``) and the public webhook
         address (``SMS_WEBHOOK_URL``) stay in .env, where the sms platform reads them."""
-        home = self.env.get("SMS_HOME_CHANNEL", "").strip()
-        if home:
-            self.out.env_settings.add("SMS_HOME_CHANNEL")
-            self.put("cron.home_chats.sms", home, ".env SMS_HOME_CHANNEL")
+        self.from_env("SMS_HOME_CHANNEL", "cron.home_chats.sms")
         if "SMS_INSECURE_NO_SIGNATURE" in self.env:
             self.out.env_settings.add("SMS_INSECURE_NO_SIGNATURE")
             self.out.left.append(
