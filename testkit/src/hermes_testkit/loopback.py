@@ -14,7 +14,10 @@ Subclasses extend ``_on_start`` / ``_on_stop`` for threads of their own (a webho
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -53,6 +56,28 @@ class LoopbackHTTP:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @staticmethod
+    def reply(
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        kind: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Answer a request: ``body`` as JSON, or ``raw`` bytes of type ``kind``. A client
+        that went away meanwhile (an adapter stopped mid-request) is no error."""
+        data = raw if raw is not None else json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", kind)
+        handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        with contextlib.suppress(OSError):
+            handler.wfile.write(data)
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         handler.send_error(404)

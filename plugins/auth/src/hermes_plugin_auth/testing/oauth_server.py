@@ -93,13 +93,7 @@ class OAuthServer(LoopbackHTTP):
     # --- serving -----------------------------------------------------------------------
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.send_header("Cache-Control", "no-store")
-        handler.end_headers()
-        handler.wfile.write(data)
+        self.reply(handler, status, body, headers={"Cache-Control": "no-store"})
 
     def _error(self, handler: BaseHTTPRequestHandler, code: str, said: str = "") -> None:
         self._send(handler, 400, {"error": code, "error_description": said or code})

@@ -23,7 +23,6 @@ routes when it is off (500), a request its validators refuse (400), a send refus
 
 from __future__ import annotations
 
-import contextlib
 import email.parser
 import email.policy
 import itertools
@@ -237,17 +236,8 @@ class FakeBlueBubbles(LoopbackHTTP):
 
     # --- serving -------------------------------------------------------------------------
 
-    def _answer(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        with contextlib.suppress(OSError):  # the client went away (an adapter stopped)
-            handler.wfile.write(data)
-
     def _ok(self, handler: BaseHTTPRequestHandler, data: Any, **more: Any) -> None:
-        self._answer(handler, 200, {"status": 200, "message": "Success", "data": data} | more)
+        self.reply(handler, 200, {"status": 200, "message": "Success", "data": data} | more)
 
     def _route(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         url = urlsplit(handler.path)
@@ -270,7 +260,7 @@ class FakeBlueBubbles(LoopbackHTTP):
             body = {"status": refusal.status, "message": refusal.message, "error": error}
             if refusal.code:  # a message Messages would not send: the message, its code
                 body["data"] = {"error": refusal.code}
-            self._answer(handler, refusal.status, body)
+            self.reply(handler, refusal.status, body)
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         self._route(handler, "GET")
@@ -363,11 +353,7 @@ class FakeBlueBubbles(LoopbackHTTP):
         if self.garble:
             self.garble -= 1
             page = b"<html><body>Sign in to continue</body></html>"
-            handler.send_response(200)
-            handler.send_header("Content-Type", "text/html")
-            handler.send_header("Content-Length", str(len(page)))
-            handler.end_headers()
-            handler.wfile.write(page)
+            self.reply(handler, 200, raw=page, kind="text/html")
             return
         limit, offset = int(body.get("limit") or 100), int(body.get("offset") or 0)
         if not 1 <= limit <= 1000 or offset < 0:
@@ -500,11 +486,7 @@ class FakeBlueBubbles(LoopbackHTTP):
         original = (query.get("original") or ["false"])[0].lower() in ("true", "1")
         if guid in self._converted and not original:
             data, mime = self._converted[guid]
-        handler.send_response(200)
-        handler.send_header("Content-Type", mime)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        self.reply(handler, 200, raw=data, kind=mime)
 
 
 def _holds(clause: dict[str, Any], message: dict[str, Any]) -> bool:

@@ -145,14 +145,6 @@ class FakeSignalCli(LoopbackHTTP):
 
     # --- serving -------------------------------------------------------------------------
 
-    def _json(self, handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         url = urlsplit(handler.path)
         if url.path == "/api/v1/check":
@@ -161,11 +153,11 @@ class FakeSignalCli(LoopbackHTTP):
             handler.end_headers()
             return
         if url.path != "/api/v1/events":
-            self._json(handler, 404, {"error": "not found"})
+            self.reply(handler, 404, {"error": "not found"})
             return
         account = (parse_qs(url.query).get("account") or [ACCOUNT])[0]
         if account != ACCOUNT:
-            self._json(handler, 400, {"error": "Specified account does not exist"})
+            self.reply(handler, 400, {"error": "Specified account does not exist"})
             return
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -196,7 +188,7 @@ class FakeSignalCli(LoopbackHTTP):
 
     def _post(self, handler: BaseHTTPRequestHandler) -> None:
         if urlsplit(handler.path).path != "/api/v1/rpc":
-            self._json(handler, 404, {"error": "not found"})
+            self.reply(handler, 404, {"error": "not found"})
             return
         length = int(handler.headers.get("Content-Length") or 0)
         request = json.loads(handler.rfile.read(length) or b"{}")
@@ -208,10 +200,10 @@ class FakeSignalCli(LoopbackHTTP):
             body: dict[str, Any] = {"code": code, "message": message}
             if data is not None:
                 body["data"] = data
-            self._json(handler, 200, {"jsonrpc": "2.0", "id": ident, "error": body})
+            self.reply(handler, 200, {"jsonrpc": "2.0", "id": ident, "error": body})
 
         def result(value: Any) -> None:
-            self._json(handler, 200, {"jsonrpc": "2.0", "id": ident, "result": value})
+            self.reply(handler, 200, {"jsonrpc": "2.0", "id": ident, "result": value})
 
         if params.get("account", ACCOUNT) != ACCOUNT:
             error(-32602, "Specified account does not exist")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import json
 import queue
 import secrets
 import threading
@@ -216,12 +215,7 @@ class FakeTwilio(LoopbackHTTP):
         raw: bytes | None = None,
         kind: str = "application/json",
     ) -> None:
-        data = raw if raw is not None else json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", kind)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        self.reply(handler, status, body, raw=raw, kind=kind)
 
     def _authorized(self, handler: BaseHTTPRequestHandler) -> bool:
         expected = base64.b64encode(f"{ACCOUNT_SID}:{AUTH_TOKEN}".encode()).decode()

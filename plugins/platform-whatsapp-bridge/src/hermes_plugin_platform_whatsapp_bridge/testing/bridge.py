@@ -204,12 +204,7 @@ class FakeBridge(LoopbackHTTP):
     # --- serving -------------------------------------------------------------------------
 
     def _json(self, handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json; charset=utf-8")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        self.reply(handler, status, body, kind="application/json; charset=utf-8")  # Express's
 
     def _loopback(self, handler: BaseHTTPRequestHandler) -> bool:
         host = str(handler.headers.get("Host") or "")

@@ -304,12 +304,7 @@ class FakeWhatsApp(LoopbackHTTP):
         raw: bytes | None = None,
         kind: str = "application/json",
     ) -> None:
-        data = raw if raw is not None else json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", kind)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        self.reply(handler, status, body, raw=raw, kind=kind)
 
     def _authorized(self, handler: BaseHTTPRequestHandler) -> bool:
         if handler.headers.get("Authorization") == f"Bearer {TOKEN}":
