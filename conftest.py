@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 # The fixtures of real peers that live beside their plugins (a capability's fake or peer
-# changes with it): PostgreSQL, Synapse, and Dovecot with an SMTP server.
+# changes with it): PostgreSQL, Synapse, Dovecot with an SMTP server, and ngircd.
 pytest_plugins = [
     "hermes_plugin_store_postgresql.testing",
     "hermes_plugin_platform_matrix.testing",
     "hermes_plugin_platform_email.testing",
+    "hermes_plugin_platform_irc.testing",
 ]
 
 # Fixture name -> the group of tests that must share a worker because of it.

@@ -529,3 +529,55 @@ def test_whatsapp_cloud_settings_come_over():
         "gateway.http_host and http_port" in dict(mapped.left)[".env WHATSAPP_CLOUD_WEBHOOK_PORT"]
     )
     assert "WHATSAPP_CLOUD_ACCESS_TOKEN" not in mapped.env_settings  # a secret: stays in .env
+
+
+def test_irc_settings_come_over():
+    env = {
+        "IRC_SERVER": "irc.libera.chat",
+        "IRC_PORT": "6697",
+        "IRC_NICKNAME": "hermes-bot",
+        "IRC_CHANNEL": "#hermes, #ops",
+        "IRC_USE_TLS": "true",
+        "IRC_ALLOWED_USERS": "alice,Bob",
+        "IRC_NICKSERV_PASSWORD": "secret",
+        "IRC_HOME_CHANNEL": "#hermes",
+    }
+    source = {
+        "platforms": {"irc": {"extra": {"server": "irc.oftc.net", "max_message_length": 400}}}
+    }
+    mapped = map_config(source, env)
+    assert mapped.config["platforms"]["irc"] == {
+        "allowed_users": ["alice", "Bob"],
+        "server": "irc.libera.chat",
+        "nick": "hermes-bot",
+        "port": 6697,
+        "channels": ["#hermes", "#ops"],
+        "tls": "tls",
+    }
+    assert mapped.config["cron"]["home_chats"]["irc"] == "#hermes"
+    left = dict(mapped.left)
+    assert "IRC_SERVER" in left["platforms.irc.extra.server"]
+    assert "512-byte" in left["platforms.irc.extra.max_message_length"]
+    assert "IRC_NICKSERV_PASSWORD" not in mapped.env_settings  # stays in .env, read from there
+
+
+def test_irc_settings_in_config_yaml_come_over_with_the_password_as_a_secret():
+    extra = {
+        "server": "irc.example.org",
+        "port": 6667,
+        "nickname": "bot",
+        "channel": "#a",
+        "use_tls": False,
+        "server_password": "pw",
+        "allowed_users": ["carol"],
+    }
+    mapped = map_config({"platforms": {"irc": {"extra": extra}}}, {})
+    assert mapped.config["platforms"]["irc"] == {
+        "server": "irc.example.org",
+        "nick": "bot",
+        "port": 6667,
+        "channels": ["#a"],
+        "tls": "none",
+        "allowed_users": ["carol"],
+    }
+    assert mapped.secrets == {"IRC_SERVER_PASSWORD": "pw"}

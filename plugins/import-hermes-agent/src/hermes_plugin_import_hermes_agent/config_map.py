@@ -14,6 +14,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_plugin_import_hermes_agent import workplace_map
+
 PROVIDERS = {
     "openai-api": "openai",
     "openai": "openai",
@@ -124,7 +126,7 @@ command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
 PLATFORMS_HERE = frozenset(
-    {"telegram", "matrix", "email", "discord", "slack", "sms", "signal", "bluebubbles"}
+    {"telegram", "matrix", "email", "discord", "slack", "sms", "signal", "bluebubbles", "irc"}
 )
 _WA_BRIDGE_ENV = (
     "read by the bridge itself (bridge.js): set it where you run the bridge "
@@ -1097,6 +1099,7 @@ class _Mapper:
         self.sms()
         self.signal()
         self.bluebubbles()
+        workplace_map.irc(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

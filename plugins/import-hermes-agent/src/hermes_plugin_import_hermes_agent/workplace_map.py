@@ -1,0 +1,70 @@
+"""hermes-agent's settings for the workplace platforms (IRC ...), as Hermes writes them.
+
+hermes-agent reads each from .env first, then ``platforms.NAME.extra`` in config.yaml;
+Hermes keeps behaviour in ``platforms.NAME`` and secrets in .env under hermes-agent's own
+names, where the platform plugins read them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_plugin_import_hermes_agent.config_map import _Mapper
+
+__all__ = ["irc"]
+
+
+def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
+    """hermes-agent's value and where it was: .env, else ``platforms.NAME.extra.KEY``."""
+    path = f"platforms.{platform}.extra.{key}"
+    kept = mapper.take(path)
+    value = mapper.env.get(variable, "").strip()
+    if value:
+        mapper.out.env_settings.add(variable)
+        if kept not in (None, ""):
+            mapper.out.left.append((path, f"hermes-agent used .env {variable} instead"))
+        return value, f".env {variable}"
+    return (kept, path) if kept not in (None, "") else (None, "")
+
+
+def irc(mapper: _Mapper) -> None:
+    """IRC_SERVER, IRC_PORT, IRC_NICKNAME, IRC_CHANNEL and IRC_USE_TLS (or their
+    ``extra`` keys) become ``platforms.irc``; the passwords stay secrets in .env
+    (IRC_SERVER_PASSWORD, IRC_NICKSERV_PASSWORD)."""
+    ours = "platforms.irc"
+    for key, variable, target in (
+        ("server", "IRC_SERVER", "server"),
+        ("nickname", "IRC_NICKNAME", "nick"),
+    ):
+        value, where = _setting(mapper, "irc", key, variable)
+        if value is not None:
+            mapper.put(f"{ours}.{target}", str(value), where)
+    port, where = _setting(mapper, "irc", "port", "IRC_PORT")
+    if port is not None and str(port).isdigit():
+        mapper.put(f"{ours}.port", int(port), where)
+    channels, where = _setting(mapper, "irc", "channel", "IRC_CHANNEL")
+    if channels is not None:
+        names = [c.strip() for c in str(channels).split(",") if c.strip()]
+        mapper.put(f"{ours}.channels", names, where)
+    tls, where = _setting(mapper, "irc", "use_tls", "IRC_USE_TLS")
+    if tls is not None:
+        on = tls is True or str(tls).strip().lower() in ("1", "true", "yes", "on")
+        mapper.put(f"{ours}.tls", "tls" if on else "none", where)
+    for key, variable in (
+        ("server_password", "IRC_SERVER_PASSWORD"),
+        ("nickserv_password", "IRC_NICKSERV_PASSWORD"),
+    ):
+        value = mapper.take(f"platforms.irc.extra.{key}")
+        if value and not mapper.env.get(variable, "").strip():
+            mapper.secret(variable, str(value), f"platforms.irc.extra.{key}")
+    allowed = mapper.take("platforms.irc.extra.allowed_users")
+    if isinstance(allowed, list) and allowed and not mapper.env.get("IRC_ALLOWED_USERS"):
+        mapper.allow("irc", ",".join(str(nick) for nick in allowed), "platforms.irc.extra")
+    if mapper.take("platforms.irc.extra.max_message_length") is not None:
+        mapper.out.left.append(
+            (
+                "platforms.irc.extra.max_message_length",
+                "Hermes cuts lines by the server's 512-byte limit and the address it relays",
+            )
+        )
+    mapper.from_env("IRC_HOME_CHANNEL", "cron.home_chats.irc")

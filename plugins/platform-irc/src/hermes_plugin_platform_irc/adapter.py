@@ -1,0 +1,249 @@
+"""The IRC adapter: a message that names the bot in a channel is answered in the channel (the
+asker's nick first, as IRC does); a private message is answered privately; CTCP and
+notices are never answered; approvals are a typed choice.
+
+What delivery it can promise: IRC keeps nothing for a client that is away, so what is said
+while the gateway is disconnected is not heard (a bouncer such as ZNC or soju in between
+keeps it). A line a bouncer or the server's history plays back again carries the same
+``msgid`` or ``time`` tag, which gives it the same id, and the gateway admits it once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import random
+import re
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from hermes_commons.wake_words import woken
+from hermes_plugin_platform_irc.connection import IrcConnection, NotConnected
+from hermes_plugin_platform_irc.settings import IrcSettings
+from hermes_plugin_platform_irc.splitting import room_for_text, to_lines
+from hermes_plugin_platform_irc.wire import Line, casefold
+from hermes_sdk.platform import (
+    ChatOrder,
+    ChatRef,
+    Choice,
+    Inbound,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    PlatformNotConfigured,
+    TypedAnswers,
+)
+
+__all__ = ["REPLAY_HOURS", "IrcAdapter", "replayed_long_ago"]
+
+log = logging.getLogger("hermes.irc")
+
+BACKOFF_FIRST, BACKOFF_MOST = 2.0, 300.0
+STABLE_SECONDS = 300.0
+"""A connection that lasted this long was fine: the next reconnect starts fast again."""
+REPLAY_HOURS = 24
+_FORMATTING = re.compile(r"\x03(\d{1,2}(,\d{1,2})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]")
+_NICK_CHARS = r"A-Za-z0-9\[\]\\`^{}|_-"
+
+
+class IrcAdapter:
+    max_message_chars = 480
+    """No IRC line is longer (512 bytes with our source in front); :meth:`send` cuts a
+    reply into lines itself."""
+    can_edit = False
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = IrcSettings.from_context(context)
+        allowed = context.config.get("allowed_users") or ()
+        self._spelled = {casefold(str(user)): str(user) for user in allowed}
+        """Allowed nicks as the owner wrote them: IRC compares nicks in any case."""
+        self._order = ChatOrder()
+        self._typed = TypedAnswers()
+        self._connection: IrcConnection | None = None
+        self._host: PlatformHost | None = None
+        self._handing: set[asyncio.Task[None]] = set()
+        self._sent = 0
+
+    @property
+    def connected(self) -> bool:
+        """Registered with the server and able to send."""
+        connection = self._connection
+        return connection is not None and connection.ready.is_set()
+
+    # --- receiving -------------------------------------------------------------------
+
+    async def run(self, host: PlatformHost) -> None:
+        self._host = host
+        delay = BACKOFF_FIRST
+        while True:
+            connection = IrcConnection(self.settings, self._heard)
+            self._connection = connection
+            began = time.monotonic()
+            try:
+                await connection.run()
+            except PlatformNotConfigured:
+                raise
+            except (OSError, ConnectionError, TimeoutError) as exc:
+                log.warning("irc: %s:%s: %s", self.settings.server, self.settings.port, exc)
+            if time.monotonic() - began > STABLE_SECONDS:
+                delay = BACKOFF_FIRST
+            pause = delay * random.uniform(0.8, 1.2)
+            log.info("irc: reconnecting in %.0f s", pause)
+            await asyncio.sleep(pause)
+            delay = min(delay * 2, BACKOFF_MOST)
+
+    def _heard(self, line: Line) -> None:
+        """A line the connection did not keep for itself: a PRIVMSG for us is handed over,
+        in its chat's order, in a task of its own (the connection reads on)."""
+        connection, host = self._connection, self._host
+        if line.command != "PRIVMSG" or connection is None or host is None:
+            return
+        inbound = self._read(connection, line)
+        if inbound is None:
+            return
+        task = asyncio.ensure_future(self._hand_over(host, inbound))
+        self._handing.add(task)
+        task.add_done_callback(self._handing.discard)
+
+    def _read(self, connection: IrcConnection, line: Line) -> Inbound | None:
+        target, text = line.param(0), line.param(1)
+        nick = line.nick
+        if not nick or ("." in nick and "!" not in line.source):  # a server's own notice
+            return None
+        if connection.same(nick, connection.nick) or text.startswith("\x01"):
+            return None  # our own line echoed, or CTCP (a VERSION probe, an ACTION)
+        if replayed_long_ago(line):
+            log.info(
+                "irc: a line from %s played back from %s is not answered", nick, line.tags["time"]
+            )
+            return None
+        user_id = self._user_id(line)
+        if user_id is None:
+            return None
+        text = _FORMATTING.sub("", text).strip()
+        addressed = True
+        if connection.is_channel(target):
+            chat = ChatRef("irc", casefold(target, connection.casemapping), "group")
+            text, addressed = woken(text, self._names(connection))
+            text = text.lstrip(",: ").strip() if addressed else text
+        else:
+            chat = ChatRef("irc", casefold(nick, connection.casemapping), "private")
+        if not text:
+            return None
+        return Inbound(
+            chat=chat,
+            user_id=user_id,
+            user_name=nick,
+            text=text,
+            message_id=f"{nick}/{_message_key(line)}",
+            addressed=addressed,
+        )
+
+    def _user_id(self, line: Line) -> str | None:
+        if self.settings.identity == "account":
+            account = line.tags.get("account", "")
+            if not account or account == "*":
+                log.debug("irc: %s is not logged in to services; not heard", line.nick)
+                return None
+            folded = casefold(account)
+        else:
+            folded = casefold(line.nick)
+        return self._spelled.get(folded, folded)
+
+    def _names(self, connection: IrcConnection) -> tuple[re.Pattern[str], ...]:
+        names = {connection.nick, self.settings.nick}
+        return tuple(
+            re.compile(
+                rf"(?<![{_NICK_CHARS}]){re.escape(name)}(?![{_NICK_CHARS}])[,:]?", re.IGNORECASE
+            )
+            for name in names
+        )
+
+    async def _hand_over(self, host: PlatformHost, inbound: Inbound) -> None:
+        try:
+            typed = (inbound.chat, inbound.user_id, inbound.text)
+            if await self._typed.answer(host, *typed):
+                return
+            unaddressed = inbound.chat.chat_type == "group" and not inbound.addressed
+            if unaddressed and self.settings.require_mention:
+                return
+            await self._order.run(inbound.chat, lambda: host.receive(inbound))
+        except Exception as exc:  # noqa: BLE001 - one message lost, said loudly
+            log.error("irc: a message from %s could not be handed over: %s", inbound.user_name, exc)
+
+    # --- sending ---------------------------------------------------------------------
+
+    def _up(self) -> IrcConnection:
+        connection = self._connection
+        if connection is None or not connection.ready.is_set():
+            raise NotSent(f"not connected to {self.settings.server}; sent when it is back")
+        return connection
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        connection = self._up()
+        prefix = ""
+        if chat.chat_type != "private" and reply_to and "/" in reply_to:
+            prefix = f"{reply_to.split('/', 1)[0]}: "
+        room = room_for_text(connection.room_source(), chat.chat_id)
+        lines = to_lines(text, room, prefix) or ["(an empty reply)"]
+        try:
+            await connection.say(chat.chat_id, lines)
+        except NotConnected as exc:
+            if exc.sent == 0:
+                raise NotSent(str(exc)) from None
+            raise ConnectionError(str(exc)) from None
+        ids = []
+        for _ in lines:
+            self._sent += 1
+            ids.append(f"{chat.chat_id}/{self._sent}")
+        return ids
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        raise MessageGone("IRC has no edits: the reply is sent whole")
+
+    async def typing(self, chat: ChatRef) -> None:
+        """IRC shows no typing (IRCv3's typing tag is a draft few servers relay)."""
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
+
+    async def aclose(self) -> None:
+        for task in list(self._handing):
+            task.cancel()
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.close("Hermes is leaving")
+
+
+def replayed_long_ago(line: Line, now: datetime | None = None) -> bool:
+    """Whether a bouncer or the server's history plays back a line older than
+    :data:`REPLAY_HOURS`: the gateway forgets ids after a week, and such a line is no
+    longer a question to answer."""
+    stamp = line.tags.get("time")
+    if not stamp:
+        return False
+    try:
+        said_at = datetime.fromisoformat(stamp)
+    except ValueError:
+        return False
+    if said_at.tzinfo is None:
+        said_at = said_at.replace(tzinfo=UTC)
+    return (now or datetime.now(UTC)) - said_at > timedelta(hours=REPLAY_HOURS)
+
+
+def _message_key(line: Line) -> str:
+    """The server's id for the line (IRCv3 msgid), else one made of its time tag (a replay
+    keeps both), else a fresh one (nothing replays a line without them)."""
+    if line.tags.get("msgid"):
+        return line.tags["msgid"]
+    stamp = line.tags.get("time")
+    if stamp:
+        digest = hashlib.sha256(f"{stamp}\0{line.source}\0{line.params}".encode()).hexdigest()
+        return f"t{digest[:20]}"
+    return f"n{time.time_ns()}"
