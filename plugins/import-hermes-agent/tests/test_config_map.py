@@ -581,3 +581,27 @@ def test_irc_settings_in_config_yaml_come_over_with_the_password_as_a_secret():
         "allowed_users": ["carol"],
     }
     assert mapped.secrets == {"IRC_SERVER_PASSWORD": "pw"}
+
+
+def test_mattermost_settings_come_over():
+    env = {
+        "MATTERMOST_URL": "https://chat.example.org",
+        "MATTERMOST_TOKEN": "secret",
+        "MATTERMOST_ALLOWED_USERS": "a1234567890abcdefghijklmno",
+        "MATTERMOST_REPLY_MODE": "off",
+        "MATTERMOST_REQUIRE_MENTION": "false",
+        "MATTERMOST_HOME_CHANNEL": "c1234567890abcdefghijklmno",
+        "MATTERMOST_FREE_RESPONSE_CHANNELS": "c1",
+    }
+    mapped = map_config({"mattermost": {"channel_prompts": {"c1": "be brief"}}}, env)
+    assert mapped.config["platforms"]["mattermost"] == {
+        "allowed_users": ["a1234567890abcdefghijklmno"],
+        "url": "https://chat.example.org",
+        "reply_mode": "flat",
+        "require_mention": False,
+    }
+    assert mapped.config["cron"]["home_chats"]["mattermost"] == "c1234567890abcdefghijklmno"
+    left = dict(mapped.left)
+    assert "require_mention" in left[".env MATTERMOST_FREE_RESPONSE_CHANNELS"]
+    assert "mattermost.channel_prompts" in left
+    assert "MATTERMOST_TOKEN" not in mapped.env_settings  # stays in .env, read from there

@@ -126,7 +126,18 @@ command_allowlist) and the rule of ours that stands for the same danger."""
 WEB_SEARCH = {"searxng": "searxng", "brave_free": "brave", "tavily": "tavily", "ddgs": "duckduckgo"}
 PLATFORM_ENV = re.compile(r"^(?P<platform>[A-Z]+)_(?P<what>ALLOWED_USERS|ALLOW_ALL_USERS)$")
 PLATFORMS_HERE = frozenset(
-    {"telegram", "matrix", "email", "discord", "slack", "sms", "signal", "bluebubbles", "irc"}
+    {
+        "telegram",
+        "matrix",
+        "email",
+        "discord",
+        "slack",
+        "sms",
+        "signal",
+        "bluebubbles",
+        "irc",
+        "mattermost",
+    }
 )
 _WA_BRIDGE_ENV = (
     "read by the bridge itself (bridge.js): set it where you run the bridge "
@@ -1100,6 +1111,7 @@ class _Mapper:
         self.signal()
         self.bluebubbles()
         workplace_map.irc(self)
+        workplace_map.mattermost(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

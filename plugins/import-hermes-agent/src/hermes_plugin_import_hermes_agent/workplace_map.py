@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hermes_plugin_import_hermes_agent.config_map import _Mapper
 
-__all__ = ["irc"]
+__all__ = ["irc", "mattermost"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -68,3 +68,36 @@ def irc(mapper: _Mapper) -> None:
             )
         )
     mapper.from_env("IRC_HOME_CHANNEL", "cron.home_chats.irc")
+
+
+def mattermost(mapper: _Mapper) -> None:
+    """MATTERMOST_URL, MATTERMOST_REPLY_MODE (``off`` is flat), MATTERMOST_REQUIRE_MENTION
+    (or ``mattermost.require_mention``) become ``platforms.mattermost``; the token stays in
+    .env (MATTERMOST_TOKEN)."""
+    ours = "platforms.mattermost"
+    mapper.from_env("MATTERMOST_URL", f"{ours}.url")
+    mapper.from_env("MATTERMOST_REPLY_MODE", f"{ours}.reply_mode", _reply_mode)
+    mention, where = _setting(mapper, "mattermost", "require_mention", "MATTERMOST_REQUIRE_MENTION")
+    yaml_mention = mapper.take("mattermost.require_mention")
+    if mention is None and yaml_mention is not None:
+        mention, where = yaml_mention, "mattermost.require_mention"
+    if mention is not None:
+        on = mention is True or str(mention).strip().lower() not in ("false", "0", "no", "off")
+        mapper.put(f"{ours}.require_mention", on, where)
+    mapper.from_env("MATTERMOST_HOME_CHANNEL", "cron.home_chats.mattermost")
+    for name, why in (
+        ("MATTERMOST_FREE_RESPONSE_CHANNELS", "set require_mention: false to answer every post"),
+        ("MATTERMOST_ALLOWED_CHANNELS", "Hermes answers in every channel the bot is added to"),
+        ("MATTERMOST_HOME_CHANNEL_THREAD_ID", "scheduled jobs post at the top of the channel"),
+        ("MATTERMOST_PROXY", "Hermes connects to the server directly"),
+    ):
+        if mapper.env.get(name, "").strip():
+            mapper.out.env_settings.add(name)
+            mapper.out.left.append((f".env {name}", why))
+    for key in ("free_response_channels", "allowed_channels", "channel_prompts"):
+        if mapper.take(f"mattermost.{key}") is not None:
+            mapper.out.left.append((f"mattermost.{key}", "Hermes has no such Mattermost setting"))
+
+
+def _reply_mode(value: str) -> str:
+    return "flat" if value.strip().lower() in ("off", "flat", "") else "thread"

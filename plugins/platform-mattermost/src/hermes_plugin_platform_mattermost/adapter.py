@@ -1,0 +1,439 @@
+"""The Mattermost adapter: a bot account on the websocket for what arrives, the REST API for
+what goes out, interactive buttons for approvals.
+
+What delivery it can promise: Mattermost keeps every post, so nothing said while the
+gateway was away is lost. At every (re)connect each channel the bot is in is read back over
+REST from the newest post it handed over (``GET /channels/ID/posts?since=``), before the
+websocket's events are read; a post that comes both ways keeps its id and the gateway
+admits it once. Where each channel was read to is kept in
+``HERMES_HOME/platforms/mattermost/read.json``; the first start reads nothing older."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import random
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files
+from hermes_commons.read_positions import ReadPositions
+from hermes_commons.sending import send_in_parts
+from hermes_plugin_platform_mattermost.api import ApiError, MattermostApi
+from hermes_plugin_platform_mattermost.reading import Attached, Me, read_post
+from hermes_plugin_platform_mattermost.settings import MattermostSettings
+from hermes_sdk.media import Attachment
+from hermes_sdk.platform import (
+    ButtonPress,
+    ChatOrder,
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    PlatformNotConfigured,
+    TypedAnswers,
+    choices_prompt,
+    split_message,
+    yes_and_no,
+)
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+__all__ = ["MattermostAdapter"]
+
+log = logging.getLogger("hermes.mattermost")
+
+MAX_MESSAGE_CHARS = 4000
+"""Mattermost takes 16,383 characters; shorter posts read better and edit faster."""
+BACKOFF_FIRST, BACKOFF_MOST = 2.0, 120.0
+STABLE_SECONDS = 300.0
+HELLO_SECONDS = 15.0
+STARTED = "~started"
+"""The read position standing for channels the bot has never read: posts after the first
+start."""
+REMEMBERED = 512
+
+
+def _newer(position: str, than: str) -> bool:
+    try:
+        return int(position) > int(than)
+    except ValueError:
+        return False
+
+
+def _previous(position: str) -> str:
+    try:
+        return str(int(position) - 1)
+    except ValueError:
+        return position
+
+
+class MattermostAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = True
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = MattermostSettings.from_context(context)
+        self.media = context.media()
+        self.api = MattermostApi(self.settings.url, self.settings.token)
+        self.me: Me | None = None
+        self.positions = ReadPositions(
+            Path(context.home) / "platforms" / "mattermost" / "read.json", _newer, _previous
+        )
+        self._order = ChatOrder()
+        self._typed = TypedAnswers()
+        self._channel_types: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+        self._bot_threads: OrderedDict[str, None] = OrderedDict()
+        self._questions: OrderedDict[str, str] = OrderedDict()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._key = hmac.new(
+            self.settings.token.encode(), b"hermes mattermost actions", hashlib.sha256
+        ).digest()
+        """Signs what a button carries: the server posts its press to the listener unsigned."""
+
+    # --- connecting ------------------------------------------------------------------
+
+    async def _whoami(self) -> Me:
+        try:
+            me = await self.api.call("GET", "/users/me")
+        except ApiError as exc:
+            if exc.status == 401:
+                raise PlatformNotConfigured(
+                    f"{self.settings.url} refused MATTERMOST_TOKEN ({exc.message}): make a new "
+                    "access token for the bot account and put it in HERMES_HOME/.env"
+                ) from None
+            raise
+        return Me(user_id=str(me["id"]), username=str(me["username"]))
+
+    async def run(self, host: PlatformHost) -> None:
+        self.me = await self._whoami()
+        if self.settings.actions_url is not None:
+            await host.http_route(self.settings.actions_path, self._pressed_handler(host))
+        if self.positions.get(STARTED) is None:
+            self.positions.restart(STARTED, str(int(time.time() * 1000)))
+            self.positions.save()
+        delay = BACKOFF_FIRST
+        while True:
+            began = time.monotonic()
+            try:
+                await self._connected(host)
+            except PlatformNotConfigured:
+                raise
+            except (aiohttp.ClientError, ApiError, OSError, TimeoutError, ValueError) as exc:
+                if isinstance(exc, aiohttp.WSServerHandshakeError) and exc.status == 401:
+                    await self._whoami()  # raises the one line when the token is refused
+                log.warning("mattermost: the connection broke (%s); reconnecting", exc)
+            finally:
+                self.positions.save()
+            if time.monotonic() - began > STABLE_SECONDS:
+                delay = BACKOFF_FIRST
+            await asyncio.sleep(delay * random.uniform(0.8, 1.2))
+            delay = min(delay * 2, BACKOFF_MOST)
+
+    async def _connected(self, host: PlatformHost) -> None:
+        """One websocket connection: hello, the read-back, then events until it ends."""
+        async with self.api.session().ws_connect(
+            self.api.websocket_url(), heartbeat=30.0, autoping=True
+        ) as socket:
+            hello = await asyncio.wait_for(socket.receive_json(), HELLO_SECONDS)
+            if hello.get("event") != "hello":
+                raise ValueError(f"the server did not say hello: {str(hello)[:200]}")
+            log.info("mattermost: connected to %s as @%s", self.settings.url, self._me().username)
+            await self._read_back(host)
+            async for frame in socket:
+                if frame.type != aiohttp.WSMsgType.TEXT:
+                    if frame.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.ERROR):
+                        break
+                    continue
+                try:
+                    event = json.loads(frame.data)
+                except ValueError:
+                    continue
+                if event.get("event") == "posted":
+                    self._posted(host, event.get("data") or {})
+            raise ConnectionError(f"the websocket closed ({socket.close_code})")
+
+    def _me(self) -> Me:
+        assert self.me is not None
+        return self.me
+
+    # --- receiving -------------------------------------------------------------------
+
+    def _posted(self, host: PlatformHost, data: dict[str, Any]) -> None:
+        try:
+            post = json.loads(str(data.get("post") or "{}"))
+        except ValueError:
+            return
+        channel_type = str(data.get("channel_type") or "")
+        if channel_type:
+            self._channel_types[str(post.get("channel_id"))] = channel_type
+        sender = str(data.get("sender_name") or "")
+        self._start(self._take(host, post, channel_type or "O", sender))
+
+    def _start(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _take(self, host: PlatformHost, post: dict[str, Any], kind: str, sender: str) -> None:
+        """One post, handed over in its chat's order; its channel's position moves once it
+        is stored (or at once when it is not for the gateway)."""
+        root = str(post.get("root_id") or "")
+        said = read_post(
+            post,
+            kind,
+            sender or self._names.get(str(post.get("user_id")), ""),
+            self._me(),
+            threaded=self.settings.reply_mode == "thread",
+            in_bot_thread=root in self._bot_threads,
+        )
+        channel = str(post.get("channel_id") or "")
+        created = str(post.get("create_at") or "0")
+        if said is None:
+            self.positions.saw(channel, created)
+            return
+        inbound = said.inbound
+        if not said.files and await self._typed.answer(
+            host, inbound.chat, inbound.user_id, inbound.text
+        ):
+            self.positions.saw(channel, created)
+            return
+        unaddressed = inbound.chat.chat_type != "private" and not inbound.addressed
+        if unaddressed and self.settings.require_mention:
+            self.positions.saw(channel, created)
+            return
+        if not inbound.user_name:
+            inbound = replace(inbound, user_name=await self._name_of(inbound.user_id))
+
+        async def hand_over() -> None:
+            files = [self._incoming(file) for file in said.files]
+            await self.positions.storing(
+                channel,
+                created,
+                hand_over_with_files(
+                    host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+                ),
+            )
+
+        try:
+            await self._order.run(inbound.chat, hand_over)
+        except Exception as exc:  # noqa: BLE001 - held: the next read-back hands it over
+            log.warning("mattermost: post %s was not handed over (%s)", inbound.message_id, exc)
+
+    async def _name_of(self, user_id: str) -> str:
+        if user_id not in self._names:
+            try:
+                user = await self.api.call("GET", f"/users/{user_id}")
+                self._names[user_id] = str(user.get("username") or user_id)
+            except ApiError:
+                return user_id
+        return self._names[user_id]
+
+    def _incoming(self, file: Attached) -> IncomingFile:
+        async def download(limit: int) -> bytes:
+            if file.size is not None and file.size > limit:
+                raise ValueError(f"it is over {limit} bytes")
+            return await self.api.download(file.file_id, limit)
+
+        return IncomingFile(name=file.name, declared=file.mime, size=file.size, download=download)
+
+    async def _read_back(self, host: PlatformHost) -> None:
+        """Every channel the bot is in, from where it was read to (a channel never read:
+        from the first start), oldest post first."""
+        channels = await self.api.call("GET", "/users/me/channels") or []
+        started = self.positions.get(STARTED) or "0"
+        count = 0
+        for channel in channels:
+            channel_id, kind = str(channel.get("id")), str(channel.get("type") or "O")
+            self._channel_types[channel_id] = kind
+            since = self.positions.get(channel_id) or started
+            if int(channel.get("last_post_at") or 0) <= int(since):
+                continue
+            try:
+                listed = await self.api.call(
+                    "GET", f"/channels/{channel_id}/posts", params={"since": since}
+                )
+            except ApiError as exc:
+                log.info("mattermost: could not read back %s (%s)", channel_id, exc)
+                continue
+            posts = [
+                p
+                for p in (listed or {}).get("posts", {}).values()
+                if int(p.get("create_at") or 0) > int(since)
+            ]
+            for post in sorted(posts, key=lambda p: (int(p.get("create_at") or 0), p.get("id"))):
+                await self._take(host, post, kind, "")
+                count += 1
+        if count:
+            log.info("mattermost: read back %d posts from while the connection was down", count)
+        self.positions.save()
+
+    # --- buttons ---------------------------------------------------------------------
+
+    def _sign(self, context: dict[str, str]) -> str:
+        text = json.dumps(context, sort_keys=True, separators=(",", ":"))
+        return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()
+
+    def _pressed_handler(self, host: PlatformHost) -> Any:
+        from aiohttp import web
+
+        async def pressed(request: web.Request) -> web.StreamResponse:
+            try:
+                body = await request.json()
+                context = {str(k): str(v) for k, v in dict(body.get("context") or {}).items()}
+                user_id = str(body["user_id"])
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return web.json_response({"error": "not a Mattermost button press"}, status=400)
+            signature = context.pop("signature", "")
+            if not hmac.compare_digest(signature, self._sign(context)):
+                log.warning("mattermost: a button press with a wrong signature was refused")
+                return web.json_response({"error": "not signed by this bot"}, status=403)
+            request_id = context.get("request", "")
+            chat = ChatRef(
+                "mattermost",
+                context.get("channel", ""),
+                context.get("kind", "channel"),
+                context.get("thread") or None,
+            )
+            press = ButtonPress(
+                chat=chat, user_id=user_id, request_id=request_id, choice=context.get("choice", "")
+            )
+            toast = await host.pressed(press)
+            if host.question_open(request_id):
+                return web.json_response({"ephemeral_text": toast})
+            asked = self._questions.pop(request_id, None)
+            self._typed.settle(request_id, False)
+            if asked is None:
+                return web.json_response({"ephemeral_text": toast})
+            who = str(body.get("user_name") or user_id)
+            update = {"message": f"{asked}\n\n{toast} (@{who})", "props": {}}
+            return web.json_response({"update": update})
+
+        return pressed
+
+    # --- sending ---------------------------------------------------------------------
+
+    async def _post(self, chat: ChatRef, body: dict[str, Any]) -> str:
+        body = {"channel_id": chat.chat_id, **body}
+        if chat.thread_id:
+            body["root_id"] = chat.thread_id
+        try:
+            post = await self.api.call("POST", "/posts", body=body)
+        except ApiError as exc:
+            raise _not_sent(exc) from None
+        if chat.thread_id:
+            self._bot_threads[chat.thread_id] = None
+            while len(self._bot_threads) > REMEMBERED:
+                self._bot_threads.popitem(last=False)
+        return str(post["id"])
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        parts = split_message(text, MAX_MESSAGE_CHARS)
+        return await send_in_parts(parts, lambda part: self._post(chat, {"message": part}))
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        try:
+            await self.api.call("PUT", f"/posts/{message_id}/patch", body={"message": text})
+        except ApiError as exc:
+            if exc.status in (403, 404):
+                raise MessageGone(str(exc)) from None
+            raise _not_sent(exc) from None
+
+    async def typing(self, chat: ChatRef) -> None:
+        body = {"channel_id": chat.chat_id, "parent_id": chat.thread_id or ""}
+        try:
+            await self.api.call("POST", f"/users/{self._me().user_id}/typing", body=body)
+        except (ApiError, aiohttp.ClientError) as exc:
+            log.debug("mattermost: no typing: %s", exc)
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        """Buttons when the server can reach the gateway (``actions_url``); the choices to
+        type besides, or alone."""
+        text = self._typed.prompt(chat, question, choices, request_id)
+        if self.settings.actions_url is None:
+            await self.send(chat, text)
+            return
+        meaning = yes_and_no(choices)
+        actions = []
+        for number, choice in enumerate(choices, 1):
+            context = {
+                "request": request_id,
+                "choice": choice.value,
+                "channel": chat.chat_id,
+                "kind": chat.chat_type,
+                "thread": chat.thread_id or "",
+            }
+            style = "default"
+            if meaning is not None:
+                style = "danger" if choice is meaning[1] else "primary"
+            actions.append(
+                {
+                    "id": f"choice{number}",  # letters and digits only: the server's route
+                    "type": "button",
+                    "name": choice.label,
+                    "style": style,
+                    "integration": {
+                        "url": self.settings.actions_url,
+                        "context": {**context, "signature": self._sign(context)},
+                    },
+                }
+            )
+        self._questions[request_id] = question
+        while len(self._questions) > REMEMBERED:
+            self._questions.popitem(last=False)
+        shown = choices_prompt(question, choices).replace(
+            "Reply with one of", "Press a button, or reply with one of"
+        )
+        await self._post(chat, {"message": shown, "props": {"attachments": [{"actions": actions}]}})
+
+    async def send_file(
+        self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
+    ) -> list[str]:
+        data = await asyncio.to_thread(attachment.read_bytes)
+        form = aiohttp.FormData()
+        form.add_field("channel_id", chat.chat_id)  # before the file: the server streams it
+        form.add_field(
+            "files",
+            data,
+            filename=attachment.name or "file",
+            content_type=attachment.mime or "application/octet-stream",
+        )
+        try:
+            uploaded = await self.api.call("POST", "/files", form=form, seconds=300.0)
+        except ApiError as exc:
+            raise _not_sent(exc) from None
+        file_id = str(uploaded["file_infos"][0]["id"])
+        return [await self._post(chat, {"message": caption or "", "file_ids": [file_id]})]
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        self.positions.save()
+        await self.api.aclose()
+
+
+def _not_sent(exc: ApiError) -> NotSent:
+    """A refusal as the gateway's ledger wants it: a rate limit or a server error is tried
+    again; what the same post will always get (no permission, no such channel) is given up."""
+    if exc.status == 429:
+        return NotSent(
+            f"Mattermost is rate limiting the bot (retry after {exc.retry_after or '?'} s)"
+        )
+    if exc.status in (400, 403, 404, 413):
+        return NotSent(f"Mattermost refused the post: {exc}", permanent=True)
+    return NotSent(f"Mattermost did not take the post: {exc}")
