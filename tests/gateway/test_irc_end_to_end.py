@@ -134,7 +134,7 @@ def test_through_a_bouncer_what_came_while_away_is_answered_once_however_often_r
         owner.wait_for_line(lambda line: line.command == "JOIN" and line.nick == nick)
         owner.say(nick, "sent while Hermes was away")
         owner.say(channel, f"{nick}: and this in the channel")
-        time.sleep(0.5)
+        owner.round_trip()  # ngircd has passed both on to ZNC
         openai_server.queue(Reply.say("Caught up."), Reply.say("Caught up."))
         section = (
             f"  irc:\n    server: 127.0.0.1\n    port: {bouncer.port}\n    tls: none\n"

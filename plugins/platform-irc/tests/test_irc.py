@@ -8,17 +8,17 @@ import asyncio
 import base64
 import contextlib
 import ssl
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hermes_plugin_platform_irc import connection as connection_module
 from hermes_plugin_platform_irc.adapter import IrcAdapter, replayed_long_ago
 from hermes_plugin_platform_irc.connection import Pacer
 from hermes_plugin_platform_irc.settings import FloodRules, IrcSettings
-from hermes_plugin_platform_irc.splitting import room_for_text, to_lines
+from hermes_plugin_platform_irc.splitting import to_lines
 from hermes_plugin_platform_irc.testing import IrcServer, fresh, irc_server, znc_bouncer
 from hermes_plugin_platform_irc.wire import casefold, format_line, parse_line
 
@@ -118,18 +118,24 @@ def test_ctcp_notices_and_its_own_lines_are_never_handed_over(
     run(scenario)
 
 
-def test_allowed_nicks_are_matched_in_any_case_and_kept_as_written(
+def test_allowed_nicks_are_matched_by_the_servers_case_rules_and_kept_as_written(
     irc_server: IrcServer, tmp_path: Path
 ) -> None:
     written = fresh("Carol[Away]")
     adapter = on(irc_server, tmp_path, allowed_users=[written])
+    same = irc_server.user(nick=written.upper())
+    # ngircd says CASEMAPPING=ascii: {} is not the lower case of [] there, so this is
+    # someone else, however rfc1459 servers would see it.
+    other = irc_server.user(nick=written.lower().replace("[", "{").replace("]", "}"))
 
     async def scenario() -> None:
         async with running(adapter) as host:
-            carol = irc_server.user(nick=written.lower().replace("[", "{").replace("]", "}"))
-            carol.say(adapter.settings.nick, "hello")
-            message = await eventually(lambda: host.messages and host.messages[0])
-            assert message.user_id == written
+            same.say(adapter.settings.nick, "hello")
+            other.say(adapter.settings.nick, "me too?")
+            await eventually(lambda: len(host.messages) == 2)
+            by_text = {m.text: m.user_id for m in host.messages}
+            assert by_text["hello"] == written
+            assert by_text["me too?"] == other.nick.lower() != written
 
     run(scenario)
 
@@ -201,11 +207,6 @@ def test_cuts_keep_graphemes_and_words_whole() -> None:
         assert len(letters) % 2 == 0 and "".join(letters) == flag * (len(letters) // 2)
     assert to_lines("```python\nprint(1)\n```\n\n\tindented", 100) == ["print(1)", "    indented"]
     assert to_lines("a\x01ACTION\x01 b\rc", 100) == ["aACTION bc"]
-
-
-def test_room_counts_the_source_the_server_puts_in_front() -> None:
-    source = "hermes!~hermes@127.0.0.1"
-    assert room_for_text(source, "#room") == 512 - len(f":{source} PRIVMSG #room :\r\n")
 
 
 def test_the_pacer_lets_a_burst_go_then_one_line_per_interval() -> None:
@@ -280,8 +281,12 @@ class ScriptedServer:
         caps: str = "sasl server-time",
         password: str = "s3cret",
         tls: ssl.SSLContext | None = None,
+        knows_cap: bool = True,
     ) -> None:
         self.caps, self.password, self.tls = caps, password, tls
+        self.knows_cap = knows_cap
+        self.after_welcome: list[str] = []
+        """Lines sent once the client is registered (as the server would, later)."""
         self.received: list[str] = []
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -310,8 +315,16 @@ class ScriptedServer:
                     send("670 * :STARTTLS successful, go ahead")
                     await writer.drain()
                     await writer.start_tls(self.tls)
+                elif line.command == "CAP" and not self.knows_cap:
+                    send(f"421 {nick} CAP :Unknown command")
+                elif line.command == "USER" and not self.knows_cap:
+                    send(f"001 {nick} :Welcome")
+                    send(f"376 {nick} :End of MOTD")
                 elif line.command == "CAP" and line.param(0) == "LS":
-                    send(f"CAP * LS :{self.caps}")
+                    *first, last = self.caps.split(" | ")  # a long list comes in lines
+                    for part in first:
+                        send(f"CAP * LS * :{part}")
+                    send(f"CAP * LS :{last}")
                 elif line.command == "CAP" and line.param(0) == "REQ":
                     send(f"CAP * ACK :{line.param(1)}")
                 elif line.command == "NICK":
@@ -328,6 +341,8 @@ class ScriptedServer:
                 elif line.command == "CAP" and line.param(0) == "END":
                     send(f"001 {nick} :Welcome")
                     send(f"376 {nick} :End of MOTD")
+                    for extra in self.after_welcome:
+                        writer.write(f"{extra}\r\n".encode())
                 await writer.drain()
 
 
@@ -494,7 +509,7 @@ def test_a_bouncers_replay_keeps_each_lines_id_and_old_replays_are_not_heard(
     with znc_bouncer(irc_server, nick) as bouncer:
         owner.online(nick)
         owner.say(nick, "said while no client was attached")
-        time.sleep(0.3)
+        owner.round_trip()  # the server has passed it on to ZNC
         seen: list[list[str]] = []
         for _attach in range(2):  # ZNC plays the same buffer back on every attach
             secrets = {"IRC_SERVER_PASSWORD": bouncer.password}
@@ -511,3 +526,128 @@ def test_a_bouncers_replay_keeps_each_lines_id_and_old_replays_are_not_heard(
     new = parse_line(f"@time={datetime.now(UTC).isoformat()} :ann!a@h PRIVMSG bot :new")
     assert old is not None and new is not None
     assert replayed_long_ago(old) and not replayed_long_ago(new)
+
+
+def test_multi_line_capability_lists_are_read_whole(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with ScriptedServer(caps="sasl | server-time account-tag") as server:
+            adapter = IrcAdapter(sasl_context(tmp_path, server.port))
+            async with running(adapter):
+                pass
+            assert "CAP REQ :server-time account-tag sasl" in server.received
+
+    run(scenario)
+
+
+def test_sasl_on_a_server_without_cap_is_a_setting_to_fix_not_a_quiet_downgrade(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        async with ScriptedServer(knows_cap=False) as server:
+            adapter = IrcAdapter(sasl_context(tmp_path, server.port))
+            with pytest.raises(PlatformNotConfigured, match="without a SASL login"):
+                async with running(adapter):
+                    pass
+
+    run(scenario)
+
+
+def test_account_identity_where_the_server_vouches_for_no_one_is_refused(
+    irc_server: IrcServer, tmp_path: Path
+) -> None:
+    adapter = on(irc_server, tmp_path, identity="account")  # ngircd has no account-tag
+
+    async def scenario() -> None:
+        with pytest.raises(PlatformNotConfigured, match="account-tag"):
+            async with running(adapter):
+                pass
+
+    run(scenario)
+
+
+def test_starttls_where_the_server_has_none_is_one_line(
+    irc_server: IrcServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(connection_module, "STARTTLS_SECONDS", 1.0)
+    adapter = on(irc_server, tmp_path, tls="starttls")  # ngircd does not answer STARTTLS
+
+    async def scenario() -> None:
+        with pytest.raises(PlatformNotConfigured, match="does not upgrade to TLS") as raised:
+            async with running(adapter):
+                pass
+        assert "\n" not in str(raised.value)
+
+    run(scenario)
+
+
+def test_a_long_taken_nick_falls_back_within_nicklen_and_lines_fit_after_getting_it_back(
+    irc_server: IrcServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(connection_module, "REGAIN_SECONDS", 0.5)
+    channel = fresh("#room")
+    # As long as ngircd takes here (NICKLEN 30): the fallback must not grow, and the
+    # source in front of each line grows when the bot gets it back.
+    wanted = (fresh("h") + "x" * 40)[:30]
+    holder = irc_server.user(nick=wanted, channels=(channel,))
+    watcher = irc_server.user(channels=(channel,))
+    adapter = on(irc_server, tmp_path, nick=wanted, channels=[channel])
+    reply = " ".join(f"word{n}" for n in range(400))
+
+    async def scenario() -> None:
+        async with running(adapter):
+            connection = adapter._connection
+            assert connection is not None and connection.nick == wanted[:-1] + "_"
+            await eventually(
+                lambda: any(
+                    seen.command == "JOIN" and seen.nick == connection.nick
+                    for seen in watcher.lines
+                )
+            )
+            holder.quit()
+            await asyncio.sleep(1.0)
+            watcher.say(channel, "anyone?")  # a line: the bot tries for its nick again
+            await eventually(lambda: connection.nick == wanted)
+            chat = ChatRef("irc", casefold(channel), "group")
+            await adapter.send(chat, reply)
+            heard = await eventually(
+                lambda: (
+                    (got := watcher.heard_from(wanted, channel))
+                    and " ".join(h.text for h in got).endswith(reply[-12:])
+                    and got
+                ),
+                timeout=40,
+            )
+            assert " ".join(h.text for h in heard) == reply  # the server cut nothing
+
+    run(scenario)
+
+
+def test_after_a_nick_change_lines_are_cut_for_the_new_longer_source(tmp_path: Path) -> None:
+    longer = "hermes-with-a-much-longer-nick"
+    source = f"{longer}!~hermes@a-rather-long-cloaked-host.example.org"
+
+    async def scenario() -> None:
+        async with ScriptedServer(caps="server-time") as server:
+            server.after_welcome = [
+                ":hermes!~hermes@a-rather-long-cloaked-host.example.org JOIN #c",
+                f":hermes!~hermes@a-rather-long-cloaked-host.example.org NICK :{longer}",
+            ]
+            context = sasl_context(tmp_path, server.port, sasl=False)
+            adapter = IrcAdapter(context)
+            async with running(adapter):
+                connection = adapter._connection
+                assert connection is not None
+                await eventually(lambda: connection.nick == longer)
+                await adapter.send(ChatRef("irc", "#c", "group"), "word " * 300)
+                sent = await eventually(
+                    lambda: (
+                        (got := [r for r in server.received if r.startswith("PRIVMSG #c")])
+                        and len(got) >= 3
+                        and got
+                    )
+                )
+            for raw in sent:
+                relayed = f":{source} {raw}\r\n"
+                assert len(relayed.encode()) <= 512
+
+    run(scenario)

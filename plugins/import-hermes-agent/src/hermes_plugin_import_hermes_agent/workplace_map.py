@@ -67,7 +67,8 @@ def irc(mapper: _Mapper) -> None:
                 "Hermes cuts lines by the server's 512-byte limit and the address it relays",
             )
         )
-    mapper.from_env("IRC_HOME_CHANNEL", "cron.home_chats.irc")
+    # Lower case, as the platform names chats (IRC compares names in any case).
+    mapper.from_env("IRC_HOME_CHANNEL", "cron.home_chats.irc", lambda name: name.lower())
 
 
 def mattermost(mapper: _Mapper) -> None:

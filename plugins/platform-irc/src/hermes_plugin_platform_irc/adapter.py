@@ -19,10 +19,8 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from hermes_commons.wake_words import woken
 from hermes_plugin_platform_irc.connection import IrcConnection, NotConnected
 from hermes_plugin_platform_irc.settings import IrcSettings
-from hermes_plugin_platform_irc.splitting import room_for_text, to_lines
 from hermes_plugin_platform_irc.wire import Line, casefold
 from hermes_sdk.platform import (
     ChatOrder,
@@ -57,9 +55,12 @@ class IrcAdapter:
 
     def __init__(self, context: PlatformContext) -> None:
         self.settings = IrcSettings.from_context(context)
-        allowed = context.config.get("allowed_users") or ()
-        self._spelled = {casefold(str(user)): str(user) for user in allowed}
-        """Allowed nicks as the owner wrote them: IRC compares nicks in any case."""
+        self._allowed = tuple(str(user) for user in context.config.get("allowed_users") or ())
+        """Allowed nicks (or accounts) as the owner wrote them: a sender is given the id
+        of the one the server takes for the same name, by the server's own case rules."""
+        self._registered_once = False
+        self._last_sent: dict[str, str] = {}
+        """Each target's last line sent (its id), for the server's refusal of it."""
         self._order = ChatOrder()
         self._typed = TypedAnswers()
         self._connection: IrcConnection | None = None
@@ -79,15 +80,21 @@ class IrcAdapter:
         self._host = host
         delay = BACKOFF_FIRST
         while True:
-            connection = IrcConnection(self.settings, self._heard)
+            connection = IrcConnection(self.settings, self._heard, self._refused)
             self._connection = connection
             began = time.monotonic()
             try:
                 await connection.run()
-            except PlatformNotConfigured:
-                raise
+            except PlatformNotConfigured as exc:
+                # Once connected, what looks like a setting is a passing state of the
+                # network (SASL gone while services restart, a timed ban): tried again.
+                if not (self._registered_once or connection.ready.is_set()):
+                    raise
+                log.warning("irc: %s (it worked before: trying again)", exc)
             except (OSError, ConnectionError, TimeoutError) as exc:
                 log.warning("irc: %s:%s: %s", self.settings.server, self.settings.port, exc)
+            finally:
+                self._registered_once = self._registered_once or connection.ready.is_set()
             if time.monotonic() - began > STABLE_SECONDS:
                 delay = BACKOFF_FIRST
             pause = delay * random.uniform(0.8, 1.2)
@@ -120,15 +127,14 @@ class IrcAdapter:
                 "irc: a line from %s played back from %s is not answered", nick, line.tags["time"]
             )
             return None
-        user_id = self._user_id(line)
+        user_id = self._user_id(connection, line)
         if user_id is None:
             return None
         text = _FORMATTING.sub("", text).strip()
         addressed = True
         if connection.is_channel(target):
             chat = ChatRef("irc", casefold(target, connection.casemapping), "group")
-            text, addressed = woken(text, self._names(connection))
-            text = text.lstrip(",: ").strip() if addressed else text
+            text, addressed = self._addressed(connection, text)
         else:
             chat = ChatRef("irc", casefold(nick, connection.casemapping), "private")
         if not text:
@@ -142,37 +148,60 @@ class IrcAdapter:
             addressed=addressed,
         )
 
-    def _user_id(self, line: Line) -> str | None:
+    def _user_id(self, connection: IrcConnection, line: Line) -> str | None:
         if self.settings.identity == "account":
-            account = line.tags.get("account", "")
-            if not account or account == "*":
-                log.debug("irc: %s is not logged in to services; not heard", line.nick)
+            name = line.tags.get("account", "")
+            if not name or name == "*":
+                log.info("irc: %s is not logged in to services; not heard", line.nick)
                 return None
-            folded = casefold(account)
         else:
-            folded = casefold(line.nick)
-        return self._spelled.get(folded, folded)
+            name = line.nick
+        mapping = connection.casemapping
+        folded = casefold(name, mapping)
+        for allowed in self._allowed:
+            if casefold(allowed, mapping) == folded:
+                return allowed
+        return folded
 
-    def _names(self, connection: IrcConnection) -> tuple[re.Pattern[str], ...]:
-        names = {connection.nick, self.settings.nick}
-        return tuple(
-            re.compile(
-                rf"(?<![{_NICK_CHARS}]){re.escape(name)}(?![{_NICK_CHARS}])[,:]?", re.IGNORECASE
-            )
-            for name in names
-        )
+    def _addressed(self, connection: IrcConnection, text: str) -> tuple[str, bool]:
+        """Whether ``text`` names the bot (its nick now, or the one configured), in the
+        server's case rules, as a word; the text without a leading address."""
+        mapping = connection.casemapping
+        folded = casefold(text, mapping)  # one character for one: positions stay
+        for name in {casefold(connection.nick, mapping), casefold(self.settings.nick, mapping)}:
+            pattern = rf"(?<![{_NICK_CHARS}]){re.escape(name)}(?![{_NICK_CHARS}])"
+            found = re.search(pattern, folded)
+            if found is None:
+                continue
+            if found.start() == 0:
+                return text[found.end() :].lstrip(",: ").strip(), True
+            return text, True
+        return text, False
 
     async def _hand_over(self, host: PlatformHost, inbound: Inbound) -> None:
-        try:
-            typed = (inbound.chat, inbound.user_id, inbound.text)
-            if await self._typed.answer(host, *typed):
+        async def deliver() -> None:
+            if await self._typed.answer(host, inbound.chat, inbound.user_id, inbound.text):
                 return
             unaddressed = inbound.chat.chat_type == "group" and not inbound.addressed
             if unaddressed and self.settings.require_mention:
                 return
-            await self._order.run(inbound.chat, lambda: host.receive(inbound))
+            await host.receive(inbound)
+
+        try:
+            await self._order.run(inbound.chat, deliver)
         except Exception as exc:  # noqa: BLE001 - one message lost, said loudly
             log.error("irc: a message from %s could not be handed over: %s", inbound.user_name, exc)
+
+    def _refused(self, target: str, why: str) -> None:
+        """The server would not deliver to ``target``: the reply last sent there failed."""
+        connection, host = self._connection, self._host
+        if connection is None or host is None:
+            return
+        message_id = self._last_sent.pop(casefold(target, connection.casemapping), None)
+        if message_id is not None:
+            task = asyncio.ensure_future(host.reported(message_id, "failed", why))
+            self._handing.add(task)
+            task.add_done_callback(self._handing.discard)
 
     # --- sending ---------------------------------------------------------------------
 
@@ -183,22 +212,23 @@ class IrcAdapter:
         return connection
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        if not chat.chat_id or any(c in chat.chat_id for c in " ,\r\n\0"):
+            raise NotSent(f"{chat.chat_id!r} is not an IRC nick or channel", permanent=True)
         connection = self._up()
         prefix = ""
         if chat.chat_type != "private" and reply_to and "/" in reply_to:
             prefix = f"{reply_to.split('/', 1)[0]}: "
-        room = room_for_text(connection.room_source(), chat.chat_id)
-        lines = to_lines(text, room, prefix) or ["(an empty reply)"]
         try:
-            await connection.say(chat.chat_id, lines)
+            count = await connection.say(chat.chat_id, text, prefix)
         except NotConnected as exc:
             if exc.sent == 0:
                 raise NotSent(str(exc)) from None
-            raise ConnectionError(str(exc)) from None
+            raise ConnectionError(str(exc)) from None  # some lines went: may repeat them
         ids = []
-        for _ in lines:
+        for _ in range(count):
             self._sent += 1
             ids.append(f"{chat.chat_id}/{self._sent}")
+        self._last_sent[casefold(chat.chat_id, connection.casemapping)] = ids[-1]
         return ids
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
@@ -213,8 +243,10 @@ class IrcAdapter:
         await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
 
     async def aclose(self) -> None:
-        for task in list(self._handing):
+        tasks = list(self._handing)
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         connection, self._connection = self._connection, None
         if connection is not None:
             with contextlib.suppress(Exception):

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from hermes_plugin_platform_irc.settings import FloodRules, IrcSettings
+from hermes_plugin_platform_irc.splitting import room_for_text, to_lines
 from hermes_plugin_platform_irc.wire import Line, casefold, format_line, parse_line
 from hermes_sdk.platform import PlatformNotConfigured
 
@@ -25,6 +26,10 @@ log = logging.getLogger("hermes.irc")
 
 CONNECT_SECONDS = 20.0
 REGISTER_SECONDS = 60.0
+STARTTLS_SECONDS = 10.0
+MOTD_GRACE_SECONDS = 5.0
+"""After the welcome (001), a server that sends no MOTD is taken as registered this late."""
+IDENTIFY_SECONDS = 10.0
 IDLE_SECONDS = 90.0
 """Quiet this long, the server is asked for a PONG; quiet twice as long, it is gone."""
 REJOIN_SECONDS = 30.0
@@ -72,9 +77,18 @@ class Pacer:
 
 
 class IrcConnection:
-    def __init__(self, settings: IrcSettings, heard: Callable[[Line], None]) -> None:
+    def __init__(
+        self,
+        settings: IrcSettings,
+        heard: Callable[[Line], None],
+        refused: Callable[[str, str], None] = lambda target, why: None,
+    ) -> None:
         self.settings = settings
         self._heard = heard
+        self._refused = refused
+        """Told of a target the server would not deliver to (401 no such nick, 404 cannot
+        send to channel), and why."""
+        self.logged_in = False
         self.nick = settings.nick
         self.source = ""
         """``nick!user@host`` as others see us, once the server has shown it."""
@@ -112,17 +126,25 @@ class IrcConnection:
             await self._starttls()
 
     async def _starttls(self) -> None:
+        refused = (
+            f"{self.settings.server} does not upgrade to TLS (STARTTLS): set "
+            "platforms.irc.tls to tls and the port to its TLS port (6697)"
+        )
         self._write(format_line("STARTTLS"))
-        while True:
-            line = await self._read(REGISTER_SECONDS)
-            if line.command == "670":
-                break
-            if line.command in ("691", "421"):
-                raise PlatformNotConfigured(
-                    f"{self.settings.server} refused STARTTLS ({line.param(-1) or line.command}):"
-                    " set platforms.irc.tls to tls and the port to its TLS port (6697)"
-                )
-        assert self._writer is not None
+        try:
+            while True:
+                line = await self._read(STARTTLS_SECONDS)
+                if line.command == "670":
+                    break
+                if line.command in ("691", "421", "451"):
+                    raise PlatformNotConfigured(f"{refused} ({line.param(-1) or line.command})")
+        except TimeoutError:
+            raise PlatformNotConfigured(f"{refused} (no answer)") from None
+        assert self._writer is not None and self._reader is not None
+        # Bytes already read past the 670 came in the clear: an attacker's, to be taken
+        # for the server's once TLS is up (the STARTTLS injection of CVE-2011-0411).
+        if getattr(self._reader, "_buffer", b""):
+            raise ConnectionError("plain text followed STARTTLS's answer; not trusted")
         try:
             await self._writer.start_tls(self._tls_context(), server_hostname=self.settings.server)
         except ssl.SSLCertVerificationError as exc:
@@ -139,10 +161,10 @@ class IrcConnection:
     async def run(self) -> None:
         """Connect, register and join; then hand over what is heard until the connection
         ends (an exception says how)."""
-        await self._open()
         try:
+            await self._open()
             await asyncio.wait_for(self._register(), REGISTER_SECONDS)
-            self._after_registration()
+            await self._after_registration()
             await self._serve()
         finally:
             self.ready.clear()
@@ -159,22 +181,29 @@ class IrcConnection:
         self._write(format_line("USER", settings.username, "0", "*", settings.realname))
         offered: set[str] = set()
         tries = 0
+        welcomed = False
         while True:
-            line = await self._read(REGISTER_SECONDS)
+            try:
+                line = await self._read(MOTD_GRACE_SECONDS if welcomed else REGISTER_SECONDS)
+            except TimeoutError:
+                if welcomed:
+                    break  # welcomed, and no MOTD came: registered all the same
+                raise
             command = line.command
             if command == "CAP":
                 offered |= self._capabilities(line, offered)
             elif command == "AUTHENTICATE" and line.param(0) == "+":
                 self._authenticate()
             elif command == "903":
+                self.logged_in = True
                 self._write(format_line("CAP", "END"))
-            elif command in ("902", "904", "905", "908"):
+            elif command in ("902", "904", "905", "906", "907", "908"):
                 raise PlatformNotConfigured(
                     f"{settings.server} refused the SASL login as {_sasl_name(settings)} "
                     f"({line.param(-1)}): check IRC_SASL_PASSWORD and platforms.irc.sasl"
                 )
-            elif command in _TAKEN:
-                tries += 1
+            elif command in _TAKEN or (command == "432" and tries > 0):
+                tries += 1  # a fallback the server finds too long is one more try
                 if tries > NICK_TRIES:
                     raise ConnectionError(f"every nick tried is in use ({self.nick})")
                 self.nick = _another(settings.nick, tries)
@@ -192,12 +221,32 @@ class IrcConnection:
                 raise PlatformNotConfigured(
                     f"{settings.server} has banned this connection: {line.param(-1)}"
                 )
+            elif command == "ERROR":
+                raise ConnectionError(f"the server refused the connection: {line.param(-1)}")
             elif command == "001":
                 self.nick = line.param(0) or self.nick
+                welcomed = True
             elif command == "005":
                 self._isupport(line.params[1:-1])
             elif command in ("376", "422"):
-                return
+                break
+        self._check_registration()
+
+    def _check_registration(self) -> None:
+        """What was asked for and silently not given is a setting to fix, not a quiet
+        downgrade: a login that did not happen, sender accounts the server cannot vouch
+        for."""
+        settings = self.settings
+        if settings.sasl is not None and not self.logged_in:
+            raise PlatformNotConfigured(
+                f"{settings.server} registered the bot without a SASL login (it ignored CAP): "
+                "leave platforms.irc.sasl off and use IRC_NICKSERV_PASSWORD"
+            )
+        if settings.identity == "account" and "account-tag" not in self.caps:
+            raise PlatformNotConfigured(
+                f"{settings.server} does not tell who is logged in (no IRCv3 account-tag): "
+                "platforms.irc.identity: account needs it; use identity: nick there"
+            )
 
     def _capabilities(self, line: Line, offered: set[str]) -> set[str]:
         """One CAP reply: LS (maybe several lines), ACK or NAK."""
@@ -252,16 +301,56 @@ class IrcConnection:
             elif key == "CHANTYPES" and value:
                 self.chantypes = value
 
-    def _after_registration(self) -> None:
+    async def _after_registration(self) -> None:
         settings = self.settings
-        if settings.nickserv_password and "sasl" not in self.caps:
-            identify = f"IDENTIFY {settings.nick} {settings.nickserv_password}"
-            self._write(format_line("PRIVMSG", "NickServ", identify))
+        if settings.nickserv_password and not self.logged_in:
+            await self._identify()
         if settings.channels:
             self._write(format_line("JOIN", ",".join(settings.channels)))
         self._regained_at = time.monotonic()
         self.ready.set()
         log.info("irc: connected to %s as %s", settings.server, self.nick)
+
+    async def _identify(self) -> None:
+        """IDENTIFY to NickServ, but only to a NickServ the server says is a service (an
+        ordinary user can take the nick NickServ where there are no services); then wait
+        for the login (900) or NickServ's word, a few seconds, so channels that need it
+        let the bot in."""
+        settings = self.settings
+        self._write(format_line("WHOIS", "NickServ"))
+        service, deadline = False, time.monotonic() + IDENTIFY_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = await self._read(left)
+            except TimeoutError:
+                break
+            if line.command == "313" and self.same(line.param(1), "NickServ"):
+                service = True  # "is a Network Service" (or an operator)
+            elif line.command in ("318", "401"):
+                break
+            else:
+                self._mind(line)
+        if not service:
+            log.warning(
+                "irc: NickServ on %s is not a network service; IRC_NICKSERV_PASSWORD was not "
+                "sent to it",
+                settings.server,
+            )
+            return
+        identify = f"IDENTIFY {settings.nick} {settings.nickserv_password}"
+        self._write(format_line("PRIVMSG", "NickServ", identify))
+        deadline = time.monotonic() + IDENTIFY_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = await self._read(left)
+            except TimeoutError:
+                break
+            if line.command == "900" or (
+                line.command == "NOTICE" and self.same(line.nick, "NickServ")
+            ):
+                self.logged_in = line.command == "900" or self.logged_in
+                break
+            self._mind(line)
 
     async def _serve(self) -> None:
         pinged = False
@@ -284,7 +373,9 @@ class IrcConnection:
         command = line.command
         ours = bool(line.source) and self.same(line.nick, self.nick)
         if command == "NICK" and ours:
-            self.nick = line.param(0)
+            old, self.nick = line.nick, line.param(0)
+            if self.source:  # our lines are relayed with the new nick in front from now on
+                self.source = self.nick + self.source[len(old) :]
         elif command == "JOIN" and ours:
             self.source = line.source.replace(line.nick, self.nick, 1)
         elif command == "396" and "@" in self.source:  # the server hid our host
@@ -296,6 +387,7 @@ class IrcConnection:
             log.warning("irc: cannot join %s: %s", line.param(1), line.param(-1))
         elif command in ("401", "404"):
             log.warning("irc: %s: %s", line.param(1), line.param(-1))
+            self._refused(line.param(1), line.param(-1))
         elif command == "ERROR":
             raise ConnectionError(f"the server closed the connection: {line.param(-1)}")
         else:
@@ -342,22 +434,30 @@ class IrcConnection:
         """Our source as the server relays it, or the longest it may be."""
         return self.source or f"{self.nick}!~{self.settings.username}@{'h' * 63}"
 
-    async def say(self, target: str, lines: Sequence[str]) -> None:
-        """Send ``lines`` to ``target`` in order, none of another reply between them, at
-        the pace the flood rules allow. :class:`NotConnected` when the connection is or
-        goes down (with how many went out)."""
+    async def say(self, target: str, text: str, prefix: str = "") -> int:
+        """Send ``text`` to ``target`` as IRC lines (``prefix`` first), in order, none of
+        another reply between them, at the pace the flood rules allow; how many lines.
+        The lines are cut once the turn to send has come, for the source the server
+        relays then (a nick change meanwhile changes the room). :class:`NotConnected` when
+        the connection is or goes down (with how many lines were written)."""
         sent = 0
         async with self._sending:
-            for text in lines:
+            room = room_for_text(self.room_source(), target)
+            lines = to_lines(text, room, prefix) or ["(an empty reply)"]
+            for line in lines:
                 if not self.ready.is_set() or self._writer is None:
                     raise NotConnected(sent)
                 await self._pacer.wait()
                 try:
-                    self._write(format_line("PRIVMSG", target, text))
+                    self._write(format_line("PRIVMSG", target, line))
+                except (ConnectionError, OSError):
+                    raise NotConnected(sent) from None
+                sent += 1  # written: it may reach the server whatever drain says next
+                try:
                     await self._writer.drain()
                 except (ConnectionError, OSError):
                     raise NotConnected(sent) from None
-                sent += 1
+        return sent
 
     async def close(self, reason: str = "") -> None:
         writer, self._writer = self._writer, None
@@ -374,8 +474,15 @@ class IrcConnection:
 
 
 def _another(nick: str, tries: int) -> str:
-    """hermes-bot_, hermes-bot__, then hermes-bot2, 3 ... (a taken nick's fallback)."""
-    return nick + "_" * tries if tries <= 2 else f"{nick[:28]}{tries}"
+    """A taken nick's fallbacks: hermes-bot_, then (for a server whose NICKLEN the longer
+    one passes) hermes-bo_, hermes-b__, then hermes-bo3, hermes-bo4 ..."""
+    if tries == 1:
+        return nick + "_"
+    if tries == 2:
+        return nick[: max(1, len(nick) - 1)] + "_"
+    if tries == 3:
+        return nick[: max(1, len(nick) - 2)] + "__"
+    return nick[: max(1, len(nick) - 1)] + str(tries)
 
 
 def _sasl_name(settings: IrcSettings) -> str:

@@ -82,6 +82,9 @@ class IrcSettings:
                 "platforms.irc.sasl sends the password in the clear without TLS: set "
                 "platforms.irc.tls to tls (port 6697) or starttls"
             )
+        for variable in ("IRC_SERVER_PASSWORD", "IRC_SASL_PASSWORD", "IRC_NICKSERV_PASSWORD"):
+            if any(c in secrets.get(variable, "") for c in "\r\n\0"):
+                raise PlatformNotConfigured(f"{variable} holds a line break: write it on one line")
         return cls(
             server=server,
             port=port,

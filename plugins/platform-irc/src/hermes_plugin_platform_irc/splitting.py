@@ -9,6 +9,7 @@ for text depends on the source the server gave us and the target."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import regex
 
@@ -47,7 +48,9 @@ def _cut(text: str, room: int) -> int:
     if fits >= len(text):
         return fits
     space = text.rfind(" ", 0, fits + 1)
-    if space > fits // 4:
+    following = text[space + 1 : space + 2]
+    # A space a combining mark sits on is part of a grapheme: not a place to cut.
+    if space > fits // 4 and not (following and unicodedata.combining(following)):
         return space
     if fits == 0:  # one grapheme past the room: whole characters, then
         while fits < len(text) and used + len(text[fits].encode()) <= room:

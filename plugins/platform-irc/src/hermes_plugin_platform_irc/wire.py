@@ -78,9 +78,12 @@ def parse_line(raw: str) -> Line | None:
 def format_line(command: str, *params: str) -> bytes:
     """A line to send, CR LF ended. The last parameter is sent as trailing (it may hold
     spaces); none may hold a line break, which would start a command of its own."""
-    for param in params:
+    for param in params:  # never quoted: a parameter may be a password
         if "\r" in param or "\n" in param or "\0" in param:
-            raise ValueError(f"an IRC parameter cannot hold a line break: {param[:40]!r}")
+            raise ValueError("an IRC parameter cannot hold a line break or NUL")
+    for param in params[:-1]:
+        if not param or " " in param or param.startswith(":"):
+            raise ValueError("only an IRC command's last parameter may hold spaces")
     words = [command, *params[:-1]]
     if params:
         last = params[-1]

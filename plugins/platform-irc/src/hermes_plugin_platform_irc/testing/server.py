@@ -159,6 +159,14 @@ class IrcUser:
                 and h.command == "PRIVMSG"
             ]
 
+    def round_trip(self, timeout: float = 10.0) -> None:
+        """PING the server and wait for its PONG: what was sent before is processed (and
+        passed on to whoever it was for), then a moment for them to read it."""
+        token = f"rt{time.monotonic_ns()}"
+        self.raw(format_line("PING", token))
+        self.wait_for_line(lambda line: line.command == "PONG" and token in line.params, timeout)
+        time.sleep(0.2)
+
     def online(self, nick: str, timeout: float = 20.0) -> None:
         """Wait until ``nick`` is on the server (asked with ISON, every half second)."""
         deadline = time.monotonic() + timeout
