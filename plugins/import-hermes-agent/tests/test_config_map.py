@@ -605,3 +605,23 @@ def test_mattermost_settings_come_over():
     assert "require_mention" in left[".env MATTERMOST_FREE_RESPONSE_CHANNELS"]
     assert "mattermost.channel_prompts" in left
     assert "MATTERMOST_TOKEN" not in mapped.env_settings  # stays in .env, read from there
+
+
+def test_google_chat_settings_come_over():
+    env = {
+        "GOOGLE_CHAT_HTTP_EVENTS_URL": "https://hermes.example.org/google-chat/events",
+        "GOOGLE_CHAT_HTTP_EVENTS_AUDIENCE": "123456789012",
+        "GOOGLE_CHAT_SERVICE_ACCOUNT_JSON": "/etc/hermes/key.json",
+        "GOOGLE_CHAT_ALLOWED_USERS": "Ann@Example.org",
+        "GOOGLE_CHAT_HOME_CHANNEL": "spaces/AAAA",
+        "GOOGLE_CHAT_SUBSCRIPTION_NAME": "projects/p/subscriptions/s",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["google_chat"] == {
+        "endpoint_url": "https://hermes.example.org/google-chat/events",
+        "project_number": "123456789012",
+        "allowed_users": ["ann@example.org"],
+    }
+    assert mapped.config["cron"]["home_chats"]["google_chat"] == "spaces/AAAA"
+    assert "HTTP endpoint" in dict(mapped.left)[".env GOOGLE_CHAT_SUBSCRIPTION_NAME"]
+    assert "GOOGLE_CHAT_SERVICE_ACCOUNT_JSON" not in mapped.env_settings

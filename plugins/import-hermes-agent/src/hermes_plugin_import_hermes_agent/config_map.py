@@ -137,6 +137,7 @@ PLATFORMS_HERE = frozenset(
         "bluebubbles",
         "irc",
         "mattermost",
+        "google_chat",
     }
 )
 _WA_BRIDGE_ENV = (
@@ -1112,6 +1113,7 @@ class _Mapper:
         self.bluebubbles()
         workplace_map.irc(self)
         workplace_map.mattermost(self)
+        workplace_map.google_chat(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

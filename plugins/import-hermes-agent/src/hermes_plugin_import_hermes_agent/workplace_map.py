@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hermes_plugin_import_hermes_agent.config_map import _Mapper
 
-__all__ = ["irc", "mattermost"]
+__all__ = ["google_chat", "irc", "mattermost"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -102,3 +102,52 @@ def mattermost(mapper: _Mapper) -> None:
 
 def _reply_mode(value: str) -> str:
     return "flat" if value.strip().lower() in ("off", "flat", "") else "thread"
+
+
+def google_chat(mapper: _Mapper) -> None:
+    """GOOGLE_CHAT_HTTP_EVENTS_URL (the HTTP endpoint app's URL) and, when it is a project
+    number, GOOGLE_CHAT_HTTP_EVENTS_AUDIENCE become ``platforms.google_chat``; the service
+    account key stays in .env (GOOGLE_CHAT_SERVICE_ACCOUNT_JSON). hermes-agent's Pub/Sub
+    mode has no equivalent: Hermes is an HTTP endpoint app."""
+    ours = "platforms.google_chat"
+    url, where = _setting(mapper, "google_chat", "http_events_url", "GOOGLE_CHAT_HTTP_EVENTS_URL")
+    if url is not None:
+        mapper.put(f"{ours}.endpoint_url", str(url), where)
+    audience, where = _setting(
+        mapper, "google_chat", "http_events_audience", "GOOGLE_CHAT_HTTP_EVENTS_AUDIENCE"
+    )
+    if audience is not None and str(audience).strip().isdigit():
+        mapper.put(f"{ours}.project_number", str(audience).strip(), where)
+    mapper.from_env("GOOGLE_CHAT_HOME_CHANNEL", "cron.home_chats.google_chat")
+    # Its own: the shared PLATFORM_ENV pattern reads one word before _ALLOWED_USERS.
+    users = mapper.env.get("GOOGLE_CHAT_ALLOWED_USERS", "")
+    if users.strip():
+        mapper.out.env_settings.add("GOOGLE_CHAT_ALLOWED_USERS")
+        everyone = mapper.env.get("GATEWAY_ALLOWED_USERS", "")
+        emails = ",".join(u.strip().lower() for u in f"{users},{everyone}".split(","))
+        mapper.allow("google_chat", emails, ".env GOOGLE_CHAT_ALLOWED_USERS")
+    if mapper.env.get("GOOGLE_CHAT_ALLOW_ALL_USERS", "").strip().lower() in ("1", "true", "yes"):
+        mapper.out.env_settings.add("GOOGLE_CHAT_ALLOW_ALL_USERS")
+        mapper.put(f"{ours}.allow_all", True, ".env GOOGLE_CHAT_ALLOW_ALL_USERS")
+    pubsub = [
+        name
+        for name in ("GOOGLE_CHAT_SUBSCRIPTION_NAME", "GOOGLE_CHAT_SUBSCRIPTION")
+        if mapper.env.get(name, "").strip()
+    ]
+    for name in pubsub:
+        mapper.out.env_settings.add(name)
+        mapper.out.left.append(
+            (
+                f".env {name}",
+                "Hermes is an HTTP endpoint Chat app, not a Pub/Sub one: set the app's HTTP "
+                "endpoint URL to the gateway's listener and platforms.google_chat.endpoint_url",
+            )
+        )
+    if mapper.env.get("GOOGLE_CHAT_HTTP_EVENTS_SERVICE_ACCOUNT_EMAIL", "").strip():
+        mapper.out.env_settings.add("GOOGLE_CHAT_HTTP_EVENTS_SERVICE_ACCOUNT_EMAIL")
+        mapper.out.left.append(
+            (
+                ".env GOOGLE_CHAT_HTTP_EVENTS_SERVICE_ACCOUNT_EMAIL",
+                "Hermes accepts only Google Chat's own account (chat@system.gserviceaccount.com)",
+            )
+        )
