@@ -63,6 +63,12 @@ async def running(
         await host.aclose()
 
 
+def handed(host: RecordingHost) -> list[str]:
+    """The texts handed over, each message once: the read-back's margin hands a few over
+    again, with the same id, and the gateway admits an id once."""
+    return list({m.message_id: m.text for m in host.messages}.values())
+
+
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())  # type: ignore[arg-type]
 
@@ -125,18 +131,20 @@ def test_what_was_said_while_disconnected_is_read_back_once_and_history_never(
             fake.down = False
             await eventually(lambda: len(host.messages) >= 3, timeout=20)
             await asyncio.sleep(0.3)
-            assert [m.text for m in host.messages] == [
+            assert handed(host) == [
                 "one",
                 "two, while the socket was down",
                 "three, a new direct chat",
             ]
-        # A restart: read back from the positions kept on disk; nothing again.
+            before = {m.message_id for m in host.messages}
+        # A restart: read back from the positions kept on disk; nothing new but "four"
+        # (what the margin hands over again keeps its id, which the gateway has).
         again = adapter_for(fake, tmp_path)
         async with running(again, fake) as host:
             fake.user_says(ALICE, "four")
-            await eventually(lambda: host.messages)
+            await eventually(lambda: any(m.text == "four" for m in host.messages))
             await asyncio.sleep(0.3)
-            assert [m.text for m in host.messages] == ["four"]
+            assert [m.text for m in host.messages if m.message_id not in before] == ["four"]
 
     run(scenario)
 
@@ -186,10 +194,11 @@ def test_the_servers_refusals_are_told_apart(fake: FakeMattermost, tmp_path: Pat
             with pytest.raises(NotSent, match="permissions") as refused:
                 await adapter.send(chat, "hello")
             assert refused.value.permanent
-            with pytest.raises(NotSent, match="RootId"):
-                await adapter.send(
-                    ChatRef("mattermost", fake.dm(ALICE), "private", "nosuchroot"), "x"
-                )
+            # A thread whose first post was deleted meanwhile: the reply goes to the channel.
+            thread = ChatRef("mattermost", fake.dm(ALICE), "private", "deletedroot")
+            await adapter.send(thread, "still said")
+            (flat,) = fake.sent_to(ALICE)
+            assert (flat.message, flat.root_id) == ("still said", "")
 
     run(scenario)
 
@@ -204,6 +213,7 @@ def test_a_revoked_token_stops_the_platform_with_one_line(
         task = asyncio.ensure_future(adapter.run(host))
         await eventually(lambda: fake.connections > 0)
         fake.revoke_token()
+        fake.drop()  # and the socket goes: the next handshake gets 401
         with pytest.raises(PlatformNotConfigured, match="refused MATTERMOST_TOKEN") as raised:
             await asyncio.wait_for(task, 20)
         assert "\n" not in str(raised.value)
@@ -236,3 +246,140 @@ def test_a_wrong_setting_is_one_line_saying_what_to_fix(
     with pytest.raises(PlatformNotConfigured, match=error) as raised:
         MattermostAdapter(context)
     assert "\n" not in str(raised.value)
+
+
+def test_a_post_in_the_same_millisecond_and_more_than_a_thousand_are_all_read_back(
+    fake: FakeMattermost, tmp_path: Path
+) -> None:
+    adapter = adapter_for(fake, tmp_path)
+
+    async def scenario() -> None:
+        async with running(adapter, fake) as host:
+            first = fake.user_says(ALICE, "stored")
+            await eventually(lambda: host.messages)
+            fake.drop()
+            fake.down = True
+            await asyncio.sleep(0.3)
+            # Made in the same millisecond as the one stored (or committed after it).
+            fake.user_says(ALICE, "same millisecond", connected=False, at=first.create_at)
+            for number in range(1100):  # past the 1,000 that ?since= returns
+                fake.user_says(BOB, f"missed {number}", connected=False)
+            fake.down = False
+            await eventually(lambda: len(set(handed(host))) >= 1102, timeout=60)
+            texts = handed(host)
+            assert "same millisecond" in texts
+            assert [t for t in texts if t.startswith("missed")] == [
+                f"missed {n}" for n in range(1100)
+            ]
+
+    run(scenario)
+
+
+def test_a_post_that_could_not_be_stored_is_read_back_without_a_reconnect(
+    fake: FakeMattermost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_plugin_platform_mattermost import adapter as adapter_module
+
+    monkeypatch.setattr(adapter_module, "QUIET_SECONDS", 0.3)
+    adapter = adapter_for(fake, tmp_path)
+
+    class Failing(RecordingHost):
+        failures = 1
+
+        async def receive(self, message: Any) -> None:
+            if self.failures:
+                self.failures -= 1
+                raise OSError("the disk is full")
+            await super().receive(message)
+
+    async def scenario() -> None:
+        host = Failing()
+        connected = fake.connections
+        task = asyncio.ensure_future(adapter.run(host))
+        try:
+            await eventually(lambda: fake.connections > connected)
+            await asyncio.sleep(0.2)
+            fake.user_says(ALICE, "keep this")
+            await eventually(lambda: handed(host) == ["keep this"], timeout=10)
+            assert fake.connections == connected + 1  # the same connection read it back
+        finally:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            await adapter.aclose()
+
+    run(scenario)
+
+
+def test_a_token_revoked_while_connected_stops_the_platform_though_the_socket_stays(
+    fake: FakeMattermost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_plugin_platform_mattermost import adapter as adapter_module
+
+    monkeypatch.setattr(adapter_module, "QUIET_SECONDS", 0.3)
+    monkeypatch.setattr(adapter_module, "CHECK_SECONDS", 0.5)
+    adapter = adapter_for(fake, tmp_path)
+
+    async def scenario() -> None:
+        host = RecordingHost()
+        task = asyncio.ensure_future(adapter.run(host))
+        await eventually(lambda: fake.connections > 0)
+        fake.revoke_token()  # the real server keeps the socket open, silent
+        with pytest.raises(PlatformNotConfigured, match="refused MATTERMOST_TOKEN"):
+            await asyncio.wait_for(task, 20)
+        await adapter.aclose()
+
+    run(scenario)
+
+
+def test_a_question_asked_before_a_restart_closes_when_answered_after_it(
+    fake: FakeMattermost, tmp_path: Path
+) -> None:
+    port = free_port()
+    chat = ChatRef("mattermost", fake.dm(ALICE), "private")
+
+    async def scenario() -> None:
+        asker = adapter_for(fake, tmp_path, port)
+        async with running(asker, fake, port):
+            await asker.ask(
+                chat, "Deploy now?", [Choice("once", "Yes"), Choice("deny", "No")], "q9"
+            )
+        answerer = adapter_for(fake, tmp_path, port)
+        async with running(answerer, fake, port) as host:
+            (post,) = fake.sent_to(ALICE)
+            fake.press_later(ALICE, post, post.buttons[0]["id"])
+            await eventually(lambda: host.presses)
+            await eventually(lambda: not post.buttons)
+            assert post.message.startswith("Deploy now?")
+
+    run(scenario)
+
+
+def test_a_channel_the_server_would_not_read_back_is_held_and_read_again(
+    fake: FakeMattermost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_plugin_platform_mattermost import adapter as adapter_module
+
+    monkeypatch.setattr(adapter_module, "QUIET_SECONDS", 0.3)
+    adapter = adapter_for(fake, tmp_path)
+
+    async def scenario() -> None:
+        async with running(adapter, fake) as host:
+            fake.user_says(ALICE, "first")
+            await eventually(lambda: host.messages)
+            fake.drop()
+            fake.down = True
+            await asyncio.sleep(0.3)
+            fake.user_says(ALICE, "while away", connected=False)
+            fake.limit_reads(1)  # the read-back of the channel gets 429 once
+            fake.down = False
+            await eventually(lambda: fake.connections >= 2)
+            fake.user_says(ALICE, "live, after")
+            await eventually(lambda: "while away" in handed(host), timeout=10)
+            assert handed(host) == ["first", "live, after", "while away"] or handed(host) == [
+                "first",
+                "while away",
+                "live, after",
+            ]
+
+    run(scenario)

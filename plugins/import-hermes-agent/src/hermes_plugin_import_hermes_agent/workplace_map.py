@@ -78,6 +78,9 @@ def mattermost(mapper: _Mapper) -> None:
     ours = "platforms.mattermost"
     mapper.from_env("MATTERMOST_URL", f"{ours}.url")
     mapper.from_env("MATTERMOST_REPLY_MODE", f"{ours}.reply_mode", _reply_mode)
+    if mapper.env.get("MATTERMOST_URL", "").strip() and "MATTERMOST_REPLY_MODE" not in mapper.env:
+        # hermes-agent's default was flat; Hermes's is threads: keep what its users had.
+        mapper.put(f"{ours}.reply_mode", "flat", "hermes-agent's default reply mode (off)")
     mention, where = _setting(mapper, "mattermost", "require_mention", "MATTERMOST_REQUIRE_MENTION")
     yaml_mention = mapper.take("mattermost.require_mention")
     if mention is None and yaml_mention is not None:

@@ -17,7 +17,6 @@ import json
 import logging
 import random
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from hermes_commons.platform_files import IncomingFile, hand_over_with_files
 from hermes_commons.read_positions import ReadPositions
 from hermes_commons.sending import send_in_parts
 from hermes_plugin_platform_mattermost.api import ApiError, MattermostApi
+from hermes_plugin_platform_mattermost.read_back import MARGIN_MS, Marks, missed_posts
 from hermes_plugin_platform_mattermost.reading import Attached, Me, read_post
 from hermes_plugin_platform_mattermost.settings import MattermostSettings
 from hermes_sdk.media import Attachment
@@ -60,10 +60,11 @@ MAX_MESSAGE_CHARS = 4000
 BACKOFF_FIRST, BACKOFF_MOST = 2.0, 120.0
 STABLE_SECONDS = 300.0
 HELLO_SECONDS = 15.0
-STARTED = "~started"
-"""The read position standing for channels the bot has never read: posts after the first
-start."""
-REMEMBERED = 512
+QUIET_SECONDS = 30.0
+CHECK_SECONDS = 300.0
+"""How often the token is checked while connected: a revoked one closes no socket."""
+QUESTION_CHARS = 1000
+ROOT_GONE = "api.post.create_post.root_id.app_error"
 
 
 def _newer(position: str, than: str) -> bool:
@@ -89,15 +90,16 @@ class MattermostAdapter:
         self.media = context.media()
         self.api = MattermostApi(self.settings.url, self.settings.token)
         self.me: Me | None = None
-        self.positions = ReadPositions(
-            Path(context.home) / "platforms" / "mattermost" / "read.json", _newer, _previous
-        )
+        folder = Path(context.home) / "platforms" / "mattermost"
+        self.positions = ReadPositions(folder / "read.json", _newer, _previous)
+        self.marks = Marks(folder / "marks.json")
+        self._storing: dict[str, int] = {}
+        """Per channel, the posts being stored now."""
+        self._unauthorized = False
         self._order = ChatOrder()
         self._typed = TypedAnswers()
         self._channel_types: dict[str, str] = {}
         self._names: dict[str, str] = {}
-        self._bot_threads: OrderedDict[str, None] = OrderedDict()
-        self._questions: OrderedDict[str, str] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
         self._key = hmac.new(
             self.settings.token.encode(), b"hermes mattermost actions", hashlib.sha256
@@ -122,9 +124,10 @@ class MattermostAdapter:
         self.me = await self._whoami()
         if self.settings.actions_url is not None:
             await host.http_route(self.settings.actions_path, self._pressed_handler(host))
-        if self.positions.get(STARTED) is None:
-            self.positions.restart(STARTED, str(int(time.time() * 1000)))
-            self.positions.save()
+        if not self.marks.started:  # the first start: nothing older is ever read back
+            self.marks.seen_now()
+            self.marks.started = self.marks.last_seen
+            self.marks.save()
         delay = BACKOFF_FIRST
         while True:
             began = time.monotonic()
@@ -133,38 +136,84 @@ class MattermostAdapter:
             except PlatformNotConfigured:
                 raise
             except (aiohttp.ClientError, ApiError, OSError, TimeoutError, ValueError) as exc:
-                if isinstance(exc, aiohttp.WSServerHandshakeError) and exc.status == 401:
+                if self._unauthorized or (
+                    isinstance(exc, aiohttp.WSServerHandshakeError) and exc.status == 401
+                ):
                     await self._whoami()  # raises the one line when the token is refused
+                    self._unauthorized = False
                 log.warning("mattermost: the connection broke (%s); reconnecting", exc)
             finally:
-                self.positions.save()
+                self._save()
             if time.monotonic() - began > STABLE_SECONDS:
                 delay = BACKOFF_FIRST
             await asyncio.sleep(delay * random.uniform(0.8, 1.2))
             delay = min(delay * 2, BACKOFF_MOST)
 
+    def _save(self) -> None:
+        self.positions.save()
+        self.marks.save()
+
     async def _connected(self, host: PlatformHost) -> None:
-        """One websocket connection: hello, the read-back, then events until it ends."""
+        """One websocket connection: hello; the read-back, while events wait in turn (the
+        socket is read all along, so the server's pings are answered); then events until
+        it ends. Every half minute: a read-back if a post failed to be stored, and now and
+        then a check that the token still works (a revoked one silences the socket)."""
         async with self.api.session().ws_connect(
             self.api.websocket_url(), heartbeat=30.0, autoping=True
         ) as socket:
-            hello = await asyncio.wait_for(socket.receive_json(), HELLO_SECONDS)
-            if hello.get("event") != "hello":
+            hello = await self._event(socket, HELLO_SECONDS)
+            if hello is None or hello.get("event") != "hello":
                 raise ValueError(f"the server did not say hello: {str(hello)[:200]}")
             log.info("mattermost: connected to %s as @%s", self.settings.url, self._me().username)
-            await self._read_back(host)
-            async for frame in socket:
-                if frame.type != aiohttp.WSMsgType.TEXT:
-                    if frame.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.ERROR):
-                        break
-                    continue
-                try:
-                    event = json.loads(frame.data)
-                except ValueError:
-                    continue
-                if event.get("event") == "posted":
-                    self._posted(host, event.get("data") or {})
+            reading = asyncio.ensure_future(self._read_back(host))
+            waiting: list[dict[str, Any]] = []
+            checked = time.monotonic()
+            try:
+                while True:
+                    if reading.done():
+                        reading.result()  # a read-back that failed ends the connection
+                        for data in waiting:
+                            self._posted(host, data)
+                        waiting.clear()
+                    try:
+                        event = await self._event(socket, QUIET_SECONDS)
+                    except TimeoutError:
+                        event = None
+                        if reading.done() and self.positions.held():
+                            reading = asyncio.ensure_future(self._read_back(host))
+                        if time.monotonic() - checked > CHECK_SECONDS:
+                            checked = time.monotonic()
+                            await self._whoami()
+                    if event is not None and event.get("event") == "posted":
+                        data = event.get("data") or {}
+                        if reading.done():
+                            self._posted(host, data)
+                        else:
+                            waiting.append(data)
+                    if self._unauthorized:
+                        raise ConnectionError("the server refused the token")
+            finally:
+                if not reading.done():
+                    reading.cancel()
+
+    async def _event(self, socket: aiohttp.ClientWebSocketResponse, seconds: float) -> Any:
+        """The next event (a JSON object), or None for a frame that is not one; raises
+        when the socket closes."""
+        frame = await socket.receive(timeout=seconds)
+        if frame.type in (
+            aiohttp.WSMsgType.CLOSE,
+            aiohttp.WSMsgType.CLOSING,
+            aiohttp.WSMsgType.CLOSED,
+            aiohttp.WSMsgType.ERROR,
+        ):
             raise ConnectionError(f"the websocket closed ({socket.close_code})")
+        if frame.type != aiohttp.WSMsgType.TEXT:
+            return None
+        try:
+            event = json.loads(frame.data)
+        except ValueError:
+            return None
+        return event if isinstance(event, dict) else None
 
     def _me(self) -> Me:
         assert self.me is not None
@@ -181,6 +230,7 @@ class MattermostAdapter:
         if channel_type:
             self._channel_types[str(post.get("channel_id"))] = channel_type
         sender = str(data.get("sender_name") or "")
+        self.marks.seen_now()
         self._start(self._take(host, post, channel_type or "O", sender))
 
     def _start(self, work: Any) -> None:
@@ -188,9 +238,16 @@ class MattermostAdapter:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _passed(self, channel: str, created: str) -> None:
+        """A post not for the gateway: the channel's position moves past it, unless an
+        earlier one of the channel is still being stored (the read-back's margin covers
+        it then)."""
+        if not self._storing.get(channel):
+            self.positions.saw(channel, created)
+
     async def _take(self, host: PlatformHost, post: dict[str, Any], kind: str, sender: str) -> None:
-        """One post, handed over in its chat's order; its channel's position moves once it
-        is stored (or at once when it is not for the gateway)."""
+        """One post, handed over in its chat's order (the ordering starts before any
+        await); its channel's position moves once it is stored."""
         root = str(post.get("root_id") or "")
         said = read_post(
             post,
@@ -198,33 +255,33 @@ class MattermostAdapter:
             sender or self._names.get(str(post.get("user_id")), ""),
             self._me(),
             threaded=self.settings.reply_mode == "thread",
-            in_bot_thread=root in self._bot_threads,
+            in_bot_thread=root in self.marks.threads,
         )
         channel = str(post.get("channel_id") or "")
         created = str(post.get("create_at") or "0")
         if said is None:
-            self.positions.saw(channel, created)
+            self._passed(channel, created)
             return
         inbound = said.inbound
-        if not said.files and await self._typed.answer(
-            host, inbound.chat, inbound.user_id, inbound.text
-        ):
-            self.positions.saw(channel, created)
-            return
-        unaddressed = inbound.chat.chat_type != "private" and not inbound.addressed
-        if unaddressed and self.settings.require_mention:
-            self.positions.saw(channel, created)
-            return
-        if not inbound.user_name:
-            inbound = replace(inbound, user_name=await self._name_of(inbound.user_id))
+        self._storing[channel] = self._storing.get(channel, 0) + 1
 
         async def hand_over() -> None:
+            given = inbound
+            if not said.files and await self._typed.answer(
+                host, given.chat, given.user_id, given.text
+            ):
+                return
+            unaddressed = given.chat.chat_type != "private" and not given.addressed
+            if unaddressed and self.settings.require_mention:
+                return
+            if not given.user_name:
+                given = replace(given, user_name=await self._name_of(given.user_id))
             files = [self._incoming(file) for file in said.files]
             await self.positions.storing(
                 channel,
                 created,
                 hand_over_with_files(
-                    host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+                    host, given, files, self.media, lambda line: self.send(given.chat, line)
                 ),
             )
 
@@ -232,6 +289,8 @@ class MattermostAdapter:
             await self._order.run(inbound.chat, hand_over)
         except Exception as exc:  # noqa: BLE001 - held: the next read-back hands it over
             log.warning("mattermost: post %s was not handed over (%s)", inbound.message_id, exc)
+        finally:
+            self._storing[channel] -= 1
 
     async def _name_of(self, user_id: str) -> str:
         if user_id not in self._names:
@@ -252,34 +311,39 @@ class MattermostAdapter:
 
     async def _read_back(self, host: PlatformHost) -> None:
         """Every channel the bot is in, from where it was read to (a channel never read:
-        from the first start), oldest post first."""
-        channels = await self.api.call("GET", "/users/me/channels") or []
-        started = self.positions.get(STARTED) or "0"
+        from when the bot was last connected), oldest post first. A channel that cannot
+        be read is held where it was, read again by the next read-back."""
+        channels = await self._api("GET", "/users/me/channels") or []
         count = 0
         for channel in channels:
             channel_id, kind = str(channel.get("id")), str(channel.get("type") or "O")
             self._channel_types[channel_id] = kind
-            since = self.positions.get(channel_id) or started
-            if int(channel.get("last_post_at") or 0) <= int(since):
+            position = int(self.positions.get(channel_id) or self.marks.last_seen)
+            if int(channel.get("last_post_at") or 0) < position - MARGIN_MS:
                 continue
             try:
-                listed = await self.api.call(
-                    "GET", f"/channels/{channel_id}/posts", params={"since": since}
-                )
+                posts = await missed_posts(self._api, channel_id, position, self.marks.started)
             except ApiError as exc:
                 log.info("mattermost: could not read back %s (%s)", channel_id, exc)
+                self.positions.failed(channel_id, str(position + 1))
                 continue
-            posts = [
-                p
-                for p in (listed or {}).get("posts", {}).values()
-                if int(p.get("create_at") or 0) > int(since)
-            ]
-            for post in sorted(posts, key=lambda p: (int(p.get("create_at") or 0), p.get("id"))):
+            for post in posts:
                 await self._take(host, post, kind, "")
                 count += 1
         if count:
-            log.info("mattermost: read back %d posts from while the connection was down", count)
-        self.positions.save()
+            log.info("mattermost: read back %d posts", count)
+        self.marks.seen_now()
+        self._save()
+
+    async def _api(self, method: str, path: str, **options: Any) -> Any:
+        """A REST call; a 401 marks the token refused (the connection then ends, and the
+        token is checked before the next)."""
+        try:
+            return await self.api.call(method, path, **options)
+        except ApiError as exc:
+            if exc.status == 401:
+                self._unauthorized = True
+            raise
 
     # --- buttons ---------------------------------------------------------------------
 
@@ -314,12 +378,10 @@ class MattermostAdapter:
             toast = await host.pressed(press)
             if host.question_open(request_id):
                 return web.json_response({"ephemeral_text": toast})
-            asked = self._questions.pop(request_id, None)
             self._typed.settle(request_id, False)
-            if asked is None:
-                return web.json_response({"ephemeral_text": toast})
+            # The question rides in the signed context: the post closes after a restart too.
             who = str(body.get("user_name") or user_id)
-            update = {"message": f"{asked}\n\n{toast} (@{who})", "props": {}}
+            update = {"message": f"{context.get('question', '')}\n\n{toast} (@{who})", "props": {}}
             return web.json_response({"update": update})
 
         return pressed
@@ -331,13 +393,18 @@ class MattermostAdapter:
         if chat.thread_id:
             body["root_id"] = chat.thread_id
         try:
-            post = await self.api.call("POST", "/posts", body=body)
+            post = await self._api("POST", "/posts", body=body)
         except ApiError as exc:
-            raise _not_sent(exc) from None
+            if exc.error_id != ROOT_GONE or not chat.thread_id:
+                raise _not_sent(exc) from None
+            # The thread's first post was deleted while the agent worked: in the channel.
+            del body["root_id"]
+            try:
+                post = await self._api("POST", "/posts", body=body)
+            except ApiError as again:
+                raise _not_sent(again) from None
         if chat.thread_id:
-            self._bot_threads[chat.thread_id] = None
-            while len(self._bot_threads) > REMEMBERED:
-                self._bot_threads.popitem(last=False)
+            self.marks.thread(chat.thread_id)
         return str(post["id"])
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
@@ -346,9 +413,10 @@ class MattermostAdapter:
 
     async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
         try:
-            await self.api.call("PUT", f"/posts/{message_id}/patch", body={"message": text})
+            await self._api("PUT", f"/posts/{message_id}/patch", body={"message": text})
         except ApiError as exc:
-            if exc.status in (403, 404):
+            # Gone, or past the server's edit time limit: the gateway sends it anew.
+            if exc.status in (403, 404) or "time_limit" in exc.error_id:
                 raise MessageGone(str(exc)) from None
             raise _not_sent(exc) from None
 
@@ -377,6 +445,7 @@ class MattermostAdapter:
                 "channel": chat.chat_id,
                 "kind": chat.chat_type,
                 "thread": chat.thread_id or "",
+                "question": question[:QUESTION_CHARS],
             }
             style = "default"
             if meaning is not None:
@@ -393,9 +462,6 @@ class MattermostAdapter:
                     },
                 }
             )
-        self._questions[request_id] = question
-        while len(self._questions) > REMEMBERED:
-            self._questions.popitem(last=False)
         shown = choices_prompt(question, choices).replace(
             "Reply with one of", "Press a button, or reply with one of"
         )
@@ -421,15 +487,21 @@ class MattermostAdapter:
         return [await self._post(chat, {"message": caption or "", "file_ids": [file_id]})]
 
     async def aclose(self) -> None:
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        self.positions.save()
+        await asyncio.gather(*tasks, return_exceptions=True)  # held before the save
+        self._save()
         await self.api.aclose()
 
 
-def _not_sent(exc: ApiError) -> NotSent:
-    """A refusal as the gateway's ledger wants it: a rate limit or a server error is tried
-    again; what the same post will always get (no permission, no such channel) is given up."""
+def _not_sent(exc: ApiError) -> Exception:
+    """A refusal as the gateway's ledger wants it: a rate limit or a server's own error is
+    tried again; what the same post will always get (no permission, no such channel) is
+    given up. A 5xx without Mattermost's error (a proxy's timeout) may have come after the
+    post was made: not a refusal, so the retry says it may be a duplicate."""
+    if exc.status >= 500 and not exc.error_id:
+        return ConnectionError(f"no answer from Mattermost for the post: {exc}")
     if exc.status == 429:
         return NotSent(
             f"Mattermost is rate limiting the bot (retry after {exc.retry_after or '?'} s)"

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
+import re
 import secrets
 import string
 import threading
@@ -117,7 +117,10 @@ class FakeMattermost:
         self.channel = new_id()
         self.token = TOKEN
         self._lock = threading.RLock()
-        self._clock = itertools.count(int(time.time() * 1000))
+        self._last_ms = 0
+        self.silenced = False
+        """Set by :meth:`revoke_token`: the sockets stay open but carry nothing."""
+        self._read_limited = 0
         self.users: dict[str, str] = {self.bot_id: self.bot_name}
         self.channels: dict[str, dict[str, Any]] = {
             self.channel: {"id": self.channel, "type": "O", "name": "town-square"}
@@ -166,7 +169,10 @@ class FakeMattermost:
     # --- what tests do ---------------------------------------------------------------
 
     def _now(self) -> int:
-        return max(next(self._clock), int(time.time() * 1000))
+        """Each post a millisecond of its own, as the server's clock rarely gives two."""
+        with self._lock:
+            self._last_ms = max(self._last_ms + 1, int(time.time() * 1000))
+            return self._last_ms
 
     def user(self, user_id: str, username: str | None = None) -> str:
         with self._lock:
@@ -196,12 +202,14 @@ class FakeMattermost:
         root_id: str = "",
         file_ids: tuple[str, ...] = (),
         connected: bool = True,
+        at: int | None = None,
     ) -> Post:
         """``user_id`` posts ``text`` (in a direct message unless ``channel``); the bot's
-        websocket gets ``posted`` unless ``connected`` is False (it was away)."""
+        websocket gets ``posted`` unless ``connected`` is False (it was away). ``at``: its
+        ``create_at``, for posts made in the same millisecond."""
         where = channel or self.dm(user_id)
         self.user(user_id)
-        now = self._now()
+        now = at if at is not None else self._now()
         with self._lock:
             post = Post(new_id(), where, user_id, text, root_id, now, now, file_ids=list(file_ids))
             self.posts[post.id] = post
@@ -230,8 +238,15 @@ class FakeMattermost:
         self._server.call(self._close_all())
 
     def revoke_token(self) -> None:
+        """The token is revoked: REST answers 401, and the websocket, as the real server
+        does it, stays open and carries nothing more."""
         self.token = "revoked"
-        self.drop()
+        self.silenced = True
+
+    def limit_reads(self, calls: int = 1) -> None:
+        """The next ``calls`` reads of a channel's posts get 429."""
+        with self._lock:
+            self._read_limited = calls
 
     def rate_limit(self, posts: int = 1, retry_after: int = 1) -> None:
         """The next ``posts`` posts get 429, as a server with rate limiting on answers."""
@@ -324,6 +339,8 @@ class FakeMattermost:
             seq[0] += 1
 
     async def _send_all(self, event: dict[str, Any]) -> None:
+        if self.silenced:
+            return
         for entry in list(self._sockets):
             await self._send(entry, event)
 
@@ -340,7 +357,8 @@ class FakeMattermost:
             "sender_name": f"@{self.users.get(post.user_id, post.user_id)}",
             "team_id": "" if channel["type"] in ("D", "G") else self.team_id,
         }
-        if channel["type"] == "D" or f"@{self.bot_name}" in post.message.lower():
+        named = re.search(rf"(?<![\w.@-])@{self.bot_name}(?![\w-]|\.\w)", post.message, re.I)
+        if channel["type"] == "D" or named:
             data["mentions"] = json.dumps([self.bot_id])
         event = {"event": "posted", "data": data, "broadcast": {"channel_id": post.channel_id}}
         self._last_event = event
@@ -389,11 +407,33 @@ class FakeMattermost:
             )
         channel_id = request.match_info["channel_id"]
         since = int(request.query.get("since") or 0)
+        before = request.query.get("before")
         with self._lock:
-            found = [
-                p for p in self.posts.values() if p.channel_id == channel_id and p.update_at > since
-            ]
-            found.sort(key=lambda p: p.create_at, reverse=True)
+            if self._read_limited > 0:
+                self._read_limited -= 1
+                return web.Response(
+                    status=429, text="limit exceeded\n", headers={"Retry-After": "1"}
+                )
+            if before:  # older than the anchor, newest first, a page at a time
+                anchor = self.posts.get(before)
+                if anchor is None:
+                    return _error(400, "api.context.invalid_url_param.app_error", "Invalid before")
+                per_page = min(200, int(request.query.get("per_page") or 60))
+                older = [
+                    p
+                    for p in self.posts.values()
+                    if p.channel_id == channel_id and p.create_at < anchor.create_at
+                ]
+                older.sort(key=lambda p: p.create_at, reverse=True)
+                page = int(request.query.get("page") or 0)
+                found = older[page * per_page : (page + 1) * per_page]
+            else:
+                found = [
+                    p
+                    for p in self.posts.values()
+                    if p.channel_id == channel_id and p.update_at > since
+                ]
+                found.sort(key=lambda p: p.create_at, reverse=True)
             listed = {
                 "order": [p.id for p in found][:1000],
                 "posts": {p.id: p.as_json(self.files) for p in found[:1000]},
@@ -581,8 +621,7 @@ class FakeMattermost:
             update = answer.get("update")
             with self._lock:
                 if isinstance(update, dict):
-                    if "message" in update:
-                        post.message = str(update["message"])
+                    post.message = str(update.get("message") or "")  # UpdatePost replaces it
                     if update.get("props") is not None:
                         post.props = dict(update["props"])
                     post.update_at = post.edit_at = self._now()
