@@ -625,3 +625,24 @@ def test_google_chat_settings_come_over():
     assert mapped.config["cron"]["home_chats"]["google_chat"] == "spaces/AAAA"
     assert "HTTP endpoint" in dict(mapped.left)[".env GOOGLE_CHAT_SUBSCRIPTION_NAME"]
     assert "GOOGLE_CHAT_SERVICE_ACCOUNT_JSON" not in mapped.env_settings
+
+
+def test_teams_settings_come_over():
+    env = {
+        "TEAMS_CLIENT_ID": "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b",
+        "TEAMS_CLIENT_SECRET": "secret",
+        "TEAMS_ALLOWED_USERS": "0b8e7f6a-1111-4c2d-9e3f-123456789abc",
+        "TEAMS_HOME_CHANNEL": "a:1personal",
+        "TEAMS_PORT": "3978",
+    }
+    source = {
+        "platforms": {"teams": {"extra": {"tenant_id": "72f988bf-86f1-41af-91ab-2d7cd011db47"}}}
+    }
+    mapped = map_config(source, env)
+    assert mapped.config["platforms"]["teams"] == {
+        "allowed_users": ["0b8e7f6a-1111-4c2d-9e3f-123456789abc"]
+    }
+    assert mapped.secrets == {"TEAMS_TENANT_ID": "72f988bf-86f1-41af-91ab-2d7cd011db47"}
+    assert mapped.config["cron"]["home_chats"]["teams"] == "a:1personal"
+    assert "shared listener" in dict(mapped.left)[".env TEAMS_PORT"]
+    assert "TEAMS_CLIENT_SECRET" not in mapped.env_settings

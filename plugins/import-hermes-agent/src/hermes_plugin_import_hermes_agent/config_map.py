@@ -138,6 +138,7 @@ PLATFORMS_HERE = frozenset(
         "irc",
         "mattermost",
         "google_chat",
+        "teams",
     }
 )
 _WA_BRIDGE_ENV = (
@@ -1114,6 +1115,7 @@ class _Mapper:
         workplace_map.irc(self)
         workplace_map.mattermost(self)
         workplace_map.google_chat(self)
+        workplace_map.teams(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hermes_plugin_import_hermes_agent.config_map import _Mapper
 
-__all__ = ["google_chat", "irc", "mattermost"]
+__all__ = ["google_chat", "irc", "mattermost", "teams"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -152,5 +152,33 @@ def google_chat(mapper: _Mapper) -> None:
             (
                 ".env GOOGLE_CHAT_HTTP_EVENTS_SERVICE_ACCOUNT_EMAIL",
                 "Hermes accepts only Google Chat's own account (chat@system.gserviceaccount.com)",
+            )
+        )
+
+
+def teams(mapper: _Mapper) -> None:
+    """TEAMS_CLIENT_ID and TEAMS_TENANT_ID stay in .env with TEAMS_CLIENT_SECRET, where the
+    teams platform reads them (from ``platforms.teams.extra``, they are moved there);
+    TEAMS_PORT is left: the Bot Connector reaches the gateway's shared listener."""
+    ours = "platforms.teams"
+    for key, variable in (
+        ("client_id", "TEAMS_CLIENT_ID"),
+        ("client_secret", "TEAMS_CLIENT_SECRET"),
+        ("tenant_id", "TEAMS_TENANT_ID"),
+    ):
+        value = mapper.take(f"{ours}.extra.{key}")
+        if value and not mapper.env.get(variable, "").strip():
+            mapper.secret(variable, str(value), f"{ours}.extra.{key}")
+    service, where = _setting(mapper, "teams", "service_url", "TEAMS_SERVICE_URL")
+    if service is not None:
+        mapper.put(f"{ours}.service_url", str(service), where)
+    mapper.from_env("TEAMS_HOME_CHANNEL", "cron.home_chats.teams")
+    port, where = _setting(mapper, "teams", "port", "TEAMS_PORT")
+    if port is not None:
+        mapper.out.left.append(
+            (
+                where,
+                "the Bot Connector reaches the gateway's shared listener: point the Azure Bot's "
+                "messaging endpoint at gateway.http_port, path /api/messages",
             )
         )
