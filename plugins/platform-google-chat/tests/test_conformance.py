@@ -24,15 +24,17 @@ def later(work: Callable[[], object]) -> None:
     _CHAT.submit(work)
 
 
-class TestGoogleChatConformance(PlatformTests):
-    user = "ann@example.org"
+ANN = "ann@example.org"
 
+
+class TestGoogleChatConformance(PlatformTests):
     @pytest.fixture(autouse=True)
     def server(self) -> Iterator[None]:
         self.http_port = free_port()
         with FakeGoogleChat() as fake:
             fake.endpoint_url = f"http://127.0.0.1:{self.http_port}/google-chat/events"
             self.fake = fake
+            self.user = fake.user_id(ANN)  # the stable users/ID
             yield
 
     def make_adapter(self, context: PlatformContext) -> GoogleChatAdapter:
@@ -55,17 +57,21 @@ class TestGoogleChatConformance(PlatformTests):
         await eventually(lambda: self.fake.token_grants > 0)
 
     def user_says(self, user_id: str, text: str) -> None:
-        later(lambda: self.fake.user_says(user_id, text))
+        later(lambda: self.fake.user_says(self.fake.email_of(user_id), text))
 
     def seen_by(self, user_id: str) -> list[str]:
-        return [m.text for m in self.fake.sent_to(self.fake.dm(user_id)) if m.text]
+        return [
+            m.text for m in self.fake.sent_to(self.fake.dm(self.fake.email_of(user_id))) if m.text
+        ]
 
     def deliver_again(self, user_id: str) -> None:
         later(self.fake.deliver_again)
 
     def user_sends_file(self, user_id: str, data: bytes, name: str, mime: str) -> None:
-        later(lambda: self.fake.user_says(user_id, "", files=((name, data, mime),)))
+        email = self.fake.email_of(user_id)
+        later(lambda: self.fake.user_says(email, "", files=((name, data, mime),)))
 
     def press(self, user_id: str, request_id: str, choice: str) -> None:
-        (card,) = [m for m in self.fake.sent_to(self.fake.dm(user_id)) if m.buttons]
-        later(lambda: self.fake.press(user_id, card, choice))
+        email = self.fake.email_of(user_id)
+        (card,) = [m for m in self.fake.sent_to(self.fake.dm(email)) if m.buttons]
+        later(lambda: self.fake.press(email, card, choice))

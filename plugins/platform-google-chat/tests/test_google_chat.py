@@ -73,7 +73,10 @@ def test_only_tokens_google_signed_for_this_app_get_in(
 
     async def scenario() -> None:
         async with running(adapter, fake) as host:
-            for kind in ("forged", "expired", "audience", "issuer"):
+            kinds = ["forged", "expired", "audience", "issuer", "unknown-kid"]
+            if not fake.project_number:
+                kinds += ["email", "unverified"]
+            for kind in kinds:
                 status, _ = await asyncio.to_thread(
                     fake.user_says, ANN, f"a {kind} token", token=fake.token(kind)
                 )
@@ -85,6 +88,11 @@ def test_only_tokens_google_signed_for_this_app_get_in(
                 assert (await asyncio.to_thread(fake.user_says, ANN, f"real {number}"))[0] == 200
             assert [m.text for m in host.messages] == ["real 0", "real 1", "real 2"]
             assert fake.key_fetches == 1  # kept as Google's Cache-Control says
+            for _ in range(5):  # made-up key ids fetch nothing more within the minute
+                await asyncio.to_thread(fake.user_says, ANN, "x", token=fake.token("unknown-kid"))
+            assert fake.key_fetches == 1
+            none_alg = "eyJhbGciOiJub25lIn0.eyJpc3MiOiJhY2NvdW50cy5nb29nbGUuY29tIn0."
+            assert (await asyncio.to_thread(fake.user_says, ANN, "x", token=none_alg))[0] == 401
 
     run(scenario)
 
@@ -101,7 +109,7 @@ def test_a_mention_in_a_space_is_answered_in_its_thread_and_a_resent_reply_is_on
                 fake.user_says, BOB, "what is **new**?", space="spaces/team", thread=thread
             )
             message = host.messages[0]
-            assert message.text == "what is **new**?" and message.user_id == BOB
+            assert message.text == "what is **new**?" and message.user_id == fake.user_id(BOB)
             assert message.chat == ChatRef("google_chat", "spaces/team", "group", thread)
             first = await adapter.send(
                 message.chat, "A **bold** [link](https://x.org)", reply_to=message.message_id
@@ -123,9 +131,11 @@ def test_a_card_button_answers_and_goes_another_persons_press_does_not(
     chat = ChatRef("google_chat", fake.dm(ANN), "private")
     choices = [Choice("once", "Allow once"), Choice("deny", "Deny")]
 
+    ann = fake.user_id(ANN)
+
     class Host(RecordingHost):
         def question_open(self, request_id: str) -> bool:
-            return all(p.user_id != ANN for p in self.presses)  # only Ann was asked
+            return all(p.user_id != ann for p in self.presses)  # only Ann was asked
 
     async def scenario() -> None:
         port = int(fake.endpoint_url.split(":")[2].split("/")[0])
@@ -143,9 +153,12 @@ def test_a_card_button_answers_and_goes_another_persons_press_does_not(
             assert answer["actionResponse"]["type"] == "UPDATE_MESSAGE"
             assert not card.buttons and "Run `rm -r build`?" in card.text
             assert [(p.user_id, p.choice, p.chat) for p in host.presses] == [
-                (BOB, "once", chat),
-                (ANN, "deny", chat),
+                (fake.user_id(BOB), "once", chat),
+                (ann, "deny", chat),
             ]
+            status, answer = await asyncio.to_thread(fake.press_again)
+            assert "privateMessageViewer" in answer  # late: the card keeps who answered
+            assert "(Ann)" in card.text
         finally:
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -190,6 +203,15 @@ def test_a_key_google_refuses_stops_the_platform_with_one_line(
         assert "\n" not in str(raised.value)
 
     run(scenario)
+
+
+def test_inline_code_links_with_parentheses_and_mentions_of_everyone() -> None:
+    assert to_chat_markup("`f(**a)` and 2**10") == "`f(**a)` and 2**10"
+    assert to_chat_markup("[w](https://en.wikipedia.org/wiki/Foo_(bar))") == (
+        "<https://en.wikipedia.org/wiki/Foo_(bar)|w>"
+    )
+    assert to_chat_markup("tell <users/all>") == "tell users/all"
+    assert to_chat_markup("```\n**streaming, unclosed") == "```\n**streaming, unclosed"
 
 
 def test_markdown_becomes_chats_own_markup_outside_code() -> None:

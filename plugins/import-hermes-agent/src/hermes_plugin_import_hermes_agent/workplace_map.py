@@ -116,11 +116,23 @@ def google_chat(mapper: _Mapper) -> None:
     url, where = _setting(mapper, "google_chat", "http_events_url", "GOOGLE_CHAT_HTTP_EVENTS_URL")
     if url is not None:
         mapper.put(f"{ours}.endpoint_url", str(url), where)
+        mapper.out.left.append(
+            (
+                where,
+                "hermes-agent took events on its API server's port; here they come to the "
+                "gateway's listener (gateway.http_port) at this URL's path: point your proxy "
+                "there",
+            )
+        )
     audience, where = _setting(
         mapper, "google_chat", "http_events_audience", "GOOGLE_CHAT_HTTP_EVENTS_AUDIENCE"
     )
     if audience is not None and str(audience).strip().isdigit():
         mapper.put(f"{ours}.project_number", str(audience).strip(), where)
+    elif audience is not None and str(audience).strip() != str(url or "").strip():
+        mapper.out.left.append(
+            (where, "Hermes takes the endpoint URL itself or a project number as the audience")
+        )
     mapper.from_env("GOOGLE_CHAT_HOME_CHANNEL", "cron.home_chats.google_chat")
     # Its own: the shared PLATFORM_ENV pattern reads one word before _ALLOWED_USERS.
     users = mapper.env.get("GOOGLE_CHAT_ALLOWED_USERS", "")

@@ -3,10 +3,10 @@ the gateway's listener with a bearer token it signs; replies, edits and the appr
 out through the Chat API as the app's service account.
 
 What delivery it can promise: an event is answered (200) only once its message is stored;
-a request that fails to store gets 500, so what Google sends again is taken, and a message
-sent twice keeps its id (``spaces/S/messages/M``) and is answered once. A reply sent again
-by the ledger carries the same ``requestId``, and the Chat API answers it with the message
-it already made."""
+a request that fails to store gets 500 (Google documents no retry of events: the person
+sees that the app did not respond, and writes again); a message that comes twice keeps its
+id (``spaces/S/messages/M``) and is answered once. A reply sent again by the ledger carries
+the same ``requestId``, and the Chat API answers it with the message it already made."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import json
 import logging
 import re
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -23,7 +22,8 @@ from urllib.parse import quote
 import aiohttp
 
 from hermes_commons.platform_files import IncomingFile, receive_files
-from hermes_plugin_platform_google_chat.auth import AppToken, Refused, Verifier
+from hermes_commons.sending import DUPLICATE_NOTE
+from hermes_plugin_platform_google_chat.auth import AppToken, KeyRefused, Refused, Verifier
 from hermes_plugin_platform_google_chat.settings import GoogleChatSettings
 from hermes_sdk.platform import (
     ButtonPress,
@@ -53,7 +53,6 @@ MAX_MESSAGE_CHARS = 4000
 PLATFORM = "google_chat"
 ANSWER = "hermes_answer"
 """The function a card button calls: the press comes back as a CARD_CLICKED event."""
-REMEMBERED = 512
 REFUSAL_LOG_SECONDS = 60.0
 
 
@@ -73,7 +72,12 @@ class GoogleChatAdapter:
         self._session: aiohttp.ClientSession | None = None
         self._order = ChatOrder()
         self._typed = TypedAnswers()
-        self._questions: OrderedDict[str, str] = OrderedDict()
+        self._by_email = {
+            str(u).strip().lower(): str(u)
+            for u in context.config.get("allowed_users") or ()
+            if "@" in str(u)
+        }
+        """Allowed people listed by email (hermes-agent's way): their ids are the entry."""
         self._refusals_logged = 0.0
 
     def _http(self) -> aiohttp.ClientSession:
@@ -84,12 +88,12 @@ class GoogleChatAdapter:
     async def run(self, host: PlatformHost) -> None:
         try:
             await self.app_token.token()
-        except Exception as exc:  # noqa: BLE001 - google-auth's refusals are many kinds
+        except KeyRefused as exc:
             raise PlatformNotConfigured(
                 "the Chat app's service account key was refused by Google's token endpoint "
-                f"({str(exc).splitlines()[0][:160]}): make a new key and set "
-                "GOOGLE_CHAT_SERVICE_ACCOUNT_JSON to it"
+                f"({exc}): make a new key and set GOOGLE_CHAT_SERVICE_ACCOUNT_JSON to it"
             ) from None
+        # Anything else (Google unreachable a moment) is raised: the gateway tries again.
         url = await host.http_route(self.settings.path, self._handler(host))
         log.info(
             "google_chat: events for %s served at %s%s",
@@ -121,7 +125,8 @@ class GoogleChatAdapter:
                 return web.json_response({"error": "not an event"}, status=400)
             kind = body.get("type")
             try:
-                if kind == "MESSAGE":
+                # The mention that adds the app to a space comes as ADDED_TO_SPACE.
+                if kind == "MESSAGE" or (kind == "ADDED_TO_SPACE" and body.get("message")):
                     await self._message(host, body)
                 elif kind == "CARD_CLICKED":
                     return web.json_response(await self._clicked(host, body))
@@ -139,7 +144,7 @@ class GoogleChatAdapter:
             log.warning("google_chat: a request not from Google Chat was refused: %s", why)
 
     async def _message(self, host: PlatformHost, body: dict[str, Any]) -> None:
-        read = read_message(body)
+        read = read_message(body, self._by_email)
         if read is None:
             return
         inbound, attachments = read
@@ -170,6 +175,8 @@ class GoogleChatAdapter:
             url = f"{self.settings.api_url}/v1/media/{quote(resource, safe='/')}?alt=media"
             headers = {"Authorization": f"Bearer {token}"}
             async with self._http().get(url, headers=headers) as response:
+                if response.status == 401:
+                    self.app_token.forget()
                 if response.status >= 400:
                     raise ValueError(f"the Chat API would not give it ({response.status})")
                 data = bytearray()
@@ -196,21 +203,25 @@ class GoogleChatAdapter:
         chat = _chat_of(body.get("space") or {}, body.get("message") or {})
         press = ButtonPress(
             chat=chat,
-            user_id=_user_id(user),
+            user_id=_user_id(user, self._by_email),
             request_id=params.get("request", ""),
             choice=params.get("choice", ""),
         )
+        was_open = host.question_open(press.request_id)
         toast = await host.pressed(press)
-        if host.question_open(press.request_id):
-            viewer = {"name": str(user.get("name") or "")}
+        viewer = {"name": str(user.get("name") or "")}
+        if host.question_open(press.request_id) or not was_open:
+            # Not this press's to close (someone else's, or one late): told privately, and
+            # the card keeps what it says.
             return {"privateMessageViewer": viewer, "text": toast}
         self._typed.settle(press.request_id, False)
-        asked = self._questions.pop(press.request_id, None) or "The question"
+        asked = str((body.get("message") or {}).get("text") or "") or "The question"
         who = str(user.get("displayName") or press.user_id)
+        outcome = f"{toast} ({who})"
         return {
             "actionResponse": {"type": "UPDATE_MESSAGE"},
-            "text": f"{asked}\n\n{toast} ({who})",
-            "cardsV2": [],
+            "text": f"{asked}\n\n{outcome}",
+            "cardsV2": [answered_card(press.request_id, outcome)],
         }
 
     # --- sending ---------------------------------------------------------------------
@@ -249,10 +260,19 @@ class GoogleChatAdapter:
         try:
             made = await self._call("POST", f"{chat.chat_id}/messages", body, params)
         except _ChatError as exc:
+            if exc.status >= 500 and not request_id:
+                raise ConnectionError(f"Google Chat answered {exc}") from None  # maybe made
             raise exc.not_sent() from None
+        except KeyRefused as exc:
+            raise NotSent(f"no access token for the Chat API: {exc}") from None
         return str(made.get("name") or "")
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        """A reply sent again carries the same request ids as the first time (the note a
+        retry puts in front is left out: the API gives back what it made, and it was no
+        duplicate)."""
+        if reply_to and text.startswith(DUPLICATE_NOTE):
+            text = text[len(DUPLICATE_NOTE) :].lstrip("\n")
         ids = []
         for number, part in enumerate(split_message(text, MAX_MESSAGE_CHARS)):
             request_id = None
@@ -308,9 +328,6 @@ class GoogleChatAdapter:
             "cardId": f"question-{request_id}"[:60],
             "card": {"sections": [{"widgets": [{"buttonList": {"buttons": buttons}}]}]},
         }
-        self._questions[request_id] = to_chat_markup(question)
-        while len(self._questions) > REMEMBERED:
-            self._questions.popitem(last=False)
         await self._create(chat, {"text": to_chat_markup(text), "cardsV2": [card]}, None)
 
     async def aclose(self) -> None:
@@ -338,10 +355,19 @@ async def _forever() -> None:
     await asyncio.Event().wait()
 
 
-def _user_id(user: dict[str, Any]) -> str:
-    """The sender's email (as hermes-agent's allowlists have them), else ``users/ID``."""
+def _user_id(user: dict[str, Any], by_email: dict[str, str]) -> str:
+    """The sender's stable ``users/ID``; or, when ``allowed_users`` lists their email (as
+    hermes-agent's allowlists have it), that entry."""
     email = str(user.get("email") or "").strip().lower()
-    return email or str(user.get("name") or "")
+    return by_email.get(email) or str(user.get("name") or email)
+
+
+def answered_card(request_id: str, outcome: str) -> dict[str, Any]:
+    """The card a question's answer leaves: who chose what, no buttons."""
+    return {
+        "cardId": f"question-{request_id}"[:60],
+        "card": {"sections": [{"widgets": [{"textParagraph": {"text": outcome}}]}]},
+    }
 
 
 def _chat_of(space: dict[str, Any], message: dict[str, Any]) -> ChatRef:
@@ -352,7 +378,9 @@ def _chat_of(space: dict[str, Any], message: dict[str, Any]) -> ChatRef:
     return ChatRef(PLATFORM, str(space.get("name") or ""), "group", thread)
 
 
-def read_message(body: dict[str, Any]) -> tuple[Inbound, list[dict[str, Any]]] | None:
+def read_message(
+    body: dict[str, Any], by_email: dict[str, str]
+) -> tuple[Inbound, list[dict[str, Any]]] | None:
     """A MESSAGE event as the gateway's message and its attachments; None for a bot's."""
     message = body.get("message") or {}
     sender = message.get("sender") or body.get("user") or {}
@@ -363,7 +391,7 @@ def read_message(body: dict[str, Any]) -> tuple[Inbound, list[dict[str, Any]]] |
     attachments = [a for a in message.get("attachment") or () if isinstance(a, dict)]
     inbound = Inbound(
         chat=chat,
-        user_id=_user_id(sender),
+        user_id=_user_id(sender, by_email),
         user_name=str(sender.get("displayName") or sender.get("name") or ""),
         text=text,
         message_id=str(message["name"]),
@@ -373,17 +401,20 @@ def read_message(body: dict[str, Any]) -> tuple[Inbound, list[dict[str, Any]]] |
 
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
-_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
+_LINK = re.compile(r"\[([^\]|]+)\]\((https?://(?:[^()\s]|\([^()\s]*\))+)\)")
 _HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
-_FENCE = re.compile(r"(```.*?```)", re.DOTALL)
+_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]+`)", re.DOTALL)
+_MENTION = re.compile(r"<(users/[^>]*)>")
 
 
 def to_chat_markup(markdown: str) -> str:
     """Markdown as Google Chat writes it: ``*bold*``, ``<url|text>``, a heading in bold;
-    code left as it is."""
-    pieces = _FENCE.split(markdown)
-    for index in range(0, len(pieces), 2):  # outside code blocks
-        piece = _BOLD.sub(r"*\1*", pieces[index])
+    code (blocks, an unclosed one while streaming, and inline) left as it is. A model's
+    ``<users/all>`` would mention everyone in the space: it is shown, not sent."""
+    pieces = _CODE.split(markdown)
+    for index in range(0, len(pieces), 2):  # outside code
+        piece = _MENTION.sub(r"\1", pieces[index])
+        piece = _BOLD.sub(r"*\1*", piece)
         piece = _LINK.sub(r"<\2|\1>", piece)
         pieces[index] = _HEADING.sub(r"*\1*", piece)
     return "".join(pieces)

@@ -19,11 +19,12 @@ import aiohttp
 
 from hermes_plugin_platform_google_chat.settings import CHAT_ISSUER
 
-__all__ = ["AppToken", "Refused", "Verifier"]
+__all__ = ["AppToken", "KeyRefused", "Refused", "Verifier"]
 
 GOOGLE_ISSUERS = ("https://accounts.google.com", "accounts.google.com")
 SCOPES = ("https://www.googleapis.com/auth/chat.bot",)
 SKEW_SECONDS = 30
+TOKEN_SECONDS = 15.0
 """Clock difference allowed between Google and this machine."""
 KEYS_SECONDS = 3600.0
 """How long keys are kept when Google's answer says nothing."""
@@ -43,37 +44,47 @@ class Verifier:
         self._project_number = project_number
         self._certs: dict[str, str] = {}
         self._until = 0.0
-        self._fetched = 0.0
+        self._tried = 0.0
         self._lock = asyncio.Lock()
 
     async def _keys(self, key_id: str | None) -> dict[str, str]:
         """Google's keys: kept while its Cache-Control says; fetched again early for a key
-        id not seen (Google rotates them), at most once a minute (a forged token's made-up
-        key id must not make every request a fetch)."""
+        id not seen (Google rotates them). Fetches, failed ones too, are at most one a
+        minute once there are keys (a forged token's made-up key id must not make every
+        request a fetch), and keys past their time serve while Google cannot be reached."""
         now = time.monotonic()
-        fresh = now < self._until
-        if fresh and (key_id is None or key_id in self._certs):
-            return self._certs
-        if fresh and now - self._fetched < REFETCH_SECONDS:
+        wanted = now >= self._until or (key_id is not None and key_id not in self._certs)
+        if not wanted or (self._certs and now - self._tried < REFETCH_SECONDS):
             return self._certs
         async with self._lock:
-            if time.monotonic() - self._fetched < 1.0:
-                return self._certs  # fetched while this request waited for the lock
-            timeout = aiohttp.ClientTimeout(total=15)
-            async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
-                session.get(self._certs_url) as response,
-            ):
-                if response.status != 200:
-                    raise Refused(f"Google's keys could not be fetched ({response.status})")
-                certs = json.loads(await response.read())
-                age = _MAX_AGE.search(response.headers.get("Cache-Control", ""))
-            if not isinstance(certs, dict) or "keys" in certs:
-                raise Refused("Google's keys came in a form not expected (x509 by key id)")
-            self._certs = {str(k): str(v) for k, v in certs.items()}
-            self._fetched = time.monotonic()
-            self._until = self._fetched + (float(age.group(1)) if age else KEYS_SECONDS)
+            if self._certs and time.monotonic() - self._tried < REFETCH_SECONDS:
+                return self._certs  # tried while this request waited for the lock
+            self._tried = time.monotonic()
+            try:
+                certs, age = await self._fetch()
+            except (aiohttp.ClientError, TimeoutError, ValueError, Refused) as exc:
+                if self._certs:
+                    return self._certs
+                raise Refused(f"Google's keys could not be fetched ({exc})") from None
+            self._certs = certs
+            self._until = time.monotonic() + age
         return self._certs
+
+    async def _fetch(self) -> tuple[dict[str, str], float]:
+        timeout = aiohttp.ClientTimeout(total=15)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.get(self._certs_url) as response,
+        ):
+            if response.status != 200:
+                raise Refused(f"Google answered {response.status}")
+            certs = json.loads(await response.read())
+            age = _MAX_AGE.search(response.headers.get("Cache-Control", ""))
+        if not isinstance(certs, dict) or "keys" in certs or not certs:
+            raise Refused("Google's keys came in a form not expected (x509 by key id)")
+        return {str(k): str(v) for k, v in certs.items()}, (
+            float(age.group(1)) if age else KEYS_SECONDS
+        )
 
     async def verify(self, authorization: str) -> dict[str, Any]:
         """The token's claims; :class:`Refused` unless Google signed it, for this app,
@@ -111,6 +122,10 @@ class Verifier:
         return claims
 
 
+class KeyRefused(Exception):
+    """Google's token endpoint refused the service account's key (not a passing error)."""
+
+
 class AppToken:
     """The service account's access token for the Chat API (scope chat.bot)."""
 
@@ -120,14 +135,23 @@ class AppToken:
         self._lock = asyncio.Lock()
 
     def _refreshed(self) -> Any:
-        from google.auth.transport.requests import Request
+        import requests
+        from google.auth import exceptions
         from google.oauth2 import service_account
 
-        if self._credentials is None:
+        credentials = self._credentials
+        if credentials is None:
             made = service_account.Credentials.from_service_account_info  # untyped library
-            self._credentials = made(self._info, scopes=list(SCOPES))  # type: ignore[no-untyped-call]
-        self._credentials.refresh(Request())
-        return self._credentials
+            credentials = made(self._info, scopes=list(SCOPES))  # type: ignore[no-untyped-call]
+        with requests.Session() as session:
+            try:
+                credentials.refresh(_Timed(session))
+            except exceptions.RefreshError as exc:
+                if getattr(exc, "retryable", False):
+                    raise ConnectionError(f"Google's token endpoint: {exc}") from None
+                raise KeyRefused(str(exc).splitlines()[0][:160]) from None
+        self._credentials = credentials
+        return credentials
 
     async def token(self) -> str:
         async with self._lock:
@@ -139,3 +163,16 @@ class AppToken:
     def forget(self) -> None:
         """The API refused the token (revoked before its time): fetch a new one next."""
         self._credentials = None
+
+
+def _Timed(session: Any) -> Any:
+    """google-auth's requests transport with a 15 s timeout (its default is 120 s, long
+    for a lock every send waits on)."""
+    from google.auth.transport.requests import Request
+
+    class Timed(Request):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            kwargs["timeout"] = min(float(kwargs.get("timeout") or TOKEN_SECONDS), TOKEN_SECONDS)
+            return super().__call__(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    return Timed(session)

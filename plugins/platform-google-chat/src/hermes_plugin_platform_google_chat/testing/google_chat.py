@@ -121,6 +121,8 @@ class FakeGoogleChat:
         self.responses: list[tuple[int, Any]] = []
         """What the app answered each event posted to it (status, JSON)."""
         self._last_event: dict[str, Any] | None = None
+        self._emails: dict[str, str] = {}
+        self._last_press: tuple[dict[str, Any], Sent] | None = None
         app = web.Application()
         app.router.add_get("/oauth2/v1/certs", self._certs)
         app.router.add_get(f"/service_accounts/v1/metadata/x509/{CHAT_EMAIL}", self._certs)
@@ -163,7 +165,8 @@ class FakeGoogleChat:
 
     def token(self, kind: str = "good") -> str:
         """A bearer token for an event: ``good``, or one to refuse: ``forged`` (another
-        key, the same key id), ``expired``, ``audience`` (another app's), ``issuer``."""
+        key, the same key id), ``expired``, ``audience`` (another app's), ``issuer``,
+        ``email`` and ``unverified`` (an ID token not Chat's), ``no-kid``, ``unknown-kid``."""
         now = int(time.time())
         if self.project_number:
             claims: dict[str, Any] = {"iss": CHAT_EMAIL, "aud": PROJECT_NUMBER}
@@ -184,10 +187,13 @@ class FakeGoogleChat:
         elif kind == "audience":
             claims["aud"] = "987654321098" if self.project_number else f"{self.endpoint_url}x"
         elif kind == "issuer":
-            claims["iss"] = "https://evil.example" if self.project_number else "accounts.google.com"
-            if not self.project_number:
-                claims["email"] = "someone@example.org"
-        return _sign(key, self._key_id, claims)
+            claims["iss"] = "https://evil.example"
+        elif kind == "email":  # a Google ID token, but for someone else than Chat
+            claims["email"] = "someone@example.org"
+        elif kind == "unverified":
+            claims["email_verified"] = False
+        key_id = {"no-kid": "", "unknown-kid": secrets.token_hex(8)}.get(kind, self._key_id)
+        return _sign(key, key_id, claims)
 
     def post(self, event: dict[str, Any], token: str | None = None) -> tuple[int, Any]:
         """POST ``event`` to the app as Chat does; (status, JSON answer)."""
@@ -207,6 +213,15 @@ class FakeGoogleChat:
             if response.status_code == 200:
                 self._last_event = event
         return response.status_code, answer
+
+    def user_id(self, email: str) -> str:
+        """The person's Chat id (``users/NUMBER``), stable whatever their email becomes."""
+        user = f"users/{abs(hash(email)) % 10**12}"
+        self._emails[user] = email
+        return user
+
+    def email_of(self, user_id: str) -> str:
+        return self._emails[user_id]
 
     def dm(self, email: str) -> str:
         return f"spaces/dm{abs(hash(email)) % 10**10}"
@@ -228,7 +243,7 @@ class FakeGoogleChat:
         where = space or self.dm(email)
         message_name = f"{where}/messages/m{number}.m{number}"
         user = {
-            "name": f"users/{abs(hash(email)) % 10**12}",
+            "name": self.user_id(email),
             "displayName": email.split("@", maxsplit=1)[0].title(),
             "email": email,
             "type": "HUMAN",
@@ -290,7 +305,7 @@ class FakeGoogleChat:
             else {"name": message.space, "spaceType": "SPACE", "type": "ROOM"}
         )
         user = {
-            "name": f"users/{abs(hash(email)) % 10**12}",
+            "name": self.user_id(email),
             "displayName": email.split("@", maxsplit=1)[0].title(),
             "email": email,
             "type": "HUMAN",
@@ -300,6 +315,7 @@ class FakeGoogleChat:
             "eventTime": datetime.datetime.now(datetime.UTC).isoformat(),
             "message": {
                 "name": message.name,
+                "text": message.text,
                 "sender": {"name": "users/app", "type": "BOT"},
                 "thread": {"name": message.thread},
             },
@@ -311,6 +327,15 @@ class FakeGoogleChat:
                 "parameters": {p["key"]: p["value"] for p in action["parameters"]},
             },
         }
+        self._last_press = (event, message)
+        return self._pressed(event, message)
+
+    def press_again(self) -> tuple[int, Any]:
+        """The last press, once more (a double click, or a card not yet refreshed)."""
+        assert self._last_press is not None
+        return self._pressed(*self._last_press)
+
+    def _pressed(self, event: dict[str, Any], message: Sent) -> tuple[int, Any]:
         status, answer = self.post(event)
         if status == 200 and isinstance(answer, dict):
             response_type = (answer.get("actionResponse") or {}).get("type")
