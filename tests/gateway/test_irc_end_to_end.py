@@ -8,7 +8,15 @@ import time
 from collections.abc import Callable
 
 import pytest
-from hermes_plugin_platform_irc.testing import Heard, IrcServer, IrcUser, fresh, znc_bouncer
+from hermes_plugin_platform_irc.testing import (
+    Heard,
+    IrcServer,
+    IrcUser,
+    fresh,
+    inspircd_server,
+    znc_bouncer,
+)
+from hermes_plugin_platform_irc.wire import format_line
 
 from hermes_testkit import Reply
 
@@ -161,3 +169,41 @@ def test_through_a_bouncer_what_came_while_away_is_answered_once_however_often_r
         ]
         assert len(owner.heard_from(nick, owner.nick)) == 1
         assert len(owner.heard_from(nick, channel)) == 1
+
+
+def test_on_a_server_that_kills_flooders_a_3000_character_reply_arrives_whole(
+    platform_process, openai_server, tmp_path
+):
+    words = ["naïve", "café", "中文字符", "😀", "👍🏽", "plain", "text"]
+    reply = " ".join(words[n % len(words)] + str(n) for n in range(700))[:2999] + "."
+    with inspircd_server(threshold=5) as strict:
+        # The rule bites: eight long lines at once get a client disconnected.
+        flooder = strict.user()
+        flooder.raw(b"".join(format_line("PRIVMSG", flooder.nick, "x" * 400) for _ in range(8)))
+        flooder.closed.wait(10)
+        assert flooder.closed.is_set() and "Excess Flood" in str(flooder.lines[-1:])
+        owner = strict.user(nick=fresh(OWNER))
+        nick = fresh("hermes")
+        openai_server.queue(Reply.say(reply))
+        section = (
+            f"  irc:\n    server: 127.0.0.1\n    port: {strict.port}\n    tls: none\n"
+            f"    nick: {nick}\n    allowed_users: ['{owner.nick}']\n"
+        )
+        log = tmp_path / "gateway.log"
+
+        def connected() -> bool:
+            return log.exists() and "irc: connected to" in log.read_text(errors="replace")
+
+        gateway = platform_process(section, ready=connected)
+        owner.say(nick, "tell me everything")
+        wait_until(
+            lambda: " ".join(h.text for h in owner.heard_from(nick)).endswith(reply[-20:]), 90
+        )
+        heard = owner.heard_from(nick)
+        assert " ".join(h.text for h in heard) == reply
+        assert all(
+            len(f":{h.source} PRIVMSG {h.target} :{h.text}\r\n".encode()) <= 512 for h in heard
+        )
+        assert len(heard) >= 7
+        assert "Excess Flood" not in gateway.log.read_text(errors="replace")
+        assert "connection broke" not in gateway.log.read_text(errors="replace")

@@ -84,7 +84,9 @@ def test_only_the_bot_connectors_tokens_for_this_bot_get_in(
 
     async def scenario() -> None:
         async with running(adapter, fake) as host:
-            for kind in ("forged", "expired", "audience", "issuer", "serviceurl", "unendorsed"):
+            kinds = ["forged", "expired", "not-yet", "audience", "issuer", "serviceurl"]
+            kinds += ["no-serviceurl", "unendorsed", "unknown-kid", "alg-none"]
+            for kind in kinds:
                 status, _ = await asyncio.to_thread(
                     fake.user_says, ANN, f"a {kind} token", token=fake.token(kind)
                 )
@@ -98,8 +100,12 @@ def test_only_the_bot_connectors_tokens_for_this_bot_get_in(
             status, _ = await asyncio.to_thread(fake.user_says, ANN, "hello")
             assert status == 200 and [m.text for m in host.messages] == ["hello"]
             fetches = fake.key_fetches
-            await asyncio.to_thread(fake.user_says, ANN, "again", token=fake.token("forged"))
-            assert fake.key_fetches == fetches  # a made-up key id fetches nothing more
+            for _ in range(5):
+                await asyncio.to_thread(fake.user_says, ANN, "x", token=fake.token("unknown-kid"))
+            assert fake.key_fetches == fetches  # made-up key ids fetch nothing more
+            # Web Chat or Direct Line on the same bot: their clients name their own ids.
+            status, _ = await asyncio.to_thread(fake.user_says, ANN, "hi", channel_id="webchat")
+            assert status == 401 and len(host.messages) == 1
 
     run(scenario)
 
@@ -220,3 +226,62 @@ def test_a_wrong_setting_is_one_line_saying_what_to_fix(
     with pytest.raises(PlatformNotConfigured, match=error) as raised:
         TeamsAdapter(context)
     assert "\n" not in str(raised.value)
+
+
+def test_files_in_both_ways_the_token_only_to_teams_and_a_declined_offer(
+    fake: FakeBotFramework, tmp_path: Path
+) -> None:
+    from hermes_sdk.media import Attachment
+
+    adapter = adapter_for(fake, tmp_path)
+    chat = ChatRef("teams", fake.conversation(ANN), "private")
+    big = tmp_path / "report.bin"
+    big.write_bytes(bytes(range(256)) * (11 * 4096))  # 11 MiB: two pieces
+    attachment = Attachment(
+        kind="document",
+        mime="application/octet-stream",
+        size=big.stat().st_size,
+        path=str(big),
+        name="report.bin",
+    )
+
+    async def scenario() -> None:
+        async with running(adapter, fake) as host:
+            png = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+            await asyncio.to_thread(fake.user_pastes_image, ANN, png)
+            await asyncio.to_thread(fake.user_sends_file, ANN, b"hello", "notes.txt", "text/plain")
+            assert fake.leaked_tokens == 0  # the token went to the connector's host only
+            assert len(host.messages) >= 1
+            await adapter.send_file(chat, attachment, caption="the report")
+            await eventually(lambda: fake.files_to(chat.chat_id), timeout=20)
+            assert fake.files_to(chat.chat_id) == [("report.bin", big.read_bytes())]
+            fake.accept_files = False
+            await adapter.send_file(chat, attachment)
+            await asyncio.sleep(0.5)
+            assert len(fake.files_to(chat.chat_id)) == 1  # declined: nothing uploaded
+            channel = ChatRef("teams", fake.conversation(ANN, "channel"), "channel", "42")
+            await adapter.send_file(channel, attachment)
+            (note,) = fake.sent_to(f"{channel.chat_id};messageid=42")
+            assert "only in a personal chat" in note.text
+            assert fake.leaked_tokens == 0
+
+    run(scenario)
+
+
+def test_an_edit_of_a_gone_message_and_typing(fake: FakeBotFramework, tmp_path: Path) -> None:
+    from hermes_sdk.platform import MessageGone
+
+    adapter = adapter_for(fake, tmp_path)
+    chat = ChatRef("teams", fake.conversation(ANN), "private")
+
+    async def scenario() -> None:
+        async with running(adapter, fake):
+            (sent,) = await adapter.send(chat, "draft")
+            await adapter.edit(chat, sent, "final")
+            assert fake.sent_to(chat.chat_id)[0].text == "final"
+            with pytest.raises(MessageGone):
+                await adapter.edit(chat, "1234", "nothing there")
+            await adapter.typing(chat)
+            assert fake.typing == [chat.chat_id]
+
+    run(scenario)

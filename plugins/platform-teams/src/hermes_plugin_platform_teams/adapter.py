@@ -121,6 +121,8 @@ class TeamsAdapter:
             self._remember(body)
             try:
                 answer = await self._take(host, body)
+            except NotImplementedInvoke as exc:  # a messaging extension, a sign-in ...
+                return web.json_response({"error": f"{exc} is not handled"}, status=501)
             except Exception as exc:  # noqa: BLE001 - 500: Teams sends it again
                 log.warning("teams: an activity could not be taken (%s)", exc)
                 return web.json_response({"error": "not stored; send it again"}, status=500)
@@ -138,10 +140,12 @@ class TeamsAdapter:
         """The conversation's service URL, for replies to it later (a scheduled job)."""
         service = str(activity.get("serviceUrl") or "")
         chat = chat_of(activity)
-        if not service or not chat.chat_id or self._services.get(chat.chat_id) == service:
+        if not service or not chat.chat_id:
             return
-        self._services.pop(chat.chat_id, None)
-        self._services[chat.chat_id] = service
+        known = self._services.pop(chat.chat_id, None)
+        self._services[chat.chat_id] = service  # the most recently heard from kept last
+        if known == service:
+            return  # only an order changed: written with the next change
         while len(self._services) > CONVERSATIONS_KEPT:
             del self._services[next(iter(self._services))]
         try:
@@ -157,6 +161,8 @@ class TeamsAdapter:
         if kind == "invoke" and name == "fileConsent/invoke":
             self._files.answered(activity)  # uploads after the answer: Teams waits on it
             return None
+        if kind == "invoke":
+            raise NotImplementedInvoke(str(name))
         if kind != "message":
             return None
         value = activity.get("value")
@@ -242,9 +248,10 @@ class TeamsAdapter:
     async def _executed(self, host: PlatformHost, activity: dict[str, Any]) -> dict[str, Any]:
         """Action.Execute: the press answered in the invoke's response, the card replaced
         when the question is closed."""
-        action = (activity.get("value") or {}).get("action") or {}
-        data = action.get("data") or {}
-        if action.get("verb") != ANSWER or not isinstance(data, dict):
+        value = activity.get("value")
+        action = (value.get("action") if isinstance(value, dict) else None) or {}
+        data = action.get("data") if isinstance(action, dict) else None
+        if not isinstance(data, dict) or action.get("verb") != ANSWER:
             return {
                 "statusCode": 200,
                 "type": "application/vnd.microsoft.activity.message",
@@ -282,7 +289,7 @@ class TeamsAdapter:
         }
         try:
             await self._connector("PUT", chat, f"activities/{quote(card_id, safe='')}", body)
-        except _ConnectorError as exc:
+        except (_ConnectorError, NotSent) as exc:
             log.info("teams: could not close the question's card: %s", exc)
 
     # --- sending ---------------------------------------------------------------------
@@ -293,7 +300,11 @@ class TeamsAdapter:
         service = self._services.get(chat.chat_id) or self.settings.service_url
         conversation = quote(conversation_id(chat), safe=":@;=")
         url = f"{service.rstrip('/')}/v3/conversations/{conversation}/{path}"
-        headers = {"Authorization": f"Bearer {await self.token.get(self._http())}"}
+        try:
+            token = await self.token.get(self._http())
+        except (TokenRefused, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
+            raise NotSent(f"no token for the Bot Connector ({exc}): nothing was sent") from None
+        headers = {"Authorization": f"Bearer {token}"}
         async with self._http().request(method, url, json=body, headers=headers) as response:
             raw = await response.read()
             try:
@@ -318,8 +329,6 @@ class TeamsAdapter:
             made = await self._connector("POST", chat, "activities", body)
         except _ConnectorError as exc:
             raise exc.not_sent() from None
-        except TokenRefused as exc:
-            raise NotSent(f"no token for the Bot Connector: {exc}") from None
         return str(made.get("id") or "")
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
@@ -381,6 +390,10 @@ class TeamsAdapter:
             self._session = None
 
 
+class NotImplementedInvoke(Exception):
+    """An invoke this bot does not handle (answered 501, as the Bot Framework SDKs do)."""
+
+
 class _ConnectorError(Exception):
     def __init__(self, status: int, code: str, message: str, retry_after: str | None) -> None:
         super().__init__(f"{status} {code}: {message}".strip())
@@ -388,11 +401,11 @@ class _ConnectorError(Exception):
         self.retry_after = retry_after
 
     def not_sent(self) -> Exception:
-        """Teams' own rules: 412, 429 (after Retry-After), 502, 503, 504 are tried again;
-        400, 403 (not in the conversation, blocked, disabled), 404, 413 never will pass;
-        a 500 may have come after the message was made (not a refusal: its retry says it
-        may be a duplicate)."""
-        if self.status in (412, 429, 502, 503, 504, 401):
+        """Teams' own rules: 412, 429 (after Retry-After) and 503 are tried again; 400, 403
+        (not in the conversation, blocked, disabled), 404 and 413 never will pass; a 500,
+        502 or 504 may have come after the message was made (not a refusal: its retry
+        says it may be a duplicate)."""
+        if self.status in (412, 429, 503, 401):
             wait = f" (retry after {self.retry_after} s)" if self.retry_after else ""
             return NotSent(f"Teams did not take the message: {self}{wait}")
         if self.status in (400, 403, 404, 413):

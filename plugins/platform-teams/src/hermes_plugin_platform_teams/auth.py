@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any
 
@@ -30,13 +31,21 @@ from hermes_plugin_platform_teams.settings import BOT_ISSUER
 
 __all__ = ["BotToken", "ChannelVerifier", "Refused", "TokenRefused"]
 
+log = logging.getLogger("hermes.teams")
+
 SKEW_SECONDS = 300
+TEAMS = "msteams"
 KEYS_SECONDS = 24 * 3600.0
 REFETCH_SECONDS = 300.0
+RETRY_SECONDS = 60.0
 """A key id not seen fetches the keys again, at most this often (a forged token's made-up
 key id must not make every request a fetch)."""
 SCOPE = "https://api.botframework.com/.default"
 EARLY_SECONDS = 300.0
+REFUSALS = frozenset(
+    {"invalid_client", "unauthorized_client", "invalid_request", "invalid_scope", "invalid_grant"}
+)
+"""OAuth's answers for credentials that will not work (anything else may pass)."""
 
 
 class Refused(Exception):
@@ -54,6 +63,7 @@ class ChannelVerifier:
         self._keys: dict[str, dict[str, Any]] = {}
         self._until = 0.0
         self._fetched = 0.0
+        self._tried = -RETRY_SECONDS
         self._lock = asyncio.Lock()
 
     async def _fetch(self) -> None:
@@ -78,18 +88,22 @@ class ChannelVerifier:
         self._until = self._fetched + KEYS_SECONDS
 
     async def _key(self, key_id: str) -> dict[str, Any]:
+        """The key ``key_id`` from the Bot Framework's keys: kept a day; fetched again for
+        a key id not seen, at most every five minutes; and tries that fail keep the keys
+        held (the Bot Framework's keys are stable) and wait a minute before the next, so
+        nothing a stranger sends can make every request a fetch."""
         now = time.monotonic()
-        stale = now >= self._until
-        unknown = key_id not in self._keys and now - self._fetched >= REFETCH_SECONDS
-        if stale or unknown:
+        wanted = now >= self._until or (
+            key_id not in self._keys and now - self._fetched >= REFETCH_SECONDS
+        )
+        if wanted and now - self._tried >= RETRY_SECONDS:
             async with self._lock:
-                if time.monotonic() - self._fetched >= 1.0 or not self._keys:
+                if time.monotonic() - self._tried >= RETRY_SECONDS:
+                    self._tried = time.monotonic()
                     try:
                         await self._fetch()
-                    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-                        raise Refused(
-                            f"the Bot Framework's keys could not be fetched: {exc}"
-                        ) from None
+                    except (aiohttp.ClientError, TimeoutError, ValueError, Refused) as exc:
+                        log.warning("teams: the Bot Framework's keys could not be fetched: %s", exc)
         key = self._keys.get(key_id)
         if key is None:
             raise Refused(f"signed with a key the Bot Framework does not publish ({key_id[:16]})")
@@ -125,10 +139,14 @@ class ChannelVerifier:
         given = str(activity.get("serviceUrl") or "")
         if not claimed or claimed.rstrip("/") != given.rstrip("/"):
             raise Refused("the token is for another service URL than the activity's")
-        endorsements = key.get("endorsements")
         channel = str(activity.get("channelId") or "")
-        if isinstance(endorsements, list) and channel not in endorsements:
-            raise Refused(f"the signing key is not endorsed for the channel {channel!r}")
+        if channel != TEAMS:
+            # The same bot can be on Web Chat or Direct Line, whose clients name their own
+            # user ids: only Teams vouches for who a sender is.
+            raise Refused(f"an activity from the {channel!r} channel, not Teams")
+        endorsements = key.get("endorsements")
+        if isinstance(endorsements, list) and TEAMS not in endorsements:
+            raise Refused("the signing key is not endorsed for Teams")
         return claims
 
 
@@ -159,9 +177,10 @@ class BotToken:
                     answer = json.loads(raw)
                 except ValueError:
                     answer = {}
-                if response.status in (400, 401) and isinstance(answer, dict):
-                    why = str(answer.get("error_description") or answer.get("error") or "")
-                    raise TokenRefused(why.splitlines()[0][:200] if why else str(response.status))
+                error = answer.get("error") if isinstance(answer, dict) else None
+                if response.status in (400, 401) and error in REFUSALS:
+                    why = str(answer.get("error_description") or error)
+                    raise TokenRefused(why.splitlines()[0][:200])
                 if response.status != 200 or not isinstance(answer, dict):
                     raise ConnectionError(f"the token endpoint answered {response.status}")
             self._token = str(answer["access_token"])

@@ -30,8 +30,8 @@ log = logging.getLogger("hermes.teams")
 
 CONSENT = "application/vnd.microsoft.teams.card.file.consent"
 INFO = "application/vnd.microsoft.teams.card.file.info"
-PIECE = 4 * 1024 * 1024
-"""A multiple of 320 KiB, as OneDrive's upload sessions want their pieces."""
+PIECE = 32 * 320 * 1024
+"""10 MiB: a whole multiple of 320 KiB, as OneDrive's upload sessions want their pieces."""
 KEPT = 64
 OFFER_SECONDS = 24 * 3600.0
 MAX_BYTES = 250 * 1024 * 1024
@@ -57,6 +57,8 @@ class FileOffers:
 
     async def offer(self, chat: ChatRef, attachment: Attachment, caption: str | None) -> str:
         size = attachment.size
+        if size <= 0:
+            raise NotSent(f"{attachment.name} is empty: nothing to send", permanent=True)
         if size > MAX_BYTES:
             raise NotSent(f"{attachment.name} is over {MAX_BYTES // 2**20} MiB", permanent=True)
         token = uuid.uuid4().hex
@@ -81,9 +83,13 @@ class FileOffers:
     def answered(self, activity: dict[str, Any]) -> None:
         """The person's answer to an offer: on accept, the upload starts (after the invoke
         is answered: Teams waits on it)."""
-        value = activity.get("value") or {}
-        token = str((value.get("context") or {}).get("hermes_file") or "")
+        value = activity.get("value")
+        value = value if isinstance(value, dict) else {}
+        context = value.get("context")
+        token = str((context if isinstance(context, dict) else {}).get("hermes_file") or "")
         offer = self._offers.pop(token, None)
+        if offer is not None and time.monotonic() - offer.made > OFFER_SECONDS:
+            offer = None  # a day old: forgotten, as the docs say
         if offer is None or offer.chat.chat_id != chat_of(activity).chat_id:
             log.info("teams: an answer to a file offer not known here (or from elsewhere)")
             return

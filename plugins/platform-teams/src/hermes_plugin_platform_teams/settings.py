@@ -43,7 +43,7 @@ class TeamsSettings:
             found = config.get(key) or next((secrets[v] for v in variables if secrets.get(v)), "")
             return str(found).strip()
 
-        app_id = value("app_id", "TEAMS_CLIENT_ID", "MICROSOFT_APP_ID")
+        app_id = value("app_id", "TEAMS_CLIENT_ID", "MICROSOFT_APP_ID").lower()
         if not _GUID.match(app_id):
             raise PlatformNotConfigured(
                 "set TEAMS_CLIENT_ID (or platforms.teams.app_id) to the Azure Bot's Microsoft App "
@@ -75,6 +75,11 @@ class TeamsSettings:
                 f"TEAMS_TENANT_ID is the app's Directory (tenant) ID, a GUID, not {tenant!r}"
             )
         path = "/" + str(config.get("path") or "/api/messages").strip().strip("/")
+        if path == "/":
+            raise PlatformNotConfigured(
+                "platforms.teams.path needs a path of its own (/api/messages): the gateway's "
+                "listener is shared with other platforms"
+            )
         service = str(config.get("service_url") or SERVICE_URL).strip()
         if urlsplit(service).scheme not in ("http", "https"):
             raise PlatformNotConfigured(

@@ -11,6 +11,7 @@ from hermes_plugin_platform_irc.testing.server import (
     irc_server,
     irc_server_fixture,
 )
+from hermes_plugin_platform_irc.testing.strict import inspircd_server
 
 __all__ = [
     "Bouncer",
@@ -18,6 +19,7 @@ __all__ = [
     "IrcServer",
     "IrcUser",
     "fresh",
+    "inspircd_server",
     "irc_server",
     "irc_server_fixture",
     "znc_bouncer",

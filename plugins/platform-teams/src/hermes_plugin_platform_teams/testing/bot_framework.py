@@ -111,8 +111,11 @@ class FakeBotFramework:
         """Whether the person accepts a file the bot offers (the consent card)."""
         self.uploads: dict[str, bytearray] = {}
         self._downloads: dict[str, bytes] = {}
+        self._inline: dict[str, bytes] = {}
+        self.leaked_tokens = 0
+        """Requests to OneDrive or SharePoint that carried the bot's token (never should)."""
         self._person = ThreadPoolExecutor(max_workers=1, thread_name_prefix="teams-person")
-        app = web.Application()
+        app = web.Application(client_max_size=300 * 1024 * 1024)  # OneDrive's pieces
         app.router.add_get("/v1/.well-known/openidconfiguration", self._metadata)
         app.router.add_get("/v1/.well-known/keys", self._keys)
         app.router.add_post("/{tenant}/oauth2/v2.0/token", self._grant)
@@ -122,6 +125,7 @@ class FakeBotFramework:
         app.router.add_put(base + "/{activity}", self._update)
         app.router.add_put("/onedrive/upload/{token}", self._upload)
         app.router.add_get("/sharepoint/download/{token}", self._download)
+        app.router.add_get("/teams/v3/attachments/{token}/views/original", self._inline_image)
         self._server = LoopbackApp(app, "fake-bot-framework")
 
     def __enter__(self) -> Self:
@@ -151,8 +155,9 @@ class FakeBotFramework:
     # --- the connector posting to the bot ---------------------------------------------
 
     def token(self, kind: str = "good") -> str:
-        """``good``, or one to refuse: ``forged``, ``expired``, ``audience``, ``issuer``,
-        ``serviceurl``, ``unendorsed`` (a key endorsed for another channel)."""
+        """``good``, or one to refuse: ``forged``, ``expired``, ``not-yet``, ``audience``,
+        ``issuer``, ``serviceurl``, ``no-serviceurl``, ``unendorsed`` (a key endorsed for
+        another channel), ``unknown-kid``, ``alg-none``."""
         now = int(time.time())
         claims: dict[str, Any] = {
             "iss": ISSUER,
@@ -174,6 +179,14 @@ class FakeBotFramework:
             claims["serviceurl"] = "https://smba.example.org/teams/"
         elif kind == "unendorsed":
             key, key_id = self._other_key, self._unendorsed_id
+        elif kind == "unknown-kid":
+            key_id = secrets.token_hex(10)
+        elif kind == "no-serviceurl":
+            del claims["serviceurl"]
+        elif kind == "not-yet":
+            claims |= {"nbf": now + 3600, "exp": now + 7200}
+        elif kind == "alg-none":
+            return jwt.encode(claims, None, algorithm="none", headers={"kid": key_id})
         return jwt.encode(claims, key, algorithm="RS256", headers={"kid": key_id})
 
     def post(self, activity: dict[str, Any], token: str | None = None) -> tuple[int, Any]:
@@ -224,6 +237,7 @@ class FakeBotFramework:
         thread: str | None = None,
         attachments: list[dict[str, Any]] | None = None,
         token: str | None = None,
+        channel_id: str = "msteams",
     ) -> tuple[int, Any]:
         """``user`` (an Entra object id) writes ``text``: in a personal chat, a group
         chat or a channel (in ``thread``, a root post's id); ``mention`` names the bot."""
@@ -249,6 +263,7 @@ class FakeBotFramework:
             entities=entities,
             attachments=attachments or [],
         )
+        activity["channelId"] = channel_id
         return self.post(activity, token)
 
     @property
@@ -274,6 +289,16 @@ class FakeBotFramework:
             },
         }
         return self.user_says(user, "", attachments=[info])
+
+    def user_pastes_image(self, user: str, data: bytes) -> tuple[int, Any]:
+        """``user`` pastes an image: it stays on the connector, read with the bot's token."""
+        token = secrets.token_hex(8)
+        self._inline[token] = data
+        image = {
+            "contentType": "image/png",
+            "contentUrl": f"{self.url}/teams/v3/attachments/{token}/views/original",
+        }
+        return self.user_says(user, "", attachments=[image])
 
     def files_to(self, conversation: str) -> list[tuple[str, bytes]]:
         """The files the bot sent there (file info cards of uploads that completed)."""
@@ -413,6 +438,8 @@ class FakeBotFramework:
                 401, "BotNotRegistered", "Authorization has been denied for this request."
             )
         conversation = request.match_info["conversation"].split(";")[0]
+        if ";messageid=" in request.match_info["conversation"] and "@thread.v2" in conversation:
+            return self._error(400, "BadArgument", "A group chat has no threads.")
         if conversation in self.not_in:
             return self._error(
                 403, "BotNotInConversationRoster", "The bot is not part of the conversation roster."
@@ -481,24 +508,41 @@ class FakeBotFramework:
     async def _upload(self, request: web.Request) -> web.Response:
         """A OneDrive upload session: pieces with Content-Range, in order."""
         token = request.match_info["token"]
+        if "Authorization" in request.headers:
+            self.leaked_tokens += 1
         if token not in self.uploads:
             return web.json_response({"error": {"code": "itemNotFound"}}, status=404)
         spec = request.headers.get("Content-Range", "")
         data = await request.read()
         try:
             span, total = spec.removeprefix("bytes ").split("/")
-            start = int(span.split("-")[0])
+            start, end = (int(n) for n in span.split("-"))
         except ValueError:
             return web.json_response({"error": {"code": "invalidRange"}}, status=400)
         received = self.uploads[token]
-        if start != len(received):
+        last = end + 1 == int(total)
+        # OneDrive: in order, the range as long as the body, pieces of 320 KiB multiples.
+        if start != len(received) or end - start + 1 != len(data):
             return web.json_response({"error": {"code": "invalidRange"}}, status=416)
+        if not last and len(data) % (320 * 1024):
+            return web.json_response({"error": {"code": "invalidRange"}}, status=400)
         received.extend(data)
         if len(received) < int(total):
             return web.json_response({"nextExpectedRanges": [f"{len(received)}-"]}, status=202)
         return web.json_response({"id": token, "size": len(received)}, status=201)
 
+    async def _inline_image(self, request: web.Request) -> web.Response:
+        header = request.headers.get("Authorization", "")
+        if not header.startswith("Bearer ") or header[7:] not in self.access_tokens:
+            return self._error(401, "Unauthorized", "Authorization has been denied.")
+        data = self._inline.get(request.match_info["token"])
+        if data is None:
+            return self._error(404, "NotFound", "Unknown attachment.")
+        return web.Response(body=data, content_type="image/png")
+
     async def _download(self, request: web.Request) -> web.Response:
+        if "Authorization" in request.headers:
+            self.leaked_tokens += 1
         data = self._downloads.get(request.match_info["token"])
         if data is None:
             return web.Response(status=404)
@@ -510,7 +554,12 @@ class FakeBotFramework:
             return refused
         body = json.loads(await request.read())
         with self._lock:
-            found = [a for a in self.sent if a.id == request.match_info["activity"]]
+            conversation = request.match_info["conversation"]
+            found = [
+                a
+                for a in self.sent
+                if a.id == request.match_info["activity"] and a.conversation == conversation
+            ]
             if not found:
                 return self._error(404, "ActivityNotFoundInConversation", "Unknown activity.")
             made = found[0]
