@@ -186,7 +186,7 @@ class FakeBotFramework:
         elif kind == "not-yet":
             claims |= {"nbf": now + 3600, "exp": now + 7200}
         elif kind == "alg-none":
-            return jwt.encode(claims, None, algorithm="none", headers={"kid": key_id})
+            return jwt.encode(claims, "", algorithm="none", headers={"kid": key_id})
         return jwt.encode(claims, key, algorithm="RS256", headers={"kid": key_id})
 
     def post(self, activity: dict[str, Any], token: str | None = None) -> tuple[int, Any]:
