@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import regex
-
 from hermes_plugin_platform_irc.wire import LINE_BYTES
 
 __all__ = ["clean", "room_for_text", "to_lines"]
@@ -37,6 +35,8 @@ def _cut(text: str, room: int) -> int:
     three quarters if there is one, else up to the last whole grapheme (Unicode's extended
     grapheme clusters, as the regex library finds them); a single grapheme larger than the
     room is cut between characters."""
+    import regex  # here: the gateway imports every installed platform, configured or not
+
     used = 0
     fits = 0
     for cluster in regex.finditer(r"\X", text):

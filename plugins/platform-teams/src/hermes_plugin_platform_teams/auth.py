@@ -25,7 +25,6 @@ import time
 from typing import Any
 
 import aiohttp
-import jwt
 
 from hermes_plugin_platform_teams.settings import BOT_ISSUER
 
@@ -112,6 +111,8 @@ class ChannelVerifier:
     async def verify(self, authorization: str, activity: dict[str, Any]) -> dict[str, Any]:
         """The token's claims; :class:`Refused` unless the Bot Connector signed it for this
         bot and this activity."""
+        import jwt  # here: the gateway imports every installed platform, configured or not
+
         scheme, _, token = authorization.partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
