@@ -288,6 +288,28 @@ class SSHServer:
     home: str
 
 
+def wait_listening(
+    port: int,
+    process: subprocess.Popen[bytes] | None,
+    log_file: Path,
+    name: str,
+    seconds: float = 15.0,
+) -> None:
+    """Wait until something listens on 127.0.0.1:``port``; :class:`ServiceUnavailable`
+    with the end of ``log_file`` when ``process`` exits first or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", port), timeout=1),
+        ):
+            return
+        if (process is not None and process.poll() is not None) or time.monotonic() > deadline:
+            log = log_file.read_text(errors="replace")[-500:] if log_file.exists() else ""
+            raise ServiceUnavailable(f"{name} did not start: {log}")
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as probe:
@@ -349,17 +371,7 @@ def sshd_server(user: str = "hermes-test") -> Iterator[SSHServer]:
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 10
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), timeout=1),
-                ):
-                    break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log = (base / "sshd.log").read_text(errors="replace")[-500:]
-                    raise ServiceUnavailable(f"sshd did not start: {log}")
-                time.sleep(0.05)
+            wait_listening(port, process, base / "sshd.log", "sshd", seconds=10)
             yield SSHServer(
                 host="127.0.0.1",
                 port=port,

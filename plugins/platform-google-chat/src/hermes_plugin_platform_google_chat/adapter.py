@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from hermes_commons.platform_files import IncomingFile, receive_files
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_commons.sending import DUPLICATE_NOTE
 from hermes_plugin_platform_google_chat.auth import AppToken, KeyRefused, Refused, Verifier
 from hermes_plugin_platform_google_chat.settings import GoogleChatSettings
@@ -154,14 +154,9 @@ class GoogleChatAdapter:
             typed = (inbound.chat, inbound.user_id, inbound.text)
             if not files and await self._typed.answer(host, *typed):
                 return
-            got = await receive_files(host, inbound, files, self.media)
-            for line in got.refusals:
-                try:
-                    await self.send(inbound.chat, line)
-                except Exception as exc:  # noqa: BLE001 - a notice; the log has it
-                    log.info("google_chat: could not say a file was refused: %s", exc)
-            if got.message is not None:
-                await host.receive(got.message)
+            await hand_over_with_files(
+                host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+            )
 
         await self._order.run(inbound.chat, deliver)
 
@@ -179,12 +174,7 @@ class GoogleChatAdapter:
                     self.app_token.forget()
                 if response.status >= 400:
                     raise ValueError(f"the Chat API would not give it ({response.status})")
-                data = bytearray()
-                async for chunk in response.content.iter_chunked(65536):
-                    data.extend(chunk)
-                    if len(data) > limit:
-                        raise ValueError(f"it is over {limit} bytes")
-                return bytes(data)
+                return await read_capped(response.content.iter_chunked(65536), limit)
 
         return IncomingFile(
             name=str(attachment.get("contentName") or "file"),

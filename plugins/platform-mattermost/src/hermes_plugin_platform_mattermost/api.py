@@ -14,6 +14,8 @@ from typing import Any
 
 import aiohttp
 
+from hermes_commons.platform_files import read_capped
+
 __all__ = ["ApiError", "MattermostApi"]
 
 REQUEST_SECONDS = 30.0
@@ -82,12 +84,7 @@ class MattermostApi:
         ) as response:
             if response.status >= 400:
                 raise _error(response.status, await response.read(), None)
-            data = bytearray()
-            async for chunk in response.content.iter_chunked(65536):
-                data.extend(chunk)
-                if len(data) > limit:
-                    raise ValueError(f"it is over {limit} bytes")
-            return bytes(data)
+            return await read_capped(response.content.iter_chunked(65536), limit)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 
 from hermes_commons.files import atomic_write_text
-from hermes_commons.platform_files import IncomingFile, receive_files
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_plugin_platform_teams.auth import BotToken, ChannelVerifier, Refused, TokenRefused
 from hermes_plugin_platform_teams.cards import ANSWER, answered_card, question_card
 from hermes_plugin_platform_teams.files import FileOffers
@@ -182,14 +182,9 @@ class TeamsAdapter:
             unaddressed = inbound.chat.chat_type != "private" and not inbound.addressed
             if unaddressed and self.settings.require_mention:
                 return
-            got = await receive_files(host, inbound, files, self.media)
-            for line in got.refusals:
-                try:
-                    await self.send(inbound.chat, line)
-                except Exception as exc:  # noqa: BLE001 - a notice; the log has it
-                    log.info("teams: could not say a file was refused: %s", exc)
-            if got.message is not None:
-                await host.receive(got.message)
+            await hand_over_with_files(
+                host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+            )
 
         await self._order.run(inbound.chat, deliver)
         return None
@@ -219,12 +214,7 @@ class TeamsAdapter:
             async with self._http().get(url, headers=headers) as response:
                 if response.status >= 400:
                     raise ValueError(f"Teams would not give it ({response.status})")
-                data = bytearray()
-                async for chunk in response.content.iter_chunked(65536):
-                    data.extend(chunk)
-                    if len(data) > limit:
-                        raise ValueError(f"it is over {limit} bytes")
-                return bytes(data)
+                return await read_capped(response.content.iter_chunked(65536), limit)
 
         return IncomingFile(name=name, declared=declared, size=None, download=download)
 

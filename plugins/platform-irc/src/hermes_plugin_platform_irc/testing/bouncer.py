@@ -12,16 +12,14 @@ import hashlib
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_plugin_platform_irc.testing.server import IrcServer
-from hermes_testkit.services import ServiceUnavailable, free_port
+from hermes_testkit.services import ServiceUnavailable, free_port, wait_listening
 
 __all__ = ["Bouncer", "znc_bouncer"]
 
@@ -105,17 +103,7 @@ def znc_bouncer(
                 user=RUNS_AS,
             )
         try:
-            deadline = time.monotonic() + 20
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), timeout=1),
-                ):
-                    break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    why = log_file.read_text(errors="replace")[-400:]
-                    raise ServiceUnavailable(f"ZNC did not start: {why}")
-                time.sleep(0.05)
+            wait_listening(port, process, log_file, "ZNC")
             yield Bouncer(port=port, nick=nick, password=f"hermes/test:{password}")
         finally:
             process.terminate()

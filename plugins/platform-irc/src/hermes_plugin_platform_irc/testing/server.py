@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from hermes_plugin_platform_irc.wire import Line, casefold, format_line, parse_line
-from hermes_testkit.services import ServiceUnavailable, free_port, unavailable
+from hermes_testkit.services import ServiceUnavailable, free_port, unavailable, wait_listening
 
 __all__ = ["Heard", "IrcServer", "IrcUser", "fresh", "irc_server", "irc_server_fixture"]
 
@@ -259,17 +259,7 @@ def irc_server(port: int = 0) -> Iterator[IrcServer]:
             )
         server: IrcServer | None = None
         try:
-            deadline = time.monotonic() + 15
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), timeout=1),
-                ):
-                    break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    why = log_file.read_text(errors="replace")[-400:]
-                    raise ServiceUnavailable(f"ngircd did not start: {why}")
-                time.sleep(0.05)
+            wait_listening(port, process, log_file, "ngircd")
             server = IrcServer(port=port, log_file=log_file, tls_port=tls_port, ca_file=str(cert))
             yield server
         finally:

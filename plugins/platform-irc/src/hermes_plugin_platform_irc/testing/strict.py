@@ -9,15 +9,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from hermes_plugin_platform_irc.testing.server import IrcServer
-from hermes_testkit.services import ServiceUnavailable, free_port
+from hermes_testkit.services import ServiceUnavailable, free_port, wait_listening
 
 __all__ = ["inspircd_server"]
 
@@ -61,17 +59,7 @@ def inspircd_server(threshold: int = 5) -> Iterator[IrcServer]:
         with open(base / "out.log", "wb") as output:
             process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 15
-            while True:
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), timeout=1),
-                ):
-                    break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    why = (base / "out.log").read_text(errors="replace")[-400:]
-                    raise ServiceUnavailable(f"InspIRCd did not start: {why}")
-                time.sleep(0.05)
+            wait_listening(port, process, base / "out.log", "InspIRCd")
             server = IrcServer(port=port, log_file=log_file)
             try:
                 yield server
