@@ -6,10 +6,38 @@ names, where the platform plugins read them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from hermes_plugin_import_hermes_agent.config_map import _Mapper
+
+class _Out(Protocol):
+    @property
+    def env_settings(self) -> set[str]: ...
+
+    @property
+    def left(self) -> list[tuple[str, str]]: ...
+
+
+class _Mapper(Protocol):
+    """What these mappings use of the config mapper (config_map's), named here so this
+    module imports nothing of the module that calls it."""
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
+    @property
+    def out(self) -> _Out: ...
+
+    def take(self, path: str) -> Any: ...
+
+    def put(self, target: str, value: Any, source: str) -> None: ...
+
+    def from_env(self, name: str, target: str, convert: Callable[[str], Any] = str) -> None: ...
+
+    def secret(self, name: str, value: str, source: str) -> str: ...
+
+    def allow(self, platform: str, users: str, source: str) -> None: ...
+
 
 __all__ = ["google_chat", "irc", "mattermost", "teams"]
 
