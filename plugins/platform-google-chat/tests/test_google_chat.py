@@ -249,3 +249,31 @@ def test_a_wrong_setting_is_one_line_saying_what_to_fix(
     with pytest.raises(PlatformNotConfigured, match=error) as raised:
         GoogleChatAdapter(context)
     assert "\n" not in str(raised.value)
+
+
+def test_a_drive_file_is_named_for_the_agent(fake: FakeGoogleChat, tmp_path: Path) -> None:
+    adapter = adapter_for(fake, tmp_path)
+    event = {
+        "type": "MESSAGE",
+        "space": {"name": "spaces/dmx", "spaceType": "DIRECT_MESSAGE"},
+        "message": {
+            "name": "spaces/dmx/messages/d1",
+            "sender": {"name": "users/7", "email": ANN, "type": "HUMAN"},
+            "text": "see this",
+            "attachment": [
+                {
+                    "contentName": "plan.gdoc",
+                    "driveDataRef": {"driveFileId": "f1"},
+                    "source": "DRIVE_FILE",
+                }
+            ],
+        },
+    }
+
+    async def scenario() -> None:
+        async with running(adapter, fake) as host:
+            assert (await asyncio.to_thread(fake.post, event))[0] == 200
+            (message,) = host.messages
+            assert message.text.startswith("see this") and "plan.gdoc" in message.text
+
+    run(scenario)

@@ -16,6 +16,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -38,6 +39,7 @@ from hermes_sdk.platform import (
     PlatformNotConfigured,
     TypedAnswers,
     split_message,
+    unread_attachment_note,
     yes_and_no,
 )
 
@@ -149,6 +151,13 @@ class GoogleChatAdapter:
             return
         inbound, attachments = read
         files = [f for f in (self.incoming(a) for a in attachments) if f is not None]
+        drive = [a for a in attachments if self.incoming(a) is None]
+        if drive:  # named, so the agent can say it was not read
+            notes = [
+                unread_attachment_note(f"a Google Drive file, {a.get('contentName') or 'unnamed'}")
+                for a in drive
+            ]
+            inbound = replace(inbound, text="\n".join([inbound.text, *notes]).strip())
 
         async def deliver() -> None:
             typed = (inbound.chat, inbound.user_id, inbound.text)

@@ -41,6 +41,7 @@ log = logging.getLogger("hermes.irc")
 
 BACKOFF_FIRST, BACKOFF_MOST = 2.0, 300.0
 STABLE_SECONDS = 300.0
+RECONNECT_WAIT_SECONDS = 20.0
 """A connection that lasted this long was fine: the next reconnect starts fast again."""
 REPLAY_HOURS = 24
 _FORMATTING = re.compile(r"\x03(\d{1,2}(,\d{1,2})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]")
@@ -205,16 +206,22 @@ class IrcAdapter:
 
     # --- sending ---------------------------------------------------------------------
 
-    def _up(self) -> IrcConnection:
-        connection = self._connection
-        if connection is None or not connection.ready.is_set():
-            raise NotSent(f"not connected to {self.settings.server}; sent when it is back")
-        return connection
+    async def _up(self) -> IrcConnection:
+        """The connection, waiting a while for a reconnect in progress (each refusal costs
+        the reply one of the delivery ledger's attempts)."""
+        deadline = time.monotonic() + RECONNECT_WAIT_SECONDS
+        while True:
+            connection = self._connection
+            if connection is not None and connection.ready.is_set():
+                return connection
+            if time.monotonic() >= deadline:
+                raise NotSent(f"not connected to {self.settings.server}; sent when it is back")
+            await asyncio.sleep(0.25)
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         if not chat.chat_id or any(c in chat.chat_id for c in " ,\r\n\0"):
             raise NotSent(f"{chat.chat_id!r} is not an IRC nick or channel", permanent=True)
-        connection = self._up()
+        connection = await self._up()
         prefix = ""
         if chat.chat_type != "private" and reply_to and "/" in reply_to:
             prefix = f"{reply_to.split('/', 1)[0]}: "
@@ -240,7 +247,8 @@ class IrcAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
+        prompt = self._typed.prompt(chat, question, choices, request_id)
+        await self.send(chat, prompt.replace("**", ""))  # IRC shows no Markdown
 
     async def aclose(self) -> None:
         tasks = list(self._handing)
