@@ -286,6 +286,9 @@ class ScriptedServer:
         self.caps, self.password, self.tls = caps, password, tls
         self.knows_cap = knows_cap
         self.after_welcome: list[str] = []
+        self.accepted_logins = 10**6
+        self.logins = 0
+        self.drop_after_welcome = False
         """Lines sent once the client is registered (as the server would, later)."""
         self.received: list[str] = []
         self.port = 0
@@ -333,7 +336,8 @@ class ScriptedServer:
                     send("AUTHENTICATE +")
                 elif line.command == "AUTHENTICATE":
                     _, user, password = base64.b64decode(line.param(0)).decode().split("\0")
-                    if password == self.password:
+                    self.logins += 1
+                    if password == self.password and self.logins <= self.accepted_logins:
                         send(f"900 {nick} {nick}!u@h {user} :You are now logged in as {user}")
                         send(f"903 {nick} :SASL authentication successful")
                     else:
@@ -343,6 +347,10 @@ class ScriptedServer:
                     send(f"376 {nick} :End of MOTD")
                     for extra in self.after_welcome:
                         writer.write(f"{extra}\r\n".encode())
+                    if self.drop_after_welcome:
+                        await writer.drain()
+                        writer.close()
+                        return
                 await writer.drain()
 
 
@@ -649,5 +657,27 @@ def test_after_a_nick_change_lines_are_cut_for_the_new_longer_source(tmp_path: P
             for raw in sent:
                 relayed = f":{source} {raw}\r\n"
                 assert len(relayed.encode()) <= 512
+
+    run(scenario)
+
+
+def test_a_login_refused_after_it_worked_is_tried_again_not_the_end(tmp_path: Path) -> None:
+    """Services restarting refuse SASL for a while: the platform keeps trying."""
+
+    async def scenario() -> None:
+        async with ScriptedServer() as server:
+            server.accepted_logins = 1  # then every login is refused
+            server.drop_after_welcome = True  # and the first connection drops
+            adapter = IrcAdapter(sasl_context(tmp_path, server.port))
+            task = asyncio.ensure_future(adapter.run(RecordingHost()))
+            try:
+                await eventually(lambda: server.logins >= 2, timeout=15)
+                await asyncio.sleep(0.5)
+                assert not task.done()  # refused, after it worked: retried with backoff
+            finally:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+                await adapter.aclose()
 
     run(scenario)

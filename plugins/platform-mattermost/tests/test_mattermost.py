@@ -376,10 +376,30 @@ def test_a_channel_the_server_would_not_read_back_is_held_and_read_again(
             await eventually(lambda: fake.connections >= 2)
             fake.user_says(ALICE, "live, after")
             await eventually(lambda: "while away" in handed(host), timeout=10)
+            assert not adapter._reread and not adapter.positions.held()  # nothing left over
             assert handed(host) == ["first", "live, after", "while away"] or handed(host) == [
                 "first",
                 "while away",
                 "live, after",
             ]
+
+    run(scenario)
+
+
+def test_a_typed_answer_read_back_again_is_not_a_new_message(
+    fake: FakeMattermost, tmp_path: Path
+) -> None:
+    adapter = adapter_for(fake, tmp_path)
+    chat = ChatRef("mattermost", fake.dm(ALICE), "private")
+
+    async def scenario() -> None:
+        async with running(adapter, fake) as host:
+            await adapter.ask(chat, "Go?", [Choice("once", "Yes"), Choice("deny", "No")], "q5")
+            fake.user_says(ALICE, "deny")
+            await eventually(lambda: host.presses)
+            fake.drop()  # the reconnect reads the last minute back, "deny" with it
+            await eventually(lambda: fake.connections >= 2)
+            await asyncio.sleep(0.5)
+            assert not host.messages and len(host.presses) == 1
 
     run(scenario)

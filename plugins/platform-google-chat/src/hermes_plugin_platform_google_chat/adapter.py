@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,7 @@ log = logging.getLogger("hermes.google_chat")
 MAX_MESSAGE_CHARS = 4000
 """The Chat API takes 32,000 bytes; shorter messages read (and edit) better."""
 PLATFORM = "google_chat"
+CLOSED_KEPT = 512
 ANSWER = "hermes_answer"
 """The function a card button calls: the press comes back as a CARD_CLICKED event."""
 REFUSAL_LOG_SECONDS = 60.0
@@ -81,6 +83,8 @@ class GoogleChatAdapter:
         }
         """Allowed people listed by email (hermes-agent's way): their ids are the entry."""
         self._refusals_logged = 0.0
+        self._closed: OrderedDict[str, None] = OrderedDict()
+        """Questions a press here closed: a second press at the same moment does not."""
 
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -209,12 +213,17 @@ class GoogleChatAdapter:
         was_open = host.question_open(press.request_id)
         toast = await host.pressed(press)
         viewer = {"name": str(user.get("name") or "")}
-        if host.question_open(press.request_id) or not was_open:
+        first_to_close = press.request_id not in self._closed  # no await since: one wins
+        if host.question_open(press.request_id) or not was_open or not first_to_close:
             # Not this press's to close (someone else's, or one late): told privately, and
             # the card keeps what it says.
             return {"privateMessageViewer": viewer, "text": toast}
+        self._closed[press.request_id] = None
+        while len(self._closed) > CLOSED_KEPT:
+            self._closed.popitem(last=False)
         self._typed.settle(press.request_id, False)
-        asked = str((body.get("message") or {}).get("text") or "") or "The question"
+        shown = str((body.get("message") or {}).get("text") or "")
+        asked = shown.split("\n\nReply with one of", maxsplit=1)[0] or "The question"
         who = str(user.get("displayName") or press.user_id)
         outcome = f"{toast} ({who})"
         return {

@@ -24,8 +24,9 @@ __all__ = ["AppToken", "KeyRefused", "Refused", "Verifier"]
 GOOGLE_ISSUERS = ("https://accounts.google.com", "accounts.google.com")
 SCOPES = ("https://www.googleapis.com/auth/chat.bot",)
 SKEW_SECONDS = 30
-TOKEN_SECONDS = 15.0
 """Clock difference allowed between Google and this machine."""
+TOKEN_SECONDS = 15.0
+"""The longest a token request may take (google-auth's default is 120 s)."""
 KEYS_SECONDS = 3600.0
 """How long keys are kept when Google's answer says nothing."""
 REFETCH_SECONDS = 60.0

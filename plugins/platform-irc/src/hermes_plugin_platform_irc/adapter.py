@@ -41,8 +41,9 @@ log = logging.getLogger("hermes.irc")
 
 BACKOFF_FIRST, BACKOFF_MOST = 2.0, 300.0
 STABLE_SECONDS = 300.0
-RECONNECT_WAIT_SECONDS = 20.0
 """A connection that lasted this long was fine: the next reconnect starts fast again."""
+RECONNECT_WAIT_SECONDS = 20.0
+"""How long a reply waits for a reconnect in progress."""
 REPLAY_HOURS = 24
 _FORMATTING = re.compile(r"\x03(\d{1,2}(,\d{1,2})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]")
 _NICK_CHARS = r"A-Za-z0-9\[\]\\`^{}|_-"
@@ -60,6 +61,7 @@ class IrcAdapter:
         """Allowed nicks (or accounts) as the owner wrote them: a sender is given the id
         of the one the server takes for the same name, by the server's own case rules."""
         self._registered_once = False
+        self._closing = False
         self._last_sent: dict[str, str] = {}
         """Each target's last line sent (its id), for the server's refusal of it."""
         self._order = ChatOrder()
@@ -89,13 +91,13 @@ class IrcAdapter:
             except PlatformNotConfigured as exc:
                 # Once connected, what looks like a setting is a passing state of the
                 # network (SASL gone while services restart, a timed ban): tried again.
-                if not (self._registered_once or connection.ready.is_set()):
+                if not (self._registered_once or connection.registered):
                     raise
                 log.warning("irc: %s (it worked before: trying again)", exc)
             except (OSError, ConnectionError, TimeoutError) as exc:
                 log.warning("irc: %s:%s: %s", self.settings.server, self.settings.port, exc)
             finally:
-                self._registered_once = self._registered_once or connection.ready.is_set()
+                self._registered_once = self._registered_once or connection.registered
             if time.monotonic() - began > STABLE_SECONDS:
                 delay = BACKOFF_FIRST
             pause = delay * random.uniform(0.8, 1.2)
@@ -214,7 +216,7 @@ class IrcAdapter:
             connection = self._connection
             if connection is not None and connection.ready.is_set():
                 return connection
-            if time.monotonic() >= deadline:
+            if self._closing or time.monotonic() >= deadline:
                 raise NotSent(f"not connected to {self.settings.server}; sent when it is back")
             await asyncio.sleep(0.25)
 
@@ -251,6 +253,7 @@ class IrcAdapter:
         await self.send(chat, prompt.replace("**", ""))  # IRC shows no Markdown
 
     async def aclose(self) -> None:
+        self._closing = True  # a send waiting for a reconnect gives up at once
         tasks = list(self._handing)
         for task in tasks:
             task.cancel()

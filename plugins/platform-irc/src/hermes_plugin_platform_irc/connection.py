@@ -89,6 +89,8 @@ class IrcConnection:
         """Told of a target the server would not deliver to (401 no such nick, 404 cannot
         send to channel), and why."""
         self.logged_in = False
+        self.registered = False
+        """Registered once (unlike :attr:`ready`, never cleared when the connection ends)."""
         self.nick = settings.nick
         self.source = ""
         """``nick!user@host`` as others see us, once the server has shown it."""
@@ -308,6 +310,7 @@ class IrcConnection:
         if settings.channels:
             self._write(format_line("JOIN", ",".join(settings.channels)))
         self._regained_at = time.monotonic()
+        self.registered = True
         self.ready.set()
         log.info("irc: connected to %s as %s", settings.server, self.nick)
 

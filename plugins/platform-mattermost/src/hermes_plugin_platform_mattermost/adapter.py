@@ -11,12 +11,14 @@ admits it once. Where each channel was read to is kept in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import logging
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -64,6 +66,7 @@ QUIET_SECONDS = 30.0
 CHECK_SECONDS = 300.0
 """How often the token is checked while connected: a revoked one closes no socket."""
 QUESTION_CHARS = 1000
+ANSWERS_KEPT = 512
 ROOT_GONE = "api.post.create_post.root_id.app_error"
 
 
@@ -94,6 +97,11 @@ class MattermostAdapter:
         self.positions = ReadPositions(folder / "read.json", _newer, _previous)
         self.marks = Marks(folder / "marks.json")
         self._storing: dict[str, int] = {}
+        self._reread: dict[str, int] = {}
+        """Channels a read-back could not read, and where they stood then (read again)."""
+        self._answers: OrderedDict[str, None] = OrderedDict()
+        """Posts that were typed answers to a question: a read-back does not take them
+        for new messages once the question is closed."""
         """Per channel, the posts being stored now."""
         self._unauthorized = False
         self._order = ChatOrder()
@@ -167,34 +175,46 @@ class MattermostAdapter:
             log.info("mattermost: connected to %s as @%s", self.settings.url, self._me().username)
             reading = asyncio.ensure_future(self._read_back(host))
             waiting: list[dict[str, Any]] = []
-            checked = time.monotonic()
+            receiving: asyncio.Task[Any] | None = None
+            checked = swept = time.monotonic()
             try:
                 while True:
+                    if receiving is None:
+                        receiving = asyncio.ensure_future(self._event(socket, QUIET_SECONDS))
+                    await asyncio.wait(
+                        {receiving, reading} if not reading.done() else {receiving},
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
                     if reading.done():
                         reading.result()  # a read-back that failed ends the connection
-                        for data in waiting:
+                        for data in waiting:  # what came meanwhile, in its order, now
                             self._posted(host, data)
                         waiting.clear()
-                    try:
-                        event = await self._event(socket, QUIET_SECONDS)
-                    except TimeoutError:
-                        event = None
-                        if reading.done() and self.positions.held():
-                            reading = asyncio.ensure_future(self._read_back(host))
-                        if time.monotonic() - checked > CHECK_SECONDS:
-                            checked = time.monotonic()
-                            await self._whoami()
+                    event = None
+                    if receiving.done():
+                        with contextlib.suppress(TimeoutError):  # quiet: the timers below
+                            event = receiving.result()
+                        receiving = None
                     if event is not None and event.get("event") == "posted":
                         data = event.get("data") or {}
                         if reading.done():
                             self._posted(host, data)
                         else:
                             waiting.append(data)
+                    now = time.monotonic()
+                    if now - swept > QUIET_SECONDS:  # on a timer, busy or quiet
+                        swept = now
+                        if reading.done() and (self.positions.held() or self._reread):
+                            reading = asyncio.ensure_future(self._read_back(host))
+                    if now - checked > CHECK_SECONDS:
+                        checked = now
+                        await self._whoami()
                     if self._unauthorized:
                         raise ConnectionError("the server refused the token")
             finally:
-                if not reading.done():
-                    reading.cancel()
+                for task in (reading, receiving):
+                    if task is not None and not task.done():
+                        task.cancel()
 
     async def _event(self, socket: aiohttp.ClientWebSocketResponse, seconds: float) -> Any:
         """The next event (a JSON object), or None for a frame that is not one; raises
@@ -245,6 +265,12 @@ class MattermostAdapter:
         if not self._storing.get(channel):
             self.positions.saw(channel, created)
 
+    def _passed_alone(self, channel: str, created: str) -> None:
+        """:meth:`_passed` for a post counted as being stored (itself): the position moves
+        past it when no other post of the channel is being stored."""
+        if self._storing.get(channel, 0) <= 1:
+            self.positions.saw(channel, created)
+
     async def _take(self, host: PlatformHost, post: dict[str, Any], kind: str, sender: str) -> None:
         """One post, handed over in its chat's order (the ordering starts before any
         await); its channel's position moves once it is stored."""
@@ -267,12 +293,20 @@ class MattermostAdapter:
 
         async def hand_over() -> None:
             given = inbound
+            if given.message_id in self._answers:
+                self._passed_alone(channel, created)
+                return
             if not said.files and await self._typed.answer(
                 host, given.chat, given.user_id, given.text
             ):
+                self._answers[given.message_id] = None
+                while len(self._answers) > ANSWERS_KEPT:
+                    self._answers.popitem(last=False)
+                self._passed_alone(channel, created)
                 return
             unaddressed = given.chat.chat_type != "private" and not given.addressed
             if unaddressed and self.settings.require_mention:
+                self._passed_alone(channel, created)
                 return
             if not given.user_name:
                 given = replace(given, user_name=await self._name_of(given.user_id))
@@ -319,14 +353,19 @@ class MattermostAdapter:
             channel_id, kind = str(channel.get("id")), str(channel.get("type") or "O")
             self._channel_types[channel_id] = kind
             position = int(self.positions.get(channel_id) or self.marks.last_seen)
+            # A channel that could not be read before is read from where it stood then,
+            # whatever live posts moved its position to since.
+            position = min(position, self._reread.get(channel_id, position))
             if int(channel.get("last_post_at") or 0) < position - MARGIN_MS:
+                self._reread.pop(channel_id, None)
                 continue
             try:
                 posts = await missed_posts(self._api, channel_id, position, self.marks.started)
             except ApiError as exc:
                 log.info("mattermost: could not read back %s (%s)", channel_id, exc)
-                self.positions.failed(channel_id, str(position + 1))
+                self._reread[channel_id] = position
                 continue
+            self._reread.pop(channel_id, None)
             for post in posts:
                 await self._take(host, post, kind, "")
                 count += 1

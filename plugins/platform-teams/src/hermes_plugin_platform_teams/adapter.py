@@ -24,7 +24,13 @@ import aiohttp
 
 from hermes_commons.files import atomic_write_text
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
-from hermes_plugin_platform_teams.auth import BotToken, ChannelVerifier, Refused, TokenRefused
+from hermes_plugin_platform_teams.auth import (
+    BotToken,
+    ChannelVerifier,
+    KeysUnavailable,
+    Refused,
+    TokenRefused,
+)
 from hermes_plugin_platform_teams.cards import ANSWER, answered_card, question_card
 from hermes_plugin_platform_teams.files import FileOffers
 from hermes_plugin_platform_teams.reading import (
@@ -118,6 +124,9 @@ class TeamsAdapter:
             except Refused as exc:
                 self._log_refusal(str(exc))
                 return web.json_response({"error": "Unauthorized"}, status=401)
+            except KeysUnavailable as exc:
+                self._log_refusal(str(exc))
+                return web.json_response({"error": "try again"}, status=503)
             self._remember(body)
             try:
                 answer = await self._take(host, body)

@@ -28,7 +28,7 @@ import aiohttp
 
 from hermes_plugin_platform_teams.settings import BOT_ISSUER
 
-__all__ = ["BotToken", "ChannelVerifier", "Refused", "TokenRefused"]
+__all__ = ["BotToken", "ChannelVerifier", "KeysUnavailable", "Refused", "TokenRefused"]
 
 log = logging.getLogger("hermes.teams")
 
@@ -36,9 +36,10 @@ SKEW_SECONDS = 300
 TEAMS = "msteams"
 KEYS_SECONDS = 24 * 3600.0
 REFETCH_SECONDS = 300.0
-RETRY_SECONDS = 60.0
 """A key id not seen fetches the keys again, at most this often (a forged token's made-up
 key id must not make every request a fetch)."""
+RETRY_SECONDS = 60.0
+"""After a fetch that failed, the next waits this long."""
 SCOPE = "https://api.botframework.com/.default"
 EARLY_SECONDS = 300.0
 REFUSALS = frozenset(
@@ -49,6 +50,11 @@ REFUSALS = frozenset(
 
 class Refused(Exception):
     """The request is not from the Bot Connector for this bot (the line is for the log)."""
+
+
+class KeysUnavailable(Exception):
+    """No keys to check a request with yet (the Bot Framework unreachable since the
+    start): answered 503, so Teams sends the activity again."""
 
 
 class TokenRefused(Exception):
@@ -104,6 +110,8 @@ class ChannelVerifier:
                     except (aiohttp.ClientError, TimeoutError, ValueError, Refused) as exc:
                         log.warning("teams: the Bot Framework's keys could not be fetched: %s", exc)
         key = self._keys.get(key_id)
+        if key is None and not self._keys:
+            raise KeysUnavailable("the Bot Framework's keys could not be fetched yet")
         if key is None:
             raise Refused(f"signed with a key the Bot Framework does not publish ({key_id[:16]})")
         return key

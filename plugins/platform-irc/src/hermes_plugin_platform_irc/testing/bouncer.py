@@ -103,7 +103,7 @@ def znc_bouncer(
                 user=RUNS_AS,
             )
         try:
-            wait_listening(port, process, log_file, "ZNC")
+            wait_listening(port, process, log_file, "ZNC", seconds=20)
             yield Bouncer(port=port, nick=nick, password=f"hermes/test:{password}")
         finally:
             process.terminate()
