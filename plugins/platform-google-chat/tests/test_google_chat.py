@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from hermes_plugin_platform_google_chat.adapter import GoogleChatAdapter, to_cha
 from hermes_plugin_platform_google_chat.testing import FakeGoogleChat
 
 from hermes_sdk.platform import ChatRef, Choice, NotSent, PlatformContext, PlatformNotConfigured
-from hermes_testkit.platform_tests import RecordingHost, eventually
+from hermes_testkit.platform_tests import RecordingHost, adapter_running, eventually
 from hermes_testkit.services import free_port
 
 ANN = "ann@example.org"
@@ -44,22 +44,11 @@ def adapter_for(fake: FakeGoogleChat, home: Path, **secrets: str) -> GoogleChatA
     )
 
 
-@contextlib.asynccontextmanager
-async def running(adapter: GoogleChatAdapter, fake: FakeGoogleChat) -> AsyncIterator[RecordingHost]:
-    port = int(fake.endpoint_url.split(":")[2].split("/")[0])
-    host = RecordingHost(port)
-    task = asyncio.ensure_future(adapter.run(host))
-    try:
-        await eventually(lambda: host._listener is not None or task.done())
-        if task.done():
-            task.result()
-        yield host
-    finally:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        await adapter.aclose()
-        await host.aclose()
+def running(
+    adapter: GoogleChatAdapter, fake: FakeGoogleChat
+) -> contextlib.AbstractAsyncContextManager[RecordingHost]:
+    host = RecordingHost(int(fake.endpoint_url.split(":")[2].split("/")[0]))
+    return adapter_running(adapter, host, lambda: host.listening)
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
@@ -142,7 +131,7 @@ def test_a_card_button_answers_and_goes_another_persons_press_does_not(
         host = Host(port)
         task = asyncio.ensure_future(adapter.run(host))
         try:
-            await eventually(lambda: host._listener is not None)
+            await eventually(lambda: host.listening)
             await adapter.ask(chat, "Run `rm -r build`?", choices, "q1")
             (card,) = fake.sent_to(chat.chat_id)
             assert [b["text"] for b in card.buttons] == ["Allow once", "Deny"]

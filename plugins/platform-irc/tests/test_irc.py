@@ -8,7 +8,7 @@ import asyncio
 import base64
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,27 +23,15 @@ from hermes_plugin_platform_irc.testing import IrcServer, fresh, irc_server, znc
 from hermes_plugin_platform_irc.wire import casefold, format_line, parse_line
 
 from hermes_sdk.platform import ChatRef, Choice, PlatformContext, PlatformNotConfigured
-from hermes_testkit.platform_tests import RecordingHost, eventually
+from hermes_testkit.platform_tests import RecordingHost, adapter_running, eventually
 
 
 def context(tmp_path: Path, **config: Any) -> PlatformContext:
     return PlatformContext(name="irc", home=str(tmp_path), config=config)
 
 
-@contextlib.asynccontextmanager
-async def running(adapter: IrcAdapter) -> AsyncIterator[RecordingHost]:
-    host = RecordingHost()
-    task = asyncio.ensure_future(adapter.run(host))
-    try:
-        await eventually(lambda: adapter.connected or task.done(), timeout=20)
-        if task.done():
-            task.result()
-        yield host
-    finally:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        await adapter.aclose()
+def running(adapter: IrcAdapter) -> contextlib.AbstractAsyncContextManager[RecordingHost]:
+    return adapter_running(adapter, RecordingHost(), lambda: adapter.connected)
 
 
 def on(

@@ -15,7 +15,7 @@ from hermes_plugin_platform_mattermost.adapter import MattermostAdapter
 from hermes_plugin_platform_mattermost.testing import TOKEN, FakeMattermost
 
 from hermes_sdk.platform import ChatRef, Choice, NotSent, PlatformContext, PlatformNotConfigured
-from hermes_testkit.platform_tests import RecordingHost, eventually
+from hermes_testkit.platform_tests import RecordingHost, adapter_running, eventually
 from hermes_testkit.services import free_port
 
 ALICE = "a1234567890abcdefghijklmno"
@@ -46,21 +46,11 @@ def adapter_for(
 async def running(
     adapter: MattermostAdapter, fake: FakeMattermost, port: int = 0
 ) -> AsyncIterator[RecordingHost]:
-    host = RecordingHost(port)
     connected = fake.connections
-    task = asyncio.ensure_future(adapter.run(host))
-    try:
-        await eventually(lambda: fake.connections > connected or task.done())
-        if task.done():
-            task.result()
+    ready = lambda: fake.connections > connected  # noqa: E731 - read before the connection
+    async with adapter_running(adapter, RecordingHost(port), ready) as host:
         await asyncio.sleep(0.2)  # the read-back
         yield host
-    finally:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        await adapter.aclose()
-        await host.aclose()
 
 
 def handed(host: RecordingHost) -> list[str]:

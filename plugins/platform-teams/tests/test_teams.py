@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from hermes_plugin_platform_teams.adapter import TeamsAdapter
 from hermes_plugin_platform_teams.testing import APP_ID, APP_PASSWORD, TENANT_ID, FakeBotFramework
 
 from hermes_sdk.platform import ChatRef, Choice, NotSent, PlatformContext, PlatformNotConfigured
-from hermes_testkit.platform_tests import RecordingHost, eventually
+from hermes_testkit.platform_tests import RecordingHost, adapter_running, eventually
 from hermes_testkit.services import free_port
 
 ANN = "0b8e7f6a-1111-4c2d-9e3f-123456789abc"
@@ -52,25 +52,12 @@ class OnlyAnn(RecordingHost):
         return all(p.user_id != ANN for p in self.presses)
 
 
-@contextlib.asynccontextmanager
-async def running(
+def running(
     adapter: TeamsAdapter, fake: FakeBotFramework, host: RecordingHost | None = None
-) -> AsyncIterator[RecordingHost]:
-    port = int(fake.endpoint_url.split(":")[2].split("/")[0])
-    host = host or RecordingHost(port)
-    host.http_port = port
-    task = asyncio.ensure_future(adapter.run(host))
-    try:
-        await eventually(lambda: host._listener is not None or task.done())
-        if task.done():
-            task.result()
-        yield host
-    finally:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        await adapter.aclose()
-        await host.aclose()
+) -> contextlib.AbstractAsyncContextManager[RecordingHost]:
+    host = host or RecordingHost()
+    host.http_port = int(fake.endpoint_url.split(":")[2].split("/")[0])
+    return adapter_running(adapter, host, lambda: host.listening)
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:

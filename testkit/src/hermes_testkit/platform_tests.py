@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from hermes_sdk.platform import (
     PlatformNotConfigured,
 )
 
-__all__ = ["PlatformTests", "RecordingHost", "eventually"]
+__all__ = ["PlatformTests", "RecordingHost", "adapter_running", "eventually"]
 
 USER = "4242"
 
@@ -93,9 +93,37 @@ class RecordingHost:
         url: str = await self._listener.route("test", prefix, handler)
         return url
 
+    @property
+    def listening(self) -> bool:
+        """Whether the adapter has asked for an HTTP route (its listener is up)."""
+        return self._listener is not None
+
     async def aclose(self) -> None:
         if self._listener is not None:
             await self._listener.close()
+
+
+@contextlib.asynccontextmanager
+async def adapter_running(
+    adapter: PlatformAdapter,
+    host: RecordingHost,
+    ready: Callable[[], object],
+    timeout: float = 20.0,
+) -> AsyncIterator[RecordingHost]:
+    """``adapter.run(host)`` for the block, once ``ready()`` holds; a ``run`` that ends
+    first (a setting refused) raises its error here. Then stopped, and both closed."""
+    task = asyncio.ensure_future(adapter.run(host))
+    try:
+        await eventually(lambda: ready() or task.done(), timeout)
+        if task.done():
+            task.result()
+        yield host
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        await adapter.aclose()
+        await host.aclose()
 
 
 async def eventually(condition: Callable[[], Any], timeout: float = 10.0) -> Any:

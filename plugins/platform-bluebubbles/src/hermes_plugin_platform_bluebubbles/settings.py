@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from hermes_commons.listener_routes import route_of
 from hermes_commons.wake_words import compile_wake_words
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
@@ -79,19 +80,12 @@ class BlueBubblesSettings:
         webhook = str(config.get("webhook_url") or "").strip() or None
         path = DEFAULT_PATH
         if webhook is not None:
-            hook = urlsplit(webhook)
-            if hook.scheme not in ("http", "https") or not hook.hostname or hook.query:
-                raise PlatformNotConfigured(
-                    "platforms.bluebubbles.webhook_url is the address the Mac reaches the "
-                    "gateway's listener at, as http://192.168.1.30:8644/bluebubbles/webhook "
-                    f"(no query), not {webhook!r}"
-                )
-            path = "/" + hook.path.strip("/")
-            if path == "/":
-                raise PlatformNotConfigured(
-                    "platforms.bluebubbles.webhook_url needs a path of its own (.../bluebubbles"
-                    "/webhook): the listener is shared with the other platforms"
-                )
+            path = route_of(
+                webhook,
+                "platforms.bluebubbles.webhook_url",
+                "the address the Mac reaches the gateway's listener at",
+                "http://192.168.1.30:8644/bluebubbles/webhook",
+            )
         return cls(
             server_url=url,
             password=password,

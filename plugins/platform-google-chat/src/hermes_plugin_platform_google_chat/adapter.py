@@ -10,6 +10,7 @@ the same ``requestId``, and the Chat API answers it with the message it already 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -107,8 +108,7 @@ class GoogleChatAdapter:
             url,
             self.settings.path,
         )
-        while True:  # events arrive on the listener; nothing else to do but stay
-            await _forever()
+        await asyncio.Event().wait()  # events arrive on the listener: nothing else to do
 
     # --- receiving -------------------------------------------------------------------
 
@@ -355,12 +355,6 @@ class _ChatError(Exception):
         if self.status in (400, 403, 404):
             return NotSent(f"Google Chat refused the message: {self}", permanent=True)
         return NotSent(f"Google Chat did not take the message: {self}")
-
-
-async def _forever() -> None:
-    import asyncio
-
-    await asyncio.Event().wait()
 
 
 def _user_id(user: dict[str, Any], by_email: dict[str, str]) -> str:

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from hermes_commons.listener_routes import route_of
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
 __all__ = ["CHAT_CERTS", "CHAT_ISSUER", "GOOGLE_CERTS", "GoogleChatSettings"]
@@ -48,19 +48,13 @@ class GoogleChatSettings:
         endpoint = str(
             config.get("endpoint_url") or secrets.get("GOOGLE_CHAT_HTTP_EVENTS_URL") or ""
         ).strip()
-        parts = urlsplit(endpoint)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
-            raise PlatformNotConfigured(
-                "set platforms.google_chat.endpoint_url to the HTTP endpoint URL of your Chat "
-                "app (Google Cloud console > Google Chat API > Configuration), as "
-                "https://hermes.example.org/google-chat/events"
-            )
-        path = "/" + parts.path.strip("/")
-        if path == "/":
-            raise PlatformNotConfigured(
-                "platforms.google_chat.endpoint_url needs a path of its own (.../google-chat/"
-                "events): the gateway's listener is shared with other platforms"
-            )
+        path = route_of(
+            endpoint,
+            "platforms.google_chat.endpoint_url",
+            "the HTTP endpoint URL of your Chat app (Google Cloud console > Google Chat API > "
+            "Configuration)",
+            "https://hermes.example.org/google-chat/events",
+        )
         project = config.get("project_number") or secrets.get("GOOGLE_CHAT_HTTP_EVENTS_AUDIENCE")
         project_number = str(project).strip() if project else None
         if project_number is not None and not _PROJECT_NUMBER.match(project_number):

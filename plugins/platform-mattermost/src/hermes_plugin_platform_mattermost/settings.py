@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+from hermes_commons.listener_routes import route_of
 from hermes_sdk.platform import PlatformContext, PlatformNotConfigured
 
 __all__ = ["ACTIONS_PATH", "MattermostSettings"]
@@ -58,19 +59,12 @@ class MattermostSettings:
         actions = str(config.get("actions_url") or "").strip() or None
         path = ACTIONS_PATH
         if actions is not None:
-            hook = urlsplit(actions)
-            if hook.scheme not in ("http", "https") or not hook.hostname or hook.query:
-                raise PlatformNotConfigured(
-                    "platforms.mattermost.actions_url is where the Mattermost server reaches the "
-                    "gateway's listener, as http://10.0.0.5:8644/mattermost/actions (no query), "
-                    f"not {actions!r}"
-                )
-            path = "/" + hook.path.strip("/")
-            if path == "/":
-                raise PlatformNotConfigured(
-                    "platforms.mattermost.actions_url needs a path of its own "
-                    "(.../mattermost/actions): the listener is shared with other platforms"
-                )
+            path = route_of(
+                actions,
+                "platforms.mattermost.actions_url",
+                "where the Mattermost server reaches the gateway's listener",
+                "http://10.0.0.5:8644/mattermost/actions",
+            )
         return cls(
             url=url,
             token=token,
