@@ -1,0 +1,164 @@
+"""Feishu's open platform API as the app: the tenant access token (cached, fetched again
+before it expires or when the API says it is no longer valid), JSON calls whose answer is
+``{code, msg, data}``, file uploads and capped downloads.
+
+Calls go through aiohttp on the gateway's loop: lark-oapi's REST client is synchronous
+(requests), and its async variant opens a client per call and still fetches tokens
+synchronously on the caller's loop. The SDK carries the events (:mod:`.events`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+
+from hermes_commons.platform_files import read_capped
+from hermes_plugin_platform_feishu.settings import FeishuSettings
+from hermes_sdk.platform import NotSent
+
+__all__ = ["CredentialsRefused", "FeishuApi", "FeishuError"]
+
+TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+TOKEN_MARGIN_SECONDS = 300.0
+STALE_TOKEN = frozenset({99991661, 99991663, 99991664, 99991665})
+"""The token is missing, invalid or expired (rotated in the console): fetched again once."""
+RATE_LIMITED = frozenset({99991400, 230020, 11232})
+"""Too many requests: the app's, the chat's, the tenant's."""
+BAD_CREDENTIALS = frozenset({10003, 10014, 99991543})
+"""The token endpoint's "invalid app_id" / "invalid app_secret"."""
+
+
+class FeishuError(Exception):
+    """The API answered with a non-zero code (or a non-JSON error page)."""
+
+    def __init__(self, status: int, code: int, message: str) -> None:
+        super().__init__(f"{code} {message}".strip() + f" (HTTP {status})")
+        self.status = status
+        self.code = code
+
+    def not_sent(self) -> NotSent:
+        """Tried again: a rate limit, a server error; given up: what the same message will
+        always get (no such chat, the bot not in it, content refused)."""
+        if self.code in RATE_LIMITED or self.status in (429,) or self.status >= 500:
+            return NotSent(f"Feishu did not take the message: {self}")
+        return NotSent(f"Feishu refused the message: {self}", permanent=True)
+
+
+class CredentialsRefused(Exception):
+    """The app id or secret is wrong: only the user can fix it."""
+
+
+class FeishuApi:
+    def __init__(self, settings: FeishuSettings) -> None:
+        self.settings = settings
+        self._token = ""
+        self._expires = 0.0
+        self._lock = asyncio.Lock()
+        self._session: aiohttp.ClientSession | None = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        return self._session
+
+    async def token(self) -> str:
+        async with self._lock:
+            if self._token and time.monotonic() < self._expires:
+                return self._token
+            body = {"app_id": self.settings.app_id, "app_secret": self.settings.app_secret}
+            url = self.settings.base_url + TOKEN_PATH
+            async with self._http().post(url, json=body) as response:
+                status, answer = response.status, await _json_of(response)
+            code = int(answer.get("code", -1))
+            if code in BAD_CREDENTIALS:
+                raise CredentialsRefused(f"{code} {answer.get('msg', '')}".strip())
+            token = answer.get("tenant_access_token")
+            if code != 0 or not isinstance(token, str) or not token:
+                raise FeishuError(status, code, str(answer.get("msg") or "no token given"))
+            lifetime = float(answer.get("expire") or 7200)
+            self._token = token
+            self._expires = time.monotonic() + max(lifetime - TOKEN_MARGIN_SECONDS, 60.0)
+            return token
+
+    def forget(self, token: str) -> None:
+        if self._token == token:
+            self._token = ""
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: dict[str, Any] | None = None,
+        params: dict[str, str] | None = None,
+        form: aiohttp.FormData | None = None,
+    ) -> dict[str, Any]:
+        """The answer of ``method path`` (its whole JSON); :class:`FeishuError` for a
+        non-zero code. A token the API no longer takes is fetched again once."""
+        for attempt in (1, 2):
+            token = await self.token()
+            headers = {"Authorization": f"Bearer {token}"}
+            url = self.settings.base_url + path
+            async with self._http().request(
+                method, url, json=body, params=params, data=form, headers=headers
+            ) as response:
+                status, answer = response.status, await _json_of(response)
+            code = int(answer.get("code", -1))
+            if code == 0 and status < 400:
+                return answer
+            if code in STALE_TOKEN and attempt == 1 and form is None:
+                self.forget(token)
+                continue
+            if code in STALE_TOKEN:
+                self.forget(token)
+            raise FeishuError(status, code, str(answer.get("msg") or ""))
+        raise AssertionError("unreachable")
+
+    async def download(self, message_id: str, key: str, kind: str, limit: int) -> bytes:
+        """A file a user's message carries (the message resource API), at most ``limit``
+        bytes."""
+        token = await self.token()
+        url = f"{self.settings.base_url}/open-apis/im/v1/messages/{message_id}/resources/{key}"
+        headers = {"Authorization": f"Bearer {token}"}
+        async with self._http().get(url, params={"type": kind}, headers=headers) as response:
+            if response.status >= 400 or response.content_type == "application/json":
+                answer = await _json_of(response)
+                code = int(answer.get("code", -1))
+                if code in STALE_TOKEN:
+                    self.forget(token)
+                raise FeishuError(response.status, code, str(answer.get("msg") or ""))
+            return await read_capped(response.content.iter_chunked(65536), limit)
+
+    async def upload(self, kind: str, data: bytes, name: str, file_type: str = "") -> str:
+        """An image (``image``) or a file (``file``) uploaded for a message; its key."""
+        form = aiohttp.FormData()
+        if kind == "image":
+            form.add_field("image_type", "message")
+            form.add_field("image", data, filename=name)
+            answer = await self.call("POST", "/open-apis/im/v1/images", form=form)
+            return str(answer["data"]["image_key"])
+        form.add_field("file_type", file_type or "stream")
+        form.add_field("file_name", name)
+        form.add_field("file", data, filename=name)
+        answer = await self.call("POST", "/open-apis/im/v1/files", form=form)
+        return str(answer["data"]["file_key"])
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+async def _json_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
+    raw = await response.read()
+    try:
+        answer = json.loads(raw) if raw else {}
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict):
+        return answer
+    text = raw.decode("utf-8", errors="replace")[:200]  # a proxy's page, not the API's
+    return {"code": -1, "msg": " ".join(text.split()) or f"HTTP {response.status}"}
