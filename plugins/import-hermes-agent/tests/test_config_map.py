@@ -646,3 +646,30 @@ def test_teams_settings_come_over():
     assert mapped.config["cron"]["home_chats"]["teams"] == "a:1personal"
     assert "shared listener" in dict(mapped.left)[".env TEAMS_PORT"]
     assert "TEAMS_CLIENT_SECRET" not in mapped.env_settings
+
+
+def test_feishu_settings_come_over():
+    env = {
+        "FEISHU_APP_ID": "cli_a1b2c3d4e5",
+        "FEISHU_APP_SECRET": "secret",
+        "FEISHU_DOMAIN": "lark",
+        "FEISHU_CONNECTION_MODE": "webhook",
+        "FEISHU_WEBHOOK_PORT": "8765",
+        "FEISHU_ALLOWED_USERS": "ou_7d8a6e6df7621556ce0d21922b676706,e33ggbyz",
+        "FEISHU_HOME_CHANNEL": "oc_5ad11d72b830411d72b836c20",
+        "FEISHU_REACTIONS": "false",
+    }
+    source = {"platforms": {"feishu": {"extra": {"encrypt_key": "k", "require_mention": False}}}}
+    mapped = map_config(source, env)
+    assert mapped.config["platforms"]["feishu"] == {
+        "domain": "lark",
+        "connection_mode": "webhook",
+        "require_mention": False,
+        "allowed_users": ["ou_7d8a6e6df7621556ce0d21922b676706", "e33ggbyz"],
+    }
+    assert mapped.secrets == {"FEISHU_ENCRYPT_KEY": "k"}
+    assert mapped.config["cron"]["home_chats"]["feishu"] == "oc_5ad11d72b830411d72b836c20"
+    left = dict(mapped.left)
+    assert "shared listener" in left[".env FEISHU_WEBHOOK_PORT"]
+    assert "reactions" in left[".env FEISHU_REACTIONS"]
+    assert "FEISHU_APP_SECRET" not in mapped.env_settings

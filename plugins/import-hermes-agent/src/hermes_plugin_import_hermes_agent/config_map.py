@@ -138,6 +138,7 @@ PLATFORMS_HERE = frozenset(
         "irc",
         "mattermost",
         "google_chat",
+        "feishu",
         "teams",
     }
 )
@@ -1116,6 +1117,7 @@ class _Mapper:
         workplace_map.mattermost(self)
         workplace_map.google_chat(self)
         workplace_map.teams(self)
+        workplace_map.feishu(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

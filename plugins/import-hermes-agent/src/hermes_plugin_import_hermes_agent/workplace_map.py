@@ -39,7 +39,7 @@ class _Mapper(Protocol):
     def allow(self, platform: str, users: str, source: str) -> None: ...
 
 
-__all__ = ["google_chat", "irc", "mattermost", "teams"]
+__all__ = ["feishu", "google_chat", "irc", "mattermost", "teams"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -222,3 +222,59 @@ def teams(mapper: _Mapper) -> None:
                 "messaging endpoint at gateway.http_port, path /api/messages",
             )
         )
+
+
+def feishu(mapper: _Mapper) -> None:
+    """FEISHU_DOMAIN, FEISHU_CONNECTION_MODE, FEISHU_WEBHOOK_PATH and FEISHU_REQUIRE_MENTION
+    (or their ``extra`` keys) become ``platforms.feishu``; the app's credentials and the
+    callbacks' keys stay in .env (from ``extra``, they are moved there). hermes-agent's
+    own callback listener (host and port) becomes the gateway's shared one."""
+    ours = "platforms.feishu"
+    for key, variable in (
+        ("app_id", "FEISHU_APP_ID"),
+        ("app_secret", "FEISHU_APP_SECRET"),
+        ("encrypt_key", "FEISHU_ENCRYPT_KEY"),
+        ("verification_token", "FEISHU_VERIFICATION_TOKEN"),
+    ):
+        value = mapper.take(f"{ours}.extra.{key}")
+        if value and not mapper.env.get(variable, "").strip():
+            mapper.secret(variable, str(value), f"{ours}.extra.{key}")
+    for key, variable, target in (
+        ("domain", "FEISHU_DOMAIN", "domain"),
+        ("connection_mode", "FEISHU_CONNECTION_MODE", "connection_mode"),
+        ("webhook_path", "FEISHU_WEBHOOK_PATH", "webhook_path"),
+    ):
+        value, where = _setting(mapper, "feishu", key, variable)
+        if value is not None:
+            mapper.put(f"{ours}.{target}", str(value).strip(), where)
+    mention, where = _setting(mapper, "feishu", "require_mention", "FEISHU_REQUIRE_MENTION")
+    if mention is not None:
+        on = mention is True or str(mention).strip().lower() not in ("false", "0", "no", "off")
+        mapper.put(f"{ours}.require_mention", on, where)
+    mapper.from_env("FEISHU_HOME_CHANNEL", "cron.home_chats.feishu")
+    for key, variable in (
+        ("webhook_host", "FEISHU_WEBHOOK_HOST"),
+        ("webhook_port", "FEISHU_WEBHOOK_PORT"),
+    ):
+        _, where = _setting(mapper, "feishu", key, variable)
+        if where:
+            mapper.out.left.append(
+                (
+                    where,
+                    "callbacks come to the gateway's shared listener (gateway.http_host, "
+                    "gateway.http_port) at platforms.feishu.webhook_path",
+                )
+            )
+    for variable, why in (
+        ("FEISHU_GROUP_POLICY", "groups answer a mention of the bot from someone allowed"),
+        ("FEISHU_ALLOW_BOTS", "Hermes never answers other bots (no loops)"),
+        ("FEISHU_REACTIONS", "Hermes adds no reactions while it works"),
+    ):
+        if mapper.env.get(variable, "").strip():
+            mapper.out.env_settings.add(variable)
+            mapper.out.left.append((f".env {variable}", why))
+    for key in ("group_rules", "default_group_policy", "admins"):
+        if mapper.take(f"{ours}.extra.{key}") is not None:
+            mapper.out.left.append(
+                (f"{ours}.extra.{key}", "Hermes has no per-group rules for Feishu")
+            )
