@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 BORN_HERE = {
     "credential_states",
     "hosting",
+    "library_logs",
     "listener_routes",
     "outbox",
     "read_positions",

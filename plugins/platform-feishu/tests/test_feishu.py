@@ -286,3 +286,80 @@ def test_lark_is_the_other_domain(tmp_path: Path) -> None:
     context = PlatformContext(name="feishu", home=str(tmp_path), secrets=secrets)
     assert FeishuSettings.from_context(context).base_url == "https://open.larksuite.com"
     assert BOT_OPEN_ID  # the fake's bot, for the mention tests above
+
+
+def test_callbacks_with_an_encrypt_key_alone(tmp_path: Path) -> None:
+    """Without a verification token (the console's encryption alone): events in, and a
+    request signed with another key or a URL check with a made-up token still refused."""
+
+    async def scenario() -> None:
+        with FakeFeishu(mode="webhook", encrypt_key=KEY, verification_token="") as fake:
+            fake.callback_url = f"http://127.0.0.1:{free_port()}/feishu/webhook"
+            async with running(adapter_for(fake, tmp_path), fake) as host:
+                status, answer = await asyncio.to_thread(fake.verify_url, "c-2")
+                assert (status, answer) == (200, {"challenge": "c-2"})
+                assert (await asyncio.to_thread(fake.user_says, ANN, "密钥"))[0] == 200
+                await eventually(lambda: host.messages)
+                said = fake._event("im.message.receive_v1", {})
+                assert (await asyncio.to_thread(fake.post, said, signature="f" * 64))[0] == 401
+
+    run(scenario)
+
+
+def test_what_is_sent_to_a_topic_stays_in_it(fake: FakeFeishu, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter, fake) as host:
+            await asyncio.to_thread(
+                fake.user_says, ANN, "start", chat=GROUP, mention=True, thread="omt_9"
+            )
+            message = await eventually(lambda: host.messages and host.messages[0])
+            await adapter.send(message.chat, "a note without a reply_to")
+            long_question = "Run this?\n\n```\n" + "x" * 6000 + "\n```"
+            choices = [Choice("once", "Allow"), Choice("deny", "Deny")]
+            await adapter.ask(message.chat, long_question, choices, "req-long")
+            sent = fake.sent_to(GROUP)
+            assert all(m.in_thread for m in sent)
+            assert sent[-1].buttons and "above" in sent[-1].text
+            assert sum(len(m.text) for m in sent[:-1]) > 6000  # the question, whole
+
+    run(scenario)
+
+
+def test_a_retry_after_a_crash_within_the_hour_is_the_same_message(
+    fake: FakeFeishu, tmp_path: Path
+) -> None:
+    from hermes_commons.sending import DUPLICATE_NOTE
+
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter, fake) as host:
+            await asyncio.to_thread(fake.user_says, ANN, "hi")
+            message = await eventually(lambda: host.messages and host.messages[0])
+            first = await adapter.send(message.chat, "回答", reply_to=message.message_id)
+            retried = f"{DUPLICATE_NOTE}\n\n回答"
+            assert await adapter.send(message.chat, retried, reply_to=message.message_id) == first
+            assert [m.text for m in fake.sent_to(message.chat.chat_id)] == ["回答"]
+
+    run(scenario)
+
+
+def test_a_long_connection_that_cannot_come_back_ends_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_plugin_platform_feishu import events
+
+    monkeypatch.setattr(events, "DOWN_SECONDS", 1.0)
+
+    async def scenario() -> None:
+        with FakeFeishu() as fake:
+            adapter = adapter_for(fake, tmp_path)
+            task = asyncio.ensure_future(adapter.run(RecordingHost()))
+            await eventually(lambda: fake.connections > 0)
+            fake.refuse_connections = True
+            await asyncio.to_thread(fake.drop_connections)
+            with pytest.raises(ConnectionError, match="down"):
+                await asyncio.wait_for(task, 30)
+            await adapter.aclose()
+
+    run(scenario)

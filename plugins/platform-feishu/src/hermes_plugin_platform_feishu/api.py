@@ -133,18 +133,26 @@ class FeishuApi:
             return await read_capped(response.content.iter_chunked(65536), limit)
 
     async def upload(self, kind: str, data: bytes, name: str, file_type: str = "") -> str:
-        """An image (``image``) or a file (``file``) uploaded for a message; its key."""
-        form = aiohttp.FormData()
-        if kind == "image":
-            form.add_field("image_type", "message")
-            form.add_field("image", data, filename=name)
-            answer = await self.call("POST", "/open-apis/im/v1/images", form=form)
-            return str(answer["data"]["image_key"])
-        form.add_field("file_type", file_type or "stream")
-        form.add_field("file_name", name)
-        form.add_field("file", data, filename=name)
-        answer = await self.call("POST", "/open-apis/im/v1/files", form=form)
-        return str(answer["data"]["file_key"])
+        """An image (``image``) or a file (``file``) uploaded for a message; its key. A
+        form is sent once, so a stale token is fetched again and the form made anew."""
+        for attempt in (1, 2):
+            form = aiohttp.FormData()
+            if kind == "image":
+                form.add_field("image_type", "message")
+                form.add_field("image", data, filename=name)
+            else:
+                form.add_field("file_type", file_type or "stream")
+                form.add_field("file_name", name)
+                form.add_field("file", data, filename=name)
+            path = "/open-apis/im/v1/images" if kind == "image" else "/open-apis/im/v1/files"
+            try:
+                answer = await self.call("POST", path, form=form)
+            except FeishuError as exc:
+                if exc.code in STALE_TOKEN and attempt == 1:
+                    continue
+                raise
+            return str(answer["data"]["image_key" if kind == "image" else "file_key"])
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -1,11 +1,14 @@
-"""How Feishu's events reach the adapter, through lark-oapi's own dispatcher: over the long
-connection (the SDK's ``lark.ws.Client``, in a thread of its own) or as HTTP callbacks
-(checked here first: the verification token, the signature, the encrypt key's AES).
+"""How Feishu's events reach the adapter: over the long connection, through lark-oapi's own
+client and dispatcher (``lark.ws.Client`` in a thread of its own); or as HTTP callbacks,
+checked here (the verification token, the signature, the encrypt key's AES, by the SDK's
+own cipher) and handed to the adapter on the gateway's loop.
 
-The SDK calls its handlers synchronously; they run the adapter's coroutine on the
+Over the long connection the SDK calls its handlers synchronously, on its one loop, and
+acknowledges an event when the handler returns; they run the adapter's coroutine on the
 gateway's loop and wait for it, so an event is acknowledged once its message is stored (a
-failure answers 500, and Feishu delivers the event again). lark-oapi takes seconds to
-import: it is imported in a worker thread, never on the gateway's loop."""
+failure answers 500, and Feishu delivers the event again), but never longer than Feishu's
+3 seconds: the wait holds every other event up. lark-oapi takes seconds to import: it is
+imported in a worker thread, never on the gateway's loop."""
 
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ import hmac
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from hermes_commons.library_logs import adopt
 from hermes_plugin_platform_feishu.settings import FeishuSettings
 from hermes_sdk.platform import PlatformNotConfigured
 
@@ -31,11 +36,14 @@ __all__ = ["LongConnection", "Refused", "checked_callback", "dispatcher", "load_
 log = logging.getLogger("hermes.feishu")
 
 OnEvent = Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any] | None]]
-STORE_WAIT_SECONDS = 8.0
-"""How long an event's acknowledgement waits for its message to be stored. Feishu sends
-an event again when it is not acknowledged within seconds; a message whose files are still
-downloading past this is acknowledged and handed over when they are in."""
-PRESS_WAIT_SECONDS = 8.0
+HANDLER_WAIT_SECONDS = 2.5
+"""How long the long connection's acknowledgement of an event waits for the adapter (its
+message stored, a press answered): Feishu wants one within 3 seconds, and the SDK handles
+nothing else meanwhile. A message whose files are still downloading past this is
+acknowledged and handed over once they are in."""
+DOWN_SECONDS = 180.0
+"""A long connection down this long (the SDK's reconnecting gave up, or hangs) is ended,
+and the gateway starts the platform again: a new client, its refusal reported."""
 
 
 async def load_sdk() -> None:
@@ -43,9 +51,7 @@ async def load_sdk() -> None:
     import importlib
 
     await asyncio.to_thread(importlib.import_module, "lark_oapi")
-    sdk_log = logging.getLogger("Lark")
-    for handler in list(sdk_log.handlers):  # its own stdout handler: the gateway's log only
-        sdk_log.removeHandler(handler)
+    adopt("Lark", "hermes.feishu.sdk")  # lark-oapi prints to stdout otherwise
 
 
 def dispatcher(
@@ -65,14 +71,14 @@ def dispatcher(
     def message(data: CustomizedEvent) -> None:
         done = asyncio.run_coroutine_threadsafe(on_message(dict(data.event or {})), loop)
         try:
-            done.result(STORE_WAIT_SECONDS)  # raises: acknowledged as failed, sent again
+            done.result(HANDLER_WAIT_SECONDS)  # raises: acknowledged as failed, sent again
         except FutureTimeout:
             log.info("feishu: a message is still being read; acknowledged meanwhile")
 
     def press(data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
         event = json.loads(lark.JSON.marshal(data.event) or "{}")
         done = asyncio.run_coroutine_threadsafe(on_press(event), loop)
-        return P2CardActionTriggerResponse(done.result(PRESS_WAIT_SECONDS) or {})
+        return P2CardActionTriggerResponse(done.result(HANDLER_WAIT_SECONDS) or {})
 
     builder = lark.EventDispatcherHandler.builder(settings.encrypt_key, settings.verification_token)
     builder.register_p2_customized_event("im.message.receive_v1", message)
@@ -86,11 +92,14 @@ class Refused(Exception):
         self.status = status
 
 
-def checked_callback(body: bytes, headers: Mapping[str, str], settings: FeishuSettings) -> str:
-    """Check an HTTP callback as Feishu signs it, before the SDK dispatches it: it decrypts
-    with the encrypt key (the SDK's AES), carries the verification token, and (with an
-    encrypt key) its ``X-Lark-Signature`` is the SHA-256 of timestamp, nonce, key and body.
-    Returns the event's type; raises :class:`Refused` with the status to answer."""
+def checked_callback(
+    body: bytes, headers: Mapping[str, str], settings: FeishuSettings
+) -> tuple[str, dict[str, Any]]:
+    """Check an HTTP callback as Feishu signs it: it decrypts with the encrypt key (the
+    SDK's AES), carries the verification token, and (with an encrypt key) its
+    ``X-Lark-Signature`` is the SHA-256 of timestamp, nonce, key and body. Returns the
+    event's type and the event (decrypted); raises :class:`Refused` with the status to
+    answer."""
     from lark_oapi.core.utils import AESCipher
 
     try:
@@ -114,7 +123,10 @@ def checked_callback(body: bytes, headers: Mapping[str, str], settings: FeishuSe
     header = event.get("header")
     if not isinstance(header, dict):
         header = {}
-    kind = str(header.get("event_type") or event.get("type") or "")
+    inner = event.get("event")
+    if not isinstance(inner, dict):
+        inner = {}
+    kind = str(header.get("event_type") or event.get("type") or inner.get("type") or "")
     token = str(header.get("token") or event.get("token") or "")
     expected = settings.verification_token
     if expected and not hmac.compare_digest(token.encode(), expected.encode()):
@@ -126,7 +138,7 @@ def checked_callback(body: bytes, headers: Mapping[str, str], settings: FeishuSe
         signature = headers.get("X-Lark-Signature", "")
         if not hmac.compare_digest(signature.encode(), hashlib.sha256(signed).hexdigest().encode()):
             raise Refused(401, "the signature is wrong")
-    return kind
+    return kind, event
 
 
 class LongConnection:
@@ -157,22 +169,40 @@ class LongConnection:
         self._thread = thread
         thread.start()
         try:
-            error = await ended
+            error = await self._watched(ended)
         finally:
             await asyncio.to_thread(started.wait, 10)
             self._halt()
             await asyncio.to_thread(thread.join, 10)
         if error is not None:
+            from lark_oapi.ws.const import EXCEED_CONN_LIMIT
             from lark_oapi.ws.exception import ClientException
 
-            if isinstance(error, ClientException):
+            if isinstance(error, ClientException) and error.code != EXCEED_CONN_LIMIT:
                 raise PlatformNotConfigured(
-                    f"Feishu refused the app's long connection ({error}): check "
-                    "FEISHU_APP_ID and FEISHU_APP_SECRET, and that the app subscribes to "
-                    "events over the long connection"
+                    f"Feishu refused the app's long connection ({error}): check that the "
+                    "app receives events over the long connection (Events & Callbacks) and "
+                    "that FEISHU_APP_ID and FEISHU_APP_SECRET are its own"
                 ) from None
-            raise error
+            raise ConnectionError(f"the long connection failed: {error}")
         raise ConnectionError("the long connection ended")
+
+    async def _watched(self, ended: asyncio.Future[BaseException | None]) -> BaseException | None:
+        """What the thread ended with; a :class:`ConnectionError` once the connection has
+        been down for :data:`DOWN_SECONDS` (the SDK reconnects inside a task of its own,
+        which a refusal ends silently)."""
+        down_since: float | None = None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(asyncio.shield(ended), 5.0)
+            connected = self._client is not None and self._client._conn is not None
+            now = time.monotonic()
+            if connected:
+                down_since = None
+            elif down_since is None:
+                down_since = now
+            elif now - down_since > DOWN_SECONDS:
+                raise ConnectionError(f"the long connection has been down for {DOWN_SECONDS:.0f} s")
 
     def _serve(
         self, started: threading.Event, finished: Callable[[BaseException | None], None]

@@ -107,6 +107,7 @@ def _content(
 
 def _named(text: str, names: dict[str, str], bot_keys: set[str]) -> str:
     """``@_user_1`` placeholders as the names they stand for; the bot's own left out."""
+    text = text.replace("@_all", "@all")
     for key in sorted(names, key=len, reverse=True):  # @_user_10 before @_user_1
         if key in bot_keys:
             text = text.replace(f"{key} ", "").replace(key, "")

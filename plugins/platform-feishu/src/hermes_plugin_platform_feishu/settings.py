@@ -76,7 +76,8 @@ class FeishuSettings:
             path=path,
             encrypt_key=encrypt_key,
             verification_token=token,
-            require_mention=config.get("require_mention", True) is not False,
+            require_mention=str(config.get("require_mention", True)).strip().lower()
+            not in ("false", "no", "off", "0"),
         )
 
 

@@ -43,6 +43,10 @@ APP_ID = "cli_hermes_test"
 BOT_OPEN_ID = "ou_hermes_bot"
 SERVICE_ID = "7"
 GROUP = "oc_team"
+ACK_SECONDS = 3.0
+"""How long Feishu waits for an event's acknowledgement (or a card callback's answer)."""
+CARD_BYTES = 30 * 1024
+UUID_CHARS = 50
 
 
 @dataclass
@@ -120,6 +124,10 @@ class FakeFeishu:
         self.tokens: set[str] = set()
         self.token_grants = 0
         self.sent: dict[str, Sent] = {}
+        self.threads: dict[str, str] = {}
+        """Topics (``omt_...``) people wrote in: their chats."""
+        self.refuse_connections = False
+        """The long connection's endpoint refuses the app (as when its secret was reset)."""
         self.messages: dict[str, str] = {}
         """Users' messages: their chats (a reply to a withdrawn one is refused)."""
         self._uuids: dict[str, str] = {}
@@ -229,10 +237,11 @@ class FakeFeishu:
             "mentions": mentions,
             "create_time": str(int(time.time() * 1000)),
         }
-        if thread:
-            message["thread_id"] = thread
         with self._lock:
             self.messages[message_id] = chat_id
+            if thread:
+                message["thread_id"] = thread
+                self.threads[thread] = chat_id
         sender = {
             "sender_id": {
                 "open_id": open_id,
@@ -364,7 +373,7 @@ class FakeFeishu:
         self._acked[frame_id] = acked
         await socket.send_bytes(_frame(1, headers, json.dumps(event, ensure_ascii=False).encode()))
         try:
-            ack = await asyncio.wait_for(acked, 20)
+            ack = await asyncio.wait_for(acked, ACK_SECONDS)
         except TimeoutError:
             return 0, None
         data = json.loads(base64.b64decode(ack["data"])) if ack.get("data") else None
@@ -392,7 +401,9 @@ class FakeFeishu:
     async def _endpoint(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.user_agents.append(request.headers.get("User-Agent", ""))
-        if not self._credentials_ok(body.get("AppID"), body.get("AppSecret")):
+        if self.refuse_connections or not self._credentials_ok(
+            body.get("AppID"), body.get("AppSecret")
+        ):
             return web.json_response({"code": 10003, "msg": "invalid app_id or app_secret"})
         config = {
             "ReconnectCount": -1,
@@ -469,6 +480,11 @@ class FakeFeishu:
         if self._limited > 0:
             self._limited -= 1
             return self._answer(99991400, "request trigger frequency limit", 400)
+        content_bytes = len(str(body.get("content") or "").encode())
+        if content_bytes > CARD_BYTES:
+            return self._answer(230025, "The message you sent is too long.", 400)
+        if len(str(body.get("uuid") or "")) > UUID_CHARS:
+            return self._answer(99992402, "field validation failed: uuid", 400)
         with self._lock:
             key = str(body.get("uuid") or "")
             if key and key in self._uuids:  # the same uuid within the hour: the same message
@@ -496,9 +512,16 @@ class FakeFeishu:
         if refused := self._refusal(request):
             return refused
         body = await request.json()
-        if request.query.get("receive_id_type") != "chat_id":
+        kind, target = request.query.get("receive_id_type"), str(body.get("receive_id") or "")
+        if kind == "thread_id":  # into a topic, as a reply in it
+            with self._lock:
+                chat_id = self.threads.get(target, "")
+            if not chat_id:
+                return self._answer(230002, "Bot/User can NOT be out of the chat.", 400)
+            return self._made({**body, "reply_in_thread": True}, chat_id)
+        if kind != "chat_id":
             return self._answer(99992402, "field validation failed: receive_id_type", 400)
-        return self._made(body, str(body.get("receive_id") or ""))
+        return self._made(body, target)
 
     async def _reply(self, request: web.Request) -> web.Response:
         if refused := self._refusal(request):
@@ -525,8 +548,9 @@ class FakeFeishu:
             message = self.sent.get(request.match_info["id"])
             if message is None:
                 return self._answer(230011, "The message was withdrawn.", 400)
-            if message.msg_type != "interactive":
-                return self._answer(230099, "only cards can be patched", 400)
+            shared = (message.content.get("config") or {}).get("update_multi")
+            if message.msg_type != "interactive" or not shared:
+                return self._answer(230099, "only shared cards (update_multi) can be patched", 400)
             message.content = json.loads(str(body.get("content") or "{}"))
             message.updates += 1
         return self._answer()
