@@ -29,7 +29,12 @@ def test_an_sdks_records_go_through_hermes() -> None:
         adopt("some_sdk_under_test", "hermes.test_adopted")  # again: still one handler
         library.info("connected to wss://example?ticket=secret")
         library.warning("reconnecting")
-        assert [r.getMessage() for r in kept.records] == ["reconnecting"]
+        child = logging.getLogger("some_sdk_under_test.client")
+        child.setLevel(logging.INFO)  # as an SDK sets its own loggers
+        child.info("endpoint is {'ticket': 'secret'}")
+        child.error("open connection failed")
+        messages = [r.getMessage() for r in kept.records]
+        assert messages == ["reconnecting", "open connection failed"]
         assert len(library.handlers) == 1 and not library.propagate
     finally:
         hermes.removeHandler(kept)

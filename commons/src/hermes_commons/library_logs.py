@@ -28,6 +28,10 @@ def adopt(library: str, into: str, level: int = logging.WARNING) -> None:
     logger = logging.getLogger(library)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
-    logger.addHandler(_Forward(into))
+    forward = _Forward(into)
+    # On the handler too: a child logger the library sets to INFO itself (its own
+    # "library.client") propagates its records here past this logger's level.
+    forward.setLevel(level)
+    logger.addHandler(forward)
     logger.setLevel(level)
     logger.propagate = False

@@ -673,3 +673,28 @@ def test_feishu_settings_come_over():
     assert "shared listener" in left[".env FEISHU_WEBHOOK_PORT"]
     assert "reactions" in left[".env FEISHU_REACTIONS"]
     assert "FEISHU_APP_SECRET" not in mapped.env_settings
+
+
+def test_dingtalk_settings_come_over():
+    env = {
+        "DINGTALK_CLIENT_ID": "dingabc",
+        "DINGTALK_CLIENT_SECRET": "secret",
+        "DINGTALK_ALLOWED_USERS": "0145121354681234",
+        "DINGTALK_REQUIRE_MENTION": "true",
+        "DINGTALK_HOME_CHANNEL": "cidTeam==",
+        "DINGTALK_FREE_RESPONSE_CHATS": "cidOther==",
+    }
+    source = {
+        "platforms": {"dingtalk": {"extra": {"robot_code": "dingrobot", "card_template_id": "t"}}}
+    }
+    mapped = map_config(source, env)
+    assert mapped.config["platforms"]["dingtalk"] == {
+        "robot_code": "dingrobot",
+        "require_mention": True,
+        "allowed_users": ["0145121354681234"],
+    }
+    assert mapped.config["cron"]["home_chats"]["dingtalk"] == "cidTeam=="
+    left = dict(mapped.left)
+    assert "@" in left[".env DINGTALK_FREE_RESPONSE_CHATS"]
+    assert "AI cards" in left["platforms.dingtalk.extra.card_template_id"]
+    assert "DINGTALK_CLIENT_SECRET" not in mapped.env_settings

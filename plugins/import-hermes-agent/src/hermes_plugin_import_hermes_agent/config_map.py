@@ -139,6 +139,7 @@ PLATFORMS_HERE = frozenset(
         "mattermost",
         "google_chat",
         "feishu",
+        "dingtalk",
         "teams",
     }
 )
@@ -1118,6 +1119,7 @@ class _Mapper:
         workplace_map.google_chat(self)
         workplace_map.teams(self)
         workplace_map.feishu(self)
+        workplace_map.dingtalk(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

@@ -39,7 +39,7 @@ class _Mapper(Protocol):
     def allow(self, platform: str, users: str, source: str) -> None: ...
 
 
-__all__ = ["feishu", "google_chat", "irc", "mattermost", "teams"]
+__all__ = ["dingtalk", "feishu", "google_chat", "irc", "mattermost", "teams"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -278,3 +278,49 @@ def feishu(mapper: _Mapper) -> None:
             mapper.out.left.append(
                 (f"{ours}.extra.{key}", "Hermes has no per-group rules for Feishu")
             )
+
+
+def dingtalk(mapper: _Mapper) -> None:
+    """DINGTALK_REQUIRE_MENTION and ``robot_code`` (or their ``extra`` keys) become
+    ``platforms.dingtalk``; the credentials stay in .env (from ``extra``, they are moved
+    there). The group filters are left: DingTalk sends a robot only what @s it."""
+    ours = "platforms.dingtalk"
+    for key, variable in (
+        ("client_id", "DINGTALK_CLIENT_ID"),
+        ("client_secret", "DINGTALK_CLIENT_SECRET"),
+    ):
+        value = mapper.take(f"{ours}.extra.{key}")
+        if value and not mapper.env.get(variable, "").strip():
+            mapper.secret(variable, str(value), f"{ours}.extra.{key}")
+    robot = mapper.take(f"{ours}.extra.robot_code")
+    if robot:
+        mapper.put(f"{ours}.robot_code", str(robot), f"{ours}.extra.robot_code")
+    mention, where = _setting(mapper, "dingtalk", "require_mention", "DINGTALK_REQUIRE_MENTION")
+    if mention is not None:
+        on = mention is True or str(mention).strip().lower() not in ("false", "0", "no", "off")
+        mapper.put(f"{ours}.require_mention", on, where)
+    mapper.from_env("DINGTALK_HOME_CHANNEL", "cron.home_chats.dingtalk")
+    for key, variable, why in (
+        ("free_response_chats", "DINGTALK_FREE_RESPONSE_CHATS", _DINGTALK_MENTIONS),
+        (
+            "allowed_chats",
+            "DINGTALK_ALLOWED_CHATS",
+            "Hermes answers in every group the robot is in",
+        ),
+        ("mention_patterns", "DINGTALK_MENTION_PATTERNS", _DINGTALK_MENTIONS),
+        (
+            "webhook_url",
+            "DINGTALK_WEBHOOK_URL",
+            "scheduled jobs reach DingTalk through the gateway",
+        ),
+    ):
+        _, where = _setting(mapper, "dingtalk", key, variable)
+        if where:
+            mapper.out.left.append((where, why))
+    if mapper.take(f"{ours}.extra.card_template_id") is not None:
+        mapper.out.left.append(
+            (f"{ours}.extra.card_template_id", "Hermes does not stream replies into AI cards yet")
+        )
+
+
+_DINGTALK_MENTIONS = "DingTalk sends a robot only the group messages that @ it"

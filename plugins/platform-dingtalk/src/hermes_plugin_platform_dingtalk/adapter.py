@@ -1,0 +1,290 @@
+"""The DingTalk adapter: an internal app's robot in Stream mode (:mod:`.stream`). Replies go
+through the message's session webhook while it lasts (about 90 minutes), else through the
+robot's API (a group by its conversation, a person by their staff id); approvals are
+interactive cards (DingTalk's StandardCard) whose button presses come back over the stream.
+
+What delivery it can promise: a robot message is acknowledged once stored, and one that
+comes twice keeps its ``msgId`` and is answered once. DingTalk's send APIs take no
+idempotency key: a reply the ledger sends again after an unknown failure carries its
+"may be a duplicate" note."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files
+from hermes_commons.sending import send_in_parts
+from hermes_plugin_platform_dingtalk.api import CredentialsRefused, DingTalkApi, DingTalkError
+from hermes_plugin_platform_dingtalk.reading import (
+    BUTTON_PREFIX,
+    Fetch,
+    pressed_choice,
+    read_message,
+    user_of,
+)
+from hermes_plugin_platform_dingtalk.settings import DingTalkSettings
+from hermes_plugin_platform_dingtalk.stream import StreamConnection, load_sdk
+from hermes_sdk.platform import (
+    ButtonPress,
+    ChatOrder,
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    PlatformNotConfigured,
+    TypedAnswers,
+    split_message,
+    yes_and_no,
+)
+
+__all__ = ["DingTalkAdapter"]
+
+log = logging.getLogger("hermes.dingtalk")
+
+MAX_MESSAGE_CHARS = 3500
+"""The robot API takes 15,000 bytes of message: 3,500 characters of any script (an emoji is
+four bytes) stay within it."""
+WEBHOOK_MARGIN_SECONDS = 300.0
+"""A session webhook is not used in its last five minutes."""
+KEPT = 512
+
+
+class DingTalkAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = False
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = DingTalkSettings.from_context(context)
+        self.media = context.media()
+        self.api = DingTalkApi(self.settings)
+        self._allowed = frozenset(str(u) for u in context.config.get("allowed_users") or ())
+        self._order = ChatOrder()
+        self._typed = TypedAnswers()
+        self._webhooks: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        """Each chat's latest session webhook and when it expires (epoch seconds)."""
+        self._cards: OrderedDict[str, tuple[ChatRef, str, str]] = OrderedDict()
+        """Questions' cards (their cardBizId): the chat, the request, the question."""
+
+    async def run(self, host: PlatformHost) -> None:
+        try:
+            await self.api.token()
+        except CredentialsRefused as exc:
+            raise PlatformNotConfigured(
+                f"DingTalk refused the app's credentials ({exc}): set DINGTALK_CLIENT_ID and "
+                "DINGTALK_CLIENT_SECRET to those of the app (Credentials & Basic Info)"
+            ) from None
+        await load_sdk()
+        stream = StreamConnection(
+            self.settings,
+            functools.partial(self._message, host),
+            functools.partial(self._card, host),
+        )
+        log.info("dingtalk: connecting to %s in Stream mode", self.settings.api_url)
+        await stream.run()
+
+    # --- receiving -------------------------------------------------------------------
+
+    async def _message(self, host: PlatformHost, data: dict[str, Any]) -> None:
+        read = read_message(data, self._allowed)
+        if read is None:
+            return
+        inbound = read.inbound
+        if read.webhook and self.settings.takes_webhook(read.webhook):
+            self._webhooks[inbound.chat.chat_id] = (read.webhook, read.webhook_expires_ms / 1000)
+            self._webhooks.move_to_end(inbound.chat.chat_id)
+            while len(self._webhooks) > KEPT:
+                self._webhooks.popitem(last=False)
+        elif read.webhook:
+            log.warning("dingtalk: a session webhook not on DingTalk's domain was ignored")
+        files = [self._incoming(fetch) for fetch in read.files]
+
+        async def deliver() -> None:
+            typed = (inbound.chat, inbound.user_id, inbound.text)
+            if not files and await self._typed.answer(host, *typed):
+                return
+            unaddressed = inbound.chat.chat_type != "private" and not inbound.addressed
+            if unaddressed and self.settings.require_mention:
+                return
+            await hand_over_with_files(
+                host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+            )
+
+        await self._order.run(inbound.chat, deliver)
+
+    def _incoming(self, fetch: Fetch) -> IncomingFile:
+        async def download(limit: int) -> bytes:
+            return await self.api.download(fetch.code, limit)
+
+        return IncomingFile(
+            name=fetch.name,
+            declared=None,
+            size=None,
+            download=download,
+            expect="image" if fetch.expect_image else None,
+        )
+
+    async def _card(self, host: PlatformHost, data: dict[str, Any]) -> dict[str, Any]:
+        """A card's button: the answer to its question; the card shows the outcome once
+        this press closes it."""
+        track = str(data.get("outTrackId") or "")
+        known = self._cards.get(track)
+        choice = pressed_choice(data)
+        if known is None or choice is None:
+            return {}
+        chat, request_id, asked = known
+        presser = {"senderStaffId": data.get("userId"), "senderId": data.get("userId")}
+        press = ButtonPress(
+            chat=chat, user_id=user_of(presser, self._allowed), request_id=request_id, choice=choice
+        )
+        was_open = host.question_open(request_id)
+        toast = await host.pressed(press)
+        if host.question_open(request_id) or not was_open or track not in self._cards:
+            await self._quietly(chat, toast)  # not this press's to answer: said, card kept
+            return {}
+        del self._cards[track]  # no await since the check: one press closes it
+        self._typed.settle(request_id, False)
+        answered = _card_data(f"{asked}\n\n**{toast}**", ())
+        try:
+            body = {"cardBizId": track, "cardData": json.dumps(answered, ensure_ascii=False)}
+            await self.api.call("PUT", "/v1.0/im/robots/interactiveCards", body)
+        except (DingTalkError, OSError) as exc:
+            log.info("dingtalk: the answered card was not updated (%s)", exc)
+            await self._quietly(chat, toast)
+        return {}
+
+    async def _quietly(self, chat: ChatRef, text: str) -> None:
+        try:
+            await self.send(chat, text)
+        except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
+            log.info("dingtalk: a notice was not sent (%s)", exc)
+
+    # --- sending ---------------------------------------------------------------------
+
+    def _webhook_for(self, chat: ChatRef) -> str | None:
+        found = self._webhooks.get(chat.chat_id)
+        if found is None or found[1] - WEBHOOK_MARGIN_SECONDS < time.time():
+            return None
+        return found[0]
+
+    async def _post_markdown(self, chat: ChatRef, text: str) -> str:
+        title = (text.strip().splitlines() or ["Hermes"])[0][:30] or "Hermes"
+        hook = self._webhook_for(chat)
+        if hook is not None:
+            body = {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+            try:
+                await self.api.to_webhook(hook, body)
+                return f"webhook:{secrets.token_hex(8)}"  # the webhook gives no message id
+            except DingTalkError as exc:
+                log.info("dingtalk: the session webhook refused (%s); the robot API then", exc)
+                self._webhooks.pop(chat.chat_id, None)
+        param = {"title": title, "text": text}
+        return await self._robot_send(chat, "sampleMarkdown", param)
+
+    async def _robot_send(self, chat: ChatRef, key: str, param: dict[str, Any]) -> str:
+        body: dict[str, Any] = {
+            "robotCode": self.settings.robot_code,
+            "msgKey": key,
+            "msgParam": json.dumps(param, ensure_ascii=False),
+        }
+        try:
+            if chat.chat_type == "private":
+                made = await self.api.call(
+                    "POST", "/v1.0/robot/oToMessages/batchSend", {**body, "userIds": [chat.chat_id]}
+                )
+                if chat.chat_id in (made.get("invalidStaffIdList") or ()):
+                    raise NotSent(
+                        f"DingTalk has no such person in the organisation ({chat.chat_id}): a "
+                        "reply to someone outside it needs their message's session webhook",
+                        permanent=True,
+                    )
+                if chat.chat_id in (made.get("flowControlledStaffIdList") or ()):
+                    raise NotSent("DingTalk is holding messages to this person back (flow control)")
+            else:
+                made = await self.api.call(
+                    "POST",
+                    "/v1.0/robot/groupMessages/send",
+                    {**body, "openConversationId": chat.chat_id},
+                )
+        except DingTalkError as exc:
+            raise exc.not_sent() from None
+        except CredentialsRefused as exc:
+            raise NotSent(f"DingTalk refused the app's credentials: {exc}") from None
+        return str(made.get("processQueryKey") or secrets.token_hex(8))
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        parts = split_message(text, MAX_MESSAGE_CHARS)
+        return await send_in_parts(parts, lambda part: self._post_markdown(chat, part))
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        raise MessageGone("a DingTalk robot's messages cannot be edited")
+
+    async def typing(self, chat: ChatRef) -> None:
+        """DingTalk shows a robot no typing indicator."""
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        """An interactive card with a button per choice (the typed word answers too); where
+        the app may not send cards, the question as text."""
+        text = self._typed.prompt(chat, question, choices, request_id)
+        track = f"hermes-{secrets.token_hex(12)}"
+        body: dict[str, Any] = {
+            "cardTemplateId": "StandardCard",
+            "robotCode": self.settings.robot_code,
+            "cardBizId": track,
+            "cardData": json.dumps(_card_data(text, choices), ensure_ascii=False),
+            "sendOptions": {},
+        }
+        if chat.chat_type == "private":
+            body["singleChatReceiver"] = json.dumps({"userId": chat.chat_id})
+        else:
+            body["openConversationId"] = chat.chat_id
+        self._cards[track] = (chat, request_id, question[:500])
+        while len(self._cards) > KEPT:
+            self._cards.popitem(last=False)
+        try:
+            await self.api.call("POST", "/v1.0/im/v1.0/robot/interactiveCards/send", body)
+        except (DingTalkError, CredentialsRefused) as exc:
+            self._cards.pop(track, None)
+            log.info("dingtalk: no card for the question (%s); it is asked as text", exc)
+            await self.send(chat, text)
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+
+def _card_data(text: str, choices: Sequence[Choice]) -> dict[str, Any]:
+    """A StandardCard: the text as Markdown, and a button per choice that calls back."""
+    contents: list[dict[str, Any]] = [{"type": "markdown", "text": text, "id": "question"}]
+    if choices:
+        meaning = yes_and_no(choices)
+        contents.append(
+            {
+                "type": "action",
+                "id": "choices",
+                "actions": [
+                    {
+                        "type": "button",
+                        "id": f"{BUTTON_PREFIX}{choice.value}",
+                        "label": {"type": "text", "text": choice.label, "id": f"label_{n}"},
+                        "actionType": "request",
+                        "status": "primary" if meaning and choice is meaning[0] else "normal",
+                    }
+                    for n, choice in enumerate(choices)
+                ],
+            }
+        )
+    return {
+        "config": {"autoLayout": True, "enableForward": False},
+        "header": {"title": {"type": "text", "text": "Hermes"}},
+        "contents": contents,
+    }

@@ -1,0 +1,149 @@
+"""DingTalk's API as the app: the access token (cached, fetched again before it expires or
+when the API says it is not valid), JSON calls with the ``x-acs-dingtalk-access-token``
+header (errors as ``{code, message}``), a message's session webhook (errors as
+``{errcode, errmsg}`` with HTTP 200), and capped downloads of the files people send.
+
+Calls go through aiohttp on the gateway's loop: dingtalk-stream's own calls are
+synchronous (requests), made on the loop that runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+
+from hermes_commons.platform_files import read_capped
+from hermes_plugin_platform_dingtalk.settings import DingTalkSettings
+from hermes_sdk.platform import NotSent
+
+__all__ = ["CredentialsRefused", "DingTalkApi", "DingTalkError"]
+
+TOKEN_MARGIN_SECONDS = 300.0
+STALE_TOKEN = frozenset({"InvalidAuthentication", "Unauthorized"})
+RATE_LIMITED = ("Forbidden.AccessDenied.QpsLimit", "Throttling")
+WEBHOOK_RATE_LIMITED = frozenset({130101, 90018, 90002})
+"""The session webhook's "sending too fast" (and the old API's QPS limits)."""
+
+
+class DingTalkError(Exception):
+    """The API refused a call (``code`` from its JSON, or the webhook's ``errcode``)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{code} {message}".strip() + f" (HTTP {status})")
+        self.status = status
+        self.code = code
+
+    def not_sent(self) -> NotSent:
+        """Tried again: a rate limit, a server error; given up: what the same message will
+        always get (no such chat, the robot not in it, content refused)."""
+        limited = any(self.code.startswith(prefix) for prefix in RATE_LIMITED)
+        if limited or (self.code.isdigit() and int(self.code) in WEBHOOK_RATE_LIMITED):
+            return NotSent(f"DingTalk did not take the message: {self}")
+        if self.status == 429 or self.status >= 500:
+            return NotSent(f"DingTalk did not take the message: {self}")
+        return NotSent(f"DingTalk refused the message: {self}", permanent=True)
+
+
+class CredentialsRefused(Exception):
+    """The Client ID or Client Secret is wrong: only the user can fix it."""
+
+
+class DingTalkApi:
+    def __init__(self, settings: DingTalkSettings) -> None:
+        self.settings = settings
+        self._token = ""
+        self._expires = 0.0
+        self._lock = asyncio.Lock()
+        self._session: aiohttp.ClientSession | None = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        return self._session
+
+    async def token(self) -> str:
+        async with self._lock:
+            if self._token and time.monotonic() < self._expires:
+                return self._token
+            body = {"appKey": self.settings.client_id, "appSecret": self.settings.client_secret}
+            url = f"{self.settings.api_url}/v1.0/oauth2/accessToken"
+            async with self._http().post(url, json=body) as response:
+                status, answer = response.status, await _json_of(response)
+            token = answer.get("accessToken")
+            if status in (400, 401, 403) and not token:
+                raise CredentialsRefused(
+                    f"{answer.get('code', status)} {answer.get('message', '')}"
+                )
+            if status >= 300 or not isinstance(token, str) or not token:
+                raise DingTalkError(
+                    status,
+                    str(answer.get("code") or ""),
+                    str(answer.get("message") or "no token given"),
+                )
+            lifetime = float(answer.get("expireIn") or 7200)
+            self._token = token
+            self._expires = time.monotonic() + max(lifetime - TOKEN_MARGIN_SECONDS, 60.0)
+            return token
+
+    def _forget(self, token: str) -> None:
+        if self._token == token:
+            self._token = ""
+
+    async def call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The answer of ``method path``; :class:`DingTalkError` for a refusal. A token the
+        API no longer takes is fetched again once."""
+        for attempt in (1, 2):
+            token = await self.token()
+            headers = {"x-acs-dingtalk-access-token": token}
+            url = self.settings.api_url + path
+            async with self._http().request(method, url, json=body, headers=headers) as response:
+                status, answer = response.status, await _json_of(response)
+            if status < 300:
+                return answer
+            code = str(answer.get("code") or "")
+            if code in STALE_TOKEN or status == 401:
+                self._forget(token)
+                if attempt == 1:
+                    continue
+            raise DingTalkError(status, code, str(answer.get("message") or ""))
+        raise AssertionError("unreachable")
+
+    async def to_webhook(self, url: str, body: dict[str, Any]) -> None:
+        """Post to a message's session webhook (no token: the URL is the credential)."""
+        async with self._http().post(url, json=body) as response:
+            status, answer = response.status, await _json_of(response)
+        code = answer.get("errcode", 0 if status < 300 else -1)
+        if status >= 300 or code not in (0, "0"):
+            raise DingTalkError(status, str(code), str(answer.get("errmsg") or ""))
+
+    async def download(self, code: str, limit: int) -> bytes:
+        """A file a person sent (its download code), at most ``limit`` bytes."""
+        body = {"downloadCode": code, "robotCode": self.settings.robot_code}
+        answer = await self.call("POST", "/v1.0/robot/messageFiles/download", body)
+        url = str(answer.get("downloadUrl") or "")
+        if not url:
+            raise DingTalkError(200, "", "no download URL given")
+        async with self._http().get(url) as response:
+            if response.status >= 300:
+                raise DingTalkError(response.status, "", "the file could not be fetched")
+            return await read_capped(response.content.iter_chunked(65536), limit)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+async def _json_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
+    raw = await response.read()
+    try:
+        answer = json.loads(raw) if raw else {}
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict):
+        return answer
+    text = raw.decode("utf-8", errors="replace")[:200]  # a proxy's page, not the API's
+    return {"code": "", "message": " ".join(text.split()) or f"HTTP {response.status}"}
