@@ -698,3 +698,26 @@ def test_dingtalk_settings_come_over():
     assert "@" in left[".env DINGTALK_FREE_RESPONSE_CHATS"]
     assert "AI cards" in left["platforms.dingtalk.extra.card_template_id"]
     assert "DINGTALK_CLIENT_SECRET" not in mapped.env_settings
+
+
+def test_wecom_callback_settings_come_over_as_wecom():
+    env = {
+        "WECOM_CALLBACK_CORP_ID": "ww0123456789abcdef",
+        "WECOM_CALLBACK_CORP_SECRET": "secret",
+        "WECOM_CALLBACK_AGENT_ID": "1000002",
+        "WECOM_CALLBACK_TOKEN": "token",
+        "WECOM_CALLBACK_ENCODING_AES_KEY": "k" * 43,
+        "WECOM_CALLBACK_ALLOWED_USERS": "ZhangSan,LiSi",
+        "WECOM_CALLBACK_PORT": "8645",
+        "WECOM_BOT_ID": "aibot",
+    }
+    mapped = map_config({}, env)
+    assert mapped.config["platforms"]["wecom"] == {
+        "corp_id": "ww0123456789abcdef",
+        "agent_id": "1000002",
+        "allowed_users": ["ZhangSan", "LiSi"],
+    }
+    left = dict(mapped.left)
+    assert "shared listener" in left[".env WECOM_CALLBACK_PORT"]
+    assert "AI bot" in left[".env WECOM_BOT_ID"]
+    assert "WECOM_CALLBACK_CORP_SECRET" not in mapped.env_settings

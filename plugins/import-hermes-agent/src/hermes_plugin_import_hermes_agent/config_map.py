@@ -140,6 +140,7 @@ PLATFORMS_HERE = frozenset(
         "google_chat",
         "feishu",
         "dingtalk",
+        "wecom",
         "teams",
     }
 )
@@ -1120,6 +1121,7 @@ class _Mapper:
         workplace_map.teams(self)
         workplace_map.feishu(self)
         workplace_map.dingtalk(self)
+        workplace_map.wecom(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

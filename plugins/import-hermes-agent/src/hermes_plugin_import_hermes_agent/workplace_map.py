@@ -39,7 +39,7 @@ class _Mapper(Protocol):
     def allow(self, platform: str, users: str, source: str) -> None: ...
 
 
-__all__ = ["dingtalk", "feishu", "google_chat", "irc", "mattermost", "teams"]
+__all__ = ["dingtalk", "feishu", "google_chat", "irc", "mattermost", "teams", "wecom"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -324,3 +324,55 @@ def dingtalk(mapper: _Mapper) -> None:
 
 
 _DINGTALK_MENTIONS = "DingTalk sends a robot only the group messages that @ it"
+
+
+def wecom(mapper: _Mapper) -> None:
+    """hermes-agent's ``wecom_callback`` (a self-built app) is Hermes's ``wecom``: the corp
+    and agent ids become ``platforms.wecom``; the secret, token and AES key stay in .env
+    (from ``extra``, they are moved there). Its own listener (host, port) becomes the
+    gateway's; its AI bot mode (``wecom``, a WebSocket) has no equivalent."""
+    ours, theirs = "platforms.wecom", "platforms.wecom_callback"
+    for key, variable, target in (
+        ("corp_id", "WECOM_CALLBACK_CORP_ID", "corp_id"),
+        ("agent_id", "WECOM_CALLBACK_AGENT_ID", "agent_id"),
+    ):
+        value, where = _setting(mapper, "wecom_callback", key, variable)
+        if value is not None:
+            mapper.put(f"{ours}.{target}", str(value).strip(), where)
+    path = mapper.take(f"{theirs}.extra.path")
+    if path:
+        mapper.put(f"{ours}.callback_path", str(path), f"{theirs}.extra.path")
+    for key, variable in (
+        ("corp_secret", "WECOM_CALLBACK_CORP_SECRET"),
+        ("token", "WECOM_CALLBACK_TOKEN"),
+        ("encoding_aes_key", "WECOM_CALLBACK_ENCODING_AES_KEY"),
+    ):
+        value = mapper.take(f"{theirs}.extra.{key}")
+        if value and not mapper.env.get(variable, "").strip():
+            mapper.secret(variable, str(value), f"{theirs}.extra.{key}")
+    users = mapper.env.get("WECOM_CALLBACK_ALLOWED_USERS", "")
+    if users.strip():
+        mapper.out.env_settings.add("WECOM_CALLBACK_ALLOWED_USERS")
+        everyone = mapper.env.get("GATEWAY_ALLOWED_USERS", "")
+        mapper.allow("wecom", f"{users},{everyone}", ".env WECOM_CALLBACK_ALLOWED_USERS")
+    if mapper.env.get("WECOM_CALLBACK_ALLOW_ALL_USERS", "").strip().lower() in ("1", "true", "yes"):
+        mapper.out.env_settings.add("WECOM_CALLBACK_ALLOW_ALL_USERS")
+        mapper.put(f"{ours}.allow_all", True, ".env WECOM_CALLBACK_ALLOW_ALL_USERS")
+    for key, variable in (("host", "WECOM_CALLBACK_HOST"), ("port", "WECOM_CALLBACK_PORT")):
+        _, where = _setting(mapper, "wecom_callback", key, variable)
+        if where:
+            mapper.out.left.append(
+                (where, "callbacks come to the gateway's shared listener (gateway.http_port)")
+            )
+    if mapper.take(f"{theirs}.extra.apps") is not None:
+        mapper.out.left.append((f"{theirs}.extra.apps", "Hermes serves one WeCom app"))
+    for variable in ("WECOM_BOT_ID", "WECOM_SECRET", "WECOM_WEBSOCKET_URL"):
+        if mapper.env.get(variable, "").strip():
+            mapper.out.env_settings.add(variable)
+            mapper.out.left.append(
+                (
+                    f".env {variable}",
+                    "Hermes joins WeCom as a self-built app (callbacks), not as an AI bot: "
+                    "see docs/user/wecom.md",
+                )
+            )
