@@ -1,6 +1,6 @@
 """The DingTalk adapter against DingTalk on loopback (dingtalk-stream talks to it): groups
-and mentions, session webhooks and the robot's API, cards, voice and rich text, refusals,
-reconnects, settings."""
+and mentions, session webhooks and the robot's API, typed approvals, voice and rich text,
+refusals, reconnects, a message that cannot be taken, settings."""
 
 from __future__ import annotations
 
@@ -43,25 +43,13 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())  # type: ignore[arg-type]
 
 
-class AskerOnly(RecordingHost):
-    def __init__(self, asker: str) -> None:
-        super().__init__()
-        self.asker = asker
-
-    def question_open(self, request_id: str) -> bool:
-        return not any(p.request_id == request_id and p.user_id == self.asker for p in self.presses)
-
-
 def test_a_group_answers_a_mention_and_replies_through_the_session_webhook(
     fake: FakeDingTalk, tmp_path: Path
 ) -> None:
     async def scenario() -> None:
         adapter = adapter_for(fake, tmp_path)
         async with running(adapter, fake) as host:
-            assert {s["topic"] for s in fake.subscriptions} >= {
-                "/v1.0/im/bot/messages/get",
-                "/v1.0/card/instances/callback",
-            }
+            assert [s["topic"] for s in fake.subscriptions] == ["/v1.0/im/bot/messages/get"]
             await asyncio.to_thread(fake.user_says, "ann", "闲聊", group=GROUP, mention=False)
             said = "帮我总结一下 📋 (mixed: Ελληνικά, русский)"
             assert await asyncio.to_thread(fake.user_says, "ann", said, group=GROUP) == 200
@@ -144,27 +132,63 @@ def test_voice_rich_text_and_a_long_chinese_reply(fake: FakeDingTalk, tmp_path: 
     run(scenario)
 
 
-def test_a_card_is_answered_by_the_asker_only_and_shows_the_outcome(
+def test_an_approval_is_typed_in_a_group_with_the_mention(
     fake: FakeDingTalk, tmp_path: Path
 ) -> None:
     async def scenario() -> None:
         adapter = adapter_for(fake, tmp_path)
-        async with running(adapter, fake, AskerOnly("ann")) as host:
+        async with running(adapter, fake) as host:
             chat = ChatRef("dingtalk", GROUP, "group")
             choices = [Choice("once", "Allow"), Choice("deny", "Deny")]
             await adapter.ask(chat, "Run `rm -rf build`?", choices, "req1")
-            (card,) = fake.cards_in(GROUP)
-            assert [b["label"]["text"] for b in card.buttons] == ["Allow", "Deny"]
-            assert await asyncio.to_thread(fake.press, "bob", card, "once") == 200
-            assert card.buttons and card.updates == 0
-            assert await asyncio.to_thread(fake.press, "ann", card, "once") == 200
-            assert not card.buttons and card.updates == 1 and "noted" in card.text
-            assert [(p.user_id, p.choice, p.chat) for p in host.presses] == [
-                ("bob", "once", chat),
-                ("ann", "once", chat),
-            ]
+            assert "**once**" in fake.sent_to(GROUP)[0].text
+            assert await asyncio.to_thread(fake.user_says, "ann", "once", group=GROUP) == 200
+            await eventually(lambda: host.presses)
+            assert [(p.user_id, p.choice, p.chat) for p in host.presses] == [("ann", "once", chat)]
+            assert host.messages == []
 
     run(scenario)
+
+
+def test_a_home_chat_that_is_a_group_and_a_webhook_too_fast(
+    fake: FakeDingTalk, tmp_path: Path
+) -> None:
+    """A scheduled job's home chat comes as private: a conversation id is still a group's.
+    A session webhook saying "too fast" is kept, and the reply tried again later."""
+
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter, fake) as host:
+            await adapter.send(ChatRef("dingtalk", GROUP, "private"), "每日提醒")
+            assert [(m.chat_id, m.via) for m in fake.sent] == [(GROUP, "api")]
+            await asyncio.to_thread(fake.user_says, "ann", "hi")
+            message = await eventually(lambda: host.messages and host.messages[0])
+            fake.limit(1)
+            with pytest.raises(NotSent) as limited:
+                await adapter.send(message.chat, "too fast")
+            assert not limited.value.permanent
+            await adapter.send(message.chat, "now")
+            assert fake.sent[-1].via == "webhook"
+
+    run(scenario)
+
+
+def test_a_message_that_cannot_be_taken_is_acknowledged_as_failed_and_logged(
+    fake: FakeDingTalk, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(RecordingHost):
+        async def receive(self, message: Any) -> None:
+            raise OSError("the disk is full")
+
+    async def scenario() -> None:
+        async with running(adapter_for(fake, tmp_path), fake, Broken()):
+            with caplog.at_level("INFO"):
+                assert await asyncio.to_thread(fake.ping) == 200
+                assert await asyncio.to_thread(fake.user_says, "ann", "hello") == 500
+
+    run(scenario)
+    assert any("could not be taken" in r.getMessage() for r in caplog.records)
+    assert not any("unknown message topic" in r.getMessage() for r in caplog.records)
 
 
 def test_the_stream_comes_back_after_a_disconnect(fake: FakeDingTalk, tmp_path: Path) -> None:

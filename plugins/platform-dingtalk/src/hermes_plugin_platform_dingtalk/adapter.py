@@ -1,7 +1,8 @@
 """The DingTalk adapter: an internal app's robot in Stream mode (:mod:`.stream`). Replies go
 through the message's session webhook while it lasts (about 90 minutes), else through the
-robot's API (a group by its conversation, a person by their staff id); approvals are
-interactive cards (DingTalk's StandardCard) whose button presses come back over the stream.
+robot's API (a group by its conversation, a person by their staff id). Approvals are typed:
+DingTalk calls a robot back over Stream only from cards built on a template of the app's
+own, and its plain interactive cards call nobody back.
 
 What delivery it can promise: a robot message is acknowledged once stored, and one that
 comes twice keeps its ``msgId`` and is answered once. DingTalk's send APIs take no
@@ -22,17 +23,10 @@ from typing import Any
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files
 from hermes_commons.sending import send_in_parts
 from hermes_plugin_platform_dingtalk.api import CredentialsRefused, DingTalkApi, DingTalkError
-from hermes_plugin_platform_dingtalk.reading import (
-    BUTTON_PREFIX,
-    Fetch,
-    pressed_choice,
-    read_message,
-    user_of,
-)
+from hermes_plugin_platform_dingtalk.reading import Fetch, read_message
 from hermes_plugin_platform_dingtalk.settings import DingTalkSettings
 from hermes_plugin_platform_dingtalk.stream import StreamConnection, load_sdk
 from hermes_sdk.platform import (
-    ButtonPress,
     ChatOrder,
     ChatRef,
     Choice,
@@ -43,7 +37,6 @@ from hermes_sdk.platform import (
     PlatformNotConfigured,
     TypedAnswers,
     split_message,
-    yes_and_no,
 )
 
 __all__ = ["DingTalkAdapter"]
@@ -71,8 +64,6 @@ class DingTalkAdapter:
         self._typed = TypedAnswers()
         self._webhooks: OrderedDict[str, tuple[str, float]] = OrderedDict()
         """Each chat's latest session webhook and when it expires (epoch seconds)."""
-        self._cards: OrderedDict[str, tuple[ChatRef, str, str]] = OrderedDict()
-        """Questions' cards (their cardBizId): the chat, the request, the question."""
 
     async def run(self, host: PlatformHost) -> None:
         try:
@@ -83,11 +74,7 @@ class DingTalkAdapter:
                 "DINGTALK_CLIENT_SECRET to those of the app (Credentials & Basic Info)"
             ) from None
         await load_sdk()
-        stream = StreamConnection(
-            self.settings,
-            functools.partial(self._message, host),
-            functools.partial(self._card, host),
-        )
+        stream = StreamConnection(self.settings, functools.partial(self._message, host))
         log.info("dingtalk: connecting to %s in Stream mode", self.settings.api_url)
         await stream.run()
 
@@ -132,41 +119,6 @@ class DingTalkAdapter:
             expect="image" if fetch.expect_image else None,
         )
 
-    async def _card(self, host: PlatformHost, data: dict[str, Any]) -> dict[str, Any]:
-        """A card's button: the answer to its question; the card shows the outcome once
-        this press closes it."""
-        track = str(data.get("outTrackId") or "")
-        known = self._cards.get(track)
-        choice = pressed_choice(data)
-        if known is None or choice is None:
-            return {}
-        chat, request_id, asked = known
-        presser = {"senderStaffId": data.get("userId"), "senderId": data.get("userId")}
-        press = ButtonPress(
-            chat=chat, user_id=user_of(presser, self._allowed), request_id=request_id, choice=choice
-        )
-        was_open = host.question_open(request_id)
-        toast = await host.pressed(press)
-        if host.question_open(request_id) or not was_open or track not in self._cards:
-            await self._quietly(chat, toast)  # not this press's to answer: said, card kept
-            return {}
-        del self._cards[track]  # no await since the check: one press closes it
-        self._typed.settle(request_id, False)
-        answered = _card_data(f"{asked}\n\n**{toast}**", ())
-        try:
-            body = {"cardBizId": track, "cardData": json.dumps(answered, ensure_ascii=False)}
-            await self.api.call("PUT", "/v1.0/im/robots/interactiveCards", body)
-        except (DingTalkError, OSError) as exc:
-            log.info("dingtalk: the answered card was not updated (%s)", exc)
-            await self._quietly(chat, toast)
-        return {}
-
-    async def _quietly(self, chat: ChatRef, text: str) -> None:
-        try:
-            await self.send(chat, text)
-        except Exception as exc:  # noqa: BLE001 - only a notice; the log has it
-            log.info("dingtalk: a notice was not sent (%s)", exc)
-
     # --- sending ---------------------------------------------------------------------
 
     def _webhook_for(self, chat: ChatRef) -> str | None:
@@ -184,6 +136,9 @@ class DingTalkAdapter:
                 await self.api.to_webhook(hook, body)
                 return f"webhook:{secrets.token_hex(8)}"  # the webhook gives no message id
             except DingTalkError as exc:
+                refusal = exc.not_sent()
+                if not refusal.permanent:  # too fast, or DingTalk's trouble: the same again
+                    raise refusal from None
                 log.info("dingtalk: the session webhook refused (%s); the robot API then", exc)
                 self._webhooks.pop(chat.chat_id, None)
         param = {"title": title, "text": text}
@@ -195,8 +150,11 @@ class DingTalkAdapter:
             "msgKey": key,
             "msgParam": json.dumps(param, ensure_ascii=False),
         }
+        # A conversation id (cid...) is a group's, whatever the caller took it for (a
+        # scheduled job's home chat comes as private).
+        group = chat.chat_type != "private" or chat.chat_id.startswith("cid")
         try:
-            if chat.chat_type == "private":
+            if not group:
                 made = await self.api.call(
                     "POST", "/v1.0/robot/oToMessages/batchSend", {**body, "userIds": [chat.chat_id]}
                 )
@@ -233,58 +191,8 @@ class DingTalkAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        """An interactive card with a button per choice (the typed word answers too); where
-        the app may not send cards, the question as text."""
-        text = self._typed.prompt(chat, question, choices, request_id)
-        track = f"hermes-{secrets.token_hex(12)}"
-        body: dict[str, Any] = {
-            "cardTemplateId": "StandardCard",
-            "robotCode": self.settings.robot_code,
-            "cardBizId": track,
-            "cardData": json.dumps(_card_data(text, choices), ensure_ascii=False),
-            "sendOptions": {},
-        }
-        if chat.chat_type == "private":
-            body["singleChatReceiver"] = json.dumps({"userId": chat.chat_id})
-        else:
-            body["openConversationId"] = chat.chat_id
-        self._cards[track] = (chat, request_id, question[:500])
-        while len(self._cards) > KEPT:
-            self._cards.popitem(last=False)
-        try:
-            await self.api.call("POST", "/v1.0/im/v1.0/robot/interactiveCards/send", body)
-        except (DingTalkError, CredentialsRefused) as exc:
-            self._cards.pop(track, None)
-            log.info("dingtalk: no card for the question (%s); it is asked as text", exc)
-            await self.send(chat, text)
+        """The question with its choices to type (in a group, @ the robot with it)."""
+        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
 
     async def aclose(self) -> None:
         await self.api.aclose()
-
-
-def _card_data(text: str, choices: Sequence[Choice]) -> dict[str, Any]:
-    """A StandardCard: the text as Markdown, and a button per choice that calls back."""
-    contents: list[dict[str, Any]] = [{"type": "markdown", "text": text, "id": "question"}]
-    if choices:
-        meaning = yes_and_no(choices)
-        contents.append(
-            {
-                "type": "action",
-                "id": "choices",
-                "actions": [
-                    {
-                        "type": "button",
-                        "id": f"{BUTTON_PREFIX}{choice.value}",
-                        "label": {"type": "text", "text": choice.label, "id": f"label_{n}"},
-                        "actionType": "request",
-                        "status": "primary" if meaning and choice is meaning[0] else "normal",
-                    }
-                    for n, choice in enumerate(choices)
-                ],
-            }
-        )
-    return {
-        "config": {"autoLayout": True, "enableForward": False},
-        "header": {"title": {"type": "text", "text": "Hermes"}},
-        "contents": contents,
-    }

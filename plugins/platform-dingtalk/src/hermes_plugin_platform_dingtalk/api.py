@@ -24,6 +24,9 @@ __all__ = ["CredentialsRefused", "DingTalkApi", "DingTalkError"]
 TOKEN_MARGIN_SECONDS = 300.0
 STALE_TOKEN = frozenset({"InvalidAuthentication", "Unauthorized"})
 RATE_LIMITED = ("Forbidden.AccessDenied.QpsLimit", "Throttling")
+CREDENTIAL_CODES = ("clientid", "secret", "appkey")
+"""What the token endpoint's refusal code names when the credentials are wrong
+(``invalidClientIdOrSecret``); any other refusal (a rate limit) is tried again."""
 WEBHOOK_RATE_LIMITED = frozenset({130101, 90018, 90002})
 """The session webhook's "sending too fast" (and the old API's QPS limits)."""
 
@@ -73,10 +76,9 @@ class DingTalkApi:
             async with self._http().post(url, json=body) as response:
                 status, answer = response.status, await _json_of(response)
             token = answer.get("accessToken")
-            if status in (400, 401, 403) and not token:
-                raise CredentialsRefused(
-                    f"{answer.get('code', status)} {answer.get('message', '')}"
-                )
+            code = str(answer.get("code") or "")
+            if not token and any(word in code.lower() for word in CREDENTIAL_CODES):
+                raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
             if status >= 300 or not isinstance(token, str) or not token:
                 raise DingTalkError(
                     status,
@@ -126,7 +128,9 @@ class DingTalkApi:
         url = str(answer.get("downloadUrl") or "")
         if not url:
             raise DingTalkError(200, "", "no download URL given")
-        async with self._http().get(url) as response:
+        # Its own timeout: the session's 60 s would cut a large video short.
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
+        async with self._http().get(url, timeout=timeout) as response:
             if response.status >= 300:
                 raise DingTalkError(response.status, "", "the file could not be fetched")
             return await read_capped(response.content.iter_chunked(65536), limit)

@@ -1,6 +1,6 @@
 """DingTalk's robot messages (Stream mode's ``/v1.0/im/bot/messages/get``) as the
 gateway's messages: text, rich text, pictures, files, video, and voice (with DingTalk's own
-transcript); and a card button's callback."""
+transcript)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,9 @@ from typing import Any
 
 from hermes_sdk.platform import ChatRef, Inbound
 
-__all__ = ["Fetch", "Read", "pressed_choice", "read_message", "user_of"]
+__all__ = ["Fetch", "Read", "read_message", "user_of"]
 
 PLATFORM = "dingtalk"
-BUTTON_PREFIX = "hermes_"
-"""The ids of a question's buttons (``hermes_<choice>``), as a press names them back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +83,8 @@ def _content(message: dict[str, Any]) -> tuple[str, tuple[Fetch, ...]]:
     if not isinstance(content, dict):
         content = {}
     if kind == "text":
-        return str((message.get("text") or {}).get("content") or ""), ()
+        said = message.get("text")
+        return str(said.get("content") or "") if isinstance(said, dict) else "", ()
     if kind == "picture":
         code = content.get("downloadCode") or content.get("pictureDownloadCode")
         return "", (Fetch(str(code), "image.jpg", expect_image=True),) if code else ()
@@ -108,17 +107,3 @@ def _content(message: dict[str, Any]) -> tuple[str, tuple[Fetch, ...]]:
         default = "video.mp4" if kind == "video" else "file"
         return "", (Fetch(str(content["downloadCode"]), str(content.get("fileName") or default)),)
     return f"[a {kind or 'message'} message, which Hermes does not read]", ()
-
-
-def pressed_choice(callback: dict[str, Any]) -> str | None:
-    """The choice of a question's button pressed (a card callback), or None."""
-    content = callback.get("content") or callback.get("value") or "{}"
-    try:
-        data = json.loads(content) if isinstance(content, str) else content
-    except ValueError:
-        return None
-    private = (data or {}).get("cardPrivateData") or {}
-    for action in private.get("actionIds") or ():
-        if str(action).startswith(BUTTON_PREFIX):
-            return str(action)[len(BUTTON_PREFIX) :]
-    return None

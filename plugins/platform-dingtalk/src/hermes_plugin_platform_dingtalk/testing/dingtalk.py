@@ -4,14 +4,14 @@ open-dingtalk developerpedia) and the API reference, driven by dingtalk-stream u
 - Stream mode: ``POST /v1.0/gateway/connections/open`` (the app's id and secret checked,
   its subscriptions recorded) answers an endpoint and a single-use ticket; the WebSocket
   at ``/connect?ticket=`` carries JSON frames: CALLBACK frames pushed (the robot topic's
-  messages, the card topic's presses) and their acknowledgements collected by
-  ``messageId``; a SYSTEM ``disconnect`` or a dropped socket makes the client come back;
+  messages) and their acknowledgements collected by
+  ``messageId``; SYSTEM pings; a SYSTEM ``disconnect`` or a dropped socket makes the client
+  come back;
 - the token endpoint (``/v1.0/oauth2/accessToken``: ``accessToken``, ``expireIn``) and the
   API's ``x-acs-dingtalk-access-token`` header, refused as ``InvalidAuthentication``;
 - each message's session webhook (``errcode``/``errmsg``); the robot's sends to a person
   (``oToMessages/batchSend``, unknown staff ids listed as invalid) and to a group
-  (``groupMessages/send``); file downloads by code; StandardCard interactive cards sent and
-  updated by ``cardBizId``.
+  (``groupMessages/send``), with their rate limits; file downloads by code.
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ from aiohttp import web
 
 from hermes_testkit.loopback_app import LoopbackApp
 
-__all__ = ["GROUP", "Card", "FakeDingTalk", "Sent"]
+__all__ = ["GROUP", "FakeDingTalk", "Sent"]
 
 GROUP = "cidTeamGroup=="
 ROBOT_TOPIC = "/v1.0/im/bot/messages/get"
-CARD_TOPIC = "/v1.0/card/instances/callback"
 ACK_SECONDS = 5.0
 SESSION_MINUTES = 90
 
@@ -47,31 +46,6 @@ class Sent:
     via: str
     text: str
     message_id: str
-
-
-@dataclass
-class Card:
-    """A StandardCard the robot sent, as it is now."""
-
-    track: str
-    chat_id: str
-    data: dict[str, Any]
-    updates: int = 0
-
-    @property
-    def text(self) -> str:
-        return "\n".join(
-            str(c.get("text")) for c in self.data.get("contents") or () if c["type"] == "markdown"
-        )
-
-    @property
-    def buttons(self) -> list[dict[str, Any]]:
-        return [
-            action
-            for c in self.data.get("contents") or ()
-            if c["type"] == "action"
-            for action in c.get("actions") or ()
-        ]
 
 
 @dataclass
@@ -99,7 +73,6 @@ class FakeDingTalk:
         self._sockets: list[web.WebSocketResponse] = []
         self._acked: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.sent: list[Sent] = []
-        self.cards: dict[str, Card] = {}
         self.files: dict[str, tuple[bytes, str]] = {}
         self._sessions: dict[str, tuple[str, float]] = {}
         self.people: dict[str, _Person] = {}
@@ -114,8 +87,6 @@ class FakeDingTalk:
         app.router.add_post("/v1.0/robot/groupMessages/send", self._to_group)
         app.router.add_post("/v1.0/robot/messageFiles/download", self._download_url)
         app.router.add_get("/files/{code}", self._file)
-        app.router.add_post("/v1.0/im/v1.0/robot/interactiveCards/send", self._card_send)
-        app.router.add_put("/v1.0/im/robots/interactiveCards", self._card_update)
         self._server = LoopbackApp(app, "fake-dingtalk")
 
     def __enter__(self) -> Self:
@@ -149,12 +120,8 @@ class FakeDingTalk:
         with self._lock:
             return [m for m in self.sent if m.chat_id == chat_id]
 
-    def cards_in(self, chat_id: str) -> list[Card]:
-        with self._lock:
-            return [c for c in self.cards.values() if c.chat_id == chat_id]
-
     def limit(self, times: int = 1) -> None:
-        """The next ``times`` API sends are refused as over the QPS limit."""
+        """The next ``times`` sends (API or session webhook) are refused as too fast."""
         self._limited = times
 
     def revoke_tokens(self) -> None:
@@ -223,23 +190,6 @@ class FakeDingTalk:
         content = {"downloadCode": code, "fileName": name}
         return self.user_says(staff_id, kind="file", content=content)
 
-    def press(self, staff_id: str, card: Card, choice: str) -> int:
-        (button,) = [b for b in card.buttons if b["id"].endswith(f"_{choice}")]
-        private = {"cardPrivateData": {"actionIds": [button["id"]], "params": {}}}
-        callback = {
-            "extension": "{}",
-            "corpId": "dingcorp",
-            "spaceType": "im",
-            "userIdType": 1,
-            "type": "actionCallback",
-            "userId": staff_id,
-            "content": json.dumps(private),
-            "value": json.dumps(private),
-            "spaceId": card.chat_id,
-            "outTrackId": card.track,
-        }
-        return self.push(CARD_TOPIC, callback)
-
     def deliver_again(self) -> int:
         assert self._last is not None
         return self._server.call(self._push_frame(self._last))
@@ -259,6 +209,21 @@ class FakeDingTalk:
             "data": json.dumps(data, ensure_ascii=False),
         }
         self._last = frame
+        return self._server.call(self._push_frame(frame))
+
+    def ping(self) -> int:
+        """A SYSTEM ping, as DingTalk sends to keep the connection; its acknowledgement's
+        code."""
+        frame = {
+            "specVersion": "1.0",
+            "type": "SYSTEM",
+            "headers": {
+                "topic": "ping",
+                "messageId": secrets.token_hex(8),
+                "contentType": "application/json",
+            },
+            "data": json.dumps({"opaque": secrets.token_hex(8)}),
+        }
         return self._server.call(self._push_frame(frame))
 
     def disconnect(self) -> None:
@@ -378,6 +343,9 @@ class FakeDingTalk:
             found = self._sessions.get(request.query.get("session", ""))
         if found is None or found[1] < time.time():
             return web.json_response({"errcode": 300001, "errmsg": "session is invalid"})
+        if self._limited > 0:
+            self._limited -= 1
+            return web.json_response({"errcode": 130101, "errmsg": "send too fast"})
         body = await request.json()
         kind = body.get("msgtype")
         text = (body.get(kind) or {}).get("text") or (body.get(kind) or {}).get("content") or ""
@@ -429,34 +397,3 @@ class FakeDingTalk:
     async def _file(self, request: web.Request) -> web.Response:
         data, mime = self.files[request.match_info["code"]]
         return web.Response(body=data, content_type=mime)
-
-    async def _card_send(self, request: web.Request) -> web.Response:
-        if refused := self._refusal(request):
-            return refused
-        body = await request.json()
-        if body.get("cardTemplateId") != "StandardCard":
-            return web.json_response(
-                {"code": "invalidParameter", "message": "cardTemplateId"}, status=400
-            )
-        if body.get("openConversationId"):
-            chat_id = str(body["openConversationId"])
-        else:
-            chat_id = str(json.loads(body.get("singleChatReceiver") or "{}").get("userId") or "")
-        track = str(body["cardBizId"])
-        with self._lock:
-            self.cards[track] = Card(track, chat_id, json.loads(body["cardData"]))
-        return web.json_response({"success": True, "result": {"processQueryKey": track}})
-
-    async def _card_update(self, request: web.Request) -> web.Response:
-        if refused := self._refusal(request):
-            return refused
-        body = await request.json()
-        with self._lock:
-            card = self.cards.get(str(body.get("cardBizId")))
-            if card is None:
-                return web.json_response(
-                    {"code": "cardNotFound", "message": "no such card"}, status=400
-                )
-            card.data = json.loads(body["cardData"])
-            card.updates += 1
-        return web.json_response({"success": True, "result": True})
