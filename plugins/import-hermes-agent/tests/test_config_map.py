@@ -721,3 +721,26 @@ def test_wecom_callback_settings_come_over_as_wecom():
     assert "shared listener" in left[".env WECOM_CALLBACK_PORT"]
     assert "AI bot" in left[".env WECOM_BOT_ID"]
     assert "WECOM_CALLBACK_CORP_SECRET" not in mapped.env_settings
+
+
+def test_qqbot_settings_come_over():
+    env = {
+        "QQ_APP_ID": "102000000",
+        "QQ_CLIENT_SECRET": "secret",
+        "QQ_ALLOWED_USERS": "E8B5A0C2F1D3",
+        "QQ_GROUP_ALLOWED_USERS": "GROUPMEMBER1",
+        "QQ_SANDBOX": "true",
+        "QQBOT_HOME_CHANNEL": "E8B5A0C2F1D3",
+        "QQ_STT_API_KEY": "k",
+    }
+    source = {"platforms": {"qqbot": {"extra": {"markdown_support": True}}}}
+    mapped = map_config(source, env)
+    assert mapped.config["platforms"]["qqbot"] == {
+        "allowed_users": ["E8B5A0C2F1D3", "GROUPMEMBER1"],
+        "sandbox": True,
+    }
+    assert mapped.config["cron"]["home_chats"]["qqbot"] == "user:E8B5A0C2F1D3"
+    left = dict(mapped.left)
+    assert "plain text" in left["platforms.qqbot.extra.markdown_support"]
+    assert ".env QQ_ALLOWED_USERS" not in left
+    assert "QQ_CLIENT_SECRET" not in mapped.env_settings

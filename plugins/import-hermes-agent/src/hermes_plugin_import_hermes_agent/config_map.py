@@ -141,6 +141,7 @@ PLATFORMS_HERE = frozenset(
         "feishu",
         "dingtalk",
         "wecom",
+        "qqbot",
         "teams",
     }
 )
@@ -1096,6 +1097,8 @@ class _Mapper:
             if match is None or match["platform"] == "GATEWAY":
                 continue
             platform = match["platform"].lower()
+            if platform == "qq":  # hermes-agent's QQ_* settings are its qqbot platform's
+                platform = "qqbot"
             self.out.env_settings.add(name)
             users = f"{value},{everyone}"
             if platform == "whatsapp":  # the bridge's; the Cloud API's are WHATSAPP_CLOUD_*
@@ -1122,6 +1125,7 @@ class _Mapper:
         workplace_map.feishu(self)
         workplace_map.dingtalk(self)
         workplace_map.wecom(self)
+        workplace_map.qqbot(self)
         for name in ("GATEWAY_ALLOWED_USERS", "GATEWAY_ALLOW_ALL_USERS"):
             if name in self.env:
                 self.out.env_settings.add(name)

@@ -39,7 +39,7 @@ class _Mapper(Protocol):
     def allow(self, platform: str, users: str, source: str) -> None: ...
 
 
-__all__ = ["dingtalk", "feishu", "google_chat", "irc", "mattermost", "teams", "wecom"]
+__all__ = ["dingtalk", "feishu", "google_chat", "irc", "mattermost", "qqbot", "teams", "wecom"]
 
 
 def _setting(mapper: _Mapper, platform: str, key: str, variable: str) -> tuple[Any, str]:
@@ -375,4 +375,46 @@ def wecom(mapper: _Mapper) -> None:
                     "Hermes joins WeCom as a self-built app (callbacks), not as an AI bot: "
                     "see docs/user/wecom.md",
                 )
+            )
+
+
+def qqbot(mapper: _Mapper) -> None:
+    """QQ_SANDBOX and QQ_GROUP_ALLOWED_USERS join ``platforms.qqbot`` (QQ_ALLOWED_USERS comes
+    with every platform's allowlist); the credentials stay in .env (from ``extra``, they are
+    moved there). The home chat (an openid) is a direct chat's."""
+    ours = "platforms.qqbot"
+    for key, variable in (("app_id", "QQ_APP_ID"), ("client_secret", "QQ_CLIENT_SECRET")):
+        value = mapper.take(f"{ours}.extra.{key}")
+        if value and not mapper.env.get(variable, "").strip():
+            mapper.secret(variable, str(value), f"{ours}.extra.{key}")
+    if mapper.env.get("QQ_SANDBOX", "").strip().lower() in ("1", "true", "yes", "on"):
+        mapper.out.env_settings.add("QQ_SANDBOX")
+        mapper.put(f"{ours}.sandbox", True, ".env QQ_SANDBOX")
+    groups = mapper.env.get("QQ_GROUP_ALLOWED_USERS", "")
+    if groups.strip():  # with the direct ones: one list, as QQ's ids differ by place
+        mapper.out.env_settings.add("QQ_GROUP_ALLOWED_USERS")
+        direct = mapper.env.get("QQ_ALLOWED_USERS", "")
+        everyone = mapper.env.get("GATEWAY_ALLOWED_USERS", "")
+        users = f"{direct},{groups},{everyone}"
+        mapper.allow("qqbot", users, ".env QQ_ALLOWED_USERS, QQ_GROUP_ALLOWED_USERS")
+    for variable in ("QQBOT_HOME_CHANNEL", "QQ_HOME_CHANNEL"):
+        home = mapper.env.get(variable, "").strip()
+        if home:
+            mapper.out.env_settings.add(variable)
+            chat = home if ":" in home else f"user:{home}"
+            mapper.put("cron.home_chats.qqbot", chat, f".env {variable}")
+            break
+    for key, why in (
+        ("markdown_support", "QQ's Markdown is by invitation: Hermes sends plain text"),
+        ("stt", "voice is transcribed by Hermes's own speech-to-text (media.md)"),
+        ("dm_policy", "strangers get a pairing code; allowed_users lets people in"),
+        ("group_policy", "groups answer an @ from someone allowed"),
+    ):
+        if mapper.take(f"{ours}.extra.{key}") is not None:
+            mapper.out.left.append((f"{ours}.extra.{key}", why))
+    for variable in ("QQ_STT_API_KEY", "QQ_STT_BASE_URL", "QQ_STT_MODEL"):
+        if mapper.env.get(variable, "").strip():
+            mapper.out.env_settings.add(variable)
+            mapper.out.left.append(
+                (f".env {variable}", "voice is transcribed by Hermes's own speech-to-text")
             )

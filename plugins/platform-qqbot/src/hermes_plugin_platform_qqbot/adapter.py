@@ -1,0 +1,210 @@
+"""The QQ adapter: an official QQ bot (q.qq.com) on QQ's WebSocket gateway (qq-botpy,
+:mod:`.gateway_client`). It answers direct messages, groups' and guild channels' @-messages
+and guilds' direct messages. QQ takes a bot's message only as a passive reply: within an
+hour of a person's direct message, five minutes of a group's or a channel's, each carrying
+that message's id (and, for several, a sequence number); a proactive message is refused.
+
+What delivery it can promise: a message that comes twice (a resumed session replays what it
+missed) keeps its id and is answered once. A reply sent again after an unknown failure
+carries the same message id and sequence number, which QQ refuses as a repeat: it is not
+posted twice."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files
+from hermes_commons.sending import DUPLICATE_NOTE, send_in_parts
+from hermes_plugin_platform_qqbot.api import CredentialsRefused, QQApi, QQError
+from hermes_plugin_platform_qqbot.gateway_client import make_client
+from hermes_plugin_platform_qqbot.reading import PASSIVE_SECONDS, Fetch, kind_of, read_event
+from hermes_plugin_platform_qqbot.settings import QQSettings
+from hermes_sdk.platform import (
+    ChatOrder,
+    ChatRef,
+    Choice,
+    MessageGone,
+    NotSent,
+    PlatformContext,
+    PlatformHost,
+    PlatformNotConfigured,
+    TypedAnswers,
+    split_message,
+)
+
+__all__ = ["QQAdapter"]
+
+log = logging.getLogger("hermes.qqbot")
+
+MAX_MESSAGE_CHARS = 2000
+KEPT = 1024
+REPEAT = frozenset({40054005})
+"""QQ's "the message was deduplicated": the same message id and sequence number again, so
+the part went out before."""
+
+
+@dataclass
+class _Asked:
+    """The message a chat's replies answer, and the sequence numbers used on it."""
+
+    message_id: str
+    at: float
+    seqs: dict[str, int] = field(default_factory=dict)
+    """A part's key: its number (so a retry sends the same part with the same one)."""
+
+
+class QQAdapter:
+    max_message_chars = MAX_MESSAGE_CHARS
+    can_edit = False
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.settings = QQSettings.from_context(context)
+        self.media = context.media()
+        self.api = QQApi(self.settings)
+        self._order = ChatOrder()
+        self._typed = TypedAnswers()
+        self._asked: OrderedDict[str, _Asked] = OrderedDict()
+        self._by_id: dict[str, _Asked] = {}
+        self.bot_id = ""
+        self.ready = asyncio.Event()
+
+    async def run(self, host: PlatformHost) -> None:
+        try:
+            await self.api.token()
+        except CredentialsRefused as exc:
+            raise PlatformNotConfigured(
+                f"QQ refused the bot's credentials ({exc}): set QQ_APP_ID and QQ_CLIENT_SECRET "
+                "to the AppID and AppSecret of q.qq.com > your bot > Development settings"
+            ) from None
+        client = make_client(self.api, functools.partial(self._event, host), self._on_ready)
+        log.info("qqbot: connecting to QQ's gateway (%s)", self.settings.api_url)
+        try:
+            await client.start(appid=self.settings.app_id, secret=self.settings.client_secret)
+        finally:
+            await client.close()
+        raise ConnectionError("QQ's gateway client stopped")
+
+    def _on_ready(self, bot_id: str) -> None:
+        self.bot_id = bot_id
+        self.ready.set()
+
+    # --- receiving -------------------------------------------------------------------
+
+    async def _event(self, host: PlatformHost, event: str, message: Any) -> None:
+        read = read_event(event, message, self.bot_id)
+        if read is None:
+            return
+        inbound = read.inbound
+        answered = _Asked(inbound.message_id, time.monotonic())
+        self._asked[inbound.chat.chat_id] = self._by_id[inbound.message_id] = answered
+        self._asked.move_to_end(inbound.chat.chat_id)
+        while len(self._asked) > KEPT:
+            self._asked.popitem(last=False)
+        while len(self._by_id) > KEPT:
+            del self._by_id[next(iter(self._by_id))]
+        files = [self._incoming(fetch) for fetch in read.files]
+
+        async def deliver() -> None:
+            typed = (inbound.chat, inbound.user_id, inbound.text)
+            if not files and await self._typed.answer(host, *typed):
+                return
+            await hand_over_with_files(
+                host, inbound, files, self.media, lambda line: self.send(inbound.chat, line)
+            )
+
+        await self._order.run(inbound.chat, deliver)
+
+    def _incoming(self, fetch: Fetch) -> IncomingFile:
+        async def download(limit: int) -> bytes:
+            if not self.settings.takes_media(fetch.url):
+                raise ValueError("it is not on QQ's own servers")
+            return await self.api.download(fetch.url, limit)
+
+        return IncomingFile(
+            name=fetch.name,
+            declared=fetch.declared,
+            size=None,
+            download=download,
+            expect="image" if fetch.expect_image else None,
+        )
+
+    # --- sending ---------------------------------------------------------------------
+
+    def _answering(self, chat: ChatRef, reply_to: str | None) -> _Asked | None:
+        """The message this send answers: ``reply_to`` if known, else the chat's latest,
+        while QQ still takes replies to it."""
+        asked = self._by_id.get(reply_to or "") or self._asked.get(chat.chat_id)
+        if asked is None and reply_to:  # from before a restart: QQ says if it is too late
+            asked = self._by_id[reply_to] = _Asked(reply_to, time.monotonic())
+        window = PASSIVE_SECONDS.get(kind_of(chat.chat_id), 300.0)
+        if asked is None or time.monotonic() - asked.at > window - 5:
+            return None
+        return asked
+
+    async def _post(self, chat: ChatRef, text: str, asked: _Asked | None, key: str) -> str:
+        kind, _, target = chat.chat_id.partition(":")
+        if not target:  # a bare openid (hermes-agent's home channel): a direct chat
+            kind, target = "user", chat.chat_id
+        body: dict[str, Any] = {"content": text, "msg_type": 0}
+        if asked is not None:
+            body["msg_id"] = asked.message_id
+            if kind in ("user", "group"):
+                body["msg_seq"] = asked.seqs.setdefault(key, len(asked.seqs) + 1)
+        paths = {
+            "user": f"/v2/users/{target}/messages",
+            "group": f"/v2/groups/{target}/messages",
+            "channel": f"/channels/{target}/messages",
+            "dms": f"/dms/{target}/messages",
+        }
+        if kind not in paths or not target:
+            raise NotSent(
+                f"{chat.chat_id!r} is not a QQ chat (user:, group:, channel:, dms:)", permanent=True
+            )
+        try:
+            made = await self.api.call("POST", paths[kind], body)
+        except QQError as exc:
+            if exc.code in REPEAT:
+                return f"{asked.message_id if asked else ''}#{body.get('msg_seq', 1)}"
+            raise exc.not_sent() from None
+        except CredentialsRefused as exc:
+            raise NotSent(f"QQ refused the bot's credentials: {exc}") from None
+        return str(made.get("id") or "")
+
+    async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
+        """Each part a passive reply to the message it answers, numbered: a part sent again
+        has the same number, and QQ does not post it twice (the note a retry puts in front
+        is left out, the text being the same)."""
+        if text.startswith(DUPLICATE_NOTE):
+            text = text[len(DUPLICATE_NOTE) :].lstrip("\n")
+        asked = self._answering(chat, reply_to)
+        parts = split_message(text, MAX_MESSAGE_CHARS)
+        numbered = iter(range(len(parts)))
+
+        async def one(part: str) -> str:
+            number = next(numbered)
+            return await self._post(chat, part, asked, f"{reply_to or ''}:{number}:{part[:64]}")
+
+        return await send_in_parts(parts, one)
+
+    async def edit(self, chat: ChatRef, message_id: str, text: str) -> None:
+        raise MessageGone("a QQ bot's messages cannot be edited")
+
+    async def typing(self, chat: ChatRef) -> None:
+        """QQ's typing notice needs a message to answer; the reply comes soon enough."""
+
+    async def ask(
+        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+    ) -> None:
+        """The question with its choices to type: QQ's buttons need a permission QQ gives
+        by invitation. In a group, the answer @s the bot."""
+        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
+
+    async def aclose(self) -> None:
+        await self.api.aclose()

@@ -1,0 +1,124 @@
+"""QQ's bot API as the bot: the app access token (``getAppAccessToken``; cached, fetched again
+before it expires or when the API says it is not valid) and the message API's calls, whose
+errors are ``{code, message}``. qq-botpy's own calls raise without QQ's code, so sends go
+through here; its client uses the same token (:meth:`QQApi.token`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+
+from hermes_commons.platform_files import read_capped
+from hermes_plugin_platform_qqbot.settings import QQSettings
+from hermes_sdk.platform import NotSent
+
+__all__ = ["CredentialsRefused", "QQApi", "QQError"]
+
+TOKEN_MARGIN_SECONDS = 60.0
+RATE_LIMITED = frozenset({22009, 20028, 304023, 304024})
+"""Sending too fast (a chat's, the bot's)."""
+PASSIVE_ONLY = frozenset({40034024, 11255, 304082, 304083})
+"""A proactive message refused: QQ lets a bot answer only within a while of a message."""
+
+
+class QQError(Exception):
+    def __init__(self, status: int, code: int, message: str) -> None:
+        super().__init__(f"{code} {message}".strip() + f" (HTTP {status})")
+        self.status = status
+        self.code = code
+
+    def not_sent(self) -> NotSent:
+        if self.code in RATE_LIMITED or self.status == 429 or self.status >= 500:
+            return NotSent(f"QQ did not take the message: {self}")
+        if self.code in PASSIVE_ONLY:
+            return NotSent(
+                f"QQ refused the message: a bot may answer only within a while of a message "
+                f"(an hour in a direct chat, five minutes in a group): {self}",
+                permanent=True,
+            )
+        return NotSent(f"QQ refused the message: {self}", permanent=True)
+
+
+class CredentialsRefused(Exception):
+    """The AppID or AppSecret is wrong: only the user can fix it."""
+
+
+class QQApi:
+    def __init__(self, settings: QQSettings) -> None:
+        self.settings = settings
+        self._token = ""
+        self._expires = 0.0
+        self._lock = asyncio.Lock()
+        self._session: aiohttp.ClientSession | None = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        return self._session
+
+    async def token(self) -> tuple[str, float]:
+        """The token and when it expires (epoch seconds)."""
+        async with self._lock:
+            if self._token and time.time() < self._expires:
+                return self._token, self._expires
+            body = {"appId": self.settings.app_id, "clientSecret": self.settings.client_secret}
+            async with self._http().post(self.settings.token_url, json=body) as response:
+                status, answer = response.status, await _json_of(response)
+            token = answer.get("access_token")
+            if not token:
+                code = int(answer.get("code") or 0)
+                if status in (400, 401, 403) or code in (100016, 100007, 11241):
+                    raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
+                raise QQError(status, code, str(answer.get("message") or "no token given"))
+            lifetime = float(answer.get("expires_in") or 7200)  # QQ sends it as a string
+            self._token = str(token)
+            self._expires = time.time() + max(lifetime - TOKEN_MARGIN_SECONDS, 30.0)
+            return self._token, self._expires
+
+    def forget(self, token: str) -> None:
+        if self._token == token:
+            self._token = ""
+
+    async def call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        for attempt in (1, 2):
+            token, _ = await self.token()
+            headers = {"Authorization": f"QQBot {token}", "X-Union-Appid": self.settings.app_id}
+            url = self.settings.api_url + path
+            async with self._http().request(method, url, json=body, headers=headers) as response:
+                status, answer = response.status, await _json_of(response)
+            if status < 300:
+                return answer
+            if status == 401 and attempt == 1:
+                self.forget(token)
+                continue
+            code = int(answer.get("code") or answer.get("err_code") or 0)
+            raise QQError(status, code, str(answer.get("message") or ""))
+        raise AssertionError("unreachable")
+
+    async def download(self, url: str, limit: int) -> bytes:
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
+        async with self._http().get(url, timeout=timeout) as response:
+            if response.status >= 300:
+                raise QQError(response.status, 0, "the file could not be fetched")
+            return await read_capped(response.content.iter_chunked(65536), limit)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+async def _json_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
+    raw = await response.read()
+    try:
+        answer = json.loads(raw) if raw else {}
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict):
+        return answer
+    text = raw.decode("utf-8", errors="replace")[:200]
+    return {"code": 0, "message": " ".join(text.split()) or f"HTTP {response.status}"}
