@@ -40,6 +40,8 @@ def _joins_previous(text: str, at: int) -> bool:
         return True
     if 0x1F3FB <= here <= 0x1F3FF or 0xE0020 <= here <= 0xE007F:  # skin tones, tag letters
         return True
+    if 0x1160 <= here <= 0x11FF or here == 0x0E33:  # Hangul jamo's vowels and finals; Thai
+        return True
     if 0x1F1E6 <= here <= 0x1F1FF and 0x1F1E6 <= before <= 0x1F1FF:  # a flag's halves
         pairs = 0
         index = at - 1
@@ -47,7 +49,7 @@ def _joins_previous(text: str, at: int) -> bool:
             pairs += 1
             index -= 1
         return pairs % 2 == 1
-    return unicodedata.category(text[at]) == "Mn"
+    return unicodedata.category(text[at]) in ("Mn", "Mc", "Me")  # marks, spacing ones too
 
 
 def _fits(text: str, max_bytes: int) -> int:
@@ -68,11 +70,12 @@ def _fits(text: str, max_bytes: int) -> int:
 
 def split_utf8(text: str, max_bytes: int) -> list[str]:
     """``text`` in pieces of at most ``max_bytes`` bytes of UTF-8, in order; joined they
-    give ``text`` back but for the line breaks and spaces cut at."""
+    give ``text`` back but for the line breaks and spaces cut at. (Fenced code is cut as
+    text: for a platform that shows Markdown, :func:`hermes_sdk.platform.split_message`.)"""
     if max_bytes < 16:
         raise ValueError("max_bytes must be at least 16")
     pieces: list[str] = []
-    rest = text.strip(" \n")
+    rest = text.replace("\r\n", "\n").strip("\n").rstrip()
     while rest:
         if len(rest.encode()) <= max_bytes:
             pieces.append(rest)
@@ -84,7 +87,8 @@ def split_utf8(text: str, max_bytes: int) -> list[str]:
             if at > fits // 4:
                 cut = at + len(separator)
                 break
-        piece, rest = rest[:cut].rstrip(" \n"), rest[cut:].lstrip(" \n")
-        if piece:
+        # The separator stays with the piece before it; a line's indent stays with its line.
+        piece, rest = rest[:cut].rstrip(), rest[cut:].lstrip("\n")
+        if piece.strip():
             pieces.append(piece)
-    return pieces
+    return [piece for piece in pieces if piece.strip()]

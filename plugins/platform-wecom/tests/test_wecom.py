@@ -91,10 +91,12 @@ def test_a_typed_choice_is_answered_in_the_callbacks_encrypted_reply(
                 [Choice("once", "Allow"), Choice("deny", "Deny")],
                 "req1",
             )
-            assert "**once**" in fake.sent_to(ANN)[0].text
+            assert "one of: once, deny" in fake.sent_to(ANN)[0].text  # no asterisks in text
             status, body = await asyncio.to_thread(fake.user_says, ANN, "once")
             assert status == 200
             reply = fake.open_reply(body)  # signature checked, decrypted
+            again, body_again = await asyncio.to_thread(fake.deliver_again)  # WeCom's retry
+            assert again == 200 and fake.open_reply(body_again)["Content"] == reply["Content"]
             assert (reply["ToUserName"], reply["MsgType"], reply["Content"]) == (
                 ANN,
                 "text",
@@ -201,3 +203,86 @@ def test_settings_say_what_to_fix(
     with pytest.raises(PlatformNotConfigured, match=wanted) as raised:
         WeComSettings.from_context(context)
     assert "\n" not in str(raised.value)
+
+
+def test_a_callback_posted_again_later_or_for_another_app_is_refused(
+    fake: FakeWeCom, tmp_path: Path
+) -> None:
+    import time
+
+    async def scenario() -> None:
+        async with running(adapter_for(fake, tmp_path), fake) as host:
+            said = {
+                "ToUserName": fake.corp_id,
+                "FromUserName": ANN,
+                "CreateTime": "1",
+                "MsgType": "text",
+                "Content": "recorded",
+                "MsgId": "99",
+            }
+            old = str(int(time.time()) - 3600)
+            assert (await asyncio.to_thread(lambda: fake.post(said, stamp=old)))[0] == 401
+            other_app = {**said, "AgentID": "1000099", "MsgId": "100"}
+            assert (await asyncio.to_thread(fake.post, other_app))[0] == 400
+            await asyncio.sleep(0.2)
+            assert host.messages == []
+
+    run(scenario)
+
+
+def test_a_file_keeps_its_chinese_name_and_an_odd_image_goes_as_a_file(
+    fake: FakeWeCom, tmp_path: Path
+) -> None:
+    from hermes_sdk.media import MediaCache
+
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter, fake):
+            chat = ChatRef("wecom", ANN, "private")
+            cache = MediaCache.of_home(tmp_path)
+            report = cache.ingest(b"%PDF-1.4\n% report\n", name="季度报告.pdf")
+            await adapter.send_file(chat, report)
+            import io
+
+            from PIL import Image
+
+            buffer = io.BytesIO()
+            Image.new("RGB", (8, 8), "red").save(buffer, "WEBP")
+            webp = cache.ingest(buffer.getvalue(), name="picture.webp")
+            await adapter.send_file(chat, webp)
+            assert [
+                (m.kind, name)
+                for m, (name, _) in zip(fake.sent_to(ANN), fake.files_to(ANN), strict=True)
+            ] == [
+                ("file", "季度报告.pdf"),
+                ("file", "picture.webp"),
+            ]
+
+    run(scenario)
+
+
+def test_replies_to_one_person_keep_to_thirty_a_minute(
+    fake: FakeWeCom, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_plugin_platform_wecom import adapter as module
+
+    monkeypatch.setattr(module, "PER_PERSON_MINUTE", 2)
+    waited: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(module.asyncio, "sleep", sleep)
+
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter, fake):
+            chat = ChatRef("wecom", ANN, "private")
+            for n in range(3):
+                await adapter.send(chat, f"part {n}")
+            assert len(fake.sent_to(ANN)) == 3
+            assert len([w for w in waited if w > 50]) == 1  # the third waited its minute
+
+    run(scenario)

@@ -11,9 +11,11 @@ and the message keeps its MsgId: it is answered once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import mimetypes
 import time
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +24,13 @@ from hermes_commons.platform_files import IncomingFile, hand_over_with_files
 from hermes_commons.sending import send_in_parts
 from hermes_plugin_platform_wecom.api import CredentialsRefused, WeComApi, WeComError
 from hermes_plugin_platform_wecom.callbacks import (
+    MAX_BODY,
     Refused,
     checked_echo,
     checked_message,
     encrypted_reply,
 )
-from hermes_plugin_platform_wecom.reading import Fetch, read_message
+from hermes_plugin_platform_wecom.reading import Fetch, message_key, read_message
 from hermes_plugin_platform_wecom.settings import WeComSettings
 from hermes_sdk.platform import (
     ChatOrder,
@@ -53,7 +56,12 @@ log = logging.getLogger("hermes.wecom")
 MAX_MESSAGE_BYTES = 2048
 """WeCom takes 2,048 bytes of UTF-8 a text or Markdown message."""
 REFUSAL_LOG_SECONDS = 60.0
-KINDS = {"image": "image", "audio": "voice", "video": "video"}
+RETRY_WAIT_SECONDS = 4.0
+HANDLED_KEPT = 2048
+PER_PERSON_MINUTE = 30
+"""WeCom takes 30 messages a minute from an app to one person (it drops the rest)."""
+LIMITS = {"image": 10 << 20, "voice": 2 << 20, "video": 10 << 20, "file": 20 << 20}
+"""Temporary media's size limits; an image is JPG or PNG, a voice message AMR."""
 
 
 class WeComAdapter:
@@ -69,6 +77,10 @@ class WeComAdapter:
         self._order = ChatOrder()
         self._typed = TypedAnswers()
         self._refusals_logged = 0.0
+        self._handled: OrderedDict[str, str | None] = OrderedDict()
+        """Messages taken (their key): what each answered, for WeCom's retries."""
+        self._running: dict[str, asyncio.Future[str | None]] = {}
+        self._sent_at: dict[str, deque[float]] = {}
 
     async def run(self, host: PlatformHost) -> None:
         try:
@@ -89,18 +101,21 @@ class WeComAdapter:
 
         async def callback(request: web.Request) -> web.StreamResponse:
             query = dict(request.query)
+            if (request.content_length or 0) > MAX_BODY:
+                return web.Response(status=413, text="the body is too large for a callback")
             try:
                 if request.method == "GET":
                     return web.Response(text=checked_echo(self.settings, query))
                 if request.method != "POST":
                     return web.Response(status=405, text="GET or POST")
-                fields = checked_message(self.settings, query, await request.read())
+                body = await request.content.read(MAX_BODY + 1)
+                fields = checked_message(self.settings, query, body)
             except Refused as exc:
                 self._log_refusal(str(exc))
                 return web.Response(status=exc.status, text=str(exc))
             try:
-                reply = await self._message(host, fields)
-            except Exception as exc:  # noqa: BLE001 - 500: WeCom posts it again
+                reply = await self._once(host, fields)
+            except Exception as exc:  # noqa: BLE001 - 500: not taken
                 log.warning("wecom: a message could not be taken (%s)", exc)
                 return web.Response(status=500, text="not stored; send it again")
             if reply is None:
@@ -115,6 +130,34 @@ class WeComAdapter:
         if now - self._refusals_logged > REFUSAL_LOG_SECONDS:
             self._refusals_logged = now
             log.warning("wecom: a callback not from WeCom was refused: %s", why)
+
+    async def _once(self, host: PlatformHost, fields: dict[str, str]) -> str | None:
+        """:meth:`_message`, once per message: WeCom posts a callback again when the
+        answer takes over five seconds (a file downloading); the retry joins the first, or
+        gets what it answered (a typed answer must not become a message of its own)."""
+        key = message_key(fields)
+        if key in self._handled:
+            return self._handled[key]
+        running = self._running.get(key)
+        if running is not None:
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(asyncio.shield(running), RETRY_WAIT_SECONDS)
+            return None  # the first is still at it: it answers
+        running = asyncio.get_running_loop().create_future()
+        self._running[key] = running
+        try:
+            reply = await self._message(host, fields)
+        except BaseException as exc:
+            running.set_exception(exc)
+            running.exception()  # retrieved: a retry may never ask
+            raise
+        finally:
+            del self._running[key]
+        running.set_result(reply)
+        self._handled[key] = reply
+        while len(self._handled) > HANDLED_KEPT:
+            self._handled.popitem(last=False)
+        return reply
 
     async def _message(self, host: PlatformHost, fields: dict[str, str]) -> str | None:
         """Hand the message over; the passive reply's text, for a typed answer."""
@@ -155,7 +198,19 @@ class WeComAdapter:
 
     # --- sending ---------------------------------------------------------------------
 
+    async def _paced(self, user: str) -> None:
+        """Wait, if need be, until one more message to ``user`` is within WeCom's rate."""
+        sent = self._sent_at.setdefault(user, deque())
+        now = time.monotonic()
+        while sent and now - sent[0] > 60.0:
+            sent.popleft()
+        if len(sent) >= PER_PERSON_MINUTE:
+            await asyncio.sleep(60.0 - (now - sent[0]))
+            sent.popleft()
+        sent.append(time.monotonic())
+
     async def _send(self, chat: ChatRef, kind: str, content: dict[str, Any]) -> str:
+        await self._paced(chat.chat_id)
         body = {
             "touser": chat.chat_id,
             "msgtype": kind,
@@ -196,7 +251,10 @@ class WeComAdapter:
     ) -> None:
         """The question with its choices to type (an app's text messages have no
         buttons); the answer's outcome comes back as the reply to it."""
-        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
+        prompt = self._typed.prompt(chat, question, choices, request_id)
+        if self.settings.message_format == "text":  # Markdown's asterisks would show
+            prompt = prompt.replace("**", "")
+        await self.send(chat, prompt)
 
     async def send_file(
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None
@@ -204,11 +262,15 @@ class WeComAdapter:
         """An image as an image, AMR audio as a voice message, an MP4 as a video, anything
         else as a file (WeCom's kinds, each with its size limit)."""
         data = await asyncio.to_thread(attachment.read_bytes)
-        kind = KINDS.get(attachment.kind, "file")
-        if kind == "voice" and attachment.mime not in ("audio/amr", "audio/AMR"):
-            kind = "file"  # WeCom plays only AMR voice messages
-        if kind == "video" and attachment.mime != "video/mp4":
+        kind = _kind_for(attachment.kind, attachment.mime)
+        if len(data) > LIMITS[kind] and kind != "file":
             kind = "file"
+        if len(data) > LIMITS["file"]:
+            raise NotSent(
+                f"{attachment.name or 'the file'} is {len(data) >> 20} MB: WeCom takes files "
+                "up to 20 MB",
+                permanent=True,
+            )
         try:
             media_id = await self.api.upload(kind, data, attachment.name or "file", attachment.mime)
         except WeComError as exc:
@@ -220,3 +282,14 @@ class WeComAdapter:
 
     async def aclose(self) -> None:
         await self.api.aclose()
+
+
+def _kind_for(kind: str, mime: str) -> str:
+    """WeCom's kind for a file: JPG and PNG images, AMR voice, MP4 video; else a file."""
+    if kind == "image" and mime in ("image/jpeg", "image/png"):
+        return "image"
+    if kind == "audio" and mime.lower() == "audio/amr":
+        return "voice"
+    if kind == "video" and mime == "video/mp4":
+        return "video"
+    return "file"

@@ -124,16 +124,23 @@ class WeComApi:
             url = f"{self.settings.api_url}/cgi-bin/media/get"
             params = {"access_token": token, "media_id": media_id}
             async with self._http().get(url, params=params) as response:
-                if response.content_type in ("application/json", "text/plain"):
-                    answer = await _json_of(response)
+                if response.status >= 300:
+                    raise WeComError(response.status, -1, "the file could not be fetched")
+                data = await read_capped(response.content.iter_chunked(65536), limit)
+                kind = response.content_type
+            # An error is JSON; a text file sent as media is not an error.
+            if kind in ("application/json", "text/plain") and len(data) < 4096:
+                try:
+                    answer = json.loads(data)
+                except ValueError:
+                    answer = None
+                if isinstance(answer, dict) and "errcode" in answer:
                     code = int(answer.get("errcode", -1))
                     if code in STALE_TOKEN and attempt == 1:
                         self._forget(token)
                         continue
-                    raise WeComError(response.status, code, str(answer.get("errmsg") or ""))
-                if response.status >= 300:
-                    raise WeComError(response.status, -1, "the file could not be fetched")
-                return await read_capped(response.content.iter_chunked(65536), limit)
+                    raise WeComError(200, code, str(answer.get("errmsg") or ""))
+            return data
         raise AssertionError("unreachable")
 
     async def upload(self, kind: str, data: bytes, name: str, mime: str) -> str:
@@ -141,7 +148,7 @@ class WeComApi:
         its media id."""
 
         def form() -> aiohttp.FormData:
-            made = aiohttp.FormData()
+            made = aiohttp.FormData(quote_fields=False)  # a Chinese file name as it is
             made.add_field(
                 "media", data, filename=name, content_type=mime or "application/octet-stream"
             )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ from hermes_plugin_platform_wecom.settings import WeComSettings
 __all__ = ["Refused", "checked_echo", "checked_message", "encrypted_reply", "fields_of"]
 
 MAX_BODY = 64 * 1024
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+"""Characters XML 1.0 cannot hold."""
+FRESH_SECONDS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,10 @@ def _check(settings: WeComSettings, signature: str, stamp: str, nonce: str, encr
     expected = _signature(settings, stamp, nonce, encrypted)
     if not hmac.compare_digest(signature.encode(), expected.encode()):
         raise Refused(401, "the msg_signature is wrong")
+    # A callback recorded and posted again later is refused: WeCom's own retries come
+    # within seconds, with the timestamp of the first.
+    if not stamp.isdigit() or abs(time.time() - int(stamp)) > FRESH_SECONDS:
+        raise Refused(401, "the timestamp is not within five minutes of now")
 
 
 def _decrypt(settings: WeComSettings, encrypted: str) -> str:
@@ -72,7 +80,8 @@ def checked_echo(settings: WeComSettings, query: dict[str, str]) -> str:
 
 
 def checked_message(settings: WeComSettings, query: dict[str, str], body: bytes) -> dict[str, str]:
-    """A callback's message or event, as its XML's fields; :class:`Refused` otherwise."""
+    """A callback's message or event, as its XML's fields; :class:`Refused` otherwise (for
+    another app of the corp, too: its AgentID)."""
     if len(body) > MAX_BODY:
         raise Refused(413, "the body is too large for a callback")
     outer = fields_of(body.decode("utf-8", errors="replace"))
@@ -86,7 +95,11 @@ def checked_message(settings: WeComSettings, query: dict[str, str], body: bytes)
         query.get("nonce", ""),
         encrypted,
     )
-    return fields_of(_decrypt(settings, encrypted))
+    fields = fields_of(_decrypt(settings, encrypted))
+    agent = fields.get("AgentID", "").strip()
+    if fields.get("ToUserName") != settings.corp_id or (agent and agent != str(settings.agent_id)):
+        raise Refused(400, "the message is for another corp or app")
+    return fields
 
 
 def fields_of(xml: str) -> dict[str, str]:
@@ -115,7 +128,7 @@ def encrypted_reply(settings: WeComSettings, to_user: str, text: str) -> str:
         f"<xml><ToUserName><![CDATA[{to_user}]]></ToUserName>"
         f"<FromUserName><![CDATA[{settings.corp_id}]]></FromUserName>"
         f"<CreateTime>{now}</CreateTime><MsgType><![CDATA[text]]></MsgType>"
-        f"<Content>{escape(text)}</Content></xml>"
+        f"<Content>{escape(_CONTROLS.sub('', text))}</Content></xml>"
     )
     key = base64.b64decode(settings.aes_key + "=")
     encrypted = PrpCrypto(key).encrypt(plain, settings.corp_id).decode()

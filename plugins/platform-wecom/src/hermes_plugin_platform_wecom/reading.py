@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hermes_sdk.platform import ChatRef, Inbound
 
-__all__ = ["Fetch", "Read", "read_message"]
+__all__ = ["Fetch", "Read", "message_key", "read_message"]
 
 PLATFORM = "wecom"
 
@@ -28,13 +28,19 @@ class Read:
     files: tuple[Fetch, ...]
 
 
+def message_key(fields: dict[str, str]) -> str:
+    """What names a callback's message (or event) whichever time WeCom posts it."""
+    sender, kind = fields.get("FromUserName", ""), fields.get("MsgType", "")
+    return fields.get("MsgId") or f"{sender}:{fields.get('CreateTime', '')}:{kind}"
+
+
 def read_message(fields: dict[str, str]) -> Read | None:
     """The message the fields carry; None for an event or a message without a sender."""
     kind = fields.get("MsgType", "")
     sender = fields.get("FromUserName", "")
     if kind == "event" or not sender:
         return None
-    message_id = fields.get("MsgId") or f"{sender}:{fields.get('CreateTime', '')}:{kind}"
+    message_id = message_key(fields)
     text, files = "", tuple[Fetch, ...]()
     media = fields.get("MediaId", "")
     if kind == "text":

@@ -217,8 +217,10 @@ class FakeWeCom:
         token: str | None = None,
         aes_key: str | None = None,
         corp_id: str | None = None,
+        stamp: str | None = None,
     ) -> tuple[int, str]:
-        """POST ``message`` to the app as WeCom does; the keywords forge it."""
+        """POST ``message`` to the app as WeCom does; the keywords forge it (``stamp``: a
+        callback recorded then, posted now)."""
         inner = (
             "<xml>"
             + "".join(
@@ -228,7 +230,7 @@ class FakeWeCom:
             + "</xml>"
         )
         encrypted = self.encrypt(inner, aes_key=aes_key, corp_id=corp_id)
-        stamp, nonce = str(int(time.time())), secrets.token_hex(5)
+        stamp, nonce = stamp or str(int(time.time())), secrets.token_hex(5)
         query = {
             "msg_signature": signature or self.sign(stamp, nonce, encrypted, token),
             "timestamp": stamp,
@@ -308,6 +310,8 @@ class FakeWeCom:
         part = form.get("media")
         if not isinstance(part, web.FileField):
             return self._answer(41001, "missing media")
+        if "%" in (part.filename or ""):  # WeCom shows a percent-encoded name as it is
+            return self._answer(40006, "invalid media name: percent-encoded")
         media_id = f"up_{secrets.token_hex(8)}"
         with self._lock:
             self.media[media_id] = (part.file.read(), part.content_type, part.filename)
