@@ -55,11 +55,12 @@ class _FeishuConformance(PlatformTests):
         )
 
     async def until_ready(self) -> None:
+        # lark-oapi takes seconds to import (longer on a busy machine), before anything.
         if self.mode == "websocket":
-            await eventually(lambda: self.fake.connections > 0)
+            await eventually(lambda: self.fake.connections > 0, timeout=40)
         else:
             await eventually(lambda: self.fake.token_grants > 0)
-            await eventually(self._listening)
+            await eventually(self._listening, timeout=40)
 
     def _listening(self) -> bool:
         import socket

@@ -63,9 +63,10 @@ def running(
     adapter: FeishuAdapter, fake: FakeFeishu, host: RecordingHost | None = None
 ) -> contextlib.AbstractAsyncContextManager[RecordingHost]:
     host = host or RecordingHost(port_of(fake))
+    # lark-oapi takes seconds to import (longer on a busy machine), before anything.
     if fake.mode == "webhook":
-        return adapter_running(adapter, host, lambda: host.listening)
-    return adapter_running(adapter, host, lambda: fake.connections > 0)
+        return adapter_running(adapter, host, lambda: host.listening, timeout=40)
+    return adapter_running(adapter, host, lambda: fake.connections > 0, timeout=40)
 
 
 class AskerOnly(RecordingHost):
@@ -355,7 +356,7 @@ def test_a_long_connection_that_cannot_come_back_ends_the_run(
         with FakeFeishu() as fake:
             adapter = adapter_for(fake, tmp_path)
             task = asyncio.ensure_future(adapter.run(RecordingHost()))
-            await eventually(lambda: fake.connections > 0)
+            await eventually(lambda: fake.connections > 0, timeout=40)
             fake.refuse_connections = True
             await asyncio.to_thread(fake.drop_connections)
             with pytest.raises(ConnectionError, match="down"):

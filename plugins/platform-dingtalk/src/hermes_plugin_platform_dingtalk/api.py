@@ -8,13 +8,11 @@ synchronous (requests), made on the loop that runs them."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
 from typing import Any
 
 import aiohttp
 
+from hermes_commons.app_api import CachedToken, LazySession, read_json
 from hermes_commons.platform_files import read_capped
 from hermes_plugin_platform_dingtalk.settings import DingTalkSettings
 from hermes_sdk.platform import NotSent
@@ -57,42 +55,31 @@ class CredentialsRefused(Exception):
 class DingTalkApi:
     def __init__(self, settings: DingTalkSettings) -> None:
         self.settings = settings
-        self._token = ""
-        self._expires = 0.0
-        self._lock = asyncio.Lock()
-        self._session: aiohttp.ClientSession | None = None
-
-    def _http(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
-        return self._session
+        self.tokens = CachedToken(self._fetch_token, margin=TOKEN_MARGIN_SECONDS)
+        self._http = LazySession()
 
     async def token(self) -> str:
-        async with self._lock:
-            if self._token and time.monotonic() < self._expires:
-                return self._token
-            body = {"appKey": self.settings.client_id, "appSecret": self.settings.client_secret}
-            url = f"{self.settings.api_url}/v1.0/oauth2/accessToken"
-            async with self._http().post(url, json=body) as response:
-                status, answer = response.status, await _json_of(response)
-            token = answer.get("accessToken")
-            code = str(answer.get("code") or "")
-            if not token and any(word in code.lower() for word in CREDENTIAL_CODES):
-                raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
-            if status >= 300 or not isinstance(token, str) or not token:
-                raise DingTalkError(
-                    status,
-                    str(answer.get("code") or ""),
-                    str(answer.get("message") or "no token given"),
-                )
-            lifetime = float(answer.get("expireIn") or 7200)
-            self._token = token
-            self._expires = time.monotonic() + max(lifetime - TOKEN_MARGIN_SECONDS, 60.0)
-            return token
+        return await self.tokens.get()
+
+    async def _fetch_token(self) -> tuple[str, float]:
+        body = {"appKey": self.settings.client_id, "appSecret": self.settings.client_secret}
+        url = f"{self.settings.api_url}/v1.0/oauth2/accessToken"
+        async with self._http().post(url, json=body) as response:
+            status, answer = response.status, await _json_of(response)
+        token = answer.get("accessToken")
+        code = str(answer.get("code") or "")
+        if not token and any(word in code.lower() for word in CREDENTIAL_CODES):
+            raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
+        if status >= 300 or not isinstance(token, str) or not token:
+            raise DingTalkError(
+                status,
+                str(answer.get("code") or ""),
+                str(answer.get("message") or "no token given"),
+            )
+        return token, float(answer.get("expireIn") or 7200)
 
     def _forget(self, token: str) -> None:
-        if self._token == token:
-            self._token = ""
+        self.tokens.forget(token)
 
     async def call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """The answer of ``method path``; :class:`DingTalkError` for a refusal. A token the
@@ -136,18 +123,9 @@ class DingTalkApi:
             return await read_capped(response.content.iter_chunked(65536), limit)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._http.aclose()
 
 
 async def _json_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
-    raw = await response.read()
-    try:
-        answer = json.loads(raw) if raw else {}
-    except ValueError:
-        answer = None
-    if isinstance(answer, dict):
-        return answer
-    text = raw.decode("utf-8", errors="replace")[:200]  # a proxy's page, not the API's
-    return {"code": "", "message": " ".join(text.split()) or f"HTTP {response.status}"}
+    answer, page = await read_json(response)
+    return answer if answer is not None else {"code": "", "message": page}

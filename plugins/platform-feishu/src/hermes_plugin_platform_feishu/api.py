@@ -8,13 +8,11 @@ synchronously on the caller's loop. The SDK carries the events (:mod:`.events`).
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
 from typing import Any
 
 import aiohttp
 
+from hermes_commons.app_api import CachedToken, LazySession, read_json
 from hermes_commons.platform_files import read_capped
 from hermes_plugin_platform_feishu.settings import FeishuSettings
 from hermes_sdk.platform import NotSent
@@ -54,38 +52,27 @@ class CredentialsRefused(Exception):
 class FeishuApi:
     def __init__(self, settings: FeishuSettings) -> None:
         self.settings = settings
-        self._token = ""
-        self._expires = 0.0
-        self._lock = asyncio.Lock()
-        self._session: aiohttp.ClientSession | None = None
-
-    def _http(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
-        return self._session
+        self.tokens = CachedToken(self._fetch_token, margin=TOKEN_MARGIN_SECONDS)
+        self._http = LazySession()
 
     async def token(self) -> str:
-        async with self._lock:
-            if self._token and time.monotonic() < self._expires:
-                return self._token
-            body = {"app_id": self.settings.app_id, "app_secret": self.settings.app_secret}
-            url = self.settings.base_url + TOKEN_PATH
-            async with self._http().post(url, json=body) as response:
-                status, answer = response.status, await _json_of(response)
-            code = int(answer.get("code", -1))
-            if code in BAD_CREDENTIALS:
-                raise CredentialsRefused(f"{code} {answer.get('msg', '')}".strip())
-            token = answer.get("tenant_access_token")
-            if code != 0 or not isinstance(token, str) or not token:
-                raise FeishuError(status, code, str(answer.get("msg") or "no token given"))
-            lifetime = float(answer.get("expire") or 7200)
-            self._token = token
-            self._expires = time.monotonic() + max(lifetime - TOKEN_MARGIN_SECONDS, 60.0)
-            return token
+        return await self.tokens.get()
+
+    async def _fetch_token(self) -> tuple[str, float]:
+        body = {"app_id": self.settings.app_id, "app_secret": self.settings.app_secret}
+        url = self.settings.base_url + TOKEN_PATH
+        async with self._http().post(url, json=body) as response:
+            status, answer = response.status, await _json_of(response)
+        code = int(answer.get("code", -1))
+        if code in BAD_CREDENTIALS:
+            raise CredentialsRefused(f"{code} {answer.get('msg', '')}".strip())
+        token = answer.get("tenant_access_token")
+        if code != 0 or not isinstance(token, str) or not token:
+            raise FeishuError(status, code, str(answer.get("msg") or "no token given"))
+        return token, float(answer.get("expire") or 7200)
 
     def forget(self, token: str) -> None:
-        if self._token == token:
-            self._token = ""
+        self.tokens.forget(token)
 
     async def call(
         self,
@@ -155,18 +142,9 @@ class FeishuApi:
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._http.aclose()
 
 
 async def _json_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
-    raw = await response.read()
-    try:
-        answer = json.loads(raw) if raw else {}
-    except ValueError:
-        answer = None
-    if isinstance(answer, dict):
-        return answer
-    text = raw.decode("utf-8", errors="replace")[:200]  # a proxy's page, not the API's
-    return {"code": -1, "msg": " ".join(text.split()) or f"HTTP {response.status}"}
+    answer, page = await read_json(response)
+    return answer if answer is not None else {"code": -1, "msg": page}

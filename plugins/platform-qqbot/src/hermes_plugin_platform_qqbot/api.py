@@ -5,13 +5,11 @@ through here; its client uses the same token (:meth:`QQApi.token`)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
 from typing import Any
 
 import aiohttp
 
+from hermes_commons.app_api import CachedToken, LazySession, read_json
 from hermes_commons.platform_files import read_capped
 from hermes_plugin_platform_qqbot.settings import QQSettings
 from hermes_sdk.platform import NotSent
@@ -50,38 +48,28 @@ class CredentialsRefused(Exception):
 class QQApi:
     def __init__(self, settings: QQSettings) -> None:
         self.settings = settings
-        self._token = ""
-        self._expires = 0.0
-        self._lock = asyncio.Lock()
-        self._session: aiohttp.ClientSession | None = None
-
-    def _http(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
-        return self._session
+        self.tokens = CachedToken(self._fetch_token, margin=TOKEN_MARGIN_SECONDS, shortest=30.0)
+        self._http = LazySession()
 
     async def token(self) -> tuple[str, float]:
-        """The token and when it expires (epoch seconds)."""
-        async with self._lock:
-            if self._token and time.time() < self._expires:
-                return self._token, self._expires
-            body = {"appId": self.settings.app_id, "clientSecret": self.settings.client_secret}
-            async with self._http().post(self.settings.token_url, json=body) as response:
-                status, answer = response.status, await _json_of(response)
-            token = answer.get("access_token")
-            if not token:
-                code = int(answer.get("code") or 0)
-                if status in (400, 401, 403) or code in (100016, 100007, 11241):
-                    raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
-                raise QQError(status, code, str(answer.get("message") or "no token given"))
-            lifetime = float(answer.get("expires_in") or 7200)  # QQ sends it as a string
-            self._token = str(token)
-            self._expires = time.time() + max(lifetime - TOKEN_MARGIN_SECONDS, 30.0)
-            return self._token, self._expires
+        """The token and when it stops being used (epoch seconds)."""
+        token = await self.tokens.get()
+        return token, self.tokens.expires_at
+
+    async def _fetch_token(self) -> tuple[str, float]:
+        body = {"appId": self.settings.app_id, "clientSecret": self.settings.client_secret}
+        async with self._http().post(self.settings.token_url, json=body) as response:
+            status, answer = response.status, await _json_of(response)
+        token = answer.get("access_token")
+        if not token:
+            code = int(answer.get("code") or 0)
+            if status in (400, 401, 403) or code in (100016, 100007, 11241):
+                raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
+            raise QQError(status, code, str(answer.get("message") or "no token given"))
+        return str(token), float(answer.get("expires_in") or 7200)  # QQ sends a string
 
     def forget(self, token: str) -> None:
-        if self._token == token:
-            self._token = ""
+        self.tokens.forget(token)
 
     async def call(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         for attempt in (1, 2):
@@ -107,18 +95,9 @@ class QQApi:
             return await read_capped(response.content.iter_chunked(65536), limit)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._http.aclose()
 
 
 async def _json_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
-    raw = await response.read()
-    try:
-        answer = json.loads(raw) if raw else {}
-    except ValueError:
-        answer = None
-    if isinstance(answer, dict):
-        return answer
-    text = raw.decode("utf-8", errors="replace")[:200]
-    return {"code": 0, "message": " ".join(text.split()) or f"HTTP {response.status}"}
+    answer, page = await read_json(response)
+    return answer if answer is not None else {"code": 0, "message": page}
