@@ -77,7 +77,7 @@ def test_passive_replies_a_retry_and_a_long_chinese_reply(fake: FakeQQ, tmp_path
             text = "这是一个很长的中文回答。" * 250  # 3,000 characters
             first = await adapter.send(message.chat, text, reply_to=message.message_id)
             seen = fake.sent_to(f"users/{ANN}")
-            assert len(first) == 2 and [m.msg_seq for m in seen] == [1, 2]
+            assert len(first) == 2 and len({m.msg_seq for m in seen}) == 2
             assert "".join(m.text for m in seen) == text
             again = await adapter.send(
                 message.chat, f"{DUPLICATE_NOTE}\n\n{text}", reply_to=message.message_id
@@ -88,6 +88,7 @@ def test_passive_replies_a_retry_and_a_long_chinese_reply(fake: FakeQQ, tmp_path
                 await adapter.send(message.chat, "too fast", reply_to=message.message_id)
             assert not limited.value.permanent
             await asyncio.to_thread(fake.age, message.message_id, 3700)
+            adapter._asked.clear()  # no newer message to answer instead
             with pytest.raises(NotSent, match="within a while") as late:
                 await adapter.send(message.chat, "an hour later", reply_to=message.message_id)
             assert late.value.permanent
@@ -175,3 +176,96 @@ def test_settings_say_what_to_fix(
     sandbox = {"QQ_APP_ID": "1", "QQ_CLIENT_SECRET": "s", "QQ_SANDBOX": "true"}
     context = PlatformContext(name="qqbot", home=str(tmp_path), secrets=sandbox)
     assert QQSettings.from_context(context).api_url == "https://sandbox.api.sgroup.qq.com"
+
+
+def test_qqs_own_media_hosts_only(tmp_path: Path) -> None:
+    context = PlatformContext(
+        name="qqbot", home=str(tmp_path), secrets={"QQ_APP_ID": "1", "QQ_CLIENT_SECRET": "s"}
+    )
+    settings = QQSettings.from_context(context)
+    for url in (
+        "https://multimedia.nt.qq.com.cn/download?appid=1407&fileid=abc",
+        "https://gchat.qpic.cn/qmeetpic/0/0-0-ABC/0",
+    ):
+        assert settings.takes_media(url), url
+    for url in (
+        "http://multimedia.nt.qq.com.cn/x",
+        "https://bucket-1250000000.cos.ap-guangzhou.myqcloud.com/x",
+        "https://qq.com.evil.example/x",
+        "https://169.254.169.254/latest",
+    ):
+        assert not settings.takes_media(url), url
+
+
+def test_five_replies_to_a_message_then_the_newer_one_links_shown_not_linked(
+    fake: FakeQQ, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter) as host:
+            first = await asyncio.to_thread(fake.user_says, ANN, "one")
+            await eventually(lambda: host.messages)
+            chat = host.messages[0].chat
+            for n in range(5):
+                await adapter.send(chat, f"reply {n}", reply_to=first)
+            with pytest.raises(NotSent, match="within a while") as spent:
+                await adapter.send(chat, "a sixth", reply_to=first)
+            assert spent.value.permanent
+            second = await asyncio.to_thread(fake.user_says, ANN, "two")
+            await eventually(lambda: len(host.messages) == 2)
+            await adapter.send(chat, "a sixth", reply_to=first)  # on the newer message
+            assert fake.sent_to(f"users/{ANN}")[-1].msg_id == second
+            await adapter.send(chat, "see https://example.org/docs")
+            assert fake.sent_to(f"users/{ANN}")[-1].text == "see https[:]//example[.]org/docs"
+
+    run(scenario)
+
+
+def test_after_a_restart_a_part_sent_again_is_not_posted_twice(
+    fake: FakeQQ, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        first = adapter_for(fake, tmp_path)
+        async with running(first) as host:
+            said = await asyncio.to_thread(fake.user_says, ANN, "question")
+            await eventually(lambda: host.messages)
+            chat = host.messages[0].chat
+            await first.send(chat, "the answer", reply_to=said)
+        second = adapter_for(fake, tmp_path)  # a new process: nothing remembered
+        async with running(second):
+            await second.send(chat, f"{DUPLICATE_NOTE}\n\nthe answer", reply_to=said)
+        assert [m.text for m in fake.sent_to(f"users/{ANN}")] == ["the answer"]
+
+    run(scenario)
+
+
+def test_a_stopped_platform_leaves_no_connection_and_a_ban_stops_it(
+    fake: FakeQQ, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with running(adapter_for(fake, tmp_path)):
+            assert fake.open_sockets == 1
+        await eventually(lambda: fake.open_sockets == 0)
+        fake.close_identify_with = 4915
+        adapter = adapter_for(fake, tmp_path)
+        with pytest.raises(PlatformNotConfigured, match="banned"):
+            await asyncio.wait_for(adapter.run(RecordingHost()), 30)
+        await adapter.aclose()
+
+    run(scenario)
+
+
+def test_a_silent_connection_ends_the_run(
+    fake: FakeQQ, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_plugin_platform_qqbot import gateway_client
+
+    monkeypatch.setattr(gateway_client, "SILENT_SECONDS", 1.5)
+
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        with pytest.raises(ConnectionError, match="nothing from QQ"):
+            await asyncio.wait_for(adapter.run(RecordingHost()), 30)
+        await adapter.aclose()
+
+    run(scenario)

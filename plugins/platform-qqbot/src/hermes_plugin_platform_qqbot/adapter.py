@@ -1,29 +1,39 @@
 """The QQ adapter: an official QQ bot (q.qq.com) on QQ's WebSocket gateway (qq-botpy,
 :mod:`.gateway_client`). It answers direct messages, groups' and guild channels' @-messages
 and guilds' direct messages. QQ takes a bot's message only as a passive reply: within an
-hour of a person's direct message, five minutes of a group's or a channel's, each carrying
-that message's id (and, for several, a sequence number); a proactive message is refused.
+hour of a person's direct message, five minutes of a group's or a channel's, at most five
+replies to one message, each carrying that message's id (and, in direct chats and groups, a
+sequence number); a proactive message is refused.
 
 What delivery it can promise: a message that comes twice (a resumed session replays what it
-missed) keeps its id and is answered once. A reply sent again after an unknown failure
-carries the same message id and sequence number, which QQ refuses as a repeat: it is not
-posted twice."""
+missed) keeps its id and is answered once. In direct chats and groups a part's sequence
+number comes from its text, so a part sent again after an unknown failure is one QQ has
+seen, and it is not posted twice; guilds have no such number, and a reply sent again there
+carries its "may be a duplicate" note."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files
 from hermes_commons.sending import DUPLICATE_NOTE, send_in_parts
-from hermes_plugin_platform_qqbot.api import CredentialsRefused, QQApi, QQError
-from hermes_plugin_platform_qqbot.gateway_client import make_client
+from hermes_plugin_platform_qqbot.api import (
+    IN_REVIEW,
+    URL_REFUSED,
+    CredentialsRefused,
+    QQApi,
+    QQError,
+)
+from hermes_plugin_platform_qqbot.gateway_client import GatewayClient, load_sdk
 from hermes_plugin_platform_qqbot.reading import PASSIVE_SECONDS, Fetch, kind_of, read_event
 from hermes_plugin_platform_qqbot.settings import QQSettings
 from hermes_sdk.platform import (
@@ -45,19 +55,32 @@ log = logging.getLogger("hermes.qqbot")
 
 MAX_MESSAGE_CHARS = 2000
 KEPT = 1024
+REPLIES_TO_ONE = 5
 REPEAT = frozenset({40054005})
 """QQ's "the message was deduplicated": the same message id and sequence number again, so
 the part went out before."""
+_LINK = re.compile(r"https?://\S+")
+_MENTION = re.compile(r"<([@#])")
 
 
 @dataclass
 class _Asked:
-    """The message a chat's replies answer, and the sequence numbers used on it."""
+    """A message replies answer: when it came, how many replies it has had."""
 
     message_id: str
     at: float
-    seqs: dict[str, int] = field(default_factory=dict)
-    """A part's key: its number (so a retry sends the same part with the same one)."""
+    replies: int = 0
+
+
+def _seq(message_id: str, text: str) -> int:
+    """A part's sequence number, from its text: the same part sent again gets the same."""
+    digest = hashlib.sha256(f"{message_id}\0{text}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 2_000_000_000 + 1
+
+
+def _defanged(text: str) -> str:
+    """Links shown, not linked (QQ refuses a bot's links not registered in its console)."""
+    return _LINK.sub(lambda m: m.group().replace("://", "[:]//").replace(".", "[.]"), text)
 
 
 class QQAdapter:
@@ -83,13 +106,10 @@ class QQAdapter:
                 f"QQ refused the bot's credentials ({exc}): set QQ_APP_ID and QQ_CLIENT_SECRET "
                 "to the AppID and AppSecret of q.qq.com > your bot > Development settings"
             ) from None
-        client = make_client(self.api, functools.partial(self._event, host), self._on_ready)
+        await load_sdk()
+        client = GatewayClient(self.api, functools.partial(self._event, host), self._on_ready)
         log.info("qqbot: connecting to QQ's gateway (%s)", self.settings.api_url)
-        try:
-            await client.start(appid=self.settings.app_id, secret=self.settings.client_secret)
-        finally:
-            await client.close()
-        raise ConnectionError("QQ's gateway client stopped")
+        await client.run()
 
     def _on_ready(self, bot_id: str) -> None:
         self.bot_id = bot_id
@@ -102,8 +122,9 @@ class QQAdapter:
         if read is None:
             return
         inbound = read.inbound
-        answered = _Asked(inbound.message_id, time.monotonic())
-        self._asked[inbound.chat.chat_id] = self._by_id[inbound.message_id] = answered
+        if inbound.message_id not in self._by_id:  # a replay keeps its count
+            self._by_id[inbound.message_id] = _Asked(inbound.message_id, time.monotonic())
+        self._asked[inbound.chat.chat_id] = self._by_id[inbound.message_id]
         self._asked.move_to_end(inbound.chat.chat_id)
         while len(self._asked) > KEPT:
             self._asked.popitem(last=False)
@@ -138,25 +159,22 @@ class QQAdapter:
     # --- sending ---------------------------------------------------------------------
 
     def _answering(self, chat: ChatRef, reply_to: str | None) -> _Asked | None:
-        """The message this send answers: ``reply_to`` if known, else the chat's latest,
-        while QQ still takes replies to it."""
-        asked = self._by_id.get(reply_to or "") or self._asked.get(chat.chat_id)
-        if asked is None and reply_to:  # from before a restart: QQ says if it is too late
-            asked = self._by_id[reply_to] = _Asked(reply_to, time.monotonic())
+        """The message this send answers: ``reply_to``, or else the chat's latest, whichever
+        QQ still takes a reply to (in its window, under five replies)."""
         window = PASSIVE_SECONDS.get(kind_of(chat.chat_id), 300.0)
-        if asked is None or time.monotonic() - asked.at > window - 5:
-            return None
-        return asked
+        named = self._by_id.get(reply_to or "")
+        if named is None and reply_to:  # from before a restart: QQ says if it is too late
+            named = self._by_id[reply_to] = _Asked(reply_to, time.monotonic())
+        for asked in (named, self._asked.get(chat.chat_id)):
+            fresh = asked is not None and time.monotonic() - asked.at < window - 5
+            if asked is not None and fresh and asked.replies < REPLIES_TO_ONE:
+                return asked
+        return named  # too late or too many: QQ's refusal says so
 
-    async def _post(self, chat: ChatRef, text: str, asked: _Asked | None, key: str) -> str:
+    async def _post(self, chat: ChatRef, text: str, asked: _Asked | None) -> str:
         kind, _, target = chat.chat_id.partition(":")
         if not target:  # a bare openid (hermes-agent's home channel): a direct chat
             kind, target = "user", chat.chat_id
-        body: dict[str, Any] = {"content": text, "msg_type": 0}
-        if asked is not None:
-            body["msg_id"] = asked.message_id
-            if kind in ("user", "group"):
-                body["msg_seq"] = asked.seqs.setdefault(key, len(asked.seqs) + 1)
         paths = {
             "user": f"/v2/users/{target}/messages",
             "group": f"/v2/groups/{target}/messages",
@@ -165,31 +183,47 @@ class QQAdapter:
         }
         if kind not in paths or not target:
             raise NotSent(
-                f"{chat.chat_id!r} is not a QQ chat (user:, group:, channel:, dms:)", permanent=True
+                f"{chat.chat_id!r} is not a QQ chat (user:, group:, channel:, dms:)",
+                permanent=True,
             )
-        try:
-            made = await self.api.call("POST", paths[kind], body)
-        except QQError as exc:
-            if exc.code in REPEAT:
-                return f"{asked.message_id if asked else ''}#{body.get('msg_seq', 1)}"
-            raise exc.not_sent() from None
-        except CredentialsRefused as exc:
-            raise NotSent(f"QQ refused the bot's credentials: {exc}") from None
-        return str(made.get("id") or "")
+        if kind in ("channel", "dms"):  # a guild reads <@id> and <#id> as mentions
+            text = _MENTION.sub("<\u200b\\1", text)
+        body: dict[str, Any] = {"content": text, "msg_type": 0}
+        if asked is not None:
+            body["msg_id"] = asked.message_id
+            if kind in ("user", "group"):
+                body["msg_seq"] = _seq(asked.message_id, text)
+        for attempt in (1, 2):
+            try:
+                made = await self.api.call("POST", paths[kind], body)
+            except QQError as exc:
+                if exc.code in REPEAT or exc.code in IN_REVIEW:
+                    break
+                if exc.code in URL_REFUSED and attempt == 1:
+                    body["content"] = _defanged(str(body["content"]))
+                    continue
+                raise exc.not_sent() from None
+            except CredentialsRefused as exc:
+                raise NotSent(f"QQ refused the bot's credentials: {exc}") from None
+            if asked is not None:
+                asked.replies += 1
+            return str(
+                made.get("id") or f"{asked.message_id if asked else ''}#{body.get('msg_seq', 1)}"
+            )
+        if asked is not None:
+            asked.replies += 1
+        return f"{asked.message_id if asked else ''}#{body.get('msg_seq', 1)}"
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
-        """Each part a passive reply to the message it answers, numbered: a part sent again
-        has the same number, and QQ does not post it twice (the note a retry puts in front
-        is left out, the text being the same)."""
-        if text.startswith(DUPLICATE_NOTE):
+        """Each part a passive reply to the message it answers. In direct chats and groups
+        a part sent again has the same sequence number (the note a retry puts in front is
+        left out, so the text is the same too), and QQ does not post it twice."""
+        if text.startswith(DUPLICATE_NOTE) and kind_of(chat.chat_id) in ("user", "group"):
             text = text[len(DUPLICATE_NOTE) :].lstrip("\n")
-        asked = self._answering(chat, reply_to)
         parts = split_message(text, MAX_MESSAGE_CHARS)
-        numbered = iter(range(len(parts)))
 
         async def one(part: str) -> str:
-            number = next(numbered)
-            return await self._post(chat, part, asked, f"{reply_to or ''}:{number}:{part[:64]}")
+            return await self._post(chat, part, self._answering(chat, reply_to))
 
         return await send_in_parts(parts, one)
 
@@ -204,7 +238,8 @@ class QQAdapter:
     ) -> None:
         """The question with its choices to type: QQ's buttons need a permission QQ gives
         by invitation. In a group, the answer @s the bot."""
-        await self.send(chat, self._typed.prompt(chat, question, choices, request_id))
+        prompt = self._typed.prompt(chat, question, choices, request_id)
+        await self.send(chat, prompt.replace("**", ""))  # plain text: asterisks would show
 
     async def aclose(self) -> None:
         await self.api.aclose()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
 from hermes_commons.app_api import CachedToken, LazySession, read_json
 from hermes_commons.platform_files import read_capped
@@ -17,10 +18,15 @@ from hermes_sdk.platform import NotSent
 __all__ = ["CredentialsRefused", "QQApi", "QQError"]
 
 TOKEN_MARGIN_SECONDS = 60.0
-RATE_LIMITED = frozenset({22009, 20028, 304023, 304024})
+RATE_LIMITED = frozenset({22009, 20028, 1100100, 1100308})
 """Sending too fast (a chat's, the bot's)."""
-PASSIVE_ONLY = frozenset({40034024, 11255, 304082, 304083})
-"""A proactive message refused: QQ lets a bot answer only within a while of a message."""
+PASSIVE_ONLY = frozenset({40034024, 40034005, 40034128, 304027, 304103})
+"""A proactive message refused, or a reply too late or one too many: QQ lets a bot answer
+a message only within a while of it, a few times."""
+IN_REVIEW = frozenset({304023, 304024})
+"""Taken, and held for QQ's review: sent, as far as the bot can tell."""
+URL_REFUSED = frozenset({304003})
+"""A link not registered for the bot in QQ's console."""
 
 
 class QQError(Exception):
@@ -84,15 +90,27 @@ class QQApi:
                 self.forget(token)
                 continue
             code = int(answer.get("code") or answer.get("err_code") or 0)
-            raise QQError(status, code, str(answer.get("message") or ""))
+            trace = response.headers.get("X-Tps-Trace-Id", "")
+            message = str(answer.get("message") or "") + (f" (trace {trace})" if trace else "")
+            raise QQError(status, code, message)
         raise AssertionError("unreachable")
 
     async def download(self, url: str, limit: int) -> bytes:
+        """A file people sent, from QQ's servers only: each redirect is checked too."""
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
-        async with self._http().get(url, timeout=timeout) as response:
-            if response.status >= 300:
-                raise QQError(response.status, 0, "the file could not be fetched")
-            return await read_capped(response.content.iter_chunked(65536), limit)
+        for _ in range(4):
+            if not self.settings.takes_media(url):
+                raise ValueError("it is not on QQ's own servers")
+            async with self._http().get(url, timeout=timeout, allow_redirects=False) as response:
+                if response.status in (301, 302, 303, 307, 308) and response.headers.get(
+                    "Location"
+                ):
+                    url = str(response.url.join(URL(response.headers["Location"])))
+                    continue
+                if response.status >= 300:
+                    raise QQError(response.status, 0, "the file could not be fetched")
+                return await read_capped(response.content.iter_chunked(65536), limit)
+        raise QQError(0, 0, "too many redirects")
 
     async def aclose(self) -> None:
         await self._http.aclose()

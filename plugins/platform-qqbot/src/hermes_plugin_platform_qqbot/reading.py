@@ -64,6 +64,8 @@ def read_event(event: str, message: Any, bot_id: str) -> Read | None:
         url = str(attachment.url or "")
         if url.startswith("//"):
             url = f"https:{url}"
+        elif url and "://" not in url:  # a guild's: the host and path alone
+            url = f"https://{url}"
         if not url:
             continue
         declared = str(attachment.content_type or "") or None

@@ -13,7 +13,7 @@ __all__ = ["API", "SANDBOX_API", "TOKEN_URL", "QQSettings"]
 API = "https://api.sgroup.qq.com"
 SANDBOX_API = "https://sandbox.api.sgroup.qq.com"
 TOKEN_URL = "https://bots.qq.com/app/getAppAccessToken"
-MEDIA_HOSTS = ("qq.com", "qpic.cn", "qlogo.cn", "gtimg.cn", "myqcloud.com")
+MEDIA_HOSTS = ("qq.com", "qq.com.cn", "qpic.cn", "qlogo.cn", "gtimg.cn")
 """Where the files people send are kept (QQ's CDNs): a file elsewhere is not fetched."""
 
 

@@ -9,9 +9,10 @@
   bad token), READY, heartbeats (op 1, answered op 11), Resume (op 6: what was missed
   replayed, then RESUMED), dispatches (op 0) with a rising ``s``; a dropped connection;
 - the message API's passive-reply rules: a message needs the ``msg_id`` of one it answers,
-  within an hour (direct) or five minutes (group, channel); a ``msg_id`` and ``msg_seq``
-  used twice is deduplicated (40054005); at most five replies to a group's message; a
-  proactive message refused; rate limits (22009); files by URL.
+  within an hour (direct) or five minutes (group, channel), five replies at most
+  (40034128); a ``msg_id`` and ``msg_seq`` used twice is deduplicated (40054005); a
+  proactive message refused (40034024); a link not registered refused (304003); rate
+  limits (22009); close codes at Identify (4914, 4915).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ CHANNEL = "1234567"
 GUILD = "7654321"
 BOT_ID = "11223344"
 WINDOWS = {"users": 3600.0, "groups": 300.0, "channels": 300.0, "dms": 300.0}
-GROUP_REPLIES = 5
+REPLIES_TO_ONE = 5
 INTENTS = (1 << 25) | (1 << 30) | (1 << 12)
 
 
@@ -84,6 +85,10 @@ class FakeQQ:
         self._used: set[tuple[str, int]] = set()
         self._replies: dict[str, int] = {}
         self.files: dict[str, tuple[bytes, str]] = {}
+        self.allowed_links: set[str] = set()
+        """Links registered for the bot in QQ's console (any other is refused)."""
+        self.close_identify_with = 0
+        """A close code every Identify gets (4914: offline, 4915: banned)."""
         self._limited = 0
         self._last: dict[str, Any] | None = None
         app = web.Application()
@@ -109,6 +114,10 @@ class FakeQQ:
     @property
     def url(self) -> str:
         return self._server.url
+
+    @property
+    def open_sockets(self) -> int:
+        return len(self._sockets)
 
     @property
     def token_url(self) -> str:
@@ -270,6 +279,9 @@ class FakeQQ:
             if not token.startswith("QQBot ") or token[6:] not in self.tokens:
                 await socket.close(code=4004, message=b"invalid token")
                 return
+            if self.close_identify_with:
+                await socket.close(code=self.close_identify_with, message=b"refused")
+                return
             if int(data.get("intents") or 0) & ~INTENTS:
                 await socket.close(code=4014, message=b"disallowed intents")
                 return
@@ -306,16 +318,19 @@ class FakeQQ:
         target = f"{kind}/{request.match_info['id']}"
         body = await request.json()
         msg_id, seq = str(body.get("msg_id") or ""), int(body.get("msg_seq") or 1)
+        content = str(body.get("content") or "")
+        if "://" in content and not any(link in content for link in self.allowed_links):
+            return _json({"code": 304003, "message": "url not allowed"}, 400)
         with self._lock:
             found = self._received.get(msg_id)
             if not msg_id or found is None or found[0] != target:
                 return _json({"code": 40034024, "message": "主动消息失败, 无权限"}, 400)
             if time.time() - found[1] > WINDOWS[kind]:
-                return _json({"code": 40034024, "message": "被动回复超时"}, 400)
+                return _json({"code": 40034128, "message": "被动回复时间或次数超限"}, 400)
             if (msg_id, seq) in self._used:
                 return _json({"code": 40054005, "message": "消息被去重\uff0c请检查请求msgseq"}, 400)
-            if kind == "groups" and self._replies.get(msg_id, 0) >= GROUP_REPLIES:
-                return _json({"code": 40034028, "message": "被动回复次数超限"}, 400)
+            if self._replies.get(msg_id, 0) >= REPLIES_TO_ONE:
+                return _json({"code": 40034128, "message": "被动回复时间或次数超限"}, 400)
             self._used.add((msg_id, seq))
             self._replies[msg_id] = self._replies.get(msg_id, 0) + 1
             message_id = f"BOTMSG{next(self._ids)}"
