@@ -84,6 +84,7 @@ def test_a_message_redelivery_strangers_forgeries_and_a_long_chinese_reply(
         "MsgId": "42",
     }
     assert wecom.post(said, signature="0" * 40)[0] == 401
+    assert wecom.post(said, token="a-guessed-token")[0] == 401
     assert wecom.post(said, aes_key="B" * 43)[0] == 400
     assert wecom.user_says(OWNER, "请详细介绍一下企业微信 🏢")[0] == 200
     assert wecom.deliver_again()[0] == 200  # WeCom's retry: answered once
