@@ -269,3 +269,17 @@ def test_a_silent_connection_ends_the_run(
         await adapter.aclose()
 
     run(scenario)
+
+
+def test_the_same_words_as_a_new_reply_are_posted(fake: FakeQQ, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        adapter = adapter_for(fake, tmp_path)
+        async with running(adapter) as host:
+            said = await asyncio.to_thread(fake.user_says, ANN, "ping")
+            await eventually(lambda: host.messages)
+            chat = host.messages[0].chat
+            await adapter.send(chat, "OK", reply_to=said)
+            await adapter.send(chat, "OK", reply_to=said)  # a second answer, not a retry
+            assert [m.text for m in fake.sent_to(f"users/{ANN}")] == ["OK", "OK"]
+
+    run(scenario)

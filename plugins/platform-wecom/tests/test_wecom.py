@@ -286,3 +286,47 @@ def test_replies_to_one_person_keep_to_thirty_a_minute(
             assert len([w for w in waited if w > 50]) == 1  # the third waited its minute
 
     run(scenario)
+
+
+def test_a_body_that_comes_in_pieces_is_read_whole(fake: FakeWeCom, tmp_path: Path) -> None:
+    """A long message's callback arrives in more than one TCP segment: all of it is read."""
+    import time
+    from urllib.parse import urlencode
+
+    async def scenario() -> None:
+        async with running(adapter_for(fake, tmp_path), fake) as host:
+            text = "很长的消息" * 600
+            inner = (
+                f"<xml><ToUserName><![CDATA[{fake.corp_id}]]></ToUserName>"
+                f"<FromUserName><![CDATA[{ANN}]]></FromUserName><CreateTime>1</CreateTime>"
+                f"<MsgType><![CDATA[text]]></MsgType><Content><![CDATA[{text}]]></Content>"
+                f"<MsgId>555</MsgId><AgentID>{fake.agent_id}</AgentID></xml>"
+            )
+            encrypted = fake.encrypt(inner)
+            stamp, nonce = str(int(time.time())), "n0nce"
+            query = urlencode(
+                {
+                    "msg_signature": fake.sign(stamp, nonce, encrypted),
+                    "timestamp": stamp,
+                    "nonce": nonce,
+                }
+            )
+            body = f"<xml><Encrypt><![CDATA[{encrypted}]]></Encrypt></xml>".encode()
+            port = int(fake.callback_url.split(":")[2].split("/")[0])
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            head = (
+                f"POST /wecom/callback?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            ).encode()
+            writer.write(head + body[:1000])
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            writer.write(body[1000:])
+            await writer.drain()
+            status_line = await reader.readline()
+            writer.close()
+            assert b" 200 " in status_line
+            await eventually(lambda: host.messages)
+            assert host.messages[0].text == text
+
+    run(scenario)

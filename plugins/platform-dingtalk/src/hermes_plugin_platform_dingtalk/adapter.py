@@ -137,8 +137,14 @@ class DingTalkAdapter:
                 return f"webhook:{secrets.token_hex(8)}"  # the webhook gives no message id
             except DingTalkError as exc:
                 refusal = exc.not_sent()
-                if not refusal.permanent:  # too fast, or DingTalk's trouble: the same again
-                    raise refusal from None
+                param = {"title": title, "text": text}
+                if not refusal.permanent:  # too fast: the webhook is kept, this part by API
+                    try:
+                        return await self._robot_send(chat, "sampleMarkdown", param)
+                    except NotSent as api_refusal:
+                        if api_refusal.permanent:  # no API for them (an outsider): later
+                            raise refusal from None
+                        raise
                 log.info("dingtalk: the session webhook refused (%s); the robot API then", exc)
                 self._webhooks.pop(chat.chat_id, None)
         param = {"title": title, "text": text}

@@ -22,7 +22,7 @@ __all__ = ["CredentialsRefused", "DingTalkApi", "DingTalkError"]
 TOKEN_MARGIN_SECONDS = 300.0
 STALE_TOKEN = frozenset({"InvalidAuthentication", "Unauthorized"})
 RATE_LIMITED = ("Forbidden.AccessDenied.QpsLimit", "Throttling")
-CREDENTIAL_CODES = ("clientid", "secret", "appkey")
+CREDENTIAL_CODES = ("invalidclient", "clientsecret", "appsecret", "invalidappkey")
 """What the token endpoint's refusal code names when the credentials are wrong
 (``invalidClientIdOrSecret``); any other refusal (a rate limit) is tried again."""
 WEBHOOK_RATE_LIMITED = frozenset({130101, 90018, 90002})
@@ -68,7 +68,8 @@ class DingTalkApi:
             status, answer = response.status, await _json_of(response)
         token = answer.get("accessToken")
         code = str(answer.get("code") or "")
-        if not token and any(word in code.lower() for word in CREDENTIAL_CODES):
+        limited = "qpslimit" in code.lower() or code.startswith(RATE_LIMITED)
+        if not token and not limited and any(w in code.lower() for w in CREDENTIAL_CODES):
             raise CredentialsRefused(f"{code} {answer.get('message', '')}".strip())
         if status >= 300 or not isinstance(token, str) or not token:
             raise DingTalkError(

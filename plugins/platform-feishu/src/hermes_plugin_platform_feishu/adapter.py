@@ -77,6 +77,8 @@ class FeishuAdapter:
         self._order = ChatOrder()
         self._typed = TypedAnswers()
         self.bot_open_id = ""
+        self._topics: OrderedDict[str, str] = OrderedDict()
+        """Each topic's latest message: what a send into the topic replies to."""
         self._asked: dict[str, str] = {}
         """Open questions' texts, for the card their answer leaves."""
         self._closed: OrderedDict[str, None] = OrderedDict()
@@ -153,6 +155,11 @@ class FeishuAdapter:
         if read is None:
             return
         inbound, fetches = read.inbound, read.files
+        if inbound.chat.thread_id:  # replies made later (a file, a question) go in here
+            self._topics[inbound.chat.thread_id] = inbound.message_id
+            self._topics.move_to_end(inbound.chat.thread_id)
+            while len(self._topics) > CLOSED_KEPT:
+                self._topics.popitem(last=False)
         files = [self._incoming(inbound.message_id, fetch) for fetch in fetches]
 
         async def deliver() -> None:
@@ -211,7 +218,7 @@ class FeishuAdapter:
         if key:
             body["uuid"] = key
         try:
-            if reply_to and chat.chat_type != "private":
+            if reply_to and (chat.chat_type != "private" or chat.thread_id):
                 path = f"/open-apis/im/v1/messages/{reply_to}/reply"
                 reply = {**body, "reply_in_thread": chat.thread_id is not None}
                 try:
@@ -220,15 +227,16 @@ class FeishuAdapter:
                 except FeishuError as exc:
                     if exc.code not in ORIGINAL_GONE:
                         raise
-            # In a topic, to the topic (a new message at the chat's level starts another).
-            target, kind_of_id = (
-                (chat.thread_id, "thread_id") if chat.thread_id else (chat.chat_id, "chat_id")
-            )
+            # In a topic, a reply inside it to its latest message (a new message at the
+            # chat's level would start another topic).
+            anchor = self._topics.get(chat.thread_id or "")
+            if anchor and anchor != reply_to:
+                return await self._post(chat, kind, content, anchor, key)
             made = await self.api.call(
                 "POST",
                 "/open-apis/im/v1/messages",
-                body={**body, "receive_id": target},
-                params={"receive_id_type": kind_of_id},
+                body={**body, "receive_id": chat.chat_id},
+                params={"receive_id_type": "chat_id"},
             )
             return str(made["data"]["message_id"])
         except FeishuError as exc:
@@ -242,19 +250,18 @@ class FeishuAdapter:
         """A reply sent again carries the same uuids as the first time: within the hour
         Feishu keeps them, it gives back the message it made (and the note a retry puts in
         front is not seen); later, the note says it may be a duplicate."""
-        plain = text
-        if reply_to and text.startswith(DUPLICATE_NOTE):
-            plain = text[len(DUPLICATE_NOTE) :].lstrip("\n")
-        parts = split_message(text, MAX_MESSAGE_CHARS)
-        keys = split_message(plain, MAX_MESSAGE_CHARS) if plain is not text else parts
+        noted = bool(reply_to) and text.startswith(DUPLICATE_NOTE)
+        plain = text[len(DUPLICATE_NOTE) :].lstrip("\n") if noted else text
+        # Cut as the first attempt was (without the note), so each part keeps its uuid.
+        keys = split_message(plain, MAX_MESSAGE_CHARS)
+        parts = [f"{DUPLICATE_NOTE}\n\n{keys[0]}", *keys[1:]] if noted and keys else keys
         numbered = iter(range(len(parts)))
 
         async def one(part: str) -> str:
             number = next(numbered)
             key = None
             if reply_to:
-                same = keys[number] if number < len(keys) else part
-                seed = f"{chat.chat_id}\0{reply_to}\0{number}\0{same}".encode()
+                seed = f"{chat.chat_id}\0{reply_to}\0{number}\0{keys[number]}".encode()
                 key = hashlib.sha256(seed).hexdigest()[:48]
             return await self._post(chat, "interactive", reply_card(part), reply_to, key)
 

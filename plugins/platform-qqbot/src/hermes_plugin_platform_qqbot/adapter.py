@@ -21,7 +21,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_commons.platform_files import IncomingFile, hand_over_with_files
@@ -65,17 +65,26 @@ _MENTION = re.compile(r"<([@#])")
 
 @dataclass
 class _Asked:
-    """A message replies answer: when it came, how many replies it has had."""
+    """A message replies answer: when it came, and the replies it has had (their texts in
+    order, by sequence number)."""
 
     message_id: str
     at: float
-    replies: int = 0
+    sent: dict[int, str] = field(default_factory=dict)
 
+    @property
+    def replies(self) -> int:
+        return len(self.sent)
 
-def _seq(message_id: str, text: str) -> int:
-    """A part's sequence number, from its text: the same part sent again gets the same."""
-    digest = hashlib.sha256(f"{message_id}\0{text}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % 2_000_000_000 + 1
+    def seq_for(self, text: str, *, again: bool = False) -> int:
+        """A part's sequence number, from its text and how many times that text was sent
+        to this message before: the same words as a new reply get another number; a part
+        sent ``again`` (a retry, after a restart too) the one it had."""
+        times = list(self.sent.values()).count(text)
+        if again:
+            times = max(times - 1, 0)
+        digest = hashlib.sha256(f"{self.message_id}\0{text}\0{times}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") % 2_000_000_000 + 1
 
 
 def _defanged(text: str) -> str:
@@ -171,7 +180,9 @@ class QQAdapter:
                 return asked
         return named  # too late or too many: QQ's refusal says so
 
-    async def _post(self, chat: ChatRef, text: str, asked: _Asked | None) -> str:
+    async def _post(
+        self, chat: ChatRef, text: str, asked: _Asked | None, *, again: bool = False
+    ) -> str:
         kind, _, target = chat.chat_id.partition(":")
         if not target:  # a bare openid (hermes-agent's home channel): a direct chat
             kind, target = "user", chat.chat_id
@@ -189,41 +200,42 @@ class QQAdapter:
         if kind in ("channel", "dms"):  # a guild reads <@id> and <#id> as mentions
             text = _MENTION.sub("<\u200b\\1", text)
         body: dict[str, Any] = {"content": text, "msg_type": 0}
-        if asked is not None:
-            body["msg_id"] = asked.message_id
-            if kind in ("user", "group"):
-                body["msg_seq"] = _seq(asked.message_id, text)
+        numbered = asked is not None and kind in ("user", "group")
         for attempt in (1, 2):
+            if asked is not None:
+                body["msg_id"] = asked.message_id
+                if numbered:
+                    body["msg_seq"] = asked.seq_for(str(body["content"]), again=again)
             try:
                 made = await self.api.call("POST", paths[kind], body)
             except QQError as exc:
                 if exc.code in REPEAT or exc.code in IN_REVIEW:
-                    break
-                if exc.code in URL_REFUSED and attempt == 1:
+                    made = {}
+                elif exc.code in URL_REFUSED and attempt == 1:
                     body["content"] = _defanged(str(body["content"]))
                     continue
-                raise exc.not_sent() from None
+                else:
+                    raise exc.not_sent() from None
             except CredentialsRefused as exc:
                 raise NotSent(f"QQ refused the bot's credentials: {exc}") from None
+            seq = int(body.get("msg_seq") or 0)
             if asked is not None:
-                asked.replies += 1
-            return str(
-                made.get("id") or f"{asked.message_id if asked else ''}#{body.get('msg_seq', 1)}"
-            )
-        if asked is not None:
-            asked.replies += 1
-        return f"{asked.message_id if asked else ''}#{body.get('msg_seq', 1)}"
+                asked.sent[seq or len(asked.sent) + 1] = str(body["content"])
+            fallback = f"{asked.message_id if asked else ''}#{seq}"
+            return str(made.get("id") or fallback)
+        raise AssertionError("unreachable")
 
     async def send(self, chat: ChatRef, text: str, *, reply_to: str | None = None) -> list[str]:
         """Each part a passive reply to the message it answers. In direct chats and groups
         a part sent again has the same sequence number (the note a retry puts in front is
         left out, so the text is the same too), and QQ does not post it twice."""
-        if text.startswith(DUPLICATE_NOTE) and kind_of(chat.chat_id) in ("user", "group"):
+        again = text.startswith(DUPLICATE_NOTE)
+        if again and kind_of(chat.chat_id) in ("user", "group"):
             text = text[len(DUPLICATE_NOTE) :].lstrip("\n")
         parts = split_message(text, MAX_MESSAGE_CHARS)
 
         async def one(part: str) -> str:
-            return await self._post(chat, part, self._answering(chat, reply_to))
+            return await self._post(chat, part, self._answering(chat, reply_to), again=again)
 
         return await send_in_parts(parts, one)
 

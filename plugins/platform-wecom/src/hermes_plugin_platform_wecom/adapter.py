@@ -11,7 +11,6 @@ and the message keeps its MsgId: it is answered once."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import mimetypes
 import time
@@ -20,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_commons.byte_split import split_utf8
-from hermes_commons.platform_files import IncomingFile, hand_over_with_files
+from hermes_commons.platform_files import IncomingFile, hand_over_with_files, read_capped
 from hermes_commons.sending import send_in_parts
 from hermes_plugin_platform_wecom.api import CredentialsRefused, WeComApi, WeComError
 from hermes_plugin_platform_wecom.callbacks import (
@@ -56,7 +55,6 @@ log = logging.getLogger("hermes.wecom")
 MAX_MESSAGE_BYTES = 2048
 """WeCom takes 2,048 bytes of UTF-8 a text or Markdown message."""
 REFUSAL_LOG_SECONDS = 60.0
-RETRY_WAIT_SECONDS = 4.0
 HANDLED_KEPT = 2048
 PER_PERSON_MINUTE = 30
 """WeCom takes 30 messages a minute from an app to one person (it drops the rest)."""
@@ -80,7 +78,8 @@ class WeComAdapter:
         self._handled: OrderedDict[str, str | None] = OrderedDict()
         """Messages taken (their key): what each answered, for WeCom's retries."""
         self._running: dict[str, asyncio.Future[str | None]] = {}
-        self._sent_at: dict[str, deque[float]] = {}
+        self._sent_at: OrderedDict[str, deque[float]] = OrderedDict()
+        self._pacing = asyncio.Lock()
 
     async def run(self, host: PlatformHost) -> None:
         try:
@@ -108,7 +107,10 @@ class WeComAdapter:
                     return web.Response(text=checked_echo(self.settings, query))
                 if request.method != "POST":
                     return web.Response(status=405, text="GET or POST")
-                body = await request.content.read(MAX_BODY + 1)
+                try:  # the whole body, in as many reads as it comes, but no more than this
+                    body = await read_capped(request.content.iter_chunked(65536), MAX_BODY)
+                except ValueError:
+                    return web.Response(status=413, text="the body is too large for a callback")
                 fields = checked_message(self.settings, query, body)
             except Refused as exc:
                 self._log_refusal(str(exc))
@@ -139,10 +141,8 @@ class WeComAdapter:
         if key in self._handled:
             return self._handled[key]
         running = self._running.get(key)
-        if running is not None:
-            with contextlib.suppress(TimeoutError):
-                return await asyncio.wait_for(asyncio.shield(running), RETRY_WAIT_SECONDS)
-            return None  # the first is still at it: it answers
+        if running is not None:  # the retry answers as the first does, when it does
+            return await asyncio.shield(running)
         running = asyncio.get_running_loop().create_future()
         self._running[key] = running
         try:
@@ -199,15 +199,20 @@ class WeComAdapter:
     # --- sending ---------------------------------------------------------------------
 
     async def _paced(self, user: str) -> None:
-        """Wait, if need be, until one more message to ``user`` is within WeCom's rate."""
-        sent = self._sent_at.setdefault(user, deque())
-        now = time.monotonic()
-        while sent and now - sent[0] > 60.0:
-            sent.popleft()
-        if len(sent) >= PER_PERSON_MINUTE:
-            await asyncio.sleep(60.0 - (now - sent[0]))
-            sent.popleft()
-        sent.append(time.monotonic())
+        """Wait, if need be, until one more message to ``user`` is within WeCom's rate (one
+        send at a time decides, so two waiting cannot both take the same slot)."""
+        async with self._pacing:
+            sent = self._sent_at.pop(user, None) or deque()
+            self._sent_at[user] = sent  # the most recent last: the oldest are let go
+            while len(self._sent_at) > HANDLED_KEPT:
+                self._sent_at.popitem(last=False)
+            now = time.monotonic()
+            while sent and now - sent[0] > 60.0:
+                sent.popleft()
+            if len(sent) >= PER_PERSON_MINUTE:
+                await asyncio.sleep(60.0 - (now - sent[0]))
+                sent.popleft()  # its minute is over
+            sent.append(time.monotonic())
 
     async def _send(self, chat: ChatRef, kind: str, content: dict[str, Any]) -> str:
         await self._paced(chat.chat_id)

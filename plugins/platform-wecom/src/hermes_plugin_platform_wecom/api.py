@@ -6,6 +6,7 @@ capped downloads."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import aiohttp
@@ -25,6 +26,7 @@ RATE_LIMITED = frozenset({45009, 45033, 45047, -1})
 BAD_CREDENTIALS = frozenset({40013, 40001, 40091, 41004})
 """At the token endpoint: the corp id or the app's secret is wrong."""
 NOT_TRUSTED = 60020
+_UNSAFE_NAME = re.compile(r'[\x00-\x1f\x7f"\\]')
 """The server's IP is not among the app's trusted IPs."""
 
 
@@ -134,6 +136,8 @@ class WeComApi:
     async def upload(self, kind: str, data: bytes, name: str, mime: str) -> str:
         """A file uploaded as temporary media (``image``, ``voice``, ``video``, ``file``);
         its media id."""
+
+        name = _UNSAFE_NAME.sub("", name) or "file"  # no line breaks into the headers
 
         def form() -> aiohttp.FormData:
             made = aiohttp.FormData(quote_fields=False)  # a Chinese file name as it is

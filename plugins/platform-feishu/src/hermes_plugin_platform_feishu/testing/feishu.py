@@ -513,13 +513,7 @@ class FakeFeishu:
             return refused
         body = await request.json()
         kind, target = request.query.get("receive_id_type"), str(body.get("receive_id") or "")
-        if kind == "thread_id":  # into a topic, as a reply in it
-            with self._lock:
-                chat_id = self.threads.get(target, "")
-            if not chat_id:
-                return self._answer(230002, "Bot/User can NOT be out of the chat.", 400)
-            return self._made({**body, "reply_in_thread": True}, chat_id)
-        if kind != "chat_id":
+        if kind != "chat_id":  # open_id, union_id, user_id, email take one person: not here
             return self._answer(99992402, "field validation failed: receive_id_type", 400)
         return self._made(body, target)
 
