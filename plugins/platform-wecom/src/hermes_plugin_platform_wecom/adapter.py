@@ -147,7 +147,10 @@ class WeComAdapter:
         self._running[key] = running
         try:
             reply = await self._message(host, fields)
-        except BaseException as exc:
+        except asyncio.CancelledError:
+            running.cancel()  # the gateway stopping: a waiting retry ends with it
+            raise
+        except Exception as exc:
             running.set_exception(exc)
             running.exception()  # retrieved: a retry may never ask
             raise
