@@ -11,9 +11,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
@@ -87,6 +87,20 @@ def user_texts(openai_server: Any) -> list[list[str]]:
         [unfenced(str(m["content"])) for m in request.json["messages"] if m["role"] == "user"]
         for request in openai_server.requests
     ]
+
+
+T = TypeVar("T")
+
+
+def first_sent(sent: Callable[[], Iterable[T]], text: str, timeout: float = 30) -> T:
+    """The first of what a fake recorded as sent (``sent()``: items with a ``text``) whose
+    text holds ``text``, once there is one."""
+    found: list[T] = []
+    wait_until(
+        lambda: found.extend(m for m in sent() if text in str(getattr(m, "text", ""))) or found,
+        timeout,
+    )
+    return found[0]
 
 
 def wait_until(condition: Callable[[], object], timeout: float = 20.0) -> None:

@@ -14,7 +14,7 @@ from hermes_testkit import Reply
 from hermes_testkit.image_checks import images_in
 from hermes_testkit.media_files import photo_bytes
 
-from .conftest import GatewayProcess, user_texts, wait_until
+from .conftest import GatewayProcess, first_sent, user_texts, wait_until
 
 OWNER = "owner"
 STRANGER = "stranger"
@@ -51,12 +51,7 @@ def dingtalk_gateway(platform_process, dingtalk: FakeDingTalk) -> Callable[..., 
 
 
 def wait_for(dingtalk: FakeDingTalk, chat: str, text: str, timeout: float = 30) -> Sent:
-    found: list[Sent] = []
-    wait_until(
-        lambda: found.extend(m for m in dingtalk.sent_to(chat) if text in m.text) or found,
-        timeout,
-    )
-    return found[0]
+    return first_sent(lambda: dingtalk.sent_to(chat), text, timeout)
 
 
 def test_a_dm_a_mention_in_a_group_strangers_and_redelivery(

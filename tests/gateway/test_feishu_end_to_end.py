@@ -15,7 +15,7 @@ from hermes_testkit.image_checks import images_in
 from hermes_testkit.media_files import photo_bytes
 from hermes_testkit.services import free_port
 
-from .conftest import GatewayProcess, user_texts, wait_until
+from .conftest import GatewayProcess, first_sent, user_texts, wait_until
 
 OWNER = "ou_owner"
 STRANGER = "ou_stranger"
@@ -74,11 +74,7 @@ def feishu_gateway(platform_process, feishu: FakeFeishu) -> Callable[..., Gatewa
 
 
 def wait_for(feishu: FakeFeishu, chat: str, text: str, timeout: float = 30) -> Sent:
-    found: list[Sent] = []
-    wait_until(
-        lambda: found.extend(m for m in feishu.sent_to(chat) if text in m.text) or found, timeout
-    )
-    return found[0]
+    return first_sent(lambda: feishu.sent_to(chat), text, timeout)
 
 
 def test_a_dm_a_mention_in_a_group_strangers_and_redelivery(

@@ -14,7 +14,7 @@ from hermes_testkit import Reply
 from hermes_testkit.image_checks import images_in
 from hermes_testkit.media_files import photo_bytes
 
-from .conftest import GatewayProcess, user_texts, wait_until
+from .conftest import GatewayProcess, first_sent, user_texts, wait_until
 
 OWNER = "OPENIDOWNER001"
 STRANGER = "OPENIDSTRANGER"
@@ -51,11 +51,7 @@ def qq_gateway(platform_process, qq: FakeQQ) -> Callable[..., GatewayProcess]:
 
 
 def wait_for(qq: FakeQQ, target: str, text: str, timeout: float = 30) -> Sent:
-    found: list[Sent] = []
-    wait_until(
-        lambda: found.extend(m for m in qq.sent_to(target) if text in m.text) or found, timeout
-    )
-    return found[0]
+    return first_sent(lambda: qq.sent_to(target), text, timeout)
 
 
 def test_a_dm_a_group_mention_strangers_and_redelivery(

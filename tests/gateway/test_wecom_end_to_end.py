@@ -14,7 +14,7 @@ from hermes_testkit.image_checks import images_in
 from hermes_testkit.media_files import photo_bytes
 from hermes_testkit.services import free_port
 
-from .conftest import GatewayProcess, user_texts, wait_until
+from .conftest import GatewayProcess, first_sent, user_texts, wait_until
 
 OWNER = "ZhangSan"
 STRANGER = "LiSi"
@@ -62,11 +62,7 @@ def wecom_gateway(platform_process, wecom: FakeWeCom) -> Callable[..., GatewayPr
 
 
 def wait_for(wecom: FakeWeCom, user: str, text: str, timeout: float = 30) -> Sent:
-    found: list[Sent] = []
-    wait_until(
-        lambda: found.extend(m for m in wecom.sent_to(user) if text in m.text) or found, timeout
-    )
-    return found[0]
+    return first_sent(lambda: wecom.sent_to(user), text, timeout)
 
 
 def test_a_message_redelivery_strangers_forgeries_and_a_long_chinese_reply(

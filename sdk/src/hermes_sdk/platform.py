@@ -292,9 +292,11 @@ def yes_and_no(choices: Sequence[Choice]) -> tuple[Choice, Choice] | None:
     return None
 
 
-def choices_prompt(question: str, choices: Sequence[Choice]) -> str:
-    """A question for a platform without buttons: the choices to type, under it."""
-    options = ", ".join(f"**{choice.value}**" for choice in choices)
+def choices_prompt(question: str, choices: Sequence[Choice], *, markdown: bool = True) -> str:
+    """A question for a platform without buttons: the choices to type, under it (in bold,
+    unless the platform shows text as it is: ``markdown=False``)."""
+    mark = "**" if markdown else ""
+    options = ", ".join(f"{mark}{choice.value}{mark}" for choice in choices)
     return f"{question}\n\nReply with one of: {options}"
 
 
@@ -322,11 +324,17 @@ class TypedAnswers:
             del self._open[next(iter(self._open))]
 
     def prompt(
-        self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
+        self,
+        chat: ChatRef,
+        question: str,
+        choices: Sequence[Choice],
+        request_id: str,
+        *,
+        markdown: bool = True,
     ) -> str:
         """What ``ask`` sends: the question with its choices, remembered as asked."""
         self.asked(chat, choices, request_id)
-        return choices_prompt(question, choices)
+        return choices_prompt(question, choices, markdown=markdown)
 
     def press_for(
         self,

@@ -249,8 +249,10 @@ class IrcAdapter:
     async def ask(
         self, chat: ChatRef, question: str, choices: Sequence[Choice], request_id: str
     ) -> None:
-        prompt = self._typed.prompt(chat, question, choices, request_id)
-        await self.send(chat, prompt.replace("**", ""))  # IRC shows no Markdown
+        # IRC shows no Markdown: the choices plain.
+        await self.send(
+            chat, self._typed.prompt(chat, question, choices, request_id, markdown=False)
+        )
 
     async def aclose(self) -> None:
         self._closing = True  # a send waiting for a reconnect gives up at once

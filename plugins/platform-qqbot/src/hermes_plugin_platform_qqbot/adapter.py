@@ -250,8 +250,10 @@ class QQAdapter:
     ) -> None:
         """The question with its choices to type: QQ's buttons need a permission QQ gives
         by invitation. In a group, the answer @s the bot."""
-        prompt = self._typed.prompt(chat, question, choices, request_id)
-        await self.send(chat, prompt.replace("**", ""))  # plain text: asterisks would show
+        # Plain text: bold's asterisks would show.
+        await self.send(
+            chat, self._typed.prompt(chat, question, choices, request_id, markdown=False)
+        )
 
     async def aclose(self) -> None:
         await self.api.aclose()

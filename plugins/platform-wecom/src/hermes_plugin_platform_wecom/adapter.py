@@ -259,10 +259,10 @@ class WeComAdapter:
     ) -> None:
         """The question with its choices to type (an app's text messages have no
         buttons); the answer's outcome comes back as the reply to it."""
-        prompt = self._typed.prompt(chat, question, choices, request_id)
-        if self.settings.message_format == "text":  # Markdown's asterisks would show
-            prompt = prompt.replace("**", "")
-        await self.send(chat, prompt)
+        markdown = self.settings.message_format == "markdown"  # in text, asterisks show
+        await self.send(
+            chat, self._typed.prompt(chat, question, choices, request_id, markdown=markdown)
+        )
 
     async def send_file(
         self, chat: ChatRef, attachment: Attachment, *, caption: str | None = None

@@ -379,11 +379,6 @@ class FakeFeishu:
         data = json.loads(base64.b64decode(ack["data"])) if ack.get("data") else None
         return int(ack.get("code", 0)), data
 
-    def push_soon(self, event: dict[str, Any]) -> None:
-        """Push without waiting for the acknowledgement (for a test on the app's loop)."""
-        self._last = event
-        asyncio.run_coroutine_threadsafe(self._push_frame(event), self._server.loop)
-
     def drop_connections(self) -> None:
         """Close every long connection, as Feishu does when it moves a client."""
 
