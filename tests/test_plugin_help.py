@@ -97,7 +97,7 @@ def test_help_describes_each_plugin_command_without_importing_a_plugin(tmp_path)
     assert "gateway" in shown, "a plugin's subcommand of another plugin's group is too"
     for group, text in shown.items():
         # A plugin's own group is that plugin's command, built to be listed: nothing else.
-        owner = {"gateway": "hermes_plugin_gateway"}.get(group)
+        owner = {"gateway": "hermes_plugin_gateway", "skills": "hermes_plugin_skills"}.get(group)
         imported = eval(text.rpartition("imported: ")[2])
         assert all(owner and name.startswith(owner) for name in imported), (
             f"listing {group or 'hermes'} imports {imported}"

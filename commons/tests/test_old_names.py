@@ -24,6 +24,7 @@ BORN_HERE = {
     "reasoning",
     "running",
     "sending",
+    "skill_md",
     "stated_models",
     "supervision",
     "wake_words",

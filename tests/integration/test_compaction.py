@@ -67,7 +67,9 @@ def home(hermes, openai_server, tmp_path, monkeypatch):
             f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
             f"  context_length: {context_length}\n"
             "agent:\n  retries: 1\n  toolsets: [terminal]\n"
-            "learning:\n  review: false\n" + extra
+            "learning:\n  review: false\n"
+            # The token counts below were sized for a prompt with a small skills index.
+            "skills:\n  index_chars: 500\n" + extra
         )
 
     configure()

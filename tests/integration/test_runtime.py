@@ -246,6 +246,7 @@ def test_a_compaction_in_a_front_ends_turn_is_a_notice_and_the_view_persists(hom
             "default: test-model\n",
             "default: test-model\n  context_length: 8000\n",
         )
+        + "skills:\n  index_chars: 500\n"  # the sizes above are for a small skills index
     )
     summarizer = "You write the working memory of an AI agent"
 

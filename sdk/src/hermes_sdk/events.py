@@ -146,6 +146,15 @@ class PromptContext:
     skill_dirs: tuple[str, ...] = ()
     """Deprecated, always empty: read ``provided.of(Kind.SKILL_SOURCE)``. Kept because
     fields are removed only in a major version."""
+    toolsets: frozenset[str] | None = None
+    """The toolsets whose tools the session has; None when not known (a prompt built
+    outside a session): a skill that needs one is then listed, and one that stands in for
+    a missing one is not."""
+    tools: frozenset[str] | None = None
+    """The names of the tools the session has; None when not known."""
+    preload: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """What the front-end asked plugins to load into the prompt from the start, by kind,
+    as :attr:`hermes_sdk.runtime.SessionOptions.preload` gave it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -174,6 +174,10 @@ class SessionOptions:
     """False: no background review proposes memory or skills after its turns."""
     budget: Budget | None = None
     """Limits of its own; the ones it leaves None come from config.yaml's ``budget:``."""
+    preload: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Things plugins load into the session's system prompt from its start, by kind: the
+    skills plugin reads ``"skills"`` (``hermes chat --skills A,B``). A kind no plugin reads
+    is ignored."""
     yolo: bool = False
     """Dangerous commands run without asking (as approvals mode ``off``; the hardline list
     and ``approvals.deny`` still refuse). :meth:`Runtime.set_yolo` changes it later."""

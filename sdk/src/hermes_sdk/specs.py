@@ -481,9 +481,14 @@ class SkillSourceSpec(FactorySpec):
     ``factory()`` takes no arguments and returns the folder (str or Path) whose
     subfolders are skills, each with its SKILL.md. The skills plugin reads these folders
     read-only; skills the agent writes go to ``HERMES_HOME/skills``.
+
+    ``per_home``: ``factory(home)`` takes the agent's HERMES_HOME (a profile's, when one is
+    chosen) and returns a folder of that home, for skills a plugin installs per home (the
+    skills hub's). It is called for every session, so it must only compute the path.
     """
 
     kind: ClassVar[Kind] = Kind.SKILL_SOURCE
+    per_home: bool = False
 
 
 ReviewTrigger = Literal["lesson", "periodic"]

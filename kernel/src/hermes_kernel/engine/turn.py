@@ -72,6 +72,11 @@ ended meanwhile (a busy front-end ends dozens a second). Search indexes what is 
 each query, so results never miss a message; this only keeps that step short."""
 
 
+_PRELOADS: dict[str, dict[str, tuple[str, ...]]] = {}
+"""What front-ends asked plugins to preload, by session, for this process's life: shared by
+every engine, so a session moved to another model (``/model``) keeps it at a compaction."""
+
+
 def described(spec: ToolSpec, tools: Mapping[str, ToolSpec], config: Mapping[str, Any]) -> str:
     """The description the model sees: what ``spec.describe`` writes from the other tools
     the engine offers and the config, else (or when it fails) the spec's own."""
@@ -174,12 +179,14 @@ class TurnEngine:
         user_scope: str | None = None,
         parent_session_id: str | None = None,
         instructions: str | None = None,
+        preload: Mapping[str, tuple[str, ...]] | None = None,
     ) -> Session:
         """Create a session with its system prompt, built now and frozen (one write, so a
         crash never leaves a session without its prompt). ``instructions`` end the prompt
         (a background review's task)."""
         for attempt in range(ID_ATTEMPTS):
             session_id = new_session_id()
+            self._remember_preload(session_id, preload)
             prompt = self._system_prompt(session_id, source, cwd, user_scope, instructions)
             try:
                 session = self._create(
@@ -199,6 +206,7 @@ class TurnEngine:
         *,
         user_scope: str | None = None,
         parent_session_id: str | None = None,
+        preload: Mapping[str, tuple[str, ...]] | None = None,
     ) -> Session:
         """:meth:`start_session` for an event loop: files are read and hooks run in a worker
         thread, the write is made through :meth:`Database.run`, so the thread never holds
@@ -206,6 +214,7 @@ class TurnEngine:
         for attempt in range(ID_ATTEMPTS):
             # The prompt may name the session: a new id means a new prompt.
             session_id = new_session_id()
+            self._remember_preload(session_id, preload)
             prompt = await asyncio.to_thread(
                 self._system_prompt, session_id, source, cwd, user_scope, None
             )
@@ -230,6 +239,14 @@ class TurnEngine:
         about 300 ms at a busy front-end's start."""
         self._system_prompt("warm-up", source, cwd, None, None)
 
+    def _remember_preload(
+        self, session_id: str, preload: Mapping[str, tuple[str, ...]] | None
+    ) -> None:
+        """Kept for the session's life in this process, so a compaction's rebuilt prompt
+        still loads what the front-end asked for."""
+        if preload:
+            _PRELOADS[session_id] = {kind: tuple(names) for kind, names in preload.items()}
+
     def _system_prompt(
         self,
         session_id: str,
@@ -246,6 +263,9 @@ class TurnEngine:
             user_scope=user_scope,
             config=self.config,
             provided=self.provided,
+            toolsets=frozenset(spec.toolset for spec in self.tools.values()),
+            tools=frozenset(self.tools),
+            preload=_PRELOADS.get(session_id, {}),
         )
         prompt = build_system_prompt(self.home, cwd, self.observer.prompt_sections(context))
         return f"{prompt}\n\n{instructions}" if instructions else prompt
@@ -284,6 +304,7 @@ class TurnEngine:
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
         self.store.sessions.end(session_id, reason)
+        _PRELOADS.pop(session_id, None)
         self.observer.on_session_end(session_info(session, self.home, self.config), reason)
 
     # --- a turn -------------------------------------------------------------------------

@@ -255,6 +255,7 @@ class KernelRuntime(StoreHistory, Runtime):
             cwd,
             user_scope=options.user_scope,
             parent_session_id=options.parent_session_id,
+            preload=options.preload,
         )
         if options.title:
             await self.store.db.run(self.store.sessions.set_title, session.id, options.title)

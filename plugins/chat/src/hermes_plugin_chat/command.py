@@ -34,6 +34,14 @@ def read_query(query: str) -> str:
 @click.option(
     "--toolsets", metavar="A,B", help="Give the model only these toolsets' tools ('' for none)."
 )
+@click.option(
+    "-s",
+    "--skills",
+    "skills",
+    metavar="A,B",
+    multiple=True,
+    help="Load these skills into a new session from its start (comma-separated or repeated).",
+)
 @click.option("--yolo", is_flag=True, help="Run dangerous commands without asking for approval.")
 @click.option(
     "--image",
@@ -59,6 +67,7 @@ def chat(
     model: str | None,
     provider: str | None,
     toolsets: str | None,
+    skills: tuple[str, ...],
     yolo: bool,
     images: tuple[str, ...],
     files: tuple[str, ...],
@@ -74,6 +83,9 @@ def chat(
         toolsets=None
         if toolsets is None
         else tuple(name.strip() for name in toolsets.split(",") if name.strip()),
+        skills=tuple(
+            dict.fromkeys(n.strip() for given in skills for n in given.split(",") if n.strip())
+        ),
         yolo=yolo,
         resume=resume,
         continue_last=continue_last,

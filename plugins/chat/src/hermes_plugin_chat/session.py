@@ -40,6 +40,8 @@ class ChatOptions:
     continue_last: bool = False
     attachments: tuple[Attachment, ...] = ()
     """Files for the first message (``--image``, ``--file``)."""
+    skills: tuple[str, ...] = ()
+    """Skills loaded into a new session's prompt from its start (``--skills``)."""
 
 
 class ChatSession:
@@ -50,6 +52,10 @@ class ChatSession:
         self.runtime = runtime
         self.warnings: list[str] = []
         """Lines about the options the user should see (a toolset nobody provides)."""
+        if options.skills and (options.resume or options.continue_last):
+            self.warnings.append(
+                "--skills loads skills into a new session; a continued one keeps its own prompt"
+            )
         if options.toolsets is not None:
             from hermes_commons.sections import closest
 
@@ -127,6 +133,7 @@ class ChatSession:
                     source=SOURCE,
                     cwd=self.cwd,
                     toolsets=self.options.toolsets,
+                    preload={"skills": self.options.skills} if self.options.skills else {},
                     provider=self.provider,
                     model=self.model,
                     yolo=self.yolo,

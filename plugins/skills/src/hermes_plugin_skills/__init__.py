@@ -16,9 +16,11 @@ from hermes_sdk import (
     PromptContext,
     PromptSection,
     ReviewSpec,
+    SessionInfo,
     SlashCommandSpec,
     ToolsetSpec,
     ToolSpec,
+    TurnInfo,
     hookimpl,
 )
 from hermes_sdk.importing import HomeImport, ImportSection
@@ -102,9 +104,26 @@ def hermes_tools() -> Iterator[ToolSpec]:
 
 @hookimpl
 def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
-    from hermes_plugin_skills.tools import index_for
+    from hermes_plugin_skills.tools import prompt_sections
 
-    yield PromptSection(title="Skills", text=index_for(context), tier=20)
+    for title, text in prompt_sections(context):
+        yield PromptSection(title=title, text=text, tier=20)
+
+
+@hookimpl
+def hermes_turn_context(session: SessionInfo, text: str) -> str | None:
+    """A bundle loaded with /bundles goes with the next message of its chat."""
+    from hermes_plugin_skills.bundles import take_for_turn
+
+    return take_for_turn(session.session_id, session.user_scope, session.source)
+
+
+@hookimpl
+def hermes_on_turn_end(turn: TurnInfo) -> None:
+    """The skills a turn loaded count as used when it ended well (for the curator)."""
+    from hermes_plugin_skills.usage import record_turn
+
+    record_turn(turn.session_id, turn.status == "done")
 
 
 @hookimpl
@@ -122,13 +141,20 @@ def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
         "approve, reject)",
         handler=_lazy("slash_skills"),
     )
+    yield SlashCommandSpec(
+        name="bundles",
+        description="list skill bundles, or load one with your next message",
+        usage="/bundles [NAME [instruction]]",
+        handler=_lazy("slash_bundles"),
+        on_platforms=True,
+    )
 
 
 @hookimpl
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     yield CommandSpec(
         name="skills",
-        description="list, check, install and remove skills",
+        description="skills: list, check, bundles, curator (with the hub: search, install, update)",
         factory="hermes_plugin_skills.cli:skills",
     )
 

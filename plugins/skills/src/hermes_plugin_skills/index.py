@@ -9,8 +9,8 @@ first, so the ones it wrote and uses stay visible.
 
 from __future__ import annotations
 
+from hermes_commons.skill_md import Skill
 from hermes_plugin_skills.library import Library
-from hermes_plugin_skills.skillfile import Skill
 
 __all__ = ["DEFAULT_INDEX_CHARS", "render_index"]
 

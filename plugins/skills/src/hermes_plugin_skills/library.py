@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_plugin_skills.skillfile import FrontmatterCache, Skill, SkillError, load_skill
+from hermes_commons.skill_md import FrontmatterCache, Skill, SkillError, load_skill
 
 __all__ = ["Library", "Source", "sources"]
 

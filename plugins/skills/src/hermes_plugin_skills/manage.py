@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 
 from hermes_commons.files import atomic_write_text
 from hermes_commons.scan import scan_script, scan_text
+from hermes_commons.skill_md import NAME_RULE, SkillError, parse_skill_text
 from hermes_plugin_skills.library import Library
-from hermes_plugin_skills.skillfile import NAME_RULE, SkillError, parse_skill_text
 
 __all__ = ["ACTIONS", "Change", "SkillRefused", "apply", "diff", "file_diff", "plan", "stale"]
 
@@ -39,6 +39,15 @@ class Change:
     delete_skill: bool = False
     base: dict[str, str | None] = field(default_factory=dict)
     """Hash of each file as it was when planned (None: absent), to notice later edits."""
+    archive_after: str | None = None
+    """A skill archived once this change is made (the curator merged it into this one)."""
+    folder: str | None = None
+    """The skill's folder under the skills root when it is not the skill's name (a skill in a
+    category folder: ``ops/deploy``)."""
+
+    @property
+    def where(self) -> str:
+        return self.folder or self.skill
 
     def summary(self) -> str:
         if self.delete_skill:
@@ -46,7 +55,8 @@ class Change:
         parts = [
             f"{'remove' if text is None else 'write'} {name}" for name, text in self.files.items()
         ]
-        return f"{self.action} {self.skill}: {', '.join(parts)}"
+        merged = f", then archive {self.archive_after} (merged in)" if self.archive_after else ""
+        return f"{self.action} {self.skill}: {', '.join(parts)}{merged}"
 
 
 def _hash(path: Path) -> str | None:
@@ -159,8 +169,13 @@ def plan(
             "change; create your own skill under another name instead"
         )
     folder = skill.folder
+    try:
+        place: str | None = folder.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        place = None
+    placed = place if place and place != name else None
     if action == "delete":
-        return Change(action, name, delete_skill=True)
+        return Change(action, name, delete_skill=True, folder=placed)
     if action in ("edit", "patch") and not file_path:
         current = skill.path.read_text(encoding="utf-8")
         if action == "edit":
@@ -174,13 +189,14 @@ def plan(
             name,
             {"SKILL.md": _checked_skill_md(new, name, folder)},
             base={"SKILL.md": _hash(skill.path)},
+            folder=placed,
         )
     relative = safe_relative(file_path or "", allow_skill_md=False)
     target = _inside(folder, relative)
     if action == "remove_file":
         if not target.is_file():
             raise SkillRefused(f"{relative} does not exist in skill {name!r}")
-        return Change(action, name, {relative: None}, base={relative: _hash(target)})
+        return Change(action, name, {relative: None}, base={relative: _hash(target)}, folder=placed)
     if action == "patch":
         try:
             current = target.read_text(encoding="utf-8")
@@ -194,7 +210,7 @@ def plan(
     else:  # edit with a file_path
         text = content or ""
     _scan(relative, text)
-    return Change(action, name, {relative: text}, base={relative: _hash(target)})
+    return Change(action, name, {relative: text}, base={relative: _hash(target)}, folder=placed)
 
 
 def _read(path: Path) -> str:
@@ -213,7 +229,7 @@ def _files(folder: Path) -> list[str]:
 def file_diff(root: Path, change: Change) -> str:
     """A unified diff of every file ``change`` would write or remove (each of the skill's
     files, when it deletes the skill), against the files as they are now; "" if none."""
-    folder = root / change.skill
+    folder = root / change.where
     files = dict.fromkeys(_files(folder)) if change.delete_skill else change.files
     chunks: list[str] = []
     for relative, text in files.items():
@@ -227,7 +243,7 @@ def file_diff(root: Path, change: Change) -> str:
 
 def diff(root: Path, change: Change) -> str:
     """What the change would do, to show: a unified diff, or the files a deletion removes."""
-    folder = root / change.skill
+    folder = root / change.where
     if change.delete_skill:
         names = _files(folder)
         return f"delete the skill folder {folder} ({len(names)} files: {', '.join(names)})"
@@ -237,7 +253,7 @@ def diff(root: Path, change: Change) -> str:
 def stale(root: Path, change: Change) -> str | None:
     """Why the change can no longer be made (a file it touches was changed since it was
     planned), or None."""
-    folder = root / change.skill
+    folder = root / change.where
     for relative, digest in change.base.items():
         if _hash(folder / relative) != digest:
             return (
@@ -249,7 +265,7 @@ def stale(root: Path, change: Change) -> str | None:
 
 def apply(root: Path, change: Change) -> str:
     """Make the change; SkillRefused if a file was changed since the plan was made."""
-    folder = root / change.skill
+    folder = root / change.where
     why = stale(root, change)
     if why is not None:
         raise SkillRefused(why)

@@ -61,6 +61,7 @@ class SkillWrites:
             raise ValueError(f"{write_id} cannot be applied: {_one_line(exc)}") from None
 
     def reject(self, write_id: str) -> str:
+        from hermes_plugin_skills.tools import review
+
         self._waiting(write_id)
-        proposals.drop(self.root, write_id)
-        return f"rejected {write_id}; nothing was changed"
+        return review(self.home, "reject", write_id, how="hermes skills")

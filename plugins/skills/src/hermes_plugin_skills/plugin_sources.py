@@ -35,10 +35,22 @@ def _folder(spec: SkillSourceSpec) -> Path | None:
         return folder
 
 
-def plugin_folders(provided: ProvidedSpecs) -> list[tuple[str, Path]]:
-    """(source name, folder) for every skill source the loaded plugins provide."""
+def _home_folder(spec: SkillSourceSpec, home: str) -> Path | None:
+    try:
+        return Path(spec.build(home))
+    except Exception as exc:  # noqa: BLE001 - a broken source must not stop the tools
+        log.warning("skill source %r failed: %s; its skills are left out", spec.name, exc)
+        return None
+
+
+def plugin_folders(provided: ProvidedSpecs, home: str) -> list[tuple[str, Path]]:
+    """(source name, folder) for every skill source the loaded plugins provide; ``home``
+    is HERMES_HOME, for the sources kept per home."""
     found = []
     for spec in provided.of(Kind.SKILL_SOURCE):
-        if isinstance(spec, SkillSourceSpec) and (folder := _folder(spec)) is not None:
+        if not isinstance(spec, SkillSourceSpec):
+            continue
+        folder = _home_folder(spec, home) if spec.per_home else _folder(spec)
+        if folder is not None:
             found.append((spec.name, folder))
     return found

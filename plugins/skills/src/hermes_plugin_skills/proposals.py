@@ -43,6 +43,8 @@ def change_of(record: Mapping[str, Any]) -> Change:
         files=record.get("files") or {},
         delete_skill=bool(record.get("delete_skill")),
         base=record.get("base") or {},
+        archive_after=record.get("archive_after"),
+        folder=record.get("folder"),
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULTS", "SECTION", "SkillsSettings", "skills_settings"]
+__all__ = ["DEFAULTS", "SECTION", "CuratorSettings", "SkillsSettings", "skills_settings"]
 
 SECTION = "skills"
 INDEX = (500, 100_000)
@@ -22,10 +22,18 @@ INDEX = (500, 100_000)
 
 
 @dataclass(frozen=True)
+class CuratorSettings:
+    enabled: bool = True
+    archive_after_days: int = 90
+    interval_hours: int = 24
+
+
+@dataclass(frozen=True)
 class SkillsSettings:
     write_approval: bool = False
     index_chars: int = 6000
     external_dirs: tuple[str, ...] = ()
+    curator: CuratorSettings = CuratorSettings()
 
 
 DEFAULTS = SkillsSettings()
@@ -49,4 +57,24 @@ def skills_settings(config: Mapping[str, Any]) -> SkillsSettings:
     folders = section.get("external_dirs") or []
     if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
         raise ValueError(f"{SECTION}.external_dirs: must be a list of folders, got {folders!r}")
-    return SkillsSettings(approval, index, tuple(folders))
+    return SkillsSettings(approval, index, tuple(folders), _curator(section.get("curator")))
+
+
+def _curator(section: Any) -> CuratorSettings:
+    if section is None:
+        return CuratorSettings()
+    if not isinstance(section, Mapping):
+        raise ValueError(f"{SECTION}.curator: must be a mapping of settings, got {section!r}")
+    defaults = CuratorSettings()
+    enabled = section.get("enabled", defaults.enabled)
+    if not isinstance(enabled, bool):
+        raise ValueError(f"{SECTION}.curator.enabled: must be true or false, got {enabled!r}")
+    numbers = {}
+    for key in ("archive_after_days", "interval_hours"):
+        value = section.get(key, getattr(defaults, key))
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(
+                f"{SECTION}.curator.{key}: must be a whole number from 1, got {value!r}"
+            )
+        numbers[key] = value
+    return CuratorSettings(enabled, **numbers)

@@ -3,7 +3,7 @@ frontmatter between ``---`` lines, then Markdown instructions.
 
 Skills written by people bend the rules (a name that differs from its folder, long
 descriptions, ``allowed-tools`` as a list), so a rule broken is a warning that
-``hermes skills list --check`` shows; only what makes a skill unusable (no frontmatter,
+``hermes skills check`` shows; only what makes a skill unusable (no frontmatter,
 YAML that does not parse, a missing file) is an error, and that skill is left out.
 """
 
@@ -21,10 +21,30 @@ from typing import Any
 
 from hermes_commons.files import write_cache_json
 
-__all__ = ["FrontmatterCache", "Skill", "SkillError", "load_skill", "parse_skill_text"]
+__all__ = [
+    "ACTIVATION_FIELDS",
+    "NAME_RULE",
+    "FrontmatterCache",
+    "Skill",
+    "SkillError",
+    "hermes_field",
+    "load_skill",
+    "parse_skill_text",
+]
 
 NAME_RULE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 KNOWN_FIELDS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+ACTIVATION_FIELDS = (
+    "platforms",
+    "requires_toolsets",
+    "fallback_for_toolsets",
+    "requires_tools",
+    "fallback_for_tools",
+)
+"""Where a skill applies (the skills plugin's index honours them), at the top level or
+under ``metadata.hermes`` as hermes-agent writes them."""
+HERMES_FIELDS = {*ACTIVATION_FIELDS, "version", "tags"}
+"""Fields outside the specification that Hermes reads."""
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
@@ -115,6 +135,26 @@ def split_frontmatter(text: str) -> tuple[str, str]:
     raise SkillError("the frontmatter is not closed: add a '---' line after it")
 
 
+def hermes_field(frontmatter: Mapping[str, Any], key: str) -> Any:
+    """``key`` at the top level, else under ``metadata.hermes``; None when neither has it."""
+    if key in frontmatter:
+        return frontmatter[key]
+    metadata = frontmatter.get("metadata")
+    hermes = metadata.get("hermes") if isinstance(metadata, Mapping) else None
+    return hermes.get(key) if isinstance(hermes, Mapping) else None
+
+
+def _activation_problems(frontmatter: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for key in ACTIVATION_FIELDS:
+        value = hermes_field(frontmatter, key)
+        if value is None or isinstance(value, str):
+            continue
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            problems.append(f"{key} should be a list of names, got {value!r}")
+    return problems
+
+
 def _first_line(body: str) -> str:
     for raw in body.splitlines():
         line = raw.strip().lstrip("#").strip()
@@ -176,7 +216,8 @@ def parse_skill_text(
         warnings.append("allowed-tools should be a space-separated string")
     if meta.get("license") is not None and not isinstance(meta.get("license"), str):
         warnings.append("license should be text")
-    unknown = sorted(str(key) for key in meta if key not in KNOWN_FIELDS)
+    warnings += _activation_problems(meta)
+    unknown = sorted(str(key) for key in meta if key not in KNOWN_FIELDS | HERMES_FIELDS)
     if unknown:
         warnings.append(f"fields outside the specification: {', '.join(unknown)}")
     if not body:
