@@ -64,6 +64,15 @@ class Skill:
     frontmatter: Mapping[str, Any]
     source: str = ""
     warnings: tuple[str, ...] = field(default=())
+    lazy: bool = False
+    """Built from the cache without reading SKILL.md: ``body`` is empty until read with
+    :meth:`instructions`."""
+
+    def instructions(self) -> str:
+        """The Markdown after the frontmatter."""
+        if not self.lazy:
+            return self.body
+        return split_frontmatter(self.path.read_text(encoding="utf-8"))[1]
 
     @property
     def path(self) -> Path:
@@ -95,9 +104,10 @@ def _json_safe(value: Any) -> bool:
 
 
 class FrontmatterCache:
-    """Parsed frontmatter by the digest of its text, kept in one JSON file between
-    processes: every new session lists each skill's name and description in its prompt,
-    and for a one-shot, parsing YAML (importing the parser first) is most of that cost. A
+    """Parsed frontmatter by the digest of its text, and each skill's name, description and
+    warnings by its file's stat, kept in one JSON file between processes: every new session
+    lists each skill's name and description in its prompt, and for a one-shot, reading and
+    parsing thirty files (importing the YAML parser first) is most of that cost. A
     frontmatter JSON cannot hold (a date) is parsed each time; a damaged file is a miss."""
 
     def __init__(self, path: Path | None) -> None:
@@ -112,10 +122,45 @@ class FrontmatterCache:
 
     def parse(self, raw: str) -> Any:
         digest = hashlib.sha256(raw.encode()).hexdigest()
-        meta = self._known[digest] if digest in self._known else _yaml_load(raw)
-        if _json_safe(meta):
-            self._used[digest] = meta
+        if digest in self._known:  # came from JSON: safe to keep as it is
+            meta = self._used[digest] = self._known[digest]
+        else:
+            meta = _yaml_load(raw)
+            if _json_safe(meta):
+                self._used[digest] = meta
         return copy.deepcopy(meta)  # a skill's frontmatter is its own
+
+    def skill(self, path: Path, version: tuple[int, int, int], source: str) -> Skill | None:
+        """The skill parsed from ``path`` when it had this stat, without reading it (its
+        instructions are read when asked for: :meth:`Skill.instructions`)."""
+        key = f"file:{path}:{version[0]}:{version[1]}:{version[2]}"
+        known = self._known.get(key)
+        if not isinstance(known, dict):
+            return None
+        try:
+            skill = Skill(
+                name=str(known["name"]),
+                description=str(known["description"]),
+                folder=path.parent,
+                body="",
+                frontmatter=copy.deepcopy(known["meta"]),
+                source=source,
+                warnings=tuple(str(w) for w in known["warnings"]),
+                lazy=True,
+            )
+        except (KeyError, TypeError):
+            return None
+        self._used[key] = known
+        return skill
+
+    def remember(self, path: Path, version: tuple[int, int, int], skill: Skill) -> None:
+        if _json_safe(dict(skill.frontmatter)):
+            self._used[f"file:{path}:{version[0]}:{version[1]}:{version[2]}"] = {
+                "name": skill.name,
+                "description": skill.description,
+                "meta": dict(skill.frontmatter),
+                "warnings": list(skill.warnings),
+            }
 
     def save(self) -> None:
         """Keep what this load used (the rest belonged to edited or removed skills)."""
@@ -248,6 +293,10 @@ def load_skill(
         known = _parsed.get((path, source))
         if known is not None and known[0] == version:
             return known[1]
+        cached = frontmatter.skill(path, version, source) if frontmatter is not None else None
+        if cached is not None:
+            _parsed[(path, source)] = (version, cached)
+            return cached
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise SkillError(f"{path} is not UTF-8 text") from None
@@ -255,4 +304,6 @@ def load_skill(
         raise SkillError(f"{path} cannot be read ({exc.strerror})") from None
     skill = parse_skill_text(text, folder, source, frontmatter)
     _parsed[(path, source)] = (version, skill)
+    if frontmatter is not None:
+        frontmatter.remember(path, version, skill)
     return skill

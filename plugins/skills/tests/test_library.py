@@ -167,7 +167,10 @@ def test_parsed_frontmatter_is_kept_between_processes_without_yaml(tmp_path: Pat
     first = Library.load([Source("user", root)], cache)
     assert first.skills["alpha"].frontmatter["metadata"] == {"owner": "me"}
     stored = json.loads(cache.read_text())
-    assert len(stored) == 1, "the dated skill's frontmatter is not JSON: left out"
+    parsed = [key for key in stored if not key.startswith("file:")]
+    files = [key for key in stored if key.startswith("file:")]
+    assert len(parsed) == 1, "the dated skill's frontmatter is not JSON: left out"
+    assert len(files) == 1 and "/alpha/SKILL.md:" in files[0]  # read without opening it
 
     probe = f"""
 import sys
@@ -186,6 +189,8 @@ print(sorted(library.skills), library.skills["alpha"].description, "yaml" in sys
     cache.write_text("{not json")
     edited = Library.load([Source("user", root)], cache)
     assert edited.skills["alpha"].description == "Edited."
-    assert list(json.loads(cache.read_text()).values()) == [
+    kept = json.loads(cache.read_text())
+    assert [v for k, v in kept.items() if not k.startswith("file:")] == [
         {"name": "alpha", "description": "Edited."}
     ]
+    assert [v["description"] for k, v in kept.items() if k.startswith("file:")] == ["Edited."]

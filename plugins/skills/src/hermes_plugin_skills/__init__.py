@@ -113,7 +113,7 @@ def hermes_prompt_sections(context: PromptContext) -> Iterator[PromptSection]:
 @hookimpl
 def hermes_turn_context(session: SessionInfo, text: str) -> str | None:
     """A bundle loaded with /bundles goes with the next message of its chat."""
-    from hermes_plugin_skills.bundles import take_for_turn
+    from hermes_plugin_skills.bundle_queue import take_for_turn
 
     return take_for_turn(session.session_id, session.user_scope, session.source)
 

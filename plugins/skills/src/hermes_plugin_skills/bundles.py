@@ -15,8 +15,6 @@ not installed are skipped and said.
 from __future__ import annotations
 
 import re
-import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,37 +147,3 @@ def invocation(
     if instruction:
         head.append(f"User instruction: {instruction}")
     return "\n".join(head) + "\n\n" + "\n\n".join(blocks), loaded, missing
-
-
-WAIT_SECONDS = 600
-"""A bundle loaded and never followed by a message is forgotten after this."""
-NOT_A_CHAT = ("review", "cron")
-"""Sources whose turns are no one's next message (a background review, a scheduled job)."""
-
-_waiting: dict[str, tuple[float, str]] = {}
-"""Bundles loaded with /bundles, by session (or "new:<scope>" before the first message of
-a new one), waiting for the next message of that session."""
-_lock = threading.Lock()
-
-
-def queue_for_turn(key: str, text: str) -> None:
-    with _lock:
-        known = _waiting.get(key)
-        joined = f"{known[1]}\n\n{text}" if known else text
-        _waiting[key] = (time.monotonic(), joined)
-
-
-def take_for_turn(session_id: str, user_scope: str | None, source: str) -> str | None:
-    """What /bundles queued for this turn: its session's, or (the first message of a new
-    session) its person's; nothing for a review's or a job's turn."""
-    if source in NOT_A_CHAT:
-        return None
-    now = time.monotonic()
-    with _lock:
-        for key, (at, _text) in list(_waiting.items()):
-            if now - at > WAIT_SECONDS:
-                del _waiting[key]
-        found = _waiting.pop(session_id, None)
-        fresh = _waiting.pop(f"new:{user_scope or ''}", None)
-    parts = [part[1] for part in (found, fresh) if part]
-    return "\n\n".join(parts) if parts else None

@@ -206,7 +206,7 @@ class Curator:
         from hermes_plugin_skills.manage import _hash
 
         text = kept.path.read_text(encoding="utf-8").rstrip("\n")
-        text += f"\n\n## Also: {merged.name}\n\n{merged.description}\n\n{merged.body}\n"
+        text += f"\n\n## Also: {merged.name}\n\n{merged.description}\n\n{merged.instructions()}\n"
         place = kept.folder.resolve().relative_to(self.root.resolve()).as_posix()
         return Change(
             "edit",

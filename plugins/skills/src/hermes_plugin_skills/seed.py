@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from functools import cache
 from pathlib import Path
 
@@ -25,24 +26,38 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _bundled_paths() -> list[Path]:
+    found = []
+    for folder, folders, names in os.walk(BUNDLED):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        found += [Path(folder, name) for name in names]
+    return sorted(found)
+
+
 @cache
-def bundle() -> tuple[str, dict[str, bytes]]:
-    """(a digest of the whole bundle, relative path -> content)."""
-    files = {
-        path.relative_to(BUNDLED).as_posix(): path.read_bytes()
-        for path in sorted(BUNDLED.rglob("*"))
-        if path.is_file() and "__pycache__" not in path.parts
-    }
+def bundle_version() -> str:
+    """A digest of the bundle's files as installed (names, sizes, times): every process
+    checks it, and a stat is far cheaper than reading thirty-odd skills to hash them. An
+    installation of new files changes it; equal content installed anew only costs one
+    full check."""
     whole = hashlib.sha256()
-    for name, data in files.items():
-        whole.update(name.encode() + b"\0" + _digest(data).encode())
-    return whole.hexdigest(), files
+    for path in _bundled_paths():
+        stat = os.stat(path)
+        relative = os.path.relpath(path, BUNDLED).replace(os.sep, "/")
+        whole.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return whole.hexdigest()
+
+
+@cache
+def bundle() -> dict[str, bytes]:
+    """Relative path -> content of every bundled file."""
+    return {path.relative_to(BUNDLED).as_posix(): path.read_bytes() for path in _bundled_paths()}
 
 
 def seed(root: Path) -> list[str]:
     """Bring ``root`` up to date with the bundle; the relative paths written. Quick when
     nothing changed: one small file is read."""
-    version, files = bundle()
+    version = bundle_version()
     manifest_path = root / MANIFEST
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -50,6 +65,7 @@ def seed(root: Path) -> list[str]:
         manifest = {}
     if manifest.get("bundle") == version:
         return []
+    files = bundle()
     seeded: dict[str, str] = dict(manifest.get("files") or {})
     written = []
     for name, data in files.items():

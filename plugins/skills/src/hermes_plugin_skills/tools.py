@@ -284,6 +284,7 @@ def slash_bundles(args: str, context: SlashContext) -> str:
     """``/bundles``: the bundles; ``/bundles NAME [instruction]`` loads one into the next
     message of this chat."""
     from hermes_plugin_skills import bundles
+    from hermes_plugin_skills.bundle_queue import queue_for_turn
 
     name, _, instruction = args.strip().partition(" ")
     if not name or name == "list":
@@ -309,7 +310,7 @@ def slash_bundles(args: str, context: SlashContext) -> str:
     if not loaded:
         return f"/bundles: none of {bundle.name}'s skills is installed ({', '.join(missing)})"
     key = context.session_id or f"new:{context.user_scope or ''}"
-    bundles.queue_for_turn(key, text)
+    queue_for_turn(key, text)
     root = user_root(context.home)
     for skill_name in loaded:
         if context.session_id and library.is_writable(library.skills[skill_name]):
