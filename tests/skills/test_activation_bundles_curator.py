@@ -10,8 +10,6 @@ import os
 import sys
 import time
 
-import pytest
-
 from hermes_testkit import Reply
 
 DAY = 86_400
@@ -25,15 +23,17 @@ def write_skill(home, name: str, extra: str = "", body: str = "Steps.") -> None:
     )
 
 
-@pytest.fixture
-def chat(hermes, openai_server, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    hermes.config(
-        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-        "learning:\n  review: false\n  nudge_every_turns: 0\n"
+def agent_writes(chat, openai_server, *contents: str) -> None:
+    """A turn in which the agent creates a skill of each SKILL.md text."""
+    names = [text.split("name: ", 1)[1].split("\n", 1)[0] for text in contents]
+    openai_server.queue(
+        *(
+            Reply.tool_call("skill_manage", {"action": "create", "name": name, "content": text})
+            for name, text in zip(names, contents, strict=True)
+        ),
+        Reply.say("saved"),
     )
-    return hermes
+    assert chat("chat", "-q", "save these as skills").code == 0
 
 
 def prompt_of(openai_server, index: int = -1) -> str:
@@ -203,14 +203,8 @@ def test_the_curator_archives_stale_agent_skills_keeps_pinned_and_restores(chat,
 
 def test_the_automatic_run_happens_at_a_session_start_when_due(chat, openai_server):
     content = "---\nname: forgotten\ndescription: Something done once.\n---\nSteps.\n"
-    openai_server.queue(
-        Reply.tool_call(
-            "skill_manage", {"action": "create", "name": "forgotten", "content": content}
-        ),
-        Reply.say("saved"),
-        Reply.say("hello again"),
-    )
-    assert chat("chat", "-q", "save it").code == 0
+    agent_writes(chat, openai_server, content)
+    openai_server.queue(Reply.say("hello again"))
     age(chat, "forgotten", 100)
     (chat.home / "skills/.curator/state.json").write_text(
         json.dumps({"last_run_at": time.time() - 2 * DAY})
@@ -221,19 +215,13 @@ def test_the_automatic_run_happens_at_a_session_start_when_due(chat, openai_serv
     assert "forgotten" not in prompt_of(openai_server)
 
 
+TIDY = "---\nname: tidy-downloads\ndescription: Sort the downloads folder into subfolders by file type.\n---\nUse ls.\n"
+SORT = "---\nname: sort-downloads\ndescription: Sort the downloads folder into subfolders by type of file.\n---\nUse find.\n"
+CLEAN = "---\nname: clean-downloads\ndescription: Sort the downloads folder into subfolders by the file type.\n---\nUse fd.\n"
+
+
 def test_near_duplicates_are_proposed_as_a_merge_and_approving_archives_one(chat, openai_server):
-    first = "---\nname: tidy-downloads\ndescription: Sort the downloads folder into subfolders by file type.\n---\nUse ls.\n"
-    second = "---\nname: sort-downloads\ndescription: Sort the downloads folder into subfolders by type of file.\n---\nUse find.\n"
-    openai_server.queue(
-        Reply.tool_call(
-            "skill_manage", {"action": "create", "name": "tidy-downloads", "content": first}
-        ),
-        Reply.tool_call(
-            "skill_manage", {"action": "create", "name": "sort-downloads", "content": second}
-        ),
-        Reply.say("saved"),
-    )
-    assert chat("chat", "-q", "save them").code == 0
+    agent_writes(chat, openai_server, TIDY, SORT)
     ran = chat("skills", "curator", "run")
     assert "proposed merging" in ran.out
     proposal = ran.out.split(" as ", 1)[1].split(":", 1)[0]
@@ -252,19 +240,7 @@ def test_near_duplicates_are_proposed_as_a_merge_and_approving_archives_one(chat
 def test_a_merge_of_a_skill_in_a_category_applies_and_a_rejected_one_is_not_proposed_again(
     chat, openai_server
 ):
-    first = "---\nname: tidy-downloads\ndescription: Sort the downloads folder into subfolders by file type.\n---\nUse ls.\n"
-    second = "---\nname: sort-downloads\ndescription: Sort the downloads folder into subfolders by type of file.\n---\nUse find.\n"
-    third = "---\nname: clean-downloads\ndescription: Sort the downloads folder into subfolders by the file type.\n---\nUse fd.\n"
-    openai_server.queue(
-        Reply.tool_call(
-            "skill_manage", {"action": "create", "name": "tidy-downloads", "content": first}
-        ),
-        Reply.tool_call(
-            "skill_manage", {"action": "create", "name": "sort-downloads", "content": second}
-        ),
-        Reply.say("saved"),
-    )
-    assert chat("chat", "-q", "save them").code == 0
+    agent_writes(chat, openai_server, TIDY, SORT)
     category = chat.home / "skills" / "files"
     category.mkdir()
     for name in ("tidy-downloads", "sort-downloads"):
@@ -275,13 +251,7 @@ def test_a_merge_of_a_skill_in_a_category_applies_and_a_rejected_one_is_not_prop
     assert approved.code == 0, approved.err
     kept = [n for n in ("tidy-downloads", "sort-downloads") if (category / n).exists()]
     assert len(kept) == 1 and "## Also:" in (category / kept[0] / "SKILL.md").read_text()
-    openai_server.queue(
-        Reply.tool_call(
-            "skill_manage", {"action": "create", "name": "clean-downloads", "content": third}
-        ),
-        Reply.say("saved"),
-    )
-    assert chat("chat", "-q", "save another").code == 0
+    agent_writes(chat, openai_server, CLEAN)
     again = chat("skills", "curator", "run")
     assert "proposed merging" in again.out
     second_id = again.out.split(" as ", 1)[1].split(":", 1)[0]

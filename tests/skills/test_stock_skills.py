@@ -31,17 +31,6 @@ SCRIPTED = {
 }
 
 
-@pytest.fixture
-def chat(hermes, openai_server, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    hermes.config(
-        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
-        "learning:\n  review: false\n  nudge_every_turns: 0\napprovals:\n  mode: off\n"
-    )
-    return hermes
-
-
 def test_there_are_thirty_and_each_passes_the_linter(chat):
     assert len(STOCK) >= 30
     checked = chat("skills", "check")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import click
@@ -32,6 +32,14 @@ def _hub() -> Hub:
 def _run(work: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(work)
+    except (HubError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _say(work: Callable[[], str]) -> None:
+    """Print what ``work`` says, or its refusal as one line."""
+    try:
+        click.echo(work())
     except (HubError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -174,20 +182,14 @@ def audit(names: tuple[str, ...]) -> None:
 @click.argument("name")
 def uninstall(name: str) -> None:
     """Remove a hub skill (kept aside: rollback brings it back)."""
-    try:
-        click.echo(_hub().uninstall(name))
-    except (HubError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    _say(lambda: _hub().uninstall(name))
 
 
 @click.command("rollback")
 @click.argument("name")
 def rollback(name: str) -> None:
     """Put back the version of a hub skill that the last update, uninstall or rollback replaced."""
-    try:
-        click.echo(_hub().rollback(name))
-    except (HubError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    _say(lambda: _hub().rollback(name))
 
 
 @click.group("tap")
@@ -200,10 +202,7 @@ def tap() -> None:
 @click.option("--path", default="skills", show_default=True, help="The folder of skills in it.")
 def tap_add(repo: str, path: str) -> None:
     """Tap OWNER/REPO."""
-    try:
-        click.echo(_hub().taps.add(repo, path))
-    except HubError as exc:
-        raise click.ClickException(str(exc)) from None
+    _say(lambda: _hub().taps.add(repo, path))
 
 
 @tap.command("list")
@@ -220,7 +219,4 @@ def tap_list() -> None:
 @click.argument("repo")
 def tap_remove(repo: str) -> None:
     """Remove a tap you added."""
-    try:
-        click.echo(_hub().taps.remove(repo))
-    except HubError as exc:
-        raise click.ClickException(str(exc)) from None
+    _say(lambda: _hub().taps.remove(repo))
