@@ -233,7 +233,11 @@ def test_near_duplicates_are_proposed_as_a_merge_and_approving_archives_one(chat
     assert len(kept) == 1
     (merged,) = names - kept
     assert (chat.home / "skills/.archive" / merged / "SKILL.md").is_file()
-    assert chat("skills", "curator", "restore", merged).code == 0
+    (survivor,) = kept
+    assert "## Also:" in (chat.home / "skills" / survivor / "SKILL.md").read_text()
+    restored = chat("skills", "curator", "restore", merged)
+    assert restored.code == 0 and "as it was before the merge" in restored.out
+    assert (chat.home / "skills" / survivor / "SKILL.md").read_text() in (TIDY, SORT)  # undone
     assert "proposed merging" not in chat("skills", "curator", "run").out  # you said no
 
 

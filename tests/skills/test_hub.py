@@ -586,3 +586,58 @@ def test_a_name_that_does_not_resolve_counts_as_offline():
 
     with pytest.raises(Unreachable, match="does not resolve"):
         asyncio.run(get())
+
+
+def _change_upstream(hub, source: str) -> None:
+    """A new version of the skill each source serves, as that hub would publish it."""
+    new = skill_md("{name}", "The same skill.", "A step added upstream.")
+    if source == "github":
+        hub.hubs["github"].repos["acme/skills"]["skills/pdf-forms/SKILL.md"] = new.replace(
+            b"{name}", b"pdf-forms"
+        )
+    elif source == "marketplace":
+        hub.hubs["github"].repos["acme/market"]["office/xlsx/SKILL.md"] = new.replace(
+            b"{name}", b"xlsx"
+        )
+    elif source == "well-known":
+        site = hub.hubs["site"]
+        site.files["/.well-known/skills/brand-voice/SKILL.md"] = new.replace(
+            b"{name}", b"brand-voice"
+        )
+    else:
+        hub.hubs["clawhub"].add(
+            "weather-brief", "x", "2.0.0", {"SKILL.md": new.replace(b"{name}", b"weather-brief")}
+        )
+
+
+@pytest.mark.parametrize(
+    ("source", "query", "name"),
+    [
+        ("github", "pdf", "pdf-forms"),
+        ("marketplace", "spreadsheets", "xlsx"),
+        ("well-known", "brand", "brand-voice"),
+        ("clawhub", "weather", "weather-brief"),
+    ],
+)
+def test_each_source_search_inspect_install_update_uninstall(hub, source, query, name):
+    site = hub.hubs["site"].url
+    identifier = {
+        "github": "github:acme/skills/skills/pdf-forms",
+        "marketplace": "marketplace:acme/market/office/xlsx",
+        "well-known": f"well-known:{site}/.well-known/skills/brand-voice",
+        "clawhub": "clawhub:weather-brief",
+    }[source]
+    found = hub("skills", "search", query)
+    assert found.code == 0 and identifier in found.out, found.out + found.err
+    shown = hub("skills", "inspect", identifier)
+    assert shown.code == 0 and f"{name}: " in shown.out and "scan: safe" in shown.out
+    assert hub("skills", "install", identifier, "--yes").code == 0
+    entry = lock(hub)[name]
+    assert entry["identifier"] == identifier
+    assert entry["content_hash"] == content_hash(folder_files(installed(hub, name)))
+    _change_upstream(hub, source)
+    updated = hub("skills", "update", name, "--yes")
+    assert "+A step added upstream." in updated.out, updated.out + updated.err
+    assert lock(hub)[name]["content_hash"] == content_hash(folder_files(installed(hub, name)))
+    assert hub("skills", "uninstall", name).code == 0
+    assert not installed(hub, name).exists() and name not in lock(hub)

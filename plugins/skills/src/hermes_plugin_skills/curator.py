@@ -17,6 +17,7 @@ The automatic run happens at the start of a session at most every
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import shutil
@@ -24,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_commons.files import atomic_write_text
+from hermes_commons.files import atomic_write_bytes, atomic_write_text
 from hermes_commons.locks import FileLock, LockTimeout
 from hermes_commons.skill_md import Skill
 from hermes_plugin_skills.library import Library
@@ -250,6 +251,39 @@ class Curator:
         self.usage.update(name, mark)
         return f"archived {name} to {target}"
 
+    def merged(self, name: str, into: str, into_folder: str, before: bytes) -> None:
+        """``name`` was merged into ``into`` and archived: keep ``into``'s SKILL.md as it was,
+        so restoring ``name`` undoes the whole merge."""
+        backups = self.root / ".curator" / "backups"
+        backup = backups / f"{into}-{time.time_ns()}.md"
+        atomic_write_bytes(backup, before)
+        now = hashlib.sha256((self.root / into_folder / "SKILL.md").read_bytes()).hexdigest()
+
+        def mark(record: Record) -> None:
+            record.update(
+                merged_into=into,
+                merge_undo={"folder": into_folder, "backup": backup.name, "merged_sha256": now},
+            )
+
+        self.usage.update(name, mark)
+
+    def _undo_merge(self, record: Record) -> str:
+        """Put the kept skill's SKILL.md back as it was before the merge, unless it was
+        changed since (then the merged text stays, and the reply says so)."""
+        undo = record.get("merge_undo")
+        if not isinstance(undo, dict):
+            return ""
+        try:
+            kept = self._inside(self.root, undo.get("folder")) / "SKILL.md"
+            backup = self._inside(self.root / ".curator" / "backups", undo.get("backup"))
+            if hashlib.sha256(kept.read_bytes()).hexdigest() != undo.get("merged_sha256"):
+                return f"; {kept} changed since the merge, so it keeps the merged text"
+            atomic_write_bytes(kept, backup.read_bytes())
+        except (OSError, SkillRefused) as exc:
+            return f"; the merge into {record.get('merged_into')} was not undone ({exc})"
+        backup.unlink(missing_ok=True)
+        return f"; {kept} is as it was before the merge"
+
     def archived(self) -> dict[str, Record]:
         return {n: r for n, r in self.usage.read().items() if r.get("state") == "archived"}
 
@@ -279,15 +313,17 @@ class Curator:
         target.parent.mkdir(parents=True, exist_ok=True)
         source.rename(target)
 
+        undone = self._undo_merge(record)
+
         def mark(record: Record) -> None:
-            for key in ("state", "archived_at", "archived_path", "original_path"):
+            for key in ("state", "archived_at", "archived_path", "original_path", "merge_undo"):
                 record.pop(key, None)
             record["restored_at"] = time.time()  # a fresh start before it is stale again
 
         self.usage.update(name, mark)
         if record.get("merged_into"):
             self.keep_apart(name, str(record["merged_into"]))
-        return f"restored {name} to {target}"
+        return f"restored {name} to {target}{undone}"
 
     def prune(self, older_than_days: int, *, dry_run: bool = False) -> list[str]:
         """Delete archived skills archived more than that many days ago; their names."""

@@ -211,6 +211,7 @@ def _applied(root: Path, change: Change, via: str) -> str:
             f"{change.archive_after}, which this merge would archive, is no longer in {root}: "
             "reject the merge"
         )
+    kept_before = (root / change.where / "SKILL.md").read_bytes() if change.archive_after else b""
     done = apply(root, change)
     usage = Usage(root)
     if change.action == "create":
@@ -222,9 +223,7 @@ def _applied(root: Path, change: Change, via: str) -> str:
     if change.archive_after:
         curator = Curator(root, skills_settings({}).curator)
         done += "; " + curator.archive(library, change.archive_after)
-        curator.usage.update(
-            change.archive_after, lambda record: record.update(merged_into=change.skill)
-        )
+        curator.merged(change.archive_after, change.skill, change.where, kept_before)
     return done
 
 
