@@ -102,6 +102,7 @@ def hub(hermes, hubs, tmp_path, monkeypatch):
     hermes.config(
         "skills_hub:\n"
         f"  github_api: {github.url}\n"
+        f"  github_raw: {github.raw_url}\n"
         f"  clawhub_api: {clawhub.base_url}\n"
         f"  skills_sh: {skills_sh.url}\n"
         "  taps: [acme/skills/skills]\n"
@@ -120,6 +121,21 @@ def lock(hermes) -> dict[str, dict[str, object]]:
 
 def installed(hermes, name: str) -> Path:
     return hermes.home / "skills-hub/installed" / name
+
+
+def test_a_taps_listing_costs_three_api_calls_however_many_skills(hub):
+    github = hub.hubs["github"]
+    for number in range(40):
+        github.repos["acme/skills"][f"skills/extra-{number}/SKILL.md"] = skill_md(
+            f"extra-{number}", "More."
+        )
+    github.requests.clear()
+    found = hub("skills", "search", "extra-39", "--source", "github")
+    assert "github:acme/skills/skills/extra-39" in found.out
+    api = [seen.path_qs for seen in github.requests if seen.path_qs.startswith("/repos/")]
+    assert len(api) == 3, api  # the repository, its commit, its tree; files from the raw host
+    raw = [seen for seen in github.requests if seen.path_qs.startswith("/raw/")]
+    assert len(raw) == 43 and all("Authorization" not in seen.headers for seen in raw)
 
 
 def test_github_search_inspect_install_update_uninstall_rollback(hub):
@@ -641,3 +657,17 @@ def test_each_source_search_inspect_install_update_uninstall(hub, source, query,
     assert lock(hub)[name]["content_hash"] == content_hash(folder_files(installed(hub, name)))
     assert hub("skills", "uninstall", name).code == 0
     assert not installed(hub, name).exists() and name not in lock(hub)
+
+
+def test_the_github_token_goes_to_github_alone(hub, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret_token_value")
+    github, clawhub, site = hub.hubs["github"], hub.hubs["clawhub"], hub.hubs["site"]
+    for fake in (github, clawhub, site):
+        fake.requests.clear()
+    assert hub("skills", "search", "a", "--refresh").code == 0
+    api = [s for s in github.requests if s.path_qs.startswith("/repos/")]
+    assert api and all(
+        s.headers.get("Authorization") == "Bearer ghp_secret_token_value" for s in api
+    )
+    others = [*clawhub.requests, *site.requests]
+    assert others and not any("ghp_secret" in str(s.headers) for s in others)

@@ -1,7 +1,8 @@
 """Every request to a hub: through the SSRF guard (the address judged is the address
 connected to; each redirect judged again), with a timeout and a cap on the bytes read, and
-errors as one line. GitHub's API gets the user's token when one is set (GITHUB_TOKEN or
-GH_TOKEN): anonymous calls are limited to 60 an hour."""
+errors as one line. GitHub's API and its raw file host get the user's token when one is set
+(GITHUB_TOKEN or GH_TOKEN; anonymous API calls are limited to 60 an hour); no other host
+ever sees it."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Fetcher:
         self.guard = SsrfGuard(settings.allow_private_hosts)
         self._client: httpx.AsyncClient | None = None
         self._github_host = urlsplit(settings.github_api).netloc
+        self._raw_host = urlsplit(settings.github_raw).netloc
 
     async def __aenter__(self) -> Fetcher:
         self._client = guarded_client(self.guard, self.settings.timeout_seconds, USER_AGENT)
@@ -41,8 +43,11 @@ class Fetcher:
 
     def _headers(self, url: str, accept: str | None) -> dict[str, str]:
         headers = {"Accept": accept} if accept else {}
-        if urlsplit(url).netloc == self._github_host:
-            token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+        host = urlsplit(url).netloc
+        token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+        if host == self._raw_host and host != self._github_host and token:
+            headers["Authorization"] = f"token {token}"  # a private repository's files
+        if host == self._github_host:
             if token:
                 headers["Authorization"] = f"Bearer {token}"
             headers.setdefault("Accept", "application/vnd.github+json")

@@ -88,7 +88,10 @@ class Hub:
         self.taps = Taps(self.root)
         self.cache = SearchCache(self.root / "cache", settings.cache_hours)
         self.github = GitHubSource(
-            settings.github_api, [*settings.taps, *self.taps.identifiers()], settings.trusted
+            settings.github_api,
+            settings.github_raw,
+            [*settings.taps, *self.taps.identifiers()],
+            settings.trusted,
         )
         self.sources: list[Source] = [
             LocalSource(),

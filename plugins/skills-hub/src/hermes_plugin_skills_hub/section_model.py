@@ -16,6 +16,9 @@ class SkillsHubConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     github_api: str = Field(default=DEFAULTS.github_api, description="GitHub's REST API.")
+    github_raw: str = Field(
+        default=DEFAULTS.github_raw, description="Where GitHub serves files as they are."
+    )
     clawhub_api: str = Field(default=DEFAULTS.clawhub_api, description="ClawHub's API.")
     skills_sh: str = Field(default=DEFAULTS.skills_sh, description="skills.sh.")
     taps: list[str] = Field(

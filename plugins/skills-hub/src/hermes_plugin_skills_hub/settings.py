@@ -22,6 +22,7 @@ DEFAULT_MARKETPLACES = ("anthropics/skills",)
 @dataclass(frozen=True)
 class HubSettings:
     github_api: str = "https://api.github.com"
+    github_raw: str = "https://raw.githubusercontent.com"
     clawhub_api: str = "https://clawhub.ai/api/v1"
     skills_sh: str = "https://skills.sh"
     taps: tuple[str, ...] = DEFAULT_TAPS
@@ -44,7 +45,7 @@ class HubSettings:
 
 DEFAULTS = HubSettings()
 _LISTS = {"taps", "marketplaces", "trusted", "well_known", "allow_private_hosts"}
-_URLS = {"github_api", "clawhub_api", "skills_sh"}
+_URLS = {"github_api", "github_raw", "clawhub_api", "skills_sh"}
 _LIMITS: dict[str, tuple[float, float]] = {
     "max_skill_bytes": (1_000, 50_000_000),
     "max_file_bytes": (1_000, 50_000_000),

@@ -6,6 +6,7 @@ has one). ``@REF`` after the identifier picks a branch, tag or commit."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -23,7 +24,6 @@ __all__ = ["GitHubSource", "Tree", "parse_id"]
 
 _ID = re.compile(r"^(?:github:)?([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:/([^@]*))?(?:@(.+))?$")
 MAX_SKILLS = 100
-RAW = "application/vnd.github.raw"
 
 
 def parse_id(identifier: str) -> tuple[str, str, str, str]:
@@ -67,8 +67,11 @@ class GitHubSource(Source):
     name = "github"
     catalog = True
 
-    def __init__(self, api: str, taps: Sequence[str], trusted: Sequence[str]) -> None:
+    def __init__(
+        self, api: str, raw_host: str, taps: Sequence[str], trusted: Sequence[str]
+    ) -> None:
         self.api = api
+        self.raw_host = raw_host
         self.taps = list(taps)
         self.trusted = {repo.lower() for repo in trusted}
         self._trees: dict[tuple[str, str], Tree] = {}
@@ -119,10 +122,10 @@ class GitHubSource(Source):
     async def raw(
         self, fetcher: Fetcher, repo: str, path: str, revision: str, limit: int | None = None
     ) -> bytes:
+        # From the raw host, not the API: 60 API calls an hour is all an anonymous user
+        # has, and a tap's listing reads every SKILL.md in it.
         body = await fetcher.get(
-            f"{self.api}/repos/{repo}/contents/{quote(path)}?ref={quote(revision, safe='')}",
-            accept=RAW,
-            limit=limit,
+            f"{self.raw_host}/{repo}/{quote(revision, safe='')}/{quote(path)}", limit=limit
         )
         assert body is not None
         return body
@@ -196,9 +199,16 @@ class GitHubSource(Source):
         repo, path, ref, _ = parse_id(tap)
         tree = await self.tree(fetcher, repo, ref)
         groups = await self._groupings(fetcher, tree)
+        folders = tree.skill_folders(path)[: MAX_SKILLS * 5]
+        at_once = asyncio.Semaphore(8)
+
+        async def read(folder: str) -> bytes:
+            async with at_once:
+                return await self.raw(fetcher, repo, f"{folder}/SKILL.md", tree.revision, 200_000)
+
+        texts = await asyncio.gather(*(read(folder) for folder in folders))
         listings = []
-        for folder in tree.skill_folders(path)[: MAX_SKILLS * 5]:
-            text = await self.raw(fetcher, repo, f"{folder}/SKILL.md", tree.revision, 200_000)
+        for folder, text in zip(folders, texts, strict=True):
             name, description = describe(text, folder)
             extra = {"repo": repo}
             if name in groups:

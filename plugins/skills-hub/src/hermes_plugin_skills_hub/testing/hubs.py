@@ -67,6 +67,7 @@ class FakeGitHub(_Fake):
         app.router.add_get("/repos/{owner}/{repo}/commits/{ref}", self._commit)
         app.router.add_get("/repos/{owner}/{repo}/git/trees/{sha}", self._tree)
         app.router.add_get("/repos/{owner}/{repo}/contents/{path:.*}", self._contents)
+        app.router.add_get("/raw/{owner}/{repo}/{ref}/{path:.*}", self._raw)
 
     def revision(self, repo: str) -> str:
         digest = hashlib.sha1()
@@ -127,6 +128,21 @@ class FakeGitHub(_Fake):
         return web.json_response(
             {"sha": self.tree_sha(repo), "url": "", "tree": tree, "truncated": False}
         )
+
+    @property
+    def raw_url(self) -> str:
+        """What ``skills_hub.github_raw`` names for this fake (raw.githubusercontent.com's
+        ``/OWNER/REPO/REF/PATH``)."""
+        return f"{self.url}/raw"
+
+    async def _raw(self, request: web.Request) -> web.Response:
+        repo, files = self._files(request)
+        if request.match_info["ref"] not in ("main", "v1", self.revision(repo)):
+            raise web.HTTPNotFound(text="404: Not Found")
+        content = files.get(request.match_info["path"])
+        if content is None:
+            raise web.HTTPNotFound(text="404: Not Found")
+        return web.Response(body=content, content_type="text/plain")
 
     async def _contents(self, request: web.Request) -> web.Response:
         repo, files = self._files(request)
