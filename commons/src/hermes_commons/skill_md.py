@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -104,37 +103,39 @@ def _json_safe(value: Any) -> bool:
 
 
 class FrontmatterCache:
-    """Parsed frontmatter by the digest of its text, and each skill's name, description and
-    warnings by its file's stat, kept in one JSON file between processes: every new session
-    lists each skill's name and description in its prompt, and for a one-shot, reading and
-    parsing thirty files (importing the YAML parser first) is most of that cost. A
-    frontmatter JSON cannot hold (a date) is parsed each time; a damaged file is a miss."""
+    """Each SKILL.md as parsed (name, description, frontmatter, warnings) by its file's
+    stat, kept in one JSON file between processes: every new session lists each skill's
+    name and description in its prompt, and for a one-shot, reading and parsing thirty
+    files (importing the YAML parser first) is most of that cost. The file is read only
+    when a skill is not known in this process already (a gateway opening sessions all day
+    reads it once) and written only when something changed. A frontmatter JSON cannot hold
+    (a date) is parsed each time; a damaged file is a miss."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._known: dict[str, Any] = {}
-        self._used: dict[str, Any] = {}
-        if path is not None:
-            with contextlib.suppress(OSError, ValueError):
-                data = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(data, dict):
-                    self._known = data
+        self._known: dict[str, Any] | None = None
+        self._used: dict[str, Skill] = {}
+        self._changed = False
 
-    def parse(self, raw: str) -> Any:
-        digest = hashlib.sha256(raw.encode()).hexdigest()
-        if digest in self._known:  # came from JSON: safe to keep as it is
-            meta = self._used[digest] = self._known[digest]
-        else:
-            meta = _yaml_load(raw)
-            if _json_safe(meta):
-                self._used[digest] = meta
-        return copy.deepcopy(meta)  # a skill's frontmatter is its own
+    @staticmethod
+    def _key(path: Path, version: tuple[int, int, int]) -> str:
+        return f"{path}:{version[0]}:{version[1]}:{version[2]}"
+
+    def _load(self) -> dict[str, Any]:
+        if self._known is None:
+            self._known = {}
+            if self.path is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                    if isinstance(data, dict):
+                        self._known = data
+        return self._known
 
     def skill(self, path: Path, version: tuple[int, int, int], source: str) -> Skill | None:
         """The skill parsed from ``path`` when it had this stat, without reading it (its
         instructions are read when asked for: :meth:`Skill.instructions`)."""
-        key = f"file:{path}:{version[0]}:{version[1]}:{version[2]}"
-        known = self._known.get(key)
+        key = self._key(path, version)
+        known = self._load().get(key)
         if not isinstance(known, dict):
             return None
         try:
@@ -150,22 +151,32 @@ class FrontmatterCache:
             )
         except (KeyError, TypeError):
             return None
-        self._used[key] = known
+        self._used[key] = skill
         return skill
 
-    def remember(self, path: Path, version: tuple[int, int, int], skill: Skill) -> None:
-        if _json_safe(dict(skill.frontmatter)):
-            self._used[f"file:{path}:{version[0]}:{version[1]}:{version[2]}"] = {
+    def seen(self, path: Path, version: tuple[int, int, int], skill: Skill, *, new: bool) -> None:
+        """``skill`` was loaded (``new``: parsed from its file just now)."""
+        self._used[self._key(path, version)] = skill
+        self._changed |= new
+
+    def save(self) -> None:
+        """Keep what this load used (the rest belonged to edited or removed skills), when
+        something was parsed anew or is gone."""
+        if self.path is None:
+            return
+        if not self._changed and (self._known is None or self._known.keys() == self._used.keys()):
+            return
+        entries = {
+            key: {
                 "name": skill.name,
                 "description": skill.description,
                 "meta": dict(skill.frontmatter),
                 "warnings": list(skill.warnings),
             }
-
-    def save(self) -> None:
-        """Keep what this load used (the rest belonged to edited or removed skills)."""
-        if self.path is not None and self._used != self._known:
-            write_cache_json(self.path, self._used)
+            for key, skill in self._used.items()
+            if _json_safe(dict(skill.frontmatter))
+        }
+        write_cache_json(self.path, entries)
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
@@ -208,13 +219,10 @@ def _first_line(body: str) -> str:
     return ""
 
 
-def parse_skill_text(
-    text: str, folder: Path, source: str = "", frontmatter: FrontmatterCache | None = None
-) -> Skill:
+def parse_skill_text(text: str, folder: Path, source: str = "") -> Skill:
     raw, body = split_frontmatter(text)
-    parse = frontmatter.parse if frontmatter is not None else _yaml_load
     try:
-        meta = parse(raw) if raw.strip() else {}
+        meta = _yaml_load(raw) if raw.strip() else {}
     except Exception as exc:  # noqa: BLE001 - any YAML error makes the skill unusable
         problem = " ".join(str(exc).split())[:200]
         raise SkillError(f"the frontmatter is not valid YAML: {problem}") from None
@@ -292,6 +300,8 @@ def load_skill(
         version = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         known = _parsed.get((path, source))
         if known is not None and known[0] == version:
+            if frontmatter is not None:
+                frontmatter.seen(path, version, known[1], new=False)
             return known[1]
         cached = frontmatter.skill(path, version, source) if frontmatter is not None else None
         if cached is not None:
@@ -302,8 +312,8 @@ def load_skill(
         raise SkillError(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise SkillError(f"{path} cannot be read ({exc.strerror})") from None
-    skill = parse_skill_text(text, folder, source, frontmatter)
+    skill = parse_skill_text(text, folder, source)
     _parsed[(path, source)] = (version, skill)
     if frontmatter is not None:
-        frontmatter.remember(path, version, skill)
+        frontmatter.seen(path, version, skill, new=True)
     return skill

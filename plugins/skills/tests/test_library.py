@@ -167,10 +167,9 @@ def test_parsed_frontmatter_is_kept_between_processes_without_yaml(tmp_path: Pat
     first = Library.load([Source("user", root)], cache)
     assert first.skills["alpha"].frontmatter["metadata"] == {"owner": "me"}
     stored = json.loads(cache.read_text())
-    parsed = [key for key in stored if not key.startswith("file:")]
-    files = [key for key in stored if key.startswith("file:")]
-    assert len(parsed) == 1, "the dated skill's frontmatter is not JSON: left out"
-    assert len(files) == 1 and "/alpha/SKILL.md:" in files[0]  # read without opening it
+    assert len(stored) == 1, "the dated skill's frontmatter is not JSON: left out"
+    (key,) = stored
+    assert "/alpha/SKILL.md:" in key  # by the file's stat: read next time without opening it
 
     probe = f"""
 import sys
@@ -190,7 +189,8 @@ print(sorted(library.skills), library.skills["alpha"].description, "yaml" in sys
     edited = Library.load([Source("user", root)], cache)
     assert edited.skills["alpha"].description == "Edited."
     kept = json.loads(cache.read_text())
-    assert [v for k, v in kept.items() if not k.startswith("file:")] == [
-        {"name": "alpha", "description": "Edited."}
-    ]
-    assert [v["description"] for k, v in kept.items() if k.startswith("file:")] == ["Edited."]
+    assert [v["description"] for v in kept.values()] == ["Edited."]
+    assert [v["meta"] for v in kept.values()] == [{"name": "alpha", "description": "Edited."}]
+    written = cache.stat().st_mtime_ns
+    Library.load([Source("user", root)], cache)  # nothing new: the file is left alone
+    assert cache.stat().st_mtime_ns == written

@@ -47,7 +47,23 @@ def _names(value: Any, lower: bool = True) -> frozenset[str]:
     return frozenset(name.lower() if lower else name for name in names)
 
 
+_known: dict[int, tuple[Skill, Conditions]] = {}
+"""Conditions by skill object: a skill unchanged on disk is the same object from one
+session to the next (see ``load_skill``), and a gateway builds prompts all day."""
+
+
 def conditions(skill: Skill) -> Conditions:
+    known = _known.get(id(skill))
+    if known is not None and known[0] is skill:
+        return known[1]
+    found = _read(skill)
+    if len(_known) > 10_000:  # skills edited many times over a long run
+        _known.clear()
+    _known[id(skill)] = (skill, found)
+    return found
+
+
+def _read(skill: Skill) -> Conditions:
     values = {
         key: _names(hermes_field(skill.frontmatter, key), lower=not key.endswith("_tools"))
         for key in ACTIVATION_FIELDS

@@ -43,6 +43,10 @@ _WORD = re.compile(r"[a-z0-9]{3,}")
 _COMMON = {"the", "and", "for", "with", "when", "how", "use", "using", "from", "that", "this"}
 
 
+_last_runs: dict[Path, tuple[int, float]] = {}
+"""The curator's state files read by this process: (mtime, the last run's time)."""
+
+
 @dataclass
 class Report:
     checked: int = 0
@@ -102,10 +106,19 @@ class Curator:
     # --- the run ------------------------------------------------------------------------
 
     def due(self, now: float | None = None) -> bool:
+        """Whether the automatic run is due: asked at every session's start, so the last
+        run's time is read again only when its file changed."""
         if not self.settings.enabled:
             return False
         try:
-            last = float(json.loads(self.state_path.read_text(encoding="utf-8"))["last_run_at"])
+            stamp = self.state_path.stat().st_mtime_ns
+            known = _last_runs.get(self.state_path)
+            if known is not None and known[0] == stamp:
+                last = known[1]
+            else:
+                data = json.loads(self.state_path.read_text(encoding="utf-8"))
+                last = float(data["last_run_at"])
+                _last_runs[self.state_path] = (stamp, last)
         except (OSError, ValueError, KeyError, TypeError):
             return True
         return (now or time.time()) - last >= self.settings.interval_hours * 3600
