@@ -13,6 +13,7 @@ import contextlib
 import copy
 import json
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,10 @@ def _json_safe(value: Any) -> bool:
         return False
 
 
+RACY_NS = 2_000_000_000
+MAX_ENTRIES = 5_000
+
+
 class FrontmatterCache:
     """Each SKILL.md as parsed (name, description, frontmatter, warnings) by its file's
     stat, kept in one JSON file between processes: every new session lists each skill's
@@ -155,27 +160,41 @@ class FrontmatterCache:
         return skill
 
     def seen(self, path: Path, version: tuple[int, int, int], skill: Skill, *, new: bool) -> None:
-        """``skill`` was loaded (``new``: parsed from its file just now)."""
+        """``skill`` was loaded (``new``: parsed from its file just now). A file changed in
+        the last two seconds is not kept: another change within the same tick of its clock
+        could leave the same stat (git's "racy clean")."""
+        if time.time_ns() - version[0] < RACY_NS or not _json_safe(dict(skill.frontmatter)):
+            return  # parsed again next time, and nothing to write
         self._used[self._key(path, version)] = skill
         self._changed |= new
 
     def save(self) -> None:
         """Keep what this load used (the rest belonged to edited or removed skills), when
         something was parsed anew or is gone."""
-        if self.path is None:
+        if self.path is None or not self._changed:
             return
-        if not self._changed and (self._known is None or self._known.keys() == self._used.keys()):
-            return
+        used_paths = {key.rsplit(":", 3)[0] for key in self._used}
+        # Entries of other paths stay (another project's skills, read by another process);
+        # an entry of a path read now under another stat is an old version of it, and goes.
         entries = {
-            key: {
-                "name": skill.name,
-                "description": skill.description,
-                "meta": dict(skill.frontmatter),
-                "warnings": list(skill.warnings),
-            }
-            for key, skill in self._used.items()
-            if _json_safe(dict(skill.frontmatter))
+            key: value
+            for key, value in self._load().items()
+            if key.rsplit(":", 3)[0] not in used_paths
         }
+        entries.update(
+            {
+                key: {
+                    "name": skill.name,
+                    "description": skill.description,
+                    "meta": dict(skill.frontmatter),
+                    "warnings": list(skill.warnings),
+                }
+                for key, skill in self._used.items()
+            }
+        )
+        if len(entries) > MAX_ENTRIES:  # keep this load's, then the newest files'
+            ordered = sorted(entries, key=lambda k: (k in self._used, k.rsplit(":", 3)[1]))
+            entries = {key: entries[key] for key in ordered[-MAX_ENTRIES:]}
         write_cache_json(self.path, entries)
 
 

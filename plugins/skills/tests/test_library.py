@@ -153,6 +153,16 @@ def _skill(root: Path, name: str, frontmatter: str) -> Path:
     return folder
 
 
+def _age(root: Path) -> None:
+    """Every SKILL.md under ``root`` as if written a minute ago (a file changed in the last
+    two seconds is not cached)."""
+    import os
+    import time
+
+    for path in root.rglob("SKILL.md"):
+        os.utime(path, (time.time() - 60, time.time() - 60))
+
+
 def test_parsed_frontmatter_is_kept_between_processes_without_yaml(tmp_path: Path) -> None:
     """A second process reads each unchanged frontmatter from the cache, not from YAML;
     an edited skill is parsed afresh, a damaged cache is a miss, and a frontmatter JSON
@@ -163,6 +173,7 @@ def test_parsed_frontmatter_is_kept_between_processes_without_yaml(tmp_path: Pat
     root = tmp_path / "skills"
     _skill(root, "alpha", "name: alpha\ndescription: First.\nmetadata: {owner: me}\n")
     _skill(root, "dated", "name: dated\ndescription: Has a date.\ncreated: 2026-01-02\n")
+    _age(root)
     cache = tmp_path / "cache" / "frontmatter.json"
     first = Library.load([Source("user", root)], cache)
     assert first.skills["alpha"].frontmatter["metadata"] == {"owner": "me"}
@@ -185,6 +196,11 @@ print(sorted(library.skills), library.skills["alpha"].description, "yaml" in sys
     assert run.stdout.split() == ["['alpha']", "First.", "False"], run.stderr
 
     (root / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: Edited.\n---\nX\n")
+    fresh = Library.load([Source("user", root)], cache)
+    assert fresh.skills["alpha"].description == "Edited."
+    stored_now = json.loads(cache.read_text()).values()
+    assert "Edited." not in [v["description"] for v in stored_now]  # changed just now: racy
+    _age(root)
     cache.write_text("{not json")
     edited = Library.load([Source("user", root)], cache)
     assert edited.skills["alpha"].description == "Edited."
@@ -192,5 +208,6 @@ print(sorted(library.skills), library.skills["alpha"].description, "yaml" in sys
     assert [v["description"] for v in kept.values()] == ["Edited."]
     assert [v["meta"] for v in kept.values()] == [{"name": "alpha", "description": "Edited."}]
     written = cache.stat().st_mtime_ns
-    Library.load([Source("user", root)], cache)  # nothing new: the file is left alone
-    assert cache.stat().st_mtime_ns == written
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert cache.stat().st_mtime_ns == written  # another process, nothing new: left alone

@@ -220,3 +220,16 @@ def test_each_plugin_source_gives_its_folder_and_a_broken_one_is_skipped(
     )
     assert "pdf-tools [plugin:third_party]" in skills_list(c, query="pdf")
     assert "skill source 'broken' failed: the skills archive is missing" in caplog.text
+
+
+def test_a_queued_bundle_reaches_only_its_chats_next_message() -> None:
+    from hermes_plugin_skills import bundle_queue
+
+    bundle_queue.take_for_turn("known-session", "telegram:7", "telegram")  # it had a turn
+    bundle_queue.queue_for_turn("new:telegram:7", "BUNDLE")
+    assert bundle_queue.take_for_turn("known-session", "telegram:7", "telegram") is None
+    assert bundle_queue.take_for_turn("a-child", "telegram:7", "delegate") is None
+    assert bundle_queue.take_for_turn("a-review", "telegram:7", "review") is None
+    assert bundle_queue.take_for_turn("brand-new", "telegram:7", "telegram") == "BUNDLE"
+    bundle_queue.queue_for_turn("brand-new", "AGAIN")
+    assert bundle_queue.take_for_turn("brand-new", "telegram:8", "telegram") == "AGAIN"

@@ -17,7 +17,7 @@ import httpx
 from hermes_commons.ssrf import Refused, SsrfGuard, Unresolved
 from hermes_commons.ssrf_http import fetch, guarded_client
 from hermes_plugin_skills_hub.packages import HubError, Unreachable
-from hermes_plugin_skills_hub.settings import HubSettings
+from hermes_plugin_skills_hub.settings import DEFAULTS, HubSettings
 
 __all__ = ["Fetcher"]
 
@@ -32,6 +32,11 @@ class Fetcher:
         self._client: httpx.AsyncClient | None = None
         self._github_host = urlsplit(settings.github_api).netloc
         self._raw_host = urlsplit(settings.github_raw).netloc
+        # The raw host gets the token only beside the API it belongs to: an enterprise
+        # server's token must never reach public GitHub's raw host.
+        self._raw_trusted = settings.github_raw != DEFAULTS.github_raw or (
+            settings.github_api == DEFAULTS.github_api
+        )
 
     async def __aenter__(self) -> Fetcher:
         self._client = guarded_client(self.guard, self.settings.timeout_seconds, USER_AGENT)
@@ -45,7 +50,7 @@ class Fetcher:
         headers = {"Accept": accept} if accept else {}
         host = urlsplit(url).netloc
         token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
-        if host == self._raw_host and host != self._github_host and token:
+        if host == self._raw_host and host != self._github_host and token and self._raw_trusted:
             headers["Authorization"] = f"token {token}"  # a private repository's files
         if host == self._github_host:
             if token:

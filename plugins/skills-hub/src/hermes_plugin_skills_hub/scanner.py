@@ -144,6 +144,11 @@ def scan_files(files: Mapping[str, bytes], max_file: int, max_total: int, max_fi
         if suffix in MEDIA_SUFFIXES and suffix != ".svg" and not runnable:
             if not _looks_like(suffix, content):
                 found.append(Finding(relative, "binary", f"not the {suffix} file its name says"))
+            try:  # a real image never decodes as text; text behind a magic number is read
+                hidden_text = content.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            found += [Finding(relative, f.kind, f.detail) for f in scan_text(hidden_text)]
             continue
         try:
             text = content.decode("utf-8")

@@ -43,8 +43,8 @@ _WORD = re.compile(r"[a-z0-9]{3,}")
 _COMMON = {"the", "and", "for", "with", "when", "how", "use", "using", "from", "that", "this"}
 
 
-_last_runs: dict[Path, tuple[int, float]] = {}
-"""The curator's state files read by this process: (mtime, the last run's time)."""
+_last_runs: dict[Path, tuple[tuple[int, int], float]] = {}
+"""The curator's state files read by this process: ((mtime, inode), the last run's time)."""
 
 
 @dataclass
@@ -111,7 +111,8 @@ class Curator:
         if not self.settings.enabled:
             return False
         try:
-            stamp = self.state_path.stat().st_mtime_ns
+            found = self.state_path.stat()
+            stamp = (found.st_mtime_ns, found.st_ino)
             known = _last_runs.get(self.state_path)
             if known is not None and known[0] == stamp:
                 last = known[1]
@@ -353,5 +354,10 @@ class Curator:
             gone.append(name)
             if not dry_run:
                 shutil.rmtree(folder, ignore_errors=True)
+                undo = record.get("merge_undo")
+                if isinstance(undo, dict) and isinstance(undo.get("backup"), str):
+                    with contextlib.suppress(SkillRefused, OSError):
+                        backups = self.root / ".curator" / "backups"
+                        self._inside(backups, undo["backup"]).unlink(missing_ok=True)
                 self.usage.forget(name)
         return gone

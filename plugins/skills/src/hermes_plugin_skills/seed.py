@@ -48,8 +48,9 @@ def bundle_version() -> str:
     return whole.hexdigest()
 
 
-_current: dict[Path, tuple[int, str]] = {}
-"""Homes whose manifest this process found up to date: (its mtime, the bundle's version)."""
+_current: dict[Path, tuple[tuple[int, int], str]] = {}
+"""Homes whose manifest this process found up to date: ((mtime, inode), the bundle's
+version)."""
 
 
 @cache
@@ -64,7 +65,8 @@ def seed(root: Path) -> list[str]:
     version = bundle_version()
     manifest_path = root / MANIFEST
     try:
-        stamp = manifest_path.stat().st_mtime_ns
+        found = manifest_path.stat()
+        stamp: tuple[int, int] | None = (found.st_mtime_ns, found.st_ino)
     except OSError:
         stamp = None
     if stamp is not None and _current.get(root) == (stamp, version):

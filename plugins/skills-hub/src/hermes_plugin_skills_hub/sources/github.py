@@ -206,7 +206,9 @@ class GitHubSource(Source):
             async with at_once:
                 return await self.raw(fetcher, repo, f"{folder}/SKILL.md", tree.revision, 200_000)
 
-        texts = await asyncio.gather(*(read(folder) for folder in folders))
+        async with asyncio.TaskGroup() as group:  # one failure stops the other reads
+            tasks = [group.create_task(read(folder)) for folder in folders]
+        texts = [task.result() for task in tasks]
         listings = []
         for folder, text in zip(folders, texts, strict=True):
             name, description = describe(text, folder)
@@ -215,7 +217,12 @@ class GitHubSource(Source):
                 extra["category"] = groups[name]
             listings.append(
                 Listing(
-                    f"github:{repo}/{folder}", name, description, self.name, self.trust(repo), extra
+                    f"github:{repo}/{folder}" + (f"@{ref}" if ref else ""),
+                    name,
+                    description,
+                    self.name,
+                    self.trust(repo),
+                    extra,
                 )
             )
         return listings

@@ -20,6 +20,19 @@ from hermes_plugin_skills_hub.sources import Source
 __all__ = ["LocalSource", "is_git"]
 
 MAX_SKILLS = 100
+GIT_ENV = (
+    "HOME",
+    "SSH_AUTH_SOCK",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
+)
 SKIPPED = {".git", "node_modules", "__pycache__"}
 
 
@@ -75,7 +88,8 @@ def _check_host(address: str, fetcher: Fetcher) -> None:
         host = urlsplit(url)
         try:
             fetcher.guard.check_url(url)
-            fetcher.guard.addresses(host.hostname or "", host.port or 443)
+            default = 443 if host.scheme == "https" else 80
+            fetcher.guard.addresses(host.hostname or "", host.port or default)
         except Refused as exc:
             raise HubError(str(exc)) from None
 
@@ -110,7 +124,9 @@ def _clone(identifier: str, target: Path) -> str:
         "1",
         *(["--branch", ref] if ref else []),
     ]
-    env = {"GIT_TERMINAL_PROMPT": "0", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    # What git needs to reach a repository (a proxy, a CA, an ssh agent), and no more.
+    env = {name: os.environ[name] for name in GIT_ENV if name in os.environ}
+    env.update(GIT_TERMINAL_PROMPT="0", PATH=os.environ.get("PATH", "/usr/bin:/bin"))
     try:
         subprocess.run(
             [*command, "--", url, str(target)],
