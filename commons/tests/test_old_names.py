@@ -20,6 +20,7 @@ BORN_HERE = {
     "library_logs",
     "listener_routes",
     "outbox",
+    "own_loop",
     "read_positions",
     "reasoning",
     "running",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from hermes_commons.library_logs import adopt
+from hermes_commons.own_loop import cancel_all
 from hermes_plugin_platform_dingtalk.settings import DingTalkSettings
 
 __all__ = ["ROBOT_TOPIC", "StreamConnection", "load_sdk"]
@@ -169,14 +170,7 @@ def _open(socket: Any) -> bool:
 def _wind_down(loop: asyncio.AbstractEventLoop, client: Any) -> None:
     """Cancel the client's tasks; its ``start()`` catches one cancellation (and sleeps),
     so each is cancelled until it is done."""
-    for _ in range(5):
-        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-        if not tasks:
-            break
-        for task in tasks:
-            task.cancel()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.wait(tasks, timeout=0.5))
+    cancel_all(loop, wait=0.5)
     socket = getattr(client, "websocket", None)
     with contextlib.suppress(Exception):
         if socket is not None:

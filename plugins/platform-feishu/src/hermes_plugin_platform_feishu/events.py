@@ -25,6 +25,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from hermes_commons.library_logs import adopt
+from hermes_commons.own_loop import cancel_all
 from hermes_plugin_platform_feishu.settings import FeishuSettings
 from hermes_sdk.platform import PlatformNotConfigured
 
@@ -252,11 +253,7 @@ class LongConnection:
     @staticmethod
     def _wind_down(loop: asyncio.AbstractEventLoop, client: Any) -> None:
         client._auto_reconnect = False
-        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-        for task in tasks:  # the receiving and pinging loops first: no reconnect, no noise
-            task.cancel()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        cancel_all(loop)  # the receiving and pinging loops first: no reconnect, no noise
         connection = client._conn
         with contextlib.suppress(Exception):
             if connection is not None:

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hermes_commons.library_logs import adopt
+from hermes_commons.own_loop import cancel_all
 from hermes_plugin_platform_qqbot.api import QQApi
 from hermes_sdk.platform import PlatformNotConfigured
 
@@ -227,14 +228,7 @@ class GatewayClient:
 def _wind_down(loop: asyncio.AbstractEventLoop, client: Any) -> None:
     """Cancel every task of botpy's loop (its connection, heartbeat and event tasks), and
     close its HTTP session."""
-    for _ in range(5):
-        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-        if not tasks:
-            break
-        for task in tasks:
-            task.cancel()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.wait(tasks, timeout=1.0))
+    cancel_all(loop)
     with contextlib.suppress(Exception):
         if client is not None:
             loop.run_until_complete(client.http.close())
