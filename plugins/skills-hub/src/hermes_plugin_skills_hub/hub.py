@@ -25,7 +25,6 @@ from pathlib import Path
 
 from hermes_commons.files import atomic_write_text
 from hermes_commons.skill_md import NAME_RULE, SkillError, parse_skill_text
-from hermes_plugin_skills_hub import installed_folder
 from hermes_plugin_skills_hub.cache import SearchCache
 from hermes_plugin_skills_hub.fetching import Fetcher
 from hermes_plugin_skills_hub.lock import Entry, Lock
@@ -50,7 +49,7 @@ from hermes_plugin_skills_hub.sources.url import UrlSource
 from hermes_plugin_skills_hub.sources.well_known import WellKnownSource
 from hermes_plugin_skills_hub.taps import Taps
 
-__all__ = ["FOLDER", "Hub", "Outcome", "Staged", "folder_diff", "installed_folder"]
+__all__ = ["FOLDER", "Hub", "Outcome", "Staged", "folder_diff"]
 
 FOLDER = "skills-hub"
 Confirm = Callable[[str], bool]

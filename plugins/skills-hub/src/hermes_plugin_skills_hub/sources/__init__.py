@@ -5,10 +5,9 @@ an identifier belongs to."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
 
 from hermes_plugin_skills_hub.fetching import Fetcher
-from hermes_plugin_skills_hub.packages import HubError, Listing, Package
+from hermes_plugin_skills_hub.packages import Listing, Package
 
 __all__ = ["Source", "matches"]
 
@@ -23,10 +22,6 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def owns(self, identifier: str) -> bool: ...
 
-    def canonical(self, identifier: str) -> str:
-        """The identifier as the lock keeps it."""
-        return identifier
-
     @abc.abstractmethod
     async def search(self, fetcher: Fetcher, query: str, limit: int) -> list[Listing]: ...
 
@@ -39,9 +34,3 @@ def matches(query: str, *texts: str) -> bool:
     """Whether every word of ``query`` is in one of ``texts`` (an empty query matches)."""
     haystack = " ".join(texts).lower()
     return all(word in haystack for word in query.lower().split())
-
-
-def only_one(packages: Sequence[Package], identifier: str) -> Package:
-    if len(packages) != 1:
-        raise HubError(f"{identifier} holds {len(packages)} skills; name one of them")
-    return packages[0]

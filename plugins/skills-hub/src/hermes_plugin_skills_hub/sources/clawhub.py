@@ -25,9 +25,6 @@ class ClawHubSource(Source):
     def owns(self, identifier: str) -> bool:
         return identifier.startswith(("clawhub:", "clawhub/"))
 
-    def canonical(self, identifier: str) -> str:
-        return f"clawhub:{self._slug(identifier)}"
-
     def _slug(self, identifier: str) -> str:
         slug = (
             identifier.split(":", 1)[-1].split("/", 1)[-1].strip()

@@ -81,9 +81,6 @@ class GitHubSource(Source):
             return True
         return bool(_ID.match(identifier)) and identifier.count("/") >= 2 and ":" not in identifier
 
-    def canonical(self, identifier: str) -> str:
-        return parse_id(identifier)[3]
-
     def trust(self, repo: str) -> str:
         return "trusted" if repo.lower() in self.trusted else "community"
 

@@ -56,11 +56,6 @@ class LocalSource(Source):
             or Path(identifier.partition("#")[0]).is_dir()
         )
 
-    def canonical(self, identifier: str) -> str:
-        if is_git(identifier):
-            return identifier
-        return str(Path(identifier).expanduser().resolve())
-
     async def search(self, fetcher: Fetcher, query: str, limit: int) -> list[Listing]:
         return []
 

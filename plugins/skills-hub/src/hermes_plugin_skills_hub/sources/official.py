@@ -29,9 +29,6 @@ class OfficialSource(Source):
     def owns(self, identifier: str) -> bool:
         return identifier.startswith("official/") or identifier in self.names()
 
-    def canonical(self, identifier: str) -> str:
-        return "official/" + identifier.removeprefix("official/")
-
     async def search(self, fetcher: Fetcher, query: str, limit: int) -> list[Listing]:
         found = []
         for name in self.names():

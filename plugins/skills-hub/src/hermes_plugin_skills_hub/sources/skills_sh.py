@@ -30,7 +30,7 @@ class SkillsShSource(Source):
     def owns(self, identifier: str) -> bool:
         return identifier.startswith(("skills-sh/", "skills.sh/", "skills-sh:"))
 
-    def canonical(self, identifier: str) -> str:
+    def _canonical(self, identifier: str) -> str:
         owner, repo, skill = self._parts(identifier)
         return f"skills-sh/{owner}/{repo}/{skill}"
 
@@ -81,5 +81,5 @@ class SkillsShSource(Source):
                 raise HubError(f"{repo} has no skill folder named {skill!r}")
             folder = named[0]
         package = await self.github.package(fetcher, tree, folder, self.name)
-        package.identifier = self.canonical(identifier)
+        package.identifier = self._canonical(identifier)
         return [package]
