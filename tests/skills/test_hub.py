@@ -536,8 +536,10 @@ def test_a_git_repository_of_several_skills_updates_each(hub, tmp_path):
     subprocess.run([*git, "commit", "-qam", "two"], check=True)
     result = hub("skills", "update", "--yes")
     assert "one-skill: up to date" in result.out and "updated two-skill" in result.out
-    refused = hub("skills", "install", "git+ext::sh -c touch% /tmp/pwned", "--yes")
-    assert refused.code == 1
+    marker = tmp_path / "pwned"
+    refused = hub("skills", "install", f"git+ext::sh -c touch% {marker}", "--yes")
+    assert refused.code == 1 and "failed" in refused.err
+    assert not marker.exists()  # git's ext:: transport never ran the command
 
 
 def test_odd_answers_and_damaged_files_are_one_line(hub):
