@@ -167,6 +167,10 @@ class PromptSection:
     tier: int = 30
 
 
+def _nothing_said(_line: str) -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlashContext:
     """What a plugin's slash command knows about the chat it runs in."""
@@ -185,6 +189,9 @@ class SlashContext:
     skill_dirs: tuple[str, ...] = ()
     """Deprecated, always empty: read ``provided.of(Kind.SKILL_SOURCE)``. Kept because
     fields are removed only in a major version."""
+    notify: Callable[[str], None] = field(default=_nothing_said)
+    """Tell the chat one line later, from any thread (work the command left running has
+    finished): the front-end that ran the command shows it or sends it to the chat."""
 
 
 class OpenRuntime(Protocol):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hermes_sdk.runtime import (
+    InterimReply,
     Notice,
     Question,
     RuntimeTurn,
@@ -47,6 +48,9 @@ class TurnWatcher:
     """The text streamed so far is void: a reply cut off is asked for again. Unset: the
     front-end is given :data:`CUT_OFF` as text."""
     on_notice: Callback[str] | None = None
+    on_interim: Callback[str] | None = None
+    """A whole reply the turn goes on from (:class:`~hermes_sdk.runtime.InterimReply`).
+    Unset: it is given as text, two blank lines after it, so the replies stay apart."""
     on_tool_started: Callback[ToolStarted] | None = None
     on_tool_progress: Callback[ToolProgress] | None = None
     on_tool_finished: Callback[ToolFinished] | None = None
@@ -129,6 +133,11 @@ async def _hand(event: TurnEvent, watcher: TurnWatcher) -> None:
             await _call(watcher.on_text, event.text)
     elif isinstance(event, Notice):
         await _call(watcher.on_notice, event.text)
+    elif isinstance(event, InterimReply):
+        if watcher.on_interim is not None:
+            await _call(watcher.on_interim, event.text)
+        else:
+            await _call(watcher.on_text, "\n\n")
     elif isinstance(event, ToolStarted):
         await _call(watcher.on_tool_started, event)
     elif isinstance(event, ToolProgress):

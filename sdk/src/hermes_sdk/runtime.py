@@ -56,10 +56,12 @@ __all__ = [
     "RESERVED_SLASH_NAMES",
     "RUNTIME_ENTRY_POINTS",
     "SAVING_ANSWERS",
+    "STEER_PREFIX",
     "Budget",
     "CompactionMark",
     "Delivery",
     "DeliveryUnavailable",
+    "InterimReply",
     "ModelChoice",
     "ModelInfo",
     "Notice",
@@ -116,6 +118,18 @@ RESERVED_SLASH_NAMES = frozenset(
         "verbose",
         "yolo",
         "reasoning",
+        "steer",
+        "queue",
+        "background",
+        "bg",
+        "goal",
+        "branch",
+        "fork",
+        "personality",
+        "clear",
+        "history",
+        "save",
+        "copy",
         "quit",
         "exit",
     }
@@ -123,6 +137,10 @@ RESERVED_SLASH_NAMES = frozenset(
 """Slash commands the runtime serves (``help``, ``new`` ...) or front-ends keep for themselves
 (``quit``, ``image`` ...): a plugin's command of one of these names is refused. (``skills`` and
 ``memory`` are not reserved: a plugin's own replaces the terminal's listing.)"""
+
+STEER_PREFIX = "(said while you were working; take it into account) "
+"""How a ``/steer`` note begins in the transcript (a user message in the middle of a turn):
+the model, and a front-end numbering the user's messages, can tell it from a new request."""
 
 RUNTIME_ENTRY_POINTS = "hermes.runtime"
 """The entry point group through which the kernel offers :func:`open_runtime`."""
@@ -355,6 +373,16 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InterimReply:
+    """A whole reply the turn goes on from: the runtime asks again on its own (a standing
+    goal's next step, a ``/steer`` note that came after the last model call). Show it as
+    finished; the text that streams after it is the next reply. :class:`TurnEnded` carries
+    the last one. A front-end that ignores this event shows the replies run together."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
     call_id: str
     tool: str
@@ -471,7 +499,16 @@ class TurnEnded:
         return self.status == "done"
 
 
-TurnEvent = TextDelta | Notice | ToolStarted | ToolProgress | ToolFinished | Question | TurnEnded
+TurnEvent = (
+    TextDelta
+    | Notice
+    | InterimReply
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | Question
+    | TurnEnded
+)
 
 
 class RuntimeTurn(abc.ABC):
@@ -495,6 +532,12 @@ class RuntimeTurn(abc.ABC):
     def stop(self) -> None:
         """Stop now: the model request is cancelled, tools are stopped within about a
         second, and open questions are answered no."""
+
+    def steer(self, text: str) -> bool:
+        """Tell the running turn something without stopping it: ``text`` joins the
+        conversation as the user's just before the turn's next model call (after the tools
+        running now). False if the turn is over (send it as a message instead)."""
+        return False
 
     @property
     @abc.abstractmethod
@@ -589,8 +632,10 @@ class SessionHistory(abc.ABC):
 
     @abc.abstractmethod
     async def find_session(self, reference: str) -> SessionSummary:
-        """The stored session whose id is ``reference`` or starts with it (unique). Raises
-        :class:`SessionNotFound` with one line that says which: none, or several."""
+        """The stored session whose id is ``reference`` or starts with it (unique), else
+        whose title is ``reference`` (whatever its case; the latest of that title) or starts
+        with it (unique). Raises :class:`SessionNotFound` with one line that says which:
+        none, or several."""
 
     @abc.abstractmethod
     async def latest_session(self, source: str | None = None) -> SessionSummary | None:
@@ -711,6 +756,17 @@ class RuntimeTurns(abc.ABC):
     def running(self, session_id: str) -> RuntimeTurn | None:
         """The turn running on that session in this runtime, if any."""
 
+    async def branch_session(
+        self, session_id: str, through_seq: int | None = None, *, title: str | None = None
+    ) -> SessionSummary:
+        """A new session that goes on from ``session_id``'s history up to message
+        ``through_seq`` (None: all of it; a point inside a round of tool calls takes the
+        round's results too, so every call keeps its result). It has the same source, scope,
+        working directory and model, ``parent_session_id`` naming the original, and is ready
+        for turns. Raises :class:`SessionNotFound`, or :class:`SessionBusy` while a turn runs
+        on the original."""
+        raise NotImplementedError("this runtime cannot branch a session")
+
     @abc.abstractmethod
     async def undo(self, session_id: str) -> str | None:
         """Remove the last user message and everything after it; returns that message's
@@ -807,12 +863,16 @@ class RuntimeCommands(abc.ABC):
         *,
         user_scope: str | None = None,
         route: tuple[str | None, str | None] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> SlashReply:
         """Run a slash command, built-in or a plugin's (a coroutine on the loop, else in a
         worker thread), for ``session_id`` (None: the front-end has no session yet) and
         ``user_scope`` (a person on a chat platform; None: the owner). ``route``: the
         (provider, model) the front-end's next session opens with, when it has none yet and
-        chose one (``--model``, an earlier ``/model``). A front-end shows the reply's text
+        chose one (``--model``, an earlier ``/model``). ``notify`` hears, later and from
+        any thread, one line of news the command promised (a ``/background`` task that
+        finished); None: the :meth:`~RuntimeOperations.watch_background` listeners do.
+        A front-end shows the reply's text
         and acts on what it asks (a new session, the model, a reload). Raises LookupError
         for an unknown name, PermissionError for a command a person on a platform may not
         run (``on_platforms``), SessionBusy for one that waits for the running turn

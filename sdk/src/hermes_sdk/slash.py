@@ -30,9 +30,23 @@ class SlashReply:
     """Asking before dangerous commands was turned off (True) or on again (False)."""
     stopped: bool = False
     """The running turn was asked to stop."""
+    send: str | None = None
+    """A message for the front-end to send as the user's (``/queue``, ``/goal``): at once
+    if no turn runs on the session, else when the running one ends, without interrupting
+    it."""
+    session_id: str | None = None
+    """Go on in this session from now on (``/branch`` made it): the front-end switches to
+    it as it would on ``/resume``."""
 
     def __str__(self) -> str:
         return self.text
 
     def __bool__(self) -> bool:
-        return bool(self.text) or self.new_session or self.reload or self.stopped
+        return (
+            bool(self.text)
+            or self.new_session
+            or self.reload
+            or self.stopped
+            or self.send is not None
+            or self.session_id is not None
+        )

@@ -571,7 +571,9 @@ class CommandSpec(FactorySpec):
     declare it in the manifest as ``default_command.NAME`` too. ``ask_parameter`` names its
     parameter that takes one question, so ``hermes -z TEXT`` asks once through it;
     ``continue_parameter`` its flag that goes on with the last session (``hermes -c``), and
-    ``resume_parameter`` its option that takes a session's id (``hermes -r ID``).
+    ``resume_parameter`` its option that takes a session's id or title (``hermes -r ID``,
+    ``hermes -c NAME``); ``model_parameter``, ``toolsets_parameter`` and ``skills_parameter``
+    the options ``hermes -m MODEL``, ``-t A,B`` and ``-s A,B`` go to.
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
@@ -579,6 +581,9 @@ class CommandSpec(FactorySpec):
     ask_parameter: str = ""
     continue_parameter: str = ""
     resume_parameter: str = ""
+    model_parameter: str = ""
+    toolsets_parameter: str = ""
+    skills_parameter: str = ""
 
     def __post_init__(self) -> None:
         for part in self.name.split(".") if isinstance(self.name, str) else [self.name]:

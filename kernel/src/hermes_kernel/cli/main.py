@@ -495,22 +495,31 @@ def _command_kind() -> Kind:
     "-c",
     "--continue",
     "continue_last",
-    is_flag=True,
-    help="Go on with the last session (hermes chat --continue).",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[NAME]",
+    help="Go on with the last session, or the one titled NAME (hermes chat --continue).",
 )
 @click.option(
     "-r",
     "--resume",
     metavar="ID",
-    help="Go on with this session, by id or prefix (hermes chat -r).",
+    help="Go on with this session, by id, prefix or title (hermes chat -r).",
 )
+@click.option("-m", "--model", "model", metavar="MODEL", help="Chat with this model.")
+@click.option("-t", "--toolsets", "toolsets", metavar="A,B", help="Give only these toolsets.")
+@click.option("-s", "--skills", "skills", metavar="A,B", help="Load these skills from the start.")
 @click.pass_context
 def cli(
     ctx: click.Context,
     /,
     oneshot: str | None,
-    continue_last: bool,
+    continue_last: str | None,
     resume: str | None,
+    model: str | None,
+    toolsets: str | None,
+    skills: str | None,
     **_options: Any,
 ) -> None:
     """Hermes: a personal AI agent runtime built from plugins.
@@ -518,13 +527,19 @@ def cli(
     Without a command: the default command a front-end plugin provides (an interactive
     session; with none installed, what to install).
     """
+    chosen = {"model": model, "toolsets": toolsets, "skills": skills}
     if ctx.invoked_subcommand is not None:
-        if continue_last or resume is not None or oneshot is not None:
+        given_any = continue_last is not None or resume is not None or oneshot is not None
+        if given_any or any(value is not None for value in chosen.values()):
             raise click.UsageError(
-                f"-z, -c and -r go with `hermes` alone; `hermes {ctx.invoked_subcommand}` "
-                "takes its own options (see its --help)"
+                f"-z, -c, -r, -m, -t and -s go with `hermes` alone; "
+                f"`hermes {ctx.invoked_subcommand}` takes its own options (see its --help)"
             )
         return
+    if continue_last:  # -c NAME: the session of that title (or id)
+        if resume is not None:
+            raise click.UsageError("use -c NAME or -r ID, not both")
+        resume, continue_last = continue_last, None
     if resume is not None and not resume.strip():
         raise click.UsageError(
             "-r needs a session's id, or the start of one (hermes sessions list)"
@@ -536,12 +551,12 @@ def cli(
     name = _default_command(ctx)
     command = cli.lookup(ctx, name) if name is not None else None
     if command is None or not app_of(ctx).host.declared(_provider_kind()):
-        if oneshot is not None or continue_last or resume:
+        if oneshot is not None or continue_last is not None or resume:
             refusal = (
                 "-z cannot ask"
                 if oneshot is not None
                 else "-c cannot go on"
-                if continue_last
+                if continue_last is not None
                 else "-r cannot resume"
             )
             raise click.ClickException(f"{refusal}: {_missing(ctx, name, command)}")
@@ -552,11 +567,24 @@ def cli(
         given[_parameter(ctx, name, "ask_parameter", "-z cannot ask", "takes no question")] = (
             oneshot
         )
-    if continue_last:
+    if continue_last is not None:
         given[_parameter(ctx, name, "continue_parameter", "-c cannot go on", _NO_SESSIONS)] = True
     if resume is not None:
         given[_parameter(ctx, name, "resume_parameter", "-r cannot resume", _NO_SESSIONS)] = resume
+    for option, value in chosen.items():
+        if value is not None:
+            flag = f"-{option[0]}"
+            parameter = _parameter(ctx, name, f"{option}_parameter", f"{flag} cannot", _NO_CHOICE)
+            given[parameter] = _typed(command, parameter, value)
     ctx.invoke(command, **given)
+
+
+def _typed(command: click.Command, parameter: str, value: str) -> Any:
+    """``value`` as the default command's parameter takes it (a repeated option: a tuple)."""
+    for param in command.params:
+        if param.name == parameter and param.multiple:
+            return (value,)
+    return value
 
 
 def _default_command(ctx: click.Context) -> str | None:
@@ -570,6 +598,7 @@ def _default_command(ctx: click.Context) -> str | None:
 
 
 _NO_SESSIONS = "goes on with no earlier session"
+_NO_CHOICE = "takes no such choice"
 
 
 def _parameter(ctx: click.Context, name: str | None, field: str, refusal: str, lacking: str) -> str:

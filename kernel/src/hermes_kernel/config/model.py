@@ -8,6 +8,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from hermes_kernel.config.controls import KERNEL_SECTIONS
 from hermes_kernel.config.defaults import (
+    AGENT_GOAL_TURNS,
     AGENT_MAX_ITERATIONS,
     AGENT_RETRIES,
     APPROVALS_MODE,
@@ -219,6 +220,17 @@ class AgentConfig(BaseModel):
         default=None,
         pattern=r"^[a-z][a-z0-9_-]{0,63}$",
         description="Terminal backend tools run commands in (local, docker, ssh ...).",
+    )
+    personalities: dict[str, str] = Field(
+        default_factory=dict,
+        description="Named ways to talk (/personality NAME): each name's instructions, "
+        "added to every turn of a conversation that chose it; beside the built-in ones.",
+    )
+    goal_turns: int = Field(
+        default=AGENT_GOAL_TURNS,
+        ge=1,
+        le=200,
+        description="Turns a /goal may take on its own before it pauses.",
     )
 
 

@@ -35,6 +35,12 @@ class TurnControl:
         client through it (a model aside)."""
         self.reasoning_effort: str | None = None
         """The session's own reasoning effort (``/reasoning``), before config.yaml's."""
+        self.steers: list[str] = []
+        """Notes the user added while the turn runs (``/steer``): they join the conversation
+        before the next model call."""
+        self.overlay: str | None = None
+        """The session's personality (``/personality``): this turn's context, not the
+        frozen system prompt."""
         self.outbound: list[Attachment] = []
         """Files the turn's tools sent to the user (ToolContext.send_file), in order: they
         go out with the reply."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
+from hermes_commons.text import one_line
 from hermes_kernel.engine.budget import BudgetGuard
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
 from hermes_kernel.engine.control import LinkedCancel, Stopped, TurnControl
@@ -27,6 +28,7 @@ from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.media import Attachment
 from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
+from hermes_sdk.runtime import STEER_PREFIX
 from hermes_sdk.tool_calls import lenient_arguments
 from hermes_sdk.tooling import NestedResult, ToolCaller
 
@@ -196,6 +198,8 @@ class TurnRun:
                 refusal = await self.over_budget(guard)
                 if refusal is not None:
                     return self.result("", "budget", iteration - 1, refusal)
+            if self.control.steers:
+                await self.take_steers()
             try:
                 response = await self.ask_fitting(tool_choice if iteration == 1 else None)
             except Stopped:
@@ -238,6 +242,14 @@ class TurnRun:
             f"stopped after {settings.max_iterations} model calls (agent.max_iterations)",
         )
 
+    async def take_steers(self) -> None:
+        """The user's notes sent while the turn ran: saved as their message, so the next
+        model call and every later one sees them where they were said."""
+        notes, self.control.steers = self.control.steers, []
+        text = STEER_PREFIX + "\n".join(notes)
+        self.remember(ChatMessage("user", text), await self.save("user", text))
+        self.notice(f"steered: {one_line(' / '.join(notes), 80)}")
+
     async def over_budget(self, guard: BudgetGuard) -> str | None:
         """Why the next model call must not be made (a limit it would pass), or None."""
         store = self.parts.store
@@ -260,6 +272,8 @@ class TurnRun:
             info = self.parts.session_info(self.session)
             for block in await observer.turn_context(info, user_text):
                 text = f"{text}\n\n{block}"
+        if self.control.overlay:
+            text = f"{text}\n\n<personality>\n{self.control.overlay}\n</personality>"
         return text
 
     # --- keeping the view within the window ---------------------------------------------

@@ -23,6 +23,8 @@ from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.routing import ModelSetup, NoModel, model_setup
 from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
+from hermes_kernel.runtime.background import Background
+from hermes_kernel.runtime.goals import Goals, continuation, judge
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.turns import KernelTurn
@@ -47,6 +49,7 @@ from hermes_sdk.runtime import (
     Budget,
     Delivery,
     DeliveryUnavailable,
+    InterimReply,
     ModelChoice,
     ModelInfo,
     Notice,
@@ -57,6 +60,7 @@ from hermes_sdk.runtime import (
     Runtime,
     RuntimeTurn,
     SessionBusy,
+    SessionMessage,
     SessionNotFound,
     SessionOptions,
     SessionSummary,
@@ -187,6 +191,12 @@ class KernelRuntime(StoreHistory, Runtime):
         self._pending_notices: list[str] = []
         """Tool sources that failed to start: told to the next turn that starts."""
         self._pending_queues: PendingQueues | None = None  # made on first use
+        self.goals = Goals()
+        """Sessions' standing goals (``/goal``)."""
+        self.background = Background(self)
+        """Tasks run in sessions of their own (``/background``)."""
+        self.personas: dict[str, tuple[str, str]] = {}
+        """Sessions' personalities (``/personality``): (name, instructions)."""
 
     # --- sessions -------------------------------------------------------------------------
 
@@ -353,6 +363,8 @@ class KernelRuntime(StoreHistory, Runtime):
             question_timeout=self.question_timeout,
         )
         turn.control.reasoning_effort = self._efforts.get(session_id)
+        persona = self.personas.get(session_id)
+        turn.control.overlay = persona[1] if persona is not None else None
         self.questions.turns[session_id] = turn
         for line in self._pending_notices:
             turn.emit(Notice(text=line))
@@ -374,17 +386,24 @@ class KernelRuntime(StoreHistory, Runtime):
         session_id = turn.session_id
         before: Session | None = None
         result: TurnResult | None = None
+        calls = 0
         try:
             before = await db.run(sessions.get, session_id)
-            result = await engine.run_turn(
-                session_id,
-                text,
-                turn.control,
-                on_text=lambda delta: turn.emit(TextDelta(text=delta)),
-                on_notice=lambda line: turn.emit(Notice(text=line)),
-                on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
-                attachments=attachments,
-            )
+            asked: str | None = text
+            while asked is not None:
+                if result is not None:
+                    turn.emit(InterimReply(text=result.text))  # the next reply begins
+                result = await engine.run_turn(
+                    session_id,
+                    asked,
+                    turn.control,
+                    on_text=lambda delta: turn.emit(TextDelta(text=delta)),
+                    on_notice=lambda line: turn.emit(Notice(text=line)),
+                    on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
+                    attachments=attachments if calls == 0 else (),
+                )
+                calls += result.tool_calls
+                asked = await self._follow_up(engine, turn, result)
         except LeaseHeldError as exc:
             # Another process runs a turn on it: nothing was done or saved.
             result = TurnResult("", "busy", error=f"{exc} (is it open in another hermes?)")
@@ -407,7 +426,7 @@ class KernelRuntime(StoreHistory, Runtime):
                     reply=result.text,
                     error=result.error,
                     usage=_usage(before, after),
-                    tool_calls=result.tool_calls,
+                    tool_calls=max(calls, result.tool_calls),
                     attachments=result.attachments,
                 )
             )
@@ -415,6 +434,69 @@ class KernelRuntime(StoreHistory, Runtime):
             self.agent.after_turn(
                 after, text, result, reviewable=session_id not in self._unreviewed
             )
+
+    async def _follow_up(
+        self, engine: TurnEngine, turn: KernelTurn, result: TurnResult
+    ) -> str | None:
+        """What the runtime asks next on the same turn, if anything: the user's notes that
+        came after the last model call (``/steer``), else the goal's next step."""
+        control = turn.control
+        goal = self.goals.active(turn.session_id)
+        if control.stopped or result.status != "done":
+            if goal is not None and control.stopped:
+                goal.paused = True
+                turn.emit(Notice(text="goal paused by the stop; /goal resume goes on"))
+            return None
+        if control.steers:
+            notes, control.steers = control.steers, []
+            return "\n".join(notes)
+        if goal is None:
+            return None
+        try:
+            verdict = await judge(engine.routes[0], goal, result.text)
+        except RuntimeError as exc:
+            goal.paused = True
+            turn.emit(Notice(text=f"goal paused: {exc}"))
+            return None
+        if verdict.done:
+            self.goals.clear(turn.session_id)
+            turn.emit(Notice(text=f"goal achieved: {verdict.reason}"))
+            return None
+        if goal.used >= goal.budget:
+            goal.paused = True
+            turn.emit(
+                Notice(text=f"goal paused: {goal.used}/{goal.budget} turns used; /goal resume")
+            )
+            return None
+        goal.used += 1
+        turn.emit(
+            Notice(text=f"continuing towards the goal ({goal.used}/{goal.budget}): {verdict.reason}")
+        )
+        return continuation(goal, verdict.reason)
+
+    async def branch_session(
+        self, session_id: str, through_seq: int | None = None, *, title: str | None = None
+    ) -> SessionSummary:
+        if self.running(session_id):
+            raise SessionBusy(f"session {session_id} is running a turn; branch when it ends")
+        original = await self.find_session(session_id)
+        messages = await self.messages(original.session_id)
+        last = through_seq if through_seq is not None else (messages[-1].seq if messages else 0)
+        last = _round_end(messages, last)
+        branch = await self.open_session(
+            SessionOptions(
+                source=original.source,
+                user_scope=original.user_scope,
+                cwd=original.cwd,
+                provider=original.provider,
+                model=original.model,
+                parent_session_id=original.session_id,
+                title=title or f"{original.title or 'branch'} (branch)",
+            )
+        )
+        store = self.store
+        await store.db.run(store.messages.copy_into, original.session_id, branch.session_id, last)
+        return await self.find_session(branch.session_id)
 
     def models(self) -> Sequence[ModelChoice]:
         setup = self.agent.setup
@@ -590,9 +672,11 @@ class KernelRuntime(StoreHistory, Runtime):
     def _slash(self) -> tuple[dict[str, SlashCommandSpec], list[str]]:
         if self._slash_loaded is None:
             from hermes_kernel.runtime.slash import builtin_commands
+            from hermes_kernel.runtime.turn_commands import turn_commands
 
             owners: dict[str, str] = {}
             commands = builtin_commands(self, self.slash_commands, self._unasked, owners)
+            commands.update((spec.name, spec) for spec in turn_commands(self))
             warnings: list[str] = []
             for item in self.app.host.provided(Kind.SLASH):
                 spec = item.spec
@@ -619,6 +703,7 @@ class KernelRuntime(StoreHistory, Runtime):
         *,
         user_scope: str | None = None,
         route: tuple[str | None, str | None] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> SlashReply:
         spec = self.slash_commands().get(name)
         if spec is None:
@@ -641,6 +726,7 @@ class KernelRuntime(StoreHistory, Runtime):
             user_scope=user_scope,
             config=self.config,
             provided=self.agent.tool_env.provided,
+            notify=notify if notify is not None else self.agent._learned,
         )
         if inspect.iscoroutinefunction(spec.handler):
             output = await spec.handler(args, context)
@@ -744,6 +830,19 @@ class KernelRuntime(StoreHistory, Runtime):
             for route in setup.routes:
                 with contextlib.suppress(Exception):
                     await route.provider.aclose()
+
+
+def _round_end(messages: Sequence[SessionMessage], seq: int) -> int:
+    """``seq``, or the last result of the tool calls it falls among: a branch never holds a
+    call without its result."""
+    end = seq
+    for message in messages:
+        if message.seq <= seq:
+            continue
+        if message.role != "tool":
+            break
+        end = message.seq
+    return end
 
 
 def tools_runtime(agent: Agent) -> KernelRuntime:

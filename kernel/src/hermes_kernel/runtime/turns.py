@@ -136,6 +136,12 @@ class KernelTurn(RuntimeTurn):
         self._decline_open()
         self._on_loop(self.control.stop)
 
+    def steer(self, text: str) -> bool:
+        if self.done or not text.strip():
+            return False
+        self._on_loop(lambda: self.control.steers.append(text.strip()))
+        return True
+
     @property
     def done(self) -> bool:
         return self._ended.done()

@@ -177,6 +177,29 @@ class Messages:
         rows = self._db.query(_OF_SESSION, (session_id, after_seq))
         return [_message(row) for row in rows]
 
+    def copy_into(self, source_id: str, target_id: str, through_seq: int) -> int:
+        """Append the source session's messages up to ``through_seq`` to the target (a
+        branch), in one transaction; the usage they cost stays the source's. Returns how
+        many were copied."""
+        copied = [m for m in self.of_session(source_id) if m.seq <= through_seq]
+        with self._db.write() as cursor:
+            for message in copied:
+                append_in(
+                    cursor,
+                    target_id,
+                    message.role,
+                    message.content,
+                    tool_calls=message.tool_calls,
+                    tool_call_id=message.tool_call_id,
+                    tool_name=message.tool_name,
+                    finish_reason=message.finish_reason,
+                    reasoning=message.reasoning,
+                    reasoning_details=message.reasoning_details,
+                    disposition=message.disposition,
+                    attachments=message.attachments,
+                )
+        return len(copied)
+
     def last_user_seq(self, session_id: str) -> int | None:
         value = self._db.query_value(
             "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user'", (session_id,)

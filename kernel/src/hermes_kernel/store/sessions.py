@@ -281,7 +281,9 @@ class Sessions:
         return found[0] if found else None
 
     def find(self, prefix: str) -> Session | None:
-        """The session whose id is ``prefix`` or starts with it; SessionNotFound when several do."""
+        """The session whose id is ``prefix`` or starts with it, else whose title is
+        ``prefix`` (any case; the latest of that title) or starts with it; SessionNotFound
+        when several do."""
         exact = self.get(prefix)
         if exact is not None or not prefix:
             return exact
@@ -292,6 +294,28 @@ class Sessions:
         )
         if len(rows) > 1:
             raise SessionNotFound(f"{prefix!r} matches more than one session; give more of the id")
+        if rows:
+            return Session(*rows[0])
+        return self._titled(prefix, escaped)
+
+    def _titled(self, title: str, escaped: str) -> Session | None:
+        """By title: the latest of exactly that title, else the one whose title starts so."""
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM sessions WHERE lower(title) = lower(?) "
+            "ORDER BY started_at DESC LIMIT 1",
+            (title,),
+        )
+        if rows:
+            return Session(*rows[0])
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM sessions WHERE lower(title) LIKE lower(?) ESCAPE '\\' "
+            "ORDER BY started_at DESC LIMIT 2",
+            (escaped + "%",),
+        )
+        if len(rows) > 1:
+            raise SessionNotFound(
+                f"{title!r} starts the titles of more than one session; give more of the title"
+            )
         return Session(*rows[0]) if rows else None
 
     def openings(self, session_ids: list[str], width: int = 80) -> dict[str, str]:

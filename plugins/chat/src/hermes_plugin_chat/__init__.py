@@ -21,4 +21,12 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         ask_parameter="query",
         continue_parameter="continue_last",
         resume_parameter="resume",
+        model_parameter="model",
+        toolsets_parameter="toolsets",
+        skills_parameter="skills",
+    )
+    yield CommandSpec(
+        name="completion",
+        description="Print the shell completion script for hermes (bash, zsh or fish).",
+        factory="hermes_plugin_chat.completion:completion",
     )

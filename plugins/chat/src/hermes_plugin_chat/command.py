@@ -11,6 +11,7 @@ from hermes_plugin_chat.session import ChatOptions
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 
 if TYPE_CHECKING:
+    from hermes_plugin_chat.worktree import Worktree
     from hermes_sdk.media import Attachment
 
 
@@ -44,6 +45,12 @@ def read_query(query: str) -> str:
 )
 @click.option("--yolo", is_flag=True, help="Run dangerous commands without asking for approval.")
 @click.option(
+    "-w",
+    "--worktree",
+    is_flag=True,
+    help="Work in a new git worktree of this repository, so your checkout is not touched.",
+)
+@click.option(
     "--image",
     "images",
     metavar="PATH",
@@ -69,6 +76,7 @@ def chat(
     toolsets: str | None,
     skills: tuple[str, ...],
     yolo: bool,
+    worktree: bool,
     images: tuple[str, ...],
     files: tuple[str, ...],
 ) -> None:
@@ -93,15 +101,48 @@ def chat(
     )
     if query is None and not sys.stdin.isatty():
         query = "-"  # piped in: answer it once, like -q -
-    if query is not None:
-        from hermes_plugin_chat.oneshot import run_oneshot
-
-        _leave(ctx, context, run_oneshot(context, options, read_query(query), as_json))
-    if as_json:
+    if query is None and as_json:
         raise click.UsageError("--json needs -q")
-    from hermes_plugin_chat.repl import run_interactive
+    made = _worktree() if worktree else None
+    try:
+        if query is not None:
+            from hermes_plugin_chat.oneshot import run_oneshot
 
-    _leave(ctx, context, run_interactive(context, options))
+            code = run_oneshot(context, options, read_query(query), as_json)
+        else:
+            from hermes_plugin_chat.repl import run_interactive
+
+            code = run_interactive(context, options)
+    finally:
+        if made is not None:
+            print(f"hermes: {_finish(made)}", file=sys.stderr)
+    _leave(ctx, context, code)
+
+
+def _worktree() -> Worktree:
+    """Make the session's worktree and work in it; a failure ends the command in one line."""
+    import os
+    from pathlib import Path
+
+    from hermes_plugin_chat.worktree import WorktreeError, make_worktree
+
+    try:
+        made = make_worktree(Path.cwd())
+    except WorktreeError as exc:
+        print(f"hermes: error: {exc}", file=sys.stderr)
+        raise click.exceptions.Exit(1) from None
+    os.chdir(made.path)
+    print(f"hermes: working in {made.path} (branch {made.branch})", file=sys.stderr)
+    return made
+
+
+def _finish(made: Worktree) -> str:
+    from hermes_plugin_chat.worktree import WorktreeError
+
+    try:
+        return made.finish()
+    except WorktreeError as exc:
+        return f"the worktree {made.path} is kept ({exc})"
 
 
 def _attachments(

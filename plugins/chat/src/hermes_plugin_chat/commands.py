@@ -35,6 +35,10 @@ BUILTINS: tuple[Builtin, ...] = (
         during_turn=True,
     ),
     Builtin("verbose", "/verbose", "show whole tool results (toggle)", during_turn=True),
+    Builtin("history", "/history", "this conversation, its exchanges numbered (for /branch N)"),
+    Builtin("save", "/save [PATH]", "save this conversation as Markdown", during_turn=True),
+    Builtin("copy", "/copy", "copy the last reply to the clipboard", during_turn=True),
+    Builtin("clear", "/clear", "clear the screen and start a fresh conversation"),
     Builtin("quit", "/quit", "leave (Ctrl+D does too)", during_turn=True),
     Builtin("exit", "/exit", "the same as /quit", during_turn=True),
 )

@@ -47,7 +47,9 @@ STOP_WAIT_SECONDS = 10.0
 
 
 class ChatCompleter(Completer):
-    """Slash commands at the start of the line; file paths in any word that looks like one."""
+    """Slash commands at the start of the line; @-references (``@diff``, ``@staged``,
+    ``@git:``, paths) in any word that starts with ``@``; file paths in any word that looks
+    like one."""
 
     def __init__(self, commands: dict[str, str]) -> None:
         self.commands = commands
@@ -61,8 +63,18 @@ class ChatCompleter(Completer):
                     yield Completion(f"/{name}", -len(text), display_meta=help_text)
             return
         word = document.get_word_before_cursor(WORD=True)
-        if word and ("/" in word or word.startswith(("~", "."))):
+        if word.startswith("@"):
+            yield from self._references(word[1:], event)
+        elif word and ("/" in word or word.startswith(("~", "."))):
             yield from self.paths.get_completions(Document(word, len(word)), event)
+
+    def _references(self, typed: str, event: CompleteEvent) -> Iterable[Completion]:
+        from hermes_commons.references import KEYWORDS
+
+        for keyword in KEYWORDS:
+            if keyword.startswith(typed) and keyword != typed:
+                yield Completion(keyword, -len(typed), display_meta="@-reference")
+        yield from self.paths.get_completions(Document(typed, len(typed)), event)
 
 
 class _ExpandingHistory(FileHistory):
@@ -325,6 +337,15 @@ class Repl:
             return
         self.start(text)
 
+    def queue(self, text: str) -> None:
+        """Send ``text`` once the running turn ends, without interrupting it (``/queue``,
+        ``/goal``); at once if nothing runs."""
+        if self.turn is not None:
+            self.queued.append(text)
+            return
+        self.view.user(text)
+        self.start(text)
+
     def start(self, text: str) -> None:
         self.view.start_turn()
         self.turn = asyncio.ensure_future(self._turn(text))
@@ -340,10 +361,15 @@ class Repl:
             view.discard_streamed()  # a retry or cut-off: the text so far is not the reply
             view.warn(notice)
 
+        def on_interim(reply: str) -> None:
+            view.discard_streamed()  # shown whole, as Markdown: the next reply streams after
+            view.reply(reply)
+
         return TurnWatcher(
             on_text=on_text,
             on_restart=view.discard_streamed,
             on_notice=on_notice,
+            on_interim=on_interim,
             on_tool_started=view.tool_started,
             on_tool_progress=view.tool_progress,
             on_tool_finished=view.tool_finished,
@@ -354,6 +380,12 @@ class Repl:
         view = self.view
         try:
             attached, self.attached = tuple(self.attached), []
+            if "@" in text:
+                from hermes_plugin_chat.attach import attach_references
+
+                text = await attach_references(
+                    self.runtime.config, text, self.view.info, self.view.warn
+                )
             ended = await self.chat.run_turn(
                 text, self.watcher(), attended=True, attachments=attached
             )

@@ -126,7 +126,7 @@ class ChatSession:
                 self.session = None
         return self.session
 
-    async def _ensure_session(self) -> str:
+    async def ensure_session(self) -> str:
         if self.session is None:
             self.session = await self.runtime.open_session(
                 SessionOptions(
@@ -153,7 +153,7 @@ class ChatSession:
     ) -> TurnEnded:
         """One turn, its events handed to ``watcher``; the session is opened first if this
         is its first message. ``attended``: someone can answer questions."""
-        session_id = await self._ensure_session()
+        session_id = await self.ensure_session()
         turn = self.runtime.start_turn(
             session_id, text, answers_questions=attended, attachments=attachments
         )

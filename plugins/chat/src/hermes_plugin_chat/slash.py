@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from hermes_plugin_chat.repl import Repl
 
 _BY_NAME = {command.name: command for command in BUILTINS}
+NEEDS_SESSION = frozenset({"goal", "personality"})
+"""The runtime's commands that keep something for the session: the chat opens it first."""
 
 
 class SlashCommands:
@@ -65,6 +67,8 @@ class SlashCommands:
         it failed (said as one line)."""
         if name == "compact":
             self.view.info("compacting…")
+        if name in NEEDS_SESSION and args.strip():
+            await self.chat.ensure_session()  # a goal or a personality from the first word
         session = self.chat.session
         try:
             reply = await self.runtime.run_slash(
@@ -73,6 +77,7 @@ class SlashCommands:
                 session.session_id if session else None,
                 # No session yet: the model this chat's first message will use.
                 route=None if session else (self.chat.provider, self.chat.model),
+                notify=self.view.info,
             )
         except SessionBusy as exc:
             self.view.error(f"{exc}; try later")
@@ -89,6 +94,10 @@ class SlashCommands:
         if reply.reload or session is not None:
             await self.chat.refresh()  # totals, title, messages after the command
         self.show(reply)
+        if reply.session_id is not None:
+            await self.show_resumed(await self.chat.resume(reply.session_id))
+        if reply.send is not None:
+            self.repl.queue(reply.send)
         return reply
 
     def show(self, reply: SlashReply) -> None:
@@ -235,6 +244,51 @@ class SlashCommands:
             f"attached {item.label()} ({item.mime}, {describe_size(item.size)}); "
             f"{count} file{'s' if count > 1 else ''} go with your next message"
         )
+
+    async def do_history(self, _args: str) -> None:
+        from hermes_plugin_chat.transcript import exchanges
+
+        session = self.chat.session
+        if session is None:
+            self.view.info("nothing said yet")
+            return
+        for number, (said, answered) in enumerate(
+            exchanges(await self.runtime.messages(session.session_id)), 1
+        ):
+            self.view.print(Text(f"{number:>3} {one_line(said, 100)}", style="bold cyan"))
+            if answered:
+                self.view.print(Text(f"    {one_line(answered, 100)}", style="dim"))
+        self.view.info("/branch N goes on in a copy that ends with exchange N")
+
+    async def do_save(self, args: str) -> None:
+        from hermes_plugin_chat.transcript import save_markdown
+
+        session = self.chat.session
+        if session is None:
+            self.view.info("nothing to save yet")
+            return
+        messages = await self.runtime.messages(session.session_id)
+        try:
+            path = save_markdown(session, messages, args.strip().strip("'\"") or None)
+        except OSError as exc:
+            self.view.error(f"not saved: {exc.strerror or exc}")
+            return
+        self.view.info(f"saved {len(messages)} messages to {path}")
+
+    async def do_copy(self, _args: str) -> None:
+        from hermes_plugin_chat.transcript import copy_to_clipboard
+
+        session = self.chat.session
+        messages = await self.runtime.messages(session.session_id) if session else []
+        replies = [m.content for m in messages if m.role == "assistant" and m.content]
+        if not replies:
+            self.view.info("no reply to copy yet")
+            return
+        self.view.info(copy_to_clipboard(replies[-1], self.view.write))
+
+    async def do_clear(self, _args: str) -> None:
+        self.view.write("\x1b[2J\x1b[3J\x1b[H")  # the screen and its scrollback
+        await self.runtime_command("new", "")
 
     def do_verbose(self, _args: str) -> None:
         self.view.verbose = not self.view.verbose

@@ -18,6 +18,7 @@ from hermes_plugin_web_ui.render import markdown_html, media_url
 from hermes_sdk.following import TurnWatcher, follow_turn, tool_event_json
 from hermes_sdk.media import Attachment
 from hermes_sdk.runtime import (
+    InterimReply,
     Notice,
     Question,
     RuntimeTurn,
@@ -52,6 +53,8 @@ def event_json(event: TurnEvent) -> dict[str, Any]:
         return {"type": "text", "text": event.text, "restarted": event.restarted}
     if isinstance(event, Notice):
         return {"type": "notice", "text": event.text}
+    if isinstance(event, InterimReply):  # the turn goes on: keep the replies apart
+        return {"type": "text", "text": "\n\n", "restarted": False}
     if isinstance(event, ToolStarted | ToolProgress | ToolFinished):
         return tool_event_json(event, argument_chars=4000, content_chars=MAX_RESULT_CHARS)
     if isinstance(event, Question):

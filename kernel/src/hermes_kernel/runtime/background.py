@@ -1,0 +1,71 @@
+"""Background turns (``/background TEXT``): a task run in a session of its own, opened for
+the session it was asked from (its parent), while the conversation goes on. Nobody watches
+it, so its questions are answered no (a dangerous command is denied unless the approvals
+mode lets it run); its outcome is told in one line through the asking front-end's
+``notify``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from hermes_commons.text import one_line
+from hermes_sdk.runtime import Runtime, RuntimeTurn, SessionOptions, SessionSummary
+
+__all__ = ["Background"]
+
+log = logging.getLogger("hermes")
+
+SOURCE = "background"
+"""The source background sessions are listed under."""
+SHOWN_CHARS = 300
+
+
+class Background:
+    """The background tasks a runtime runs, kept until they end (a task nobody holds may be
+    collected while it runs)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def start(
+        self,
+        text: str,
+        parent: SessionSummary | None,
+        notify: Callable[[str], None],
+        *,
+        user_scope: str | None,
+        cwd: str,
+    ) -> SessionSummary:
+        """Open the task's session and start its turn; ``notify`` hears how it ended."""
+        session = await self.runtime.open_session(
+            SessionOptions(
+                source=SOURCE,
+                user_scope=user_scope,
+                cwd=parent.cwd if parent is not None and parent.cwd else cwd,
+                provider=parent.provider if parent is not None else None,
+                model=parent.model if parent is not None else None,
+                parent_session_id=parent.session_id if parent is not None else None,
+                title=f"background: {one_line(text, 60)}",
+            )
+        )
+        turn = self.runtime.start_turn(session.session_id, text)
+        task = asyncio.ensure_future(self._tell(turn, notify))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return session
+
+    async def _tell(self, turn: RuntimeTurn, notify: Callable[[str], None]) -> None:
+        session_id = turn.session_id
+        result = await turn.result()
+        if result.ok:
+            line = f"background task {session_id} done: {one_line(result.reply, SHOWN_CHARS)}"
+        else:
+            why = result.error or result.status
+            line = f"background task {session_id} ended ({result.status}): {one_line(why, 200)}"
+        try:
+            notify(f"{line} (/resume {session_id} to go on there)")
+        except Exception:  # a front-end gone meanwhile: the session keeps the outcome
+            log.debug("background: could not tell how %s ended", session_id, exc_info=True)

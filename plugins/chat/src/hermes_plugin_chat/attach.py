@@ -1,0 +1,27 @@
+"""@-references attached to a message before its turn, each said in one line: the one
+place both shells (one-shot and interactive) do it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["attach_references"]
+
+
+async def attach_references(
+    config: Mapping[str, Any],
+    text: str,
+    info: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> str:
+    """``text`` with its references' content attached (see ``hermes_commons.references``)."""
+    from hermes_commons.references import resolve, web_hosts
+
+    resolved = await resolve(text, Path.cwd(), allow_private_hosts=web_hosts(config))
+    for item in resolved.attached:
+        info(f"attached {item.token} ({item.summary})")
+    for problem in resolved.problems:
+        warn(f"not attached: {problem}")
+    return resolved.text

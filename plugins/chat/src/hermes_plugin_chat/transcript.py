@@ -1,0 +1,77 @@
+"""A conversation as the terminal hands it on: numbered exchanges (``/history``, the
+numbers ``/branch N`` takes), Markdown (``/save``), the last reply on the clipboard
+(``/copy``)."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hermes_sdk.runtime import STEER_PREFIX, SessionMessage, SessionSummary
+
+__all__ = ["copy_to_clipboard", "exchanges", "markdown", "save_markdown"]
+
+CLIPBOARD_TOOLS = (("wl-copy",), ("xclip", "-selection", "clipboard"), ("pbcopy",))
+
+
+def exchanges(messages: Sequence[SessionMessage]) -> list[tuple[str, str]]:
+    """(what the user said, the last reply to it) per exchange, oldest first; a
+    ``/steer`` note belongs to the exchange it was said in, as the runtime counts them."""
+    found: list[tuple[str, str]] = []
+    for message in messages:
+        text = message.content or ""
+        if message.role == "user" and not text.startswith(STEER_PREFIX):
+            found.append((text, ""))
+        elif message.role == "assistant" and text and found:
+            found[-1] = (found[-1][0], text)
+    return found
+
+
+def markdown(session: SessionSummary, messages: Sequence[SessionMessage]) -> str:
+    title = session.title or f"Session {session.session_id}"
+    lines = [f"# {title}", "", f"Session `{session.session_id}`, {session.model or ''}", ""]
+    for message in messages:
+        if message.role == "user":
+            lines += ["## You", "", message.content or "", ""]
+        elif message.role == "assistant":
+            if message.content:
+                lines += ["## Hermes", "", message.content, ""]
+            for call in message.tool_calls:
+                lines += [f"- called `{call.get('name')}`"]
+        elif message.role == "tool":
+            result = (message.content or "").strip()
+            fence = "````" if "```" in result else "```"
+            lines += ["", f"{fence}text", result[:4000], fence, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def save_markdown(
+    session: SessionSummary, messages: Sequence[SessionMessage], path: str | None
+) -> Path:
+    """Write the conversation to ``path`` (a folder: a file named after it inside; None: in
+    the working directory); returns where. OSError when it cannot be written."""
+    name = f"hermes-{session.session_id}-{time.strftime('%Y%m%d-%H%M%S')}.md"
+    target = Path(path).expanduser() if path else Path.cwd() / name
+    if target.is_dir():
+        target = target / name
+    target.write_text(markdown(session, messages), encoding="utf-8")
+    return target.resolve()
+
+
+def copy_to_clipboard(text: str, write: Callable[[str], None]) -> str:
+    """Put ``text`` on the clipboard: through the terminal (OSC 52, which works over SSH in
+    most terminals) and a clipboard tool when one is installed; one line saying how."""
+    write(f"\x1b]52;c;{base64.b64encode(text.encode('utf-8')).decode('ascii')}\x07")
+    for tool in CLIPBOARD_TOOLS:
+        if shutil.which(tool[0]) is None:
+            continue
+        try:
+            subprocess.run(list(tool), input=text.encode("utf-8"), timeout=5, check=True)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return f"copied the last reply ({len(text):,} characters) with {tool[0]}"
+    return f"copied the last reply ({len(text):,} characters) through the terminal (OSC 52)"
