@@ -61,9 +61,7 @@ def test_steer_lands_in_the_next_model_call_of_the_same_turn(terminal, home, ope
     assert term.wait_exit() == 0
 
 
-def test_a_steer_after_the_last_model_call_goes_on_in_the_same_turn(
-    terminal, home, openai_server
-):
+def test_a_steer_after_the_last_model_call_goes_on_in_the_same_turn(terminal, home, openai_server):
     openai_server.queue(
         Reply.say("word " * 30, chunk_delay_seconds=0.08),
         Reply.say("Noted: in French next time."),
@@ -91,7 +89,9 @@ def test_queue_waits_for_the_turn_without_interrupting_it(terminal, home, openai
     term.line("/queue and a second one")
     term.wait_for("queued: it goes once the running turn ends")
     term.wait_for("Second.")
-    first_answer = [m for m in openai_server.requests[1].json["messages"] if m["role"] == "assistant"]
+    first_answer = [
+        m for m in openai_server.requests[1].json["messages"] if m["role"] == "assistant"
+    ]
     assert first_answer[-1]["content"] == long_reply.strip()  # finished, not cut short
     assert said(openai_server.requests[1])[-1] == ("user", "and a second one")
     term.line("/quit")
@@ -138,7 +138,9 @@ def test_a_goal_goes_on_turn_after_turn_until_the_judge_says_done(terminal, home
     term.wait_for("goal achieved: every test passes", timeout=20)
     first, judged, going_on, last_judged = openai_server.requests
     assert said(first) == [("user", "make the tests pass")]
-    assert "decide whether an assistant has achieved a goal" in judged.json["messages"][0]["content"]
+    assert (
+        "decide whether an assistant has achieved a goal" in judged.json["messages"][0]["content"]
+    )
     assert "tools" not in judged.json
     assert "Fixed one of the two failing tests." in judged.json["messages"][1]["content"]
     continued = said(going_on)[-1][1]

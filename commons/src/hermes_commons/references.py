@@ -208,8 +208,16 @@ def _git(token: str, cwd: Path, args: list[str], what: str) -> Attached:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
     try:
         done = subprocess.run(
-            ["git", "--no-pager", "-c", "core.quotepath=off", *args[:1], "--no-color",
-             "--no-ext-diff", *args[1:]],
+            [
+                "git",
+                "--no-pager",
+                "-c",
+                "core.quotepath=off",
+                *args[:1],
+                "--no-color",
+                "--no-ext-diff",
+                *args[1:],
+            ],
             cwd=cwd,
             capture_output=True,
             timeout=GIT_SECONDS,

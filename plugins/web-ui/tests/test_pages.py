@@ -337,3 +337,44 @@ def test_model_and_yolo_chosen_before_the_first_message_hold_for_it(
             await browser.http.close()
 
     run(scenario())
+
+
+def test_queue_goal_and_branch_tell_the_page_what_to_do(
+    ui: Any, openai_server: ScriptedOpenAIServer
+) -> None:
+    """/queue and /goal answer with the message the page sends next; /branch with the
+    session the page goes on in; a goal's steps arrive as whole interim replies."""
+
+    async def scenario() -> None:
+        browser = Browser(ui)
+        try:
+            openai_server.queue(Reply.say("First."))
+            session, _ = await browser.turn("one")
+            _, queued = await browser.post(
+                "/api/turns", {"text": "/queue and then two", "session_id": session}
+            )
+            assert queued["send"] == "and then two" and "sending it now" in queued["output"]
+            openai_server.queue(
+                Reply.say("Step one."),
+                Reply.say("CONTINUE: more"),
+                Reply.say("Step two."),
+                Reply.say("DONE: all of it"),
+            )
+            _, goal = await browser.post(
+                "/api/turns", {"text": "/goal finish it", "session_id": session}
+            )
+            assert goal["send"] == "finish it"
+            _, events = await browser.turn(goal["send"], session)
+            kinds = [event["type"] for event in events]
+            assert "interim" in kinds and kinds[-1] == "ended"
+            (interim,) = [event for event in events if event["type"] == "interim"]
+            assert "Step one." in interim["html"]
+            assert any("goal achieved: all of it" in e.get("text", "") for e in events)
+            _, branched = await browser.post(
+                "/api/turns", {"text": "/branch 1", "session_id": session}
+            )
+            assert branched["switch"] != session and "branched into" in branched["output"]
+        finally:
+            await browser.http.close()
+
+    run(scenario())

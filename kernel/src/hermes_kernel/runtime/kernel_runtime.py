@@ -470,7 +470,9 @@ class KernelRuntime(StoreHistory, Runtime):
             return None
         goal.used += 1
         turn.emit(
-            Notice(text=f"continuing towards the goal ({goal.used}/{goal.budget}): {verdict.reason}")
+            Notice(
+                text=f"continuing towards the goal ({goal.used}/{goal.budget}): {verdict.reason}"
+            )
         )
         return continuation(goal, verdict.reason)
 

@@ -10,8 +10,8 @@ import click
 
 COMPLETE_VAR = "_HERMES_COMPLETE"
 INSTALL = {
-    "bash": "add to ~/.bashrc:  eval \"$(hermes completion bash)\"",
-    "zsh": "add to ~/.zshrc:  eval \"$(hermes completion zsh)\"",
+    "bash": 'add to ~/.bashrc:  eval "$(hermes completion bash)"',
+    "zsh": 'add to ~/.zshrc:  eval "$(hermes completion zsh)"',
     "fish": "save it:  hermes completion fish > ~/.config/fish/completions/hermes.fish",
 }
 

@@ -40,13 +40,16 @@ class ChatCommands:
         name = "help" if name == "start" else name
         return name if name and name in await self._loaded() else None
 
-    async def run(self, conversation: Conversation, item: InboxItem, name: str) -> str:
-        """Run ``/name`` for the person who wrote it; what the chat reads. Only a command
-        that allows it on platforms runs (``on_platforms``: ``/new``, ``/memory`` on that
-        person's own memory ...); the others touch what everyone shares."""
+    async def run(
+        self, conversation: Conversation, item: InboxItem, name: str
+    ) -> tuple[str, str | None]:
+        """Run ``/name`` for the person who wrote it: what the chat reads, and a message
+        to send as theirs next (``/queue``, ``/goal``), if any. Only a command that allows
+        it on platforms runs (``on_platforms``: ``/new``, ``/memory`` on that person's own
+        memory ...); the others touch what everyone shares."""
         spec = (await self._loaded())[name]
         if not spec.on_platforms:
-            return f"/{name} is for the terminal (hermes chat): what it changes is shared"
+            return f"/{name} is for the terminal (hermes chat): what it changes is shared", None
         args = item.text.strip().partition(" ")[2].strip()
         session_id = item.session_id or await self.ledger.store.run(
             self.ledger.route, conversation.key
@@ -59,15 +62,17 @@ class ChatCommands:
                 user_scope=user_scope(item.chat, item.user_id, conversation.key),
             )
         except SessionBusy:
-            return BUSY
+            return BUSY, None
         except Exception as exc:  # noqa: BLE001 - a command's failure is one line to the user
             log.warning("/%s failed: %s", name, exc)
-            return f"/{name} failed: {one_line(exc)}"
+            return f"/{name} failed: {one_line(exc)}", None
         if reply.new_session:  # the chat's next message opens a new session
             await self.ledger.store.run(self.ledger.drop_route, conversation.key)
+        if reply.session_id is not None:  # /branch: the chat goes on in the copy
+            await self.ledger.store.run(self.ledger.set_route, conversation.key, reply.session_id)
         if name == "help":
-            return f"{HELP_INTRO}\n\n{reply.text}"
-        return reply.text or "(nothing to show)"
+            return f"{HELP_INTRO}\n\n{reply.text}", None
+        return reply.text or "(nothing to show)", reply.send
 
     async def _loaded(self) -> dict[str, SlashCommandSpec]:
         """The runtime's commands, loaded on the first message that starts with ``/``."""

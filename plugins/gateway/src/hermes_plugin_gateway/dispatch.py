@@ -134,6 +134,12 @@ class Dispatch:
 
     # --- stopping ---------------------------------------------------------------------------
 
+    def running_session(self, key: str) -> str | None:
+        """The session of the turn the route runs in this worker now, if one does."""
+        conversation = self.conversations.get(key)
+        turn = conversation.turn if conversation is not None else None
+        return turn.session_id if turn is not None and not turn.done else None
+
     def stop_route(self, key: str) -> str | None:
         """``/stop`` in a chat: its waiting messages are dropped here (the store drops them
         for every worker); the session of the turn it runs here, if one does."""

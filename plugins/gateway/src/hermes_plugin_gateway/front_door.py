@@ -13,6 +13,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from hermes_commons.supervision import one_line
 from hermes_plugin_gateway.access import Access
 from hermes_plugin_gateway.chat_commands import command_of
 from hermes_plugin_gateway.claims import Claims
@@ -30,7 +31,10 @@ from hermes_sdk.storage import Store
 if TYPE_CHECKING:  # aiohttp is imported only when a platform asks for an HTTP route
     from hermes_sdk.listener import Handler, SharedListener
 
-__all__ = ["FrontDoor", "PlatformDoor"]
+__all__ = ["AT_ONCE", "FrontDoor", "PlatformDoor"]
+
+AT_ONCE = frozenset({"/steer", "/bg", "/background"})
+"""Commands run as they arrive, beside the chat's running turn (see ``FrontDoor._at_once``)."""
 
 log = logging.getLogger("hermes.gateway")
 
@@ -70,6 +74,8 @@ class FrontDoor:
         self.claims = claims
         self.group_sessions = group_sessions
         self._http_at = http
+        self._later: set[asyncio.Task[object]] = set()
+        """Messages commands promised for later (a background task's outcome), being sent."""
         self.http: SharedListener | None = None
         """The HTTP listener platforms share (webhooks, Slack's Events API); bound when
         first asked for a route."""
@@ -89,8 +95,11 @@ class FrontDoor:
             return
         key = route_key(message, self.group_sessions)
         text = message.text.strip()
-        if command_of(text) in {"/stop", "/cancel"}:
+        command = command_of(text)
+        if command in {"/stop", "/cancel"}:
             await self._stop(key, message)
+            return
+        if command in AT_ONCE and await self._at_once(key, message, command[1:]):
             return
         if not message.attachments and self.questions.typed(message.chat, message.user_id, text):
             return
@@ -130,6 +139,39 @@ class FrontDoor:
         if adapter is not None:
             with contextlib.suppress(Exception):  # they can write again in 10 minutes
                 await adapter.send(message.chat, PAIRING.format(platform=platform, code=code))
+
+    async def _at_once(self, key: str, message: Inbound, name: str) -> bool:
+        """``/steer`` while this chat's turn runs here, and ``/background`` whenever: run
+        now, not after the turn the queue waits for; False leaves a ``/steer`` with no turn
+        to the queue (it is then sent as a message)."""
+        session_id = self.dispatch.running_session(key)
+        if name == "steer" and session_id is None:
+            return False
+        if session_id is None:
+            session_id = await self.store.run(self.intake.route, key)
+        loop = asyncio.get_running_loop()
+        chat = message.chat
+
+        def notify(line: str) -> None:  # later, from any thread: a message to this chat
+            def send() -> None:
+                task = asyncio.ensure_future(self.replies.reply(None, chat, line))
+                self._later.add(task)
+                task.add_done_callback(self._later.discard)
+
+            loop.call_soon_threadsafe(send)
+
+        scope = user_scope(chat, message.user_id, key)
+        args = message.text.strip().partition(" ")[2].strip()
+        try:
+            reply = await self.runtime.run_slash(
+                name, args, session_id, user_scope=scope, notify=notify
+            )
+            text = reply.text
+        except Exception as exc:  # noqa: BLE001 - a command's failure is one line to the user
+            log.warning("/%s failed: %s", name, exc)
+            text = f"/{name} failed: {one_line(exc)}"
+        await self.replies.reply(None, chat, text)
+        return True
 
     async def _stop(self, key: str, message: Inbound) -> None:
         """``/stop``: the runtime stops this chat's turn in this process; the messages still

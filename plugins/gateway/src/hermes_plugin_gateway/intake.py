@@ -39,6 +39,10 @@ class Intake:
         self._writer: asyncio.Task[None] | None = None
         self._confirming: set[asyncio.Task[None]] = set()
 
+    def route(self, key: str) -> str | None:
+        """The session the route talks in (in a worker thread: a store read)."""
+        return self._ledger.route(key)
+
     async def accept(self, message: Inbound, route_key: str) -> InboxItem | None:
         """Store the message and sync it to disk; None if it was stored before (a platform
         sending it again). Raises what the store raised if its batch could not be written

@@ -15,6 +15,7 @@ import contextlib
 import gc
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,9 +104,14 @@ class TurnRunner:
         """Answer one message taken from the inbox (by the worker ``item.worker`` names)."""
         name = await self.commands.name_of(item)
         if name is not None:
-            text = await self.commands.run(conversation, item, name)
-            await self._answer(item, text)
-            return
+            text, send = await self.commands.run(conversation, item, name)
+            if send is None:
+                await self._answer(item, text)
+                return
+            # /queue, /goal: the command's line goes out on its own, and the message it
+            # sends is this item's turn (answered, and resumed after a crash, as any).
+            await self.replies.reply(None, item.chat, text)
+            item = replace(item, text=send)
         if item.state == "resuming":
             await self.ledger.store.run(self.ledger.mark, item.id, "failed", None, item.worker)
             await self._answer(item, GIVEN_UP)
@@ -251,9 +257,16 @@ class TurnRunner:
             asking.add(task)
             task.add_done_callback(asking.discard)
 
+        async def interim(text: str) -> None:  # a goal's step: a message of its own
+            if stream is not None:
+                stream.restart()
+            if text.strip():
+                await self.replies.reply(None, item.chat, text)
+
         watcher = TurnWatcher(
             on_text=stream.feed if stream is not None else None,
             on_restart=stream.restart if stream is not None else None,
+            on_interim=interim,
             on_question=ask if adapter is not None or relayed else None,
         )
         try:

@@ -253,6 +253,10 @@ class ChatApi:
             answer["new"] = True
         if reply.reload:
             answer["reload"] = True
+        if reply.send is not None:
+            answer["send"] = reply.send  # the page sends it, once a running turn is over
+        if reply.session_id is not None:
+            answer["switch"] = reply.session_id  # /branch: the page goes on in the copy
         if reply.yolo is not None and session_id is None:
             self.next_yolo = reply.yolo  # the next session opens with it
         if reply.provider is not None and reply.model is not None:

@@ -53,8 +53,8 @@ def event_json(event: TurnEvent) -> dict[str, Any]:
         return {"type": "text", "text": event.text, "restarted": event.restarted}
     if isinstance(event, Notice):
         return {"type": "notice", "text": event.text}
-    if isinstance(event, InterimReply):  # the turn goes on: keep the replies apart
-        return {"type": "text", "text": "\n\n", "restarted": False}
+    if isinstance(event, InterimReply):  # a whole reply; the next one streams after it
+        return {"type": "interim", "html": str(markdown_html(event.text)) if event.text else ""}
     if isinstance(event, ToolStarted | ToolProgress | ToolFinished):
         return tool_event_json(event, argument_chars=4000, content_chars=MAX_RESULT_CHARS)
     if isinstance(event, Question):
@@ -120,6 +120,7 @@ class LiveTurn:
             on_text=lambda text: record(TextDelta(text=text)),
             on_restart=lambda: record(TextDelta(text="", restarted=True)),  # the page redraws
             on_notice=lambda text: record(Notice(text=text)),
+            on_interim=lambda text: record(InterimReply(text=text)),
             on_tool_started=record,
             on_tool_progress=record,
             on_tool_finished=record,

@@ -242,6 +242,13 @@
     answered(event) {
       closeQuestion(document.getElementById("question-" + event.id), "answered: " + event.value);
     },
+    interim(event) {
+      // A goal's step, or a reply a late /steer follows: finished, the next one streams after.
+      const block = assistantText();
+      if (event.html) block.innerHTML = event.html; // rendered and escaped by the server
+      block.classList.remove("streaming");
+      textBlock = null;
+    },
     ended(event) {
       turnEnded = true;
       for (const card of log.querySelectorAll(".question:not(.closed)")) closeQuestion(card, "closed");
@@ -259,10 +266,11 @@
       textBlock = null;
       busy(false);
       input.focus();
+      if (queued.length) send(queued.shift()); // /queue, /goal: sent once the turn is over
     },
   };
 
-  const QUIET = new Set(["text", "tool_started", "question", "ended", "notice"]); // the wait is over
+  const QUIET = new Set(["text", "interim", "tool_started", "question", "ended", "notice"]); // the wait is over
   // The model is at work again (a notice, a retry say, keeps the row below it).
   const WAITING = new Set(["user", "tool_finished", "answered", "notice"]);
 
@@ -298,6 +306,8 @@
   // What the server takes as a command ("/etc/hosts: what is this?" is a message).
   const COMMAND = /^\/[a-z][\w-]*(\s|$)/;
 
+  const queued = []; // messages a command sends once the running turn is over
+
   async function send(text) {
     const sessionId = log.dataset.session || null;
     // A command sent while a turn runs (/stop, /usage, /help) leaves the turn's state alone.
@@ -328,10 +338,20 @@
       return;
     }
     if (result.model) setModel(result.model);
+    if (result.switch) {
+      // /branch: the chat goes on in the copy, drawn anew with the command's answer.
+      sessionStorage.setItem(KEPT, JSON.stringify({ command: text, output: result.output }));
+      window.location.assign("/chat/" + encodeURIComponent(result.switch));
+      return;
+    }
     if (result.output !== undefined) {
       echo(text); // a command's answer follows the command, as in the terminal
       notice(result.output);
       if (!alongside) busy(false);
+      if (result.send !== undefined) {
+        if (alongside) queued.push(result.send);
+        else send(result.send);
+      }
       return;
     }
     if (result.session_id && result.session_id !== sessionId) {

@@ -1,0 +1,83 @@
+"""/steer, /queue, /bg, /goal and /branch in a chat app: the runtime's same commands, through
+the real Telegram plugin, the fake Bot API and the scripted model."""
+
+from __future__ import annotations
+
+from hermes_sdk.runtime import STEER_PREFIX
+from hermes_testkit import Reply
+
+from .conftest import OWNER, unfenced, wait_until
+
+
+def users(request) -> list[str]:
+    return [unfenced(str(m["content"])) for m in request.json["messages"] if m["role"] == "user"]
+
+
+def test_steer_reaches_the_running_turn(running_gateway, telegram, openai_server):
+    openai_server.queue(
+        Reply.tool_call("terminal", {"command": "sleep 2; echo migrated"}),
+        Reply.say("Migrated on staging."),
+    )
+    running_gateway()
+    telegram.user_says(OWNER, "run the migration")
+    wait_until(lambda: len(openai_server.requests) == 1)
+    telegram.user_says(OWNER, "/steer use the staging database")
+    telegram.wait_for_message(OWNER, "steering: use the staging database")
+    telegram.wait_for_message(OWNER, "Migrated on staging.")
+    second = openai_server.requests[1]
+    assert users(second)[-1] == STEER_PREFIX + "use the staging database"
+    assert [m["role"] for m in second.json["messages"]][-2:] == ["tool", "user"]
+
+
+def test_background_tells_the_chat_when_it_is_done(running_gateway, telegram, openai_server):
+    openai_server.queue(
+        Reply.say("Hello."),
+        Reply.say("The logs are quiet.", delay_seconds=2),
+        Reply.say("Fine, thanks."),
+    )
+    gateway = running_gateway()
+    telegram.user_says(OWNER, "hi")
+    telegram.wait_for_message(OWNER, "Hello.")
+    telegram.user_says(OWNER, "/bg summarise the logs")
+    telegram.wait_for_message(OWNER, "started in the background as session")
+    telegram.user_says(OWNER, "how are you?")
+    telegram.wait_for_message(OWNER, "Fine, thanks.")
+    done = telegram.wait_for_message(OWNER, "done: The logs are quiet.")
+    (task,) = gateway.sessions("background")
+    (chat,) = gateway.sessions("telegram")
+    assert task.parent_session_id == chat.id
+    assert task.user_scope == f"telegram:{OWNER}"  # the person's own, as their chat
+    assert task.id in done.visible
+
+
+def test_queue_and_goal_send_their_message_as_the_users(running_gateway, telegram, openai_server):
+    openai_server.queue(
+        Reply.say("Queued answer."),
+        Reply.say("Half done."),
+        Reply.say("CONTINUE: the second half"),
+        Reply.say("All done."),
+        Reply.say("DONE: finished"),
+    )
+    running_gateway()
+    telegram.user_says(OWNER, "/queue what time is it?")
+    telegram.wait_for_message(OWNER, "Queued answer.")
+    assert users(openai_server.requests[0]) == ["what time is it?"]
+    telegram.user_says(OWNER, "/goal tidy the notes")
+    telegram.wait_for_message(OWNER, "goal set (20-turn budget)")
+    telegram.wait_for_message(OWNER, "Half done.")  # a step of its own, as its own message
+    telegram.wait_for_message(OWNER, "All done.")
+    assert "Keep working towards the goal: tidy the notes" in users(openai_server.requests[3])[-1]
+
+
+def test_branch_moves_the_chat_to_the_copy(running_gateway, telegram, openai_server):
+    openai_server.queue(Reply.say("One."), Reply.say("Two."), Reply.say("Other."))
+    gateway = running_gateway()
+    for word, answer in (("first", "One."), ("second", "Two.")):
+        telegram.user_says(OWNER, word)
+        telegram.wait_for_message(OWNER, answer)
+    telegram.user_says(OWNER, "/branch 1")
+    telegram.wait_for_message(OWNER, "branched into")
+    telegram.user_says(OWNER, "second, another way")
+    telegram.wait_for_message(OWNER, "Other.")
+    assert users(openai_server.requests[-1]) == ["first", "second, another way"]
+    wait_until(lambda: len(gateway.sessions("telegram")) == 2)
