@@ -243,6 +243,8 @@ def _git(token: str, cwd: Path, args: list[str], what: str) -> Attached:
 
 
 async def _url(token: str, url: str, allow_private_hosts: tuple[str, ...]) -> Attached:
+    import httpx
+
     from hermes_commons.ssrf import Refused, SsrfGuard
     from hermes_commons.ssrf_http import fetch, guarded_client
 
@@ -252,7 +254,7 @@ async def _url(token: str, url: str, allow_private_hosts: tuple[str, ...]) -> At
             fetched = await fetch(client, guard, url, URL_BYTES)
     except Refused as exc:
         raise ReferenceProblem(str(exc)) from None
-    except Exception as exc:  # httpx's errors: one line, whatever the kind
+    except (httpx.HTTPError, OSError) as exc:  # the connection, the protocol: one line
         raise ReferenceProblem(f"could not be fetched ({type(exc).__name__}: {exc})") from None
     if fetched.status >= 400:
         raise ReferenceProblem(f"the server answered {fetched.status}")
