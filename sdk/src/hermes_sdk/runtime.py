@@ -820,6 +820,11 @@ class RuntimeModels(abc.ABC):
     def providers(self) -> Sequence[ProviderChoice]:
         """Every provider a session may name, configured or not, by name."""
 
+    async def context_use(self, session_id: str) -> tuple[int, int] | None:
+        """How full the session's context is: (tokens the model read and wrote in its last
+        call, the model's context window); None before its first model call."""
+        return None
+
     @abc.abstractmethod
     async def use_model(
         self, session_id: str, provider: str | None, model: str | None

@@ -476,6 +476,14 @@ class KernelRuntime(StoreHistory, Runtime):
         )
         return continuation(goal, verdict.reason)
 
+    async def context_use(self, session_id: str) -> tuple[int, int] | None:
+        used = await self.store.db.run(self.store.sessions.last_call_tokens, session_id)
+        engine = self._bound.get(session_id, self.agent.engine)
+        compactor = engine.compactor
+        if used is None or compactor is None:
+            return None
+        return used, (await compactor.window(engine.routes[0])).tokens
+
     async def branch_session(
         self, session_id: str, through_seq: int | None = None, *, title: str | None = None
     ) -> SessionSummary:

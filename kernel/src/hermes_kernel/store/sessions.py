@@ -280,6 +280,15 @@ class Sessions:
         found = self.recent(1, source)
         return found[0] if found else None
 
+    def last_call_tokens(self, session_id: str) -> int | None:
+        """What the session's last model call read and wrote: its context then."""
+        rows = self._db.query(
+            "SELECT input_tokens + cache_read_tokens + cache_write_tokens + output_tokens "
+            "FROM model_calls WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+            (session_id,),
+        )
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
     def find(self, prefix: str) -> Session | None:
         """The session whose id is ``prefix`` or starts with it, else whose title is
         ``prefix`` (any case; the latest of that title) or starts with it; SessionNotFound
