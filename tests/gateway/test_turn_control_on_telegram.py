@@ -3,7 +3,9 @@ the real Telegram plugin, the fake Bot API and the scripted model."""
 
 from __future__ import annotations
 
-from hermes_sdk.runtime import STEER_PREFIX
+import asyncio
+
+from hermes_sdk.runtime import STEER_PREFIX, SessionOptions, open_runtime
 from hermes_testkit import Reply
 
 from .conftest import OWNER, unfenced, wait_until
@@ -81,3 +83,31 @@ def test_branch_moves_the_chat_to_the_copy(running_gateway, telegram, openai_ser
     telegram.wait_for_message(OWNER, "Other.")
     assert users(openai_server.requests[-1]) == ["first", "second, another way"]
     wait_until(lambda: len(gateway.sessions("telegram")) == 2)
+
+
+def test_handoff_from_the_terminal_to_telegram_and_back(running_gateway, telegram, openai_server):
+    """A conversation started at the terminal (a runtime of its own, as `hermes chat` has)
+    goes on in the owner's Telegram chat, and /handoff cli there says how to come back."""
+    openai_server.queue(Reply.say("Noted: seven."), Reply.say("It was seven."))
+    gateway = running_gateway()
+
+    async def at_the_terminal() -> tuple[str, str]:
+        async with open_runtime(gateway.home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="cli"))
+            ended = await runtime.start_turn(session.session_id, "remember seven").result()
+            assert ended.reply == "Noted: seven."
+            stranger = await runtime.run_slash(
+                "handoff", "telegram", session.session_id, user_scope="telegram:99"
+            )
+            assert "only the owner" in stranger.text
+            reply = await runtime.run_slash("handoff", "telegram", session.session_id)
+            return session.session_id, reply.text
+
+    session_id, said = asyncio.run(at_the_terminal())
+    assert said.startswith(f"handed off: your next message in the telegram chat {OWNER}")
+    telegram.user_says(OWNER, "which number was it?")
+    telegram.wait_for_message(OWNER, "It was seven.")
+    assert users(openai_server.requests[-1]) == ["remember seven", "which number was it?"]
+    telegram.user_says(OWNER, "/handoff cli")
+    back = telegram.wait_for_message(OWNER, "to go on in the terminal")
+    assert f"hermes chat -r {session_id}" in back.visible

@@ -19,12 +19,14 @@ from hermes_sdk import (
     ConfigSectionSpec,
     Finding,
     HealthContext,
+    SlashCommandSpec,
     StatusLine,
     hookimpl,
 )
 
 if TYPE_CHECKING:
     from hermes_sdk.archive import PairedUser
+    from hermes_sdk.events import SlashContext
     from hermes_sdk.storage import StoreSchema
 
 
@@ -61,6 +63,23 @@ def hermes_admit_chat_users(home: str, users: Sequence[PairedUser]) -> list[Pair
     from hermes_plugin_gateway.pairing import admit
 
     return admit(home, users)
+
+
+@hookimpl
+def hermes_slash_commands() -> Iterator[SlashCommandSpec]:
+    yield SlashCommandSpec(
+        name="handoff",
+        usage="/handoff PLATFORM [CHAT_ID] | cli",
+        description="go on with this conversation in a chat app, or back in the terminal",
+        handler=_handoff,
+        on_platforms=True,  # /handoff cli from a chat; only the owner hands one to a chat
+    )
+
+
+def _handoff(args: str, context: SlashContext) -> str:
+    from hermes_plugin_gateway.handoff import handoff
+
+    return handoff(args, context)
 
 
 @hookimpl
