@@ -13,6 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BORN_HERE = {
+    "references",
     "app_api",
     "byte_split",
     "credential_states",

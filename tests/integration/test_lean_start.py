@@ -52,3 +52,9 @@ def test_a_one_shot_does_not_import_aiohttp_or_httpx_command_line(tmp_path: Path
     # no transcriber plugin.
     heavy = {"PIL", "pypdf", "docx", "filetype", "hermes_plugin_voice"}
     assert not {m for m in modules if m.split(".")[0] in heavy}
+    # Nothing of the full-screen interface, the @-references or the goal and background
+    # machinery's commands loads for a one-shot that uses none of them (issue 74).
+    later = {"textual", "hermes_plugin_tui", "trafilatura"}
+    assert not {m for m in modules if m.split(".")[0] in later}
+    assert not {"hermes_commons.references", "hermes_plugin_chat.attach"} & modules
+    assert not {"hermes_kernel.runtime.turn_commands", "hermes_plugin_chat.worktree"} & modules

@@ -268,15 +268,51 @@ async def _url(token: str, url: str, allow_private_hosts: tuple[str, ...]) -> At
 
 
 def _page_text(body: bytes, kind: str, url: str) -> str | None:
-    """HTML as its main text (trafilatura, the field's extractor), text as it is."""
+    """HTML as its main text, text as it is. The main text is trafilatura's (the field's
+    extractor, installed with the web tools); without it, the page's text with scripts,
+    styles, menus, headers and footers left out (a lean install keeps its size)."""
     decoded = body.decode("utf-8", "replace")
     if kind in ("text/html", "application/xhtml+xml") or (not kind and b"<html" in body[:2000]):
-        import trafilatura
-
+        try:
+            import trafilatura
+        except ImportError:
+            return _visible_text(decoded)
         return trafilatura.extract(decoded, url=url, output_format="markdown") or ""
     if kind.startswith("text/") or kind.endswith(("json", "xml", "yaml")):
         return decoded
     return None
+
+
+def _visible_text(html: str) -> str:
+    from html.parser import HTMLParser
+
+    skipped = {"script", "style", "nav", "header", "footer", "noscript", "template", "svg"}
+    blocks = {"p", "div", "li", "br", "h1", "h2", "h3", "h4", "tr", "section", "article"}
+
+    class Reader(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+            self.hidden = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in skipped:
+                self.hidden += 1
+            elif tag in blocks:
+                self.parts.append("\n")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in skipped and self.hidden:
+                self.hidden -= 1
+
+        def handle_data(self, data: str) -> None:
+            if not self.hidden:
+                self.parts.append(data)
+
+    reader = Reader()
+    reader.feed(html)
+    lines = (" ".join(line.split()) for line in "".join(reader.parts).splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def _size(size: int) -> str:

@@ -572,8 +572,9 @@ class CommandSpec(FactorySpec):
     parameter that takes one question, so ``hermes -z TEXT`` asks once through it;
     ``continue_parameter`` its flag that goes on with the last session (``hermes -c``), and
     ``resume_parameter`` its option that takes a session's id or title (``hermes -r ID``,
-    ``hermes -c NAME``); ``model_parameter``, ``toolsets_parameter`` and ``skills_parameter``
-    the options ``hermes -m MODEL``, ``-t A,B`` and ``-s A,B`` go to.
+    ``hermes -c NAME``); ``model_parameter``, ``toolsets_parameter`` and ``preload_parameter``
+    the options ``hermes -m MODEL``, ``-t A,B`` and ``-s A,B`` go to (what ``-s`` loads
+    from a session's start is the command's to say: the terminal chat's skills).
     """
 
     kind: ClassVar[Kind] = Kind.COMMAND
@@ -583,7 +584,7 @@ class CommandSpec(FactorySpec):
     resume_parameter: str = ""
     model_parameter: str = ""
     toolsets_parameter: str = ""
-    skills_parameter: str = ""
+    preload_parameter: str = ""
 
     def __post_init__(self) -> None:
         for part in self.name.split(".") if isinstance(self.name, str) else [self.name]:

@@ -509,7 +509,9 @@ def _command_kind() -> Kind:
 )
 @click.option("-m", "--model", "model", metavar="MODEL", help="Chat with this model.")
 @click.option("-t", "--toolsets", "toolsets", metavar="A,B", help="Give only these toolsets.")
-@click.option("-s", "--skills", "skills", metavar="A,B", help="Load these skills from the start.")
+@click.option(
+    "-s", "preload", metavar="A,B", help="Load these from the start (the default command's -s)."
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -519,7 +521,7 @@ def cli(
     resume: str | None,
     model: str | None,
     toolsets: str | None,
-    skills: str | None,
+    preload: str | None,
     **_options: Any,
 ) -> None:
     """Hermes: a personal AI agent runtime built from plugins.
@@ -527,7 +529,7 @@ def cli(
     Without a command: the default command a front-end plugin provides (an interactive
     session; with none installed, what to install).
     """
-    chosen = {"model": model, "toolsets": toolsets, "skills": skills}
+    chosen = {"model": model, "toolsets": toolsets, "preload": preload}
     if ctx.invoked_subcommand is not None:
         given_any = continue_last is not None or resume is not None or oneshot is not None
         if given_any or any(value is not None for value in chosen.values()):
@@ -573,7 +575,7 @@ def cli(
         given[_parameter(ctx, name, "resume_parameter", "-r cannot resume", _NO_SESSIONS)] = resume
     for option, value in chosen.items():
         if value is not None:
-            flag = f"-{option[0]}"
+            flag = {"model": "-m", "toolsets": "-t", "preload": "-s"}[option]
             parameter = _parameter(ctx, name, f"{option}_parameter", f"{flag} cannot", _NO_CHOICE)
             given[parameter] = _typed(command, parameter, value)
     ctx.invoke(command, **given)

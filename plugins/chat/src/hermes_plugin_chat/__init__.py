@@ -23,7 +23,7 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         resume_parameter="resume",
         model_parameter="model",
         toolsets_parameter="toolsets",
-        skills_parameter="skills",
+        preload_parameter="skills",
     )
     yield CommandSpec(
         name="completion",
