@@ -744,3 +744,20 @@ def test_qqbot_settings_come_over():
     assert "plain text" in left["platforms.qqbot.extra.markdown_support"]
     assert ".env QQ_ALLOWED_USERS" not in left
     assert "QQ_CLIENT_SECRET" not in mapped.env_settings
+
+
+def test_personalities_come_over_in_either_shape():
+    source = {
+        "agent": {
+            "personalities": {
+                "terse": "Answer in one line.",
+                "tutor": {"system_prompt": "Teach step by step."},
+                "broken": {"colour": "blue"},
+            }
+        }
+    }
+    mapped = map_config(source, {})
+    assert mapped.config["agent"]["personalities"] == {
+        "terse": "Answer in one line.",
+        "tutor": "Teach step by step.",
+    }

@@ -550,6 +550,16 @@ class _Mapper:
         retries = self.take("agent.api_max_retries")
         if isinstance(retries, int):
             self.put("agent.retries", min(max(retries, 0), 10), "agent.api_max_retries")
+        personas = self.take("agent.personalities")
+        if isinstance(personas, Mapping):
+            # A name's instructions, as text or as {system_prompt: ...} (both shapes occur).
+            kept = {
+                str(name): text
+                for name, value in personas.items()
+                if (text := value if isinstance(value, str) else _prompt_of(value))
+            }
+            if kept:
+                self.put("agent.personalities", kept, "agent.personalities")
         toolsets = self.take("toolsets")
         if isinstance(toolsets, list) and not any(str(t).startswith("hermes-") for t in toolsets):
             ours = sorted({TOOLSETS[str(t)] for t in toolsets if str(t) in TOOLSETS})
@@ -1283,3 +1293,11 @@ def _patterns(value: str) -> list[str]:
     if not isinstance(listed, list):
         listed = [p.strip() for line in value.splitlines() for p in line.split(",")]
     return [str(p) for p in listed if str(p).strip()]
+
+
+def _prompt_of(value: object) -> str:
+    """A personality given as a mapping: its system prompt, else nothing."""
+    if not isinstance(value, Mapping):
+        return ""
+    text = value.get("system_prompt") or value.get("prompt") or ""
+    return str(text) if isinstance(text, str) else ""

@@ -153,10 +153,10 @@ class HermesTui(App[int]):
         if session is None:
             parts.append("new session")
         else:
-            parts.append(f"{session.input_tokens:,} in · {session.output_tokens:,} out")
-            parts.append(f"cost {Totals.of(session).cost_text()}")
             if self.context is not None:
                 parts.append(self.context)
+            parts.append(f"{session.input_tokens:,} in · {session.output_tokens:,} out")
+            parts.append(f"cost {Totals.of(session).cost_text()}")
             parts.append(session.title or session.session_id)
         self.status_line.update(" · ".join(parts))
 
