@@ -117,7 +117,7 @@ def test_c_and_r_go_on_with_a_session_through_the_defaults_own_options(
     assert hermes_cli("--resume", "2026")[1] == "front: None again=False session=2026\n"
     for flags in (("-c",), ("-r", "2026"), ("-z", "hi")):
         code, _, err = hermes_cli(*flags, "plain")
-        assert code == 2 and "-z, -c and -r go with `hermes` alone" in err, flags
+        assert code == 2 and "-z, -c, -r, -m, -t and -s go with `hermes` alone" in err, flags
     code, _, err = hermes_cli("-r", "")
     assert code == 2 and "-r needs a session's id" in err
 

@@ -530,6 +530,13 @@ def cli(
     session; with none installed, what to install).
     """
     chosen = {"model": model, "toolsets": toolsets, "preload": preload}
+    if continue_last and _get_command(ctx, continue_last) is not None:
+        # `hermes -c plain`: -c is a flag here, before a command (a title of that very
+        # name is still reached with -r)
+        raise click.UsageError(
+            f"-z, -c, -r, -m, -t and -s go with `hermes` alone; `hermes {continue_last}` "
+            "takes its own options (see its --help)"
+        )
     if ctx.invoked_subcommand is not None:
         given_any = continue_last is not None or resume is not None or oneshot is not None
         if given_any or any(value is not None for value in chosen.values()):
@@ -579,6 +586,13 @@ def cli(
             parameter = _parameter(ctx, name, f"{option}_parameter", f"{flag} cannot", _NO_CHOICE)
             given[parameter] = _typed(command, parameter, value)
     ctx.invoke(command, **given)
+
+
+def _get_command(ctx: click.Context, name: str) -> click.Command | None:
+    try:
+        return cli.get_command(ctx, name)
+    except click.ClickException:
+        return None
 
 
 def _typed(command: click.Command, parameter: str, value: str) -> Any:

@@ -16,9 +16,9 @@ from hermes_sdk import models
 AGENT_MAX_ITERATIONS: Final = 90
 """``agent.max_iterations``: model calls in one turn before it stops."""
 AGENT_RETRIES: Final = 3
+"""``agent.retries``: attempts per provider before falling back."""
 AGENT_GOAL_TURNS: Final = 20
 """Turns a ``/goal`` may take on its own before it pauses."""
-"""``agent.retries``: attempts per provider before falling back."""
 TOOLS_TIMEOUT_SECONDS: Final = 300.0
 """``tools.timeout_seconds``: one tool call's deadline, unless the tool sets its own."""
 MODEL_TIMEOUT_SECONDS: Final = models.MODEL_TIMEOUT_SECONDS

@@ -294,7 +294,7 @@ class Agent:
             self._review_engine,
             self.tools,
             LearningSettings.from_config(settings.raw),
-            self._learned,
+            self.tell_background,
             specs=app.host.reviews(),
         )
         self.setup: ModelSetup = model_setup(app.host, settings, options.provider, options.model)
@@ -342,7 +342,7 @@ class Agent:
         )
         return engine
 
-    def _learned(self, line: str) -> None:
+    def tell_background(self, line: str) -> None:
         for watcher in list(self.background_watchers):
             try:
                 watcher(line)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 from hermes_commons.text import one_line
 from hermes_sdk.runtime import Runtime, RuntimeTurn, SessionOptions, SessionSummary
@@ -22,11 +23,18 @@ SOURCE = "background"
 SHOWN_CHARS = 300
 
 
+class Opens(Protocol):
+    """The runtime's opening of a session like another (the same engine: no more tools)."""
+
+    async def open_like(self, original_id: str, options: SessionOptions) -> SessionSummary: ...
+
+
 class Background:
     """The background tasks a runtime runs, kept until they end (a task nobody holds may be
     collected while it runs)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, opens: Opens) -> None:
+        self.opens = opens
         self.runtime = runtime
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -39,18 +47,21 @@ class Background:
         user_scope: str | None,
         cwd: str,
     ) -> SessionSummary:
-        """Open the task's session and start its turn; ``notify`` hears how it ended."""
-        session = await self.runtime.open_session(
-            SessionOptions(
-                source=SOURCE,
-                user_scope=user_scope,
-                cwd=parent.cwd if parent is not None and parent.cwd else cwd,
-                provider=parent.provider if parent is not None else None,
-                model=parent.model if parent is not None else None,
-                parent_session_id=parent.session_id if parent is not None else None,
-                title=f"background: {one_line(text, 60)}",
-            )
+        """Open the task's session (on its parent's engine: the parent's tools, never more)
+        and start its turn; ``notify`` hears how it ended."""
+        options = SessionOptions(
+            source=SOURCE,
+            user_scope=user_scope,
+            cwd=parent.cwd if parent is not None and parent.cwd else cwd,
+            provider=parent.provider if parent is not None else None,
+            model=parent.model if parent is not None else None,
+            parent_session_id=parent.session_id if parent is not None else None,
+            title=f"background: {one_line(text, 60)}",
         )
+        if parent is not None:
+            session = await self.opens.open_like(parent.session_id, options)
+        else:
+            session = await self.runtime.open_session(options)
         turn = self.runtime.start_turn(session.session_id, text)
         task = asyncio.ensure_future(self._tell(turn, notify))
         self.tasks.add(task)
@@ -60,6 +71,10 @@ class Background:
     async def _tell(self, turn: RuntimeTurn, notify: Callable[[str], None]) -> None:
         session_id = turn.session_id
         result = await turn.result()
+        try:  # what its tools held (a container, a connection) is freed now
+            await self.runtime.end_session(session_id, "background_done")
+        except Exception:  # deleted meanwhile: the line below still says how it went
+            log.debug("background: could not end %s", session_id, exc_info=True)
         if result.ok:
             line = f"background task {session_id} done: {one_line(result.reply, SHOWN_CHARS)}"
         else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from hermes_commons.text import one_line
 from hermes_kernel.engine.aside import side_request
 from hermes_kernel.engine.models import ModelRoute
-from hermes_sdk.models import ProviderError
+from hermes_sdk.models import ModelUsage, ProviderError
 
 __all__ = ["Goal", "Goals", "Verdict", "continuation", "judge"]
 
@@ -37,6 +37,9 @@ class Goal:
     used: int = 0
     """Turns the runtime started on its own for this goal."""
     paused: bool = False
+    started: bool = False
+    """A turn began after the goal was set (its first, which the front-end sends): only
+    then is a reply judged against it, never the reply of a turn running when it was set."""
 
     def status(self) -> str:
         state = "paused" if self.paused else "active"
@@ -65,6 +68,17 @@ class Goals:
     def clear(self, session_id: str) -> Goal | None:
         return self._goals.pop(session_id, None)
 
+    def begin(self, session_id: str) -> None:
+        """A turn starts on the session: a goal set before it applies to it."""
+        goal = self._goals.get(session_id)
+        if goal is not None and not goal.paused:
+            goal.started = True
+
+    def pause(self, session_id: str) -> None:
+        goal = self._goals.get(session_id)
+        if goal is not None:
+            goal.paused = True
+
     def active(self, session_id: str) -> Goal | None:
         goal = self._goals.get(session_id)
         return goal if goal is not None and not goal.paused else None
@@ -79,18 +93,19 @@ def continuation(goal: Goal, reason: str) -> str:
     )
 
 
-async def judge(route: ModelRoute, goal: Goal, reply: str) -> Verdict:
-    """Ask the model whether ``reply`` achieves ``goal``. An answer that is neither DONE
-    nor CONTINUE counts as continue (the turn budget still bounds the loop); a model that
-    cannot be asked raises RuntimeError (one line)."""
+async def judge(route: ModelRoute, goal: Goal, reply: str) -> tuple[Verdict, ModelUsage | None]:
+    """Ask the model whether ``reply`` achieves ``goal``; the verdict, and what the call
+    used. An answer that is neither DONE nor CONTINUE counts as continue (the turn budget
+    still bounds the loop); a model that cannot be asked raises RuntimeError (one line)."""
     text = f"Goal: {goal.text}\n\nThe assistant's latest reply:\n{reply[-REPLY_CHARS:]}"
     request = side_request(route, JUDGE_INSTRUCTIONS, text, max_tokens=200)
     try:
-        answer = (await route.provider.complete(request)).content or ""
+        response = await route.provider.complete(request)
     except ProviderError as exc:
         raise RuntimeError(f"the goal's judge could not be asked: {exc}") from None
+    answer = response.content or ""
     found = _VERDICT.match(answer.strip())
     if found is None:
-        return Verdict(False, one_line(answer, 160) or "the judge gave no verdict")
+        return Verdict(False, one_line(answer, 160) or "the judge gave no verdict"), response.usage
     reason = one_line(found.group(2), 160) or "no reason given"
-    return Verdict(found.group(1).upper() == "DONE", reason)
+    return Verdict(found.group(1).upper() == "DONE", reason), response.usage

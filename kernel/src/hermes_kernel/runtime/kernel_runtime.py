@@ -24,7 +24,8 @@ from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.routing import ModelSetup, NoModel, model_setup
 from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
 from hermes_kernel.runtime.background import Background
-from hermes_kernel.runtime.goals import Goals, continuation, judge
+from hermes_kernel.runtime.follow_ups import FollowUps, left_over
+from hermes_kernel.runtime.goals import Goals
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.turns import KernelTurn
@@ -185,6 +186,8 @@ class KernelRuntime(StoreHistory, Runtime):
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._efforts: dict[str, str] = {}
         """Sessions' own reasoning efforts (``/reasoning``), for their next turns."""
+        self._narrowed: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]] = {}
+        """The tool narrowing each session was last bound with (``resume_session``'s)."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
@@ -193,7 +196,8 @@ class KernelRuntime(StoreHistory, Runtime):
         self._pending_queues: PendingQueues | None = None  # made on first use
         self.goals = Goals()
         """Sessions' standing goals (``/goal``)."""
-        self.background = Background(self)
+        self.follow_ups = FollowUps(self.goals, self.store)
+        self.background = Background(self, self)
         """Tasks run in sessions of their own (``/background``)."""
         self.personas: dict[str, tuple[str, str]] = {}
         """Sessions' personalities (``/personality``): (name, instructions)."""
@@ -259,6 +263,25 @@ class KernelRuntime(StoreHistory, Runtime):
         # sessions all day, and a hop queues behind whatever the threads are doing).
         _key, built = self._built(options)
         engine = built if built is not None else await asyncio.to_thread(self._engine, options)
+        opened = await self._open_on(engine, options)
+        narrowing = _narrowing(options)
+        if narrowing is not None:
+            self._narrowed[opened.session_id] = narrowing
+        return opened
+
+    async def open_like(self, original_id: str, options: SessionOptions) -> SessionSummary:
+        """A session for work done from ``original_id`` (a branch, a background task): on
+        the original's engine, so it has the tools and model the original has here, never
+        more (a chat whose tools a front-end narrowed stays narrowed)."""
+        engine = self._bound.get(original_id)
+        if engine is None:
+            stored = await self.store.db.run(self.store.sessions.get, original_id)
+            if stored is None:
+                raise SessionNotFound(f"no session {original_id!r}")
+            engine = await asyncio.to_thread(self._engine_of, stored)
+        return await self._open_on(engine, options)
+
+    async def _open_on(self, engine: TurnEngine, options: SessionOptions) -> SessionSummary:
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
         session = await engine.open_session(
             options.source,
@@ -286,9 +309,17 @@ class KernelRuntime(StoreHistory, Runtime):
         session = await self.store.db.run(self.store.sessions.get, session_id)
         if session is None:
             raise SessionNotFound(f"no session {session_id!r}")
-        if session_id not in self._bound:
+        narrowing = _narrowing(options)
+        # Bound here already with another narrowing (a branch or a background task opened
+        # on the original's engine, a session the front-end narrows now): bound again, so
+        # the tools the front-end gives are the ones it has.
+        if session_id not in self._bound or (
+            narrowing is not None and self._narrowed.get(session_id) != narrowing
+        ):
             await self._start_tool_sources()
             self._bound[session_id] = await asyncio.to_thread(self._engine_of, session, options)
+            if narrowing is not None:
+                self._narrowed[session_id] = narrowing
         return summary(session)
 
     def _engine_of(self, session: Session, given: SessionOptions | None = None) -> TurnEngine:
@@ -324,7 +355,10 @@ class KernelRuntime(StoreHistory, Runtime):
 
     async def end_session(self, session_id: str, reason: str = "ended") -> None:
         engine = self._bound.pop(session_id, self.agent.engine)
+        self._narrowed.pop(session_id, None)
         self._efforts.pop(session_id, None)
+        self.goals.clear(session_id)
+        self.personas.pop(session_id, None)
         await asyncio.to_thread(self.agent.tool_env.end_session, session_id)
         try:
             await asyncio.to_thread(engine.end_session, session_id, reason)
@@ -387,23 +421,28 @@ class KernelRuntime(StoreHistory, Runtime):
         before: Session | None = None
         result: TurnResult | None = None
         calls = 0
+        sent: list[Attachment] = []
         try:
             before = await db.run(sessions.get, session_id)
-            asked: str | None = text
-            while asked is not None:
-                if result is not None:
-                    turn.emit(InterimReply(text=result.text))  # the next reply begins
-                result = await engine.run_turn(
-                    session_id,
-                    asked,
-                    turn.control,
-                    on_text=lambda delta: turn.emit(TextDelta(text=delta)),
-                    on_notice=lambda line: turn.emit(Notice(text=line)),
-                    on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
-                    attachments=attachments if calls == 0 else (),
-                )
+            self.goals.begin(session_id)  # a goal set before this turn: its reply is judged
+            result = await self._step(engine, turn, text, attachments)
+            while True:
                 calls += result.tool_calls
-                asked = await self._follow_up(engine, turn, result)
+                sent += result.attachments
+                try:
+                    asked = await self.follow_ups.next(
+                        engine, session_id, turn.control, result, say(turn)
+                    )
+                    if asked is None:
+                        break
+                    turn.emit(InterimReply(text=result.text))  # the next reply begins
+                    turn.control.outbound = []  # this step's files went with its reply
+                    result = await self._step(engine, turn, asked, ())
+                except Exception as exc:  # noqa: BLE001 - any failure: the replies so far stand
+                    log.warning("runtime: a follow-up on session %s failed: %s", session_id, exc)
+                    turn.emit(Notice(text=f"the turn could not go on: {exc}"))
+                    self.goals.pause(session_id)
+                    break
         except LeaseHeldError as exc:
             # Another process runs a turn on it: nothing was done or saved.
             result = TurnResult("", "busy", error=f"{exc} (is it open in another hermes?)")
@@ -413,6 +452,10 @@ class KernelRuntime(StoreHistory, Runtime):
             log.exception("runtime: the turn on session %s failed", session_id)
             result = TurnResult("", "error", error=f"the turn failed: {exc}")
         finally:
+            turn.closed = True  # a /steer from now on is refused: it is sent as a message
+            late = left_over(turn.control)
+            if late is not None:
+                turn.emit(Notice(text=late))
             self.questions.turns.pop(session_id, None)
             if result is None:  # cancelled
                 result = TurnResult("", "stopped")
@@ -427,7 +470,7 @@ class KernelRuntime(StoreHistory, Runtime):
                     error=result.error,
                     usage=_usage(before, after),
                     tool_calls=max(calls, result.tool_calls),
-                    attachments=result.attachments,
+                    attachments=tuple(sent) or result.attachments,
                 )
             )
         if after is not None:
@@ -435,46 +478,19 @@ class KernelRuntime(StoreHistory, Runtime):
                 after, text, result, reviewable=session_id not in self._unreviewed
             )
 
-    async def _follow_up(
-        self, engine: TurnEngine, turn: KernelTurn, result: TurnResult
-    ) -> str | None:
-        """What the runtime asks next on the same turn, if anything: the user's notes that
-        came after the last model call (``/steer``), else the goal's next step."""
-        control = turn.control
-        goal = self.goals.active(turn.session_id)
-        if control.stopped or result.status != "done":
-            if goal is not None and control.stopped:
-                goal.paused = True
-                turn.emit(Notice(text="goal paused by the stop; /goal resume goes on"))
-            return None
-        if control.steers:
-            notes, control.steers = control.steers, []
-            return "\n".join(notes)
-        if goal is None:
-            return None
-        try:
-            verdict = await judge(engine.routes[0], goal, result.text)
-        except RuntimeError as exc:
-            goal.paused = True
-            turn.emit(Notice(text=f"goal paused: {exc}"))
-            return None
-        if verdict.done:
-            self.goals.clear(turn.session_id)
-            turn.emit(Notice(text=f"goal achieved: {verdict.reason}"))
-            return None
-        if goal.used >= goal.budget:
-            goal.paused = True
-            turn.emit(
-                Notice(text=f"goal paused: {goal.used}/{goal.budget} turns used; /goal resume")
-            )
-            return None
-        goal.used += 1
-        turn.emit(
-            Notice(
-                text=f"continuing towards the goal ({goal.used}/{goal.budget}): {verdict.reason}"
-            )
+    async def _step(
+        self, engine: TurnEngine, turn: KernelTurn, text: str, attachments: tuple[Attachment, ...]
+    ) -> TurnResult:
+        """One run of the engine for the turn (its first, or a follow-up)."""
+        return await engine.run_turn(
+            turn.session_id,
+            text,
+            turn.control,
+            on_text=lambda delta: turn.emit(TextDelta(text=delta)),
+            on_notice=lambda line: turn.emit(Notice(text=line)),
+            on_restart=lambda: turn.emit(TextDelta(text="", restarted=True)),
+            attachments=attachments,
         )
-        return continuation(goal, verdict.reason)
 
     async def context_use(self, session_id: str) -> tuple[int, int] | None:
         used = await self.store.db.run(self.store.sessions.last_call_tokens, session_id)
@@ -487,13 +503,14 @@ class KernelRuntime(StoreHistory, Runtime):
     async def branch_session(
         self, session_id: str, through_seq: int | None = None, *, title: str | None = None
     ) -> SessionSummary:
-        if self.running(session_id):
-            raise SessionBusy(f"session {session_id} is running a turn; branch when it ends")
         original = await self.find_session(session_id)
+        if self.running(original.session_id):
+            raise SessionBusy(f"session {session_id} is running a turn; branch when it ends")
         messages = await self.messages(original.session_id)
         last = through_seq if through_seq is not None else (messages[-1].seq if messages else 0)
         last = _round_end(messages, last)
-        branch = await self.open_session(
+        branch = await self.open_like(
+            original.session_id,
             SessionOptions(
                 source=original.source,
                 user_scope=original.user_scope,
@@ -502,10 +519,20 @@ class KernelRuntime(StoreHistory, Runtime):
                 model=original.model,
                 parent_session_id=original.session_id,
                 title=title or f"{original.title or 'branch'} (branch)",
-            )
+            ),
         )
         store = self.store
-        await store.db.run(store.messages.copy_into, original.session_id, branch.session_id, last)
+
+        def copy() -> None:  # under the original's lease: no turn elsewhere writes meanwhile
+            with store.leases.holding(original.session_id):
+                store.messages.copy_into(original.session_id, branch.session_id, last)
+
+        try:
+            await store.db.run(copy)
+        except LeaseHeldError as exc:
+            with contextlib.suppress(SessionNotFound):
+                await self.delete_sessions([branch.session_id])
+            raise SessionBusy(f"{exc}: a turn is running on it elsewhere; branch later") from None
         return await self.find_session(branch.session_id)
 
     def models(self) -> Sequence[ModelChoice]:
@@ -736,7 +763,7 @@ class KernelRuntime(StoreHistory, Runtime):
             user_scope=user_scope,
             config=self.config,
             provided=self.agent.tool_env.provided,
-            notify=notify if notify is not None else self.agent._learned,
+            notify=notify if notify is not None else self._told(name, user_scope),
         )
         if inspect.iscoroutinefunction(spec.handler):
             output = await spec.handler(args, context)
@@ -745,6 +772,17 @@ class KernelRuntime(StoreHistory, Runtime):
         if isinstance(output, SlashReply):
             return output
         return SlashReply("" if output is None else str(output))
+
+    def _told(self, name: str, user_scope: str | None) -> Callable[[str], None]:
+        """Where a command's later news goes when its front-end gave no ``notify``: the
+        owner's background listeners; a person's news never reaches them."""
+        if user_scope is None:
+            return self.agent.tell_background
+
+        def dropped(line: str) -> None:
+            log.info("/%s for %s: %s (its front-end takes no later news)", name, user_scope, line)
+
+        return dropped
 
     # --- what a front-end shows of the whole agent ---------------------------------------
 
@@ -840,6 +878,20 @@ class KernelRuntime(StoreHistory, Runtime):
             for route in setup.routes:
                 with contextlib.suppress(Exception):
                     await route.provider.aclose()
+
+
+def _narrowing(
+    options: SessionOptions | None,
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]] | None:
+    """The tool choice ``options`` make, or None when they make none."""
+    if options is None or (options.toolsets is None and not options.exclude_tools):
+        return None
+    return options.toolsets, tuple(sorted(options.exclude_tools))
+
+
+def say(turn: KernelTurn) -> Callable[[str], None]:
+    """One line to the turn's front-end, as a notice."""
+    return lambda line: turn.emit(Notice(text=line))
 
 
 def _round_end(messages: Sequence[SessionMessage], seq: int) -> int:

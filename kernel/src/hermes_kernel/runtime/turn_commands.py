@@ -4,19 +4,39 @@ the runtime, for every front-end (the terminal chat, the TUI, chat apps, the web
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from hermes_commons.text import one_line
 from hermes_kernel.config.defaults import AGENT_GOAL_TURNS
+from hermes_kernel.runtime.background import Background
+from hermes_kernel.runtime.goals import Goals
 from hermes_kernel.runtime.personalities import personalities
 from hermes_sdk.events import SlashContext
-from hermes_sdk.runtime import STEER_PREFIX, SessionMessage
+from hermes_sdk.runtime import STEER_PREFIX, RuntimeTurn, SessionMessage, SessionSummary
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import SlashCommandSpec
 
-if TYPE_CHECKING:
-    from hermes_kernel.runtime.kernel_runtime import KernelRuntime
+
+class TurnHost(Protocol):
+    """What these commands use of the kernel's runtime: a few calls of the contract, and
+    its goals, background tasks and sessions' personalities."""
+
+    goals: Goals
+    background: Background
+    personas: dict[str, tuple[str, str]]
+    config: Mapping[str, Any]
+
+    def running(self, session_id: str) -> RuntimeTurn | None: ...
+
+    async def find_session(self, reference: str) -> SessionSummary: ...
+
+    async def messages(self, session_id: str) -> list[SessionMessage]: ...
+
+    async def branch_session(
+        self, session_id: str, through_seq: int | None = None, *, title: str | None = None
+    ) -> SessionSummary: ...
+
 
 __all__ = ["exchange_ends", "turn_commands"]
 
@@ -24,7 +44,7 @@ NO_SESSION = "this conversation starts with your next message"
 GOAL_WORDS = ("status", "pause", "resume", "clear")
 
 
-def turn_commands(runtime: KernelRuntime) -> list[SlashCommandSpec]:
+def turn_commands(runtime: TurnHost) -> list[SlashCommandSpec]:
     built = _TurnCommands(runtime)
 
     def spec(
@@ -108,7 +128,7 @@ def _steer(message: SessionMessage) -> bool:
 
 
 class _TurnCommands:
-    def __init__(self, runtime: KernelRuntime) -> None:
+    def __init__(self, runtime: TurnHost) -> None:
         self.runtime = runtime
 
     async def steer(self, args: str, context: SlashContext) -> SlashReply:
@@ -133,6 +153,10 @@ class _TurnCommands:
         if not text:
             return SlashReply("usage: /background TEXT (a task to run while you chat on)")
         runtime = self.runtime
+        if context.session_id is None and context.user_scope is not None:
+            # A chat's tools are the ones its front-end gives its session: without one,
+            # a task would get every tool.
+            return SlashReply("say something first: /background works in a conversation")
         parent = await runtime.find_session(context.session_id) if context.session_id else None
         session = await runtime.background.start(
             text, parent, context.notify, user_scope=context.user_scope, cwd=context.cwd
@@ -175,7 +199,7 @@ class _TurnCommands:
         if word == "pause":
             current.paused = True
             return SlashReply(f"goal paused after {current.used} turns; /goal resume goes on")
-        current.paused, current.used = False, 0
+        current.paused, current.used, current.started = False, 0, False
         return SlashReply(
             f"goal resumed ({current.budget}-turn budget): {one_line(current.text, 100)}",
             send=f"Go on working towards the goal: {current.text}",

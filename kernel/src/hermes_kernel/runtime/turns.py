@@ -45,6 +45,9 @@ class KernelTurn(RuntimeTurn):
         self._open: set[concurrent.futures.Future[str | None]] = set()
         self._iterated = False
         self.task: asyncio.Task[None] | None = None
+        self.closed = False
+        """The turn is ending: it takes no more notes (``steer`` says so, and the note is
+        sent as a message instead)."""
 
     # --- from the turn (loop or worker thread) ---------------------------------------------
 
@@ -137,7 +140,7 @@ class KernelTurn(RuntimeTurn):
         self._on_loop(self.control.stop)
 
     def steer(self, text: str) -> bool:
-        if self.done or not text.strip():
+        if self.done or self.closed or not text.strip():
             return False
         self._on_loop(lambda: self.control.steers.append(text.strip()))
         return True

@@ -12,7 +12,7 @@ from typing import Any, TypedDict, Unpack
 
 from hermes_kernel.store.backend import StoreBackend, scalar
 from hermes_kernel.store.sessions import Usage, add_usage_in
-from hermes_sdk.runtime import SessionNotFound
+from hermes_sdk.runtime import STEER_PREFIX, SessionNotFound
 
 
 class Disposition(enum.StrEnum):
@@ -201,8 +201,12 @@ class Messages:
         return len(copied)
 
     def last_user_seq(self, session_id: str) -> int | None:
+        """The last message the user sent as such (a ``/steer`` note said mid-turn is part
+        of that turn, not a message of its own)."""
         value = self._db.query_value(
-            "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user'", (session_id,)
+            "SELECT max(seq) FROM messages WHERE session_id = ? AND role = 'user' "
+            "AND (content IS NULL OR substr(content, 1, ?) <> ?)",
+            (session_id, len(STEER_PREFIX), STEER_PREFIX),
         )
         return int(value) if value is not None else None
 

@@ -281,10 +281,12 @@ class Sessions:
         return found[0] if found else None
 
     def last_call_tokens(self, session_id: str) -> int | None:
-        """What the session's last model call read and wrote: its context then."""
+        """What the session's last model call of a turn read and wrote: its context then
+        (a summary's or a side call's usage has no message, and says nothing of it)."""
         rows = self._db.query(
             "SELECT input_tokens + cache_read_tokens + cache_write_tokens + output_tokens "
-            "FROM model_calls WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+            "FROM model_calls WHERE session_id = ? AND message_id IS NOT NULL "
+            "ORDER BY id DESC LIMIT 1",
             (session_id,),
         )
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
