@@ -20,8 +20,8 @@ import asyncio
 import os
 import re
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ __all__ = [
     "KEYWORDS",
     "Attached",
     "Resolved",
+    "home_guard",
     "references_in",
     "resolve",
     "web_hosts",
@@ -43,12 +44,16 @@ FOLDER_ENTRIES = 300
 URL_BYTES = 2_000_000
 URL_SECONDS = 20.0
 GIT_SECONDS = 15.0
+LOCAL_SECONDS = 20.0
+"""A file, a folder or git that takes longer than this is given up (a FIFO, a slow mount)."""
+SYSTEM_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""Files there are not text on a disk (some block forever when read): never attached."""
 SKIPPED_FOLDERS = frozenset(
     {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache"}
 )
 KEYWORDS = ("diff", "staged", "git:")
 """What completes after ``@`` besides paths."""
-_TRAILING = ".,;:!?)]}\"'"
+_TRAILING = ".,;:!?)]\"'"
 _WORD = re.compile(r"(?<![\w@/.])@(\S+)")
 
 Kind = Literal["file", "folder", "url", "git"]
@@ -64,7 +69,10 @@ class Attached:
     content: str
 
     def block(self) -> str:
-        return f'<attached ref="{self.token}" kind="{self.kind}">\n{self.content}\n</attached>'
+        # The content never closes its own block (a page that says </attached> stays inside).
+        content = self.content.replace("</attached", "<\\/attached")
+        token = self.token.replace('"', "%22")
+        return f'<attached ref="{token}" kind="{self.kind}">\n{content}\n</attached>'
 
 
 @dataclass
@@ -72,6 +80,24 @@ class Resolved:
     text: str
     attached: list[Attached] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+
+def home_guard(home: str | Path, config: Mapping[str, Any]) -> dict[str, Any]:
+    """What :func:`resolve` needs to keep a home's secrets in (``resolve(..., **guard)``):
+    its .env values to redact, its secret files to refuse, and the web tools' private
+    hosts."""
+    from hermes_commons.dotenv import DotenvError, read_dotenv
+
+    folder = Path(home)
+    try:
+        values = [value for value in read_dotenv(folder / ".env").values() if len(value) >= 6]
+    except (DotenvError, OSError):
+        values = []
+    return {
+        "allow_private_hosts": web_hosts(config),
+        "secret_values": values,
+        "private": (folder / ".env", folder / "auth.json"),
+    }
 
 
 def web_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
@@ -101,7 +127,10 @@ def _trimmed(word: str, cwd: Path) -> str | None:
     if bare in ("diff", "staged"):
         return bare
     for candidate in (word, bare):
-        if candidate and _path(candidate, cwd).exists():
+        try:
+            if candidate and _path(candidate, cwd).exists():
+                return candidate
+        except OSError:  # not ours to look at (permissions): taken as a path, said later
             return candidate
     looks_like_path = "/" in bare or "." in bare.strip(".") or bare.startswith("~")
     return bare if looks_like_path and bare else None
@@ -112,21 +141,43 @@ def _path(word: str, cwd: Path) -> Path:
     return path if path.is_absolute() else cwd / path
 
 
-async def resolve(text: str, cwd: Path, *, allow_private_hosts: tuple[str, ...] = ()) -> Resolved:
+async def resolve(
+    text: str,
+    cwd: Path,
+    *,
+    allow_private_hosts: tuple[str, ...] = (),
+    secret_values: Collection[str] = (),
+    private: Collection[Path] = (),
+) -> Resolved:
     """``text`` with every reference's content attached below it; a reference that cannot
-    be attached stays as typed, with one line in ``problems`` saying why."""
+    be attached stays as typed, with one line in ``problems`` saying why. ``secret_values``
+    are redacted from what is attached (as from a tool's output); ``private`` files are
+    refused (the home's .env: the model never reads the secrets it holds)."""
     resolved = Resolved(text=text)
     used = 0
+    refused = {_real(path) for path in private}
     for token in references_in(text, cwd):
         word = token[1:]
         try:
             if word.startswith(("http://", "https://")):
                 attached = await _url(token, word, allow_private_hosts)
             else:
-                attached = await asyncio.to_thread(_local, token, word, cwd)
+                attached = await asyncio.wait_for(
+                    asyncio.to_thread(_local, token, word, cwd, refused), LOCAL_SECONDS
+                )
         except ReferenceProblem as exc:
             resolved.problems.append(f"{token}: {exc}")
             continue
+        except TimeoutError:
+            resolved.problems.append(f"{token}: reading it took longer than {LOCAL_SECONDS:.0f} s")
+            continue
+        except Exception as exc:  # noqa: BLE001 - whatever a path or URL does: one line
+            resolved.problems.append(f"{token}: not attached ({type(exc).__name__}: {exc})")
+            continue
+        if secret_values:
+            from hermes_commons.redact import redact_text
+
+            attached = replace(attached, content=redact_text(attached.content, secret_values))
         if used + len(attached.content) > TOTAL_CHARS:
             resolved.problems.append(
                 f"{token}: left out: the references of one message are capped at "
@@ -145,7 +196,14 @@ class ReferenceProblem(Exception):
     """One line: why a reference was not attached."""
 
 
-def _local(token: str, word: str, cwd: Path) -> Attached:
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def _local(token: str, word: str, cwd: Path, refused: set[Path]) -> Attached:
     if word == "diff":
         return _git(token, cwd, ["diff"], "unstaged changes")
     if word == "staged":
@@ -156,10 +214,17 @@ def _local(token: str, word: str, cwd: Path) -> Attached:
             raise ReferenceProblem("name a commit, branch or tag after git: (@git:HEAD~1)")
         return _git(token, cwd, ["show", "--stat", "--patch", ref, "--"], f"commit {ref}")
     path = _path(word, cwd)
+    real = _real(path)
+    if real in refused:
+        raise ReferenceProblem("Hermes's own secrets file: never sent to the model")
+    if any(real.is_relative_to(folder) for folder in SYSTEM_FOLDERS):
+        raise ReferenceProblem("a system file (/proc, /sys, /dev): not attached")
     if path.is_dir():
         return _folder(token, path)
     if path.is_file():
         return _file(token, path)
+    if path.exists():
+        raise ReferenceProblem("not a regular file or folder")
     raise ReferenceProblem("no such file or folder")
 
 
@@ -188,7 +253,12 @@ def _file(token: str, path: Path) -> Attached:
 def _folder(token: str, root: Path) -> Attached:
     entries: list[str] = []
     more = 0
-    for folder, names, files in os.walk(root):
+    problems: list[OSError] = []
+    for folder, names, files in os.walk(root, onerror=problems.append):
+        if len(entries) >= FOLDER_ENTRIES:  # the rest is counted by name, not walked
+            more += len(names) + len(files)
+            names[:] = []
+            continue
         names[:] = sorted(name for name in names if name not in SKIPPED_FOLDERS)
         depth = len(Path(folder).relative_to(root).parts)
         if depth >= 4:
@@ -198,8 +268,10 @@ def _folder(token: str, root: Path) -> Attached:
                 more += 1
                 continue
             entries.append(f"{'  ' * depth}{name}")
+    if not entries and problems:
+        raise ReferenceProblem(f"cannot be read ({problems[0].strerror or problems[0]})")
     if more:
-        entries.append(f"[… {more} more entries not listed]")
+        entries.append(f"[… {more} or more entries not listed]")
     shown = "\n".join(entries) or "(empty)"
     return Attached(token, "folder", f"a listing of {len(entries)} entries", shown)
 
@@ -261,6 +333,9 @@ async def _url(token: str, url: str, allow_private_hosts: tuple[str, ...]) -> At
     text = await asyncio.to_thread(_page_text, fetched.body, fetched.content_type, fetched.url)
     if text is None:
         raise ReferenceProblem(f"{fetched.content_type or 'unknown'} content: not text")
+    from hermes_commons.scan import as_untrusted
+
+    text = as_untrusted(text, f"the web page {url}")  # its words are data, not instructions
     cut = len(text) > FILE_CHARS or fetched.truncated
     if len(text) > FILE_CHARS:
         text = text[:FILE_CHARS] + f"\n[… cut at {FILE_CHARS:,} characters]"

@@ -11,15 +11,17 @@ __all__ = ["attach_references"]
 
 
 async def attach_references(
+    home: str,
     config: Mapping[str, Any],
     text: str,
     info: Callable[[str], None],
     warn: Callable[[str], None],
 ) -> str:
-    """``text`` with its references' content attached (see ``hermes_commons.references``)."""
-    from hermes_commons.references import resolve, web_hosts
+    """``text`` with its references' content attached (see ``hermes_commons.references``):
+    the home's secrets redacted, its secret files refused."""
+    from hermes_commons.references import home_guard, resolve
 
-    resolved = await resolve(text, Path.cwd(), allow_private_hosts=web_hosts(config))
+    resolved = await resolve(text, Path.cwd(), **home_guard(home, config))
     for item in resolved.attached:
         info(f"attached {item.token} ({item.summary})")
     for problem in resolved.problems:

@@ -83,6 +83,11 @@ def chat(
     """Chat with the agent. Without -q: an interactive chat (type /help in it)."""
     if resume and continue_last:
         raise click.UsageError("use --resume ID or --continue, not both")
+    if worktree and (resume or continue_last):
+        raise click.UsageError(
+            "--worktree starts a new session in a new worktree; a session continued with "
+            "--resume or --continue keeps working where it was"
+        )
     context: CommandContext = ctx.meta[COMMAND_CONTEXT]
     attachments = _attachments(context, images, files) if images or files else ()
     options = ChatOptions(
@@ -98,6 +103,8 @@ def chat(
         resume=resume,
         continue_last=continue_last,
         attachments=attachments,
+        # Text piped in is data, not the user's words: its @-words are never attached.
+        references=query != "-" and (query is not None or sys.stdin.isatty()),
     )
     if query is None and not sys.stdin.isatty():
         query = "-"  # piped in: answer it once, like -q -

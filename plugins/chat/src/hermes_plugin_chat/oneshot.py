@@ -93,13 +93,13 @@ async def _ask(runtime: Runtime, options: ChatOptions, query: str, as_json: bool
         chat.stop()
         runtime.stop_hooks()  # a hook being waited for ends now; the turn saves and leaves
 
-    if "@" in query:  # only then: a one-shot without references never loads them
+    if options.references and "@" in query:  # a one-shot without any never loads them
         from hermes_plugin_chat.attach import attach_references
 
         def say(line: str) -> None:
             print(f"hermes: {line}", file=sys.stderr)
 
-        query = await attach_references(runtime.config, query, say, say)
+        query = await attach_references(runtime.home, runtime.config, query, say, say)
     leaving = Leaving(stop)
     leaving.install(asyncio.get_running_loop())
     before = Totals.of(chat.session)

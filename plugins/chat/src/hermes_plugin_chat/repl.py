@@ -384,7 +384,7 @@ class Repl:
                 from hermes_plugin_chat.attach import attach_references
 
                 text = await attach_references(
-                    self.runtime.config, text, self.view.info, self.view.warn
+                    self.runtime.home, self.runtime.config, text, self.view.info, self.view.warn
                 )
             ended = await self.chat.run_turn(
                 text, self.watcher(), attended=True, attachments=attached

@@ -42,6 +42,8 @@ class ChatOptions:
     """Files for the first message (``--image``, ``--file``)."""
     skills: tuple[str, ...] = ()
     """Skills loaded into a new session's prompt from its start (``--skills``)."""
+    references: bool = True
+    """@-references in the one-shot's query are attached (not in text piped in)."""
 
 
 class ChatSession:

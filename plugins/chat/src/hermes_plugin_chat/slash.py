@@ -276,7 +276,7 @@ class SlashCommands:
         self.view.info(f"saved {len(messages)} messages to {path}")
 
     async def do_copy(self, _args: str) -> None:
-        from hermes_plugin_chat.transcript import copy_to_clipboard
+        from hermes_plugin_chat.transcript import copy_to_clipboard, osc52
 
         session = self.chat.session
         messages = await self.runtime.messages(session.session_id) if session else []
@@ -284,7 +284,12 @@ class SlashCommands:
         if not replies:
             self.view.info("no reply to copy yet")
             return
-        self.view.info(copy_to_clipboard(replies[-1], self.view.write))
+        import asyncio
+
+        self.view.write(osc52(replies[-1]))
+        # A clipboard tool may take seconds: off the loop, so a running turn streams on.
+        said = await asyncio.to_thread(copy_to_clipboard, replies[-1])
+        self.view.info(said)
 
     async def do_clear(self, _args: str) -> None:
         self.view.write("\x1b[2J\x1b[3J\x1b[H")  # the screen and its scrollback

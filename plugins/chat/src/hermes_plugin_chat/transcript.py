@@ -8,12 +8,12 @@ import base64
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from hermes_sdk.runtime import STEER_PREFIX, SessionMessage, SessionSummary
 
-__all__ = ["copy_to_clipboard", "exchanges", "markdown", "save_markdown"]
+__all__ = ["copy_to_clipboard", "exchanges", "markdown", "osc52", "save_markdown"]
 
 CLIPBOARD_TOOLS = (("wl-copy",), ("xclip", "-selection", "clipboard"), ("pbcopy",))
 
@@ -62,10 +62,15 @@ def save_markdown(
     return target.resolve()
 
 
-def copy_to_clipboard(text: str, write: Callable[[str], None]) -> str:
-    """Put ``text`` on the clipboard: through the terminal (OSC 52, which works over SSH in
-    most terminals) and a clipboard tool when one is installed; one line saying how."""
-    write(f"\x1b]52;c;{base64.b64encode(text.encode('utf-8')).decode('ascii')}\x07")
+def osc52(text: str) -> str:
+    """The escape that puts ``text`` on the clipboard through the terminal (OSC 52: most
+    terminals take it, over SSH too)."""
+    return f"\x1b]52;c;{base64.b64encode(text.encode('utf-8')).decode('ascii')}\x07"
+
+
+def copy_to_clipboard(text: str) -> str:
+    """Put ``text`` on the clipboard with a clipboard tool when one is installed (blocks:
+    run it in a thread); one line saying how, with the terminal's way as the fallback."""
     for tool in CLIPBOARD_TOOLS:
         if shutil.which(tool[0]) is None:
             continue

@@ -13,6 +13,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from hermes_commons.scan import as_untrusted
 from hermes_commons.supervision import one_line
 from hermes_plugin_gateway.access import Access
 from hermes_plugin_gateway.chat_commands import command_of
@@ -24,6 +25,7 @@ from hermes_plugin_gateway.platforms import Platforms
 from hermes_plugin_gateway.questions import ChatQuestions
 from hermes_plugin_gateway.replies import Replies
 from hermes_plugin_gateway.routing import route_key, user_scope
+from hermes_plugin_gateway.toolsets import untrusted_source
 from hermes_sdk.platform import ButtonPress, Inbound, PlatformAdapter
 from hermes_sdk.runtime import Runtime
 from hermes_sdk.storage import Store
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # aiohttp is imported only when a platform asks for an HTTP r
 __all__ = ["AT_ONCE", "FrontDoor", "PlatformDoor"]
 
 AT_ONCE = frozenset({"/steer", "/bg", "/background"})
+AT_ONCE_REMEMBERED = 1000
 """Commands run as they arrive, beside the chat's running turn (see ``FrontDoor._at_once``)."""
 
 log = logging.getLogger("hermes.gateway")
@@ -75,6 +78,8 @@ class FrontDoor:
         self.group_sessions = group_sessions
         self._http_at = http
         self._later: set[asyncio.Task[object]] = set()
+        self._ran_at_once: dict[tuple[str, str], None] = {}
+        """The messages run at once lately (platform, message id): a redelivery is not."""
         """Messages commands promised for later (a background task's outcome), being sent."""
         self.http: SharedListener | None = None
         """The HTTP listener platforms share (webhooks, Slack's Events API); bound when
@@ -99,7 +104,7 @@ class FrontDoor:
         if command in {"/stop", "/cancel"}:
             await self._stop(key, message)
             return
-        if command in AT_ONCE and await self._at_once(key, message, command[1:]):
+        if command in AT_ONCE and self._takes_at_once(key, message, command[1:]):
             return
         if not message.attachments and self.questions.typed(message.chat, message.user_id, text):
             return
@@ -140,13 +145,26 @@ class FrontDoor:
             with contextlib.suppress(Exception):  # they can write again in 10 minutes
                 await adapter.send(message.chat, PAIRING.format(platform=platform, code=code))
 
-    async def _at_once(self, key: str, message: Inbound, name: str) -> bool:
+    def _takes_at_once(self, key: str, message: Inbound, name: str) -> bool:
         """``/steer`` while this chat's turn runs here, and ``/background`` whenever: run
-        now, not after the turn the queue waits for; False leaves a ``/steer`` with no turn
-        to the queue (it is then sent as a message)."""
+        now, beside the turn the queue waits for, in a task of their own (the platform's
+        receiving goes on). False leaves a ``/steer`` with no turn to the queue (it is then
+        sent as a message). A message the platform delivers again is run once."""
         session_id = self.dispatch.running_session(key)
         if name == "steer" and session_id is None:
             return False
+        seen = (message.chat.platform, message.message_id)
+        if message.message_id and seen in self._ran_at_once:
+            return True
+        self._ran_at_once[seen] = None
+        while len(self._ran_at_once) > AT_ONCE_REMEMBERED:
+            self._ran_at_once.pop(next(iter(self._ran_at_once)))
+        task = asyncio.ensure_future(self._at_once(key, message, name, session_id))
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+        return True
+
+    async def _at_once(self, key: str, message: Inbound, name: str, session_id: str | None) -> None:
         if session_id is None:
             session_id = await self.store.run(self.intake.route, key)
         loop = asyncio.get_running_loop()
@@ -162,6 +180,9 @@ class FrontDoor:
 
         scope = user_scope(chat, message.user_id, key)
         args = message.text.strip().partition(" ")[2].strip()
+        source = untrusted_source(self.platforms.adapter(chat.platform), chat)
+        if source is not None and args:  # a group's or an email's words are data
+            args = as_untrusted(args, source)
         try:
             reply = await self.runtime.run_slash(
                 name, args, session_id, user_scope=scope, notify=notify
@@ -171,7 +192,6 @@ class FrontDoor:
             log.warning("/%s failed: %s", name, exc)
             text = f"/{name} failed: {one_line(exc)}"
         await self.replies.reply(None, chat, text)
-        return True
 
     async def _stop(self, key: str, message: Inbound) -> None:
         """``/stop``: the runtime stops this chat's turn in this process; the messages still

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_sdk.events import SlashContext
+from hermes_sdk.storage import Store
 
 __all__ = ["handoff"]
 
@@ -35,28 +36,44 @@ def handoff(args: str, context: SlashContext) -> str:
         )
     if context.user_scope is not None:
         return "only the owner, at the terminal, hands a conversation to a chat"
-    chat_id = words[1] if len(words) > 1 else _owner_chat(context.config, target)
-    if chat_id is None:
+    platforms = context.config.get("platforms") or {}
+    if target not in platforms:
+        known = ", ".join(sorted(platforms)) or "none"
         return (
-            f"name the chat: /handoff {target} CHAT_ID (platforms.{target}.allowed_users "
-            "does not name exactly one user whose direct chat it would be)"
+            f"no platform {target!r} is set up (platforms.{target} in config.yaml); set up: {known}"
         )
     from hermes_plugin_gateway.ledger import Ledger
     from hermes_plugin_gateway.schema import SCHEMA
     from hermes_sdk.storage import open_store
 
-    key = f"{target}:dm:{chat_id}"
     with open_store(context.home, SCHEMA) as store:
-        Ledger(store).set_route(key, session_id)
+        chat_id = words[1] if len(words) > 1 else _owner_chat(store, context.config, target)
+        if chat_id is None:
+            return (
+                f"name the chat: /handoff {target} CHAT_ID (no direct chat on {target} has "
+                f"talked to Hermes yet, and platforms.{target}.allowed_users does not name "
+                "exactly one user)"
+            )
+        Ledger(store).set_route(f"{target}:dm:{chat_id}", session_id)
     return (
         f"handed off: your next message in the {target} chat {chat_id} goes on in this "
         f"conversation ({session_id}); /handoff cli there brings it back"
     )
 
 
-def _owner_chat(config: Mapping[str, Any], platform: str) -> str | None:
-    """The direct chat of the platform's one allowed user (a DM's chat id is the user's
-    on the platforms the gateway serves)."""
+def _owner_chat(store: Store, config: Mapping[str, Any], platform: str) -> str | None:
+    """The platform's one direct chat that has talked to Hermes, else the direct chat of
+    its one allowed user (where a direct chat's id is the user's, as on Telegram)."""
+    keys = [
+        str(row[0])
+        for row in store.query(
+            "SELECT key FROM gateway_routes WHERE key LIKE ? ESCAPE '\\'",
+            (platform.replace("_", "\\_") + ":dm:%",),
+        )
+    ]
+    chats = {key.split(":")[2] for key in keys if key.count(":") == 2}
+    if len(chats) == 1:
+        return chats.pop()
     section = (config.get("platforms") or {}).get(platform) or {}
     users = [str(user) for user in section.get("allowed_users") or []]
-    return users[0] if len(users) == 1 else None
+    return users[0] if len(users) == 1 and not chats else None

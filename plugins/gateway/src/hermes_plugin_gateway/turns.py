@@ -41,6 +41,12 @@ __all__ = ["TurnRunner", "compose_reply"]
 
 log = logging.getLogger("hermes.gateway")
 
+SENDING = frozenset({"queue", "goal"})
+"""Commands whose reply is a message the chat sends as its user's next (``SlashReply.send``)."""
+UNTRUSTED_GOAL = (
+    "/goal is not offered here: in a group chat or an email the words are other people's "
+    "data, and a goal would repeat them to the model turn after turn"
+)
 TYPING_EVERY_SECONDS = 4.0
 TYPING_AFTER_SECONDS = 0.5
 """A reply sooner than this needs no typing indicator; skipping it saves an API call per
@@ -103,6 +109,16 @@ class TurnRunner:
     async def handle(self, conversation: Conversation, item: InboxItem) -> None:
         """Answer one message taken from the inbox (by the worker ``item.worker`` names)."""
         name = await self.commands.name_of(item)
+        if name in SENDING and item.state in ("running", "resuming"):
+            # Its message was on its way when Hermes stopped: it goes on as that message
+            # (the command is not run again).
+            item = replace(item, text=item.text.strip().partition(" ")[2].strip())
+            name = None
+        if name == "goal" and untrusted_source(
+            self.platforms.adapter(item.chat.platform), item.chat
+        ):
+            await self._answer(item, UNTRUSTED_GOAL)
+            return
         if name is not None:
             text, send = await self.commands.run(conversation, item, name)
             if send is None:

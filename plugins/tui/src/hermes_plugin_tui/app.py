@@ -85,6 +85,12 @@ class HermesTui(App[int]):
         self.session: SessionSummary | None = None
         self.turn: RuntimeTurn | None = None
         self.queued: list[str] = []
+        self.busy = False
+        """A turn is starting or running (set before its references are read and its
+        session opened, so a second Enter meanwhile waits its turn)."""
+        self.listing = asyncio.Lock()
+        """One redraw of the session list at a time."""
+        self.asking: QuestionDialog | None = None
         self.context: str | None = None
         """How full the model's context window is, as the status line shows it."""
         self.conversation = Conversation()
@@ -148,7 +154,7 @@ class HermesTui(App[int]):
 
     def show_status(self) -> None:
         session = self.session
-        parts = ["working… (Esc stops)" if self.turn is not None else "ready"]
+        parts = ["working… (Esc stops)" if self.busy else "ready"]
         parts.append(f"{self.info.provider} / {self.info.model}")
         if session is None:
             parts.append("new session")
@@ -169,6 +175,10 @@ class HermesTui(App[int]):
         self.context = f"context {tokens / max(window, 1):.0%} of {window // 1000}k"
 
     async def refresh_sessions(self) -> None:
+        async with self.listing:
+            await self._list_sessions()
+
+    async def _list_sessions(self) -> None:
         listing = self.query_one("#sessions", ListView)
         recent = await self.runtime.sessions(limit=LISTED_SESSIONS)
         openings = await self.runtime.openings([s.session_id for s in recent])
@@ -191,7 +201,7 @@ class HermesTui(App[int]):
 
     async def switch_to(self, session_id: str) -> None:
         """Show a stored session and go on in it."""
-        if self.turn is not None:
+        if self.busy:
             await self.conversation.notice("a turn is running: wait for it, or Esc stops it")
             return
         try:
@@ -270,13 +280,14 @@ class HermesTui(App[int]):
 
     async def send(self, text: str) -> None:
         await self.conversation.user(text)
-        if self.turn is not None:
+        if self.busy:
             self.queued.append(text)
             await self.conversation.notice("queued: it goes once this turn ends")
             return
         self.start(text)
 
     def start(self, text: str) -> None:
+        self.busy = True
         self.run_worker(self._turn(text), group="turn")
 
     async def _turn(self, text: str) -> None:
@@ -288,6 +299,12 @@ class HermesTui(App[int]):
             turn = self.runtime.start_turn(session_id, text, answers_questions=True)
         except (ValueError, SessionBusy, SessionNotFound) as exc:
             await conversation.notice(str(exc), "error")
+            await self._ended_early()
+            return
+        except Exception as exc:
+            log.debug("the turn could not start", exc_info=True)
+            await conversation.notice(f"{type(exc).__name__}: {exc}", "error")
+            await self._ended_early()
             return
         self.turn = turn
         self.show_status()
@@ -305,7 +322,15 @@ class HermesTui(App[int]):
             ended = await follow_turn(turn, watcher, stop_if_left=True)
         finally:
             self.turn = None
+            if self.asking is not None:  # the turn answered it no on its way out
+                self.asking.action_decline()
             await self._ended(ended)
+
+    async def _ended_early(self) -> None:
+        self.busy = False
+        self.show_status()
+        if self.queued:
+            self.start(self.queued.pop(0))
 
     async def _ended(self, ended: TurnEnded | None) -> None:
         conversation = self.conversation
@@ -324,6 +349,7 @@ class HermesTui(App[int]):
                 self.session = None
         await self.refresh_sessions()  # its title or opening, now that it has one
         await self.measure_context()
+        self.busy = False
         self.show_status()
         if self.queued:
             self.start(self.queued.pop(0))
@@ -331,11 +357,10 @@ class HermesTui(App[int]):
     async def _with_references(self, text: str) -> str:
         from pathlib import Path
 
-        from hermes_commons.references import resolve, web_hosts
+        from hermes_commons.references import home_guard, resolve
 
-        resolved = await resolve(
-            text, Path.cwd(), allow_private_hosts=web_hosts(self.runtime.config)
-        )
+        runtime = self.runtime
+        resolved = await resolve(text, Path.cwd(), **home_guard(runtime.home, runtime.config))
         for item in resolved.attached:
             await self.conversation.notice(f"attached {item.token} ({item.summary})")
         for problem in resolved.problems:
@@ -343,13 +368,18 @@ class HermesTui(App[int]):
         return resolved.text
 
     def ask(self, question: Question) -> None:
+        dialog = QuestionDialog(question)
+
         def answered(value: str | None) -> None:
+            if self.asking is dialog:
+                self.asking = None
             if value is None:
                 question.decline()
             elif not question.answer(value):
                 question.answer_text(value)
 
-        self.push_screen(QuestionDialog(question), answered)
+        self.asking = dialog
+        self.push_screen(dialog, answered)
 
     # --- commands -----------------------------------------------------------------------
 
@@ -400,7 +430,7 @@ class HermesTui(App[int]):
     # --- keys ---------------------------------------------------------------------------
 
     async def action_new_session(self) -> None:
-        if self.turn is not None:
+        if self.busy:
             await self.conversation.notice("a turn is running: wait for it, or Esc stops it")
             return
         if self.session is not None:
