@@ -120,3 +120,31 @@ def test_undo_takes_a_steered_exchange_back_whole(home, openai_server):
         assert not turn.steer("too late")  # over: the front-end sends it as a message
 
     run(home, scene)
+
+
+def test_a_personality_is_this_turns_context_not_the_frozen_prompt(home, openai_server):
+    openai_server.queue(Reply.say("Short."), Reply.say("Back to normal."))
+    config = (home / "config.yaml").read_text()
+    (home / "config.yaml").write_text(
+        config.replace("agent:\n", "agent:\n  personalities:\n    haiku: Answer in a haiku.\n")
+    )
+
+    async def scene(runtime: Runtime) -> None:
+        session = await runtime.open_session(SessionOptions(source="cli"))
+        sid = session.session_id
+        listing = await runtime.run_slash("personality", "", sid)
+        assert "haiku: Answer in a haiku." in listing.text and "concise:" in listing.text
+        wrong = await runtime.run_slash("personality", "haikou", sid)
+        assert "did you mean 'haiku'?" in wrong.text
+        await runtime.run_slash("personality", "haiku", sid)
+        await runtime.start_turn(sid, "hello").result()
+        first = openai_server.requests[0].json["messages"]
+        assert "<personality>\nAnswer in a haiku.\n</personality>" in first[-1]["content"]
+        assert "haiku" not in first[0]["content"]  # the system prompt stays as it was
+        await runtime.run_slash("personality", "none", sid)
+        await runtime.start_turn(sid, "again").result()
+        assert "<personality>" not in openai_server.requests[1].json["messages"][-1]["content"]
+        stored = await runtime.messages(sid)
+        assert stored[0].content == "hello"  # the overlay is never stored as the user's
+
+    run(home, scene)
