@@ -22,12 +22,14 @@ from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.routing import ModelSetup, NoModel, model_setup
-from hermes_kernel.runtime.agent import Agent, ToolEvents, choose_tools
+from hermes_kernel.runtime.agent import Agent, choose_tools
 from hermes_kernel.runtime.background import Background
+from hermes_kernel.runtime.branching import branch
 from hermes_kernel.runtime.follow_ups import FollowUps, left_over
 from hermes_kernel.runtime.goals import Goals
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
+from hermes_kernel.runtime.tool_events import TurnToolEvents, turn_usage
 from hermes_kernel.runtime.turns import KernelTurn
 from hermes_kernel.safety.environment import INSIDE_AGENT
 from hermes_kernel.store.errors import LeaseHeldError
@@ -39,8 +41,6 @@ from hermes_sdk import (
     SlashCommandSpec,
     SlashContext,
     StatusLine,
-    ToolCall,
-    ToolResult,
 )
 from hermes_sdk.delivery import Deliverer, DeliveryContext
 from hermes_sdk.media import Attachment
@@ -61,16 +61,11 @@ from hermes_sdk.runtime import (
     Runtime,
     RuntimeTurn,
     SessionBusy,
-    SessionMessage,
     SessionNotFound,
     SessionOptions,
     SessionSummary,
     TextDelta,
-    ToolFinished,
-    ToolProgress,
-    ToolStarted,
     TurnEnded,
-    TurnUsage,
 )
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.storage import Store, StoreSchema
@@ -86,67 +81,6 @@ log = logging.getLogger("hermes.runtime")
 _EngineKey = tuple[
     str | None, str | None, tuple[str, ...] | None, tuple[str, ...], int | None, Budget | None
 ]
-
-
-def _usage(before: Session | None, after: Session | None) -> TurnUsage:
-    if before is None or after is None:
-        return TurnUsage()
-    unpriced = after.unpriced_calls > before.unpriced_calls
-    return TurnUsage(
-        input_tokens=after.input_tokens - before.input_tokens,
-        output_tokens=after.output_tokens - before.output_tokens,
-        estimated_cost_usd=None
-        if unpriced
-        else round(after.estimated_cost_usd - before.estimated_cost_usd, 8),
-    )
-
-
-class _ToolEvents:
-    """The engine's tool events, to the front-end turn of their session; events of other
-    sessions go on to ``before``."""
-
-    def __init__(self, questions: TurnQuestions, before: ToolEvents | None = None) -> None:
-        self._turns = questions.turns
-        self._before = before
-
-    def tool_started(self, call: ToolCall) -> None:
-        turn = self._turns.get(call.session_id)
-        if turn is not None:
-            turn.emit(
-                ToolStarted(
-                    call_id=call.call_id,
-                    tool=call.tool,
-                    arguments=call.arguments,
-                    parent_call_id=call.parent_call_id,
-                )
-            )
-        elif self._before is not None:
-            self._before.tool_started(call)
-
-    def tool_progress(self, call: ToolCall, text: str) -> None:
-        turn = self._turns.get(call.session_id)
-        if turn is not None:
-            turn.emit(ToolProgress(call_id=call.call_id, tool=call.tool, text=text))
-        elif self._before is not None:
-            self._before.tool_progress(call, text)
-
-    def tool_finished(self, call: ToolCall, result: ToolResult) -> None:
-        turn = self._turns.get(call.session_id)
-        if turn is None:
-            if self._before is not None:
-                self._before.tool_finished(call, result)
-        else:
-            turn.emit(
-                ToolFinished(
-                    call_id=call.call_id,
-                    tool=call.tool,
-                    ok=result.ok,
-                    content=result.content,
-                    duration_s=result.duration_s,
-                    arguments=call.arguments,
-                    parent_call_id=call.parent_call_id,
-                )
-            )
 
 
 class KernelRuntime(StoreHistory, Runtime):
@@ -175,7 +109,7 @@ class KernelRuntime(StoreHistory, Runtime):
         self._stores: dict[str, Store] = {}
         # Tool events of this runtime's turns go to them; the others to whoever watched
         # before (the chat's screen, another runtime), so two runtimes share one agent.
-        agent.observer.events = _ToolEvents(questions, agent.observer.events)
+        agent.observer.events = TurnToolEvents(questions, agent.observer.events)
         # The agent's own engine serves the default key; it is replaced once the tool
         # sources (servers a plugin reaches) have started, so it is looked up, never kept here.
         self._engines: dict[_EngineKey, TurnEngine] = {}
@@ -468,7 +402,7 @@ class KernelRuntime(StoreHistory, Runtime):
                     status=result.status,
                     reply=result.text,
                     error=result.error,
-                    usage=_usage(before, after),
+                    usage=turn_usage(before, after),
                     tool_calls=max(calls, result.tool_calls),
                     attachments=tuple(sent) or result.attachments,
                 )
@@ -503,37 +437,7 @@ class KernelRuntime(StoreHistory, Runtime):
     async def branch_session(
         self, session_id: str, through_seq: int | None = None, *, title: str | None = None
     ) -> SessionSummary:
-        original = await self.find_session(session_id)
-        if self.running(original.session_id):
-            raise SessionBusy(f"session {session_id} is running a turn; branch when it ends")
-        messages = await self.messages(original.session_id)
-        last = through_seq if through_seq is not None else (messages[-1].seq if messages else 0)
-        last = _round_end(messages, last)
-        branch = await self.open_like(
-            original.session_id,
-            SessionOptions(
-                source=original.source,
-                user_scope=original.user_scope,
-                cwd=original.cwd,
-                provider=original.provider,
-                model=original.model,
-                parent_session_id=original.session_id,
-                title=title or f"{original.title or 'branch'} (branch)",
-            ),
-        )
-        store = self.store
-
-        def copy() -> None:  # under the original's lease: no turn elsewhere writes meanwhile
-            with store.leases.holding(original.session_id):
-                store.messages.copy_into(original.session_id, branch.session_id, last)
-
-        try:
-            await store.db.run(copy)
-        except LeaseHeldError as exc:
-            with contextlib.suppress(SessionNotFound):
-                await self.delete_sessions([branch.session_id])
-            raise SessionBusy(f"{exc}: a turn is running on it elsewhere; branch later") from None
-        return await self.find_session(branch.session_id)
+        return await branch(self, self.store, session_id, through_seq, title)
 
     def models(self) -> Sequence[ModelChoice]:
         setup = self.agent.setup
@@ -892,19 +796,6 @@ def _narrowing(
 def say(turn: KernelTurn) -> Callable[[str], None]:
     """One line to the turn's front-end, as a notice."""
     return lambda line: turn.emit(Notice(text=line))
-
-
-def _round_end(messages: Sequence[SessionMessage], seq: int) -> int:
-    """``seq``, or the last result of the tool calls it falls among: a branch never holds a
-    call without its result."""
-    end = seq
-    for message in messages:
-        if message.seq <= seq:
-            continue
-        if message.role != "tool":
-            break
-        end = message.seq
-    return end
 
 
 def tools_runtime(agent: Agent) -> KernelRuntime:
