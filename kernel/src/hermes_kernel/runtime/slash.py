@@ -19,7 +19,7 @@ from hermes_sdk.runtime import Runtime, SessionNotFound
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import SlashCommandSpec
 
-__all__ = ["builtin_commands", "help_lines", "model_choice"]
+__all__ = ["built_in", "builtin_commands", "help_lines", "model_choice"]
 
 NO_SESSION = "this conversation starts with your next message"
 
@@ -37,24 +37,7 @@ def builtin_commands(
     whether that session runs dangerous commands unasked."""
     built = _Builtins(runtime, commands, is_yolo, owners if owners is not None else {})
 
-    def spec(
-        name: str,
-        usage: str,
-        description: str,
-        handler: Handler,
-        *,
-        on_platforms: bool = True,
-        during_turn: bool = False,
-    ) -> SlashCommandSpec:
-        return SlashCommandSpec(
-            name=name,
-            usage=usage,
-            description=description,
-            handler=handler,
-            on_platforms=on_platforms,
-            during_turn=during_turn,
-        )
-
+    spec = built_in
     specs = (
         spec("help", "/help", "this list", built.help, during_turn=True),
         spec("new", "/new", "start a fresh conversation (the current one is kept)", built.new),
@@ -107,6 +90,26 @@ def builtin_commands(
         ),
     )
     return {item.name: item for item in specs}
+
+
+def built_in(
+    name: str,
+    usage: str,
+    description: str,
+    handler: Handler,
+    *,
+    on_platforms: bool = True,
+    during_turn: bool = False,
+) -> SlashCommandSpec:
+    """A built-in command's spec: offered on chat platforms unless it says otherwise."""
+    return SlashCommandSpec(
+        name=name,
+        usage=usage,
+        description=description,
+        handler=handler,
+        on_platforms=on_platforms,
+        during_turn=during_turn,
+    )
 
 
 def help_lines(

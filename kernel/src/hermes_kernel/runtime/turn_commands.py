@@ -4,7 +4,7 @@ the runtime, for every front-end (the terminal chat, the TUI, chat apps, the web
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from hermes_commons.text import one_line
@@ -12,6 +12,7 @@ from hermes_kernel.config.defaults import AGENT_GOAL_TURNS
 from hermes_kernel.runtime.background import Background
 from hermes_kernel.runtime.goals import Goals
 from hermes_kernel.runtime.personalities import personalities
+from hermes_kernel.runtime.slash import built_in
 from hermes_sdk.events import SlashContext
 from hermes_sdk.runtime import STEER_PREFIX, RuntimeTurn, SessionMessage, SessionSummary
 from hermes_sdk.slash import SlashReply
@@ -46,24 +47,7 @@ GOAL_WORDS = ("status", "pause", "resume", "clear")
 
 def turn_commands(runtime: TurnHost) -> list[SlashCommandSpec]:
     built = _TurnCommands(runtime)
-
-    def spec(
-        name: str,
-        usage: str,
-        description: str,
-        handler: Callable[[str, SlashContext], Any],
-        *,
-        during_turn: bool = False,
-        on_platforms: bool = True,
-    ) -> SlashCommandSpec:
-        return SlashCommandSpec(
-            name=name,
-            usage=usage,
-            description=description,
-            handler=handler,
-            during_turn=during_turn,
-            on_platforms=on_platforms,
-        )
+    spec = built_in
 
     return [
         spec(
