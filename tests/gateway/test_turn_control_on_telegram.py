@@ -4,9 +4,12 @@ the real Telegram plugin, the fake Bot API and the scripted model."""
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 
 from hermes_sdk.runtime import STEER_PREFIX, SessionOptions, open_runtime
 from hermes_testkit import Reply
+from tests.integration.conftest import Terminal, terminal_env
 
 from .conftest import OWNER, unfenced, wait_until
 
@@ -111,3 +114,42 @@ def test_handoff_from_the_terminal_to_telegram_and_back(running_gateway, telegra
     telegram.user_says(OWNER, "/handoff cli")
     back = telegram.wait_for_message(OWNER, "to go on in the terminal")
     assert f"hermes chat -r {session_id}" in back.visible
+
+
+def test_handoff_from_a_real_chat_in_a_terminal(running_gateway, telegram, openai_server):
+    """The same, typed in a real `hermes chat` in a pseudo-terminal on the gateway's home:
+    the conversation goes on in Telegram with its history, and comes back by its id."""
+    openai_server.queue(Reply.say("Noted: blue."), Reply.say("It was blue."), Reply.say("Back."))
+    gateway = running_gateway()
+    hermes = str(Path(sys.executable).parent / "hermes")
+    term = Terminal([hermes, "chat"], terminal_env(gateway.home))
+    try:
+        term.wait_for("/help for commands", timeout=30)
+        term.line("remember blue")
+        term.wait_for("Noted: blue.")
+        term.line("/handoff telegram")
+        term.wait_for("handed off: your next message in the telegram chat")
+        term.line("/quit")
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    telegram.user_says(OWNER, "which colour?")
+    telegram.wait_for_message(OWNER, "It was blue.")
+    assert users(openai_server.requests[-1]) == ["remember blue", "which colour?"]
+    telegram.user_says(OWNER, "/handoff cli")
+    back = telegram.wait_for_message(OWNER, "to go on in the terminal")
+    session_id = back.visible.split("hermes chat -r ")[1].split()[0]
+    again = Terminal([hermes, "chat", "-r", session_id], terminal_env(gateway.home))
+    try:
+        again.wait_for("resumed", timeout=30)
+        again.line("and now?")
+        again.wait_for("Back.")
+        assert users(openai_server.requests[-1]) == [
+            "remember blue",
+            "which colour?",
+            "and now?",
+        ]
+        again.line("/quit")
+        assert again.wait_exit() == 0
+    finally:
+        again.close()

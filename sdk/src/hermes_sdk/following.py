@@ -48,6 +48,9 @@ class TurnWatcher:
     """The text streamed so far is void: a reply cut off is asked for again. Unset: the
     front-end is given :data:`CUT_OFF` as text."""
     on_notice: Callback[str] | None = None
+    on_chat_notice: Callback[str] | None = None
+    """A notice the user must hear wherever they are (``Notice.chat``): a front-end that
+    shows no notices (a chat app) sends these. Given beside ``on_notice``."""
     on_interim: Callback[str] | None = None
     """A whole reply the turn goes on from (:class:`~hermes_sdk.runtime.InterimReply`).
     Unset: it is given as text, two blank lines after it, so the replies stay apart."""
@@ -133,6 +136,8 @@ async def _hand(event: TurnEvent, watcher: TurnWatcher) -> None:
             await _call(watcher.on_text, event.text)
     elif isinstance(event, Notice):
         await _call(watcher.on_notice, event.text)
+        if event.chat:
+            await _call(watcher.on_chat_notice, event.text)
     elif isinstance(event, InterimReply):
         if watcher.on_interim is not None:
             await _call(watcher.on_interim, event.text)

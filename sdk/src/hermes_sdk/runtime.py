@@ -370,6 +370,9 @@ class Notice:
     compacted, a provider is retried, a fallback answers. Show it or leave it out."""
 
     text: str
+    chat: bool = False
+    """The user must hear it wherever they are (a goal achieved or paused, a note the turn
+    could not take): a chat app that leaves notices out sends this one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,6 +28,8 @@ class Opens(Protocol):
 
     async def open_like(self, original_id: str, options: SessionOptions) -> SessionSummary: ...
 
+    def taken_up(self, session_id: str) -> bool: ...
+
 
 class Background:
     """The background tasks a runtime runs, kept until they end (a task nobody holds may be
@@ -72,7 +74,8 @@ class Background:
         session_id = turn.session_id
         result = await turn.result()
         try:  # what its tools held (a container, a connection) is freed now
-            await self.runtime.end_session(session_id, "background_done")
+            if not self.opens.taken_up(session_id):  # unless the user went on in it
+                await self.runtime.end_session(session_id, "background_done")
         except Exception:  # deleted meanwhile: the line below still says how it went
             log.debug("background: could not end %s", session_id, exc_info=True)
         if result.ok:

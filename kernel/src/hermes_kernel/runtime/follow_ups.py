@@ -62,7 +62,7 @@ class FollowUps:
             return None
         except (RuntimeError, TimeoutError) as exc:
             goal.paused = True
-            say(f"goal paused: {exc or 'the judge did not answer in time'}")
+            say(f"goal paused: {str(exc) or 'the judge did not answer in time'}")
             return None
         if usage is not None:
             await self._count(session_id, route, usage, engine)

@@ -120,6 +120,9 @@ class KernelRuntime(StoreHistory, Runtime):
         """Session id -> the engine its turns run on (sessions opened or resumed here)."""
         self._efforts: dict[str, str] = {}
         """Sessions' own reasoning efforts (``/reasoning``), for their next turns."""
+        self._taken_up: set[str] = set()
+        """Sessions a front-end resumed here (a background task's, read while it ran, is
+        not ended under the user when the task finishes)."""
         self._narrowed: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]] = {}
         """The tool narrowing each session was last bound with (``resume_session``'s)."""
         self._unreviewed: set[str] = set()
@@ -209,10 +212,12 @@ class KernelRuntime(StoreHistory, Runtime):
         more (a chat whose tools a front-end narrowed stays narrowed)."""
         engine = self._bound.get(original_id)
         if engine is None:
-            stored = await self.store.db.run(self.store.sessions.get, original_id)
-            if stored is None:
-                raise SessionNotFound(f"no session {original_id!r}")
-            engine = await asyncio.to_thread(self._engine_of, stored)
+            # Not open here: which tools its front-end gives it is not known, and a copy
+            # must never get more.
+            raise ValueError(
+                "this conversation is not open here yet: send a message in it first, then try again"
+            )
+        await self._start_tool_sources()
         return await self._open_on(engine, options)
 
     async def _open_on(self, engine: TurnEngine, options: SessionOptions) -> SessionSummary:
@@ -247,6 +252,7 @@ class KernelRuntime(StoreHistory, Runtime):
         # Bound here already with another narrowing (a branch or a background task opened
         # on the original's engine, a session the front-end narrows now): bound again, so
         # the tools the front-end gives are the ones it has.
+        self._taken_up.add(session_id)
         if session_id not in self._bound or (
             narrowing is not None and self._narrowed.get(session_id) != narrowing
         ):
@@ -370,11 +376,12 @@ class KernelRuntime(StoreHistory, Runtime):
                     if asked is None:
                         break
                     turn.emit(InterimReply(text=result.text))  # the next reply begins
+                    result = replace(result, text="")  # shown: a failure below repeats none
                     turn.control.outbound = []  # this step's files went with its reply
                     result = await self._step(engine, turn, asked, ())
                 except Exception as exc:  # noqa: BLE001 - any failure: the replies so far stand
                     log.warning("runtime: a follow-up on session %s failed: %s", session_id, exc)
-                    turn.emit(Notice(text=f"the turn could not go on: {exc}"))
+                    turn.emit(Notice(text=f"the turn could not go on: {exc}", chat=True))
                     self.goals.pause(session_id)
                     break
         except LeaseHeldError as exc:
@@ -389,7 +396,7 @@ class KernelRuntime(StoreHistory, Runtime):
             turn.closed = True  # a /steer from now on is refused: it is sent as a message
             late = left_over(turn.control)
             if late is not None:
-                turn.emit(Notice(text=late))
+                turn.emit(Notice(text=late, chat=True))
             self.questions.turns.pop(session_id, None)
             if result is None:  # cancelled
                 result = TurnResult("", "stopped")
@@ -496,7 +503,10 @@ class KernelRuntime(StoreHistory, Runtime):
         self, session_id: str, provider: str | None, model: str | None
     ) -> ModelInfo:
         await self._bound_engine(session_id)
-        options = SessionOptions(source="", provider=provider, model=model)
+        toolsets, excluded = self._narrowed.get(session_id, (None, ()))
+        options = SessionOptions(
+            source="", provider=provider, model=model, toolsets=toolsets, exclude_tools=excluded
+        )  # another model, the same tools: a narrowed session stays narrowed
         engine = await asyncio.to_thread(self._engine, options)
         self._bound[session_id] = engine
         primary = engine.routes[0]
@@ -677,6 +687,10 @@ class KernelRuntime(StoreHistory, Runtime):
             return output
         return SlashReply("" if output is None else str(output))
 
+    def taken_up(self, session_id: str) -> bool:
+        """A front-end resumed the session here (see ``Background``)."""
+        return session_id in self._taken_up
+
     def _told(self, name: str, user_scope: str | None) -> Callable[[str], None]:
         """Where a command's later news goes when its front-end gave no ``notify``: the
         owner's background listeners; a person's news never reaches them."""
@@ -794,8 +808,9 @@ def _narrowing(
 
 
 def say(turn: KernelTurn) -> Callable[[str], None]:
-    """One line to the turn's front-end, as a notice."""
-    return lambda line: turn.emit(Notice(text=line))
+    """One line to the turn's front-end, as a notice a chat app sends too (a goal's
+    progress, a note not taken: what the user must hear wherever they are)."""
+    return lambda line: turn.emit(Notice(text=line, chat=True))
 
 
 def tools_runtime(agent: Agent) -> KernelRuntime:

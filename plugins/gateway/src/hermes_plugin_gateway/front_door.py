@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hermes_commons.scan import as_untrusted
@@ -78,7 +79,7 @@ class FrontDoor:
         self.group_sessions = group_sessions
         self._http_at = http
         self._later: set[asyncio.Task[object]] = set()
-        self._ran_at_once: dict[tuple[str, str], None] = {}
+        self._ran_at_once: dict[tuple[str, str, str], None] = {}
         """The messages run at once lately (platform, message id): a redelivery is not."""
         """Messages commands promised for later (a background task's outcome), being sent."""
         self.http: SharedListener | None = None
@@ -153,7 +154,7 @@ class FrontDoor:
         session_id = self.dispatch.running_session(key)
         if name == "steer" and session_id is None:
             return False
-        seen = (message.chat.platform, message.message_id)
+        seen = (message.chat.platform, message.chat.chat_id, message.message_id)
         if message.message_id and seen in self._ran_at_once:
             return True
         self._ran_at_once[seen] = None
@@ -188,6 +189,8 @@ class FrontDoor:
                 name, args, session_id, user_scope=scope, notify=notify
             )
             text = reply.text
+            if reply.send is not None:  # the turn ended meanwhile: the note is a message
+                await self.intake.accept(replace(message, text=reply.send), key)
         except Exception as exc:  # noqa: BLE001 - a command's failure is one line to the user
             log.warning("/%s failed: %s", name, exc)
             text = f"/{name} failed: {one_line(exc)}"

@@ -62,8 +62,12 @@ def handoff(args: str, context: SlashContext) -> str:
 
 
 def _owner_chat(store: Store, config: Mapping[str, Any], platform: str) -> str | None:
-    """The platform's one direct chat that has talked to Hermes, else the direct chat of
-    its one allowed user (where a direct chat's id is the user's, as on Telegram)."""
+    """The direct chat of the platform's allowed users that has talked to Hermes, when
+    there is one; else the one allowed user's (a direct chat's id is its user's, as on
+    Telegram). Never a chat of someone only paired: the owner's conversation is the
+    owner's."""
+    section = (config.get("platforms") or {}).get(platform) or {}
+    users = {str(user) for user in section.get("allowed_users") or []}
     keys = [
         str(row[0])
         for row in store.query(
@@ -71,9 +75,7 @@ def _owner_chat(store: Store, config: Mapping[str, Any], platform: str) -> str |
             (platform.replace("_", "\\_") + ":dm:%",),
         )
     ]
-    chats = {key.split(":")[2] for key in keys if key.count(":") == 2}
+    chats = {key.split(":")[2] for key in keys if key.count(":") == 2} & users
     if len(chats) == 1:
         return chats.pop()
-    section = (config.get("platforms") or {}).get(platform) or {}
-    users = [str(user) for user in section.get("allowed_users") or []]
-    return users[0] if len(users) == 1 and not chats else None
+    return next(iter(users)) if len(users) == 1 and not chats else None

@@ -279,9 +279,13 @@ class TurnRunner:
             if text.strip():
                 await self.replies.reply(None, item.chat, text)
 
+        async def chat_notice(line: str) -> None:  # a goal's progress, a note not taken
+            await self.replies.reply(None, item.chat, line)
+
         watcher = TurnWatcher(
             on_text=stream.feed if stream is not None else None,
             on_restart=stream.restart if stream is not None else None,
+            on_chat_notice=chat_notice,
             on_interim=interim,
             on_question=ask if adapter is not None or relayed else None,
         )

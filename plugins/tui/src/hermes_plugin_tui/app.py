@@ -85,6 +85,8 @@ class HermesTui(App[int]):
         self.session: SessionSummary | None = None
         self.turn: RuntimeTurn | None = None
         self.queued: list[str] = []
+        self.stop_asked = False
+        """Esc before the turn had started (its references were being read)."""
         self.busy = False
         """A turn is starting or running (set before its references are read and its
         session opened, so a second Enter meanwhile waits its turn)."""
@@ -287,7 +289,7 @@ class HermesTui(App[int]):
         self.start(text)
 
     def start(self, text: str) -> None:
-        self.busy = True
+        self.busy, self.stop_asked = True, False
         self.run_worker(self._turn(text), group="turn")
 
     async def _turn(self, text: str) -> None:
@@ -296,6 +298,10 @@ class HermesTui(App[int]):
             if "@" in text:
                 text = await self._with_references(text)
             session_id = await self.ensure_session()
+            if self.stop_asked:  # Esc while the references were read: nothing starts
+                await conversation.notice("(stopped)")
+                await self._ended_early()
+                return
             turn = self.runtime.start_turn(session_id, text, answers_questions=True)
         except (ValueError, SessionBusy, SessionNotFound) as exc:
             await conversation.notice(str(exc), "error")
@@ -333,6 +339,15 @@ class HermesTui(App[int]):
             self.start(self.queued.pop(0))
 
     async def _ended(self, ended: TurnEnded | None) -> None:
+        try:
+            await self._show_end(ended)
+        finally:  # whatever the drawing did, the next message can go
+            self.busy = False
+            self.show_status()
+        if self.queued:
+            self.start(self.queued.pop(0))
+
+    async def _show_end(self, ended: TurnEnded | None) -> None:
         conversation = self.conversation
         if ended is None or ended.status in ("stopped", "interrupted"):
             await conversation.finish()
@@ -349,10 +364,6 @@ class HermesTui(App[int]):
                 self.session = None
         await self.refresh_sessions()  # its title or opening, now that it has one
         await self.measure_context()
-        self.busy = False
-        self.show_status()
-        if self.queued:
-            self.start(self.queued.pop(0))
 
     async def _with_references(self, text: str) -> str:
         from pathlib import Path
@@ -448,8 +459,10 @@ class HermesTui(App[int]):
             self.query_one("#sessions", ListView).focus()
 
     def action_stop_turn(self) -> None:
-        if self.turn is not None:
+        if self.busy:
             self.queued.clear()
+            self.stop_asked = True
+        if self.turn is not None:
             self.turn.stop()
 
     def action_toggle_tools(self) -> None:
