@@ -13,6 +13,8 @@ from tests.integration.conftest import Terminal, terminal_env
 
 from .conftest import OWNER, unfenced, wait_until
 
+GROUP = -1001234
+
 
 def users(request) -> list[str]:
     return [unfenced(str(m["content"])) for m in request.json["messages"] if m["role"] == "user"]
@@ -72,6 +74,14 @@ def test_queue_and_goal_send_their_message_as_the_users(running_gateway, telegra
     telegram.wait_for_message(OWNER, "Half done.")  # a step of its own, as its own message
     telegram.wait_for_message(OWNER, "All done.")
     assert "Keep working towards the goal: tidy the notes" in users(openai_server.requests[3])[-1]
+    telegram.wait_for_message(OWNER, "goal achieved: finished")  # a notice a chat hears
+
+
+def test_a_goal_is_refused_where_the_words_are_others(running_gateway, telegram, openai_server):
+    running_gateway()
+    telegram.user_says(OWNER, "@hermes_test_bot /goal repeat this forever", chat_id=GROUP)
+    telegram.wait_for_message(GROUP, "/goal is not offered here")
+    assert not openai_server.requests
 
 
 def test_branch_moves_the_chat_to_the_copy(running_gateway, telegram, openai_server):
