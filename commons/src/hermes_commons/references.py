@@ -81,6 +81,13 @@ class Resolved:
     attached: list[Attached] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
+    def said(self) -> list[tuple[bool, str]]:
+        """What to show, one line each: (is it a problem, the line)."""
+        return [
+            *((False, f"attached {item.token} ({item.summary})") for item in self.attached),
+            *((True, f"not attached: {problem}") for problem in self.problems),
+        ]
+
 
 def home_guard(home: str | Path, config: Mapping[str, Any]) -> dict[str, Any]:
     """What :func:`resolve` needs to keep a home's secrets in (``resolve(..., **guard)``):
@@ -333,12 +340,12 @@ async def _url(token: str, url: str, allow_private_hosts: tuple[str, ...]) -> At
     text = await asyncio.to_thread(_page_text, fetched.body, fetched.content_type, fetched.url)
     if text is None:
         raise ReferenceProblem(f"{fetched.content_type or 'unknown'} content: not text")
-    from hermes_commons.scan import as_untrusted
-
-    text = as_untrusted(text, f"the web page {url}")  # its words are data, not instructions
     cut = len(text) > FILE_CHARS or fetched.truncated
     if len(text) > FILE_CHARS:
         text = text[:FILE_CHARS] + f"\n[… cut at {FILE_CHARS:,} characters]"
+    from hermes_commons.scan import as_untrusted
+
+    text = as_untrusted(text, f"the web page {url}")  # its words are data, not instructions
     return Attached(token, "url", f"{_size(len(fetched.body))} page{', cut' if cut else ''}", text)
 
 

@@ -374,6 +374,19 @@ def test_queue_goal_and_branch_tell_the_page_what_to_do(
                 "/api/turns", {"text": "/branch 1", "session_id": session}
             )
             assert branched["switch"] != session and "branched into" in branched["output"]
+            openai_server.queue(Reply.say("Tidied in the background."))
+            _, started = await browser.post(
+                "/api/turns", {"text": "/bg tidy up", "session_id": branched["switch"]}
+            )
+            assert "started in the background" in started["output"]
+            news: list[str] = []
+            for _ in range(100):  # the page hears it with its next answer
+                await asyncio.sleep(0.1)
+                _, answer = await browser.post("/api/turns", {"text": "/help"})
+                news += answer.get("news", [])
+                if news:
+                    break
+            assert news and "done: Tidied in the background." in news[0]
         finally:
             await browser.http.close()
 

@@ -53,7 +53,7 @@ class TurnWatcher:
     shows no notices (a chat app) sends these. Given beside ``on_notice``."""
     on_interim: Callback[str] | None = None
     """A whole reply the turn goes on from (:class:`~hermes_sdk.runtime.InterimReply`).
-    Unset: it is given as text, two blank lines after it, so the replies stay apart."""
+    Unset: ``on_text`` gets a blank line instead, so the replies stay apart."""
     on_tool_started: Callback[ToolStarted] | None = None
     on_tool_progress: Callback[ToolProgress] | None = None
     on_tool_finished: Callback[ToolFinished] | None = None

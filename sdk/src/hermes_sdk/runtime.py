@@ -95,6 +95,8 @@ __all__ = [
     "TurnEvent",
     "TurnUsage",
     "UsageByDay",
+    "exchanges",
+    "is_steer",
     "open_runtime",
 ]
 
@@ -141,6 +143,28 @@ RESERVED_SLASH_NAMES = frozenset(
 STEER_PREFIX = "(said while you were working; take it into account) "
 """How a ``/steer`` note begins in the transcript (a user message in the middle of a turn):
 the model, and a front-end numbering the user's messages, can tell it from a new request."""
+
+
+def is_steer(content: str | None) -> bool:
+    """A user message that is a ``/steer`` note said mid-turn, not a request of its own."""
+    return (content or "").startswith(STEER_PREFIX)
+
+
+def exchanges(messages: Sequence[SessionMessage]) -> list[tuple[str, str, int]]:
+    """The conversation's exchanges, oldest first: (what the user said, the last reply to
+    it, the seq of the exchange's last message). A ``/steer`` note belongs to the exchange
+    it was said in. ``/history`` numbers these, and ``/branch N`` keeps the first N."""
+    found: list[tuple[str, str, int]] = []
+    for message in messages:
+        text = message.content or ""
+        if message.role == "user" and not is_steer(text):
+            found.append((text, "", message.seq))
+        elif found:
+            said, answered, _ = found[-1]
+            reply = text if message.role == "assistant" and text else answered
+            found[-1] = (said, reply, message.seq)
+    return found
+
 
 RUNTIME_ENTRY_POINTS = "hermes.runtime"
 """The entry point group through which the kernel offers :func:`open_runtime`."""
@@ -766,8 +790,9 @@ class RuntimeTurns(abc.ABC):
         ``through_seq`` (None: all of it; a point inside a round of tool calls takes the
         round's results too, so every call keeps its result). It has the same source, scope,
         working directory and model, ``parent_session_id`` naming the original, and is ready
-        for turns. Raises :class:`SessionNotFound`, or :class:`SessionBusy` while a turn runs
-        on the original."""
+        for turns. Raises :class:`SessionNotFound`, :class:`SessionBusy` while a turn runs
+        on the original, and ValueError (one line) when the original is not open in this
+        runtime (its tools are the ones its front-end gave it here)."""
         raise NotImplementedError("this runtime cannot branch a session")
 
     @abc.abstractmethod
@@ -879,9 +904,10 @@ class RuntimeCommands(abc.ABC):
         (provider, model) the front-end's next session opens with, when it has none yet and
         chose one (``--model``, an earlier ``/model``). ``notify`` hears, later and from
         any thread, one line of news the command promised (a ``/background`` task that
-        finished); None: the :meth:`~RuntimeOperations.watch_background` listeners do.
-        A front-end shows the reply's text
-        and acts on what it asks (a new session, the model, a reload). Raises LookupError
+        finished); None: the :meth:`~RuntimeOperations.watch_background` listeners do for
+        the owner, and a person's news (``user_scope`` set) is only logged. A front-end
+        shows the reply's text and acts on what it asks (a new session, the model, a
+        reload, a message to send, a session to go on in). Raises LookupError
         for an unknown name, PermissionError for a command a person on a platform may not
         run (``on_platforms``), SessionBusy for one that waits for the running turn
         (``during_turn``); other errors propagate: show them as one line."""

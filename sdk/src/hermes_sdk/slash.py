@@ -7,7 +7,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SlashReply"]
+__all__ = ["SlashReply", "opens_session"]
+
+_KEPT_FOR_SESSION = {
+    "goal": {"", "status", "pause", "resume", "clear"},
+    "personality": {"", "none", "default", "off"},
+    "background": {""},
+    "bg": {""},
+}
+
+
+def opens_session(name: str, args: str) -> bool:
+    """Whether the runtime's ``/NAME args`` keeps something for the session (a goal, a
+    personality, a task's parent conversation): a front-end with no session yet opens it
+    first, with its own options (its tools), and leaves none behind for the other words."""
+    ignored = _KEPT_FOR_SESSION.get(name)
+    return ignored is not None and args.strip().lower() not in ignored
 
 
 @dataclass(frozen=True, slots=True)

@@ -533,17 +533,11 @@ def cli(
     if continue_last and _get_command(ctx, continue_last) is not None:
         # `hermes -c plain`: -c is a flag here, before a command (a title of that very
         # name is still reached with -r)
-        raise click.UsageError(
-            f"-z, -c, -r, -m, -t and -s go with `hermes` alone; `hermes {continue_last}` "
-            "takes its own options (see its --help)"
-        )
+        raise click.UsageError(_alone(continue_last))
     if ctx.invoked_subcommand is not None:
         given_any = continue_last is not None or resume is not None or oneshot is not None
         if given_any or any(value is not None for value in chosen.values()):
-            raise click.UsageError(
-                f"-z, -c, -r, -m, -t and -s go with `hermes` alone; "
-                f"`hermes {ctx.invoked_subcommand}` takes its own options (see its --help)"
-            )
+            raise click.UsageError(_alone(ctx.invoked_subcommand))
         return
     if continue_last:  # -c NAME: the session of that title (or id)
         if resume is not None:
@@ -586,6 +580,13 @@ def cli(
             parameter = _parameter(ctx, name, f"{option}_parameter", f"{flag} cannot", _NO_CHOICE)
             given[parameter] = _typed(command, parameter, value)
     ctx.invoke(command, **given)
+
+
+def _alone(command: str) -> str:
+    return (
+        f"-z, -c, -r, -m, -t and -s go with `hermes` alone; `hermes {command}` takes its "
+        "own options (see its --help)"
+    )
 
 
 def _get_command(ctx: click.Context, name: str) -> click.Command | None:

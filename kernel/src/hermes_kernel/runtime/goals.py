@@ -3,8 +3,9 @@
 After each turn that ends normally, the session's model is asked on the side whether the
 goal is met by the last reply. If not, the runtime starts the next turn itself, with a
 continuation message, on the same :class:`~hermes_sdk.runtime.RuntimeTurn`: every
-front-end sees the turns stream by as one, with a notice between them. The loop ends when
-the judge says done, the goal is paused or cleared, a stop, or ``agent.goal_turns``.
+front-end sees the turns stream by as one, each reply but the last an ``InterimReply``.
+The loop ends when the judge says done, the goal is paused or cleared, a stop, or
+``agent.goal_turns``.
 Goals are kept by the runtime that set them (a restart forgets them; ``/goal TEXT`` again).
 """
 

@@ -218,7 +218,11 @@ class KernelRuntime(StoreHistory, Runtime):
                 "this conversation is not open here yet: send a message in it first, then try again"
             )
         await self._start_tool_sources()
-        return await self._open_on(engine, options)
+        opened = await self._open_on(engine, options)
+        narrowing = self._narrowed.get(original_id)
+        if narrowing is not None:  # /model on the copy keeps the original's tools too
+            self._narrowed[opened.session_id] = narrowing
+        return opened
 
     async def _open_on(self, engine: TurnEngine, options: SessionOptions) -> SessionSummary:
         cwd = Path(options.cwd).expanduser() if options.cwd else self.agent.cwd
@@ -296,6 +300,7 @@ class KernelRuntime(StoreHistory, Runtime):
     async def end_session(self, session_id: str, reason: str = "ended") -> None:
         engine = self._bound.pop(session_id, self.agent.engine)
         self._narrowed.pop(session_id, None)
+        self._taken_up.discard(session_id)
         self._efforts.pop(session_id, None)
         self.goals.clear(session_id)
         self.personas.pop(session_id, None)

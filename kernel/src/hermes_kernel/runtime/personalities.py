@@ -33,4 +33,5 @@ def personalities(config: Mapping[str, Any]) -> dict[str, str]:
     """Every personality by name: the built-in ones, then config.yaml's (which win)."""
     agent = config.get("agent") or {}
     own = agent.get("personalities") or {}
-    return {**BUILT_IN, **{str(name): str(text) for name, text in own.items() if text}}
+    mine = {str(name).lower(): str(text) for name, text in own.items() if text}  # /personality X
+    return {**BUILT_IN, **mine}

@@ -12,9 +12,9 @@ from hermes_kernel.config.defaults import AGENT_GOAL_TURNS
 from hermes_kernel.runtime.background import Background
 from hermes_kernel.runtime.goals import Goals
 from hermes_kernel.runtime.personalities import personalities
-from hermes_kernel.runtime.slash import built_in
+from hermes_kernel.runtime.slash import NO_SESSION, built_in
 from hermes_sdk.events import SlashContext
-from hermes_sdk.runtime import STEER_PREFIX, RuntimeTurn, SessionMessage, SessionSummary
+from hermes_sdk.runtime import RuntimeTurn, SessionMessage, SessionSummary, exchanges
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import SlashCommandSpec
 
@@ -39,9 +39,8 @@ class TurnHost(Protocol):
     ) -> SessionSummary: ...
 
 
-__all__ = ["exchange_ends", "turn_commands"]
+__all__ = ["turn_commands"]
 
-NO_SESSION = "this conversation starts with your next message"
 GOAL_WORDS = ("status", "pause", "resume", "clear")
 
 
@@ -95,22 +94,6 @@ def turn_commands(runtime: TurnHost) -> list[SlashCommandSpec]:
     ]
 
 
-def exchange_ends(messages: list[SessionMessage]) -> list[int]:
-    """The seq of the last message of each exchange (a user's message and everything up
-    to the next one), oldest first: ``/branch N`` keeps exchanges 1..N."""
-    ends: list[int] = []
-    for message in messages:
-        if message.role == "user" and not _steer(message):
-            ends.append(message.seq)
-        elif ends:
-            ends[-1] = message.seq
-    return ends
-
-
-def _steer(message: SessionMessage) -> bool:
-    return (message.content or "").startswith(STEER_PREFIX)
-
-
 class _TurnCommands:
     def __init__(self, runtime: TurnHost) -> None:
         self.runtime = runtime
@@ -137,9 +120,9 @@ class _TurnCommands:
         if not text:
             return SlashReply("usage: /background TEXT (a task to run while you chat on)")
         runtime = self.runtime
-        if context.session_id is None and context.user_scope is not None:
-            # A chat's tools are the ones its front-end gives its session: without one,
-            # a task would get every tool.
+        if context.session_id is None:
+            # A task gets its conversation's tools, the ones its front-end gave it:
+            # without a conversation, it would get every tool.
             return SlashReply("say something first: /background works in a conversation")
         parent = await runtime.find_session(context.session_id) if context.session_id else None
         session = await runtime.background.start(
@@ -197,7 +180,7 @@ class _TurnCommands:
         through: int | None = None
         title = args.strip() or None
         if words and words[0].isdigit():
-            ends = exchange_ends(await self.runtime.messages(session_id))
+            ends = [end for _, _, end in exchanges(await self.runtime.messages(session_id))]
             number = int(words[0])
             if not 1 <= number <= len(ends):
                 return SlashReply(

@@ -22,8 +22,6 @@ async def attach_references(
     from hermes_commons.references import home_guard, resolve
 
     resolved = await resolve(text, Path.cwd(), **home_guard(home, config))
-    for item in resolved.attached:
-        info(f"attached {item.token} ({item.summary})")
-    for problem in resolved.problems:
-        warn(f"not attached: {problem}")
+    for problem, line in resolved.said():
+        (warn if problem else info)(line)
     return resolved.text

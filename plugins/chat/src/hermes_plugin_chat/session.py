@@ -99,7 +99,7 @@ class ChatSession:
     # --- sessions ---------------------------------------------------------------------------
 
     async def resume(self, reference: str) -> SessionSummary:
-        """Switch to a stored session by id or unique id prefix."""
+        """Switch to a stored session by id, unique id prefix or title."""
         found = await self.runtime.find_session(reference)
         resumed = await self.runtime.resume_session(found.session_id)
         await self.end("switched")

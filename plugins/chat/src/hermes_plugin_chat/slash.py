@@ -16,14 +16,12 @@ from hermes_plugin_chat.commands import BUILTINS
 from hermes_sdk import Kind
 from hermes_sdk.media import Attachment, describe_size
 from hermes_sdk.runtime import ModelInfo, SessionBusy, SessionNotFound, SessionSummary
-from hermes_sdk.slash import SlashReply
+from hermes_sdk.slash import SlashReply, opens_session
 
 if TYPE_CHECKING:
     from hermes_plugin_chat.repl import Repl
 
 _BY_NAME = {command.name: command for command in BUILTINS}
-NEEDS_SESSION = frozenset({"goal", "personality"})
-"""The runtime's commands that keep something for the session: the chat opens it first."""
 
 
 class SlashCommands:
@@ -67,8 +65,8 @@ class SlashCommands:
         it failed (said as one line)."""
         if name == "compact":
             self.view.info("compacting…")
-        if name in NEEDS_SESSION and args.strip():
-            await self.chat.ensure_session()  # a goal or a personality from the first word
+        if opens_session(name, args):
+            await self.chat.ensure_session()  # a goal, a personality, a task from the start
         session = self.chat.session
         try:
             reply = await self.runtime.run_slash(
@@ -246,13 +244,13 @@ class SlashCommands:
         )
 
     async def do_history(self, _args: str) -> None:
-        from hermes_plugin_chat.transcript import exchanges
+        from hermes_sdk.runtime import exchanges
 
         session = self.chat.session
         if session is None:
             self.view.info("nothing said yet")
             return
-        for number, (said, answered) in enumerate(
+        for number, (said, answered, _end) in enumerate(
             exchanges(await self.runtime.messages(session.session_id)), 1
         ):
             self.view.print(Text(f"{number:>3} {one_line(said, 100)}", style="bold cyan"))

@@ -1,6 +1,5 @@
-"""A conversation as the terminal hands it on: numbered exchanges (``/history``, the
-numbers ``/branch N`` takes), Markdown (``/save``), the last reply on the clipboard
-(``/copy``)."""
+"""A conversation as the terminal hands it on: Markdown (``/save``), the last reply on the
+clipboard (``/copy``)."""
 
 from __future__ import annotations
 
@@ -11,24 +10,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from hermes_sdk.runtime import STEER_PREFIX, SessionMessage, SessionSummary
+from hermes_sdk.runtime import SessionMessage, SessionSummary
 
-__all__ = ["copy_to_clipboard", "exchanges", "markdown", "osc52", "save_markdown"]
+__all__ = ["copy_to_clipboard", "markdown", "osc52", "save_markdown"]
 
 CLIPBOARD_TOOLS = (("wl-copy",), ("xclip", "-selection", "clipboard"), ("pbcopy",))
-
-
-def exchanges(messages: Sequence[SessionMessage]) -> list[tuple[str, str]]:
-    """(what the user said, the last reply to it) per exchange, oldest first; a
-    ``/steer`` note belongs to the exchange it was said in, as the runtime counts them."""
-    found: list[tuple[str, str]] = []
-    for message in messages:
-        text = message.content or ""
-        if message.role == "user" and not text.startswith(STEER_PREFIX):
-            found.append((text, ""))
-        elif message.role == "assistant" and text and found:
-            found[-1] = (found[-1][0], text)
-    return found
 
 
 def markdown(session: SessionSummary, messages: Sequence[SessionMessage]) -> str:

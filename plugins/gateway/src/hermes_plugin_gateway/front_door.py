@@ -34,11 +34,12 @@ from hermes_sdk.storage import Store
 if TYPE_CHECKING:  # aiohttp is imported only when a platform asks for an HTTP route
     from hermes_sdk.listener import Handler, SharedListener
 
-__all__ = ["AT_ONCE", "FrontDoor", "PlatformDoor"]
+__all__ = ["FrontDoor", "PlatformDoor"]
 
 AT_ONCE = frozenset({"/steer", "/bg", "/background"})
-AT_ONCE_REMEMBERED = 1000
 """Commands run as they arrive, beside the chat's running turn (see ``FrontDoor._at_once``)."""
+AT_ONCE_REMEMBERED = 1000
+"""How many of those messages are remembered, so a redelivered one is not run again."""
 
 log = logging.getLogger("hermes.gateway")
 
@@ -79,9 +80,9 @@ class FrontDoor:
         self.group_sessions = group_sessions
         self._http_at = http
         self._later: set[asyncio.Task[object]] = set()
+        """Commands run at once, and lines they promised for later, being sent."""
         self._ran_at_once: dict[tuple[str, str, str], None] = {}
-        """The messages run at once lately (platform, message id): a redelivery is not."""
-        """Messages commands promised for later (a background task's outcome), being sent."""
+        """The messages run at once lately (platform, chat, message id): a redelivery is not."""
         self.http: SharedListener | None = None
         """The HTTP listener platforms share (webhooks, Slack's Events API); bound when
         first asked for a route."""
@@ -180,7 +181,7 @@ class FrontDoor:
             loop.call_soon_threadsafe(send)
 
         scope = user_scope(chat, message.user_id, key)
-        args = message.text.strip().partition(" ")[2].strip()
+        said = args = message.text.strip().partition(" ")[2].strip()
         source = untrusted_source(self.platforms.adapter(chat.platform), chat)
         if source is not None and args:  # a group's or an email's words are data
             args = as_untrusted(args, source)
@@ -190,7 +191,7 @@ class FrontDoor:
             )
             text = reply.text
             if reply.send is not None:  # the turn ended meanwhile: the note is a message
-                await self.intake.accept(replace(message, text=reply.send), key)
+                await self.intake.accept(replace(message, text=said), key)  # fenced there
         except Exception as exc:  # noqa: BLE001 - a command's failure is one line to the user
             log.warning("/%s failed: %s", name, exc)
             text = f"/{name} failed: {one_line(exc)}"

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -42,6 +43,7 @@ from hermes_sdk.runtime import (
     ToolStarted,
     TurnEnded,
 )
+from hermes_sdk.slash import opens_session
 
 __all__ = ["HermesTui", "TuiOptions", "run_tui"]
 
@@ -372,10 +374,8 @@ class HermesTui(App[int]):
 
         runtime = self.runtime
         resolved = await resolve(text, Path.cwd(), **home_guard(runtime.home, runtime.config))
-        for item in resolved.attached:
-            await self.conversation.notice(f"attached {item.token} ({item.summary})")
-        for problem in resolved.problems:
-            await self.conversation.notice(f"not attached: {problem}", "warning")
+        for problem, line in resolved.said():
+            await self.conversation.notice(line, "warning" if problem else "notice")
         return resolved.text
 
     def ask(self, question: Question) -> None:
@@ -403,7 +403,7 @@ class HermesTui(App[int]):
             return
         if name == "stop" and self.turn is not None:
             self.queued.clear()
-        if name in ("goal", "personality") and args.strip():
+        if opens_session(name, args):
             await self.ensure_session()
         session_id = self.session.session_id if self.session else None
         try:
@@ -503,7 +503,7 @@ async def run_tui(context: CommandContext, options: TuiOptions) -> int:
         try:
             app = HermesTui(runtime, options)
         except ValueError as exc:  # the model asked for cannot be used
-            print(f"hermes: error: {exc}")
+            print(f"hermes: error: {exc}", file=sys.stderr)
             return 1
         code = await app.run_async()
         return int(code or 0)

@@ -56,6 +56,9 @@ class ChatApi:
         self.models: dict[str, tuple[str, str]] = {}
         """Session id -> the (provider, model) ``/model`` chose for it in this process (the
         session's stored row keeps the one it was opened with)."""
+        self.news: list[str] = []
+        """Lines commands promised for later (a ``/background`` task that finished), shown
+        with the page's next answer (the page has no channel of its own for them)."""
 
     @staticmethod
     def of(app: web.Application) -> ChatApi:
@@ -126,7 +129,11 @@ class ChatApi:
             return _error(400, str(exc))
         live = LiveTurn(turn, text, before, attachments, self.live.next_id())
         self.live.add(live)
-        return web.json_response({"session_id": session_id, "turn": live.turn_id})
+        return web.json_response({"session_id": session_id, "turn": live.turn_id, **self._news()})
+
+    def _news(self) -> dict[str, list[str]]:
+        news, self.news = self.news, []
+        return {"news": news} if news else {}
 
     async def _multipart(
         self, request: web.Request
@@ -239,13 +246,15 @@ class ChatApi:
             if session_id is not None and name not in {"help", "stop"}:
                 await self._resume(session_id)
             route = self.next_model if session_id is None else None
-            reply = await self.runtime.run_slash(name, args, session_id, route=route)
+            reply = await self.runtime.run_slash(
+                name, args, session_id, route=route, notify=self.news.append
+            )
         except (SessionNotFound, SessionBusy, ValueError, LookupError) as exc:
             message = str(exc).strip("'\"")
             return web.json_response({"output": message or "a turn is running on this session"})
         except Exception as exc:  # noqa: BLE001 - a plugin's command failed: one line
             return web.json_response({"output": f"/{name} failed: {one_line(str(exc), 300)}"})
-        answer: dict[str, Any] = {"output": reply.text or "(nothing to show)"}
+        answer: dict[str, Any] = {"output": reply.text or "(nothing to show)", **self._news()}
         if reply.new_session:
             if session_id is not None:
                 self._resumed.discard(session_id)

@@ -338,6 +338,7 @@
       return;
     }
     if (result.model) setModel(result.model);
+    for (const line of result.news || []) notice(line); // a background task's outcome
     if (result.switch) {
       // /branch: the chat goes on in the copy, drawn anew with the command's answer.
       sessionStorage.setItem(KEPT, JSON.stringify({ command: text, output: result.output }));
