@@ -132,7 +132,8 @@ class ChatApi:
         return web.json_response({"session_id": session_id, "turn": live.turn_id, **self._news()})
 
     def _news(self) -> dict[str, list[str]]:
-        news, self.news = self.news, []
+        news = list(self.news)
+        self.news.clear()  # in place: the commands' notify holds this very list
         return {"news": news} if news else {}
 
     async def _multipart(
