@@ -58,3 +58,7 @@ def test_a_one_shot_does_not_import_aiohttp_or_httpx_command_line(tmp_path: Path
     assert not {m for m in modules if m.split(".")[0] in later}
     assert not {"hermes_commons.references", "hermes_plugin_chat.attach"} & modules
     assert not {"hermes_kernel.runtime.turn_commands", "hermes_plugin_chat.worktree"} & modules
+    goals = {"hermes_kernel.runtime.goals", "hermes_kernel.runtime.follow_ups"}
+    assert not {*goals, "hermes_kernel.runtime.background", "hermes_kernel.runtime.branching"} & (
+        modules
+    )

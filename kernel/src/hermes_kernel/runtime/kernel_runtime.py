@@ -23,10 +23,6 @@ from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.routing import ModelSetup, NoModel, model_setup
 from hermes_kernel.runtime.agent import Agent, choose_tools
-from hermes_kernel.runtime.background import Background
-from hermes_kernel.runtime.branching import branch
-from hermes_kernel.runtime.follow_ups import FollowUps, left_over
-from hermes_kernel.runtime.goals import Goals
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
 from hermes_kernel.runtime.tool_events import TurnToolEvents, turn_usage
@@ -71,6 +67,9 @@ from hermes_sdk.slash import SlashReply
 from hermes_sdk.storage import Store, StoreSchema
 
 if TYPE_CHECKING:
+    from hermes_kernel.runtime.background import Background
+    from hermes_kernel.runtime.follow_ups import FollowUps
+    from hermes_kernel.runtime.goals import Goals
     from hermes_kernel.runtime.pending import PendingQueues
 
 __all__ = ["KernelRuntime", "tools_runtime"]
@@ -131,11 +130,11 @@ class KernelRuntime(StoreHistory, Runtime):
         self._pending_notices: list[str] = []
         """Tool sources that failed to start: told to the next turn that starts."""
         self._pending_queues: PendingQueues | None = None  # made on first use
-        self.goals = Goals()
-        """Sessions' standing goals (``/goal``)."""
-        self.follow_ups = FollowUps(self.goals, self.store)
-        self.background = Background(self, self)
-        """Tasks run in sessions of their own (``/background``)."""
+        self._goals: Goals | None = None
+        self._follow_ups: FollowUps | None = None
+        self._background: Background | None = None
+        # Goals, follow-ups and background tasks are made on first use: a one-shot that
+        # uses none of them never imports them (start-up time).
         self.personas: dict[str, tuple[str, str]] = {}
         """Sessions' personalities (``/personality``): (name, instructions)."""
 
@@ -302,7 +301,8 @@ class KernelRuntime(StoreHistory, Runtime):
         self._narrowed.pop(session_id, None)
         self._taken_up.discard(session_id)
         self._efforts.pop(session_id, None)
-        self.goals.clear(session_id)
+        if self._goals is not None:
+            self._goals.clear(session_id)
         self.personas.pop(session_id, None)
         await asyncio.to_thread(self.agent.tool_env.end_session, session_id)
         try:
@@ -369,14 +369,19 @@ class KernelRuntime(StoreHistory, Runtime):
         sent: list[Attachment] = []
         try:
             before = await db.run(sessions.get, session_id)
-            self.goals.begin(session_id)  # a goal set before this turn: its reply is judged
+            if self._goals is not None:  # a goal set before this turn: its reply is judged
+                self._goals.begin(session_id)
             result = await self._step(engine, turn, text, attachments)
             while True:
                 calls += result.tool_calls
                 sent += result.attachments
                 try:
-                    asked = await self.follow_ups.next(
-                        engine, session_id, turn.control, result, say(turn)
+                    asked = (
+                        await self.follow_ups.next(
+                            engine, session_id, turn.control, result, say(turn)
+                        )
+                        if turn.control.steers or self._goal_of(session_id)
+                        else None
                     )
                     if asked is None:
                         break
@@ -399,9 +404,12 @@ class KernelRuntime(StoreHistory, Runtime):
             result = TurnResult("", "error", error=f"the turn failed: {exc}")
         finally:
             turn.closed = True  # a /steer from now on is refused: it is sent as a message
-            late = left_over(turn.control)
-            if late is not None:
-                turn.emit(Notice(text=late, chat=True))
+            if turn.control.steers:
+                from hermes_kernel.runtime.follow_ups import left_over
+
+                late = left_over(turn.control)
+                if late is not None:
+                    turn.emit(Notice(text=late, chat=True))
             self.questions.turns.pop(session_id, None)
             if result is None:  # cancelled
                 result = TurnResult("", "stopped")
@@ -449,7 +457,38 @@ class KernelRuntime(StoreHistory, Runtime):
     async def branch_session(
         self, session_id: str, through_seq: int | None = None, *, title: str | None = None
     ) -> SessionSummary:
+        from hermes_kernel.runtime.branching import branch
+
         return await branch(self, self.store, session_id, through_seq, title)
+
+    @property
+    def goals(self) -> Goals:
+        """Sessions' standing goals (``/goal``)."""
+        if self._goals is None:
+            from hermes_kernel.runtime.goals import Goals
+
+            self._goals = Goals()
+        return self._goals
+
+    def _goal_of(self, session_id: str) -> bool:
+        return self._goals is not None and self._goals.active(session_id) is not None
+
+    @property
+    def follow_ups(self) -> FollowUps:
+        if self._follow_ups is None:
+            from hermes_kernel.runtime.follow_ups import FollowUps
+
+            self._follow_ups = FollowUps(self.goals, self.store)
+        return self._follow_ups
+
+    @property
+    def background(self) -> Background:
+        """Tasks run in sessions of their own (``/background``)."""
+        if self._background is None:
+            from hermes_kernel.runtime.background import Background
+
+            self._background = Background(self, self)
+        return self._background
 
     def models(self) -> Sequence[ModelChoice]:
         setup = self.agent.setup

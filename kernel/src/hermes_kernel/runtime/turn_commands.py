@@ -23,9 +23,14 @@ class TurnHost(Protocol):
     """What these commands use of the kernel's runtime: a few calls of the contract, and
     its goals, background tasks and sessions' personalities."""
 
-    goals: Goals
-    background: Background
     personas: dict[str, tuple[str, str]]
+
+    @property
+    def goals(self) -> Goals: ...
+
+    @property
+    def background(self) -> Background: ...
+
     config: Mapping[str, Any]
 
     def running(self, session_id: str) -> RuntimeTurn | None: ...
