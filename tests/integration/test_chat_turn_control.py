@@ -221,7 +221,7 @@ def test_history_save_copy_and_clear(terminal, home, openai_server, tmp_path):
     term.line(f"/save {saved}")
     term.wait_for("saved 2 messages to")
     text = saved.read_text()
-    assert "## You\n\na question" in text and "## Hermes\n\nThe **answer**." in text
+    assert "## user\n\na question" in text and "## assistant\n\nThe **answer**." in text
     term.line("/copy")
     term.wait_for("copied the last reply (15 characters)")
     assert b"\x1b]52;c;VGhlICoqYW5zd2VyKiou\x07" in term.log  # OSC 52: base64 of the reply

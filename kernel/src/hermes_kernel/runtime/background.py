@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from hermes_commons.text import one_line
-from hermes_sdk.runtime import Runtime, RuntimeTurn, SessionOptions, SessionSummary
+from hermes_sdk.runtime import RuntimeTurn, SessionOptions, SessionSummary
 
 __all__ = ["Background"]
 
@@ -23,10 +23,16 @@ SOURCE = "background"
 SHOWN_CHARS = 300
 
 
-class Opens(Protocol):
-    """The runtime's opening of a session like another (the same engine: no more tools)."""
+class BackgroundHost(Protocol):
+    """What a background task needs of the runtime: to open its session like its parent
+    (the same engine: no more tools), run and end it, and know whether a user went on in
+    it meanwhile."""
 
     async def open_like(self, original_id: str, options: SessionOptions) -> SessionSummary: ...
+
+    def start_turn(self, session_id: str, text: str) -> RuntimeTurn: ...
+
+    async def end_session(self, session_id: str, reason: str = "ended") -> None: ...
 
     def taken_up(self, session_id: str) -> bool: ...
 
@@ -35,36 +41,31 @@ class Background:
     """The background tasks a runtime runs, kept until they end (a task nobody holds may be
     collected while it runs)."""
 
-    def __init__(self, runtime: Runtime, opens: Opens) -> None:
-        self.opens = opens
-        self.runtime = runtime
+    def __init__(self, host: BackgroundHost) -> None:
+        self.host = host
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def start(
         self,
         text: str,
-        parent: SessionSummary | None,
+        parent: SessionSummary,
         notify: Callable[[str], None],
         *,
         user_scope: str | None,
-        cwd: str,
     ) -> SessionSummary:
-        """Open the task's session (on its parent's engine: the parent's tools, never more)
+        """Open the task's session on its parent's engine (the parent's tools, never more)
         and start its turn; ``notify`` hears how it ended."""
         options = SessionOptions(
             source=SOURCE,
             user_scope=user_scope,
-            cwd=parent.cwd if parent is not None and parent.cwd else cwd,
-            provider=parent.provider if parent is not None else None,
-            model=parent.model if parent is not None else None,
-            parent_session_id=parent.session_id if parent is not None else None,
+            cwd=parent.cwd,
+            provider=parent.provider,
+            model=parent.model,
+            parent_session_id=parent.session_id,
             title=f"background: {one_line(text, 60)}",
         )
-        if parent is not None:
-            session = await self.opens.open_like(parent.session_id, options)
-        else:
-            session = await self.runtime.open_session(options)
-        turn = self.runtime.start_turn(session.session_id, text)
+        session = await self.host.open_like(parent.session_id, options)
+        turn = self.host.start_turn(session.session_id, text)
         task = asyncio.ensure_future(self._tell(turn, notify))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -74,8 +75,8 @@ class Background:
         session_id = turn.session_id
         result = await turn.result()
         try:  # what its tools held (a container, a connection) is freed now
-            if not self.opens.taken_up(session_id):  # unless the user went on in it
-                await self.runtime.end_session(session_id, "background_done")
+            if not self.host.taken_up(session_id):  # unless the user went on in it
+                await self.host.end_session(session_id, "background_done")
         except Exception:  # deleted meanwhile: the line below still says how it went
             log.debug("background: could not end %s", session_id, exc_info=True)
         if result.ok:

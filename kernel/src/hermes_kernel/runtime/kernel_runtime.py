@@ -487,7 +487,7 @@ class KernelRuntime(StoreHistory, Runtime):
         if self._background is None:
             from hermes_kernel.runtime.background import Background
 
-            self._background = Background(self, self)
+            self._background = Background(self)
         return self._background
 
     def models(self) -> Sequence[ModelChoice]:

@@ -129,9 +129,9 @@ class _TurnCommands:
             # A task gets its conversation's tools, the ones its front-end gave it:
             # without a conversation, it would get every tool.
             return SlashReply("say something first: /background works in a conversation")
-        parent = await runtime.find_session(context.session_id) if context.session_id else None
+        parent = await runtime.find_session(context.session_id)
         session = await runtime.background.start(
-            text, parent, context.notify, user_scope=context.user_scope, cwd=context.cwd
+            text, parent, context.notify, user_scope=context.user_scope
         )
         return SlashReply(
             f"started in the background as session {session.session_id}; "

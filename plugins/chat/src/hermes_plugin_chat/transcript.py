@@ -10,29 +10,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from hermes_commons.transcripts import write_export
 from hermes_sdk.runtime import SessionMessage, SessionSummary
 
-__all__ = ["copy_to_clipboard", "markdown", "osc52", "save_markdown"]
+__all__ = ["copy_to_clipboard", "osc52", "save_markdown"]
 
 CLIPBOARD_TOOLS = (("wl-copy",), ("xclip", "-selection", "clipboard"), ("pbcopy",))
-
-
-def markdown(session: SessionSummary, messages: Sequence[SessionMessage]) -> str:
-    title = session.title or f"Session {session.session_id}"
-    lines = [f"# {title}", "", f"Session `{session.session_id}`, {session.model or ''}", ""]
-    for message in messages:
-        if message.role == "user":
-            lines += ["## You", "", message.content or "", ""]
-        elif message.role == "assistant":
-            if message.content:
-                lines += ["## Hermes", "", message.content, ""]
-            for call in message.tool_calls:
-                lines += [f"- called `{call.get('name')}`"]
-        elif message.role == "tool":
-            result = (message.content or "").strip()
-            fence = "````" if "```" in result else "```"
-            lines += ["", f"{fence}text", result[:4000], fence, ""]
-    return "\n".join(lines).rstrip() + "\n"
 
 
 def save_markdown(
@@ -44,7 +27,8 @@ def save_markdown(
     target = Path(path).expanduser() if path else Path.cwd() / name
     if target.is_dir():
         target = target / name
-    target.write_text(markdown(session, messages), encoding="utf-8")
+    with target.open("w", encoding="utf-8") as out:  # as `hermes sessions export --format md`
+        write_export(out, "md", session, list(messages))
     return target.resolve()
 
 
