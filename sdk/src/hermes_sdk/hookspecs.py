@@ -56,6 +56,7 @@ from hermes_sdk.specs import (
     CommandSpec,
     ConfigSectionSpec,
     ContextEngineSpec,
+    DashboardPanelSpec,
     DeliverySpec,
     ImporterSpec,
     MemoryProviderSpec,
@@ -596,6 +597,45 @@ def hermes_pending_writes() -> Iterable[PendingWritesSpec]:
         @hookimpl
         def hermes_pending_writes():
             yield PendingWritesSpec(name="glossary", description="new terms", factory=Glossary)
+    """
+
+
+@hookspec
+def hermes_dashboard_panels() -> Iterable[DashboardPanelSpec]:
+    """Yield pages of the dashboard: what this plugin owns, shown and controlled from the
+    web UI (scheduled jobs, the gateway's pairings, the skills hub ...).
+
+    Called once when the plugin is loaded. A front-end lists the panels with
+    ``Runtime.panels()`` (the plugins that declare ``panel.NAME`` are imported then) and
+    opens one with ``Runtime.panel(name)``, which calls ``factory(context)`` once with a
+    :class:`~hermes_sdk.dashboard.PanelContext` (the home, its config and secrets, the
+    front-end's runtime). The :class:`~hermes_sdk.dashboard.Panel` says what to show as
+    typed blocks (``view``) and does what a button or form asks (``act``); the front-end
+    draws them and guards every request (login, CSRF, the Host header), so a panel writes
+    no HTML and checks no token. Each call has the front-end's deadline
+    (``plugins.hook_timeout_seconds`` for ``view``, longer for ``act``); one that raises
+    is shown as one line, and the other pages still work. Names are unique and become the
+    page's address (``/panels/NAME``).
+
+    Manifest key: ``panel.NAME``.
+
+    Example::
+
+        class Greeting:
+            def __init__(self, context):
+                self.home = context.home
+
+            async def view(self, query):
+                return PanelView(sections=(Section(title="Hello", blocks=(
+                    Text(text=f"this home is {self.home}"),)),))
+
+            async def act(self, action, values):
+                raise PanelError(f"no action {action!r} here")
+
+        @hookimpl
+        def hermes_dashboard_panels():
+            yield DashboardPanelSpec(name="hello", title="Hello", description="a greeting",
+                                     factory=Greeting)
     """
 
 
@@ -1152,6 +1192,7 @@ REGISTRATION_HOOKS: dict[str, type[Spec]] = {
     "hermes_importers": ImporterSpec,
     "hermes_plugin_sources": PluginSourceSpec,
     "hermes_pending_writes": PendingWritesSpec,
+    "hermes_dashboard_panels": DashboardPanelSpec,
     "hermes_cli_commands": CommandSpec,
     "hermes_slash_commands": SlashCommandSpec,
     "hermes_config_sections": ConfigSectionSpec,

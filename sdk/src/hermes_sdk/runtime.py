@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_sdk.administration import RuntimeAdministration
 from hermes_sdk.budget import Budget
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import Kind, SlashCommandSpec
@@ -983,10 +984,18 @@ class RuntimeOperations(abc.ABC):
         runtime. Raises :class:`~hermes_sdk.storage.StoreError` if it cannot be migrated."""
 
 
-class Runtime(SessionHistory, RuntimeTurns, RuntimeModels, RuntimeCommands, RuntimeOperations):
+class Runtime(
+    SessionHistory,
+    RuntimeTurns,
+    RuntimeModels,
+    RuntimeCommands,
+    RuntimeOperations,
+    RuntimeAdministration,
+):
     """The agent, as a front-end drives it: a :class:`SessionHistory` of the home, plus its
     facets (:class:`RuntimeTurns`, :class:`RuntimeModels`, :class:`RuntimeCommands`,
-    :class:`RuntimeOperations`). A function that needs one facet takes that facet, so a
+    :class:`RuntimeOperations`, and
+    :class:`~hermes_sdk.administration.RuntimeAdministration`). A function that needs one facet takes that facet, so a
     front-end's part depends on what it uses. Every method is safe to call from the event
     loop it was given on; none blocks it."""
 

@@ -27,6 +27,7 @@ __all__ = [
     "CommandSpec",
     "ConfigSectionSpec",
     "ContextEngineSpec",
+    "DashboardPanelSpec",
     "DeliverySpec",
     "FactorySpec",
     "ImporterSpec",
@@ -86,6 +87,8 @@ class Kind(enum.StrEnum):
     """Rules that judge the commands tools run (:class:`CommandRulesSpec`)."""
     PENDING = "pending"
     """A queue of writes waiting for the user's approval (:class:`PendingWritesSpec`)."""
+    PANEL = "panel"
+    """A page of the dashboard (:class:`DashboardPanelSpec`)."""
     PLUGIN_SOURCE = "plugin_source"
     """Where plugins written for another agent are found (:class:`PluginSourceSpec`)."""
     DEFAULT_COMMAND = "default_command"
@@ -604,6 +607,21 @@ class ImporterSpec(FactorySpec):
 
     kind: ClassVar[Kind] = Kind.IMPORTER
     default_path: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DashboardPanelSpec(FactorySpec):
+    """A page of the dashboard (the web UI): what this plugin owns, shown and controlled
+    from a browser. See :mod:`hermes_sdk.dashboard`.
+
+    ``factory(context)`` gets a :class:`~hermes_sdk.dashboard.PanelContext` and returns a
+    :class:`~hermes_sdk.dashboard.Panel`; it is called when a front-end first opens the
+    panel. ``title`` is the menu's word for it; ``order`` places it (lower first).
+    """
+
+    kind: ClassVar[Kind] = Kind.PANEL
+    title: str
+    order: int = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

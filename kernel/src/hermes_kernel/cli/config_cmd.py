@@ -79,7 +79,9 @@ def get_command(ctx: click.Context, key: str) -> None:
 
     import yaml
 
-    if not _KEY.match(key):
+    from hermes_kernel.runtime.config_change import KEY
+
+    if not KEY.match(key):
         raise click.UsageError(f"{key!r} is not a dotted key like model.default or agent.retries")
     value: Any = _effective(ctx)
     walked: list[str] = []
@@ -123,18 +125,16 @@ def validate(ctx: click.Context) -> None:
     click.echo(f"{settings.config_path}: valid" + (" (with warnings)" if warnings else ""))
 
 
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_][A-Za-z0-9_-]*)*$")
-_SECRET = re.compile(r"(api_?key|token|secret|password|passwd)$", re.IGNORECASE)
 
 
 def _checked_key(key: str) -> str:
-    if not _KEY.match(key):
-        raise click.UsageError(f"{key!r} is not a dotted key like model.default or agent.retries")
-    if _SECRET.search(key.rsplit(".", 1)[-1]):
-        raise click.ClickException(
-            f"{key} looks like a secret: secrets live in HERMES_HOME/.env (mode 0600), never "
-            "in config.yaml; put it there (hermes setup writes provider keys)"
-        )
+    from hermes_kernel.runtime.config_change import KEY, key_problem
+
+    problem = key_problem(key)
+    if problem is not None and not KEY.match(key):
+        raise click.UsageError(problem)
+    if problem is not None:
+        raise click.ClickException(problem)
     return key
 
 
@@ -146,12 +146,9 @@ def _validator(ctx: click.Context, key: str | None = None) -> Any:
 
 def _parsed_value(text: str) -> Any:
     """VALUE as YAML reads it: ``true``, ``5``, ``[a, b]``, ``{k: v}``; anything else is text."""
-    import yaml
+    from hermes_kernel.runtime.config_change import parsed_value
 
-    try:
-        return yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError:
-        return text
+    return parsed_value(text)
 
 
 @config.command("set")

@@ -14,32 +14,11 @@ import click
 
 from hermes_kernel.cli.main import app_of
 from hermes_kernel.log import LOG_NAMES
+from hermes_kernel.runtime.log_reading import LEVELS as _LEVELS
+from hermes_kernel.runtime.log_reading import AtLeast as _AtLeast
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
-_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _level_of(line: str) -> str | None:
-    """The level of a record's first line ("2026-12-01 09:21:03,123 WARNING hermes...");
-    None for a continuation line (a traceback)."""
-    parts = line.split(" ", 3)
-    return parts[2] if len(parts) > 2 and parts[2] in _LEVELS else None
-
-
-class _AtLeast:
-    """Keeps the lines of records at ``minimum`` or above; a traceback's lines go with the
-    record they belong to."""
-
-    def __init__(self, minimum: int) -> None:
-        self.minimum = minimum
-        self.keeping = True
-
-    def __call__(self, line: str) -> bool:
-        level = _level_of(line)
-        if level is not None:
-            self.keeping = _LEVELS.index(level) >= self.minimum
-        return self.keeping
 
 
 def _follow(path: Path, wanted: _AtLeast, position: int) -> None:

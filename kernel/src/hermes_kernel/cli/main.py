@@ -396,9 +396,13 @@ def _plugin_states(app: App) -> list[PluginState]:
 
 
 def _set_plugin_enabled(app: App, name: str, enabled: bool) -> None:
-    from hermes_kernel.config.edit import set_plugin_enabled
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.runtime.plugin_toggle import toggle_plugin
 
-    set_plugin_enabled(app.settings.config_path, name, enabled)
+    try:
+        toggle_plugin(app, name, enabled)
+    except ConfigError as exc:
+        raise click.ClickException("; ".join(exc.problems)) from None
 
 
 @contextlib.contextmanager

@@ -144,44 +144,15 @@ def info(ctx: click.Context, name: str, as_json: bool, verify: bool) -> None:
 
 
 def _set_enabled(ctx: click.Context, name: str, enabled: bool) -> None:
-    from hermes_kernel.config.edit import set_plugin_enabled
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.runtime.plugin_toggle import toggle_plugin
 
-    app = app_of(ctx)
-    settings = app.settings  # refuses to edit a config that does not validate
-    host = app.host
-    if enabled and host.record(name) is None:  # a foreign one is looked for only then:
-        host.find_foreign(frozenset({name}))  # disabling must work whatever breaks
-    record = host.record(name)
-    if enabled and record is None:
-        raise click.ClickException(f"no installed plugin named {name!r}; see: hermes plugins list")
-    # Not a Hermes plugin (a foreign one, or a name nothing has): taking it out of
-    # plugins.enabled must not leave an empty allow-list behind.
-    foreign = record is None or record.foreign or name in settings.plugins.foreign
-    if enabled:
-        host.find_configured()  # the foreign names in plugins.enabled restrict nothing
-    allow_list = host.policy.allow_list() is not None
-    set_plugin_enabled(settings.config_path, name, enabled, foreign=foreign, allow_list=allow_list)
-    verb = "enabled" if enabled else "disabled"
-    origin = f" ({record.origin})" if record is not None and record.origin else ""
-    click.echo(f"{name}{origin}: {verb} in {settings.config_path}")
-    if record is None:
-        click.echo(
-            f"note: no plugin named {name!r} is installed; it will stay disabled if installed later"
-        )
-    # The environment outranks config.yaml: say so when it will override what was just set.
-    from hermes_kernel.config.settings import load_settings
-    from hermes_kernel.plugins.policy import PluginPolicy
-
-    fresh = load_settings(app.flags)
-    policy = replace(
-        PluginPolicy.from_sources(fresh.plugins, fresh.environ, app.flags.safe_mode),
-        found_foreign=host.policy.found_foreign,
-    )
-    decision = policy.decide(name, foreign=record is not None and record.foreign)
-    if decision.enabled != enabled:
-        click.echo(
-            f"note: still {'disabled' if enabled else 'enabled'} in this shell: {decision.reason}"
-        )
+    try:
+        lines = toggle_plugin(app_of(ctx), name, enabled)
+    except ConfigError as exc:
+        raise click.ClickException("; ".join(exc.problems)) from None
+    for line in lines.splitlines():
+        click.echo(line)
 
 
 @plugins.command("enable")

@@ -18,11 +18,6 @@ def _base(ctx: click.Context) -> Path:
     return base_home(app_of(ctx).flags.home, os.environ)
 
 
-def _profiles(base: Path) -> list[str]:
-    folder = base / "profiles"
-    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
-
-
 def _checked(name: str) -> str:
     from hermes_kernel.config.errors import ConfigError
     from hermes_kernel.config.home import check_profile_name
@@ -34,9 +29,9 @@ def _checked(name: str) -> str:
 
 
 def _home_of(base: Path, name: str) -> Path:
-    from hermes_kernel.config.home import DEFAULT_PROFILE
+    from hermes_kernel.config.profiles import home_of
 
-    return base if name == DEFAULT_PROFILE else base / "profiles" / name
+    return home_of(base, name)
 
 
 def _active(ctx: click.Context, base: Path) -> tuple[str, str]:
@@ -54,11 +49,11 @@ def profile() -> None:
 @click.pass_context
 def list_profiles(ctx: click.Context) -> None:
     """The default home and every profile; * marks the one in use."""
-    from hermes_kernel.config.home import DEFAULT_PROFILE
+    from hermes_kernel.config.profiles import profile_names
 
     base = _base(ctx)
     active, _ = _active(ctx, base)
-    for name in [DEFAULT_PROFILE, *_profiles(base)]:
+    for name in profile_names(base):
         mark = "*" if name == active else " "
         click.echo(f"{mark} {name:20} {_home_of(base, name)}")
 
@@ -71,24 +66,15 @@ def list_profiles(ctx: click.Context) -> None:
 @click.pass_context
 def create(ctx: click.Context, name: str, clone: bool) -> None:
     """Create profile NAME (empty, or --clone of the profile in use)."""
-    from hermes_kernel.config.home import DEFAULT_PROFILE, resolve_home
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.config.home import resolve_home
+    from hermes_kernel.config.profiles import create_profile
 
-    base = _base(ctx)
-    if _checked(name) == DEFAULT_PROFILE:
-        raise click.ClickException("'default' is the base home itself; choose another name")
-    home = _home_of(base, name)
-    if home.exists():
-        raise click.ClickException(f"profile {name!r} already exists ({home})")
     source = resolve_home(app_of(ctx).flags.home, app_of(ctx).flags.profile, os.environ)
-    home.mkdir(parents=True, mode=0o700)
-    copied = []
-    if clone:
-        for item in ("config.yaml", ".env", "SOUL.md"):
-            if (source / item).is_file():
-                shutil.copy2(source / item, home / item)  # .env keeps its 0600
-                copied.append(item)
-    what = f" with {', '.join(copied)} from {source}" if copied else ""
-    click.echo(f"created profile {name}: {home}{what}")
+    try:
+        click.echo(create_profile(_base(ctx), _checked(name), source, clone=clone))
+    except ConfigError as exc:
+        raise click.ClickException(exc.problems[0]) from None
     click.echo(f"use it with: hermes profile use {name}   (or once: hermes --profile {name} ...)")
 
 
@@ -97,25 +83,15 @@ def create(ctx: click.Context, name: str, clone: bool) -> None:
 @click.pass_context
 def use(ctx: click.Context, name: str) -> None:
     """Make NAME the profile every hermes command uses ('default' for the base home)."""
-    from hermes_commons.files import atomic_write_text
-    from hermes_kernel.config.home import ACTIVE_PROFILE, DEFAULT_PROFILE
+    from hermes_kernel.config.errors import ConfigError
+    from hermes_kernel.config.home import DEFAULT_PROFILE
+    from hermes_kernel.config.profiles import use_profile
 
-    base = _base(ctx)
-    _checked(name)
-    sticky = base / ACTIVE_PROFILE
-    if name == DEFAULT_PROFILE:
-        sticky.unlink(missing_ok=True)
-        click.echo(f"using the default profile: {base}")
-        return
-    if not _home_of(base, name).is_dir():
-        known = ", ".join(_profiles(base)) or "none"
-        raise click.ClickException(
-            f"no profile {name!r} (profiles: {known}); create it with: hermes profile create {name}"
-        )
-    base.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(sticky, name + "\n", 0o644)
-    click.echo(f"using profile {name}: {_home_of(base, name)}")
-    if os.environ.get("HERMES_PROFILE"):
+    try:
+        click.echo(use_profile(_base(ctx), _checked(name)))
+    except ConfigError as exc:
+        raise click.ClickException(exc.problems[0]) from None
+    if name != DEFAULT_PROFILE and os.environ.get("HERMES_PROFILE"):
         click.echo("note: HERMES_PROFILE is set in this shell and wins over this choice", err=True)
 
 

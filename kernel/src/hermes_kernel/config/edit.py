@@ -7,8 +7,9 @@ file that holds only comments. Imported only by the commands that edit the file.
 
 from __future__ import annotations
 
+import contextlib
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,14 @@ def _one_line(path: Path, exc: Exception) -> ConfigError:
 
 
 def edit_config(
-    path: Path, change: Callable[[Any], None], check: Callable[[str], None] | None = None
-) -> None:
-    """Load ``path`` round-trip, apply ``change`` to its top-level mapping, write atomically.
+    path: Path,
+    change: Callable[[Any], None],
+    check: Callable[[str], None] | None = None,
+    *,
+    write: bool = True,
+) -> tuple[str, str]:
+    """Load ``path`` round-trip, apply ``change`` to its top-level mapping, write atomically
+    (unless ``write`` is False: a preview); the text before and after.
 
     A missing file is created. ``check`` sees the new text first: an exception it raises
     leaves the file as it was.
@@ -65,8 +71,10 @@ def edit_config(
         new_text = text.rstrip("\n") + "\n" + new_text
     if check is not None:
         check(new_text)
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-    atomic_write_text(target, new_text, mode)
+    if write:
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        atomic_write_text(target, new_text, mode)
+    return text, new_text
 
 
 def set_plugin_enabled(
@@ -155,44 +163,65 @@ class NotSet(KeyError):
     """``hermes config unset`` of a key the file does not have."""
 
 
-def set_value(path: Path, key: str, value: Any, check: Callable[[str], None] | None = None) -> None:
-    """Set the dotted ``key`` (``model.default``) to ``value``, creating sections on the way."""
+def _set_in(data: Any, key: str, value: Any) -> None:
     from ruamel.yaml.comments import CommentedMap
 
     parts = key.split(".")
+    node = data
+    for at, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = CommentedMap()
+        elif not isinstance(child, dict):
+            above = ".".join(parts[: at + 1])
+            raise ConfigError([f"{above} is a value, not a section: unset it first"])
+        node = child
+    node[parts[-1]] = value
 
-    def change(data: Any) -> None:
-        node = data
-        for at, part in enumerate(parts[:-1]):
-            child = node.get(part)
-            if child is None:
-                child = node[part] = CommentedMap()
-            elif not isinstance(child, dict):
-                above = ".".join(parts[: at + 1])
-                raise ConfigError([f"{above} is a value, not a section: unset it first"])
-            node = child
-        node[parts[-1]] = value
 
-    edit_config(path, change, check)
+def _unset_in(data: Any, key: str) -> None:
+    parts = key.split(".")
+    trail = [data]
+    for part in parts[:-1]:
+        child = trail[-1].get(part)
+        if not isinstance(child, dict):
+            raise NotSet(key)
+        trail.append(child)
+    if parts[-1] not in trail[-1]:
+        raise NotSet(key)
+    del trail[-1][parts[-1]]
+    for parent, part in zip(reversed(trail[:-1]), reversed(parts[:-1]), strict=True):
+        if parent[part]:
+            break
+        del parent[part]
+
+
+def set_value(path: Path, key: str, value: Any, check: Callable[[str], None] | None = None) -> None:
+    """Set the dotted ``key`` (``model.default``) to ``value``, creating sections on the way."""
+    edit_config(path, lambda data: _set_in(data, key, value), check)
 
 
 def unset_value(path: Path, key: str, check: Callable[[str], None] | None = None) -> None:
     """Remove the dotted ``key``, and the sections it leaves empty."""
-    parts = key.split(".")
+    edit_config(path, lambda data: _unset_in(data, key), check)
+
+
+def change_values(
+    path: Path,
+    values: Mapping[str, Any],
+    removed: Iterable[str],
+    check: Callable[[str], None] | None = None,
+    *,
+    write: bool = True,
+) -> tuple[str, str]:
+    """Set several dotted keys and remove others (a key not set is no error here) in one
+    write; the text before and after."""
 
     def change(data: Any) -> None:
-        trail = [data]
-        for part in parts[:-1]:
-            child = trail[-1].get(part)
-            if not isinstance(child, dict):
-                raise NotSet(key)
-            trail.append(child)
-        if parts[-1] not in trail[-1]:
-            raise NotSet(key)
-        del trail[-1][parts[-1]]
-        for parent, part in zip(reversed(trail[:-1]), reversed(parts[:-1]), strict=True):
-            if parent[part]:
-                break
-            del parent[part]
+        for key, value in values.items():
+            _set_in(data, key, value)
+        for key in removed:
+            with contextlib.suppress(NotSet):
+                _unset_in(data, key)
 
-    edit_config(path, change, check)
+    return edit_config(path, change, check, write=write)

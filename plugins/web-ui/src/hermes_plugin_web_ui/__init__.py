@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_sdk import CommandSpec, ConfigSectionSpec, ServiceSpec, hookimpl
+from hermes_sdk import CommandSpec, ConfigSectionSpec, DashboardPanelSpec, ServiceSpec, hookimpl
 from hermes_sdk.service import ServiceContext
 
 NAME = "web_ui"
@@ -36,6 +36,31 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="web",
         description="Open Hermes in the browser: chat, sessions, status.",
         factory="hermes_plugin_web_ui.command:web",
+    )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="settings",
+        title="Settings",
+        description="Every section of config.yaml, typed by its owner; secrets in .env.",
+        factory="hermes_plugin_web_ui.settings_panel:SettingsPanel",
+        order=10,
+    )
+    yield DashboardPanelSpec(
+        name="logs",
+        title="Logs",
+        description="The logs in HERMES_HOME/logs, live, filtered by level and component.",
+        factory="hermes_plugin_web_ui.admin_panels:LogsPanel",
+        order=80,
+    )
+    yield DashboardPanelSpec(
+        name="profiles",
+        title="Profiles",
+        description="Named homes: list, create, and choose the one hermes commands use.",
+        factory="hermes_plugin_web_ui.admin_panels:ProfilesPanel",
+        order=90,
     )
 
 

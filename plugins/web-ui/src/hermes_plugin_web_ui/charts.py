@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from hermes_sdk.dashboard import Bars
 from hermes_sdk.runtime import UsageByDay
 
 __all__ = ["Bar", "bar_chart", "by_day", "by_model", "row_chart"]
@@ -100,6 +101,24 @@ def row_chart(bars: Sequence[Bar]) -> Markup:
             '<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">'
             f'<rect width="{length}" height="10"><title>{escape(bar.title())}</title></rect>'
             f'</svg><span class="figure">{bar.tokens:,} tok · {cost}</span></li>'
+        )
+    parts.append("</ul>")
+    return Markup("".join(parts))
+
+
+def panel_bars(block: Bars) -> Markup:
+    """A panel's :class:`~hermes_sdk.dashboard.Bars`: one row per bar, as the models chart."""
+    if not block.bars:
+        return Markup('<p class="hint">nothing to show yet</p>')
+    top = max(bar.value for bar in block.bars) or 1
+    parts = [f'<ul class="rows" aria-label="{escape(block.title)}">']
+    for bar in block.bars:
+        length = round(100 * max(bar.value, 0) / top, 1)
+        parts.append(
+            f'<li><span class="label">{escape(bar.label)}</span>'
+            f'<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">'
+            f'<rect width="{length}" height="10"></rect></svg>'
+            f'<span class="figure">{escape(bar.text)}</span></li>'
         )
     parts.append("</ul>")
     return Markup("".join(parts))

@@ -17,7 +17,8 @@ from aiohttp import web
 from hermes_commons.proposals import UnknownProposal
 from hermes_commons.transcripts import EXPORT_FORMATS, tool_call_function, write_export
 from hermes_plugin_web_ui.access import VISITOR
-from hermes_plugin_web_ui.charts import bar_chart, by_day, by_model, row_chart
+from hermes_plugin_web_ui.charts import bar_chart, by_day, by_model, panel_bars, row_chart
+from hermes_plugin_web_ui.dashboard import Dashboard, block_kind
 from hermes_plugin_web_ui.render import (
     code_css,
     diff_html,
@@ -58,6 +59,8 @@ def _environment() -> jinja2.Environment:
     environment.filters["diff"] = diff_html
     environment.filters["function"] = tool_call_function
     environment.filters["media_url"] = media_url
+    environment.filters["block_kind"] = block_kind
+    environment.filters["bars"] = panel_bars
     return environment
 
 
@@ -69,6 +72,7 @@ class Pages:
         self._flash: dict[str, str] = {}
         """A decision's outcome, by visitor, until their next look at the pending page."""
         self._static = self._load_static()
+        self.dashboard = Dashboard(self)
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
         router.add_get("/", self.home)
@@ -85,6 +89,8 @@ class Pages:
         router.add_get("/pending", self.pending)
         router.add_post("/pending/{queue}/{write_id}", self.decide)
         router.add_get("/plugins", self.plugins)
+        router.add_post("/plugins/{name}", self.toggle_plugin)
+        self.dashboard.add_routes(router)
         router.add_get("/static/{name}", self.static)
         router.add_get("/media/{name}", self.media)
 
@@ -99,6 +105,7 @@ class Pages:
             logged_in=bool(visitor and visitor.logged_in),
             where_the_key_is=self._where_the_key_is(),
             path=request.path,
+            panels=self.dashboard.menu,
             **values,
         )
         return web.Response(text=html, content_type="text/html", charset="utf-8", status=status)
@@ -340,7 +347,27 @@ class Pages:
 
     async def plugins(self, request: web.Request) -> web.Response:
         states = sorted(self.runtime.plugins(), key=lambda p: (p.state != "failed", p.name))
-        return self.render(request, "plugins.html", plugins=states)
+        visitor = request.get(VISITOR)
+        message = self._flash.pop(visitor.sid, None) if visitor else None
+        return self.render(request, "plugins.html", plugins=states, message=message)
+
+    async def toggle_plugin(self, request: web.Request) -> web.Response:
+        """Enable or disable a plugin in config.yaml, as ``hermes plugins enable`` does."""
+        form = await request.post()
+        action = str(form.get("action", ""))
+        if action not in {"enable", "disable"}:
+            raise web.HTTPBadRequest(text="action must be enable or disable")
+        name = request.match_info["name"]
+        try:
+            message = await self.runtime.set_plugin_enabled(name, action == "enable")
+            message += " (restart hermes to apply it)"
+        except ValueError as exc:
+            message = str(exc)
+        log.info("web ui: %s plugin %s: %s", action, name, message)
+        visitor = request.get(VISITOR)
+        if visitor is not None:
+            self._flash[visitor.sid] = message
+        raise web.HTTPSeeOther("/plugins")
 
 
 def _local(target: str | None) -> str:

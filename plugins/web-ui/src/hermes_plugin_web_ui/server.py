@@ -77,6 +77,11 @@ class WebUi:
         pages = Pages(runtime, self)
         chat = ChatApi(runtime)
         pages.add_routes(app.router)
+
+        async def list_panels(_app: web.Application) -> None:
+            await pages.dashboard.listed()
+
+        app.on_startup.append(list_panels)
         chat.add_routes(app.router)
         chat.attach(app)
         app.on_shutdown.append(lambda _app: chat.close())

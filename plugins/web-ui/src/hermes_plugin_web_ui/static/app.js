@@ -406,3 +406,56 @@
   scroll();
   input.focus();
 })();
+
+// The dashboard's pages: a button that asks first, and a live log tail polled every second.
+(function () {
+  for (const form of document.querySelectorAll("form[data-confirm]")) {
+    form.addEventListener("submit", (event) => {
+      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+    });
+  }
+  const filters = document.querySelector("form[data-tail]");
+  const out = document.querySelector("pre.tail");
+  if (!filters || !out) return;
+  const state = filters.querySelector(".tail-state");
+  const KEPT_LINES = 2000;
+  let cursor = "";
+  let timer = null;
+  let asking = 0; // a filter change makes answers to older asks stale
+
+  async function ask() {
+    const mine = asking;
+    const query = new URLSearchParams(new FormData(filters));
+    query.set("cursor", cursor);
+    try {
+      const response = await fetch(filters.dataset.tail + "?" + query, { credentials: "same-origin" });
+      const body = await response.json();
+      if (mine !== asking) return;
+      if (!response.ok) throw new Error(body.error || response.statusText);
+      const stuck = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+      for (const line of body.lines) {
+        const row = document.createElement("span");
+        row.className = "line " + (line.level || "").toLowerCase();
+        row.textContent = line.text + "\n";
+        out.appendChild(row);
+      }
+      while (out.childNodes.length > KEPT_LINES) out.removeChild(out.firstChild);
+      cursor = body.cursor;
+      state.textContent = "live · " + out.childNodes.length + " lines";
+      if (stuck && body.lines.length) window.scrollTo(0, document.body.scrollHeight);
+    } catch (error) {
+      if (mine === asking) state.textContent = "cannot read: " + error.message + " (retrying)";
+    }
+    if (mine === asking) timer = setTimeout(ask, 1000);
+  }
+
+  filters.addEventListener("change", () => {
+    asking += 1;
+    clearTimeout(timer);
+    cursor = "";
+    out.textContent = "";
+    ask();
+  });
+  filters.addEventListener("submit", (event) => event.preventDefault());
+  ask();
+})();

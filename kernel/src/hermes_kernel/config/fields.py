@@ -1,0 +1,137 @@
+"""A section's settings as a form shows them: each field of its owner's pydantic model
+(nested models flattened into dotted keys), typed, described, with its default and the
+value config.yaml gives it."""
+
+from __future__ import annotations
+
+import ast
+import enum
+import inspect
+import json
+import textwrap
+import types
+import typing
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from hermes_sdk.administration import ConfigField, FieldType
+
+__all__ = ["plain", "section_fields"]
+
+_MISSING = object()
+
+
+def section_fields(name: str, model: type[Any], raw: Any) -> tuple[ConfigField, ...]:
+    """The fields of section ``name`` typed by ``model``; ``raw`` is what config.yaml has
+    under it (anything: a broken section shows its defaults)."""
+    return tuple(_fields(name, model, raw if isinstance(raw, Mapping) else {}))
+
+
+def _fields(prefix: str, model: type[Any], raw: Mapping[str, Any]) -> list[ConfigField]:
+    from pydantic import BaseModel
+
+    notes = _docstrings(model)
+    found: list[ConfigField] = []
+    for field_name, info in model.model_fields.items():
+        key = f"{prefix}.{info.alias or field_name}" if prefix else info.alias or field_name
+        annotation = _unwrapped(info.annotation)
+        given = raw.get(info.alias or field_name, _MISSING)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            nested = given if isinstance(given, Mapping) else {}
+            found += _fields(key, annotation, nested)
+            continue
+        kind, choices = _kind(annotation)
+        default = info.get_default(call_default_factory=True)
+        found.append(
+            ConfigField(
+                key=key,
+                type=kind,
+                description=plain(info.description or notes.get(field_name, "")),
+                value=_text(default if given is _MISSING else given),
+                default=_text(default),
+                is_set=given is not _MISSING,
+                choices=choices,
+            )
+        )
+    return found
+
+
+def plain(text: str) -> str:
+    """A docstring as one line of text (no reST literal marks)."""
+    return " ".join(text.replace("``", "").split())
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """``X | None`` is X here (an empty field means "not set")."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        kept = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        if len(kept) == 1:
+            return _unwrapped(kept[0])
+    if origin is typing.Annotated:
+        return _unwrapped(typing.get_args(annotation)[0])
+    return annotation
+
+
+def _kind(annotation: Any) -> tuple[FieldType, tuple[str, ...]]:
+    if annotation is bool:
+        return "bool", ()
+    if annotation is int:
+        return "int", ()
+    if annotation is float:
+        return "float", ()
+    if annotation is str:
+        return "text", ()
+    if typing.get_origin(annotation) is typing.Literal:
+        return "choice", tuple(str(arg) for arg in typing.get_args(annotation))
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "choice", tuple(str(member.value) for member in annotation)
+    return "yaml", ()
+
+
+def _text(value: Any) -> str:
+    """A value as one types it: scalars plain, the rest as flow YAML (JSON is YAML)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, int | float | str):
+        return str(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@cache
+def _docstrings(model: type[Any]) -> dict[str, str]:
+    """Attribute docstrings (the string under ``name: int = 0``), which the house's section
+    models use for descriptions; pydantic keeps them only when asked per model."""
+    found: dict[str, str] = {}
+    for klass in reversed(model.__mro__):
+        if klass is object or "model_fields" not in vars(klass) and klass is not model:
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(klass))
+        except (OSError, TypeError):
+            continue
+        try:
+            body = ast.parse(source).body
+        except SyntaxError:
+            continue
+        if not body or not isinstance(body[0], ast.ClassDef):
+            continue
+        statements = body[0].body
+        for statement, after in zip(statements, statements[1:], strict=False):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                found[statement.target.id] = after.value.value
+    return found

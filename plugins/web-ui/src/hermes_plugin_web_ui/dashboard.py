@@ -1,0 +1,181 @@
+"""The dashboard's pages: every plugin's panel (``hermes_dashboard_panels``) drawn from its
+typed blocks, its buttons and forms posted back to it, and its live lines polled.
+
+A panel's ``view`` has the hook deadline, an ``act`` a longer one (an install, a test
+call); one that fails or hangs is one line on its own page, never the server's end. The
+guard (login, CSRF, Host) has already run for every request that reaches here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from hermes_plugin_web_ui.access import VISITOR
+from hermes_sdk.dashboard import Outcome, PanelError, PanelInfo, PanelView, TailingPanel
+
+if TYPE_CHECKING:
+    from hermes_plugin_web_ui.pages import Pages
+
+__all__ = ["Dashboard"]
+
+log = logging.getLogger("hermes.web_ui")
+
+VIEW_SECONDS = 20.0
+ACT_SECONDS = 300.0
+"""An action may install a package or call a model: long, but never forever."""
+RESERVED_FIELDS = frozenset({"csrf", "_action", "_query"})
+
+
+class Dashboard:
+    def __init__(self, pages: Pages) -> None:
+        self.pages = pages
+        self.runtime = pages.runtime
+        self._flash: dict[tuple[str, str], tuple[str, bool]] = {}
+        """(visitor, panel) -> an action's line, shown once by the page loaded next."""
+        self._listed: list[PanelInfo] | None = None
+
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_get("/panels/{name}", self.show)
+        router.add_post("/panels/{name}/act", self.act)
+        router.add_get("/api/panels/{name}/tail", self.tail)
+
+    @property
+    def menu(self) -> list[PanelInfo]:
+        """The panels the menu names (listed when the server started)."""
+        return self._listed or []
+
+    async def listed(self) -> list[PanelInfo]:
+        """The panels for the menu, asked once (plugins do not come and go while serving)."""
+        if self._listed is None:
+            try:
+                self._listed = await self.runtime.panels()
+            except Exception as exc:  # noqa: BLE001 - the menu without panels, said in the log
+                log.warning("web ui: the dashboard's panels cannot be listed: %s", exc)
+                return []
+        return self._listed
+
+    async def _info(self, name: str) -> PanelInfo:
+        for info in await self.listed():
+            if info.name == name:
+                return info
+        raise web.HTTPNotFound(text=f"no dashboard page named {name!r}")
+
+    async def show(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        info = await self._info(name)
+        visitor = request.get(VISITOR)
+        flash = self._flash.pop((visitor.sid, name), None) if visitor else None
+        return await self._page(request, info, dict(request.query), flash=flash)
+
+    async def _page(
+        self,
+        request: web.Request,
+        info: PanelInfo,
+        query: Mapping[str, str],
+        *,
+        flash: tuple[str, bool] | None = None,
+        view: PanelView | None = None,
+        typed: tuple[str, Mapping[str, str]] | None = None,
+        status: int = 200,
+    ) -> web.Response:
+        problem = None
+        if view is None:
+            try:
+                panel = await self.runtime.panel(info.name)
+                view = await asyncio.wait_for(panel.view(query), VIEW_SECONDS)
+            except TimeoutError:
+                problem = f"the {info.title} page did not answer within {VIEW_SECONDS:g} s"
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure: one line on its page
+                problem = f"the {info.title} page failed: {_one_line(exc)}"
+                log.warning("web ui: panel %r (plugin %r) failed: %s", info.name, info.plugin, exc)
+        return self.pages.render(
+            request,
+            "panel.html",
+            status=status,
+            panel=info,
+            view=view,
+            problem=problem,
+            flash=flash,
+            typed=typed,
+            query=urlencode(sorted(query.items())),
+        )
+
+    async def act(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        info = await self._info(name)
+        form = await request.post()
+        action = str(form.get("_action", ""))
+        values: dict[str, str] = {}
+        for key in form:  # a box ticked sends "false" (hidden) then "true": the last wins
+            if key not in RESERVED_FIELDS:
+                values[key] = str(form.getall(key)[-1])
+        query = _query(str(form.get("_query", "")))
+        try:
+            panel = await self.runtime.panel(name)
+            outcome = await asyncio.wait_for(panel.act(action, values), ACT_SECONDS)
+        except PanelError as exc:
+            line = _one_line(exc)
+            log.info("web ui: %s/%s refused: %s", name, action, line)
+            return await self._page(
+                request, info, query, flash=(line, False), typed=(action, values), status=422
+            )
+        except TimeoutError:
+            outcome = Outcome(
+                message=f"no answer within {ACT_SECONDS:g} s: it may or may not have been done",
+                ok=False,
+            )
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure: said on its page
+            log.warning("web ui: panel %r action %r failed: %s", name, action, exc)
+            outcome = Outcome(message=f"{action} failed: {_one_line(exc)}", ok=False)
+        log.info("web ui: %s/%s: %s", name, action, outcome.message)
+        if outcome.view is not None:  # a preview to confirm: shown in place of the panel
+            return await self._page(
+                request, info, query, flash=(outcome.message, outcome.ok), view=outcome.view
+            )
+        visitor = request.get(VISITOR)
+        if visitor is not None:
+            self._flash[(visitor.sid, name)] = (outcome.message, outcome.ok)
+        target = f"/panels/{name}" + (f"?{urlencode(sorted(query.items()))}" if query else "")
+        raise web.HTTPSeeOther(target)
+
+    async def tail(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        await self._info(name)
+        query = dict(request.query)
+        cursor = query.pop("cursor", "")
+        try:
+            panel = await self.runtime.panel(name)
+            if not isinstance(panel, TailingPanel):
+                raise web.HTTPNotFound(text=f"the {name} page has no live lines")
+            chunk = await asyncio.wait_for(panel.tail(cursor, query), VIEW_SECONDS)
+        except web.HTTPException:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the page shows the line and keeps asking
+            return web.json_response({"error": _one_line(exc)}, status=502)
+        lines = [
+            {"text": line.text, "level": line.level, "component": line.component}
+            for line in chunk.lines
+        ]
+        return web.json_response({"lines": lines, "cursor": chunk.cursor})
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:500]
+
+
+def _query(text: str) -> dict[str, str]:
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(text)) if text else {}
+
+
+def block_kind(block: Any) -> str:
+    """A block's type name, for the template to choose how to draw it."""
+    return type(block).__name__.lower()
