@@ -88,7 +88,7 @@ SENDER = "outbox-sender"
 
 _COLUMNS = (
     "id, chat, reply_to, preview_id, text, state, attempts, maybe_sent, created_at, updated_at, "
-    "attachment"
+    "attachment, last_error"
 )
 
 
@@ -106,6 +106,8 @@ class OutboxItem:
     updated_at: float
     attachment: Attachment | None = None
     """A file to send instead of text (one per entry, so each is sent once)."""
+    last_error: str | None = None
+    """Why the last attempt failed, when one did."""
 
 
 def _item(row: tuple[Any, ...]) -> OutboxItem:
@@ -121,6 +123,7 @@ def _item(row: tuple[Any, ...]) -> OutboxItem:
         created_at=float(row[8]),
         updated_at=float(row[9]),
         attachment=Attachment.from_dict(json.loads(row[10])) if row[10] else None,
+        last_error=str(row[11]) if row[11] else None,
     )
 
 
@@ -197,6 +200,13 @@ class Outbox:
     def item(self, item_id: int) -> OutboxItem | None:
         rows = self.store.query(f"SELECT {_COLUMNS} FROM outbox_entries WHERE id = ?", (item_id,))
         return _item(rows[0]) if rows else None
+
+    def recent(self, limit: int = 50) -> list[OutboxItem]:
+        """The newest entries in any state, newest first (what a dashboard lists)."""
+        rows = self.store.query(
+            f"SELECT {_COLUMNS} FROM outbox_entries ORDER BY id DESC LIMIT ?", (limit,)
+        )
+        return [_item(row) for row in rows]
 
     def open(self, platform: str | None = None) -> list[OutboxItem]:
         """What is still to be sent (``platform``'s alone, or every one's), oldest first."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from hermes_sdk.dashboard import Panel, PanelInfo
@@ -105,9 +105,12 @@ class RuntimeAdministration(abc.ABC):
         typed by its owner's model: description, default, value now."""
 
     @abc.abstractmethod
-    async def change_config(
-        self, changes: Mapping[str, str | None], *, save: bool
-    ) -> ConfigChange:
+    async def read_config(self) -> dict[str, Any]:
+        """config.yaml as it is now (a page that changed it shows the change before a
+        restart applies it); ValueError (one line) when it cannot be read."""
+
+    @abc.abstractmethod
+    async def change_config(self, changes: Mapping[str, str | None], *, save: bool) -> ConfigChange:
         """Set each dotted key to its YAML text (None: remove it, so its default applies),
         checked as ``hermes config set`` checks (types, unknown keys with did-you-mean,
         secret-looking keys refused). ``save=False`` only says what would change. Comments

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from hermes_sdk.provided import ProvidedSpecs
     from hermes_sdk.runtime import Runtime
 
 __all__ = [
@@ -201,6 +202,8 @@ class Outcome:
     message: str
     ok: bool = True
     view: PanelView | None = None
+    query: Mapping[str, str] | None = None
+    """Where to go next: the panel's view with this query (a search's results)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,12 +224,14 @@ class TailChunk:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PanelContext:
     """What a panel's factory gets: the home, its config and secrets (from .env: the panel
-    shows none of them in full), and the runtime of the front-end that draws it."""
+    shows none of them in full), the runtime of the front-end that draws it, and what the
+    plugins provide (the skills plugin lists the folders other plugins add)."""
 
     home: str
     config: Mapping[str, Any]
     secrets: Mapping[str, str] = field(repr=False)
     runtime: Runtime
+    provided: ProvidedSpecs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -995,9 +995,9 @@ class Runtime(
     """The agent, as a front-end drives it: a :class:`SessionHistory` of the home, plus its
     facets (:class:`RuntimeTurns`, :class:`RuntimeModels`, :class:`RuntimeCommands`,
     :class:`RuntimeOperations`, and
-    :class:`~hermes_sdk.administration.RuntimeAdministration`). A function that needs one facet takes that facet, so a
-    front-end's part depends on what it uses. Every method is safe to call from the event
-    loop it was given on; none blocks it."""
+    :class:`~hermes_sdk.administration.RuntimeAdministration`). A function that needs one
+    facet takes that facet, so a front-end's part depends on what it uses. Every method is
+    safe to call from the event loop it was given on; none blocks it."""
 
 
 def open_runtime(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import click
@@ -123,8 +122,6 @@ def validate(ctx: click.Context) -> None:
     if problems:
         ctx.exit(1)
     click.echo(f"{settings.config_path}: valid" + (" (with warnings)" if warnings else ""))
-
-
 
 
 def _checked_key(key: str) -> str:

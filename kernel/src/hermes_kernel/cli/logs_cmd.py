@@ -20,7 +20,6 @@ from hermes_kernel.runtime.log_reading import AtLeast as _AtLeast
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
-
 def _follow(path: Path, wanted: _AtLeast, position: int) -> None:
     """Print what is added to ``path``; a rotation (a new file in its place) is followed."""
     inode = path.stat().st_ino if path.exists() else None

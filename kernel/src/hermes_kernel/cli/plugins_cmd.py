@@ -7,7 +7,6 @@ plugin manager's ``install``, ``uninstall``, ``upgrade``, ``catalog`` ... join i
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import click
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import ast
 import enum
 import inspect
+import itertools
 import json
 import textwrap
 import types
 import typing
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from hermes_sdk.administration import ConfigField, FieldType
@@ -25,6 +25,20 @@ _MISSING = object()
 def section_fields(name: str, model: type[Any], raw: Any) -> tuple[ConfigField, ...]:
     """The fields of section ``name`` typed by ``model``; ``raw`` is what config.yaml has
     under it (anything: a broken section shows its defaults)."""
+    from pydantic import RootModel
+
+    if isinstance(model, type) and issubclass(model, RootModel):  # a mapping of entries
+        default = model.model_fields["root"].get_default(call_default_factory=True)
+        return (
+            ConfigField(
+                key=name,
+                type="yaml",
+                description=plain(model.__doc__ or ""),
+                value=_text(default if raw is None else raw),
+                default=_text(default),
+                is_set=raw is not None,
+            ),
+        )
     return tuple(_fields(name, model, raw if isinstance(raw, Mapping) else {}))
 
 
@@ -106,13 +120,22 @@ def _text(value: Any) -> str:
         return str(value)
 
 
-@cache
+_DOCSTRINGS: dict[type[Any], dict[str, str]] = {}
+
+
 def _docstrings(model: type[Any]) -> dict[str, str]:
     """Attribute docstrings (the string under ``name: int = 0``), which the house's section
     models use for descriptions; pydantic keeps them only when asked per model."""
+    known = _DOCSTRINGS.get(model)
+    if known is None:
+        known = _DOCSTRINGS[model] = _read_docstrings(model)
+    return known
+
+
+def _read_docstrings(model: type[Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     for klass in reversed(model.__mro__):
-        if klass is object or "model_fields" not in vars(klass) and klass is not model:
+        if klass is object or ("model_fields" not in vars(klass) and klass is not model):
             continue
         try:
             source = textwrap.dedent(inspect.getsource(klass))
@@ -125,7 +148,7 @@ def _docstrings(model: type[Any]) -> dict[str, str]:
         if not body or not isinstance(body[0], ast.ClassDef):
             continue
         statements = body[0].body
-        for statement, after in zip(statements, statements[1:], strict=False):
+        for statement, after in itertools.pairwise(statements):
             if (
                 isinstance(statement, ast.AnnAssign)
                 and isinstance(statement.target, ast.Name)

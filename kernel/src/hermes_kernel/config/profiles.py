@@ -56,7 +56,10 @@ def use_profile(base: Path, name: str) -> str:
     if not home_of(base, name).is_dir():
         known = ", ".join(profile_names(base)[1:]) or "none"
         raise ConfigError(
-            [f"no profile {name!r} (profiles: {known}); create it with: hermes profile create {name}"]
+            [
+                f"no profile {name!r} (profiles: {known}); "
+                f"create it with: hermes profile create {name}"
+            ]
         )
     base.mkdir(parents=True, exist_ok=True)
     atomic_write_text(sticky, name + "\n", 0o644)

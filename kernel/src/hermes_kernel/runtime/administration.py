@@ -54,26 +54,36 @@ class Administration:
     async def config_sections(self) -> list[ConfigSection]:
         return await asyncio.to_thread(self._config_sections)
 
-    def _config_sections(self) -> list[ConfigSection]:
-        import yaml
-        from pydantic import BaseModel
+    async def read_config(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self._read_config)
 
-        from hermes_kernel.config.fields import plain, section_fields
-        from hermes_kernel.config.model import KernelConfig
+    def _read_config(self) -> dict[str, Any]:
+        import yaml
 
         path = self.app.settings.config_path
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
         except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"{path}: cannot read: {exc}; fix it by hand first") from None
-        raw = raw if isinstance(raw, dict) else {}
+            problem = " ".join(str(exc).split())
+            raise ValueError(f"{path}: cannot read: {problem}; fix it by hand first") from None
+        return raw if isinstance(raw, dict) else {}
+
+    def _config_sections(self) -> list[ConfigSection]:
+        from pydantic import BaseModel
+
+        from hermes_kernel.config.fields import plain, section_fields
+        from hermes_kernel.config.model import KernelConfig
+
+        raw = self._read_config()
         sections = []
         for name, info in KernelConfig.model_fields.items():
             model = info.annotation
             if isinstance(model, type) and issubclass(model, BaseModel):
                 fields = section_fields(name, model, raw.get(name))
             else:
-                fields = section_fields("", _single(name, info), {name: raw[name]} if name in raw else {})
+                fields = section_fields(
+                    "", _single(name, info), {name: raw[name]} if name in raw else {}
+                )
             sections.append(
                 ConfigSection(
                     name=name,
@@ -105,9 +115,7 @@ class Administration:
             )
         return sections
 
-    async def change_config(
-        self, changes: Mapping[str, str | None], *, save: bool
-    ) -> ConfigChange:
+    async def change_config(self, changes: Mapping[str, str | None], *, save: bool) -> ConfigChange:
         from hermes_kernel.runtime.config_change import change_config
 
         return await asyncio.to_thread(change_config, self.app, dict(changes), save=save)
@@ -127,7 +135,9 @@ class Administration:
         from hermes_commons.dotenv import set_dotenv_value
 
         if not name or not set(name) <= ENV_NAME_CHARS or name[0].isdigit():
-            raise ValueError(f"{name!r} is not a variable name: use A-Z, 0-9 and _ (OPENAI_API_KEY)")
+            raise ValueError(
+                f"{name!r} is not a variable name: use A-Z, 0-9 and _ (OPENAI_API_KEY)"
+            )
         if not value or "\n" in value or "\r" in value:
             raise ValueError("a secret is one line of text: paste it again")
         path = self.app.settings.home / ".env"
@@ -166,9 +176,7 @@ class Administration:
         )
         secrets = self.app.settings.secrets.values()
         return LogRead(
-            lines=tuple(
-                (redact_text(r.text, secrets), r.level, r.component) for r in records
-            ),
+            lines=tuple((redact_text(r.text, secrets), r.level, r.component) for r in records),
             cursor=after,
         )
 
@@ -259,6 +267,7 @@ class Administration:
                 config=settings.raw,
                 secrets=settings.secrets.merged(),
                 runtime=self.runtime,
+                provided=self.app.host.shared(lazily=True),
             )
             built = await asyncio.to_thread(spec.build, context)
             if not isinstance(built, Panel):
@@ -271,8 +280,8 @@ def _single(name: str, info: Any) -> type[Any]:
     """A one-field model for a top-level setting that is not a section (``providers``)."""
     from pydantic import create_model
 
-    return cast("type[Any]", create_model("One", **{name: (info.annotation, info)}))
-
+    make = cast("Any", create_model)  # its overloads cannot type fields named at run time
+    return cast("type[Any]", make("One", **{name: (info.annotation, info)}))
 
 
 class AdministrationFacet(RuntimeAdministration):
@@ -290,9 +299,10 @@ class AdministrationFacet(RuntimeAdministration):
     async def config_sections(self) -> list[ConfigSection]:
         return await self._admin().config_sections()
 
-    async def change_config(
-        self, changes: Mapping[str, str | None], *, save: bool
-    ) -> ConfigChange:
+    async def read_config(self) -> dict[str, Any]:
+        return await self._admin().read_config()
+
+    async def change_config(self, changes: Mapping[str, str | None], *, save: bool) -> ConfigChange:
         return await self._admin().change_config(changes, save=save)
 
     async def secrets(self) -> list[SecretEntry]:

@@ -109,6 +109,4 @@ def change_config(app: App, changes: Mapping[str, str | None], *, save: bool) ->
             "config.yaml (after)",
         )
     )
-    if save:
-        app.forget_settings()  # what reads the config next sees the change
     return ConfigChange(diff=diff, warnings=tuple(warnings))

@@ -63,9 +63,7 @@ def _kept(lines: Iterable[str], wanted: AtLeast) -> Iterator[Record]:
             yield Record(line, wanted.level, wanted.source)
 
 
-def read_after(
-    path: Path, cursor: str, wanted: AtLeast, limit: int
-) -> tuple[list[Record], str]:
+def read_after(path: Path, cursor: str, wanted: AtLeast, limit: int) -> tuple[list[Record], str]:
     """The records after ``cursor`` (``"INODE:OFFSET"``; empty: the last ``limit``) and the
     next cursor. A rotated file (another inode, or shorter) is read from its start."""
     try:
@@ -90,5 +88,9 @@ def read_after(
 
 def log_names(folder: Path, known: Iterable[str]) -> list[str]:
     """The logs a home has (and the ones every home has), by name."""
-    found = {entry.name[:-4] for entry in os.scandir(folder) if entry.name.endswith(".log")} if folder.is_dir() else set()
+    found = (
+        {entry.name[:-4] for entry in os.scandir(folder) if entry.name.endswith(".log")}
+        if folder.is_dir()
+        else set()
+    )
     return sorted({*known, *found})

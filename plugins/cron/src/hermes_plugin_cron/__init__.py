@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    DashboardPanelSpec,
     Finding,
     HealthContext,
     ServiceSpec,
@@ -72,6 +73,17 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name=NAME,
         description="Scheduled jobs: create, list, run ...",
         factory="hermes_plugin_cron.command:cron",
+    )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name=NAME,
+        title="Scheduled jobs",
+        description="Jobs on a schedule: create, change, pause, run now, and every run.",
+        factory="hermes_plugin_cron.panel:CronPanel",
+        order=30,
     )
 
 

@@ -21,7 +21,7 @@ from hermes_plugin_cron.jobs import (
     make_job,
 )
 from hermes_plugin_cron.runs import Run, RunLog
-from hermes_plugin_cron.schedule import describe, next_after, parse_schedule, zone
+from hermes_plugin_cron.schedule import describe, next_after, zone
 from hermes_plugin_cron.scheduler import Scheduler, SchedulerBusy, scheduler_lock
 from hermes_plugin_cron.settings import CronConfig, settings_from
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
@@ -191,41 +191,26 @@ def edit(
     catch_up: str | None,
 ) -> None:
     """Change a job."""
+    from hermes_plugin_cron.editing import change_job
+
     context = _context()
-    settings = _settings(context)
-    store = _store(context)
-    fields: dict[str, Any] = {}
-    if prompt is not None:
-        fields["prompt"] = prompt
-    if new_name is not None:
-        fields["name"] = new_name
-    if deliver is not None:
-        fields["deliver"] = deliver
-    if catch_up is not None:
-        fields["catch_up"] = catch_up
-    if timezone is not None:
-        _guarded(lambda: zone(timezone))
-        fields["timezone"] = timezone
-    found = _guarded(lambda: store.find(job))
-    if schedule is not None:
-        tz = zone(timezone or found.get("timezone") or settings.timezone)
-        now = datetime.now(tz)
-        parsed = _guarded(lambda: parse_schedule(schedule, now))
-        fields.update(
-            schedule=parsed,
-            schedule_display=parsed["display"],
-            anchor_at=now.isoformat(),  # an interval counts from the change
-        )
-    if not fields:
+    given = {
+        "schedule": schedule,
+        "prompt": prompt,
+        "name": new_name,
+        "deliver": deliver,
+        "timezone": timezone,
+        "catch_up": catch_up,
+    }
+    changes = {key: value for key, value in given.items() if value is not None}
+    if not changes:
         raise click.UsageError("nothing to change: give --schedule, --prompt, --name ...")
-    changed = _guarded(lambda: store.update(found["id"], fields))
-    if schedule is not None or timezone is not None:
-        tz = zone(changed.get("timezone") or settings.timezone)
-        anchor = datetime.fromisoformat(
-            changed.get("anchor_at") or changed["created_at"]
-        ).timestamp()
-        runs = _runs(context)
-        runs.set_cursor(changed["id"], next_after(changed["schedule"], time.time(), anchor, tz))
+    runs = _runs(context)
+    try:
+        changed = _guarded(
+            lambda: change_job(_store(context), runs, _settings(context), job, changes)
+        )
+    finally:
         runs.close()
     click.echo(f"changed job {changed['name']!r}: {describe(changed['schedule'])}")
 
@@ -254,11 +239,14 @@ def resume(job: str) -> None:
 @click.argument("job")
 def remove(job: str) -> None:
     """Remove a job (its run records stay)."""
+    from hermes_plugin_cron.editing import remove_job
+
     context = _context()
-    removed = _guarded(lambda: _store(context).remove(job))
     runs = _runs(context)
-    runs.forget(removed["id"])
-    runs.close()
+    try:
+        removed = _guarded(lambda: remove_job(_store(context), runs, job))
+    finally:
+        runs.close()
     click.echo(f"removed job {removed['name']!r}")
 
 

@@ -162,3 +162,37 @@ def jitter_of(job_id: str, instant: float, jitter_seconds: float) -> float:
 
 def describe(schedule: dict[str, Any]) -> str:
     return str(schedule.get("display") or schedule.get("expr") or schedule.get("kind"))
+
+
+def explain(schedule: dict[str, Any], tz: tzinfo) -> str:
+    """The schedule in words: a cron expression read out by cron-descriptor (the field's
+    port of cron-expression-descriptor), an interval or a single time as written."""
+    if schedule.get("kind") != "cron":
+        return describe(schedule)
+    from cron_descriptor import (  # type: ignore[import-untyped]  # it ships no type hints
+        FormatException,
+        Options,
+        get_description,
+    )
+
+    options = Options()
+    options.use_24hour_time_format = True
+    options.throw_exception_on_parse_error = True
+    try:
+        words = str(get_description(str(schedule["expr"]), options))
+    except (FormatException, ValueError, KeyError):
+        return describe(schedule)
+    return f"{words} ({tz})"
+
+
+def upcoming(
+    schedule: dict[str, Any], anchor: float, tz: tzinfo, *, after: float, count: int = 5
+) -> list[float]:
+    """The next ``count`` instants after ``after`` (fewer when the schedule ends)."""
+    found: list[float] = []
+    moment: float | None = after
+    while len(found) < count and moment is not None:
+        moment = next_after(schedule, moment, anchor, tz)
+        if moment is not None:
+            found.append(moment)
+    return found

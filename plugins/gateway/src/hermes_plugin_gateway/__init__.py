@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    DashboardPanelSpec,
     Finding,
     HealthContext,
     SlashCommandSpec,
@@ -55,6 +56,17 @@ def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
         name="platforms",
         description="Per chat platform: whether it starts, who may use the agent",
         model="hermes_plugin_gateway.settings:PlatformsConfig",
+    )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="gateway",
+        title="Gateway",
+        description="Chat platforms: the gateway's state, pairing, allowlists, deliveries.",
+        factory="hermes_plugin_gateway.panel:GatewayPanel",
+        order=50,
     )
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hermes_sdk import CommandSpec, hookimpl
+from hermes_sdk import CommandSpec, DashboardPanelSpec, hookimpl
 
-__all__ = ["hermes_cli_commands"]
+__all__ = ["hermes_cli_commands", "hermes_dashboard_panels"]
 
 
 @hookimpl
@@ -20,4 +20,15 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="insights",
         description="Tokens and cost by day, model, tool and platform, as charts or JSON.",
         factory="hermes_plugin_insights.command:insights",
+    )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="insights",
+        title="Insights",
+        description="Tokens and cost by day, model and platform; tool calls by tool.",
+        factory="hermes_plugin_insights.panel:InsightsPanel",
+        order=70,
     )

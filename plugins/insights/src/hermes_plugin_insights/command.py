@@ -16,14 +16,12 @@ from typing import IO, Any
 import click
 
 from hermes_plugin_insights.charts import Style, report_lines
-from hermes_plugin_insights.report import Report, Window, build_report
+from hermes_plugin_insights.report import Report, Window, read_report
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
-from hermes_sdk.runtime import SessionHistory
 
 __all__ = ["insights"]
 
 _DEFAULT_DAYS = 30
-_EVERY = 10_000_000  # "all of them", for the history's limit
 _WIDEST = 120  # wider bars say no more; they are only harder to read
 
 
@@ -59,16 +57,6 @@ def _style() -> Style:
     return Style(width=max(40, min(width, _WIDEST)), unicode=unicode)
 
 
-async def _read(history: SessionHistory, window: Window) -> tuple[Report, bool]:
-    """The report, and whether the home has any session at all (for an empty window)."""
-    since = window.since
-    usage = await history.usage(since)
-    tools = await history.tool_usage(since)
-    sessions = await history.sessions(limit=_EVERY, background=True)
-    started = [s.source for s in sessions if since is None or s.started_at >= since]
-    return build_report(window, usage, tools, started), bool(sessions)
-
-
 @click.command()
 @click.option(
     "--days",
@@ -92,7 +80,7 @@ def insights(days: int, as_json: bool) -> None:
 
     async def main() -> tuple[Report, bool]:
         async with open_history() as history:
-            return await _read(history, window)
+            return await read_report(history, window)
 
     report, any_session = asyncio.run(main())
     if as_json:

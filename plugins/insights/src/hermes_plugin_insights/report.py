@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_commons.text import describe_cost
-from hermes_sdk.runtime import ToolUsage, UsageByDay
+from hermes_sdk.runtime import SessionHistory, ToolUsage, UsageByDay
 
 __all__ = ["Report", "Tally", "ToolTally", "Window", "build_report"]
 
+EVERY_SESSION = 10_000_000  # "all of them", for the history's limit
 _EPOCH = dt.date(1970, 1, 2)  # the first local day every time zone can turn into a timestamp
 
 
@@ -244,3 +245,14 @@ def build_report(
         unpriced_models=tuple(sorted(unpriced)),
         totals_only=totals_only,
     )
+
+
+async def read_report(history: SessionHistory, window: Window) -> tuple[Report, bool]:
+    """The report of ``window`` from a home's history, and whether the home has any session
+    at all (to say why an empty window is empty)."""
+    since = window.since
+    usage = await history.usage(since)
+    tools = await history.tool_usage(since)
+    sessions = await history.sessions(limit=EVERY_SESSION, background=True)
+    started = [s.source for s in sessions if since is None or s.started_at >= since]
+    return build_report(window, usage, tools, started), bool(sessions)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from hermes_sdk import CommandSpec, ModelRouterSpec, hookimpl
+from hermes_sdk import CommandSpec, DashboardPanelSpec, ModelRouterSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_sdk.health import Finding, HealthContext
@@ -46,3 +46,14 @@ def hermes_doctor_checks(context: HealthContext) -> Iterator[Finding]:
     from hermes_plugin_providers.health import model_findings
 
     yield from model_findings(context)
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="models",
+        title="Models",
+        description="The model in use and why, the providers, the default, a timed test.",
+        factory="hermes_plugin_providers.panel:ModelsPanel",
+        order=20,
+    )

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from hermes_plugin_providers.command import command_context, here_request
-from hermes_plugin_providers.routes import LadderRouter, model_routing, run_ladder
+from hermes_plugin_providers.routes import LadderRouter, run_ladder
 from hermes_sdk.routing import RouteRequest
 
 _provider_option = click.option(
@@ -165,61 +165,28 @@ def ask_once(request: RouteRequest, prompt: str, as_json: bool = False) -> None:
     """One request to the route ``request`` resolves to, reported; ClickException (with the
     fix) when it fails."""
     import asyncio
-    import time
 
-    from hermes_sdk.models import ChatMessage, ModelRequest, ProviderError
-    from hermes_sdk.routing import NoModel
+    from hermes_plugin_providers.model_test import ModelTestFailed, measure
 
     try:
-        route = model_routing(request).routes[0]
-    except NoModel as exc:
+        result = asyncio.run(measure(request, prompt))
+    except ModelTestFailed as exc:
         raise click.ClickException(str(exc)) from None
-    first_token: list[float] = []
-
-    def on_text(_text: str) -> None:
-        if not first_token:
-            first_token.append(time.perf_counter())
-
-    async def ask() -> Any:
-        message = ModelRequest(route.model, (ChatMessage("user", prompt),), max_tokens=64)
-        try:
-            return await route.provider.complete(message, on_text)
-        finally:
-            await route.provider.aclose()
-
-    started = time.perf_counter()
-    try:
-        response = asyncio.run(ask())
-    except ProviderError as exc:
-        fix = route.fix(exc) if route.fix is not None else None
-        failure = exc.with_fix(fix) if fix else exc
-        raise click.ClickException(f"{route.name} / {route.model}: {failure}") from None
-    elapsed = time.perf_counter() - started
-    usage = response.usage
-    cost = LadderRouter().cost(request.provided)(route.model, usage)
-    result = {
-        "provider": route.name,
-        "model": route.model,
-        "latency_s": round(elapsed, 3),
-        "first_token_s": round(first_token[0] - started, 3) if first_token else None,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "cost_usd": cost,
-        "reply": response.content,
-    }
     if as_json:
         click.echo(json.dumps(result))
         return
-    click.echo(f"{route.name} / {route.model}: answered in {elapsed:.2f} s", nl=False)
-    if first_token:
-        click.echo(f" (first token after {first_token[0] - started:.2f} s)")
+    click.echo(
+        f"{result['provider']} / {result['model']}: answered in {result['latency_s']:.2f} s",
+        nl=False,
+    )
+    if result["first_token_s"] is not None:
+        click.echo(f" (first token after {result['first_token_s']:.2f} s)")
     else:
         click.echo("")
+    cost = result["cost_usd"]
     click.echo(
-        f"usage: {usage.input_tokens} in, {usage.output_tokens} out, "
-        f"{usage.cache_read_tokens} cache read, {usage.cache_write_tokens} cache write; "
+        f"usage: {result['input_tokens']} in, {result['output_tokens']} out, "
+        f"{result['cache_read_tokens']} cache read, {result['cache_write_tokens']} cache write; "
         f"cost: {'unknown' if cost is None else f'${cost:.6f}'}"
     )
-    click.echo(f"reply: {response.content.strip()[:200]}")
+    click.echo(f"reply: {result['reply'].strip()[:200]}")

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from hermes_sdk import CommandSpec, ConfigSectionSpec, SkillSourceSpec, hookimpl
+from hermes_sdk import (
+    CommandSpec,
+    ConfigSectionSpec,
+    DashboardPanelSpec,
+    SkillSourceSpec,
+    hookimpl,
+)
 from hermes_sdk.importing import HomeImport, ImportSection
 
 __version__ = "0.1.0"
@@ -45,6 +51,17 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
             description=description,
             factory=f"hermes_plugin_skills_hub.cli:{name}",
         )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="skill-hub",
+        title="Skill hub",
+        description="Search the hubs and install skills: fetched, scanned and pinned first.",
+        factory="hermes_plugin_skills_hub.panel:HubPanel",
+        order=45,
+    )
 
 
 @hookimpl

@@ -12,6 +12,7 @@ from typing import Any
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    DashboardPanelSpec,
     PendingWritesSpec,
     PromptContext,
     PromptSection,
@@ -156,6 +157,17 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="skills",
         description="skills: list, check, bundles, curator (with the hub: search, install, update)",
         factory="hermes_plugin_skills.cli:skills",
+    )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="skills",
+        title="Skills",
+        description="The skills the agent can load, their use, and changes awaiting approval.",
+        factory="hermes_plugin_skills.panel:SkillsPanel",
+        order=40,
     )
 
 

@@ -141,6 +141,8 @@ class Dashboard:
         visitor = request.get(VISITOR)
         if visitor is not None:
             self._flash[(visitor.sid, name)] = (outcome.message, outcome.ok)
+        if outcome.query is not None:
+            query = dict(outcome.query)
         target = f"/panels/{name}" + (f"?{urlencode(sorted(query.items()))}" if query else "")
         raise web.HTTPSeeOther(target)
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from hermes_sdk.administration import ConfigField, ConfigSection
 from hermes_sdk.dashboard import (
+    Block,
     Button,
     Code,
     Field,
@@ -69,7 +70,9 @@ class SettingsPanel:
                         action="preview_key",
                         submit="Preview",
                         fields=(
-                            Field(name="key", label="Key", placeholder="agent.retries", required=True),
+                            Field(
+                                name="key", label="Key", placeholder="agent.retries", required=True
+                            ),
                             Field(name="value", label="Value (YAML)", kind="textarea"),
                         ),
                     ),
@@ -118,7 +121,9 @@ class SettingsPanel:
                     action="secret",
                     submit="Save the secret",
                     fields=(
-                        Field(name="name", label="Name", placeholder="OPENAI_API_KEY", required=True),
+                        Field(
+                            name="name", label="Name", placeholder="OPENAI_API_KEY", required=True
+                        ),
                         Field(
                             name="value",
                             label="Value",
@@ -184,7 +189,7 @@ class SettingsPanel:
             else Field(name=f"{UNSET}{key}", label=key, kind="hidden", value="")
             for key, text in changes.items()
         )
-        blocks = (
+        blocks: tuple[Block, ...] = (
             Code(text=change.diff or "(config.yaml would not change)", kind="diff"),
             *(Text(text=f"warning: {w}", level="warn") for w in change.warnings),
             Form(action="save", submit="Save", fields=hidden),
@@ -199,7 +204,7 @@ def _section_form(section: ConfigSection) -> Section:
     fields = [Field(name="_section", label="", kind="hidden", value=section.name)]
     for item in section.fields:
         fields.append(_field(item))
-    blocks: list[Text | Form] = [Text(text=section.description)] if section.description else []
+    blocks: list[Block] = [Text(text=section.description)] if section.description else []
     blocks += [Text(text=problem, level="error") for problem in section.problems]
     blocks.append(Form(action="preview", submit="Preview the change", fields=tuple(fields)))
     return Section(title=f"{section.name} ({section.owner})", blocks=tuple(blocks))
