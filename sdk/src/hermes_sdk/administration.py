@@ -127,7 +127,8 @@ class RuntimeAdministration(abc.ABC):
 
     @abc.abstractmethod
     def log_names(self) -> list[str]:
-        """The logs in HERMES_HOME/logs (``agent``, ``errors``, a front-end's own)."""
+        """The logs in HERMES_HOME/logs (``agent``, ``errors``, a front-end's own), the one
+        this process writes first."""
 
     @abc.abstractmethod
     async def read_log(

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from hermes_sdk.runtime import Runtime
 
 __all__ = [
+    "Actions",
     "Bar",
     "Bars",
     "Block",
@@ -103,6 +104,13 @@ class Button:
     confirm: str = ""
     danger: bool = False
     navigate: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Actions:
+    """Buttons in a row, outside any table (start, stop, restart)."""
+
+    buttons: tuple[Button, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,7 +188,7 @@ class LogTail:
     filters: tuple[Field, ...] = ()
 
 
-Block = Table | Form | Facts | Text | Code | Bars | LogTail
+Block = Table | Form | Facts | Text | Code | Bars | LogTail | Actions
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

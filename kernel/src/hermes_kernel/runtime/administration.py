@@ -150,7 +150,9 @@ class Administration:
         from hermes_kernel.log import LOG_NAMES
         from hermes_kernel.runtime.log_reading import log_names
 
-        return log_names(self.app.settings.home / "logs", LOG_NAMES)
+        names = log_names(self.app.settings.home / "logs", LOG_NAMES)
+        own = self.app.log_name  # this process's own log first: what a page shows first
+        return [own, *(name for name in names if name != own)] if own in names else names
 
     async def read_log(
         self,

@@ -25,6 +25,7 @@ from hermes_plugin_gateway.pairing import PairingError, Pairings
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_plugin_gateway.status import installed_service, read_status, running_pid
 from hermes_sdk.dashboard import (
+    Actions,
     Button,
     Facts,
     Field,
@@ -94,8 +95,8 @@ class GatewayPanel:
         service = installed_service(self.home)
         if pid is None:
             facts: list[tuple[str, str]] = [("state", "not running")]
-            buttons = Form(action="start", submit="Start the gateway", fields=())
-            blocks: tuple[Any, ...] = (Facts(items=tuple(facts)), buttons)
+            start = Actions(buttons=(Button(action="start", label="Start the gateway"),))
+            blocks: tuple[Any, ...] = (Facts(items=tuple(facts)), start)
         else:
             here = pid == os.getpid()
             facts = [
@@ -118,8 +119,7 @@ class GatewayPanel:
                 else "Stop the gateway? Running turns finish first; the rest resume at the "
                 "next start."
             )
-            buttons_row = Row(
-                cells=("",),
+            buttons = Actions(
                 buttons=(
                     Button(action="stop", label="Stop", confirm=stop_note, danger=True),
                     *(
@@ -135,10 +135,7 @@ class GatewayPanel:
                     ),
                 ),
             )
-            blocks = (
-                Facts(items=tuple(facts)),
-                Table(columns=("",), rows=(buttons_row,)),
-            )
+            blocks = (Facts(items=tuple(facts)), buttons)
         if service is not None:
             blocks = (
                 *blocks,
@@ -150,7 +147,12 @@ class GatewayPanel:
         self, report: Mapping[str, Any], configured: Mapping[str, Mapping[str, Any]]
     ) -> Section:
         states = report.get("platforms") or {}
-        names = sorted({*states, *configured})
+        idle = sorted(
+            name
+            for name, state in states.items()
+            if state.get("state") == "not configured" and name not in configured
+        )
+        names = sorted({*states, *configured} - set(idle))
         rows = []
         for name in names:
             state = states.get(name) or {}
@@ -173,6 +175,17 @@ class GatewayPanel:
                     columns=("platform", "state", "error", "restarts"),
                     rows=tuple(rows),
                     empty="no platform is configured: add one under platforms: in Settings",
+                ),
+                *(
+                    [
+                        Text(
+                            text="Installed, not configured: "
+                            + ", ".join(idle)
+                            + " (each says what it needs in hermes gateway status)"
+                        )
+                    ]
+                    if idle
+                    else []
                 ),
             ),
         )

@@ -35,7 +35,7 @@ class LogsPanel:
 
     async def view(self, query: Mapping[str, str]) -> PanelView:
         names = self.runtime.log_names()
-        chosen = query.get("log", "agent")
+        chosen = query.get("log") or (names[0] if names else "agent")
         filters = (
             Field(name="log", label="Log", kind="choice", choices=tuple(names), value=chosen),
             Field(

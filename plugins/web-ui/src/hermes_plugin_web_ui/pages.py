@@ -349,7 +349,15 @@ class Pages:
         states = sorted(self.runtime.plugins(), key=lambda p: (p.state != "failed", p.name))
         visitor = request.get(VISITOR)
         message = self._flash.pop(visitor.sid, None) if visitor else None
-        return self.render(request, "plugins.html", plugins=states, message=message)
+        try:
+            section = (await self.runtime.read_config()).get("plugins")
+        except ValueError:
+            section = None
+        listed = section.get("disabled") if isinstance(section, dict) else None
+        disabled = {str(name) for name in listed} if isinstance(listed, list) else set()
+        # What config.yaml says now, which a restart applies: the button follows it.
+        wanted = {p.name: p.name not in disabled for p in states}
+        return self.render(request, "plugins.html", plugins=states, message=message, wanted=wanted)
 
     async def toggle_plugin(self, request: web.Request) -> web.Response:
         """Enable or disable a plugin in config.yaml, as ``hermes plugins enable`` does."""

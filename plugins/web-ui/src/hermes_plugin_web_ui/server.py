@@ -9,8 +9,11 @@ if it slipped past escaping.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ipaddress
 import logging
 import secrets
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -149,16 +152,24 @@ class WebUi:
         )
 
     def _known_host(self, host: str) -> bool:
-        name = (urlsplit(f"//{host}").hostname or "").lower()
+        try:
+            name = (urlsplit(f"//{host}").hostname or "").lower().rstrip(".")
+        except ValueError:  # a malformed Host header (an unclosed "[")
+            return False
         known = name in self.settings.allowed_hosts or name == self.settings.host
-        return known or is_loopback(name)
+        return known or is_loopback(name) or name in self._own_names or _is_address(name)
+
+    @functools.cached_property
+    def _own_names(self) -> frozenset[str]:
+        """This machine's names, as a browser on the network may type them."""
+        names = {socket.gethostname(), socket.getfqdn()}
+        names |= {f"{name.split('.')[0]}.local" for name in list(names) if name}
+        return frozenset(name.lower() for name in names if name)
 
     def _host_allowed(self, request: web.Request) -> bool:
-        """Without a key, or with ``allowed_hosts`` set, only a Host this server answers
-        to: a page elsewhere that points its own name at 127.0.0.1 (DNS rebinding) is
-        refused."""
-        if self.settings.key is not None and not self.settings.allowed_hosts:
-            return True
+        """Only a Host this server answers to: loopback, an address, this machine's names,
+        or one in ``allowed_hosts``. A page elsewhere that points its own name at this
+        server (DNS rebinding) is refused, with a key or without."""
         return self._known_host(request.host)
 
     def _origin_allowed(self, request: web.Request) -> bool:
@@ -189,7 +200,11 @@ class WebUi:
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if not self._host_allowed(request):
             log.info("web ui: refused a request for host %r from %s", request.host, request.remote)
-            return web.Response(status=421, text="this server does not answer to that host name")
+            return web.Response(
+                status=421,
+                text="this server does not answer to that host name (behind a proxy, list "
+                "the name in web_ui.allowed_hosts)",
+            )
         visitor = self.visitor(request)
         fresh = None
         if visitor is None and request.method in SAFE_METHODS:
@@ -240,6 +255,15 @@ class WebUi:
         if fresh is not None and not response.prepared:
             self.set_cookie(response, fresh)
         return response
+
+
+def _is_address(name: str) -> bool:
+    """An IP address: the browser connected to it by number, so no name was rebound."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _refusal(request: web.Request, status: int, message: str) -> web.Response:

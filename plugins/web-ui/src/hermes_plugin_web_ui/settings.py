@@ -28,9 +28,9 @@ class WebUiConfig(BaseModel):
     """Where to listen. Any address but a loopback one needs WEB_UI_KEY in .env."""
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     allowed_hosts: list[str] = []
-    """Host names the browser may use to reach it besides loopback ones ("hermes.example.org"
-    behind a proxy): when set, requests naming another host are refused. A name that is not
-    loopback needs WEB_UI_KEY."""
+    """Host names the browser may use to reach it besides loopback ones, IP addresses and
+    this machine's own names ("hermes.example.org" behind a proxy): a request naming any
+    other host is refused (DNS rebinding). A name that is not loopback needs WEB_UI_KEY."""
     login_days: float = Field(default=14.0, gt=0, le=365)
     """How long a login lasts."""
     secure_cookie: bool = False
