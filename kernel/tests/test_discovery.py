@@ -53,7 +53,7 @@ def test_bad_manifest_keys_are_problems_that_say_what_is_valid():
     assert record.problems == (
         "bad hermes.provides entry: manifest key 'tools.echo' has unknown kind 'tools'; use one of: "
         "provider, backend, platform, memory, tool, toolset, skill_source, command, slash, config, rung, "
-        "service, context_engine, tool_source, prices, review, importer, delivery, transcriber, model_router, store_engine, command_rules, pending, plugin_source, default_command, hook",
+        "service, context_engine, tool_source, prices, review, importer, delivery, transcriber, model_router, store_engine, command_rules, pending, panel, plugin_source, default_command, hook",
     )
 
 

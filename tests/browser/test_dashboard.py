@@ -40,6 +40,7 @@ OWNER = 42
 STRANGER = 777
 ANSWER = "Scripted answer from the model."
 WIDTHS = (390, 1280)
+FAULT_SERVER = Path(__file__).parents[2] / "plugins" / "mcp" / "tests" / "fault_server.py"
 SCREENSHOTS = Path(
     os.environ.get("HERMES_SCREENSHOTS") or Path(__file__).parents[2] / ".cache/screenshots"
 )
@@ -238,7 +239,8 @@ def go(page: Any, title: str) -> None:
 
 def shot(page: Any, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"dashboard-{name}-{page.width}.png"))
+    target = SCREENSHOTS / f"dashboard-{name}-{page.width}.jpg"
+    page.screenshot(path=str(target), type="jpeg", quality=80)
 
 
 def flash(page: Any) -> str:
@@ -468,6 +470,36 @@ def test_a_log_line_appears_while_the_page_watches(
     shot(page, "logs")
 
 
+# --- MCP servers ----------------------------------------------------------------------------
+
+
+def test_an_mcp_server_is_added_tested_and_removed(page: Any, dashboard: Dashboard) -> None:
+    name = f"faults{page.width}"
+    go(page, "MCP servers")
+    form = section(page, "Add a server")
+    form.get_by_label("Name").fill(name)
+    form.get_by_label("Command (a stdio server)").fill(sys.executable)
+    form.get_by_label("Arguments, one per line").fill(str(FAULT_SERVER))
+    form.get_by_label("Environment, KEY=VALUE per line").fill("not a pair")
+    form.locator("button[type=submit]").click()
+    assert "KEY=VALUE" in flash(page)
+    assert page.get_by_label("Name").input_value() == name  # what was typed stays
+    form = section(page, "Add a server")
+    form.get_by_label("Environment, KEY=VALUE per line").fill("FAULTS_MODE=quiet")
+    form.locator("button[type=submit]").click()
+    assert f"added MCP server {name!r}" in flash(page)
+    assert "fault_server.py" in dashboard.hermes("config", "get", f"mcp_servers.{name}")
+    row = page.locator("tr", has=page.locator(f"td:text-is('{name}')"))
+    row.locator("button:text-is('Test')").click()
+    said = flash(page)
+    assert re.search(r"connected in [\d.]+ s, \d+ tools", said) and "echo" in said
+    shot(page, "mcp")
+    row = page.locator("tr", has=page.locator(f"td:text-is('{name}')"))
+    row.locator("button:text-is('Remove')").click()
+    assert f"removed MCP server {name!r}" in flash(page)
+    assert name not in dashboard.hermes("config", "show")
+
+
 # --- Models, insights, profiles, plugins ---------------------------------------------------
 
 
@@ -577,7 +609,11 @@ def test_the_first_page_is_small_and_nothing_comes_from_outside(
         context.route("**/*", _watch)
         tab = context.new_page()
         sizes: list[int] = []
-        tab.on("response", lambda response: sizes.append(len(response.body())))
+
+        def count(response: Any, sizes: list[int] = sizes) -> None:
+            sizes.append(len(response.body()))
+
+        tab.on("response", count)
         tab.goto(dashboard.url + "/")  # the login page, with its style sheet and script
         tab.wait_for_load_state("networkidle")
         first = sum(sizes)

@@ -136,7 +136,7 @@ class Administration:
 
         if not name or not set(name) <= ENV_NAME_CHARS or name[0].isdigit():
             raise ValueError(
-                f"{name!r} is not a variable name: use A-Z, 0-9 and _ (OPENAI_API_KEY)"
+                f"{name!r} is not a variable name: use A-Z, 0-9 and _ (MY_SERVICE_KEY)"
             )
         if not value or "\n" in value or "\r" in value:
             raise ValueError("a secret is one line of text: paste it again")

@@ -24,7 +24,7 @@ def level_of(line: str) -> str | None:
 
 
 def component_of(line: str) -> str:
-    """The logger's name of a record's first line (``hermes.cron``)."""
+    """The logger's name of a record's first line (``hermes.runtime``)."""
     parts = line.split(" ", 3)
     return parts[3].split(":", 1)[0] if len(parts) > 3 else ""
 

@@ -11,6 +11,7 @@ from typing import Any
 from hermes_sdk import (
     CommandSpec,
     ConfigSectionSpec,
+    DashboardPanelSpec,
     Finding,
     HealthContext,
     StatusLine,
@@ -68,6 +69,17 @@ def hermes_cli_commands() -> Iterator[CommandSpec]:
         name="mcp",
         description="List, test, add and remove MCP servers.",
         factory="hermes_plugin_mcp.command:mcp",
+    )
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="mcp",
+        title="MCP servers",
+        description="The MCP servers whose tools the agent gets: test, add, remove.",
+        factory="hermes_plugin_mcp.panel:McpPanel",
+        order=60,
     )
 
 

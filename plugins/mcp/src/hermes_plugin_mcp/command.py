@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,34 +41,18 @@ def list_servers() -> None:
 @click.argument("name")
 def test(name: str) -> None:
     """Connect to one server and list its tools."""
-    from hermes_plugin_mcp.connection import ConnectError, ServerConnection
-    from hermes_plugin_mcp.offers import OfferedTool, OfferMemory
+    from hermes_plugin_mcp.connection import ConnectError
+    from hermes_plugin_mcp.probe import probe
 
     context = _context()
     servers, _problems = parse_servers(context.config.get(SECTION))
     if name not in servers:
         known = ", ".join(servers) or "none"
         raise click.ClickException(f"no MCP server {name!r} in mcp_servers (configured: {known})")
-    connection = ServerConnection(
-        name,
-        servers[name],
-        context.secrets,
-        str(Path.cwd()),
-        Path(context.home) / "logs",
-        memory=OfferMemory.in_home(context.home),
-    )
-
-    async def run() -> tuple[float, list[OfferedTool]]:
-        started = time.monotonic()
-        try:
-            await connection.connect()
-            assert connection.offer is not None  # connected: listed
-            return time.monotonic() - started, list(connection.offer.tools)
-        finally:
-            await connection.aclose()
-
     try:
-        seconds, tools = asyncio.run(run())
+        seconds, tools = asyncio.run(
+            probe(name, servers[name], context.secrets, context.home, str(Path.cwd()))
+        )
     except ConnectError as exc:
         raise click.ClickException(f"{name}: {exc} (its stderr: logs/mcp-{name}.log)") from None
     click.echo(f"{name}: connected in {seconds:.1f} s, {len(tools)} tools")
@@ -122,19 +105,17 @@ def remove(name: str) -> None:
 
 
 def _edit(change: Any) -> None:
-    """Change mcp_servers in config.yaml, keeping its comments and order (ruamel.yaml)."""
-    from ruamel.yaml import YAML
+    """Change mcp_servers in config.yaml: checked, atomic, its comments and order kept
+    (``CommandContext.edit_config``)."""
     from ruamel.yaml.comments import CommentedMap
 
-    path = Path(_context().home) / "config.yaml"
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    document = yaml.load(path.read_text(encoding="utf-8")) if path.exists() else None
-    if document is None:
-        document = CommentedMap()
-    servers = document.get(SECTION)
-    if servers is None:
-        servers = document[SECTION] = CommentedMap()
-    change(servers)
-    with path.open("w", encoding="utf-8") as out:
-        yaml.dump(document, out)
+    def within(document: Any) -> None:
+        servers = document.get(SECTION)
+        if servers is None:
+            servers = document[SECTION] = CommentedMap()
+        change(servers)
+
+    edit = _context().edit_config
+    if edit is None:
+        raise click.ClickException("this Hermes cannot edit config.yaml; upgrade hermes-kernel")
+    edit(within)
