@@ -111,8 +111,9 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
 @pytest.fixture(scope="session")
 def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """The state store in the home, the chat and its sessions, the provider ladder and the
-    OpenAI-compatible provider, the local backend, its command rules and the terminal toolset, the gateway and Telegram, and
-    the fixture plugin that misbehaves at run time on request (tests/fixtures/faulty)."""
+    OpenAI-compatible provider, the local backend, its command rules and the terminal
+    toolset, the gateway and Telegram, the web UI, and the fixture plugin that misbehaves
+    at run time on request (tests/fixtures/faulty)."""
     packages = [
         REPO / "plugins" / "store-sqlite",
         REPO / "plugins" / "chat",
@@ -124,6 +125,7 @@ def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         REPO / "plugins" / "toolset-terminal",
         REPO / "plugins" / "gateway",
         REPO / "plugins" / "platform-telegram",
+        REPO / "plugins" / "web-ui",
         REPO / "tests" / "fixtures" / "faulty",
     ]
     return Venv(build_venv(tmp_path_factory.mktemp("faults") / "venv", packages))

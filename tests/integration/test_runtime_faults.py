@@ -16,6 +16,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_plugin_platform_telegram.testing.telegram_server import DEFAULT_TOKEN, FakeTelegram
@@ -378,3 +379,86 @@ def test_a_raising_doctor_check_is_an_error_naming_its_plugin(faults):
         "[FAIL] plugin 'faulty': its doctor checks failed: RuntimeError: faulty was asked to "
         "raise" in run.out
     )
+
+
+WEB_KEY = "faulty-dashboard-key-0123456789"
+
+
+def _web(faults: Faults, plan: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``hermes web`` from the fault venv, with ``FAULTY`` as ``plan``; its URL."""
+    import re
+    import select
+
+    (faults.home / ".env").write_text(f"WEB_UI_KEY={WEB_KEY}\n")
+    (faults.home / ".env").chmod(0o600)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
+    environ.update({"HERMES_HOME": str(faults.home), **faults.env(plan)})
+    process = subprocess.Popen(
+        [str(faults.venv.path / "bin" / "hermes"), "web", "--port", "0"],
+        env=environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    seen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stderr], [], [], 0.5)
+        if ready:
+            seen += os.read(process.stderr.fileno(), 4096)
+            found = re.search(rb"hermes web: (http://[^ ]+/) ", seen)
+            if found:
+                return process, found.group(1).decode().rstrip("/")
+    process.kill()
+    raise AssertionError(f"hermes web did not start: {seen.decode(errors='replace')}")
+
+
+def _logged_in(url: str) -> tuple[Any, str]:
+    import re
+
+    import httpx
+
+    client = httpx.Client(base_url=url, timeout=30)
+    token = re.compile(r'name="csrf-token" content="([^"]+)"')
+    found = token.search(client.get("/login").text)
+    assert found is not None
+    client.post("/login", data={"key": WEB_KEY, "next": "/chat", "csrf": found.group(1)})
+    found = token.search(client.get("/chat").text)
+    assert found is not None  # logged in: the chat, with its token
+    return client, found.group(1)
+
+
+@pytest.mark.parametrize("how", ["raise", "hang"])
+def test_a_dashboard_page_that_raises_or_hangs_is_one_line_on_its_page(faults, how):
+    """The faulty plugin's dashboard page raises, or never answers, in its view and in its
+    action: its page says so in one line, the server answers the next request at once, and
+    the other pages work."""
+    faults.configure("web_ui:\n  panel_seconds: 1\n  action_seconds: 1\n")
+    process, url = _web(faults, f"panel_view={how},panel_act={how}")
+    try:
+        client, csrf = _logged_in(url)
+        started = time.monotonic()
+        page = client.get("/panels/faulty")
+        assert page.status_code == 200
+        said = (
+            "the Faulty page failed: faulty was asked to raise in panel_view"
+            if how == "raise"
+            else "the Faulty page did not answer within 1 s"
+        )
+        assert said in page.text
+        assert time.monotonic() - started < 10
+        done = client.post(
+            "/panels/faulty/act", data={"_action": "poke", "csrf": csrf}, follow_redirects=True
+        )
+        said = (
+            "poke failed: faulty was asked to raise in panel_act"
+            if how == "raise"
+            else "no answer within 1 s: it may or may not have been done"
+        )
+        assert said in done.text
+        settings = client.get("/panels/settings")
+        assert settings.status_code == 200 and "agent.retries" in settings.text
+        assert client.get("/health").json() == {"status": "ok"}
+    finally:
+        process.terminate()
+        process.wait(30)

@@ -612,10 +612,11 @@ def hermes_dashboard_panels() -> Iterable[DashboardPanelSpec]:
     front-end's runtime). The :class:`~hermes_sdk.dashboard.Panel` says what to show as
     typed blocks (``view``) and does what a button or form asks (``act``); the front-end
     draws them and guards every request (login, CSRF, the Host header), so a panel writes
-    no HTML and checks no token. Each call has the front-end's deadline
-    (``plugins.hook_timeout_seconds`` for ``view``, longer for ``act``); one that raises
-    is shown as one line, and the other pages still work. Names are unique and become the
-    page's address (``/panels/NAME``).
+    no HTML and checks no token. The methods are coroutines run on the front-end's event
+    loop (blocking work goes to a thread), each under the front-end's deadline (the web
+    UI's ``web_ui.panel_seconds`` for ``view``, ``web_ui.action_seconds`` for ``act``); one
+    that raises or misses it is shown as one line, and the other pages still work. Names
+    are unique and become the page's address (``/panels/NAME``).
 
     Manifest key: ``panel.NAME``.
 

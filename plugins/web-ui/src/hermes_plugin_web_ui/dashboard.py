@@ -1,8 +1,10 @@
 """The dashboard's pages: every plugin's panel (``hermes_dashboard_panels``) drawn from its
 typed blocks, its buttons and forms posted back to it, and its live lines polled.
 
-A panel's ``view`` has the hook deadline, an ``act`` a longer one (an install, a test
-call); one that fails or hangs is one line on its own page, never the server's end. The
+A panel's ``view`` has ``web_ui.panel_seconds``, an ``act`` ``web_ui.action_seconds`` (an
+install, a test call); one that fails or hangs is one line on its own page, never the
+server's end. (A panel that blocks the event loop inside a coroutine stalls the server:
+the contract says blocking work goes to a thread.) The
 guard (login, CSRF, Host) has already run for every request that reaches here.
 """
 
@@ -26,9 +28,6 @@ __all__ = ["Dashboard"]
 
 log = logging.getLogger("hermes.web_ui")
 
-VIEW_SECONDS = 20.0
-ACT_SECONDS = 300.0
-"""An action may install a package or call a model: long, but never forever."""
 RESERVED_FIELDS = frozenset({"csrf", "_action", "_query"})
 
 
@@ -36,6 +35,10 @@ class Dashboard:
     def __init__(self, pages: Pages) -> None:
         self.pages = pages
         self.runtime = pages.runtime
+        settings = pages.web_ui.settings
+        self.view_seconds = settings.panel_seconds
+        self.act_seconds = settings.action_seconds
+        """An action may install a package or call a model: long, but never forever."""
         self._flash: dict[tuple[str, str], tuple[str, bool]] = {}
         """(visitor, panel) -> an action's line, shown once by the page loaded next."""
         self._listed: list[PanelInfo] | None = None
@@ -88,9 +91,9 @@ class Dashboard:
         if view is None:
             try:
                 panel = await self.runtime.panel(info.name)
-                view = await asyncio.wait_for(panel.view(query), VIEW_SECONDS)
+                view = await asyncio.wait_for(panel.view(query), self.view_seconds)
             except TimeoutError:
-                problem = f"the {info.title} page did not answer within {VIEW_SECONDS:g} s"
+                problem = f"the {info.title} page did not answer within {self.view_seconds:g} s"
             except Exception as exc:  # noqa: BLE001 - a plugin's failure: one line on its page
                 problem = f"the {info.title} page failed: {_one_line(exc)}"
                 log.warning("web ui: panel %r (plugin %r) failed: %s", info.name, info.plugin, exc)
@@ -118,7 +121,7 @@ class Dashboard:
         query = _query(str(form.get("_query", "")))
         try:
             panel = await self.runtime.panel(name)
-            outcome = await asyncio.wait_for(panel.act(action, values), ACT_SECONDS)
+            outcome = await asyncio.wait_for(panel.act(action, values), self.act_seconds)
         except PanelError as exc:
             line = _one_line(exc)
             log.info("web ui: %s/%s refused: %s", name, action, line)
@@ -127,7 +130,8 @@ class Dashboard:
             )
         except TimeoutError:
             outcome = Outcome(
-                message=f"no answer within {ACT_SECONDS:g} s: it may or may not have been done",
+                message=f"no answer within {self.act_seconds:g} s: it may or may not have been "
+                "done",
                 ok=False,
             )
         except Exception as exc:  # noqa: BLE001 - a plugin's failure: said on its page
@@ -155,7 +159,7 @@ class Dashboard:
             panel = await self.runtime.panel(name)
             if not isinstance(panel, TailingPanel):
                 raise web.HTTPNotFound(text=f"the {name} page has no live lines")
-            chunk = await asyncio.wait_for(panel.tail(cursor, query), VIEW_SECONDS)
+            chunk = await asyncio.wait_for(panel.tail(cursor, query), self.view_seconds)
         except web.HTTPException:
             raise
         except Exception as exc:  # noqa: BLE001 - the page shows the line and keeps asking

@@ -37,6 +37,11 @@ class WebUiConfig(BaseModel):
     """Mark the login cookie Secure: set it when a TLS proxy serves the UI over https."""
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     """The largest request: a message with its attachments (each also within media.max_mb)."""
+    panel_seconds: float = Field(default=20.0, gt=0, le=600)
+    """How long a dashboard page may take to show (its plugin's answer), before the page says
+    it did not answer."""
+    action_seconds: float = Field(default=300.0, gt=0, le=3600)
+    """How long a dashboard button or form may take (an install, a test request)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +55,8 @@ class WebSettings:
     login_seconds: float = 14 * 86400.0
     secure_cookie: bool = False
     max_body_bytes: int = 32 * 1024 * 1024
+    panel_seconds: float = 20.0
+    action_seconds: float = 300.0
 
 
 def settings_from(
@@ -95,4 +102,6 @@ def settings_from(
         login_seconds=section.login_days * 86400.0,
         secure_cookie=section.secure_cookie,
         max_body_bytes=section.max_body_bytes,
+        panel_seconds=section.panel_seconds,
+        action_seconds=section.action_seconds,
     )
