@@ -112,8 +112,8 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
 def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """The state store in the home, the chat and its sessions, the provider ladder and the
     OpenAI-compatible provider, the local backend, its command rules and the terminal
-    toolset, the gateway and Telegram, the web UI, and the fixture plugin that misbehaves
-    at run time on request (tests/fixtures/faulty)."""
+    toolset, the gateway and Telegram, the web UI, and the fixture plugins that misbehave
+    at run time on request (tests/fixtures/faulty, and faulty-panel: a dashboard page)."""
     packages = [
         REPO / "plugins" / "store-sqlite",
         REPO / "plugins" / "chat",
@@ -127,6 +127,7 @@ def fault_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         REPO / "plugins" / "platform-telegram",
         REPO / "plugins" / "web-ui",
         REPO / "tests" / "fixtures" / "faulty",
+        REPO / "tests" / "fixtures" / "faulty-panel",
     ]
     return Venv(build_venv(tmp_path_factory.mktemp("faults") / "venv", packages))
 

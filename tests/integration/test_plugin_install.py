@@ -24,6 +24,8 @@ pytestmark = pytest.mark.venv
 
 FIXTURES = REPO / "tests" / "fixtures"
 PLUGIN_MANAGER = REPO / "plugins" / "plugin-manager"
+DASHBOARD_PLUGINS = ("web-ui", "store-sqlite", "providers", "provider-openai")
+"""What ``hermes web`` needs in a venv: a store, a model, the web UI."""
 GOOD_PROVIDES = "command.hello, config.good, hook.hermes_pre_tool_call, tool.echo, toolset.fixture"
 
 
@@ -214,7 +216,7 @@ def _catalog(tmp_path: Path, wheel: Path, **changes: object) -> Path:
     from hermes_plugin_plugin_manager.wheels import file_sha256
 
     folder = tmp_path / "catalog"
-    (folder / "entries").mkdir(parents=True)
+    (folder / "entries").mkdir(parents=True, exist_ok=True)
     entry = {
         "name": "good",
         "package": "hermes-plugin-good",
@@ -447,3 +449,93 @@ def test_hermes_update_shows_installs_and_rolls_back_a_release_that_fails(
     assert freeze(venv) == before  # the old release, and no package the new one brought
     hello = ok(venv.hermes("hello", home=home, env=env))
     assert hello.out.strip() == "hello, world, from the good plugin"  # the old plugin answers
+
+
+def test_the_dashboard_installs_from_the_catalog_verified_or_rolled_back(
+    home, tools, fixture_wheels, tmp_path, openai_server
+):
+    """Issue 75: the Catalog page of a real ``hermes web`` in a throwaway venv, in Debian's
+    Chromium. A release that fails verification is rolled back (the venv and config.yaml
+    exactly as they were, said in one line); the pinned good release is then installed,
+    verified, and left disabled, as ``hermes plugins install`` leaves it."""
+    import select
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    wheels = tmp_path / "wheels"
+    shutil.copytree(fixture_wheels, wheels)
+    _build(FIXTURES / "install" / "good-broken", wheels)
+    broken = next(wheels.glob("hermes_plugin_good-0.2.0-*.whl"))
+    good = next(wheels.glob("hermes_plugin_good-0.1.0-*.whl"))
+    source = {"pypi": "hermes-plugin-good", "version": "0.2.0"}
+    from hermes_plugin_plugin_manager.wheels import file_sha256
+
+    catalog = _catalog(tmp_path, good, source={**source, "sha256": file_sha256(broken)})
+    packages = [PLUGIN_MANAGER, *(REPO / "plugins" / name for name in DASHBOARD_PLUGINS)]
+    venv = Venv(build_venv(tmp_path / "web-venv", packages))
+    (home / "config.yaml").write_text(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "learning:\n  review: false\n"
+    )
+    key = "catalog-dashboard-key-0123456789"
+    (home / ".env").write_text(f"WEB_UI_KEY={key}\n")
+    (home / ".env").chmod(0o600)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "VIRTUAL_"))}
+    environ.update(
+        {
+            **tools,
+            "HERMES_HOME": str(home),
+            "HERMES_CATALOG": str(catalog),
+            "UV_FIND_LINKS": str(wheels),
+        }
+    )
+    server = subprocess.Popen(
+        [str(venv.path / "bin" / "hermes"), "web", "--port", "0"],
+        env=environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert server.stderr is not None
+        seen = b""
+        while not (found := re.search(rb"hermes web: (http://[^ ]+/) ", seen)):
+            assert server.poll() is None, seen.decode(errors="replace")
+            if select.select([server.stderr], [], [], 60)[0]:
+                seen += os.read(server.stderr.fileno(), 4096)
+        url = found.group(1).decode().rstrip("/")
+        before, config = freeze(venv), (home / "config.yaml").read_bytes()
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url + "/chat")
+            page.fill('input[name="key"]', key)
+            page.click("form.login button")
+            page.click("nav .links a:text-is('Catalog')")
+            row = page.locator("tr", has=page.locator("td:text-is('good')"))
+            row.locator("button:text-is('Install…')").click()
+            facts = page.inner_text("dl.facts")
+            assert "community, maintained by Test <t@example.org>" in facts
+            assert "hermes-plugin-good" in facts and "0.2.0" in facts
+            page.click("button:text-is('Install')")
+            refusal = page.inner_text(".flash")
+            assert "verification failed: plugin 'good'" in refusal and "rolled back" in refusal
+            assert freeze(venv) == before
+            assert (home / "config.yaml").read_bytes() == config
+
+            pinned = {**source, "version": "0.1.0", "sha256": file_sha256(good)}
+            _catalog(tmp_path, good, source=pinned)  # the catalog now pins the good release
+            page.reload()
+            row = page.locator("tr", has=page.locator("td:text-is('good')"))
+            row.locator("button:text-is('Install…')").click()
+            page.click("button:text-is('Install')")
+            said = page.inner_text(".flash")
+            assert "good: installed and verified" in said and "disabled" in said, said
+            browser.close()
+        assert "hermes-plugin-good==0.1.0" in freeze(venv)
+        assert listed(venv, home, tools)["good"]["state"] == "disabled"
+    finally:
+        server.terminate()
+        server.wait(30)

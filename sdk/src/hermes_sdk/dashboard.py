@@ -205,7 +205,9 @@ class PanelView:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
     """What an action did: one line to show. With ``view``, the front-end shows that instead
-    of the panel (a preview with a button that confirms it: a config change's diff)."""
+    of the panel (a preview with a button that confirms it: a config change's diff); such an
+    action must change nothing, since a reload of the preview asks it again. Otherwise the
+    browser is sent on to the panel's view (with ``query``), so a reload never repeats it."""
 
     message: str
     ok: bool = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hermes_sdk import CommandSpec, hookimpl
+from hermes_sdk import CommandSpec, DashboardPanelSpec, hookimpl
 
 _COMMANDS: dict[str, tuple[str, str]] = {
     # spec name -> (module:attribute, description)
@@ -63,3 +63,14 @@ def _factory(target: str) -> Callable[[], Any]:
 def hermes_cli_commands() -> Iterator[CommandSpec]:
     for name, (target, description) in _COMMANDS.items():
         yield CommandSpec(name=name, description=description, factory=_factory(target))
+
+
+@hookimpl
+def hermes_dashboard_panels() -> Iterator[DashboardPanelSpec]:
+    yield DashboardPanelSpec(
+        name="catalog",
+        title="Catalog",
+        description="Plugins to install from the catalog: checked, verified, or rolled back.",
+        factory="hermes_plugin_plugin_manager.panel:CatalogPanel",
+        order=95,
+    )

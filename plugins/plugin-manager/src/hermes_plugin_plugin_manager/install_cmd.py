@@ -63,7 +63,7 @@ def _installed_versions() -> dict[str, str]:
     return {name: metadata.version(name) for name in ("hermes-kernel", "hermes-sdk")}
 
 
-def _check_compatible(target: Target) -> None:
+def check_compatible(target: Target) -> None:
     from packaging.specifiers import SpecifierSet
 
     from hermes_plugin_plugin_manager.environment import InstallerError
@@ -194,7 +194,7 @@ def install(
                     folder = Path(work) / str(number)
                     folder.mkdir()
                     target = resolve_target(spec, env, folder, catalog)
-                    _check_compatible(target)
+                    check_compatible(target)
                     targets.append(target)
                 _preview(env, targets, extra)
                 args = [a for t in targets for a in t.args]
@@ -311,7 +311,7 @@ def upgrade(
                 click.echo("everything is up to date")
                 return
             for target in targets:
-                _check_compatible(target)
+                check_compatible(target)
             _preview(env, targets, extra)
             _confirm(yes)
             args = [a for t in targets for a in t.args]

@@ -19,12 +19,12 @@ from hermes_plugin_plugin_manager import context
 from hermes_plugin_plugin_manager.install_cmd import (
     _catalog_loader,
     _catalog_option,
-    _check_compatible,
     _confirm,
     _environment,
     _find_links_option,
     _run_change,
     _yes_option,
+    check_compatible,
 )
 
 _CORE = ("hermes-kernel", "hermes-sdk", "hermes-commons")
@@ -91,7 +91,7 @@ def update(
                 target = from_entry(entry, env, folder)
                 blocked = None
                 try:
-                    _check_compatible(target)
+                    check_compatible(target)
                 except InstallerError as exc:
                     blocked = str(exc)
                 moves.append(

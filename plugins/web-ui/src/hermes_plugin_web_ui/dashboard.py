@@ -41,6 +41,8 @@ class Dashboard:
         """An action may install a package or call a model: long, but never forever."""
         self._flash: dict[tuple[str, str], tuple[str, bool]] = {}
         """(visitor, panel) -> an action's line, shown once by the page loaded next."""
+        self._typed: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
+        """(visitor, panel) -> a refused form's action and values, put back in it once."""
         self._listed: list[PanelInfo] | None = None
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
@@ -74,7 +76,8 @@ class Dashboard:
         info = await self._info(name)
         visitor = request.get(VISITOR)
         flash = self._flash.pop((visitor.sid, name), None) if visitor else None
-        return await self._page(request, info, dict(request.query), flash=flash)
+        typed = self._typed.pop((visitor.sid, name), None) if visitor else None
+        return await self._page(request, info, dict(request.query), flash=flash, typed=typed)
 
     async def _page(
         self,
@@ -119,15 +122,15 @@ class Dashboard:
             if key not in RESERVED_FIELDS:
                 values[key] = str(form.getall(key)[-1])
         query = _query(str(form.get("_query", "")))
+        typed: tuple[str, dict[str, str]] | None = None
         try:
             panel = await self.runtime.panel(name)
             outcome = await asyncio.wait_for(panel.act(action, values), self.act_seconds)
         except PanelError as exc:
             line = _one_line(exc)
             log.info("web ui: %s/%s refused: %s", name, action, line)
-            return await self._page(
-                request, info, query, flash=(line, False), typed=(action, values), status=422
-            )
+            outcome = Outcome(message=line, ok=False)
+            typed = (action, values)
         except TimeoutError:
             outcome = Outcome(
                 message=f"no answer within {self.act_seconds:g} s: it may or may not have been "
@@ -142,9 +145,13 @@ class Dashboard:
             return await self._page(
                 request, info, query, flash=(outcome.message, outcome.ok), view=outcome.view
             )
+        # Always a redirect, the refusal too (what was typed goes back into the form): a
+        # reload of the page never sends the action again.
         visitor = request.get(VISITOR)
         if visitor is not None:
             self._flash[(visitor.sid, name)] = (outcome.message, outcome.ok)
+            if typed is not None:
+                self._typed[(visitor.sid, name)] = typed
         if outcome.query is not None:
             query = dict(outcome.query)
         target = f"/panels/{name}" + (f"?{urlencode(sorted(query.items()))}" if query else "")
