@@ -416,7 +416,8 @@ def test_a_stranger_approved_on_the_page_is_answered_on_telegram(
 
     def telegram_running() -> bool:  # the gateway says so every few seconds
         page.reload()
-        row = page.locator("tr", has=page.locator("td:text-is('telegram')"))
+        platforms = section(page, "Platforms")
+        row = platforms.locator("tr", has=page.locator("td:text-is('telegram')"))
         return row.count() == 1 and "running" in row.inner_text()
 
     wait_until(telegram_running, 30)
