@@ -67,3 +67,17 @@ def test_unparseable_file_is_one_line_error(tmp_path):
         set_plugin_enabled(path, "a", False)
     [problem] = raised.value.problems
     assert problem.startswith(f"{path}:") and "cannot edit" in problem and "\n" not in problem
+
+
+def test_the_quotes_of_lines_not_changed_are_kept(tmp_path):
+    """A change to one key leaves every other line as the user wrote it, quotes included
+    (the indentation guesser's loader dropped them: ['127.0.0.1'] came back bare)."""
+    text = (
+        "skills_hub:\n  allow_private_hosts: ['127.0.0.1']\n  taps: [\"acme/skills\"]\n"
+        "name: 'quoted'\nplugins:\n  disabled: []\n"
+    )
+    result = edited(tmp_path, text, "a", False)
+    assert "  allow_private_hosts: ['127.0.0.1']\n" in result
+    assert '  taps: ["acme/skills"]\n' in result
+    assert "name: 'quoted'\n" in result
+    assert "disabled: [a]" in result

@@ -149,7 +149,9 @@ def run(base: str, login_url: str, model_port: int, count: int) -> None:
         client.post("/api/turns", json={"text": "/help"}, headers=headers)
     floor = p50(timed(lambda: client.get("/health"), count))
     print(f"\npages, p50 of {count} (floor: GET /health {floor:.2f} ms)")
-    for path in ("/chat", f"/chat/{session}", "/sessions", "/sessions?q=hi", "/status", "/plugins"):
+    pages = ("/chat", f"/chat/{session}", "/sessions", "/sessions?q=hi", "/status", "/plugins")
+    panels = ("/panels/settings", "/panels/cron", "/panels/gateway", "/panels/insights")
+    for path in (*pages, *panels):
         taken = p50(timed(lambda path=path: client.get(path), count))
         shown = path.replace(session or "", "ID")
         print(f"  {shown:<16} {taken:7.2f} ms  {taken / floor:5.1f}x")

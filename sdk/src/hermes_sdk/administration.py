@@ -5,17 +5,15 @@ load; and the dashboard's panels (:mod:`hermes_sdk.dashboard`).
 
 Every change goes through the same checks as the command line (``hermes config set``,
 ``hermes profile``, ``hermes plugins enable``) and fails with the same one-line errors.
+The facet itself, :class:`~hermes_sdk.runtime.RuntimeAdministration`, is beside the
+runtime's other facets; these are the values it hands back (imported when first used, so a
+one-shot chat does not pay for them).
 """
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from hermes_sdk.dashboard import Panel, PanelInfo
+from typing import Literal
 
 __all__ = [
     "ConfigChange",
@@ -23,7 +21,6 @@ __all__ = [
     "ConfigSection",
     "LogRead",
     "ProfileEntry",
-    "RuntimeAdministration",
     "SecretEntry",
 ]
 
@@ -92,81 +89,3 @@ class ProfileEntry:
     """The profile later ``hermes`` commands use (``hermes profile use``)."""
     current: bool
     """The home this runtime serves."""
-
-
-class RuntimeAdministration(abc.ABC):
-    """What a front-end may change of the whole agent. Every method is safe to call from
-    the event loop; blocking work runs in a thread. Errors are ValueError with one line
-    saying what to fix; nothing is changed then."""
-
-    @abc.abstractmethod
-    async def config_sections(self) -> list[ConfigSection]:
-        """Every section of config.yaml, the kernel's and each plugin's, with its fields as
-        typed by its owner's model: description, default, value now."""
-
-    @abc.abstractmethod
-    async def read_config(self) -> dict[str, Any]:
-        """config.yaml as it is now (a page that changed it shows the change before a
-        restart applies it); ValueError (one line) when it cannot be read."""
-
-    @abc.abstractmethod
-    async def change_config(self, changes: Mapping[str, str | None], *, save: bool) -> ConfigChange:
-        """Set each dotted key to its YAML text (None: remove it, so its default applies),
-        checked as ``hermes config set`` checks (types, unknown keys with did-you-mean,
-        secret-looking keys refused). ``save=False`` only says what would change. Comments
-        and layout are kept; the file is replaced atomically."""
-
-    @abc.abstractmethod
-    async def secrets(self) -> list[SecretEntry]:
-        """The secrets of .env and those the plugins read (``[tool.hermes] environment``),
-        each masked."""
-
-    @abc.abstractmethod
-    async def set_secret(self, name: str, value: str) -> str:
-        """Write ``name`` to .env (mode 0600); one line saying so."""
-
-    @abc.abstractmethod
-    def log_names(self) -> list[str]:
-        """The logs in HERMES_HOME/logs (``agent``, ``errors``, a front-end's own), the one
-        this process writes first."""
-
-    @abc.abstractmethod
-    async def read_log(
-        self,
-        name: str,
-        cursor: str = "",
-        *,
-        level: str = "",
-        component: str = "",
-        limit: int = 200,
-    ) -> LogRead:
-        """The lines of log ``name`` after ``cursor`` (``""``: the last ``limit``), at
-        ``level`` or above, whose component starts with ``component``; redacted again as
-        they are read."""
-
-    @abc.abstractmethod
-    async def profiles(self) -> list[ProfileEntry]:
-        """The default home and every profile."""
-
-    @abc.abstractmethod
-    async def create_profile(self, name: str, *, clone: bool) -> str:
-        """Create profile ``name`` (with this home's config.yaml, .env and SOUL.md when
-        ``clone``); one line."""
-
-    @abc.abstractmethod
-    async def use_profile(self, name: str) -> str:
-        """Make ``name`` the profile later ``hermes`` commands use; one line. The running
-        process keeps its home."""
-
-    @abc.abstractmethod
-    async def set_plugin_enabled(self, name: str, enabled: bool) -> str:
-        """Enable or disable plugin ``name`` in config.yaml, as ``hermes plugins enable``
-        does; one line (a restart applies it)."""
-
-    @abc.abstractmethod
-    async def panels(self) -> list[PanelInfo]:
-        """The dashboard's panels (``hermes_dashboard_panels``), in order."""
-
-    @abc.abstractmethod
-    async def panel(self, name: str) -> Panel:
-        """Panel ``name``, built once; KeyError (one line) when no plugin provides it."""

@@ -27,13 +27,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_sdk.administration import RuntimeAdministration
 from hermes_sdk.budget import Budget
 from hermes_sdk.slash import SlashReply
 from hermes_sdk.specs import Kind, SlashCommandSpec
 from hermes_sdk.tooling import HistoryHit, HistoryQuery
 
 if TYPE_CHECKING:
+    from hermes_sdk.administration import (
+        ConfigChange,
+        ConfigSection,
+        LogRead,
+        ProfileEntry,
+        SecretEntry,
+    )
+    from hermes_sdk.dashboard import Panel, PanelInfo
     from hermes_sdk.delivery import Deliverer
     from hermes_sdk.health import StatusLine
     from hermes_sdk.media import Attachment
@@ -73,6 +80,7 @@ __all__ = [
     "Question",
     "QuestionChoice",
     "Runtime",
+    "RuntimeAdministration",
     "RuntimeCommands",
     "RuntimeModels",
     "RuntimeOperations",
@@ -984,6 +992,84 @@ class RuntimeOperations(abc.ABC):
         runtime. Raises :class:`~hermes_sdk.storage.StoreError` if it cannot be migrated."""
 
 
+class RuntimeAdministration(abc.ABC):
+    """What a front-end may change of the whole agent. Every method is safe to call from
+    the event loop; blocking work runs in a thread. Errors are ValueError with one line
+    saying what to fix; nothing is changed then."""
+
+    @abc.abstractmethod
+    async def config_sections(self) -> list[ConfigSection]:
+        """Every section of config.yaml, the kernel's and each plugin's, with its fields as
+        typed by its owner's model: description, default, value now."""
+
+    @abc.abstractmethod
+    async def read_config(self) -> dict[str, Any]:
+        """config.yaml as it is now (a page that changed it shows the change before a
+        restart applies it); ValueError (one line) when it cannot be read."""
+
+    @abc.abstractmethod
+    async def change_config(self, changes: Mapping[str, str | None], *, save: bool) -> ConfigChange:
+        """Set each dotted key to its YAML text (None: remove it, so its default applies),
+        checked as ``hermes config set`` checks (types, unknown keys with did-you-mean,
+        secret-looking keys refused). ``save=False`` only says what would change. Comments
+        and layout are kept; the file is replaced atomically."""
+
+    @abc.abstractmethod
+    async def secrets(self) -> list[SecretEntry]:
+        """The secrets of .env and those the plugins read (``[tool.hermes] environment``),
+        each masked."""
+
+    @abc.abstractmethod
+    async def set_secret(self, name: str, value: str) -> str:
+        """Write ``name`` to .env (mode 0600); one line saying so."""
+
+    @abc.abstractmethod
+    def log_names(self) -> list[str]:
+        """The logs in HERMES_HOME/logs (``agent``, ``errors``, a front-end's own), the one
+        this process writes first."""
+
+    @abc.abstractmethod
+    async def read_log(
+        self,
+        name: str,
+        cursor: str = "",
+        *,
+        level: str = "",
+        component: str = "",
+        limit: int = 200,
+    ) -> LogRead:
+        """The lines of log ``name`` after ``cursor`` (``""``: the last ``limit``), at
+        ``level`` or above, whose component starts with ``component``; redacted again as
+        they are read."""
+
+    @abc.abstractmethod
+    async def profiles(self) -> list[ProfileEntry]:
+        """The default home and every profile."""
+
+    @abc.abstractmethod
+    async def create_profile(self, name: str, *, clone: bool) -> str:
+        """Create profile ``name`` (with this home's config.yaml, .env and SOUL.md when
+        ``clone``); one line."""
+
+    @abc.abstractmethod
+    async def use_profile(self, name: str) -> str:
+        """Make ``name`` the profile later ``hermes`` commands use; one line. The running
+        process keeps its home."""
+
+    @abc.abstractmethod
+    async def set_plugin_enabled(self, name: str, enabled: bool) -> str:
+        """Enable or disable plugin ``name`` in config.yaml, as ``hermes plugins enable``
+        does; one line (a restart applies it)."""
+
+    @abc.abstractmethod
+    async def panels(self) -> list[PanelInfo]:
+        """The dashboard's panels (``hermes_dashboard_panels``), in order."""
+
+    @abc.abstractmethod
+    async def panel(self, name: str) -> Panel:
+        """Panel ``name``, built once; KeyError (one line) when no plugin provides it."""
+
+
 class Runtime(
     SessionHistory,
     RuntimeTurns,
@@ -994,8 +1080,7 @@ class Runtime(
 ):
     """The agent, as a front-end drives it: a :class:`SessionHistory` of the home, plus its
     facets (:class:`RuntimeTurns`, :class:`RuntimeModels`, :class:`RuntimeCommands`,
-    :class:`RuntimeOperations`, and
-    :class:`~hermes_sdk.administration.RuntimeAdministration`). A function that needs one
+    :class:`RuntimeOperations`, and :class:`RuntimeAdministration`). A function that needs one
     facet takes that facet, so a front-end's part depends on what it uses. Every method is
     safe to call from the event loop it was given on; none blocks it."""
 

@@ -55,7 +55,10 @@ def edit_config(
     data = None
     if text.strip():
         try:
-            data, indent, block_seq_indent = load_yaml_guess_indent(text)
+            _, indent, block_seq_indent = load_yaml_guess_indent(text)
+            # Loaded again by our own loader: the guesser's drops the quotes it read, and
+            # an unrelated ['127.0.0.1'] would come back as [127.0.0.1].
+            data = yaml.load(text)
         except YAMLError as exc:
             raise _one_line(path, exc) from None
         if indent is not None:

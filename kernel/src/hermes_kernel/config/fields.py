@@ -120,22 +120,31 @@ def _text(value: Any) -> str:
         return str(value)
 
 
-_DOCSTRINGS: dict[type[Any], dict[str, str]] = {}
+_DOCSTRINGS: dict[tuple[str, str], dict[str, str]] = {}
 
 
 def _docstrings(model: type[Any]) -> dict[str, str]:
     """Attribute docstrings (the string under ``name: int = 0``), which the house's section
-    models use for descriptions; pydantic keeps them only when asked per model."""
-    known = _DOCSTRINGS.get(model)
+    models use for descriptions; pydantic keeps them only when asked per model. Read once
+    per class by its name (a section whose model a function makes anew on each call is
+    read once too); a class made inside a function has no findable source: none."""
+    key = (model.__module__, model.__qualname__)
+    known = _DOCSTRINGS.get(key)
     if known is None:
-        known = _DOCSTRINGS[model] = _read_docstrings(model)
+        known = _DOCSTRINGS[key] = {} if _made_at_run_time(model) else _read_docstrings(model)
     return known
+
+
+def _made_at_run_time(klass: type[Any]) -> bool:
+    return "<locals>" in klass.__qualname__ or klass.__module__.startswith("pydantic.")
 
 
 def _read_docstrings(model: type[Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     for klass in reversed(model.__mro__):
         if klass is object or ("model_fields" not in vars(klass) and klass is not model):
+            continue
+        if _made_at_run_time(klass):
             continue
         try:
             source = textwrap.dedent(inspect.getsource(klass))

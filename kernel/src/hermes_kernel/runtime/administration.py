@@ -18,7 +18,6 @@ from hermes_sdk.administration import (
     ConfigSection,
     LogRead,
     ProfileEntry,
-    RuntimeAdministration,
     SecretEntry,
 )
 from hermes_sdk.dashboard import Panel, PanelContext, PanelInfo
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from hermes_kernel.app import App
     from hermes_sdk.runtime import Runtime
 
-__all__ = ["Administration", "AdministrationFacet", "masked"]
+__all__ = ["Administration", "masked"]
 
 ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -278,71 +277,16 @@ class Administration:
             return built
 
 
+_SINGLES: dict[str, type[Any]] = {}
+
+
 def _single(name: str, info: Any) -> type[Any]:
-    """A one-field model for a top-level setting that is not a section (``providers``)."""
+    """A one-field model for a top-level setting that is not a section (``providers``),
+    made once per name."""
     from pydantic import create_model
 
-    make = cast("Any", create_model)  # its overloads cannot type fields named at run time
-    return cast("type[Any]", make("One", **{name: (info.annotation, info)}))
-
-
-class AdministrationFacet(RuntimeAdministration):
-    """The facet on the kernel's runtime: each method hands over to one
-    :class:`Administration`, made on first use."""
-
-    app: App
-    _administration: Administration | None = None
-
-    def _admin(self) -> Administration:
-        if self._administration is None:
-            self._administration = Administration(self.app, cast("Runtime", self))
-        return self._administration
-
-    async def config_sections(self) -> list[ConfigSection]:
-        return await self._admin().config_sections()
-
-    async def read_config(self) -> dict[str, Any]:
-        return await self._admin().read_config()
-
-    async def change_config(self, changes: Mapping[str, str | None], *, save: bool) -> ConfigChange:
-        return await self._admin().change_config(changes, save=save)
-
-    async def secrets(self) -> list[SecretEntry]:
-        return await self._admin().secrets()
-
-    async def set_secret(self, name: str, value: str) -> str:
-        return await self._admin().set_secret(name, value)
-
-    def log_names(self) -> list[str]:
-        return self._admin().log_names()
-
-    async def read_log(
-        self,
-        name: str,
-        cursor: str = "",
-        *,
-        level: str = "",
-        component: str = "",
-        limit: int = 200,
-    ) -> LogRead:
-        return await self._admin().read_log(
-            name, cursor, level=level, component=component, limit=limit
-        )
-
-    async def profiles(self) -> list[ProfileEntry]:
-        return await self._admin().profiles()
-
-    async def create_profile(self, name: str, *, clone: bool) -> str:
-        return await self._admin().create_profile(name, clone=clone)
-
-    async def use_profile(self, name: str) -> str:
-        return await self._admin().use_profile(name)
-
-    async def set_plugin_enabled(self, name: str, enabled: bool) -> str:
-        return await self._admin().set_plugin_enabled(name, enabled)
-
-    async def panels(self) -> list[PanelInfo]:
-        return await self._admin().panels()
-
-    async def panel(self, name: str) -> Panel:
-        return await self._admin().panel(name)
+    made = _SINGLES.get(name)
+    if made is None:
+        make = cast("Any", create_model)  # its overloads cannot type fields named at run time
+        made = _SINGLES[name] = cast("type[Any]", make("One", **{name: (info.annotation, info)}))
+    return made

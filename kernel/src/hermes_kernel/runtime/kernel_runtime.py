@@ -22,7 +22,7 @@ from hermes_kernel.engine.budget import merged
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.providers.routing import ModelSetup, NoModel, model_setup
-from hermes_kernel.runtime.administration import AdministrationFacet
+from hermes_kernel.runtime.administration_facet import AdministrationFacet
 from hermes_kernel.runtime.agent import Agent, choose_tools
 from hermes_kernel.runtime.history import StoreHistory, summary
 from hermes_kernel.runtime.questions import TurnQuestions
