@@ -19,7 +19,7 @@ from hermes_sdk.runtime import Runtime, open_runtime
 T = TypeVar("T")
 
 CONFIG = "# my settings\nagent:\n  retries: 2   # two is enough\nweb_ui:\n  port: 8650\n"
-SECRET = "sk-live-a1b2c3d4e5f6a7b8c9d0"
+SECRET = "sk-live-a1b2c3d4e5f6a7b8c9d0e1f2a3b4"
 
 
 @pytest.fixture
@@ -209,3 +209,31 @@ def test_the_panels_are_listed_in_order_and_an_unknown_one_is_one_line(home: Pat
     orders = [p.order for p in listed]
     assert orders == sorted(orders)
     assert view.sections[0].title == "agent (kernel)"
+
+
+def test_a_burst_is_read_in_parts_never_skipped(home: Path) -> None:
+    logs = home / "logs"
+    logs.mkdir()
+    log = logs / "agent.log"
+    log.write_text("2026-12-07 10:00:00,000 INFO hermes.runtime: start\n")
+
+    async def work(runtime: Runtime) -> list[str]:
+        first = await runtime.read_log("agent")
+        with log.open("a") as out:
+            for n in range(450):
+                out.write(f"2026-12-07 10:00:01,000 INFO hermes.runtime: line {n}\n")
+        seen: list[str] = []
+        cursor = first.cursor
+        for _ in range(4):
+            read = await runtime.read_log("agent", cursor, limit=200)
+            seen += [text.rsplit(" ", 1)[1] for text, _, _ in read.lines]
+            cursor = read.cursor
+        return seen
+
+    assert run(home, work) == [str(n) for n in range(450)]
+
+
+def test_a_bool_that_may_be_unset_is_a_choice_of_three(home: Path) -> None:
+    sections = {s.name: s for s in run(home, lambda rt: rt.config_sections())}
+    vision = {f.key: f for f in sections["model"].fields}["model.vision"]
+    assert (vision.type, vision.choices, vision.value) == ("choice", ("", "true", "false"), "")

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -501,15 +502,17 @@ def test_the_dashboard_installs_from_the_catalog_verified_or_rolled_back(
     try:
         assert server.stderr is not None
         seen = b""
+        deadline = time.monotonic() + 90
         while not (found := re.search(rb"hermes web: (http://[^ ]+/) ", seen)):
-            assert server.poll() is None, seen.decode(errors="replace")
-            if select.select([server.stderr], [], [], 60)[0]:
+            assert server.poll() is None and time.monotonic() < deadline, seen.decode("replace")
+            if select.select([server.stderr], [], [], 1)[0]:
                 seen += os.read(server.stderr.fileno(), 4096)
         url = found.group(1).decode().rstrip("/")
         before, config = freeze(venv), (home / "config.yaml").read_bytes()
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(180_000)  # an install and its verification, on 2 cores
             page.goto(url + "/chat")
             page.fill('input[name="key"]', key)
             page.click("form.login button")
@@ -519,7 +522,8 @@ def test_the_dashboard_installs_from_the_catalog_verified_or_rolled_back(
             facts = page.inner_text("dl.facts")
             assert "community, maintained by Test <t@example.org>" in facts
             assert "hermes-plugin-good" in facts and "0.2.0" in facts
-            page.click("button:text-is('Install')")
+            with page.expect_navigation():
+                page.click("button:text-is('Install')")
             refusal = page.inner_text(".flash")
             assert "verification failed: plugin 'good'" in refusal and "rolled back" in refusal
             assert freeze(venv) == before
@@ -530,7 +534,8 @@ def test_the_dashboard_installs_from_the_catalog_verified_or_rolled_back(
             page.reload()
             row = page.locator("tr", has=page.locator("td:text-is('good')"))
             row.locator("button:text-is('Install…')").click()
-            page.click("button:text-is('Install')")
+            with page.expect_navigation():
+                page.click("button:text-is('Install')")
             said = page.inner_text(".flash")
             assert "good: installed and verified" in said and "disabled" in said, said
             browser.close()

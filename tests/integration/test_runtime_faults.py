@@ -433,17 +433,18 @@ def test_a_dashboard_page_that_raises_or_hangs_is_one_line_on_its_page(faults, h
     """The faulty plugin's dashboard page raises, or never answers, in its view and in its
     action: its page says so in one line, the server answers the next request at once, and
     the other pages work."""
-    faults.configure("web_ui:\n  panel_seconds: 1\n  action_seconds: 1\n")
+    faults.configure("web_ui:\n  panel_seconds: 3\n  action_seconds: 3\n")
     process, url = _web(faults, f"panel_view={how},panel_act={how}")
     try:
         client, csrf = _logged_in(url)
+        assert client.get("/panels/settings").status_code == 200  # the plugins' models loaded
         started = time.monotonic()
         page = client.get("/panels/faulty")
         assert page.status_code == 200
         said = (
             "the Faulty page failed: faulty was asked to raise in panel_view"
             if how == "raise"
-            else "the Faulty page did not answer within 1 s"
+            else "the Faulty page did not answer within 3 s"
         )
         assert said in page.text
         assert time.monotonic() - started < 10
@@ -453,7 +454,7 @@ def test_a_dashboard_page_that_raises_or_hangs_is_one_line_on_its_page(faults, h
         said = (
             "poke failed: faulty was asked to raise in panel_act"
             if how == "raise"
-            else "no answer within 1 s: it may or may not have been done"
+            else "no answer within 3 s: it may or may not have been done"
         )
         assert said in done.text
         settings = client.get("/panels/settings")

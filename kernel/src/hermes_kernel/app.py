@@ -114,6 +114,11 @@ class App:
         if found is not None:
             raise ForeignHomeError(found)
 
+    def remember_secret(self, value: str) -> None:
+        """A secret written to .env while running: redacted from the logs from now on."""
+        if self._redactor is not None and value and value not in self._redactor.secret_values:
+            self._redactor.secret_values.append(value)
+
     def use_log(self, name: str) -> None:
         """Write HERMES_HOME/logs/NAME.log from now on (a long-running front-end's own log)."""
         self.log_name = name

@@ -235,3 +235,26 @@ def test_the_signing_secret_is_kept_private_and_a_login_outlives_a_restart(
         assert changed.server.access.read(cookie) is None  # a new key logs everybody out
     with serve_web_ui(ui_with_key.home) as tokened:
         assert tokened.server.access.read(cookie) is None  # each run's token is its own
+
+
+def test_with_a_key_a_foreign_host_name_is_refused_too(ui_with_key: Any) -> None:
+    asyncio.run(_with_a_key_a_foreign_host_name_is_refused_too(ui_with_key))
+
+
+async def _with_a_key_a_foreign_host_name_is_refused_too(ui: Any) -> None:
+    """A key does not open the door to DNS rebinding: another name is refused (421), an
+    address the browser typed is not (it rebinds no name), 0.0.0.0 is."""
+    port = ui.server.bound_port
+    async with aiohttp.ClientSession() as http:
+        for host, status in (
+            (f"attacker.example:{port}", 421),
+            (f"0.0.0.0:{port}", 421),
+            (f"[::]:{port}", 421),
+            (f"192.168.1.20:{port}", 303),
+            (f"localhost:{port}", 303),
+            ("[unclosed", 421),
+        ):
+            async with http.get(
+                ui.base_url + "/chat", headers={"Host": host}, allow_redirects=False
+            ) as response:
+                assert response.status == status, host

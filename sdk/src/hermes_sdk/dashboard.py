@@ -73,7 +73,13 @@ FieldKind = Literal["text", "number", "bool", "choice", "secret", "textarea", "h
 
 
 class PanelError(ValueError):
-    """An action refused, with one line saying what to fix (shown beside the form)."""
+    """An action refused, with one line saying what to fix (shown beside the form). What
+    the person typed is put back in the form, unless ``keep_typed=False`` (a form that
+    may hold a secret in the wrong box)."""
+
+    def __init__(self, message: str, *, keep_typed: bool = True) -> None:
+        super().__init__(message)
+        self.keep_typed = keep_typed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,7 +264,8 @@ class PanelInfo:
 @runtime_checkable
 class Panel(Protocol):
     async def view(self, query: Mapping[str, str]) -> PanelView:
-        """What the page shows; ``query`` is the page's query string (filters, an item)."""
+        """What the page shows; ``query`` is the page's query string (filters, an item).
+        It changes nothing: any link (another site's too) may ask for it."""
         ...
 
     async def act(self, action: str, values: Mapping[str, str]) -> Outcome:

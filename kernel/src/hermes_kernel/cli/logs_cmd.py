@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections import deque
 from pathlib import Path
 
 import click
@@ -16,29 +15,37 @@ from hermes_kernel.cli.main import app_of
 from hermes_kernel.log import LOG_NAMES
 from hermes_kernel.runtime.log_reading import LEVELS as _LEVELS
 from hermes_kernel.runtime.log_reading import AtLeast as _AtLeast
+from hermes_kernel.runtime.log_reading import read_after
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
-def _follow(path: Path, wanted: _AtLeast, position: int) -> None:
+FOLLOWED_AT_ONCE = 1000
+"""The most lines one look prints while following (the next look goes on from there)."""
+
+
+def _follow(path: Path, wanted: _AtLeast, cursor: str) -> None:
     """Print what is added to ``path``; a rotation (a new file in its place) is followed."""
-    inode = path.stat().st_ino if path.exists() else None
     while True:
         time.sleep(0.5)
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            continue
-        if stat.st_ino != inode or stat.st_size < position:
-            inode, position = stat.st_ino, 0  # rotated: the new file from its start
-        if stat.st_size == position:
-            continue
-        with path.open("r", encoding="utf-8", errors="replace") as log:
-            log.seek(position)
-            chunk = log.read()
-            position = log.tell()
-        for line in filter(wanted, chunk.splitlines()):
-            click.echo(line)
+        records, cursor = (
+            read_after(path, cursor, wanted, FOLLOWED_AT_ONCE)
+            if cursor
+            else (
+                [],
+                _start_of(path),
+            )
+        )
+        for record in records:
+            click.echo(record.text)
+
+
+def _start_of(path: Path) -> str:
+    """A cursor at the start of a log that has just appeared (nothing until then)."""
+    try:
+        return f"{path.stat().st_ino}:0"
+    except FileNotFoundError:
+        return ""
 
 
 @click.command()
@@ -68,13 +75,11 @@ def logs(ctx: click.Context, name: str, follow: bool, level: str, count: int) ->
         if name not in LOG_NAMES:  # a typo, or a front-end that has not run: not a success
             ctx.exit(1)
         return
-    position = 0
-    if path.exists():
-        with path.open("r", encoding="utf-8", errors="replace") as log:
-            tail = deque(filter(wanted, log.read().splitlines()), maxlen=count)
-            position = log.tell()
-        for line in tail:
-            click.echo(line)
+    records, cursor = read_after(path, "", wanted, count) if count else ([], "")
+    if not count and path.exists():
+        cursor = f"{path.stat().st_ino}:{path.stat().st_size}"
+    for record in records:
+        click.echo(record.text)
     if follow:
         with contextlib.suppress(KeyboardInterrupt):
-            _follow(path, wanted, position)
+            _follow(path, wanted, cursor or _start_of(path))

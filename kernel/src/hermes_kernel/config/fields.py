@@ -15,6 +15,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic_core import PydanticUndefined
+
 from hermes_sdk.administration import ConfigField, FieldType
 
 __all__ = ["plain", "section_fields"]
@@ -29,6 +31,8 @@ def section_fields(name: str, model: type[Any], raw: Any) -> tuple[ConfigField, 
 
     if isinstance(model, type) and issubclass(model, RootModel):  # a mapping of entries
         default = model.model_fields["root"].get_default(call_default_factory=True)
+        if default is PydanticUndefined:
+            default = None
         return (
             ConfigField(
                 key=name,
@@ -56,7 +60,13 @@ def _fields(prefix: str, model: type[Any], raw: Mapping[str, Any]) -> list[Confi
             found += _fields(key, annotation, nested)
             continue
         kind, choices = _kind(annotation)
+        if kind == "bool" and _optional(info.annotation):
+            # Unset means something of its own ("what the provider says"): a box could only
+            # ever save true or false, so the choice keeps "not set" open.
+            kind, choices = "choice", ("", "true", "false")
         default = info.get_default(call_default_factory=True)
+        if default is PydanticUndefined:  # required: no default to show
+            default = None
         found.append(
             ConfigField(
                 key=key,
@@ -74,6 +84,11 @@ def _fields(prefix: str, model: type[Any], raw: Mapping[str, Any]) -> list[Confi
 def plain(text: str) -> str:
     """A docstring as one line of text (no reST literal marks)."""
     return " ".join(text.replace("``", "").split())
+
+
+def _optional(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    return origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(annotation)
 
 
 def _unwrapped(annotation: Any) -> Any:
@@ -142,7 +157,7 @@ def _made_at_run_time(klass: type[Any]) -> bool:
 def _read_docstrings(model: type[Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     for klass in reversed(model.__mro__):
-        if klass is object or ("model_fields" not in vars(klass) and klass is not model):
+        if klass is object or ("__pydantic_fields__" not in vars(klass) and klass is not model):
             continue
         if _made_at_run_time(klass):
             continue

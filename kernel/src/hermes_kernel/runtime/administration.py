@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -33,10 +33,44 @@ ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 def masked(value: str) -> str:
     """A secret as a page may show it: its last four characters, when it is long enough
-    that they give nothing away."""
+    (an API key) that they give nothing away; a password shows nothing."""
     if not value:
         return "(empty)"
-    return f"…{value[-4:]} ({len(value)} characters)" if len(value) >= 16 else "•••••"
+    return f"…{value[-4:]} ({len(value)} characters)" if len(value) >= 32 else "•••••"
+
+
+class LiveSecrets(Mapping[str, str]):
+    """The environment's values over .env's, read again when .env changes: a panel sees a
+    key set on the Settings page without a restart."""
+
+    def __init__(self, dotenv: Path, environ: Mapping[str, str]) -> None:
+        self.dotenv = dotenv
+        self.environ = environ
+        self._read: tuple[float, dict[str, str]] | None = None
+
+    def _values(self) -> dict[str, str]:
+        from hermes_commons.dotenv import read_dotenv
+
+        try:
+            stamp = self.dotenv.stat().st_mtime
+        except OSError:
+            stamp = 0.0
+        if self._read is None or self._read[0] != stamp:
+            try:
+                values = read_dotenv(self.dotenv)
+            except ValueError:  # a broken .env: what the environment has
+                values = {}
+            self._read = (stamp, {**values, **{k: v for k, v in self.environ.items() if v}})
+        return self._read[1]
+
+    def __getitem__(self, name: str) -> str:
+        return self._values()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
 
 
 class Administration:
@@ -46,7 +80,7 @@ class Administration:
         self.app = app
         self.runtime = runtime
         self._panels: dict[str, Panel] = {}
-        self._lock = asyncio.Lock()
+        self._locks: dict[str, asyncio.Lock] = {}
 
     # --- config.yaml ------------------------------------------------------------------------
 
@@ -134,13 +168,13 @@ class Administration:
         from hermes_commons.dotenv import set_dotenv_value
 
         if not name or not set(name) <= ENV_NAME_CHARS or name[0].isdigit():
-            raise ValueError(
-                f"{name!r} is not a variable name: use A-Z, 0-9 and _ (MY_SERVICE_KEY)"
-            )
+            # Not echoed: a secret pasted into the name's box must not reach a page or a log.
+            raise ValueError("that is not a variable name: use A-Z, 0-9 and _ (MY_SERVICE_KEY)")
         if not value or "\n" in value or "\r" in value:
             raise ValueError("a secret is one line of text: paste it again")
         path = self.app.settings.home / ".env"
         await asyncio.to_thread(set_dotenv_value, path, name, value)
+        self.app.remember_secret(value)  # redacted from the logs from now on
         return f"{name} saved in {path} (mode 0600); a restart of what reads it applies it"
 
     # --- logs -------------------------------------------------------------------------------
@@ -175,7 +209,13 @@ class Administration:
         records, after = await asyncio.to_thread(
             read_after, path, cursor, wanted, max(1, min(limit, 1000))
         )
-        secrets = self.app.settings.secrets.values()
+        from hermes_commons.dotenv import read_dotenv
+
+        try:  # .env as it is now: a key set since the start is redacted too
+            dotenv = await asyncio.to_thread(read_dotenv, self.app.settings.home / ".env")
+        except ValueError:
+            dotenv = {}
+        secrets = [*self.app.settings.secrets.values(), *(v for v in dotenv.values() if v)]
         return LogRead(
             lines=tuple((redact_text(r.text, secrets), r.level, r.component) for r in records),
             cursor=after,
@@ -253,7 +293,11 @@ class Administration:
         return sorted(found, key=lambda info: (info.order, info.name))
 
     async def panel(self, name: str) -> Panel:
-        async with self._lock:
+        built = self._panels.get(name)
+        if built is not None:
+            return built
+        lock = self._locks.setdefault(name, asyncio.Lock())  # one panel's slow build is its own
+        async with lock:
             built = self._panels.get(name)
             if built is not None:
                 return built
@@ -266,7 +310,7 @@ class Administration:
             context = PanelContext(
                 home=str(settings.home),
                 config=settings.raw,
-                secrets=settings.secrets.merged(),
+                secrets=LiveSecrets(settings.home / ".env", settings.environ),
                 runtime=self.runtime,
                 provided=self.app.host.shared(lazily=True),
             )

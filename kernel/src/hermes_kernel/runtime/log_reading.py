@@ -59,31 +59,49 @@ class Record:
 
 def _kept(lines: Iterable[str], wanted: AtLeast) -> Iterator[Record]:
     for line in lines:
-        if wanted(line):
-            yield Record(line, wanted.level, wanted.source)
+        text = line.rstrip("\r\n")
+        if wanted(text):
+            yield Record(text, wanted.level, wanted.source)
 
 
 def read_after(path: Path, cursor: str, wanted: AtLeast, limit: int) -> tuple[list[Record], str]:
-    """The records after ``cursor`` (``"INODE:OFFSET"``; empty: the last ``limit``) and the
-    next cursor. A rotated file (another inode, or shorter) is read from its start."""
+    """The records after ``cursor`` (``"INODE:OFFSET"``) and the cursor to read on from;
+    with no cursor, the last ``limit``. Read on, it stops after ``limit`` records (the next
+    ask goes on from there: a burst is never skipped). A rotated file (another inode, or a
+    shorter one) is read from its start; a line still being written waits for the next
+    ask, unless it alone is longer than a read (then it comes as it is)."""
     try:
         stat = path.stat()
     except FileNotFoundError:
         return [], ""
     inode, _, offset_text = cursor.partition(":")
     offset = int(offset_text) if offset_text.isdigit() else 0
-    if not cursor or inode != str(stat.st_ino) or stat.st_size < offset:
-        offset = 0 if cursor else max(0, stat.st_size - CHUNK_BYTES)
+    if cursor and (inode != str(stat.st_ino) or stat.st_size < offset):
+        offset = 0
+    if not cursor:
+        offset = max(0, stat.st_size - CHUNK_BYTES)
     with path.open("rb") as log:
         log.seek(offset)
         chunk = log.read(CHUNK_BYTES)
-    end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next ask
-    text = chunk[:end].decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    if not cursor and offset > 0 and lines:
-        lines = lines[1:]  # began mid-line
-    records = deque(_kept(lines, wanted), maxlen=limit)
-    return list(records), f"{stat.st_ino}:{offset + end}"
+    end = chunk.rfind(b"\n") + 1
+    if end == 0 and len(chunk) == CHUNK_BYTES:
+        end = len(chunk)  # one line longer than a read: taken whole, never stuck on it
+    lines = chunk[:end].splitlines(keepends=True)
+    if not cursor:
+        if offset > 0 and lines:
+            lines = lines[1:]  # began mid-line
+        records = deque(_kept((line.decode("utf-8", "replace") for line in lines), wanted), limit)
+        return list(records), f"{stat.st_ino}:{offset + end}"
+    taken: list[Record] = []
+    consumed = 0
+    for line in lines:
+        consumed += len(line)
+        text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+        if wanted(text):
+            taken.append(Record(text, wanted.level, wanted.source))
+            if len(taken) >= limit:
+                break
+    return taken, f"{stat.st_ino}:{offset + consumed}"
 
 
 def log_names(folder: Path, known: Iterable[str]) -> list[str]:

@@ -14,6 +14,14 @@ if TYPE_CHECKING:
 __all__ = ["toggle_plugin"]
 
 
+def _installed_since(name: str) -> bool:
+    """A Hermes plugin installed after this process looked (an install that enables what
+    it brought): its entry point is there now."""
+    from importlib.metadata import entry_points
+
+    return any(point.name == name for point in entry_points(group="hermes.plugins"))
+
+
 def toggle_plugin(app: App, name: str, enabled: bool) -> str:
     """Enable or disable ``name``; the lines to show. ConfigError when no such plugin is
     installed (to enable) or config.yaml cannot be edited."""
@@ -26,11 +34,14 @@ def toggle_plugin(app: App, name: str, enabled: bool) -> str:
     if enabled and host.record(name) is None:  # a foreign one is looked for only then:
         host.find_foreign(frozenset({name}))  # disabling must work whatever breaks
     record = host.record(name)
-    if enabled and record is None:
+    if enabled and record is None and not _installed_since(name):
         raise ConfigError([f"no installed plugin named {name!r}; see: hermes plugins list"])
     # Not a Hermes plugin (a foreign one, or a name nothing has): taking it out of
     # plugins.enabled must not leave an empty allow-list behind.
-    foreign = record is None or record.foreign or name in settings.plugins.foreign
+    foreign = (record is None and not _installed_since(name)) or (
+        record is not None and record.foreign
+    )
+    foreign = foreign or name in settings.plugins.foreign
     if enabled:
         host.find_configured()  # the foreign names in plugins.enabled restrict nothing
     allow_list = host.policy.allow_list() is not None

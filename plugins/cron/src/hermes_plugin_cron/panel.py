@@ -7,13 +7,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_commons.locks import lock_holder
 from hermes_plugin_cron.editing import change_job, remove_job
-from hermes_plugin_cron.jobs import Job, JobNotFound, JobsFileError, JobStore, job_state, make_job
+from hermes_plugin_cron.jobs import (
+    Job,
+    JobNotFound,
+    JobsFileError,
+    JobStore,
+    cron_dir,
+    job_state,
+    make_job,
+)
 from hermes_plugin_cron.runs import Run, RunLog
 from hermes_plugin_cron.schedule import describe, explain, parse_schedule, upcoming, zone
 from hermes_plugin_cron.scheduler import Scheduler, SchedulerBusy, scheduler_lock
@@ -39,6 +49,7 @@ __all__ = ["CronPanel"]
 log = logging.getLogger("hermes.cron")
 
 RUNS_SHOWN = 30
+REQUESTS_EVERY_SECONDS = 1.0
 OUTPUT_SHOWN = 4000
 JOB_FIELDS = ("name", "schedule", "prompt", "deliver", "timezone")
 STATUS_LEVELS: dict[str, Level] = {
@@ -75,10 +86,20 @@ class CronPanel:
             raise PanelError(f"config.yaml: {exc}") from None
         self.store = JobStore(context.home)
         self._running: set[asyncio.Task[None]] = set()
+        self._runner: Scheduler | None = None
+        """The scheduler of the runs started here while no gateway runs one."""
 
     # --- what the page shows ----------------------------------------------------------------
 
+    async def _fresh(self) -> None:
+        """The cron section as config.yaml has it now (the Settings page may change it)."""
+        try:
+            self.settings = settings_from(await self.runtime.read_config())
+        except ValueError as exc:
+            raise PanelError(f"config.yaml: {exc}") from None
+
     async def view(self, query: Mapping[str, str]) -> PanelView:
+        await self._fresh()
         return await asyncio.to_thread(self._view, query)
 
     def _view(self, query: Mapping[str, str]) -> PanelView:
@@ -113,11 +134,13 @@ class CronPanel:
         return PanelView(sections=tuple(sections))
 
     def _scheduler(self) -> Section:
-        try:
-            scheduler_lock(self.home).release()
-        except SchedulerBusy as exc:
-            said = f"running: {exc}"
+        holder = lock_holder(cron_dir(self.home) / "scheduler.lock")
+        if holder is not None and holder == os.getpid() and self._runner is not None:
+            said = "running here, for the runs started from this page"
             level: Level = "ok"
+        elif holder is not None:
+            said = f"running: the scheduler of this home runs in pid {holder}"
+            level = "ok"
         else:
             said = (
                 "not running: jobs fire while hermes gateway run serves this home "
@@ -175,7 +198,7 @@ class CronPanel:
     def _edit_form(self, job: Job) -> Section:
         current = {
             "name": str(job.get("name") or ""),
-            "schedule": str(job.get("schedule_display") or describe(job.get("schedule") or {})),
+            "schedule": _display(job),
             "prompt": str(job.get("prompt") or ""),
             "deliver": str(job.get("deliver") or ""),
             "timezone": str(job.get("timezone") or ""),
@@ -216,6 +239,16 @@ class CronPanel:
             ),
         )
 
+    def _job(self, values: Mapping[str, str]) -> Job:
+        """The job a form or button names, by its exact id (an empty one is no job)."""
+        reference = values.get("job", "").strip()
+        if not reference:
+            raise PanelError("which job? reload the page")
+        found = self.store.find(reference)
+        if found["id"] != reference:
+            raise PanelError(f"no job with the id {reference!r}: reload the page")
+        return found
+
     def _zone(self, job: Job) -> Any:
         try:
             return zone(job.get("timezone") or self.settings.timezone)
@@ -225,6 +258,7 @@ class CronPanel:
     # --- what the buttons and forms do --------------------------------------------------------
 
     async def act(self, action: str, values: Mapping[str, str]) -> Outcome:
+        await self._fresh()
         try:
             if action == "check":
                 return await asyncio.to_thread(self._check, values, "create")
@@ -235,14 +269,15 @@ class CronPanel:
             if action == "edit":
                 return await asyncio.to_thread(self._edit, values)
             if action in ("pause", "resume"):
+                reference = self._job(values)["id"]
                 job = await asyncio.to_thread(
-                    self.store.update, values.get("job", ""), {"paused": action == "pause"}
+                    self.store.update, reference, {"paused": action == "pause"}
                 )
                 return Outcome(message=f"job {job['name']!r} {action}d")
             if action == "remove":
-                return await asyncio.to_thread(self._remove, values.get("job", ""))
+                return await asyncio.to_thread(self._remove, self._job(values)["id"])
             if action == "run":
-                return await self._run_now(values.get("job", ""))
+                return await self._run_now(self._job(values)["id"])
         except (JobNotFound, JobsFileError, ValueError) as exc:
             raise PanelError(str(exc)) from None
         raise PanelError(f"no action {action!r} on this page: reload it")
@@ -254,7 +289,12 @@ class CronPanel:
         timezone = values.get("timezone", "").strip() or None
         tz = zone(timezone or self.settings.timezone)
         now = datetime.now(tz)
-        schedule = parse_schedule(text, now)
+        anchor = now.timestamp()
+        if then == "edit" and text == _display(found := self._job(values)):
+            schedule = found["schedule"]  # unchanged (a one-shot's words do not parse again)
+            anchor = _anchor_of(found, anchor)
+        else:
+            schedule = parse_schedule(text, now)
         if then == "create":
             make_job(  # checks the rest (an empty prompt ...) before anything is saved
                 text,
@@ -264,7 +304,7 @@ class CronPanel:
                 timezone=timezone,
                 default_timezone=self.settings.timezone,
             )
-        instants = upcoming(schedule, now.timestamp(), tz, after=now.timestamp())
+        instants = upcoming(schedule, anchor, tz, after=now.timestamp())
         facts = [("runs", explain(schedule, tz))]
         facts += [(f"#{n}", _when(moment, tz)) for n, moment in enumerate(instants, 1)]
         if not instants:
@@ -296,7 +336,7 @@ class CronPanel:
             values.get("prompt", ""),
             name=values.get("name") or None,
             deliver=values.get("deliver") or None,
-            timezone=values.get("timezone") or None,
+            timezone=values.get("timezone", "").strip() or None,
             default_timezone=self.settings.timezone,
         )
         job = self.store.add(job)
@@ -305,21 +345,23 @@ class CronPanel:
         )
 
     def _edit(self, values: Mapping[str, str]) -> Outcome:
-        reference = values.get("job", "")
-        found = self.store.find(reference)
+        found = self._job(values)
         changes: dict[str, Any] = {}
         for key in JOB_FIELDS:
             given = values.get(key)
             if given is None:
                 continue
-            before = (
-                str(found.get("schedule_display") or describe(found.get("schedule") or {}))
-                if key == "schedule"
-                else str(found.get(key) or "")
-            )
-            if given.strip() != before.strip():
-                changes[key] = given.strip() or None
-        changes = {key: value for key, value in changes.items() if value is not None}
+            before = _display(found) if key == "schedule" else str(found.get(key) or "")
+            if given.strip() == before.strip():
+                continue
+            if given.strip():
+                changes[key] = given.strip()
+            elif key == "timezone":
+                changes[key] = None  # back to cron.timezone
+            elif key == "deliver":
+                changes[key] = "local"
+            else:
+                raise PanelError(f"a job needs its {key}: it cannot be empty")
         if not changes:
             return Outcome(message="nothing changed")
         runs = RunLog.open(self.home)
@@ -338,9 +380,13 @@ class CronPanel:
         return Outcome(message=f"removed job {removed['name']!r} (its runs stay)")
 
     async def _run_now(self, reference: str) -> Outcome:
-        """In the gateway's scheduler when one runs (asked through the run log), else here
-        in the background; the run shows on the job's page as it goes."""
+        """In the gateway's scheduler when one runs (asked through the run log), else here:
+        this process holds the scheduler lock while its runs go on, and serves the runs
+        others ask for meanwhile; the run shows on the job's page as it goes."""
         job = await asyncio.to_thread(self.store.find, reference)
+        if self._runner is not None:  # this process holds the lock already
+            await self._runner.run_now(job, wait=False)
+            return Outcome(message=f"started {job['name']!r}; its run is listed below as it goes")
         try:
             lock = await asyncio.to_thread(scheduler_lock, self.home)
         except SchedulerBusy as exc:
@@ -348,22 +394,44 @@ class CronPanel:
             try:
                 await asyncio.to_thread(runs.request, job["id"])
             finally:
-                runs.close()
+                await asyncio.to_thread(runs.close)
             return Outcome(message=f"{exc}: asked it to run {job['name']!r} now")
-        task = asyncio.create_task(self._run_here(job, lock))
+        try:
+            runner = await asyncio.to_thread(Scheduler, self.home, self.settings, self.runtime)
+        except BaseException:
+            lock.release()
+            raise
+        self._runner = runner
+        try:
+            await runner.run_now(job, wait=False)
+        except BaseException:
+            self._runner = None
+            await _closed(runner, lock)
+            raise
+        task = asyncio.create_task(self._hold(runner, lock))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
         return Outcome(message=f"started {job['name']!r}; its run is listed below as it goes")
 
-    async def _run_here(self, job: Job, lock: Any) -> None:
-        scheduler = Scheduler(self.home, self.settings, self.runtime)
+    async def _hold(self, runner: Scheduler, lock: Any) -> None:
+        """Until this process's runs are over: serve what others ask for, then let go."""
         try:
-            await scheduler.run_now(job)
-        except Exception:
-            log.exception("cron: the run of %r started from the dashboard failed", job.get("name"))
+            while runner.tasks:
+                await asyncio.sleep(REQUESTS_EVERY_SECONDS)
+                try:
+                    await runner.serve_requests()
+                except Exception:
+                    log.exception("cron: the runs asked for could not be started")
         finally:
-            await scheduler.aclose()
-            lock.release()
+            self._runner = None
+            await _closed(runner, lock)
+
+
+async def _closed(runner: Scheduler, lock: Any) -> None:
+    try:
+        await runner.aclose()
+    finally:
+        lock.release()
 
 
 def _job_fields(current: Mapping[str, str]) -> tuple[Field, ...]:
@@ -401,6 +469,21 @@ def _job_fields(current: Mapping[str, str]) -> tuple[Field, ...]:
             help="An IANA name (Europe/Paris); empty: cron.timezone, else this machine's",
         ),
     )
+
+
+def _display(job: Job) -> str:
+    """A job's schedule as its form shows it (what it was written as)."""
+    return str(job.get("schedule_display") or describe(job.get("schedule") or {}))
+
+
+def _anchor_of(job: Job, now: float) -> float:
+    """Where the job's counting starts: when its schedule was set, else its creation."""
+    for key in ("anchor_at", "created_at"):
+        try:
+            return datetime.fromisoformat(str(job.get(key))).timestamp()
+        except ValueError:
+            continue
+    return now
 
 
 def _output(path: str | None) -> str:

@@ -178,8 +178,11 @@ def explain(schedule: dict[str, Any], tz: tzinfo) -> str:
     options = Options()
     options.use_24hour_time_format = True
     options.throw_exception_on_parse_error = True
+    parts = str(schedule["expr"]).split()
+    if len(parts) == 6:  # croniter's sixth field is the seconds; cron-descriptor's first
+        parts = [parts[5], *parts[:5]]
     try:
-        words = str(get_description(str(schedule["expr"]), options))
+        words = str(get_description(" ".join(parts), options))
     except (FormatException, ValueError, KeyError):
         return describe(schedule)
     return f"{words} ({tz})"

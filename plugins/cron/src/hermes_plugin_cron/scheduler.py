@@ -228,6 +228,12 @@ class Scheduler:
             started.append(run_id)
         return started
 
+    async def serve_requests(self) -> list[int]:
+        """Start the runs other processes asked for (``hermes cron run``) while this one
+        holds the lock without ticking (a run started from the dashboard)."""
+        jobs = await asyncio.to_thread(self.jobs.load)
+        return await self._serve_requests(jobs)
+
     async def run_now(self, job: Job, *, wait: bool = True) -> int:
         """A manual run of ``job`` now (``hermes cron run``): its own record, whatever the
         schedule; with ``wait``, returns once it ended."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from hermes_commons.text import one_line
 from hermes_plugin_gateway.pairing import PairingError, Pairings
 from hermes_plugin_gateway.schema import SCHEMA
 from hermes_plugin_gateway.status import installed_service, read_status, running_pid
+from hermes_sdk import Kind
 from hermes_sdk.dashboard import (
     Actions,
     Button,
@@ -44,6 +46,7 @@ from hermes_sdk.dashboard import (
 __all__ = ["GatewayPanel"]
 
 LEDGER_SHOWN = 30
+PLATFORM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 STOP_SECONDS = 60.0
 STATE_LEVELS: dict[str, Level] = {"running": "ok", "failed": "error", "starting": "warn"}
 DELIVERY_LEVELS: dict[str, Level] = {"delivered": "ok", "abandoned": "error", "attempting": "warn"}
@@ -66,6 +69,7 @@ class GatewayPanel:
     async def view(self, query: Mapping[str, str]) -> PanelView:
         pid = await asyncio.to_thread(running_pid, self.home)
         report = await asyncio.to_thread(read_status, self.home) or {}
+        service = await asyncio.to_thread(installed_service, self.home)
         pairings = Pairings(self.store)
         waiting = await asyncio.to_thread(pairings.pending)
         paired = await asyncio.to_thread(pairings.paired)
@@ -73,7 +77,7 @@ class GatewayPanel:
         platforms = await self._configured()
         return PanelView(
             sections=(
-                self._state(pid, report),
+                self._state(pid, report, service),
                 self._platforms(report if pid else {}, platforms),
                 self._pairing(waiting, paired),
                 self._allowlists(platforms),
@@ -91,8 +95,9 @@ class GatewayPanel:
             return {}
         return {str(k): dict(v) for k, v in section.items() if isinstance(v, Mapping)}
 
-    def _state(self, pid: int | None, report: Mapping[str, Any]) -> Section:
-        service = installed_service(self.home)
+    def _state(
+        self, pid: int | None, report: Mapping[str, Any], service: Mapping[str, str] | None
+    ) -> Section:
         if pid is None:
             facts: list[tuple[str, str]] = [("state", "not running")]
             start = Actions(buttons=(Button(action="start", label="Start the gateway"),))
@@ -195,7 +200,7 @@ class GatewayPanel:
             Row(
                 cells=(
                     request.platform,
-                    request.user_id,
+                    one_line(request.user_id, 60),
                     one_line(request.user_name, 60),
                     request.code,
                     _when(request.created_at),
@@ -205,8 +210,8 @@ class GatewayPanel:
                         action="approve",
                         label="Approve",
                         values={"platform": request.platform, "code": request.code},
-                        confirm=f"Let {one_line(request.user_name, 40)} ({request.user_id}) use "
-                        f"the agent on {request.platform}?",
+                        confirm=f"Let {one_line(request.user_name, 40)} "
+                        f"({one_line(request.user_id, 40)}) use the agent on {request.platform}?",
                     ),
                 ),
             )
@@ -216,7 +221,7 @@ class GatewayPanel:
             Row(
                 cells=(
                     user.platform,
-                    user.user_id,
+                    one_line(user.user_id, 60),
                     one_line(user.user_name or "", 60),
                     _when(user.approved_at),
                 ),
@@ -225,7 +230,7 @@ class GatewayPanel:
                         action="revoke",
                         label="Revoke",
                         values={"platform": user.platform, "user_id": user.user_id},
-                        confirm=f"Revoke {user.user_id} on {user.platform}?",
+                        confirm=f"Revoke {one_line(user.user_id, 40)} on {user.platform}?",
                         danger=True,
                     ),
                 ),
@@ -335,24 +340,33 @@ class GatewayPanel:
                 )
             except PairingError as exc:
                 raise PanelError(str(exc)) from None
-            return Outcome(message=f"approved {user.user_id} on {user.platform}")
+            return Outcome(message=f"approved {one_line(user.user_id, 60)} on {user.platform}")
         if action == "revoke":
             user_id = values.get("user_id", "")
             removed = await asyncio.to_thread(Pairings(self.store).revoke, platform, user_id)
+            shown = one_line(user_id, 60)
             if not removed:
-                raise PanelError(f"{user_id} is not paired on {platform}")
-            return Outcome(message=f"revoked {user_id} on {platform}")
+                raise PanelError(f"{shown} is not paired on {platform}")
+            return Outcome(message=f"revoked {shown} on {platform}")
         if action in ("allow", "disallow"):
             return await self._change_allowlist(
                 platform, values.get("user_id", "").strip(), action == "allow"
             )
+        if action in ("start", "restart"):
+            service = await asyncio.to_thread(installed_service, self.home)
+            if service is not None:
+                verb = action
+                raise PanelError(
+                    f"the gateway runs as the service {service.get('name')}: {verb} it with "
+                    f"hermes gateway {verb} (its service manager keeps it running)"
+                )
         if action == "start":
             return await asyncio.to_thread(self._start)
         if action == "stop":
-            return await asyncio.to_thread(self._stop)
+            return await asyncio.to_thread(self._stop, await self._drain_wait())
         if action == "restart":
-            stopped = await asyncio.to_thread(self._stop)
-            if "still" in stopped.message:
+            stopped = await asyncio.to_thread(self._stop, await self._drain_wait())
+            if not stopped.ok:
                 return stopped
             return await asyncio.to_thread(self._start)
         raise PanelError(f"no action {action!r} on this page: reload it")
@@ -360,7 +374,14 @@ class GatewayPanel:
     async def _change_allowlist(self, platform: str, user_id: str, allow: bool) -> Outcome:
         if not platform or not user_id:
             raise PanelError("give the platform and the user's id")
-        section = (await self._configured()).get(platform, {})
+        configured = await self._configured()
+        installed = {p.name for p in self.runtime.provided(Kind.PLATFORM)}
+        if not PLATFORM_NAME.fullmatch(platform) or platform not in {*configured, *installed}:
+            known = ", ".join(sorted({*configured, *installed})) or "none"
+            raise PanelError(f"no platform named {platform!r} (platforms: {known})")
+        if "\n" in user_id or len(user_id) > 200:
+            raise PanelError("a user id is one short line: the platform's id for the person")
+        section = configured.get(platform, {})
         allowed = [str(user) for user in section.get("allowed_users") or []]
         if allow and user_id in allowed:
             raise PanelError(f"{user_id} is already allowed on {platform}")
@@ -398,18 +419,30 @@ class GatewayPanel:
             ok=False,
         )
 
-    def _stop(self) -> Outcome:
+    async def _drain_wait(self) -> float:
+        """As long as ``hermes gateway stop`` waits: its drain, twice, and half a minute."""
+        from hermes_plugin_gateway.settings import gateway_settings
+
+        try:
+            return 2 * gateway_settings(await self.runtime.read_config()).drain_seconds + 30
+        except ValueError:
+            return STOP_SECONDS
+
+    def _stop(self, wait: float) -> Outcome:
         pid = running_pid(self.home)
         if pid is None:
             raise PanelError("the gateway is not running")
         os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_SECONDS
+        if pid == os.getpid():  # this page's own server: it ends with the gateway
+            return Outcome(message="stopping the gateway, and this page with it")
+        deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if running_pid(self.home) is None:
                 return Outcome(message=f"stopped the gateway (pid {pid})")
             time.sleep(0.2)
         return Outcome(
-            message=f"the gateway (pid {pid}) is still draining after {STOP_SECONDS:.0f} s",
+            message=f"the gateway (pid {pid}) is still draining after {wait:.0f} s; "
+            "interrupted turns resume at the next start",
             ok=False,
         )
 

@@ -32,6 +32,16 @@ NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 TOOLS_SHOWN = 12
 
 
+def _shown(settings: ServerSettings) -> str:
+    """How a server is reached, with no token a URL or an argument carries."""
+    from hermes_commons.redact import redact_text, url_without_password
+
+    text = where(settings)
+    if settings.url is not None:
+        text = text.replace(settings.url, url_without_password(settings.url.split("?")[0]))
+    return redact_text(text)
+
+
 class McpPanel:
     def __init__(self, context: PanelContext) -> None:
         self.context = context
@@ -48,7 +58,7 @@ class McpPanel:
         servers, problems = await self._servers()
         rows = tuple(
             Row(
-                cells=(name, where(settings), "on" if settings.enabled else "off"),
+                cells=(name, _shown(settings), "on" if settings.enabled else "off"),
                 buttons=(
                     Button(action="test", label="Test", values={"name": name}),
                     Button(

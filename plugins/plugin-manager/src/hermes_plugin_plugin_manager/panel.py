@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CatalogPanel"]
 
+_INSTALLING = threading.Lock()
+"""One change of the Python environment at a time, whoever waits for it."""
+
 
 def _installed(package: str) -> str | None:
     try:
@@ -47,8 +51,6 @@ class CatalogPanel:
     def __init__(self, context: PanelContext) -> None:
         self.home = Path(context.home)
         self.runtime = context.runtime
-        self._busy = asyncio.Lock()
-        """One change of the environment at a time."""
 
     def _catalog(self) -> Catalog:
         from hermes_plugin_plugin_manager.catalog import CatalogError, catalog_folder, load_catalog
@@ -59,7 +61,10 @@ class CatalogPanel:
             raise PanelError(str(exc)) from None
 
     async def view(self, query: Mapping[str, str]) -> PanelView:
-        catalog = await asyncio.to_thread(self._catalog)
+        return await asyncio.to_thread(self._view, query)
+
+    def _view(self, query: Mapping[str, str]) -> PanelView:
+        catalog = self._catalog()
         term = query.get("q", "").strip()
         entries = catalog.search(term or None)
         rows = []
@@ -125,10 +130,7 @@ class CatalogPanel:
         if action == "check":
             return await asyncio.to_thread(self._check, name)
         if action == "install":
-            if self._busy.locked():
-                raise PanelError("another install is running: wait for it to finish")
-            async with self._busy:
-                return await self._install(name, values.get("enable") == "true")
+            return await self._install(name, values.get("enable") == "true")
         raise PanelError(f"no action {action!r} on this page: reload it")
 
     def _target(self, name: str, work: Path) -> Target:
@@ -197,44 +199,57 @@ class CatalogPanel:
         )
 
     async def _install(self, name: str, enable: bool) -> Outcome:
-        settled: list[tuple[str, bool]] = []
-        lines = await asyncio.to_thread(self._install_here, name, enable, settled)
-        for plugin, wanted in settled:
-            try:
-                await self.runtime.set_plugin_enabled(plugin, wanted)
-            except ValueError as exc:
-                lines.append(
-                    f"{plugin}: installed, but not {'enabled' if wanted else 'disabled'}: {exc}"
-                )
+        """In a worker thread that goes on to its end even if the page stops waiting (an
+        install cut short would leave the environment half changed); enabling or disabling
+        what it brought is part of the transaction, as for ``hermes plugins install``."""
+        loop = asyncio.get_running_loop()
+
+        def set_enabled(plugin: str, wanted: bool) -> None:
+            done = asyncio.run_coroutine_threadsafe(
+                self.runtime.set_plugin_enabled(plugin, wanted), loop
+            )
+            done.result(timeout=60)
+
+        work = asyncio.ensure_future(
+            asyncio.to_thread(self._install_here, name, enable, set_enabled)
+        )
+        lines = await asyncio.shield(work)
         return Outcome(message="; ".join(lines) + " (restart Hermes to load it)")
 
-    def _install_here(self, name: str, enable: bool, settled: list[tuple[str, bool]]) -> list[str]:
+    def _install_here(
+        self, name: str, enable: bool, set_enabled: Callable[[str, bool], None]
+    ) -> list[str]:
         from hermes_plugin_plugin_manager.environment import Environment, InstallerError
         from hermes_plugin_plugin_manager.transaction import transaction
 
+        if not _INSTALLING.acquire(blocking=False):
+            raise PanelError("another install is running: wait for it to finish")
         lines: list[str] = []
 
         def settle(verified: Verified, added: set[str]) -> None:
             for plugin, row in sorted(verified.plugins.items()):
                 fresh = row.get("distribution") in added
                 if fresh or enable:
-                    settled.append((plugin, enable))
+                    set_enabled(plugin, enable)  # a failure here rolls the install back
                 state = "enabled" if enable else ("disabled" if fresh else "kept as it was")
                 lines.append(
                     f"{plugin}: installed and verified ({row.get('load_ms')} ms to load); {state}"
                 )
 
-        env = Environment.current()
-        with tempfile.TemporaryDirectory(prefix="hermes-install-") as work:
-            target = self._target(name, Path(work))
-            try:
-                transaction(
-                    env,
-                    self.home,
-                    self.home / "config.yaml",
-                    lambda: env.install(target.args, "installing"),
-                    settle,
-                )
-            except InstallerError as exc:
-                raise PanelError(f"{exc} (nothing was changed: it was rolled back)") from None
+        try:
+            env = Environment.current()
+            with tempfile.TemporaryDirectory(prefix="hermes-install-") as work:
+                target = self._target(name, Path(work))
+                try:
+                    transaction(
+                        env,
+                        self.home,
+                        self.home / "config.yaml",
+                        lambda: env.install(target.args, "installing"),
+                        settle,
+                    )
+                except InstallerError as exc:
+                    raise PanelError(str(exc)) from None  # it says what was rolled back
+        finally:
+            _INSTALLING.release()
         return lines or [f"{name}: nothing to install"]

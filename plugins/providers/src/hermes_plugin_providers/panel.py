@@ -5,6 +5,7 @@ test``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -52,7 +53,8 @@ class ModelsPanel:
 
     async def view(self, query: Mapping[str, str]) -> PanelView:
         request = await self._request()
-        report, ladder = run_ladder(request)
+        # The ladder loads plugins, reads sign-ins and looks for local servers: a thread.
+        report, ladder = await asyncio.to_thread(run_ladder, request)
         return PanelView(
             sections=(
                 self._in_use(report),
@@ -190,8 +192,9 @@ class ModelsPanel:
             )
         if action == "test":
             prompt = values.get("prompt", "").strip() or TEST_PROMPT
-            try:
-                result = await measure(await self._request(), prompt)
+            request = await self._request()
+            try:  # its own loop in a thread: the route is built there too (files, imports)
+                result = await asyncio.to_thread(asyncio.run, measure(request, prompt))
             except ModelTestFailed as exc:
                 raise PanelError(str(exc)) from None
             first = result["first_token_s"]
@@ -213,7 +216,7 @@ class ModelsPanel:
         names) and the model, or the provider's default."""
         if not provider:
             raise PanelError("choose a provider")
-        _, ladder = run_ladder(await self._request())
+        _, ladder = await asyncio.to_thread(run_ladder, await self._request())
         known = ladder.endpoints
         if provider != "auto" and provider not in known:
             raise PanelError(
@@ -223,6 +226,10 @@ class ModelsPanel:
             "model.provider": json.dumps(provider),
             "model.default": json.dumps(model) if model else None,
         }
+        config = await self.runtime.read_config()
+        if not isinstance(config.get("model"), dict | None):  # the "model: NAME" shorthand
+            section = {"provider": provider, **({"default": model} if model else {})}
+            changes = {"model": json.dumps(section)}
         try:
             await self.runtime.change_config(changes, save=True)
         except ValueError as exc:

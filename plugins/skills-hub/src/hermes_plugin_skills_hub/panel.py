@@ -5,9 +5,10 @@ sources, uninstalled or rolled back."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Awaitable, Coroutine, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_plugin_skills_hub.hub import Hub
 from hermes_plugin_skills_hub.packages import HubError
@@ -30,12 +31,28 @@ from hermes_sdk.dashboard import (
 __all__ = ["HubPanel"]
 
 RESULTS_SHOWN = 50
+T = TypeVar("T")
+
+
+def _digest(summary: str) -> str:
+    return hashlib.sha256(summary.encode()).hexdigest()
+
+
+def _in_thread(work: Coroutine[Any, Any, T]) -> Awaitable[T]:
+    """The hub's work on a loop of its own in a worker thread: it stages, scans and writes
+    files and waits on its lock, none of which may hold the page's loop."""
+    return asyncio.to_thread(asyncio.run, work)
 
 
 class HubPanel:
     def __init__(self, context: PanelContext) -> None:
+        self.home = context.home
+        self.runtime = context.runtime
+
+    async def _hub(self) -> Hub:
+        """The hub as config.yaml says now (the Settings page may have changed it)."""
         try:
-            self.hub = Hub(context.home, hub_settings(context.config))
+            return Hub(self.home, hub_settings(await self.runtime.read_config()))
         except ValueError as exc:
             raise PanelError(f"config.yaml: {exc}") from None
 
@@ -55,14 +72,15 @@ class HubPanel:
                 ),
             )
         ]
+        hub = await self._hub()
         if text:
-            sections.append(await self._results(text))
-        sections.append(await asyncio.to_thread(self._installed))
+            sections.append(await self._results(hub, text))
+        sections.append(await asyncio.to_thread(self._installed, hub))
         return PanelView(sections=tuple(sections))
 
-    async def _results(self, text: str) -> Section:
+    async def _results(self, hub: Hub, text: str) -> Section:
         try:
-            found, notes = await self.hub.search(text, limit=RESULTS_SHOWN)
+            found, notes = await _in_thread(hub.search(text, limit=RESULTS_SHOWN))
         except (HubError, ValueError) as exc:
             return Section(title="Found", blocks=(Text(text=str(exc), level="error"),))
         rows = tuple(
@@ -93,9 +111,9 @@ class HubPanel:
             ),
         )
 
-    def _installed(self) -> Section:
+    def _installed(self, hub: Hub) -> Section:
         try:
-            entries = self.hub.lock.entries()
+            entries = hub.lock.entries()
         except ValueError as exc:
             return Section(
                 title="Installed from the hub", blocks=(Text(text=str(exc), level="error"),)
@@ -142,24 +160,41 @@ class HubPanel:
         try:
             if action == "search":
                 return Outcome(message="", query={"q": values.get("q", "").strip()})
+            hub = await self._hub()
             if action == "inspect":
-                return await self._inspect(values.get("identifier", ""))
+                return await self._inspect(hub, values.get("identifier", ""))
             if action == "install":
-                outcome = await self.hub.install(
-                    values.get("identifier", ""), force=False, confirm=lambda _summary: True
-                )
-                return Outcome(
-                    message="; ".join(outcome.lines) or "nothing was installed",
-                    ok=not outcome.failed,
-                )
+                return await self._install(hub, values)
             if action == "uninstall":
-                line = await asyncio.to_thread(self.hub.uninstall, values.get("name", ""))
+                line = await asyncio.to_thread(hub.uninstall, values.get("name", ""))
                 return Outcome(message=line)
         except (HubError, ValueError) as exc:
             raise PanelError(str(exc)) from None
         raise PanelError(f"no action {action!r} on this page: reload it")
 
-    async def _inspect(self, identifier: str) -> Outcome:
+    async def _install(self, hub: Hub, values: Mapping[str, str]) -> Outcome:
+        """Installed only if it is still what the page showed (fetched again now)."""
+        seen = values.get("seen", "")
+        changed: list[str] = []
+
+        def same(summary: str) -> bool:
+            if _digest(summary) == seen:
+                return True
+            changed.append(summary)
+            return False
+
+        identifier = values.get("identifier", "")
+        outcome = await _in_thread(hub.install(identifier, force=False, confirm=same))
+        if changed:
+            return Outcome(
+                message="it changed since you looked: nothing was installed; check it again",
+                ok=False,
+            )
+        return Outcome(
+            message="; ".join(outcome.lines) or "nothing was installed", ok=not outcome.failed
+        )
+
+    async def _inspect(self, hub: Hub, identifier: str) -> Outcome:
         """What installing would bring, fetched, scanned and shown; nothing is installed
         until the button under it is pressed (the staged copy is dropped meanwhile)."""
         said: list[str] = []
@@ -168,7 +203,7 @@ class HubPanel:
             said.append(summary)
             return False
 
-        outcome = await self.hub.install(identifier, force=False, confirm=shown)
+        outcome = await _in_thread(hub.install(identifier, force=False, confirm=shown))
         if not said:  # refused, or installed already: nothing to confirm
             return Outcome(
                 message="; ".join(outcome.lines) or "nothing to install", ok=not outcome.failed
@@ -183,7 +218,10 @@ class HubPanel:
             Form(
                 action="install",
                 submit="Install",
-                fields=(Field(name="identifier", label="", kind="hidden", value=identifier),),
+                fields=(
+                    Field(name="identifier", label="", kind="hidden", value=identifier),
+                    Field(name="seen", label="", kind="hidden", value=_digest(said[0])),
+                ),
             ),
         )
         return Outcome(

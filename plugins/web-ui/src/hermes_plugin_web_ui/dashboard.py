@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -93,24 +93,34 @@ class Dashboard:
         problem = None
         if view is None:
             try:
-                panel = await self.runtime.panel(info.name)
-                view = await asyncio.wait_for(panel.view(query), self.view_seconds)
+                view = await asyncio.wait_for(self._view(info.name, query), self.view_seconds)
             except TimeoutError:
                 problem = f"the {info.title} page did not answer within {self.view_seconds:g} s"
             except Exception as exc:  # noqa: BLE001 - a plugin's failure: one line on its page
                 problem = f"the {info.title} page failed: {_one_line(exc)}"
                 log.warning("web ui: panel %r (plugin %r) failed: %s", info.name, info.plugin, exc)
-        return self.pages.render(
-            request,
-            "panel.html",
-            status=status,
-            panel=info,
-            view=view,
-            problem=problem,
-            flash=flash,
-            typed=typed,
-            query=urlencode(sorted(query.items())),
-        )
+        values: dict[str, Any] = {
+            "panel": info,
+            "flash": flash,
+            "typed": typed,
+            "query": urlencode(sorted(query.items())),
+        }
+        try:
+            return self.pages.render(
+                request, "panel.html", status=status, view=view, problem=problem, **values
+            )
+        except Exception as exc:  # noqa: BLE001 - a view the page cannot draw: one line
+            log.warning("web ui: panel %r gave a view that cannot be drawn: %s", info.name, exc)
+            problem = f"the {info.title} page cannot be shown: {_one_line(exc)}"
+            return self.pages.render(request, "panel.html", view=None, problem=problem, **values)
+
+    async def _view(self, name: str, query: Mapping[str, str]) -> PanelView:
+        panel = await self.runtime.panel(name)  # its building is under the deadline too
+        return await panel.view(query)
+
+    async def _act(self, name: str, action: str, values: Mapping[str, str]) -> Outcome:
+        panel = await self.runtime.panel(name)
+        return await panel.act(action, values)
 
     async def act(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -124,13 +134,12 @@ class Dashboard:
         query = _query(str(form.get("_query", "")))
         typed: tuple[str, dict[str, str]] | None = None
         try:
-            panel = await self.runtime.panel(name)
-            outcome = await asyncio.wait_for(panel.act(action, values), self.act_seconds)
+            outcome = await asyncio.wait_for(self._act(name, action, values), self.act_seconds)
         except PanelError as exc:
             line = _one_line(exc)
-            log.info("web ui: %s/%s refused: %s", name, action, line)
+            log.info("web ui: %s/%r refused: %s", name, action, line)
             outcome = Outcome(message=line, ok=False)
-            typed = (action, values)
+            typed = (action, values) if exc.keep_typed else None
         except TimeoutError:
             outcome = Outcome(
                 message=f"no answer within {self.act_seconds:g} s: it may or may not have been "
@@ -140,7 +149,7 @@ class Dashboard:
         except Exception as exc:  # noqa: BLE001 - a plugin's failure: said on its page
             log.warning("web ui: panel %r action %r failed: %s", name, action, exc)
             outcome = Outcome(message=f"{action} failed: {_one_line(exc)}", ok=False)
-        log.info("web ui: %s/%s: %s", name, action, outcome.message)
+        log.info("web ui: %s/%r: %s", name, action, outcome.message)
         if outcome.view is not None:  # a preview to confirm: shown in place of the panel
             return await self._page(
                 request, info, query, flash=(outcome.message, outcome.ok), view=outcome.view
@@ -149,9 +158,9 @@ class Dashboard:
         # reload of the page never sends the action again.
         visitor = request.get(VISITOR)
         if visitor is not None:
-            self._flash[(visitor.sid, name)] = (outcome.message, outcome.ok)
+            _keep(self._flash, (visitor.sid, name), (outcome.message, outcome.ok))
             if typed is not None:
-                self._typed[(visitor.sid, name)] = typed
+                _keep(self._typed, (visitor.sid, name), typed)
         if outcome.query is not None:
             query = dict(outcome.query)
         target = f"/panels/{name}" + (f"?{urlencode(sorted(query.items()))}" if query else "")
@@ -163,7 +172,7 @@ class Dashboard:
         query = dict(request.query)
         cursor = query.pop("cursor", "")
         try:
-            panel = await self.runtime.panel(name)
+            panel = await asyncio.wait_for(self.runtime.panel(name), self.view_seconds)
             if not isinstance(panel, TailingPanel):
                 raise web.HTTPNotFound(text=f"the {name} page has no live lines")
             chunk = await asyncio.wait_for(panel.tail(cursor, query), self.view_seconds)
@@ -176,6 +185,21 @@ class Dashboard:
             for line in chunk.lines
         ]
         return web.json_response({"lines": lines, "cursor": chunk.cursor})
+
+
+KEPT_NOTES = 1000
+"""The most one-shot notes (an action's line, a refused form's values) kept at a time: a
+visitor who never comes back costs nothing for long."""
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _keep(notes: dict[K, V], key: K, value: V) -> None:
+    notes.pop(key, None)
+    notes[key] = value
+    while len(notes) > KEPT_NOTES:
+        notes.pop(next(iter(notes)))  # the oldest
 
 
 def _one_line(exc: BaseException) -> str:

@@ -9,7 +9,6 @@ if it slipped past escaping.
 from __future__ import annotations
 
 import asyncio
-import functools
 import ipaddress
 import logging
 import secrets
@@ -69,6 +68,9 @@ class WebUi:
         self.throttle = LoginThrottle()
         self.bound_port: int | None = None
         self.ready = asyncio.Event()
+        self._own_names: frozenset[str] = frozenset()
+        """This machine's names, as a browser on the network may type them (looked up in a
+        thread when serving starts: a slow resolver never holds a request)."""
 
     def app(self, runtime: Runtime) -> web.Application:
         from hermes_plugin_web_ui.chat import ChatApi
@@ -95,6 +97,7 @@ class WebUi:
             self.app(runtime), access_log=None, handle_signals=False, handler_cancellation=True
         )
         await runner.setup()
+        self._own_names = await asyncio.to_thread(_machine_names)
         try:
             site = web.TCPSite(runner, self.settings.host, self.settings.port)
             await site.start()
@@ -151,26 +154,31 @@ class WebUi:
             path="/",
         )
 
-    def _known_host(self, host: str) -> bool:
+    def _named(self, host: str) -> str | None:
         try:
-            name = (urlsplit(f"//{host}").hostname or "").lower().rstrip(".")
+            return (urlsplit(f"//{host}").hostname or "").lower().rstrip(".")
         except ValueError:  # a malformed Host header (an unclosed "[")
-            return False
-        known = name in self.settings.allowed_hosts or name == self.settings.host
-        return known or is_loopback(name) or name in self._own_names or _is_address(name)
+            return None
 
-    @functools.cached_property
-    def _own_names(self) -> frozenset[str]:
-        """This machine's names, as a browser on the network may type them."""
-        names = {socket.gethostname(), socket.getfqdn()}
-        names |= {f"{name.split('.')[0]}.local" for name in list(names) if name}
-        return frozenset(name.lower() for name in names if name)
+    def _listed_host(self, name: str) -> bool:
+        return (
+            name in self.settings.allowed_hosts or name == self.settings.host or (is_loopback(name))
+        )
 
     def _host_allowed(self, request: web.Request) -> bool:
-        """Only a Host this server answers to: loopback, an address, this machine's names,
-        or one in ``allowed_hosts``. A page elsewhere that points its own name at this
-        server (DNS rebinding) is refused, with a key or without."""
-        return self._known_host(request.host)
+        """Only a Host this server answers to. Without a key (loopback only): loopback
+        names and ``allowed_hosts``. With a key, also an IP address it was reached by (a
+        browser that typed an address rebound no name) and this machine's own names. A
+        page elsewhere that points its own name at this server (DNS rebinding) is refused,
+        with a key or without; so is 0.0.0.0."""
+        name = self._named(request.host)
+        if not name or name in {"0.0.0.0", "::"}:
+            return False
+        if self._listed_host(name):
+            return True
+        if self.settings.key is None:
+            return False
+        return _is_address(name) or name in self._own_names
 
     def _origin_allowed(self, request: web.Request) -> bool:
         """A browser names the page a request comes from: it must be this server (by the
@@ -179,9 +187,10 @@ class WebUi:
         if origin is None:  # not from a browser page (a script, curl): the token decides
             return True
         netloc = urlsplit(origin).netloc.lower()
-        return netloc == request.host.lower() or (
-            bool(self.settings.allowed_hosts) and self._known_host(netloc)
-        )
+        if netloc == request.host.lower():
+            return True
+        name = self._named(netloc)
+        return bool(self.settings.allowed_hosts) and name in self.settings.allowed_hosts
 
     # --- middlewares ------------------------------------------------------------------------
 
@@ -255,6 +264,12 @@ class WebUi:
         if fresh is not None and not response.prepared:
             self.set_cookie(response, fresh)
         return response
+
+
+def _machine_names() -> frozenset[str]:
+    names = {socket.gethostname(), socket.getfqdn()}
+    names |= {f"{name.split('.')[0]}.local" for name in list(names) if name}
+    return frozenset(name.lower() for name in names if name)
 
 
 def _is_address(name: str) -> bool:

@@ -172,7 +172,7 @@ class SettingsPanel:
                     values.get("name", "").strip(), values.get("value", "")
                 )
             except ValueError as exc:
-                raise PanelError(str(exc)) from None
+                raise PanelError(str(exc), keep_typed=False) from None  # a secret's form
             return Outcome(message=line)
         raise PanelError(f"no action {action!r} on this page: reload it")
 
