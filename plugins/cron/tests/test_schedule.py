@@ -102,3 +102,23 @@ def test_durations():
     assert parse_duration("90s") == 90
     assert parse_duration("2h") == 7200
     assert parse_duration("1w") == 604800
+
+
+def test_a_cron_schedule_is_explained_in_words_and_its_next_times_listed() -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from hermes_plugin_cron.schedule import explain, parse_schedule, upcoming
+
+    paris = ZoneInfo("Europe/Paris")
+    monday = datetime(2026, 12, 7, 8, 0, tzinfo=paris)
+    weekdays = parse_schedule("30 9 * * 1-5", monday)
+    assert explain(weekdays, paris) == "At 09:30, Monday through Friday (Europe/Paris)"
+    times = upcoming(weekdays, monday.timestamp(), paris, after=monday.timestamp())
+    shown = [datetime.fromtimestamp(t, paris).strftime("%a %H:%M") for t in times]
+    assert shown == ["Mon 09:30", "Tue 09:30", "Wed 09:30", "Thu 09:30", "Fri 09:30"]
+    seconds = parse_schedule("0 */5 * * * 15", monday)  # croniter's sixth field: seconds
+    assert "15 seconds past the minute" in explain(seconds, paris)
+    once = parse_schedule("2026-12-24T09:00", monday)
+    assert explain(once, paris).startswith("once at 2026-12-24 09:00")
+    assert len(upcoming(once, monday.timestamp(), paris, after=monday.timestamp())) == 1

@@ -51,7 +51,7 @@ def catalog(tmp_path: Path) -> Path:
         "name": "plugin-manager",
         "package": "hermes-plugin-plugin-manager",
         "source": {"pypi": "hermes-plugin-plugin-manager", "version": "9.0.0", "sha256": "0" * 64},
-        "kinds": ["command"],
+        "kinds": sorted({key.split(".")[0] for key in provides}),
         "provides": provides,
         "description": "Installs plugins.",
         "homepage": "https://example.org/pm",

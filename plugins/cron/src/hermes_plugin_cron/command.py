@@ -21,7 +21,7 @@ from hermes_plugin_cron.jobs import (
     make_job,
 )
 from hermes_plugin_cron.runs import Run, RunLog
-from hermes_plugin_cron.schedule import describe, next_after, zone
+from hermes_plugin_cron.schedule import describe, next_after, when, zone
 from hermes_plugin_cron.scheduler import Scheduler, SchedulerBusy, scheduler_lock
 from hermes_plugin_cron.settings import CronConfig, settings_from
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
@@ -60,14 +60,7 @@ def _guarded(work: Callable[[], T]) -> T:
 
 
 def _when(moment: float | str | None) -> str:
-    if moment is None:
-        return "-"
-    if isinstance(moment, str):
-        try:
-            return datetime.fromisoformat(moment).strftime("%Y-%m-%d %H:%M")
-        except ValueError:
-            return moment
-    return datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
+    return when(moment)
 
 
 @click.group()

@@ -25,7 +25,7 @@ from hermes_plugin_cron.jobs import (
     make_job,
 )
 from hermes_plugin_cron.runs import Run, RunLog
-from hermes_plugin_cron.schedule import describe, explain, parse_schedule, upcoming, zone
+from hermes_plugin_cron.schedule import describe, explain, parse_schedule, upcoming, when, zone
 from hermes_plugin_cron.scheduler import Scheduler, SchedulerBusy, scheduler_lock
 from hermes_plugin_cron.settings import CronConfig, settings_from
 from hermes_sdk.dashboard import (
@@ -66,14 +66,7 @@ SCHEDULE_HELP = (
 
 
 def _when(moment: float | str | None, tz: Any = None) -> str:
-    if moment is None or moment == "":
-        return "-"
-    if isinstance(moment, str):
-        try:
-            return datetime.fromisoformat(moment).strftime("%Y-%m-%d %H:%M")
-        except ValueError:
-            return moment
-    return datetime.fromtimestamp(moment, tz).strftime("%a %Y-%m-%d %H:%M")
+    return when(moment, tz, weekday=True)
 
 
 class CronPanel:

@@ -164,6 +164,21 @@ def describe(schedule: dict[str, Any]) -> str:
     return str(schedule.get("display") or schedule.get("expr") or schedule.get("kind"))
 
 
+def when(moment: float | str | None, tz: tzinfo | None = None, *, weekday: bool = False) -> str:
+    """A time as the commands and the dashboard show it (``-`` for none); an ISO text
+    as it is written."""
+    if moment is None or moment == "":
+        return "-"
+    if isinstance(moment, str):
+        try:
+            return datetime.fromisoformat(moment).strftime("%Y-%m-%d %H:%M")
+        except ValueError:
+            return moment
+    return datetime.fromtimestamp(moment, tz).strftime(
+        "%a %Y-%m-%d %H:%M" if weekday else "%Y-%m-%d %H:%M"
+    )
+
+
 def explain(schedule: dict[str, Any], tz: tzinfo) -> str:
     """The schedule in words: a cron expression read out by cron-descriptor (the field's
     port of cron-expression-descriptor), an interval or a single time as written."""
@@ -171,7 +186,9 @@ def explain(schedule: dict[str, Any], tz: tzinfo) -> str:
         return describe(schedule)
     from cron_descriptor import (  # type: ignore[import-untyped]  # it ships no type hints
         FormatException,
+        MissingFieldException,
         Options,
+        WrongArgumentException,
         get_description,
     )
 
@@ -183,7 +200,7 @@ def explain(schedule: dict[str, Any], tz: tzinfo) -> str:
         parts = [parts[5], *parts[:5]]
     try:
         words = str(get_description(" ".join(parts), options))
-    except (FormatException, ValueError, KeyError):
+    except (FormatException, MissingFieldException, WrongArgumentException, ValueError):
         return describe(schedule)
     return f"{words} ({tz})"
 

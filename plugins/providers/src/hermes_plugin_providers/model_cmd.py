@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from hermes_plugin_providers.command import command_context, here_request
-from hermes_plugin_providers.routes import LadderRouter, run_ladder
+from hermes_plugin_providers.routes import LadderRouter, endpoint_needs, run_ladder
 from hermes_sdk.routing import RouteRequest
 
 _provider_option = click.option(
@@ -56,12 +56,7 @@ def model(ctx: click.Context, explain: bool, provider: str | None, model: str | 
         chosen = report.choice.endpoint.name if report.choice else None
         for name, endpoint in sorted(report.endpoints.items()):
             mark = "*" if name == chosen else " "
-            if endpoint.api_key_env:
-                key = "key set" if request.secret(endpoint.api_key_env) else "no key"
-                needs = f"{endpoint.api_key_env} ({key})"
-            else:
-                needs = "no key needed"
-            models = ", ".join(endpoint.models) or endpoint.default_model or "-"
+            needs, models = endpoint_needs(endpoint, request.secret)
             click.echo(f" {mark} {name:<16} {needs:<34} models: {models}")
         click.echo("")
         click.echo(

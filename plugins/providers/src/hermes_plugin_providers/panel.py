@@ -12,7 +12,7 @@ from typing import Any
 
 from hermes_plugin_providers.ladder import LadderReport
 from hermes_plugin_providers.model_test import ModelTestFailed, measure
-from hermes_plugin_providers.routes import route_request, run_ladder
+from hermes_plugin_providers.routes import endpoint_needs, route_request, run_ladder
 from hermes_sdk.dashboard import (
     Button,
     Facts,
@@ -97,12 +97,7 @@ class ModelsPanel:
         chosen = report.choice.endpoint.name if report.choice else None
         rows = []
         for name, endpoint in sorted(endpoints.items()):
-            if endpoint.api_key_env:
-                key = "key set" if request.secret(endpoint.api_key_env) else "no key"
-                needs = f"{endpoint.api_key_env} ({key})"
-            else:
-                needs = "no key needed"
-            models = ", ".join(endpoint.models) or endpoint.default_model or "-"
+            needs, models = endpoint_needs(endpoint, request.secret)
             rows.append(
                 Row(
                     cells=(name, needs, models),

@@ -213,6 +213,17 @@ class LadderRouter:
         return PriceBook(tables).cost
 
 
+def endpoint_needs(endpoint: Endpoint, secret: Callable[[str], str | None]) -> tuple[str, str]:
+    """What an endpoint needs, as ``hermes model`` and the Models page show it: its key's
+    variable and whether it is set, and its models."""
+    if endpoint.api_key_env:
+        key = "key set" if secret(endpoint.api_key_env) else "no key"
+        needs = f"{endpoint.api_key_env} ({key})"
+    else:
+        needs = "no key needed"
+    return needs, ", ".join(endpoint.models) or endpoint.default_model or "-"
+
+
 def route_request(
     home: str,
     config: Mapping[str, Any],
