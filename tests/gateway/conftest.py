@@ -257,7 +257,7 @@ def one_platform_gateway(
             f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
             "learning:\n  review: false\n  nudge_every_turns: 0\n"
             "gateway:\n  restart_backoff_seconds: 0.2\n  restart_backoff_max_seconds: 1\n"
-            f"  drain_seconds: 5\n  approval_timeout_seconds: 20\n{gateway}"
+            f"  drain_seconds: 5\n  approval_timeout_seconds: 60\n{gateway}"
             f"platforms:\n  telegram:\n    enabled: false\n{section}"
         )
         hermes.dotenv(dotenv)
@@ -321,7 +321,7 @@ def platform_process(
             hermes.config(
                 f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n{model}"
                 "learning:\n  review: false\n  nudge_every_turns: 0\n"
-                "gateway:\n  stream: false\n  drain_seconds: 5\n  approval_timeout_seconds: 20\n"
+                "gateway:\n  stream: false\n  drain_seconds: 5\n  approval_timeout_seconds: 60\n"
                 f"{gateway}platforms:\n  telegram:\n    enabled: false\n{section}{top}"
             )
             hermes.dotenv(dotenv)
