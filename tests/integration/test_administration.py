@@ -237,3 +237,52 @@ def test_a_bool_that_may_be_unset_is_a_choice_of_three(home: Path) -> None:
     sections = {s.name: s for s in run(home, lambda rt: rt.config_sections())}
     vision = {f.key: f for f in sections["model"].fields}["model.vision"]
     assert (vision.type, vision.choices, vision.value) == ("choice", ("", "true", "false"), "")
+
+
+def test_run_now_without_a_gateway_runs_here_then_lets_the_scheduler_lock_go(
+    home: Path, openai_server: Any
+) -> None:
+    """Standalone (``hermes web`` with no gateway), **Run now** runs the job in this
+    process: the run completes, a run asked for meanwhile by another process is served,
+    and the scheduler lock is free again after."""
+    from hermes_plugin_cron.jobs import JobStore
+    from hermes_plugin_cron.runs import RunLog
+    from hermes_plugin_cron.scheduler import scheduler_lock
+
+    from hermes_testkit import Reply
+
+    (home / "config.yaml").write_text(
+        f"model:\n  base_url: {openai_server.base_url}\n  default: test-model\n"
+        "learning:\n  review: false\n"
+    )
+    openai_server.queue(Reply.say("first run done", delay_seconds=1.0), Reply.say("second"))
+
+    async def work(runtime: Runtime) -> list[Any]:
+        panel = await runtime.panel("cron")
+        values = {"name": "brief", "schedule": "every 1d", "prompt": "Brief me"}
+        checked = await panel.act("check", values)
+        assert checked.view is not None  # explained first
+        await panel.act("create", values)
+        job_id = JobStore(str(home)).find("brief")["id"]
+        started = await panel.act("run", {"job": job_id})
+        assert "started" in started.message
+        runs = RunLog.open(home)
+        try:
+            await asyncio.to_thread(runs.request, job_id)  # another process asks meanwhile
+            deadline = asyncio.get_running_loop().time() + 60
+            while asyncio.get_running_loop().time() < deadline:
+                done = await asyncio.to_thread(runs.of_job, job_id)
+                if len(done) == 2 and all(run.ended for run in done):
+                    break
+                await asyncio.sleep(0.2)
+            for _ in range(50):  # the lock is let go once the runs are over
+                if panel._runner is None:  # type: ignore[attr-defined]  # the page's runner
+                    break
+                await asyncio.sleep(0.1)
+            return await asyncio.to_thread(runs.of_job, job_id)
+        finally:
+            runs.close()
+
+    finished = run(home, work)
+    assert [run_.status for run_ in finished] == ["completed", "completed"]
+    scheduler_lock(str(home)).release()  # free: a gateway starting now could take it
