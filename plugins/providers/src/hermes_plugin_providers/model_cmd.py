@@ -161,7 +161,7 @@ def ask_once(request: RouteRequest, prompt: str, as_json: bool = False) -> None:
     fix) when it fails."""
     import asyncio
 
-    from hermes_plugin_providers.model_test import ModelTestFailed, measure
+    from hermes_plugin_providers.timed_request import ModelTestFailed, measure
 
     try:
         result = asyncio.run(measure(request, prompt))

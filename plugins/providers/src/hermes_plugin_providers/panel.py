@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_plugin_providers.ladder import LadderReport
-from hermes_plugin_providers.model_test import ModelTestFailed, measure
 from hermes_plugin_providers.routes import endpoint_needs, route_request, run_ladder
+from hermes_plugin_providers.timed_request import ModelTestFailed, measure
 from hermes_sdk.dashboard import (
     Button,
     Facts,
