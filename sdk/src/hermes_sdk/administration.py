@@ -62,13 +62,12 @@ class ConfigChange:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SecretEntry:
-    """A secret by name, its value masked (``sk-…3f9a``), where it comes from
-    (``.env`` or ``environment``), and the plugins that read it."""
+    """A secret by name, its value masked (``…3f9a (40 characters)``), and the file it
+    is kept in (``.env``)."""
 
     name: str
     shown: str
     source: str
-    used_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

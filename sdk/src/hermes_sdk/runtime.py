@@ -1016,8 +1016,7 @@ class RuntimeAdministration(abc.ABC):
 
     @abc.abstractmethod
     async def secrets(self) -> list[SecretEntry]:
-        """The secrets of .env and those the plugins read (``[tool.hermes] environment``),
-        each masked."""
+        """The secrets kept in .env, by name, each masked: never a value in full."""
 
     @abc.abstractmethod
     async def set_secret(self, name: str, value: str) -> str:
