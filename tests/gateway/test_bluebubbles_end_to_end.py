@@ -54,7 +54,7 @@ def imessage_gateway(platform_process, server: FakeBlueBubbles) -> Callable[...,
     return start
 
 
-def wait_for(server: FakeBlueBubbles, user: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(server: FakeBlueBubbles, user: str, text: str, timeout: float = 90) -> Sent:
     found: list[Sent] = []
     wait_until(
         lambda: found.extend(s for s in server.sent_to(user) if text in s.text) or found, timeout

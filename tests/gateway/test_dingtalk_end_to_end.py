@@ -50,7 +50,7 @@ def dingtalk_gateway(platform_process, dingtalk: FakeDingTalk) -> Callable[..., 
     return start
 
 
-def wait_for(dingtalk: FakeDingTalk, chat: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(dingtalk: FakeDingTalk, chat: str, text: str, timeout: float = 90) -> Sent:
     return first_sent(lambda: dingtalk.sent_to(chat), text, timeout)
 
 

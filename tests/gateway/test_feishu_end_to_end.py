@@ -73,7 +73,7 @@ def feishu_gateway(platform_process, feishu: FakeFeishu) -> Callable[..., Gatewa
     return start
 
 
-def wait_for(feishu: FakeFeishu, chat: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(feishu: FakeFeishu, chat: str, text: str, timeout: float = 90) -> Sent:
     return first_sent(lambda: feishu.sent_to(chat), text, timeout)
 
 

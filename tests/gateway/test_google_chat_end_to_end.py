@@ -61,7 +61,7 @@ def google_chat_gateway(
     return start
 
 
-def wait_for(chat: FakeGoogleChat, space: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(chat: FakeGoogleChat, space: str, text: str, timeout: float = 90) -> Sent:
     found: list[Sent] = []
     wait_until(
         lambda: found.extend(m for m in chat.sent_to(space) if text in m.text) or found, timeout

@@ -51,7 +51,7 @@ def mattermost_gateway(platform_process, server: FakeMattermost) -> Callable[...
     return start
 
 
-def wait_for(server: FakeMattermost, channel: str, text: str, timeout: float = 30) -> Post:
+def wait_for(server: FakeMattermost, channel: str, text: str, timeout: float = 90) -> Post:
     found: list[Post] = []
     wait_until(
         lambda: found.extend(p for p in server.sent(channel) if text in p.message) or found,

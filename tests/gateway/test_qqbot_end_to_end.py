@@ -50,7 +50,7 @@ def qq_gateway(platform_process, qq: FakeQQ) -> Callable[..., GatewayProcess]:
     return start
 
 
-def wait_for(qq: FakeQQ, target: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(qq: FakeQQ, target: str, text: str, timeout: float = 90) -> Sent:
     return first_sent(lambda: qq.sent_to(target), text, timeout)
 
 

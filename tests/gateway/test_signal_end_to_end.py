@@ -50,7 +50,7 @@ def signal_gateway(platform_process, daemon: FakeSignalCli) -> Callable[..., Gat
     return start
 
 
-def wait_for(daemon: FakeSignalCli, user: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(daemon: FakeSignalCli, user: str, text: str, timeout: float = 90) -> Sent:
     found: list[Sent] = []
     wait_until(
         lambda: found.extend(s for s in daemon.sent_to(user) if text in s.text) or found, timeout

@@ -61,7 +61,7 @@ def wecom_gateway(platform_process, wecom: FakeWeCom) -> Callable[..., GatewayPr
     return start
 
 
-def wait_for(wecom: FakeWeCom, user: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(wecom: FakeWeCom, user: str, text: str, timeout: float = 90) -> Sent:
     return first_sent(lambda: wecom.sent_to(user), text, timeout)
 
 

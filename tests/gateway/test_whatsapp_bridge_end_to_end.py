@@ -53,7 +53,7 @@ def bridge_gateway(platform_process, bridge: FakeBridge) -> Callable[..., Gatewa
     return start
 
 
-def wait_for(bridge: FakeBridge, user: str, text: str, timeout: float = 30) -> Sent:
+def wait_for(bridge: FakeBridge, user: str, text: str, timeout: float = 90) -> Sent:
     found: list[Sent] = []
     wait_until(
         lambda: found.extend(s for s in bridge.sent_to(user) if text in s.text) or found, timeout

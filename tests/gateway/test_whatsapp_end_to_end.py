@@ -73,7 +73,7 @@ def _verified(url: str | None) -> bool:
         return False
 
 
-def wait_for(meta: FakeWhatsApp, user: str, text: str, timeout: float = 30) -> SentMessage:
+def wait_for(meta: FakeWhatsApp, user: str, text: str, timeout: float = 90) -> SentMessage:
     found: list[SentMessage] = []
     wait_until(lambda: found.extend(m for m in meta.sent(user) if text in m.text) or found, timeout)
     return found[0]
