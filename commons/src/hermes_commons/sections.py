@@ -116,7 +116,8 @@ def closest(word: str, choices: Sequence[str]) -> str | None:
 def section_settings(name: str, model: type[ModelT], data: Mapping[str, Any] | None) -> ModelT:
     """``data`` (the section ``name`` of config.yaml) validated by ``model``, unknown keys
     left out (``hermes doctor`` and the kernel's start-up warning name them). Raises
-    ValueError, one ``name.key: problem`` per line, if a value is wrong."""
+    ValueError, one ``name.key: problem`` per line, if a value is wrong (``key: problem``
+    with ``name`` empty: data that is not a section of its own)."""
     from pydantic import ValidationError
 
     cleaned, _ = drop_unknown(model, dict(data or {}))
@@ -125,6 +126,6 @@ def section_settings(name: str, model: type[ModelT], data: Mapping[str, Any] | N
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
-            key = ".".join(str(part) for part in (name, *error["loc"]))
+            key = ".".join(str(part) for part in (name, *error["loc"]) if part != "")
             lines.append(f"{key}: {error['msg']}")
         raise ValueError("; ".join(lines)) from None

@@ -19,6 +19,7 @@ __all__ = [
     "ChatMessage",
     "ErrorKind",
     "ImagePart",
+    "ModelCall",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
@@ -116,6 +117,17 @@ class ModelUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelCall:
+    """A model call a virtual provider made to answer (a mixture's reference model): the
+    engine records and prices it as that endpoint's and model's own."""
+
+    provider: str
+    """The endpoint's name (``providers:`` entry or a plugin's)."""
+    model: str
+    usage: ModelUsage
+
+
+@dataclass(frozen=True, slots=True)
 class ModelResponse:
     content: str
     tool_calls: tuple[ToolCallRequest, ...] = ()
@@ -124,6 +136,12 @@ class ModelResponse:
     reasoning: str | None = None
     reasoning_details: tuple[Mapping[str, Any], ...] = ()
     """Provider blocks to send back with this message next time (see ChatMessage)."""
+    calls: tuple[ModelCall, ...] = ()
+    """The calls a virtual provider made to other models for this response, each recorded
+    and priced as its own model's (``usage`` is then the provider's own, often nothing)."""
+    notices: tuple[str, ...] = ()
+    """One line each the user is told about how the response was made ("reference model x
+    failed: ..."), shown as the turn's notices; never sent to a model."""
 
 
 MODEL_TIMEOUT_SECONDS: Final = 120.0
@@ -144,6 +162,11 @@ class ProviderSettings:
     """Provider-specific settings from the endpoint's config (for example a context size)."""
     home: str = ""
     """HERMES_HOME, for providers that keep files there (local model weights)."""
+    resolve: Callable[[str, str | None], tuple[ModelProvider, str]] | None = None
+    """For a virtual provider that asks other models (a mixture of agents): another
+    endpoint's provider and model by its name and a model (None: the endpoint's default),
+    built by the model router as for a session; the caller closes it. Raises ValueError,
+    one line, for an endpoint that cannot be used. None where the router offers none."""
 
 
 @runtime_checkable

@@ -159,6 +159,17 @@ def is_steer(content: str | None) -> bool:
     return (content or "").startswith(STEER_PREFIX)
 
 
+REPORT_PREFIX = "(a report from work you started earlier, not the user's words) "
+"""How a report of work a tool left running begins (a background task that finished): the
+front-end sends it as the session's next message (``start_turn(later=)``), so the model,
+and a front-end showing the conversation, can tell it from what the user said."""
+
+
+def is_report(content: str | None) -> bool:
+    """A message that is a report of background work (:data:`REPORT_PREFIX`)."""
+    return (content or "").startswith(REPORT_PREFIX)
+
+
 def exchanges(messages: Sequence[SessionMessage]) -> list[tuple[str, str, int]]:
     """The conversation's exchanges, oldest first: (what the user said, the last reply to
     it, the seq of the exchange's last message). A ``/steer`` note belongs to the exchange
@@ -778,9 +789,15 @@ class RuntimeTurns(abc.ABC):
         *,
         answers_questions: bool = False,
         attachments: Sequence[Attachment] = (),
+        later: Callable[[str], None] | None = None,
     ) -> RuntimeTurn:
         """Start a turn with ``text`` as the user's message; it runs whether or not its
-        events are read. ``attachments`` are files sent with it, made with a
+        events are read. ``later``, called on the runtime's event loop, hears reports of
+        work this turn's tools leave running (a background subagent's outcome, beginning
+        with :data:`REPORT_PREFIX`), after the turn too: send each as the session's next
+        message, at once if no turn runs, else when the running one ends (as
+        ``SlashReply.send``). Without it such tools wait for their work instead.
+        ``attachments`` are files sent with it, made with a
         :class:`~hermes_sdk.media.MediaCache`: a model that sees gets the images as they
         are, and the rest reach it as text (a transcript, a document's text, a description).
         With ``answers_questions`` False nobody can answer, so questions

@@ -52,6 +52,12 @@ class SlashReply:
     session_id: str | None = None
     """Go on in this session from now on (``/branch`` made it): the front-end switches to
     it as it would on ``/resume``."""
+    turn_provider: str | None = None
+    turn_model: str | None = None
+    """The session's next turn (the one ``send`` starts) uses this endpoint and model (None:
+    its default), then the session's own again (``/moa``). The runtime keeps it: a
+    front-end only sends ``send`` as it always does; one with no session yet gets it on
+    the session it opens next for the same person."""
 
     def __str__(self) -> str:
         return self.text

@@ -233,10 +233,14 @@ class ProviderSpec(FactorySpec):
     ``default_transport`` says that this provider speaks to endpoints whose config names no
     ``transport`` (``model.base_url``, a ``providers:`` entry): the protocol most model
     servers offer. When several installed providers say so, the first by name is used.
+
+    ``virtual`` says that it speaks to no server of its own (a mixture of other models): an
+    endpoint using it needs no ``base_url``, and its factory's settings carry ``resolve``.
     """
 
     kind: ClassVar[Kind] = Kind.PROVIDER
     default_transport: bool = False
+    virtual: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

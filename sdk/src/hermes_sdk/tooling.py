@@ -220,6 +220,8 @@ class ToolContext:
     get_runtime: Callable[[], Runtime] | None = None
     send: Callable[[Attachment], None] | None = None
     look: Callable[[str, Sequence[Attachment]], str] | None = None
+    later: Callable[[str], None] | None = None
+    """Where reports of work left running go (see :meth:`tell_later`); None: nowhere."""
     transform_output: Callable[[str, str], str] | None = None
     """The plugins' transforms of a shell command's output, ``(command, output) -> output``
     (``hermes_transform_terminal_output``): a tool that runs commands calls it on what a
@@ -235,6 +237,16 @@ class ToolContext:
         if self.send is None:
             raise Unsupported("this run cannot send files to the user")
         self.send(attachment)
+
+    def tell_later(self, report: str) -> None:
+        """Report work this tool left running once it is done (a background subagent): the
+        front-end sends ``report`` (begin it with ``hermes_sdk.runtime.REPORT_PREFIX``) as
+        the session's next message, so the model hears it and answers the user. Call it on
+        the runtime's event loop. Raises Unsupported where nobody takes reports (a
+        scheduled job, a front-end that cannot): wait for the work instead."""
+        if self.later is None:
+            raise Unsupported("this run takes no reports of work left running")
+        self.later(report)
 
     def runtime(self) -> Runtime:
         """The agent's runtime, for a tool that runs agents of its own (a delegated task):

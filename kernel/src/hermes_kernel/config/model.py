@@ -165,12 +165,17 @@ class CustomProvider(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    base_url: str = Field(pattern=r"^https?://")
+    base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://",
+        description="The model server's address; needed unless the transport is a virtual "
+        "one (a mixture of other endpoints).",
+    )
     api_key_env: str | None = Field(default=None, pattern=_ENV_NAME)
     transport: str | None = Field(
         default=None,
         description="The provider plugin that speaks it; unset: the one that speaks for "
-        "endpoints naming none.",
+        "endpoints naming none. Keys of this entry not listed here are its options.",
     )
     models: list[str] = Field(default_factory=list)
     default_model: str | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from hermes_sdk.media import Attachment
@@ -44,6 +44,8 @@ class TurnControl:
         self.outbound: list[Attachment] = []
         """Files the turn's tools sent to the user (ToolContext.send_file), in order: they
         go out with the reply."""
+        self.later: Callable[[str], None] | None = None
+        """The front-end's taker of reports of work left running (ToolContext.later)."""
 
     def interrupt(self) -> None:
         self.soft.set()

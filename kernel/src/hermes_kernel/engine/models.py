@@ -48,15 +48,22 @@ def call_usage(
     route: ModelRoute, used: ModelUsage, pricing: Callable[[str, ModelUsage], float | None]
 ) -> Usage:
     """One model call's usage as the store records it, priced."""
+    return priced_usage(route.name, route.model, used, pricing)
+
+
+def priced_usage(
+    endpoint: str, model: str, used: ModelUsage, pricing: Callable[[str, ModelUsage], float | None]
+) -> Usage:
+    """A call's usage against ``endpoint``'s ``model`` as the store records it, priced."""
     return Usage(
         input_tokens=used.input_tokens,
         output_tokens=used.output_tokens,
         cache_read_tokens=used.cache_read_tokens,
         cache_write_tokens=used.cache_write_tokens,
         reasoning_tokens=used.reasoning_tokens,
-        estimated_cost_usd=pricing(route.model, used),
-        provider=route.name,
-        model=route.model,
+        estimated_cost_usd=pricing(model, used),
+        provider=endpoint,
+        model=model,
     )
 
 

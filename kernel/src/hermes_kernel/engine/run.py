@@ -16,7 +16,7 @@ from hermes_commons.text import one_line
 from hermes_kernel.engine.budget import BudgetGuard
 from hermes_kernel.engine.compaction import MISSES_PER_TURN, summary_message
 from hermes_kernel.engine.control import LinkedCancel, Stopped, TurnControl
-from hermes_kernel.engine.models import ask_model, call_usage, observed
+from hermes_kernel.engine.models import ask_model, call_usage, observed, priced_usage
 from hermes_kernel.engine.parts import EngineParts
 from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
@@ -125,6 +125,15 @@ class TurnRun:
     def usage(self, response: ModelResponse) -> Usage:
         return call_usage(self.routes[self.route_start], response.usage, self.parts.pricing)
 
+    def calls(self, response: ModelResponse) -> list[Usage] | None:
+        """The calls a virtual provider made for ``response``, priced as their models'."""
+        if not response.calls:
+            return None
+        pricing = self.parts.pricing
+        return [
+            priced_usage(call.provider, call.model, call.usage, pricing) for call in response.calls
+        ]
+
     async def save(self, role: str, content: str | None, **fields: Any) -> int:
         return (await self.save_message(role, content, **fields)).seq
 
@@ -221,6 +230,7 @@ class TurnRun:
                     reasoning=response.reasoning,
                     reasoning_details=_details(response),
                     usage=self.usage(response),
+                    calls=self.calls(response),
                     attachments=sent or None,
                 )
                 return self.result(response.content, "done", iteration)
@@ -418,6 +428,8 @@ class TurnRun:
         if self.primary_first:
             parts.health.record(self.route_start, index)
         self.route_start += index
+        for line in response.notices:
+            self.notice(line)
         return response
 
     # --- a tool round -------------------------------------------------------------------
@@ -438,6 +450,7 @@ class TurnRun:
             reasoning=response.reasoning,
             reasoning_details=_details(response),
             usage=self.usage(response),
+            calls=self.calls(response),
             durable=side_effects,
         )
         seq, self.round_message_id = stored.seq, stored.id

@@ -124,6 +124,9 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         """Sessions a front-end resumed here (a background task's, read while it ran, is
         not ended under the user when the task finishes)."""
         self._narrowed: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]] = {}
+        self._turn_routes: dict[str, tuple[str, str | None]] = {}
+        """Session id (or :func:`_unopened` for a person's next session) -> the endpoint
+        and model of its next turn only (``SlashReply.turn_provider``)."""
         """The tool narrowing each session was last bound with (``resume_session``'s)."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
@@ -204,6 +207,9 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         narrowing = _narrowing(options)
         if narrowing is not None:
             self._narrowed[opened.session_id] = narrowing
+        next_turn = self._turn_routes.pop(_unopened(options.user_scope), None)
+        if next_turn is not None:  # a command asked it before the session was opened
+            self._turn_routes[opened.session_id] = next_turn
         return opened
 
     async def open_like(self, original_id: str, options: SessionOptions) -> SessionSummary:
@@ -327,6 +333,7 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         *,
         answers_questions: bool = False,
         attachments: Sequence[Attachment] = (),
+        later: Callable[[str], None] | None = None,
     ) -> RuntimeTurn:
         engine = self._bound.get(session_id)
         if engine is None:
@@ -343,13 +350,15 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
             question_timeout=self.question_timeout,
         )
         turn.control.reasoning_effort = self._efforts.get(session_id)
+        turn.control.later = later
         persona = self.personas.get(session_id)
         turn.control.overlay = persona[1] if persona is not None else None
         self.questions.turns[session_id] = turn
         for line in self._pending_notices:
             turn.emit(Notice(text=line))
         self._pending_notices.clear()
-        turn.task = asyncio.ensure_future(self._run(engine, turn, text, tuple(attachments)))
+        route = self._turn_routes.pop(session_id, None)
+        turn.task = asyncio.ensure_future(self._run(engine, turn, text, tuple(attachments), route))
         return turn
 
     def running(self, session_id: str) -> RuntimeTurn | None:
@@ -361,7 +370,9 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         turn: KernelTurn,
         text: str,
         attachments: tuple[Attachment, ...] = (),
+        route: tuple[str, str | None] | None = None,
     ) -> None:
+        """``route``: this turn's own endpoint and model, on an engine built for it."""
         db, sessions = self.store.db, self.store.sessions
         session_id = turn.session_id
         before: Session | None = None
@@ -370,6 +381,8 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         sent: list[Attachment] = []
         try:
             before = await db.run(sessions.get, session_id)
+            if route is not None:
+                engine = await self._engine_like(session_id, *route)
             if self._goals is not None:  # a goal set before this turn: its reply is judged
                 self._goals.begin(session_id)
             result = await self._step(engine, turn, text, attachments)
@@ -548,14 +561,21 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         self, session_id: str, provider: str | None, model: str | None
     ) -> ModelInfo:
         await self._bound_engine(session_id)
-        toolsets, excluded = self._narrowed.get(session_id, (None, ()))
-        options = SessionOptions(
-            source="", provider=provider, model=model, toolsets=toolsets, exclude_tools=excluded
-        )  # another model, the same tools: a narrowed session stays narrowed
-        engine = await asyncio.to_thread(self._engine, options)
+        engine = await self._engine_like(session_id, provider, model)
         self._bound[session_id] = engine
         primary = engine.routes[0]
         return ModelInfo(provider=primary.name, model=primary.model)
+
+    async def _engine_like(
+        self, session_id: str, provider: str | None, model: str | None
+    ) -> TurnEngine:
+        """An engine for the session on another model, with the same tools (a narrowed
+        session stays narrowed)."""
+        toolsets, excluded = self._narrowed.get(session_id, (None, ()))
+        options = SessionOptions(
+            source="", provider=provider, model=model, toolsets=toolsets, exclude_tools=excluded
+        )
+        return await asyncio.to_thread(self._engine, options)
 
     async def _bound_engine(self, session_id: str) -> TurnEngine:
         engine = self._bound.get(session_id)
@@ -729,6 +749,9 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         else:
             output = await asyncio.to_thread(spec.handler, args, context)
         if isinstance(output, SlashReply):
+            if output.turn_provider is not None:
+                key = session_id if session_id is not None else _unopened(user_scope)
+                self._turn_routes[key] = (output.turn_provider, output.turn_model)
             return output
         return SlashReply("" if output is None else str(output))
 
@@ -841,6 +864,11 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
             for route in setup.routes:
                 with contextlib.suppress(Exception):
                     await route.provider.aclose()
+
+
+def _unopened(user_scope: str | None) -> str:
+    """The key of what is kept for a person's next session (no session id has it)."""
+    return f"\0unopened:{user_scope or ''}"
 
 
 def _narrowing(

@@ -79,6 +79,8 @@ class MessageFields(TypedDict, total=False):
     """Files sent with the message (``Attachment.as_dict``)."""
     usage: Usage | None
     """Token usage of the model call that produced it, added to the session's totals."""
+    calls: list[Usage] | None
+    """The model calls a virtual provider made for it, each with its own model's usage."""
 
 
 def append_in(
@@ -134,6 +136,8 @@ def append_in(
     )
     if usage is not None:
         add_usage_in(cursor, session_id, usage, message_id)
+    for call in fields.get("calls") or ():
+        add_usage_in(cursor, session_id, call, message_id)
     return Message(
         message_id,
         session_id,

@@ -263,6 +263,7 @@ class ToolEnvironment:
             secrets=lambda name: self._secrets.merged().get(name),
             get_runtime=self.runtime,
             send=control.outbound.append,
+            later=control.later,
             look=self._looker(control),
             transform_output=(
                 self._host.transform_terminal_output

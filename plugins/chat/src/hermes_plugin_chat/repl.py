@@ -36,7 +36,15 @@ from hermes_plugin_chat.slash import SlashCommands
 from hermes_plugin_chat.view import PROMPT_MARK, ChatView
 from hermes_sdk.events import CommandContext
 from hermes_sdk.media import Attachment
-from hermes_sdk.runtime import Question, Runtime, SessionBusy, SessionNotFound, TurnEnded
+from hermes_sdk.runtime import (
+    REPORT_PREFIX,
+    Question,
+    Runtime,
+    SessionBusy,
+    SessionNotFound,
+    TurnEnded,
+    is_report,
+)
 
 log = logging.getLogger("hermes")
 
@@ -343,7 +351,10 @@ class Repl:
         if self.turn is not None:
             self.queued.append(text)
             return
-        self.view.user(text)
+        if is_report(text):  # background work reported back: not the user's words
+            self.view.info(text.removeprefix(REPORT_PREFIX).splitlines()[0])
+        else:
+            self.view.user(text)
         self.start(text)
 
     def start(self, text: str) -> None:
@@ -380,14 +391,14 @@ class Repl:
         view = self.view
         try:
             attached, self.attached = tuple(self.attached), []
-            if "@" in text:
+            if "@" in text and not is_report(text):
                 from hermes_plugin_chat.attach import attach_references
 
                 text = await attach_references(
                     self.runtime.home, self.runtime.config, text, self.view.info, self.view.warn
                 )
             ended = await self.chat.run_turn(
-                text, self.watcher(), attended=True, attachments=attached
+                text, self.watcher(), attended=True, attachments=attached, later=self.queue
             )
         except (ValueError, SessionBusy, SessionNotFound) as exc:  # one line to act on
             view.end_turn()

@@ -8,7 +8,7 @@ without a word, leaves nothing behind in the session list.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hermes_sdk.following import TurnWatcher, follow_turn
@@ -152,12 +152,14 @@ class ChatSession:
         *,
         attended: bool,
         attachments: Sequence[Attachment] = (),
+        later: Callable[[str], None] | None = None,
     ) -> TurnEnded:
         """One turn, its events handed to ``watcher``; the session is opened first if this
-        is its first message. ``attended``: someone can answer questions."""
+        is its first message. ``attended``: someone can answer questions. ``later`` takes
+        reports of work the turn's tools leave running (``start_turn(later=)``)."""
         session_id = await self.ensure_session()
         turn = self.runtime.start_turn(
-            session_id, text, answers_questions=attended, attachments=attachments
+            session_id, text, answers_questions=attended, attachments=attachments, later=later
         )
         self.turn = turn
         try:

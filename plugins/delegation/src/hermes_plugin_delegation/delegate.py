@@ -26,7 +26,7 @@ from hermes_plugin_delegation.settings import DelegationConfig, settings_from
 from hermes_sdk.runtime import Runtime, RuntimeTurn, SessionOptions, TurnEnded
 from hermes_sdk.tooling import ToolContext, Unsupported
 
-__all__ = ["EXCLUDED_TOOLS", "delegate_task"]
+__all__ = ["EXCLUDED_TOOLS", "Child", "delegate_task", "follow_child", "open_child"]
 
 EXCLUDED_TOOLS = ("clarify", "memory", "send_message", "cronjob")
 SOURCE = "delegate"
@@ -37,7 +37,7 @@ _depth: dict[str, int] = {}
 
 
 @dataclass
-class _Child:
+class Child:
     goal: str
     status: str = "failed"
     summary: str = ""
@@ -103,47 +103,65 @@ async def _watch(turn: RuntimeTurn, cancel: Any, stale_after: float) -> tuple[Tu
     return final, stopped
 
 
-async def _run_child(
+async def open_child(
     runtime: Runtime,
     settings: DelegationConfig,
     context: ToolContext,
     task: dict[str, Any],
-    slots: asyncio.Semaphore,
     depth: int,
-) -> _Child:
-    child = _Child(goal=str(task.get("goal") or ""))
+) -> tuple[Child, RuntimeTurn | None]:
+    """The child's session opened and its turn started; no turn (and ``error`` said) when
+    the session cannot be opened."""
+    child = Child(goal=str(task.get("goal") or ""))
     excluded = list(EXCLUDED_TOOLS)
     if depth >= settings.max_depth:
-        excluded.append("delegate_task")
+        excluded += ["delegate_task", "delegate_list", "delegate_steer", "delegate_stop"]
     toolsets = task.get("toolsets")
-    async with slots:
-        try:
-            opened = await runtime.open_session(
-                SessionOptions(
-                    source=SOURCE,
-                    parent_session_id=context.session_id or None,
-                    user_scope=context.user_scope,
-                    cwd=context.cwd,
-                    toolsets=tuple(toolsets) if toolsets else None,
-                    exclude_tools=tuple(excluded),
-                    provider=settings.provider,
-                    model=settings.model,
-                    max_iterations=settings.max_iterations,
-                    background_review=False,
-                    title=f"delegated: {' '.join(child.goal.split())[:60]}",
-                )
+    try:
+        opened = await runtime.open_session(
+            SessionOptions(
+                source=SOURCE,
+                parent_session_id=context.session_id or None,
+                user_scope=context.user_scope,
+                cwd=context.cwd,
+                toolsets=tuple(toolsets) if toolsets else None,
+                exclude_tools=tuple(excluded),
+                provider=settings.provider,
+                model=settings.model,
+                max_iterations=settings.max_iterations,
+                background_review=False,
+                title=f"delegated: {' '.join(child.goal.split())[:60]}",
             )
-        except ValueError as exc:  # a toolset or model that cannot be used
-            child.error = str(exc)
-            return child
-        child.session_id = opened.session_id
-        _depth[opened.session_id] = depth
-        try:
-            turn = runtime.start_turn(opened.session_id, _first_message(task))
-            ended, stopped = await _watch(turn, context.cancel, settings.stale_after_seconds)
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(runtime.end_session(opened.session_id, "delegated"))
+        )
+    except ValueError as exc:  # a toolset or model that cannot be used
+        child.error = str(exc)
+        return child, None
+    child.session_id = opened.session_id
+    _depth[opened.session_id] = depth
+    try:
+        return child, runtime.start_turn(opened.session_id, _first_message(task))
+    except Exception as exc:  # noqa: BLE001 - any refusal to start is the child's error
+        with contextlib.suppress(Exception):
+            await runtime.end_session(opened.session_id, "delegated")
+        child.error = f"it could not start: {exc}"
+        return child, None
+
+
+async def follow_child(
+    runtime: Runtime,
+    settings: DelegationConfig,
+    child: Child,
+    turn: RuntimeTurn,
+    cancel: Any,
+) -> Child:
+    """Wait for the child's turn to end (stopped on ``cancel`` or when it stalls), end its
+    session, and fill in how it went."""
+    assert child.session_id is not None
+    try:
+        ended, stopped = await _watch(turn, cancel, settings.stale_after_seconds)
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(runtime.end_session(child.session_id, "delegated"))
     child.summary = ended.reply.strip()
     child.tool_calls = ended.tool_calls
     if stopped:
@@ -157,8 +175,27 @@ async def _run_child(
     return child
 
 
-async def delegate_task(tasks: list[dict[str, Any]], context: ToolContext) -> str:
-    """Run ``tasks`` and return each child's status, summary and session id, as JSON."""
+async def _run_child(
+    runtime: Runtime,
+    settings: DelegationConfig,
+    context: ToolContext,
+    task: dict[str, Any],
+    slots: asyncio.Semaphore,
+    depth: int,
+) -> Child:
+    async with slots:
+        child, turn = await open_child(runtime, settings, context, task, depth)
+        if turn is None:
+            return child
+        return await follow_child(runtime, settings, child, turn, context.cancel)
+
+
+async def delegate_task(
+    tasks: list[dict[str, Any]], context: ToolContext, background: bool | None = None
+) -> str:
+    """Run ``tasks`` and return each child's status, summary and session id, as JSON; in
+    the background (``background``, by default where the front-end takes reports and this
+    is not itself a delegated task), return their handles at once instead."""
     try:
         settings = settings_from(context.section("delegation"))
     except ValueError as exc:
@@ -176,11 +213,21 @@ async def delegate_task(tasks: list[dict[str, Any]], context: ToolContext) -> st
             f"error: delegation.max_depth is {settings.max_depth}: a delegated task cannot "
             "delegate further; do the work yourself"
         )
+    wanted = background if background is not None else depth == 1
+    note = None
+    if wanted and context.later is None:
+        note = "ran to the end here: this front-end takes no reports of work left running"
+    elif wanted:
+        from hermes_plugin_delegation.family import start_batch
+
+        return await start_batch(runtime, settings, context, goals, depth)
     slots = asyncio.Semaphore(settings.max_concurrent_children)
     children = await asyncio.gather(
         *(_run_child(runtime, settings, context, task, slots, depth) for task in goals)
     )
-    report = {
+    report: dict[str, Any] = {
         "children": [child.as_json(settings.max_summary_chars) for child in children],
     }
+    if note is not None:
+        report["note"] = note
     return json.dumps(report, ensure_ascii=False, indent=1)

@@ -48,14 +48,9 @@ def run_ladder(request: RouteRequest) -> tuple[LadderReport, LadderContext]:
     return walk(rungs, context, problems), context
 
 
-def _signed_in(
-    request: RouteRequest, provider: str, model: str | None, endpoint: Endpoint
-) -> LadderChoice | None:
-    """A fallback to an endpoint reached by signing in (no key variable): the choice its
-    rung makes, with the sign-in's token source; None for any other endpoint."""
-    if endpoint.api_key_env is not None:
-        return None
-    asked = RouteRequest(
+def _asking(request: RouteRequest, provider: str, model: str | None) -> RouteRequest:
+    """``request`` for another endpoint and model, as if named on the command line."""
+    return RouteRequest(
         config=request.config,
         home=request.home,
         secret=request.secret,
@@ -64,8 +59,35 @@ def _signed_in(
         provider=provider,
         model=model,
     )
-    choice = run_ladder(asked)[0].choice
+
+
+def _signed_in(
+    request: RouteRequest, provider: str, model: str | None, endpoint: Endpoint
+) -> LadderChoice | None:
+    """A fallback to an endpoint reached by signing in (no key variable): the choice its
+    rung makes, with the sign-in's token source; None for any other endpoint."""
+    if endpoint.api_key_env is not None:
+        return None
+    choice = run_ladder(_asking(request, provider, model))[0].choice
     return choice if choice is not None and choice.token_source is not None else None
+
+
+def _resolver(
+    request: RouteRequest, timeout_seconds: float
+) -> Callable[[str, str | None], tuple[ModelProvider, str]]:
+    """``ProviderSettings.resolve`` for a virtual provider: another endpoint's provider,
+    walked up the ladder as a session's is, never a virtual one (no mixture of mixtures)."""
+
+    def resolve(endpoint: str, model: str | None) -> tuple[ModelProvider, str]:
+        asked = _asking(request, endpoint, model)
+        try:
+            choice = choose(run_ladder(asked)[0])
+            route = build_route(asked, choice, timeout_seconds, nested=True)
+        except NoProvider as exc:
+            raise ValueError(str(exc)) from None
+        return route.provider, route.model
+
+    return resolve
 
 
 def _view(report: LadderReport, context: LadderContext) -> RoutingView:
@@ -105,12 +127,11 @@ def _signed_in_provider(
 
 
 def build_route(
-    provided: ProvidedSpecs,
-    choice: LadderChoice,
-    timeout_seconds: float,
-    reread: Callable[[str], str | None],
-    home: str = "",
+    request: RouteRequest, choice: LadderChoice, timeout_seconds: float, *, nested: bool = False
 ) -> Route:
+    """The route to ``choice``; ``nested``: asked for by a virtual provider, which may not
+    be one itself."""
+    provided, reread, home = request.provided, request.reread, str(request.home)
     endpoint = choice.endpoint
     transport = endpoint.provider or default_transport(provided)
     if transport is None:
@@ -124,7 +145,16 @@ def build_route(
             f"provider {endpoint.name!r} speaks {transport!r}, which no enabled plugin "
             f"provides: install or enable hermes-plugin-provider-{transport}"
         )
-    factory = cast(ProviderSpec, spec).build
+    provider_spec = cast(ProviderSpec, spec)
+    if provider_spec.virtual and nested:
+        raise NoProvider(
+            f"provider {endpoint.name!r} is itself a mixture of models: name real endpoints"
+        )
+    if not endpoint.base_url and not provider_spec.virtual:
+        raise NoProvider(
+            f"provider {endpoint.name!r} has no base_url: set providers.{endpoint.name}.base_url"
+        )
+    factory = provider_spec.build
     provider_settings = ProviderSettings(
         base_url=endpoint.base_url,
         api_key=choice.api_keys[0] if choice.api_keys else None,
@@ -133,6 +163,7 @@ def build_route(
         home=home,
         stream=endpoint.stream,
         headers=endpoint.headers,
+        resolve=_resolver(request, timeout_seconds) if provider_spec.virtual else None,
     )
     fix = fix_for(choice, home)
     if choice.token_source is not None and choice.pool:
@@ -151,7 +182,11 @@ def build_route(
         kept = (home, endpoint.name) if home else None
         provider = PooledProvider(provider_settings, keys, factory, reread=reread, kept=kept)
         return Route(endpoint.name, provider, choice.model, fix)
-    return Route(endpoint.name, factory(provider_settings), choice.model, fix)
+    try:
+        provider = factory(provider_settings)
+    except ValueError as exc:  # a virtual provider's settings that cannot work, in one line
+        raise NoProvider(f"providers.{endpoint.name}: {exc}") from None
+    return Route(endpoint.name, provider, choice.model, fix)
 
 
 def model_routing(request: RouteRequest) -> Routing:
@@ -159,9 +194,8 @@ def model_routing(request: RouteRequest) -> Routing:
     report, context = run_ladder(request)
     choice = choose(report)
     config = ModelSettings.from_config(request.config)
-    home = str(request.home)
     timeout = config.timeout_seconds
-    routes = [build_route(request.provided, choice, timeout, request.reread, home)]
+    routes = [build_route(request, choice, timeout)]
     warnings = list(report.problems)
     if not report.strict:  # a choice made on the command line never falls back
         for fallback in config.fallbacks:
@@ -171,9 +205,7 @@ def model_routing(request: RouteRequest) -> Routing:
                 continue
             signed_in = _signed_in(request, fallback.provider, fallback.model, endpoint)
             if signed_in is not None:  # a sign-in's endpoint: its token, renewed as it goes
-                routes.append(
-                    build_route(request.provided, signed_in, timeout, request.reread, home)
-                )
+                routes.append(build_route(request, signed_in, timeout))
                 continue
             names, keys = keys_for(endpoint, context, config)
             if endpoint.api_key_env and not keys:
@@ -186,9 +218,7 @@ def model_routing(request: RouteRequest) -> Routing:
                 endpoint, fallback.model or endpoint.default_model, keys, key_names=names
             )
             try:
-                routes.append(
-                    build_route(request.provided, fallback_choice, timeout, request.reread, home)
-                )
+                routes.append(build_route(request, fallback_choice, timeout))
             except NoProvider as exc:
                 warnings.append(f"fallback skipped: {exc}")
     return Routing(

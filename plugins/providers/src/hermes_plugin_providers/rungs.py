@@ -78,7 +78,8 @@ def custom_provider(context: LadderContext) -> RungResult:
     choice = LadderChoice(
         endpoint, model, keys, source=f"providers.{name} in config", key_names=names
     )
-    return RungResult.match(choice, f"providers.{name} ({endpoint.base_url})")
+    where = endpoint.base_url or f"transport {endpoint.provider or 'default'}"
+    return RungResult.match(choice, f"providers.{name} ({where})")
 
 
 def local_endpoint(context: LadderContext) -> RungResult:

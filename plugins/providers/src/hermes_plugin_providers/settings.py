@@ -20,6 +20,40 @@ class Fallback:
     model: str | None = None
 
 
+_ENTRY_KEYS = frozenset(
+    {
+        "base_url",
+        "api_key_env",
+        "transport",
+        "models",
+        "default_model",
+        "options",
+        "context_length",
+        "vision",
+        "stream",
+    }
+)
+"""The keys of a ``providers:`` entry the router reads; any other is an option for its
+transport (a mixture's ``reference_models``), as if written under ``options``."""
+
+
+def _custom_endpoint(name: str, entry: Mapping[str, Any]) -> Endpoint:
+    base_url = str(entry.get("base_url") or "")
+    extra = {key: value for key, value in entry.items() if key not in _ENTRY_KEYS}
+    model = entry.get("default_model") or (entry.get("models") or [""])[0]
+    return Endpoint(
+        name=name,
+        provider=str(entry.get("transport") or ""),
+        base_url=base_url,
+        api_key_env=entry.get("api_key_env"),
+        # An endpoint with no server of its own (a virtual transport) is its own model.
+        default_model=str(model or ("" if base_url else name)),
+        models=tuple(entry.get("models") or ()),
+        options={**extra, **dict(entry.get("options") or {})},
+        stream=entry.get("stream") is not False,
+    )
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     provider: str | None = None  # None: auto
@@ -40,16 +74,7 @@ class ModelSettings:
             section = {"default": section}
         provider = section.get("provider")
         custom = {
-            name: Endpoint(
-                name=name,
-                provider=str(entry.get("transport") or ""),
-                base_url=str(entry["base_url"]),
-                api_key_env=entry.get("api_key_env"),
-                default_model=str(entry.get("default_model") or (entry.get("models") or [""])[0]),
-                models=tuple(entry.get("models") or ()),
-                options=dict(entry.get("options") or {}),
-                stream=entry.get("stream") is not False,
-            )
+            name: _custom_endpoint(name, entry)
             for name, entry in (raw.get("providers") or {}).items()
         }
         return cls(
