@@ -13,6 +13,7 @@ import threading
 import time
 
 from hermes_plugin_provider_moa.mixture import ADVISOR_PROMPT
+
 from hermes_sdk.runtime import SessionOptions, open_runtime
 from hermes_testkit import Reply
 
@@ -113,8 +114,8 @@ def test_a_mixture_written_wrong_is_one_line_naming_the_key(hermes, openai_serve
     assert "reference_max_tokens" in result.err
     configure(hermes, openai_server)
     hermes.config(
-        f"model:\n  provider: council\nproviders:\n  council:\n    transport: moa\n"
-        f"    reference_models: [nowhere]\n    aggregator: nowhere\n"
+        "model:\n  provider: council\nproviders:\n  council:\n    transport: moa\n"
+        "    reference_models: [nowhere]\n    aggregator: nowhere\n"
     )
     result = hermes("chat", "-q", "hi")
     assert result.code != 0

@@ -144,8 +144,8 @@ async def _run_one(
             running.child, running.turn = child, turn
             if turn is not None:
                 await follow_child(runtime, settings, child, turn, running.cancel)
-                if child.status == "interrupted":
-                    child.status = "stopped"
+                if running.cancel.is_set():  # stopped by its parent, however it ended
+                    child.status, child.error = "stopped", None
     except Exception as exc:  # the child died with this process's bug: said, never lost
         log.exception("delegation: background child %s failed", running.handle)
         running.child.status = "failed"

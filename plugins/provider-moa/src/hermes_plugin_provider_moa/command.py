@@ -41,7 +41,7 @@ def one_turn(args: str, context: SlashContext) -> SlashReply | str:
     if name is None:
         return (
             "no mixture is configured: add a providers: entry with transport: moa, "
-            "reference_models and an aggregator (see docs/user/providers.md)"
+            "reference_models and an aggregator (see docs/user/models.md)"
         )
     return SlashReply(
         text=f"this message goes through the mixture {name}; then back to {context.model}",

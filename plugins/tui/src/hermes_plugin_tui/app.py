@@ -42,6 +42,7 @@ from hermes_sdk.runtime import (
     ToolFinished,
     ToolStarted,
     TurnEnded,
+    is_report,
 )
 from hermes_sdk.slash import opens_session
 
@@ -290,6 +291,14 @@ class HermesTui(App[int]):
             return
         self.start(text)
 
+    def _take_report(self, report: str) -> None:
+        """A report of work a tool left running (a background subagent's): sent as the
+        next message, at once if no turn runs."""
+        if self.busy:
+            self.queued.append(report)
+            return
+        self.start(report)
+
     def start(self, text: str) -> None:
         self.busy, self.stop_asked = True, False
         self.run_worker(self._turn(text), group="turn")
@@ -297,14 +306,16 @@ class HermesTui(App[int]):
     async def _turn(self, text: str) -> None:
         conversation = self.conversation
         try:
-            if "@" in text:
+            if "@" in text and not is_report(text):
                 text = await self._with_references(text)
             session_id = await self.ensure_session()
             if self.stop_asked:  # Esc while the references were read: nothing starts
                 await conversation.notice("(stopped)")
                 await self._ended_early()
                 return
-            turn = self.runtime.start_turn(session_id, text, answers_questions=True)
+            turn = self.runtime.start_turn(
+                session_id, text, answers_questions=True, later=self._take_report
+            )
         except (ValueError, SessionBusy, SessionNotFound) as exc:
             await conversation.notice(str(exc), "error")
             await self._ended_early()
