@@ -14,6 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BORN_HERE = {
     "references",
+    "sqlite_copy",
     "app_api",
     "byte_split",
     "credential_states",

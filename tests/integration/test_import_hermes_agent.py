@@ -449,3 +449,46 @@ def test_a_zip_made_on_windows_with_backslashes_is_imported(hermes, source, tmp_
     result = hermes("import", "hermes-agent", str(zip_path), "--yes")
     assert result.code == 0, result.err
     assert "sessions: 6 came over" in result.out
+
+
+def test_its_boards_come_over_with_tasks_comments_links_and_attachments(hermes, source):
+    with sqlite3.connect(f"file:{source / 'kanban.db'}?mode=ro&immutable=1", uri=True) as db:
+        theirs = dict(db.execute("SELECT title, id FROM tasks").fetchall())
+    before = digest(source)
+    result = hermes("import", "hermes-agent", str(source), "--yes")
+    assert result.code == 0, result.err
+    assert digest(source) == before
+    assert "kanban tasks: 4 came over" in result.out
+    assert "kanban.db" not in result.out.split("left")[-1]  # nothing of it left behind
+
+    listed = json.loads(hermes("kanban", "list", "--all-boards", "--json").out)
+    found = {task["title"]: task for task in listed}
+    invoices, taxes, call = (
+        found["Collect the invoices"],
+        found["File the tax return"],
+        found["Call the accountant"],
+    )
+    assert invoices["id"] == theirs["Collect the invoices"]  # hermes-agent's ids are kept
+    assert invoices["status"] == "done" and invoices["assignee"] == "alice"
+    assert invoices["priority"] == 2 and invoices["body"] == "All of 2026, as PDFs."
+    assert taxes["status"] == "ready"  # its parent is done
+    assert call["status"] == "blocked"
+    assert found["Plant the tomatoes"]["board"] == "garden"
+
+    shown = json.loads(hermes("kanban", "show", taxes["id"], "--json").out)
+    assert shown["parents"] == [invoices["id"]]
+    assert shown["comments"][0][:2] == ["bob", "Use the new form this year."]
+    done = json.loads(hermes("kanban", "show", invoices["id"], "--json").out)
+    assert done["comments"][0][:2] == ["alice", "Two are still missing from March."]
+    assert [run["outcome"] for run in done["runs"]] == ["completed"]
+    assert "All 41 invoices are in invoices/2026." in json.dumps(done)
+    kinds = [event["kind"] for event in done["events"]]
+    assert kinds[0] == "created" and "completed" in kinds and kinds[-1] == "imported"
+    blocked = json.loads(hermes("kanban", "show", call["id"], "--json").out)
+    ((_number, name, path, _size),) = blocked["attachments"]
+    assert name == "number.txt" and Path(path).read_text() == "The accountant's number: 555-0100\n"
+    assert str(hermes.home) in path
+
+    again = hermes("import", "hermes-agent", str(source), "--yes")
+    assert again.code == 0, again.err
+    assert len(json.loads(hermes("kanban", "list", "--all-boards", "--json").out)) == 4

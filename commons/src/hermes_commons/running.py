@@ -15,6 +15,8 @@ service") and ``path`` (its unit file).
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from hermes_commons.locks import FileLock, LockTimeout, lock_holder
 __all__ = [
     "AlreadyRunning",
     "PidLock",
+    "hermes_command",
     "installed_service",
     "read_status",
     "record_service",
@@ -118,3 +121,12 @@ def installed_service(home: Path, name: str) -> dict[str, str] | None:
     if isinstance(data.get("path"), str) and not Path(data["path"]).exists():
         return None  # removed by hand since
     return {key: str(value) for key, value in data.items()}
+
+
+def hermes_command() -> str | None:
+    """The ``hermes`` command of this installation (beside this Python first, then on
+    PATH), to start another process of it; None if there is none."""
+    beside = Path(sys.executable).with_name("hermes")
+    if beside.exists():
+        return str(beside)
+    return shutil.which("hermes")

@@ -12,8 +12,9 @@ from hermes_plugin_import_hermes_agent.history import (
     HistoryStats,
     HistoryUnreadable,
     history_batches,
-    readable_copy,
 )
+
+from hermes_commons.sqlite_copy import readable_copy
 
 
 def read_history(connection):

@@ -78,5 +78,9 @@ def test_a_part_no_installed_plugin_brings_over_is_left_naming_the_plugin(tmp_pa
             "its cron jobs: no installed plugin brings them over; install the one that keeps "
             "them (hermes plugins install cron), then import again",
         ),
-        ("kanban.db", "hermes-agent's task board"),
+        (
+            "kanban.db",
+            "its kanban tasks: no installed plugin brings them over; install the one that "
+            "keeps them (hermes plugins install kanban), then import again",
+        ),
     ]

@@ -10,10 +10,8 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_commons.outbox import Outbox
+from hermes_commons.running import hermes_command
 from hermes_commons.text import one_line
 from hermes_plugin_gateway.pairing import PairingError, Pairings
 from hermes_plugin_gateway.schema import SCHEMA
@@ -449,10 +448,7 @@ class GatewayPanel:
 
 def _hermes() -> list[str]:
     """The ``hermes`` command of this installation."""
-    beside = Path(sys.executable).with_name("hermes")
-    if beside.exists():
-        return [str(beside)]
-    found = shutil.which("hermes")
+    found = hermes_command()
     if found is None:
         raise PanelError("cannot find the hermes command to start the gateway with")
     return [found]

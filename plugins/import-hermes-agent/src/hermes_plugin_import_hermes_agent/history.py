@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from hermes_commons.sqlite_copy import UnreadableDatabase
 from hermes_sdk.archive import ArchivedMessage, ArchivedSession
 from hermes_sdk.models import ToolCallRequest
 
@@ -33,8 +31,8 @@ CONTENT_JSON = "\x00json:"
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
-class HistoryUnreadable(Exception):
-    """The state.db cannot be read (damaged, or not a database): one line."""
+HistoryUnreadable = UnreadableDatabase
+"""The state.db cannot be read (damaged, or not a database): one line."""
 
 
 @dataclass
@@ -48,29 +46,6 @@ class HistoryStats:
     """Image parts of messages: the text is kept, the picture is not."""
     orphan_parents: int = 0
     schema_version: int | None = None
-
-
-@contextlib.contextmanager
-def readable_copy(state_db: Path) -> Iterator[sqlite3.Connection]:
-    """A connection to a copy of ``state_db`` (and its log), in a scratch folder."""
-    with tempfile.TemporaryDirectory(prefix="hermes-import-") as scratch:
-        copy = Path(scratch) / "state.db"
-        try:
-            shutil.copyfile(state_db, copy)
-            wal = state_db.with_name(state_db.name + "-wal")
-            if wal.exists():
-                shutil.copyfile(wal, copy.with_name("state.db-wal"))
-        except OSError as exc:
-            raise HistoryUnreadable(f"{state_db}: cannot read: {exc.strerror}") from None
-        connection = sqlite3.connect(copy)
-        connection.row_factory = sqlite3.Row
-        try:
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            yield connection
-        except sqlite3.DatabaseError as exc:
-            raise HistoryUnreadable(f"{state_db}: not a readable SQLite database: {exc}") from None
-        finally:
-            connection.close()
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:

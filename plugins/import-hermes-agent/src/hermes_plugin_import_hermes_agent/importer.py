@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_commons.files import atomic_write_text
+from hermes_commons.sqlite_copy import readable_copy
 from hermes_plugin_import_hermes_agent.config_map import ENV_RENAMES, MappedConfig, map_config
 from hermes_plugin_import_hermes_agent.history import (
     HistoryStats,
     HistoryUnreadable,
     history_batches,
-    readable_copy,
 )
 from hermes_plugin_import_hermes_agent.homefiles import (
     import_env,
@@ -74,7 +74,6 @@ WHY_NOT = {
     "hooks": "hermes-agent's shell hooks: Hermes runs plugins, not hook scripts",
     "skins": "hermes-agent's terminal themes",
     "checkpoints": "hermes-agent's file checkpoints",
-    "kanban.db": "hermes-agent's task board",
     "gateway.pid": "hermes-agent's running gateway, if any",
     "gateway_state.json": "hermes-agent's gateway status",
 }
@@ -82,6 +81,8 @@ PLUGIN_PARTS = {
     "memories": ("memory entries", "memory-builtin"),
     "skills": ("skills", "skills"),
     "cron": ("cron jobs", "cron"),
+    "kanban.db": ("kanban tasks", "kanban"),
+    "kanban": ("kanban tasks", "kanban"),
     "plugins": ("plugin folders", "compat-hermes-agent"),
 }
 """Parts of a hermes-agent home that a plugin of ours brings over (hermes_import_home), and
@@ -486,7 +487,7 @@ def _other_files(source: Path, brought: set[str]) -> ImportSection:
         if name in PLUGIN_PARTS:
             what, plugin = PLUGIN_PARTS[name]
             section.left(
-                name + "/",
+                name + ("/" if entry.is_dir() else ""),
                 f"its {what}: no installed plugin brings them over; install the one that "
                 f"keeps them (hermes plugins install {plugin}), then import again",
             )
