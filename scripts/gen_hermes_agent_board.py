@@ -49,7 +49,8 @@ folder = home / "kanban" / "attachments" / call
 folder.mkdir(parents=True, exist_ok=True)
 note = folder / "number.txt"
 note.write_text("The accountant's number: 555-0100\n")
-kb.add_attachment(conn, call, filename="number.txt", stored_path=str(note), size=note.stat().st_size,
+size = note.stat().st_size
+kb.add_attachment(conn, call, filename="number.txt", stored_path=str(note), size=size,
                   uploaded_by="user")
 conn.close()
 kb.create_board("garden", name="Garden")
