@@ -13,6 +13,7 @@ leave the machine. Screenshots of each page at both widths go to HERMES_SCREENSH
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import re
 import shutil
@@ -161,6 +162,7 @@ def dashboard(
             "learning:\n  review: false\n  nudge_every_turns: 0\n"
             "gateway:\n  stream_interval_seconds: 0.1\n  drain_seconds: 5\n"
             "cron:\n  tick_seconds: 1\n"
+            "kanban:\n  tick_seconds: 0.5\n"
             f"web_ui:\n  enabled: true\n  port: {port}\n"
             "skills_hub:\n"
             f"  github_api: {hub.url}\n  github_raw: {hub.url}\n  clawhub_api: {hub.url}\n"
@@ -504,6 +506,55 @@ def test_an_mcp_server_is_added_tested_and_removed(page: Any, dashboard: Dashboa
     row.locator("button:text-is('Remove')").click()
     assert f"removed MCP server {name!r}" in flash(page)
     assert name not in dashboard.hermes("config", "show")
+
+
+# --- Board ---------------------------------------------------------------------------------
+
+
+def test_a_task_added_on_the_board_is_worked_on_and_one_is_blocked_and_done(
+    page: Any, dashboard: Dashboard
+) -> None:
+    worked, held = f"Tidy the inbox at {page.width}px", f"Review the lease at {page.width}px"
+    go(page, "Board")
+    form = section(page, "Board default")
+    form.get_by_label("Title").fill(worked)
+    form.locator("button[type=submit]").click()
+    assert "added t_" in flash(page)
+    form = section(page, "Board default")
+    form.get_by_label("Title").fill(held)
+    form.get_by_label("Profile (empty: any worker)").fill("reviewer")  # another home's
+    form.locator("button[type=submit]").click()
+    row = page.locator("tr", has=page.locator(f"td:text-is('{held}')"))
+    row.locator("button:text-is('Block')").click()
+    assert "is blocked" in flash(page)
+    task_id = flash(page).split()[0]
+    assert json.loads(dashboard.hermes("kanban", "show", task_id, "--json"))["task"]["status"] == (
+        "blocked"
+    )
+    row = page.locator("tr", has=page.locator(f"td:text-is('{held}')"))
+    row.locator("button:text-is('Unblock')").click()
+    assert f"{task_id} is ready" in flash(page)
+    row = page.locator("tr", has=page.locator(f"td:text-is('{held}')"))
+    row.locator("button:text-is('Done')").click()
+    assert f"{task_id} is done" in flash(page)
+
+    def worked_is_done() -> bool:  # the gateway's dispatcher started a worker for it
+        page.reload()
+        return (
+            page.locator("section.panel-section", has_text=worked)
+            .filter(has=page.locator("h2", has_text="done"))
+            .count()
+            == 1
+        )
+
+    deadline = time.monotonic() + 60
+    while not worked_is_done():
+        assert time.monotonic() < deadline, "the dispatcher did not finish the task"
+        time.sleep(0.5)
+    listed = json.loads(dashboard.hermes("kanban", "list", "--json", "--status", "done"))
+    (found,) = [task for task in listed if task["title"] == worked]
+    assert found["result"] == ANSWER and found["last_profile"] == "default"
+    shot(page, "board")
 
 
 # --- Models, insights, profiles, plugins ---------------------------------------------------

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from hermes_sdk.runtime import STEER_PREFIX, SessionOptions, open_runtime
+from hermes_sdk.runtime import REPORT_PREFIX, STEER_PREFIX, SessionOptions, open_runtime
 from hermes_testkit import Reply
 from tests.integration.conftest import Terminal, terminal_env
 
@@ -163,3 +163,43 @@ def test_handoff_from_a_real_chat_in_a_terminal(running_gateway, telegram, opena
         assert again.wait_exit() == 0
     finally:
         again.close()
+
+
+def test_a_background_subagent_reports_back_in_the_chat(running_gateway, telegram, openai_server):
+    """delegate_task in the background on a chat platform: the chat gets the handles' reply
+    at once, chats on meanwhile, and the report comes back as a turn answered there;
+    /agents lists the child."""
+
+    def respond(body) -> Reply:
+        said = users_of(body)
+        if said[0].startswith("Survey the logs"):  # the child
+            return Reply.say("The logs are quiet.", delay_seconds=3)
+        last = said[-1]
+        if last.startswith(REPORT_PREFIX):
+            return Reply.say("Your subagent says the logs are quiet.")
+        if last == "survey the logs in the background":
+            if body["messages"][-1]["role"] == "tool":
+                return Reply.say("Started a subagent on it.")
+            return Reply.tool_call("delegate_task", {"tasks": [{"goal": "Survey the logs"}]})
+        return Reply.say("Fine, thanks.")
+
+    openai_server.respond = respond
+    running_gateway()
+    telegram.user_says(OWNER, "survey the logs in the background")
+    telegram.wait_for_message(OWNER, "Started a subagent on it.")
+    telegram.user_says(OWNER, "/agents")
+    telegram.wait_for_message(OWNER, "d1 [running")
+    telegram.user_says(OWNER, "how are you?")
+    telegram.wait_for_message(OWNER, "Fine, thanks.")
+    telegram.wait_for_message(OWNER, "Your subagent says the logs are quiet.", timeout=60)
+    (report,) = [
+        said
+        for request in openai_server.requests
+        for said in users_of(request.json)
+        if said.startswith(REPORT_PREFIX)
+    ][:1]
+    assert "d1 (completed): Survey the logs" in report and "The logs are quiet." in report
+
+
+def users_of(body) -> list[str]:
+    return [unfenced(str(m["content"])) for m in body["messages"] if m["role"] == "user"]

@@ -199,6 +199,7 @@ class Gateway:
         )
         self.intake = Intake(self.ledger, self._stored)
         self.intake.worker = self.claims.worker
+        runner.accept = self.intake.accept
         self.workers = Workers(
             self.claims,
             Leases(control if self._control_store else runtime.plugin_store(LEASES)),

@@ -14,7 +14,9 @@ import asyncio
 import contextlib
 import gc
 import logging
+import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from hermes_plugin_gateway.routing import user_scope
 from hermes_plugin_gateway.settings import GatewayConfig
 from hermes_plugin_gateway.toolsets import tool_choice, untrusted_source
 from hermes_sdk.following import TurnWatcher, follow_turn
-from hermes_sdk.platform import ChatRef, PlatformAdapter
+from hermes_sdk.platform import ChatRef, Inbound, PlatformAdapter
 from hermes_sdk.runtime import Runtime, SessionBusy, SessionNotFound, SessionOptions, TurnEnded
 
 __all__ = ["TurnRunner", "compose_reply"]
@@ -76,6 +78,15 @@ def compose_reply(ended: TurnEnded, stopped_by_user: bool) -> str:
     return f"{text}\n\n{note}" if text else note
 
 
+REPORT_ID = "hermes-report:"
+"""How the message id of a report (``later``) begins: the gateway's own message, which no
+platform message has, so a reply to it replies to nothing."""
+
+
+def _reply_to(item: InboxItem) -> str | None:
+    return None if item.message_id.startswith(REPORT_ID) else item.message_id
+
+
 class TurnRunner:
     def __init__(
         self,
@@ -105,6 +116,10 @@ class TurnRunner:
         self.commands = ChatCommands(runtime, ledger)
         self.slots = asyncio.Semaphore(settings.max_concurrent_turns)
         self._frozen_after_first_turn = False
+        self.accept: Callable[[Inbound, str], Awaitable[object]] | None = None
+        """The intake's ``accept``: how a report of work a turn's tools left running (a
+        background subagent's) becomes the conversation's next message."""
+        self._reports: set[asyncio.Task[object]] = set()
 
     async def handle(self, conversation: Conversation, item: InboxItem) -> None:
         """Answer one message taken from the inbox (by the worker ``item.worker`` names)."""
@@ -145,7 +160,7 @@ class TurnRunner:
             item.chat,
             text,
             worker=item.worker,
-            reply_to=item.message_id,
+            reply_to=_reply_to(item),
             preview_id=preview_id,
         )
         return recorded
@@ -199,7 +214,7 @@ class TurnRunner:
         stream: Preview | None = None
         interval = self.settings.stream_interval_seconds
         if adapter is not None and adapter.can_edit and self.settings.stream:
-            stream = ReplyStream(adapter, item.chat, item.message_id, interval)
+            stream = ReplyStream(adapter, item.chat, _reply_to(item), interval)
         elif adapter is None and self.previews is not None and self.settings.stream:
             stream = self.previews.stream(item, interval)  # shown by the platforms' worker
         typing = None
@@ -240,6 +255,30 @@ class TurnRunner:
             self._frozen_after_first_turn = True
             freeze_heap()  # now the provider and the platform's HTTP stack are loaded too
 
+    def _reporter(
+        self, conversation: Conversation, item: InboxItem
+    ) -> Callable[[str], None] | None:
+        """``later`` for a turn: a report is stored as a message of the same person in the
+        same conversation (so it is run, and answered there, as any message; after the
+        turn running then)."""
+        accept = self.accept
+        if accept is None:
+            return None
+
+        def report(text: str) -> None:
+            message = Inbound(
+                chat=item.chat,
+                user_id=item.user_id,
+                user_name=item.user_name,
+                text=text,
+                message_id=f"{REPORT_ID}{secrets.token_hex(8)}",
+            )
+            task = asyncio.ensure_future(accept(message, conversation.key))
+            self._reports.add(task)
+            task.add_done_callback(self._reports.discard)
+
+        return report
+
     async def _run_turn(
         self,
         conversation: Conversation,
@@ -259,6 +298,7 @@ class TurnRunner:
                 text,
                 answers_questions=adapter is not None or relayed,
                 attachments=item.attachments,
+                later=self._reporter(conversation, item),
             )
         except SessionBusy:  # a service of this gateway runs a turn on it
             return TurnEnded(session_id=session_id, status="busy", reply="")

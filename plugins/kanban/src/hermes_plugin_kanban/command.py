@@ -424,6 +424,30 @@ def stats(as_json: bool, board: str) -> None:
         click.echo(f"the oldest ready task waits for {found['oldest_ready_seconds']} s")
 
 
+@kanban.command()
+def dispatch() -> None:
+    """One pass of the dispatcher, without a gateway: take back the tasks of workers that
+    are gone, start a worker for each ready task an idle profile can take, tell subscribed
+    chats (when a gateway serves this home). The workers go on after this returns."""
+    from hermes_plugin_kanban.dispatcher import Dispatcher
+
+    context = _context()
+    settings = _settings()
+    open_runtime = context.open_runtime
+    if open_runtime is None:
+        raise click.ClickException("this Hermes cannot run agents (no runtime installed)")
+    dispatcher = Dispatcher(context.home, settings)
+
+    async def once() -> None:
+        async with open_runtime() as runtime:
+            with _board() as board:
+                await dispatcher.tick(board, board.store, runtime)
+
+    asyncio.run(once())
+    started = ", ".join(dispatcher.workers) or "none"
+    click.echo(f"workers started for: {started}")
+
+
 @kanban.command(hidden=True)
 @click.argument("task_id")
 @click.option("--run", "run_id", type=int, required=True)

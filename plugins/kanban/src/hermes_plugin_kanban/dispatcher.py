@@ -12,7 +12,6 @@ chat is told each change once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 
@@ -61,6 +60,10 @@ class Dispatcher:
         self.workers: dict[str, asyncio.subprocess.Process] = {}
         """Task id -> the worker process started for it (reaped as it ends)."""
 
+    def local_profiles(self) -> set[str]:
+        """The profiles this home can start a worker as."""
+        return {DEFAULT_PROFILE, *profiles_of(self.home)}
+
     def profiles(self) -> list[str]:
         """Who takes tasks nobody is assigned to."""
         if self.settings.workers is not None:
@@ -79,9 +82,8 @@ class Dispatcher:
                     log.warning("kanban: dispatching failed: %s", exc)
                 await asyncio.sleep(self.settings.tick_seconds)
         finally:
-            for process in self.workers.values():  # workers outlive no gateway: it would
-                with contextlib.suppress(ProcessLookupError):  # reclaim them at its start
-                    process.terminate()
+            # Workers are processes of their own: they finish their tasks (holding their
+            # leases) whether or not this gateway runs on.
             store.close()
 
     async def tick(self, board: Board, store: Store, runtime: Runtime) -> None:
@@ -113,10 +115,13 @@ class Dispatcher:
     async def _choose(
         self, board: Board, store: Store, task: Task, workers: list[str], busy: dict[str, int]
     ) -> str | None:
-        """The profile to run ``task``: its assignee when idle, else an idle worker, one
-        other than the last that failed it when there is a choice."""
+        """The profile to run ``task``: its assignee when idle (and a profile of this home:
+        another home sharing the board runs the others), else an idle worker, one other
+        than the last that failed it when there is a choice."""
         per = self.settings.per_worker
         if task.assignee:
+            if task.assignee not in self.local_profiles():
+                return None
             return task.assignee if busy.get(task.assignee, 0) < per else None
         idle = [name for name in workers if busy.get(name, 0) < per]
         if not idle:
