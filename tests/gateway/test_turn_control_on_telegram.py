@@ -197,7 +197,7 @@ def test_a_background_subagent_reports_back_in_the_chat(running_gateway, telegra
         for request in openai_server.requests
         for said in users_of(request.json)
         if said.startswith(REPORT_PREFIX)
-    ][:1]
+    ]  # once, however many requests carried the conversation after
     assert "d1 (completed): Survey the logs" in report and "The logs are quiet." in report
 
 

@@ -238,15 +238,25 @@ def test_a_reply_cut_off_and_asked_again_says_the_text_so_far_is_void(home, open
 def test_a_compaction_in_a_front_ends_turn_is_a_notice_and_the_view_persists(home, openai_server):
     from hermes_sdk.runtime import Notice
 
+    long = " ".join(f"w{i}" for i in range(1500))
     config = home / "config.yaml"
+    config.write_text(config.read_text() + "skills:\n  index_chars: 500\n")  # a small index
+
+    async def measure() -> int:  # the system prompt and every installed tool's schema
+        async with open_runtime(home) as runtime:
+            session = await runtime.open_session(SessionOptions(source="test"))
+            return (await runtime.start_turn(session.session_id, "hi").result()).usage.input_tokens
+
+    openai_server.respond = lambda body: Reply.say("ok")
+    base, words = asyncio.run(measure()), len(long) // 4
+    # The first turn (the base and 1,500 words) fits under 0.75 of this window; the second
+    # (twice the words) does not, and does once the first exchange is a summary. Measured,
+    # so the test holds however many tools the installed plugins add.
+    window = int((base + 1.25 * words) / 0.75)
     config.write_text(
         config.read_text().replace(
-            # The first turn (system prompt, every installed tool's schema, 1,500 words) fits
-            # under 0.75 of this; the second (twice the words) does not.
-            "default: test-model\n",
-            "default: test-model\n  context_length: 8000\n",
+            "default: test-model\n", f"default: test-model\n  context_length: {window}\n"
         )
-        + "skills:\n  index_chars: 500\n"  # the sizes above are for a small skills index
     )
     summarizer = "You write the working memory of an AI agent"
 
@@ -256,7 +266,6 @@ def test_a_compaction_in_a_front_ends_turn_is_a_notice_and_the_view_persists(hom
         return Reply.say("ok")
 
     openai_server.respond = respond
-    long = " ".join(f"w{i}" for i in range(1500))
 
     async def scenario():
         async with open_runtime(home) as runtime:

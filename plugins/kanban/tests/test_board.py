@@ -146,3 +146,26 @@ def test_archived_boards_and_bad_requests_are_one_line(board):
         board.archive(running.id)
     with pytest.raises(KanbanError, match="cannot be reassigned"):
         board.assign(running.id, "bob")
+
+
+def test_a_task_blocked_under_its_worker_is_free_again_at_once_and_the_old_run_settles_nothing(
+    board,
+):
+    task = board.create("Contested")
+    holder = this_process()
+    first = board.claim(task.id, "alice")
+    assert first is not None
+    board.take(task.id, first, holder, 60, None)
+    board.block(task.id, "waiting for the vendor", "user")  # a person, while alice works
+    assert not board.heartbeat(task.id, first, holder, 60)  # alice's worker stops
+    board.unblock(task.id)
+    second = board.claim(task.id, "bob")
+    assert second is not None
+    board.take(task.id, second, "vm@1:1:1-bob", 60, None)  # the lease is free at once
+    with pytest.raises(KanbanError, match="no longer this worker's"):
+        board.block(task.id, "alice's late idea", "alice", run_id=first)
+    with pytest.raises(KanbanError, match="no longer this worker's"):
+        board.complete(task.id, "alice's late result", run_id=first)
+    assert board.task(task.id).status == "running"
+    outcomes = [run.outcome for run in board.runs(task.id)]
+    assert outcomes == ["blocked", None]

@@ -147,7 +147,7 @@ def _allowing_extras(prefix: KeyPath, instance: BaseModel) -> list[tuple[KeyPath
         if section is not None:
             found.append(((name,), section))
     for name, provider in (getattr(instance, "providers", None) or {}).items():
-        if getattr(provider, "base_url", None) is None:
+        if getattr(provider, "base_url", None) is None and getattr(provider, "transport", None):
             continue  # no server: a virtual transport's entry, whose extras it reads itself
         found.append((("providers", name), provider))
     return found

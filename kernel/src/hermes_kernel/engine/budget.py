@@ -10,9 +10,10 @@ tokens (and,
 at the model's input price, its least cost) are added to what was spent. The turn then ends
 with status ``budget`` and one line naming the limit and how to raise it.
 
-An unknown price is unknown, never free: a cost limit that cannot be enforced for a model
-(no price for it) is said once, and the turn goes on; the spend the store counts leaves that
-model's calls out, and ``/usage`` says so.
+An unknown price is unknown, never free: when the next call's least cost cannot be known (a
+model without a price, or a mixture of models, each priced as it answers) that is said once
+and the limit is checked against what was spent so far; the spend the store counts leaves
+calls of an unknown price out, and ``/usage`` says so.
 """
 
 from __future__ import annotations
@@ -112,13 +113,16 @@ class BudgetGuard:
             return None
         least = self.pricing(model, ModelUsage(input_tokens=upcoming_tokens))
         if least is None:
+            # The next call's least cost is unknown (a model without a price, or a mixture,
+            # whose models are priced as they answer): what was spent still counts.
             if model not in self.warned:
                 self.warned.add(model)
                 notice(
-                    f"the cost budget cannot be enforced for {model}: its price is unknown "
-                    "(add it to the price table, or set a token budget)"
+                    f"the cost of a call to {model} is known only once it is made: the cost "
+                    "budget is checked against what was spent (add its price to the price "
+                    "table, or set a token budget)"
                 )
-            return None
+            least = 0.0
         cost = spent.cost_usd
         session_limit = budget.session_max_cost_usd
         if session_limit is not None and cost + least > session_limit:

@@ -27,7 +27,13 @@ from hermes_kernel.store.messages import Disposition, Message, MessageFields, ap
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
 from hermes_sdk.media import Attachment
-from hermes_sdk.models import ChatMessage, ModelResponse, ProviderError, ToolCallRequest
+from hermes_sdk.models import (
+    ChatMessage,
+    ModelResponse,
+    ModelUsage,
+    ProviderError,
+    ToolCallRequest,
+)
 from hermes_sdk.runtime import STEER_PREFIX
 from hermes_sdk.tool_calls import lenient_arguments
 from hermes_sdk.tooling import NestedResult, ToolCaller
@@ -122,7 +128,11 @@ class TurnRun:
             tuple(self.control.outbound),
         )
 
-    def usage(self, response: ModelResponse) -> Usage:
+    def usage(self, response: ModelResponse) -> Usage | None:
+        """The call's usage against the route; None for a virtual provider's response that
+        reported its calls and used nothing itself (its models' rows say it all)."""
+        if response.calls and response.usage == ModelUsage():
+            return None
         return call_usage(self.routes[self.route_start], response.usage, self.parts.pricing)
 
     def calls(self, response: ModelResponse) -> list[Usage] | None:

@@ -124,10 +124,11 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         """Sessions a front-end resumed here (a background task's, read while it ran, is
         not ended under the user when the task finishes)."""
         self._narrowed: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]] = {}
-        self._turn_routes: dict[str, tuple[str, str | None]] = {}
-        """Session id (or :func:`_unopened` for a person's next session) -> the endpoint
-        and model of its next turn only (``SlashReply.turn_provider``)."""
         """The tool narrowing each session was last bound with (``resume_session``'s)."""
+        self._turn_routes: dict[str, tuple[str, str | None, str]] = {}
+        """Session id (or :func:`_unopened` for a person's next session) -> the endpoint
+        and model of its next turn only, and the text that turn is for
+        (``SlashReply.turn_provider`` and ``send``): another message does not take it."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
@@ -357,7 +358,8 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         for line in self._pending_notices:
             turn.emit(Notice(text=line))
         self._pending_notices.clear()
-        route = self._turn_routes.pop(session_id, None)
+        kept = self._turn_routes.pop(session_id, None)
+        route = kept[:2] if kept is not None and kept[2] == text else None
         turn.task = asyncio.ensure_future(self._run(engine, turn, text, tuple(attachments), route))
         return turn
 
@@ -749,9 +751,9 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         else:
             output = await asyncio.to_thread(spec.handler, args, context)
         if isinstance(output, SlashReply):
-            if output.turn_provider is not None:
+            if output.turn_provider is not None and output.send is not None:
                 key = session_id if session_id is not None else _unopened(user_scope)
-                self._turn_routes[key] = (output.turn_provider, output.turn_model)
+                self._turn_routes[key] = (output.turn_provider, output.turn_model, output.send)
             return output
         return SlashReply("" if output is None else str(output))
 

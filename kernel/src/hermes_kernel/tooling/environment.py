@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hermes_commons.redact import redact_text
 from hermes_kernel.config.defaults import APPROVALS_MODE, TERMINAL_SHARE_BACKEND
 from hermes_kernel.config.edit import allow_approval_command, allow_approval_rule
 from hermes_kernel.config.errors import ConfigError
@@ -263,7 +264,7 @@ class ToolEnvironment:
             secrets=lambda name: self._secrets.merged().get(name),
             get_runtime=self.runtime,
             send=control.outbound.append,
-            later=control.later,
+            later=self._redacting(control.later),
             look=self._looker(control),
             transform_output=(
                 self._host.transform_terminal_output
@@ -271,6 +272,17 @@ class ToolEnvironment:
                 else None
             ),
         )
+
+    def _redacting(self, later: Callable[[str], None] | None) -> Callable[[str], None] | None:
+        """``later`` for a tool: a report is redacted as a tool's result is (it carries what
+        work left running found: the front-end stores it as a message)."""
+        if later is None:
+            return None
+
+        def report(text: str) -> None:
+            later(redact_text(text, self._secrets.merged().values()))
+
+        return report
 
     def _looker(self, control: TurnControl) -> Callable[[str, Sequence[Attachment]], str] | None:
         route_of, media = self.aside_route, self.media

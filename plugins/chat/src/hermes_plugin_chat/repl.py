@@ -157,6 +157,9 @@ class Repl:
         questions.redraw = self.redraw
         self.turn: asyncio.Task[None] | None = None
         self.queued: list[str] = []
+        self.reports: list[str] = []
+        """Reports of background work, waiting for the running turn to end (never dropped
+        by a stop, as typed messages are)."""
         self.attached: list[Attachment] = list(chat.options.attachments)
         """Files for the next message (``--image``, ``/image``, ``/file``)."""
         self.last_ctrl_c = 0.0
@@ -351,10 +354,7 @@ class Repl:
         if self.turn is not None:
             self.queued.append(text)
             return
-        if is_report(text):  # background work reported back: not the user's words
-            self.view.info(text.removeprefix(REPORT_PREFIX).splitlines()[0])
-        else:
-            self.view.user(text)
+        self.view.user(text)
         self.start(text)
 
     def start(self, text: str) -> None:
@@ -390,15 +390,18 @@ class Repl:
     async def _turn(self, text: str) -> None:
         view = self.view
         try:
-            attached, self.attached = tuple(self.attached), []
-            if "@" in text and not is_report(text):
+            report = is_report(text)
+            attached: tuple[Attachment, ...] = ()
+            if not report:  # a report takes none of the files attached for the next message
+                attached, self.attached = tuple(self.attached), []
+            if "@" in text and not report:
                 from hermes_plugin_chat.attach import attach_references
 
                 text = await attach_references(
                     self.runtime.home, self.runtime.config, text, self.view.info, self.view.warn
                 )
             ended = await self.chat.run_turn(
-                text, self.watcher(), attended=True, attachments=attached, later=self.queue
+                text, self.watcher(), attended=True, attachments=attached, later=self._reporter
             )
         except (ValueError, SessionBusy, SessionNotFound) as exc:  # one line to act on
             view.end_turn()
@@ -414,8 +417,29 @@ class Repl:
             self.questions.close()
             self.turn = None
             self.redraw()
-        if self.queued:
+        if self.reports:
+            self.start(self.reports.pop(0))
+        elif self.queued:
             self.start(self.queued.pop(0))
+
+    def _reporter(self, session_id: str) -> Callable[[str], None]:
+        """``later`` for a turn of ``session_id``: its reports go to that session only."""
+
+        def report(text: str) -> None:
+            current = self.chat.session
+            if current is None or current.session_id != session_id:
+                self.view.info(
+                    f"background work of session {session_id} finished: /resume {session_id} "
+                    "and delegate_list show what it found"
+                )
+                return
+            if self.turn is not None:
+                self.reports.append(text)
+                return
+            self.view.info(text.removeprefix(REPORT_PREFIX).splitlines()[0])
+            self.start(text)
+
+        return report
 
     def show_end(self, ended: TurnEnded) -> None:
         view = self.view

@@ -152,14 +152,19 @@ class ChatSession:
         *,
         attended: bool,
         attachments: Sequence[Attachment] = (),
-        later: Callable[[str], None] | None = None,
+        later: Callable[[str], Callable[[str], None]] | None = None,
     ) -> TurnEnded:
         """One turn, its events handed to ``watcher``; the session is opened first if this
-        is its first message. ``attended``: someone can answer questions. ``later`` takes
-        reports of work the turn's tools leave running (``start_turn(later=)``)."""
+        is its first message. ``attended``: someone can answer questions. ``later(id)``
+        makes the taker of reports of work the turn's tools leave running, for the session
+        ``id`` (``start_turn(later=)``)."""
         session_id = await self.ensure_session()
         turn = self.runtime.start_turn(
-            session_id, text, answers_questions=attended, attachments=attachments, later=later
+            session_id,
+            text,
+            answers_questions=attended,
+            attachments=attachments,
+            later=later(session_id) if later is not None else None,
         )
         self.turn = turn
         try:

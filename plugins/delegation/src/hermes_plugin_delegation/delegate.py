@@ -30,6 +30,9 @@ __all__ = ["EXCLUDED_TOOLS", "Child", "delegate_task", "follow_child", "open_chi
 
 EXCLUDED_TOOLS = ("clarify", "memory", "send_message", "cronjob")
 SOURCE = "delegate"
+BACKGROUND = "delegated in the background: "
+"""How a background child's session title begins (one left by a process that ended is
+listed as lost)."""
 POLL_SECONDS = 0.2
 
 _depth: dict[str, int] = {}
@@ -109,9 +112,11 @@ async def open_child(
     context: ToolContext,
     task: dict[str, Any],
     depth: int,
+    *,
+    background: bool = False,
 ) -> tuple[Child, RuntimeTurn | None]:
     """The child's session opened and its turn started; no turn (and ``error`` said) when
-    the session cannot be opened."""
+    the session cannot be opened. A background child's title says so (:data:`BACKGROUND`)."""
     child = Child(goal=str(task.get("goal") or ""))
     excluded = list(EXCLUDED_TOOLS)
     if depth >= settings.max_depth:
@@ -130,7 +135,8 @@ async def open_child(
                 model=settings.model,
                 max_iterations=settings.max_iterations,
                 background_review=False,
-                title=f"delegated: {' '.join(child.goal.split())[:60]}",
+                title=f"{BACKGROUND if background else 'delegated: '}"
+                f"{' '.join(child.goal.split())[:60]}",
             )
         )
     except ValueError as exc:  # a toolset or model that cannot be used

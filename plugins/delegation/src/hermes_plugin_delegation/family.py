@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_plugin_delegation.delegate import Child, follow_child, open_child
+from hermes_plugin_delegation.delegate import BACKGROUND, Child, follow_child, open_child
 from hermes_plugin_delegation.settings import DelegationConfig
 from hermes_sdk.runtime import REPORT_PREFIX, Runtime, RuntimeTurn
 from hermes_sdk.tooling import ToolContext
@@ -73,6 +73,23 @@ def family_of(parent_id: str) -> dict[str, Running]:
     return _families.get(parent_id, {})
 
 
+KEPT_SECONDS = 3600.0
+"""How long an ended child stays listed (its report was sent when its batch ended)."""
+KEPT_ENDED = 50
+"""The most ended children listed per conversation."""
+
+
+def _forget_old(family: dict[str, Running]) -> None:
+    """Drop children that ended long ago, and the oldest ended beyond :data:`KEPT_ENDED`,
+    so a conversation that delegates all day does not hold every summary forever."""
+    now = time.time()
+    ended = [r for r in family.values() if r.ended_at is not None]
+    old = {r.handle for r in ended if now - (r.ended_at or now) > KEPT_SECONDS}
+    old |= {r.handle for r in ended[: max(0, len(ended) - KEPT_ENDED)]}
+    for handle in old:
+        del family[handle]
+
+
 def _handle(parent_id: str) -> str:
     return f"d{next(_numbers.setdefault(parent_id, itertools.count(1)))}"
 
@@ -86,6 +103,7 @@ async def start_batch(
 ) -> str:
     """Start ``tasks`` in the background and return their handles, as JSON, at once."""
     family = _families.setdefault(context.session_id, {})
+    _forget_old(family)
     batch = [Running(_handle(context.session_id), Child(goal=str(t.get("goal")))) for t in tasks]
     for running in batch:
         family[running.handle] = running
@@ -140,7 +158,7 @@ async def _run_one(
             if running.cancel.is_set():  # stopped while it waited for a slot
                 running.child.status = "stopped"
                 return
-            child, turn = await open_child(runtime, settings, context, task, depth)
+            child, turn = await open_child(runtime, settings, context, task, depth, background=True)
             running.child, running.turn = child, turn
             if turn is not None:
                 await follow_child(runtime, settings, child, turn, running.cancel)
@@ -220,8 +238,11 @@ async def listing(runtime: Runtime | None, parent_id: str) -> list[str]:
     except Exception:  # noqa: BLE001 - no history here: what this process knows is all there is
         return lines
     for child in children:
+        title = child.title or ""
         if child.source != "delegate" or child.session_id in ours or child.ended_at is not None:
             continue
-        title = (child.title or "").removeprefix("delegated: ")
+        if not title.startswith(BACKGROUND):  # a foreground child: its parent's turn waits
+            continue
+        title = title.removeprefix(BACKGROUND)
         lines.append(f"{child.session_id} [lost: the process that ran it ended] {title}")
     return lines

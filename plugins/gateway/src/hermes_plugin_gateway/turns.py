@@ -256,28 +256,52 @@ class TurnRunner:
             freeze_heap()  # now the provider and the platform's HTTP stack are loaded too
 
     def _reporter(
-        self, conversation: Conversation, item: InboxItem
+        self, conversation: Conversation, item: InboxItem, session_id: str
     ) -> Callable[[str], None] | None:
-        """``later`` for a turn: a report is stored as a message of the same person in the
-        same conversation (so it is run, and answered there, as any message; after the
-        turn running then)."""
+        """``later`` for a turn of ``session_id``: a report is stored as a message of the
+        same person in the same conversation (run, and answered there, as any message;
+        after the turn running then). A person no longer let in gets nothing; a chat that
+        went on in another session meanwhile is only told that the work finished."""
         accept = self.accept
         if accept is None:
             return None
+        message = Inbound(
+            chat=item.chat,
+            user_id=item.user_id,
+            user_name=item.user_name,
+            text="",
+            message_id="",
+        )
+
+        async def deliver(text: str) -> None:
+            ledger, access = self.ledger, self.access
+            if not access.allowed_by_config(message) and not await ledger.store.run(
+                access.allowed, message
+            ):
+                log.warning("gateway: a report for %s dropped: no longer let in", item.chat)
+                return
+            if await ledger.store.run(ledger.route, conversation.key) != session_id:
+                await self.replies.reply(
+                    None,
+                    item.chat,
+                    "Background work of an earlier conversation finished; it is not part of "
+                    "this one.",
+                )
+                return
+            said = replace(message, text=text, message_id=f"{REPORT_ID}{secrets.token_hex(8)}")
+            await accept(said, conversation.key)
 
         def report(text: str) -> None:
-            message = Inbound(
-                chat=item.chat,
-                user_id=item.user_id,
-                user_name=item.user_name,
-                text=text,
-                message_id=f"{REPORT_ID}{secrets.token_hex(8)}",
-            )
-            task = asyncio.ensure_future(accept(message, conversation.key))
+            task = asyncio.ensure_future(deliver(text))
             self._reports.add(task)
-            task.add_done_callback(self._reports.discard)
+            task.add_done_callback(self._report_done)
 
         return report
+
+    def _report_done(self, task: asyncio.Task[object]) -> None:
+        self._reports.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("gateway: a report could not be stored: %s", task.exception())
 
     async def _run_turn(
         self,
@@ -298,7 +322,7 @@ class TurnRunner:
                 text,
                 answers_questions=adapter is not None or relayed,
                 attachments=item.attachments,
-                later=self._reporter(conversation, item),
+                later=self._reporter(conversation, item, session_id),
             )
         except SessionBusy:  # a service of this gateway runs a turn on it
             return TurnEnded(session_id=session_id, status="busy", reply="")

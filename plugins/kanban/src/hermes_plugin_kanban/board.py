@@ -9,6 +9,7 @@ the store's errors for a store that cannot be written.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -23,15 +24,20 @@ __all__ = [
     "ACTIVE",
     "DEFAULT_BOARD",
     "NOTIFIED",
+    "TASK_ID",
     "Board",
     "Event",
     "KanbanError",
     "Run",
     "Task",
+    "event_in",
     "lease_name",
+    "promote_in",
 ]
 
 DEFAULT_BOARD = "default"
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+"""What a task id may be (ours are ``t_`` and 8 hex digits): it names folders and logs."""
 ACTIVE = ("triage", "todo", "scheduled", "ready", "running", "blocked", "review")
 """The statuses of a task that is not over."""
 NOTIFIED = ("completed", "blocked", "gave_up", "reclaimed", "archived")
@@ -202,6 +208,15 @@ class Board:
             (task_id,),
         )
         return [(int(i), str(f), str(p), int(s)) for i, f, p, s in rows]
+
+    def recently_done(self, board: str = DEFAULT_BOARD, limit: int = 20) -> list[Task]:
+        """The board's last ``limit`` done tasks, the latest first."""
+        rows = self.store.query(
+            f"SELECT {_TASK_COLUMNS} FROM kanban_tasks WHERE board = ? AND status = 'done' "
+            f"ORDER BY completed_at DESC LIMIT {int(limit)}",
+            (board,),
+        )
+        return [_task(row) for row in rows]
 
     def runs(self, task_id: str) -> list[Run]:
         rows = self.store.query(
@@ -438,23 +453,34 @@ class Board:
             if not cursor.changes():
                 raise KanbanError(f"{child_id} does not depend on {parent_id}")
             event_in(cursor, child_id, "unlinked", {"parent": parent_id})
-            _promote_in(cursor, child_id)
+            promote_in(cursor, child_id)
 
-    def block(self, task_id: str, reason: str, by: str | None = None) -> Task:
+    def block(
+        self, task_id: str, reason: str, by: str | None = None, *, run_id: int | None = None
+    ) -> Task:
+        """Blocked, with why; ``run_id``: only while that run is the task's (a worker taken
+        back cannot block the task another now works on). Its worker stops."""
         reason = " ".join(reason.split())
         if not reason:
             raise KanbanError("say why it is blocked (someone reads it to unblock it)")
-        task = self._change(
-            task_id,
-            ("todo", "ready", "running", "triage", "review", "scheduled"),
-            "blocked",
-            "status = 'blocked', block_reason = ?, current_run = NULL",
-            (reason,),
-            "blocked",
-            {"reason": reason, "by": by},
-        )
-        self._end_run(task_id, "blocked", summary=reason)
-        return task
+        with self.store.write() as cursor:
+            cursor.execute("SELECT status, current_run FROM kanban_tasks WHERE id = ?", (task_id,))
+            found = cursor.fetchall()
+            if not found:
+                raise KanbanError(f"no task {task_id!r}: hermes kanban list shows them")
+            status, current = found[0]
+            if run_id is not None and current != run_id:
+                raise KanbanError(f"task {task_id} is no longer this worker's (it was reclaimed)")
+            if status not in ("todo", "ready", "running", "triage", "review", "scheduled"):
+                raise KanbanError(f"task {task_id} is {status}: it cannot be blocked")
+            cursor.execute(
+                "UPDATE kanban_tasks SET status = 'blocked', block_reason = ?, current_run = NULL, "
+                "updated_at = ? WHERE id = ?",
+                (reason, time.time(), task_id),
+            )
+            _settle_run_in(cursor, task_id, current, "blocked", "blocked", summary=reason)
+            event_in(cursor, task_id, "blocked", {"reason": reason, "by": by}, current)
+        return self.task(task_id)
 
     def unblock(self, task_id: str, by: str | None = None) -> Task:
         with self.store.write() as cursor:
@@ -470,7 +496,7 @@ class Board:
                 (time.time(), task_id),
             )
             event_in(cursor, task_id, "unblocked", {"by": by})
-            _promote_in(cursor, task_id)
+            promote_in(cursor, task_id)
         return self.task(task_id)
 
     def complete(
@@ -495,8 +521,7 @@ class Board:
                 "WHERE id = ?",
                 (summary, now, now, task_id),
             )
-            if current is not None:
-                _end_run_in(cursor, int(current), "done", "completed", summary=summary)
+            _settle_run_in(cursor, task_id, current, "done", "completed", summary=summary)
             event_in(cursor, task_id, "completed", {"summary": summary, "by": by}, current)
             _promote_children_in(cursor, task_id)
         return self.task(task_id)
@@ -510,14 +535,6 @@ class Board:
             (),
             "archived",
         )
-
-    def _end_run(self, task_id: str, status: str, summary: str | None = None) -> None:
-        with self.store.write() as cursor:
-            cursor.execute(
-                "SELECT id FROM kanban_runs WHERE task_id = ? AND ended_at IS NULL", (task_id,)
-            )
-            for (run_id,) in cursor.fetchall():
-                _end_run_in(cursor, int(run_id), status, status, summary=summary)
 
     # --- the dispatcher and its workers ---------------------------------------------------
 
@@ -567,7 +584,7 @@ class Board:
     def heartbeat(self, task_id: str, run_id: int, holder: str, ttl: float) -> bool:
         """Renew the worker's lease; False once the task is no longer its run's (taken
         back, or settled: blocked or completed by a person or its own tools)."""
-        with self.store.write(serialized=False) as cursor:
+        with self.store.write() as cursor:
             cursor.execute("SELECT current_run FROM kanban_tasks WHERE id = ?", (task_id,))
             found = cursor.fetchall()
             if not found or found[0][0] != run_id:
@@ -651,9 +668,10 @@ class Board:
                     (now, task_id),
                 )
                 _end_run_in(cursor, int(run_id), "reclaimed", "reclaimed", error=why)
-                event_in(cursor, task_id, "reclaimed", {"reason": why}, int(run_id))
-                if int(failures) + 1 >= failure_limit:
+                if int(failures) + 1 >= failure_limit:  # told once, as given up
                     _give_up_in(cursor, task_id, int(run_id), int(failures) + 1, why)
+                else:
+                    event_in(cursor, task_id, "reclaimed", {"reason": why}, int(run_id))
                 reclaimed.append(str(task_id))
         return reclaimed
 
@@ -667,8 +685,8 @@ class Board:
             run_id = found[0][1]
             cursor.execute("DELETE FROM leases_held WHERE name = ?", (lease_name(task_id),))
             cursor.execute(
-                "UPDATE kanban_tasks SET status = 'ready', current_run = NULL, updated_at = ? "
-                "WHERE id = ?",
+                "UPDATE kanban_tasks SET status = 'ready', current_run = NULL, failures = 0, "
+                "updated_at = ? WHERE id = ?",
                 (time.time(), task_id),
             )
             if run_id is not None:
@@ -783,6 +801,23 @@ def _end_run_in(
     )
 
 
+def _settle_run_in(
+    cursor: StoreCursor,
+    task_id: str,
+    run_id: int | None,
+    status: str,
+    outcome: str,
+    *,
+    summary: str | None = None,
+) -> None:
+    """End the task's run, if it had one, and free its lease: its worker stops at its next
+    heartbeat, and a new worker may take the task at once."""
+    if run_id is None:
+        return
+    _end_run_in(cursor, int(run_id), status, outcome, summary=summary)
+    cursor.execute("DELETE FROM leases_held WHERE name = ?", (lease_name(task_id),))
+
+
 def _fail_in(
     cursor: StoreCursor, task_id: str, run_id: int, failures: int, error: str, limit: int
 ) -> str:
@@ -809,7 +844,7 @@ def _give_up_in(cursor: StoreCursor, task_id: str, run_id: int, failures: int, e
     event_in(cursor, task_id, "gave_up", {"failures": failures, "error": error}, run_id)
 
 
-def _promote_in(cursor: StoreCursor, task_id: str) -> None:
+def promote_in(cursor: StoreCursor, task_id: str) -> None:
     """``todo`` -> ``ready`` when every task it depends on is done (or archived)."""
     waiting = cursor.execute(
         "SELECT count(*) FROM kanban_links l JOIN kanban_tasks p ON p.id = l.parent_id "
@@ -831,7 +866,7 @@ def _promote_children_in(cursor: StoreCursor, task_id: str) -> None:
         "SELECT child_id FROM kanban_links WHERE parent_id = ?", (task_id,)
     ).fetchall()
     for (child,) in children:
-        _promote_in(cursor, str(child))
+        promote_in(cursor, str(child))
 
 
 def _reaches_in(cursor: StoreCursor, start: str, target: str) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -15,9 +14,10 @@ from typing import Any, TypeVar
 import click
 
 from hermes_commons.text import one_line
-from hermes_plugin_kanban.board import DEFAULT_BOARD, Board, KanbanError, Task
+from hermes_plugin_kanban.attachments import free_path
+from hermes_plugin_kanban.board import DEFAULT_BOARD, TASK_ID, Board, KanbanError, Task
 from hermes_plugin_kanban.settings import KanbanConfig, settings_from
-from hermes_plugin_kanban.where import board_home, open_board
+from hermes_plugin_kanban.where import board_home, open_board, profile_of
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.storage import StoreError
 
@@ -55,12 +55,14 @@ def _do(action: Callable[[Board], T]) -> T:
     with _board() as board:
         try:
             return action(board)
-        except KanbanError as exc:
+        except (KanbanError, StoreError) as exc:
             raise click.ClickException(str(exc)) from None
 
 
 def _me() -> str:
-    return os.environ.get("HERMES_PROFILE") or "user"
+    """Who is acting: this profile's name, or ``user`` at the home itself."""
+    profile = profile_of(_context().home)
+    return "user" if profile == "default" else profile
 
 
 def _when(at: float | None) -> str:
@@ -292,11 +294,12 @@ def attach(task_id: str, path: Path, name: str | None) -> None:
     size = path.stat().st_size
     if size > ATTACHMENT_BYTES:
         raise click.ClickException(f"{path}: {size:,} bytes; at most {ATTACHMENT_BYTES:,}")
-    folder = board_home(_context().home, _settings()) / "kanban" / "attachments" / task_id
-    _do(lambda board: board.task(task_id))
-    folder.mkdir(parents=True, exist_ok=True)
-    shown = name or path.name
-    target = folder / Path(shown).name
+    shown = Path(name or path.name).name
+    if shown in ("", ".", ".."):
+        raise click.ClickException(f"--name {name!r}: give the file a name")
+    task = _do(lambda board: board.task(task_id))
+    folder = board_home(_context().home, _settings()) / "kanban" / "attachments" / task.id
+    target = free_path(folder, shown)
     shutil.copyfile(path, target)
     number = _do(lambda board: board.attach(task_id, shown, str(target), size, _me()))
     click.echo(f"attached {shown} to {task_id} (attachment {number})")
@@ -460,10 +463,14 @@ def work(task_id: str, run_id: int) -> None:
     open_runtime = context.open_runtime
     if open_runtime is None:
         raise click.ClickException("this Hermes cannot run agents (no runtime installed)")
-    profile = os.environ.get("HERMES_PROFILE") or "default"
+    if not TASK_ID.fullmatch(task_id):
+        raise click.ClickException(f"{task_id!r} is not a task id")
+    workspace = board_home(context.home, settings) / "kanban" / "workspaces" / task_id
     with _board() as board:
         try:
-            outcome = asyncio.run(work_on(open_runtime, board, settings, task_id, run_id, profile))
-        except KanbanError as exc:
+            outcome = asyncio.run(
+                work_on(open_runtime, board, settings, task_id, run_id, workspace)
+            )
+        except (KanbanError, StoreError) as exc:
             raise click.ClickException(str(exc)) from None
     click.echo(f"{task_id}: {outcome}")

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
+import subprocess
 
 from hermes_commons.environment import safe_environment
 from hermes_commons.running import hermes_command
 from hermes_commons.text import one_line
-from hermes_plugin_kanban.board import Board, Event, Task
+from hermes_plugin_kanban.board import TASK_ID, Board, Event, Task
 from hermes_plugin_kanban.schema import SCHEMA
 from hermes_plugin_kanban.settings import KanbanConfig
 from hermes_plugin_kanban.where import BOARD_HOME_ENV, board_home, profiles_of
@@ -31,6 +31,19 @@ __all__ = ["Dispatcher", "news_line"]
 log = logging.getLogger("hermes.kanban")
 DEFAULT_PROFILE = "default"
 """The home itself, as a worker (no profile)."""
+PASSED_ON = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+)
+"""How this machine reaches the network, passed on to workers; keys are not: a worker reads
+them from its home's .env (a key only exported in the gateway's shell is not passed)."""
 
 
 def news_line(event: Event, task: Task) -> str:
@@ -55,10 +68,13 @@ def news_line(event: Event, task: Task) -> str:
 
 class Dispatcher:
     def __init__(self, home: str, settings: KanbanConfig) -> None:
-        self.home = home
+        self.home = board_home(home, settings)
+        """The home whose profiles work on the board (a gateway run as a profile starts
+        them all the same)."""
         self.settings = settings
-        self.workers: dict[str, asyncio.subprocess.Process] = {}
-        """Task id -> the worker process started for it (reaped as it ends)."""
+        self.workers: dict[str, subprocess.Popen[bytes]] = {}
+        """Task id -> the worker process started for it (polled until it ends; a process
+        of its own that outlives this one)."""
 
     def local_profiles(self) -> set[str]:
         """The profiles this home can start a worker as."""
@@ -71,8 +87,7 @@ class Dispatcher:
         return profiles_of(self.home) or [DEFAULT_PROFILE]
 
     async def run(self, runtime: Runtime) -> None:
-        root = board_home(self.home, self.settings)
-        store = await asyncio.to_thread(open_store, root, SCHEMA)
+        store = await asyncio.to_thread(open_store, self.home, SCHEMA)
         board = Board(store)
         try:
             while True:
@@ -96,6 +111,10 @@ class Dispatcher:
         await self._tell(board, store, runtime)
 
     async def _dispatch(self, board: Board, store: Store) -> None:
+        command = hermes_command()
+        if command is None:
+            log.warning("kanban: cannot find the hermes command to start workers with")
+            return
         busy = await store.run(board.running_profiles)
         ready = await store.run(lambda: board.tasks(None, status="ready"))
         workers = self.profiles()
@@ -108,7 +127,7 @@ class Dispatcher:
                 continue  # another dispatcher took it
             busy[profile] = busy.get(profile, 0) + 1
             try:
-                await self._start(task, run_id, profile)
+                await asyncio.to_thread(self._start, command, task, run_id, profile)
             except Exception as exc:  # noqa: BLE001 - the reclaim after start_seconds retries
                 log.warning("kanban: starting a worker for %s failed: %s", task.id, exc)
 
@@ -131,32 +150,26 @@ class Dispatcher:
             idle = [name for name in idle if name != failed] or idle
         return min(idle, key=lambda name: busy.get(name, 0))
 
-    async def _start(self, task: Task, run_id: int, profile: str) -> None:
-        command = hermes_command()
-        if command is None:
-            raise RuntimeError("cannot find the hermes command to start a worker with")
-        env = safe_environment()
-        env["HERMES_HOME"] = str(Path(self.home))
-        if profile != DEFAULT_PROFILE:
-            env["HERMES_PROFILE"] = profile
-        env[BOARD_HOME_ENV] = str(board_home(self.home, self.settings))
+    def _start(self, command: str, task: Task, run_id: int, profile: str) -> None:
+        if not TASK_ID.fullmatch(task.id):  # it names the log: an imported id is checked
+            raise ValueError(f"task id {task.id!r} cannot name a worker's log")
+        env = safe_environment(PASSED_ON)
+        env["HERMES_HOME"] = str(self.home)
+        env["HERMES_PROFILE"] = profile  # "default" too: not the home's sticky profile
+        env[BOARD_HOME_ENV] = str(self.home)
         env[TASK_ENV] = task.id
         env[RUN_ENV] = str(run_id)
-        logs = Path(self.home) / "logs" / "kanban"
+        logs = self.home / "logs" / "kanban"
         logs.mkdir(parents=True, exist_ok=True)
         with open(logs / f"{task.id}.log", "ab") as output:
-            process = await asyncio.create_subprocess_exec(
-                command,
-                "kanban",
-                "work",
-                task.id,
-                "--run",
-                str(run_id),
+            # subprocess, not asyncio's: a collected asyncio process kills its child (3.12+).
+            process = subprocess.Popen(
+                [command, "kanban", "work", task.id, "--run", str(run_id)],
                 env=env,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=output,
-                cwd=str(Path(self.home)),
+                cwd=str(self.home),
                 start_new_session=True,
             )
         self.workers[task.id] = process
@@ -164,7 +177,7 @@ class Dispatcher:
 
     def _reap(self) -> None:
         for task_id, process in list(self.workers.items()):
-            if process.returncode is not None:
+            if process.poll() is not None:
                 del self.workers[task_id]
 
     async def _tell(self, board: Board, store: Store, runtime: Runtime) -> None:
@@ -178,5 +191,8 @@ class Dispatcher:
                 await runtime.deliver(platform, chat_id, news_line(event, task))
             except Exception as exc:  # noqa: BLE001 - told at the next tick instead
                 log.warning("kanban: telling %s:%s failed: %s", platform, chat_id, exc)
-                await store.run(board.untell, platform, chat_id, event)
                 failed.add((platform, chat_id, event.task_id))
+                try:
+                    await store.run(board.untell, platform, chat_id, event)
+                except Exception as error:  # noqa: BLE001 - the others are still told
+                    log.warning("kanban: news for %s:%s lost: %s", platform, chat_id, error)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_commons.sqlite_copy import UnreadableDatabase, readable_copy
-from hermes_plugin_kanban.board import DEFAULT_BOARD, event_in
+from hermes_plugin_kanban.attachments import free_path
+from hermes_plugin_kanban.board import DEFAULT_BOARD, TASK_ID, event_in, promote_in
 from hermes_plugin_kanban.schema import SCHEMA, STATUSES
 from hermes_plugin_kanban.settings import settings_from
 from hermes_plugin_kanban.where import board_home
@@ -66,6 +67,8 @@ def import_board(request: HomeImport) -> ImportSection:
     try:
         settings = settings_from(request.config.get("kanban"))
         target = board_home(request.target, settings)
+        if target.resolve().is_relative_to(Path(request.source).resolve()):
+            raise ValueError(f"the board would be kept in {target}, inside the imported home")
         store = None if request.dry_run else open_store(target, SCHEMA)
     except (ValueError, StoreError) as exc:
         section.left("kanban.db", f"{exc}: fix it, then import again")
@@ -103,13 +106,18 @@ def _import_one(
             section.add(f"{task[0]} ({slug}): {task[1]}")
         return
     known = {str(row[0]) for row in store.query("SELECT id FROM kanban_tasks")}
-    new = [task for task in tasks if str(task[0]) not in known]
+    new = []
     for task in tasks:
         if str(task[0]) in known:
             section.skip(f"{task[0]}: {task[1]}", "already on the board")
+        elif not TASK_ID.fullmatch(str(task[0])):
+            section.left(f"{task[0]!r}: {task[1]}", "its id cannot name a folder of ours")
+        else:
+            new.append(task)
     if not new:
         return
     ids = {str(task[0]) for task in new}
+    copies = _copy_attachments(source, ids, home, target, section)  # before: no lock held
     with store.write() as cursor:
         if slug != DEFAULT_BOARD:
             cursor.execute(
@@ -147,7 +155,13 @@ def _import_one(
                 )
         for task_id in sorted(ids):
             event_in(cursor, task_id, "imported", {"from": "hermes-agent", "board": slug})
-        _attachments_in(cursor, source, ids, home, target, section)
+            promote_in(cursor, task_id)  # a todo whose parents are done (or not here)
+        for row in copies:
+            cursor.execute(
+                "INSERT INTO kanban_attachments (task_id, filename, path, size, added_by, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                row,
+            )
 
 
 def _task_in(cursor: StoreCursor, slug: str, task: Any, section: ImportSection) -> None:
@@ -216,14 +230,18 @@ def _runs_in(cursor: StoreCursor, source: sqlite3.Connection, ids: set[str]) -> 
     return found
 
 
-def _attachments_in(
-    cursor: StoreCursor,
+def _copy_attachments(
     source: sqlite3.Connection,
     ids: set[str],
     home: Path,
     target: Path,
     section: ImportSection,
-) -> None:
+) -> list[tuple[Any, ...]]:
+    """Copy the new tasks' attached files from the hermes-agent home (only from inside it:
+    ``HOME/kanban/attachments/TASK/``, or where a row says inside the home); the rows to
+    insert for them."""
+    inside = home.resolve()
+    rows = []
     for task_id, filename, stored, size, by, at in _rows(
         source,
         "task_attachments",
@@ -232,19 +250,21 @@ def _attachments_in(
     ):
         if str(task_id) not in ids:
             continue
+        name = Path(str(filename)).name
+        what = f"{task_id}: {filename}"
+        found = home / "kanban" / "attachments" / str(task_id) / Path(str(stored)).name
+        if not found.is_file():  # the path it recorded, if that is inside the home
+            found = Path(str(stored))
+        if name in ("", ".", "..") or not found.resolve().is_relative_to(inside):
+            section.left(what, "not a file inside the imported home: not read")
+            continue
         folder = target / "kanban" / "attachments" / str(task_id)
-        copy = folder / Path(str(filename)).name
-        found = Path(str(stored))
-        if not found.is_file():  # a home moved since: where hermes-agent keeps them
-            found = home / "kanban" / "attachments" / str(task_id) / found.name
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            copy = free_path(folder, name)
             shutil.copyfile(found, copy)
         except OSError as exc:
-            section.left(f"{task_id}: {filename}", f"the file could not be copied: {exc}")
+            section.left(what, f"the file could not be copied: {exc.strerror or exc}")
             continue
-        cursor.execute(
-            "INSERT INTO kanban_attachments (task_id, filename, path, size, added_by, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (str(task_id), str(filename), str(copy), int(size or 0), by, _at(at) or time.time()),
-        )
+        at_time = _at(at) or time.time()
+        rows.append((str(task_id), name, str(copy), int(size or 0), by, at_time))
+    return rows

@@ -31,6 +31,9 @@ __all__ = ["BoardPanel"]
 
 COLUMNS = ("ready", "running", "blocked", "todo", "triage", "review", "scheduled", "done")
 SHOWN_DONE = 20
+"""The done column shows the latest this many."""
+PER_COLUMN = 200
+"""The most tasks a column shows (by priority, then age)."""
 
 
 def _age(at: float | None) -> str:
@@ -84,8 +87,6 @@ class BoardPanel:
         ]
         for status in COLUMNS:
             found = [task for task in tasks if task.status == status]
-            if status == "done":
-                found = found[-SHOWN_DONE:]
             if not found and status not in ("ready", "running", "blocked", "done"):
                 continue
             sections.append(
@@ -94,7 +95,9 @@ class BoardPanel:
                     blocks=(
                         Table(
                             columns=("task", "title", "who", "priority", "since"),
-                            rows=tuple(self._row(task, history.get(task.id, "")) for task in found),
+                            rows=tuple(
+                                self._row(task, history.get(task.id, ""), name) for task in found
+                            ),
                             empty=f"nothing {status}",
                         ),
                     ),
@@ -113,7 +116,13 @@ class BoardPanel:
 
     @staticmethod
     def _read(board: Board, name: str) -> tuple[list[Task], dict[str, str]]:
-        tasks = board.tasks(name)
+        tasks = [
+            task
+            for status in COLUMNS
+            if status != "done"
+            for task in board.tasks(name, status=status, limit=PER_COLUMN)
+        ]
+        tasks += board.recently_done(name, SHOWN_DONE)
         history = {}
         for task in tasks:
             lines = [task.body.strip()] if task.body else []
@@ -132,8 +141,8 @@ class BoardPanel:
         return tasks, history
 
     @staticmethod
-    def _row(task: Task, detail: str) -> Row:
-        values = {"id": task.id}
+    def _row(task: Task, detail: str, board: str) -> Row:
+        values = {"id": task.id, "board": board}
         buttons = []
         if task.status in ("ready", "todo", "triage", "review", "scheduled"):
             buttons.append(Button(action="block", label="Block", values=values))

@@ -39,6 +39,12 @@ class KanbanConfig(BaseModel):
     start_seconds: float = Field(
         default=60.0, gt=0, le=3600, description="How long a started worker may take to begin."
     )
+    max_run_seconds: float = Field(
+        default=4 * 3600,
+        gt=0,
+        le=7 * 86400,
+        description="A worker still at its task after this long is stopped: a failed attempt.",
+    )
     failure_limit: int = Field(
         default=3,
         ge=1,
@@ -47,8 +53,9 @@ class KanbanConfig(BaseModel):
     )
     board_home: str | None = Field(
         default=None,
-        description="The home whose store holds the board; unset: this home, or for a "
-        "profile the home it belongs to (so all profiles share one board).",
+        description="The home whose store holds the board and whose profiles work on it; "
+        "unset: this home, or for a profile the home it belongs to (so all profiles share "
+        "one board).",
     )
 
 

@@ -162,7 +162,7 @@ async def kanban_block(task_id: str, reason: str, context: ToolContext) -> str:
         return refused
 
     def park(board: Board) -> str:
-        task = board.block(task_id, reason, _who(context))
+        task = board.block(task_id, reason, _who(context), run_id=_run_id())
         return _json({"ok": True, "task_id": task.id, "status": task.status})
 
     return str(await _on_board(context, park))

@@ -11,21 +11,37 @@ from hermes_plugin_kanban.schema import SCHEMA
 from hermes_plugin_kanban.settings import KanbanConfig
 from hermes_sdk.storage import Store, open_store
 
-__all__ = ["BOARD_HOME_ENV", "board_home", "open_board", "profiles_of"]
+__all__ = ["BOARD_HOME_ENV", "board_home", "open_board", "profile_of", "profiles_of"]
 
-BOARD_HOME_ENV = "HERMES_KANBAN_HOME"
-"""Set by the dispatcher for its workers: the home whose store holds the board."""
+BOARD_HOME_ENV = "HERMES_TASK_BOARD_HOME"
+"""Set by the dispatcher for its workers: the home whose store holds the board. (Not
+hermes-agent's ``HERMES_KANBAN_HOME``, which names its own board's folder.)"""
+
+
+def _base_of(path: Path) -> Path | None:
+    """The home a profile home (``HOME/profiles/NAME``) belongs to, or None."""
+    if path.parent.name != "profiles":
+        return None
+    base = path.parent.parent
+    is_home = (base / "config.yaml").exists() or (base / "state.db").exists()
+    return base if is_home else None
 
 
 def board_home(home: str | Path, settings: KanbanConfig) -> Path:
-    """``kanban.board_home``, else $HERMES_KANBAN_HOME, else the home a profile belongs to
-    (``HOME/profiles/NAME`` -> ``HOME``), else ``home``."""
+    """``kanban.board_home``, else $HERMES_TASK_BOARD_HOME, else the home a profile belongs
+    to, else ``home``."""
     if settings.board_home:
         return Path(settings.board_home).expanduser()
     if os.environ.get(BOARD_HOME_ENV):
         return Path(os.environ[BOARD_HOME_ENV])
     path = Path(home)
-    return path.parent.parent if path.parent.name == "profiles" else path
+    return _base_of(path) or path
+
+
+def profile_of(home: str | Path) -> str:
+    """The profile a home is (``default`` for a home that is no profile)."""
+    path = Path(home)
+    return path.name if _base_of(path) is not None else "default"
 
 
 def profiles_of(home: str | Path) -> list[str]:
@@ -33,7 +49,7 @@ def profiles_of(home: str | Path) -> list[str]:
     folder = Path(home) / "profiles"
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if (p / "config.yaml").is_file() or p.is_dir())
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def open_board(home: str | Path, settings: KanbanConfig) -> tuple[Board, Store]:

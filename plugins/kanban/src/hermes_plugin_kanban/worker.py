@@ -17,6 +17,8 @@ import contextlib
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
+from pathlib import Path
 
 from hermes_commons.leases import this_process
 from hermes_plugin_kanban.board import Board, KanbanError, Task
@@ -28,6 +30,9 @@ __all__ = ["TASK_ENV", "brief", "work"]
 TASK_ENV = "HERMES_KANBAN_TASK"
 """The task a worker process works on: its tools settle only this one."""
 RUN_ENV = "HERMES_KANBAN_RUN"
+WORKER_EXCLUDED = ("clarify", "send_message", "cronjob")
+"""Tools a worker goes without: nobody is there to answer, and it acts for the board, not
+for a chat or a schedule."""
 
 log = logging.getLogger("hermes.kanban")
 
@@ -73,15 +78,23 @@ async def work(
     settings: KanbanConfig,
     task_id: str,
     run_id: int,
-    profile: str,
+    workspace: Path,
 ) -> str:
-    """Work on the task and say what became of it (``done``, ``ready``, ``blocked`` ...)."""
+    """Work on the task in ``workspace`` (its folder of its own) and say what became of it
+    (``done``, ``ready``, ``blocked`` ...)."""
     holder = this_process()
     store = board.store
     task = await store.run(board.task, task_id)
+    workspace.mkdir(parents=True, exist_ok=True)
     async with open_runtime() as runtime:
         session = await runtime.open_session(
-            SessionOptions(source="kanban", title=f"kanban {task.id}: {task.title[:60]}")
+            SessionOptions(
+                source="kanban",
+                title=f"kanban {task.id}: {task.title[:60]}",
+                cwd=str(workspace),
+                exclude_tools=WORKER_EXCLUDED,
+                background_review=False,
+            )
         )
         ttl = settings.lease_seconds
         await store.run(board.take, task_id, run_id, holder, ttl, session.session_id)
@@ -103,7 +116,19 @@ async def work(
 
         beating = asyncio.ensure_future(beat())
         try:
-            ended = await turn.result()
+            try:
+                ended = await asyncio.wait_for(
+                    asyncio.shield(turn.result()), settings.max_run_seconds
+                )
+            except TimeoutError:
+                turn.stop()
+                stopped = await turn.result()
+                ended = replace(
+                    stopped,
+                    status="error",
+                    error="still at it after kanban.max_run_seconds "
+                    f"({settings.max_run_seconds:g} s)",
+                )
         finally:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):

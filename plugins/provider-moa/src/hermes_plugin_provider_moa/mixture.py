@@ -165,6 +165,11 @@ class MixtureProvider:
                 self._close_later(member)
             raise ValueError(f"aggregator: {self.aggregator.problem}")
         self._asked: tuple[str, list[_Answer]] | None = None
+        self._unreported: list[ModelCall] = []
+        self._untold: list[str] = []
+        """Calls made and failures met for a response not returned yet (the aggregator
+        failed, or the call was stopped): reported with the next response, so every call
+        is recorded once."""
 
     @staticmethod
     def _member(
@@ -180,6 +185,13 @@ class MixtureProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
         answers, fresh = await self._advice(request)
+        if fresh:
+            self._unreported += [answer.call for answer in answers if answer.call is not None]
+            self._untold += [
+                f"mixture: {answer.label} failed: {answer.failure}"
+                for answer in answers
+                if answer.failure is not None
+            ]
         aggregator = self.aggregator
         assert aggregator.provider is not None  # refused when built
         asked = replace(
@@ -193,13 +205,12 @@ class MixtureProvider:
             ),
         )
         response = await aggregator.provider.complete(asked, on_text)
-        calls = [answer.call for answer in answers if fresh and answer.call is not None]
-        calls.append(ModelCall(aggregator.slot.provider, aggregator.model, response.usage))
-        notices = [
-            f"mixture: {answer.label} failed: {answer.failure}"
-            for answer in answers
-            if fresh and answer.failure is not None
+        calls = [
+            *self._unreported,
+            ModelCall(aggregator.slot.provider, aggregator.model, response.usage),
         ]
+        notices = self._untold
+        self._unreported, self._untold = [], []
         return replace(
             response,
             usage=ModelUsage(),
@@ -248,10 +259,15 @@ class MixtureProvider:
     def _close_later(member: _Member) -> None:
         if member.provider is None:
             return
-        with contextlib.suppress(RuntimeError):  # no loop: nothing was opened yet either
-            task = asyncio.get_running_loop().create_task(member.provider.aclose())
-            _closing.add(task)
-            task.add_done_callback(_closing.discard)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # built in a worker thread: close it here, on a loop of its own
+            with contextlib.suppress(Exception):
+                asyncio.run(member.provider.aclose())
+            return
+        task = loop.create_task(member.provider.aclose())
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
 
     async def aclose(self) -> None:
         for member in (*self.references, self.aggregator):

@@ -33,13 +33,16 @@ _ENTRY_KEYS = frozenset(
         "stream",
     }
 )
-"""The keys of a ``providers:`` entry the router reads; any other is an option for its
-transport (a mixture's ``reference_models``), as if written under ``options``."""
+"""The keys of a ``providers:`` entry the router reads; in an entry with no ``base_url`` (a
+virtual transport's: a mixture) any other is an option for its transport, as if written
+under ``options`` (in others, config.yaml's check names them as unknown)."""
 
 
 def _custom_endpoint(name: str, entry: Mapping[str, Any]) -> Endpoint:
     base_url = str(entry.get("base_url") or "")
-    extra = {key: value for key, value in entry.items() if key not in _ENTRY_KEYS}
+    extra = (
+        {} if base_url else {key: value for key, value in entry.items() if key not in _ENTRY_KEYS}
+    )
     model = entry.get("default_model") or (entry.get("models") or [""])[0]
     return Endpoint(
         name=name,

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -88,6 +88,8 @@ class HermesTui(App[int]):
         self.session: SessionSummary | None = None
         self.turn: RuntimeTurn | None = None
         self.queued: list[str] = []
+        self.reports: list[str] = []
+        """Reports of background work waiting for the running turn (a stop keeps them)."""
         self.stop_asked = False
         """Esc before the turn had started (its references were being read)."""
         self.busy = False
@@ -291,13 +293,27 @@ class HermesTui(App[int]):
             return
         self.start(text)
 
-    def _take_report(self, report: str) -> None:
-        """A report of work a tool left running (a background subagent's): sent as the
-        next message, at once if no turn runs."""
-        if self.busy:
-            self.queued.append(report)
-            return
-        self.start(report)
+    def _reporter(self, session_id: str) -> Callable[[str], None]:
+        """``later`` for a turn of ``session_id``: a report of work a tool left running (a
+        background subagent's) is sent as that session's next message, at once if no turn
+        runs; in another session it is only pointed out."""
+
+        def report(text: str) -> None:
+            if self.session is None or self.session.session_id != session_id:
+                self.notify(f"background work of session {session_id} finished: /resume it")
+                return
+            if self.busy:
+                self.reports.append(text)
+                return
+            self.start(text)
+
+        return report
+
+    def _next(self) -> None:
+        if self.reports:
+            self.start(self.reports.pop(0))
+        elif self.queued:
+            self.start(self.queued.pop(0))
 
     def start(self, text: str) -> None:
         self.busy, self.stop_asked = True, False
@@ -314,7 +330,7 @@ class HermesTui(App[int]):
                 await self._ended_early()
                 return
             turn = self.runtime.start_turn(
-                session_id, text, answers_questions=True, later=self._take_report
+                session_id, text, answers_questions=True, later=self._reporter(session_id)
             )
         except (ValueError, SessionBusy, SessionNotFound) as exc:
             await conversation.notice(str(exc), "error")
@@ -348,8 +364,7 @@ class HermesTui(App[int]):
     async def _ended_early(self) -> None:
         self.busy = False
         self.show_status()
-        if self.queued:
-            self.start(self.queued.pop(0))
+        self._next()
 
     async def _ended(self, ended: TurnEnded | None) -> None:
         try:
@@ -357,8 +372,7 @@ class HermesTui(App[int]):
         finally:  # whatever the drawing did, the next message can go
             self.busy = False
             self.show_status()
-        if self.queued:
-            self.start(self.queued.pop(0))
+        self._next()
 
     async def _show_end(self, ended: TurnEnded | None) -> None:
         conversation = self.conversation
