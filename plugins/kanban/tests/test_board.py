@@ -88,7 +88,7 @@ def test_a_dead_worker_s_task_is_taken_back_and_a_live_one_s_is_not(board):
     assert run.outcome == "reclaimed" and run.error == "the worker's process ended"
     assert board.last_failed_profile(task.id) == "alice"
     assert events(board, task.id) == ["created", "claimed", "started", "reclaimed"]
-    with pytest.raises(KanbanError, match="reclaimed"):
+    with pytest.raises(KanbanError, match=r"no longer this worker.s"):
         board.complete(task.id, "late", run_id=run_id)  # the dead worker's run is over
 
 
@@ -162,9 +162,9 @@ def test_a_task_blocked_under_its_worker_is_free_again_at_once_and_the_old_run_s
     second = board.claim(task.id, "bob")
     assert second is not None
     board.take(task.id, second, "vm@1:1:1-bob", 60, None)  # the lease is free at once
-    with pytest.raises(KanbanError, match="no longer this worker's"):
+    with pytest.raises(KanbanError, match=r"no longer this worker.s"):
         board.block(task.id, "alice's late idea", "alice", run_id=first)
-    with pytest.raises(KanbanError, match="no longer this worker's"):
+    with pytest.raises(KanbanError, match=r"no longer this worker.s"):
         board.complete(task.id, "alice's late result", run_id=first)
     assert board.task(task.id).status == "running"
     outcomes = [run.outcome for run in board.runs(task.id)]

@@ -125,7 +125,7 @@ class BudgetGuard:
             least = 0.0
         cost = spent.cost_usd
         session_limit = budget.session_max_cost_usd
-        if session_limit is not None and cost + least > session_limit:
+        if session_limit is not None and (cost + least > session_limit or cost >= session_limit):
             return (
                 f"stopped before a model call: budget.session_max_cost_usd is "
                 f"{_usd(session_limit)} and this session (with those opened for it) has "
@@ -134,7 +134,7 @@ class BudgetGuard:
             )
         turn_limit = budget.turn_max_cost_usd
         turn_cost = cost - self.turn_start_cost
-        if turn_limit is not None and turn_cost + least > turn_limit:
+        if turn_limit is not None and (turn_cost + least > turn_limit or turn_cost >= turn_limit):
             return (
                 f"stopped before a model call: budget.turn_max_cost_usd is {_usd(turn_limit)} "
                 f"and this turn has spent {_usd(turn_cost)} (the next request costs at least "

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hermes_kernel.engine.models import ModelRoute, call_usage
+from hermes_kernel.engine.models import ModelRoute, response_usages
 from hermes_kernel.store.sessions import Usage
 from hermes_sdk.media import Attachment, MediaRefused
 from hermes_sdk.models import (
@@ -191,7 +191,7 @@ class MediaSupport:
         )
         async with asyncio.timeout(DESCRIBE_SECONDS):
             response = await helper.provider.complete(request)
-        usages.append(call_usage(helper, response.usage, self.pricing))
+        usages.extend(response_usages(helper, response, self.pricing))
         if not response.content.strip():
             raise ProviderError(ErrorKind.BAD_RESPONSE, "it returned an empty description")
         return response.content.strip()

@@ -51,6 +51,18 @@ def call_usage(
     return priced_usage(route.name, route.model, used, pricing)
 
 
+def response_usages(
+    route: ModelRoute, response: ModelResponse, pricing: Callable[[str, ModelUsage], float | None]
+) -> list[Usage]:
+    """What a response cost, as the store records it: the route's own call (left out when a
+    virtual provider reported its calls and used nothing itself), and each call it made to
+    another model, priced as that model's."""
+    found = [priced_usage(c.provider, c.model, c.usage, pricing) for c in response.calls]
+    if not (response.calls and response.usage == ModelUsage()):
+        found.insert(0, call_usage(route, response.usage, pricing))
+    return found
+
+
 def priced_usage(
     endpoint: str, model: str, used: ModelUsage, pricing: Callable[[str, ModelUsage], float | None]
 ) -> Usage:

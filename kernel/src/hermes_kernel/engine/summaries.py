@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from hermes_kernel.engine.aside import side_request
-from hermes_kernel.engine.models import ModelRoute, call_usage
+from hermes_kernel.engine.models import ModelRoute, response_usages
 from hermes_kernel.store.sessions import Usage
 from hermes_sdk.context import Summarizer, SummaryUnavailable
 from hermes_sdk.models import ModelUsage, ProviderError
@@ -87,5 +87,5 @@ class SummaryModel:
         request = side_request(route, instructions, text, max_tokens)
         async with asyncio.timeout(self.timeout):
             response = await route.provider.complete(request)
-        usages.append(call_usage(route, response.usage, self.pricing))
+        usages.extend(response_usages(route, response, self.pricing))
         return response.content

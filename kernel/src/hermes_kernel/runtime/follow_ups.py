@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 from hermes_kernel.engine.aside import ASIDE_SECONDS
 from hermes_kernel.engine.control import Stopped, TurnControl
-from hermes_kernel.engine.models import ModelRoute, call_usage
+from hermes_kernel.engine.models import ModelRoute, response_usages
 from hermes_kernel.engine.run import TurnResult
 from hermes_kernel.engine.turn import TurnEngine
 from hermes_kernel.runtime.goals import Goals, continuation, judge
 from hermes_kernel.store.state import StateStore
-from hermes_sdk.models import ModelUsage
+from hermes_sdk.models import ModelResponse
 
 __all__ = ["FollowUps", "left_over"]
 
@@ -53,7 +53,7 @@ class FollowUps:
             return None
         route = engine.routes[0]
         try:
-            verdict, usage = await control.race(
+            verdict, response = await control.race(
                 asyncio.wait_for(judge(route, goal, result.text), ASIDE_SECONDS)
             )
         except Stopped:
@@ -64,8 +64,8 @@ class FollowUps:
             goal.paused = True
             say(f"goal paused: {str(exc) or 'the judge did not answer in time'}")
             return None
-        if usage is not None:
-            await self._count(session_id, route, usage, engine)
+        if response is not None:
+            await self._count(session_id, route, response, engine)
         if control.stopped or control.soft.is_set():
             return None
         if control.steers:  # said while the judge thought: the user comes first
@@ -83,12 +83,12 @@ class FollowUps:
         return continuation(goal, verdict.reason)
 
     async def _count(
-        self, session_id: str, route: ModelRoute, usage: ModelUsage, engine: TurnEngine
+        self, session_id: str, route: ModelRoute, response: ModelResponse, engine: TurnEngine
     ) -> None:
         """The judge's call is paid for like any: in the session's usage and budget."""
         store = self.store
-        counted = call_usage(route, usage, engine.parts.pricing)
-        await store.db.run(store.sessions.add_usage, session_id, counted)
+        for counted in response_usages(route, response, engine.parts.pricing):
+            await store.db.run(store.sessions.add_usage, session_id, counted)
 
 
 def _notes(control: TurnControl) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hermes_commons.text import one_line
 from hermes_kernel.engine.aside import side_request
 from hermes_kernel.engine.models import ModelRoute
-from hermes_sdk.models import ModelUsage, ProviderError
+from hermes_sdk.models import ModelResponse, ProviderError
 
 __all__ = ["Goal", "Goals", "Verdict", "continuation", "judge"]
 
@@ -94,10 +94,11 @@ def continuation(goal: Goal, reason: str) -> str:
     )
 
 
-async def judge(route: ModelRoute, goal: Goal, reply: str) -> tuple[Verdict, ModelUsage | None]:
-    """Ask the model whether ``reply`` achieves ``goal``; the verdict, and what the call
-    used. An answer that is neither DONE nor CONTINUE counts as continue (the turn budget
-    still bounds the loop); a model that cannot be asked raises RuntimeError (one line)."""
+async def judge(route: ModelRoute, goal: Goal, reply: str) -> tuple[Verdict, ModelResponse | None]:
+    """Ask the model whether ``reply`` achieves ``goal``; the verdict, and the response (for
+    what the call used). An answer that is neither DONE nor CONTINUE counts as continue
+    (the turn budget still bounds the loop); a model that cannot be asked raises
+    RuntimeError (one line)."""
     text = f"Goal: {goal.text}\n\nThe assistant's latest reply:\n{reply[-REPLY_CHARS:]}"
     request = side_request(route, JUDGE_INSTRUCTIONS, text, max_tokens=200)
     try:
@@ -107,6 +108,6 @@ async def judge(route: ModelRoute, goal: Goal, reply: str) -> tuple[Verdict, Mod
     answer = response.content or ""
     found = _VERDICT.match(answer.strip())
     if found is None:
-        return Verdict(False, one_line(answer, 160) or "the judge gave no verdict"), response.usage
+        return Verdict(False, one_line(answer, 160) or "the judge gave no verdict"), response
     reason = one_line(found.group(2), 160) or "no reason given"
-    return Verdict(found.group(1).upper() == "DONE", reason), response.usage
+    return Verdict(found.group(1).upper() == "DONE", reason), response

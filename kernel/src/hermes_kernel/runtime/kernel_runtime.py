@@ -13,6 +13,7 @@ import contextlib
 import inspect
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -125,10 +126,12 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         not ended under the user when the task finishes)."""
         self._narrowed: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]] = {}
         """The tool narrowing each session was last bound with (``resume_session``'s)."""
-        self._turn_routes: dict[str, tuple[str, str | None, str]] = {}
+        self._turn_routes: dict[str, tuple[str, str | None, str, float]] = {}
         """Session id (or :func:`_unopened` for a person's next session) -> the endpoint
-        and model of its next turn only, and the text that turn is for
-        (``SlashReply.turn_provider`` and ``send``): another message does not take it."""
+        and model of its next turn only, the text that turn is for and when it was asked
+        (``SlashReply.turn_provider`` and ``send``): a turn whose message holds that text
+        (a front-end may add to it: a file's words, a fence) within
+        :data:`TURN_ROUTE_SECONDS` takes it; another message does not."""
         self._unreviewed: set[str] = set()
         """Sessions opened with background_review False."""
         self._slash_loaded: tuple[dict[str, SlashCommandSpec], list[str]] | None = None
@@ -358,8 +361,7 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         for line in self._pending_notices:
             turn.emit(Notice(text=line))
         self._pending_notices.clear()
-        kept = self._turn_routes.pop(session_id, None)
-        route = kept[:2] if kept is not None and kept[2] == text else None
+        route = self._turn_route(session_id, text)
         turn.task = asyncio.ensure_future(self._run(engine, turn, text, tuple(attachments), route))
         return turn
 
@@ -568,6 +570,20 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         primary = engine.routes[0]
         return ModelInfo(provider=primary.name, model=primary.model)
 
+    def _turn_route(self, session_id: str, text: str) -> tuple[str, str | None] | None:
+        """The one-turn route kept for ``session_id``, if this turn's message is its."""
+        kept = self._turn_routes.get(session_id)
+        if kept is None:
+            return None
+        provider, model, wanted, asked = kept
+        if time.monotonic() - asked > TURN_ROUTE_SECONDS:
+            del self._turn_routes[session_id]
+            return None
+        if wanted not in text:
+            return None
+        del self._turn_routes[session_id]
+        return provider, model
+
     async def _engine_like(
         self, session_id: str, provider: str | None, model: str | None
     ) -> TurnEngine:
@@ -753,7 +769,8 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
         if isinstance(output, SlashReply):
             if output.turn_provider is not None and output.send is not None:
                 key = session_id if session_id is not None else _unopened(user_scope)
-                self._turn_routes[key] = (output.turn_provider, output.turn_model, output.send)
+                asked = (output.turn_provider, output.turn_model, output.send, time.monotonic())
+                self._turn_routes[key] = asked
             return output
         return SlashReply("" if output is None else str(output))
 
@@ -866,6 +883,10 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
             for route in setup.routes:
                 with contextlib.suppress(Exception):
                     await route.provider.aclose()
+
+
+TURN_ROUTE_SECONDS = 600.0
+"""How long a one-turn route (``/moa``) waits for its message."""
 
 
 def _unopened(user_scope: str | None) -> str:

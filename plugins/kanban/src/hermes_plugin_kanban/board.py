@@ -213,7 +213,7 @@ class Board:
         """The board's last ``limit`` done tasks, the latest first."""
         rows = self.store.query(
             f"SELECT {_TASK_COLUMNS} FROM kanban_tasks WHERE board = ? AND status = 'done' "
-            f"ORDER BY completed_at DESC LIMIT {int(limit)}",
+            f"ORDER BY coalesce(completed_at, updated_at) DESC LIMIT {int(limit)}",
             (board,),
         )
         return [_task(row) for row in rows]
@@ -470,7 +470,7 @@ class Board:
                 raise KanbanError(f"no task {task_id!r}: hermes kanban list shows them")
             status, current = found[0]
             if run_id is not None and current != run_id:
-                raise KanbanError(f"task {task_id} is no longer this worker's (it was reclaimed)")
+                raise KanbanError(f"task {task_id} is no longer this worker's (it is {status} now)")
             if status not in ("todo", "ready", "running", "triage", "review", "scheduled"):
                 raise KanbanError(f"task {task_id} is {status}: it cannot be blocked")
             cursor.execute(
@@ -511,7 +511,7 @@ class Board:
                 raise KanbanError(f"no task {task_id!r}")
             status, current = found[0]
             if run_id is not None and current != run_id:
-                raise KanbanError(f"task {task_id} is no longer this worker's (it was reclaimed)")
+                raise KanbanError(f"task {task_id} is no longer this worker's (it is {status} now)")
             if status in ("done", "archived"):
                 raise KanbanError(f"task {task_id} is {status} already")
             now = time.time()

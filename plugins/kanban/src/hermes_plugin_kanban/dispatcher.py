@@ -119,6 +119,10 @@ class Dispatcher:
         ready = await store.run(lambda: board.tasks(None, status="ready"))
         workers = self.profiles()
         for task in ready:
+            if not TASK_ID.fullmatch(task.id):  # it would name a worker's log and folder
+                reason = f"its id {task.id!r} cannot name a worker's folder: make it anew"
+                await store.run(board.block, task.id, reason, "dispatcher")
+                continue
             profile = await self._choose(board, store, task, workers, busy)
             if profile is None:
                 continue
@@ -151,8 +155,6 @@ class Dispatcher:
         return min(idle, key=lambda name: busy.get(name, 0))
 
     def _start(self, command: str, task: Task, run_id: int, profile: str) -> None:
-        if not TASK_ID.fullmatch(task.id):  # it names the log: an imported id is checked
-            raise ValueError(f"task id {task.id!r} cannot name a worker's log")
         env = safe_environment(PASSED_ON)
         env["HERMES_HOME"] = str(self.home)
         env["HERMES_PROFILE"] = profile  # "default" too: not the home's sticky profile

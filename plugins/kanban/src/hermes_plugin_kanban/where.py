@@ -28,12 +28,12 @@ def _base_of(path: Path) -> Path | None:
 
 
 def board_home(home: str | Path, settings: KanbanConfig) -> Path:
-    """``kanban.board_home``, else $HERMES_TASK_BOARD_HOME, else the home a profile belongs
-    to, else ``home``."""
+    """$HERMES_TASK_BOARD_HOME (set for workers), else ``kanban.board_home``, else the home a
+    profile belongs to, else ``home``."""
+    if os.environ.get(BOARD_HOME_ENV):  # a worker: the board its dispatcher runs
+        return Path(os.environ[BOARD_HOME_ENV])
     if settings.board_home:
         return Path(settings.board_home).expanduser()
-    if os.environ.get(BOARD_HOME_ENV):
-        return Path(os.environ[BOARD_HOME_ENV])
     path = Path(home)
     return _base_of(path) or path
 

@@ -30,6 +30,8 @@ __all__ = ["TASK_ENV", "brief", "work"]
 TASK_ENV = "HERMES_KANBAN_TASK"
 """The task a worker process works on: its tools settle only this one."""
 RUN_ENV = "HERMES_KANBAN_RUN"
+STOP_SECONDS = 30.0
+"""How long a worker past ``max_run_seconds`` waits for its turn to stop, then leaves."""
 WORKER_EXCLUDED = ("clarify", "send_message", "cronjob")
 """Tools a worker goes without: nobody is there to answer, and it acts for the board, not
 for a chat or a schedule."""
@@ -121,8 +123,8 @@ async def work(
                     asyncio.shield(turn.result()), settings.max_run_seconds
                 )
             except TimeoutError:
-                turn.stop()
-                stopped = await turn.result()
+                turn.stop()  # stops within about a second; a turn that does not is left
+                stopped = await asyncio.wait_for(asyncio.shield(turn.result()), STOP_SECONDS)
                 ended = replace(
                     stopped,
                     status="error",

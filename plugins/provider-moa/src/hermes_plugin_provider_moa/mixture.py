@@ -49,6 +49,8 @@ FOLLOW_ON = "(That is where the conversation stands. Advise the acting model on 
 
 _closing: set[asyncio.Task[None]] = set()
 
+PENDING_KEPT = 64
+"""Conversations whose last mixture call failed, remembered for their next one."""
 RESULT_CHARS = 4000
 """A tool result is shortened to this in the advisory view (its head and its tail)."""
 
@@ -165,11 +167,12 @@ class MixtureProvider:
                 self._close_later(member)
             raise ValueError(f"aggregator: {self.aggregator.problem}")
         self._asked: tuple[str, list[_Answer]] | None = None
-        self._unreported: list[ModelCall] = []
-        self._untold: list[str] = []
-        """Calls made and failures met for a response not returned yet (the aggregator
-        failed, or the call was stopped): reported with the next response, so every call
-        is recorded once."""
+        self._pending: dict[str, tuple[list[ModelCall], list[str]]] = {}
+        """Conversation (its text through the user's last words) -> calls made and failures
+        met for a response not returned yet (the aggregator failed, or the call was
+        stopped): reported with that conversation's next response, so every call is
+        recorded once, in its own session. One instance serves every session of an
+        engine: kept per conversation, at most :data:`PENDING_KEPT`."""
 
     @staticmethod
     def _member(
@@ -185,13 +188,18 @@ class MixtureProvider:
         self, request: ModelRequest, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
         answers, fresh = await self._advice(request)
+        conversation = _key(_through_last_user(request.messages))
+        calls, notices = self._pending.pop(conversation, ([], []))
         if fresh:
-            self._unreported += [answer.call for answer in answers if answer.call is not None]
-            self._untold += [
+            calls += [answer.call for answer in answers if answer.call is not None]
+            notices += [
                 f"mixture: {answer.label} failed: {answer.failure}"
                 for answer in answers
                 if answer.failure is not None
             ]
+        self._pending[conversation] = (calls, notices)  # until the aggregator answers
+        while len(self._pending) > PENDING_KEPT:
+            self._pending.pop(next(iter(self._pending)))
         aggregator = self.aggregator
         assert aggregator.provider is not None  # refused when built
         asked = replace(
@@ -205,12 +213,8 @@ class MixtureProvider:
             ),
         )
         response = await aggregator.provider.complete(asked, on_text)
-        calls = [
-            *self._unreported,
-            ModelCall(aggregator.slot.provider, aggregator.model, response.usage),
-        ]
-        notices = self._untold
-        self._unreported, self._untold = [], []
+        self._pending.pop(conversation, None)
+        calls.append(ModelCall(aggregator.slot.provider, aggregator.model, response.usage))
         return replace(
             response,
             usage=ModelUsage(),
