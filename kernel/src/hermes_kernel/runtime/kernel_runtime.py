@@ -886,7 +886,7 @@ class KernelRuntime(StoreHistory, AdministrationFacet, Runtime):
 
 
 TURN_ROUTE_SECONDS = 600.0
-"""How long a one-turn route (``/moa``) waits for its message."""
+"""How long a one-turn route (``SlashReply.turn_provider``) waits for its message."""
 
 
 def _unopened(user_scope: str | None) -> str:
