@@ -58,6 +58,7 @@ def main() -> None:
             "agent:\n  retries: 1\nlearning:\n  review: false\n",
             encoding="utf-8",
         )
+        seed_board(home, BOARD_TASKS)
         env = {**os.environ, "HERMES_HOME": str(home)}
         model = subprocess.Popen(
             [sys.executable, "-m", "hermes_testkit.openai_server", "--port",
@@ -81,6 +82,25 @@ def main() -> None:
             model.terminate()
             ui.wait(30)
             model.wait(30)
+
+
+BOARD_TASKS = 200
+"""Tasks on the bench home's board (a quarter done, each with a comment), for its page."""
+
+
+def seed_board(home: Path, count: int) -> None:
+    from hermes_plugin_kanban.board import Board
+    from hermes_plugin_kanban.schema import SCHEMA
+
+    from hermes_sdk.storage import open_store
+
+    with open_store(home, SCHEMA) as store:
+        board = Board(store)
+        for number in range(count):
+            task = board.create(f"Task {number}: tidy folder {number}", body="Sort it.")
+            board.comment(task.id, "user", "the old files can go")
+            if number % 4 == 0:
+                board.complete(task.id, f"folder {number} is tidy")
 
 
 def runtime_turns(home: Path, count: int) -> float:
@@ -150,7 +170,13 @@ def run(base: str, login_url: str, model_port: int, count: int) -> None:
     floor = p50(timed(lambda: client.get("/health"), count))
     print(f"\npages, p50 of {count} (floor: GET /health {floor:.2f} ms)")
     pages = ("/chat", f"/chat/{session}", "/sessions", "/sessions?q=hi", "/status", "/plugins")
-    panels = ("/panels/settings", "/panels/cron", "/panels/gateway", "/panels/insights")
+    panels = (
+        "/panels/settings",
+        "/panels/cron",
+        "/panels/gateway",
+        "/panels/insights",
+        "/panels/kanban",
+    )
     for path in (*pages, *panels):
         taken = p50(timed(lambda path=path: client.get(path), count))
         shown = path.replace(session or "", "ID")

@@ -516,17 +516,18 @@ def test_a_task_added_on_the_board_is_worked_on_and_one_is_blocked_and_done(
 ) -> None:
     worked, held = f"Tidy the inbox at {page.width}px", f"Review the lease at {page.width}px"
     go(page, "Board")
-    form = section(page, "Board default")
+    form = section(page, "Add a task")
     form.get_by_label("Title").fill(worked)
     form.locator("button[type=submit]").click()
     assert "added t_" in flash(page)
-    form = section(page, "Board default")
+    form = section(page, "Add a task")
     form.get_by_label("Title").fill(held)
     form.get_by_label("Profile (empty: any worker)").fill("reviewer")  # another home's
     form.locator("button[type=submit]").click()
     row = page.locator("tr", has=page.locator(f"td:text-is('{held}')"))
     row.locator("button:text-is('Block')").click()
     assert "is blocked" in flash(page)
+    shot(page, "board")
     task_id = flash(page).split()[0]
     assert json.loads(dashboard.hermes("kanban", "show", task_id, "--json"))["task"]["status"] == (
         "blocked"
@@ -554,7 +555,6 @@ def test_a_task_added_on_the_board_is_worked_on_and_one_is_blocked_and_done(
     listed = json.loads(dashboard.hermes("kanban", "list", "--json", "--status", "done"))
     (found,) = [task for task in listed if task["title"] == worked]
     assert found["result"] == ANSWER and found["last_profile"] == "default"
-    shot(page, "board")
 
 
 # --- Models, insights, profiles, plugins ---------------------------------------------------

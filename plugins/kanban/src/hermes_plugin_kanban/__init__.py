@@ -54,7 +54,7 @@ def _tool(name: str) -> Any:
     async def handler(**arguments: Any) -> Any:
         from hermes_plugin_kanban.tools import TOOLS
 
-        return await TOOLS[name][2](**arguments)
+        return await TOOLS[name](**arguments)
 
     return handler
 
@@ -95,14 +95,16 @@ def hermes_config_sections() -> Iterator[ConfigSectionSpec]:
 
 @hookimpl
 def hermes_toolsets() -> Iterator[ToolsetSpec]:
-    yield ToolsetSpec(name=NAME, description="The team's task board")
+    # Opt in (agent.add_toolsets: [kanban]): eight schemas in every chat's every request
+    # would cost tokens where nobody uses the board; its workers always have them.
+    yield ToolsetSpec(name=NAME, description="The team's task board", opt_in=True)
 
 
 @hookimpl
 def hermes_tools() -> Iterator[ToolSpec]:
-    from hermes_plugin_kanban.tools import TOOLS
+    from hermes_plugin_kanban.tool_schemas import TOOL_SCHEMAS
 
-    for name, (description, parameters, _handler) in TOOLS.items():
+    for name, (description, parameters) in TOOL_SCHEMAS.items():
         yield ToolSpec(
             name=name,
             toolset=NAME,

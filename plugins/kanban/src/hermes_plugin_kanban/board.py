@@ -209,6 +209,37 @@ class Board:
         )
         return [(int(i), str(f), str(p), int(s)) for i, f, p, s in rows]
 
+    def runs_of(self, task_ids: Sequence[str]) -> dict[str, list[Run]]:
+        """Each task's runs, for many tasks in one query."""
+        found: dict[str, list[Run]] = {task_id: [] for task_id in task_ids}
+        if not task_ids:
+            return found
+        marks = ", ".join("?" for _ in task_ids)
+        rows = self.store.query(
+            "SELECT id, task_id, profile, status, holder, session_id, started_at, heartbeat_at, "
+            f"ended_at, outcome, summary, error FROM kanban_runs WHERE task_id IN ({marks}) "
+            "ORDER BY id",
+            list(task_ids),
+        )
+        for row in rows:
+            found[str(row[1])].append(Run(*row))
+        return found
+
+    def comments_of(self, task_ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]]]:
+        """Each task's comments, for many tasks in one query."""
+        found: dict[str, list[tuple[str, str, float]]] = {task_id: [] for task_id in task_ids}
+        if not task_ids:
+            return found
+        marks = ", ".join("?" for _ in task_ids)
+        rows = self.store.query(
+            "SELECT task_id, author, body, created_at FROM kanban_comments "
+            f"WHERE task_id IN ({marks}) ORDER BY id",
+            list(task_ids),
+        )
+        for task_id, author, body, at in rows:
+            found[str(task_id)].append((str(author), str(body), float(at)))
+        return found
+
     def recently_done(self, board: str = DEFAULT_BOARD, limit: int = 20) -> list[Task]:
         """The board's last ``limit`` done tasks, the latest first."""
         rows = self.store.query(
@@ -640,6 +671,8 @@ class Board:
         """Running tasks whose worker is gone (its lease expired, its process dead on this
         host, or it never took the task within ``grace`` seconds): ready again, their run
         recorded as reclaimed. Returns their ids."""
+        if not self.store.query("SELECT 1 FROM kanban_tasks WHERE status = 'running' LIMIT 1"):
+            return []  # the usual tick: nothing runs, and no write (no lock) is taken
         now = time.time()
         reclaimed = []
         with self.store.write() as cursor:
@@ -748,6 +781,12 @@ class Board:
         that are over end after their last news."""
         found: list[tuple[str, str, Event]] = []
         kinds = ", ".join(f"'{kind}'" for kind in NOTIFIED)
+        waiting = self.store.query(
+            "SELECT 1 FROM kanban_subscriptions s JOIN kanban_events e ON e.task_id = s.task_id "
+            f"AND e.id > s.cursor WHERE e.kind IN ({kinds}) LIMIT 1"
+        )
+        if not waiting:
+            return found  # the usual tick: no news, and no write (no lock) is taken
         with self.store.write() as cursor:
             cursor.execute("SELECT task_id, platform, chat_id, cursor FROM kanban_subscriptions")
             for task_id, platform, chat_id, after in cursor.fetchall():

@@ -18,6 +18,7 @@ from hermes_plugin_kanban.attachments import free_path
 from hermes_plugin_kanban.board import DEFAULT_BOARD, TASK_ID, Board, KanbanError, Task
 from hermes_plugin_kanban.settings import KanbanConfig, settings_from
 from hermes_plugin_kanban.where import board_home, open_board, profile_of
+from hermes_sdk import Kind
 from hermes_sdk.events import COMMAND_CONTEXT, CommandContext
 from hermes_sdk.storage import StoreError
 
@@ -427,6 +428,18 @@ def stats(as_json: bool, board: str) -> None:
         click.echo(f"the oldest ready task waits for {found['oldest_ready_seconds']} s")
 
 
+def _worker_toolsets(context: CommandContext) -> tuple[str, ...]:
+    """A worker's toolsets: the profile's (``agent.toolsets``, else every toolset not opt-in,
+    with ``agent.add_toolsets``), and the board's."""
+    agent = context.config.get("agent") or {}
+    chosen = agent.get("toolsets")
+    if chosen is None:
+        specs = context.provided.of(Kind.TOOLSET)
+        chosen = [spec.name for spec in specs if not getattr(spec, "opt_in", False)]
+        chosen += list(agent.get("add_toolsets") or ())
+    return tuple(dict.fromkeys([*chosen, "kanban"]))
+
+
 @kanban.command()
 def dispatch() -> None:
     """One pass of the dispatcher, without a gateway: take back the tasks of workers that
@@ -466,10 +479,11 @@ def work(task_id: str, run_id: int) -> None:
     if not TASK_ID.fullmatch(task_id):
         raise click.ClickException(f"{task_id!r} is not a task id")
     workspace = board_home(context.home, settings) / "kanban" / "workspaces" / task_id
+    toolsets = _worker_toolsets(context)
     with _board() as board:
         try:
             outcome = asyncio.run(
-                work_on(open_runtime, board, settings, task_id, run_id, workspace)
+                work_on(open_runtime, board, settings, task_id, run_id, workspace, toolsets)
             )
         except (KanbanError, StoreError) as exc:
             raise click.ClickException(str(exc)) from None

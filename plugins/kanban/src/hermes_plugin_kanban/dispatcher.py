@@ -139,19 +139,21 @@ class Dispatcher:
         self, board: Board, store: Store, task: Task, workers: list[str], busy: dict[str, int]
     ) -> str | None:
         """The profile to run ``task``: its assignee when idle (and a profile of this home:
-        another home sharing the board runs the others), else an idle worker, one other
-        than the last that failed it when there is a choice."""
+        another home sharing the board runs the others), else an idle worker. A task taken
+        back from a worker, or failed by one, waits for another worker when there is
+        another: what killed one may be that profile's, not the task's."""
         per = self.settings.per_worker
         if task.assignee:
             if task.assignee not in self.local_profiles():
                 return None
             return task.assignee if busy.get(task.assignee, 0) < per else None
-        idle = [name for name in workers if busy.get(name, 0) < per]
+        candidates = workers
+        if task.failures and len(workers) > 1:
+            failed = await store.run(board.last_failed_profile, task.id)
+            candidates = [name for name in workers if name != failed] or workers
+        idle = [name for name in candidates if busy.get(name, 0) < per]
         if not idle:
             return None
-        if len(idle) > 1:
-            failed = await store.run(board.last_failed_profile, task.id)
-            idle = [name for name in idle if name != failed] or idle
         return min(idle, key=lambda name: busy.get(name, 0))
 
     def _start(self, command: str, task: Task, run_id: int, profile: str) -> None:

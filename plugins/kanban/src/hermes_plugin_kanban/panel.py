@@ -5,6 +5,7 @@ be done to it now, and a form to add one."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -49,6 +50,10 @@ def _age(at: float | None) -> str:
 class BoardPanel:
     def __init__(self, context: PanelContext) -> None:
         self.context = context
+        self._board: Board | None = None
+        self._lock = threading.Lock()
+        """One view or action at a time on the page's own connection (opened once: opening
+        a store costs more than reading a board)."""
 
     def _settings(self) -> KanbanConfig:
         try:
@@ -57,41 +62,38 @@ class BoardPanel:
             raise PanelError(f"config.yaml: {exc}") from None
 
     def _on_board(self, work: Any) -> Any:
-        board, store = open_board(self.context.home, self._settings())
-        try:
-            return work(board)
-        finally:
-            store.close()
+        with self._lock:
+            if self._board is None:
+                self._board = open_board(self.context.home, self._settings())[0]
+            return work(self._board)
 
     async def view(self, query: Mapping[str, str]) -> PanelView:
         name = query.get("board") or DEFAULT_BOARD
         tasks, history = await asyncio.to_thread(self._on_board, lambda b: self._read(b, name))
-        sections = [
-            Section(
-                title=f"Board {name}",
-                blocks=(
-                    Form(
-                        action="create",
-                        title="Add a task",
-                        submit="Add",
-                        fields=(
-                            Field(name="title", label="Title", required=True),
-                            Field(name="body", label="What to do", kind="textarea"),
-                            Field(name="assignee", label="Profile (empty: any worker)"),
-                            Field(name="priority", label="Priority", kind="number", value="0"),
-                            Field(name="board", label="", kind="hidden", value=name),
-                        ),
+        add = Section(
+            title="Add a task",
+            blocks=(
+                Form(
+                    action="create",
+                    submit="Add",
+                    fields=(
+                        Field(name="title", label="Title", required=True),
+                        Field(name="body", label="What to do", kind="textarea"),
+                        Field(name="assignee", label="Profile (empty: any worker)"),
+                        Field(name="priority", label="Priority", kind="number", value="0"),
+                        Field(name="board", label="", kind="hidden", value=name),
                     ),
                 ),
-            )
-        ]
+            ),
+        )
+        sections: list[Section] = []
         for status in COLUMNS:
             found = [task for task in tasks if task.status == status]
             if not found and status not in ("ready", "running", "blocked", "done"):
                 continue
             sections.append(
                 Section(
-                    title=f"{status} ({len(found)})",
+                    title=f"{name}: {status} ({len(found)})",
                     blocks=(
                         Table(
                             columns=("task", "title", "who", "priority", "since"),
@@ -112,7 +114,7 @@ class BoardPanel:
                     ),
                 )
             )
-        return PanelView(sections=tuple(sections))
+        return PanelView(sections=(*sections, add))
 
     @staticmethod
     def _read(board: Board, name: str) -> tuple[list[Task], dict[str, str]]:
@@ -123,6 +125,8 @@ class BoardPanel:
             for task in board.tasks(name, status=status, limit=PER_COLUMN)
         ]
         tasks += board.recently_done(name, SHOWN_DONE)
+        ids = [task.id for task in tasks]
+        runs, comments = board.runs_of(ids), board.comments_of(ids)  # two queries, not 2n
         history = {}
         for task in tasks:
             lines = [task.body.strip()] if task.body else []
@@ -130,12 +134,12 @@ class BoardPanel:
                 lines.append(f"blocked: {task.block_reason}")
             if task.result:
                 lines.append(f"result: {task.result}")
-            for run in board.runs(task.id):
+            for run in runs[task.id]:
                 said = one_line(run.error or run.summary or "", 100)
                 lines.append(
                     f"run {run.id}: {run.profile or '?'} {run.outcome or run.status} {said}"
                 )
-            for author, body, _ in board.comments(task.id)[-5:]:
+            for author, body, _ in comments[task.id][-5:]:
                 lines.append(f"{author}: {one_line(body, 160)}")
             history[task.id] = "\n".join(lines)
         return tasks, history

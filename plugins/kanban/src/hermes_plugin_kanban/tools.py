@@ -20,8 +20,6 @@ __all__ = ["TOOLS"]
 
 T = TypeVar("T")
 
-TASK_ID = {"type": "string", "description": "The task's id (t_...)."}
-
 
 def _who(context: ToolContext) -> str:
     return os.environ.get("HERMES_PROFILE") or (
@@ -189,85 +187,14 @@ async def kanban_link(parent_id: str, child_id: str, context: ToolContext) -> st
     return str(await _on_board(context, join))
 
 
-TOOLS: dict[str, tuple[str, dict[str, Any], Callable[..., Any]]] = {
-    "kanban_show": (
-        "A task of the team's board: its body, what it waits for, comments, attachments and "
-        "earlier attempts.",
-        {"type": "object", "properties": {"task_id": TASK_ID}, "required": ["task_id"]},
-        kanban_show,
-    ),
-    "kanban_list": (
-        "Tasks of the board by priority: id, title, status, assignee.",
-        {
-            "type": "object",
-            "properties": {
-                "status": {
-                    "type": "string",
-                    "enum": ["triage", "todo", "ready", "running", "blocked", "done", "archived"],
-                },
-                "assignee": {"type": "string"},
-                "board": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 200},
-            },
-        },
-        kanban_list,
-    ),
-    "kanban_create": (
-        "Add a task to the board for a worker (or the named profile) to do; parents are "
-        "tasks it waits for.",
-        {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "minLength": 1},
-                "body": {"type": "string"},
-                "assignee": {"type": "string"},
-                "priority": {"type": "integer"},
-                "parents": {"type": "array", "items": {"type": "string"}},
-                "board": {"type": "string"},
-            },
-            "required": ["title"],
-        },
-        kanban_create,
-    ),
-    "kanban_comment": (
-        "Comment on a task (what you found, a question for whoever works on it).",
-        {
-            "type": "object",
-            "properties": {"task_id": TASK_ID, "body": {"type": "string"}},
-            "required": ["task_id", "body"],
-        },
-        kanban_comment,
-    ),
-    "kanban_complete": (
-        "Mark a task done with a summary of what was done (its result).",
-        {
-            "type": "object",
-            "properties": {"task_id": TASK_ID, "summary": {"type": "string"}},
-            "required": ["task_id", "summary"],
-        },
-        kanban_complete,
-    ),
-    "kanban_block": (
-        "Park a task that cannot go on until someone acts, saying why.",
-        {
-            "type": "object",
-            "properties": {"task_id": TASK_ID, "reason": {"type": "string"}},
-            "required": ["task_id", "reason"],
-        },
-        kanban_block,
-    ),
-    "kanban_unblock": (
-        "Put a blocked task back in line.",
-        {"type": "object", "properties": {"task_id": TASK_ID}, "required": ["task_id"]},
-        kanban_unblock,
-    ),
-    "kanban_link": (
-        "Make child_id wait until parent_id is done.",
-        {
-            "type": "object",
-            "properties": {"parent_id": TASK_ID, "child_id": TASK_ID},
-            "required": ["parent_id", "child_id"],
-        },
-        kanban_link,
-    ),
+TOOLS: dict[str, Callable[..., Any]] = {
+    "kanban_show": kanban_show,
+    "kanban_list": kanban_list,
+    "kanban_create": kanban_create,
+    "kanban_comment": kanban_comment,
+    "kanban_complete": kanban_complete,
+    "kanban_block": kanban_block,
+    "kanban_unblock": kanban_unblock,
+    "kanban_link": kanban_link,
 }
+"""Each board tool's handler, by name (their schemas are in :mod:`tool_schemas`)."""

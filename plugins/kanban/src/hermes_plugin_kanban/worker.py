@@ -81,6 +81,7 @@ async def work(
     task_id: str,
     run_id: int,
     workspace: Path,
+    toolsets: tuple[str, ...],
 ) -> str:
     """Work on the task in ``workspace`` (its folder of its own) and say what became of it
     (``done``, ``ready``, ``blocked`` ...)."""
@@ -94,6 +95,7 @@ async def work(
                 source="kanban",
                 title=f"kanban {task.id}: {task.title[:60]}",
                 cwd=str(workspace),
+                toolsets=toolsets,
                 exclude_tools=WORKER_EXCLUDED,
                 background_review=False,
             )
