@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_plugin_delegation.delegate import BACKGROUND, Child, follow_child, open_child
+from hermes_plugin_delegation.children import BACKGROUND, Child, follow_child, open_child
 from hermes_plugin_delegation.settings import DelegationConfig
 from hermes_sdk.runtime import REPORT_PREFIX, Runtime, RuntimeTurn
 from hermes_sdk.tooling import ToolContext
