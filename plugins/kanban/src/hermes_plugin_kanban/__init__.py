@@ -26,16 +26,6 @@ if TYPE_CHECKING:
     from hermes_sdk.storage import StoreSchema
 
 NAME = "kanban"
-TOOL_NAMES = (
-    "kanban_show",
-    "kanban_list",
-    "kanban_create",
-    "kanban_comment",
-    "kanban_complete",
-    "kanban_block",
-    "kanban_unblock",
-    "kanban_link",
-)
 
 
 def _service(context: ServiceContext) -> Any:

@@ -495,13 +495,7 @@ class Board:
         if not reason:
             raise KanbanError("say why it is blocked (someone reads it to unblock it)")
         with self.store.write() as cursor:
-            cursor.execute("SELECT status, current_run FROM kanban_tasks WHERE id = ?", (task_id,))
-            found = cursor.fetchall()
-            if not found:
-                raise KanbanError(f"no task {task_id!r}: hermes kanban list shows them")
-            status, current = found[0]
-            if run_id is not None and current != run_id:
-                raise KanbanError(f"task {task_id} is no longer this worker's (it is {status} now)")
+            status, current = _settling_in(cursor, task_id, run_id)
             if status not in ("todo", "ready", "running", "triage", "review", "scheduled"):
                 raise KanbanError(f"task {task_id} is {status}: it cannot be blocked")
             cursor.execute(
@@ -536,13 +530,7 @@ class Board:
         """Done, with its summary; ``run_id``: only while that run is the task's (a worker
         that was reclaimed cannot complete the task another now works on)."""
         with self.store.write() as cursor:
-            cursor.execute("SELECT status, current_run FROM kanban_tasks WHERE id = ?", (task_id,))
-            found = cursor.fetchall()
-            if not found:
-                raise KanbanError(f"no task {task_id!r}")
-            status, current = found[0]
-            if run_id is not None and current != run_id:
-                raise KanbanError(f"task {task_id} is no longer this worker's (it is {status} now)")
+            status, current = _settling_in(cursor, task_id, run_id)
             if status in ("done", "archived"):
                 raise KanbanError(f"task {task_id} is {status} already")
             now = time.time()
@@ -838,6 +826,19 @@ def _end_run_in(
         "WHERE id = ? AND ended_at IS NULL",
         (status, outcome, time.time(), summary, error, run_id),
     )
+
+
+def _settling_in(cursor: StoreCursor, task_id: str, run_id: int | None) -> tuple[str, int | None]:
+    """The task's status and run, for a change that settles it; ``run_id``: refused unless
+    that run is still the task's (a worker taken back settles nothing)."""
+    cursor.execute("SELECT status, current_run FROM kanban_tasks WHERE id = ?", (task_id,))
+    found = cursor.fetchall()
+    if not found:
+        raise KanbanError(f"no task {task_id!r}: hermes kanban list shows them")
+    status, current = found[0]
+    if run_id is not None and current != run_id:
+        raise KanbanError(f"task {task_id} is no longer this worker's (it is {status} now)")
+    return str(status), current
 
 
 def _settle_run_in(
