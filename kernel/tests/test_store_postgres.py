@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import psycopg
@@ -89,20 +90,82 @@ def test_the_urls_own_connection_settings_are_kept(postgres):
         db.close()
 
 
+def _drop_every_connection(url: str) -> None:
+    with psycopg.connect(url) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name = 'hermes' AND pid <> pg_backend_pid()"
+        )
+    time.sleep(0.2)
+
+
 def test_connections_the_server_drops_are_replaced(postgres):
-    store = StateStore(PostgresDatabase(postgres.create_database()))
+    """Connections are not checked as they leave the pool: a dropped one is found on its
+    first use, and the read, or the write that had done nothing yet, goes on a fresh one."""
+    store = StateStore(PostgresDatabase(postgres.create_database(), pool_size=3))
     try:
         session = store.sessions.create("cli")
-        with psycopg.connect(store.db.where) as admin:
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = 'hermes' AND pid <> pg_backend_pid()"
-            )
-        time.sleep(0.2)
+        threads = [threading.Thread(target=store.sessions.get, args=(session.id,)) for _ in "123"]
+        for thread in threads:  # several connections in the pool, all to be dropped
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _drop_every_connection(store.db.where)
         store.messages.append(session.id, "user", "after the restart")
+        _drop_every_connection(store.db.where)
         assert store.sessions.get(session.id).message_count == 1
     finally:
         store.close()
+
+
+def test_without_libpq_pipelines_a_write_begins_in_a_round_trip_of_its_own(postgres):
+    """libpq before 14 has no pipeline mode: every kind of write still works."""
+    store = StateStore(PostgresDatabase(postgres.create_database()))
+    store.db._pipelines = False  # what is_supported() says on such a libpq
+    try:
+        session = store.sessions.create("cli")  # a write without locks, begun by its insert
+        store.messages.append(session.id, "user", "hi")  # a session's key
+        store.sessions.set_title(session.id, "t")
+        with store.db.write() as cursor:  # the store's own lock
+            cursor.execute("UPDATE sessions SET title = 'u' WHERE id = ?", (session.id,))
+        assert store.sessions.get(session.id).title == "u"
+        assert store.sessions.get(session.id).message_count == 1
+    finally:
+        store.close()
+
+
+def test_writes_of_other_keys_go_side_by_side(postgres):
+    """Two sessions' writes (their keys) never wait for each other; a write without a key
+    still waits for both."""
+    from hermes_kernel.store.errors import WouldBlock
+    from hermes_kernel.store.leases import session_key
+
+    url = postgres.create_database()
+    first, second = PostgresDatabase(url), PostgresDatabase(url)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with first.write(key=session_key("a")) as cursor:
+            cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('a', 'x', 0)")
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert holding.wait(10)
+        with second.write(wait=False, key=session_key("b")) as cursor:
+            cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('b', 'x', 0)")
+        with pytest.raises(WouldBlock), second.write(wait=False) as cursor:
+            cursor.execute("SELECT 1")
+    finally:
+        release.set()
+        thread.join(10)
+    try:
+        assert second.query("SELECT id FROM sessions ORDER BY id") == [("a",), ("b",)]
+    finally:
+        first.close()
+        second.close()
 
 
 HOLD = """

@@ -212,6 +212,15 @@ def acquire_in(
     """Take or renew the lease ``name`` inside the caller's write transaction: None when
     ``holder`` has it now, else the live holder and the seconds its lease has left."""
     now = time.time() if now is None else now
+    # One statement when it is free, expired or ours (the usual case); the holder is read
+    # only when it is another's, to see whether that holder's process is gone.
+    taken = cursor.execute(
+        f"{_TAKE} WHERE leases_held.holder = excluded.holder OR leases_held.expires_at <= ? "
+        "RETURNING 1",
+        (name, holder, now, now + ttl, now),
+    ).fetchall()
+    if taken:
+        return None
     rows = cursor.execute(
         "SELECT holder, expires_at FROM leases_held WHERE name = ?", (name,)
     ).fetchall()
@@ -219,17 +228,20 @@ def acquire_in(
         current, expires_at = str(rows[0][0]), float(rows[0][1])
         if current != holder and expires_at > now and not holder_is_dead(current):
             return current, expires_at - now
-    cursor.execute(
-        "INSERT INTO leases_held (name, holder, acquired_at, expires_at) "
-        "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-        "holder = excluded.holder, expires_at = excluded.expires_at, "
-        "acquired_at = CASE WHEN leases_held.holder = excluded.holder "
-        "THEN leases_held.acquired_at ELSE excluded.acquired_at END, "
-        "previous = CASE WHEN leases_held.holder = excluded.holder "
-        "THEN leases_held.previous ELSE leases_held.holder END",
-        (name, holder, now, now + ttl),
-    )
+    cursor.execute(_TAKE, (name, holder, now, now + ttl))
     return None
+
+
+_TAKE = (
+    "INSERT INTO leases_held (name, holder, acquired_at, expires_at) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+    "holder = excluded.holder, expires_at = excluded.expires_at, "
+    "acquired_at = CASE WHEN leases_held.holder = excluded.holder "
+    "THEN leases_held.acquired_at ELSE excluded.acquired_at END, "
+    "previous = CASE WHEN leases_held.holder = excluded.holder "
+    "THEN leases_held.previous ELSE leases_held.holder END"
+)
+"""Take a lease whoever holds it (the one it was taken from is kept as ``previous``)."""
 
 
 def renew_in(cursor: Executes, name: str, holder: str, ttl: float) -> bool:
@@ -249,7 +261,14 @@ def release_in(cursor: Executes, name: str, holder: str) -> None:
 
 class Leases:
     """Leases in a store that has :data:`LEASES`. Each call is one short write transaction:
-    call it from a worker thread, or through ``store.run`` from a loop."""
+    call it from a worker thread, or through ``store.run`` from a loop.
+
+    Each is written under the lease's name as its key (``store.write(key=NAME)``), so it
+    waits only for changes of that lease. One lease must always be changed under one key:
+    code that changes it inside a write of its own (:func:`acquire_in`) uses the name as
+    key too, or a key it alone uses for that lease (the gateway's heartbeat changes its
+    members' leases and the ledger's sender lease under its group's key, and nothing else
+    changes them), or a write with no key, which waits for every keyed one."""
 
     def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
         self.store = store
@@ -257,16 +276,17 @@ class Leases:
 
     def take(self, name: str, holder: str, ttl: float) -> bool:
         """Take or renew the lease ``name`` for ``ttl`` seconds; False if another live
-        holder has it."""
-        with self.store.write() as cursor:
+        holder has it. Each call writes under the key ``name``: it waits for other changes
+        of that lease only (and for writes with no key)."""
+        with self.store.write(key=name) as cursor:
             return acquire_in(cursor, name, holder, ttl, self._now()) is None
 
     def renew(self, name: str, holder: str, ttl: float) -> bool:
-        with self.store.write() as cursor:
+        with self.store.write(key=name) as cursor:
             return renew_in(cursor, name, holder, ttl)
 
     def release(self, name: str, holder: str) -> None:
-        with self.store.write() as cursor:
+        with self.store.write(key=name) as cursor:
             release_in(cursor, name, holder)
 
     def previous(self, name: str) -> str | None:

@@ -84,7 +84,9 @@ what the entry answers, such as ``gateway-inbox:12``, one entry at most for each
 as JSON)."""
 
 SENDER = "outbox-sender"
-"""The lease the process that sends from the ledger holds while it does."""
+"""The lease the process that sends from the ledger holds while it does (held, renewed
+and released by the gateway's heartbeat alone, under its workers' key: others only read
+it)."""
 
 _COLUMNS = (
     "id, chat, reply_to, preview_id, text, state, attempts, maybe_sent, created_at, updated_at, "
@@ -230,7 +232,7 @@ class Outbox:
     def attempting(self, *item_ids: int) -> None:
         """Mark entries as being sent (not synced: the caller syncs while it sends)."""
         now = self._now()
-        with self.store.write() as cursor:
+        with self.store.write(serialized=False) as cursor:  # rows by id, no reads
             cursor.executemany(
                 "UPDATE outbox_entries SET state = 'attempting', attempts = attempts + 1, "
                 "updated_at = ? WHERE id = ?",

@@ -25,8 +25,11 @@ placeholders there as well: write them in the SQL both engines share (``CAST(? A
 NULL`` where SQLite would accept a bare ``? IS NULL``), and ask :attr:`Store.dialect` where
 they cannot be. On both, every write transaction is serialized with every other (in every
 process, on every host): read, then write, in one transaction, and nothing changes in
-between. A write transaction takes the lock up front and is retried a bounded number of
-times while another process holds it; a failure to save is :class:`StoreError`, one line.
+between. A write whose decisions concern one thing only (a named lease, one chat's rows)
+may say so with ``key=``: on PostgreSQL it then waits only for writes of that key and for
+unkeyed ones, so many workers write side by side. A write transaction takes its lock up
+front and is retried a bounded number of times while another process holds it; a failure
+to save is :class:`StoreError`, one line.
 Fields and methods may be added in minor SDK versions.
 """
 
@@ -145,7 +148,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def write(
-        self, durable: bool = False, *, serialized: bool = True
+        self, durable: bool = False, *, serialized: bool = True, key: str | None = None
     ) -> AbstractContextManager[StoreCursor]:
         """``with store.write() as cursor:`` one transaction: committed when the block ends,
         rolled back if it raises. ``durable`` syncs the commit to disk before returning
@@ -153,7 +156,10 @@ class Store(abc.ABC):
         survives a crash, and the next durable commit or :meth:`synced` covers it too.
         ``serialized=False``: this write reads nothing that decides what it writes (it only
         sets a row's state), so on PostgreSQL it skips the lock that orders every other
-        write and never queues behind them (SQLite serializes every write all the same)."""
+        write and never queues behind them (SQLite serializes every write all the same).
+        ``key``: what this write reads to decide what it writes belongs to that key alone
+        (``"lease:NAME"``, one chat's rows): on PostgreSQL it waits only for writes of the
+        same key and for writes without one, which in turn wait for it."""
 
     @abc.abstractmethod
     def query(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

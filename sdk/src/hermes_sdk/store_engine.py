@@ -6,10 +6,12 @@ messages, usage, plugins' tables), whichever engine keeps it. An engine plugin y
 The kernel writes its SQL once, with ``?`` placeholders, in the subset every engine runs
 alike; what cannot be written that way (full-text search, day arithmetic, the catalog of
 tables, plugins' migrations in the engine's own SQL) it asks the database for, through the
-methods below. Every write transaction is serialized against every other, in every process,
+methods below. A write transaction is serialized against every other, in every process,
 as SQLite's ``BEGIN IMMEDIATE`` does: code that reads and then writes (the next ``seq``, a
-lease) stays correct on every engine without retry loops. The engine also owns the kernel's
-tables in its SQL, migrated when it opens. Failures are
+lease) stays correct on every engine without retry loops. One that names a ``key`` is
+serialized with the writes of that key and with every unkeyed write only, where the engine
+can tell them apart (a server's database, where many workers write at once). The engine
+also owns the kernel's tables in its SQL, migrated when it opens. Failures are
 :class:`~hermes_sdk.storage.StoreError` (one line), :class:`~hermes_sdk.storage.StoreBusyError`
 when another process held the lock too long, and
 :class:`~hermes_sdk.storage.ForeignStoreError` for a database another tool made.
@@ -99,13 +101,22 @@ class Database(Protocol):
         ...
 
     def write(
-        self, durable: bool = False, wait: bool = True, *, serialized: bool = True
+        self,
+        durable: bool = False,
+        wait: bool = True,
+        *,
+        serialized: bool = True,
+        key: str | None = None,
     ) -> AbstractContextManager[Cursor]:
         """One write transaction: committed when the block ends, rolled back if it raises.
         ``durable``: the commit survives a power cut before this returns. ``wait=False``:
         raise :class:`WouldBlock` at once rather than wait for a lock. ``serialized=False``:
         the write reads nothing that decides what it writes, so it need not queue behind
-        the lock that orders every other write (where the engine has one to skip)."""
+        the lock that orders every other write (where the engine has one to skip).
+        ``key``: what the write reads to decide what it writes belongs to that key alone
+        (one session's messages and turn lease, one named lease), so it need only wait for
+        writes of the same key and for unkeyed ones (an engine that serializes every write
+        may ignore it)."""
         ...
 
     def query(

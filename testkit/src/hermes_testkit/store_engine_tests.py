@@ -21,6 +21,7 @@ ids after a copy, declared tables, and calls from an event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -165,6 +166,31 @@ class StoreEngineTests:
         finally:
             other.close()
 
+    def test_a_keyed_write_waits_for_its_key_and_for_writes_without_one(
+        self, target: StoreTarget
+    ) -> None:
+        """``key=`` narrows what a write waits for, never past these: a write of the same
+        key, and a write with no key (which sees nothing change under it), each wait for
+        the other. An engine that serializes every write passes too."""
+        holder, other = self.open_database(target), self.open_database(target)
+        try:
+            for held, tried in (("turn:a", "turn:a"), ("turn:a", None), (None, "turn:a")):
+                with (
+                    _holding(holder, key=held),
+                    pytest.raises(WouldBlock),
+                    other.write(wait=False, key=tried) as cursor,
+                ):
+                    cursor.execute("SELECT 1")
+            with other.write(key="turn:a") as cursor:  # nothing held: it goes at once
+                cursor.execute(
+                    "INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)",
+                    ("after", "t", 1.0),
+                )
+            assert other.query("SELECT id FROM sessions ORDER BY id") == [("after",)]
+        finally:
+            holder.close()
+            other.close()
+
     # --- what the kernel's SQL cannot say alike ------------------------------------------
 
     def test_words_are_found_best_first_with_diacritics_folded(self, database: Database) -> None:
@@ -246,3 +272,30 @@ class StoreEngineTests:
             return rows
 
         assert asyncio.run(scenario()) == [("s1",)]
+
+
+@contextlib.contextmanager
+def _holding(database: Database, key: str | None) -> Iterator[None]:
+    """A write transaction (of ``key``, or none) held open in another thread while the
+    block runs."""
+    holding, release = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            with database.write(key=key) as cursor:
+                cursor.execute("SELECT 1")
+                holding.set()
+                release.wait(10)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            failed.append(exc)
+            holding.set()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert holding.wait(10) and not failed, failed
+        yield
+    finally:
+        release.set()
+        thread.join(10)

@@ -22,7 +22,7 @@ from hermes_kernel.engine.tools import ToolOutcome, ToolRunner
 from hermes_kernel.engine.transcript import stored_calls, to_chat
 from hermes_kernel.engine.window import estimate_tokens, message_tokens, schema_tokens
 from hermes_kernel.store.compactions import CompactionRecord
-from hermes_kernel.store.leases import release_in
+from hermes_kernel.store.leases import release_in, session_key
 from hermes_kernel.store.messages import Disposition, Message, MessageFields, append_in
 from hermes_kernel.store.sessions import Session, Usage
 from hermes_sdk import ToolCall, ToolResult
@@ -175,7 +175,7 @@ class TurnRun:
         self.released = True
 
     def _reply_and_release(self, content: str | None, fields: MessageFields) -> None:
-        with self.parts.store.db.write() as cursor:
+        with self.parts.store.db.write(key=session_key(self.session.id)) as cursor:
             append_in(cursor, self.session.id, "assistant", content, **fields)
             release_in(cursor, self.session.id, self.holder)
 

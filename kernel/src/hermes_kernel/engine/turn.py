@@ -38,7 +38,7 @@ from hermes_kernel.engine.prompt import build_system_prompt
 from hermes_kernel.engine.run import TurnResult, TurnRun
 from hermes_kernel.store.compactions import CompactionRecord, latest_in
 from hermes_kernel.store.errors import StoreError
-from hermes_kernel.store.leases import acquire_in, new_holder, release_in
+from hermes_kernel.store.leases import acquire_in, new_holder, release_in, session_key
 from hermes_kernel.store.messages import Message, append_in, of_session_in
 from hermes_kernel.store.sessions import (
     REVIEW_SOURCE,
@@ -423,7 +423,7 @@ class TurnEngine:
         """A turn's first write, one transaction: take the lease, repair what a crash left,
         save the user's message. The session, its latest compaction, and the transcript
         after that compaction up to the new message."""
-        with self.store.db.write() as cursor:
+        with self.store.db.write(key=session_key(session_id)) as cursor:
             session, compacted, after = self._lease_in(cursor, session_id, holder)
             transcript = recovery.repaired_in(cursor, session_id, self._read_only, after)
             user = append_in(
@@ -470,11 +470,11 @@ class TurnEngine:
     def _lease_view(
         self, session_id: str, holder: str
     ) -> tuple[Session, CompactionRecord | None, list[Message]]:
-        with self.store.db.write() as cursor:
+        with self.store.db.write(key=session_key(session_id)) as cursor:
             session, compacted, after = self._lease_in(cursor, session_id, holder)
             transcript = of_session_in(cursor, session_id, after)
         if recovery.unanswered(transcript):
-            with self.store.db.write() as cursor:
+            with self.store.db.write(key=session_key(session_id)) as cursor:
                 release_in(cursor, session_id, holder)
             raise ValueError("the last turn did not finish; send a message first, then /compact")
         return session, compacted, transcript

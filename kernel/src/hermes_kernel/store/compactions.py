@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_kernel.store.backend import StoreBackend
+from hermes_kernel.store.leases import session_key
 from hermes_kernel.store.sessions import Usage, add_usage_in
 
 
@@ -99,7 +100,7 @@ class Compactions:
     ) -> None:
         """Save a compaction with the session's rebuilt system prompt and the summary calls'
         usage (in ``model_calls`` and the session's totals), in one transaction."""
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(record.session_id)) as cursor:
             cursor.execute(
                 f"INSERT INTO compactions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -128,6 +129,6 @@ class Compactions:
         """The usage of summary calls whose compaction was not committed: still paid for."""
         if not usages:
             return
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             for usage in usages:
                 add_usage_in(cursor, session_id, usage)

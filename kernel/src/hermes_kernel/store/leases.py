@@ -21,13 +21,27 @@ from hermes_commons.leases import release_in as release_lease_in
 from hermes_kernel.store.backend import StoreBackend
 from hermes_kernel.store.errors import LeaseHeldError
 
-__all__ = ["DEFAULT_TTL_SECONDS", "TurnLeases", "acquire_in", "new_holder", "release_in"]
+__all__ = [
+    "DEFAULT_TTL_SECONDS",
+    "TurnLeases",
+    "acquire_in",
+    "new_holder",
+    "release_in",
+    "session_key",
+]
 
 DEFAULT_TTL_SECONDS = 60.0
 
 
 def lease_name(session_id: str) -> str:
     return f"turn:{session_id}"
+
+
+def session_key(session_id: str) -> str:
+    """The write key of one session's rows (its messages, counts, compactions, its turn
+    lease): its lease's name, so a turn's first write and a lease's change wait for each
+    other and for nothing of other sessions."""
+    return lease_name(session_id)
 
 
 def acquire_in(cursor: Any, session_id: str, holder: str, ttl: float) -> None:
@@ -48,12 +62,12 @@ class TurnLeases:
 
     def acquire(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> None:
         """Take the lease, or raise LeaseHeldError naming the live holder."""
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             acquire_in(cursor, session_id, holder, ttl)
 
     def renew(self, session_id: str, holder: str, ttl: float = DEFAULT_TTL_SECONDS) -> bool:
         """Extend our lease; False if we no longer hold it (it expired and was taken)."""
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             return renew_in(cursor, lease_name(session_id), holder, ttl)
 
     @contextmanager
@@ -68,7 +82,7 @@ class TurnLeases:
             self.release(session_id, holder)
 
     def release(self, session_id: str, holder: str) -> None:
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             release_in(cursor, session_id, holder)
 
     def holder(self, session_id: str) -> str | None:

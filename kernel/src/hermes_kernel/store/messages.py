@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypedDict, Unpack
 
-from hermes_kernel.store.backend import StoreBackend, scalar
-from hermes_kernel.store.sessions import Usage, add_usage_in
+from hermes_kernel.store.backend import StoreBackend
+from hermes_kernel.store.leases import session_key
+from hermes_kernel.store.sessions import USAGE_ASSIGNMENTS, Usage, add_usage_in, usage_values
 from hermes_sdk.runtime import STEER_PREFIX, SessionNotFound
 
 
@@ -98,20 +99,26 @@ def append_in(
     usage = fields.get("usage")
     attachments = fields.get("attachments")
     now = time.time()
-    if not cursor.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
+    # The session's row first: it is there (else nothing is written), and it stays locked
+    # until the commit, so two appends to one session never take the same seq on any engine.
+    # The reply's usage goes to the totals in the same statement.
+    totals, added = (f", {USAGE_ASSIGNMENTS}", usage_values(usage)) if usage else ("", ())
+    counted = cursor.execute(
+        "UPDATE sessions SET message_count = message_count + 1, "
+        f"tool_call_count = tool_call_count + ?{totals} WHERE id = ? RETURNING 1",
+        (len(tool_calls or ()), *added, session_id),
+    ).fetchall()
+    if not counted:
         raise SessionNotFound(f"no session {session_id!r}")
-    seq = int(
-        scalar(
-            cursor,
-            "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
-            (session_id,),
-        )
-    )
+    # Read apart, not as a subquery of the INSERT: SQLite appends a third slower that way.
+    seq = cursor.execute(
+        "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?", (session_id,)
+    ).fetchall()[0][0]
     inserted = cursor.execute(
         "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
         "tool_name, finish_reason, reasoning, disposition, created_at, "
         "reasoning_details, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "RETURNING id",
+        "RETURNING id, seq",
         (
             session_id,
             seq,
@@ -128,14 +135,9 @@ def append_in(
             json.dumps(attachments) if attachments else None,
         ),
     )
-    message_id = int(inserted.fetchall()[0][0])
-    cursor.execute(
-        "UPDATE sessions SET message_count = message_count + 1, "
-        "tool_call_count = tool_call_count + ? WHERE id = ?",
-        (len(tool_calls or ()), session_id),
-    )
+    message_id, seq = (int(value) for value in inserted.fetchall()[0])
     if usage is not None:
-        add_usage_in(cursor, session_id, usage, message_id)
+        add_usage_in(cursor, session_id, usage, message_id, totals=False)
     for call in fields.get("calls") or ():
         add_usage_in(cursor, session_id, call, message_id)
     return Message(
@@ -174,7 +176,7 @@ class Messages:
         """Append one message and update the session's counts (and token ``usage``, for the
         model reply that produced it), in one transaction; ``durable`` syncs it to disk, and
         ``wait=False`` raises WouldBlock rather than wait for a lock."""
-        with self._db.write(durable, wait) as cursor:
+        with self._db.write(durable, wait, key=session_key(session_id)) as cursor:
             return append_in(cursor, session_id, role, content, **fields)
 
     def of_session(self, session_id: str, after_seq: int = 0) -> list[Message]:
@@ -186,7 +188,7 @@ class Messages:
         branch), in one transaction; the usage they cost stays the source's. Returns how
         many were copied."""
         copied = [m for m in self.of_session(source_id) if m.seq <= through_seq]
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(target_id)) as cursor:
             for message in copied:
                 append_in(
                     cursor,
@@ -217,7 +219,7 @@ class Messages:
     def delete_from(self, session_id: str, seq: int) -> int:
         """Delete the session's messages from ``seq`` on (``/undo``), keeping its counts
         right; return how many went. Usage already paid for stays in the totals."""
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             rows = cursor.execute(
                 "SELECT tool_calls FROM messages WHERE session_id = ? AND seq >= ?",
                 (session_id, seq),
@@ -242,7 +244,7 @@ class Messages:
         return len(rows)
 
     def set_disposition(self, message_id: int, disposition: Disposition) -> None:
-        with self._db.write() as cursor:
+        with self._db.write(serialized=False) as cursor:  # one row's mark
             cursor.execute(
                 "UPDATE messages SET disposition = ?, updated_at = ? WHERE id = ?",
                 (disposition.value, time.time(), message_id),

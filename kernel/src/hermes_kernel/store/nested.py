@@ -82,7 +82,7 @@ class NestedCalls:
         """Record a call about to run; its row id. ``durable`` syncs the write to disk first
         (for a call that may change the world)."""
         now = time.time()
-        with self._db.write(durable) as cursor:
+        with self._db.write(durable, serialized=False) as cursor:  # a row of its own
             inserted = cursor.execute(
                 "INSERT INTO nested_calls (session_id, message_id, parent_call_id, position, "
                 "tool_name, arguments, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -91,7 +91,7 @@ class NestedCalls:
             return int(inserted.fetchall()[0][0])
 
     def finish(self, row_id: int, content: str, disposition: str, seconds: float) -> None:
-        with self._db.write() as cursor:
+        with self._db.write(serialized=False) as cursor:
             cursor.execute(
                 "UPDATE nested_calls SET content = ?, disposition = ?, seconds = ? WHERE id = ?",
                 (content, disposition, seconds, row_id),

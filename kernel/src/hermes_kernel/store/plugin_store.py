@@ -70,8 +70,10 @@ class PluginStore(Store):
         return bool(getattr(self._db, "shared", self._db.dialect != "sqlite"))
 
     @contextmanager
-    def write(self, durable: bool = False, *, serialized: bool = True) -> Iterator[StoreCursor]:
-        with self._db.write(durable, serialized=serialized) as cursor:
+    def write(
+        self, durable: bool = False, *, serialized: bool = True, key: str | None = None
+    ) -> Iterator[StoreCursor]:
+        with self._db.write(durable, serialized=serialized, key=key) as cursor:
             yield cast(StoreCursor, cursor)
 
     def query(self, sql: str, bindings: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hermes_kernel.store.backend import StoreBackend
-from hermes_kernel.store.leases import acquire_in, new_holder, release_in
+from hermes_kernel.store.leases import acquire_in, new_holder, release_in, session_key
 from hermes_sdk.runtime import SessionNotFound
 
 
@@ -83,23 +83,15 @@ def new_session_id(now: float | None = None) -> str:
     return f"{stamp}_{secrets.token_hex(3)}"
 
 
-USAGE_SQL = "UPDATE sessions SET {} WHERE id = ?".format(
-    ", ".join(f"{column} = {column} + ?" for column in _USAGE_COLUMNS)
-)
+USAGE_ASSIGNMENTS = ", ".join(f"{column} = {column} + ?" for column in _USAGE_COLUMNS)
+"""The session's usage totals, each increased by a bound value (:func:`usage_values`)."""
+USAGE_SQL = f"UPDATE sessions SET {USAGE_ASSIGNMENTS} WHERE id = ?"
 
 
-def add_usage_in(
-    cursor: Any,
-    session_id: str,
-    usage: Usage,
-    message_id: int | None = None,
-    at: float | None = None,
-) -> None:
-    """Record one model call's ``usage`` and add it to its session's totals, inside the
-    caller's write transaction. ``at``: when it was used (default now; an imported session's
-    totals were used when it started, and usage by day counts them on that day)."""
+def usage_values(usage: Usage) -> tuple[float, ...]:
+    """What :data:`USAGE_ASSIGNMENTS` adds for one model call."""
     cost = usage.estimated_cost_usd
-    values = (
+    return (
         usage.input_tokens,
         usage.output_tokens,
         usage.cache_read_tokens,
@@ -108,9 +100,27 @@ def add_usage_in(
         cost or 0.0,
         0 if cost is not None else 1,
     )
-    cursor.execute(USAGE_SQL, (*values, session_id))
-    if int(cursor.changes()) == 0:
-        raise SessionNotFound(f"no session {session_id!r}")
+
+
+def add_usage_in(
+    cursor: Any,
+    session_id: str,
+    usage: Usage,
+    message_id: int | None = None,
+    at: float | None = None,
+    *,
+    totals: bool = True,
+) -> None:
+    """Record one model call's ``usage`` and add it to its session's totals, inside the
+    caller's write transaction. ``at``: when it was used (default now; an imported session's
+    totals were used when it started, and usage by day counts them on that day).
+    ``totals=False``: the caller added it to the totals already (in its own UPDATE)."""
+    cost = usage.estimated_cost_usd
+    values = usage_values(usage)
+    if totals:
+        cursor.execute(USAGE_SQL, (*values, session_id))
+        if int(cursor.changes()) == 0:
+            raise SessionNotFound(f"no session {session_id!r}")
     cursor.execute(
         "INSERT INTO model_calls (session_id, message_id, provider, model, input_tokens, "
         "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, "
@@ -183,13 +193,14 @@ class Sessions:
     ) -> Session:
         now = time.time()
         session_id = session_id or new_session_id(now)
-        with self._db.write() as cursor:
+        with self._db.write(serialized=False) as cursor:  # a new row: nothing read first
             # Ids carry 24 random bits per second: busy front-ends with several workers on
             # one store make the same one now and then, which must not fail a conversation.
             created = cursor.execute(
                 "INSERT INTO sessions (id, source, model, provider, system_prompt, "
                 "parent_session_id, started_at, cwd, git_root, user_scope) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING "
+                f"RETURNING {_COLUMNS}",
                 (
                     session_id,
                     source,
@@ -205,9 +216,7 @@ class Sessions:
             ).fetchall()
         if not created:
             raise SessionIdTaken(session_id)
-        session = self.get(session_id)
-        assert session is not None
-        return session
+        return Session(*created[0])
 
     def get(self, session_id: str) -> Session | None:
         rows = self._db.query(_GET, (session_id,))
@@ -397,11 +406,11 @@ class Sessions:
         self._update(session_id, "ended_at = ?, end_reason = ?", (time.time(), reason))
 
     def add_usage(self, session_id: str, usage: Usage) -> None:
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             add_usage_in(cursor, session_id, usage)
 
     def _update(self, session_id: str, assignments: str, values: tuple[Any, ...]) -> None:
-        with self._db.write() as cursor:
+        with self._db.write(key=session_key(session_id)) as cursor:
             cursor.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id))
             if self._db_changes(cursor) == 0:
                 raise SessionNotFound(f"no session {session_id!r}")

@@ -4,8 +4,12 @@ Every gateway process is a worker, named like a lease holder (``host:pid:token``
 in the inbox is taken (``worker`` set) by one worker in one write transaction, and only if
 it is the oldest open message of its route: a route's next message waits until its current
 one is done, so each chat is answered in order, one turn per session at a time, whichever
-worker runs it. The store's write lock serializes the claims of all workers, so two never
-take the same message (PostgreSQL's ``SKIP LOCKED`` would add nothing under it).
+worker runs it. A claim is one conditional ``UPDATE`` (``worker IS NULL``), so two workers
+never take the same message, and it waits for no other write: on PostgreSQL the row locks
+decide, and ``SKIP LOCKED`` passes over the rows another worker is claiming that moment.
+That a route's oldest open message is its current one holds because messages are stored
+under one key (:data:`~hermes_plugin_gateway.ledger.INTAKE_KEY`): their ids grow in the
+order their batches commit, so no older one can appear after a newer one was taken.
 
 Workers are the members of ``gateway-worker`` (:class:`hermes_commons.leases.Members`): each
 renews a lease of its own once a second. One that has not for ``timeout`` seconds, or whose
@@ -82,17 +86,18 @@ class Claims:
         sql, bindings = _claimable(platforms, limit, worker)
         if not self.store.query(sql, bindings):
             return []
-        with self.store.write() as cursor:
-            items = [
-                replace(inbox_item(row), worker=worker)
-                for row in cursor.execute(sql, bindings).fetchall()
-            ]
-            if items:
-                cursor.executemany(
-                    "UPDATE gateway_inbox SET worker = ? WHERE id = ? AND worker IS NULL",
-                    [(worker, item.id) for item in items],
-                )
-        return items
+        skip = " FOR UPDATE OF i SKIP LOCKED" if self.store.dialect == "postgresql" else ""
+        # The candidates are chosen once (MATERIALIZED): a subquery run again for each row
+        # would see the rows this UPDATE took as taken and choose past the limit.
+        with self.store.write(serialized=False) as cursor:
+            rows = cursor.execute(
+                f"WITH c AS MATERIALIZED ({sql}{skip}) UPDATE gateway_inbox SET worker = ? "
+                f"WHERE worker IS NULL AND state IN {OPEN_STATES} AND id IN (SELECT id FROM c) "
+                f"RETURNING {INBOX_COLUMNS}",
+                (*bindings, worker),
+            ).fetchall()
+        items = [replace(inbox_item(row), worker=worker) for row in rows]
+        return sorted(items, key=lambda item: item.id)
 
     def rename(self, worker: str) -> None:
         """Go on under a new name (a worker taken for dead): what it holds under the old
@@ -104,8 +109,11 @@ class Claims:
         and read which of this worker's turns a /stop from another worker's chat asked to
         stop. ``alone``: no other worker can share this store (a SQLite home). ``sending``:
         it sends from the delivery ledger (it holds the platforms), so it holds the
-        ledger's sender lease too, for as long as it is heard."""
-        with self.store.write() as cursor:
+        ledger's sender lease too, for as long as it is heard. Written under the group's
+        key: the members' leases and the sender's change only here and in :meth:`leave`,
+        and the messages it frees are single-row changes a claim's row lock orders, so a
+        pulse waits for no turn, nor a turn for it."""
+        with self.store.write(key=WORKERS) as cursor:
             beat = self.members.beat_in(cursor, alone=alone)
             if sending:
                 acquire_in(cursor, SENDER, self.worker, self.members.timeout)
@@ -161,7 +169,7 @@ class Claims:
         """A worker that stops: what it took and did not finish goes back to the inbox (a
         turn its stop interrupted resumes elsewhere, or at the next start), and it is no
         longer counted as alive. How many messages it gave back."""
-        with self.store.write() as cursor:
+        with self.store.write(key=WORKERS) as cursor:
             given = changed_rows(
                 cursor,
                 "UPDATE gateway_inbox SET worker = NULL "

@@ -24,6 +24,7 @@ from hermes_sdk.storage import Store, StoreCursor
 
 __all__ = [
     "INBOX_COLUMNS",
+    "INTAKE_KEY",
     "OPEN_STATES",
     "ClaimLost",
     "InboxItem",
@@ -58,6 +59,9 @@ class InboxItem:
 
 ANSWERS = "gateway-inbox:"
 """A reply's ``answers`` in the delivery ledger: this, then the message's id."""
+INTAKE_KEY = "gateway-inbox"
+"""The write key messages are stored under: batches of every worker commit one at a time,
+so ids grow in commit order (a claim relies on it), while turns write beside them."""
 OPEN_STATES = "('queued', 'running', 'resuming')"
 """A message whose turn has not finished (SQL list)."""
 INBOX_COLUMNS = (
@@ -98,7 +102,7 @@ class Ledger:
         return None if value is None else str(value)
 
     def set_route(self, key: str, session_id: str) -> None:
-        with self.store.write() as cursor:
+        with self.store.write(serialized=False) as cursor:  # one upsert
             cursor.execute(
                 "INSERT INTO gateway_routes (key, session_id, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, "
@@ -129,7 +133,7 @@ class Ledger:
         ``worker``: who took them in (a message's files are on that worker's disk)."""
         now = self._now()
         stored: list[InboxItem | None] = []
-        with self.store.write() as cursor:
+        with self.store.write(key=INTAKE_KEY) as cursor:
             for message, route_key in messages:
                 chat = message.chat
                 rows = cursor.execute(
@@ -189,7 +193,8 @@ class Ledger:
         # Not synced on its own: the write-ahead log is replayed in order, so the next
         # synced commit (the engine's, of an assistant message before any tool runs) makes
         # this durable too; lost without it, the turn had not acted yet and runs again.
-        with self.store.write() as cursor:
+        # One conditional UPDATE: its row's lock orders it, not the store's.
+        with self.store.write(serialized=False) as cursor:
             return bool(
                 cursor.execute(
                     "UPDATE gateway_inbox SET state = ?, session_id = coalesce(?, session_id), "
@@ -215,9 +220,11 @@ class Ledger:
         and nothing is written);
         ``attempting`` records it as being sent already (its first attempt starts now), which
         saves the send a write of its own. Synced with the ``attempting`` mark, which
-        precedes every send (the WAL is ordered)."""
+        precedes every send (the WAL is ordered). It reads nothing it does not change in
+        the same statement (the message's row, locked; the ledger's unique ``answers``), so
+        it takes no store-wide lock."""
         now = self._now()
-        with self.store.write() as cursor:
+        with self.store.write(serialized=False) as cursor:
             if item_id is not None:
                 closed = cursor.execute(
                     "UPDATE gateway_inbox SET state = 'done', updated_at = ? "

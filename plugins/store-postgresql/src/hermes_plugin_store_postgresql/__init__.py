@@ -1,7 +1,8 @@
 """The state store in a shared PostgreSQL (``store.url: postgresql://USER@HOST/DB``), for a
-team's gateway workers on several hosts: psycopg 3 with a connection pool, writes serialized
-by an advisory lock as SQLite serializes them, search through a ``tsvector`` and
-``pg_trgm``. The driver is imported only when a command opens the store."""
+team's gateway workers on several hosts: psycopg 3 with a connection pool, each write
+serialized by the advisory lock its decision needs (the store's, or a session's or a
+lease's key), search through a ``tsvector`` and ``pg_trgm``. The driver is imported only
+when a command opens the store."""
 
 from __future__ import annotations
 

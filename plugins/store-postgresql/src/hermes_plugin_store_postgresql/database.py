@@ -1,12 +1,22 @@
 """The state store on a shared PostgreSQL (``store.url: postgresql://...``), through psycopg 3
 and a connection pool, for several front-end workers on several hosts.
 
-It keeps SQLite's semantics rather than inventing new ones: every write transaction first
-takes one transaction-scoped advisory lock, so writes are serialized across every process
-and host exactly as ``BEGIN IMMEDIATE`` serializes them in state.db, and code that reads and
-then writes (the next ``seq``, a lease, a ledger claim) is correct on both engines without
-retry loops. Reads never take it. Commits are durable when they return (PostgreSQL's
-``synchronous_commit``), so ``durable`` asks nothing more.
+It keeps SQLite's semantics where a write asks for them: a write transaction first takes
+the store's transaction-scoped advisory lock (the "world" lock), so it is serialized with
+every other write of every process and host exactly as ``BEGIN IMMEDIATE`` serializes them
+in state.db, and code that reads and then writes is correct on both engines without retry
+loops. A write that names a ``key`` (a session's turn lease, a named lease) takes the world
+lock shared and the key's own lock exclusive: it waits for writes of the same key and for
+world writes, and never for writes of other keys, so the turns of many sessions write side
+by side while a world write still sees nothing change under it. Reads take no lock.
+Commits are durable when they return (PostgreSQL's ``synchronous_commit``), so ``durable``
+asks nothing more.
+
+Round trips: a write's ``BEGIN`` and its lock are one message to the server, ``COMMIT``
+another; psycopg prepares a statement the fifth time a connection runs it. A connection is
+not checked as it leaves the pool (a round trip per transaction): one the server dropped is
+found on its first use, which, having done nothing yet, is tried once more on a fresh
+connection.
 
 The SQL is the store's own, written with ``?`` placeholders: :func:`to_pyformat` turns them
 into psycopg's ``%s`` (outside quotes and comments). Values come back as SQLite gives them:
@@ -17,11 +27,13 @@ an int, or a float when it has a fraction.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -52,7 +64,8 @@ COLUMN_TYPES: dict[str, str] = {
 P = ParamSpec("P")
 T = TypeVar("T")
 
-WRITE_LOCK = 0x4845524D4553  # "HERMES": the advisory lock every write transaction takes
+WRITE_LOCK = 0x4845524D4553  # "HERMES": the world lock (one bigint key)
+KEY_LOCKS = 0x4845  # "HE": the space of keyed locks (two int4 keys: this, the key's hash)
 CONNECT_TIMEOUT_SECONDS = 10.0
 LOCK_TIMEOUT = "30s"
 """How long a write waits for the lock: transactions are milliseconds, so only a process
@@ -164,19 +177,87 @@ def _connection_settings(url: str) -> dict[str, Any]:
 
 
 class PostgresCursor:
-    """psycopg's cursor behind the store's :class:`~hermes_sdk.store_engine.Cursor`."""
+    """psycopg's cursor behind the store's :class:`~hermes_sdk.store_engine.Cursor`, in a
+    write transaction whose ``opening`` (``BEGIN`` and its locks) goes to the server with
+    its first statement, in one pipeline where libpq has them (``pipelined``), or by
+    :meth:`begin` first. A connection found broken then had done nothing yet, so the
+    opening and that statement go again on a fresh one (``release``, then ``fresh``)."""
 
-    def __init__(self, cursor: psycopg.Cursor[tuple[Any, ...]]) -> None:
-        self._cursor = cursor
+    def __init__(
+        self,
+        connection: psycopg.Connection[Any],
+        opening: Sequence[str],
+        *,
+        pipelined: bool = True,
+        release: Callable[[psycopg.Connection[Any]], None] | None = None,
+        fresh: Callable[[], psycopg.Connection[Any]] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.released = False
+        """Whether ``connection`` went back to the pool already (a fresh one failed)."""
+        self._cursor = connection.cursor()
+        self._opening = tuple(opening)
+        """What is still to be sent before the first statement (nothing once sent)."""
+        self._in_pipeline = pipelined
+        self._release = release
+        self._fresh = fresh
+
+    @property
+    def begun(self) -> bool:
+        """Whether the transaction has begun on the server (its opening was sent)."""
+        return not self._opening
+
+    def begin(self) -> bool:
+        """Send the opening now, alone; whether every lock it asked for was granted."""
+        return self._first(lambda: _all_granted(self.connection.execute(_simple(self._opening))))
 
     def execute(self, statements: str, bindings: Sequence[Any] = (), /) -> PostgresCursor:
-        if bindings:
+        if self._opening and bindings and self._in_pipeline:
+            sql, values = to_pyformat(statements), tuple(bindings)
+            self._first(lambda: self._pipelined(sql, values))
+        elif self._opening and bindings:
+            sql, values = to_pyformat(statements), tuple(bindings)
+            self._first(lambda: self._after_opening(lambda: self._cursor.execute(sql, values)))
+        elif self._opening:
+            encoded = statements.encode()
+            self._first(lambda: self._after_opening(lambda: self._cursor.execute(encoded)))
+        elif bindings:
             self._cursor.execute(to_pyformat(statements), tuple(bindings))
         else:
             self._cursor.execute(statements.encode())  # several statements, no placeholders
         return self
 
+    def _pipelined(self, sql: str, values: tuple[Any, ...]) -> None:
+        with self.connection.pipeline():
+            for part in self._opening:  # its texts vary with the key: never prepared
+                self.connection.execute(part.encode(), prepare=False)
+            self._cursor.execute(sql, values)
+
+    def _after_opening(self, statement: Callable[[], object]) -> None:
+        self.connection.execute(_simple(self._opening))
+        statement()
+
+    def _first(self, send: Callable[[], T]) -> T:
+        for attempt in (1, 2):
+            try:
+                sent = send()
+            except psycopg.OperationalError:
+                if not self.connection.broken or attempt == 2 or self._fresh is None:
+                    raise
+                if self._release is not None:
+                    self._release(self.connection)
+                self.released = True
+                self.connection = self._fresh()
+                self.released = False
+                self._cursor = self.connection.cursor()
+                continue
+            self._opening = ()
+            return sent
+        raise AssertionError("unreachable")
+
     def executemany(self, statement: str, rows: Sequence[Sequence[Any]], /) -> None:
+        if self._opening:
+            self.begin()
         self._cursor.executemany(to_pyformat(statement), [tuple(row) for row in rows])
 
     def fetchall(self) -> list[tuple[Any, ...]]:
@@ -208,7 +289,8 @@ class PostgresDatabase:
         migrations: Sequence[str] | None = None,
     ) -> None:
         self.url = url
-        self._local = threading.local()  # .connection: this thread's write transaction
+        self._local = threading.local()  # .cursor: this thread's write transaction
+        self._pipelines = psycopg.Pipeline.is_supported()  # libpq 14 or later
         self._threads = ThreadPoolExecutor(max(1, pool_size), thread_name_prefix="hermes-store")
         kwargs = _connection_settings(url)
         if password:
@@ -220,7 +302,6 @@ class PostgresDatabase:
             min_size=1,
             max_size=max(1, pool_size),
             configure=self._configure,
-            check=psycopg_pool.ConnectionPool.check_connection,
             timeout=CONNECT_TIMEOUT_SECONDS,
             reconnect_timeout=CONNECT_TIMEOUT_SECONDS,
             name="hermes-store",
@@ -272,58 +353,113 @@ class PostgresDatabase:
 
     @contextmanager
     def write(
-        self, durable: bool = False, wait: bool = True, *, serialized: bool = True
+        self,
+        durable: bool = False,
+        wait: bool = True,
+        *,
+        serialized: bool = True,
+        key: str | None = None,
     ) -> Iterator[PostgresCursor]:
-        """A write transaction, serialized with every other write of every process (see the
-        module's doc); committed on success, rolled back on any exception. ``wait=False``
-        raises :class:`WouldBlock` at once when another transaction holds the lock.
-        ``serialized=False`` takes no lock: for a write that reads nothing it changes (only
-        row locks order it), which then never queues behind the others."""
-        if getattr(self._local, "connection", None) is not None:
+        """A write transaction, serialized with every other write of every process, or with
+        those of the same ``key`` and the unkeyed ones (see the module's doc); committed on
+        success, rolled back on any exception. ``wait=False`` raises :class:`WouldBlock` at
+        once when another transaction holds a lock it needs. ``serialized=False`` (without a
+        ``key``) takes no lock: for a write that reads nothing it changes (only row locks
+        order it), which then never queues behind the others."""
+        if getattr(self._local, "cursor", None) is not None:
             raise StoreError(f"{self.where}: a write transaction inside another (a bug)")
+        opening = _opening(serialized, key, wait)
         try:
-            with self._pool.connection() as connection, connection.transaction():
-                if serialized:
-                    lock = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
-                    row = connection.execute(f"SELECT {lock}({WRITE_LOCK})").fetchone()
-                    if not wait and row is not None and row[0] is False:
-                        raise WouldBlock
-                self._local.connection = connection
+            connection = self._pool.getconn()
+            try:
+                cursor = PostgresCursor(
+                    connection,
+                    opening,
+                    pipelined=self._pipelines,
+                    release=self._give_back,
+                    fresh=self._fresh,
+                )
+            except BaseException:
+                self._give_back(connection)
+                raise
+            try:
+                # Locks are taken before the block runs: what it reads then (a clock for a
+                # lease's expiry) is not aged by the wait. A write without locks begins with
+                # its first statement, in the same round trip.
+                if len(opening) > 1 and not cursor.begin():
+                    raise WouldBlock
+                self._local.cursor = cursor
                 try:
-                    yield PostgresCursor(connection.cursor())
+                    yield cursor
                 finally:
-                    self._local.connection = None
+                    self._local.cursor = None
+                if cursor.begun:
+                    cursor.connection.execute(b"COMMIT")
+            finally:
+                if not cursor.released:
+                    self._give_back(cursor.connection)
         except psycopg.errors.LockNotAvailable:
-            raise StoreBusyError(
-                f"{self.where}: another process held the store's write lock for "
-                f"{LOCK_TIMEOUT}; try again, or look for a stuck hermes process"
-            ) from None
+            raise self._busy() from None
         except psycopg_pool.PoolTimeout:
             raise self._no_free_connection() from None
         except psycopg.Error as exc:
             raise StoreError(f"{self.where}: could not save: {_first_line(exc)}") from exc
 
+    def _fresh(self) -> psycopg.Connection[Any]:
+        """A fresh connection for one the server dropped (given back already), whose idle
+        siblings are checked first: a restarted server dropped them all."""
+        self._pool.check()
+        return self._pool.getconn()
+
+    def _give_back(self, connection: psycopg.Connection[Any]) -> None:
+        """Return a connection to the pool, its transaction rolled back if one is open (the
+        pool would roll it back too, with a warning in the log)."""
+        if not connection.broken and connection.info.transaction_status in _IN_TRANSACTION:
+            with contextlib.suppress(psycopg.Error):
+                connection.execute(b"ROLLBACK")
+        self._pool.putconn(connection)
+
     def query(
         self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()
     ) -> list[tuple[Any, ...]]:
         """Run a read-only statement and return all rows (inside this thread's write
-        transaction, if one is open, so it sees what that transaction wrote)."""
+        transaction, if one is open, so it sees what that transaction wrote). A read on a
+        connection the server dropped is read again, once, on a fresh one."""
         params = tuple(bindings) if not isinstance(bindings, dict) else bindings
         statement = to_pyformat(sql) if params else sql
-        open_write = getattr(self._local, "connection", None)
+        open_write: PostgresCursor | None = getattr(self._local, "cursor", None)
         try:
             if open_write is not None:
-                rows: list[tuple[Any, ...]] = open_write.execute(
+                if not open_write.begun:  # read under the write's locks, as it will write
+                    open_write.begin()
+                rows: list[tuple[Any, ...]] = open_write.connection.execute(
                     statement, params or None
                 ).fetchall()
                 return rows
-            with self._pool.connection() as connection:
-                cursor = connection.execute(statement, params or None)
-                return cursor.fetchall() if cursor.description is not None else []
+            for attempt in (1, 2):
+                connection = self._pool.getconn()
+                try:
+                    cursor = connection.execute(statement, params or None)
+                    return cursor.fetchall() if cursor.description is not None else []
+                except psycopg.OperationalError:
+                    if not connection.broken or attempt == 2:
+                        raise
+                finally:
+                    self._give_back(connection)
+                self._pool.check()
+            raise AssertionError("unreachable")
+        except psycopg.errors.LockNotAvailable:  # the write it reads in waited too long
+            raise self._busy() from None
         except psycopg_pool.PoolTimeout:
             raise self._no_free_connection() from None
         except psycopg.Error as exc:
             raise StoreError(f"{self.where}: could not read: {_first_line(exc)}") from exc
+
+    def _busy(self) -> StoreBusyError:
+        return StoreBusyError(
+            f"{self.where}: another process held a write lock of the store for "
+            f"{LOCK_TIMEOUT}; try again, or look for a stuck hermes process"
+        )
 
     def _no_free_connection(self) -> StoreBusyError:
         return StoreBusyError(
@@ -413,6 +549,48 @@ class PostgresDatabase:
                 "schema has PostgreSQL migrations"
             )
         return schema.postgresql
+
+
+_IN_TRANSACTION = (
+    psycopg.pq.TransactionStatus.INTRANS,
+    psycopg.pq.TransactionStatus.INERROR,
+)
+
+
+def _key_lock(key: str) -> int:
+    """The key's lock within :data:`KEY_LOCKS`: a stable 32-bit hash of it, as PostgreSQL's
+    signed int4 (two keys that share one only wait for each other more than they must)."""
+    value = zlib.crc32(key.encode())
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _opening(serialized: bool, key: str | None, wait: bool) -> tuple[str, ...]:
+    """A write transaction's first statements: ``BEGIN`` and the locks it takes, each lock a
+    statement of its own so the world lock is always taken before a key's (the order that
+    cannot deadlock). Literal numbers, no placeholders: they also go as one simple query."""
+    take = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+    if key is not None:
+        locks = [f"{take}_shared({WRITE_LOCK})", f"{take}({KEY_LOCKS}, {_key_lock(key)})"]
+    elif serialized:
+        locks = [f"{take}({WRITE_LOCK})"]
+    else:
+        locks = []
+    return ("BEGIN", *(f"SELECT {lock}" for lock in locks))
+
+
+def _simple(statements: Sequence[str]) -> bytes:
+    """Statements without placeholders as one message (the simple query protocol)."""
+    return "; ".join(statements).encode()
+
+
+def _all_granted(cursor: psycopg.Cursor[Any]) -> bool:
+    """Whether no lock of an opening was refused (a ``pg_try_`` lock that returned false)."""
+    granted = True
+    while True:
+        if cursor.description is not None:
+            granted = granted and all(value is not False for (value,) in cursor.fetchall())
+        if not cursor.nextset():
+            return granted
 
 
 def _first_line(exc: BaseException) -> str:

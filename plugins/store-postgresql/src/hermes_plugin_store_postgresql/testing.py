@@ -22,7 +22,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,8 +139,9 @@ def _as_owner(owner: pwd.struct_passwd | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    """Start a private PostgreSQL on 127.0.0.1; stopped and removed on exit."""
+def postgres_server(settings: Mapping[str, str] | None = None) -> Iterator[PostgresServer]:
+    """Start a private PostgreSQL on 127.0.0.1; stopped and removed on exit. ``settings``
+    are added to the server's (a bench loads ``pg_stat_statements`` to count round trips)."""
     bin_dir = _binaries()
     owner: pwd.struct_passwd | None = None
     if os.geteuid() == 0:
@@ -179,7 +180,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         shutil.rmtree(base, ignore_errors=True)
         raise ServiceUnavailable(f"initdb failed: {init.stderr.strip()[-400:]}")
     port = free_port()
-    options = [f"-c{name}={value}" for name, value in _SETTINGS.items()]
+    options = [f"-c{name}={value}" for name, value in {**_SETTINGS, **(settings or {})}.items()]
     log = (base / "server.log").open("wb")
     server = subprocess.Popen(
         [

@@ -199,10 +199,16 @@ class Database:
 
     @contextmanager
     def write(
-        self, durable: bool = False, wait: bool = True, *, serialized: bool = True
+        self,
+        durable: bool = False,
+        wait: bool = True,
+        *,
+        serialized: bool = True,
+        key: str | None = None,
     ) -> Iterator[SqliteCursor]:
         """A write transaction: taken with BEGIN IMMEDIATE, committed on success, rolled back
-        on any exception (every one serialized: ``serialized=False`` changes nothing here).
+        on any exception (every one serialized: ``serialized=False`` and ``key`` change
+        nothing here).
         Raises StoreBusyError after bounded retries of a held lock, and StoreError for any
         other database failure (disk full, I/O error ...).
 
