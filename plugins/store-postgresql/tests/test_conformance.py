@@ -23,6 +23,16 @@ class TestPostgresqlEngine(StoreEngineTests):
         return StoreTarget(tmp_path, server.create_database(), None, 4)
 
 
+class TestPostgresqlWithoutPipelines(TestPostgresqlEngine):
+    """The same suite where libpq has no pipeline mode (before 14): a write without locks
+    then sends its BEGIN in a round trip of its own, before its first statement."""
+
+    def open_database(self, target: StoreTarget) -> PostgresDatabase:
+        database = open_postgresql(target)
+        database._pipelines = False  # what psycopg.Pipeline.is_supported() says there
+        return database
+
+
 def test_it_opens_postgresql_urls_and_never_a_home(tmp_path: Path) -> None:
     (spec,) = hermes_plugin_store_postgresql.hermes_store_engines()
     assert not spec.in_home and spec.locate is None

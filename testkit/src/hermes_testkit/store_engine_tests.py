@@ -24,13 +24,13 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from hermes_sdk.storage import StoreError, StoreSchema
-from hermes_sdk.store_engine import Database, StoreTarget, WouldBlock
+from hermes_sdk.store_engine import Cursor, Database, StoreTarget, WouldBlock
 from hermes_sdk.tables import Column, ColumnType, Index, Table
 
 __all__ = ["StoreEngineTests"]
@@ -129,6 +129,42 @@ class StoreEngineTests:
         assert seen == [("named",)]  # a read inside the write sees it
         assert database.query_value("SELECT title FROM sessions WHERE id = ?", ("s1",)) == "named"
         assert database.query_value("SELECT title FROM sessions WHERE id = ?", ("none",)) is None
+
+    def test_every_kind_of_write_commits_whole_or_not_at_all(self, database: Database) -> None:
+        """Keyed and lockless writes too, whatever their first statement is (one with
+        placeholders, one without, many rows at once): an engine may begin them lazily,
+        never outside their transaction."""
+        insert = "INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)"
+        firsts: dict[str, Callable[[Cursor, str], object]] = {
+            "bound": lambda cursor, n: cursor.execute(insert, (f"{n}a", "t", 1.0)),
+            "plain": lambda cursor, n: cursor.execute(
+                f"INSERT INTO sessions (id, source, started_at) VALUES ('{n}a', 't', 1.0)"
+            ),
+            "many": lambda cursor, n: cursor.executemany(
+                insert, [(f"{n}a", "t", 1.0), (f"{n}b", "t", 1.0)]
+            ),
+        }
+        for kind, serialized, key in (("lockless", False, None), ("keyed", True, "k")):
+            for name, first in firsts.items():
+                label = f"{kind}-{name}"
+                with (
+                    pytest.raises(RuntimeError),
+                    database.write(serialized=serialized, key=key) as cursor,
+                ):
+                    first(cursor, label)
+                    cursor.execute(insert, (f"{label}z", "t", 1.0))
+                    raise RuntimeError("changed its mind")
+                with database.write(serialized=serialized, key=key) as cursor:
+                    first(cursor, label)
+                    cursor.execute(insert, (f"{label}z", "t", 1.0))
+        kept = {row[0] for row in database.query("SELECT id FROM sessions")}
+        expected = {
+            f"{kind}-{name}{end}"
+            for kind in ("lockless", "keyed")
+            for name in firsts
+            for end in ("a", "z", *(("b",) if name == "many" else ()))
+        }
+        assert kept == expected
 
     def test_a_write_that_breaks_a_rule_is_one_line(self, database: Database) -> None:
         with pytest.raises(StoreError) as refused, database.write() as cursor:

@@ -12,11 +12,12 @@ by side while a world write still sees nothing change under it. Reads take no lo
 Commits are durable when they return (PostgreSQL's ``synchronous_commit``), so ``durable``
 asks nothing more.
 
-Round trips: a write's ``BEGIN`` and its lock are one message to the server, ``COMMIT``
-another; psycopg prepares a statement the fifth time a connection runs it. A connection is
-not checked as it leaves the pool (a round trip per transaction): one the server dropped is
-found on its first use, which, having done nothing yet, is tried once more on a fresh
-connection.
+Round trips: a write's ``BEGIN`` and its locks are one message to the server, sent before
+its block runs; a write without locks sends its ``BEGIN`` with its first statement, in one
+pipeline (where libpq has them); ``COMMIT`` is one more. psycopg prepares a statement once a
+connection has run it five times. A connection is not checked as it leaves the pool (a
+round trip per transaction): one the server dropped is found on its first use, which,
+having done nothing yet, is tried once more on a fresh connection.
 
 The SQL is the store's own, written with ``?`` placeholders: :func:`to_pyformat` turns them
 into psycopg's ``%s`` (outside quotes and comments). Values come back as SQLite gives them:
@@ -214,7 +215,7 @@ class PostgresCursor:
     def execute(self, statements: str, bindings: Sequence[Any] = (), /) -> PostgresCursor:
         if self._opening and bindings and self._in_pipeline:
             sql, values = to_pyformat(statements), tuple(bindings)
-            self._first(lambda: self._pipelined(sql, values))
+            self._first(lambda: self._pipelined(lambda: self._cursor.execute(sql, values)))
         elif self._opening and bindings:
             sql, values = to_pyformat(statements), tuple(bindings)
             self._first(lambda: self._after_opening(lambda: self._cursor.execute(sql, values)))
@@ -227,11 +228,11 @@ class PostgresCursor:
             self._cursor.execute(statements.encode())  # several statements, no placeholders
         return self
 
-    def _pipelined(self, sql: str, values: tuple[Any, ...]) -> None:
+    def _pipelined(self, statement: Callable[[], object]) -> None:
         with self.connection.pipeline():
             for part in self._opening:  # its texts vary with the key: never prepared
                 self.connection.execute(part.encode(), prepare=False)
-            self._cursor.execute(sql, values)
+            statement()
 
     def _after_opening(self, statement: Callable[[], object]) -> None:
         self.connection.execute(_simple(self._opening))
@@ -256,9 +257,13 @@ class PostgresCursor:
         raise AssertionError("unreachable")
 
     def executemany(self, statement: str, rows: Sequence[Sequence[Any]], /) -> None:
-        if self._opening:
-            self.begin()
-        self._cursor.executemany(to_pyformat(statement), [tuple(row) for row in rows])
+        sql, values = to_pyformat(statement), [tuple(row) for row in rows]
+        if self._opening and self._in_pipeline:
+            self._first(lambda: self._pipelined(lambda: self._cursor.executemany(sql, values)))
+        elif self._opening:
+            self._first(lambda: self._after_opening(lambda: self._cursor.executemany(sql, values)))
+        else:
+            self._cursor.executemany(sql, values)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self._cursor.fetchall() if self._cursor.description is not None else []
