@@ -7,7 +7,6 @@ import concurrent.futures
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import psycopg
@@ -19,6 +18,7 @@ from hermes_kernel.config.errors import ConfigError
 from hermes_kernel.config.settings import Flags, load_settings
 from hermes_kernel.store.errors import StoreError
 from hermes_kernel.store.state import StateStore
+from hermes_testkit.store_engine_tests import holding_write
 
 
 def test_placeholders_outside_quotes_and_comments_only():
@@ -140,27 +140,13 @@ def test_writes_of_other_keys_go_side_by_side(postgres):
 
     url = postgres.create_database()
     first, second = PostgresDatabase(url), PostgresDatabase(url)
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with first.write(key=session_key("a")) as cursor:
-            cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('a', 'x', 0)")
-            holding.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
     try:
-        assert holding.wait(10)
-        with second.write(wait=False, key=session_key("b")) as cursor:
-            cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('b', 'x', 0)")
-        with pytest.raises(WouldBlock), second.write(wait=False) as cursor:
-            cursor.execute("SELECT 1")
-    finally:
-        release.set()
-        thread.join(10)
-    try:
-        assert second.query("SELECT id FROM sessions ORDER BY id") == [("a",), ("b",)]
+        with holding_write(first, key=session_key("a")):
+            with second.write(wait=False, key=session_key("b")) as cursor:
+                cursor.execute("INSERT INTO sessions (id, source, started_at) VALUES ('b', 'x', 0)")
+            with pytest.raises(WouldBlock), second.write(wait=False) as cursor:
+                cursor.execute("SELECT 1")
+        assert second.query("SELECT id FROM sessions ORDER BY id") == [("b",)]
     finally:
         first.close()
         second.close()

@@ -33,7 +33,7 @@ from hermes_sdk.storage import StoreError, StoreSchema
 from hermes_sdk.store_engine import Cursor, Database, StoreTarget, WouldBlock
 from hermes_sdk.tables import Column, ColumnType, Index, Table
 
-__all__ = ["StoreEngineTests"]
+__all__ = ["StoreEngineTests", "holding_write"]
 
 NOTES = StoreSchema(
     name="notes",
@@ -212,7 +212,7 @@ class StoreEngineTests:
         try:
             for held, tried in (("turn:a", "turn:a"), ("turn:a", None), (None, "turn:a")):
                 with (
-                    _holding(holder, key=held),
+                    holding_write(holder, key=held),
                     pytest.raises(WouldBlock),
                     other.write(wait=False, key=tried) as cursor,
                 ):
@@ -311,9 +311,9 @@ class StoreEngineTests:
 
 
 @contextlib.contextmanager
-def _holding(database: Database, key: str | None) -> Iterator[None]:
+def holding_write(database: Database, key: str | None = None) -> Iterator[None]:
     """A write transaction (of ``key``, or none) held open in another thread while the
-    block runs."""
+    block runs: what another write then waits for, or not (``write(wait=False)``)."""
     holding, release = threading.Event(), threading.Event()
     failed: list[BaseException] = []
 

@@ -9,6 +9,16 @@ __all__ = ["TOOL_SCHEMAS"]
 
 TASK_ID = {"type": "string", "description": "The task's id (t_...)."}
 
+
+def _task_and_text(field: str) -> dict[str, Any]:
+    """Arguments of a task's id and one required text ``field``."""
+    return {
+        "type": "object",
+        "properties": {"task_id": TASK_ID, field: {"type": "string"}},
+        "required": ["task_id", field],
+    }
+
+
 TOOL_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     "kanban_show": (
         "A task of the team's board: its body, what it waits for, comments, attachments and "
@@ -48,27 +58,15 @@ TOOL_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "kanban_comment": (
         "Comment on a task (what you found, a question for whoever works on it).",
-        {
-            "type": "object",
-            "properties": {"task_id": TASK_ID, "body": {"type": "string"}},
-            "required": ["task_id", "body"],
-        },
+        _task_and_text("body"),
     ),
     "kanban_complete": (
         "Mark a task done with a summary of what was done (its result).",
-        {
-            "type": "object",
-            "properties": {"task_id": TASK_ID, "summary": {"type": "string"}},
-            "required": ["task_id", "summary"],
-        },
+        _task_and_text("summary"),
     ),
     "kanban_block": (
         "Park a task that cannot go on until someone acts, saying why.",
-        {
-            "type": "object",
-            "properties": {"task_id": TASK_ID, "reason": {"type": "string"}},
-            "required": ["task_id", "reason"],
-        },
+        _task_and_text("reason"),
     ),
     "kanban_unblock": (
         "Put a blocked task back in line.",
