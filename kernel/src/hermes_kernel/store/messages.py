@@ -111,14 +111,16 @@ def append_in(
     if not counted:
         raise SessionNotFound(f"no session {session_id!r}")
     # Read apart, not as a subquery of the INSERT: SQLite appends a third slower that way.
-    seq = cursor.execute(
-        "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?", (session_id,)
-    ).fetchall()[0][0]
+    seq = int(
+        cursor.execute(
+            "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchall()[0][0]
+    )
     inserted = cursor.execute(
         "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, "
         "tool_name, finish_reason, reasoning, disposition, created_at, "
         "reasoning_details, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "RETURNING id, seq",
+        "RETURNING id",
         (
             session_id,
             seq,
@@ -135,7 +137,7 @@ def append_in(
             json.dumps(attachments) if attachments else None,
         ),
     )
-    message_id, seq = (int(value) for value in inserted.fetchall()[0])
+    message_id = int(inserted.fetchall()[0][0])
     if usage is not None:
         add_usage_in(cursor, session_id, usage, message_id, totals=False)
     for call in fields.get("calls") or ():
